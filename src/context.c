@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "context.h"
+#include "log.h"
+#include "message-ids.h"
+
+void context_done(Context *c) {
+        c->root_fd = safe_close(c->root_fd);
+        c->debugfs_fd = safe_close(c->debugfs_fd);
+        c->plan = plan_free(c->plan);
+        c->sample = sample_free(c->sample);
+        c->baseline = baseline_free(c->baseline);
+        c->policy = policy_free(c->policy);
+}
+
+int context_load_policy(const Args *a, Context *c) {
+        int r;
+
+        if (c->root_fd < 0) {
+                c->root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (c->root_fd < 0)
+                        return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
+        }
+
+        r = policy_load(c->root_fd, a->config, &c->policy);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load configuration: %m");
+        for (size_t i = 0; i < c->policy->n_warnings; i++)
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, 0,
+                          "%s", c->policy->warnings[i]);
+        if (a->deadline != USEC_INFINITY)
+                c->policy->deadline = a->deadline;
+        return 0;
+}
+
+int context_prepare(const Args *a, PlanScope scope, Context *c) {
+        SampleSources src;
+        usec_t t0;
+        int r;
+
+        r = context_load_policy(a, c);
+        if (r < 0)
+                return r;
+
+        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        src = (SampleSources) {
+                .root_fd = c->root_fd,
+                .sysfs_root = a->sysfs,
+                .debugfs_fd = c->debugfs_fd,
+        };
+
+        r = sample_load(&src, &c->sample);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the mount table: %m");
+        if (!c->sample->has_debugfs)
+                log_notice("No bdi stats under '%s/bdi' (debugfs not mounted or not readable): "
+                           "no filesystem can be proven clean, syncing all.", a->debugfs);
+        if (!c->sample->has_meminfo)
+                log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
+
+        if (read_boot_id(c->root_fd, c->boot_id) >= 0) {
+                r = baseline_load(a->state_dir, c->boot_id, &c->baseline);
+                if (r < 0 && r != -ENOENT && r != -ESTALE)
+                        log_notice("Failed to read the clean baseline in '%s', ignoring: %s", a->state_dir,
+                                   strerror(-r));
+        } else
+                c->boot_id[0] = 0;
+
+        t0 = now(CLOCK_MONOTONIC);
+        r = plan_build(c->sample, c->policy, c->baseline, scope, &c->plan);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the plan: %m");
+        c->plan->t_plan = now(CLOCK_MONOTONIC) - t0;
+        return 0;
+}
+
+int print_json(struct json_object *o, JsonMode mode) {
+        const char *s;
+
+        s = json_object_to_json_string_ext(o, (mode == JSON_PRETTY ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+                                                                   : JSON_C_TO_STRING_PLAIN) |
+                                                      JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!s)
+                return -ENOMEM;
+        fputs(s, stdout);
+        fputc('\n', stdout);
+        return fflush(stdout) == 0 ? 0 : -errno;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Device classification: fstype classes (pure) and block device facts through libudev (the only
+ * module that includes libudev): whole disk, bdi name, leaf devices of stacked dm/md, loop backing
+ * file, removable, usb, rotational, dm-crypt. Anything not determinable is left unknown; callers
+ * treat unknown as "must sync".
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "shared/macro.h"
+
+typedef enum FsClass {
+        FS_CLASS_BLOCK,   /* block-device backed (ext4, xfs, btrfs, vfat, ...) or unknown */
+        FS_CLASS_NETWORK, /* nfs, nfs4, cifs, smb3, 9p, ceph, glusterfs, fuse.sshfs, ... */
+        FS_CLASS_FUSE,    /* other fuse, fuseblk */
+        FS_CLASS_PSEUDO,  /* proc, sysfs, tmpfs, devtmpfs, cgroup*, ... : nothing to sync */
+        FS_CLASS_OVERLAY, /* overlay: sync the upper filesystem (it has its own mount) */
+        _FS_CLASS_MAX,
+} FsClass;
+
+const char *fs_class_to_string(FsClass c);
+FsClass fs_class_from_fstype(const char *fstype);
+
+/* Device classes usable in policy Device= (bit mask). */
+typedef enum DeviceClassBit {
+        DEVICE_USB = 1U << 0,
+        DEVICE_REMOVABLE = 1U << 1,
+        DEVICE_ROTATIONAL = 1U << 2,
+        DEVICE_NETWORK = 1U << 3,
+        DEVICE_FUSE = 1U << 4,
+        DEVICE_LOOP = 1U << 5,
+        DEVICE_CRYPT = 1U << 6,
+} DeviceClassBit;
+
+#define _DEVICE_CLASS_ALL 0x7FU
+
+const char *device_class_to_string(unsigned bit);     /* single bit */
+int device_class_from_string(const char *s);          /* bit or -EINVAL */
+
+typedef struct DeviceInfo {
+        dev_t dev;                 /* superblock device as in mountinfo */
+        bool is_block;             /* a real block device (has /sys/dev/block/M:m) */
+        dev_t whole_disk;          /* parent disk for partitions, dev itself for disks; 0 unknown */
+        char *bdi_name;            /* name under debugfs bdi/, e.g. "7:0", "8:0", "btrfs-1", "0:52" */
+        dev_t *leaves;             /* leaf *whole disks* (slaves/ followed recursively, partitions
+                                    * mapped to their disk), sorted, unique, at most 256; btrfs:
+                                    * those of its member devices; never empty: [dev] when
+                                    * nothing better is known */
+        size_t n_leaves;
+        char *loop_backing_file;   /* loop/backing_file of the first loop device among the whole
+                                    * disk and the leaves, NULL if none */
+        unsigned classes;          /* DeviceClassBit mask: usb/removable/rotational/loop are the
+                                    * union over the whole disk and the leaves, crypt over the
+                                    * stack, network/fuse from fstype */
+        bool classified;           /* sysfs/udev facts were read; false: only fstype classes */
+} DeviceInfo;
+
+void device_info_done(DeviceInfo *d);
+
+/*
+ * Classifies the device behind a superblock. sysfs_root is the directory that stands for "/sys"
+ * ("/sys" in production, a fixture tree in tests). fstype/source are used for network/fuse classes
+ * and for btrfs (bdi "btrfs-N" found via sysfs fs/btrfs/<uuid>/bdi when possible).
+ * Never fails for lack of information: returns 0 with classified=false when sysfs/udev say nothing;
+ * negative errno only for -ENOMEM.
+ */
+int device_classify(const char *sysfs_root, dev_t dev, const char *fstype, const char *source,
+                    DeviceInfo *ret);

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "context.h"
+#include "log.h"
+#include "state.h"
+#include "verbs.h"
+
+static void help(void) {
+        printf("suspend-sync [OPTIONS] COMMAND\n\n"
+               "Sync filesystems before sleep: fast, bounded and safe.\n\n"
+               "Commands:\n"
+               "  run             Sync now (plan, then syncfs in bounded parallel) and record the run\n"
+               "  plan            Show what run would do; syncs nothing\n"
+               "  status          Show the dirty state and the last runs\n"
+               "  cat-config      Show the effective configuration and where each value came from\n"
+               "  restore-knob    Put /sys/power/sync_on_suspend back if suspend-sync changed it\n\n"
+               "Options:\n"
+               "  -h --help               Show this help\n"
+               "     --version            Show the version\n"
+               "     --config=PATH        Read exactly this configuration file (no drop-ins)\n"
+               "     --state-dir=DIR      State directory [%s]\n"
+               "     --json=pretty|short|off  JSON output (plan, status)\n"
+               "     --no-legend          Tables without header and footer\n"
+               "     --deadline=TIMESPAN  Override DeadlineSec=\n"
+               "     --late               Late pass (system-sleep hook): local block filesystems only\n"
+               "     --trigger=NAME       Recorded in the run record: unit, hook or manual [manual]\n"
+               "     --sleep-action=ACT   suspend, hibernate, hybrid-sleep, suspend-then-hibernate\n"
+               "     --root=DIR           (testing) read proc/ and configuration below DIR [/]\n"
+               "     --sysfs=DIR          (testing) sysfs root [/sys]\n"
+               "     --debugfs=DIR        (testing) debugfs root [/sys/kernel/debug]\n\n"
+               "Exit status:\n"
+               "  0  success: every planned mount synced or skipped (timeouts too, with OnTimeout=continue)\n"
+               "  1  internal failure: could not run\n"
+               "  2  invalid arguments\n"
+               "  3  a mount reported a sync error (e.g. EIO)\n"
+               "  4  a mount timed out and OnTimeout=fail\n\n"
+               "See suspend-sync(8) and suspend-sync.conf(5).\n",
+               STATE_DIR_DEFAULT);
+}
+
+enum {
+        ARG_VERSION = 0x100,
+        ARG_CONFIG,
+        ARG_STATE_DIR,
+        ARG_JSON,
+        ARG_NO_LEGEND,
+        ARG_DEADLINE,
+        ARG_LATE,
+        ARG_TRIGGER,
+        ARG_SLEEP_ACTION,
+        ARG_ROOT,
+        ARG_SYSFS,
+        ARG_DEBUGFS,
+};
+
+static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "json", required_argument, NULL, ARG_JSON },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "deadline", required_argument, NULL, ARG_DEADLINE },
+                { "late", no_argument, NULL, ARG_LATE },
+                { "trigger", required_argument, NULL, ARG_TRIGGER },
+                { "sleep-action", required_argument, NULL, ARG_SLEEP_ACTION },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "sysfs", required_argument, NULL, ARG_SYSFS },
+                { "debugfs", required_argument, NULL, ARG_DEBUGFS },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("suspend-sync %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_CONFIG:
+                        a->config = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        if (optarg[0] != '/')
+                                return log_error_errno(EINVAL, "--state-dir= must be an absolute path.");
+                        a->state_dir = optarg;
+                        break;
+                case ARG_JSON:
+                        a->json = json_mode_from_string(optarg);
+                        if (a->json < 0)
+                                return log_error_errno(EINVAL, "Invalid --json= mode '%s' (pretty, short, off).",
+                                                       optarg);
+                        break;
+                case ARG_NO_LEGEND:
+                        a->legend = false;
+                        break;
+                case ARG_DEADLINE:
+                        if (parse_timespan(optarg, &a->deadline) < 0 || a->deadline == 0)
+                                return log_error_errno(EINVAL, "Invalid --deadline= '%s'.", optarg);
+                        break;
+                case ARG_LATE:
+                        a->late = true;
+                        break;
+                case ARG_TRIGGER:
+                        a->trigger = optarg;
+                        break;
+                case ARG_SLEEP_ACTION:
+                        a->sleep_action = optarg;
+                        break;
+                case ARG_ROOT:
+                        a->root = optarg;
+                        break;
+                case ARG_SYSFS:
+                        a->sysfs = optarg;
+                        break;
+                case ARG_DEBUGFS:
+                        a->debugfs = optarg;
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        abort();
+                }
+
+        if (optind >= argc)
+                return log_error_errno(EINVAL, "A command is required, see --help.");
+        if (optind + 1 < argc)
+                return log_error_errno(EINVAL, "Too many arguments.");
+        *ret_verb = argv[optind];
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        Args a = {
+                .state_dir = STATE_DIR_DEFAULT,
+                .json = JSON_OFF,
+                .legend = true,
+                .deadline = USEC_INFINITY,
+                .trigger = "manual",
+                .root = "/",
+                .sysfs = "/sys",
+                .debugfs = "/sys/kernel/debug",
+                .started = now(CLOCK_MONOTONIC),
+        };
+        const char *verb = NULL;
+        int r, code = EXIT_FAILURE;
+
+        log_setup();
+        a.sleep_action = getenv("SYSTEMD_SLEEP_ACTION");
+
+        r = parse_argv(argc, argv, &a, &verb);
+        if (r <= 0)
+                return r < 0 ? 2 : EXIT_SUCCESS;
+
+        if (streq(verb, "run")) {
+                r = verb_run(&a, &code);
+                return r < 0 ? EXIT_FAILURE : code;
+        }
+        if (streq(verb, "plan"))
+                r = verb_plan(&a);
+        else if (streq(verb, "status"))
+                r = verb_status(&a);
+        else if (streq(verb, "cat-config"))
+                r = verb_cat_config(&a);
+        else if (streq(verb, "restore-knob"))
+                r = verb_restore_knob(&a);
+        else {
+                log_error("Unknown command '%s', see --help.", verb);
+                return 2;
+        }
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

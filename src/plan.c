@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "plan.h"
+#include "shared/string-util.h"
+
+static const char *const plan_action_table[_PLAN_ACTION_MAX] = {
+        [PLAN_SYNC] = "sync",
+        [PLAN_SKIP] = "skip",
+};
+
+const char *plan_action_to_string(PlanAction a) {
+        return a >= 0 && a < _PLAN_ACTION_MAX ? plan_action_table[a] : NULL;
+}
+
+Plan *plan_free(Plan *p) {
+        if (!p)
+                return NULL;
+        for (size_t i = 0; i < p->n_entries; i++)
+                free(p->entries[i].reason);
+        free(p->entries);
+        free(p);
+        return NULL;
+}
+
+static bool bdi_keys_zero(const BdiStats *b, const BdiStatKey *keys, size_t n, const char **ret_why) {
+        for (size_t i = 0; i < n; i++) {
+                if (!bdi_stats_has(b, keys[i])) {
+                        *ret_why = "bdi stats lack a required key";
+                        return false;
+                }
+                if (b->value[keys[i]] != 0) {
+                        *ret_why = "bdi has dirty pages, pages under writeback or dirty inodes";
+                        return false;
+                }
+        }
+        return true;
+}
+
+/*
+ * ext4 (see docs/CLEAN-EVIDENCE.md): the disk's bdi holds no dirty or writeback pages and no dirty
+ * inodes (a metadata-only change puts the inode on b_dirty), AND nothing was dirtied or written on
+ * that bdi or that filesystem (journal commits included: lifetime_write_kbytes) since suspend-sync's
+ * own last successful syncfs of it in this boot — which also means the device's volatile write
+ * cache received nothing since that syncfs flushed it.
+ */
+static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
+        static const BdiStatKey keys[] = {
+                BDI_STAT_WRITEBACK, BDI_STAT_RECLAIMABLE, BDI_STAT_B_DIRTY,
+                BDI_STAT_B_IO,      BDI_STAT_B_MORE_IO,   BDI_STAT_B_DIRTY_TIME,
+                BDI_STAT_DIRTIED,   BDI_STAT_WRITTEN,
+        };
+
+        if (!s->has_bdi_stats) {
+                *ret_why = "no bdi stats (debugfs unavailable?)";
+                return false;
+        }
+        if (!bdi_keys_zero(&s->bdi, keys, ELEMENTSOF(keys) - 2, ret_why))
+                return false;
+        if (!bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) || !bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN)) {
+                *ret_why = "bdi stats lack BdiDirtied/BdiWritten";
+                return false;
+        }
+        if (!s->has_fs_written) {
+                *ret_why = "ext4 lifetime_write_kbytes unreadable";
+                return false;
+        }
+        if (!base) {
+                *ret_why = "not synced by suspend-sync since boot";
+                return false;
+        }
+        if (!streq_ptr(base->bdi_name, s->device.bdi_name) || !streq_ptr(base->fstype, s->fstype)) {
+                *ret_why = "baseline belongs to another device";
+                return false;
+        }
+        if (base->bdi_dirtied != s->bdi.value[BDI_STAT_DIRTIED] ||
+            base->bdi_written != s->bdi.value[BDI_STAT_WRITTEN] || base->fs_written_kb != s->fs_written_kb) {
+                *ret_why = "dirtied or written since last sync";
+                return false;
+        }
+        *ret_why = "no dirty pages or inodes, nothing dirtied or written since last sync";
+        return true;
+}
+
+static const struct {
+        const char *fstype;
+        bool (*proven_clean)(const Superblock *s, const BaselineEntry *base, const char **ret_why);
+} clean_rules[] = {
+        { "ext4", ext4_proven_clean },
+};
+
+bool plan_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
+        for (size_t i = 0; i < ELEMENTSOF(clean_rules); i++)
+                if (streq(clean_rules[i].fstype, s->fstype))
+                        return clean_rules[i].proven_clean(s, base, ret_why);
+        *ret_why = "no proven clean rule for this filesystem type";
+        return false;
+}
+
+static uint64_t sb_dirty_bytes(const Superblock *s) {
+        if (!s->has_bdi_stats || !bdi_stats_has(&s->bdi, BDI_STAT_RECLAIMABLE) ||
+            !bdi_stats_has(&s->bdi, BDI_STAT_WRITEBACK))
+                return UINT64_MAX;
+        return s->bdi.value[BDI_STAT_RECLAIMABLE] + s->bdi.value[BDI_STAT_WRITEBACK];
+}
+
+static usec_t sb_eta(const Superblock *s, uint64_t dirty) {
+        uint64_t bw;
+
+        if (dirty == UINT64_MAX || !bdi_stats_has(&s->bdi, BDI_STAT_WRITE_BANDWIDTH))
+                return USEC_INFINITY;
+        bw = s->bdi.value[BDI_STAT_WRITE_BANDWIDTH];
+        if (dirty == 0)
+                return 0;
+        if (bw == 0)
+                return USEC_INFINITY;
+        if (dirty > UINT64_MAX / USEC_PER_SEC)
+                return USEC_INFINITY;
+        return dirty * USEC_PER_SEC / bw;
+}
+
+/* Is path inside (or equal to) the mount point prefix? Component-wise. */
+static size_t path_prefix_len(const char *prefix, const char *path) {
+        size_t n = strlen(prefix);
+
+        if (streq(prefix, "/"))
+                return 1;
+        if (strncmp(prefix, path, n) != 0)
+                return 0;
+        if (path[n] != 0 && path[n] != '/')
+                return 0;
+        return n;
+}
+
+/* The superblock holding 'path': the mount with the longest matching mount point, the last one in
+ * table order when stacked. -1 when none. */
+static ssize_t sb_of_path(const Sample *sample, const char *path) {
+        const MountTable *t = sample->table;
+        size_t best_len = 0;
+        ssize_t best = -1;
+
+        for (size_t i = 0; i < t->n_entries; i++) {
+                size_t l = path_prefix_len(t->entries[i].mount_point, path);
+                if (l > 0 && l >= best_len) {
+                        best_len = l;
+                        best = (ssize_t) i;
+                }
+        }
+        if (best < 0)
+                return -1;
+        return (ssize_t) sample->sb_of_mount[best];
+}
+
+typedef struct SbDecision {
+        PlanAction action;
+        char *reason;
+        usec_t timeout;
+        const char *rule;
+        size_t primary;            /* table index of the mount to open */
+        bool decided;
+} SbDecision;
+
+static int decide_sb(const Sample *sample, const Policy *policy, const Baseline *baseline,
+                     PlanScope scope, size_t k, SbDecision *d) {
+        const Superblock *s = &sample->sbs[k];
+        const MountTable *t = sample->table;
+        const MountEntry *m;
+        const Rule *rule;
+        const char *why;
+        RuleAction ra = RULE_ACTION_AUTO;
+        char devbuf[32];
+        int r;
+
+        snprintf(devbuf, sizeof devbuf, "%u:%u", major(s->dev), minor(s->dev));
+
+        /* Through which mount: the first one that is not hidden under another mount, preferring
+         * writable mounts. */
+        d->primary = s->mounts[0];
+        for (int pass = 0; pass < 2; pass++) {
+                bool found = false;
+                for (size_t i = 0; i < s->n_mounts; i++) {
+                        size_t idx = s->mounts[i];
+                        if (sample->overmounted[idx])
+                                continue;
+                        if (pass == 0 && t->entries[idx].read_only)
+                                continue;
+                        d->primary = idx;
+                        found = true;
+                        break;
+                }
+                if (found)
+                        break;
+        }
+        m = &t->entries[d->primary];
+        d->timeout = policy->mount_timeout;
+        d->decided = true;
+
+        if (s->fs_class == FS_CLASS_PSEUDO) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "pseudo filesystem (%s): no backing store", s->fstype);
+                return r < 0 ? -ENOMEM : 0;
+        }
+        if (s->all_read_only) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "read-only superblock");
+                return r < 0 ? -ENOMEM : 0;
+        }
+        if (scope == PLAN_SCOPE_LOCAL_BLOCK &&
+            (s->fs_class != FS_CLASS_BLOCK || !s->device.is_block || !s->device.classified ||
+             (s->device.classes & (DEVICE_NETWORK | DEVICE_FUSE)) ||
+             s->device.loop_backing_file)) {
+                /* A loop device's backing file may live on FUSE or NFS, whose servers may be frozen
+                 * by now: the late pass leaves all of them to the main pass. */
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "late pass: not a local block filesystem");
+                return r < 0 ? -ENOMEM : 0;
+        }
+
+        rule = policy_match(policy, m->mount_point, s->fstype, s->device.classes);
+        if (rule) {
+                ra = rule->action;
+                d->rule = rule->name;
+                if (rule->mount_timeout != USEC_INFINITY)
+                        d->timeout = rule->mount_timeout;
+        }
+
+        if (ra == RULE_ACTION_SKIP) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "rule '%s': Action=skip", rule->name);
+                return r < 0 ? -ENOMEM : 0;
+        }
+
+        if (s->fs_class == FS_CLASS_OVERLAY) {
+                _cleanup_free_ char *upper = NULL;
+                ssize_t u;
+
+                r = options_get(m->fs_options, "upperdir", &upper);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        d->action = PLAN_SKIP;
+                        r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
+                        return r < 0 ? -ENOMEM : 0;
+                }
+                u = sb_of_path(sample, upper);
+                if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
+                        /* Decided by the caller once the upper superblock is decided. */
+                        d->decided = false;
+                        d->primary = (size_t) u;
+                        return 0;
+                }
+                d->action = PLAN_SYNC;
+                r = asprintf(&d->reason, "overlay: upper layer not found in the mount table");
+                return r < 0 ? -ENOMEM : 0;
+        }
+
+        if (ra == RULE_ACTION_SYNC) {
+                d->action = PLAN_SYNC;
+                r = asprintf(&d->reason, "rule '%s': Action=sync", rule->name);
+                return r < 0 ? -ENOMEM : 0;
+        }
+
+        /* auto */
+        if (policy->skip_clean &&
+            plan_proven_clean(s, baseline ? baseline_find(baseline, s->dev) : NULL, &why)) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "clean: %s", why);
+                return r < 0 ? -ENOMEM : 0;
+        }
+        if (!policy->skip_clean)
+                why = "SkipClean=no";
+
+        d->action = PLAN_SYNC;
+        {
+                uint64_t dirty = sb_dirty_bytes(s);
+                if (dirty != UINT64_MAX && dirty > 0)
+                        r = asprintf(&d->reason, "%" PRIu64 " bytes dirty or under writeback on bdi %s",
+                                     dirty, s->device.bdi_name);
+                else
+                        r = asprintf(&d->reason, "not proven clean: %s", why);
+        }
+        return r < 0 ? -ENOMEM : 0;
+}
+
+typedef struct GroupWork {
+        const char *group;
+        usec_t work;               /* sum of known ETAs; unknown counts as 0 for ordering */
+        uint64_t dirty;
+        size_t first;              /* first superblock index (stable tie-break) */
+} GroupWork;
+
+static int cmp_group_work(const void *a, const void *b) {
+        const GroupWork *x = a, *y = b;
+
+        if (x->work != y->work)
+                return x->work > y->work ? -1 : 1;
+        if (x->dirty != y->dirty)
+                return x->dirty > y->dirty ? -1 : 1;
+        return x->first < y->first ? -1 : x->first > y->first;
+}
+
+int plan_build(const Sample *sample, const Policy *policy, const Baseline *baseline, PlanScope scope,
+               Plan **ret) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ SbDecision *dec = NULL;
+        _cleanup_free_ GroupWork *groups = NULL;
+        _cleanup_free_ size_t *sync_sbs = NULL;
+        const MountTable *t = sample->table;
+        size_t n_groups = 0, n_sync_sbs = 0, pos = 0;
+        usec_t *slots = NULL;
+        bool eta_known = true;
+        int r;
+
+        p = calloc(1, sizeof(Plan));
+        dec = calloc(MAX(sample->n_sbs, 1), sizeof(SbDecision));
+        groups = calloc(MAX(sample->n_sbs, 1), sizeof(GroupWork));
+        sync_sbs = calloc(MAX(sample->n_sbs, 1), sizeof(size_t));
+        if (!p || !dec || !groups || !sync_sbs)
+                return -ENOMEM;
+        p->entries = calloc(MAX(t->n_entries, 1), sizeof(PlanEntry));
+        if (!p->entries)
+                return -ENOMEM;
+        p->deadline = policy->deadline;
+        p->max_parallel = policy->max_parallel;
+
+        for (size_t k = 0; k < sample->n_sbs; k++) {
+                r = decide_sb(sample, policy, baseline, scope, k, &dec[k]);
+                if (r < 0)
+                        goto fail;
+        }
+
+        /* Overlays follow their upper layer's superblock. */
+        for (size_t k = 0; k < sample->n_sbs; k++) {
+                SbDecision *d = &dec[k], *u;
+                size_t upper_sb = d->primary;
+
+                if (d->decided)
+                        continue;
+                u = &dec[upper_sb];
+                d->primary = sample->sbs[k].mounts[0];
+                d->decided = true;
+                if (!u->decided || u->action == PLAN_SYNC) {
+                        d->action = PLAN_SKIP;
+                        r = asprintf(&d->reason, "overlay: upper layer is synced through %s",
+                                     t->entries[u->primary].mount_point);
+                } else {
+                        d->action = PLAN_SKIP;
+                        r = asprintf(&d->reason, "overlay: upper layer skipped (%s)", u->reason);
+                }
+                if (r < 0) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+
+        /* Group the superblocks to sync and order groups by estimated work, largest first. */
+        for (size_t k = 0; k < sample->n_sbs; k++) {
+                const Superblock *s = &sample->sbs[k];
+                uint64_t dirty;
+                usec_t eta;
+                size_t g;
+
+                if (dec[k].action != PLAN_SYNC)
+                        continue;
+                sync_sbs[n_sync_sbs++] = k;
+                dirty = sb_dirty_bytes(s);
+                eta = sb_eta(s, dirty);
+                for (g = 0; g < n_groups; g++)
+                        if (streq(groups[g].group, s->group))
+                                break;
+                if (g == n_groups)
+                        groups[n_groups++] = (GroupWork) { .group = s->group, .first = k };
+                if (eta != USEC_INFINITY)
+                        groups[g].work += eta;
+                else
+                        eta_known = false;
+                if (dirty != UINT64_MAX)
+                        groups[g].dirty += dirty;
+        }
+        qsort(groups, n_groups, sizeof(GroupWork), cmp_group_work);
+
+        /* Sync entries, in execution order: group by group, larger superblocks first. */
+        for (size_t g = 0; g < n_groups; g++) {
+                size_t start = pos;
+
+                for (size_t i = 0; i < n_sync_sbs; i++) {
+                        size_t k = sync_sbs[i];
+                        const Superblock *s = &sample->sbs[k];
+                        const MountEntry *m = &t->entries[dec[k].primary];
+                        PlanEntry *e;
+
+                        if (!streq(s->group, groups[g].group))
+                                continue;
+                        e = &p->entries[pos++];
+                        *e = (PlanEntry) {
+                                .mount_point = m->mount_point,
+                                .fstype = s->fstype,
+                                .source = m->source,
+                                .dev = s->dev,
+                                .group = s->group,
+                                .sb = k,
+                                .action = PLAN_SYNC,
+                                .reason = TAKE_PTR(dec[k].reason),
+                                .timeout = dec[k].timeout,
+                                .dirty_bytes = sb_dirty_bytes(s),
+                                .rule = dec[k].rule,
+                                .mount_id = m->mount_id,
+                                .primary = true,
+                        };
+                        e->eta = sb_eta(s, e->dirty_bytes);
+                }
+                /* Within a group: larger known work first (insertion sort, groups are small). */
+                for (size_t i = start + 1; i < pos; i++)
+                        for (size_t j = i; j > start && p->entries[j - 1].dirty_bytes + 1 <
+                                                                p->entries[j].dirty_bytes + 1; j--) {
+                                PlanEntry tmp = p->entries[j];
+                                p->entries[j] = p->entries[j - 1];
+                                p->entries[j - 1] = tmp;
+                        }
+        }
+        p->n_sync = pos;
+
+        /* Everything else, in mount table order. */
+        for (size_t i = 0; i < t->n_entries; i++) {
+                const MountEntry *m = &t->entries[i];
+                size_t k = sample->sb_of_mount[i];
+                const Superblock *s = &sample->sbs[k];
+                PlanEntry *e;
+                if (dec[k].action == PLAN_SYNC && dec[k].primary == i)
+                        continue;
+
+                e = &p->entries[pos++];
+                *e = (PlanEntry) {
+                        .mount_point = m->mount_point,
+                        .fstype = s->fstype,
+                        .source = m->source,
+                        .dev = s->dev,
+                        .group = s->group,
+                        .sb = k,
+                        .action = PLAN_SKIP,
+                        .timeout = 0,
+                        .dirty_bytes = sb_dirty_bytes(s),
+                        .eta = 0,
+                        .rule = dec[k].rule,
+                        .mount_id = m->mount_id,
+                        .primary = dec[k].primary == i,
+                };
+                if (dec[k].primary == i)
+                        e->reason = dec[k].reason ? strdup(dec[k].reason) : NULL;
+                else if (dec[k].action == PLAN_SYNC)
+                        r = asprintf(&e->reason, "same superblock %u:%u as %s (bind mount or subvolume)",
+                                     major(s->dev), minor(s->dev), t->entries[dec[k].primary].mount_point);
+                else
+                        r = asprintf(&e->reason, "same superblock %u:%u as %s: %s", major(s->dev),
+                                     minor(s->dev), t->entries[dec[k].primary].mount_point,
+                                     dec[k].reason ? dec[k].reason : "skipped");
+                if (!e->reason) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        p->n_entries = pos;
+
+        /* ETA: longest-processing-time-first over max_parallel workers, groups as units. */
+        if (eta_known) {
+                usec_t eta = 0;
+
+                slots = calloc(MAX(policy->max_parallel, 1U), sizeof(usec_t));
+                if (!slots) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                for (size_t g = 0; g < n_groups; g++) {
+                        size_t best = 0;
+                        for (size_t j = 1; j < MAX(policy->max_parallel, 1U); j++)
+                                if (slots[j] < slots[best])
+                                        best = j;
+                        slots[best] += groups[g].work;
+                        eta = MAX(eta, slots[best]);
+                }
+                free(slots);
+                p->eta = eta;
+        } else
+                p->eta = USEC_INFINITY;
+
+        for (size_t k = 0; k < sample->n_sbs; k++)
+                free(dec[k].reason);
+        *ret = TAKE_PTR(p);
+        return 0;
+
+fail:
+        for (size_t k = 0; k < sample->n_sbs; k++)
+                free(dec[k].reason);
+        /* p->n_entries tells plan_free how many reasons to release. */
+        if (p)
+                p->n_entries = pos;
+        return r;
+}

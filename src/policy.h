@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Policy: /etc/suspend-sync.conf and suspend-sync.conf.d/ drop-ins (systemd semantics), parsed
+ * with inih through our own line reader so warnings carry file:line. Config never kills a run: a bad
+ * value or unknown key yields a warning and the default (or earlier value) is kept.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "shared/macro.h"
+#include "shared/time-util.h"
+
+#define POLICY_MAX_RULES 256U
+#define POLICY_MAX_PATTERNS 64U     /* per rule and key */
+#define POLICY_MAX_WARNINGS 256U
+#define POLICY_MAX_FILES 256U
+#define POLICY_MAX_PARALLEL_LIMIT 64U
+
+typedef enum RuleAction {
+        RULE_ACTION_SYNC,
+        RULE_ACTION_SKIP,
+        RULE_ACTION_AUTO,       /* skip only when proven clean */
+        _RULE_ACTION_MAX,
+        _RULE_ACTION_INVALID = -EINVAL,
+} RuleAction;
+
+const char *rule_action_to_string(RuleAction a);
+RuleAction rule_action_from_string(const char *s);
+
+typedef enum OnTimeout {
+        ON_TIMEOUT_CONTINUE,
+        ON_TIMEOUT_FAIL,
+        _ON_TIMEOUT_MAX,
+        _ON_TIMEOUT_INVALID = -EINVAL,
+} OnTimeout;
+
+const char *on_timeout_to_string(OnTimeout a);
+OnTimeout on_timeout_from_string(const char *s);
+
+typedef enum SyncOnSuspendMode {
+        SYNC_ON_SUSPEND_AUTO,
+        SYNC_ON_SUSPEND_KEEP,
+        SYNC_ON_SUSPEND_OFF,
+        _SYNC_ON_SUSPEND_MAX,
+        _SYNC_ON_SUSPEND_INVALID = -EINVAL,
+} SyncOnSuspendMode;
+
+const char *sync_on_suspend_mode_to_string(SyncOnSuspendMode m);
+SyncOnSuspendMode sync_on_suspend_mode_from_string(const char *s);
+
+/* Where a value came from, for cat-config: file (owned by Policy.files) and line; file NULL = default. */
+typedef struct Origin {
+        const char *file;
+        unsigned line;
+} Origin;
+
+typedef struct Rule {
+        char *name;                 /* from "[Rule NAME]" */
+        char **paths;               /* NULL-terminated globs, NULL = any */
+        char **types;               /* NULL-terminated fstypes (globs allowed), NULL = any */
+        unsigned device_classes;    /* DeviceClassBit mask, 0 = any */
+        RuleAction action;          /* default RULE_ACTION_AUTO */
+        usec_t mount_timeout;       /* USEC_INFINITY = inherit [Sync] MountTimeoutSec */
+        Origin origin;              /* where the section started */
+        Origin o_paths, o_types, o_device, o_action, o_mount_timeout;
+} Rule;
+
+typedef struct Policy {
+        /* [Sync] */
+        unsigned max_parallel;      /* default 4, 1..POLICY_MAX_PARALLEL_LIMIT */
+        usec_t mount_timeout;       /* default 10s */
+        usec_t deadline;            /* default 30s */
+        bool skip_clean;            /* default yes */
+        OnTimeout on_timeout;       /* default continue */
+        /* [Kernel] */
+        SyncOnSuspendMode sync_on_suspend; /* default auto */
+
+        Origin o_max_parallel, o_mount_timeout, o_deadline, o_skip_clean, o_on_timeout,
+                o_sync_on_suspend;
+
+        Rule *rules;                /* in file order; first match wins */
+        size_t n_rules;
+
+        char **files;               /* files read, in order (NULL-terminated) */
+        char **warnings;            /* "file:line: message" (NULL-terminated), bounded */
+        size_t n_warnings;
+} Policy;
+
+/* A Policy with every default set and no rules. */
+int policy_new(Policy **ret);
+Policy *policy_free(Policy *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
+
+/* Parses one file's text into p (later assignments win; empty value resets to the default).
+ * Warnings are appended to p->warnings. filename is used for messages and origins. Never fails on
+ * bad content; returns negative errno only on -ENOMEM. */
+int policy_parse_text(Policy *p, const char *filename, const char *text, size_t size);
+
+/* Lists the files that make up the configuration, in the order they are applied: the main file
+ * (first of etc/, run/, usr/local/lib/, usr/lib/ that exists) then drop-ins
+ * suspend-sync.conf.d/ *.conf from those directories, sorted by file name, a name in an earlier
+ * directory masking the same name in a later one. Paths are relative to root_fd, returned with a
+ * leading '/'. */
+int policy_find_files(int root_fd, char ***ret);
+
+/* Loads the full configuration under root_fd, or exactly 'config_path' when not NULL.
+ * A missing file is not an error (defaults); an unreadable one is a warning. */
+int policy_load(int root_fd, const char *config_path, Policy **ret);
+
+/* Finds the first rule matching a mount; NULL when none matches. */
+const Rule *policy_match(const Policy *p, const char *mount_point, const char *fstype,
+                         unsigned device_classes);
+
+/* Effective configuration as ini text with "# file:line" comments naming the origin of each value
+ * (cat-config). Returns a newly allocated string. */
+int policy_format(const Policy *p, char **ret);

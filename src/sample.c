@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <sys/sysmacros.h>
+
+#include "sample.h"
+#include "shared/fileio.h"
+#include "shared/parse-util.h"
+#include "shared/string-util.h"
+
+static void superblock_done(Superblock *s) {
+        free(s->fstype);
+        free(s->source);
+        free(s->mounts);
+        free(s->group);
+        device_info_done(&s->device);
+}
+
+Sample *sample_free(Sample *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_sbs; i++)
+                superblock_done(&s->sbs[i]);
+        free(s->sbs);
+        free(s->sb_of_mount);
+        free(s->overmounted);
+        mount_table_free(s->table);
+        free(s);
+        return NULL;
+}
+
+static int cmp_dev(dev_t a, dev_t b) {
+        return a < b ? -1 : a > b;
+}
+
+static const MountTable *sort_table;
+
+static int cmp_mount_index(const void *a, const void *b) {
+        size_t x = *(const size_t *) a, y = *(const size_t *) b;
+        int r = cmp_dev(sort_table->entries[x].dev, sort_table->entries[y].dev);
+
+        if (r != 0)
+                return r;
+        return x < y ? -1 : x > y;
+}
+
+static int cmp_mount_id(const void *a, const void *b) {
+        int x = sort_table->entries[*(const size_t *) a].mount_id;
+        int y = sort_table->entries[*(const size_t *) b].mount_id;
+        return x < y ? -1 : x > y;
+}
+
+/* A mount is hidden when a child mount sits on the same path (mount --bind twice, or a mount over
+ * a mount point). 'order' is scratch space of n entries. */
+static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
+        size_t n = t->n_entries;
+
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        sort_table = t;
+        qsort(order, n, sizeof(size_t), cmp_mount_id);
+        sort_table = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                const MountEntry *c = &t->entries[i];
+                size_t lo = 0, hi = n;
+
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        int id = t->entries[order[mid]].mount_id;
+                        if (id == c->parent_id) {
+                                const MountEntry *p = &t->entries[order[mid]];
+                                if (order[mid] != i && streq(p->mount_point, c->mount_point))
+                                        ret[order[mid]] = true;
+                                break;
+                        }
+                        if (id < c->parent_id)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+        }
+}
+
+static int cmp_first_mount(const void *a, const void *b) {
+        size_t x = ((const Superblock *) a)->mounts[0], y = ((const Superblock *) b)->mounts[0];
+        return x < y ? -1 : x > y;
+}
+
+static int cmp_devp(const void *a, const void *b) {
+        return cmp_dev(*(const dev_t *) a, *(const dev_t *) b);
+}
+
+/* Group key: the sorted, de-duplicated leaf devices ("8:0,8:16"): superblocks that share a leaf
+ * share a queue and are synced one after another. Without leaves: the superblock alone. */
+static int make_group(Superblock *s) {
+        _cleanup_free_ dev_t *leaves = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, len = 0;
+
+        if (s->device.n_leaves == 0) {
+                if (asprintf(&s->group, "sb:%u:%u", major(s->dev), minor(s->dev)) < 0)
+                        return -ENOMEM;
+                return 0;
+        }
+
+        leaves = malloc(s->device.n_leaves * sizeof(dev_t));
+        buf = malloc(s->device.n_leaves * 24 + 1);
+        if (!leaves || !buf)
+                return -ENOMEM;
+        memcpy(leaves, s->device.leaves, s->device.n_leaves * sizeof(dev_t));
+        qsort(leaves, s->device.n_leaves, sizeof(dev_t), cmp_devp);
+        for (size_t i = 0; i < s->device.n_leaves; i++) {
+                if (i > 0 && leaves[i] == leaves[i - 1])
+                        continue;
+                len += (size_t) sprintf(buf + len, "%s%u:%u", n > 0 ? "," : "", major(leaves[i]),
+                                        minor(leaves[i]));
+                n++;
+        }
+        s->group = TAKE_PTR(buf);
+        return 0;
+}
+
+int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
+        _cleanup_(sample_freep) Sample *s = NULL;
+        _cleanup_free_ size_t *order = NULL;
+        MountTable *t = *table;
+        size_t n = t->n_entries;
+
+        s = calloc(1, sizeof(Sample));
+        if (!s)
+                return -ENOMEM;
+
+        order = malloc(MAX(n, 1) * sizeof(size_t));
+        s->sbs = calloc(MAX(n, 1), sizeof(Superblock));
+        if (!order || !s->sbs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        sort_table = t;
+        qsort(order, n, sizeof(size_t), cmp_mount_index);
+        sort_table = NULL;
+
+        /* One record per distinct superblock device, mounts in table order. */
+        for (size_t i = 0; i < n;) {
+                const MountEntry *m = &t->entries[order[i]];
+                Superblock *sb = &s->sbs[s->n_sbs++];
+                size_t j = i;
+
+                while (j < n && t->entries[order[j]].dev == m->dev)
+                        j++;
+
+                sb->dev = m->dev;
+                sb->fstype = strdup(m->fstype ? m->fstype : "");
+                sb->source = strdup(m->source ? m->source : "");
+                sb->mounts = malloc((j - i) * sizeof(size_t));
+                if (!sb->fstype || !sb->source || !sb->mounts)
+                        return -ENOMEM;
+                memcpy(sb->mounts, order + i, (j - i) * sizeof(size_t));
+                sb->n_mounts = j - i;
+                sb->fs_class = fs_class_from_fstype(sb->fstype);
+                sb->all_read_only = options_has(m->fs_options, "ro");
+                i = j;
+        }
+
+        /* Keep superblocks in order of their first mount so output follows the mount table. */
+        qsort(s->sbs, s->n_sbs, sizeof(Superblock), cmp_first_mount);
+
+        for (size_t i = 0; i < s->n_sbs; i++) {
+                Superblock *sb = &s->sbs[i];
+                int r;
+
+                sb->device.dev = sb->dev;
+                if (sb->fs_class != FS_CLASS_PSEUDO && ops && ops->classify) {
+                        r = ops->classify(ops->userdata, sb->dev, sb->fstype, sb->source, &sb->device);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                sb->device = (DeviceInfo) { .dev = sb->dev };
+                }
+                r = make_group(sb);
+                if (r < 0)
+                        return r;
+
+                if (sb->device.bdi_name && ops && ops->bdi_stats) {
+                        r = ops->bdi_stats(ops->userdata, sb->device.bdi_name, &sb->bdi);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                sb->bdi_error = r;
+                        else
+                                sb->has_bdi_stats = true;
+                } else
+                        sb->bdi_error = -ENOENT;
+
+                if (ops && ops->fs_written) {
+                        r = ops->fs_written(ops->userdata, sb->dev, sb->fstype, &sb->fs_written_kb);
+                        if (r == -ENOMEM)
+                                return r;
+                        sb->has_fs_written = r >= 0;
+                }
+        }
+
+        /* Inverse map and overmount flags, O(n log n) so 1000-mount hosts stay cheap. */
+        s->sb_of_mount = malloc(MAX(n, 1) * sizeof(size_t));
+        s->overmounted = calloc(MAX(n, 1), sizeof(bool));
+        if (!s->sb_of_mount || !s->overmounted)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_sbs; k++)
+                for (size_t i = 0; i < s->sbs[k].n_mounts; i++)
+                        s->sb_of_mount[s->sbs[k].mounts[i]] = k;
+        mark_overmounted(t, order, s->overmounted);
+
+        s->table = TAKE_PTR(*table);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+typedef struct LiveFacts {
+        const char *sysfs_root;
+        int debugfs_fd;
+} LiveFacts;
+
+static int live_classify(void *userdata, dev_t dev, const char *fstype, const char *source,
+                         DeviceInfo *ret) {
+        LiveFacts *f = userdata;
+        return device_classify(f->sysfs_root, dev, fstype, source, ret);
+}
+
+static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
+        LiveFacts *f = userdata;
+        if (f->debugfs_fd < 0)
+                return -ENOENT;
+        return bdi_stats_load(f->debugfs_fd, name, ret);
+}
+
+/* ext4 exposes every byte written to its device (journal included) since mkfs in
+ * fs/ext4/<kernel name>/lifetime_write_kbytes; the kernel name comes from dev/block/MAJ:MIN. */
+static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb) {
+        LiveFacts *f = userdata;
+        _cleanup_close_ int sys_fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        char link[PATH_MAX], path[PATH_MAX + 64];
+        const char *name;
+        ssize_t n;
+        int r;
+
+        if (!streq(fstype, "ext4") || major(dev) == 0)
+                return -ENOENT;
+        sys_fd = open(f->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sys_fd < 0)
+                return negative_errno();
+        snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
+        n = readlinkat(sys_fd, path, link, sizeof link - 1);
+        if (n < 0)
+                return negative_errno();
+        link[n] = 0;
+        name = strrchr(link, '/');
+        name = name ? name + 1 : link;
+        if (isempty(name) || streq(name, "..") || streq(name, "."))
+                return -EINVAL;
+        snprintf(path, sizeof path, "fs/ext4/%s/lifetime_write_kbytes", name);
+        r = read_full_file_at(sys_fd, path, 64, &text, NULL);
+        if (r < 0)
+                return r;
+        text[strcspn(text, "\n")] = 0;
+        return safe_atou64(text, ret_kb);
+}
+
+int sample_refresh_counters(const SampleSources *src, Superblock *sb) {
+        LiveFacts facts = {
+                .sysfs_root = src->sysfs_root,
+                .debugfs_fd = src->debugfs_fd,
+        };
+        int r;
+
+        if (!sb->device.bdi_name)
+                return -ENOENT;
+        r = live_bdi_stats(&facts, sb->device.bdi_name, &sb->bdi);
+        sb->has_bdi_stats = r >= 0;
+        if (r < 0)
+                return r;
+        r = live_fs_written(&facts, sb->dev, sb->fstype, &sb->fs_written_kb);
+        sb->has_fs_written = r >= 0;
+        return r == -ENOENT ? 0 : r;
+}
+
+int sample_load(const SampleSources *src, Sample **ret) {
+        _cleanup_(mount_table_freep) MountTable *table = NULL;
+        _cleanup_(sample_freep) Sample *s = NULL;
+        LiveFacts facts = {
+                .sysfs_root = src->sysfs_root,
+                .debugfs_fd = src->debugfs_fd,
+        };
+        SampleOps ops = {
+                .classify = live_classify,
+                .bdi_stats = live_bdi_stats,
+                .fs_written = live_fs_written,
+                .userdata = &facts,
+        };
+        Meminfo mi = {};
+        usec_t t0, t1;
+        bool has_meminfo;
+        int r;
+
+        t0 = now(CLOCK_MONOTONIC);
+        r = mount_table_load(src->root_fd, &table, NULL);
+        if (r < 0)
+                return r;
+        has_meminfo = meminfo_load(src->root_fd, &mi) >= 0;
+        t1 = now(CLOCK_MONOTONIC);
+
+        r = sample_build(&table, &ops, &s);
+        if (r < 0)
+                return r;
+
+        s->meminfo = mi;
+        s->has_meminfo = has_meminfo;
+        if (src->debugfs_fd >= 0) {
+                _cleanup_close_ int fd = openat(src->debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                s->has_debugfs = fd >= 0;
+        }
+        s->timestamp = now(CLOCK_MONOTONIC);
+        s->t_read = t1 - t0;
+        s->t_sample = s->timestamp - t1;
+        *ret = TAKE_PTR(s);
+        return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Sample: one record per superblock, joining the mount table, meminfo, device classification and
+ * bdi stats. sample_build() is pure (takes already-read facts through a Facts provider); sample_load()
+ * does the reading.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bdi-stats.h"
+#include "device.h"
+#include "meminfo.h"
+#include "mount-table.h"
+#include "shared/macro.h"
+#include "shared/time-util.h"
+
+typedef struct Superblock {
+        dev_t dev;
+        char *fstype;
+        char *source;
+        FsClass fs_class;
+        size_t *mounts;             /* indices into the MountTable, in table order */
+        size_t n_mounts;
+        bool all_read_only;         /* every mount of it is read-only (or the sb is) */
+        DeviceInfo device;
+        char *group;                /* device group key: sorted leaf devices "8:0,8:16", or
+                                     * "sb:MAJ:MIN" for superblocks without block device */
+        bool has_bdi_stats;
+        BdiStats bdi;               /* valid when has_bdi_stats */
+        int bdi_error;              /* why stats are missing (negative errno) or 0 */
+        bool has_fs_written;        /* ext4: sysfs fs/ext4/<dev>/lifetime_write_kbytes was read */
+        uint64_t fs_written_kb;     /* every write to the device since mkfs, journal included */
+} Superblock;
+
+typedef struct Sample {
+        MountTable *table;          /* owned */
+        Superblock *sbs;
+        size_t n_sbs;
+        size_t *sb_of_mount;        /* MountTable index -> index into sbs */
+        bool *overmounted;          /* MountTable index -> another mount sits on top at that path */
+        Meminfo meminfo;
+        bool has_meminfo;
+        bool has_debugfs;           /* debugfs bdi/ directory was readable */
+        usec_t timestamp;           /* CLOCK_MONOTONIC when sampled */
+        /* Phase times for the run record (usec). */
+        usec_t t_read, t_sample;
+} Sample;
+
+Sample *sample_free(Sample *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sample *, sample_free);
+
+typedef struct SampleSources {
+        int root_fd;                /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
+        const char *sysfs_root;     /* "/sys" or fixture path */
+        int debugfs_fd;             /* debugfs root (contains bdi/), -EBADF = unavailable */
+} SampleSources;
+
+/* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in
+ * the Sample), they never fail the sample. */
+int sample_load(const SampleSources *src, Sample **ret);
+
+/* Re-reads the bdi stats and write counters of one superblock (after it was synced, for the clean
+ * baseline). */
+int sample_refresh_counters(const SampleSources *src, Superblock *sb);
+
+/* Builds superblock records from a table (takes ownership of *table on success). Device
+ * classification and bdi loading go through the callbacks so tests can supply facts. */
+typedef struct SampleOps {
+        int (*classify)(void *userdata, dev_t dev, const char *fstype, const char *source,
+                        DeviceInfo *ret);
+        int (*bdi_stats)(void *userdata, const char *bdi_name, BdiStats *ret); /* -ENOENT ok */
+        /* ext4 only: lifetime write counter of the filesystem on dev; -ENOENT ok. */
+        int (*fs_written)(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb);
+        void *userdata;
+} SampleOps;
+
+int sample_build(MountTable **table, const SampleOps *ops, Sample **ret);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "macro.h"
+
+const char *skip_root_prefix(const char *path) {
+        while (*path == '/')
+                path++;
+        return *path ? path : ".";
+}
+
+int open_dir_at(int dir_fd, const char *path) {
+        int fd;
+
+        fd = openat(dir_fd, skip_root_prefix(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return fd;
+}
+
+int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, alloc = 0;
+
+        fd = openat(dir_fd, skip_root_prefix(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+
+        for (;;) {
+                ssize_t n;
+
+                if (alloc - size < 4096) {
+                        size_t want = alloc ? alloc * 2 : 16384;
+                        char *p;
+
+                        if (want > max + 1)
+                                want = max + 1;
+                        if (want <= size)
+                                return -EFBIG;
+                        p = realloc(buf, want + 1);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        alloc = want;
+                }
+                n = read(fd, buf + size, alloc - size);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+                if (size > max)
+                        return -EFBIG;
+        }
+
+        if (!buf) {
+                buf = malloc(1);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t size) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *p = skip_root_prefix(path);
+        size_t done = 0;
+
+        if (asprintf(&tmp, "%s.tmp.%d", p, (int) getpid()) < 0)
+                return -ENOMEM;
+
+        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return negative_errno();
+
+        while (done < size) {
+                ssize_t n = write(fd, data + done, size - done);
+                if (n < 0) {
+                        int r;
+                        if (errno == EINTR)
+                                continue;
+                        r = negative_errno();
+                        (void) unlinkat(dir_fd, tmp, 0);
+                        return r;
+                }
+                done += (size_t) n;
+        }
+        fd = safe_close(fd);
+
+        if (renameat(dir_fd, tmp, dir_fd, p) < 0) {
+                int r = negative_errno();
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+        return 0;
+}

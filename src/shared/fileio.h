@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Bounded file reading relative to a directory fd (the "root" of a fixture tree or "/").
+ */
+
+#include <stddef.h>
+
+#define READ_FULL_MAX_DEFAULT (4U * 1024U * 1024U)
+
+/* Reads the whole file 'path' (relative to dir_fd; a leading '/' is stripped) into a NUL-terminated
+ * buffer. Refuses files larger than max bytes with -EFBIG. Returns 0 or negative errno. */
+int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Writes 'data' to dir_fd/path atomically: temporary file in the same directory, fsync-free
+ * (tmpfs), rename. Mode 0644. */
+int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t size);
+
+/* Opens a directory relative to dir_fd (O_DIRECTORY|O_CLOEXEC), leading '/' stripped. */
+int open_dir_at(int dir_fd, const char *path);
+
+/* Skips leading slashes so absolute paths can be used relative to a root dir fd; "/" gives ".". */
+const char *skip_root_prefix(const char *path);

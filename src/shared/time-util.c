@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "time-util.h"
+
+usec_t timespec_load(const struct timespec *ts) {
+        if (ts->tv_sec < 0 || ts->tv_nsec < 0)
+                return USEC_INFINITY;
+        return (usec_t) ts->tv_sec * USEC_PER_SEC + (usec_t) ts->tv_nsec / NSEC_PER_USEC;
+}
+
+struct timespec *timespec_store(struct timespec *ts, usec_t u) {
+        ts->tv_sec = (time_t) (u / USEC_PER_SEC);
+        ts->tv_nsec = (long) ((u % USEC_PER_SEC) * NSEC_PER_USEC);
+        return ts;
+}
+
+usec_t now(clockid_t clock) {
+        struct timespec ts;
+
+        if (clock_gettime(clock, &ts) < 0)
+                return 0;
+        return timespec_load(&ts);
+}
+
+static const struct {
+        const char *suffix;
+        usec_t usec;
+} time_units[] = {
+        /* Longest suffixes first, so that "ms" is not read as "m" + garbage. */
+        { "usec", 1 },
+        { "msec", USEC_PER_MSEC },
+        { "seconds", USEC_PER_SEC },
+        { "second", USEC_PER_SEC },
+        { "sec", USEC_PER_SEC },
+        { "minutes", 60 * USEC_PER_SEC },
+        { "minute", 60 * USEC_PER_SEC },
+        { "min", 60 * USEC_PER_SEC },
+        { "hours", 3600 * USEC_PER_SEC },
+        { "hour", 3600 * USEC_PER_SEC },
+        { "hr", 3600 * USEC_PER_SEC },
+        { "us", 1 },
+        { "ms", USEC_PER_MSEC },
+        { "s", USEC_PER_SEC },
+        { "m", 60 * USEC_PER_SEC },
+        { "h", 3600 * USEC_PER_SEC },
+};
+
+int parse_timespan(const char *s, usec_t *ret) {
+        usec_t total = 0;
+        bool any = false;
+
+        if (!s)
+                return -EINVAL;
+
+        for (const char *p = s;;) {
+                unsigned long long whole = 0, frac = 0, frac_div = 1;
+                bool digits = false;
+                usec_t mult = USEC_PER_SEC, part;
+                size_t n;
+
+                p += strspn(p, " \t");
+                if (*p == 0)
+                        break;
+
+                if (*p == '-' || *p == '+')
+                        return -EINVAL;
+                for (; isdigit((unsigned char) *p); p++) {
+                        if (whole > (UINT64_MAX - 9) / 10)
+                                return -ERANGE;
+                        whole = whole * 10 + (unsigned) (*p - '0');
+                        digits = true;
+                }
+                if (*p == '.') {
+                        p++;
+                        for (; isdigit((unsigned char) *p); p++) {
+                                if (frac_div < 1000000000ULL) {
+                                        frac = frac * 10 + (unsigned) (*p - '0');
+                                        frac_div *= 10;
+                                }
+                                digits = true;
+                        }
+                }
+                if (!digits)
+                        return -EINVAL;
+
+                p += strspn(p, " \t");
+                n = strcspn(p, " \t0123456789.");
+                if (n > 0) {
+                        size_t i;
+                        for (i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++)
+                                if (strlen(time_units[i].suffix) == n &&
+                                    strncmp(p, time_units[i].suffix, n) == 0)
+                                        break;
+                        if (i >= sizeof(time_units) / sizeof(time_units[0]))
+                                return -EINVAL;
+                        mult = time_units[i].usec;
+                        p += n;
+                }
+
+                if (whole > USEC_INFINITY / mult)
+                        return -ERANGE;
+                part = (usec_t) whole * mult + (usec_t) ((frac * mult) / frac_div);
+                if (part > USEC_INFINITY - 1 - total)
+                        return -ERANGE;
+                total += part;
+                any = true;
+        }
+
+        if (!any)
+                return -EINVAL;
+        *ret = total;
+        return 0;
+}
+
+const char *format_timespan(char *buf, size_t len, usec_t u) {
+        if (u == USEC_INFINITY)
+                snprintf(buf, len, "infinity");
+        else if (u >= 60 * USEC_PER_SEC && u % (60 * USEC_PER_SEC) == 0)
+                snprintf(buf, len, "%llumin", (unsigned long long) (u / (60 * USEC_PER_SEC)));
+        else if (u >= USEC_PER_SEC && u % USEC_PER_SEC == 0)
+                snprintf(buf, len, "%llus", (unsigned long long) (u / USEC_PER_SEC));
+        else if (u >= USEC_PER_SEC)
+                snprintf(buf, len, "%llu.%03llus", (unsigned long long) (u / USEC_PER_SEC),
+                         (unsigned long long) ((u % USEC_PER_SEC) / USEC_PER_MSEC));
+        else if (u >= USEC_PER_MSEC && u % USEC_PER_MSEC == 0)
+                snprintf(buf, len, "%llums", (unsigned long long) (u / USEC_PER_MSEC));
+        else if (u >= USEC_PER_MSEC)
+                snprintf(buf, len, "%llu.%03llums", (unsigned long long) (u / USEC_PER_MSEC),
+                         (unsigned long long) (u % USEC_PER_MSEC));
+        else
+                snprintf(buf, len, "%lluus", (unsigned long long) u);
+        return buf;
+}

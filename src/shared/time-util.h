@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Time: one unit (usec_t, microseconds). Deadlines use CLOCK_MONOTONIC, records CLOCK_REALTIME.
+ * Parsing and formatting of systemd-style time spans ("500ms", "10s", "1min 30s").
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef uint64_t usec_t;
+
+#define USEC_INFINITY ((usec_t) UINT64_MAX)
+#define USEC_PER_SEC ((usec_t) 1000000ULL)
+#define USEC_PER_MSEC ((usec_t) 1000ULL)
+#define NSEC_PER_USEC ((uint64_t) 1000ULL)
+
+#define FORMAT_TIMESPAN_MAX 64
+
+usec_t now(clockid_t clock);
+usec_t timespec_load(const struct timespec *ts);
+struct timespec *timespec_store(struct timespec *ts, usec_t u);
+
+/* Parses "500ms", "10s", "1min", "1h 2min", "1.5s"; a bare number is seconds.
+ * Returns 0 and writes *ret, or -EINVAL / -ERANGE. */
+int parse_timespan(const char *s, usec_t *ret);
+
+/* Formats like "1.234s", "250ms", "12us", "infinity"; returns buf. */
+const char *format_timespan(char *buf, size_t len, usec_t u);

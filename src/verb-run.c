@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "executor.h"
+#include "kernel-knob.h"
+#include "log.h"
+#include "message-ids.h"
+#include "state.h"
+#include "verbs.h"
+
+/* Time kept back from the executor for recording the run (tmpfs writes), so the whole command
+ * returns by DeadlineSec. */
+static usec_t record_reserve(usec_t deadline) {
+        return MIN(deadline / 20, 50 * USEC_PER_MSEC);
+}
+
+static bool touches_knob(const Args *a) {
+        return streq_ptr(a->trigger, "unit") || streq_ptr(a->trigger, "hook");
+}
+
+static void knob_restore_logged(int sysfs_fd, const char *state_dir, const char *why) {
+        _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int value = -1, r;
+
+        if (dir_fd < 0)
+                return;
+        r = knob_restore(sysfs_fd, dir_fd, &value);
+        if (r == -ENOENT)
+                log_notice("The kernel has no sync_on_suspend knob any more; dropped the record.");
+        else if (r < 0)
+                log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
+        else if (r != KNOB_RESTORE_NOTHING)
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR, NULL, NULL, USEC_INFINITY, 0,
+                          "Restored /sys/power/sync_on_suspend to %d (%s)%s.", value, why,
+                          r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
+}
+
+int verb_restore_knob(const Args *a) {
+        _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (sysfs_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
+        knob_restore_logged(sysfs_fd, a->state_dir, "resume");
+        return 0;
+}
+
+static void knob_apply(const Args *a, const Policy *p, bool complete, bool covered, bool hung) {
+        _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
+        int value, r;
+
+        r = knob_decide(p->sync_on_suspend, complete, covered, hung, &value);
+        if (r <= 0)
+                return;
+        sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dir_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sysfs_fd < 0 || dir_fd < 0) {
+                log_warning_errno(negative_errno(), "Cannot reach sysfs or the state directory, leaving "
+                                  "sync_on_suspend alone: %m");
+                return;
+        }
+        r = knob_save_and_set(sysfs_fd, dir_fd, value);
+        if (r == -ENOENT)
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, NULL, NULL, USEC_INFINITY, 0,
+                          "SyncOnSuspend=%s: this kernel has no /sys/power/sync_on_suspend, carrying on.",
+                          sync_on_suspend_mode_to_string(p->sync_on_suspend));
+        else if (r < 0)
+                log_warning_errno(r, "Failed to set /sys/power/sync_on_suspend, ignoring: %m");
+        else if (r > 0)
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, NULL, NULL, USEC_INFINITY, 0,
+                          "Set /sys/power/sync_on_suspend to %d for this sleep (%s).", value,
+                          hung ? "a mount is hung, the kernel sync would block on it"
+                               : "everything the kernel sync would write was just synced");
+}
+
+int verb_run(const Args *a, int *ret_exit) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        _cleanup_(run_record_done) RunRecord rec = {};
+        _cleanup_free_ ExecJob *jobs = NULL;
+        _cleanup_close_ int lock_fd = -EBADF;
+        usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
+        size_t n_synced = 0, n_timeout = 0, n_error = 0, n_skipped = 0;
+        bool is_tmpfs = true, covered = true;
+        int r;
+
+        *ret_exit = EXIT_FAILURE;
+
+        r = state_lock(a->state_dir, &lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
+                                       a->state_dir);
+        if (r < 0)
+                /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
+                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
+                                  a->state_dir);
+        else if (state_dir_check(a->state_dir, &is_tmpfs) >= 0 && !is_tmpfs)
+                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
+                            a->state_dir);
+
+        /* A knob left changed by a run that was killed is put back before anything else. The late
+         * hook pass keeps the main pass's decision for this cycle. */
+        if (touches_knob(a) && !a->late) {
+                _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sysfs_fd >= 0)
+                        knob_restore_logged(sysfs_fd, a->state_dir, "left over from an interrupted run");
+        }
+
+        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, &c);
+        if (r < 0)
+                return r;
+
+        deadline = a->started + c.policy->deadline;
+        jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
+        if (!jobs)
+                return log_oom();
+        for (size_t i = 0; i < c.plan->n_sync; i++)
+                jobs[i] = (ExecJob) {
+                        .path = c.plan->entries[i].mount_point,
+                        .group = c.plan->entries[i].group,
+                        .timeout = c.plan->entries[i].timeout,
+                };
+
+        t0 = now(CLOCK_MONOTONIC);
+        r = executor_run(jobs, c.plan->n_sync, c.policy->max_parallel,
+                         deadline - record_reserve(c.policy->deadline), NULL);
+        t1 = now(CLOCK_MONOTONIC);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the sync workers: %m");
+
+        /* Record. */
+        rec = (RunRecord) {
+                .started_realtime = started_rt,
+                .deadline = c.policy->deadline,
+                .t_read = c.sample->t_read,
+                .t_sample = c.sample->t_sample,
+                .t_plan = c.plan->t_plan,
+                .t_execute = t1 - t0,
+        };
+        rec.trigger = strdup(a->trigger);
+        rec.mounts = calloc(MAX(c.plan->n_entries, 1), sizeof(RunMount));
+        if (!rec.trigger || !rec.mounts)
+                return log_oom();
+        rec.n_mounts = c.plan->n_entries;
+
+        if (c.boot_id[0] && !c.baseline)
+                (void) baseline_new(c.boot_id, &c.baseline);
+
+        for (size_t i = 0; i < c.plan->n_entries; i++) {
+                const PlanEntry *e = &c.plan->entries[i];
+                RunMount *m = &rec.mounts[i];
+                Superblock *s = &c.sample->sbs[e->sb];
+                Outcome o = i < c.plan->n_sync ? jobs[i].outcome : OUTCOME_SKIPPED;
+
+                m->mount_point = strdup(e->mount_point);
+                m->fstype = strdup(e->fstype);
+                m->action = strdup(plan_action_to_string(e->action));
+                m->reason = strdup(e->reason);
+                m->outcome = strdup(outcome_to_string(o));
+                if (!m->mount_point || !m->fstype || !m->action || !m->reason || !m->outcome)
+                        return log_oom();
+
+                if (i >= c.plan->n_sync) {
+                        n_skipped++;
+                        if (e->primary && strstr(e->reason, "late pass:"))
+                                covered = false;
+                        continue;
+                }
+                m->duration = jobs[i].duration;
+                m->error = jobs[i].error;
+                m->abandoned_pid = (int) jobs[i].abandoned_pid;
+
+                switch (o) {
+                case OUTCOME_SYNCED:
+                        n_synced++;
+                        /* The clean baseline: counters right after our own syncfs (see plan.c). */
+                        if (c.baseline && c.debugfs_fd >= 0) {
+                                SampleSources src = {
+                                        .root_fd = c.root_fd,
+                                        .sysfs_root = a->sysfs,
+                                        .debugfs_fd = c.debugfs_fd,
+                                };
+                                if (sample_refresh_counters(&src, s) >= 0 && s->has_bdi_stats &&
+                                    s->has_fs_written && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) &&
+                                    bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN))
+                                        (void) baseline_put(c.baseline, s->dev, s->fstype, s->device.bdi_name,
+                                                            s->bdi.value[BDI_STAT_DIRTIED],
+                                                            s->bdi.value[BDI_STAT_WRITTEN], s->fs_written_kb);
+                                else
+                                        baseline_forget(c.baseline, s->dev);
+                        }
+                        break;
+                case OUTCOME_TIMEOUT:
+                        n_timeout++;
+                        baseline_forget(c.baseline, s->dev);
+                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, e->mount_point, "timeout",
+                                  jobs[i].duration, 0,
+                                  jobs[i].abandoned_pid > 0
+                                          ? "Sync of %s timed out, worker " PID_FMT " abandoned."
+                                          : "Sync of %s not started before the deadline.",
+                                  e->mount_point, jobs[i].abandoned_pid);
+                        break;
+                default:
+                        n_error++;
+                        baseline_forget(c.baseline, s->dev);
+                        log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, e->mount_point, "error",
+                                  jobs[i].duration, jobs[i].error, "Sync of %s failed: %s", e->mount_point,
+                                  strerror(jobs[i].error ? jobs[i].error : EIO));
+                        break;
+                }
+        }
+
+        rec.result = strdup(n_error > 0 ? "error" : n_timeout > 0 ? "timeout" : "success");
+        if (!rec.result)
+                return log_oom();
+
+        if (lock_fd >= 0) {
+                usec_t t2 = now(CLOCK_MONOTONIC);
+                bool reset = false;
+
+                rec.duration = t2 - a->started;
+                rec.t_record = 0;
+                r = state_save(a->state_dir, &rec, &reset);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
+                else if (reset)
+                        log_warning("History in '%s' was corrupt, started a new one.", a->state_dir);
+                if (c.baseline) {
+                        r = baseline_save(a->state_dir, c.baseline);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to save the clean baseline, ignoring: %m");
+                }
+        }
+
+        if (touches_knob(a))
+                knob_apply(a, c.policy, n_error == 0 && n_timeout == 0, covered, n_timeout > 0);
+
+        log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, NULL,
+                  rec.result, now(CLOCK_MONOTONIC) - a->started, 0,
+                  "Synced %zu of %zu superblocks (%zu timed out, %zu failed, %zu mounts skipped) in %.3fs.",
+                  n_synced, c.plan->n_sync, n_timeout, n_error, n_skipped,
+                  (double) (now(CLOCK_MONOTONIC) - a->started) / USEC_PER_SEC);
+
+        if (n_error > 0)
+                *ret_exit = EXIT_SYNC_ERROR;
+        else if (n_timeout > 0 && c.policy->on_timeout == ON_TIMEOUT_FAIL)
+                *ret_exit = EXIT_SYNC_TIMEOUT;
+        else
+                *ret_exit = EXIT_SUCCESS;
+        return 0;
+}

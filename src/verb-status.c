@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "context.h"
+#include "log.h"
+#include "meminfo.h"
+#include "state.h"
+#include "verbs.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+/* The record as a json-c object, through the state module's serialiser (one schema). */
+static json_object *record_to_object(const RunRecord *r) {
+        _cleanup_free_ char *text = NULL;
+
+        if (run_record_to_json_string(r, false, &text) < 0)
+                return NULL;
+        return json_tokener_parse(text);
+}
+
+static void format_realtime(char *buf, size_t len, usec_t t) {
+        time_t sec = (time_t) (t / USEC_PER_SEC);
+        struct tm tm;
+
+        if (!localtime_r(&sec, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+                snprintf(buf, len, "-");
+}
+
+static int print_record(const Args *a, const RunRecord *r) {
+        static const char *const headers[] = { "MOUNT", "ACTION", "OUTCOME", "TIME", "ERROR", "REASON" };
+        _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
+        char when[64], dur[FORMAT_TIMESPAN_MAX];
+
+        if (!t)
+                return log_oom();
+        format_realtime(when, sizeof when, r->started_realtime);
+        printf("Last run: %s, trigger %s, result %s, took %s\n", when, r->trigger ? r->trigger : "-", r->result,
+               format_timespan(dur, sizeof dur, r->duration));
+        for (size_t i = 0; i < r->n_mounts; i++) {
+                const RunMount *m = &r->mounts[i];
+                char d[FORMAT_TIMESPAN_MAX], err[64] = "-";
+                const char *cells[ELEMENTSOF(headers)];
+
+                if (m->error)
+                        snprintf(err, sizeof err, "%s", strerror(m->error));
+                else if (m->abandoned_pid)
+                        snprintf(err, sizeof err, "worker %d abandoned", m->abandoned_pid);
+                cells[0] = m->mount_point;
+                cells[1] = m->action;
+                cells[2] = m->outcome;
+                cells[3] = streq(m->action, "sync") ? format_timespan(d, sizeof d, m->duration) : "-";
+                cells[4] = err;
+                cells[5] = m->reason;
+                if (table_add_row(t, cells) < 0)
+                        return log_oom();
+        }
+        return table_print(t, stdout, a->legend);
+}
+
+int verb_status(const Args *a) {
+        _cleanup_(run_record_done) RunRecord last = {};
+        RunRecord *history = NULL;
+        size_t n_history = 0;
+        _cleanup_close_ int root_fd = -EBADF;
+        bool has_last = false, has_meminfo;
+        Meminfo mi = {};
+        int r, r_hist;
+
+        root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
+        has_meminfo = meminfo_load(root_fd, &mi) >= 0;
+
+        r = state_load(a->state_dir, &last, &has_last, NULL, NULL);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to read the last run from '%s', ignoring: %m", a->state_dir);
+        r_hist = state_load(a->state_dir, NULL, NULL, &history, &n_history);
+        if (r_hist < 0 && r_hist != -ENOENT)
+                log_warning_errno(r_hist, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
+
+        if (a->json != JSON_OFF) {
+                _cleanup_(json_object_putp) json_object *root = json_object_new_object();
+                json_object *nowo = json_object_new_object(), *hist = json_object_new_array();
+
+                if (!root || !nowo || !hist) {
+                        json_object_put(nowo);
+                        json_object_put(hist);
+                        run_record_array_free(history, n_history);
+                        return log_oom();
+                }
+                json_object_object_add(nowo, "dirty_bytes",
+                                       has_meminfo && mi.has_dirty ? json_object_new_uint64(mi.dirty_bytes) : NULL);
+                json_object_object_add(nowo, "writeback_bytes",
+                                       has_meminfo && mi.has_writeback ? json_object_new_uint64(mi.writeback_bytes)
+                                                                       : NULL);
+                json_object_object_add(root, "now", nowo);
+                json_object_object_add(root, "last_run", has_last ? record_to_object(&last) : NULL);
+                for (size_t i = 0; i < n_history; i++)
+                        json_object_array_add(hist, record_to_object(&history[i]));
+                json_object_object_add(root, "history", hist);
+                run_record_array_free(history, n_history);
+                return print_json(root, a->json);
+        }
+
+        if (has_meminfo)
+                printf("Dirty: %llu kB, Writeback: %llu kB\n", (unsigned long long) mi.dirty_bytes / 1024,
+                       (unsigned long long) mi.writeback_bytes / 1024);
+        else
+                printf("Dirty: unknown (no meminfo)\n");
+        if (has_last)
+                r = print_record(a, &last);
+        else {
+                printf("No run recorded in '%s'.\n", a->state_dir);
+                r = 0;
+        }
+        if (a->legend && n_history > 0) {
+                printf("\nHistory (newest first):\n");
+                for (size_t i = 0; i < n_history; i++) {
+                        char when[64], dur[FORMAT_TIMESPAN_MAX];
+                        format_realtime(when, sizeof when, history[i].started_realtime);
+                        printf("  %s  %-7s %-8s %s\n", when, history[i].result,
+                               history[i].trigger ? history[i].trigger : "-",
+                               format_timespan(dur, sizeof dur, history[i].duration));
+                }
+        }
+        run_record_array_free(history, n_history);
+        return r;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The commands. Each returns 0 or a negative errno (already logged); run maps its outcome to the
+ * documented exit status itself through *ret_exit.
+ */
+
+#include "context.h"
+
+struct json_object;
+
+int verb_run(const Args *a, int *ret_exit);
+int verb_plan(const Args *a);
+int verb_status(const Args *a);
+int verb_cat_config(const Args *a);
+int verb_restore_knob(const Args *a);
+
+int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **ret);
+
+/* Exit statuses (documented in --help and suspend-sync(8)). */
+#define PID_FMT "%d"
+#define EXIT_SYNC_ERROR 3
+#define EXIT_SYNC_TIMEOUT 4

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Minimal unit-test helpers: each test file is one executable; a failed check prints file:line and
+ * the expression and aborts (so ASan/UBSan reports and meson both see the failure).
+ * EXIT_TEST_SKIP (77) makes meson report a skip.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_TEST_SKIP 77
+
+#define ASSERT_TRUE(expr)                                                                       \
+        do {                                                                                    \
+                if (!(expr)) {                                                                  \
+                        fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #expr); \
+                        abort();                                                                \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_OK(expr)                                                                         \
+        do {                                                                                    \
+                long long _r_ = (long long) (expr);                                             \
+                if (_r_ < 0) {                                                                  \
+                        fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,    \
+                                strerror((int) -_r_));                                          \
+                        abort();                                                                \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_ERR(expr, err)                                                                   \
+        do {                                                                                    \
+                long long _r_ = (long long) (expr);                                             \
+                if (_r_ != -(long long) (err)) {                                                \
+                        fprintf(stderr, "%s:%d: %s returned %lld, expected -%s\n", __FILE__, __LINE__, \
+                                #expr, _r_, #err);                                              \
+                        abort();                                                                \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_EQ(a, b)                                                                         \
+        do {                                                                                    \
+                long long _a_ = (long long) (a), _b_ = (long long) (b);                         \
+                if (_a_ != _b_) {                                                               \
+                        fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, \
+                                #a, #b, _a_, _b_);                                              \
+                        abort();                                                                \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_U64_EQ(a, b)                                                                     \
+        do {                                                                                    \
+                unsigned long long _a_ = (unsigned long long) (a), _b_ = (unsigned long long) (b); \
+                if (_a_ != _b_) {                                                               \
+                        fprintf(stderr, "%s:%d: %s == %s failed: %llu != %llu\n", __FILE__, __LINE__, \
+                                #a, #b, _a_, _b_);                                              \
+                        abort();                                                                \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_STREQ(a, b)                                                                      \
+        do {                                                                                    \
+                const char *_a_ = (a), *_b_ = (b);                                              \
+                if (!_a_ || !_b_ || strcmp(_a_, _b_) != 0) {                                    \
+                        fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__, \
+                                #a, #b, _a_ ? _a_ : "(null)", _b_ ? _b_ : "(null)");           \
+                        abort();                                                                \
+                }                                                                               \
+        } while (0)
+
+/* FIXTURES_DIR is defined by meson as the absolute path of test/fixtures. */
+#define TEST(name) static void test_##name(void)
+#define RUN(name)                                                                               \
+        do {                                                                                    \
+                fprintf(stderr, "== %s\n", #name);                                              \
+                test_##name();                                                                  \
+        } while (0)
