@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bdi-stats.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+
+#define BDI_STATS_MAX_BYTES (64U * 1024U)
+
+/*
+ * Layouts seen in mm/backing-dev.c bdi_debug_stats_show() (values are "%lu", widths vary):
+ *  2.6.32:    BdiWriteback, BdiReclaimable, BdiDirtyThresh, DirtyThresh, BackgroundThresh (kB),
+ *             WritebackThreads, b_dirty, b_io, b_more_io, bdi_list, state (hex), wb_mask, wb_list,
+ *             wb_cnt
+ *  2.6.37-3.0: the kB block, then b_dirty, b_io, b_more_io, bdi_list, state
+ *  3.1+:      + BdiDirtied, BdiWritten (kB), BdiWriteBandwidth (kBps)
+ *  4.0+:      + b_dirty_time (lazytime); this is still the 6.18 layout (captured in
+ *             test/fixtures/bdi/kernel-6.18-real-*.stats).
+ * Keys we do not use (DirtyThresh, BackgroundThresh, bdi_list, state, ...) are ignored.
+ */
+
+typedef enum BdiUnit {
+        UNIT_KB,      /* "kB": value * 1024 bytes */
+        UNIT_KBPS,    /* "kBps": value * 1024 bytes per second */
+        UNIT_COUNT,   /* bare number */
+} BdiUnit;
+
+static const struct {
+        const char *key;
+        BdiUnit unit;
+} bdi_keys[_BDI_STAT_MAX] = {
+        [BDI_STAT_WRITEBACK]       = { "BdiWriteback",      UNIT_KB    },
+        [BDI_STAT_RECLAIMABLE]     = { "BdiReclaimable",    UNIT_KB    },
+        [BDI_STAT_DIRTY_THRESH]    = { "BdiDirtyThresh",    UNIT_KB    },
+        [BDI_STAT_DIRTIED]         = { "BdiDirtied",        UNIT_KB    },
+        [BDI_STAT_WRITTEN]         = { "BdiWritten",        UNIT_KB    },
+        [BDI_STAT_WRITE_BANDWIDTH] = { "BdiWriteBandwidth", UNIT_KBPS  },
+        [BDI_STAT_B_DIRTY]         = { "b_dirty",           UNIT_COUNT },
+        [BDI_STAT_B_IO]            = { "b_io",              UNIT_COUNT },
+        [BDI_STAT_B_MORE_IO]       = { "b_more_io",         UNIT_COUNT },
+        [BDI_STAT_B_DIRTY_TIME]    = { "b_dirty_time",      UNIT_COUNT },
+};
+
+const char *bdi_stat_key_to_string(BdiStatKey k) {
+        if ((unsigned) k >= _BDI_STAT_MAX)
+                return NULL;
+        return bdi_keys[k].key;
+}
+
+static int lookup_key(const char *p, size_t len) {
+        for (unsigned k = 0; k < _BDI_STAT_MAX; k++)
+                if (strlen(bdi_keys[k].key) == len && memcmp(bdi_keys[k].key, p, len) == 0)
+                        return (int) k;
+        return -ENOENT;
+}
+
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* Parses the value part " <digits>[ unit]" of one line, with exactly the expected unit. */
+static int parse_value(const char *p, const char *end, BdiUnit unit, uint64_t *ret) {
+        static const char *const unit_str[] = {
+                [UNIT_KB] = "kB",
+                [UNIT_KBPS] = "kBps",
+                [UNIT_COUNT] = "",
+        };
+        uint64_t v = 0;
+        const char *start;
+        size_t ulen;
+
+        while (p < end && is_blank(*p))
+                p++;
+        start = p;
+        while (p < end && *p >= '0' && *p <= '9') {
+                unsigned d = (unsigned) (*p - '0');
+
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                p++;
+        }
+        if (p == start)
+                return -EINVAL;
+        while (p < end && is_blank(*p))
+                p++;
+
+        ulen = strlen(unit_str[unit]);
+        if ((size_t) (end - p) < ulen || memcmp(p, unit_str[unit], ulen) != 0)
+                return -EINVAL;
+        p += ulen;
+        while (p < end && is_blank(*p))
+                p++;
+        if (p != end)
+                return -EINVAL;
+
+        if (unit != UNIT_COUNT) {
+                if (v > UINT64_MAX / 1024)
+                        return -ERANGE;
+                v *= 1024;
+        }
+        *ret = v;
+        return 0;
+}
+
+int bdi_stats_parse(const char *text, BdiStats *ret) {
+        BdiStats s = {};
+        const char *p = text;
+        int n = 0;
+
+        if (!text)
+                return -EINVAL;
+
+        while (*p) {
+                const char *eol = strchrnul(p, '\n'), *colon, *kend;
+                uint64_t v;
+                int k;
+
+                colon = memchr(p, ':', (size_t) (eol - p));
+                if (colon) {
+                        kend = colon;
+                        while (kend > p && is_blank(kend[-1]))
+                                kend--;
+                        k = lookup_key(p, (size_t) (kend - p));
+                        /* The first valid occurrence wins; a malformed or overflowing value leaves
+                         * the key absent. */
+                        if (k >= 0 && !(s.present & (1U << k)) &&
+                            parse_value(colon + 1, eol, bdi_keys[k].unit, &v) >= 0) {
+                                s.value[k] = v;
+                                s.present |= 1U << k;
+                                n++;
+                        }
+                }
+                p = *eol ? eol + 1 : eol;
+        }
+
+        *ret = s;
+        return n;
+}
+
+static bool bdi_name_is_valid(const char *name) {
+        return !isempty(name) && !strchr(name, '/') && !strstr(name, "..") && !streq(name, ".") &&
+                strlen(name) < 256;
+}
+
+int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret) {
+        _cleanup_free_ char *buf = NULL;
+        char path[300];
+        int r;
+
+        if (!bdi_name_is_valid(bdi_name))
+                return -EINVAL;
+
+        r = snprintf(path, sizeof(path), "bdi/%s/stats", bdi_name);
+        if (r < 0 || (size_t) r >= sizeof(path))
+                return -EINVAL;
+
+        r = read_full_file_at(debugfs_fd, path, BDI_STATS_MAX_BYTES, &buf, NULL);
+        if (r < 0)
+                return r;
+
+        return bdi_stats_parse(buf, ret);
+}

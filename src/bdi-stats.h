@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Per backing-device writeback statistics from debugfs (bdi/<name>/stats). Not ABI: parsed by key,
+ * unknown keys ignored, each known key has a presence bit. Absence of the file is a normal result.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum BdiStatKey {
+        BDI_STAT_WRITEBACK,       /* BdiWriteback (bytes) */
+        BDI_STAT_RECLAIMABLE,     /* BdiReclaimable (bytes) */
+        BDI_STAT_DIRTY_THRESH,    /* BdiDirtyThresh (bytes) */
+        BDI_STAT_DIRTIED,         /* BdiDirtied (bytes, cumulative) */
+        BDI_STAT_WRITTEN,         /* BdiWritten (bytes, cumulative) */
+        BDI_STAT_WRITE_BANDWIDTH, /* BdiWriteBandwidth (bytes per second) */
+        BDI_STAT_B_DIRTY,         /* b_dirty (inodes) */
+        BDI_STAT_B_IO,            /* b_io (inodes) */
+        BDI_STAT_B_MORE_IO,       /* b_more_io (inodes) */
+        BDI_STAT_B_DIRTY_TIME,    /* b_dirty_time (inodes) */
+        _BDI_STAT_MAX,
+} BdiStatKey;
+
+typedef struct BdiStats {
+        uint64_t value[_BDI_STAT_MAX];  /* bytes, bytes/s or inode counts as noted above */
+        uint32_t present;               /* bit (1U << key) set when the key was read */
+} BdiStats;
+
+static inline bool bdi_stats_has(const BdiStats *s, BdiStatKey k) {
+        return s->present & (1U << k);
+}
+
+const char *bdi_stat_key_to_string(BdiStatKey k);
+
+/* Parses the stats text. Values in kB are converted to bytes, "kBps" to bytes per second.
+ * Returns the number of keys read (0 is valid: an unknown layout). */
+int bdi_stats_parse(const char *text, BdiStats *ret);
+
+/* Reads <debugfs_fd>/bdi/<name>/stats. -ENOENT when missing. */
+int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret);

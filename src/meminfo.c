@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "meminfo.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+
+#define MEMINFO_MAX_BYTES (1024U * 1024U)
+
+/* Parses " <digits> kB" (the rest of a meminfo line after "Key:") into bytes. Leading and trailing
+ * blanks are allowed; the unit is required; overflow is an error. */
+static int parse_kb_value(const char *p, const char *end, uint64_t *ret) {
+        uint64_t v = 0;
+        const char *start;
+
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        start = p;
+        while (p < end && *p >= '0' && *p <= '9') {
+                unsigned d = (unsigned) (*p - '0');
+
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                p++;
+        }
+        if (p == start)
+                return -EINVAL;
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        if (end - p < 2 || p[0] != 'k' || p[1] != 'B')
+                return -EINVAL;
+        p += 2;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+                p++;
+        if (p != end)
+                return -EINVAL;
+        if (v > UINT64_MAX / 1024)
+                return -ERANGE;
+        *ret = v * 1024;
+        return 0;
+}
+
+int meminfo_parse(const char *text, Meminfo *ret) {
+        Meminfo m = {};
+        bool has_nfs_unstable = false;
+        const char *p = text;
+
+        if (!text)
+                return -EINVAL;
+
+        while (*p) {
+                const char *eol = strchrnul(p, '\n'), *colon;
+                size_t klen;
+                uint64_t v;
+
+                colon = memchr(p, ':', (size_t) (eol - p));
+                if (colon) {
+                        klen = (size_t) (colon - p);
+                        /* The first valid occurrence of a key wins; invalid values leave it absent. */
+                        if (klen == 5 && memcmp(p, "Dirty", 5) == 0) {
+                                if (!m.has_dirty && parse_kb_value(colon + 1, eol, &v) >= 0) {
+                                        m.dirty_bytes = v;
+                                        m.has_dirty = true;
+                                }
+                        } else if (klen == 9 && memcmp(p, "Writeback", 9) == 0) {
+                                if (!m.has_writeback && parse_kb_value(colon + 1, eol, &v) >= 0) {
+                                        m.writeback_bytes = v;
+                                        m.has_writeback = true;
+                                }
+                        } else if (klen == 12 && memcmp(p, "NFS_Unstable", 12) == 0) {
+                                if (!has_nfs_unstable && parse_kb_value(colon + 1, eol, &v) >= 0) {
+                                        m.nfs_unstable_bytes = v;
+                                        has_nfs_unstable = true;
+                                }
+                        }
+                }
+                p = *eol ? eol + 1 : eol;
+        }
+
+        if (!m.has_dirty && !m.has_writeback)
+                return -EBADMSG;
+
+        *ret = m;
+        return 0;
+}
+
+int meminfo_load(int root_fd, Meminfo *ret) {
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        r = read_full_file_at(root_fd, "proc/meminfo", MEMINFO_MAX_BYTES, &buf, NULL);
+        if (r < 0)
+                return r;
+
+        return meminfo_parse(buf, ret);
+}

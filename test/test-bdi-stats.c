@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <dirent.h>
+#include <fcntl.h>
+
+#include "bdi-stats.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+#define KB 1024ULL
+
+static int parse_fixture(const char *name, BdiStats *ret) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char path[256];
+
+        fd = open(FIXTURES_DIR "/bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        snprintf(path, sizeof(path), "%s.stats", name);
+        ASSERT_OK(read_full_file_at(fd, path, 1 << 20, &buf, NULL));
+        return bdi_stats_parse(buf, ret);
+}
+
+TEST(key_strings) {
+        ASSERT_STREQ(bdi_stat_key_to_string(BDI_STAT_WRITEBACK), "BdiWriteback");
+        ASSERT_STREQ(bdi_stat_key_to_string(BDI_STAT_WRITE_BANDWIDTH), "BdiWriteBandwidth");
+        ASSERT_STREQ(bdi_stat_key_to_string(BDI_STAT_B_DIRTY_TIME), "b_dirty_time");
+        ASSERT_TRUE(!bdi_stat_key_to_string(_BDI_STAT_MAX));
+        ASSERT_TRUE(!bdi_stat_key_to_string((BdiStatKey) -1));
+        for (unsigned k = 0; k < _BDI_STAT_MAX; k++)
+                ASSERT_TRUE(bdi_stat_key_to_string(k));
+}
+
+TEST(real_6_18) {
+        BdiStats s;
+
+        ASSERT_EQ(parse_fixture("kernel-6.18-real-254_0", &s), _BDI_STAT_MAX);
+        ASSERT_EQ(s.present, (1U << _BDI_STAT_MAX) - 1);
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITEBACK], 4 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_RECLAIMABLE], 252 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_DIRTY_THRESH], 4878872 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_DIRTIED], 341500 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITTEN], 246216 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITE_BANDWIDTH], 4980 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 82);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_IO], 0);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_MORE_IO], 0);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY_TIME], 0);
+
+        ASSERT_EQ(parse_fixture("kernel-6.18-real-idle-7_0", &s), _BDI_STAT_MAX);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 0);
+        ASSERT_U64_EQ(s.value[BDI_STAT_DIRTY_THRESH], 609820 * KB);
+}
+
+TEST(older_layouts) {
+        BdiStats s;
+
+        ASSERT_EQ(parse_fixture("kernel-3.0-layout", &s), 6);
+        ASSERT_TRUE(bdi_stats_has(&s, BDI_STAT_WRITEBACK));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_DIRTIED));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_WRITTEN));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_WRITE_BANDWIDTH));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_B_DIRTY_TIME));
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITEBACK], 8 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_RECLAIMABLE], 1536 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 12);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_IO], 2);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_MORE_IO], 1);
+        ASSERT_U64_EQ(s.value[BDI_STAT_DIRTIED], 0);
+
+        ASSERT_EQ(parse_fixture("kernel-2.6.32-layout", &s), 6);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 5);
+        ASSERT_U64_EQ(s.value[BDI_STAT_RECLAIMABLE], 256 * KB);
+}
+
+TEST(missing_keys) {
+        BdiStats s;
+
+        ASSERT_EQ(parse_fixture("missing-keys", &s), 3);
+        ASSERT_EQ(s.present, (1U << BDI_STAT_WRITEBACK) | (1U << BDI_STAT_DIRTIED) | (1U << BDI_STAT_B_DIRTY));
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 79);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_IO], 0);
+}
+
+TEST(garbage) {
+        BdiStats s;
+
+        /* Only b_dirty_time and BdiWritten are well-formed; wrong units, signs, trailing junk and
+         * missing values make a key absent, unknown keys are ignored. */
+        ASSERT_EQ(parse_fixture("garbage", &s), 2);
+        ASSERT_EQ(s.present, (1U << BDI_STAT_B_DIRTY_TIME) | (1U << BDI_STAT_WRITTEN));
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY_TIME], 2);
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITTEN], 99 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 0);
+
+        ASSERT_EQ(bdi_stats_parse("", &s), 0);
+        ASSERT_EQ(s.present, 0);
+        ASSERT_ERR(bdi_stats_parse(NULL, &s), EINVAL);
+}
+
+TEST(overflow) {
+        BdiStats s;
+
+        ASSERT_EQ(parse_fixture("overflow", &s), 3);
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_WRITEBACK));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_DIRTY_THRESH));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_DIRTIED));
+        ASSERT_TRUE(!bdi_stats_has(&s, BDI_STAT_B_IO));
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITEBACK], 0);
+        ASSERT_U64_EQ(s.value[BDI_STAT_RECLAIMABLE], UINT64_MAX - 1023);
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITTEN], 42 * KB);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], UINT64_MAX);
+}
+
+TEST(duplicates_first_wins) {
+        BdiStats s;
+
+        ASSERT_EQ(bdi_stats_parse("b_dirty: 3\nb_dirty: 9\nb_io:x\nb_io: 4", &s), 2);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 3);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_IO], 4);
+        /* key must match exactly */
+        ASSERT_EQ(bdi_stats_parse("b_dirty_times: 3\nxb_io: 1\nB_IO: 1\n", &s), 0);
+}
+
+TEST(load_fixture_root) {
+        _cleanup_close_ int fd = -EBADF, degraded = -EBADF;
+        BdiStats s = {}, before;
+
+        fd = open(FIXTURES_DIR "/roots/laptop/debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(bdi_stats_load(fd, "259:0", &s), _BDI_STAT_MAX);
+        ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 37);
+        ASSERT_U64_EQ(s.value[BDI_STAT_RECLAIMABLE], 14336 * KB);
+        ASSERT_EQ(bdi_stats_load(fd, "btrfs-1", &s), _BDI_STAT_MAX);
+        ASSERT_U64_EQ(s.value[BDI_STAT_WRITEBACK], 128 * KB);
+        ASSERT_EQ(bdi_stats_load(fd, "0:52", &s), _BDI_STAT_MAX);
+
+        before = s;
+        ASSERT_ERR(bdi_stats_load(fd, "259:9", &s), ENOENT);
+        ASSERT_ERR(bdi_stats_load(fd, "../debugfs/bdi/259:0", &s), EINVAL);
+        ASSERT_ERR(bdi_stats_load(fd, "..", &s), EINVAL);
+        ASSERT_ERR(bdi_stats_load(fd, ".", &s), EINVAL);
+        ASSERT_ERR(bdi_stats_load(fd, "a/b", &s), EINVAL);
+        ASSERT_ERR(bdi_stats_load(fd, "", &s), EINVAL);
+        ASSERT_ERR(bdi_stats_load(fd, NULL, &s), EINVAL);
+        ASSERT_TRUE(memcmp(&before, &s, sizeof(s)) == 0);      /* untouched on failure */
+
+        degraded = open(FIXTURES_DIR "/roots/degraded", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(degraded >= 0);
+        ASSERT_ERR(bdi_stats_load(degraded, "259:0", &s), ENOENT);
+        ASSERT_ERR(bdi_stats_load(-EBADF, "259:0", &s), EBADF);
+}
+
+/* Reads the live debugfs when it is already mounted (never mounts it here: other processes share
+ * this machine). */
+TEST(load_live) {
+        _cleanup_close_ int fd = -EBADF;
+        BdiStats s;
+
+        fd = open("/sys/kernel/debug", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || faccessat(fd, "bdi", F_OK, 0) < 0) {
+                fprintf(stderr, "debugfs not mounted or not accessible, live check skipped\n");
+                return;
+        }
+        ASSERT_ERR(bdi_stats_load(fd, "no-such-bdi", &s), ENOENT);
+
+        /* Every live bdi must parse with all keys of the 4.0+ layout. */
+        {
+                _cleanup_close_ int bdi_fd = openat(fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                DIR *d = bdi_fd >= 0 ? fdopendir(TAKE_FD(bdi_fd)) : NULL;
+                struct dirent *de;
+                unsigned n = 0;
+
+                ASSERT_TRUE(d);
+                while ((de = readdir(d))) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        ASSERT_EQ(bdi_stats_load(fd, de->d_name, &s), _BDI_STAT_MAX);
+                        n++;
+                }
+                closedir(d);
+                fprintf(stderr, "live debugfs: %u bdis parsed with all %d keys\n", n, _BDI_STAT_MAX);
+        }
+}
+
+int main(void) {
+        RUN(key_strings);
+        RUN(real_6_18);
+        RUN(older_layouts);
+        RUN(missing_keys);
+        RUN(garbage);
+        RUN(overflow);
+        RUN(duplicates_first_wins);
+        RUN(load_fixture_root);
+        RUN(load_live);
+        return 0;
+}

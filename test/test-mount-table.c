@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "mount-table.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+static MountTable *load_file(const char *rel, unsigned *ret_n_bad) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        MountTable *t = NULL;
+        size_t size;
+
+        fd = open(FIXTURES_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(read_full_file_at(fd, rel, MOUNT_TABLE_MAX_BYTES, &buf, &size));
+        ASSERT_OK(mount_table_parse(buf, size, &t, ret_n_bad));
+        ASSERT_TRUE(t);
+        return t;
+}
+
+static MountTable *load_root(const char *scenario, unsigned *ret_n_bad) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[512];
+        MountTable *t = NULL;
+
+        snprintf(path, sizeof(path), "%s/roots/%s", FIXTURES_DIR, scenario);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mount_table_load(fd, &t, ret_n_bad));
+        ASSERT_TRUE(t);
+        return t;
+}
+
+static const MountEntry *find(const MountTable *t, const char *mount_point) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (streq_ptr(t->entries[i].mount_point, mount_point))
+                        return &t->entries[i];
+        return NULL;
+}
+
+TEST(escaped_paths) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        const MountEntry *e;
+        unsigned n_bad = 99;
+
+        t = load_file("mountinfo/escaped-paths.mountinfo", &n_bad);
+        ASSERT_EQ(n_bad, 0);
+        ASSERT_EQ(t->n_entries, 7);
+
+        /* Exact strings: these fail if the \ooo escapes are left raw or unescaped twice. */
+        e = &t->entries[1];
+        ASSERT_STREQ(e->mount_point, "/mnt/with space");
+        ASSERT_STREQ(e->root, "/srv/my files");
+        ASSERT_TRUE(!strstr(e->mount_point, "\\040"));
+        ASSERT_EQ(e->dev, makedev(259, 2));
+
+        e = &t->entries[2];
+        ASSERT_STREQ(e->mount_point, "/mnt/tab\there");
+        ASSERT_STREQ(e->source, "tmp fs");
+
+        e = &t->entries[3];
+        ASSERT_STREQ(e->mount_point, "/mnt/new\nline");
+
+        e = &t->entries[4];
+        ASSERT_STREQ(e->mount_point, "/mnt/back\\slash");
+        ASSERT_STREQ(e->root, "/a\\b");
+        ASSERT_STREQ(e->source, "/dev/disk/by-label/My Disk");
+        ASSERT_TRUE(e->read_only);      /* "ro" in the superblock options only */
+        ASSERT_STREQ(e->vfs_options, "rw,relatime");
+        ASSERT_STREQ(e->fs_options, "ro");
+
+        /* A directory literally named 'literal\040' is escaped by the kernel as "\134040": one
+         * round of unescaping only. */
+        ASSERT_STREQ(t->entries[5].mount_point, "/mnt/literal\\040");
+        ASSERT_STREQ(t->entries[6].mount_point, "/mnt/deleted (deleted)");
+
+        /* Negative control: the raw file does carry the escapes we removed. */
+        {
+                _cleanup_free_ char *raw = NULL;
+                _cleanup_close_ int fd = open(FIXTURES_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                ASSERT_OK(read_full_file_at(fd, "mountinfo/escaped-paths.mountinfo", 1 << 20, &raw, NULL));
+                ASSERT_TRUE(strstr(raw, "/mnt/with\\040space"));
+                ASSERT_TRUE(!strstr(raw, "/mnt/with space"));
+        }
+}
+
+TEST(laptop) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        const MountEntry *e, *home, *data;
+        unsigned n_bad = 99;
+
+        t = load_root("laptop", &n_bad);
+        ASSERT_EQ(n_bad, 0);
+        ASSERT_EQ(t->n_entries, 19);
+
+        e = &t->entries[0];
+        ASSERT_EQ(e->mount_id, 21);
+        ASSERT_EQ(e->parent_id, 1);
+        ASSERT_EQ(e->dev, makedev(259, 2));
+        ASSERT_STREQ(e->root, "/");
+        ASSERT_STREQ(e->mount_point, "/");
+        ASSERT_STREQ(e->fstype, "ext4");
+        ASSERT_STREQ(e->source, "/dev/nvme0n1p2");
+        ASSERT_STREQ(e->vfs_options, "rw,relatime");
+        ASSERT_STREQ(e->fs_options, "rw,errors=remount-ro");
+        ASSERT_TRUE(!e->read_only);     /* "errors=remount-ro" is not "ro" */
+
+        ASSERT_TRUE((e = find(t, "/boot/efi")));
+        ASSERT_STREQ(e->fstype, "vfat");
+        ASSERT_EQ(e->dev, makedev(259, 1));
+
+        /* btrfs subvolumes: same superblock device, different roots. */
+        ASSERT_TRUE((home = find(t, "/home")));
+        ASSERT_TRUE((data = find(t, "/srv/data")));
+        ASSERT_EQ(home->dev, makedev(0, 35));
+        ASSERT_EQ(home->dev, data->dev);
+        ASSERT_STREQ(home->root, "/@home");
+        ASSERT_STREQ(data->root, "/@data");
+        ASSERT_STREQ(data->vfs_options, "rw,noatime");
+
+        /* bind mounts of the root filesystem */
+        ASSERT_TRUE((e = find(t, "/srv/www")));
+        ASSERT_EQ(e->dev, t->entries[0].dev);
+        ASSERT_STREQ(e->root, "/var/www");
+        ASSERT_TRUE(!e->read_only);
+        ASSERT_TRUE((e = find(t, "/opt/vendor")));
+        ASSERT_TRUE(e->read_only);      /* per-mount ro, superblock rw */
+        ASSERT_STREQ(e->fs_options, "rw,errors=remount-ro");
+
+        ASSERT_TRUE((e = find(t, "/home/alice/remote")));
+        ASSERT_STREQ(e->fstype, "fuse.sshfs");
+        ASSERT_STREQ(e->source, "alice@nas:/srv/alice");
+        ASSERT_EQ(e->parent_id, 31);
+
+        ASSERT_TRUE((e = find(t, "/mnt/nfs")));
+        ASSERT_STREQ(e->fstype, "nfs4");
+        ASSERT_STREQ(e->source, "nas:/export/share");
+        ASSERT_EQ(e->dev, makedev(0, 52));
+
+        ASSERT_TRUE((e = find(t, "/var/lib/containers/storage/overlay/merged")));
+        ASSERT_STREQ(e->fstype, "overlay");
+        ASSERT_TRUE(strstr(e->fs_options, "upperdir=/var/lib/containers/storage/overlay/upper"));
+
+        ASSERT_TRUE((e = find(t, "/snap/core22/1380")));
+        ASSERT_STREQ(e->fstype, "squashfs");
+        ASSERT_TRUE(e->read_only);
+        ASSERT_EQ(e->dev, makedev(7, 0));
+
+        ASSERT_TRUE((e = find(t, "/dev")));
+        ASSERT_STREQ(e->source, "udev");
+        ASSERT_TRUE((e = find(t, "/sys/fs/cgroup")));
+        ASSERT_STREQ(e->fstype, "cgroup2");
+
+        ASSERT_TRUE(!find(t, "/nonexistent"));
+}
+
+TEST(malformed_middle) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        unsigned n_bad = 0;
+
+        t = load_file("mountinfo/malformed-middle.mountinfo", &n_bad);
+        ASSERT_EQ(n_bad, 3);
+        ASSERT_EQ(t->n_entries, 4);
+        ASSERT_STREQ(t->entries[0].mount_point, "/");
+        ASSERT_STREQ(t->entries[1].mount_point, "/proc");
+        ASSERT_STREQ(t->entries[2].mount_point, "/sys");
+        ASSERT_STREQ(t->entries[3].mount_point, "/run");
+        ASSERT_EQ(t->entries[3].mount_id, 26);
+
+        /* n_bad may be NULL */
+        mount_table_free(TAKE_PTR(t));
+        t = load_file("mountinfo/malformed-middle.mountinfo", NULL);
+        ASSERT_EQ(t->n_entries, 4);
+}
+
+TEST(malformed_variants) {
+        static const char *const bad[] = {
+                "21 1 8:1 / /a rw shared:1 ext4 /dev/sda1 rw\n",        /* no " - " separator */
+                "21 1 8:1 / /a rw - ext4\n",                             /* no source, no options */
+                "21 1 8:1 / /a rw - ext4 /dev/sda1\n",                   /* no superblock options */
+                "21 1 8:1 / /a\n",                                       /* truncated */
+                "21 1 8 / /a rw - ext4 /dev/sda1 rw\n",                  /* no minor */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_(mount_table_freep) MountTable *t = NULL;
+                char buf[512];
+                unsigned n_bad = 0;
+
+                snprintf(buf, sizeof(buf), "20 1 8:2 / / rw - ext4 /dev/sda2 rw\n%s"
+                         "22 20 0:5 / /tmp rw - tmpfs tmpfs rw\n", bad[i]);
+                ASSERT_OK(mount_table_parse(buf, strlen(buf), &t, &n_bad));
+                ASSERT_EQ(n_bad, 1);
+                ASSERT_EQ(t->n_entries, 2);
+                ASSERT_STREQ(t->entries[1].mount_point, "/tmp");
+        }
+}
+
+TEST(malformed_first_line) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        unsigned n_bad = 0;
+
+        /* libmount guesses the table format from the first line: must not read this as fstab */
+        t = load_file("mountinfo/malformed-first-line.mountinfo", &n_bad);
+        ASSERT_EQ(n_bad, 1);
+        ASSERT_EQ(t->n_entries, 2);
+        ASSERT_STREQ(t->entries[0].fstype, "ext4");
+        ASSERT_STREQ(t->entries[1].mount_point, "/proc");
+}
+
+TEST(empty_and_odd_inputs) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        unsigned n_bad = 99;
+        const char *s;
+
+        t = load_file("mountinfo/empty.mountinfo", &n_bad);
+        ASSERT_EQ(t->n_entries, 0);
+        ASSERT_EQ(n_bad, 0);
+        mount_table_free(TAKE_PTR(t));
+
+        ASSERT_OK(mount_table_parse(NULL, 0, &t, NULL));
+        ASSERT_EQ(t->n_entries, 0);
+        mount_table_free(TAKE_PTR(t));
+
+        ASSERT_OK(mount_table_parse("\n\n", 2, &t, &n_bad));
+        ASSERT_EQ(t->n_entries, 0);
+        ASSERT_EQ(n_bad, 0);
+        mount_table_free(TAKE_PTR(t));
+
+        ASSERT_OK(mount_table_parse("garbage", 7, &t, &n_bad));
+        ASSERT_EQ(t->n_entries, 0);
+        ASSERT_EQ(n_bad, 1);
+        mount_table_free(TAKE_PTR(t));
+
+        /* Not NUL-terminated, no final newline: size is honoured (the "X" after it is not read). */
+        s = "21 1 8:1 / / rw - ext4 /dev/sda1 rwX";
+        ASSERT_OK(mount_table_parse(s, strlen(s) - 1, &t, &n_bad));
+        ASSERT_EQ(t->n_entries, 1);
+        ASSERT_STREQ(t->entries[0].fs_options, "rw");
+        ASSERT_EQ(t->entries[0].dev, makedev(8, 1));
+        mount_table_free(TAKE_PTR(t));
+
+        /* Output untouched on failure; over the byte bound. */
+        t = NULL;
+        ASSERT_ERR(mount_table_parse(s, (size_t) MOUNT_TABLE_MAX_BYTES + 1, &t, NULL), E2BIG);
+        ASSERT_TRUE(!t);
+}
+
+TEST(too_many_lines) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_free_ char *buf = NULL;
+        const char *line = "21 1 0:5 / /x rw - tmpfs tmpfs rw\n";
+        size_t len = strlen(line), n = MOUNT_TABLE_MAX_ENTRIES + 1;
+
+        buf = malloc(len * n);
+        ASSERT_TRUE(buf);
+        for (size_t i = 0; i < n; i++)
+                memcpy(buf + i * len, line, len);
+        ASSERT_ERR(mount_table_parse(buf, len * n, &t, NULL), E2BIG);
+        ASSERT_TRUE(!t);
+
+        /* exactly at the bound is fine */
+        ASSERT_OK(mount_table_parse(buf, len * (n - 1), &t, NULL));
+        ASSERT_EQ(t->n_entries, MOUNT_TABLE_MAX_ENTRIES);
+}
+
+TEST(container_host_1000) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct timespec a, b;
+        unsigned n_bad = 99, n_ro = 0, n_overlay = 0;
+        size_t size;
+        const int rounds = 200;
+        double usec;
+
+        t = load_root("container-host-1000", &n_bad);
+        ASSERT_EQ(n_bad, 0);
+        ASSERT_EQ(t->n_entries, 1000);
+        for (size_t i = 0; i < t->n_entries; i++) {
+                n_ro += t->entries[i].read_only;
+                n_overlay += streq(t->entries[i].fstype, "overlay");
+        }
+        ASSERT_EQ(n_overlay, 111);
+        ASSERT_EQ(n_ro, 110 * 2);  /* sysfs and resolv.conf per complete container */
+        ASSERT_STREQ(t->entries[15].mount_point, "/var/lib/containers/storage/overlay/c1/merged/data");
+        ASSERT_STREQ(t->entries[15].root, "/volumes/vol 1/_data");
+
+        /* Timing (reported, not asserted). */
+        fd = open(FIXTURES_DIR "/roots/container-host-1000", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(read_full_file_at(fd, "proc/self/mountinfo", MOUNT_TABLE_MAX_BYTES, &buf, &size));
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < rounds; i++) {
+                MountTable *x = NULL;
+
+                ASSERT_OK(mount_table_parse(buf, size, &x, NULL));
+                mount_table_free(x);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        usec = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3 / rounds;
+        fprintf(stderr, "mount_table_parse: 1000 mounts (%zu bytes) in %.1f us per parse (avg of %d)\n",
+                size, usec, rounds);
+}
+
+TEST(real_machine_capture) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        const MountEntry *e;
+        unsigned n_bad = 99;
+
+        t = load_file("mountinfo/real-kernel-6.18.mountinfo", &n_bad);
+        ASSERT_EQ(n_bad, 0);
+        ASSERT_EQ(t->n_entries, 20);
+        ASSERT_TRUE((e = find(t, "/")));
+        ASSERT_STREQ(e->fstype, "ext4");
+        ASSERT_EQ(e->dev, makedev(254, 0));
+        ASSERT_STREQ(e->source, "/dev/vda");
+        ASSERT_TRUE((e = find(t, "/mnt/sandboxing/model_tools_env/v1/python")));
+        ASSERT_TRUE(e->read_only);
+}
+
+TEST(load_live_and_missing) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        /* The degraded root has a mountinfo; a root without proc/ gives -ENOENT. */
+        mount_table_free(load_root("degraded", NULL));
+
+        fd = open(FIXTURES_DIR "/mountinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_ERR(mount_table_load(fd, &t, NULL), ENOENT);
+        ASSERT_TRUE(!t);
+        fd = safe_close(fd);
+
+        /* This machine's own table: must contain "/" */
+        fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_OK(mount_table_load(fd, &t, NULL));
+        ASSERT_TRUE(find(t, "/"));
+}
+
+int main(void) {
+        RUN(escaped_paths);
+        RUN(laptop);
+        RUN(malformed_middle);
+        RUN(malformed_variants);
+        RUN(malformed_first_line);
+        RUN(empty_and_odd_inputs);
+        RUN(too_many_lines);
+        RUN(container_host_1000);
+        RUN(real_machine_capture);
+        RUN(load_live_and_missing);
+        return 0;
+}
