@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * State: run records under the state directory (default /run/suspend-sync, tmpfs): last.json
+ * written atomically, plus a bounded history (STATE_HISTORY_MAX records, newest first). Records are
+ * JSON (json-c); parsing is pure (text in, struct out). Nothing here ever fsyncs: the directory is
+ * meant to be on tmpfs and a run must not dirty real filesystems.
+ *
+ * Strings are raw bytes (mount points can hold anything but NUL). JSON must be valid UTF-8, so a
+ * string that is not valid UTF-8 is written lossily (each invalid byte becomes U+FFFD) and the raw
+ * bytes are added hex-encoded under "<key>_hex" (e.g. "mount_point_hex"); the parser prefers the
+ * "_hex" form, so a round trip is lossless.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/macro.h"
+#include "shared/time-util.h"
+
+#define STATE_DIR_DEFAULT "/run/suspend-sync"
+#define STATE_HISTORY_MAX 16U
+#define STATE_MAX_MOUNTS 65536U
+#define STATE_FILE_MAX (16U * 1024U * 1024U)
+#define STATE_STRING_MAX (16U * 1024U) /* bytes per string field (mount point, reason, ...) */
+
+typedef struct RunMount {
+        char *mount_point;  /* required */
+        char *fstype;       /* may be NULL */
+        char *action;       /* "sync" | "skip"; required */
+        char *reason;       /* may be NULL */
+        char *outcome;      /* "synced" | "timeout" | "error" | "skipped"; required */
+        usec_t duration;
+        int error;          /* positive errno, 0 none */
+        int abandoned_pid;  /* 0 none */
+} RunMount;
+
+typedef struct RunRecord {
+        usec_t started_realtime;
+        usec_t duration;
+        char *result;       /* "success" | "timeout" | "error"; required */
+        char *trigger;      /* "run" | "hook" | ... (free text), may be NULL */
+        usec_t deadline;
+        /* phase times, usec */
+        usec_t t_read, t_sample, t_plan, t_execute, t_record;
+        RunMount *mounts;
+        size_t n_mounts;
+} RunRecord;
+
+/* Frees the contents and zeroes the struct; accepts NULL and zeroed records. Usable as
+ * _cleanup_(run_record_done) on a RunRecord variable. */
+void run_record_done(RunRecord *r);
+/* Frees an array of n records (as returned by state_load()); accepts NULL. */
+void run_record_array_free(RunRecord *a, size_t n);
+
+/* JSON (de)serialisation, pure.
+ * run_record_to_json_string(): pretty (indented, multi-line) or short (one line); no trailing
+ * newline. -EINVAL when a required string is NULL, error is out of range (0..4095) or
+ * abandoned_pid is negative; -E2BIG when a string exceeds STATE_STRING_MAX or there are more
+ * than STATE_MAX_MOUNTS mounts (such a record could not be read back).
+ * run_record_from_json_string(): strict JSON, valid UTF-8, nesting depth limited; unknown keys
+ * are ignored; missing or null optional fields get defaults (0 / NULL); json-c saturates integers
+ * above UINT64_MAX, so such a usec value reads as USEC_INFINITY. -EFBIG when the text is
+ * longer than STATE_FILE_MAX, -EBADMSG for anything malformed (syntax, wrong types, negative or
+ * non-integer numbers, embedded NUL, too many mounts, over-long strings, bad hex). *ret is
+ * written only on success. */
+int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
+int run_record_from_json_string(const char *text, RunRecord *ret);
+
+/* Appends the record to the state directory: writes last.json atomically and prepends it to
+ * history.json, keeping at most STATE_HISTORY_MAX entries (fewer if they would not fit in
+ * STATE_FILE_MAX). Creates the directory (0755, with parents) if missing. dir is an absolute path
+ * (-EINVAL otherwise). Never fsyncs. A history.json that is unreadable as history (malformed, too
+ * large) is renamed to history.json.corrupt and a new history started; *ret_history_reset (may be
+ * NULL) then says so. Errors: the record's serialisation errors (nothing touched), or the errno
+ * of mkdir/open/write (-ENOTDIR when a file sits where the directory should be, -EROFS, ...).
+ * Callers serialise concurrent runs with state_lock(). */
+int state_save(const char *dir, const RunRecord *r, bool *ret_history_reset);
+
+/* Loads the last record and the history (newest first, may be 0 entries). Either part can be
+ * skipped by passing NULL for both of its outputs, so a caller can get each part's error
+ * separately. last.json missing → *ret_has_last=false (ret_last zeroed); history.json missing → 0
+ * entries. A corrupt part → -EBADMSG (-EFBIG when too large); other read errors as negative
+ * errno. All-or-nothing: on error no output is written. Free the history with
+ * run_record_array_free(). */
+int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunRecord **ret_history,
+               size_t *ret_n_history);
+
+/* Reports whether dir (or, when it does not exist yet, its nearest existing ancestor, where it
+ * would be created) is on tmpfs or ramfs. Returns 0 or negative errno from statfs(). */
+int state_dir_check(const char *dir, bool *ret_is_tmpfs);
+
+/* Creates dir (like state_save()) and takes flock(LOCK_EX|LOCK_NB) on dir/lock. Returns 0 and the
+ * locked fd (O_CLOEXEC; close it to release), or -EBUSY when another open file description holds
+ * the lock (another run, or the same process through a different fd). The lock file is never
+ * removed. */
+int state_lock(const char *dir, int *ret_fd);

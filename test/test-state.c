@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "shared/fileio.h"
+#include "state.h"
+#include "tests.h"
+
+#define WEIRD_PATH "/mnt/a\nb\tc\"d\\e\xff/f"
+#define WEIRD_HEX "2f6d6e742f610a62096322645c65ff2f66"
+
+static char test_root[] = "/tmp/test-state.XXXXXX";
+
+static char *path_join(const char *a, const char *b) {
+        char *p;
+        ASSERT_TRUE(asprintf(&p, "%s/%s", a, b) >= 0);
+        return p;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path) < 0 ? -1 : 0;
+}
+
+static void rm_rf(const char *path) {
+        (void) chmod(path, 0755);
+        (void) nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory under the test root. */
+static char *fresh_dir(const char *name) {
+        char *p = path_join(test_root, name);
+        rm_rf(p);
+        ASSERT_OK(mkdir(p, 0755) < 0 ? -errno : 0);
+        return p;
+}
+
+static void fill_mount(RunMount *m, const char *mp, const char *fstype, const char *action,
+                       const char *reason, const char *outcome, usec_t duration, int error, int pid) {
+        *m = (RunMount) {
+                .mount_point = strdup(mp),
+                .fstype = fstype ? strdup(fstype) : NULL,
+                .action = strdup(action),
+                .reason = reason ? strdup(reason) : NULL,
+                .outcome = strdup(outcome),
+                .duration = duration,
+                .error = error,
+                .abandoned_pid = pid,
+        };
+}
+
+static void make_record(RunRecord *r, usec_t started) {
+        *r = (RunRecord) {
+                .started_realtime = started,
+                .duration = 845012,
+                .result = strdup("timeout"),
+                .trigger = strdup("hook"),
+                .deadline = 5 * USEC_PER_SEC,
+                .t_read = 2100, .t_sample = 310, .t_plan = 42, .t_execute = 840000, .t_record = 560,
+        };
+        r->n_mounts = 4;
+        r->mounts = calloc(r->n_mounts, sizeof(RunMount));
+        ASSERT_TRUE(r->mounts);
+        fill_mount(&r->mounts[0], "/", "ext4", "sync", "default", "synced", 812000, 0, 0);
+        fill_mount(&r->mounts[1], WEIRD_PATH, "vfat", "sync", "removable", "timeout", 5000000, 0, 4242);
+        fill_mount(&r->mounts[2], "/mnt/nfs/ünïcödé", "nfs4", "sync", NULL, "error", 1200, EIO, 0);
+        fill_mount(&r->mounts[3], "/run", NULL, "skip", "no writeback", "skipped", 0, 0, 0);
+}
+
+static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
+        ASSERT_U64_EQ(a->started_realtime, b->started_realtime);
+        ASSERT_U64_EQ(a->duration, b->duration);
+        ASSERT_TRUE(streq_ptr(a->result, b->result));
+        ASSERT_TRUE(streq_ptr(a->trigger, b->trigger));
+        ASSERT_U64_EQ(a->deadline, b->deadline);
+        ASSERT_U64_EQ(a->t_read, b->t_read);
+        ASSERT_U64_EQ(a->t_sample, b->t_sample);
+        ASSERT_U64_EQ(a->t_plan, b->t_plan);
+        ASSERT_U64_EQ(a->t_execute, b->t_execute);
+        ASSERT_U64_EQ(a->t_record, b->t_record);
+        ASSERT_EQ(a->n_mounts, b->n_mounts);
+        for (size_t i = 0; i < a->n_mounts; i++) {
+                const RunMount *x = a->mounts + i, *y = b->mounts + i;
+                ASSERT_TRUE(streq_ptr(x->mount_point, y->mount_point));
+                ASSERT_TRUE(streq_ptr(x->fstype, y->fstype));
+                ASSERT_TRUE(streq_ptr(x->action, y->action));
+                ASSERT_TRUE(streq_ptr(x->reason, y->reason));
+                ASSERT_TRUE(streq_ptr(x->outcome, y->outcome));
+                ASSERT_U64_EQ(x->duration, y->duration);
+                ASSERT_EQ(x->error, y->error);
+                ASSERT_EQ(x->abandoned_pid, y->abandoned_pid);
+        }
+}
+
+/* Independent check that the output is valid UTF-8 JSON: json-c's own validating tokener. */
+static json_object *parse_strict(const char *s) {
+        struct json_tokener *tok = json_tokener_new();
+        json_object *o;
+
+        ASSERT_TRUE(tok);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        o = json_tokener_parse_ex(tok, s, (int) strlen(s));
+        ASSERT_EQ(json_tokener_get_error(tok), json_tokener_success);
+        json_tokener_free(tok);
+        ASSERT_TRUE(o);
+        return o;
+}
+
+TEST(round_trip) {
+        _cleanup_(run_record_done) RunRecord r = {}, back = {};
+        _cleanup_free_ char *s = NULL;
+        json_object *o, *mounts, *m, *v;
+
+        make_record(&r, 1767225600123456ULL);
+        ASSERT_OK(run_record_to_json_string(&r, true, &s));
+        ASSERT_OK(run_record_from_json_string(s, &back));
+        assert_record_eq(&r, &back);
+
+        /* The 0xff byte never reaches the JSON text; the raw bytes are kept as hex. */
+        ASSERT_TRUE(!strchr(s, '\xff'));
+        o = parse_strict(s);
+        ASSERT_TRUE(json_object_object_get_ex(o, "mounts", &mounts));
+        m = json_object_array_get_idx(mounts, 1);
+        ASSERT_TRUE(json_object_object_get_ex(m, "mount_point_hex", &v));
+        ASSERT_STREQ(json_object_get_string(v), WEIRD_HEX);
+        ASSERT_TRUE(json_object_object_get_ex(m, "mount_point", &v));
+        ASSERT_STREQ(json_object_get_string(v), "/mnt/a\nb\tc\"d\\e\xef\xbf\xbd/f");
+        ASSERT_TRUE(json_object_object_get_ex(m, "abandoned_pid", &v));
+        ASSERT_EQ(json_object_get_int(v), 4242);
+
+        /* Negative control: valid UTF-8 (multibyte) gets no _hex twin and is kept verbatim. */
+        m = json_object_array_get_idx(mounts, 2);
+        ASSERT_TRUE(!json_object_object_get_ex(m, "mount_point_hex", NULL));
+        ASSERT_TRUE(json_object_object_get_ex(m, "mount_point", &v));
+        ASSERT_STREQ(json_object_get_string(v), "/mnt/nfs/ünïcödé");
+        ASSERT_TRUE(json_object_object_get_ex(m, "errno", &v));
+        ASSERT_EQ(json_object_get_int(v), EIO);
+        ASSERT_TRUE(json_object_object_get_ex(m, "errno_name", &v));
+        ASSERT_STREQ(json_object_get_string(v), "EIO");
+        ASSERT_TRUE(json_object_object_get_ex(m, "reason", &v));
+        ASSERT_TRUE(v == NULL); /* JSON null */
+
+        m = json_object_array_get_idx(mounts, 0);
+        ASSERT_TRUE(json_object_object_get_ex(m, "errno_name", &v));
+        ASSERT_TRUE(v == NULL);
+        ASSERT_TRUE(json_object_object_get_ex(m, "abandoned_pid", &v));
+        ASSERT_TRUE(v == NULL);
+
+        ASSERT_TRUE(json_object_object_get_ex(o, "phases_usec", &v));
+        ASSERT_TRUE(json_object_object_get_ex(v, "execute", &v));
+        ASSERT_EQ(json_object_get_int64(v), 840000);
+        json_object_put(o);
+
+        /* Names from the schema contract, no escaped slashes. */
+        ASSERT_TRUE(strstr(s, "\"started_realtime_usec\""));
+        ASSERT_TRUE(strstr(s, "\"deadline_usec\""));
+        ASSERT_TRUE(strstr(s, "\"mount_point\": \"/\""));
+        ASSERT_TRUE(!strstr(s, "\\/"));
+}
+
+TEST(extremes) {
+        _cleanup_(run_record_done) RunRecord r = {}, back = {};
+        _cleanup_free_ char *s = NULL;
+
+        r.started_realtime = USEC_INFINITY;
+        r.deadline = USEC_INFINITY;
+        r.result = strdup("success");
+        ASSERT_OK(run_record_to_json_string(&r, false, &s));
+        ASSERT_TRUE(strstr(s, "18446744073709551615"));
+        ASSERT_OK(run_record_from_json_string(s, &back));
+        assert_record_eq(&r, &back);
+        ASSERT_TRUE(back.trigger == NULL);
+        ASSERT_EQ(back.n_mounts, 0);
+}
+
+TEST(pretty_vs_short) {
+        _cleanup_(run_record_done) RunRecord r = {}, a = {}, b = {};
+        _cleanup_free_ char *pretty = NULL, *plain = NULL;
+
+        make_record(&r, 42);
+        ASSERT_OK(run_record_to_json_string(&r, true, &pretty));
+        ASSERT_OK(run_record_to_json_string(&r, false, &plain));
+        ASSERT_TRUE(strchr(pretty, '\n'));
+        ASSERT_TRUE(strstr(pretty, "\"result\": \"timeout\""));
+        /* The only newline in the short form is the escaped one inside the weird path. */
+        ASSERT_TRUE(!strchr(plain, '\n'));
+        ASSERT_TRUE(strstr(plain, "\"result\":\"timeout\""));
+        ASSERT_TRUE(strstr(plain, "a\\nb\\tc\\\"d\\\\e"));
+        ASSERT_TRUE(strlen(plain) < strlen(pretty));
+        ASSERT_TRUE(pretty[strlen(pretty) - 1] != '\n');
+        ASSERT_OK(run_record_from_json_string(pretty, &a));
+        ASSERT_OK(run_record_from_json_string(plain, &b));
+        assert_record_eq(&a, &b);
+        assert_record_eq(&r, &a);
+}
+
+TEST(serialise_rejects) {
+        _cleanup_(run_record_done) RunRecord r = {};
+        char *s = NULL, *big;
+
+        /* result is required */
+        ASSERT_ERR(run_record_to_json_string(&r, false, &s), EINVAL);
+        ASSERT_ERR(run_record_to_json_string(NULL, false, &s), EINVAL);
+        make_record(&r, 1);
+        ASSERT_OK(run_record_to_json_string(&r, false, &s));
+        free(s);
+        s = NULL;
+
+        r.mounts[2].error = -EIO;
+        ASSERT_ERR(run_record_to_json_string(&r, false, &s), EINVAL);
+        r.mounts[2].error = EIO;
+        r.mounts[1].abandoned_pid = -1;
+        ASSERT_ERR(run_record_to_json_string(&r, false, &s), EINVAL);
+        r.mounts[1].abandoned_pid = 0;
+
+        big = malloc(STATE_STRING_MAX + 2);
+        ASSERT_TRUE(big);
+        memset(big, 'x', STATE_STRING_MAX + 1);
+        big[STATE_STRING_MAX + 1] = 0;
+        free(r.mounts[3].reason);
+        r.mounts[3].reason = big;
+        ASSERT_ERR(run_record_to_json_string(&r, false, &s), E2BIG);
+        /* exactly at the limit is fine, and reads back */
+        big[STATE_STRING_MAX] = 0;
+        ASSERT_OK(run_record_to_json_string(&r, false, &s));
+        {
+                _cleanup_(run_record_done) RunRecord back = {};
+                ASSERT_OK(run_record_from_json_string(s, &back));
+                assert_record_eq(&r, &back);
+        }
+        free(s);
+        s = NULL;
+
+        free(r.mounts[0].action);
+        r.mounts[0].action = NULL;
+        ASSERT_ERR(run_record_to_json_string(&r, false, &s), EINVAL);
+        ASSERT_TRUE(s == NULL);
+}
+
+static char *read_fixture(const char *name, size_t *ret_size) {
+        _cleanup_close_ int dfd = -EBADF;
+        char *text = NULL;
+
+        dfd = open(FIXTURES_DIR "/state", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dfd >= 0);
+        ASSERT_OK(read_full_file_at(dfd, name, STATE_FILE_MAX, &text, ret_size));
+        return text;
+}
+
+TEST(fixtures) {
+        DIR *d;
+        struct dirent *de;
+        unsigned n_good = 0, n_bad = 0;
+
+        d = opendir(FIXTURES_DIR "/state");
+        ASSERT_TRUE(d);
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *text = NULL;
+                RunRecord r = { .started_realtime = 0xdead, .result = (char *) "untouched" };
+                size_t size = 0;
+                int k;
+
+                if (!strstr(de->d_name, ".json"))
+                        continue;
+                text = read_fixture(de->d_name, &size);
+                k = run_record_from_json_string(text, &r);
+                if (strncmp(de->d_name, "good-", 5) == 0) {
+                        if (k < 0)
+                                fprintf(stderr, "%s: %s\n", de->d_name, strerror(-k));
+                        ASSERT_OK(k);
+                        run_record_done(&r);
+                        n_good++;
+                } else {
+                        ASSERT_TRUE(strncmp(de->d_name, "bad-", 4) == 0);
+                        if (k != -EBADMSG)
+                                fprintf(stderr, "%s: got %d\n", de->d_name, k);
+                        ASSERT_ERR(k, EBADMSG);
+                        /* never partial output */
+                        ASSERT_U64_EQ(r.started_realtime, 0xdead);
+                        ASSERT_STREQ(r.result, "untouched");
+                        n_bad++;
+                }
+        }
+        closedir(d);
+        ASSERT_TRUE(n_good >= 5);
+        ASSERT_TRUE(n_bad >= 30);
+}
+
+TEST(fixture_contents) {
+        _cleanup_(run_record_done) RunRecord full = {}, min = {}, mm = {}, hex = {};
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+
+        a = read_fixture("good-full.json", NULL);
+        ASSERT_OK(run_record_from_json_string(a, &full));
+        ASSERT_U64_EQ(full.started_realtime, 1767225600123456ULL);
+        ASSERT_STREQ(full.result, "timeout");
+        ASSERT_STREQ(full.trigger, "hook");
+        ASSERT_U64_EQ(full.t_execute, 840000);
+        ASSERT_EQ(full.n_mounts, 4);
+        ASSERT_STREQ(full.mounts[1].mount_point, "/media/usb");
+        ASSERT_EQ(full.mounts[1].abandoned_pid, 4242);
+        ASSERT_EQ(full.mounts[2].error, EIO);
+        ASSERT_STREQ(full.mounts[3].outcome, "skipped");
+
+        /* missing optional fields → defaults */
+        b = read_fixture("good-minimal.json", NULL);
+        ASSERT_OK(run_record_from_json_string(b, &min));
+        ASSERT_U64_EQ(min.started_realtime, 1);
+        ASSERT_U64_EQ(min.duration, 0);
+        ASSERT_U64_EQ(min.deadline, 0);
+        ASSERT_U64_EQ(min.t_read, 0);
+        ASSERT_TRUE(min.trigger == NULL);
+        ASSERT_EQ(min.n_mounts, 0);
+        ASSERT_TRUE(min.mounts == NULL);
+
+        c = read_fixture("good-mount-minimal.json", NULL);
+        ASSERT_OK(run_record_from_json_string(c, &mm));
+        ASSERT_EQ(mm.n_mounts, 1);
+        ASSERT_TRUE(mm.mounts[0].fstype == NULL);
+        ASSERT_TRUE(mm.mounts[0].reason == NULL);
+        ASSERT_EQ(mm.mounts[0].error, ENOSPC);
+        ASSERT_EQ(mm.mounts[0].abandoned_pid, 0);
+
+        /* hex wins over the lossy form */
+        d = read_fixture("good-hex.json", NULL);
+        ASSERT_OK(run_record_from_json_string(d, &hex));
+        ASSERT_STREQ(hex.mounts[0].mount_point, "/mnt/\n\t\"\\\xff");
+
+        /* json-c turns an escaped lone surrogate into U+FFFD; pairs decode normally */
+        {
+                _cleanup_(run_record_done) RunRecord x = {}, y = {};
+                _cleanup_free_ char *e = read_fixture("good-escaped-lone-surrogate.json", NULL);
+                _cleanup_free_ char *f = read_fixture("good-escaped-pair.json", NULL);
+                ASSERT_OK(run_record_from_json_string(e, &x));
+                ASSERT_STREQ(x.trigger, "\xef\xbf\xbd");
+                ASSERT_OK(run_record_from_json_string(f, &y));
+                ASSERT_STREQ(y.trigger, "\xf0\x9f\x98\x80 ok");
+        }
+
+        /* json-c saturates integers above UINT64_MAX: a usec value becomes USEC_INFINITY */
+        {
+                _cleanup_(run_record_done) RunRecord x = {};
+                _cleanup_free_ char *e = read_fixture("good-usec-overflow-saturates.json", NULL);
+                ASSERT_OK(run_record_from_json_string(e, &x));
+                ASSERT_U64_EQ(x.started_realtime, USEC_INFINITY);
+        }
+}
+
+TEST(huge_inputs) {
+        RunRecord r = {};
+        size_t n = 10U * 1024U * 1024U;
+        char *text;
+        const char *pre = "{\"started_realtime_usec\": 1, \"result\": \"", *post = "\"}";
+        size_t lp = strlen(pre), lq = strlen(post);
+
+        /* 10 MB string: below STATE_FILE_MAX, far above STATE_STRING_MAX */
+        text = malloc(lp + n + lq + 1);
+        ASSERT_TRUE(text);
+        memcpy(text, pre, lp);
+        memset(text + lp, 'a', n);
+        memcpy(text + lp + n, post, lq + 1);
+        ASSERT_ERR(run_record_from_json_string(text, &r), EBADMSG);
+        free(text);
+
+        /* more than STATE_FILE_MAX of text: refused before parsing */
+        n = STATE_FILE_MAX + 16;
+        text = malloc(n + 1);
+        ASSERT_TRUE(text);
+        memset(text, ' ', n);
+        text[0] = '{';
+        text[n - 1] = '}';
+        text[n] = 0;
+        ASSERT_ERR(run_record_from_json_string(text, &r), EFBIG);
+        free(text);
+
+        /* too many mounts */
+        {
+                size_t cnt = STATE_MAX_MOUNTS + 1, len = 0, cap = 64 + cnt * 3;
+                char *t = malloc(cap);
+                ASSERT_TRUE(t);
+                len += (size_t) sprintf(t, "{\"started_realtime_usec\":1,\"result\":\"x\",\"mounts\":[");
+                for (size_t i = 0; i < cnt; i++) {
+                        memcpy(t + len, i ? ",{}" : "{}", i ? 3 : 2);
+                        len += i ? 3 : 2;
+                }
+                memcpy(t + len, "]}", 3);
+                ASSERT_ERR(run_record_from_json_string(t, &r), EBADMSG);
+                free(t);
+        }
+
+        /* deep nesting generated far beyond the fixture */
+        n = 200000;
+        text = malloc(2 * n + 1);
+        ASSERT_TRUE(text);
+        memset(text, '[', n);
+        memset(text + n, ']', n);
+        text[2 * n] = 0;
+        ASSERT_ERR(run_record_from_json_string(text, &r), EBADMSG);
+        free(text);
+
+        ASSERT_TRUE(r.result == NULL && r.mounts == NULL);
+}
+
+TEST(history_cap) {
+        _cleanup_free_ char *dir = fresh_dir("cap");
+        _cleanup_(run_record_done) RunRecord last = {};
+        RunRecord *hist = NULL;
+        size_t n = 0;
+        bool has_last = true, reset = true;
+
+        /* never run */
+        ASSERT_OK(state_load(dir, &last, &has_last, &hist, &n));
+        ASSERT_TRUE(!has_last);
+        ASSERT_EQ(n, 0);
+        run_record_array_free(hist, n);
+
+        for (unsigned i = 0; i < 20; i++) {
+                _cleanup_(run_record_done) RunRecord r = {};
+                make_record(&r, 1000 + i);
+                ASSERT_OK(state_save(dir, &r, &reset));
+                ASSERT_TRUE(!reset);
+
+                ASSERT_OK(state_load(dir, NULL, NULL, &hist, &n));
+                ASSERT_EQ(n, MIN(i + 1, STATE_HISTORY_MAX));
+                run_record_array_free(hist, n);
+        }
+
+        ASSERT_OK(state_load(dir, &last, &has_last, &hist, &n));
+        ASSERT_TRUE(has_last);
+        ASSERT_U64_EQ(last.started_realtime, 1019);
+        ASSERT_EQ(n, STATE_HISTORY_MAX);
+        for (size_t i = 0; i < n; i++)
+                ASSERT_U64_EQ(hist[i].started_realtime, 1019 - i);
+        /* the weird path survives the history round trip too */
+        ASSERT_STREQ(hist[STATE_HISTORY_MAX - 1].mounts[1].mount_point, WEIRD_PATH);
+        assert_record_eq(&last, &hist[0]);
+        run_record_array_free(hist, n);
+
+        /* the file itself holds exactly the cap (the loader would hide extra entries) */
+        {
+                _cleanup_free_ char *p = path_join(dir, "history.json");
+                json_object *o = json_object_from_file(p);
+                ASSERT_TRUE(o);
+                ASSERT_TRUE(json_object_is_type(o, json_type_array));
+                ASSERT_EQ(json_object_array_length(o), STATE_HISTORY_MAX);
+                json_object_put(o);
+        }
+}
+
+static void write_file(const char *dir, const char *name, const char *content) {
+        _cleanup_free_ char *p = path_join(dir, name);
+        FILE *f = fopen(p, "we");
+        ASSERT_TRUE(f);
+        fputs(content, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+TEST(corrupt_history) {
+        _cleanup_free_ char *dir = fresh_dir("corrupt"), *corrupt = NULL;
+        _cleanup_(run_record_done) RunRecord r = {}, last = {};
+        _cleanup_close_ int dfd = -EBADF;
+        RunRecord *hist = NULL;
+        size_t n = 0, size = 0;
+        bool reset = false, has_last = false;
+        const char *garbage = "[{\"started_realtime_usec\": 1, \"result\": \"succ";
+
+        write_file(dir, "history.json", garbage);
+        /* a corrupt part fails alone */
+        ASSERT_ERR(state_load(dir, NULL, NULL, &hist, &n), EBADMSG);
+        ASSERT_OK(state_load(dir, &last, &has_last, NULL, NULL));
+        ASSERT_TRUE(!has_last);
+        ASSERT_ERR(state_load(dir, &last, &has_last, &hist, &n), EBADMSG);
+
+        make_record(&r, 5);
+        ASSERT_OK(state_save(dir, &r, &reset));
+        ASSERT_TRUE(reset);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dfd >= 0);
+        ASSERT_OK(read_full_file_at(dfd, "history.json.corrupt", 1024, &corrupt, &size));
+        ASSERT_STREQ(corrupt, garbage);
+        ASSERT_OK(state_load(dir, NULL, NULL, &hist, &n));
+        ASSERT_EQ(n, 1);
+        ASSERT_U64_EQ(hist[0].started_realtime, 5);
+        run_record_array_free(hist, n);
+
+        /* negative control: a sane history is not reset */
+        ASSERT_OK(state_save(dir, &r, &reset));
+        ASSERT_TRUE(!reset);
+        ASSERT_OK(state_load(dir, NULL, NULL, &hist, &n));
+        ASSERT_EQ(n, 2);
+        run_record_array_free(hist, n);
+
+        /* wrong type inside an otherwise valid array is corruption too */
+        write_file(dir, "history.json", "[{\"started_realtime_usec\": \"x\", \"result\": \"success\"}]");
+        ASSERT_OK(state_save(dir, &r, &reset));
+        ASSERT_TRUE(reset);
+
+        /* corrupt last.json: -EBADMSG for that part only */
+        write_file(dir, "last.json", "{\"started_realtime_usec\": 1}");
+        ASSERT_ERR(state_load(dir, &last, &has_last, NULL, NULL), EBADMSG);
+        ASSERT_OK(state_load(dir, NULL, NULL, &hist, &n));
+        ASSERT_EQ(n, 1);
+        run_record_array_free(hist, n);
+        /* a NUL byte in last.json */
+        {
+                _cleanup_free_ char *p = path_join(dir, "last.json");
+                FILE *f = fopen(p, "we");
+                ASSERT_TRUE(f);
+                ASSERT_EQ(fwrite("{\"a\":1}\0 ", 1, 9, f), 9);
+                ASSERT_EQ(fclose(f), 0);
+                ASSERT_ERR(state_load(dir, &last, &has_last, NULL, NULL), EBADMSG);
+        }
+}
+
+TEST(missing_dir) {
+        _cleanup_free_ char *base = fresh_dir("missing"), *dir = path_join(base, "a/b/c");
+        _cleanup_(run_record_done) RunRecord r = {}, last = {};
+        RunRecord *hist = NULL;
+        size_t n = 5;
+        bool has_last = true;
+        struct stat st;
+
+        ASSERT_OK(state_load(dir, &last, &has_last, &hist, &n));
+        ASSERT_TRUE(!has_last);
+        ASSERT_EQ(n, 0);
+
+        make_record(&r, 77);
+        ASSERT_OK(state_save(dir, &r, NULL));
+        ASSERT_OK(stat(dir, &st) < 0 ? -errno : 0);
+        ASSERT_TRUE(S_ISDIR(st.st_mode));
+        ASSERT_EQ(st.st_mode & 0700, 0700);
+        ASSERT_OK(state_load(dir, &last, &has_last, &hist, &n));
+        ASSERT_TRUE(has_last);
+        ASSERT_EQ(n, 1);
+        assert_record_eq(&r, &last);
+        run_record_array_free(hist, n);
+
+        /* relative paths are refused */
+        ASSERT_ERR(state_save("relative/dir", &r, NULL), EINVAL);
+}
+
+TEST(not_a_dir) {
+        _cleanup_free_ char *base = fresh_dir("notdir"), *dir = NULL, *below = NULL;
+        _cleanup_(run_record_done) RunRecord r = {};
+        int fd;
+
+        write_file(base, "state", "I am a file\n");
+        dir = path_join(base, "state");
+        below = path_join(base, "state/sub");
+        make_record(&r, 1);
+        ASSERT_ERR(state_save(dir, &r, NULL), ENOTDIR);
+        ASSERT_ERR(state_save(below, &r, NULL), ENOTDIR);
+        ASSERT_ERR(state_lock(dir, &fd), ENOTDIR);
+}
+
+static int access_in(const char *dir, const char *name) {
+        _cleanup_free_ char *p = path_join(dir, name);
+        return access(p, F_OK);
+}
+
+TEST(read_only) {
+        _cleanup_free_ char *dir = fresh_dir("ro");
+        _cleanup_(run_record_done) RunRecord r = {};
+        pid_t pid;
+        int status;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "read_only: not root, skipping\n");
+                return;
+        }
+        make_record(&r, 3);
+        /* Private mount namespace in a child: the read-only bind mount vanishes with it. */
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        _exit(EXIT_TEST_SKIP);
+                if (mount(dir, dir, NULL, MS_BIND, NULL) < 0 ||
+                    mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+                        _exit(EXIT_TEST_SKIP);
+                if (state_save(dir, &r, NULL) != -EROFS)
+                        _exit(1);
+                /* nothing was left behind */
+                if (faccessat(AT_FDCWD, dir, F_OK, 0) < 0 || access_in(dir, "last.json") == 0)
+                        _exit(2);
+                _exit(0);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        if (WEXITSTATUS(status) == EXIT_TEST_SKIP) {
+                fprintf(stderr, "read_only: cannot make a read-only bind mount, skipping\n");
+                return;
+        }
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+        /* negative control: the same directory is writable outside the namespace */
+        ASSERT_OK(state_save(dir, &r, NULL));
+}
+
+TEST(lock) {
+        _cleanup_free_ char *dir = fresh_dir("lock"), *sub = NULL;
+        int a = -1, b = -1, status;
+        pid_t pid;
+
+        sub = path_join(dir, "new/state");
+        ASSERT_OK(state_lock(sub, &a));
+        ASSERT_TRUE(a >= 0);
+        ASSERT_TRUE(fcntl(a, F_GETFD) & FD_CLOEXEC);
+        /* a second open file description in the same process */
+        ASSERT_ERR(state_lock(sub, &b), EBUSY);
+        ASSERT_EQ(b, -1);
+
+        /* another process */
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                int fd = -1;
+                close(a);
+                _exit(state_lock(sub, &fd) == -EBUSY ? 0 : 1);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        /* released on close */
+        close(a);
+        ASSERT_OK(state_lock(sub, &b));
+        ASSERT_TRUE(b >= 0);
+        close(b);
+}
+
+static const char *fstype_of(const char *mp) {
+        static char buf[64];
+        char line[4096];
+        FILE *f = fopen("/proc/self/mounts", "re");
+        const char *res = NULL;
+
+        if (!f)
+                return NULL;
+        while (fgets(line, sizeof line, f)) {
+                char src[1024], where[1024], type[64];
+                if (sscanf(line, "%1023s %1023s %63s", src, where, type) == 3 && streq(where, mp)) {
+                        snprintf(buf, sizeof buf, "%s", type);
+                        res = buf;
+                }
+        }
+        fclose(f);
+        return res;
+}
+
+TEST(dir_check) {
+        const char *t;
+        bool is_tmpfs = true;
+
+        ASSERT_OK(state_dir_check("/proc/sys", &is_tmpfs));
+        ASSERT_TRUE(!is_tmpfs);
+        ASSERT_ERR(state_dir_check("relative", &is_tmpfs), EINVAL);
+
+        t = fstype_of("/dev/shm");
+        if (t && streq(t, "tmpfs")) {
+                is_tmpfs = false;
+                /* a missing directory is judged by where it would be created */
+                ASSERT_OK(state_dir_check("/dev/shm/does-not-exist/suspend-sync", &is_tmpfs));
+                ASSERT_TRUE(is_tmpfs);
+        } else
+                fprintf(stderr, "dir_check: /dev/shm is not tmpfs here, positive case skipped\n");
+}
+
+int main(void) {
+        ASSERT_TRUE(mkdtemp(test_root));
+
+        RUN(round_trip);
+        RUN(extremes);
+        RUN(pretty_vs_short);
+        RUN(serialise_rejects);
+        RUN(fixtures);
+        RUN(fixture_contents);
+        RUN(huge_inputs);
+        RUN(history_cap);
+        RUN(corrupt_history);
+        RUN(missing_dir);
+        RUN(not_a_dir);
+        RUN(read_only);
+        RUN(lock);
+        RUN(dir_check);
+
+        rm_rf(test_root);
+        return 0;
+}
