@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Device classification on real loop devices: ext4 on a loop device, ext4 on a partition of a
+# partitioned loop device, and btrfs (anonymous superblock device, bdi "btrfs-N"). Checks the
+# libudev backend ("/sys") against the facts in sysfs and against the directory-fd backend
+# ("/sys/.") run on the same devices.
+#
+# Usage: device-loop.sh [TEST_DEVICE]   (or env TEST_DEVICE: path of the test-device binary)
+# Needs root and loop devices; exits 77 otherwise. Cleans up exactly what it created.
+set -euo pipefail
+
+bin=${1:-${TEST_DEVICE:-}}
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ -n "$bin" ] && [ -x "$bin" ] || fail "test-device binary not given (argv[1] or \$TEST_DEVICE)"
+[ "$(id -u)" -eq 0 ] || skip "not root"
+command -v losetup >/dev/null || skip "no losetup"
+[ -e /dev/loop-control ] || skip "no /dev/loop-control"
+command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
+
+work=$(mktemp -d /tmp/device-loop.XXXXXX)
+mounts=()
+cleanup() {
+        local m img dev
+        for m in "${mounts[@]}"; do
+                umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+        done
+        # Detach exactly the loop devices backed by our images.
+        for img in "$work"/*.img; do
+                [ -e "$img" ] || continue
+                for dev in $(losetup -j "$img" -O NAME -n 2>/dev/null); do
+                        losetup -d "$dev" 2>/dev/null || true
+                done
+        done
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+# majmin MOUNTPOINT: the superblock device of a mount point from mountinfo.
+majmin() { awk -v m="$1" '$5 == m { print $3 }' /proc/self/mountinfo | tail -n 1; }
+# field KEY OUTPUT
+field() { printf '%s\n' "$2" | sed -n "s/^$1=//p"; }
+expect() { # KEY EXPECTED OUTPUT LABEL
+        local got
+        got=$(field "$1" "$3")
+        [ "$got" = "$2" ] || fail "$4: $1='$got', expected '$2'"
+}
+expect_class() { # CLASS OUTPUT LABEL
+        case ",$(field classes "$2")," in
+                *",$1,"*) ;;
+                *) fail "$3: class $1 missing in '$(field classes "$2")'" ;;
+        esac
+}
+# both MAJ:MIN FSTYPE SOURCE: runs both backends, insists on identical output, prints it.
+both() {
+        local a b
+        a=$("$bin" --live "$1" "$2" "$3") || fail "test-device --live $* failed"
+        b=$("$bin" --live "$1" "$2" "$3" /sys/.) || fail "test-device --live $* /sys/. failed"
+        if [ "$a" != "$b" ]; then
+                printf 'libudev:\n%s\nfd backend:\n%s\n' "$a" "$b" >&2
+                fail "backends disagree for $*"
+        fi
+        printf '%s\n' "$a"
+}
+
+# --- ext4 on a whole loop device -----------------------------------------------------------------
+truncate -s 64M "$work/ext4.img"
+dev=$(losetup -f --show "$work/ext4.img") || skip "losetup failed"
+mkfs.ext4 -q -F "$dev"
+mkdir "$work/m1"
+mount "$dev" "$work/m1"
+mounts+=("$work/m1")
+mm=$(majmin "$work/m1")
+name=${dev#/dev/}
+[ "$mm" = "$(cat /sys/block/"$name"/dev)" ] || fail "mountinfo $mm != sysfs $(cat /sys/block/"$name"/dev)"
+out=$(both "$mm" ext4 "$dev")
+echo "ext4 on $dev:"; printf '%s\n' "$out" | sed 's/^/  /'
+expect is_block 1 "$out" ext4
+expect classified 1 "$out" ext4
+expect whole_disk "$mm" "$out" ext4
+expect bdi "$mm" "$out" ext4
+expect leaves "$mm" "$out" ext4
+expect backing_file "$work/ext4.img" "$out" ext4
+expect_class loop "$out" ext4
+[ "$(cat /sys/block/"$name"/queue/rotational)" = 1 ] && expect_class rotational "$out" ext4
+case ",$(field classes "$out")," in *,usb,*|*,crypt,*|*,network,*) fail "ext4: unexpected class" ;; esac
+
+# --- ext4 on a partition of a partitioned loop device --------------------------------------------
+# The partition is added with BLKPG (addpart): works without any partition table parser in the
+# kernel (the test kernel has CONFIG_MSDOS_PARTITION and CONFIG_EFI_PARTITION off).
+truncate -s 64M "$work/part.img"
+pdev=$(losetup -f --show -P "$work/part.img") || fail "losetup -P failed"
+pname=${pdev#/dev/}
+command -v addpart >/dev/null && addpart "$pdev" 1 2048 $((64 * 2048 - 2048)) 2>/dev/null || true
+for _ in $(seq 50); do [ -e "/sys/block/$pname/${pname}p1/dev" ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -b "${pdev}p1" ] && break; sleep 0.1; done
+if [ -e "/sys/block/$pname/${pname}p1/dev" ] && [ -b "${pdev}p1" ]; then
+        mkfs.ext4 -q -F "${pdev}p1"
+        mkdir "$work/m2"
+        mount "${pdev}p1" "$work/m2"
+        mounts+=("$work/m2")
+        pmm=$(majmin "$work/m2")
+        disk=$(cat "/sys/block/$pname/dev")
+        [ "$pmm" != "$disk" ] || fail "partition has the disk's device number"
+        out=$(both "$pmm" ext4 "${pdev}p1")
+        echo "ext4 on ${pdev}p1:"; printf '%s\n' "$out" | sed 's/^/  /'
+        expect is_block 1 "$out" partition
+        expect whole_disk "$disk" "$out" partition
+        expect bdi "$disk" "$out" partition
+        expect leaves "$disk" "$out" partition
+        expect backing_file "$work/part.img" "$out" partition
+        expect_class loop "$out" partition
+else
+        echo "partition scanning unavailable, partition case not run"
+fi
+
+# --- btrfs on a loop device ----------------------------------------------------------------------
+if command -v mkfs.btrfs >/dev/null &&
+   { grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null; }; then
+        truncate -s 256M "$work/btrfs.img"
+        bdev=$(losetup -f --show "$work/btrfs.img") || fail "losetup failed"
+        mkfs.btrfs -q -f "$bdev" >/dev/null
+        mkdir "$work/m3"
+        mount "$bdev" "$work/m3"
+        mounts+=("$work/m3")
+        bmm=$(majmin "$work/m3")
+        bname=${bdev#/dev/}
+        [ "${bmm%%:*}" = 0 ] || fail "btrfs superblock device $bmm is not anonymous"
+        want_bdi=
+        for u in /sys/fs/btrfs/*/; do
+                [ -e "$u/devices/$bname" ] && want_bdi=$(basename "$(readlink "$u/bdi")")
+        done
+        [ -n "$want_bdi" ] || fail "no /sys/fs/btrfs/*/devices/$bname"
+        out=$(both "$bmm" btrfs "$bdev")
+        echo "btrfs on $bdev:"; printf '%s\n' "$out" | sed 's/^/  /'
+        expect is_block 0 "$out" btrfs
+        expect classified 1 "$out" btrfs
+        expect bdi "$want_bdi" "$out" btrfs
+        case "$want_bdi" in btrfs-*) ;; *) fail "btrfs bdi '$want_bdi'" ;; esac
+        [ -e "/sys/class/bdi/$want_bdi" ] || fail "no /sys/class/bdi/$want_bdi"
+        expect leaves "$(cat /sys/block/"$bname"/dev)" "$out" btrfs
+        expect backing_file "$work/btrfs.img" "$out" btrfs
+        expect_class loop "$out" btrfs
+        # Negative control: a wrong source is not resolved.
+        out=$("$bin" --live "$bmm" btrfs /dev/nonexistent-loop)
+        expect classified 0 "$out" btrfs-wrong-source
+        expect leaves "$bmm" "$out" btrfs-wrong-source
+else
+        echo "btrfs unavailable, btrfs case not run"
+fi
+
+# --- an anonymous pseudo superblock --------------------------------------------------------------
+mkdir "$work/m4"
+mount -t tmpfs tmpfs "$work/m4"
+mounts+=("$work/m4")
+tmm=$(majmin "$work/m4")
+out=$(both "$tmm" tmpfs tmpfs)
+expect is_block 0 "$out" tmpfs
+expect leaves "$tmm" "$out" tmpfs
+expect classes "" "$out" tmpfs
+
+echo "PASS"
