@@ -157,6 +157,19 @@ static ssize_t sb_of_path(const Sample *sample, const char *path) {
         return (ssize_t) sample->sb_of_mount[best];
 }
 
+/* On real local disks: a block device of its own, or (btrfs) member devices that are. Loop devices
+ * are left out: their backing file may live on FUSE or NFS. */
+static bool is_local_block(const Superblock *s) {
+        const DeviceInfo *d = &s->device;
+
+        if (s->fs_class != FS_CLASS_BLOCK || !d->classified || d->loop_backing_file ||
+            (d->classes & (DEVICE_NETWORK | DEVICE_FUSE | DEVICE_LOOP)))
+                return false;
+        if (d->is_block)
+                return true;
+        return d->n_leaves > 0 && !(d->n_leaves == 1 && d->leaves[0] == s->dev);
+}
+
 typedef struct SbDecision {
         PlanAction action;
         char *reason;
@@ -211,10 +224,7 @@ static int decide_sb(const Sample *sample, const Policy *policy, const Baseline 
                 r = asprintf(&d->reason, "read-only superblock");
                 return r < 0 ? -ENOMEM : 0;
         }
-        if (scope == PLAN_SCOPE_LOCAL_BLOCK &&
-            (s->fs_class != FS_CLASS_BLOCK || !s->device.is_block || !s->device.classified ||
-             (s->device.classes & (DEVICE_NETWORK | DEVICE_FUSE)) ||
-             s->device.loop_backing_file)) {
+        if (scope == PLAN_SCOPE_LOCAL_BLOCK && !is_local_block(s)) {
                 /* A loop device's backing file may live on FUSE or NFS, whose servers may be frozen
                  * by now: the late pass leaves all of them to the main pass. */
                 d->action = PLAN_SKIP;
@@ -286,6 +296,16 @@ static int decide_sb(const Sample *sample, const Policy *policy, const Baseline 
                         r = asprintf(&d->reason, "not proven clean: %s", why);
         }
         return r < 0 ? -ENOMEM : 0;
+}
+
+static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, const Superblock *s) {
+        if (!s->device.bdi_name)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (streq(sample->sbs[sbs[i]].group, s->group) &&
+                    streq_ptr(sample->sbs[sbs[i]].device.bdi_name, s->device.bdi_name))
+                        return true;
+        return false;
 }
 
 typedef struct GroupWork {
@@ -376,6 +396,9 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                                 break;
                 if (g == n_groups)
                         groups[n_groups++] = (GroupWork) { .group = s->group, .first = k };
+                /* Partitions of one disk share its bdi: count its dirty data once per group. */
+                if (bdi_seen_before(sample, sync_sbs, n_sync_sbs - 1, s))
+                        continue;
                 if (eta != USEC_INFINITY)
                         groups[g].work += eta;
                 else

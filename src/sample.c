@@ -102,7 +102,9 @@ static int make_group(Superblock *s) {
         _cleanup_free_ char *buf = NULL;
         size_t n = 0, len = 0;
 
-        if (s->device.n_leaves == 0) {
+        /* A superblock without a block device (nfs, fuse, overlay) is its own group. */
+        if (s->device.n_leaves == 0 ||
+            (!s->device.is_block && s->device.n_leaves == 1 && s->device.leaves[0] == s->dev)) {
                 if (asprintf(&s->group, "sb:%u:%u", major(s->dev), minor(s->dev)) < 0)
                         return -ENOMEM;
                 return 0;

@@ -11,6 +11,11 @@
 #include "fileio.h"
 #include "macro.h"
 
+/* Relative to a root dir fd, "/proc/x" means "proc/x"; relative to the cwd it stays absolute. */
+static const char *at_path(int dir_fd, const char *path) {
+        return dir_fd == AT_FDCWD ? path : skip_root_prefix(path);
+}
+
 const char *skip_root_prefix(const char *path) {
         while (*path == '/')
                 path++;
@@ -20,7 +25,7 @@ const char *skip_root_prefix(const char *path) {
 int open_dir_at(int dir_fd, const char *path) {
         int fd;
 
-        fd = openat(dir_fd, skip_root_prefix(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(dir_fd, at_path(dir_fd, path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         return fd;
@@ -31,7 +36,7 @@ int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
 
-        fd = openat(dir_fd, skip_root_prefix(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dir_fd, at_path(dir_fd, path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
 
@@ -80,7 +85,7 @@ int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size
 int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t size) {
         _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int fd = -EBADF;
-        const char *p = skip_root_prefix(path);
+        const char *p = at_path(dir_fd, path);
         size_t done = 0;
 
         if (asprintf(&tmp, "%s.tmp.%d", p, (int) getpid()) < 0)

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * Planner tests: golden output with reasons for the "laptop" fixture root, the ext4 clean-evidence
+ * rule with a negative control per condition, overlays, late scope, rules, ordering and ETA.
+ * UPDATE_GOLDEN=1 rewrites the golden files.
+ */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "shared/fileio.h"
+#include "tests.h"
+
+typedef struct FakeDev {
+        unsigned ma, mi;
+        const char *bdi;
+        unsigned leaf_ma, leaf_mi; /* 0:0 = none */
+        unsigned classes;
+        bool is_block;
+} FakeDev;
+
+static const FakeDev laptop_devs[] = {
+        { 259, 2, "259:0", 259, 0, 0, true },
+        { 259, 1, "259:0", 259, 0, 0, true },
+        { 0, 35, "btrfs-1", 8, 0, DEVICE_ROTATIONAL, false },
+        { 0, 41, "0:41", 0, 0, DEVICE_NETWORK | DEVICE_FUSE, false },
+        { 0, 52, "0:52", 0, 0, DEVICE_NETWORK, false },
+        { 7, 0, "7:0", 7, 0, DEVICE_LOOP, true },
+        {}
+};
+
+typedef struct Facts {
+        const FakeDev *devs;
+        int debugfs_fd;
+        uint64_t fs_written_kb;
+        bool has_fs_written;
+} Facts;
+
+static int fake_classify(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret) {
+        Facts *f = userdata;
+
+        *ret = (DeviceInfo) { .dev = dev };
+        for (const FakeDev *d = f->devs; d && d->bdi; d++) {
+                if (makedev(d->ma, d->mi) != dev)
+                        continue;
+                ret->bdi_name = strdup(d->bdi);
+                ASSERT_TRUE(ret->bdi_name);
+                ret->classes = d->classes;
+                ret->is_block = d->is_block;
+                ret->classified = true;
+                if (d->leaf_ma || d->leaf_mi) {
+                        ret->leaves = malloc(sizeof(dev_t));
+                        ASSERT_TRUE(ret->leaves);
+                        ret->leaves[0] = makedev(d->leaf_ma, d->leaf_mi);
+                        ret->n_leaves = 1;
+                }
+        }
+        return 0;
+}
+
+static int fake_bdi(void *userdata, const char *name, BdiStats *ret) {
+        Facts *f = userdata;
+        return bdi_stats_load(f->debugfs_fd, name, ret);
+}
+
+static int fake_fs_written(void *userdata, dev_t dev, const char *fstype, uint64_t *ret) {
+        Facts *f = userdata;
+        if (!f->has_fs_written || !streq(fstype, "ext4"))
+                return -ENOENT;
+        *ret = f->fs_written_kb;
+        return 0;
+}
+
+static Sample *load_sample(const char *root, const FakeDev *devs) {
+        _cleanup_close_ int root_fd = -EBADF;
+        MountTable *t = NULL;
+        Sample *s = NULL;
+        Facts f = { .devs = devs, .fs_written_kb = 1000, .has_fs_written = true };
+        SampleOps ops = { fake_classify, fake_bdi, fake_fs_written, &f };
+
+        root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root_fd >= 0);
+        f.debugfs_fd = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_OK(mount_table_load(root_fd, &t, NULL));
+        ASSERT_OK(sample_build(&t, &ops, &s));
+        ASSERT_TRUE(t == NULL);
+        safe_close(f.debugfs_fd);
+        return s;
+}
+
+static Policy *parse_policy(const char *text) {
+        Policy *p = NULL;
+        ASSERT_OK(policy_new(&p));
+        if (text)
+                ASSERT_OK(policy_parse_text(p, "test.conf", text, strlen(text)));
+        ASSERT_EQ(p->n_warnings, 0);
+        return p;
+}
+
+static const PlanEntry *find(const Plan *p, const char *mount_point) {
+        for (size_t i = 0; i < p->n_entries; i++)
+                if (streq(p->entries[i].mount_point, mount_point))
+                        return &p->entries[i];
+        fprintf(stderr, "no plan entry for %s\n", mount_point);
+        abort();
+}
+
+static char *plan_text(const Plan *p) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        ASSERT_TRUE(f);
+        fprintf(f, "# eta_usec=%lld n_sync=%zu\n", p->eta == USEC_INFINITY ? -1LL : (long long) p->eta, p->n_sync);
+        for (size_t i = 0; i < p->n_entries; i++) {
+                const PlanEntry *e = &p->entries[i];
+                fprintf(f, "%s\t%s\t%u:%u\t%s\t%s\t%llu\t%s\n", e->mount_point, e->fstype, major(e->dev),
+                        minor(e->dev), e->group, plan_action_to_string(e->action),
+                        (unsigned long long) e->timeout, e->reason);
+        }
+        ASSERT_TRUE(fclose(f) == 0);
+        return buf;
+}
+
+static void check_golden(const char *name, const char *text) {
+        _cleanup_free_ char *path = NULL, *expected = NULL;
+
+        ASSERT_TRUE(asprintf(&path, "%s/plan/%s.golden", FIXTURES_DIR, name) > 0);
+        if (getenv("UPDATE_GOLDEN")) {
+                FILE *f = fopen(path, "we");
+                ASSERT_TRUE(f);
+                fputs(text, f);
+                ASSERT_TRUE(fclose(f) == 0);
+        }
+        ASSERT_OK(read_full_file_at(AT_FDCWD, path, 1 << 20, &expected, NULL));
+        if (!streq(expected, text)) {
+                fprintf(stderr, "golden mismatch for %s:\n--- expected\n%s--- got\n%s", name, expected, text);
+                abort();
+        }
+}
+
+TEST(laptop_golden) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        text = plan_text(p);
+        check_golden("laptop", text);
+
+        /* Every mount has exactly one entry and a reason. */
+        ASSERT_EQ(p->n_entries, s->table->n_entries);
+        for (size_t i = 0; i < p->n_entries; i++)
+                ASSERT_TRUE(!isempty(p->entries[i].reason));
+
+        ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p, "/srv/www")->action, PLAN_SKIP);      /* bind mount of / */
+        ASSERT_EQ(find(p, "/opt/vendor")->action, PLAN_SKIP);
+        ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC);          /* btrfs: no clean rule */
+        ASSERT_EQ(find(p, "/srv/data")->action, PLAN_SKIP);      /* same btrfs superblock */
+        ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p, "/home/alice/remote")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p, "/mnt/nfs")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p, "/snap/core22/1380")->action, PLAN_SKIP); /* read-only */
+        ASSERT_EQ(find(p, "/proc")->action, PLAN_SKIP);
+        ASSERT_EQ(find(p, "/run")->action, PLAN_SKIP);
+        ASSERT_TRUE(strstr(find(p, "/var/lib/containers/storage/overlay/merged")->reason, "upper layer is synced"));
+        ASSERT_EQ(p->n_sync, 5U);
+
+        /* / and /boot/efi share the disk's group; they are adjacent in execution order, larger first. */
+        ASSERT_STREQ(find(p, "/")->group, find(p, "/boot/efi")->group);
+        for (size_t i = 0; i + 1 < p->n_sync; i++)
+                if (!streq(p->entries[i].group, p->entries[i + 1].group))
+                        for (size_t j = i + 2; j < p->n_sync; j++)
+                                ASSERT_TRUE(!streq(p->entries[i].group, p->entries[j].group));
+}
+
+TEST(rules) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(
+                "[Sync]\nMountTimeoutSec=3s\n"
+                "[Rule nfs]\nDevice=network\nType=nfs4\nAction=skip\n"
+                "[Rule efi]\nPath=/boot/*\nMountTimeoutSec=1s\n"
+                "[Rule all-network]\nDevice=network\nAction=sync\nMountTimeoutSec=500ms\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        ASSERT_EQ(find(p, "/mnt/nfs")->action, PLAN_SKIP);
+        ASSERT_TRUE(strstr(find(p, "/mnt/nfs")->reason, "rule 'nfs'"));
+        ASSERT_U64_EQ(find(p, "/boot/efi")->timeout, USEC_PER_SEC);
+        ASSERT_U64_EQ(find(p, "/home/alice/remote")->timeout, 500 * USEC_PER_MSEC);
+        ASSERT_STREQ(find(p, "/home/alice/remote")->rule, "all-network");
+        ASSERT_U64_EQ(find(p, "/")->timeout, 3 * USEC_PER_SEC);
+}
+
+TEST(late_scope) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_LOCAL_BLOCK, &p));
+        ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p, "/home/alice/remote")->action, PLAN_SKIP);
+        ASSERT_EQ(find(p, "/mnt/nfs")->action, PLAN_SKIP);
+        ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC); /* btrfs on a local disk (leaf 8:0) */
+        ASSERT_TRUE(strstr(find(p, "/mnt/nfs")->reason, "late pass"));
+}
+
+static Superblock clean_ext4(void) {
+        Superblock s = {
+                .dev = makedev(7, 3),
+                .fstype = (char *) "ext4",
+                .fs_class = FS_CLASS_BLOCK,
+                .has_bdi_stats = true,
+                .has_fs_written = true,
+                .fs_written_kb = 4242,
+        };
+        s.device.bdi_name = (char *) "7:3";
+        for (int k = 0; k < _BDI_STAT_MAX; k++)
+                s.bdi.present |= 1U << k;
+        s.bdi.value[BDI_STAT_DIRTIED] = 1000;
+        s.bdi.value[BDI_STAT_WRITTEN] = 900;
+        s.bdi.value[BDI_STAT_WRITE_BANDWIDTH] = 100000;
+        return s;
+}
+
+TEST(ext4_clean_evidence) {
+        BaselineEntry base = {
+                .dev = makedev(7, 3),
+                .fstype = (char *) "ext4",
+                .bdi_name = (char *) "7:3",
+                .bdi_dirtied = 1000,
+                .bdi_written = 900,
+                .fs_written_kb = 4242,
+        };
+        static const BdiStatKey must_be_zero[] = {
+                BDI_STAT_WRITEBACK, BDI_STAT_RECLAIMABLE, BDI_STAT_B_DIRTY,
+                BDI_STAT_B_IO,      BDI_STAT_B_MORE_IO,   BDI_STAT_B_DIRTY_TIME,
+        };
+        const char *why;
+        Superblock s = clean_ext4();
+
+        ASSERT_TRUE(plan_proven_clean(&s, &base, &why));
+
+        /* Negative controls: each single missing or changed fact must make it unproven. */
+        ASSERT_TRUE(!plan_proven_clean(&s, NULL, &why));
+        for (size_t i = 0; i < ELEMENTSOF(must_be_zero); i++) {
+                s = clean_ext4();
+                s.bdi.value[must_be_zero[i]] = 1;
+                ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+                s = clean_ext4();
+                s.bdi.present &= ~(1U << must_be_zero[i]);
+                ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        }
+        s = clean_ext4();
+        s.bdi.value[BDI_STAT_DIRTIED]++;
+        ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        s = clean_ext4();
+        s.bdi.value[BDI_STAT_WRITTEN]++;
+        ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        s = clean_ext4();
+        s.fs_written_kb++;
+        ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        ASSERT_STREQ(why, "dirtied or written since last sync");
+        s = clean_ext4();
+        s.has_fs_written = false;
+        ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        s = clean_ext4();
+        s.has_bdi_stats = false;
+        ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        s = clean_ext4();
+        s.device.bdi_name = (char *) "7:4";
+        ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+
+        /* Types without a proven rule are never clean, however clean the bdi looks. */
+        static const char *const others[] = { "xfs", "btrfs", "vfat", "ext3", "ext2", "nfs4", "fuse.sshfs" };
+        for (size_t i = 0; i < ELEMENTSOF(others); i++) {
+                s = clean_ext4();
+                s.fstype = (char *) others[i];
+                ASSERT_TRUE(!plan_proven_clean(&s, &base, &why));
+        }
+}
+
+TEST(skip_clean_in_plan) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/clean-ext4", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(policy_freep) Policy *noskip = parse_policy("[Sync]\nSkipClean=no\n");
+        _cleanup_(baseline_freep) Baseline *b = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL, *p2 = NULL, *p3 = NULL;
+        Superblock *sb = NULL;
+
+        for (size_t k = 0; k < s->n_sbs; k++)
+                if (streq(s->sbs[k].fstype, "ext4"))
+                        sb = &s->sbs[k];
+        ASSERT_TRUE(sb);
+        /* Facts as the loader would give them for a clean ext4 on loop5. */
+        {
+                Superblock c = clean_ext4();
+                sb->bdi = c.bdi;
+                sb->has_bdi_stats = true;
+                sb->has_fs_written = true;
+                sb->fs_written_kb = c.fs_written_kb;
+                free(sb->device.bdi_name);
+                sb->device.bdi_name = strdup("7:3");
+        }
+        ASSERT_OK(baseline_new("boot", &b));
+        ASSERT_OK(baseline_put(b, sb->dev, "ext4", "7:3", 1000, 900, 4242));
+
+        ASSERT_OK(plan_build(s, pol, b, PLAN_SCOPE_ALL, &p));
+        ASSERT_EQ(find(p, "/mnt/clean")->action, PLAN_SKIP);
+        ASSERT_TRUE(strncmp(find(p, "/mnt/clean")->reason, "clean: ", 7) == 0);
+        ASSERT_OK(plan_build(s, noskip, b, PLAN_SCOPE_ALL, &p2));
+        ASSERT_EQ(find(p2, "/mnt/clean")->action, PLAN_SYNC);
+        sb->bdi.value[BDI_STAT_B_DIRTY] = 1;  /* a touch since the last sync */
+        ASSERT_OK(plan_build(s, pol, b, PLAN_SCOPE_ALL, &p3));
+        ASSERT_EQ(find(p3, "/mnt/clean")->action, PLAN_SYNC);
+}
+
+TEST(odd_paths_and_overmount) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/odd-paths", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        text = plan_text(p);
+        check_golden("odd-paths", text);
+        ASSERT_EQ(find(p, "/mnt/with space\nnewline")->action, PLAN_SYNC);
+        /* /mnt/stack has 8:17 mounted and then 8:18 on top: both are synced, 8:17 through its other,
+         * visible mount /mnt/visible. */
+        ASSERT_EQ(find(p, "/mnt/visible")->action, PLAN_SYNC);
+        ASSERT_TRUE(strstr(find(p, "/mnt/visible")->reason, "") != NULL);
+}
+
+TEST(eta_and_order) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        /* Every synced bdi has a bandwidth estimate: the ETA is known; the disk's 14 MiB at
+         * 186520 kBps counts once although two partitions of it are synced. */
+        ASSERT_U64_EQ(p->eta, 14336ULL * 1024 * USEC_PER_SEC / (186520ULL * 1024));
+        /* The dirtiest device group (259:0, 14 MiB) goes first. */
+        ASSERT_STREQ(p->entries[0].mount_point, "/");
+        ASSERT_U64_EQ(find(p, "/")->dirty_bytes, 14336ULL * 1024);
+}
+
+TEST(container_host_1000) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/container-host-1000", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        usec_t t0 = now(CLOCK_MONOTONIC);
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        fprintf(stderr, "plan of %zu mounts: %llu us (informational)\n", p->n_entries,
+                (unsigned long long) (now(CLOCK_MONOTONIC) - t0));
+        ASSERT_EQ(p->n_entries, 1000U);
+        for (size_t i = 0; i < p->n_entries; i++)
+                ASSERT_TRUE(p->entries[i].reason);
+}
+
+int main(void) {
+        RUN(laptop_golden);
+        RUN(rules);
+        RUN(late_scope);
+        RUN(ext4_clean_evidence);
+        RUN(skip_clean_in_plan);
+        RUN(odd_paths_and_overmount);
+        RUN(eta_and_order);
+        RUN(container_host_1000);
+        return 0;
+}
