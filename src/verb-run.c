@@ -166,7 +166,10 @@ int verb_run(const Args *a, int *ret_exit) {
 
                 if (i >= c.plan->n_sync) {
                         n_skipped++;
-                        if (e->primary && strstr(e->reason, "late pass:"))
+                        /* The kernel sync is redundant only if nothing it would write was left
+                         * out: not by the late pass's scope, and not as "clean" (see the residual
+                         * window in docs/CLEAN-EVIDENCE.md). */
+                        if (e->primary && (strstr(e->reason, "late pass:") || strncmp(e->reason, "clean:", 6) == 0))
                                 covered = false;
                         continue;
                 }
@@ -236,8 +239,10 @@ int verb_run(const Args *a, int *ret_exit) {
                 }
         }
 
+        /* Only the late pass, right before the kernel's own sync, can prove that sync redundant:
+         * after the unit's main pass, writes may still happen before the hook runs. */
         if (touches_knob(a))
-                knob_apply(a, c.policy, n_error == 0 && n_timeout == 0, covered, n_timeout > 0);
+                knob_apply(a, c.policy, n_error == 0 && n_timeout == 0, covered && a->late, n_timeout > 0);
 
         log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, NULL,
                   rec.result, now(CLOCK_MONOTONIC) - a->started, 0,

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel-knob.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+
+int knob_parse(const char *text, size_t size, int *ret_value) {
+        if (!text)
+                return -EINVAL;
+
+        /* Exactly "0" or "1", one optional trailing newline: sysfs prints "%d\n". */
+        if (size == 2 && text[1] != '\n')
+                return -EBADMSG;
+        if (size != 1 && size != 2)
+                return -EBADMSG;
+        if (text[0] != '0' && text[0] != '1')
+                return -EBADMSG;
+
+        *ret_value = text[0] - '0';
+        return 0;
+}
+
+static int read_value_at(int dir_fd, const char *path, int *ret_value) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+        int r, v;
+
+        r = read_full_file_at(dir_fd, path, KNOB_FILE_MAX, &buf, &size);
+        if (r == -EFBIG)
+                return -EBADMSG;
+        if (r < 0)
+                return r;
+
+        r = knob_parse(buf, size, &v);
+        if (r < 0)
+                return r;
+
+        *ret_value = v;
+        return 0;
+}
+
+int knob_read(int sysfs_fd, int *ret_value) {
+        return read_value_at(sysfs_fd, KNOB_SYSFS_PATH, ret_value);
+}
+
+int knob_record_read(int state_dir_fd, int *ret_value) {
+        return read_value_at(state_dir_fd, KNOB_RECORD_FILE, ret_value);
+}
+
+int knob_write(int sysfs_fd, int value) {
+        _cleanup_close_ int fd = -EBADF;
+        char buf[2] = { value == 1 ? '1' : '0', '\n' };
+        ssize_t n;
+
+        if (value != 0 && value != 1)
+                return -EINVAL;
+
+        /* No O_CREAT: the knob must already exist. O_TRUNC is what a shell's "echo 0 >" does; sysfs
+         * ignores it, a fixture file gets its old content replaced. */
+        fd = openat(sysfs_fd, KNOB_SYSFS_PATH, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+
+        do
+                n = write(fd, buf, sizeof(buf));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n != sizeof(buf))
+                return -EIO;
+
+        return 0;
+}
+
+/* Creates the record holding 'value' unless one exists already (-EEXIST then). Atomic: readers see
+ * either no record or a complete one, and two racing runs cannot both create it. */
+static int record_create(int state_dir_fd, int value, bool replace) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char buf[2] = { value == 1 ? '1' : '0', '\n' };
+        ssize_t n;
+        int r;
+
+        if (asprintf(&tmp, "%s.tmp.%d", KNOB_RECORD_FILE, (int) getpid()) < 0)
+                return -ENOMEM;
+
+        fd = openat(state_dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return negative_errno();
+
+        do
+                n = write(fd, buf, sizeof(buf));
+        while (n < 0 && errno == EINTR);
+        if (n < 0 || (size_t) n != sizeof(buf)) {
+                r = n < 0 ? negative_errno() : -EIO;
+                goto fail;
+        }
+        fd = safe_close(fd);
+
+        if (replace) {
+                if (renameat(state_dir_fd, tmp, state_dir_fd, KNOB_RECORD_FILE) < 0) {
+                        r = negative_errno();
+                        goto fail;
+                }
+                return 0;
+        }
+
+        if (renameat2(state_dir_fd, tmp, state_dir_fd, KNOB_RECORD_FILE, RENAME_NOREPLACE) >= 0)
+                return 0;
+        if (errno != EINVAL && errno != ENOSYS) {
+                r = negative_errno();
+                goto fail;
+        }
+
+        /* Filesystem without RENAME_NOREPLACE: link(2) never replaces either. */
+        if (linkat(state_dir_fd, tmp, state_dir_fd, KNOB_RECORD_FILE, 0) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        (void) unlinkat(state_dir_fd, tmp, 0);
+        return 0;
+
+fail:
+        (void) unlinkat(state_dir_fd, tmp, 0);
+        return r;
+}
+
+int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value) {
+        int current, recorded, r;
+
+        if (new_value != 0 && new_value != 1)
+                return -EINVAL;
+
+        r = knob_read(sysfs_fd, &current);
+        if (r < 0)
+                return r;
+
+        r = knob_record_read(state_dir_fd, &recorded);
+        if (r == -ENOENT) {
+                if (current == new_value)
+                        return 0;       /* nothing to change, nothing to record */
+
+                r = record_create(state_dir_fd, current, /* replace= */ false);
+                if (r == -EEXIST) {
+                        /* A concurrent run recorded the original first and its record wins, but
+                         * only if it is a readable record (not, say, a dangling symlink). */
+                        if (knob_record_read(state_dir_fd, &recorded) < 0)
+                                return -EEXIST;
+                } else if (r < 0)
+                        return r;
+        } else if (r == -EBADMSG) {
+                /* Garbled record: the true original is unknown, the current value may be ours. */
+                r = record_create(state_dir_fd, KNOB_SAFE_VALUE, /* replace= */ true);
+                if (r < 0)
+                        return r;
+        } else if (r < 0)
+                return r;
+        /* else: a record from an interrupted run exists and holds the original; keep it. */
+
+        if (current == new_value)
+                return 0;
+
+        r = knob_write(sysfs_fd, new_value);
+        if (r < 0)
+                return r;
+
+        return 1;
+}
+
+int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value) {
+        KnobRestore result = KNOB_RESTORE_ORIGINAL;
+        int original, current, r;
+
+        r = knob_record_read(state_dir_fd, &original);
+        if (r == -ENOENT)
+                return KNOB_RESTORE_NOTHING;
+        if (r == -EBADMSG) {
+                original = KNOB_SAFE_VALUE;
+                result = KNOB_RESTORE_SAFE;
+        } else if (r < 0)
+                return r;
+
+        r = knob_read(sysfs_fd, &current);
+        if (r == -ENOENT) {
+                /* The knob is gone: there is nothing to put back and never will be. */
+                (void) unlinkat(state_dir_fd, KNOB_RECORD_FILE, 0);
+                return -ENOENT;
+        }
+        if (r < 0 || current != original) {
+                /* Unreadable or different: write the original either way. */
+                r = knob_write(sysfs_fd, original);
+                if (r < 0)
+                        return r;
+        }
+
+        /* Only now that the original is back may the record go. */
+        if (unlinkat(state_dir_fd, KNOB_RECORD_FILE, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+
+        if (ret_value)
+                *ret_value = original;
+        return result;
+}
+
+int knob_decide(SyncOnSuspendMode mode, bool pass_complete, bool covered_everything, bool hung_mount,
+                int *ret_new_value) {
+        bool off;
+
+        switch (mode) {
+        case SYNC_ON_SUSPEND_KEEP:
+                return 0;
+        case SYNC_ON_SUSPEND_AUTO:
+                off = hung_mount || (pass_complete && covered_everything);
+                break;
+        case SYNC_ON_SUSPEND_OFF:
+                off = hung_mount || pass_complete;
+                break;
+        default:
+                return -EINVAL;
+        }
+
+        if (!off)
+                return 0;
+
+        *ret_new_value = 0;
+        return 1;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Kernel knob: /sys/power/sync_on_suspend (Linux 5.6+), the switch for the kernel's own unbounded
+ * ksys_sync() in enter_state(). This module owns reading and writing it through a sysfs root dir fd
+ * (production: an fd for "/sys"; tests: a fixture tree with power/sync_on_suspend as a plain file),
+ * the record of the original value in the state directory (knob.orig), and the pure decision
+ * whether to change it for one sleep cycle ([Kernel] SyncOnSuspend=).
+ *
+ * Crash safety: the original value is recorded (atomically, only if no record exists yet) BEFORE
+ * the knob is written, and the record is removed only AFTER the original value is back. A run that
+ * is killed at any point therefore leaves either nothing changed or a record holding the true
+ * original, which the next knob_restore() (ExecStop=, the post hook, or the next start) puts back.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy.h"
+
+#define KNOB_SYSFS_PATH "power/sync_on_suspend"  /* relative to the sysfs root */
+#define KNOB_RECORD_FILE "knob.orig"             /* relative to the state directory */
+#define KNOB_SAFE_VALUE 1                        /* kernel default: the kernel syncs */
+#define KNOB_FILE_MAX 64U                        /* bytes read from the knob or the record */
+
+/* Parses the knob's (or the record's) text: "0" or "1", optionally followed by one newline.
+ * Returns 0 and the value, or -EBADMSG for anything else. Pure. */
+int knob_parse(const char *text, size_t size, int *ret_value);
+
+/* Reads the knob below sysfs_fd. -ENOENT when the kernel has no such knob (older than 5.6 or
+ * built without CONFIG_PM_SLEEP): callers say so and carry on. -EBADMSG on unexpected content. */
+int knob_read(int sysfs_fd, int *ret_value);
+
+/* Writes value (0 or 1) to the knob. -ENOENT when absent, -EINVAL for other values. */
+int knob_write(int sysfs_fd, int value);
+
+/* Reads the record of the original value. -ENOENT when there is none, -EBADMSG when garbled. */
+int knob_record_read(int state_dir_fd, int *ret_value);
+
+/* Sets the knob to new_value (0 or 1) for this sleep cycle, recording the original value first.
+ * If a record already exists (a run that was interrupted before it could restore), it is kept: it
+ * holds the true original, and the knob's current value may be our own leftover. A garbled record
+ * is replaced by the safe value (KNOB_SAFE_VALUE), never by the current one.
+ * Returns 1 if the knob was written, 0 if it already had new_value and no record was needed,
+ * -ENOENT if the knob is absent, -EBADMSG if its content is unexpected (nothing changed), other
+ * negative errno on I/O errors (in which case the knob was not written, or the record exists). */
+int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value);
+
+typedef enum KnobRestore {
+        KNOB_RESTORE_NOTHING,   /* no record: nothing was changed by us */
+        KNOB_RESTORE_ORIGINAL,  /* the recorded original value was put back */
+        KNOB_RESTORE_SAFE,      /* the record was garbled: KNOB_SAFE_VALUE written instead */
+} KnobRestore;
+
+/* Puts the recorded original value back and removes the record (in that order). Idempotent.
+ * Returns a KnobRestore (>= 0) and, unless KNOB_RESTORE_NOTHING, the value now in the knob in
+ * *ret_value (may be NULL). If the knob has disappeared, the record is removed and -ENOENT
+ * returned. */
+int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value);
+
+/* Pure decision for one sleep cycle, after a pass:
+ *   pass_complete:      every planned mount was synced or proven clean, none timed out or failed;
+ *   covered_everything: that pass included every filesystem the kernel sync would visit (false for
+ *                       a --late pass that left FUSE/network or file-backed devices out, unless
+ *                       none exist) AND it is the last pass before the kernel sync: pass false from
+ *                       the unit's main pass, because writes may follow it before the late hook;
+ *                       "redundant" can only be proven by the late pass;
+ *   hung_mount:         a mount timed out: its worker is stuck, the kernel's serial sync would block
+ *                       on it before tasks are frozen.
+ * SYNC_ON_SUSPEND_KEEP: never touch the knob.
+ * SYNC_ON_SUSPEND_AUTO: 0 when the kernel sync would be harmful (hung_mount) or redundant
+ *                       (pass_complete && covered_everything); otherwise leave it.
+ * SYNC_ON_SUSPEND_OFF:  0 after a complete pass, and when a mount hung; otherwise leave it (an
+ *                       incomplete pass with a sync error keeps the kernel sync as a second chance).
+ * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,
+ * -EINVAL for an invalid mode. Never asks for 1: restoring is knob_restore()'s job. */
+int knob_decide(SyncOnSuspendMode mode, bool pass_complete, bool covered_everything, bool hung_mount,
+                int *ret_new_value);

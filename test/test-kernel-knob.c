@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * kernel-knob tests on a fixture sysfs in a temporary directory: <tmp>/sys/power/sync_on_suspend is
+ * a plain file, <tmp>/run is the state directory. Covers every SyncOnSuspend= mode (decision table
+ * and its application), restore after resume, restore after SIGKILL in the middle of a run, absent
+ * knob, garbage content, and a read-only look at the real /sys when present.
+ */
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kernel-knob.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+static char tmpdir[] = "/tmp/test-kernel-knob.XXXXXX";
+static int sysfs_fd = -EBADF, state_fd = -EBADF;
+
+static void put(int dir_fd, const char *path, const char *text) {
+        ASSERT_OK(write_file_atomic_at(dir_fd, path, text, strlen(text)));
+}
+
+static char *get(int dir_fd, const char *path) {
+        char *buf = NULL;
+        int r = read_full_file_at(dir_fd, path, 4096, &buf, NULL);
+        return r < 0 ? NULL : buf;
+}
+
+static bool exists(int dir_fd, const char *path) {
+        return faccessat(dir_fd, path, F_OK, 0) >= 0;
+}
+
+/* Fresh fixture: knob holds 'knob' (NULL = absent), no record. */
+static void setup(const char *knob) {
+        char path[256];
+
+        (void) unlinkat(state_fd, KNOB_RECORD_FILE, 0);
+        (void) unlinkat(sysfs_fd, KNOB_SYSFS_PATH, 0);
+        if (knob)
+                put(sysfs_fd, KNOB_SYSFS_PATH, knob);
+        snprintf(path, sizeof path, "%s/run/%s", tmpdir, KNOB_RECORD_FILE);
+        ASSERT_TRUE(access(path, F_OK) < 0);
+}
+
+static int knob_now(void) {
+        int v = -1;
+        ASSERT_OK(knob_read(sysfs_fd, &v));
+        return v;
+}
+
+TEST(parse) {
+        int v = -1;
+
+        ASSERT_OK(knob_parse("1\n", 2, &v));
+        ASSERT_EQ(v, 1);
+        ASSERT_OK(knob_parse("0", 1, &v));
+        ASSERT_EQ(v, 0);
+        v = 7;
+        ASSERT_ERR(knob_parse("", 0, &v), EBADMSG);
+        ASSERT_ERR(knob_parse("2\n", 2, &v), EBADMSG);
+        ASSERT_ERR(knob_parse("1 ", 2, &v), EBADMSG);
+        ASSERT_ERR(knob_parse("10\n", 3, &v), EBADMSG);
+        ASSERT_ERR(knob_parse("1\n\n", 3, &v), EBADMSG);
+        ASSERT_ERR(knob_parse("\n", 1, &v), EBADMSG);
+        ASSERT_ERR(knob_parse("yes", 3, &v), EBADMSG);
+        ASSERT_EQ(v, 7);        /* outputs untouched on failure */
+}
+
+TEST(decide_table) {
+        static const SyncOnSuspendMode modes[] = { SYNC_ON_SUSPEND_AUTO, SYNC_ON_SUSPEND_KEEP,
+                                                   SYNC_ON_SUSPEND_OFF };
+
+        for (size_t m = 0; m < ELEMENTSOF(modes); m++)
+                for (unsigned bits = 0; bits < 8; bits++) {
+                        bool complete = bits & 1, covered = bits & 2, hung = bits & 4;
+                        bool expect_off;
+                        int v = 42, r;
+
+                        switch (modes[m]) {
+                        case SYNC_ON_SUSPEND_KEEP:
+                                expect_off = false;
+                                break;
+                        case SYNC_ON_SUSPEND_AUTO:
+                                expect_off = hung || (complete && covered);
+                                break;
+                        default:
+                                expect_off = hung || complete;
+                        }
+
+                        r = knob_decide(modes[m], complete, covered, hung, &v);
+                        ASSERT_OK(r);
+                        ASSERT_EQ(r, expect_off ? 1 : 0);
+                        ASSERT_EQ(v, expect_off ? 0 : 42);
+                }
+
+        /* Spot checks written out, independent of the loop's formula. */
+        int v = 42;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, true, false, false, &v), 0);   /* late pass left FUSE out */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, true, true, false, &v), 1);    /* redundant */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, false, false, true, &v), 1);   /* harmful */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, false, true, false, &v), 0);    /* error: keep */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, true, false, false, &v), 1);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_KEEP, true, true, true, &v), 0);
+        ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, true, true, true, &v), EINVAL);
+        ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_MAX, true, true, true, &v), EINVAL);
+}
+
+/* One sleep cycle as the service would run it: decide, apply, (sleep), restore on resume. */
+static void cycle(SyncOnSuspendMode mode, bool complete, bool covered, bool hung, bool expect_change) {
+        int v, r;
+
+        setup("1\n");
+        r = knob_decide(mode, complete, covered, hung, &v);
+        ASSERT_OK(r);
+        if (r > 0)
+                ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, v), 1);
+
+        if (expect_change) {
+                ASSERT_EQ(knob_now(), 0);
+                ASSERT_EQ((knob_record_read(state_fd, &v), v), 1);
+        } else {
+                ASSERT_EQ(knob_now(), 1);
+                ASSERT_ERR(knob_record_read(state_fd, &v), ENOENT);
+        }
+
+        /* resume: ExecStop= / post hook */
+        v = -1;
+        r = knob_restore(sysfs_fd, state_fd, &v);
+        ASSERT_EQ(r, expect_change ? KNOB_RESTORE_ORIGINAL : KNOB_RESTORE_NOTHING);
+        if (expect_change)
+                ASSERT_EQ(v, 1);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+        /* idempotent: second restore has nothing to do */
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
+}
+
+TEST(modes_applied) {
+        cycle(SYNC_ON_SUSPEND_KEEP, true, true, true, false);
+        cycle(SYNC_ON_SUSPEND_AUTO, true, true, false, true);
+        cycle(SYNC_ON_SUSPEND_AUTO, true, false, false, false);
+        cycle(SYNC_ON_SUSPEND_AUTO, false, false, true, true);
+        cycle(SYNC_ON_SUSPEND_OFF, true, false, false, true);
+        cycle(SYNC_ON_SUSPEND_OFF, false, false, false, false);
+}
+
+TEST(original_zero_kept) {
+        /* Admin already turned the kernel sync off: nothing written, nothing recorded, and restore
+         * must not "restore" it to the kernel default. */
+        int v;
+
+        setup("0\n");
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 0);
+        ASSERT_ERR(knob_record_read(state_fd, &v), ENOENT);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
+        ASSERT_EQ(knob_now(), 0);
+}
+
+TEST(second_run_keeps_true_original) {
+        /* An interrupted run left knob=0 and record=1; the next run must not record 0. */
+        int v = -1;
+
+        setup("1\n");
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 1);
+        ASSERT_EQ(knob_now(), 0);
+        /* next run, no restore in between */
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 0);
+        ASSERT_OK(knob_record_read(state_fd, &v));
+        ASSERT_EQ(v, 1);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_now(), 1);
+}
+
+TEST(restore_after_kill) {
+        /* A child changes the knob as a run would, then is killed with SIGKILL before restoring. */
+        int status, v = -1;
+        pid_t pid;
+
+        setup("1\n");
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                if (knob_save_and_set(sysfs_fd, state_fd, 0) != 1)
+                        _exit(1);
+                (void) kill(getpid(), SIGKILL);
+                _exit(2);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+        ASSERT_EQ(knob_now(), 0);                       /* the kill left the knob changed */
+        ASSERT_OK(knob_record_read(state_fd, &v));
+        ASSERT_EQ(v, 1);
+        /* no leftover temporary files */
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE ".tmp.0"));
+
+        /* next start of suspend-sync restores first */
+        v = -1;
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(v, 1);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+}
+
+TEST(kill_between_record_and_write) {
+        /* Killed after recording, before writing: knob unchanged, record present; restore is a no-op
+         * on the knob but clears the record. */
+        int v = -1;
+
+        setup("1\n");
+        put(state_fd, KNOB_RECORD_FILE, "1\n");
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+}
+
+TEST(absent_knob) {
+        int v = 5;
+
+        setup(NULL);
+        ASSERT_ERR(knob_read(sysfs_fd, &v), ENOENT);
+        ASSERT_ERR(knob_write(sysfs_fd, 0), ENOENT);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), ENOENT);
+        ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));         /* not created by us */
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));        /* nothing recorded */
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
+        ASSERT_EQ(v, 5);
+
+        /* stale record but the knob vanished (kernel changed across reboot? /run is tmpfs, but a
+         * test or --state-dir elsewhere can do it): record removed, -ENOENT reported */
+        put(state_fd, KNOB_RECORD_FILE, "1\n");
+        ASSERT_ERR(knob_restore(sysfs_fd, state_fd, NULL), ENOENT);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+        ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));
+}
+
+TEST(garbage_knob) {
+        static const char *const bad[] = { "", "2\n", "[1] 0\n", "yes\n", "1\n1\n" };
+        int v = 5;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *after = NULL;
+
+                setup(bad[i]);
+                ASSERT_ERR(knob_read(sysfs_fd, &v), EBADMSG);
+                ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), EBADMSG);
+                after = get(sysfs_fd, KNOB_SYSFS_PATH);
+                ASSERT_STREQ(after, bad[i]);                     /* untouched */
+                ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+        }
+
+        /* oversized content is garbage too, not an I/O error */
+        {
+                char big[KNOB_FILE_MAX * 4];
+                memset(big, '1', sizeof big - 1);
+                big[sizeof big - 1] = 0;
+                setup(big);
+                ASSERT_ERR(knob_read(sysfs_fd, &v), EBADMSG);
+        }
+        ASSERT_EQ(v, 5);
+
+        ASSERT_ERR(knob_write(sysfs_fd, 2), EINVAL);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, -1), EINVAL);
+}
+
+TEST(garbage_record) {
+        int v = -1;
+        _cleanup_free_ char *rec = NULL;
+
+        /* restore with a garbled record: the safe value goes back */
+        setup("0\n");
+        put(state_fd, KNOB_RECORD_FILE, "banana\n");
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_SAFE);
+        ASSERT_EQ(v, KNOB_SAFE_VALUE);
+        ASSERT_EQ(knob_now(), KNOB_SAFE_VALUE);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+
+        /* save with a garbled record: record replaced by the safe value, never by the current 0 */
+        setup("0\n");
+        put(state_fd, KNOB_RECORD_FILE, "");
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 0);
+        rec = get(state_fd, KNOB_RECORD_FILE);
+        ASSERT_STREQ(rec, "1\n");
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_now(), 1);
+}
+
+TEST(record_is_not_a_symlink_target) {
+        /* A dangling symlink at the record's name reads as "no record", but the record cannot be
+         * created next to it: the knob must stay untouched (a record that restore cannot read would
+         * leave the kernel sync off for good), and nothing is written through the link. */
+        setup("1\n");
+        ASSERT_OK(symlinkat("/nonexistent-knob-target", state_fd, KNOB_RECORD_FILE));
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), EEXIST);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_TRUE(access("/nonexistent-knob-target", F_OK) < 0);
+        ASSERT_OK(unlinkat(state_fd, KNOB_RECORD_FILE, 0));
+}
+
+TEST(real_sysfs_readonly) {
+        _cleanup_close_ int fd = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int v = -1, r;
+
+        if (fd < 0)
+                return;
+        r = knob_read(fd, &v);
+        if (r == -ENOENT) {
+                fprintf(stderr, "   (this kernel has no /sys/power/sync_on_suspend)\n");
+                return;
+        }
+        ASSERT_OK(r);
+        ASSERT_TRUE(v == 0 || v == 1);
+}
+
+static void cleanup_tmp(void) {
+        char cmd[sizeof tmpdir + 32];
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmpdir);
+        (void) system(cmd);
+}
+
+int main(void) {
+        char path[sizeof tmpdir + 32];
+
+        ASSERT_TRUE(mkdtemp(tmpdir));
+        atexit(cleanup_tmp);
+        snprintf(path, sizeof path, "%s/sys", tmpdir);
+        ASSERT_TRUE(mkdir(path, 0755) >= 0);
+        snprintf(path, sizeof path, "%s/sys/power", tmpdir);
+        ASSERT_TRUE(mkdir(path, 0755) >= 0);
+        snprintf(path, sizeof path, "%s/run", tmpdir);
+        ASSERT_TRUE(mkdir(path, 0755) >= 0);
+        snprintf(path, sizeof path, "%s/sys", tmpdir);
+        sysfs_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(sysfs_fd >= 0);
+        snprintf(path, sizeof path, "%s/run", tmpdir);
+        state_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(state_fd >= 0);
+
+        RUN(parse);
+        RUN(decide_table);
+        RUN(modes_applied);
+        RUN(original_zero_kept);
+        RUN(second_run_keeps_true_original);
+        RUN(restore_after_kill);
+        RUN(kill_between_record_and_write);
+        RUN(absent_knob);
+        RUN(garbage_knob);
+        RUN(garbage_record);
+        RUN(record_is_not_a_symlink_target);
+        RUN(real_sysfs_readonly);
+
+        safe_close(sysfs_fd);
+        safe_close(state_fd);
+        return 0;
+}
