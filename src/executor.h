@@ -42,7 +42,12 @@ typedef struct ExecJob {
 
 typedef struct ExecOps {
         /* Runs in the worker for one job: returns 0 or negative errno. Default: open(O_RDONLY|
-         * O_DIRECTORY|O_CLOEXEC|O_NOFOLLOW?) + syncfs. Tests substitute it. */
+         * O_DIRECTORY|O_CLOEXEC|O_NOCTTY), on ENOTDIR (file bind mount) again without O_DIRECTORY
+         * and with O_NONBLOCK, then syncfs() and close(). No O_NOFOLLOW (following a symlink syncs
+         * some filesystem, missing one is worse), never O_PATH (syncfs fails with EBADF). Tests
+         * substitute it. It runs after fork() with fds 0-2 on /dev/null, every other fd closed,
+         * default signal handlers and an empty signal mask: it must not use the caller's fds or
+         * event loop, and should not allocate much. */
         int (*sync_one)(const char *path, void *userdata);
         void *userdata;
 } ExecOps;
@@ -53,6 +58,26 @@ typedef struct ExecOps {
  * started by the deadline get OUTCOME_TIMEOUT with duration 0. Returns the number of jobs that did
  * not end SYNCED, or negative errno if the executor itself could not run (then no job was touched).
  * ops may be NULL for the default.
+ *
+ * Details:
+ * - Jobs with equal 'group' strings run one after another in one worker, in array order; a NULL
+ *   group is a group of its own. max_parallel is clamped to 1..64. At most 2^20 jobs (-E2BIG).
+ * - timeout 0 or USEC_INFINITY: no per-job timeout (only the deadline). Each job of a group gets
+ *   its own timeout, counted from the moment the previous job's result arrived.
+ * - Per-job timeout: the job gets OUTCOME_TIMEOUT, abandoned_pid = the worker, duration = time until
+ *   abandoned; the worker is sent SIGKILL and no longer counted against max_parallel; the rest of
+ *   the group runs in a fresh worker (each worker consumes at least one job: at most n_jobs forks).
+ * - Deadline: running jobs as above; jobs not started get OUTCOME_TIMEOUT, error 0, duration 0,
+ *   abandoned_pid 0 ("not started before the deadline"). Returns within a few ms of the deadline.
+ * - A worker that dies without reporting its current job (crash, OOM kill): that job gets
+ *   OUTCOME_ERROR with error = ECHILD (not a filesystem error); the rest of its group runs in a
+ *   fresh worker. syncfs/open errors give OUTCOME_ERROR with their errno and the worker goes on.
+ * - fork()/pipe() failing after a first worker started: that group's remaining jobs get
+ *   OUTCOME_ERROR with that errno; failing before any worker started: returns the negative errno.
+ * - Children: finished workers are reaped. Abandoned workers are reaped if they die within ~5 ms
+ *   of the return; one stuck in the kernel stays a child of the caller, who may reap it later with
+ *   waitpid(abandoned_pid, WNOHANG). SIGCHLD is blocked during the call; the caller's signal mask
+ *   is restored before returning. Uses its own sd_event, not the caller's default loop.
  */
 int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
                  const ExecOps *ops);

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <systemd/sd-event.h>
+
+#include "executor.h"
+
+/* Hard bounds: workers alive at once, and jobs per run (the index travels as uint32_t). */
+#define EXECUTOR_PARALLEL_MAX 64U
+#define EXECUTOR_JOBS_MAX (1U << 20)
+
+/* After the loop, give workers we just SIGKILLed this long to die so they can be reaped. */
+#define REAP_GRACE_USEC (5 * USEC_PER_MSEC)
+
+/* Accuracy of our timers: sd-event's default (250 ms) is far too coarse for a deadline. */
+#define TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
+
+static const char *const outcome_table[_OUTCOME_MAX] = {
+        [OUTCOME_PENDING] = "pending",
+        [OUTCOME_SYNCED] = "synced",
+        [OUTCOME_TIMEOUT] = "timeout",
+        [OUTCOME_ERROR] = "error",
+        [OUTCOME_SKIPPED] = "skipped",
+};
+
+const char *outcome_to_string(Outcome o) {
+        if (o < 0 || o >= _OUTCOME_MAX)
+                return NULL;
+        return outcome_table[o];
+}
+
+Outcome outcome_from_string(const char *s) {
+        if (!s)
+                return _OUTCOME_INVALID;
+        for (Outcome o = 0; o < _OUTCOME_MAX; o++)
+                if (streq(outcome_table[o], s))
+                        return o;
+        return _OUTCOME_INVALID;
+}
+
+/* One record per job, written by the worker on its pipe. 16 bytes < PIPE_BUF: writes are atomic. */
+typedef struct WorkerReport {
+        uint32_t index;         /* job index in ExecJob[] */
+        int32_t error;          /* positive errno, 0 on success */
+        uint64_t duration;      /* usec spent in open+syncfs+close, measured in the worker */
+} WorkerReport;
+
+typedef struct JobResult {
+        Outcome outcome;
+        int error;
+        usec_t duration;
+        pid_t abandoned_pid;
+} JobResult;
+
+typedef struct Group {
+        size_t start, end;      /* [start, end) in Executor.order */
+        size_t next;            /* first job not yet handed to a worker (valid while !busy) */
+        bool busy;              /* a counted worker is running this group */
+} Group;
+
+typedef struct Child {
+        pid_t pid;
+        bool reaped;            /* sd-event reaped it (child source dispatched) or we did */
+        bool killed;            /* we sent SIGKILL */
+} Child;
+
+typedef struct Executor Executor;
+
+typedef struct Worker {
+        Executor *executor;
+        Child *child;
+        int fd;                 /* read end of the report pipe, non-blocking */
+        Group *group;
+        size_t pos;             /* position in Executor.order of the job running now */
+        usec_t job_start;       /* CLOCK_MONOTONIC, parent's view */
+        sd_event_source *io_source, *child_source, *timer_source;
+        uint8_t buf[sizeof(WorkerReport)];
+        size_t buf_len;
+} Worker;
+
+struct Executor {
+        const ExecJob *jobs;
+        size_t n_jobs;
+        int (*sync_one)(const char *path, void *userdata);
+        void *userdata;
+        unsigned max_parallel;
+        usec_t deadline;
+
+        sd_event *event;
+        size_t *order;          /* job indices, grouped: groups in order of first appearance */
+        Group *groups;
+        size_t n_groups;
+        JobResult *results;     /* indexed like jobs; copied out only when the run succeeds */
+        size_t n_done;
+
+        Worker *workers[EXECUTOR_PARALLEL_MAX]; /* counted (not abandoned) workers */
+        size_t n_workers;
+        Child *children;        /* every fork, at most n_jobs (each worker consumes >= 1 job) */
+        size_t n_children;
+        size_t n_started;       /* workers fully set up */
+
+        int fatal;              /* < 0: could not run at all (nothing started) */
+};
+
+/* --- default sync_one: runs in the worker --- */
+
+static int sync_one_default(const char *path, void *userdata) {
+        int fd, r = 0;
+
+        /* A mount point is a directory; a file bind mount is not: retry without O_DIRECTORY (with
+         * O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH: syncfs() on an
+         * O_PATH fd fails with EBADF. */
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOTDIR)
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+
+        if (syncfs(fd) < 0)
+                r = negative_errno();
+        safe_close(fd);
+        return r;
+}
+
+/* --- worker side (after fork; no sd-event, no allocation) --- */
+
+static int worker_setup_fds(int report_fd) {
+        int null_fd;
+
+        if (report_fd != 3) {
+                if (dup2(report_fd, 3) < 0)
+                        return -errno;
+                report_fd = 3;
+        }
+
+        /* Do not keep the caller's stdio open: an abandoned worker holding a pipe that somebody
+         * reads until EOF would block them until the device wakes up. */
+        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (null_fd >= 0) {
+                for (int i = 0; i < 3; i++)
+                        if (null_fd != i)
+                                (void) dup2(null_fd, i);
+        } else
+                for (int i = 0; i < 3; i++)
+                        (void) close(i);
+
+        if (close_range(4, ~0U, 0) < 0) {
+                struct rlimit rl;
+                int max = 65536;
+
+                if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY)
+                        max = (int) MIN(rl.rlim_cur, (rlim_t) 65536);
+                for (int i = 4; i < max; i++)
+                        (void) close(i);
+        }
+        return report_fd;
+}
+
+static int loop_write(int fd, const void *p, size_t n) {
+        const uint8_t *b = p;
+
+        while (n > 0) {
+                ssize_t k = write(fd, b, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                b += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+_noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, int report_fd) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t ss;
+
+        /* Start from a clean signal state: default handlers, nothing blocked. */
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) sigaction(sig, &sa, NULL);
+        sigemptyset(&ss);
+        (void) sigprocmask(SIG_SETMASK, &ss, NULL);
+
+        report_fd = worker_setup_fds(report_fd);
+        if (report_fd < 0)
+                _exit(EXIT_FAILURE);
+
+        for (; pos < end; pos++) {
+                size_t i = e->order[pos];
+                usec_t t0 = now(CLOCK_MONOTONIC);
+                int r = e->sync_one(e->jobs[i].path, e->userdata);
+                WorkerReport rep = {
+                        .index = (uint32_t) i,
+                        .error = r < 0 ? -r : 0,
+                        .duration = now(CLOCK_MONOTONIC) - t0,
+                };
+
+                if (loop_write(report_fd, &rep, sizeof(rep)) < 0)
+                        _exit(EXIT_FAILURE);
+        }
+        _exit(EXIT_SUCCESS);
+}
+
+/* --- parent side --- */
+
+static void executor_set_result(Executor *e, size_t pos, Outcome o, int error, usec_t duration, pid_t pid) {
+        JobResult *r = &e->results[e->order[pos]];
+
+        if (r->outcome != OUTCOME_PENDING)
+                return;
+        *r = (JobResult) {
+                .outcome = o,
+                .error = error,
+                .duration = duration,
+                .abandoned_pid = pid,
+        };
+        e->n_done++;
+}
+
+static void executor_check_done(Executor *e) {
+        /* Done when every job has a result and no counted worker is left to reap. */
+        if (e->fatal < 0 || (e->n_done >= e->n_jobs && e->n_workers == 0))
+                (void) sd_event_exit(e->event, 0);
+}
+
+static Worker *worker_free(Worker *w) {
+        if (!w)
+                return NULL;
+        w->io_source = sd_event_source_disable_unref(w->io_source);
+        w->child_source = sd_event_source_disable_unref(w->child_source);
+        w->timer_source = sd_event_source_disable_unref(w->timer_source);
+        safe_close(w->fd);
+        free(w);
+        return NULL;
+}
+
+/* Removes a counted worker from the executor and frees it. */
+static void worker_detach(Worker *w) {
+        Executor *e = w->executor;
+
+        for (size_t i = 0; i < e->n_workers; i++)
+                if (e->workers[i] == w) {
+                        e->workers[i] = e->workers[--e->n_workers];
+                        break;
+                }
+        w->group->busy = false;
+        worker_free(w);
+}
+
+static usec_t job_timeout(const Executor *e, size_t pos) {
+        usec_t t = e->jobs[e->order[pos]].timeout;
+
+        return t == 0 ? USEC_INFINITY : t;
+}
+
+static void worker_arm_timer(Worker *w) {
+        Executor *e = w->executor;
+        usec_t t;
+
+        if (w->pos >= w->group->end ||
+            (t = job_timeout(e, w->pos)) == USEC_INFINITY ||
+            t > USEC_INFINITY - 1 - w->job_start) {
+                (void) sd_event_source_set_enabled(w->timer_source, SD_EVENT_OFF);
+                return;
+        }
+
+        /* If this fails the deadline still bounds the job. */
+        if (sd_event_source_set_time(w->timer_source, w->job_start + t) >= 0)
+                (void) sd_event_source_set_enabled(w->timer_source, SD_EVENT_ONESHOT);
+}
+
+/* Reads every report available now. Returns true on EOF or read error. */
+static bool worker_drain(Worker *w) {
+        Executor *e = w->executor;
+        bool progressed = false, eof = false;
+
+        for (;;) {
+                ssize_t k = read(w->fd, w->buf + w->buf_len, sizeof(w->buf) - w->buf_len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                eof = true;
+                        break;
+                }
+                if (k == 0) {
+                        eof = true;
+                        break;
+                }
+                w->buf_len += (size_t) k;
+                if (w->buf_len < sizeof(WorkerReport))
+                        continue;
+
+                WorkerReport rep;
+                memcpy(&rep, w->buf, sizeof(rep));
+                w->buf_len = 0;
+
+                /* Reports come in order; anything else is ignored (the timers still apply). */
+                if (w->pos >= w->group->end || rep.index != e->order[w->pos])
+                        continue;
+
+                executor_set_result(e, w->pos,
+                                    rep.error == 0 ? OUTCOME_SYNCED : OUTCOME_ERROR,
+                                    rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
+                                    rep.duration, 0);
+                w->pos++;
+                w->job_start = now(CLOCK_MONOTONIC);
+                progressed = true;
+        }
+
+        if (progressed)
+                worker_arm_timer(w);
+        if (eof)
+                (void) sd_event_source_set_enabled(w->io_source, SD_EVENT_OFF);
+        return eof;
+}
+
+/* Gives up on a worker: its current job gets 'o' with the worker's pid when 'o' is a timeout. */
+static void worker_abandon(Worker *w, Outcome o, int error) {
+        Executor *e = w->executor;
+        usec_t n = now(CLOCK_MONOTONIC);
+
+        if (w->pos < w->group->end) {
+                executor_set_result(e, w->pos, o, error, n > w->job_start ? n - w->job_start : 0,
+                                    o == OUTCOME_TIMEOUT ? w->child->pid : 0);
+                w->group->next = w->pos + 1;
+        } else
+                w->group->next = w->group->end;
+
+        if (!w->child->reaped && !w->child->killed) {
+                (void) kill(w->child->pid, SIGKILL);
+                w->child->killed = true;
+        }
+        worker_detach(w);
+}
+
+static void executor_fill(Executor *e);
+
+static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Worker *w = userdata;
+        Executor *e = w->executor;
+
+        (void) worker_drain(w);
+        executor_fill(e);
+        executor_check_done(e);
+        return 0;
+}
+
+static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Worker *w = userdata;
+        Executor *e = w->executor;
+
+        /* sd-event reaps the child right after this callback returns. */
+        w->child->reaped = true;
+
+        /* Everything the worker wrote is in the pipe now. */
+        (void) worker_drain(w);
+
+        /* Died without reporting its current job (crash, killed, OOM): that job is an error
+         * (ECHILD), the rest of the group gets a fresh worker. */
+        worker_abandon(w, OUTCOME_ERROR, ECHILD);
+
+        executor_fill(e);
+        executor_check_done(e);
+        return 0;
+}
+
+static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+        Executor *e = w->executor;
+        size_t pos;
+
+        /* A report that arrived together with the timer wins over the timeout. */
+        (void) worker_drain(w);
+        pos = w->pos;
+        if (pos < w->group->end) {
+                usec_t t = job_timeout(e, pos);
+
+                if (t != USEC_INFINITY && now(CLOCK_MONOTONIC) >= w->job_start + t)
+                        worker_abandon(w, OUTCOME_TIMEOUT, 0);
+        }
+
+        executor_fill(e);
+        executor_check_done(e);
+        return 0;
+}
+
+/* Running jobs: TIMEOUT, abandoned. Not-started jobs: TIMEOUT, duration 0, error 0, no pid ("not
+ * started before the deadline"), or ERROR with 'error' when the loop itself failed. */
+static void executor_expire_all(Executor *e, int error) {
+        while (e->n_workers > 0) {
+                Worker *w = e->workers[0];
+
+                (void) worker_drain(w);
+                worker_abandon(w, OUTCOME_TIMEOUT, 0);
+        }
+
+        for (size_t g = 0; g < e->n_groups; g++) {
+                for (size_t pos = e->groups[g].next; pos < e->groups[g].end; pos++)
+                        executor_set_result(e, pos, error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
+                                            MAX(error, 0), 0, 0);
+                e->groups[g].next = e->groups[g].end;
+        }
+}
+
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+
+        executor_expire_all(e, 0);
+        (void) sd_event_exit(e->event, 0);
+        return 0;
+}
+
+static int worker_start(Executor *e, Group *g) {
+        _cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
+        int fds[2], r;
+        Worker *w;
+        Child *c;
+        pid_t pid;
+
+        if (e->n_children >= e->n_jobs)
+                return -EAGAIN; /* cannot happen: every worker consumes at least one job */
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        rfd = fds[0];
+        wfd = fds[1];
+        if (fcntl(rfd, F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                free(w);
+                return r;
+        }
+        if (pid == 0)
+                worker_main(e, g->next, g->end, wfd);
+
+        c = &e->children[e->n_children++];
+        *c = (Child) { .pid = pid };
+
+        *w = (Worker) {
+                .executor = e,
+                .child = c,
+                .fd = TAKE_FD(rfd),
+                .group = g,
+                .pos = g->next,
+                .job_start = now(CLOCK_MONOTONIC),
+        };
+        wfd = safe_close(wfd);
+
+        r = sd_event_add_io(e->event, &w->io_source, w->fd, EPOLLIN, on_worker_io, w);
+        if (r >= 0)
+                r = sd_event_source_set_priority(w->io_source, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r >= 0)
+                r = sd_event_add_child(e->event, &w->child_source, pid, WEXITED, on_worker_exit, w);
+        if (r >= 0)
+                r = sd_event_add_time(e->event, &w->timer_source, CLOCK_MONOTONIC, USEC_INFINITY,
+                                      TIMER_ACCURACY_USEC, on_worker_timeout, w);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                c->killed = true;
+                worker_free(w);
+                return r;
+        }
+
+        worker_arm_timer(w);
+        e->n_started++;
+        g->busy = true;
+        e->workers[e->n_workers++] = w;
+        return 0;
+}
+
+static void executor_fill(Executor *e) {
+        if (e->fatal < 0)
+                return;
+
+        while (e->n_workers < e->max_parallel) {
+                Group *g = NULL;
+                int r;
+
+                /* Nothing starts at or after the deadline: the deadline timer reports it. */
+                if (e->deadline != USEC_INFINITY && now(CLOCK_MONOTONIC) >= e->deadline)
+                        return;
+
+                for (size_t i = 0; i < e->n_groups; i++)
+                        if (!e->groups[i].busy && e->groups[i].next < e->groups[i].end) {
+                                g = &e->groups[i];
+                                break;
+                        }
+                if (!g)
+                        return;
+
+                r = worker_start(e, g);
+                if (r >= 0)
+                        continue;
+
+                if (e->n_started == 0) {
+                        /* Nothing ever started: the executor could not run at all. */
+                        e->fatal = r;
+                        (void) sd_event_exit(e->event, r);
+                        return;
+                }
+
+                for (size_t pos = g->next; pos < g->end; pos++)
+                        executor_set_result(e, pos, OUTCOME_ERROR, -r, 0, 0);
+                g->next = g->end;
+        }
+}
+
+static int group_cmp(const void *a, const void *b, void *userdata) {
+        const ExecJob *jobs = userdata;
+        size_t i = *(const size_t *) a, j = *(const size_t *) b;
+        const char *x = jobs[i].group, *y = jobs[j].group;
+        int c;
+
+        /* NULL groups sort first and never compare equal to each other (see same_group()). */
+        if (!x != !y)
+                return x ? 1 : -1;
+        if (x && (c = strcmp(x, y)) != 0)
+                return c;
+        return i < j ? -1 : i > j;
+}
+
+static bool same_group(const ExecJob *jobs, size_t i, size_t j) {
+        return jobs[i].group && jobs[j].group && streq(jobs[i].group, jobs[j].group);
+}
+
+static int group_first_cmp(const void *a, const void *b, void *userdata) {
+        const size_t *order = userdata;
+        const Group *x = a, *y = b;
+        size_t i = order[x->start], j = order[y->start];
+
+        return i < j ? -1 : i > j;
+}
+
+/* Builds order[] and groups[]: groups by first appearance, jobs of a group in the given order. */
+static int executor_build_groups(Executor *e) {
+        _cleanup_free_ size_t *sorted = NULL;
+        size_t n = e->n_jobs, k = 0;
+
+        sorted = calloc(n, sizeof(size_t));
+        e->order = calloc(n, sizeof(size_t));
+        e->groups = calloc(n, sizeof(Group));
+        if (!sorted || !e->order || !e->groups)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++)
+                sorted[i] = i;
+        qsort_r(sorted, n, sizeof(size_t), group_cmp, (void *) e->jobs);
+
+        /* Runs of equal groups in 'sorted' are in index order: the run's first is its first
+         * appearance. Record runs as groups over 'sorted', sort groups by first appearance, then
+         * lay them out in order[]. */
+        for (size_t i = 0; i < n; i++) {
+                if (i == 0 || !same_group(e->jobs, sorted[i - 1], sorted[i]))
+                        e->groups[e->n_groups++] = (Group) { .start = i };
+                e->groups[e->n_groups - 1].end = i + 1;
+        }
+        qsort_r(e->groups, e->n_groups, sizeof(Group), group_first_cmp, sorted);
+
+        for (size_t g = 0; g < e->n_groups; g++) {
+                size_t len = e->groups[g].end - e->groups[g].start;
+
+                memcpy(e->order + k, sorted + e->groups[g].start, len * sizeof(size_t));
+                e->groups[g] = (Group) { .start = k, .end = k + len, .next = k };
+                k += len;
+        }
+        return 0;
+}
+
+static void executor_done(Executor *e) {
+        usec_t grace_end;
+        bool left;
+
+        while (e->n_workers > 0)
+                worker_abandon(e->workers[0], OUTCOME_TIMEOUT, 0);
+        e->event = sd_event_unref(e->event);
+
+        /* Reap what can be reaped without blocking: workers that finished but were not dispatched,
+         * and abandoned workers that already died. Workers killed just now get a few ms; anything
+         * still alive (stuck in the kernel) is left for the caller (ExecJob.abandoned_pid). */
+        grace_end = now(CLOCK_MONOTONIC) + REAP_GRACE_USEC;
+        for (;;) {
+                left = false;
+                for (size_t i = 0; i < e->n_children; i++) {
+                        Child *c = &e->children[i];
+
+                        if (c->reaped)
+                                continue;
+                        if (waitpid(c->pid, NULL, WNOHANG) != 0)
+                                c->reaped = true; /* reaped, or not our child anymore */
+                        else
+                                left = true;
+                }
+                if (!left || now(CLOCK_MONOTONIC) >= grace_end)
+                        break;
+                (void) usleep(200);
+        }
+
+        free(e->order);
+        free(e->groups);
+        free(e->results);
+        free(e->children);
+}
+
+static void sigmask_restorep(sigset_t **ss) {
+        if (*ss)
+                (void) sigprocmask(SIG_SETMASK, *ss, NULL);
+}
+
+int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
+                 const ExecOps *ops) {
+        sigset_t saved, chld;
+        /* Cleanup runs bottom-up: sources, then executor (reaping), then the caller's mask. */
+        _cleanup_(sigmask_restorep) sigset_t *restore = NULL;
+        _cleanup_(executor_done) Executor e = {};
+        _cleanup_(sd_event_source_disable_unrefp) sd_event_source *deadline_source = NULL;
+        int r;
+
+        if (n_jobs > 0 && !jobs)
+                return -EINVAL;
+        if (n_jobs > EXECUTOR_JOBS_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i < n_jobs; i++)
+                if (!jobs[i].path)
+                        return -EINVAL;
+        if (n_jobs == 0)
+                return 0;
+
+        e = (Executor) {
+                .jobs = jobs,
+                .n_jobs = n_jobs,
+                .sync_one = ops && ops->sync_one ? ops->sync_one : sync_one_default,
+                .userdata = ops ? ops->userdata : NULL,
+                .max_parallel = MIN(MAX(max_parallel, 1U), EXECUTOR_PARALLEL_MAX),
+                .deadline = deadline,
+        };
+
+        e.results = calloc(n_jobs, sizeof(JobResult));
+        e.children = calloc(n_jobs, sizeof(Child));
+        if (!e.results || !e.children)
+                return -ENOMEM;
+        r = executor_build_groups(&e);
+        if (r < 0)
+                return r;
+
+        if (deadline != USEC_INFINITY && now(CLOCK_MONOTONIC) >= deadline)
+                /* Nothing can start: every job is "not started before the deadline". */
+                executor_expire_all(&e, 0);
+        else {
+                /* sd-event wants SIGCHLD blocked before child sources; the caller's mask comes back
+                 * when we return. */
+                sigemptyset(&chld);
+                sigaddset(&chld, SIGCHLD);
+                if (sigprocmask(SIG_BLOCK, &chld, &saved) < 0)
+                        return -errno;
+                restore = &saved;
+
+                r = sd_event_new(&e.event);
+                if (r < 0)
+                        return r;
+
+                if (deadline != USEC_INFINITY) {
+                        r = sd_event_add_time(e.event, &deadline_source, CLOCK_MONOTONIC, deadline, 1,
+                                              on_deadline, &e);
+                        if (r < 0)
+                                return r;
+                        /* Before anything else: results already in the pipes are drained by
+                         * on_deadline() itself, nothing can delay it. */
+                        r = sd_event_source_set_priority(deadline_source, SD_EVENT_PRIORITY_IMPORTANT - 100);
+                        if (r < 0)
+                                return r;
+                }
+
+                executor_fill(&e);
+                if (e.fatal < 0)
+                        return e.fatal;
+
+                executor_check_done(&e);
+                r = sd_event_loop(e.event);
+                if (e.fatal < 0)
+                        return e.fatal;
+                /* Normally nothing is left here; if the loop itself failed after workers started,
+                 * what is left is an error. */
+                executor_expire_all(&e, r < 0 ? -r : EIO);
+        }
+
+        r = 0;
+        for (size_t i = 0; i < n_jobs; i++) {
+                jobs[i].outcome = e.results[i].outcome;
+                jobs[i].error = e.results[i].error;
+                jobs[i].duration = e.results[i].duration;
+                jobs[i].abandoned_pid = e.results[i].abandoned_pid;
+                if (jobs[i].outcome != OUTCOME_SYNCED)
+                        r++;
+        }
+        return r;
+}

@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "executor.h"
+#include "tests.h"
+
+/*
+ * The fake sync_one runs in the worker and gets everything from its "path":
+ *   "<job> <slot> <action> <arg>"   action: ok | sleep <ms> | hang | pause | eio | abort
+ * It records what it saw in a MAP_SHARED page, so the parent can check concurrency and order.
+ */
+
+#define MAXJ 32
+
+typedef struct Shared {
+        int alive, max_alive;                   /* fake syncs running now / at most */
+        int slot_alive[MAXJ], slot_max[MAXJ];   /* same, per group slot */
+        int seq;                                /* start counter */
+        int start_seq[MAXJ];                    /* 1-based start order per job */
+        pid_t pid[MAXJ];                        /* worker pid per job */
+        int calls;
+        int release;                            /* hanging jobs return once set */
+} Shared;
+
+static Shared *sh;
+
+static void atomic_max(int *m, int v) {
+        int cur = __atomic_load_n(m, __ATOMIC_SEQ_CST);
+
+        while (cur < v && !__atomic_compare_exchange_n(m, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                ;
+}
+
+static int fake_sync_one(const char *path, void *userdata) {
+        Shared *s = userdata;
+        unsigned job, slot, arg = 0;
+        char action[16];
+        int r = 0;
+
+        if (sscanf(path, "%u %u %15s %u", &job, &slot, action, &arg) < 3 || job >= MAXJ || slot >= MAXJ)
+                return -EBADMSG;
+
+        __atomic_add_fetch(&s->calls, 1, __ATOMIC_SEQ_CST);
+        s->pid[job] = getpid();
+        s->start_seq[job] = __atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
+        atomic_max(&s->max_alive, __atomic_add_fetch(&s->alive, 1, __ATOMIC_SEQ_CST));
+        atomic_max(&s->slot_max[slot], __atomic_add_fetch(&s->slot_alive[slot], 1, __ATOMIC_SEQ_CST));
+
+        if (streq(action, "sleep"))
+                usleep(arg * 1000);
+        else if (streq(action, "hang"))
+                while (!__atomic_load_n(&s->release, __ATOMIC_SEQ_CST))
+                        usleep(1000);
+        else if (streq(action, "pause"))
+                for (;;)
+                        pause();
+        else if (streq(action, "eio"))
+                r = -EIO;
+        else if (streq(action, "abort")) {
+                struct rlimit rl = {};
+
+                (void) setrlimit(RLIMIT_CORE, &rl);
+                abort();
+        }
+
+        __atomic_sub_fetch(&s->slot_alive[slot], 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&s->alive, 1, __ATOMIC_SEQ_CST);
+        return r;
+}
+
+static ExecOps fake_ops = { .sync_one = fake_sync_one };
+
+typedef struct Spec {
+        const char *group;
+        const char *action;    /* "sleep 100", "hang", ... */
+        usec_t timeout;
+} Spec;
+
+static char paths[MAXJ][64];
+
+static void make_jobs(ExecJob *jobs, const Spec *spec, size_t n) {
+        ASSERT_TRUE(n <= MAXJ);
+        for (size_t i = 0; i < n; i++) {
+                unsigned slot = (unsigned) (spec[i].group[0] - 'a');
+
+                ASSERT_TRUE(slot < MAXJ);
+                snprintf(paths[i], sizeof(paths[i]), "%zu %u %s", i, slot, spec[i].action);
+                jobs[i] = (ExecJob) {
+                        .path = paths[i],
+                        .group = spec[i].group,
+                        .timeout = spec[i].timeout,
+                        .outcome = OUTCOME_SKIPPED,     /* must be overwritten */
+                        .error = -1,
+                        .abandoned_pid = -1,
+                };
+        }
+}
+
+static void reset_shared(void) {
+        memset(sh, 0, sizeof(*sh));
+}
+
+static bool sigset_equal(const sigset_t *a, const sigset_t *b) {
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (sigismember(a, sig) != sigismember(b, sig))
+                        return false;
+        return true;
+}
+
+static int count_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+        int n = 0;
+
+        ASSERT_TRUE(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* Runs the executor, checks the signal mask is the caller's again and no fd leaked. */
+static int run(ExecJob *jobs, size_t n, unsigned max_parallel, usec_t deadline, const ExecOps *ops) {
+        sigset_t before, after;
+        int r, fds = count_fds();
+
+        ASSERT_OK(sigprocmask(SIG_SETMASK, NULL, &before));
+        r = executor_run(jobs, n, max_parallel, deadline, ops);
+        ASSERT_OK(sigprocmask(SIG_SETMASK, NULL, &after));
+        ASSERT_TRUE(sigset_equal(&before, &after));
+        ASSERT_EQ(count_fds(), fds);
+        return r;
+}
+
+static bool pid_abandoned(const ExecJob *jobs, size_t n, pid_t pid) {
+        for (size_t i = 0; i < n; i++)
+                if (jobs[i].abandoned_pid == pid)
+                        return true;
+        return false;
+}
+
+/* Right after a run, only abandoned workers may still be our children (alive or zombie). Then
+ * releases them, reaps them, and checks nothing else is left. */
+static void check_children(const ExecJob *jobs, size_t n) {
+        char path[64], buf[4096] = {};
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t k = read(fd, buf, sizeof(buf) - 1);
+                char *p = buf, *end;
+
+                ASSERT_TRUE(k >= 0);
+                for (;;) {
+                        long pid = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (!pid_abandoned(jobs, n, (pid_t) pid)) {
+                                fprintf(stderr, "stray child %ld\n", pid);
+                                ASSERT_TRUE(false);
+                        }
+                        p = end;
+                }
+        } else
+                fprintf(stderr, "(no %s, skipping the direct children check)\n", path);
+
+        __atomic_store_n(&sh->release, 1, __ATOMIC_SEQ_CST);
+        for (size_t i = 0; i < n; i++) {
+                if (jobs[i].abandoned_pid <= 0)
+                        continue;
+                for (int tries = 0;; tries++) {
+                        pid_t r = waitpid(jobs[i].abandoned_pid, NULL, WNOHANG);
+                        if (r != 0) {
+                                ASSERT_TRUE(r == jobs[i].abandoned_pid || errno == ECHILD);
+                                break;
+                        }
+                        ASSERT_TRUE(tries < 5000);
+                        usleep(1000);
+                }
+        }
+        ASSERT_EQ(waitpid(-1, NULL, WNOHANG), -1);
+        ASSERT_EQ(errno, ECHILD);
+}
+
+static usec_t in(usec_t usec) {
+        return now(CLOCK_MONOTONIC) + usec;
+}
+
+#define MS USEC_PER_MSEC
+#define SEC USEC_PER_SEC
+
+TEST(outcome_strings) {
+        for (Outcome o = 0; o < _OUTCOME_MAX; o++) {
+                ASSERT_TRUE(outcome_to_string(o));
+                ASSERT_EQ(outcome_from_string(outcome_to_string(o)), o);
+        }
+        ASSERT_STREQ(outcome_to_string(OUTCOME_TIMEOUT), "timeout");
+        ASSERT_STREQ(outcome_to_string(OUTCOME_SKIPPED), "skipped");
+        ASSERT_TRUE(!outcome_to_string(_OUTCOME_MAX));
+        ASSERT_TRUE(!outcome_to_string(_OUTCOME_INVALID));
+        ASSERT_EQ(outcome_from_string("Synced"), _OUTCOME_INVALID);
+        ASSERT_EQ(outcome_from_string(""), _OUTCOME_INVALID);
+        ASSERT_EQ(outcome_from_string(NULL), _OUTCOME_INVALID);
+}
+
+TEST(invalid_and_empty) {
+        ExecJob jobs[2];
+        Spec spec[] = { { "a", "ok", SEC }, { "b", "ok", SEC } };
+
+        reset_shared();
+        ASSERT_EQ(run(NULL, 0, 4, in(SEC), &fake_ops), 0);
+        ASSERT_ERR(run(NULL, 1, 4, in(SEC), &fake_ops), EINVAL);
+
+        make_jobs(jobs, spec, 2);
+        jobs[1].path = NULL;
+        ASSERT_ERR(run(jobs, 2, 4, in(SEC), &fake_ops), EINVAL);
+        /* untouched on failure */
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SKIPPED);
+        ASSERT_EQ(jobs[0].error, -1);
+        ASSERT_EQ(sh->calls, 0);
+}
+
+TEST(all_succeed) {
+        /* Groups interleaved in input: a b a c b a */
+        Spec spec[] = {
+                { "a", "sleep 20", SEC }, { "b", "sleep 20", SEC }, { "a", "ok", SEC },
+                { "c", "sleep 20", SEC }, { "b", "ok", 0 },         { "a", "sleep 20", SEC },
+        };
+        ExecJob jobs[ELEMENTSOF(spec)];
+
+        reset_shared();
+        make_jobs(jobs, spec, ELEMENTSOF(spec));
+        ASSERT_EQ(run(jobs, ELEMENTSOF(spec), 2, in(10 * SEC), &fake_ops), 0);
+        for (size_t i = 0; i < ELEMENTSOF(spec); i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+                ASSERT_EQ(jobs[i].error, 0);
+                ASSERT_EQ(jobs[i].abandoned_pid, 0);
+        }
+        ASSERT_TRUE(jobs[0].duration >= 20 * MS);
+        ASSERT_TRUE(jobs[2].duration < 20 * MS);
+        ASSERT_EQ(sh->calls, 6);
+        ASSERT_TRUE(sh->max_alive <= 2);
+        /* one worker per group, jobs of a group in the given order */
+        ASSERT_EQ(sh->pid[0], sh->pid[2]);
+        ASSERT_EQ(sh->pid[0], sh->pid[5]);
+        ASSERT_EQ(sh->pid[1], sh->pid[4]);
+        ASSERT_TRUE(sh->pid[0] != sh->pid[1] && sh->pid[0] != sh->pid[3] && sh->pid[1] != sh->pid[3]);
+        ASSERT_TRUE(sh->start_seq[0] < sh->start_seq[2] && sh->start_seq[2] < sh->start_seq[5]);
+        ASSERT_TRUE(sh->start_seq[1] < sh->start_seq[4]);
+        check_children(jobs, ELEMENTSOF(spec));
+}
+
+static void parallel_bound(unsigned max_parallel) {
+        Spec spec[8];
+        ExecJob jobs[8];
+        static const char *const groups[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+        usec_t t0;
+
+        for (size_t i = 0; i < 8; i++)
+                spec[i] = (Spec) { groups[i], "sleep 300", 10 * SEC };
+        reset_shared();
+        make_jobs(jobs, spec, 8);
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_EQ(run(jobs, 8, max_parallel, in(30 * SEC), &fake_ops), 0);
+        fprintf(stderr, "  max_parallel=%u: 8 x 300 ms took %.3f s, max concurrent %d\n", max_parallel,
+                (double) (now(CLOCK_MONOTONIC) - t0) / SEC, sh->max_alive);
+        ASSERT_EQ(sh->calls, 8);
+        ASSERT_EQ(sh->max_alive, (int) max_parallel);
+        check_children(jobs, 8);
+}
+
+TEST(parallelism_bound) {
+        parallel_bound(3);
+        parallel_bound(1);      /* negative control: the counter does see serial runs */
+        parallel_bound(8);
+}
+
+TEST(group_serialization) {
+        /* two groups of 4 interleaved, plenty of parallelism */
+        Spec spec[8];
+        ExecJob jobs[8];
+
+        for (size_t i = 0; i < 8; i++)
+                spec[i] = (Spec) { i % 2 ? "b" : "a", "sleep 60", 10 * SEC };
+        reset_shared();
+        make_jobs(jobs, spec, 8);
+        ASSERT_EQ(run(jobs, 8, 8, in(30 * SEC), &fake_ops), 0);
+        ASSERT_EQ(sh->slot_max[0], 1);
+        ASSERT_EQ(sh->slot_max[1], 1);
+        ASSERT_EQ(sh->max_alive, 2);    /* the groups did overlap each other */
+        for (size_t i = 2; i < 8; i++)
+                ASSERT_TRUE(sh->start_seq[i - 2] < sh->start_seq[i]);
+        check_children(jobs, 8);
+}
+
+TEST(hang_timeout) {
+        Spec spec[] = {
+                /* a: first job hangs, the rest runs in a fresh worker */
+                { "a", "hang", 200 * MS }, { "a", "ok", SEC }, { "a", "sleep 10", SEC },
+                /* b: unaffected */
+                { "b", "sleep 50", SEC }, { "b", "ok", SEC },
+                /* c: two hangs in a row, each gets its own timer and its own worker */
+                { "c", "pause", 100 * MS }, { "c", "hang", 100 * MS }, { "c", "ok", SEC },
+                /* d: the timer is re-armed for the second job (the first has none) */
+                { "d", "ok", 0 }, { "d", "hang", 100 * MS }, { "d", "ok", SEC },
+        };
+        size_t n = ELEMENTSOF(spec);
+        ExecJob jobs[ELEMENTSOF(spec)];
+
+        reset_shared();
+        make_jobs(jobs, spec, n);
+        ASSERT_EQ(run(jobs, n, 2, in(20 * SEC), &fake_ops), 4);
+
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        ASSERT_EQ(jobs[0].error, 0);
+        ASSERT_TRUE(jobs[0].duration >= 200 * MS);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(sh->pid[1] != sh->pid[0]);
+        ASSERT_EQ(sh->pid[1], sh->pid[2]);
+        ASSERT_EQ(jobs[1].abandoned_pid, 0);
+
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[4].outcome, OUTCOME_SYNCED);
+
+        ASSERT_EQ(jobs[5].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[6].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[5].duration >= 100 * MS);
+        ASSERT_TRUE(jobs[6].duration >= 100 * MS);
+        ASSERT_EQ(jobs[5].abandoned_pid, sh->pid[5]);
+        ASSERT_EQ(jobs[6].abandoned_pid, sh->pid[6]);
+        ASSERT_TRUE(sh->pid[5] != sh->pid[6]);
+        ASSERT_EQ(jobs[7].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(sh->pid[7] != sh->pid[6]);
+
+        ASSERT_EQ(jobs[8].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[9].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[9].abandoned_pid, sh->pid[8]);
+        ASSERT_TRUE(jobs[9].duration >= 100 * MS && jobs[9].duration < 10 * SEC);
+        ASSERT_EQ(jobs[10].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->calls, (int) n);
+        check_children(jobs, n);
+}
+
+static void deadline_all_hang(unsigned max_parallel, usec_t timeout) {
+        Spec spec[5];
+        ExecJob jobs[5];
+        usec_t deadline;
+        int r, abandoned = 0, not_started = 0;
+
+        for (size_t i = 0; i < 5; i++)
+                spec[i] = (Spec) { i < 3 ? "a" : (i == 3 ? "b" : "c"), i % 2 ? "pause" : "hang", timeout };
+        reset_shared();
+        make_jobs(jobs, spec, 5);
+        deadline = in(400 * MS);
+        r = run(jobs, 5, max_parallel, deadline, &fake_ops);
+        fprintf(stderr, "  max_parallel=%u timeout=%" PRIu64 "ms: returned %+.3f s after the deadline\n",
+                max_parallel, timeout / MS, ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline + 500 * MS);
+        ASSERT_EQ(r, 5);
+        for (size_t i = 0; i < 5; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_TIMEOUT);
+                ASSERT_EQ(jobs[i].error, 0);
+                if (jobs[i].abandoned_pid > 0) {
+                        ASSERT_EQ(jobs[i].abandoned_pid, sh->pid[i]);
+                        abandoned++;
+                } else {
+                        ASSERT_EQ(jobs[i].abandoned_pid, 0);
+                        ASSERT_EQ(jobs[i].duration, 0);
+                        not_started++;
+                }
+        }
+        ASSERT_EQ(abandoned, sh->calls);
+        ASSERT_TRUE(abandoned >= (int) MIN(max_parallel, 3U));
+        fprintf(stderr, "  %d abandoned, %d not started\n", abandoned, not_started);
+        check_children(jobs, 5);
+}
+
+TEST(deadline) {
+        deadline_all_hang(1, 0);                /* no per-job timeout: one worker, 4 never start */
+        deadline_all_hang(1, 150 * MS);         /* timeouts rotate fresh workers until the deadline */
+        deadline_all_hang(4, 0);
+}
+
+TEST(deadline_passed) {
+        Spec spec[] = { { "a", "ok", SEC }, { "b", "ok", SEC } };
+        ExecJob jobs[2];
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ASSERT_EQ(run(jobs, 2, 4, now(CLOCK_MONOTONIC) - 1, &fake_ops), 2);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[1].duration, 0);
+        ASSERT_EQ(jobs[1].abandoned_pid, 0);
+        ASSERT_EQ(sh->calls, 0);
+        check_children(jobs, 2);
+}
+
+TEST(errors_and_crash) {
+        Spec spec[] = {
+                { "a", "eio", SEC }, { "a", "ok", SEC },        /* error: same worker goes on */
+                { "b", "abort", SEC }, { "b", "ok", SEC },      /* crash: fresh worker for the rest */
+                { "c", "ok", SEC },
+        };
+        size_t n = ELEMENTSOF(spec);
+        ExecJob jobs[ELEMENTSOF(spec)];
+
+        reset_shared();
+        make_jobs(jobs, spec, n);
+        ASSERT_EQ(run(jobs, n, 2, in(20 * SEC), &fake_ops), 2);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, EIO);
+        ASSERT_EQ(jobs[0].abandoned_pid, 0);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->pid[0], sh->pid[1]);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[2].error, ECHILD);
+        ASSERT_EQ(jobs[2].abandoned_pid, 0);
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(sh->pid[3] != sh->pid[2]);
+        ASSERT_EQ(jobs[4].outcome, OUTCOME_SYNCED);
+        check_children(jobs, n);
+}
+
+TEST(sigchld_already_blocked) {
+        Spec spec[] = { { "a", "ok", SEC }, { "b", "hang", 50 * MS } };
+        ExecJob jobs[2];
+        sigset_t ss, old;
+
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGCHLD);
+        sigaddset(&ss, SIGUSR1);
+        ASSERT_OK(sigprocmask(SIG_BLOCK, &ss, &old));
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ASSERT_EQ(run(jobs, 2, 2, in(10 * SEC), &fake_ops), 1);     /* run() checks the mask */
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
+        check_children(jobs, 2);
+        ASSERT_OK(sigprocmask(SIG_SETMASK, &old, NULL));
+}
+
+TEST(real_syncfs) {
+        char dir[] = "/tmp/test-executor.XXXXXX", file[64], missing[64];
+        ExecJob jobs[3];
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        snprintf(file, sizeof(file), "%s/file", dir);
+        snprintf(missing, sizeof(missing), "%s/missing", dir);
+        fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, "dirty\n", 6), 6);
+        safe_close(fd);
+
+        jobs[0] = (ExecJob) { .path = dir, .group = "tmp", .timeout = 10 * SEC };
+        jobs[1] = (ExecJob) { .path = file, .group = "tmp", .timeout = 10 * SEC };    /* not a dir */
+        jobs[2] = (ExecJob) { .path = missing, .group = NULL, .timeout = 10 * SEC };  /* control */
+        ASSERT_EQ(run(jobs, 3, 4, in(30 * SEC), NULL), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[2].error, ENOENT);
+        check_children(jobs, 3);
+
+        ASSERT_OK(unlink(file));
+        ASSERT_OK(rmdir(dir));
+}
+
+TEST(many_jobs) {
+        /* 300 real syncfs jobs on the tmp filesystem in 60 groups: one fork per group. */
+        static ExecJob jobs[300];
+        static char groups[60][8];
+        usec_t t0;
+        int r;
+
+        for (size_t g = 0; g < 60; g++)
+                snprintf(groups[g], sizeof(groups[g]), "g%zu", g);
+        for (size_t i = 0; i < 300; i++)
+                jobs[i] = (ExecJob) { .path = "/tmp", .group = groups[i % 60], .timeout = 10 * SEC };
+        t0 = now(CLOCK_MONOTONIC);
+        r = run(jobs, 300, 8, in(60 * SEC), NULL);
+        fprintf(stderr, "  300 syncfs in 60 groups, max_parallel=8: %.3f s\n",
+                (double) (now(CLOCK_MONOTONIC) - t0) / SEC);
+        ASSERT_EQ(r, 0);
+        for (size_t i = 0; i < 300; i++)
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 300);
+}
+
+/*
+ * A FUSE mount whose daemon answers INIT, then reads every further request and never answers: a
+ * worker opening the mount point waits uninterruptibly (a request already read by the daemon
+ * cannot be killed), like on a dead device. Closing the release pipe makes the daemon exit, which
+ * aborts the connection and frees the worker.
+ */
+typedef struct StuckFuse {
+        char dir[64];
+        pid_t daemon;
+        int release_fd;
+} StuckFuse;
+
+_noreturn_ static void stuck_daemon(int fuse_fd, int release_fd) {
+        static uint8_t buf[FUSE_MIN_READ_BUFFER + 65536];
+
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = fuse_fd, .events = POLLIN },
+                        { .fd = release_fd, .events = POLLIN },
+                };
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        _exit(EXIT_FAILURE);
+                if (p[1].revents)
+                        _exit(EXIT_SUCCESS);
+                if (!p[0].revents)
+                        continue;
+
+                ssize_t k = read(fuse_fd, buf, sizeof(buf));
+                if (k < (ssize_t) sizeof(struct fuse_in_header))
+                        continue;
+
+                struct fuse_in_header in;
+                memcpy(&in, buf, sizeof(in));
+                if (in.opcode != FUSE_INIT)
+                        continue;       /* read, never answered */
+
+                struct fuse_init_in init;
+                memcpy(&init, buf + sizeof(in), sizeof(init));
+                struct {
+                        struct fuse_out_header h;
+                        struct fuse_init_out o;
+                } out = {
+                        .h = { .len = sizeof(out), .unique = in.unique },
+                        .o = {
+                                .major = FUSE_KERNEL_VERSION,
+                                .minor = MIN(init.minor, (uint32_t) FUSE_KERNEL_MINOR_VERSION),
+                                .max_readahead = init.max_readahead,
+                                .max_write = 4096,
+                        },
+                };
+                if (write(fuse_fd, &out, sizeof(out)) != (ssize_t) sizeof(out))
+                        _exit(EXIT_FAILURE);
+        }
+}
+
+static int stuck_fuse_setup(StuckFuse *f) {
+        _cleanup_close_ int fuse_fd = -EBADF;
+        char opts[128];
+        int release[2];
+
+        if (geteuid() != 0)
+                return -EPERM;
+        fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        if (fuse_fd < 0)
+                return -errno;
+        /* private mount namespace: the mount goes away with this process whatever happens */
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+
+        snprintf(f->dir, sizeof(f->dir), "/tmp/test-executor-fuse.XXXXXX");
+        if (!mkdtemp(f->dir))
+                return -errno;
+        snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse_fd);
+        if (mount("stuck", f->dir, "fuse.stuck", MS_NOSUID | MS_NODEV, opts) < 0) {
+                int r = -errno;
+                (void) rmdir(f->dir);
+                return r;
+        }
+
+        ASSERT_OK(pipe2(release, O_CLOEXEC));
+        f->daemon = fork();
+        ASSERT_TRUE(f->daemon >= 0);
+        if (f->daemon == 0) {
+                safe_close(release[1]);
+                stuck_daemon(fuse_fd, release[0]);
+        }
+        safe_close(release[0]);
+        f->release_fd = release[1];
+        return 0;
+}
+
+static void stuck_fuse_release(StuckFuse *f) {
+        f->release_fd = safe_close(f->release_fd);
+        ASSERT_EQ(waitpid(f->daemon, NULL, 0), f->daemon);
+        ASSERT_OK(umount2(f->dir, MNT_DETACH));
+        ASSERT_OK(rmdir(f->dir));
+}
+
+static char proc_state(pid_t pid) {
+        char path[64], buf[512] = {}, *p;
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+                return '?';
+        p = strrchr(buf, ')');
+        return p && p[1] == ' ' ? p[2] : '?';
+}
+
+TEST(unkillable_worker) {
+        StuckFuse f = {};
+        ExecJob jobs[3];
+        usec_t deadline;
+        int r;
+
+        r = stuck_fuse_setup(&f);
+        if (r < 0) {
+                fprintf(stderr, "  skipped: cannot mount a FUSE file system here: %s\n", strerror(-r));
+                return;
+        }
+
+        /* Per-job timeout: the stuck worker is abandoned and stops counting against
+         * max_parallel=1, so the next group still runs. Then a stuck job with only the deadline. */
+        jobs[0] = (ExecJob) { .path = f.dir, .group = "fuse", .timeout = 200 * MS };
+        jobs[1] = (ExecJob) { .path = "/tmp", .group = "tmp", .timeout = 10 * SEC };
+        jobs[2] = (ExecJob) { .path = f.dir, .group = "fuse2", .timeout = 0 };
+        deadline = in(1500 * MS);
+        r = run(jobs, 3, 1, deadline, NULL);
+        fprintf(stderr, "  returned %+.3f s after the deadline, stuck workers %d (%c) and %d (%c)\n",
+                ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC,
+                (int) jobs[0].abandoned_pid, proc_state(jobs[0].abandoned_pid),
+                (int) jobs[2].abandoned_pid, proc_state(jobs[2].abandoned_pid));
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline + 500 * MS);
+        ASSERT_EQ(r, 2);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[0].abandoned_pid > 0);
+        ASSERT_TRUE(jobs[0].duration >= 200 * MS && jobs[0].duration < SEC);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[2].abandoned_pid > 0);
+        /* SIGKILLed, yet still alive: the executor did not wait for them */
+        ASSERT_EQ(proc_state(jobs[0].abandoned_pid), 'D');
+        ASSERT_EQ(proc_state(jobs[2].abandoned_pid), 'D');
+
+        stuck_fuse_release(&f);         /* aborts the connection: the workers die */
+        check_children(jobs, 3);
+}
+
+TEST(cannot_run) {
+        Spec spec[] = { { "a", "ok", SEC } };
+        ExecJob jobs[1];
+        struct rlimit old, rl;
+        int lowest;
+
+        /* No free fd at all: no event loop, no pipe. The executor must fail and touch nothing. */
+        lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(lowest >= 0);
+        safe_close(lowest);
+        ASSERT_OK(getrlimit(RLIMIT_NOFILE, &old));
+        rl = (struct rlimit) { .rlim_cur = (rlim_t) lowest, .rlim_max = old.rlim_max };
+
+        reset_shared();
+        make_jobs(jobs, spec, 1);
+        ASSERT_OK(setrlimit(RLIMIT_NOFILE, &rl));
+        int r = executor_run(jobs, 1, 4, in(10 * SEC), &fake_ops);
+        ASSERT_OK(setrlimit(RLIMIT_NOFILE, &old));
+        ASSERT_ERR(r, EMFILE);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SKIPPED);
+        ASSERT_EQ(sh->calls, 0);
+        check_children(jobs, 1);
+}
+
+int main(void) {
+        sh = mmap(NULL, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ASSERT_TRUE(sh != MAP_FAILED);
+        fake_ops.userdata = sh;
+
+        RUN(outcome_strings);
+        RUN(invalid_and_empty);
+        RUN(all_succeed);
+        RUN(parallelism_bound);
+        RUN(group_serialization);
+        RUN(hang_timeout);
+        RUN(deadline);
+        RUN(deadline_passed);
+        RUN(errors_and_crash);
+        RUN(sigchld_already_blocked);
+        RUN(real_syncfs);
+        RUN(many_jobs);
+        RUN(cannot_run);
+        RUN(unkillable_worker);        /* last: it moves this process to a private mount namespace */
+
+        ASSERT_OK(munmap(sh, sizeof(Shared)));
+        return 0;
+}
