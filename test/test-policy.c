@@ -1,0 +1,654 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "policy.h"
+#include "shared/fileio.h"
+#include "tests.h"
+
+#define CONFIG_DIR FIXTURES_DIR "/config"
+#define SOURCE_CONF FIXTURES_DIR "/../../conf/suspend-sync.conf"
+
+static int open_root(const char *scenario) {
+        char path[4096];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", CONFIG_DIR, scenario);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        return fd;
+}
+
+static Policy *parse(const char *text) {
+        Policy *p = NULL;
+
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_parse_text(p, "t.conf", text, strlen(text)));
+        return p;
+}
+
+static bool has_warning(const Policy *p, const char *w) {
+        for (size_t i = 0; i < p->n_warnings; i++)
+                if (streq(p->warnings[i], w))
+                        return true;
+        return false;
+}
+
+static void dump_warnings(const Policy *p) {
+        for (size_t i = 0; i < p->n_warnings; i++)
+                fprintf(stderr, "   warning: %s\n", p->warnings[i]);
+}
+
+#define ASSERT_WARNING(p, w)                                            \
+        do {                                                            \
+                if (!has_warning((p), (w)))                             \
+                        dump_warnings(p);                               \
+                ASSERT_TRUE(has_warning((p), (w)));                     \
+        } while (0)
+
+static void assert_defaults(const Policy *p) {
+        ASSERT_EQ(p->max_parallel, 4);
+        ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
+        ASSERT_U64_EQ(p->deadline, 30 * USEC_PER_SEC);
+        ASSERT_TRUE(p->skip_clean);
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
+}
+
+TEST(defaults_and_tables) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+
+        ASSERT_OK(policy_new(&p));
+        assert_defaults(p);
+        ASSERT_EQ(p->n_rules, 0);
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_TRUE(p->o_max_parallel.file == NULL);
+
+        for (int i = 0; i < _RULE_ACTION_MAX; i++)
+                ASSERT_EQ(rule_action_from_string(rule_action_to_string(i)), i);
+        for (int i = 0; i < _ON_TIMEOUT_MAX; i++)
+                ASSERT_EQ(on_timeout_from_string(on_timeout_to_string(i)), i);
+        for (int i = 0; i < _SYNC_ON_SUSPEND_MAX; i++)
+                ASSERT_EQ(sync_on_suspend_mode_from_string(sync_on_suspend_mode_to_string(i)), i);
+        ASSERT_ERR(rule_action_from_string("Sync"), EINVAL);
+        ASSERT_ERR(rule_action_from_string(NULL), EINVAL);
+        ASSERT_ERR(on_timeout_from_string(""), EINVAL);
+        ASSERT_ERR(sync_on_suspend_mode_from_string("on"), EINVAL);
+        ASSERT_TRUE(rule_action_to_string(_RULE_ACTION_MAX) == NULL);
+        ASSERT_STREQ(sync_on_suspend_mode_to_string(SYNC_ON_SUSPEND_KEEP), "keep");
+}
+
+TEST(every_key) {
+        _cleanup_(policy_freep) Policy *p = parse(
+                "[Sync]\n"                              /* 1 */
+                "MaxParallel=64\n"                      /* 2 */
+                "MountTimeoutSec=500ms\n"               /* 3 */
+                "DeadlineSec=1min\n"                    /* 4 */
+                "SkipClean=no\n"                        /* 5 */
+                "OnTimeout=fail\n"                      /* 6 */
+                "[Kernel]\n"                            /* 7 */
+                "SyncOnSuspend=keep\n"                  /* 8 */
+                "[Rule removable]\n"                    /* 9 */
+                "Path=/media/* /run/media/*\n"          /* 10 */
+                "Type=vfat exfat fuse.*\n"              /* 11 */
+                "Device=usb removable\n"                /* 12 */
+                "Action=skip\n"                         /* 13 */
+                "MountTimeoutSec=2s\n"                  /* 14 */
+                "[Rule  spaced name ]\n"                /* 15 */
+                "Device=rotational network fuse loop crypt\n" /* 16 */
+                "Action=sync\n");                       /* 17 */
+        const Rule *r;
+
+        dump_warnings(p);
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_EQ(p->max_parallel, 64);
+        ASSERT_U64_EQ(p->mount_timeout, 500 * USEC_PER_MSEC);
+        ASSERT_U64_EQ(p->deadline, 60 * USEC_PER_SEC);
+        ASSERT_TRUE(!p->skip_clean);
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_FAIL);
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_KEEP);
+        ASSERT_STREQ(p->o_max_parallel.file, "t.conf");
+        ASSERT_EQ(p->o_max_parallel.line, 2);
+        ASSERT_EQ(p->o_mount_timeout.line, 3);
+        ASSERT_EQ(p->o_deadline.line, 4);
+        ASSERT_EQ(p->o_skip_clean.line, 5);
+        ASSERT_EQ(p->o_on_timeout.line, 6);
+        ASSERT_EQ(p->o_sync_on_suspend.line, 8);
+
+        ASSERT_EQ(p->n_rules, 2);
+        r = &p->rules[0];
+        ASSERT_STREQ(r->name, "removable");
+        ASSERT_EQ(r->origin.line, 9);
+        ASSERT_STREQ(r->paths[0], "/media/*");
+        ASSERT_STREQ(r->paths[1], "/run/media/*");
+        ASSERT_TRUE(r->paths[2] == NULL);
+        ASSERT_STREQ(r->types[2], "fuse.*");
+        ASSERT_TRUE(r->types[3] == NULL);
+        ASSERT_EQ(r->device_classes, DEVICE_USB | DEVICE_REMOVABLE);
+        ASSERT_EQ(r->action, RULE_ACTION_SKIP);
+        ASSERT_U64_EQ(r->mount_timeout, 2 * USEC_PER_SEC);
+        ASSERT_EQ(r->o_paths.line, 10);
+        ASSERT_EQ(r->o_types.line, 11);
+        ASSERT_EQ(r->o_device.line, 12);
+        ASSERT_EQ(r->o_action.line, 13);
+        ASSERT_EQ(r->o_mount_timeout.line, 14);
+
+        r = &p->rules[1];
+        ASSERT_STREQ(r->name, "spaced name");
+        ASSERT_TRUE(r->paths == NULL && r->types == NULL);
+        ASSERT_EQ(r->device_classes,
+                  DEVICE_ROTATIONAL | DEVICE_NETWORK | DEVICE_FUSE | DEVICE_LOOP | DEVICE_CRYPT);
+        ASSERT_EQ(r->action, RULE_ACTION_SYNC);
+        ASSERT_U64_EQ(r->mount_timeout, USEC_INFINITY);
+        ASSERT_TRUE(r->o_paths.file == NULL);
+        ASSERT_EQ(p->files[0] == r->origin.file, 1);   /* origins point into p->files */
+}
+
+TEST(bad_values_fixture) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_close_ int fd = open_root("bad");
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        dump_warnings(p);
+        ASSERT_STREQ(p->files[0], "/etc/suspend-sync.conf");
+        ASSERT_TRUE(p->files[1] == NULL);
+
+        /* The valid line 3 is kept, every bad value later is ignored. */
+        ASSERT_EQ(p->max_parallel, 6);
+        ASSERT_STREQ(p->o_max_parallel.file, "/etc/suspend-sync.conf");
+        ASSERT_EQ(p->o_max_parallel.line, 3);
+        ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
+        ASSERT_U64_EQ(p->deadline, 30 * USEC_PER_SEC);
+        ASSERT_TRUE(p->skip_clean);
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
+        ASSERT_TRUE(p->o_mount_timeout.file == NULL);
+        ASSERT_TRUE(p->o_sync_on_suspend.file == NULL);
+
+        ASSERT_EQ(p->n_rules, 1);
+        ASSERT_STREQ(p->rules[0].name, "r");
+        ASSERT_EQ(p->rules[0].device_classes, 0);
+        ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
+        ASSERT_TRUE(p->rules[0].paths == NULL);
+        ASSERT_U64_EQ(p->rules[0].mount_timeout, USEC_INFINITY);
+
+#define F "/etc/suspend-sync.conf:"
+        ASSERT_WARNING(p, F "4: Invalid MaxParallel= value '0' (expected 1..64), ignoring");
+        ASSERT_WARNING(p, F "5: Invalid MaxParallel= value '65' (expected 1..64), ignoring");
+        ASSERT_WARNING(p, F "6: Invalid MaxParallel= value 'four' (expected 1..64), ignoring");
+        ASSERT_WARNING(p, F "7: Invalid MountTimeoutSec= value 'ten', ignoring");
+        ASSERT_WARNING(p, F "8: Invalid MountTimeoutSec= value '0' (must be more than 0 and at most 24h), ignoring");
+        ASSERT_WARNING(p, F "9: Invalid DeadlineSec= value '25h' (must be more than 0 and at most 24h), ignoring");
+        ASSERT_WARNING(p, F "10: Invalid SkipClean= value 'maybe' (expected a boolean), ignoring");
+        ASSERT_WARNING(p, F "11: Invalid OnTimeout= value 'panic' (expected continue|fail), ignoring");
+        ASSERT_WARNING(p, F "12: Unknown key 'Colour' in section [Sync], ignoring");
+        ASSERT_WARNING(p, F "14: Invalid SyncOnSuspend= value 'sometimes' (expected auto|keep|off), ignoring");
+        ASSERT_WARNING(p, F "16: Unknown device class 'floppy' in Device=, ignoring");
+        ASSERT_WARNING(p, F "17: Invalid Action= value 'maybe' (expected sync|skip|auto), ignoring");
+        ASSERT_WARNING(p, F "18: Invalid Path= pattern 'relative/*' (must start with '/' or '*'), ignoring");
+        ASSERT_WARNING(p, F "19: Invalid MountTimeoutSec= value '-1s', ignoring");
+        ASSERT_WARNING(p, F "20: Unknown key 'Flavour' in section [Rule r], ignoring");
+        ASSERT_WARNING(p, F "21: Unknown section [Unknown], ignoring section");
+        ASSERT_WARNING(p, F "23: Rule section without a name, ignoring section");
+        ASSERT_WARNING(p, F "26: Missing '=', ignoring");
+        ASSERT_WARNING(p, F "27: Invalid key name in 'Max:Parallel=1', ignoring");
+        ASSERT_WARNING(p, F "28: Garbage after section header '[Sync]', ignoring section");
+#undef F
+        /* Keys in ignored sections are dropped silently: exactly one warning per bad line above. */
+        ASSERT_EQ(p->n_warnings, 20);
+}
+
+TEST(syntax_corners) {
+        _cleanup_(policy_freep) Policy *p = parse(
+                "\xEF\xBB\xBF[Sync]\r\n"                /* 1: BOM, CRLF */
+                "MaxParallel=3\r\n"                     /* 2 */
+                "   DeadlineSec = 12s ; inline comment\n" /* 3: indented: NOT a continuation */
+                "; comment\n"                           /* 4 */
+                "# comment\n"                           /* 5 */
+                "\t\n"                                  /* 6 */
+                "OnTimeout=fail # not a comment\n"      /* 7: '#' inline is part of the value */
+                "[Rule a ;b]\n"                         /* 8: invalid header (inih would keep [Sync]) */
+                "MaxParallel=5\n"                       /* 9: must not land in [Sync] */
+                "MaxParallel=\n");                      /* 10: silently dropped as well */
+
+        dump_warnings(p);
+        ASSERT_EQ(p->max_parallel, 3);
+        ASSERT_U64_EQ(p->deadline, 12 * USEC_PER_SEC);
+        ASSERT_EQ(p->o_deadline.line, 3);
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
+        ASSERT_WARNING(p, "t.conf:7: Invalid OnTimeout= value 'fail # not a comment' (expected continue|fail), ignoring");
+        ASSERT_WARNING(p, "t.conf:8: Invalid section header '[Rule a ;b]', ignoring section");
+        ASSERT_EQ(p->n_warnings, 2);
+        ASSERT_EQ(p->n_rules, 0);
+
+        policy_free(TAKE_PTR(p));
+        p = parse("MaxParallel=3\n[Sync]\nMaxParallel=5");  /* no trailing newline */
+        ASSERT_WARNING(p, "t.conf:1: Assignment outside of a section, ignoring");
+        ASSERT_EQ(p->n_warnings, 1);
+        ASSERT_EQ(p->max_parallel, 5);
+        ASSERT_EQ(p->o_max_parallel.line, 3);
+}
+
+static char *make_line(const char *prefix, size_t total, const char *suffix) {
+        char *s = malloc(total + 1);
+        size_t a = strlen(prefix), b = strlen(suffix);
+
+        ASSERT_TRUE(s && a + b <= total);
+        memcpy(s, prefix, a);
+        memset(s + a, 'x', total - a - b);
+        memcpy(s + total - b, suffix, b);
+        s[total] = 0;
+        return s;
+}
+
+TEST(long_lines) {
+        _cleanup_free_ char *l199 = make_line("Path=/", 199, ""),
+                            *l200 = make_line("Path=/", 200, " MaxParallel=9"),
+                            *l204 = make_line("Path=/", 204, "MaxParallel=1"),
+                            *h = make_line("[Rule ", 60, "]"),
+                            *c = make_line("  # ", 300, "MaxParallel=1"),
+                            *text = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+
+        /* With inih's own readers the tail of l204 ("MaxParallel=1") becomes a new line. */
+        ASSERT_TRUE(asprintf(&text,
+                             "[Sync]\n"          /* 1 */
+                             "%s\n"              /* 2: 204 bytes, tail looks like an assignment */
+                             "DeadlineSec=3s\n"  /* 3: line numbers stay right after it */
+                             "[Rule a]\n"        /* 4 */
+                             "%s\n"              /* 5: 199 bytes: accepted */
+                             "%s\n"              /* 6: 200 bytes: too long */
+                             "%s\n"              /* 7: over-long section name */
+                             "Action=skip\n"     /* 8: must not land in [Rule a] */
+                             "%s\n",             /* 9: a long comment is fine */
+                             l204, l199, l200, h, c) > 0);
+        p = parse(text);
+        dump_warnings(p);
+        ASSERT_EQ(p->max_parallel, 4);
+        ASSERT_EQ(p->o_deadline.line, 3);
+        ASSERT_WARNING(p, "t.conf:2: Line too long (204 bytes, max 199), ignoring");
+        ASSERT_WARNING(p, "t.conf:6: Line too long (200 bytes, max 199), ignoring");
+        ASSERT_WARNING(p, "t.conf:7: Section name too long (max 49 bytes), ignoring section");
+        ASSERT_EQ(p->n_warnings, 3);
+        ASSERT_EQ(p->n_rules, 1);
+        ASSERT_EQ(strlen(p->rules[0].paths[0]), 194);
+        ASSERT_EQ(p->rules[0].o_paths.line, 5);
+        ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
+}
+
+TEST(nul_byte) {
+        static const char text[] = "[Sync]\nMaxParallel=2\nDeadline\0Sec=1s\n";
+        _cleanup_(policy_freep) Policy *p = NULL;
+
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_parse_text(p, "n.conf", text, sizeof(text) - 1));
+        ASSERT_WARNING(p, "n.conf:3: NUL byte in file, ignoring file");
+        ASSERT_EQ(p->n_warnings, 1);
+        assert_defaults(p);     /* nothing of the file applied, not even line 2 */
+}
+
+TEST(empty_value_resets) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        static const char a[] =
+                "[Sync]\nMaxParallel=7\nMountTimeoutSec=3s\nDeadlineSec=9s\nSkipClean=no\nOnTimeout=fail\n"
+                "[Kernel]\nSyncOnSuspend=off\n"
+                "[Rule x]\nPath=/a\nType=ext4\nDevice=usb\nAction=skip\nMountTimeoutSec=1s\n";
+        static const char b[] =
+                "[Sync]\nMaxParallel=\nMountTimeoutSec=\nDeadlineSec=\nSkipClean=\nOnTimeout=\n"
+                "[Kernel]\nSyncOnSuspend=\n"
+                "[Rule x]\nPath=\nType=\nDevice=\nAction=\nMountTimeoutSec=\n";
+
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_parse_text(p, "a.conf", a, strlen(a)));
+        ASSERT_EQ(p->max_parallel, 7);
+        ASSERT_TRUE(p->rules[0].paths != NULL);
+        ASSERT_OK(policy_parse_text(p, "b.conf", b, strlen(b)));
+        ASSERT_EQ(p->n_warnings, 0);
+        assert_defaults(p);
+        ASSERT_STREQ(p->o_max_parallel.file, "b.conf");   /* the reset is where the value came from */
+        ASSERT_EQ(p->o_max_parallel.line, 2);
+        ASSERT_EQ(p->n_rules, 1);
+        ASSERT_TRUE(p->rules[0].paths == NULL);
+        ASSERT_TRUE(p->rules[0].types == NULL);
+        ASSERT_EQ(p->rules[0].device_classes, 0);
+        ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
+        ASSERT_U64_EQ(p->rules[0].mount_timeout, USEC_INFINITY);
+        ASSERT_STREQ(p->rules[0].origin.file, "a.conf");
+        ASSERT_STREQ(p->rules[0].o_paths.file, "b.conf");
+        ASSERT_STREQ(p->files[0], "a.conf");
+        ASSERT_STREQ(p->files[1], "b.conf");
+}
+
+TEST(find_files_and_dropins) {
+        static const char *const expected[] = {
+                "/etc/suspend-sync.conf",
+                "/run/suspend-sync.conf.d/05-early.conf",
+                "/usr/lib/suspend-sync.conf.d/10-vendor.conf",
+                "/run/suspend-sync.conf.d/20-local.conf",
+                "/etc/suspend-sync.conf.d/30-admin.conf",
+                "/usr/lib/suspend-sync.conf.d/50-kernel.conf",
+                "/etc/suspend-sync.conf.d/60-reset.conf",
+                "/etc/suspend-sync.conf.d/70-rule.conf",
+        };
+        _cleanup_close_ int fd = open_root("dropins");
+        _cleanup_(policy_freep) Policy *p = NULL;
+        char **files = NULL;
+        size_t n = 0;
+
+        ASSERT_OK(policy_find_files(fd, &files));
+        for (; files[n]; n++) {
+                fprintf(stderr, "   file: %s\n", files[n]);
+                ASSERT_TRUE(n < ELEMENTSOF(expected));
+                ASSERT_STREQ(files[n], expected[n]);
+                free(files[n]);
+        }
+        free(files);
+        ASSERT_EQ(n, ELEMENTSOF(expected));
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        dump_warnings(p);
+        ASSERT_EQ(p->n_warnings, 0);
+        for (n = 0; p->files[n]; n++)
+                ASSERT_STREQ(p->files[n], expected[n]);
+        ASSERT_EQ(n, ELEMENTSOF(expected));
+
+        /* 05-early (MaxParallel=9) sorts before 10-vendor (MaxParallel=3), across directories. */
+        ASSERT_EQ(p->max_parallel, 3);
+        ASSERT_STREQ(p->o_max_parallel.file, "/usr/lib/suspend-sync.conf.d/10-vendor.conf");
+        ASSERT_EQ(p->o_max_parallel.line, 2);
+        /* /run/.../20-local.conf hides /usr/local/lib/.../20-local.conf (5s). */
+        ASSERT_U64_EQ(p->mount_timeout, 7 * USEC_PER_SEC);
+        ASSERT_STREQ(p->o_mount_timeout.file, "/run/suspend-sync.conf.d/20-local.conf");
+        /* 40-masked.conf in /usr/lib is masked by /etc/.../40-masked.conf -> /dev/null. */
+        ASSERT_U64_EQ(p->deadline, 20 * USEC_PER_SEC);
+        ASSERT_STREQ(p->o_deadline.file, "/etc/suspend-sync.conf");
+        ASSERT_EQ(p->o_deadline.line, 4);
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_FAIL);
+        ASSERT_STREQ(p->o_on_timeout.file, "/etc/suspend-sync.conf.d/30-admin.conf");
+        /* Negative control: every hidden/masked file says SkipClean=no; none may be used. */
+        ASSERT_TRUE(p->skip_clean);
+        ASSERT_TRUE(p->o_skip_clean.file == NULL);
+        /* 50-kernel sets off, 60-reset resets to the default. */
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
+        ASSERT_STREQ(p->o_sync_on_suspend.file, "/etc/suspend-sync.conf.d/60-reset.conf");
+        ASSERT_EQ(p->o_sync_on_suspend.line, 3);
+
+        /* [Rule usb] from 10-vendor is extended by 70-rule and keeps its position. */
+        ASSERT_EQ(p->n_rules, 2);
+        ASSERT_STREQ(p->rules[0].name, "usb");
+        ASSERT_EQ(p->rules[0].device_classes, DEVICE_USB);
+        ASSERT_EQ(p->rules[0].action, RULE_ACTION_SKIP);
+        ASSERT_STREQ(p->rules[0].origin.file, "/usr/lib/suspend-sync.conf.d/10-vendor.conf");
+        ASSERT_STREQ(p->rules[0].o_action.file, "/etc/suspend-sync.conf.d/70-rule.conf");
+        ASSERT_STREQ(p->rules[1].name, "home");
+}
+
+TEST(main_file_order) {
+        _cleanup_close_ int a = open_root("mainorder"), b = open_root("mainorder-usr");
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+
+        ASSERT_OK(policy_load(a, NULL, &p));
+        ASSERT_STREQ(p->files[0], "/run/suspend-sync.conf");
+        ASSERT_TRUE(p->files[1] == NULL);
+        ASSERT_EQ(p->max_parallel, 5);
+
+        ASSERT_OK(policy_load(b, NULL, &q));
+        ASSERT_STREQ(q->files[0], "/usr/local/lib/suspend-sync.conf");
+        ASSERT_TRUE(q->files[1] == NULL);
+        ASSERT_EQ(q->max_parallel, 6);
+}
+
+TEST(config_path_only) {
+        _cleanup_close_ int fd = open_root("dropins");
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+
+        ASSERT_OK(policy_load(fd, "/etc/custom.conf", &p));
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_STREQ(p->files[0], "/etc/custom.conf");
+        ASSERT_TRUE(p->files[1] == NULL);
+        ASSERT_EQ(p->max_parallel, 11);
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);   /* 30-admin.conf not read */
+        ASSERT_EQ(p->n_rules, 0);
+
+        /* An explicitly named file that does not exist: defaults and one warning. */
+        ASSERT_OK(policy_load(fd, "/etc/nonexistent.conf", &q));
+        assert_defaults(q);
+        ASSERT_WARNING(q, "/etc/nonexistent.conf: File not found, using defaults");
+        ASSERT_EQ(q->n_warnings, 1);
+}
+
+TEST(missing_and_unreadable) {
+        _cleanup_close_ int e = open_root("empty"), u = open_root("unreadable");
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+
+        ASSERT_OK(policy_load(e, NULL, &p));
+        assert_defaults(p);
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_TRUE(p->files && p->files[0] == NULL);
+
+        ASSERT_OK(policy_load(u, NULL, &q));
+        assert_defaults(q);
+        dump_warnings(q);
+        ASSERT_WARNING(q, "/etc/suspend-sync.conf: Failed to read: Is a directory, ignoring");
+        ASSERT_EQ(q->n_warnings, 1);
+}
+
+TEST(matching) {
+        _cleanup_(policy_freep) Policy *p = parse(
+                "[Rule home]\nPath=/home\nAction=sync\n"
+                "[Rule media]\nPath=/media/* /mnt/usb\nAction=skip\n"
+                "[Rule fuse]\nType=fuse.* fuseblk\nMountTimeoutSec=1s\n"
+                "[Rule usbext]\nType=ext4\nDevice=usb removable\nAction=skip\n"
+                "[Rule both]\nPath=/srv/*\nType=xfs\n"
+                "[Rule media]\nAction=auto\n"       /* extends rule 2, keeps its place */
+                "[Rule all]\nAction=sync\n");
+
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_EQ(p->n_rules, 6);
+        ASSERT_STREQ(policy_match(p, "/home", "ext4", 0)->name, "home");
+        /* "/home" is exact: not the mounts below it. */
+        ASSERT_STREQ(policy_match(p, "/home/user", "ext4", 0)->name, "all");
+        /* '*' matches across '/' (FNM_PATHNAME off). */
+        ASSERT_STREQ(policy_match(p, "/media/usb", "vfat", 0)->name, "media");
+        ASSERT_STREQ(policy_match(p, "/media/usb/stick", "vfat", 0)->name, "media");
+        ASSERT_EQ(policy_match(p, "/media/usb", "vfat", 0)->action, RULE_ACTION_AUTO);
+        ASSERT_STREQ(policy_match(p, "/media", "vfat", 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/mnt/usb", "vfat", 0)->name, "media");
+        /* first match wins: /media/x on fuse is "media", not "fuse" */
+        ASSERT_STREQ(policy_match(p, "/media/x", "fuse.sshfs", DEVICE_FUSE)->name, "media");
+        ASSERT_STREQ(policy_match(p, "/data", "fuse.sshfs", 0)->name, "fuse");
+        ASSERT_STREQ(policy_match(p, "/data", "fuseblk", 0)->name, "fuse");
+        /* Device: at least one of the listed classes */
+        ASSERT_STREQ(policy_match(p, "/data", "ext4", DEVICE_REMOVABLE | DEVICE_ROTATIONAL)->name, "usbext");
+        ASSERT_STREQ(policy_match(p, "/data", "ext4", DEVICE_ROTATIONAL)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/data", "ext4", 0)->name, "all");
+        /* every given key must match */
+        ASSERT_STREQ(policy_match(p, "/srv/a", "xfs", 0)->name, "both");
+        ASSERT_STREQ(policy_match(p, "/srv/a", "ext4", 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/srv/a", NULL, 0)->name, "all");
+
+        policy_free(TAKE_PTR(p));
+        p = parse("[Rule only]\nPath=/x\n");
+        ASSERT_TRUE(policy_match(p, "/y", "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, NULL, "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(NULL, "/x", "ext4", 0) == NULL);
+}
+
+TEST(bounds) {
+        _cleanup_free_ char *text = NULL, *pats = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        /* POLICY_MAX_RULES + 1 rules */
+        f = open_memstream(&text, &size);
+        ASSERT_TRUE(f);
+        for (unsigned i = 0; i <= POLICY_MAX_RULES; i++)
+                fprintf(f, "[Rule r%u]\nAction=skip\n", i);
+        ASSERT_TRUE(fclose(f) == 0);
+        p = parse(text);
+        ASSERT_EQ(p->n_rules, POLICY_MAX_RULES);
+        ASSERT_EQ(p->n_warnings, 1);
+        ASSERT_WARNING(p, "t.conf:513: Too many rules (max 256), ignoring");
+        ASSERT_STREQ(p->rules[POLICY_MAX_RULES - 1].name, "r255");
+        policy_free(TAKE_PTR(p));
+        free(TAKE_PTR(text));
+
+        /* 64 patterns are fine, 65 are not (one-letter patterns: a line holds at most 199 bytes) */
+        for (unsigned n = 64; n <= 65; n++) {
+                f = open_memstream(&pats, &size);
+                for (unsigned i = 0; i < n; i++)
+                        fprintf(f, " %c", 'a' + (int) (i % 26));
+                ASSERT_TRUE(fclose(f) == 0);
+                ASSERT_TRUE(asprintf(&text, "[Rule x]\nType=%s\n", pats) > 0);
+                p = parse(text);
+                ASSERT_EQ(p->n_warnings, n == 64 ? 0 : 1);
+                ASSERT_TRUE((p->rules[0].types != NULL) == (n == 64));
+                if (n == 65)
+                        ASSERT_WARNING(p, "t.conf:2: Too many patterns in Type= (max 64), ignoring");
+                policy_free(TAKE_PTR(p));
+                free(TAKE_PTR(text));
+                free(TAKE_PTR(pats));
+        }
+
+        /* warnings are bounded */
+        f = open_memstream(&text, &size);
+        fputs("[Sync]\n", f);
+        for (unsigned i = 0; i < 2 * POLICY_MAX_WARNINGS; i++)
+                fputs("MaxParallel=0\n", f);
+        ASSERT_TRUE(fclose(f) == 0);
+        p = parse(text);
+        ASSERT_EQ(p->n_warnings, POLICY_MAX_WARNINGS);
+        ASSERT_STREQ(p->warnings[POLICY_MAX_WARNINGS - 1], "t.conf:257: too many warnings, ignoring further ones");
+        ASSERT_TRUE(p->warnings[POLICY_MAX_WARNINGS] == NULL);
+        ASSERT_EQ(p->max_parallel, 4);
+}
+
+TEST(format) {
+        _cleanup_close_ int fd = open_root("dropins");
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL, *d = NULL;
+        _cleanup_free_ char *s = NULL, *t = NULL, *u = NULL;
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        ASSERT_OK(policy_format(p, &s));
+        fputs(s, stderr);
+        ASSERT_TRUE(strstr(s, "# Files read, in order:\n#   /etc/suspend-sync.conf\n#   /run/suspend-sync.conf.d/05-early.conf\n"));
+        ASSERT_TRUE(strstr(s, "# from /usr/lib/suspend-sync.conf.d/10-vendor.conf:2\nMaxParallel=3\n"));
+        ASSERT_TRUE(strstr(s, "# from /run/suspend-sync.conf.d/20-local.conf:2\nMountTimeoutSec=7s\n"));
+        ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf:4\nDeadlineSec=20s\n"));
+        ASSERT_TRUE(strstr(s, "# default\nSkipClean=yes\n"));
+        ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf.d/60-reset.conf:3\nSyncOnSuspend=auto\n"));
+        ASSERT_TRUE(strstr(s, "# from /usr/lib/suspend-sync.conf.d/10-vendor.conf:4\n[Rule usb]\n"));
+        ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf.d/70-rule.conf:3\nAction=skip\n"));
+        ASSERT_TRUE(strstr(s, "Device=usb\n"));
+        ASSERT_TRUE(strstr(s, "# default (any)\nPath=\n"));
+        ASSERT_TRUE(strstr(s, "# default ([Sync] MountTimeoutSec=)\nMountTimeoutSec=\n"));
+        /* Negative control: hidden and masked files never show up. */
+        ASSERT_TRUE(!strstr(s, "/usr/local/lib/suspend-sync.conf.d/20-local.conf"));
+        ASSERT_TRUE(!strstr(s, "40-masked"));
+        ASSERT_TRUE(!strstr(s, "/usr/lib/suspend-sync.conf.d/30-admin.conf"));
+
+        /* The output is itself a valid configuration with the same values. */
+        q = parse(s);
+        dump_warnings(q);
+        ASSERT_EQ(q->n_warnings, 0);
+        ASSERT_OK(policy_format(q, &t));
+        ASSERT_EQ(q->max_parallel, p->max_parallel);
+        ASSERT_U64_EQ(q->mount_timeout, p->mount_timeout);
+        ASSERT_U64_EQ(q->deadline, p->deadline);
+        ASSERT_EQ(q->on_timeout, p->on_timeout);
+        ASSERT_EQ(q->n_rules, p->n_rules);
+        ASSERT_EQ(q->rules[0].device_classes, p->rules[0].device_classes);
+        ASSERT_EQ(q->rules[1].action, p->rules[1].action);
+        ASSERT_STREQ(q->rules[1].paths[0], "/home");
+        ASSERT_TRUE(q->rules[0].paths == NULL);
+
+        /* Long file names make long "# from" lines: comments have no length limit. */
+        policy_free(TAKE_PTR(q));
+        free(TAKE_PTR(t));
+        {
+                _cleanup_free_ char *name = make_line("/etc/suspend-sync.conf.d/", 250, ".conf");
+
+                ASSERT_OK(policy_new(&q));
+                ASSERT_OK(policy_parse_text(q, name, "[Sync]\nMaxParallel=2\n", 21));
+                ASSERT_OK(policy_format(q, &t));
+                policy_free(TAKE_PTR(q));
+                q = parse(t);
+                ASSERT_EQ(q->n_warnings, 0);
+                ASSERT_EQ(q->max_parallel, 2);
+        }
+
+        ASSERT_OK(policy_new(&d));
+        ASSERT_OK(policy_format(d, &u));
+        ASSERT_TRUE(strstr(u, "# No configuration files read: built-in defaults.\n"));
+        ASSERT_TRUE(strstr(u, "# default\nMaxParallel=4\n# default\nMountTimeoutSec=10s\n# default\nDeadlineSec=30s\n"));
+        ASSERT_TRUE(!strstr(u, "# from"));
+}
+
+/* The shipped conf/suspend-sync.conf lists every key commented out with its default: parsing it
+ * as is, and with every "#Key=" line uncommented, must give the defaults without warnings. */
+TEST(shipped_config) {
+        _cleanup_free_ char *text = NULL, *un = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        size_t size, keys = 0;
+        char *o;
+
+        if (read_full_file_at(root, SOURCE_CONF, 1U << 20, &text, &size) < 0) {
+                fprintf(stderr, "   %s missing, skipping\n", SOURCE_CONF);
+                return;
+        }
+        p = parse(text);
+        dump_warnings(p);
+        ASSERT_EQ(p->n_warnings, 0);
+        assert_defaults(p);
+        ASSERT_EQ(p->n_rules, 0);
+
+        un = malloc(size + 1);
+        ASSERT_TRUE(un);
+        o = un;
+        for (const char *l = text; *l;) {
+                const char *nl = strchrnul(l, '\n');
+
+                /* "#Key=" (no space after '#') is a commented-out setting, "#[Section]" a header */
+                if (l[0] == '#' && (l[1] == '[' || (l[1] >= 'A' && l[1] <= 'Z'))) {
+                        l++;
+                        keys++;
+                }
+                memcpy(o, l, nl - l);
+                o += nl - l;
+                if (*nl)
+                        *o++ = '\n';
+                l = *nl ? nl + 1 : nl;
+        }
+        *o = 0;
+        q = parse(un);
+        dump_warnings(q);
+        ASSERT_EQ(q->n_warnings, 0);
+        assert_defaults(q);
+        ASSERT_EQ(keys, 6);             /* every [Sync] and [Kernel] key, once */
+        ASSERT_TRUE(q->o_max_parallel.file && q->o_deadline.file && q->o_sync_on_suspend.file &&
+                    q->o_skip_clean.file && q->o_on_timeout.file && q->o_mount_timeout.file);
+}
+
+int main(void) {
+        RUN(defaults_and_tables);
+        RUN(every_key);
+        RUN(bad_values_fixture);
+        RUN(syntax_corners);
+        RUN(long_lines);
+        RUN(nul_byte);
+        RUN(empty_value_resets);
+        RUN(find_files_and_dropins);
+        RUN(main_file_order);
+        RUN(config_path_only);
+        RUN(missing_and_unreadable);
+        RUN(matching);
+        RUN(bounds);
+        RUN(format);
+        RUN(shipped_config);
+        return 0;
+}
