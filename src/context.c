@@ -53,6 +53,7 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
                 .root_fd = c->root_fd,
                 .sysfs_root = a->sysfs,
                 .debugfs_fd = c->debugfs_fd,
+                .scan_namespaces = true,
         };
 
         r = sample_load(&src, &c->sample);

@@ -251,3 +251,25 @@ int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
 
         return mount_table_parse(buf, size, ret, ret_n_bad);
 }
+
+int mount_table_merge(MountTable *into, MountTable **from) {
+        MountTable *f = *from;
+        MountEntry *n;
+
+        if (f->n_entries == 0) {
+                *from = mount_table_free(f);
+                return 0;
+        }
+        if (into->n_entries + f->n_entries > MOUNT_TABLE_MAX_ENTRIES)
+                return -E2BIG;
+        n = reallocarray(into->entries, into->n_entries + f->n_entries, sizeof(MountEntry));
+        if (!n)
+                return -ENOMEM;
+        into->entries = n;
+        memcpy(into->entries + into->n_entries, f->entries, f->n_entries * sizeof(MountEntry));
+        into->n_entries += f->n_entries;
+        /* The entries' strings now belong to 'into'. */
+        f->n_entries = 0;
+        *from = mount_table_free(f);
+        return 0;
+}

@@ -41,5 +41,8 @@ int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned 
 /* Reads <root_fd>/proc/self/mountinfo. */
 int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad);
 
+/* Moves every entry of *from to the end of into and frees *from. -E2BIG over the maximum. */
+int mount_table_merge(MountTable *into, MountTable **from);
+
 MountTable *mount_table_free(MountTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(MountTable *, mount_table_free);

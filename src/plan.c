@@ -22,8 +22,10 @@ const char *plan_action_to_string(PlanAction a) {
 Plan *plan_free(Plan *p) {
         if (!p)
                 return NULL;
-        for (size_t i = 0; i < p->n_entries; i++)
+        for (size_t i = 0; i < p->n_entries; i++) {
                 free(p->entries[i].reason);
+                free(p->entries[i].path);
+        }
         free(p->entries);
         free(p);
         return NULL;
@@ -140,13 +142,17 @@ static size_t path_prefix_len(const char *prefix, const char *path) {
 
 /* The superblock holding 'path': the mount with the longest matching mount point, the last one in
  * table order when stacked. -1 when none. */
-static ssize_t sb_of_path(const Sample *sample, const char *path) {
+static ssize_t sb_of_path(const Sample *sample, const char *path, unsigned ns) {
         const MountTable *t = sample->table;
         size_t best_len = 0;
         ssize_t best = -1;
 
         for (size_t i = 0; i < t->n_entries; i++) {
-                size_t l = path_prefix_len(t->entries[i].mount_point, path);
+                size_t l;
+
+                if (sample->ns_of_mount[i] != ns)
+                        continue;
+                l = path_prefix_len(t->entries[i].mount_point, path);
                 if (l > 0 && l >= best_len) {
                         best_len = l;
                         best = (ssize_t) i;
@@ -258,7 +264,7 @@ static int decide_sb(const Sample *sample, const Policy *policy, const Baseline 
                         r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
                         return r < 0 ? -ENOMEM : 0;
                 }
-                u = sb_of_path(sample, upper);
+                u = sb_of_path(sample, upper, sample->ns_of_mount[d->primary]);
                 if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
                         /* Decided by the caller once the upper superblock is decided. */
                         d->decided = false;
@@ -306,6 +312,23 @@ static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, c
                     streq_ptr(sample->sbs[sbs[i]].device.bdi_name, s->device.bdi_name))
                         return true;
         return false;
+}
+
+static int entry_set_path(const Sample *sample, size_t idx, PlanEntry *e) {
+        unsigned ns = sample->ns_of_mount[idx];
+        const MountNamespace *n;
+
+        if (ns == 0) {
+                e->path = strdup(e->mount_point);
+                return e->path ? 0 : -ENOMEM;
+        }
+        n = &sample->namespaces[ns - 1];
+        e->namespace_ino = n->ino;
+        if (asprintf(&e->path, "/proc/%d/root%s", n->pid, streq(e->mount_point, "/") ? "" : e->mount_point) < 0) {
+                e->path = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 typedef struct GroupWork {
@@ -437,6 +460,9 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                                 .primary = true,
                         };
                         e->eta = sb_eta(s, e->dirty_bytes);
+                        r = entry_set_path(sample, dec[k].primary, e);
+                        if (r < 0)
+                                goto fail;
                 }
                 /* Within a group: larger known work first (insertion sort, groups are small). */
                 for (size_t i = start + 1; i < pos; i++)
@@ -474,6 +500,9 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         .mount_id = m->mount_id,
                         .primary = dec[k].primary == i,
                 };
+                r = entry_set_path(sample, i, e);
+                if (r < 0)
+                        goto fail;
                 if (dec[k].primary == i)
                         e->reason = dec[k].reason ? strdup(dec[k].reason) : NULL;
                 else if (dec[k].action == PLAN_SYNC)

@@ -41,6 +41,9 @@ typedef struct PlanEntry {
         usec_t eta;                 /* estimated sync time, USEC_INFINITY unknown */
         const char *rule;           /* matching rule name or NULL */
         int mount_id;               /* the mount this entry stands for */
+        char *path;                 /* what the worker opens: the mount point, or
+                                     * /proc/PID/root/<mount point> for another mount namespace */
+        uint64_t namespace_ino;     /* 0: our own mount namespace */
         bool primary;               /* the mount through which its superblock is synced */
 } PlanEntry;
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <limits.h>
 #include <sys/sysmacros.h>
 
@@ -28,6 +29,8 @@ Sample *sample_free(Sample *s) {
         free(s->sbs);
         free(s->sb_of_mount);
         free(s->overmounted);
+        free(s->ns_of_mount);
+        free(s->namespaces);
         mount_table_free(s->table);
         free(s);
         return NULL;
@@ -207,6 +210,10 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                 }
         }
 
+        s->ns_of_mount = calloc(MAX(n, 1), sizeof(unsigned));
+        if (!s->ns_of_mount)
+                return -ENOMEM;
+
         /* Inverse map and overmount flags, O(n log n) so 1000-mount hosts stay cheap. */
         s->sb_of_mount = malloc(MAX(n, 1) * sizeof(size_t));
         s->overmounted = calloc(MAX(n, 1), sizeof(bool));
@@ -291,6 +298,122 @@ int sample_refresh_counters(const SampleSources *src, Superblock *sb) {
         return r == -ENOENT ? 0 : r;
 }
 
+static int parse_ns_link(const char *link, uint64_t *ret) {
+        unsigned long long v;
+        int n = 0;
+
+        if (sscanf(link, "mnt:[%llu]%n", &v, &n) != 1 || link[n] != 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int read_ns(int proc_fd, const char *pid, uint64_t *ret) {
+        char path[64], link[64];
+        ssize_t n;
+
+        if (strlen(pid) > 20)
+                return -EINVAL;
+        snprintf(path, sizeof path, "%.20s/ns/mnt", pid);
+        n = readlinkat(proc_fd, path, link, sizeof link - 1);
+        if (n < 0)
+                return negative_errno();
+        link[n] = 0;
+        return parse_ns_link(link, ret);
+}
+
+/*
+ * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
+ * per distinct namespace, its mountinfo appended to the table. Processes come and go while we scan:
+ * every failure for one process just skips it. Returns the namespaces found (may be 0).
+ */
+static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNamespace **ret_ns,
+                          size_t *ret_n) {
+        _cleanup_free_ MountNamespace *nss = NULL;
+        _cleanup_free_ unsigned *of = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        uint64_t self;
+        size_t n = 0;
+        int r;
+
+        of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
+        if (!of)
+                return -ENOMEM;
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0 || read_ns(proc_fd, "self", &self) < 0) {
+                *ns_of = TAKE_PTR(of);
+                *ret_ns = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
+        if (!d)
+                return negative_errno();
+
+        while ((de = readdir(d))) {
+                _cleanup_(mount_table_freep) MountTable *other = NULL;
+                _cleanup_free_ char *text = NULL;
+                char path[64];
+                uint64_t ino;
+                size_t size, before;
+                unsigned *nof, pid;
+                bool known = false;
+
+                if (safe_atou(de->d_name, &pid) < 0 || read_ns(proc_fd, de->d_name, &ino) < 0 || ino == self)
+                        continue;
+                for (size_t i = 0; i < n && !known; i++)
+                        known = nss[i].ino == ino;
+                if (known || n >= SAMPLE_MAX_NAMESPACES)
+                        continue;
+
+                snprintf(path, sizeof path, "%u/mountinfo", pid);
+                if (read_full_file_at(proc_fd, path, MOUNT_TABLE_MAX_BYTES, &text, &size) < 0)
+                        continue;
+                r = mount_table_parse(text, size, &other, NULL);
+                if (r == -ENOMEM) {
+                        closedir(d);
+                        return r;
+                }
+                if (r < 0)
+                        continue;
+
+                if (n % 16 == 0) {
+                        MountNamespace *x = reallocarray(nss, n + 16, sizeof(MountNamespace));
+                        if (!x) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        nss = x;
+                }
+                before = t->n_entries;
+                nof = reallocarray(of, before + other->n_entries + 1, sizeof(unsigned));
+                if (!nof) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                of = nof;
+                r = mount_table_merge(t, &other);
+                if (r == -E2BIG)
+                        break;
+                if (r < 0) {
+                        closedir(d);
+                        return r;
+                }
+                nss[n] = (MountNamespace) { .ino = ino, .pid = (int) pid };
+                for (size_t i = before; i < t->n_entries; i++)
+                        of[i] = (unsigned) n + 1;
+                n++;
+        }
+        closedir(d);
+
+        *ns_of = TAKE_PTR(of);
+        *ret_ns = TAKE_PTR(nss);
+        *ret_n = n;
+        return 0;
+}
+
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
@@ -309,16 +432,31 @@ int sample_load(const SampleSources *src, Sample **ret) {
         bool has_meminfo;
         int r;
 
+        _cleanup_free_ unsigned *ns_of = NULL;
+        _cleanup_free_ MountNamespace *nss = NULL;
+        size_t n_nss = 0;
+
         t0 = now(CLOCK_MONOTONIC);
         r = mount_table_load(src->root_fd, &table, NULL);
         if (r < 0)
                 return r;
+        if (src->scan_namespaces) {
+                r = add_namespaces(src->root_fd, table, &ns_of, &nss, &n_nss);
+                if (r < 0)
+                        return r;
+        }
         has_meminfo = meminfo_load(src->root_fd, &mi) >= 0;
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);
         if (r < 0)
                 return r;
+        if (ns_of) {
+                free(s->ns_of_mount);
+                s->ns_of_mount = TAKE_PTR(ns_of);
+                s->namespaces = TAKE_PTR(nss);
+                s->n_namespaces = n_nss;
+        }
 
         s->meminfo = mi;
         s->has_meminfo = has_meminfo;

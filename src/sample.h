@@ -37,12 +37,23 @@ typedef struct Superblock {
         uint64_t fs_written_kb;     /* every write to the device since mkfs, journal included */
 } Superblock;
 
+/* A mount namespace other than our own, reached through /proc/<pid>/root. */
+typedef struct MountNamespace {
+        uint64_t ino;               /* from the "mnt:[ino]" link */
+        int pid;                    /* a process in it */
+} MountNamespace;
+
+#define SAMPLE_MAX_NAMESPACES 1024U
+
 typedef struct Sample {
         MountTable *table;          /* owned */
         Superblock *sbs;
         size_t n_sbs;
         size_t *sb_of_mount;        /* MountTable index -> index into sbs */
         bool *overmounted;          /* MountTable index -> another mount sits on top at that path */
+        unsigned *ns_of_mount;      /* MountTable index -> 0 (our namespace) or 1 + index into namespaces */
+        MountNamespace *namespaces;
+        size_t n_namespaces;
         Meminfo meminfo;
         bool has_meminfo;
         bool has_debugfs;           /* debugfs bdi/ directory was readable */
@@ -58,6 +69,7 @@ typedef struct SampleSources {
         int root_fd;                /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
         const char *sysfs_root;     /* "/sys" or fixture path */
         int debugfs_fd;             /* debugfs root (contains bdi/), -EBADF = unavailable */
+        bool scan_namespaces;       /* also read mounts of other mount namespaces (proc/PID/mountinfo) */
 } SampleSources;
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in

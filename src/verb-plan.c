@@ -74,6 +74,13 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
                 json_object_object_add(o, "device_classes", device_classes_json(s->device.classes));
                 json_object_object_add(o, "bdi", s->device.bdi_name ? json_object_new_string(s->device.bdi_name) : NULL);
                 json_object_object_add(o, "mount_id", json_object_new_int(e->mount_id));
+                json_object_object_add(o, "path", json_object_new_string(e->path));
+                if (e->namespace_ino) {
+                        char ns[64];
+                        snprintf(ns, sizeof ns, "mnt:[%llu]", (unsigned long long) e->namespace_ino);
+                        json_object_object_add(o, "namespace", json_object_new_string(ns));
+                } else
+                        json_object_object_add(o, "namespace", NULL);
                 json_object_array_add(mounts, o);
         }
         *ret = TAKE_PTR(root);
@@ -106,10 +113,14 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                 const PlanEntry *e = &plan->entries[i];
                 char dev[32], tmo[FORMAT_TIMESPAN_MAX], dirty[32];
                 const char *cells[ELEMENTSOF(headers)];
+                _cleanup_free_ char *where = NULL;
 
                 snprintf(dev, sizeof dev, "%u:%u", major(e->dev), minor(e->dev));
                 format_bytes(dirty, sizeof dirty, e->dirty_bytes);
-                cells[0] = e->mount_point;
+                if (e->namespace_ino &&
+                    asprintf(&where, "%s (mnt:[%llu])", e->mount_point, (unsigned long long) e->namespace_ino) < 0)
+                        return log_oom();
+                cells[0] = where ? where : e->mount_point;
                 cells[1] = e->fstype;
                 cells[2] = dev;
                 cells[3] = plan_action_to_string(e->action);

@@ -120,7 +120,7 @@ int verb_run(const Args *a, int *ret_exit) {
                 return log_oom();
         for (size_t i = 0; i < c.plan->n_sync; i++)
                 jobs[i] = (ExecJob) {
-                        .path = c.plan->entries[i].mount_point,
+                        .path = c.plan->entries[i].path,
                         .group = c.plan->entries[i].group,
                         .timeout = c.plan->entries[i].timeout,
                 };
