@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -86,7 +87,7 @@ typedef struct Worker {
 struct Executor {
         const ExecJob *jobs;
         size_t n_jobs;
-        int (*sync_one)(const char *path, void *userdata);
+        int (*sync_one)(const ExecJob *job, void *userdata);
         void *userdata;
         unsigned max_parallel;
         usec_t deadline;
@@ -109,21 +110,43 @@ struct Executor {
 
 /* --- default sync_one: runs in the worker --- */
 
-static int sync_one_default(const char *path, void *userdata) {
+static int sync_one_default(const ExecJob *job, void *userdata) {
         int fd, r = 0;
 
         /* A mount point is a directory; a file bind mount is not: retry without O_DIRECTORY (with
          * O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH: syncfs() on an
          * O_PATH fd fails with EBADF. */
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        fd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 && errno == ENOTDIR)
-                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                fd = open(job->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
+
+        /* The path must still lead to the mount that was planned: another mount may have been put
+         * on top of it, or it may have been unmounted, since the mount table was read. */
+        if (job->mount_id > 0) {
+                struct statx stx;
+
+                if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) >= 0 && (stx.stx_mask & STATX_MNT_ID) &&
+                    stx.stx_mnt_id != (uint64_t) job->mount_id) {
+                        safe_close(fd);
+                        return -ESTALE;
+                }
+        }
 
         if (syncfs(fd) < 0)
                 r = negative_errno();
         safe_close(fd);
+
+        /* fsync() on a block device writes its buffers and sends a cache FLUSH. */
+        if (r >= 0 && job->flush_device) {
+                fd = open(job->flush_device, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd < 0)
+                        return negative_errno();
+                if (fsync(fd) < 0)
+                        r = negative_errno();
+                safe_close(fd);
+        }
         return r;
 }
 
@@ -195,7 +218,7 @@ _noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, in
         for (; pos < end; pos++) {
                 size_t i = e->order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
-                int r = e->sync_one(e->jobs[i].path, e->userdata);
+                int r = e->sync_one(&e->jobs[i], e->userdata);
                 WorkerReport rep = {
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,

@@ -33,6 +33,11 @@ typedef struct ExecJob {
         const char *path;          /* path to open in the worker (mount point, maybe via /proc/PID/root) */
         const char *group;         /* jobs with the same group run one after another in one worker */
         usec_t timeout;            /* per-mount timeout */
+        int mount_id;              /* > 0: the worker checks that path opens this mount (statx
+                                    * STATX_MNT_ID) and fails with ESTALE otherwise (overmounted or
+                                    * unmounted since the plan); 0: no check */
+        const char *flush_device;  /* block device node to fsync() after syncfs (a cache FLUSH), for
+                                    * filesystems whose sync_fs issues none; NULL: none */
         /* out */
         Outcome outcome;
         int error;                 /* positive errno for OUTCOME_ERROR */
@@ -48,7 +53,7 @@ typedef struct ExecOps {
          * substitute it. It runs after fork() with fds 0-2 on /dev/null, every other fd closed,
          * default signal handlers and an empty signal mask: it must not use the caller's fds or
          * event loop, and should not allocate much. */
-        int (*sync_one)(const char *path, void *userdata);
+        int (*sync_one)(const ExecJob *job, void *userdata);
         void *userdata;
 } ExecOps;
 

@@ -123,6 +123,7 @@ int verb_run(const Args *a, int *ret_exit) {
                         .path = c.plan->entries[i].path,
                         .group = c.plan->entries[i].group,
                         .timeout = c.plan->entries[i].timeout,
+                        .mount_id = c.plan->entries[i].mount_id,
                 };
 
         t0 = now(CLOCK_MONOTONIC);

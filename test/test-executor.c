@@ -44,7 +44,8 @@ static void atomic_max(int *m, int v) {
                 ;
 }
 
-static int fake_sync_one(const char *path, void *userdata) {
+static int fake_sync_one(const ExecJob *j, void *userdata) {
+        const char *path = j->path;
         Shared *s = userdata;
         unsigned job, slot, arg = 0;
         char action[16];
