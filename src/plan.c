@@ -127,40 +127,89 @@ static usec_t sb_eta(const Superblock *s, uint64_t dirty) {
         return dirty * USEC_PER_SEC / bw;
 }
 
-/* Is path inside (or equal to) the mount point prefix? Component-wise. */
-static size_t path_prefix_len(const char *prefix, const char *path) {
-        size_t n = strlen(prefix);
+/* Mount points sorted by (namespace, path, table index), to find the mount holding a path with a
+ * few binary searches instead of a scan per overlay (container hosts have hundreds). */
+typedef struct PathIndex {
+        const Sample *sample;
+        size_t *order;
+        size_t n;
+} PathIndex;
 
-        if (streq(prefix, "/"))
-                return 1;
-        if (strncmp(prefix, path, n) != 0)
-                return 0;
-        if (path[n] != 0 && path[n] != '/')
-                return 0;
-        return n;
+static const Sample *sort_sample;
+
+static int cmp_path_index(const void *a, const void *b) {
+        size_t x = *(const size_t *) a, y = *(const size_t *) b;
+        unsigned nx = sort_sample->ns_of_mount[x], ny = sort_sample->ns_of_mount[y];
+        int r;
+
+        if (nx != ny)
+                return nx < ny ? -1 : 1;
+        r = strcmp(sort_sample->table->entries[x].mount_point, sort_sample->table->entries[y].mount_point);
+        if (r != 0)
+                return r;
+        return x < y ? -1 : x > y;
 }
 
-/* The superblock holding 'path': the mount with the longest matching mount point, the last one in
- * table order when stacked. -1 when none. */
-static ssize_t sb_of_path(const Sample *sample, const char *path, unsigned ns) {
-        const MountTable *t = sample->table;
-        size_t best_len = 0;
-        ssize_t best = -1;
+static int path_index_build(const Sample *sample, PathIndex *ret) {
+        size_t n = sample->table->n_entries;
+        size_t *order = malloc(MAX(n, 1) * sizeof(size_t));
 
-        for (size_t i = 0; i < t->n_entries; i++) {
-                size_t l;
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        sort_sample = sample;
+        qsort(order, n, sizeof(size_t), cmp_path_index);
+        sort_sample = NULL;
+        *ret = (PathIndex) { .sample = sample, .order = order, .n = n };
+        return 0;
+}
 
-                if (sample->ns_of_mount[i] != ns)
-                        continue;
-                l = path_prefix_len(t->entries[i].mount_point, path);
-                if (l > 0 && l >= best_len) {
-                        best_len = l;
-                        best = (ssize_t) i;
-                }
+/* The last mount (in table order) in namespace ns whose mount point is exactly path[0..len). */
+static void path_index_done(PathIndex *pi) {
+        free(pi->order);
+}
+
+static ssize_t path_index_find(const PathIndex *pi, unsigned ns, const char *path, size_t len) {
+        const MountTable *t = pi->sample->table;
+        size_t lo = 0, hi = pi->n;
+        ssize_t found = -1;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2, idx = pi->order[mid];
+                unsigned mns = pi->sample->ns_of_mount[idx];
+                const char *mp = t->entries[idx].mount_point;
+                int r = mns != ns ? (mns < ns ? -1 : 1) : strncmp(mp, path, len);
+
+                if (r == 0 && mp[len] != 0)
+                        r = 1;
+                if (r == 0) {
+                        found = (ssize_t) idx;
+                        lo = mid + 1; /* equal paths are sorted by table index: keep the last */
+                } else if (r < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
         }
-        if (best < 0)
-                return -1;
-        return (ssize_t) sample->sb_of_mount[best];
+        return found;
+}
+
+/* The superblock holding 'path' in namespace ns: the mount with the longest mount point that is a
+ * component-wise prefix of path, the last one in table order when stacked. -1 when none. */
+static ssize_t sb_of_path(const PathIndex *pi, const char *path, unsigned ns) {
+        size_t n = strlen(path);
+        ssize_t idx;
+
+        /* The whole path, then each prefix that ends at a component boundary, then "/". */
+        for (size_t len = n; len > 0; len--) {
+                if (len < n && path[len] != '/')
+                        continue;
+                idx = path_index_find(pi, ns, path, len);
+                if (idx >= 0)
+                        return (ssize_t) pi->sample->sb_of_mount[idx];
+        }
+        idx = path_index_find(pi, ns, "/", 1);
+        return idx >= 0 ? (ssize_t) pi->sample->sb_of_mount[idx] : -1;
 }
 
 /* On real local disks: a block device of its own, or (btrfs) member devices that are. Loop devices
@@ -185,7 +234,7 @@ typedef struct SbDecision {
         bool decided;
 } SbDecision;
 
-static int decide_sb(const Sample *sample, const Policy *policy, const Baseline *baseline,
+static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, const Baseline *baseline,
                      PlanScope scope, size_t k, SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
         const MountTable *t = sample->table;
@@ -264,7 +313,7 @@ static int decide_sb(const Sample *sample, const Policy *policy, const Baseline 
                         r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
                         return r < 0 ? -ENOMEM : 0;
                 }
-                u = sb_of_path(sample, upper, sample->ns_of_mount[d->primary]);
+                u = sb_of_path(pi, upper, sample->ns_of_mount[d->primary]);
                 if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
                         /* Decided by the caller once the upper superblock is decided. */
                         d->decided = false;
@@ -354,6 +403,7 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
         _cleanup_free_ SbDecision *dec = NULL;
         _cleanup_free_ GroupWork *groups = NULL;
         _cleanup_free_ size_t *sync_sbs = NULL;
+        _cleanup_(path_index_done) PathIndex pi = {};
         const MountTable *t = sample->table;
         size_t n_groups = 0, n_sync_sbs = 0, pos = 0;
         usec_t *slots = NULL;
@@ -372,8 +422,11 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
         p->deadline = policy->deadline;
         p->max_parallel = policy->max_parallel;
 
+        r = path_index_build(sample, &pi);
+        if (r < 0)
+                goto fail;
         for (size_t k = 0; k < sample->n_sbs; k++) {
-                r = decide_sb(sample, policy, baseline, scope, k, &dec[k]);
+                r = decide_sb(sample, &pi, policy, baseline, scope, k, &dec[k]);
                 if (r < 0)
                         goto fail;
         }

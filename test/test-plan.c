@@ -364,8 +364,16 @@ TEST(container_host_1000) {
         fprintf(stderr, "plan of %zu mounts: %llu us (informational)\n", p->n_entries,
                 (unsigned long long) (now(CLOCK_MONOTONIC) - t0));
         ASSERT_EQ(p->n_entries, 1000U);
-        for (size_t i = 0; i < p->n_entries; i++)
+        size_t n_overlay = 0;
+        for (size_t i = 0; i < p->n_entries; i++) {
                 ASSERT_TRUE(p->entries[i].reason);
+                if (streq(p->entries[i].fstype, "overlay")) {
+                        /* upperdir lives on the xfs at /var/lib/containers, not on / */
+                        ASSERT_STREQ(p->entries[i].reason, "overlay: upper layer is synced through /var/lib/containers");
+                        n_overlay++;
+                }
+        }
+        ASSERT_EQ(n_overlay, 111U);
 }
 
 int main(void) {
