@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -110,6 +111,25 @@ struct Executor {
 
 /* --- default sync_one: runs in the worker --- */
 
+/* Opens path if it is the block device dev, else /dev/block/MAJ:MIN; -ENODEV if neither is. */
+static int open_block_device(const char *path, dev_t dev) {
+        char alt[64];
+        const char *paths[2] = { path, alt };
+
+        snprintf(alt, sizeof alt, "/dev/block/%u:%u", major(dev), minor(dev));
+        for (size_t i = 0; i < 2; i++) {
+                struct stat st;
+                int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+                if (fd < 0)
+                        continue;
+                if (fstat(fd, &st) >= 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
+                        return fd;
+                safe_close(fd);
+        }
+        return -ENODEV;
+}
+
 static int sync_one_default(const ExecJob *job, void *userdata) {
         int fd, r = 0;
 
@@ -140,9 +160,9 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
 
         /* fsync() on a block device writes its buffers and sends a cache FLUSH. */
         if (r >= 0 && job->flush_device) {
-                fd = open(job->flush_device, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                fd = open_block_device(job->flush_device, job->flush_dev);
                 if (fd < 0)
-                        return negative_errno();
+                        return fd;
                 if (fsync(fd) < 0)
                         r = negative_errno();
                 safe_close(fd);

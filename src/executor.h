@@ -37,7 +37,10 @@ typedef struct ExecJob {
                                     * STATX_MNT_ID) and fails with ESTALE otherwise (overmounted or
                                     * unmounted since the plan); 0: no check */
         const char *flush_device;  /* block device node to fsync() after syncfs (a cache FLUSH), for
-                                    * filesystems whose sync_fs issues none; NULL: none */
+                                    * filesystems whose sync_fs issues none; NULL: none. The node
+                                    * must be the block device flush_dev, else /dev/block/MAJ:MIN is
+                                    * tried; ENODEV if neither is */
+        dev_t flush_dev;
         /* out */
         Outcome outcome;
         int error;                 /* positive errno for OUTCOME_ERROR */

@@ -363,6 +363,18 @@ static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, c
         return false;
 }
 
+/* Filesystems that write their metadata through the block device's page cache and have no
+ * ->sync_fs that flushes: syncfs() writes everything but leaves it in the device's volatile cache
+ * (fs/sync.c sync_filesystem() only calls sync_blockdev(), which sends no FLUSH). */
+static bool fstype_needs_device_flush(const char *fstype) {
+        static const char *const types[] = { "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix" };
+
+        for (size_t i = 0; i < ELEMENTSOF(types); i++)
+                if (streq(fstype, types[i]))
+                        return true;
+        return false;
+}
+
 static int entry_set_path(const Sample *sample, size_t idx, PlanEntry *e) {
         unsigned ns = sample->ns_of_mount[idx];
         const MountNamespace *n;
@@ -513,6 +525,8 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                                 .primary = true,
                         };
                         e->eta = sb_eta(s, e->dirty_bytes);
+                        if (fstype_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
+                                e->flush_device = m->source;
                         r = entry_set_path(sample, dec[k].primary, e);
                         if (r < 0)
                                 goto fail;

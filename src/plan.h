@@ -44,6 +44,8 @@ typedef struct PlanEntry {
         char *path;                 /* what the worker opens: the mount point, or
                                      * /proc/PID/root/<mount point> for another mount namespace */
         uint64_t namespace_ino;     /* 0: our own mount namespace */
+        const char *flush_device;   /* block device node to fsync() after syncfs, for filesystems
+                                     * whose sync_fs sends no cache FLUSH (vfat, exfat); borrowed */
         bool primary;               /* the mount through which its superblock is synced */
 } PlanEntry;
 

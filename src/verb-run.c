@@ -124,6 +124,8 @@ int verb_run(const Args *a, int *ret_exit) {
                         .group = c.plan->entries[i].group,
                         .timeout = c.plan->entries[i].timeout,
                         .mount_id = c.plan->entries[i].mount_id,
+                        .flush_device = c.plan->entries[i].flush_device,
+                        .flush_dev = c.plan->entries[i].dev,
                 };
 
         t0 = now(CLOCK_MONOTONIC);

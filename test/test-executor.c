@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -484,6 +485,36 @@ TEST(real_syncfs) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* The mount-id check and the device flush, with real syscalls. */
+TEST(mount_id_and_flush) {
+        char dir[] = "/tmp/test-executor.XXXXXX";
+        struct statx stx;
+        struct stat st;
+        ExecJob jobs[4];
+
+        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &stx));
+        ASSERT_TRUE(stx.stx_mask & STATX_MNT_ID);
+        ASSERT_OK(stat("/dev/null", &st));
+
+        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id };
+        /* control: a wrong mount id must be refused */
+        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 100000 };
+        /* a flush device that is not a block device (nor is /dev/block/1:3): ENODEV */
+        jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .flush_device = "/dev/null",
+                              .flush_dev = st.st_rdev };
+        jobs[3] = (ExecJob) { .path = dir, .group = "d", .timeout = 10 * SEC, .flush_device = "/nonexistent",
+                              .flush_dev = makedev(254, 254) };
+        ASSERT_EQ(run(jobs, 4, 4, in(30 * SEC), NULL), 3);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[1].error, ESTALE);
+        ASSERT_EQ(jobs[2].error, ENODEV);
+        ASSERT_EQ(jobs[3].error, ENODEV);
+        check_children(jobs, 4);
+        ASSERT_OK(rmdir(dir));
+}
+
 TEST(many_jobs) {
         /* 300 real syncfs jobs on the tmp filesystem in 60 groups: one fork per group. */
         static ExecJob jobs[300];
@@ -694,6 +725,7 @@ int main(void) {
         RUN(errors_and_crash);
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);
+        RUN(mount_id_and_flush);
         RUN(many_jobs);
         RUN(cannot_run);
         RUN(unkillable_worker);        /* last: it moves this process to a private mount namespace */

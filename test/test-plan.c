@@ -166,6 +166,9 @@ TEST(laptop_golden) {
         ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC);          /* btrfs: no clean rule */
         ASSERT_EQ(find(p, "/srv/data")->action, PLAN_SKIP);      /* same btrfs superblock */
         ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
+        /* vfat's sync_fs sends no cache FLUSH: the worker fsyncs the device node too. */
+        ASSERT_STREQ(find(p, "/boot/efi")->flush_device, "/dev/nvme0n1p1");
+        ASSERT_TRUE(find(p, "/")->flush_device == NULL);
         ASSERT_EQ(find(p, "/home/alice/remote")->action, PLAN_SYNC);
         ASSERT_EQ(find(p, "/mnt/nfs")->action, PLAN_SYNC);
         ASSERT_EQ(find(p, "/snap/core22/1380")->action, PLAN_SKIP); /* read-only */
