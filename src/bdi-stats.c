@@ -165,3 +165,99 @@ int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret) {
 
         return bdi_stats_parse(buf, ret);
 }
+
+/* Adds one wb block to the sums; a block that lacks one of the list keys spoils the result. */
+static int wb_block_finish(const BdiStats *b, BdiWbLists *sum) {
+        static const BdiStatKey lists[] = { BDI_STAT_B_DIRTY, BDI_STAT_B_IO, BDI_STAT_B_MORE_IO,
+                                            BDI_STAT_B_DIRTY_TIME };
+        uint64_t v[ELEMENTSOF(lists)];
+
+        if (b->present == 0)
+                return 0;  /* blank line run, nothing seen */
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+                if (!bdi_stats_has(b, lists[i]))
+                        return -EBADMSG;
+                v[i] = b->value[lists[i]];
+        }
+        if (sum->n_wb >= BDI_WB_MAX)
+                return -E2BIG;
+        if (sum->dirty > UINT64_MAX - v[0] || sum->io > UINT64_MAX - v[1] || sum->more_io > UINT64_MAX - v[2] ||
+            sum->dirty_time > UINT64_MAX - v[3])
+                return -ERANGE;
+        sum->dirty += v[0];
+        sum->io += v[1];
+        sum->more_io += v[2];
+        sum->dirty_time += v[3];
+        sum->n_wb++;
+        return 0;
+}
+
+int bdi_wb_stats_parse(const char *text, BdiWbLists *ret) {
+        BdiWbLists sum = {};
+        BdiStats block = {};
+        const char *p = text;
+        int r;
+
+        if (!text)
+                return -EINVAL;
+
+        for (;;) {
+                const char *eol = strchrnul(p, '\n'), *colon, *kend, *q = p;
+                uint64_t v;
+                int k;
+
+                while (q < eol && is_blank(*q))
+                        q++;
+                if (q == eol) {
+                        /* A blank line (or the end) closes a wb block. */
+                        r = wb_block_finish(&block, &sum);
+                        if (r < 0)
+                                return r;
+                        block = (BdiStats) {};
+                        if (!*eol)
+                                break;
+                        p = eol + 1;
+                        continue;
+                }
+                colon = memchr(p, ':', (size_t) (eol - p));
+                if (colon) {
+                        kend = colon;
+                        while (kend > p && is_blank(kend[-1]))
+                                kend--;
+                        k = lookup_key(p, (size_t) (kend - p));
+                        if (k >= 0 && bdi_keys[k].unit == UNIT_COUNT && !(block.present & (1U << k)) &&
+                            parse_value(colon + 1, eol, UNIT_COUNT, &v) >= 0) {
+                                block.value[k] = v;
+                                block.present |= 1U << k;
+                        }
+                }
+                if (!*eol) {
+                        r = wb_block_finish(&block, &sum);
+                        if (r < 0)
+                                return r;
+                        break;
+                }
+                p = eol + 1;
+        }
+
+        if (sum.n_wb == 0)
+                return -EBADMSG;
+        *ret = sum;
+        return 0;
+}
+
+int bdi_wb_stats_load(int debugfs_fd, const char *bdi_name, BdiWbLists *ret) {
+        _cleanup_free_ char *buf = NULL;
+        char path[300];
+        int r;
+
+        if (!bdi_name_is_valid(bdi_name))
+                return -EINVAL;
+        r = snprintf(path, sizeof(path), "bdi/%s/wb_stats", bdi_name);
+        if (r < 0 || (size_t) r >= sizeof(path))
+                return -EINVAL;
+        r = read_full_file_at(debugfs_fd, path, BDI_STATS_MAX_BYTES * 64, &buf, NULL);
+        if (r < 0)
+                return r;
+        return bdi_wb_stats_parse(buf, ret);
+}

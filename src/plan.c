@@ -31,42 +31,32 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
-static bool bdi_keys_zero(const BdiStats *b, const BdiStatKey *keys, size_t n, const char **ret_why) {
-        for (size_t i = 0; i < n; i++) {
-                if (!bdi_stats_has(b, keys[i])) {
-                        *ret_why = "bdi stats lack a required key";
-                        return false;
-                }
-                if (b->value[keys[i]] != 0) {
-                        *ret_why = "bdi has dirty pages, pages under writeback or dirty inodes";
-                        return false;
-                }
-        }
-        return true;
-}
-
 /*
- * ext4 (see docs/CLEAN-EVIDENCE.md): the disk's bdi holds no dirty or writeback pages and no dirty
- * inodes (a metadata-only change puts the inode on b_dirty), AND nothing was dirtied or written on
- * that bdi or that filesystem (journal commits included: lifetime_write_kbytes) since suspend-sync's
- * own last successful syncfs of it in this boot — which also means the device's volatile write
- * cache received nothing since that syncfs flushed it.
+ * ext4 (see docs/CLEAN-EVIDENCE.md). Only exact facts prove; approximate per-cpu byte counters can
+ * only disprove:
+ *   1. no dirty inode on any writeback context of the disk's bdi (wb_stats lists, summed over every
+ *      cgroup wb; a metadata-only change puts the inode on b_dirty, dirty pages keep it listed);
+ *   2. no write request in flight on the device;
+ *   3. a baseline from suspend-sync's own last successful syncfs of it in this boot, and since then
+ *      not one byte written to the filesystem's device (lifetime_write_kbytes: data, metadata and
+ *      journal commits alike) — so nothing can sit unflushed in the device's volatile cache;
+ *   4. BdiDirtied/BdiWritten, where readable, unchanged since that baseline.
  */
 static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
-        static const BdiStatKey keys[] = {
-                BDI_STAT_WRITEBACK, BDI_STAT_RECLAIMABLE, BDI_STAT_B_DIRTY,
-                BDI_STAT_B_IO,      BDI_STAT_B_MORE_IO,   BDI_STAT_B_DIRTY_TIME,
-                BDI_STAT_DIRTIED,   BDI_STAT_WRITTEN,
-        };
-
-        if (!s->has_bdi_stats) {
-                *ret_why = "no bdi stats (debugfs unavailable?)";
+        if (!s->has_wb_lists) {
+                *ret_why = "no per-cgroup writeback lists (debugfs wb_stats, Linux 6.10+)";
                 return false;
         }
-        if (!bdi_keys_zero(&s->bdi, keys, ELEMENTSOF(keys) - 2, ret_why))
+        if (s->wb_lists.dirty + s->wb_lists.io + s->wb_lists.more_io + s->wb_lists.dirty_time > 0) {
+                *ret_why = "dirty inodes on the bdi";
                 return false;
-        if (!bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) || !bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN)) {
-                *ret_why = "bdi stats lack BdiDirtied/BdiWritten";
+        }
+        if (!s->has_inflight) {
+                *ret_why = "device in-flight counters unreadable";
+                return false;
+        }
+        if (s->inflight_writes > 0) {
+                *ret_why = "writes in flight on the device";
                 return false;
         }
         if (!s->has_fs_written) {
@@ -81,12 +71,14 @@ static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, co
                 *ret_why = "baseline belongs to another device";
                 return false;
         }
-        if (base->bdi_dirtied != s->bdi.value[BDI_STAT_DIRTIED] ||
-            base->bdi_written != s->bdi.value[BDI_STAT_WRITTEN] || base->fs_written_kb != s->fs_written_kb) {
+        if (base->fs_written_kb != s->fs_written_kb ||
+            (s->has_bdi_stats && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) && bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN) &&
+             (base->bdi_dirtied != s->bdi.value[BDI_STAT_DIRTIED] ||
+              base->bdi_written != s->bdi.value[BDI_STAT_WRITTEN]))) {
                 *ret_why = "dirtied or written since last sync";
                 return false;
         }
-        *ret_why = "no dirty pages or inodes, nothing dirtied or written since last sync";
+        *ret_why = "no dirty inodes or writes in flight, nothing written since last sync";
         return true;
 }
 
@@ -345,8 +337,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         {
                 uint64_t dirty = sb_dirty_bytes(s);
                 if (dirty != UINT64_MAX && dirty > 0)
-                        r = asprintf(&d->reason, "%" PRIu64 " bytes dirty or under writeback on bdi %s",
-                                     dirty, s->device.bdi_name);
+                        r = asprintf(&d->reason, "not proven clean: %s; ~%" PRIu64 " bytes dirty or under writeback on bdi %s",
+                                     why, dirty, s->device.bdi_name);
                 else
                         r = asprintf(&d->reason, "not proven clean: %s", why);
         }

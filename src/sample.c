@@ -202,6 +202,18 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                 } else
                         sb->bdi_error = -ENOENT;
 
+                if (sb->device.bdi_name && ops && ops->wb_lists) {
+                        r = ops->wb_lists(ops->userdata, sb->device.bdi_name, &sb->wb_lists);
+                        if (r == -ENOMEM)
+                                return r;
+                        sb->has_wb_lists = r >= 0;
+                }
+                if (sb->device.is_block && ops && ops->inflight) {
+                        r = ops->inflight(ops->userdata, sb->dev, &sb->inflight_writes);
+                        if (r == -ENOMEM)
+                                return r;
+                        sb->has_inflight = r >= 0;
+                }
                 if (ops && ops->fs_written) {
                         r = ops->fs_written(ops->userdata, sb->dev, sb->fstype, &sb->fs_written_kb);
                         if (r == -ENOMEM)
@@ -245,6 +257,35 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
         if (f->debugfs_fd < 0)
                 return -ENOENT;
         return bdi_stats_load(f->debugfs_fd, name, ret);
+}
+
+static int live_wb_lists(void *userdata, const char *name, BdiWbLists *ret) {
+        LiveFacts *f = userdata;
+        if (f->debugfs_fd < 0)
+                return -ENOENT;
+        return bdi_wb_stats_load(f->debugfs_fd, name, ret);
+}
+
+/* dev/block/MAJ:MIN/inflight: "<reads> <writes>" in flight, summed exactly over all CPUs. */
+static int live_inflight(void *userdata, dev_t dev, uint64_t *ret_writes) {
+        LiveFacts *f = userdata;
+        _cleanup_close_ int sys_fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        unsigned long long rd, wr;
+        char path[64];
+        int r, n = 0;
+
+        sys_fd = open(f->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sys_fd < 0)
+                return negative_errno();
+        snprintf(path, sizeof path, "dev/block/%u:%u/inflight", major(dev), minor(dev));
+        r = read_full_file_at(sys_fd, path, 128, &text, NULL);
+        if (r < 0)
+                return r;
+        if (sscanf(text, " %llu %llu %n", &rd, &wr, &n) != 2 || text[n] != 0)
+                return -EBADMSG;
+        *ret_writes = wr;
+        return 0;
 }
 
 /* ext4 exposes every byte written to its device (journal included) since mkfs in
@@ -291,8 +332,6 @@ int sample_refresh_counters(const SampleSources *src, Superblock *sb) {
                 return -ENOENT;
         r = live_bdi_stats(&facts, sb->device.bdi_name, &sb->bdi);
         sb->has_bdi_stats = r >= 0;
-        if (r < 0)
-                return r;
         r = live_fs_written(&facts, sb->dev, sb->fstype, &sb->fs_written_kb);
         sb->has_fs_written = r >= 0;
         return r == -ENOENT ? 0 : r;
@@ -424,6 +463,8 @@ int sample_load(const SampleSources *src, Sample **ret) {
         SampleOps ops = {
                 .classify = live_classify,
                 .bdi_stats = live_bdi_stats,
+                .wb_lists = live_wb_lists,
+                .inflight = live_inflight,
                 .fs_written = live_fs_written,
                 .userdata = &facts,
         };

@@ -190,12 +190,15 @@ int verb_run(const Args *a, int *ret_exit) {
                                         .sysfs_root = a->sysfs,
                                         .debugfs_fd = c.debugfs_fd,
                                 };
-                                if (sample_refresh_counters(&src, s) >= 0 && s->has_bdi_stats &&
-                                    s->has_fs_written && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) &&
-                                    bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN))
+                                if (sample_refresh_counters(&src, s) >= 0 && s->has_fs_written) {
+                                        bool b = s->has_bdi_stats;
                                         (void) baseline_put(c.baseline, s->dev, s->fstype, s->device.bdi_name,
-                                                            s->bdi.value[BDI_STAT_DIRTIED],
-                                                            s->bdi.value[BDI_STAT_WRITTEN], s->fs_written_kb);
+                                                            b && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED)
+                                                                    ? s->bdi.value[BDI_STAT_DIRTIED] : UINT64_MAX,
+                                                            b && bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN)
+                                                                    ? s->bdi.value[BDI_STAT_WRITTEN] : UINT64_MAX,
+                                                            s->fs_written_kb);
+                                }
                                 else
                                         baseline_forget(c.baseline, s->dev);
                         }
