@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Latency model: on a serial, bandwidth-limited faultdisk the time of syncfs (`sync -f`) must be
+# within 10 % of  bytes_written/bandwidth + flushes * flush_delay + writes * write_delay,
+# with bytes/flushes/writes taken from the status counters around the sync. Two settings.
+set -u
+source "${TEST_LIB:?}/stack.sh"
+require_root_loop_fuse
+fail() { echo "FAIL: $*"; exit 1; }
+
+stack_setup lat ext4 || fail "setup"
+mnt=$(stack_mnt lat)
+
+measure() {             # BANDWIDTH(bytes/s) FLUSH_DELAY(us) WRITE_DELAY(us) MIB
+        local bw=$1 fd=$2 wd=$3 mib=$4 w0 f0 b0 w1 f1 b1 t0 t1
+        sync -f "$mnt" || fail "sync"
+        stack_ctl lat serial on >/dev/null && stack_ctl lat bandwidth "$bw" >/dev/null &&
+                stack_ctl lat flush-delay "$fd" >/dev/null && stack_ctl lat write-delay "$wd" >/dev/null ||
+                fail "configure"
+        dd if=/dev/urandom of="$mnt/data-$bw" bs=1M count="$mib" status=none || fail "dd"
+        w0=$(stack_get lat writes); f0=$(stack_get lat flushes); b0=$(stack_get lat bytes_written)
+        t0=$(date +%s%N)
+        sync -f "$mnt" || fail "sync -f"
+        t1=$(date +%s%N)
+        w1=$(stack_get lat writes); f1=$(stack_get lat flushes); b1=$(stack_get lat bytes_written)
+        stack_ctl lat serial off >/dev/null; stack_ctl lat bandwidth 0 >/dev/null
+        stack_ctl lat flush-delay 0 >/dev/null; stack_ctl lat write-delay 0 >/dev/null
+        awk -v t=$((t1 - t0)) -v b=$((b1 - b0)) -v f=$((f1 - f0)) -v w=$((w1 - w0)) \
+            -v bw="$bw" -v fd="$fd" -v wd="$wd" 'BEGIN {
+                m = t / 1e9; p = b / bw + f * fd / 1e6 + w * wd / 1e6;
+                err = (m - p) / p;
+                printf "bandwidth=%d flush_delay=%dus write_delay=%dus: bytes=%d flushes=%d writes=%d " \
+                       "measured=%.3fs predicted=%.3fs error=%+.1f%%\n", bw, fd, wd, b, f, w, m, p, err * 100;
+                if (b < 1048576 || f < 1) { print "too little I/O observed"; exit 1 }
+                exit (err > 0.10 || err < -0.10) ? 1 : 0 }' || fail "outside the 10 % model"
+}
+
+measure $((16 * 1024 * 1024)) 100000 0 8
+measure $((64 * 1024 * 1024)) 250000 2000 8
+echo "PASS"

@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# stack.sh — build and tear down fault-injection disk stacks for integration tests (bash, sourced).
+#
+#   source "$TEST_LIB/stack.sh"        # installs "trap stack_cleanup EXIT" (chain it if you add your own)
+#   require_root_loop_fuse             # exit 77 with a one-line reason when not root / no loop / no fuse
+#   stack_setup NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
+#                                      # faultdisk -> loop (losetup -f --show) -> mkfs (4K, no discard)
+#                                      # -> mount. FSTYPE: ext4 xfs btrfs vfat. SIZE default 320M.
+#   stack_passthrough NAME [FAULTDISK_OPTION...]
+#                                      # faultdisk --passthrough over an empty dir ("network fs")
+#   stack_mnt NAME / stack_dev NAME / stack_pid NAME / stack_sock NAME / stack_dir NAME
+#                                      # print mount point, loop device, daemon pid, control socket,
+#                                      # work dir (passthrough: its backing dir is $(stack_dir NAME)/lower)
+#   stack_ctl NAME COMMAND [ARG...]    # send a control command; non-zero on "ERR" (see TESTING.md)
+#   stack_get NAME KEY                 # print one status counter (e.g. parked, flushes, bytes_written)
+#   stack_umount NAME / stack_mount NAME / stack_fsck NAME   # fsck needs the fs unmounted
+#   stack_power_cut NAME [KEEP_PERMILLE] [SEED]
+#                                      # cut power, unmount (writes vanish), detach the loop device,
+#                                      # power on, attach a new loop device; leaves the fs unmounted
+#   stack_power_cut_and_remount NAME [KEEP_PERMILLE] [SEED]   # the above + stack_mount
+#   stack_cleanup [NAME...]            # undo exactly what was made (all stacks when no NAME)
+#   oracle_write DIR N SEED / oracle_check DIR N SEED   # N files of known content; check = 0 if intact
+#
+# Environment: FAULTDISK (path of the faultdisk binary, set by meson), SS_TEST_WORKDIR (default
+# /var/tmp/suspend-sync-test: images, mount points), SS_TEST_LEDGER (default
+# /run/suspend-sync-test/ledger: one directory per live stack recording pid, loop, mounts; the
+# testbed-noleaks test checks it is empty). Functions return non-zero on failure and print why.
+
+SS_TEST_WORKDIR=${SS_TEST_WORKDIR:-/var/tmp/suspend-sync-test}
+SS_TEST_LEDGER=${SS_TEST_LEDGER:-/run/suspend-sync-test/ledger}
+if [[ -z ${FAULTDISK:-} && -n ${BUILD_ROOT:-} ]]; then
+        FAULTDISK=$BUILD_ROOT/test/faultdisk/faultdisk
+fi
+
+declare -A _STK_DIR=() _STK_LEDGER=() _STK_PID=() _STK_LOOP=() _STK_FSTYPE=()
+_STK_NAMES=()
+
+_stk_log() { echo "stack: $*" >&2; }
+
+require_root_loop_fuse() {
+        local why=""
+        if [[ $(id -u) != 0 ]]; then why="not root"
+        elif [[ ! -c /dev/fuse ]]; then why="no /dev/fuse"
+        elif [[ ! -e /dev/loop-control ]] && ! modprobe loop 2>/dev/null; then why="no loop devices"
+        elif ! command -v losetup >/dev/null; then why="no losetup"
+        elif [[ -z ${FAULTDISK:-} || ! -x $FAULTDISK ]]; then why="faultdisk binary not found (FAULTDISK)"
+        fi
+        if [[ -n $why ]]; then
+                echo "SKIP: $why"
+                exit 77
+        fi
+}
+
+_stk_record() {         # NAME KEY VALUE: write one ledger fact
+        printf '%s\n' "$3" >"${_STK_LEDGER[$1]}/$2"
+}
+
+stack_mnt() {
+        if [[ ${_STK_FSTYPE[$1]} == passthrough ]]; then echo "${_STK_DIR[$1]}/fuse"; else echo "${_STK_DIR[$1]}/mnt"; fi
+}
+stack_dir()  { echo "${_STK_DIR[$1]}"; }
+stack_dev()  { echo "${_STK_LOOP[$1]}"; }
+stack_pid()  { echo "${_STK_PID[$1]}"; }
+stack_sock() { echo "${_STK_DIR[$1]}/ctl"; }
+stack_backing() {
+        if [[ ${_STK_FSTYPE[$1]} == passthrough ]]; then echo ""; else echo "${_STK_DIR[$1]}/fuse/disk"; fi
+}
+
+stack_ctl() {
+        local name=$1; shift
+        timeout 30 "$FAULTDISK" ctl "${_STK_DIR[$name]}/ctl" "$@"
+}
+
+stack_get() {
+        local line
+        line=$(stack_ctl "$1" status) || return 1
+        tr ' ' '\n' <<<"$line" | sed -n "s/^$2=//p"
+}
+
+_stk_start_daemon() {   # NAME FAULTDISK_ARGS...
+        local name=$1; shift
+        local d=${_STK_DIR[$name]} i
+        "$FAULTDISK" "$@" --control="$d/ctl" --status="$d/status" "$d/fuse" >"$d/faultdisk.log" 2>&1 &
+        _STK_PID[$name]=$!
+        _stk_record "$name" pid "$!"
+        _stk_record "$name" fuse "$d/fuse"
+        for ((i = 0; i < 100; i++)); do
+                if [[ -S $d/ctl ]] && "$FAULTDISK" ctl "$d/ctl" ping >/dev/null 2>&1; then
+                        return 0
+                fi
+                if ! kill -0 "${_STK_PID[$name]}" 2>/dev/null; then
+                        break
+                fi
+                sleep 0.1
+        done
+        _stk_log "$name: faultdisk did not come up: $(cat "$d/faultdisk.log")"
+        return 1
+}
+
+_stk_new() {            # NAME FSTYPE
+        local name=$1
+        if [[ -n ${_STK_DIR[$name]:-} ]]; then
+                _stk_log "stack '$name' exists already"
+                return 1
+        fi
+        mkdir -p "$SS_TEST_WORKDIR" "$SS_TEST_LEDGER" || return 1
+        _STK_DIR[$name]=$(mktemp -d "$SS_TEST_WORKDIR/$name.XXXXXX") || return 1
+        _STK_LEDGER[$name]=$SS_TEST_LEDGER/$(basename "${_STK_DIR[$name]}")
+        mkdir -p "${_STK_LEDGER[$name]}" || return 1
+        _STK_NAMES+=("$name")
+        _STK_FSTYPE[$name]=$2
+        _stk_record "$name" workdir "${_STK_DIR[$name]}"
+        _stk_record "$name" owner "$$"
+        mkdir -p "${_STK_DIR[$name]}/fuse" "${_STK_DIR[$name]}/mnt"
+}
+
+_stk_attach() {         # NAME: a new loop device on the FUSE file
+        local name=$1 backing loop
+        backing=$(stack_backing "$name")
+        loop=$(losetup -f --show "$backing") || { _stk_log "$name: losetup failed"; return 1; }
+        _STK_LOOP[$name]=$loop
+        _stk_record "$name" loop "$loop"
+        _stk_record "$name" backing "$backing"
+}
+
+_stk_detach() {         # NAME: detach exactly our loop device, verified by backing file
+        local name=$1 loop=${_STK_LOOP[$1]:-} backing i
+        [[ -n $loop ]] || return 0
+        backing=$(stack_backing "$name")
+        if losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop"; then
+                losetup -d "$loop" || return 1
+                for ((i = 0; i < 50; i++)); do
+                        losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop" || break
+                        sleep 0.1
+                done
+                if losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop"; then
+                        _stk_log "$name: $loop still attached"
+                        return 1
+                fi
+        fi
+        _STK_LOOP[$name]=""
+        rm -f "${_STK_LEDGER[$name]}/loop"
+}
+
+_stk_mkfs() {           # FSTYPE DEV
+        case $1 in
+        ext4)  mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$2" ;;
+        xfs)   mkfs.xfs -q -f -K -b size=4096 "$2" ;;
+        btrfs) mkfs.btrfs -q -f -K "$2" >/dev/null ;;
+        vfat)  mkfs.vfat -S 4096 "$2" >/dev/null ;;
+        *)     _stk_log "unknown fstype $1"; return 1 ;;
+        esac
+}
+
+stack_setup() {         # NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
+        local name=$1 fstype=$2 size=${3:-320M}
+        shift 2; [[ $# -gt 0 ]] && shift
+        _stk_new "$name" "$fstype" || return 1
+        local d=${_STK_DIR[$name]}
+        _stk_start_daemon "$name" --image="$d/image" --size="$size" "$@" || return 1
+        _stk_attach "$name" || return 1
+        _stk_mkfs "$fstype" "${_STK_LOOP[$name]}" || { _stk_log "$name: mkfs.$fstype failed"; return 1; }
+        stack_mount "$name"
+}
+
+stack_passthrough() {   # NAME [FAULTDISK_OPTION...]
+        local name=$1; shift
+        _stk_new "$name" passthrough || return 1
+        local d=${_STK_DIR[$name]}
+        mkdir -p "$d/lower"
+        _stk_start_daemon "$name" --passthrough="$d/lower" "$@"       # stack_mnt is the FUSE mount
+}
+
+stack_mount() {
+        local name=$1 mnt
+        mnt=$(stack_mnt "$name")
+        mount -t "${_STK_FSTYPE[$name]}" "${_STK_LOOP[$name]}" "$mnt" || return 1
+        _stk_record "$name" mnt "$mnt"
+}
+
+stack_umount() {
+        local name=$1 mnt i
+        mnt=$(stack_mnt "$name")
+        for ((i = 0; i < 20; i++)); do
+                mountpoint -q "$mnt" || { rm -f "${_STK_LEDGER[$name]}/mnt"; return 0; }
+                umount "$mnt" 2>/dev/null && continue
+                sleep 0.25
+        done
+        mountpoint -q "$mnt" || { rm -f "${_STK_LEDGER[$name]}/mnt"; return 0; }
+        _stk_log "$name: cannot unmount $mnt"
+        return 1
+}
+
+stack_fsck() {
+        local name=$1 dev=${_STK_LOOP[$1]} out rc=0
+        case ${_STK_FSTYPE[$name]} in
+        ext4)  out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
+        xfs)   out=$(xfs_repair -n "$dev" 2>&1) || rc=$? ;;
+        btrfs) out=$(btrfs check --readonly "$dev" 2>&1) || rc=$? ;;
+        vfat)  out=$(fsck.vfat -n "$dev" 2>&1) || rc=$? ;;
+        esac
+        if [[ $rc != 0 ]]; then
+                _stk_log "$name: fsck of ${_STK_FSTYPE[$name]} on $dev reports problems (rc=$rc):"
+                echo "$out" | tail -n 20 >&2
+                return 1
+        fi
+}
+
+stack_power_cut() {     # NAME [KEEP_PERMILLE] [SEED]
+        local name=$1 keep=${2:-0} seed=${3:-0}
+        stack_ctl "$name" power-cut "keep=$keep" "seed=$seed" >&2 || return 1
+        stack_umount "$name" || return 1
+        _stk_detach "$name" || return 1
+        stack_ctl "$name" power-on >/dev/null || return 1
+        _stk_attach "$name"
+}
+
+stack_power_cut_and_remount() {
+        stack_power_cut "$@" && stack_mount "$1"
+}
+
+_stk_cleanup_one() {
+        local name=$1 d=${_STK_DIR[$1]:-} pid=${_STK_PID[$1]:-} i rc=0
+        [[ -n $d ]] || return 0
+        if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && [[ -S $d/ctl ]]; then
+                for cmd in resume "eio off" "lie off" power-on; do
+                        # shellcheck disable=SC2086
+                        timeout 10 "$FAULTDISK" ctl "$d/ctl" $cmd >/dev/null 2>&1
+                done
+        fi
+        if [[ ${_STK_FSTYPE[$name]} != passthrough ]]; then
+                stack_umount "$name" || { umount -l "$d/mnt" 2>/dev/null; rc=1; }
+                _stk_detach "$name" || rc=1
+        fi
+        # the FUSE mount; the daemon exits by itself once its connection ends
+        for ((i = 0; i < 20; i++)); do
+                mountpoint -q "$d/fuse" || break
+                umount "$d/fuse" 2>/dev/null || sleep 0.25
+        done
+        if mountpoint -q "$d/fuse"; then
+                _stk_log "$name: FUSE mount busy, detaching lazily"
+                umount -l "$d/fuse"
+                rc=1
+        fi
+        if [[ -n $pid ]]; then
+                for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                if kill -0 "$pid" 2>/dev/null; then
+                        kill -TERM "$pid" 2>/dev/null
+                        for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                fi
+                if kill -0 "$pid" 2>/dev/null; then
+                        # second signal: faultdisk aborts its FUSE connection (needs fusectl)
+                        mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
+                        kill -TERM "$pid" 2>/dev/null
+                        for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                fi
+                if kill -0 "$pid" 2>/dev/null; then
+                        _stk_log "$name: faultdisk $pid does not exit, killing"
+                        kill -KILL "$pid" 2>/dev/null
+                        rc=1
+                fi
+                wait "$pid" 2>/dev/null
+        fi
+        if ! mountpoint -q "$d/fuse" && ! mountpoint -q "$d/mnt"; then
+                rm -rf --one-file-system "$d"
+                rm -rf "${_STK_LEDGER[$name]}"
+        else
+                _stk_log "$name: leaving $d and its ledger entry behind"
+                rc=1
+        fi
+        unset "_STK_DIR[$name]" "_STK_PID[$name]" "_STK_LOOP[$name]"
+        return $rc
+}
+
+# shellcheck disable=SC2120
+stack_cleanup() {
+        local names=("$@") n rc=0
+        [[ ${#names[@]} -gt 0 ]] || names=("${_STK_NAMES[@]}")
+        for n in "${names[@]}"; do
+                _stk_cleanup_one "$n" || rc=1
+        done
+        return $rc
+}
+
+# shellcheck disable=SC2329
+_stk_exit_trap() {
+        local rc=$?
+        stack_cleanup || { [[ $rc == 0 || $rc == 77 ]] && rc=1; }
+        exit $rc
+}
+trap _stk_exit_trap EXIT
+
+_oracle_size() {        # SEED I: 0 .. ~256 KiB, unaligned
+        echo $(( ((($1 * 7919 + $2 * 104729) % 64) * 4096) + ($2 * 37 % 4096) ))
+}
+
+oracle_write() {        # DIR N SEED
+        local dir=$1 n=$2 seed=$3 i
+        mkdir -p "$dir/sub" || return 1
+        for ((i = 1; i <= n; i++)); do
+                "$FAULTDISK" gen $((seed * 100000 + i)) "$(_oracle_size "$seed" "$i")" >"$dir/sub/.f$i.tmp" || return 1
+                mv "$dir/sub/.f$i.tmp" "$dir/sub/f$i" || return 1
+        done
+}
+
+oracle_check() {        # DIR N SEED: prints a summary, returns 1 if any file is missing or differs
+        local dir=$1 n=$2 seed=$3 i bad=0
+        for ((i = 1; i <= n; i++)); do
+                if ! "$FAULTDISK" gen $((seed * 100000 + i)) "$(_oracle_size "$seed" "$i")" |
+                     cmp -s - "$dir/sub/f$i" 2>/dev/null; then
+                        bad=$((bad + 1))
+                fi
+        done
+        echo "oracle: $bad of $n files lost or corrupt in $dir"
+        [[ $bad == 0 ]]
+}
