@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# suspend-sync.sh — helpers for tests that drive the real suspend-sync binary (bash, sourced after
+# stack.sh).
+#
+#   ss_init                       # temp state dir + config dir under $SS_TMP; chains cleanup on EXIT
+#   ss_config TEXT                # write $SS_CONF (used by ss with --config)
+#   ss ARGS...                    # run $SUSPEND_SYNC with --state-dir and --config
+#   ss_debugfs                    # make debugfs available (mount it if needed; unmounted on exit)
+#   ss_json EXPR < json           # evaluate a python expression over the parsed JSON 'j'
+#   ss_mount_field FILE MOUNT KEY # field of the entry for MOUNT in .mounts (plan or last_run) of the
+#                                 # JSON in FILE
+#   ss_wait_gone PID SECONDS      # wait until a process is gone (abandoned workers)
+#   fail MESSAGE                  # print and exit 1
+#
+# Environment: SUSPEND_SYNC (binary, set by meson).
+
+SS_TMP=
+SS_CONF=
+SS_STATE=
+_SS_DEBUGFS_MOUNTED=0
+
+fail() {
+        echo "FAIL: $*" >&2
+        exit 1
+}
+
+_ss_cleanup() {
+        if [[ $_SS_DEBUGFS_MOUNTED == 1 ]]; then
+                umount /sys/kernel/debug 2>/dev/null || true
+        fi
+        [[ -n $SS_TMP ]] && rm -rf "$SS_TMP"
+}
+
+_ss_exit_trap() {
+        local rc=$?
+        stack_cleanup
+        _ss_cleanup
+        exit "$rc"
+}
+
+ss_init() {
+        [[ -x ${SUSPEND_SYNC:-} ]] || { echo "SKIP: SUSPEND_SYNC not set"; exit 77; }
+        SS_TMP=$(mktemp -d /run/suspend-sync-test.XXXXXX)
+        SS_CONF=$SS_TMP/suspend-sync.conf
+        SS_STATE=$SS_TMP/state
+        : >"$SS_CONF"
+        trap _ss_exit_trap EXIT
+}
+
+ss_config() {
+        printf '%s\n' "$1" >"$SS_CONF"
+}
+
+ss() {
+        "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" "$@"
+}
+
+ss_debugfs() {
+        if [[ ! -d /sys/kernel/debug/bdi ]]; then
+                mount -t debugfs none /sys/kernel/debug || return 1
+                _SS_DEBUGFS_MOUNTED=1
+        fi
+        [[ -r /sys/kernel/debug/bdi ]]
+}
+
+ss_json() {
+        python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = eval(sys.argv[1])
+if r is None:
+    sys.exit(1)
+print(r if not isinstance(r, bool) else str(r).lower())
+' "$1"
+}
+
+ss_mount_field() {      # FILE MOUNT KEY
+        python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+ms = j["mounts"] if "mounts" in j else j["last_run"]["mounts"]
+for m in ms:
+    if m["mount_point"] == sys.argv[2]:
+        v = m.get(sys.argv[3])
+        print("null" if v is None else v)
+        sys.exit(0)
+sys.exit(1)
+' "$1" "$2" "$3"
+}
+
+ss_wait_gone() {        # PID SECONDS
+        local i
+        for ((i = 0; i < $2 * 10; i++)); do
+                [[ -d /proc/$1 ]] || return 0
+                # a zombie child of ours does not count: it is gone for all purposes but the reaper
+                [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]] && return 0
+                sleep 0.1
+        done
+        return 1
+}
