@@ -5,7 +5,10 @@
 # stack.sh).
 #
 #   ss_init                       # temp state dir + config dir under $SS_TMP; chains cleanup on EXIT
-#   ss_config TEXT                # write $SS_CONF (used by ss with --config)
+#   ss_config TEXT                # write $SS_CONF (used by ss with --config), followed by two rules
+#                                 # that keep runs hermetic: mounts outside $SS_TEST_WORKDIR and
+#                                 # $SS_TMP are skipped (other processes on a shared machine may
+#                                 # have hung or failing mounts of their own). SS_HERMETIC=0: not.
 #   ss ARGS...                    # run $SUSPEND_SYNC with --state-dir and --config
 #   ss_debugfs                    # make debugfs available (mount it if needed; unmounted on exit)
 #   ss_json EXPR < json           # evaluate a python expression over the parsed JSON 'j'
@@ -45,12 +48,16 @@ ss_init() {
         SS_TMP=$(mktemp -d /run/suspend-sync-test.XXXXXX)
         SS_CONF=$SS_TMP/suspend-sync.conf
         SS_STATE=$SS_TMP/state
-        : >"$SS_CONF"
         trap _ss_exit_trap EXIT
+        ss_config ""
 }
 
 ss_config() {
         printf '%s\n' "$1" >"$SS_CONF"
+        if [[ ${SS_HERMETIC:-1} != 0 ]]; then
+                printf '\n[Rule test-own-mounts]\nPath=%s/* %s/*\nAction=auto\n[Rule test-foreign-mounts]\nAction=skip\n' \
+                        "${SS_TEST_WORKDIR:-/var/tmp/suspend-sync-test}" "$SS_TMP" >>"$SS_CONF"
+        fi
 }
 
 ss() {
