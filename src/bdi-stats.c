@@ -7,6 +7,7 @@
 
 #include "bdi-stats.h"
 #include "shared/fileio.h"
+#include "shared/parse-util.h"
 #include "shared/macro.h"
 
 #define BDI_STATS_MAX_BYTES (64U * 1024U)
@@ -69,35 +70,12 @@ static int parse_value(const char *p, const char *end, BdiUnit unit, uint64_t *r
                 [UNIT_KBPS] = "kBps",
                 [UNIT_COUNT] = "",
         };
-        uint64_t v = 0;
-        const char *start;
-        size_t ulen;
+        uint64_t v;
+        int r;
 
-        while (p < end && is_blank(*p))
-                p++;
-        start = p;
-        while (p < end && *p >= '0' && *p <= '9') {
-                unsigned d = (unsigned) (*p - '0');
-
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-                p++;
-        }
-        if (p == start)
-                return -EINVAL;
-        while (p < end && is_blank(*p))
-                p++;
-
-        ulen = strlen(unit_str[unit]);
-        if ((size_t) (end - p) < ulen || memcmp(p, unit_str[unit], ulen) != 0)
-                return -EINVAL;
-        p += ulen;
-        while (p < end && is_blank(*p))
-                p++;
-        if (p != end)
-                return -EINVAL;
-
+        r = parse_u64_with_unit(p, end, unit_str[unit], &v);
+        if (r < 0)
+                return r;
         if (unit != UNIT_COUNT) {
                 if (v > UINT64_MAX / 1024)
                         return -ERANGE;
@@ -147,22 +125,26 @@ static bool bdi_name_is_valid(const char *name) {
                 strlen(name) < 256;
 }
 
-int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret) {
-        _cleanup_free_ char *buf = NULL;
+/* Reads <debugfs_fd>/bdi/<name>/<file>, bounded. */
+static int bdi_read(int debugfs_fd, const char *bdi_name, const char *file, size_t max, char **ret) {
         char path[300];
         int r;
 
         if (!bdi_name_is_valid(bdi_name))
                 return -EINVAL;
-
-        r = snprintf(path, sizeof(path), "bdi/%s/stats", bdi_name);
+        r = snprintf(path, sizeof(path), "bdi/%s/%s", bdi_name, file);
         if (r < 0 || (size_t) r >= sizeof(path))
                 return -EINVAL;
+        return read_full_file_at(debugfs_fd, path, max, ret, NULL);
+}
 
-        r = read_full_file_at(debugfs_fd, path, BDI_STATS_MAX_BYTES, &buf, NULL);
+int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret) {
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        r = bdi_read(debugfs_fd, bdi_name, "stats", BDI_STATS_MAX_BYTES, &buf);
         if (r < 0)
                 return r;
-
         return bdi_stats_parse(buf, ret);
 }
 
@@ -248,15 +230,9 @@ int bdi_wb_stats_parse(const char *text, BdiWbLists *ret) {
 
 int bdi_wb_stats_load(int debugfs_fd, const char *bdi_name, BdiWbLists *ret) {
         _cleanup_free_ char *buf = NULL;
-        char path[300];
         int r;
 
-        if (!bdi_name_is_valid(bdi_name))
-                return -EINVAL;
-        r = snprintf(path, sizeof(path), "bdi/%s/wb_stats", bdi_name);
-        if (r < 0 || (size_t) r >= sizeof(path))
-                return -EINVAL;
-        r = read_full_file_at(debugfs_fd, path, BDI_STATS_MAX_BYTES * 64, &buf, NULL);
+        r = bdi_read(debugfs_fd, bdi_name, "wb_stats", BDI_STATS_MAX_BYTES * 64, &buf);
         if (r < 0)
                 return r;
         return bdi_wb_stats_parse(buf, ret);

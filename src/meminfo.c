@@ -6,6 +6,7 @@
 
 #include "meminfo.h"
 #include "shared/fileio.h"
+#include "shared/parse-util.h"
 #include "shared/macro.h"
 
 #define MEMINFO_MAX_BYTES (1024U * 1024U)
@@ -13,31 +14,12 @@
 /* Parses " <digits> kB" (the rest of a meminfo line after "Key:") into bytes. Leading and trailing
  * blanks are allowed; the unit is required; overflow is an error. */
 static int parse_kb_value(const char *p, const char *end, uint64_t *ret) {
-        uint64_t v = 0;
-        const char *start;
+        uint64_t v;
+        int r;
 
-        while (p < end && (*p == ' ' || *p == '\t'))
-                p++;
-        start = p;
-        while (p < end && *p >= '0' && *p <= '9') {
-                unsigned d = (unsigned) (*p - '0');
-
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-                p++;
-        }
-        if (p == start)
-                return -EINVAL;
-        while (p < end && (*p == ' ' || *p == '\t'))
-                p++;
-        if (end - p < 2 || p[0] != 'k' || p[1] != 'B')
-                return -EINVAL;
-        p += 2;
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
-                p++;
-        if (p != end)
-                return -EINVAL;
+        r = parse_u64_with_unit(p, end, "kB", &v);
+        if (r < 0)
+                return r;
         if (v > UINT64_MAX / 1024)
                 return -ERANGE;
         *ret = v * 1024;

@@ -384,6 +384,22 @@ static int entry_set_path(const Sample *sample, size_t idx, PlanEntry *e) {
         return 0;
 }
 
+static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountEntry *m, const SbDecision *d,
+                       PlanAction action) {
+        *e = (PlanEntry) {
+                .mount_point = m->mount_point,
+                .fstype = s->fstype,
+                .source = m->source,
+                .dev = s->dev,
+                .group = s->group,
+                .sb = k,
+                .action = action,
+                .dirty_bytes = sb_dirty_bytes(s),
+                .rule = d->rule,
+                .mount_id = m->mount_id,
+        };
+}
+
 typedef struct GroupWork {
         const char *group;
         usec_t work;               /* sum of known ETAs; unknown counts as 0 for ordering */
@@ -501,21 +517,10 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         if (!streq(s->group, groups[g].group))
                                 continue;
                         e = &p->entries[pos++];
-                        *e = (PlanEntry) {
-                                .mount_point = m->mount_point,
-                                .fstype = s->fstype,
-                                .source = m->source,
-                                .dev = s->dev,
-                                .group = s->group,
-                                .sb = k,
-                                .action = PLAN_SYNC,
-                                .reason = TAKE_PTR(dec[k].reason),
-                                .timeout = dec[k].timeout,
-                                .dirty_bytes = sb_dirty_bytes(s),
-                                .rule = dec[k].rule,
-                                .mount_id = m->mount_id,
-                                .primary = true,
-                        };
+                        entry_init(e, s, k, m, &dec[k], PLAN_SYNC);
+                        e->reason = TAKE_PTR(dec[k].reason);
+                        e->timeout = dec[k].timeout;
+                        e->primary = true;
                         e->eta = sb_eta(s, e->dirty_bytes);
                         if (fstype_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
                                 e->flush_device = m->source;
@@ -544,21 +549,8 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         continue;
 
                 e = &p->entries[pos++];
-                *e = (PlanEntry) {
-                        .mount_point = m->mount_point,
-                        .fstype = s->fstype,
-                        .source = m->source,
-                        .dev = s->dev,
-                        .group = s->group,
-                        .sb = k,
-                        .action = PLAN_SKIP,
-                        .timeout = 0,
-                        .dirty_bytes = sb_dirty_bytes(s),
-                        .eta = 0,
-                        .rule = dec[k].rule,
-                        .mount_id = m->mount_id,
-                        .primary = dec[k].primary == i,
-                };
+                entry_init(e, s, k, m, &dec[k], PLAN_SKIP);
+                e->primary = dec[k].primary == i;
                 r = entry_set_path(sample, i, e);
                 if (r < 0)
                         goto fail;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "parse-util.h"
@@ -50,4 +51,39 @@ int parse_boolean(const char *s) {
                 if (strcasecmp(s, no[i]) == 0)
                         return 0;
         return -EINVAL;
+}
+
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t' || c == '\r';
+}
+
+int parse_u64_with_unit(const char *p, const char *end, const char *unit, uint64_t *ret) {
+        uint64_t v = 0;
+        const char *start;
+        size_t ulen = strlen(unit);
+
+        while (p < end && is_blank(*p))
+                p++;
+        start = p;
+        while (p < end && *p >= '0' && *p <= '9') {
+                unsigned d = (unsigned) (*p - '0');
+
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                p++;
+        }
+        if (p == start)
+                return -EINVAL;
+        while (p < end && is_blank(*p))
+                p++;
+        if ((size_t) (end - p) < ulen || memcmp(p, unit, ulen) != 0)
+                return -EINVAL;
+        p += ulen;
+        while (p < end && is_blank(*p))
+                p++;
+        if (p != end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
 }
