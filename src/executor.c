@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "executor.h"
+#include "shared/fileio.h"
 
 /* Hard bounds: workers alive at once, and jobs per run (the index travels as uint32_t). */
 #define EXECUTOR_PARALLEL_MAX 64U
@@ -130,6 +131,28 @@ static int open_block_device(const char *path, dev_t dev) {
         return -ENODEV;
 }
 
+/* Whether a mount id is in our mount namespace's table: 1 yes, 0 no, negative errno when unknown.
+ * Runs in the worker (reading /proc/self/mountinfo does not touch any mounted filesystem). */
+static int mount_id_exists(int mount_id) {
+        _cleanup_free_ char *text = NULL;
+        const char *p;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 64U * 1024U * 1024U, &text, NULL);
+        if (r < 0)
+                return r;
+        for (p = text; *p; ) {
+                int id;
+
+                if (sscanf(p, "%d ", &id) == 1 && id == mount_id)
+                        return 1;
+                p = strchrnul(p, '\n');
+                if (*p)
+                        p++;
+        }
+        return 0;
+}
+
 static int sync_one_default(const ExecJob *job, void *userdata) {
         int fd, r = 0;
 
@@ -150,7 +173,9 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
                 if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) >= 0 && (stx.stx_mask & STATX_MNT_ID) &&
                     stx.stx_mnt_id != (uint64_t) job->mount_id) {
                         safe_close(fd);
-                        return -ESTALE;
+                        /* Unmounted since the plan (which synced it): gone. Still mounted but hidden
+                         * under another mount: we cannot reach it, an error. */
+                        return mount_id_exists(job->mount_id) == 0 ? -ENOENT : -ESTALE;
                 }
         }
 

@@ -130,6 +130,25 @@ static int make_group(Superblock *s) {
         return 0;
 }
 
+#define FSTYPE_CACHE_MAX 64U
+
+typedef struct FsTypeClass {
+        const char *fstype;
+        FsClass class;
+} FsTypeClass;
+
+static FsClass fs_class_cached(FsTypeClass *cache, size_t *n, const char *fstype) {
+        FsClass c;
+
+        for (size_t i = 0; i < *n; i++)
+                if (streq(cache[i].fstype, fstype))
+                        return cache[i].class;
+        c = fs_class_from_fstype(fstype);
+        if (*n < FSTYPE_CACHE_MAX)
+                cache[(*n)++] = (FsTypeClass) { .fstype = fstype, .class = c };
+        return c;
+}
+
 int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_free_ size_t *order = NULL;
@@ -150,7 +169,11 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         qsort(order, n, sizeof(size_t), cmp_mount_index);
         sort_table = NULL;
 
-        /* One record per distinct superblock device, mounts in table order. */
+        /* One record per distinct superblock device, mounts in table order. A host has a handful
+         * of distinct fstypes and up to thousands of mounts: classify each type once. */
+        FsTypeClass cache[FSTYPE_CACHE_MAX];
+        size_t n_cache = 0;
+
         for (size_t i = 0; i < n;) {
                 const MountEntry *m = &t->entries[order[i]];
                 Superblock *sb = &s->sbs[s->n_sbs++];
@@ -167,7 +190,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                         return -ENOMEM;
                 memcpy(sb->mounts, order + i, (j - i) * sizeof(size_t));
                 sb->n_mounts = j - i;
-                sb->fs_class = fs_class_from_fstype(sb->fstype);
+                sb->fs_class = fs_class_cached(cache, &n_cache, sb->fstype);
                 sb->all_read_only = options_has(m->fs_options, "ro");
                 i = j;
         }
@@ -180,7 +203,8 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                 int r;
 
                 sb->device.dev = sb->dev;
-                if (sb->fs_class != FS_CLASS_PSEUDO && ops && ops->classify) {
+                /* Pseudo filesystems have no device; overlays follow their upper layer's. */
+                if (sb->fs_class != FS_CLASS_PSEUDO && sb->fs_class != FS_CLASS_OVERLAY && ops && ops->classify) {
                         r = ops->classify(ops->userdata, sb->dev, sb->fstype, sb->source, &sb->device);
                         if (r == -ENOMEM)
                                 return r;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,8 +19,8 @@
 #include "state.h"
 
 #define STATE_LAST_FILE "last.json"
-#define STATE_HISTORY_FILE "history.json"
-#define STATE_HISTORY_CORRUPT_FILE "history.json.corrupt"
+#define STATE_HISTORY_DIR "history"
+#define STATE_HISTORY_SCAN_MAX 4096U     /* directory entries looked at, bounded */
 #define STATE_LOCK_FILE "lock"
 
 /* history array → record → mounts array → mount: 4 levels; leave a little room, no more. */
@@ -596,63 +597,165 @@ void run_record_array_free(RunRecord *a, size_t n) {
         free(a);
 }
 
-/* ---- history ---- */
+static int write_string_file(int dir_fd, const char *name, const char *s) {
+        _cleanup_free_ char *buf = NULL;
+        size_t n = strlen(s);
 
-typedef struct History {
-        RunRecord *records;
-        size_t n;
-} History;
-
-static void history_done(History *h) {
-        run_record_array_free(h->records, h->n);
-        *h = (History) {};
+        buf = malloc(n + 2);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, s, n);
+        buf[n] = '\n';
+        buf[n + 1] = 0;
+        return write_file_atomic_at(dir_fd, name, buf, n + 1);
 }
 
-/* Parses history text: a JSON array of records, newest first; keeps the first STATE_HISTORY_MAX. */
-static int history_parse(const char *text, size_t len, History *ret) {
-        _cleanup_json_ json_object *o = NULL;
-        _cleanup_(history_done) History h = {};
-        size_t n;
-        int r;
+/* ---- history ----
+ *
+ * One file per run in history/, named "<started_realtime_usec, 20 digits>-<pid>.json" so that names
+ * sort by age. A run writes its own file and removes the oldest beyond STATE_HISTORY_MAX; it never
+ * reads or rewrites the others (at 1000 mounts a record is ~200 kB: parsing and rewriting 16 of
+ * them cost a run 100 ms and 40 MiB). A file that does not parse is skipped on load and counted. */
 
-        r = json_parse_bounded(text, len, &o);
-        if (r < 0)
-                return r;
-        if (!json_object_is_type(o, json_type_array))
-                return -EBADMSG;
+static bool history_name_valid(const char *n) {
+        size_t pid_len;
 
-        n = MIN(json_object_array_length(o), (size_t) STATE_HISTORY_MAX);
-        if (n > 0) {
-                h.records = calloc(n, sizeof(RunRecord));
-                if (!h.records)
+        /* <20 digits>-<digits>.json */
+        if (strspn(n, "0123456789") != 20 || n[20] != '-')
+                return false;
+        pid_len = strspn(n + 21, "0123456789");
+        return pid_len > 0 && pid_len <= 10 && streq(n + 21 + pid_len, ".json");
+}
+
+static int cmp_name_desc(const void *a, const void *b) {
+        return -strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* History file names, newest first. */
+static int history_list(int dir_fd, char ***ret, size_t *ret_n) {
+        _cleanup_close_ int fd = -EBADF;
+        char **names = NULL;
+        size_t n = 0;
+        DIR *d;
+        struct dirent *de;
+
+        fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        d = fdopendir(TAKE_FD(fd));
+        if (!d)
+                return negative_errno();
+        names = calloc(STATE_HISTORY_SCAN_MAX, sizeof(char *));
+        if (!names) {
+                closedir(d);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d)) && n < STATE_HISTORY_SCAN_MAX) {
+                if (!history_name_valid(de->d_name))
+                        continue;
+                names[n] = strdup(de->d_name);
+                if (!names[n]) {
+                        closedir(d);
+                        strv_free_n(names, n);
                         return -ENOMEM;
+                }
+                n++;
         }
-        for (size_t i = 0; i < n; i++) {
-                r = run_record_from_json(json_object_array_get_idx(o, i), h.records + i);
-                if (r < 0)
-                        return r;
-                h.n++;
-        }
-
-        *ret = h;
-        h = (History) {};
+        closedir(d);
+        qsort(names, n, sizeof(char *), cmp_name_desc);
+        *ret = names;
+        *ret_n = n;
         return 0;
 }
 
-/* Reads dir_fd/history.json: 0 entries when missing. */
-static int history_read(int dir_fd, History *ret) {
-        _cleanup_free_ char *text = NULL;
-        size_t size = 0;
+int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt) {
+        _cleanup_close_ int dir_fd = -EBADF, hist_fd = -EBADF;
+        RunRecord *records = NULL;
+        char **names = NULL;
+        size_t n_names = 0, n = 0, n_corrupt = 0;
         int r;
 
-        r = read_full_file_at(dir_fd, STATE_HISTORY_FILE, STATE_FILE_MAX, &text, &size);
-        if (r == -ENOENT) {
-                *ret = (History) {};
-                return 0;
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0 && errno != ENOENT)
+                return negative_errno();
+        if (dir_fd >= 0) {
+                r = history_list(dir_fd, &names, &n_names);
+                if (r < 0)
+                        return r;
         }
-        if (r < 0)
-                return r;
-        return history_parse(text, size, ret);
+        if (n_names > 0) {
+                hist_fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                records = calloc(MIN(n_names, (size_t) STATE_HISTORY_MAX), sizeof(RunRecord));
+                if (hist_fd < 0 || !records) {
+                        r = hist_fd < 0 ? negative_errno() : -ENOMEM;
+                        strv_free_n(names, n_names);
+                        free(records);
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < n_names && n < STATE_HISTORY_MAX; i++) {
+                _cleanup_free_ char *text = NULL;
+                size_t size = 0;
+
+                r = read_full_file_at(hist_fd, names[i], STATE_FILE_MAX, &text, &size);
+                if (r == -ENOMEM) {
+                        strv_free_n(names, n_names);
+                        run_record_array_free(records, n);
+                        return r;
+                }
+                if (r < 0 || memchr(text, 0, size) || run_record_from_json_string(text, records + n) < 0) {
+                        n_corrupt++;
+                        continue;
+                }
+                n++;
+        }
+        strv_free_n(names, n_names);
+        if (n == 0) {
+                free(records);
+                records = NULL;
+        }
+        *ret = records;
+        *ret_n = n;
+        if (ret_n_corrupt)
+                *ret_n_corrupt = n_corrupt;
+        return 0;
+}
+
+/* Writes this run's history file and drops the oldest beyond STATE_HISTORY_MAX. */
+static int history_append(int dir_fd, const RunRecord *r, const char *text) {
+        _cleanup_close_ int hist_fd = -EBADF;
+        char name[64], **names = NULL;
+        size_t n = 0;
+        int k;
+
+        if (mkdirat(dir_fd, STATE_HISTORY_DIR, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        hist_fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (hist_fd < 0)
+                return negative_errno();
+        snprintf(name, sizeof name, "%020llu-%d.json", (unsigned long long) r->started_realtime, (int) getpid());
+        k = write_string_file(hist_fd, name, text);
+        if (k < 0)
+                return k;
+
+        k = history_list(dir_fd, &names, &n);
+        if (k < 0)
+                return k;
+        for (size_t i = STATE_HISTORY_MAX; i < n; i++)
+                (void) unlinkat(hist_fd, names[i], 0);
+        strv_free_n(names, n);
+        return 0;
 }
 
 /* ---- directory ---- */
@@ -693,25 +796,11 @@ static int state_dir_open(const char *dir) {
         return fd;
 }
 
-static int write_string_file(int dir_fd, const char *name, const char *s) {
-        _cleanup_free_ char *buf = NULL;
-        size_t n = strlen(s);
 
-        buf = malloc(n + 2);
-        if (!buf)
-                return -ENOMEM;
-        memcpy(buf, s, n);
-        buf[n] = '\n';
-        buf[n + 1] = 0;
-        return write_file_atomic_at(dir_fd, name, buf, n + 1);
-}
-
-int state_save(const char *dir, const RunRecord *r, bool *ret_history_reset) {
-        _cleanup_json_ json_object *rec = NULL, *arr = NULL;
-        _cleanup_(history_done) History old = {};
-        _cleanup_free_ char *last = NULL, *hist = NULL;
+int state_save(const char *dir, const RunRecord *r) {
+        _cleanup_json_ json_object *rec = NULL;
+        _cleanup_free_ char *last = NULL, *shortform = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
-        bool reset = false;
         int k;
 
         if (!dir || dir[0] != '/')
@@ -726,6 +815,9 @@ int state_save(const char *dir, const RunRecord *r, bool *ret_history_reset) {
                 return k;
         if (strlen(last) + 1 > STATE_FILE_MAX)
                 return -EFBIG;
+        k = json_to_string(rec, JSON_FLAGS_SHORT, &shortform);
+        if (k < 0)
+                return k;
 
         dir_fd = state_dir_open(dir);
         if (dir_fd < 0)
@@ -734,65 +826,17 @@ int state_save(const char *dir, const RunRecord *r, bool *ret_history_reset) {
         k = write_string_file(dir_fd, STATE_LAST_FILE, last);
         if (k < 0)
                 return k;
-
-        k = history_read(dir_fd, &old);
-        if (k == -EBADMSG || k == -EFBIG) {
-                /* Keep the evidence, start over. */
-                if (renameat(dir_fd, STATE_HISTORY_FILE, dir_fd, STATE_HISTORY_CORRUPT_FILE) < 0)
-                        return negative_errno();
-                reset = true;
-        } else if (k < 0)
-                return k;
-
-        arr = json_object_new_array_ext((int) STATE_HISTORY_MAX);
-        if (!arr)
-                return -ENOMEM;
-        if (json_object_array_add(arr, TAKE_PTR(rec)) < 0)
-                return -ENOMEM;
-        for (size_t i = 0; i < old.n && i + 1 < STATE_HISTORY_MAX; i++) {
-                json_object *o = NULL;
-
-                k = run_record_to_json(old.records + i, &o);
-                if (k < 0)
-                        return k;
-                if (json_object_array_add(arr, o) < 0) {
-                        (void) json_object_put(o);
-                        return -ENOMEM;
-                }
-        }
-
-        /* Drop the oldest entries until the file fits; the newest one alone fits (checked above,
-         * the short form is smaller than the pretty one). */
-        for (;;) {
-                size_t n = json_object_array_length(arr);
-
-                free(hist);
-                hist = NULL;
-                k = json_to_string(arr, JSON_FLAGS_SHORT, &hist);
-                if (k < 0)
-                        return k;
-                if (strlen(hist) + 1 <= STATE_FILE_MAX || n <= 1)
-                        break;
-                if (json_object_array_del_idx(arr, n - 1, 1) < 0)
-                        return -ENOMEM;
-        }
-
-        k = write_string_file(dir_fd, STATE_HISTORY_FILE, hist);
-        if (k < 0)
-                return k;
-
-        if (ret_history_reset)
-                *ret_history_reset = reset;
-        return 0;
+        return history_append(dir_fd, r, shortform);
 }
 
 int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunRecord **ret_history,
                size_t *ret_n_history) {
         _cleanup_(run_record_done) RunRecord last = {};
-        _cleanup_(history_done) History h = {};
         _cleanup_close_ int dir_fd = -EBADF;
         bool want_last = ret_last || ret_has_last, want_history = ret_history || ret_n_history;
         bool has_last = false;
+        RunRecord *h = NULL;
+        size_t n = 0;
         int r;
 
         if (!dir)
@@ -819,8 +863,8 @@ int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunReco
                         return r;
         }
 
-        if (want_history && dir_fd >= 0) {
-                r = history_read(dir_fd, &h);
+        if (want_history) {
+                r = state_load_history(dir, &h, &n, NULL);
                 if (r < 0)
                         return r;
         }
@@ -831,13 +875,12 @@ int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunReco
         }
         if (ret_has_last)
                 *ret_has_last = has_last;
-        if (ret_history) {
-                *ret_history = h.records;
-                if (ret_n_history)
-                        *ret_n_history = h.n;
-                h = (History) {};
-        } else if (ret_n_history)
-                *ret_n_history = h.n;
+        if (ret_history)
+                *ret_history = h;
+        else
+                run_record_array_free(h, n);
+        if (ret_n_history)
+                *ret_n_history = n;
         return 0;
 }
 

@@ -3,7 +3,7 @@
 
 /*
  * State: run records under the state directory (default /run/suspend-sync, tmpfs): last.json
- * written atomically, plus a bounded history (STATE_HISTORY_MAX records, newest first). Records are
+ * written atomically, plus a bounded history (history/, one file per run, STATE_HISTORY_MAX newest kept). Records are
  * JSON (json-c); parsing is pure (text in, struct out). Nothing here ever fsyncs: the directory is
  * meant to be on tmpfs and a run must not dirty real filesystems.
  *
@@ -69,19 +69,21 @@ void run_record_array_free(RunRecord *a, size_t n);
 int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
 int run_record_from_json_string(const char *text, RunRecord *ret);
 
-/* Appends the record to the state directory: writes last.json atomically and prepends it to
- * history.json, keeping at most STATE_HISTORY_MAX entries (fewer if they would not fit in
- * STATE_FILE_MAX). Creates the directory (0755, with parents) if missing. dir is an absolute path
- * (-EINVAL otherwise). Never fsyncs. A history.json that is unreadable as history (malformed, too
- * large) is renamed to history.json.corrupt and a new history started; *ret_history_reset (may be
- * NULL) then says so. Errors: the record's serialisation errors (nothing touched), or the errno
- * of mkdir/open/write (-ENOTDIR when a file sits where the directory should be, -EROFS, ...).
- * Callers serialise concurrent runs with state_lock(). */
-int state_save(const char *dir, const RunRecord *r, bool *ret_history_reset);
+/* Records a run: writes last.json (pretty) atomically and history/<started>-<pid>.json (one line),
+ * then removes the oldest history files beyond STATE_HISTORY_MAX. Never reads or rewrites earlier
+ * records (their size grows with the mount count). Creates the directory (0755, with parents) if
+ * missing. dir is an absolute path (-EINVAL otherwise). Never fsyncs. Errors: the record's
+ * serialisation errors (nothing touched), or the errno of mkdir/open/write (-ENOTDIR when a file
+ * sits where the directory should be, -EROFS, ...). Callers serialise runs with state_lock(). */
+int state_save(const char *dir, const RunRecord *r);
+
+/* The history, newest first, at most STATE_HISTORY_MAX records; files that do not parse are skipped
+ * and counted in *ret_n_corrupt (may be NULL). A missing directory: 0 records. */
+int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt);
 
 /* Loads the last record and the history (newest first, may be 0 entries). Either part can be
  * skipped by passing NULL for both of its outputs, so a caller can get each part's error
- * separately. last.json missing → *ret_has_last=false (ret_last zeroed); history.json missing → 0
+ * separately. last.json missing → *ret_has_last=false (ret_last zeroed); no history → 0
  * entries. A corrupt part → -EBADMSG (-EFBIG when too large); other read errors as negative
  * errno. All-or-nothing: on error no output is written. Free the history with
  * run_record_array_free(). */

@@ -214,6 +214,18 @@ int verb_run(const Args *a, int *ret_exit) {
                                   e->mount_point, jobs[i].abandoned_pid);
                         break;
                 default:
+                        if (jobs[i].error == ENOENT && e->namespace_ino == 0) {
+                                /* The mount point is gone: it was unmounted (which syncs it) and
+                                 * removed since the mount table was read. Not a sync failure. */
+                                free(m->outcome);
+                                free(m->reason);
+                                m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
+                                m->reason = strdup("gone: unmounted since the plan was made");
+                                if (!m->outcome || !m->reason)
+                                        return log_oom();
+                                n_skipped++;
+                                break;
+                        }
                         n_error++;
                         baseline_forget(c.baseline, s->dev);
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, e->mount_point, "error",
@@ -229,17 +241,13 @@ int verb_run(const Args *a, int *ret_exit) {
 
         if (lock_fd >= 0) {
                 usec_t t2 = now(CLOCK_MONOTONIC);
-                bool reset = false;
-
                 rec.duration = t2 - a->started;
                 /* What happened after the workers: counters for the baseline, assembling the record.
                  * The write itself cannot be inside the record it writes (tmpfs, ~100 us). */
                 rec.t_record = t2 - t1;
-                r = state_save(a->state_dir, &rec, &reset);
+                r = state_save(a->state_dir, &rec);
                 if (r < 0)
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
-                else if (reset)
-                        log_warning("History in '%s' was corrupt, started a new one.", a->state_dir);
                 if (c.baseline) {
                         r = baseline_save(a->state_dir, c.baseline);
                         if (r < 0)

@@ -66,7 +66,7 @@ static int print_record(const Args *a, const RunRecord *r) {
 int verb_status(const Args *a) {
         _cleanup_(run_record_done) RunRecord last = {};
         RunRecord *history = NULL;
-        size_t n_history = 0;
+        size_t n_history = 0, n_corrupt = 0;
         _cleanup_close_ int root_fd = -EBADF;
         bool has_last = false, has_meminfo;
         Meminfo mi = {};
@@ -80,9 +80,12 @@ int verb_status(const Args *a) {
         r = state_load(a->state_dir, &last, &has_last, NULL, NULL);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to read the last run from '%s', ignoring: %m", a->state_dir);
-        r_hist = state_load(a->state_dir, NULL, NULL, &history, &n_history);
-        if (r_hist < 0 && r_hist != -ENOENT)
+        r_hist = state_load_history(a->state_dir, &history, &n_history, &n_corrupt);
+        if (r_hist < 0)
                 log_warning_errno(r_hist, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
+        else if (n_corrupt > 0)
+                log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.", n_corrupt,
+                            a->state_dir);
 
         if (a->json != JSON_OFF) {
                 _cleanup_(json_object_putp) json_object *root = json_object_new_object();

@@ -488,9 +488,9 @@ TEST(real_syncfs) {
 /* The mount-id check and the device flush, with real syscalls. */
 TEST(mount_id_and_flush) {
         char dir[] = "/tmp/test-executor.XXXXXX";
-        struct statx stx;
+        struct statx stx, proc_stx;
         struct stat st;
-        ExecJob jobs[4];
+        ExecJob jobs[5];
 
         ASSERT_TRUE(mkdtemp(dir));
         ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &stx));
@@ -498,20 +498,25 @@ TEST(mount_id_and_flush) {
         ASSERT_OK(stat("/dev/null", &st));
 
         jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id };
-        /* control: a wrong mount id must be refused */
-        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 100000 };
+        /* control: another, existing mount's id (as if a mount now hid ours): refused, ESTALE */
+        ASSERT_OK(statx(AT_FDCWD, "/proc", 0, STATX_MNT_ID, &proc_stx));
+        ASSERT_TRUE(proc_stx.stx_mnt_id != stx.stx_mnt_id);
+        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) proc_stx.stx_mnt_id };
         /* a flush device that is not a block device (nor is /dev/block/1:3): ENODEV */
         jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .flush_device = "/dev/null",
                               .flush_dev = st.st_rdev };
         jobs[3] = (ExecJob) { .path = dir, .group = "d", .timeout = 10 * SEC, .flush_device = "/nonexistent",
                               .flush_dev = makedev(254, 254) };
-        ASSERT_EQ(run(jobs, 4, 4, in(30 * SEC), NULL), 3);
+        /* a mount id that no longer exists: unmounted since the plan, ENOENT ("gone") */
+        jobs[4] = (ExecJob) { .path = dir, .group = "e", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 1000000 };
+        ASSERT_EQ(run(jobs, 5, 4, in(30 * SEC), NULL), 4);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
         ASSERT_EQ(jobs[1].error, ESTALE);
         ASSERT_EQ(jobs[2].error, ENODEV);
         ASSERT_EQ(jobs[3].error, ENODEV);
-        check_children(jobs, 4);
+        ASSERT_EQ(jobs[4].error, ENOENT);
+        check_children(jobs, 5);
         ASSERT_OK(rmdir(dir));
 }
 
