@@ -12,6 +12,7 @@
 
 #include "executor.h"
 #include "shared/fileio.h"
+#include "shared/parse-util.h"
 
 /* Hard bounds: workers alive at once, and jobs per run (the index travels as uint32_t). */
 #define EXECUTOR_PARALLEL_MAX 64U
@@ -46,11 +47,14 @@ Outcome outcome_from_string(const char *s) {
         return _OUTCOME_INVALID;
 }
 
-/* One record per job, written by the worker on its pipe. 16 bytes < PIPE_BUF: writes are atomic. */
+/* One record per job, written by the worker on its pipe. 32 bytes < PIPE_BUF: writes are atomic. */
 typedef struct WorkerReport {
         uint32_t index;         /* job index in ExecJob[] */
         int32_t error;          /* positive errno, 0 on success */
         uint64_t duration;      /* usec spent in open+syncfs+close, measured in the worker */
+        uint64_t counter;       /* counter_path's value after the sync */
+        uint32_t has_counter;
+        uint32_t padding;
 } WorkerReport;
 
 typedef struct JobResult {
@@ -58,6 +62,8 @@ typedef struct JobResult {
         int error;
         usec_t duration;
         pid_t abandoned_pid;
+        bool has_counter;
+        uint64_t counter;
 } JobResult;
 
 typedef struct Group {
@@ -131,30 +137,48 @@ static int open_block_device(const char *path, dev_t dev) {
         return -ENODEV;
 }
 
-/* Whether a mount id is in our mount namespace's table: 1 yes, 0 no, negative errno when unknown.
- * Runs in the worker (reading /proc/self/mountinfo does not touch any mounted filesystem). */
-static int mount_id_exists(int mount_id) {
+/* Whether any mount of the superblock dev is in our mount namespace's table: 1 yes, 0 no,
+ * negative errno when unknown. Runs in the worker (reading /proc/self/mountinfo touches no mounted
+ * filesystem); the text is scanned in place, bounded. */
+static int superblock_mounted(dev_t dev) {
         _cleanup_free_ char *text = NULL;
-        const char *p;
+        char needle[64];
         int r;
 
         r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 64U * 1024U * 1024U, &text, NULL);
         if (r < 0)
                 return r;
-        for (p = text; *p; ) {
-                int id;
+        /* "<id> <parent> <major>:<minor> ...": the third field. */
+        snprintf(needle, sizeof needle, " %u:%u ", major(dev), minor(dev));
+        for (const char *p = text; *p;) {
+                const char *eol = strchrnul(p, '\n'), *f = strchr(p, ' ');
 
-                if (sscanf(p, "%d ", &id) == 1 && id == mount_id)
+                if (f && f < eol)
+                        f = strchr(f + 1, ' ');
+                if (f && f < eol && strncmp(f, needle, strlen(needle)) == 0)
                         return 1;
-                p = strchrnul(p, '\n');
-                if (*p)
-                        p++;
+                p = *eol ? eol + 1 : eol;
         }
         return 0;
 }
 
+/* The path did not lead to the planned mount: gone (EIDRM) if no mount of the superblock is left,
+ * else the error given. */
+static int not_reached(const ExecJob *job, int error) {
+        if (job->gone_check && superblock_mounted(job->dev) == 0)
+                return -EIDRM;
+        return error;
+}
+
 static int sync_one_default(const ExecJob *job, void *userdata) {
         int fd, r = 0;
+
+        if (job->covered_if_path) {
+                struct stat st;
+
+                if (stat(job->covered_if_path, &st) >= 0 && st.st_dev == job->covered_if_dev)
+                        return -EALREADY;
+        }
 
         /* A mount point is a directory; a file bind mount is not: retry without O_DIRECTORY (with
          * O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH: syncfs() on an
@@ -163,7 +187,7 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
         if (fd < 0 && errno == ENOTDIR)
                 fd = open(job->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
-                return negative_errno();
+                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
 
         /* The path must still lead to the mount that was planned: another mount may have been put
          * on top of it, or it may have been unmounted, since the mount table was read. */
@@ -173,9 +197,7 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
                 if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) >= 0 && (stx.stx_mask & STATX_MNT_ID) &&
                     stx.stx_mnt_id != (uint64_t) job->mount_id) {
                         safe_close(fd);
-                        /* Unmounted since the plan (which synced it): gone. Still mounted but hidden
-                         * under another mount: we cannot reach it, an error. */
-                        return mount_id_exists(job->mount_id) == 0 ? -ENOENT : -ESTALE;
+                        return not_reached(job, -ESTALE);
                 }
         }
 
@@ -185,7 +207,7 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
 
         /* fsync() on a block device writes its buffers and sends a cache FLUSH. */
         if (r >= 0 && job->flush_device) {
-                fd = open_block_device(job->flush_device, job->flush_dev);
+                fd = open_block_device(job->flush_device, job->dev);
                 if (fd < 0)
                         return fd;
                 if (fsync(fd) < 0)
@@ -193,6 +215,23 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
                 safe_close(fd);
         }
         return r;
+}
+
+static int read_counter(const char *path, uint64_t *ret) {
+        char buf[32];
+        ssize_t n;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        safe_close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        return safe_atou64(buf, ret);
 }
 
 /* --- worker side (after fork; no sd-event, no allocation) --- */
@@ -269,6 +308,10 @@ _noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, in
                         .error = r < 0 ? -r : 0,
                         .duration = now(CLOCK_MONOTONIC) - t0,
                 };
+
+                /* Read right after the sync, before anything else can write: the clean baseline. */
+                if (r >= 0 && e->jobs[i].counter_path)
+                        rep.has_counter = read_counter(e->jobs[i].counter_path, &rep.counter) >= 0;
 
                 if (loop_write(report_fd, &rep, sizeof(rep)) < 0)
                         _exit(EXIT_FAILURE);
@@ -378,6 +421,10 @@ static bool worker_drain(Worker *w) {
                                     rep.error == 0 ? OUTCOME_SYNCED : OUTCOME_ERROR,
                                     rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
                                     rep.duration, 0);
+                if (rep.has_counter) {
+                        e->results[e->order[w->pos]].has_counter = true;
+                        e->results[e->order[w->pos]].counter = rep.counter;
+                }
                 w->pos++;
                 w->job_start = now(CLOCK_MONOTONIC);
                 progressed = true;
@@ -772,6 +819,8 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 jobs[i].error = e.results[i].error;
                 jobs[i].duration = e.results[i].duration;
                 jobs[i].abandoned_pid = e.results[i].abandoned_pid;
+                jobs[i].has_counter = e.results[i].has_counter;
+                jobs[i].counter = e.results[i].counter;
                 if (jobs[i].outcome != OUTCOME_SYNCED)
                         r++;
         }

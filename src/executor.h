@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "shared/macro.h"
@@ -33,19 +34,32 @@ typedef struct ExecJob {
         const char *path;          /* path to open in the worker (mount point, maybe via /proc/PID/root) */
         const char *group;         /* jobs with the same group run one after another in one worker */
         usec_t timeout;            /* per-mount timeout */
+        dev_t dev;                 /* the superblock's device (as in mountinfo) */
         int mount_id;              /* > 0: the worker checks that path opens this mount (statx
-                                    * STATX_MNT_ID) and fails with ESTALE otherwise (overmounted or
-                                    * unmounted since the plan); 0: no check */
+                                    * STATX_MNT_ID). On a mismatch, or when the path is missing,
+                                    * and gone_check is set: if no mount of dev is left in the
+                                    * worker's mount table the job fails with EIDRM ("gone":
+                                    * unmounted, which synced it); otherwise ESTALE (still mounted
+                                    * but hidden or moved: not reachable through path) */
+        bool gone_check;           /* path is in our own mount namespace */
         const char *flush_device;  /* block device node to fsync() after syncfs (a cache FLUSH), for
                                     * filesystems whose sync_fs issues none; NULL: none. The node
-                                    * must be the block device flush_dev, else /dev/block/MAJ:MIN is
+                                    * must be the block device dev, else /dev/block/MAJ:MIN is
                                     * tried; ENODEV if neither is */
-        dev_t flush_dev;
+        const char *covered_if_path; /* overlays: if this path (upperdir) lies on covered_if_dev, a
+                                      * superblock synced earlier in the same group, the job ends
+                                      * with EALREADY without a syncfs of its own */
+        dev_t covered_if_dev;
+        const char *counter_path;  /* a file holding one decimal number, read in the worker right
+                                    * after a successful sync (ext4 lifetime_write_kbytes: the clean
+                                    * baseline); NULL: none */
         /* out */
         Outcome outcome;
         int error;                 /* positive errno for OUTCOME_ERROR */
         usec_t duration;           /* time spent in open+syncfs (or until abandoned) */
         pid_t abandoned_pid;       /* worker pid left behind on timeout, 0 otherwise */
+        bool has_counter;          /* counter_path was read after the sync */
+        uint64_t counter;
 } ExecJob;
 
 typedef struct ExecOps {

@@ -25,6 +25,7 @@ Plan *plan_free(Plan *p) {
         for (size_t i = 0; i < p->n_entries; i++) {
                 free(p->entries[i].reason);
                 free(p->entries[i].path);
+                free(p->entries[i].covered_if_path);
         }
         free(p->entries);
         free(p);
@@ -72,9 +73,10 @@ static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, co
                 return false;
         }
         if (base->fs_written_kb != s->fs_written_kb ||
-            (s->has_bdi_stats && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) && bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN) &&
-             (base->bdi_dirtied != s->bdi.value[BDI_STAT_DIRTIED] ||
-              base->bdi_written != s->bdi.value[BDI_STAT_WRITTEN]))) {
+            (s->has_bdi_stats && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) && base->bdi_dirtied != UINT64_MAX &&
+             base->bdi_dirtied != s->bdi.value[BDI_STAT_DIRTIED]) ||
+            (s->has_bdi_stats && bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN) && base->bdi_written != UINT64_MAX &&
+             base->bdi_written != s->bdi.value[BDI_STAT_WRITTEN])) {
                 *ret_why = "dirtied or written since last sync";
                 return false;
         }
@@ -219,6 +221,10 @@ static bool is_local_block(const Superblock *s) {
 
 typedef struct SbDecision {
         PlanAction action;
+        const char *group;         /* device group to run in, NULL: the superblock's own */
+        char *covered_if_path;     /* overlays: upperdir, see PlanEntry */
+        dev_t covered_if_dev;
+        bool uncovered;            /* skipped, yet possibly holding data: see PlanEntry */
         char *reason;
         usec_t timeout;
         const char *rule;
@@ -275,6 +281,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 /* A loop device's backing file may live on FUSE or NFS, whose servers may be frozen
                  * by now: the late pass leaves all of them to the main pass. */
                 d->action = PLAN_SKIP;
+                d->uncovered = true;
                 r = asprintf(&d->reason, "late pass: not a local block filesystem");
                 return r < 0 ? -ENOMEM : 0;
         }
@@ -289,6 +296,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
 
         if (ra == RULE_ACTION_SKIP) {
                 d->action = PLAN_SKIP;
+                d->uncovered = true;
                 r = asprintf(&d->reason, "rule '%s': Action=skip", rule->name);
                 return r < 0 ? -ENOMEM : 0;
         }
@@ -310,6 +318,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                         /* Decided by the caller once the upper superblock is decided. */
                         d->decided = false;
                         d->primary = (size_t) u;
+                        d->covered_if_path = TAKE_PTR(upper);
                         return 0;
                 }
                 d->action = PLAN_SYNC;
@@ -327,6 +336,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         if (policy->skip_clean &&
             plan_proven_clean(s, baseline ? baseline_find(baseline, s->dev) : NULL, &why)) {
                 d->action = PLAN_SKIP;
+                d->uncovered = true;   /* see the residual window in docs/CLEAN-EVIDENCE.md */
                 r = asprintf(&d->reason, "clean: %s", why);
                 return r < 0 ? -ENOMEM : 0;
         }
@@ -397,6 +407,7 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .dirty_bytes = sb_dirty_bytes(s),
                 .rule = d->rule,
                 .mount_id = m->mount_id,
+                .uncovered = d->uncovered,
         };
 }
 
@@ -461,12 +472,22 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                 u = &dec[upper_sb];
                 d->primary = sample->sbs[k].mounts[0];
                 d->decided = true;
-                if (!u->decided || u->action == PLAN_SYNC) {
-                        d->action = PLAN_SKIP;
-                        r = asprintf(&d->reason, "overlay: upper layer is synced through %s",
-                                     t->entries[u->primary].mount_point);
+                if (u->action == PLAN_SYNC) {
+                        /* Its upper layer's superblock is synced first, in the same worker; the
+                         * worker then only checks that upperdir really lies on it (the option is a
+                         * path string: the upper may have been moved or lazily unmounted), and
+                         * syncs the overlay itself otherwise. */
+                        const Superblock *us = &sample->sbs[upper_sb];
+                        d->action = PLAN_SYNC;
+                        d->group = us->group;
+                        d->covered_if_dev = us->dev;
+                        r = asprintf(&d->reason, "overlay: upper layer on %s (%u:%u) is synced first, "
+                                     "the overlay itself only if its upperdir is not there",
+                                     t->entries[u->primary].mount_point, major(us->dev), minor(us->dev));
                 } else {
                         d->action = PLAN_SKIP;
+                        d->uncovered = u->uncovered;
+                        d->covered_if_path = mfree(d->covered_if_path);
                         r = asprintf(&d->reason, "overlay: upper layer skipped (%s)", u->reason);
                 }
                 if (r < 0) {
@@ -484,16 +505,19 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
 
                 if (dec[k].action != PLAN_SYNC)
                         continue;
+                if (!dec[k].group)
+                        dec[k].group = s->group;
                 sync_sbs[n_sync_sbs++] = k;
                 dirty = sb_dirty_bytes(s);
                 eta = sb_eta(s, dirty);
                 for (g = 0; g < n_groups; g++)
-                        if (streq(groups[g].group, s->group))
+                        if (streq(groups[g].group, dec[k].group))
                                 break;
                 if (g == n_groups)
-                        groups[n_groups++] = (GroupWork) { .group = s->group, .first = k };
-                /* Partitions of one disk share its bdi: count its dirty data once per group. */
-                if (bdi_seen_before(sample, sync_sbs, n_sync_sbs - 1, s))
+                        groups[n_groups++] = (GroupWork) { .group = dec[k].group, .first = k };
+                /* Partitions of one disk share its bdi: count its dirty data once per group. An
+                 * overlay costs a stat() when its upper layer was synced. */
+                if (dec[k].covered_if_path || bdi_seen_before(sample, sync_sbs, n_sync_sbs - 1, s))
                         continue;
                 if (eta != USEC_INFINITY)
                         groups[g].work += eta;
@@ -514,16 +538,20 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         const MountEntry *m = &t->entries[dec[k].primary];
                         PlanEntry *e;
 
-                        if (!streq(s->group, groups[g].group))
+                        if (!streq(dec[k].group, groups[g].group))
                                 continue;
                         e = &p->entries[pos++];
                         entry_init(e, s, k, m, &dec[k], PLAN_SYNC);
+                        e->group = dec[k].group;
+                        e->covered_if_path = TAKE_PTR(dec[k].covered_if_path);
+                        e->covered_if_dev = dec[k].covered_if_dev;
                         e->reason = TAKE_PTR(dec[k].reason);
                         e->timeout = dec[k].timeout;
                         e->primary = true;
                         e->eta = sb_eta(s, e->dirty_bytes);
                         if (fstype_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
                                 e->flush_device = m->source;
+                        e->counter_path = s->fs_written_path;
                         r = entry_set_path(sample, dec[k].primary, e);
                         if (r < 0)
                                 goto fail;
@@ -556,13 +584,14 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         goto fail;
                 if (dec[k].primary == i)
                         e->reason = dec[k].reason ? strdup(dec[k].reason) : NULL;
-                else if (dec[k].action == PLAN_SYNC)
-                        r = asprintf(&e->reason, "same superblock %u:%u as %s (bind mount or subvolume)",
-                                     major(s->dev), minor(s->dev), t->entries[dec[k].primary].mount_point);
-                else
-                        r = asprintf(&e->reason, "same superblock %u:%u as %s: %s", major(s->dev),
-                                     minor(s->dev), t->entries[dec[k].primary].mount_point,
-                                     dec[k].reason ? dec[k].reason : "skipped");
+                else if (dec[k].action == PLAN_SYNC) {
+                        if (asprintf(&e->reason, "same superblock %u:%u as %s (bind mount or subvolume)",
+                                     major(s->dev), minor(s->dev), t->entries[dec[k].primary].mount_point) < 0)
+                                e->reason = NULL;
+                } else if (asprintf(&e->reason, "same superblock %u:%u as %s: %s", major(s->dev), minor(s->dev),
+                                    t->entries[dec[k].primary].mount_point,
+                                    dec[k].reason ? dec[k].reason : "skipped") < 0)
+                        e->reason = NULL;
                 if (!e->reason) {
                         r = -ENOMEM;
                         goto fail;
@@ -592,14 +621,18 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
         } else
                 p->eta = USEC_INFINITY;
 
-        for (size_t k = 0; k < sample->n_sbs; k++)
+        for (size_t k = 0; k < sample->n_sbs; k++) {
                 free(dec[k].reason);
+                free(dec[k].covered_if_path);
+        }
         *ret = TAKE_PTR(p);
         return 0;
 
 fail:
-        for (size_t k = 0; k < sample->n_sbs; k++)
+        for (size_t k = 0; k < sample->n_sbs; k++) {
                 free(dec[k].reason);
+                free(dec[k].covered_if_path);
+        }
         /* p->n_entries tells plan_free how many reasons to release. */
         if (p)
                 p->n_entries = pos;

@@ -44,6 +44,13 @@ typedef struct PlanEntry {
         char *path;                 /* what the worker opens: the mount point, or
                                      * /proc/PID/root/<mount point> for another mount namespace */
         uint64_t namespace_ino;     /* 0: our own mount namespace */
+        bool uncovered;             /* skipped although it may hold data (clean rule, Action=skip, late
+                                     * scope): the kernel's own sync is then not redundant */
+        const char *counter_path;   /* borrowed: read by the worker after syncfs (clean baseline) */
+        char *covered_if_path;      /* overlays: their upperdir (owned); the worker skips the overlay's
+                                     * own syncfs if this path is on covered_if_dev, the upper layer's
+                                     * superblock synced just before in the same group */
+        dev_t covered_if_dev;
         const char *flush_device;   /* block device node to fsync() after syncfs, for filesystems
                                      * whose sync_fs sends no cache FLUSH (vfat, exfat); borrowed */
         bool primary;               /* the mount through which its superblock is synced */

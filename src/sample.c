@@ -18,6 +18,7 @@ static void superblock_done(Superblock *s) {
         free(s->source);
         free(s->mounts);
         free(s->group);
+        free(s->fs_written_path);
         device_info_done(&s->device);
 }
 
@@ -57,10 +58,29 @@ static int cmp_mount_id(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+static ssize_t find_mount_id(const MountTable *t, const size_t *by_id, int id) {
+        size_t lo = 0, hi = t->n_entries;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int m = t->entries[by_id[mid]].mount_id;
+
+                if (m == id)
+                        return (ssize_t) by_id[mid];
+                if (m < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
+}
+
 /* A mount is hidden when a child mount sits on the same path (mount --bind twice, or a mount over
- * a mount point). 'order' is scratch space of n entries. */
+ * a mount point), and so is everything mounted below a hidden mount: path lookup walks into the
+ * mount on top. 'order' is scratch space of n entries. */
 static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         size_t n = t->n_entries;
+        bool changed = true;
 
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
@@ -70,21 +90,26 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
 
         for (size_t i = 0; i < n; i++) {
                 const MountEntry *c = &t->entries[i];
-                size_t lo = 0, hi = n;
+                ssize_t p = find_mount_id(t, order, c->parent_id);
 
-                while (lo < hi) {
-                        size_t mid = lo + (hi - lo) / 2;
-                        int id = t->entries[order[mid]].mount_id;
-                        if (id == c->parent_id) {
-                                const MountEntry *p = &t->entries[order[mid]];
-                                if (order[mid] != i && streq(p->mount_point, c->mount_point))
-                                        ret[order[mid]] = true;
-                                break;
+                if (p >= 0 && (size_t) p != i && streq(t->entries[p].mount_point, c->mount_point))
+                        ret[p] = true;
+        }
+
+        /* Down the tree, bounded by its depth (at most n passes, usually two or three). */
+        for (size_t pass = 0; changed && pass < n; pass++) {
+                changed = false;
+                for (size_t i = 0; i < n; i++) {
+                        ssize_t p;
+
+                        if (ret[i])
+                                continue;
+                        p = find_mount_id(t, order, t->entries[i].parent_id);
+                        if (p >= 0 && (size_t) p != i && ret[p] &&
+                            !streq(t->entries[p].mount_point, t->entries[i].mount_point)) {
+                                ret[i] = true;
+                                changed = true;
                         }
-                        if (id < c->parent_id)
-                                lo = mid + 1;
-                        else
-                                hi = mid;
                 }
         }
 }
@@ -239,7 +264,8 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                         sb->has_inflight = r >= 0;
                 }
                 if (ops && ops->fs_written) {
-                        r = ops->fs_written(ops->userdata, sb->dev, sb->fstype, &sb->fs_written_kb);
+                        r = ops->fs_written(ops->userdata, sb->dev, sb->fstype, &sb->fs_written_kb,
+                                            &sb->fs_written_path);
                         if (r == -ENOMEM)
                                 return r;
                         sb->has_fs_written = r >= 0;
@@ -314,7 +340,7 @@ static int live_inflight(void *userdata, dev_t dev, uint64_t *ret_writes) {
 
 /* ext4 exposes every byte written to its device (journal included) since mkfs in
  * fs/ext4/<kernel name>/lifetime_write_kbytes; the kernel name comes from dev/block/MAJ:MIN. */
-static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb) {
+static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb, char **ret_path) {
         LiveFacts *f = userdata;
         _cleanup_close_ int sys_fd = -EBADF;
         _cleanup_free_ char *text = NULL;
@@ -342,24 +368,16 @@ static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64
         if (r < 0)
                 return r;
         text[strcspn(text, "\n")] = 0;
-        return safe_atou64(text, ret_kb);
+        r = safe_atou64(text, ret_kb);
+        if (r < 0)
+                return r;
+        if (ret_path && asprintf(ret_path, "%s/%s", f->sysfs_root, path) < 0) {
+                *ret_path = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
-int sample_refresh_counters(const SampleSources *src, Superblock *sb) {
-        LiveFacts facts = {
-                .sysfs_root = src->sysfs_root,
-                .debugfs_fd = src->debugfs_fd,
-        };
-        int r;
-
-        if (!sb->device.bdi_name)
-                return -ENOENT;
-        r = live_bdi_stats(&facts, sb->device.bdi_name, &sb->bdi);
-        sb->has_bdi_stats = r >= 0;
-        r = live_fs_written(&facts, sb->dev, sb->fstype, &sb->fs_written_kb);
-        sb->has_fs_written = r >= 0;
-        return r == -ENOENT ? 0 : r;
-}
 
 static int parse_ns_link(const char *link, uint64_t *ret) {
         unsigned long long v;
@@ -391,7 +409,7 @@ static int read_ns(int proc_fd, const char *pid, uint64_t *ret) {
  * every failure for one process just skips it. Returns the namespaces found (may be 0).
  */
 static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNamespace **ret_ns,
-                          size_t *ret_n) {
+                          size_t *ret_n, bool *ret_complete) {
         _cleanup_free_ MountNamespace *nss = NULL;
         _cleanup_free_ unsigned *of = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
@@ -399,6 +417,7 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
         struct dirent *de;
         uint64_t self;
         size_t n = 0;
+        bool complete = true;
         int r;
 
         of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
@@ -406,9 +425,11 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
                 return -ENOMEM;
         proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0 || read_ns(proc_fd, "self", &self) < 0) {
+                /* No way to tell namespaces apart: other namespaces' mounts are unknown. */
                 *ns_of = TAKE_PTR(of);
                 *ret_ns = NULL;
                 *ret_n = 0;
+                *ret_complete = false;
                 return 0;
         }
         d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
@@ -428,19 +449,30 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
                         continue;
                 for (size_t i = 0; i < n && !known; i++)
                         known = nss[i].ino == ino;
-                if (known || n >= SAMPLE_MAX_NAMESPACES)
+                if (known)
                         continue;
+                if (n >= SAMPLE_MAX_NAMESPACES) {
+                        complete = false;
+                        continue;
+                }
 
                 snprintf(path, sizeof path, "%u/mountinfo", pid);
-                if (read_full_file_at(proc_fd, path, MOUNT_TABLE_MAX_BYTES, &text, &size) < 0)
+                r = read_full_file_at(proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+                if (r == -ENOENT || r == -ESRCH)
+                        continue;       /* the process exited meanwhile: another one may show it */
+                if (r < 0) {
+                        complete = false;
                         continue;
+                }
                 r = mount_table_parse(text, size, &other, NULL);
                 if (r == -ENOMEM) {
                         closedir(d);
                         return r;
                 }
-                if (r < 0)
+                if (r < 0) {
+                        complete = false;
                         continue;
+                }
 
                 if (n % 16 == 0) {
                         MountNamespace *x = reallocarray(nss, n + 16, sizeof(MountNamespace));
@@ -458,8 +490,10 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
                 }
                 of = nof;
                 r = mount_table_merge(t, &other);
-                if (r == -E2BIG)
+                if (r == -E2BIG) {
+                        complete = false;
                         break;
+                }
                 if (r < 0) {
                         closedir(d);
                         return r;
@@ -474,6 +508,7 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
         *ns_of = TAKE_PTR(of);
         *ret_ns = TAKE_PTR(nss);
         *ret_n = n;
+        *ret_complete = complete;
         return 0;
 }
 
@@ -500,13 +535,14 @@ int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_free_ unsigned *ns_of = NULL;
         _cleanup_free_ MountNamespace *nss = NULL;
         size_t n_nss = 0;
+        bool complete = true;
 
         t0 = now(CLOCK_MONOTONIC);
         r = mount_table_load(src->root_fd, &table, NULL);
         if (r < 0)
                 return r;
         if (src->scan_namespaces) {
-                r = add_namespaces(src->root_fd, table, &ns_of, &nss, &n_nss);
+                r = add_namespaces(src->root_fd, table, &ns_of, &nss, &n_nss, &complete);
                 if (r < 0)
                         return r;
         }
@@ -525,6 +561,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
 
         s->meminfo = mi;
         s->has_meminfo = has_meminfo;
+        s->complete = complete;
         if (src->debugfs_fd >= 0) {
                 _cleanup_close_ int fd = openat(src->debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 s->has_debugfs = fd >= 0;

@@ -39,6 +39,8 @@ typedef struct Superblock {
         uint64_t inflight_writes;   /* write requests in flight on the device, exact */
         bool has_fs_written;        /* ext4: sysfs fs/ext4/<dev>/lifetime_write_kbytes was read */
         uint64_t fs_written_kb;     /* every write to the device since mkfs, journal included */
+        char *fs_written_path;      /* that file's absolute path, read again by the worker right
+                                     * after its syncfs (the clean baseline) */
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
@@ -48,6 +50,7 @@ typedef struct MountNamespace {
 } MountNamespace;
 
 #define SAMPLE_MAX_NAMESPACES 1024U
+#define SAMPLE_NAMESPACE_MAX_BYTES (4U * 1024U * 1024U)   /* mountinfo read per other namespace */
 
 typedef struct Sample {
         MountTable *table;          /* owned */
@@ -61,6 +64,7 @@ typedef struct Sample {
         Meminfo meminfo;
         bool has_meminfo;
         bool has_debugfs;           /* debugfs bdi/ directory was readable */
+        bool complete;              /* every mount namespace was read (the scan was not cut short) */
         usec_t timestamp;           /* CLOCK_MONOTONIC when sampled */
         /* Phase times for the run record (usec). */
         usec_t t_read, t_sample;
@@ -80,9 +84,6 @@ typedef struct SampleSources {
  * the Sample), they never fail the sample. */
 int sample_load(const SampleSources *src, Sample **ret);
 
-/* Re-reads the bdi stats and write counters of one superblock (after it was synced, for the clean
- * baseline). */
-int sample_refresh_counters(const SampleSources *src, Superblock *sb);
 
 /* Builds superblock records from a table (takes ownership of *table on success). Device
  * classification and bdi loading go through the callbacks so tests can supply facts. */
@@ -94,8 +95,9 @@ typedef struct SampleOps {
         int (*wb_lists)(void *userdata, const char *bdi_name, BdiWbLists *ret);
         /* Write requests in flight on a block device; -ENOENT ok. */
         int (*inflight)(void *userdata, dev_t dev, uint64_t *ret_writes);
-        /* ext4 only: lifetime write counter of the filesystem on dev; -ENOENT ok. */
-        int (*fs_written)(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb);
+        /* ext4 only: lifetime write counter of the filesystem on dev and the file it came from
+         * (ret_path may be NULL); -ENOENT ok. */
+        int (*fs_written)(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb, char **ret_path);
         void *userdata;
 } SampleOps;
 

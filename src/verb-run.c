@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "context.h"
 #include "executor.h"
@@ -18,6 +19,19 @@
  * returns by DeadlineSec. */
 static usec_t record_reserve(usec_t deadline) {
         return MIN(deadline / 20, 50 * USEC_PER_MSEC);
+}
+
+/* A timed-out job is "hung" only if its worker is still stuck: a job that merely was not started
+ * before the deadline, or whose worker has finished meanwhile (slow, not dead), does not make the
+ * kernel's own sync harmful. */
+static bool worker_still_stuck(pid_t pid) {
+        siginfo_t si = {};
+
+        if (pid <= 0)
+                return false;
+        if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+                return false;
+        return si.si_pid == 0;
 }
 
 static bool touches_knob(const Args *a) {
@@ -84,7 +98,7 @@ int verb_run(const Args *a, int *ret_exit) {
         _cleanup_free_ ExecJob *jobs = NULL;
         _cleanup_close_ int lock_fd = -EBADF;
         usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
-        size_t n_synced = 0, n_timeout = 0, n_error = 0, n_skipped = 0;
+        size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
         bool is_tmpfs = true, covered = true;
         int r;
 
@@ -123,9 +137,13 @@ int verb_run(const Args *a, int *ret_exit) {
                         .path = c.plan->entries[i].path,
                         .group = c.plan->entries[i].group,
                         .timeout = c.plan->entries[i].timeout,
+                        .dev = c.plan->entries[i].dev,
                         .mount_id = c.plan->entries[i].mount_id,
+                        .gone_check = c.plan->entries[i].namespace_ino == 0,
                         .flush_device = c.plan->entries[i].flush_device,
-                        .flush_dev = c.plan->entries[i].dev,
+                        .counter_path = c.plan->entries[i].counter_path,
+                        .covered_if_path = c.plan->entries[i].covered_if_path,
+                        .covered_if_dev = c.plan->entries[i].covered_if_dev,
                 };
 
         t0 = now(CLOCK_MONOTONIC);
@@ -169,10 +187,10 @@ int verb_run(const Args *a, int *ret_exit) {
 
                 if (i >= c.plan->n_sync) {
                         n_skipped++;
-                        /* The kernel sync is redundant only if nothing it would write was left
-                         * out: not by the late pass's scope, and not as "clean" (see the residual
-                         * window in docs/CLEAN-EVIDENCE.md). */
-                        if (e->primary && (strstr(e->reason, "late pass:") || strncmp(e->reason, "clean:", 6) == 0))
+                        /* The kernel sync is redundant only if nothing it would write was left out
+                         * (late scope, Action=skip, or "clean": see the residual window in
+                         * docs/CLEAN-EVIDENCE.md). */
+                        if (e->uncovered)
                                 covered = false;
                         continue;
                 }
@@ -183,29 +201,19 @@ int verb_run(const Args *a, int *ret_exit) {
                 switch (o) {
                 case OUTCOME_SYNCED:
                         n_synced++;
-                        /* The clean baseline: counters right after our own syncfs (see plan.c). */
-                        if (c.baseline && c.debugfs_fd >= 0) {
-                                SampleSources src = {
-                                        .root_fd = c.root_fd,
-                                        .sysfs_root = a->sysfs,
-                                        .debugfs_fd = c.debugfs_fd,
-                                };
-                                if (sample_refresh_counters(&src, s) >= 0 && s->has_fs_written) {
-                                        bool b = s->has_bdi_stats;
-                                        (void) baseline_put(c.baseline, s->dev, s->fstype, s->device.bdi_name,
-                                                            b && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED)
-                                                                    ? s->bdi.value[BDI_STAT_DIRTIED] : UINT64_MAX,
-                                                            b && bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN)
-                                                                    ? s->bdi.value[BDI_STAT_WRITTEN] : UINT64_MAX,
-                                                            s->fs_written_kb);
-                                }
-                                else
-                                        baseline_forget(c.baseline, s->dev);
-                        }
+                        /* The clean baseline: the write counter the worker read right after its own
+                         * syncfs (see plan.c and docs/CLEAN-EVIDENCE.md). */
+                        if (jobs[i].has_counter)
+                                (void) baseline_put(c.baseline, s->dev, s->fstype, s->device.bdi_name, UINT64_MAX,
+                                                    UINT64_MAX, jobs[i].counter);
+                        else
+                                baseline_forget(c.baseline, s->dev);
                         break;
                 case OUTCOME_TIMEOUT:
                         n_timeout++;
                         baseline_forget(c.baseline, s->dev);
+                        if (worker_still_stuck(jobs[i].abandoned_pid))
+                                n_hung++;
                         log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, e->mount_point, "timeout",
                                   jobs[i].duration, 0,
                                   jobs[i].abandoned_pid > 0
@@ -214,20 +222,34 @@ int verb_run(const Args *a, int *ret_exit) {
                                   e->mount_point, jobs[i].abandoned_pid);
                         break;
                 default:
-                        if (jobs[i].error == ENOENT && e->namespace_ino == 0) {
-                                /* The mount point is gone: it was unmounted (which syncs it) and
-                                 * removed since the mount table was read. Not a sync failure. */
+                        baseline_forget(c.baseline, s->dev);
+                        if (jobs[i].error == EIDRM) {
+                                /* Gone: no mount of this superblock is left (unmounting synced it).
+                                 * Not a sync failure, but not ours either. */
                                 free(m->outcome);
                                 free(m->reason);
                                 m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
                                 m->reason = strdup("gone: unmounted since the plan was made");
                                 if (!m->outcome || !m->reason)
                                         return log_oom();
+                                m->error = 0;
+                                n_skipped++;
+                                covered = false;
+                                break;
+                        }
+                        if (jobs[i].error == EALREADY) {
+                                /* An overlay whose upperdir lies on the upper superblock just synced. */
+                                free(m->outcome);
+                                free(m->reason);
+                                m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
+                                m->reason = strdup("overlay: upperdir verified on its upper layer, synced before it");
+                                if (!m->outcome || !m->reason)
+                                        return log_oom();
+                                m->error = 0;
                                 n_skipped++;
                                 break;
                         }
                         n_error++;
-                        baseline_forget(c.baseline, s->dev);
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, e->mount_point, "error",
                                   jobs[i].duration, jobs[i].error, "Sync of %s failed: %s", e->mount_point,
                                   strerror(jobs[i].error ? jobs[i].error : EIO));
@@ -258,7 +280,8 @@ int verb_run(const Args *a, int *ret_exit) {
         /* Only the late pass, right before the kernel's own sync, can prove that sync redundant:
          * after the unit's main pass, writes may still happen before the hook runs. */
         if (touches_knob(a))
-                knob_apply(a, c.policy, n_error == 0 && n_timeout == 0, covered && a->late, n_timeout > 0);
+                knob_apply(a, c.policy, n_error == 0 && n_timeout == 0, covered && a->late && c.sample->complete,
+                           n_hung > 0);
 
         log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, NULL,
                   rec.result, now(CLOCK_MONOTONIC) - a->started, 0,

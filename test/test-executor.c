@@ -490,7 +490,7 @@ TEST(mount_id_and_flush) {
         char dir[] = "/tmp/test-executor.XXXXXX";
         struct statx stx, proc_stx;
         struct stat st;
-        ExecJob jobs[5];
+        ExecJob jobs[8];
 
         ASSERT_TRUE(mkdtemp(dir));
         ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &stx));
@@ -504,19 +504,53 @@ TEST(mount_id_and_flush) {
         jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) proc_stx.stx_mnt_id };
         /* a flush device that is not a block device (nor is /dev/block/1:3): ENODEV */
         jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .flush_device = "/dev/null",
-                              .flush_dev = st.st_rdev };
+                              .dev = st.st_rdev };
         jobs[3] = (ExecJob) { .path = dir, .group = "d", .timeout = 10 * SEC, .flush_device = "/nonexistent",
-                              .flush_dev = makedev(254, 254) };
-        /* a mount id that no longer exists: unmounted since the plan, ENOENT ("gone") */
-        jobs[4] = (ExecJob) { .path = dir, .group = "e", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 1000000 };
-        ASSERT_EQ(run(jobs, 5, 4, in(30 * SEC), NULL), 4);
+                              .dev = makedev(254, 254) };
+        /* the planned mount is no longer there and no mount of its superblock is left: EIDRM, gone
+         * (the device number is one nobody has mounted) */
+        jobs[4] = (ExecJob) { .path = dir, .group = "e", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 1000000,
+                              .dev = makedev(254, 254), .gone_check = true };
+        /* control: the superblock is still mounted (here: the directory's own): ESTALE, an error */
+        jobs[5] = (ExecJob) { .path = dir, .group = "f", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 1000000,
+                              .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .gone_check = true };
+        /* a missing path whose superblock is gone: EIDRM too; with it still mounted: ENOENT */
+        jobs[6] = (ExecJob) { .path = "/nonexistent/mnt", .group = "g", .timeout = 10 * SEC, .dev = makedev(254, 254),
+                              .gone_check = true };
+        jobs[7] = (ExecJob) { .path = "/nonexistent/mnt", .group = "h", .timeout = 10 * SEC,
+                              .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .gone_check = true };
+        ASSERT_EQ(run(jobs, 8, 4, in(30 * SEC), NULL), 7);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
         ASSERT_EQ(jobs[1].error, ESTALE);
         ASSERT_EQ(jobs[2].error, ENODEV);
         ASSERT_EQ(jobs[3].error, ENODEV);
-        ASSERT_EQ(jobs[4].error, ENOENT);
-        check_children(jobs, 5);
+        ASSERT_EQ(jobs[4].error, EIDRM);
+        ASSERT_EQ(jobs[5].error, ESTALE);
+        ASSERT_EQ(jobs[6].error, EIDRM);
+        ASSERT_EQ(jobs[7].error, ENOENT);
+        check_children(jobs, 8);
+        ASSERT_OK(rmdir(dir));
+}
+
+/* Overlays: skipped (EALREADY) only when their upperdir lies on the expected superblock. */
+TEST(covered_if) {
+        char dir[] = "/tmp/test-executor.XXXXXX";
+        struct stat st;
+        ExecJob jobs[2];
+
+        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_OK(stat(dir, &st));
+        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .covered_if_path = dir,
+                              .covered_if_dev = st.st_dev };
+        /* control: upperdir not on that device any more: the overlay is synced itself */
+        jobs[1] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .covered_if_path = dir,
+                              .covered_if_dev = st.st_dev + 1 };
+        ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, EALREADY);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 2);
         ASSERT_OK(rmdir(dir));
 }
 
@@ -731,6 +765,7 @@ int main(void) {
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);
         RUN(mount_id_and_flush);
+        RUN(covered_if);
         RUN(many_jobs);
         RUN(cannot_run);
         RUN(unkillable_worker);        /* last: it moves this process to a private mount namespace */

@@ -44,6 +44,12 @@ static inline void freep(void *p) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+/* free() that returns NULL, for "p = mfree(p)". */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 static inline int safe_close(int fd) {
         if (fd >= 0) {
                 int saved = errno;

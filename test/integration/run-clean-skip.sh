@@ -41,10 +41,10 @@ metadata_changes() {    # DIR SEED: metadata-only changes, no file data written
         truncate -s 0 "$d/f7"
 }
 
-wait_lists_empty() {    # MOUNT: until the bdi of its loop device has no listed inode (<= 30 s)
+wait_lists_empty() {    # MOUNT: until the bdi of its loop device has no listed inode (<= 60 s)
         local bdi i
         bdi=$(stat -c '%Hd:%Ld' "$1")
-        for ((i = 0; i < 300; i++)); do
+        for ((i = 0; i < 600; i++)); do
                 if awk '/^b_/ { s += $2 } END { exit s != 0 }' "/sys/kernel/debug/bdi/$bdi/wb_stats"; then
                         return 0
                 fi
