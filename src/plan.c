@@ -38,10 +38,11 @@ Plan *plan_free(Plan *p) {
  *   1. no dirty inode on any writeback context of the disk's bdi (wb_stats lists, summed over every
  *      cgroup wb; a metadata-only change puts the inode on b_dirty, dirty pages keep it listed);
  *   2. no write request in flight on the device;
- *   3. a baseline from suspend-sync's own last successful syncfs of it in this boot, and since then
- *      not one byte written to the filesystem's device (lifetime_write_kbytes: data, metadata and
- *      journal commits alike) — so nothing can sit unflushed in the device's volatile cache;
- *   4. BdiDirtied/BdiWritten, where readable, unchanged since that baseline.
+ *   3. a baseline from suspend-sync's own last successful syncfs of it in this boot (read by the
+ *      worker right after that syncfs), and since then not one byte written to the filesystem's
+ *      device (lifetime_write_kbytes: data, metadata and journal commits alike) — so nothing can
+ *      sit unflushed in the device's volatile cache;
+ *   4. BdiDirtied/BdiWritten, where the baseline has them, unchanged (disproof only).
  */
 static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
         if (!s->has_wb_lists) {
