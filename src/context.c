@@ -39,6 +39,46 @@ int context_load_policy(const Args *a, Context *c) {
         return 0;
 }
 
+/* Says once per kind which facts were missing: each costs the affected filesystems their chance to
+ * be proven clean (they are synced), and an admin should know why. */
+static void report_missing_evidence(const Args *a, const Sample *s) {
+        size_t n_unclassified = 0, n_stats = 0, n_lists = 0;
+        int stats_error = 0, lists_error = 0;
+
+        for (size_t k = 0; k < s->n_sbs; k++) {
+                const Superblock *sb = &s->sbs[k];
+
+                if (sb->fs_class != FS_CLASS_BLOCK || sb->all_read_only)
+                        continue;
+                if (!sb->device.classified) {
+                        n_unclassified++;
+                        continue;
+                }
+                if (!s->has_debugfs || !sb->device.bdi_name)
+                        continue;
+                if (sb->bdi_error < 0 && sb->bdi_error != -ENOENT) {
+                        n_stats++;
+                        stats_error = sb->bdi_error;
+                }
+                if (sb->wb_lists_error < 0 && sb->wb_lists_error != -ENOENT) {
+                        n_lists++;
+                        lists_error = sb->wb_lists_error;
+                }
+        }
+        if (n_unclassified > 0)
+                log_notice("sysfs at '%s' could not classify %zu block filesystem(s) (device, bdi and "
+                           "in-flight counters unknown): they cannot be proven clean and are synced.",
+                           a->sysfs, n_unclassified);
+        if (n_stats > 0)
+                log_notice("bdi stats under '%s/bdi' unreadable for %zu filesystem(s) (%s): "
+                           "they cannot be proven clean and are synced.", a->debugfs, n_stats,
+                           strerror(-stats_error));
+        if (n_lists > 0)
+                log_notice("bdi wb_stats under '%s/bdi' unreadable for %zu filesystem(s) (%s): "
+                           "they cannot be proven clean and are synced.", a->debugfs, n_lists,
+                           strerror(-lists_error));
+}
+
 int context_prepare(const Args *a, PlanScope scope, Context *c) {
         SampleSources src;
         usec_t t0;
@@ -64,6 +104,7 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
                            "no filesystem can be proven clean, syncing all.", a->debugfs);
         if (!c->sample->has_meminfo)
                 log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
+        report_missing_evidence(a, c->sample);
 
         if (read_boot_id(c->root_fd, c->boot_id) >= 0) {
                 r = baseline_load(a->state_dir, c->boot_id, &c->baseline);

@@ -45,8 +45,14 @@ Plan *plan_free(Plan *p) {
  *   4. BdiDirtied/BdiWritten, where the baseline has them, unchanged (disproof only).
  */
 static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
+        if (!s->device.bdi_name) {
+                *ret_why = "backing device unknown (sysfs gave no facts)";
+                return false;
+        }
         if (!s->has_wb_lists) {
-                *ret_why = "no per-cgroup writeback lists (debugfs wb_stats, Linux 6.10+)";
+                *ret_why = s->wb_lists_error == -ENOENT
+                                   ? "no per-cgroup writeback lists (debugfs wb_stats, Linux 6.10+)"
+                                   : "per-cgroup writeback lists unreadable (debugfs wb_stats)";
                 return false;
         }
         if (s->wb_lists.dirty + s->wb_lists.io + s->wb_lists.more_io + s->wb_lists.dirty_time > 0) {

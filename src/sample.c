@@ -256,7 +256,9 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                         if (r == -ENOMEM)
                                 return r;
                         sb->has_wb_lists = r >= 0;
-                }
+                        sb->wb_lists_error = MIN(r, 0);
+                } else
+                        sb->wb_lists_error = -ENOENT;
                 if (sb->device.is_block && ops && ops->inflight) {
                         r = ops->inflight(ops->userdata, sb->dev, &sb->inflight_writes);
                         if (r == -ENOMEM)

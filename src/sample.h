@@ -34,6 +34,7 @@ typedef struct Superblock {
         BdiStats bdi;               /* valid when has_bdi_stats */
         int bdi_error;              /* why stats are missing (negative errno) or 0 */
         bool has_wb_lists;          /* debugfs wb_stats: inode lists summed over every cgroup wb */
+        int wb_lists_error;         /* why they are missing (negative errno) or 0 */
         BdiWbLists wb_lists;
         bool has_inflight;          /* sysfs dev/block/MAJ:MIN/inflight was read (block devices) */
         uint64_t inflight_writes;   /* write requests in flight on the device, exact */
