@@ -35,7 +35,7 @@ mkdir -p "$bind" "$tmpfs"
 mount --bind "$(stack_mnt ext4)" "$bind"
 mount -t tmpfs -o size=8M tmpfs "$tmpfs"
 cleanup_extra() { umount "$bind" "$tmpfs" 2>/dev/null || true; }
-trap 'rc=$?; cleanup_extra; _ss_exit_trap; exit $rc' EXIT
+ss_on_exit cleanup_extra
 
 # Dirty data on every writable one (the last write milliseconds before the run).
 seed=$RANDOM

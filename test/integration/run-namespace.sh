@@ -35,7 +35,7 @@ nspid=$!
 for ((i = 0; i < 100; i++)); do [[ -e $fifo.ready ]] && break; sleep 0.1; done
 [[ -e $fifo.ready ]] || fail "namespace did not come up"
 release() { [[ -n ${nspid:-} ]] && { echo go >"$fifo" & wait "$nspid" 2>/dev/null; nspid=; } || true; }
-trap 'rc=$?; release; _ss_exit_trap; exit $rc' EXIT
+ss_on_exit release
 
 echo "control disk after setup: $(stack_ctl ctl status | tr ' ' '\n' | grep -E '^(writes|flushes|dirty_blocks)=' | tr '\n' ' ')"
 findmnt -rn -o TARGET | grep -qxF "$A" && fail "the mount is visible in the host namespace"

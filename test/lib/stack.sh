@@ -180,15 +180,21 @@ stack_mount() {
         _stk_record "$name" mnt "$mnt"
 }
 
+# Mounted, by the mount table: `mountpoint -q` stats the path, and a filesystem that answers stat
+# with EIO (xfs after a shutdown) would pass for "not mounted".
+_stk_mounted() {
+        findmnt -rn --mountpoint "$1" >/dev/null 2>&1
+}
+
 stack_umount() {
         local name=$1 mnt i
         mnt=$(stack_mnt "$name")
-        for ((i = 0; i < 20; i++)); do
-                mountpoint -q "$mnt" || { rm -f "${_STK_LEDGER[$name]}/mnt"; return 0; }
+        for ((i = 0; i < 240; i++)); do
+                _stk_mounted "$mnt" || { rm -f "${_STK_LEDGER[$name]}/mnt"; return 0; }
                 umount "$mnt" 2>/dev/null && continue
                 sleep 0.25
         done
-        mountpoint -q "$mnt" || { rm -f "${_STK_LEDGER[$name]}/mnt"; return 0; }
+        _stk_mounted "$mnt" || { rm -f "${_STK_LEDGER[$name]}/mnt"; return 0; }
         _stk_log "$name: cannot unmount $mnt"
         return 1
 }
@@ -236,10 +242,10 @@ _stk_cleanup_one() {
         fi
         # the FUSE mount; the daemon exits by itself once its connection ends
         for ((i = 0; i < 20; i++)); do
-                mountpoint -q "$d/fuse" || break
+                _stk_mounted "$d/fuse" || break
                 umount "$d/fuse" 2>/dev/null || sleep 0.25
         done
-        if mountpoint -q "$d/fuse"; then
+        if _stk_mounted "$d/fuse"; then
                 _stk_log "$name: FUSE mount busy, detaching lazily"
                 umount -l "$d/fuse"
                 rc=1
@@ -263,7 +269,7 @@ _stk_cleanup_one() {
                 fi
                 wait "$pid" 2>/dev/null
         fi
-        if ! mountpoint -q "$d/fuse" && ! mountpoint -q "$d/mnt"; then
+        if ! _stk_mounted "$d/fuse" && ! _stk_mounted "$d/mnt"; then
                 rm -rf --one-file-system "$d"
                 rm -rf "${_STK_LEDGER[$name]}"
         else

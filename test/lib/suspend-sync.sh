@@ -4,7 +4,9 @@
 # suspend-sync.sh — helpers for tests that drive the real suspend-sync binary (bash, sourced after
 # stack.sh).
 #
-#   ss_init                       # temp state dir + config dir under $SS_TMP; chains cleanup on EXIT
+#   ss_init                       # temp state dir + config dir under $SS_TMP; cleanup on EXIT
+#   ss_on_exit CMD...             # run CMD on exit, before the stacks are torn down (keeps the exit
+#                                 # status; do not install EXIT traps of your own)
 #   ss_config TEXT                # write $SS_CONF (used by ss with --config), followed by two rules
 #                                 # that keep runs hermetic: mounts outside $SS_TEST_WORKDIR and
 #                                 # $SS_TMP are skipped (other processes on a shared machine may
@@ -36,8 +38,18 @@ _ss_cleanup() {
         [[ -n $SS_TMP ]] && rm -rf "$SS_TMP"
 }
 
+_SS_ON_EXIT=()
+
+ss_on_exit() {
+        _SS_ON_EXIT+=("$*")
+}
+
 _ss_exit_trap() {
-        local rc=$?
+        local rc=$? cmd
+        set +e
+        for cmd in "${_SS_ON_EXIT[@]}"; do
+                eval "$cmd"
+        done
         stack_cleanup
         _ss_cleanup
         exit "$rc"
