@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# lib.sh — helpers shared by the reliability tests (bash, sourced after stack.sh and suspend-sync.sh).
+#
+#   rel_init                      # workload generator path, results file, per-test scratch dir
+#   rel_config MOUNT... [-- EXTRA_INI_LINES...]
+#                                 # a config whose rules sync (Action=auto) exactly MOUNTs and skip
+#                                 # every other mount of this shared machine; [Sync] lines come
+#                                 # from $REL_SYNC (default: generous timeouts); the kernel knob is
+#                                 # never touched (SyncOnSuspend=keep)
+#   rel_gen SEED OPS LATE NAME... # workload on the named stacks; manifests in $REL_TMP/NAME.json;
+#                                 # sets REL_CHANGES[NAME] and REL_LAST_CHANGE_MS (wall clock of the
+#                                 # last change); REL_GEN_FLAGS=--meta: metadata-only late changes
+#   rel_snap NAME...              # manifest of an untouched stack (no change)
+#   rel_check NAME                # compare the stack with its manifest; sets REL_LOSSES, REL_ENTRIES
+#   rel_cut NAME KEEP SEED        # power cut (random keep), remount (journal replay), unmount, fsck,
+#                                 # mount; sets REL_FSCK=ok|FAIL; non-zero if the fs cannot be mounted
+#   rel_record KIND FS TRIAL SEED KEEP CHANGES ENTRIES LOSSES FSCK NOTE
+#                                 # one tab-separated line in $REL_RESULTS (for run-long.sh)
+#   rel_wait_lists_empty MOUNT    # until the bdi of MOUNT's device lists no inode (<= ~50 s)
+#   rel_make_clean MOUNT...       # `run` until the plan proves every MOUNT clean (<= 4 tries)
+#   rel_outcome STATUS_JSON MOUNT # "outcome reason" of MOUNT in the last run
+#   rel_ms                        # monotonic-ish milliseconds (date +%s%N)
+#   rel_umount_patient NAME       # unmount, retrying for up to 60 s (a shut-down xfs is slow to go)
+
+REL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REL_WORKLOAD=$REL_DIR/workload.py
+REL_TMP=
+REL_RESULTS=${REL_RESULTS:-}
+REL_SYNC=${REL_SYNC:-"MountTimeoutSec=30s
+DeadlineSec=60s"}
+declare -A REL_CHANGES=()
+REL_LOSSES=0
+REL_ENTRIES=0
+REL_FSCK=ok
+
+rel_init() {
+        command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+        REL_TMP=$SS_TMP/rel
+        mkdir -p "$REL_TMP"
+        [[ -n $REL_RESULTS ]] || REL_RESULTS=$REL_TMP/results.tsv
+}
+
+rel_ms() {
+        echo $(($(date +%s%N) / 1000000))
+}
+
+rel_config() {
+        local m i=0 extra=()
+        local mounts=()
+        while [[ $# -gt 0 ]]; do
+                if [[ $1 == -- ]]; then
+                        shift
+                        extra=("$@")
+                        break
+                fi
+                mounts+=("$1")
+                shift
+        done
+        {
+                echo "[Sync]"
+                echo "$REL_SYNC"
+                echo "[Kernel]"
+                echo "SyncOnSuspend=keep"
+                for m in "${mounts[@]}"; do
+                        i=$((i + 1))
+                        echo "[Rule rel$i]"
+                        echo "Path=$m"
+                        echo "Action=auto"
+                done
+                printf '%s\n' "${extra[@]}"
+                echo "[Rule rel-other-mounts]"
+                echo "Action=skip"
+        } >"$SS_CONF"
+}
+
+rel_gen() {             # SEED OPS LATE NAME...
+        local seed=$1 ops=$2 late=$3 n out line
+        shift 3
+        local args=()
+        for n in "$@"; do
+                args+=("$(stack_mnt "$n")=$REL_TMP/$n.json")
+        done
+        # shellcheck disable=SC2086
+        out=$(python3 "$REL_WORKLOAD" gen --seed "$seed" --ops "$ops" --late "$late" ${REL_GEN_FLAGS:-} "${args[@]}") ||
+                { echo "$out"; fail "workload generator failed (seed $seed)"; }
+        for n in "$@"; do
+                line=$(grep -F "$(stack_mnt "$n"): " <<<"$out")
+                REL_CHANGES[$n]=$(sed -n 's/.*changes=\([0-9]*\).*/\1/p' <<<"$line")
+        done
+        REL_LAST_CHANGE_MS=$(sed -n 's/^last_change_ms=//p' <<<"$out")
+}
+
+rel_snap() {
+        local n
+        for n in "$@"; do
+                python3 "$REL_WORKLOAD" snap "$(stack_mnt "$n")=$REL_TMP/$n.json" >/dev/null || fail "snapshot of $n"
+                REL_CHANGES[$n]=0
+        done
+}
+
+rel_check() {           # NAME
+        local out rc=0
+        out=$(python3 "$REL_WORKLOAD" check "$(stack_mnt "$1")" "$REL_TMP/$1.json") || rc=$?
+        REL_LOSSES=$(sed -n 's/^losses=\([0-9]*\).*/\1/p' <<<"$out")
+        REL_ENTRIES=$(sed -n 's/.*entries=\([0-9]*\).*/\1/p' <<<"$out")
+        [[ -n $REL_LOSSES ]] || { echo "$out"; fail "check of $1 failed to run"; }
+        if [[ $rc != 0 ]]; then
+                echo "$out" | sed "s/^/$1: /"
+        fi
+        return $rc
+}
+
+rel_cut() {             # NAME KEEP SEED
+        local n=$1
+        REL_FSCK=ok
+        stack_power_cut "$n" "$2" "$3" >/dev/null || return 1
+        # the kernel replays the journal / log on mount, as after a real power loss
+        stack_mount "$n" || return 1
+        stack_umount "$n" || return 1
+        stack_fsck "$n" || REL_FSCK=FAIL
+        stack_mount "$n"
+}
+
+rel_record() {
+        local IFS=$'\t'
+        echo "$*" >>"$REL_RESULTS"
+}
+
+rel_wait_lists_empty() {
+        # A page dirtied after the sync (ext4 writes checkpointed metadata home through the block
+        # device's page cache) is only written by periodic writeback once it is older than
+        # dirty_expire_centisecs: wait for that, plus two flusher intervals and a margin.
+        local bdi i limit
+        bdi=$(stat -c '%Hd:%Ld' "$1")
+        limit=$(( ($(cat /proc/sys/vm/dirty_expire_centisecs) + 2 * $(cat /proc/sys/vm/dirty_writeback_centisecs)) / 10 + 100 ))
+        for ((i = 0; i < limit; i++)); do
+                if awk '/^b_/ { s += $2 } END { exit s != 0 }' "/sys/kernel/debug/bdi/$bdi/wb_stats" 2>/dev/null; then
+                        return 0
+                fi
+                sleep 0.1
+        done
+        echo "writeback lists of $1 (bdi $bdi) still not empty after $((limit / 10)) s:" >&2
+        grep -H . "/sys/kernel/debug/bdi/$bdi/wb_stats" | grep -E 'b_|WbCgIno|WbReclaimable' >&2 || true
+        return 1
+}
+
+rel_make_clean() {      # MOUNT...: run until the plan proves every MOUNT clean (<= 4 tries); 0 if so
+        local try m ok
+        for ((try = 1; try <= 4; try++)); do
+                ss run >/dev/null 2>&1 || return 1
+                for m in "$@"; do
+                        rel_wait_lists_empty "$m" || return 1
+                done
+                ss plan --json=short >"$REL_TMP/make-clean.json" 2>/dev/null || return 1
+                ok=1
+                for m in "$@"; do
+                        [[ $(ss_mount_field "$REL_TMP/make-clean.json" "$m" reason) == clean:* ]] || ok=0
+                done
+                ((ok)) && return 0
+                echo "note: not all of $* provably clean after try $try, running again" >&2
+        done
+        return 1
+}
+
+rel_outcome() {         # STATUS_JSON MOUNT
+        echo "$(ss_mount_field "$1" "$2" outcome) $(ss_mount_field "$1" "$2" reason)"
+}
+
+rel_mounted() {         # PATH: by the mount table, not stat(2): `mountpoint -q` fails on a
+                        # filesystem that answers stat with EIO (xfs after a shutdown) and calls
+                        # it "not mounted"
+        findmnt -rn --mountpoint "$1" >/dev/null 2>&1
+}
+
+rel_umount_patient() {  # NAME: unmount, also a shut-down filesystem (see rel_mounted)
+        local m i
+        m=$(stack_mnt "$1")
+        for ((i = 0; i < 240; i++)); do
+                rel_mounted "$m" || return 0
+                umount "$m" 2>/dev/null && continue
+                sleep 0.25
+        done
+        return 1
+}
