@@ -34,6 +34,16 @@ static bool worker_still_stuck(pid_t pid) {
         return si.si_pid == 0;
 }
 
+/* A job that ended without a sync of its own that is not a failure: recorded as skipped. */
+static int record_as_skipped(RunMount *m, const char *reason) {
+        free(m->outcome);
+        free(m->reason);
+        m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
+        m->reason = strdup(reason);
+        m->error = 0;
+        return m->outcome && m->reason ? 0 : -ENOMEM;
+}
+
 static bool touches_knob(const Args *a) {
         return streq_ptr(a->trigger, "unit") || streq_ptr(a->trigger, "hook");
 }
@@ -226,26 +236,17 @@ int verb_run(const Args *a, int *ret_exit) {
                         if (jobs[i].error == EIDRM) {
                                 /* Gone: no mount of this superblock is left (unmounting synced it).
                                  * Not a sync failure, but not ours either. */
-                                free(m->outcome);
-                                free(m->reason);
-                                m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
-                                m->reason = strdup("gone: unmounted since the plan was made");
-                                if (!m->outcome || !m->reason)
+                                if (record_as_skipped(m, "gone: unmounted since the plan was made") < 0)
                                         return log_oom();
-                                m->error = 0;
                                 n_skipped++;
                                 covered = false;
                                 break;
                         }
                         if (jobs[i].error == EALREADY) {
                                 /* An overlay whose upperdir lies on the upper superblock just synced. */
-                                free(m->outcome);
-                                free(m->reason);
-                                m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
-                                m->reason = strdup("overlay: upperdir verified on its upper layer, synced before it");
-                                if (!m->outcome || !m->reason)
+                                if (record_as_skipped(m, "overlay: upperdir verified on its upper layer, synced "
+                                                         "before it") < 0)
                                         return log_oom();
-                                m->error = 0;
                                 n_skipped++;
                                 break;
                         }
