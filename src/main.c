@@ -105,8 +105,9 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                         a->legend = false;
                         break;
                 case ARG_DEADLINE:
-                        if (parse_timespan(optarg, &a->deadline) < 0 || a->deadline == 0)
-                                return log_error_errno(EINVAL, "Invalid --deadline= '%s'.", optarg);
+                        if (parse_timespan(optarg, &a->deadline) < 0 || a->deadline == 0 ||
+                            a->deadline == USEC_INFINITY)
+                                return log_error_errno(EINVAL, "Invalid --deadline= '%s' (a finite time span).", optarg);
                         break;
                 case ARG_LATE:
                         a->late = true;
@@ -115,6 +116,8 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                         a->trigger = optarg;
                         break;
                 case ARG_SLEEP_ACTION:
+                        if (!STR_IN_SET(optarg, "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate"))
+                                return log_error_errno(EINVAL, "Invalid --sleep-action= '%s'.", optarg);
                         a->sleep_action = optarg;
                         break;
                 case ARG_ROOT:

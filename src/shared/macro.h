@@ -84,6 +84,17 @@ static inline bool streq_ptr(const char *a, const char *b) {
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define isempty(s) (!(s) || !(s)[0])
 
+/* Whether s equals one of the listed strings. */
+#define STR_IN_SET(s, ...)                                                      \
+        ({                                                                      \
+                const char *_set_[] = { __VA_ARGS__ };                          \
+                bool _found_ = false;                                           \
+                for (size_t _i_ = 0; _i_ < ELEMENTSOF(_set_); _i_++)            \
+                        if (streq_ptr((s), _set_[_i_]))                         \
+                                _found_ = true;                                 \
+                _found_;                                                        \
+        })
+
 /* Returns errno as a negative value, never 0 (for syscalls that failed without setting errno). */
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
