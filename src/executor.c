@@ -217,22 +217,6 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
         return r;
 }
 
-static int read_counter(const char *path, uint64_t *ret) {
-        char buf[32];
-        ssize_t n;
-        int fd;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, sizeof buf - 1);
-        safe_close(fd);
-        if (n <= 0)
-                return -EIO;
-        buf[n] = 0;
-        buf[strcspn(buf, "\n")] = 0;
-        return safe_atou64(buf, ret);
-}
 
 /* --- worker side (after fork; no sd-event, no allocation) --- */
 
@@ -311,7 +295,7 @@ _noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, in
 
                 /* Read right after the sync, before anything else can write: the clean baseline. */
                 if (r >= 0 && e->jobs[i].counter_path)
-                        rep.has_counter = read_counter(e->jobs[i].counter_path, &rep.counter) >= 0;
+                        rep.has_counter = read_u64_file_at(AT_FDCWD, e->jobs[i].counter_path, &rep.counter) >= 0;
 
                 if (loop_write(report_fd, &rep, sizeof(rep)) < 0)
                         _exit(EXIT_FAILURE);

@@ -295,6 +295,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 
 typedef struct LiveFacts {
         const char *sysfs_root;
+        int sysfs_fd;               /* opened once per sample, -EBADF when unavailable */
         int debugfs_fd;
 } LiveFacts;
 
@@ -321,17 +322,15 @@ static int live_wb_lists(void *userdata, const char *name, BdiWbLists *ret) {
 /* dev/block/MAJ:MIN/inflight: "<reads> <writes>" in flight, summed exactly over all CPUs. */
 static int live_inflight(void *userdata, dev_t dev, uint64_t *ret_writes) {
         LiveFacts *f = userdata;
-        _cleanup_close_ int sys_fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         unsigned long long rd, wr;
         char path[64];
         int r, n = 0;
 
-        sys_fd = open(f->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (sys_fd < 0)
-                return negative_errno();
+        if (f->sysfs_fd < 0)
+                return -ENOENT;
         snprintf(path, sizeof path, "dev/block/%u:%u/inflight", major(dev), minor(dev));
-        r = read_full_file_at(sys_fd, path, 128, &text, NULL);
+        r = read_full_file_at(f->sysfs_fd, path, 128, &text, NULL);
         if (r < 0)
                 return r;
         if (sscanf(text, " %llu %llu %n", &rd, &wr, &n) != 2 || text[n] != 0)
@@ -344,20 +343,15 @@ static int live_inflight(void *userdata, dev_t dev, uint64_t *ret_writes) {
  * fs/ext4/<kernel name>/lifetime_write_kbytes; the kernel name comes from dev/block/MAJ:MIN. */
 static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb, char **ret_path) {
         LiveFacts *f = userdata;
-        _cleanup_close_ int sys_fd = -EBADF;
-        _cleanup_free_ char *text = NULL;
         char link[PATH_MAX], path[PATH_MAX + 64];
         const char *name;
         ssize_t n;
         int r;
 
-        if (!streq(fstype, "ext4") || major(dev) == 0)
+        if (!streq(fstype, "ext4") || major(dev) == 0 || f->sysfs_fd < 0)
                 return -ENOENT;
-        sys_fd = open(f->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (sys_fd < 0)
-                return negative_errno();
         snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
-        n = readlinkat(sys_fd, path, link, sizeof link - 1);
+        n = readlinkat(f->sysfs_fd, path, link, sizeof link - 1);
         if (n < 0)
                 return negative_errno();
         link[n] = 0;
@@ -366,11 +360,7 @@ static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64
         if (isempty(name) || streq(name, "..") || streq(name, "."))
                 return -EINVAL;
         snprintf(path, sizeof path, "fs/ext4/%s/lifetime_write_kbytes", name);
-        r = read_full_file_at(sys_fd, path, 64, &text, NULL);
-        if (r < 0)
-                return r;
-        text[strcspn(text, "\n")] = 0;
-        r = safe_atou64(text, ret_kb);
+        r = read_u64_file_at(f->sysfs_fd, path, ret_kb);
         if (r < 0)
                 return r;
         if (ret_path && asprintf(ret_path, "%s/%s", f->sysfs_root, path) < 0) {
@@ -517,8 +507,10 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
+        _cleanup_close_ int sysfs_fd = open(src->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
+                .sysfs_fd = sysfs_fd,
                 .debugfs_fd = src->debugfs_fd,
         };
         SampleOps ops = {

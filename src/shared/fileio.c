@@ -10,6 +10,7 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "parse-util.h"
 
 /* Relative to a root dir fd, "/proc/x" means "proc/x"; relative to the cwd it stays absolute. */
 static const char *at_path(int dir_fd, const char *path) {
@@ -115,4 +116,15 @@ int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t 
                 return r;
         }
         return 0;
+}
+
+int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = read_full_file_at(dir_fd, path, 64, &text, NULL);
+        if (r < 0)
+                return r;
+        text[strcspn(text, "\n")] = 0;
+        return safe_atou64(text, ret);
 }

@@ -6,12 +6,17 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define READ_FULL_MAX_DEFAULT (4U * 1024U * 1024U)
 
 /* Reads the whole file 'path' (relative to dir_fd; a leading '/' is stripped) into a NUL-terminated
  * buffer. Refuses files larger than max bytes with -EFBIG. Returns 0 or negative errno. */
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Reads a small file holding one decimal number (a trailing newline allowed), e.g. a sysfs
+ * counter. Returns 0, or negative errno (-EINVAL/-ERANGE for other content). */
+int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret);
 
 /* Writes 'data' to dir_fd/path atomically: temporary file in the same directory, fsync-free
  * (tmpfs), rename. Mode 0644. */
