@@ -24,6 +24,12 @@
 /* Accuracy of our timers: sd-event's default (250 ms) is far too coarse for a deadline. */
 #define TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
 
+/* Stall window bounds, and the longest a last call waits before the deadline. */
+#define STALL_MIN_USEC (250 * USEC_PER_MSEC)
+#define STALL_MAX_USEC (2 * USEC_PER_SEC)
+#define TICK_MAX_USEC (100 * USEC_PER_MSEC)
+#define LAST_CALL_MAX_USEC (2 * USEC_PER_SEC)
+
 static const char *const outcome_table[_OUTCOME_MAX] = {
         [OUTCOME_PENDING] = "pending",
         [OUTCOME_SYNCED] = "synced",
@@ -62,6 +68,7 @@ typedef struct JobResult {
         int error;
         usec_t duration;
         pid_t abandoned_pid;
+        bool hung;
         bool has_counter;
         uint64_t counter;
 } JobResult;
@@ -69,7 +76,7 @@ typedef struct JobResult {
 typedef struct Group {
         size_t start, end;      /* [start, end) in Executor.order */
         size_t next;            /* first job not yet handed to a worker (valid while !busy) */
-        bool busy;              /* a counted worker is running this group */
+        bool busy;              /* a worker (counted or released) is running this group */
 } Group;
 
 typedef struct Child {
@@ -87,6 +94,12 @@ typedef struct Worker {
         Group *group;
         size_t pos;             /* position in Executor.order of the job running now */
         usec_t job_start;       /* CLOCK_MONOTONIC, parent's view */
+        /* Progress evidence of the current job's device. */
+        uint64_t progress;      /* last counter read, valid when known_since != USEC_INFINITY */
+        usec_t known_since;     /* start of the current run of successful reads; USEC_INFINITY:
+                                 * the last read failed or none was made for this job */
+        usec_t last_progress;   /* last counter change or report */
+        bool released;          /* gave its slot up: no progress for a stall window */
         sd_event_source *io_source, *child_source, *timer_source;
         uint8_t buf[sizeof(WorkerReport)];
         size_t buf_len;
@@ -96,9 +109,12 @@ struct Executor {
         const ExecJob *jobs;
         size_t n_jobs;
         int (*sync_one)(const ExecJob *job, void *userdata);
+        int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret);
         void *userdata;
         unsigned max_parallel;
         usec_t deadline;
+        usec_t stall, tick, last_call;
+        usec_t proof;           /* quiet this long (with evidence) proves a device stuck */
 
         sd_event *event;
         size_t *order;          /* job indices, grouped: groups in order of first appearance */
@@ -109,6 +125,9 @@ struct Executor {
 
         Worker *workers[EXECUTOR_PARALLEL_MAX]; /* counted (not abandoned) workers */
         size_t n_workers;
+        Worker **released;      /* running, but no longer counted: stalled (at most n_jobs) */
+        size_t n_released;
+        sd_event_source *tick_source, *last_call_source;
         Child *children;        /* every fork, at most n_jobs (each worker consumes >= 1 job) */
         size_t n_children;
         size_t n_started;       /* workers fully set up */
@@ -218,6 +237,10 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
 }
 
 
+static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret) {
+        return progress_read(job->progress, ret);
+}
+
 /* --- worker side (after fork; no sd-event, no allocation) --- */
 
 static int worker_setup_fds(int report_fd) {
@@ -305,7 +328,8 @@ _noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, in
 
 /* --- parent side --- */
 
-static void executor_set_result(Executor *e, size_t pos, Outcome o, int error, usec_t duration, pid_t pid) {
+static void executor_set_result(Executor *e, size_t pos, Outcome o, int error, usec_t duration, pid_t pid,
+                                bool hung) {
         JobResult *r = &e->results[e->order[pos]];
 
         if (r->outcome != OUTCOME_PENDING)
@@ -315,13 +339,14 @@ static void executor_set_result(Executor *e, size_t pos, Outcome o, int error, u
                 .error = error,
                 .duration = duration,
                 .abandoned_pid = pid,
+                .hung = hung && o == OUTCOME_TIMEOUT,
         };
         e->n_done++;
 }
 
 static void executor_check_done(Executor *e) {
-        /* Done when every job has a result and no counted worker is left to reap. */
-        if (e->fatal < 0 || (e->n_done >= e->n_jobs && e->n_workers == 0))
+        /* Done when every job has a result and no worker is left to reap. */
+        if (e->fatal < 0 || (e->n_done >= e->n_jobs && e->n_workers == 0 && e->n_released == 0))
                 (void) sd_event_exit(e->event, 0);
 }
 
@@ -336,17 +361,73 @@ static Worker *worker_free(Worker *w) {
         return NULL;
 }
 
-/* Removes a counted worker from the executor and frees it. */
+static bool worker_list_remove(Worker **list, size_t *n, Worker *w) {
+        for (size_t i = 0; i < *n; i++)
+                if (list[i] == w) {
+                        list[i] = list[--*n];
+                        return true;
+                }
+        return false;
+}
+
+/* Removes a worker (counted or released) from the executor and frees it. */
 static void worker_detach(Worker *w) {
         Executor *e = w->executor;
 
-        for (size_t i = 0; i < e->n_workers; i++)
-                if (e->workers[i] == w) {
-                        e->workers[i] = e->workers[--e->n_workers];
-                        break;
-                }
+        if (w->released)
+                (void) worker_list_remove(e->released, &e->n_released, w);
+        else
+                (void) worker_list_remove(e->workers, &e->n_workers, w);
         w->group->busy = false;
         worker_free(w);
+}
+
+/* A new job starts (or a report arrived): progress by definition, and the evidence starts anew,
+ * since the next job may sit on another device. */
+static void worker_progress_reset(Worker *w, usec_t n) {
+        w->job_start = n;
+        w->last_progress = n;
+        w->known_since = USEC_INFINITY;
+}
+
+/* Reads the progress counter of the worker's current job. */
+static void worker_probe(Worker *w, usec_t n) {
+        Executor *e = w->executor;
+        uint64_t v;
+
+        if (w->pos >= w->group->end)
+                return;
+        if (!e->progress || e->progress(&e->jobs[e->order[w->pos]], e->userdata, &v) < 0) {
+                w->known_since = USEC_INFINITY;
+                return;
+        }
+        if (w->known_since == USEC_INFINITY)
+                w->known_since = n;             /* a new baseline, not a change */
+        else if (v != w->progress)
+                w->last_progress = n;
+        w->progress = v;
+}
+
+/* Proven stuck: the counter was readable throughout the last stall window and did not move. */
+static bool worker_proven_stuck(const Worker *w, usec_t n) {
+        const Executor *e = w->executor;
+        usec_t quiet_since;
+
+        if (w->known_since == USEC_INFINITY)
+                return false;
+        quiet_since = MAX(w->known_since, w->last_progress);
+        return n >= quiet_since && n - quiet_since >= e->proof;
+}
+
+/* No counter change and no report for a stall window: stop counting the worker against
+ * max_parallel. It keeps its group (one worker per device) and its results still count. */
+static void worker_release(Worker *w) {
+        Executor *e = w->executor;
+
+        if (w->released || !worker_list_remove(e->workers, &e->n_workers, w))
+                return;
+        w->released = true;
+        e->released[e->n_released++] = w;
 }
 
 static usec_t job_timeout(const Executor *e, size_t pos) {
@@ -404,13 +485,13 @@ static bool worker_drain(Worker *w) {
                 executor_set_result(e, w->pos,
                                     rep.error == 0 ? OUTCOME_SYNCED : OUTCOME_ERROR,
                                     rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
-                                    rep.duration, 0);
+                                    rep.duration, 0, false);
                 if (rep.has_counter) {
                         e->results[e->order[w->pos]].has_counter = true;
                         e->results[e->order[w->pos]].counter = rep.counter;
                 }
                 w->pos++;
-                w->job_start = now(CLOCK_MONOTONIC);
+                worker_progress_reset(w, now(CLOCK_MONOTONIC));
                 progressed = true;
         }
 
@@ -421,17 +502,25 @@ static bool worker_drain(Worker *w) {
         return eof;
 }
 
-/* Gives up on a worker: its current job gets 'o' with the worker's pid when 'o' is a timeout. */
+/* Gives up on a worker: its current job gets 'o' with the worker's pid when 'o' is a timeout. A
+ * worker proven stuck takes the rest of its group with it: a new worker would only get stuck too. */
 static void worker_abandon(Worker *w, Outcome o, int error) {
         Executor *e = w->executor;
         usec_t n = now(CLOCK_MONOTONIC);
+        bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n);
 
         if (w->pos < w->group->end) {
                 executor_set_result(e, w->pos, o, error, n > w->job_start ? n - w->job_start : 0,
-                                    o == OUTCOME_TIMEOUT ? w->child->pid : 0);
+                                    o == OUTCOME_TIMEOUT ? w->child->pid : 0, hung);
                 w->group->next = w->pos + 1;
         } else
                 w->group->next = w->group->end;
+
+        if (hung) {
+                for (size_t pos = w->group->next; pos < w->group->end; pos++)
+                        executor_set_result(e, pos, OUTCOME_TIMEOUT, 0, 0, 0, true);
+                w->group->next = w->group->end;
+        }
 
         if (!w->child->reaped && !w->child->killed) {
                 (void) kill(w->child->pid, SIGKILL);
@@ -494,8 +583,8 @@ static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
 /* Running jobs: TIMEOUT, abandoned. Not-started jobs: TIMEOUT, duration 0, error 0, no pid ("not
  * started before the deadline"), or ERROR with 'error' when the loop itself failed. */
 static void executor_expire_all(Executor *e, int error) {
-        while (e->n_workers > 0) {
-                Worker *w = e->workers[0];
+        while (e->n_workers > 0 || e->n_released > 0) {
+                Worker *w = e->n_workers > 0 ? e->workers[0] : e->released[0];
 
                 (void) worker_drain(w);
                 worker_abandon(w, OUTCOME_TIMEOUT, 0);
@@ -504,9 +593,41 @@ static void executor_expire_all(Executor *e, int error) {
         for (size_t g = 0; g < e->n_groups; g++) {
                 for (size_t pos = e->groups[g].next; pos < e->groups[g].end; pos++)
                         executor_set_result(e, pos, error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
-                                            MAX(error, 0), 0, 0);
+                                            MAX(error, 0), 0, 0, false);
                 e->groups[g].next = e->groups[g].end;
         }
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+        usec_t n = now(CLOCK_MONOTONIC);
+
+        /* Released workers are probed too: whether they are proven stuck is decided when they are
+         * abandoned. Iterate backwards: releasing moves the last counted worker into the gap. */
+        for (size_t i = e->n_released; i > 0; i--)
+                worker_probe(e->released[i - 1], n);
+        for (size_t i = e->n_workers; i > 0; i--) {
+                Worker *w = e->workers[i - 1];
+
+                worker_probe(w, n);
+                if (n - w->last_progress >= e->stall)
+                        worker_release(w);
+        }
+
+        executor_fill(e);
+        executor_check_done(e);
+
+        if (sd_event_source_set_time(s, n + e->tick) >= 0)
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_last_call(sd_event_source *s, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+
+        executor_fill(e);
+        executor_check_done(e);
+        return 0;
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -556,8 +677,8 @@ static int worker_start(Executor *e, Group *g) {
                 .fd = TAKE_FD(rfd),
                 .group = g,
                 .pos = g->next,
-                .job_start = now(CLOCK_MONOTONIC),
         };
+        worker_progress_reset(w, now(CLOCK_MONOTONIC));
         wfd = safe_close(wfd);
 
         r = sd_event_add_io(e->event, &w->io_source, w->fd, EPOLLIN, on_worker_io, w);
@@ -586,12 +707,18 @@ static void executor_fill(Executor *e) {
         if (e->fatal < 0)
                 return;
 
-        while (e->n_workers < e->max_parallel) {
+        for (;;) {
+                usec_t n = now(CLOCK_MONOTONIC);
+                /* From the last call on, every group waiting gets a worker while time remains. */
+                size_t limit = n >= e->last_call ? EXECUTOR_PARALLEL_MAX : e->max_parallel;
                 Group *g = NULL;
                 int r;
 
+                if (e->n_workers >= limit)
+                        return;
+
                 /* Nothing starts at or after the deadline: the deadline timer reports it. */
-                if (e->deadline != USEC_INFINITY && now(CLOCK_MONOTONIC) >= e->deadline)
+                if (e->deadline != USEC_INFINITY && n >= e->deadline)
                         return;
 
                 for (size_t i = 0; i < e->n_groups; i++)
@@ -614,7 +741,7 @@ static void executor_fill(Executor *e) {
                 }
 
                 for (size_t pos = g->next; pos < g->end; pos++)
-                        executor_set_result(e, pos, OUTCOME_ERROR, -r, 0, 0);
+                        executor_set_result(e, pos, OUTCOME_ERROR, -r, 0, 0, false);
                 g->next = g->end;
         }
 }
@@ -684,8 +811,10 @@ static void executor_done(Executor *e) {
         usec_t grace_end;
         bool left;
 
-        while (e->n_workers > 0)
-                worker_abandon(e->workers[0], OUTCOME_TIMEOUT, 0);
+        while (e->n_workers > 0 || e->n_released > 0)
+                worker_abandon(e->n_workers > 0 ? e->workers[0] : e->released[0], OUTCOME_TIMEOUT, 0);
+        e->tick_source = sd_event_source_disable_unref(e->tick_source);
+        e->last_call_source = sd_event_source_disable_unref(e->last_call_source);
         e->event = sd_event_unref(e->event);
 
         /* Reap what can be reaped without blocking: workers that finished but were not dispatched,
@@ -713,6 +842,27 @@ static void executor_done(Executor *e) {
         free(e->groups);
         free(e->results);
         free(e->children);
+        free(e->released);
+}
+
+/* The stall window, the probe interval and the last call, from ops or derived from the time left. */
+static void executor_set_windows(Executor *e, const ExecOps *ops) {
+        usec_t n = now(CLOCK_MONOTONIC);
+        usec_t left = e->deadline == USEC_INFINITY ? USEC_INFINITY : e->deadline > n ? e->deadline - n : 0;
+
+        e->stall = ops && ops->stall > 0 ? ops->stall
+                 : left == USEC_INFINITY ? STALL_MAX_USEC
+                 : MIN(MAX(left / 8, STALL_MIN_USEC), STALL_MAX_USEC);
+        e->tick = MAX(MIN(e->stall / 4, TICK_MAX_USEC), TIMER_ACCURACY_USEC);
+        /* Proving a hang takes longer than giving a slot up: a disk spinning up, or one long cache
+         * flush, completes nothing for seconds. A quarter of the time left (7.5 s of the default
+         * 30 s) covers both; callers that set the stall window set the proof window with it. */
+        e->proof = ops && ops->stall > 0 ? ops->stall
+                 : left == USEC_INFINITY ? e->stall : MAX(e->stall, left / 4);
+        if (ops && ops->last_call > 0)
+                e->last_call = ops->last_call;
+        else
+                e->last_call = left == USEC_INFINITY ? USEC_INFINITY : e->deadline - MIN(left / 4, LAST_CALL_MAX_USEC);
 }
 
 static void sigmask_restorep(sigset_t **ss) {
@@ -743,14 +893,17 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 .jobs = jobs,
                 .n_jobs = n_jobs,
                 .sync_one = ops && ops->sync_one ? ops->sync_one : sync_one_default,
+                .progress = ops && ops->progress ? ops->progress : progress_default,
                 .userdata = ops ? ops->userdata : NULL,
                 .max_parallel = MIN(MAX(max_parallel, 1U), EXECUTOR_PARALLEL_MAX),
                 .deadline = deadline,
         };
+        executor_set_windows(&e, ops);
 
         e.results = calloc(n_jobs, sizeof(JobResult));
         e.children = calloc(n_jobs, sizeof(Child));
-        if (!e.results || !e.children)
+        e.released = calloc(n_jobs, sizeof(Worker *));
+        if (!e.results || !e.children || !e.released)
                 return -ENOMEM;
         r = executor_build_groups(&e);
         if (r < 0)
@@ -784,6 +937,17 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                                 return r;
                 }
 
+                r = sd_event_add_time(e.event, &e.tick_source, CLOCK_MONOTONIC, now(CLOCK_MONOTONIC) + e.tick,
+                                      TIMER_ACCURACY_USEC, on_tick, &e);
+                if (r < 0)
+                        return r;
+                if (e.last_call != USEC_INFINITY) {
+                        r = sd_event_add_time(e.event, &e.last_call_source, CLOCK_MONOTONIC, e.last_call,
+                                              TIMER_ACCURACY_USEC, on_last_call, &e);
+                        if (r < 0)
+                                return r;
+                }
+
                 executor_fill(&e);
                 if (e.fatal < 0)
                         return e.fatal;
@@ -803,6 +967,7 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 jobs[i].error = e.results[i].error;
                 jobs[i].duration = e.results[i].duration;
                 jobs[i].abandoned_pid = e.results[i].abandoned_pid;
+                jobs[i].hung = e.results[i].hung;
                 jobs[i].has_counter = e.results[i].has_counter;
                 jobs[i].counter = e.results[i].counter;
                 if (jobs[i].outcome != OUTCOME_SYNCED)

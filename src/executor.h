@@ -6,6 +6,9 @@
  * opens each mount point and calls syncfs(2), in plan order), at most max_parallel at once, driven
  * by sd-event child and timer sources. Per-mount timeout and a global deadline: a worker that does
  * not report in time is abandoned (never waited for past the deadline) and reported with its pid.
+ * A worker whose device completes no I/O for a stall window gives its slot up, so stuck devices
+ * never starve healthy ones; from a "last call" before the deadline every group still waiting gets
+ * a worker, so no mount is left unstarted while time remains.
  */
 
 #include <stdbool.h>
@@ -13,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "progress.h"
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
@@ -50,6 +54,8 @@ typedef struct ExecJob {
                                       * superblock synced earlier in the same group, the job ends
                                       * with EALREADY without a syncfs of its own */
         dev_t covered_if_dev;
+        const ProgressProbe *progress; /* completion counters of the job's device (progress.h), read
+                                        * by the parent; NULL: no evidence */
         const char *counter_path;  /* a file holding one decimal number, read in the worker right
                                     * after a successful sync (ext4 lifetime_write_kbytes: the clean
                                     * baseline); NULL: none */
@@ -58,6 +64,11 @@ typedef struct ExecJob {
         int error;                 /* positive errno for OUTCOME_ERROR */
         usec_t duration;           /* time spent in open+syncfs (or until abandoned) */
         pid_t abandoned_pid;       /* worker pid left behind on timeout, 0 otherwise */
+        bool hung;                 /* OUTCOME_TIMEOUT only: the device was proven stuck — its
+                                    * progress counters were readable and did not move for the
+                                    * whole proof window before the job's worker, or the worker
+                                    * ahead of it in its group, was abandoned. False when the
+                                    * evidence was missing: slow and stuck cannot be told apart */
         bool has_counter;          /* counter_path was read after the sync */
         uint64_t counter;
 } ExecJob;
@@ -71,7 +82,16 @@ typedef struct ExecOps {
          * default signal handlers and an empty signal mask: it must not use the caller's fds or
          * event loop, and should not allocate much. */
         int (*sync_one)(const ExecJob *job, void *userdata);
+        /* Runs in the parent: the current progress counter of the job's device, or negative errno
+         * when unknown. Default: progress_read(job->progress). Must not block. */
+        int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret);
         void *userdata;
+        usec_t stall;       /* a worker whose device completes no I/O for this long gives its slot
+                             * up. 0: default, (deadline - now) / 8 clamped to 250 ms .. 2 s. A
+                             * device is proven stuck (ExecJob.hung) after max(stall, (deadline -
+                             * now) / 4) without progress; when set here, after 'stall' */
+        usec_t last_call;   /* absolute CLOCK_MONOTONIC; 0: default, deadline - min((deadline -
+                             * now) / 4, 2 s); USEC_INFINITY: never */
 } ExecOps;
 
 /*
@@ -88,7 +108,17 @@ typedef struct ExecOps {
  *   its own timeout, counted from the moment the previous job's result arrived.
  * - Per-job timeout: the job gets OUTCOME_TIMEOUT, abandoned_pid = the worker, duration = time until
  *   abandoned; the worker is sent SIGKILL and no longer counted against max_parallel; the rest of
- *   the group runs in a fresh worker (each worker consumes at least one job: at most n_jobs forks).
+ *   the group runs in a fresh worker (each worker consumes at least one job: at most n_jobs forks)
+ *   unless the device was proven stuck (ExecJob.hung): then the rest of the group gets
+ *   OUTCOME_TIMEOUT with hung set and pid 0 at once — a new worker would only get stuck too.
+ * - Stall: the progress counter of every running worker's job is read every stall/4 (at least
+ *   every 100 ms). A worker with no counter change and no report for 'stall' stops counting
+ *   against max_parallel (it keeps running and its results still count; its group stays with
+ *   it, so one device never has two workers). Evidence-free workers (counter unknown) are
+ *   released the same way, but are never reported hung.
+ * - Last call: from ops->last_call on, groups not started yet are started regardless of
+ *   max_parallel (at most 64 counted workers), so a mount is only "not started" if the deadline
+ *   leaves no time at all.
  * - Deadline: running jobs as above; jobs not started get OUTCOME_TIMEOUT, error 0, duration 0,
  *   abandoned_pid 0 ("not started before the deadline"). Returns within a few ms of the deadline.
  * - A worker that dies without reporting its current job (crash, OOM kill): that job gets

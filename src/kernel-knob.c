@@ -209,18 +209,23 @@ int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value) {
         return result;
 }
 
-int knob_decide(SyncOnSuspendMode mode, bool pass_complete, bool covered_everything, bool hung_mount,
-                int *ret_new_value) {
-        bool off;
+int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) {
+        bool safe, off;
+
+        if (!f)
+                return -EINVAL;
+
+        /* Nothing the kernel sync could still save may be left behind. */
+        safe = !f->unsynced && f->complete;
 
         switch (mode) {
         case SYNC_ON_SUSPEND_KEEP:
                 return 0;
         case SYNC_ON_SUSPEND_AUTO:
-                off = hung_mount || (pass_complete && covered_everything);
+                off = safe && (f->hung || f->covered);
                 break;
         case SYNC_ON_SUSPEND_OFF:
-                off = hung_mount || pass_complete;
+                off = safe;
                 break;
         default:
                 return -EINVAL;

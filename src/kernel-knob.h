@@ -59,21 +59,30 @@ typedef enum KnobRestore {
  * returned. */
 int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value);
 
-/* Pure decision for one sleep cycle, after a pass:
- *   pass_complete:      every planned mount was synced or proven clean, none timed out or failed;
- *   covered_everything: that pass included every filesystem the kernel sync would visit (false for
- *                       a --late pass that left FUSE/network or file-backed devices out, unless
- *                       none exist) AND it is the last pass before the kernel sync: pass false from
- *                       the unit's main pass, because writes may follow it before the late hook;
- *                       "redundant" can only be proven by the late pass;
- *   hung_mount:         a mount timed out: its worker is stuck, the kernel's serial sync would block
- *                       on it before tasks are frozen.
+/* What one pass found, for the knob decision. */
+typedef struct KnobFacts {
+        bool unsynced;      /* a planned mount ended neither synced nor on a device proven stuck (an
+                             * error, a timeout of a slow or evidence-free device, not started): the
+                             * kernel's sync is its only remaining chance */
+        bool hung;          /* a mount's device was proven stuck (no I/O completed for the proof
+                             * window) and its worker still is: the kernel's serial sync would block
+                             * on it before tasks are frozen */
+        bool complete;      /* our view was complete: every mount namespace read, no superblock
+                             * outside the scanned tables, nothing gone or unreachable since the
+                             * plan */
+        bool covered;       /* this pass left nothing out that the kernel sync would write (false
+                             * for a late pass that skipped FUSE/network/file-backed mounts, for
+                             * Action=skip) AND it is the last pass before the kernel sync: false
+                             * from the unit's main pass, because writes may follow it */
+} KnobFacts;
+
+/* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a
+ * mount may be left unsynced by it (f->unsynced) or while our view was incomplete:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
- * SYNC_ON_SUSPEND_AUTO: 0 when the kernel sync would be harmful (hung_mount) or redundant
- *                       (pass_complete && covered_everything); otherwise leave it.
- * SYNC_ON_SUSPEND_OFF:  0 after a complete pass, and when a mount hung; otherwise leave it (an
- *                       incomplete pass with a sync error keeps the kernel sync as a second chance).
+ * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete and the kernel sync would be harmful (hung)
+ *                       or redundant (covered); otherwise leave it.
+ * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete; otherwise leave it (a sync error, a slow
+ *                       device or an incomplete view keeps the kernel sync as a second chance).
  * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,
  * -EINVAL for an invalid mode. Never asks for 1: restoring is knob_restore()'s job. */
-int knob_decide(SyncOnSuspendMode mode, bool pass_complete, bool covered_everything, bool hung_mount,
-                int *ret_new_value);
+int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value);

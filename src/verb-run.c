@@ -21,9 +21,9 @@ static usec_t record_reserve(usec_t deadline) {
         return MIN(deadline / 20, 50 * USEC_PER_MSEC);
 }
 
-/* A timed-out job is "hung" only if its worker is still stuck: a job that merely was not started
- * before the deadline, or whose worker has finished meanwhile (slow, not dead), does not make the
- * kernel's own sync harmful. */
+/* A timed-out job is "hung" only if the executor proved its device stuck (no I/O completed for the
+ * proof window) and its worker is still stuck: a job that merely was not started before the
+ * deadline, a slow device, or one without evidence does not make the kernel's own sync harmful. */
 static bool worker_still_stuck(pid_t pid) {
         siginfo_t si = {};
 
@@ -32,6 +32,18 @@ static bool worker_still_stuck(pid_t pid) {
         if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
                 return false;
         return si.si_pid == 0;
+}
+
+static bool job_hung(const ExecJob *jobs, size_t n, size_t i) {
+        if (jobs[i].outcome != OUTCOME_TIMEOUT || !jobs[i].hung)
+                return false;
+        if (jobs[i].abandoned_pid > 0)
+                return worker_still_stuck(jobs[i].abandoned_pid);
+        /* Not started behind a stuck worker of its group: hung while that worker is. */
+        for (size_t j = 0; j < n; j++)
+                if (j != i && jobs[j].abandoned_pid > 0 && jobs[j].hung && streq_ptr(jobs[j].group, jobs[i].group))
+                        return worker_still_stuck(jobs[j].abandoned_pid);
+        return false;
 }
 
 /* A job that ended without a sync of its own that is not a failure: recorded as skipped. */
@@ -74,13 +86,26 @@ int verb_restore_knob(const Args *a) {
         return 0;
 }
 
-static void knob_apply(const Args *a, const Policy *p, bool complete, bool covered, bool hung) {
+static const char *knob_kept_why(const KnobFacts *f) {
+        if (f->unsynced)
+                return "a mount was left unsynced (error, slow device or timeout without proof of a hang)";
+        if (!f->complete)
+                return "the view of the mounts was incomplete";
+        return NULL;
+}
+
+static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f) {
         _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
+        const char *why;
         int value, r;
 
-        r = knob_decide(p->sync_on_suspend, complete, covered, hung, &value);
-        if (r <= 0)
+        r = knob_decide(p->sync_on_suspend, f, &value);
+        if (r <= 0) {
+                why = knob_kept_why(f);
+                if (r == 0 && why && p->sync_on_suspend != SYNC_ON_SUSPEND_KEEP)
+                        log_notice("Leaving /sys/power/sync_on_suspend alone: %s.", why);
                 return;
+        }
         sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         dir_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (sysfs_fd < 0 || dir_fd < 0) {
@@ -98,18 +123,19 @@ static void knob_apply(const Args *a, const Policy *p, bool complete, bool cover
         else if (r > 0)
                 log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, NULL, NULL, USEC_INFINITY, 0,
                           "Set /sys/power/sync_on_suspend to %d for this sleep (%s).", value,
-                          hung ? "a mount is hung, the kernel sync would block on it"
-                               : "everything the kernel sync would write was just synced");
+                          f->hung ? "a mount is hung, the kernel sync would block on it"
+                                  : "everything the kernel sync would write was just synced");
 }
 
 int verb_run(const Args *a, int *ret_exit) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
         _cleanup_(run_record_done) RunRecord rec = {};
         _cleanup_free_ ExecJob *jobs = NULL;
-        _cleanup_close_ int lock_fd = -EBADF;
+        _cleanup_free_ ProgressProbe *probes = NULL;
+        _cleanup_close_ int lock_fd = -EBADF, probe_sysfs_fd = -EBADF;
         usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
         size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
-        bool is_tmpfs = true, covered = true;
+        bool is_tmpfs = true, covered = true, unsynced = false, gone = false;
         int r;
 
         *ret_exit = EXIT_FAILURE;
@@ -140,9 +166,21 @@ int verb_run(const Args *a, int *ret_exit) {
 
         deadline = a->started + c.policy->deadline;
         jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
-        if (!jobs)
+        probes = calloc(MAX(c.plan->n_sync, 1), sizeof(ProgressProbe));
+        if (!jobs || !probes)
                 return log_oom();
-        for (size_t i = 0; i < c.plan->n_sync; i++)
+        /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
+        probe_sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; i < c.plan->n_sync; i++) {
+                const Superblock *s = &c.sample->sbs[c.plan->entries[i].sb];
+
+                probes[i] = (ProgressProbe) {
+                        .sysfs_fd = s->device.is_block ? probe_sysfs_fd : -EBADF,
+                        .debugfs_fd = c.debugfs_fd,
+                        .leaves = s->device.leaves,
+                        .n_leaves = s->device.n_leaves,
+                        .bdi_name = s->device.bdi_name,
+                };
                 jobs[i] = (ExecJob) {
                         .path = c.plan->entries[i].path,
                         .group = c.plan->entries[i].group,
@@ -154,7 +192,9 @@ int verb_run(const Args *a, int *ret_exit) {
                         .counter_path = c.plan->entries[i].counter_path,
                         .covered_if_path = c.plan->entries[i].covered_if_path,
                         .covered_if_dev = c.plan->entries[i].covered_if_dev,
+                        .progress = &probes[i],
                 };
+        }
 
         t0 = now(CLOCK_MONOTONIC);
         r = executor_run(jobs, c.plan->n_sync, c.policy->max_parallel,
@@ -222,8 +262,21 @@ int verb_run(const Args *a, int *ret_exit) {
                 case OUTCOME_TIMEOUT:
                         n_timeout++;
                         baseline_forget(c.baseline, s->dev);
-                        if (worker_still_stuck(jobs[i].abandoned_pid))
+                        free(m->reason);
+                        if (job_hung(jobs, c.plan->n_sync, i)) {
                                 n_hung++;
+                                m->reason = strdup(jobs[i].abandoned_pid > 0
+                                                   ? "hung: its device completed no I/O for the proof window, "
+                                                     "worker still in the kernel"
+                                                   : "hung: not started, its device is stuck");
+                        } else {
+                                unsynced = true;
+                                m->reason = strdup(jobs[i].abandoned_pid == 0 ? "not started before the deadline"
+                                                   : jobs[i].hung ? "stuck device woke up: left to the kernel's sync"
+                                                   : "slow or without progress evidence: left to the kernel's sync");
+                        }
+                        if (!m->reason)
+                                return log_oom();
                         log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, e->mount_point, "timeout",
                                   jobs[i].duration, 0,
                                   jobs[i].abandoned_pid > 0
@@ -239,7 +292,9 @@ int verb_run(const Args *a, int *ret_exit) {
                                 if (record_as_skipped(m, "gone: unmounted since the plan was made") < 0)
                                         return log_oom();
                                 n_skipped++;
-                                covered = false;
+                                /* A lazily unmounted superblock lives on while files are open: only
+                                 * the kernel's sync still reaches it. */
+                                gone = true;
                                 break;
                         }
                         if (jobs[i].error == EALREADY) {
@@ -251,6 +306,7 @@ int verb_run(const Args *a, int *ret_exit) {
                                 break;
                         }
                         n_error++;
+                        unsynced = true;
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, e->mount_point, "error",
                                   jobs[i].duration, jobs[i].error, "Sync of %s failed: %s", e->mount_point,
                                   strerror(jobs[i].error ? jobs[i].error : EIO));
@@ -280,9 +336,15 @@ int verb_run(const Args *a, int *ret_exit) {
 
         /* Only the late pass, right before the kernel's own sync, can prove that sync redundant:
          * after the unit's main pass, writes may still happen before the hook runs. */
-        if (touches_knob(a))
-                knob_apply(a, c.policy, n_error == 0 && n_timeout == 0, covered && a->late && c.sample->complete,
-                           n_hung > 0);
+        if (touches_knob(a)) {
+                KnobFacts f = {
+                        .unsynced = unsynced,
+                        .hung = n_hung > 0,
+                        .complete = c.sample->complete && !gone,
+                        .covered = covered && a->late,
+                };
+                knob_apply(a, c.policy, &f);
+        }
 
         log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, NULL,
                   rec.result, now(CLOCK_MONOTONIC) - a->started, 0,

@@ -34,6 +34,8 @@ typedef struct Shared {
         pid_t pid[MAXJ];                        /* worker pid per job */
         int calls;
         int release;                            /* hanging jobs return once set */
+        uint64_t progress[MAXJ];                /* fake device counters: "sleep" moves them */
+        int no_evidence[MAXJ];                  /* the fake probe answers -ENODATA for this job */
 } Shared;
 
 static Shared *sh;
@@ -62,7 +64,11 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
         atomic_max(&s->slot_max[slot], __atomic_add_fetch(&s->slot_alive[slot], 1, __ATOMIC_SEQ_CST));
 
         if (streq(action, "sleep"))
-                usleep(arg * 1000);
+                /* A slow device that keeps completing I/O: the counter moves every 10 ms. */
+                for (unsigned ms = 0; ms < arg; ms += 10) {
+                        usleep(MIN(10U, arg - ms) * 1000);
+                        __atomic_add_fetch(&s->progress[job], 1, __ATOMIC_SEQ_CST);
+                }
         else if (streq(action, "hang"))
                 while (!__atomic_load_n(&s->release, __ATOMIC_SEQ_CST))
                         usleep(1000);
@@ -84,6 +90,19 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
 }
 
 static ExecOps fake_ops = { .sync_one = fake_sync_one };
+
+/* Parent side: the fake device counter of the job ("hang" and "pause" never move it). */
+static int fake_progress(const ExecJob *j, void *userdata, uint64_t *ret) {
+        Shared *s = userdata;
+        unsigned job;
+
+        if (sscanf(j->path, "%u", &job) != 1 || job >= MAXJ)
+                return -EBADMSG;
+        if (s->no_evidence[job])
+                return -ENODATA;
+        *ret = __atomic_load_n(&s->progress[job], __ATOMIC_SEQ_CST);
+        return 0;
+}
 
 typedef struct Spec {
         const char *group;
@@ -398,6 +417,131 @@ TEST(deadline) {
         deadline_all_hang(1, 0);                /* no per-job timeout: one worker, 4 never start */
         deadline_all_hang(1, 150 * MS);         /* timeouts rotate fresh workers until the deadline */
         deadline_all_hang(4, 0);
+}
+
+/* Issue 9 case 1: k = max_parallel stuck devices planned first, MountTimeoutSec > DeadlineSec. Each
+ * stuck worker gives its slot up after the stall window; the healthy groups behind them all run. */
+static void hung_first(unsigned max_parallel) {
+        Spec spec[MAXJ];
+        ExecJob jobs[MAXJ];
+        ExecOps ops = fake_ops;
+        size_t n = 0, k = max_parallel;
+        usec_t deadline;
+        int r;
+
+        for (size_t i = 0; i < k; i++)
+                spec[n++] = (Spec) { (const char *[]) { "a", "b", "c", "d" }[i], i % 2 ? "pause" : "hang", 10 * SEC };
+        for (size_t i = 0; i < 4; i++)
+                spec[n++] = (Spec) { (const char *[]) { "m", "n", "o", "p" }[i], "sleep 100", 10 * SEC };
+        spec[n++] = (Spec) { "m", "ok", 10 * SEC };
+
+        reset_shared();
+        make_jobs(jobs, spec, n);
+        ops.progress = fake_progress;
+        ops.stall = 200 * MS;
+        deadline = in(3 * SEC);
+        r = run(jobs, n, max_parallel, deadline, &ops);
+        fprintf(stderr, "  max_parallel=%u, %zu stuck first: returned %+.3f s after the deadline\n", max_parallel,
+                k, ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline + 500 * MS);
+        ASSERT_EQ(r, (int) k);
+        for (size_t i = 0; i < k; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_TIMEOUT);
+                ASSERT_TRUE(jobs[i].hung);
+                ASSERT_EQ(jobs[i].abandoned_pid, sh->pid[i]);
+        }
+        for (size_t i = k; i < n; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+                ASSERT_TRUE(!jobs[i].hung);
+        }
+        check_children(jobs, n);
+}
+
+TEST(hung_first) {
+        hung_first(1);
+        hung_first(2);
+        hung_first(4);
+}
+
+/* A slow device that keeps completing I/O keeps its slot, however long it takes, and is not hung. */
+TEST(slow_keeps_slot) {
+        Spec spec[] = { { "a", "sleep 800", 10 * SEC }, { "b", "ok", 10 * SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = fake_progress;
+        ops.stall = 200 * MS;
+        ASSERT_EQ(run(jobs, 2, 1, in(10 * SEC), &ops), 0);
+        ASSERT_EQ(sh->max_alive, 1);
+        ASSERT_TRUE(sh->start_seq[0] < sh->start_seq[1]);
+        ASSERT_TRUE(!jobs[0].hung && !jobs[1].hung);
+        check_children(jobs, 2);
+}
+
+/* Without evidence a quiet worker gives its slot up all the same, but is never called hung: slow
+ * and stuck cannot be told apart. */
+TEST(no_evidence) {
+        Spec spec[] = { { "a", "hang", 10 * SEC }, { "b", "ok", 10 * SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        sh->no_evidence[0] = 1;
+        ops.progress = fake_progress;
+        ops.stall = 200 * MS;
+        ASSERT_EQ(run(jobs, 2, 1, in(SEC), &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung);
+        ASSERT_TRUE(jobs[0].abandoned_pid > 0);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 2);
+}
+
+/* Last call: a slow device holds the only slot, yet the waiting group starts before the deadline. */
+TEST(last_call) {
+        Spec spec[] = { { "a", "sleep 3000", 10 * SEC }, { "b", "sleep 50", 10 * SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+        usec_t t0 = now(CLOCK_MONOTONIC);
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = fake_progress;
+        ops.stall = 200 * MS;
+        ops.last_call = t0 + 800 * MS;
+        ASSERT_EQ(run(jobs, 2, 1, t0 + 1500 * MS, &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->max_alive, 2);
+        check_children(jobs, 2);
+}
+
+/* A device proven stuck takes the rest of its group: no fresh worker to get stuck as well. */
+TEST(hung_group_rest) {
+        Spec spec[] = { { "a", "hang", 400 * MS }, { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC } };
+        ExecJob jobs[4];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 4);
+        ops.progress = fake_progress;
+        ops.stall = 100 * MS;
+        ASSERT_EQ(run(jobs, 4, 2, in(5 * SEC), &ops), 3);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[0].hung);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        for (size_t i = 1; i < 3; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_TIMEOUT);
+                ASSERT_TRUE(jobs[i].hung);
+                ASSERT_EQ(jobs[i].abandoned_pid, 0);
+        }
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->calls, 2);
+        check_children(jobs, 4);
 }
 
 TEST(deadline_passed) {
@@ -761,6 +905,11 @@ int main(void) {
         RUN(hang_timeout);
         RUN(deadline);
         RUN(deadline_passed);
+        RUN(hung_first);
+        RUN(slow_keeps_slot);
+        RUN(no_evidence);
+        RUN(last_call);
+        RUN(hung_group_rest);
         RUN(errors_and_crash);
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);

@@ -77,8 +77,10 @@ TEST(decide_table) {
                                                    SYNC_ON_SUSPEND_OFF };
 
         for (size_t m = 0; m < ELEMENTSOF(modes); m++)
-                for (unsigned bits = 0; bits < 8; bits++) {
-                        bool complete = bits & 1, covered = bits & 2, hung = bits & 4;
+                for (unsigned bits = 0; bits < 16; bits++) {
+                        KnobFacts f = {
+                                .complete = bits & 1, .covered = bits & 2, .hung = bits & 4, .unsynced = bits & 8,
+                        };
                         bool expect_off;
                         int v = 42, r;
 
@@ -87,13 +89,13 @@ TEST(decide_table) {
                                 expect_off = false;
                                 break;
                         case SYNC_ON_SUSPEND_AUTO:
-                                expect_off = hung || (complete && covered);
+                                expect_off = !f.unsynced && f.complete && (f.hung || f.covered);
                                 break;
                         default:
-                                expect_off = hung || complete;
+                                expect_off = !f.unsynced && f.complete;
                         }
 
-                        r = knob_decide(modes[m], complete, covered, hung, &v);
+                        r = knob_decide(modes[m], &f, &v);
                         ASSERT_OK(r);
                         ASSERT_EQ(r, expect_off ? 1 : 0);
                         ASSERT_EQ(v, expect_off ? 0 : 42);
@@ -101,22 +103,31 @@ TEST(decide_table) {
 
         /* Spot checks written out, independent of the loop's formula. */
         int v = 42;
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, true, false, false, &v), 0);   /* late pass left FUSE out */
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, true, true, false, &v), 1);    /* redundant */
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, false, false, true, &v), 1);   /* harmful */
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, false, true, false, &v), 0);    /* error: keep */
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, true, false, false, &v), 1);
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_KEEP, true, true, true, &v), 0);
-        ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, true, true, true, &v), EINVAL);
-        ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_MAX, true, true, true, &v), EINVAL);
+#define FACTS(u, h, c, cov) (&(KnobFacts) { .unsynced = u, .hung = h, .complete = c, .covered = cov })
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, false), &v), 0); /* late pass left FUSE out */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, true), &v), 1);  /* redundant */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, true, true, false), &v), 1);  /* harmful */
+        /* issue 9 case 1: a healthy mount left unsynced next to a hung one keeps the kernel sync */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(true, true, true, false), &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(true, true, true, true), &v), 0);
+        /* issue 9 case 7: an incomplete view (gone mount, unread namespace) keeps it, in every mode */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(false, false, false, true), &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, true, false, true), &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(true, false, true, true), &v), 0);    /* error: keep */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(false, false, true, false), &v), 1);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_KEEP, FACTS(false, true, true, true), &v), 0);
+        ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, FACTS(false, true, true, true), &v), EINVAL);
+        ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_MAX, FACTS(false, true, true, true), &v), EINVAL);
+        ASSERT_ERR(knob_decide(SYNC_ON_SUSPEND_AUTO, NULL, &v), EINVAL);
 }
 
 /* One sleep cycle as the service would run it: decide, apply, (sleep), restore on resume. */
-static void cycle(SyncOnSuspendMode mode, bool complete, bool covered, bool hung, bool expect_change) {
+static void cycle(SyncOnSuspendMode mode, bool unsynced, bool hung, bool covered, bool expect_change) {
+        KnobFacts f = { .complete = true, .covered = covered, .hung = hung, .unsynced = unsynced };
         int v, r;
 
         setup("1\n");
-        r = knob_decide(mode, complete, covered, hung, &v);
+        r = knob_decide(mode, &f, &v);
         ASSERT_OK(r);
         if (r > 0)
                 ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, v), 1);
@@ -142,12 +153,14 @@ static void cycle(SyncOnSuspendMode mode, bool complete, bool covered, bool hung
 }
 
 TEST(modes_applied) {
-        cycle(SYNC_ON_SUSPEND_KEEP, true, true, true, false);
-        cycle(SYNC_ON_SUSPEND_AUTO, true, true, false, true);
-        cycle(SYNC_ON_SUSPEND_AUTO, true, false, false, false);
+        /*     mode                  unsynced hung  covered  changed */
+        cycle(SYNC_ON_SUSPEND_KEEP, false, true, true, false);
         cycle(SYNC_ON_SUSPEND_AUTO, false, false, true, true);
-        cycle(SYNC_ON_SUSPEND_OFF, true, false, false, true);
-        cycle(SYNC_ON_SUSPEND_OFF, false, false, false, false);
+        cycle(SYNC_ON_SUSPEND_AUTO, false, false, false, false);
+        cycle(SYNC_ON_SUSPEND_AUTO, false, true, false, true);
+        cycle(SYNC_ON_SUSPEND_AUTO, true, true, false, false);
+        cycle(SYNC_ON_SUSPEND_OFF, false, false, false, true);
+        cycle(SYNC_ON_SUSPEND_OFF, true, false, false, false);
 }
 
 TEST(original_zero_kept) {

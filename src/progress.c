@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <stdio.h>
+#include <sys/sysmacros.h>
+
+#include "bdi-stats.h"
+#include "progress.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+#include "shared/parse-util.h"
+
+#define STAT_FILE_MAX 1024U
+
+int progress_parse_block_stat(const char *text, uint64_t *ret) {
+        /* 0-based field indices that only move when a request completes. */
+        static const unsigned completion_fields[] = { 0, 2, 4, 6, 11, 13, 15 };
+        uint64_t v[17] = {}, sum = 0;
+        const char *p = text;
+        unsigned n = 0;
+
+        if (!text)
+                return -EINVAL;
+
+        while (n < ELEMENTSOF(v)) {
+                char *end;
+
+                p += strspn(p, " \t");
+                if (*p < '0' || *p > '9')
+                        break;
+                errno = 0;
+                v[n] = strtoull(p, &end, 10);
+                if (errno != 0)
+                        return -EBADMSG;
+                n++;
+                p = end;
+        }
+        p += strspn(p, " \t\n");
+        if (n < 11 || (n < ELEMENTSOF(v) && *p != '\0'))
+                return -EBADMSG;
+
+        for (size_t i = 0; i < ELEMENTSOF(completion_fields); i++)
+                if (completion_fields[i] < n)
+                        sum += v[completion_fields[i]];
+        *ret = sum;
+        return 0;
+}
+
+static int leaf_read(int sysfs_fd, dev_t dev, uint64_t *ret) {
+        _cleanup_free_ char *text = NULL;
+        char path[96];
+        uint64_t iostats;
+        int r;
+
+        /* A disk that does not account I/O has frozen counters: no evidence either way. Partitions
+         * have no queue/ of their own; leaves are whole disks. */
+        snprintf(path, sizeof path, "dev/block/%u:%u/queue/iostats", major(dev), minor(dev));
+        r = read_u64_file_at(sysfs_fd, path, &iostats);
+        if (r < 0)
+                return r;
+        if (iostats == 0)
+                return -ENODATA;
+
+        snprintf(path, sizeof path, "dev/block/%u:%u/stat", major(dev), minor(dev));
+        r = read_full_file_at(sysfs_fd, path, STAT_FILE_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        return progress_parse_block_stat(text, ret);
+}
+
+int progress_read(const ProgressProbe *p, uint64_t *ret) {
+        uint64_t sum = 0, v;
+        bool any = false;
+
+        if (!p)
+                return -ENODATA;
+
+        if (p->sysfs_fd >= 0)
+                for (size_t i = 0; i < p->n_leaves; i++)
+                        if (leaf_read(p->sysfs_fd, p->leaves[i], &v) >= 0) {
+                                sum += v;
+                                any = true;
+                        }
+
+        if (p->debugfs_fd >= 0 && p->bdi_name) {
+                BdiStats st;
+
+                if (bdi_stats_load(p->debugfs_fd, p->bdi_name, &st) >= 0 &&
+                    bdi_stats_has(&st, BDI_STAT_WRITTEN)) {
+                        sum += st.value[BDI_STAT_WRITTEN];
+                        any = true;
+                }
+        }
+
+        if (!any)
+                return -ENODATA;
+        *ret = sum;
+        return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Progress: is a device still completing I/O? Tells a slow device that is still writing from a
+ * stuck one by its completion counters, never by the age of a sync. Sources, summed: the block
+ * layer's per-disk completion counters (sysfs dev/block/MAJ:MIN/stat: read, write, discard and
+ * flush requests and sectors completed — never the in-flight or time fields, which move while a
+ * device is stuck), for every leaf disk whose queue/iostats is 1 (with iostats 0 the counters
+ * freeze: no evidence), and the bdi's BdiWritten (debugfs bdi/<name>/stats: pages whose writeback
+ * completed), which covers FUSE, NFS and btrfs superblock bdis. Read from the parent, on sysfs and
+ * debugfs only: never touches a mounted filesystem, never blocks on a device.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct ProgressProbe {
+        int sysfs_fd;               /* borrowed: "/sys" or a fixture tree; -EBADF: none */
+        int debugfs_fd;             /* borrowed: debugfs root (holds bdi/); -EBADF: none */
+        const dev_t *leaves;        /* borrowed: leaf whole disks (DeviceInfo.leaves) */
+        size_t n_leaves;
+        const char *bdi_name;       /* borrowed, may be NULL */
+} ProgressProbe;
+
+/* Sums the completion counters of one dev/block/.../stat text (Documentation/block/stat.rst:
+ * fields 1, 3, 5, 7, 12, 14, 16 — I/Os and sectors completed for reads, writes, discards, and
+ * flushes completed). At least the 11 fields of old kernels. -EBADMSG otherwise. Pure. */
+int progress_parse_block_stat(const char *text, uint64_t *ret);
+
+/* Reads every source of p and returns the sum of what it found in *ret. -ENODATA when no source
+ * gave evidence (no leaves with iostats on, no bdi stats): the caller cannot tell slow from stuck. */
+int progress_read(const ProgressProbe *p, uint64_t *ret);

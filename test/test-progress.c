@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "progress.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+TEST(parse_block_stat) {
+        uint64_t v = 7;
+
+        /* kernel 6.18, 17 fields: completion fields 1 3 5 7 12 14 16 = 1+3+5+7+12+14+16 */
+        ASSERT_OK(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", &v));
+        ASSERT_U64_EQ(v, 58);
+        /* in-flight (9), io_ticks (10), time_in_queue (11) move while a device is stuck: ignored */
+        ASSERT_OK(progress_parse_block_stat("1 2 3 4 5 6 7 8 999 999 999 12 13 14 15 16 17", &v));
+        ASSERT_U64_EQ(v, 58);
+        /* old kernels: 11 fields (no discard, no flush) */
+        ASSERT_OK(progress_parse_block_stat("    1    0    3    0    5    0    7    0    0    0    0\n", &v));
+        ASSERT_U64_EQ(v, 16);
+        v = 7;
+        ASSERT_ERR(progress_parse_block_stat("1 2 3\n", &v), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat("", &v), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 x\n", &v), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat("99999999999999999999999 2 3 4 5 6 7 8 9 10 11\n", &v), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat(NULL, &v), EINVAL);
+        ASSERT_U64_EQ(v, 7);    /* untouched on failure */
+}
+
+static void put(int dir_fd, const char *path, const char *text) {
+        _cleanup_close_ int fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+}
+
+TEST(read_fixture) {
+        char root[] = "/tmp/test-progress.XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        dev_t leaves[2] = { makedev(7, 1), makedev(8, 0) };
+        ProgressProbe p;
+        uint64_t v = 0;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "dev", 0755));
+        ASSERT_OK(mkdirat(fd, "dev/block", 0755));
+        ASSERT_OK(mkdirat(fd, "dev/block/7:1", 0755));
+        ASSERT_OK(mkdirat(fd, "dev/block/7:1/queue", 0755));
+        ASSERT_OK(mkdirat(fd, "dev/block/8:0", 0755));
+        ASSERT_OK(mkdirat(fd, "dev/block/8:0/queue", 0755));
+        put(fd, "dev/block/7:1/stat", "1 0 1 0 1 0 1 0 4 9 9 0 0 0 0 1 0\n");
+        put(fd, "dev/block/7:1/queue/iostats", "1\n");
+        put(fd, "dev/block/8:0/stat", "100 0 100 0 100 0 100 0 0 0 0 0 0 0 0 100 0\n");
+        put(fd, "dev/block/8:0/queue/iostats", "0\n");
+
+        p = (ProgressProbe) { .sysfs_fd = fd, .debugfs_fd = -EBADF, .leaves = leaves, .n_leaves = 2 };
+        /* 8:0 does not account I/O (iostats 0): its frozen counters are no evidence */
+        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_U64_EQ(v, 5);
+        /* negative control: with accounting on, 8:0 counts */
+        put(fd, "dev/block/8:0/queue/iostats", "1\n");
+        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_U64_EQ(v, 505);
+        /* nothing that accounts: no evidence at all */
+        put(fd, "dev/block/7:1/queue/iostats", "0\n");
+        put(fd, "dev/block/8:0/queue/iostats", "0\n");
+        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        p.n_leaves = 0;
+        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        ASSERT_ERR(progress_read(NULL, &v), ENODATA);
+
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+int main(void) {
+        RUN(parse_block_stat);
+        RUN(read_fixture);
+        return 0;
+}
