@@ -11,8 +11,11 @@ source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
 ss_init
 
+# A fixture sysfs whose power/ holds plain files and whose other directories lead to the real /sys,
+# so devices are classified and their I/O progress is real.
 sys=$SS_TMP/sys
 mkdir -p "$sys/power"
+for d in dev devices block class fs bus; do ln -s "/sys/$d" "$sys/$d"; done
 knob=$sys/power/sync_on_suspend
 echo 1 >"$knob"
 k() { tr -d '\n' <"$knob"; }
@@ -44,12 +47,21 @@ DeadlineSec=3s"
 ss --sysfs="$sys" --trigger=unit run || true
 [[ $(k) == 1 ]] || fail "keep: knob changed"
 
-# auto: a hung mount makes the kernel's serial sync harmful: off for this cycle.
+# auto without evidence (a sysfs that shows no device counters): slow and stuck cannot be told
+# apart, so the kernel sync stays on (issue 9 case 1: fail closed).
 ss_config "[Kernel]
 SyncOnSuspend=auto
 [Sync]
 MountTimeoutSec=1s
 DeadlineSec=3s"
+bare=$SS_TMP/bare-sys
+mkdir -p "$bare/power"
+echo 1 >"$bare/power/sync_on_suspend"
+ss --sysfs="$bare" --trigger=unit run || true
+[[ $(tr -d '\n' <"$bare/power/sync_on_suspend") == 1 ]] || fail "auto, hung mount without evidence: knob turned off"
+
+# auto: a mount whose device is proven stuck (no I/O completed) makes the kernel's serial sync
+# harmful: off for this cycle.
 ss --sysfs="$sys" --trigger=unit run || true
 [[ $(k) == 0 ]] || fail "auto with a hung mount: knob $(k)"
 
