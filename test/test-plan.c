@@ -212,6 +212,35 @@ TEST(rules) {
         ASSERT_U64_EQ(find(p, "/")->timeout, 3 * USEC_PER_SEC);
 }
 
+/* Issue 9 case 5: a rule whose match key could not be parsed used to match every mount, so
+ * a relative "Path=media/..." skipped / with data dirty. Now the rule is disabled and / is synced. */
+TEST(bad_rule_never_skips) {
+        static const char *const configs[] = {
+                "[Rule usb-sticks]\nPath=media/*\nAction=skip\n",
+                "[Rule usb-sticks]\nDevice=usb-stick\nAction=skip\n",
+                "[Rule usb-sticks]\nPaht=/media/*\nAction=skip\n",
+                "[Rule usb-sticks]\nPath /media/*\nAction=skip\n",
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+
+        for (size_t i = 0; i < ELEMENTSOF(configs); i++) {
+                _cleanup_(policy_freep) Policy *pol = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                ASSERT_OK(policy_new(&pol));
+                ASSERT_OK(policy_parse_text(pol, "test.conf", configs[i], strlen(configs[i])));
+                ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+                ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
+                ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC);
+                ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
+                ASSERT_EQ(p->n_sync, 6U);
+                for (size_t j = 0; j < p->n_entries; j++)
+                        ASSERT_TRUE(p->entries[j].rule == NULL);
+                ASSERT_EQ(pol->n_warnings, 1);
+                ASSERT_TRUE(strstr(pol->warnings[0], "rule 'usb-sticks' disabled: "));
+        }
+}
+
 TEST(late_scope) {
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -410,6 +439,7 @@ TEST(container_host_1000) {
 int main(void) {
         RUN(laptop_golden);
         RUN(rules);
+        RUN(bad_rule_never_skips);
         RUN(late_scope);
         RUN(ext4_clean_evidence);
         RUN(skip_clean_in_plan);
