@@ -372,12 +372,33 @@ static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, c
         return false;
 }
 
-/* Filesystems that write their metadata through the block device's page cache and have no
- * ->sync_fs that flushes: syncfs() writes everything but leaves it in the device's volatile cache
- * (fs/sync.c sync_filesystem() only calls sync_blockdev(), which sends no FLUSH). */
+/* Filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes everything
+ * but leaves it in the device's volatile cache (fs/sync.c sync_filesystem() then only calls
+ * sync_blockdev(), which sends no FLUSH). The worker fsyncs the block device after syncfs, which
+ * does (block/fops.c blkdev_fsync → blkdev_issue_flush). Sources (Linux 6.x):
+ *   vfat, msdos, fat, minix: no ->sync_fs at all;
+ *   exfat: exfat_sync_fs() → sync_blockdev() and a superblock write with sync_dirty_buffer()
+ *     (REQ_SYNC, no PREFLUSH);
+ *   hfs: hfs_sync_fs() → hfs_mdb_commit() only; hfsplus flushes unless "nobarrier" (kept here:
+ *     one redundant FLUSH at most);
+ *   ext2: fs/ext2 ext2_sync_fs() → ext2_sync_super(): mark_buffer_dirty + sync_dirty_buffer, no
+ *     FLUSH. Where the ext4 driver serves "ext2" (CONFIG_EXT4_USE_FOR_EXT2, Debian's kernels)
+ *     ext4_sync_fs() flushes even without a journal (needs_barrier when BARRIER): one redundant
+ *     FLUSH, measured on the fault disk (also ext4 ^has_journal: 1 FLUSH per syncfs);
+ *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
+ *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
+ *     no blkdev_issue_flush();
+ *   fuseblk (ntfs-3g, exfat-fuse, fuse2fs): fuse_sync_fs() sends at most FUSE_SYNCFS to a server
+ *     that asked for it; the server's own writes to the device stay in its cache (measured on the
+ *     fault disk with ntfs-3g: 0 FLUSH per syncfs). The device node is the mount's source. */
 static bool fstype_needs_device_flush(const char *fstype) {
-        static const char *const types[] = { "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix" };
+        static const char *const types[] = {
+                "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix",
+                "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
+        };
 
+        if (strncmp(fstype, "fuseblk.", 8) == 0)
+                return true;
         for (size_t i = 0; i < ELEMENTSOF(types); i++)
                 if (streq(fstype, types[i]))
                         return true;

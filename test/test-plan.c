@@ -241,6 +241,42 @@ TEST(bad_rule_never_skips) {
         }
 }
 
+/* Issue 9 case 8: every filesystem whose sync_fs sends no cache FLUSH gets the device fsynced after
+ * syncfs (fuseblk: ntfs-3g and exfat-fuse on USB sticks, udf, ext2, ntfs3), like vfat; the others
+ * flush by themselves and get nothing extra. */
+TEST(device_flush_parity) {
+        static const struct {
+                const char *mount_point, *flush_device;
+        } expect[] = {
+                { "/media/alice/NTFS", "/dev/sdb1" },
+                { "/media/alice/EXFAT", "/dev/sdb2" },
+                { "/media/alice/DVD-RAM", "/dev/sdc1" },
+                { "/srv/old", "/dev/sdc2" },
+                { "/media/alice/WIN", "/dev/sdc3" },
+                { "/media/alice/STICK", "/dev/sdc4" },
+                { "/", NULL },
+                { "/srv/xfs", NULL },
+                { "/srv/ext3", NULL },
+                { "/home/alice/remote", NULL },
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/flush-parity", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
+                const PlanEntry *e = find(p, expect[i].mount_point);
+
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                if (expect[i].flush_device)
+                        ASSERT_STREQ(e->flush_device, expect[i].flush_device);
+                else if (e->flush_device) {
+                        fprintf(stderr, "%s: unexpected flush_device %s\n", e->mount_point, e->flush_device);
+                        abort();
+                }
+        }
+}
+
 TEST(late_scope) {
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -440,6 +476,7 @@ int main(void) {
         RUN(laptop_golden);
         RUN(rules);
         RUN(bad_rule_never_skips);
+        RUN(device_flush_parity);
         RUN(late_scope);
         RUN(ext4_clean_evidence);
         RUN(skip_clean_in_plan);
