@@ -277,6 +277,46 @@ TEST(device_flush_parity) {
         }
 }
 
+/* Issue 9 case 6: FUSE mounts without allow_other admit only their owner (root gets EACCES): the
+ * plan says whom to run as, and gives each such mount a group of its own, so the worker can drop
+ * privileges for good. */
+TEST(fuse_owner) {
+        static const struct {
+                const char *mount_point;
+                int uid, gid;        /* -1: as we are */
+        } expect[] = {
+                { "/run/user/1000/gvfs", 1000, 1000 },
+                { "/run/user/1000/doc", 1000, 1000 },
+                { "/home/alice/remote", 1000, 1000 },
+                { "/home/bob/remote", 1001, 100 },
+                { "/mnt/plain", 1000, 1000 },
+                { "/srv/shared", -1, -1 },          /* allow_other: anyone */
+                { "/media/stick", -1, -1 },         /* root:root: we are root */
+                { "/mnt/odd", -1, -1 },             /* ids that do not parse: as we are */
+                { "/", -1, -1 },
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
+                const PlanEntry *e = find(p, expect[i].mount_point);
+
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_EQ((int) e->run_as_uid, expect[i].uid);
+                ASSERT_EQ((int) e->run_as_gid, expect[i].gid);
+                if (expect[i].uid >= 0) {
+                        ASSERT_TRUE(strstr(e->reason, "as its owner"));
+                        ASSERT_TRUE(strncmp(e->group, "owner:", 6) == 0);
+                        /* alone in its group */
+                        for (size_t j = 0; j < p->n_sync; j++)
+                                ASSERT_TRUE(&p->entries[j] == e || !streq(p->entries[j].group, e->group));
+                } else
+                        ASSERT_TRUE(strncmp(e->group, "owner:", 6) != 0);
+        }
+}
+
 TEST(late_scope) {
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -477,6 +517,7 @@ int main(void) {
         RUN(rules);
         RUN(bad_rule_never_skips);
         RUN(device_flush_parity);
+        RUN(fuse_owner);
         RUN(late_scope);
         RUN(ext4_clean_evidence);
         RUN(skip_clean_in_plan);
