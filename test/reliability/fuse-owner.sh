@@ -76,6 +76,10 @@ as_user sh -c "head -c 4194304 /dev/urandom >'$d/mnt/data' && mkdir '$d/mnt/dir'
 want=$(as_user sha256sum "$d/mnt/data" | cut -d' ' -f1)
 
 rel_config "$d/mnt"
+ss plan --json=short >"$REL_TMP/plan.json"
+owner=$(ss_json "[m['run_as'] for m in j['mounts'] if m['mount_point'] == '$d/mnt'][0]" <"$REL_TMP/plan.json")
+echo "plan: run_as $owner"
+[[ $owner == *"'uid': $uid"* && $owner == *"'gid': $gid"* ]] || fail "plan does not name the owner: $owner"
 rc=0
 ss run >"$REL_TMP/run.log" 2>&1 || rc=$?
 ss status --json=short >"$REL_TMP/status.json"
@@ -95,7 +99,8 @@ echo "run as nobody: exit $rc: $(head -n 1 "$REL_TMP/user.log")"
 [[ $rc == 2 ]] || fail "non-root run: exit $rc, expected 2"
 grep -q "'run' needs root" "$REL_TMP/user.log" || fail "non-root run: no clear message"
 [[ ! -e $d/state ]] || fail "non-root run created its state directory"
-# plan still works unprivileged
+# plan and status still work unprivileged
 as_user "$SUSPEND_SYNC" --state-dir="$d/state" --config="$SS_CONF" plan >/dev/null 2>&1 || fail "plan fails unprivileged"
+as_user "$SUSPEND_SYNC" --state-dir="$d/state" --config="$SS_CONF" status >/dev/null 2>&1 || fail "status fails unprivileged"
 
 echo PASS
