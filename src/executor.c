@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <signal.h>
@@ -189,7 +190,54 @@ static int not_reached(const ExecJob *job, int error) {
         return error;
 }
 
+/* Whether the job wants another owner than we are, and we are root, who can become it. */
+static bool wants_owner(const ExecJob *job) {
+        uid_t ruid, euid, suid;
+        gid_t rgid, egid, sgid;
+
+        if (job->run_as_uid == (uid_t) -1 || geteuid() != 0)
+                return false;
+        if (getresuid(&ruid, &euid, &suid) < 0 || getresgid(&rgid, &egid, &sgid) < 0)
+                return true;
+        return !(ruid == job->run_as_uid && euid == ruid && suid == ruid && rgid == job->run_as_gid &&
+                 egid == rgid && sgid == rgid);
+}
+
+/* FUSE without allow_other admits a process only if its uid, euid, suid are the mount's user_id=
+ * and its gid, egid, sgid its group_id= (fs/fuse/dir.c fuse_permissible_uidgid): root gets EACCES.
+ * Walk to the mount as we are (O_PATH does not enter it; /proc/PID/root may be closed to the
+ * owner), take what needs root (the device to flush), become the owner for good, and open the
+ * mount from the O_PATH fd. The planner puts such a job in a group of its own. */
+static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
+        _cleanup_close_ int path_fd = -EBADF, flush_fd = -EBADF;
+        char proc[64];
+        int fd;
+
+        path_fd = open(job->path, O_PATH | O_CLOEXEC);
+        if (path_fd < 0)
+                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+        if (job->flush_device) {
+                flush_fd = open_block_device(job->flush_device, job->dev);
+                if (flush_fd < 0)
+                        return flush_fd;
+        }
+        if (setgroups(0, NULL) < 0 || setresgid(job->run_as_gid, job->run_as_gid, job->run_as_gid) < 0 ||
+            setresuid(job->run_as_uid, job->run_as_uid, job->run_as_uid) < 0)
+                return negative_errno();
+
+        fd = openat(path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOTDIR) {
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", path_fd);
+                fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        }
+        if (fd < 0)
+                return negative_errno();
+        *ret_flush_fd = TAKE_FD(flush_fd);
+        return fd;
+}
+
 static int sync_one_default(const ExecJob *job, void *userdata) {
+        _cleanup_close_ int flush_fd = -EBADF;
         int fd, r = 0;
 
         if (job->covered_if_path) {
@@ -202,11 +250,17 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
         /* A mount point is a directory; a file bind mount is not: retry without O_DIRECTORY (with
          * O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH: syncfs() on an
          * O_PATH fd fails with EBADF. */
-        fd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0 && errno == ENOTDIR)
-                fd = open(job->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+        if (wants_owner(job)) {
+                fd = open_as_owner(job, &flush_fd);
+                if (fd < 0)
+                        return fd;
+        } else {
+                fd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0 && errno == ENOTDIR)
+                        fd = open(job->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd < 0)
+                        return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+        }
 
         /* The path must still lead to the mount that was planned: another mount may have been put
          * on top of it, or it may have been unmounted, since the mount table was read. */
@@ -226,7 +280,7 @@ static int sync_one_default(const ExecJob *job, void *userdata) {
 
         /* fsync() on a block device writes its buffers and sends a cache FLUSH. */
         if (r >= 0 && job->flush_device) {
-                fd = open_block_device(job->flush_device, job->dev);
+                fd = flush_fd >= 0 ? TAKE_FD(flush_fd) : open_block_device(job->flush_device, job->dev);
                 if (fd < 0)
                         return fd;
                 if (fsync(fd) < 0)

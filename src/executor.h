@@ -59,6 +59,13 @@ typedef struct ExecJob {
         const char *counter_path;  /* a file holding one decimal number, read in the worker right
                                     * after a successful sync (ext4 lifetime_write_kbytes: the clean
                                     * baseline); NULL: none */
+        uid_t run_as_uid;          /* (uid_t) -1: as we are. Otherwise, when we are root, the worker
+                                    * walks to path as root (O_PATH), opens flush_device, then drops
+                                    * privileges FOR GOOD (no supplementary groups, real/effective/
+                                    * saved ids = these) and opens path from there: FUSE without
+                                    * allow_other admits only its owner. Such a job must be alone in
+                                    * its group (later jobs of the worker would run as the owner) */
+        gid_t run_as_gid;
         /* out */
         Outcome outcome;
         int error;                 /* positive errno for OUTCOME_ERROR */

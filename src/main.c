@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "context.h"
@@ -38,7 +39,7 @@ static void help(void) {
                "Exit status:\n"
                "  0  success: every planned mount synced or skipped (timeouts too, with OnTimeout=continue)\n"
                "  1  internal failure: could not run\n"
-               "  2  invalid arguments\n"
+               "  2  invalid arguments, or run without root\n"
                "  3  a mount reported a sync error (e.g. EIO)\n"
                "  4  a mount timed out and OnTimeout=fail\n\n"
                "See suspend-sync(8) and suspend-sync.conf(5).\n",
@@ -163,9 +164,16 @@ int main(int argc, char *argv[]) {
 
         r = parse_argv(argc, argv, &a, &verb);
         if (r <= 0)
-                return r < 0 ? 2 : EXIT_SUCCESS;
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 
         if (streq(verb, "run")) {
+                /* Unprivileged, every syncfs of another user's mount and every knob write would
+                 * fail: one clear refusal instead of every mount reported as a sync error. */
+                if (geteuid() != 0) {
+                        log_error("'run' needs root (syncs every filesystem, writes /sys/power and %s); "
+                                  "'plan' and 'status' work unprivileged.", a.state_dir);
+                        return EXIT_USAGE;
+                }
                 r = verb_run(&a, &code);
                 return r < 0 ? EXIT_FAILURE : code;
         }
@@ -179,7 +187,7 @@ int main(int argc, char *argv[]) {
                 r = verb_restore_knob(&a);
         else {
                 log_error("Unknown command '%s', see --help.", verb);
-                return 2;
+                return EXIT_USAGE;
         }
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include <limits.h>
+
 #include "plan.h"
+#include "shared/parse-util.h"
 #include "shared/string-util.h"
 
 static const char *const plan_action_table[_PLAN_ACTION_MAX] = {
@@ -26,6 +29,7 @@ Plan *plan_free(Plan *p) {
                 free(p->entries[i].reason);
                 free(p->entries[i].path);
                 free(p->entries[i].covered_if_path);
+                free(p->entries[i].own_group);
         }
         free(p->entries);
         free(p);
@@ -372,12 +376,33 @@ static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, c
         return false;
 }
 
-/* Filesystems that write their metadata through the block device's page cache and have no
- * ->sync_fs that flushes: syncfs() writes everything but leaves it in the device's volatile cache
- * (fs/sync.c sync_filesystem() only calls sync_blockdev(), which sends no FLUSH). */
+/* Filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes everything
+ * but leaves it in the device's volatile cache (fs/sync.c sync_filesystem() then only calls
+ * sync_blockdev(), which sends no FLUSH). The worker fsyncs the block device after syncfs, which
+ * does (block/fops.c blkdev_fsync → blkdev_issue_flush). Sources (Linux 6.x):
+ *   vfat, msdos, fat, minix: no ->sync_fs at all;
+ *   exfat: exfat_sync_fs() → sync_blockdev() and a superblock write with sync_dirty_buffer()
+ *     (REQ_SYNC, no PREFLUSH);
+ *   hfs: hfs_sync_fs() → hfs_mdb_commit() only; hfsplus flushes unless "nobarrier" (kept here:
+ *     one redundant FLUSH at most);
+ *   ext2: fs/ext2 ext2_sync_fs() → ext2_sync_super(): mark_buffer_dirty + sync_dirty_buffer, no
+ *     FLUSH. Where the ext4 driver serves "ext2" (CONFIG_EXT4_USE_FOR_EXT2, Debian's kernels)
+ *     ext4_sync_fs() flushes even without a journal (needs_barrier when BARRIER): one redundant
+ *     FLUSH, measured on the fault disk (also ext4 ^has_journal: 1 FLUSH per syncfs);
+ *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
+ *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
+ *     no blkdev_issue_flush();
+ *   fuseblk (ntfs-3g, exfat-fuse, fuse2fs): fuse_sync_fs() sends at most FUSE_SYNCFS to a server
+ *     that asked for it; the server's own writes to the device stay in its cache (measured on the
+ *     fault disk with ntfs-3g: 0 FLUSH per syncfs). The device node is the mount's source. */
 static bool fstype_needs_device_flush(const char *fstype) {
-        static const char *const types[] = { "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix" };
+        static const char *const types[] = {
+                "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix",
+                "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
+        };
 
+        if (strncmp(fstype, "fuseblk.", 8) == 0)
+                return true;
         for (size_t i = 0; i < ELEMENTSOF(types); i++)
                 if (streq(fstype, types[i]))
                         return true;
@@ -415,7 +440,40 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .rule = d->rule,
                 .mount_id = m->mount_id,
                 .uncovered = d->uncovered,
+                .run_as_uid = (uid_t) -1,
+                .run_as_gid = (gid_t) -1,
         };
+}
+
+/* FUSE without allow_other admits only the user who mounted it: the kernel (fs/fuse/dir.c
+ * fuse_allow_current_process → fuse_permissible_uidgid) wants uid, euid and suid equal to user_id=
+ * and gid, egid and sgid equal to group_id=, and refuses root itself (EACCES). gvfsd-fuse, the
+ * document portal and a user's sshfs mount that way. Returns 1 with the owner when the mount needs
+ * one that is not root, 0 when anyone may enter, it is owned by root:root, its ids are missing or do
+ * not parse (then it is opened as we are), or it is not FUSE; -ENOMEM. */
+static int fuse_owner(const char *fstype, const char *opts, uid_t *ret_uid, gid_t *ret_gid) {
+        _cleanup_free_ char *u = NULL, *g = NULL;
+        unsigned uid, gid;
+        int r;
+
+        if (!streq(fstype, "fuse") && !streq(fstype, "fuseblk") && strncmp(fstype, "fuse.", 5) != 0 &&
+            strncmp(fstype, "fuseblk.", 8) != 0)
+                return 0;
+        if (!opts || options_has(opts, "allow_other"))
+                return 0;
+        r = options_get(opts, "user_id", &u);
+        if (r <= 0)
+                return r;
+        r = options_get(opts, "group_id", &g);
+        if (r <= 0)
+                return r;
+        if (safe_atou(u, &uid) < 0 || safe_atou(g, &gid) < 0 || uid == UINT_MAX || gid == UINT_MAX)
+                return 0;
+        if (uid == 0 && gid == 0)
+                return 0;
+        *ret_uid = (uid_t) uid;
+        *ret_gid = (gid_t) gid;
+        return 1;
 }
 
 typedef struct GroupWork {
@@ -562,6 +620,28 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         r = entry_set_path(sample, dec[k].primary, e);
                         if (r < 0)
                                 goto fail;
+                        r = fuse_owner(s->fstype, m->fs_options, &e->run_as_uid, &e->run_as_gid);
+                        if (r < 0)
+                                goto fail;
+                        if (r > 0) {
+                                /* A group of its own: the worker becomes the owner for good. */
+                                char *reason = NULL;
+
+                                if (asprintf(&e->own_group, "owner:%u:%u:%s", (unsigned) e->run_as_uid,
+                                             (unsigned) e->run_as_gid, e->group) < 0) {
+                                        e->own_group = NULL;
+                                        r = -ENOMEM;
+                                        goto fail;
+                                }
+                                if (asprintf(&reason, "%s; as its owner %u:%u (FUSE without allow_other)",
+                                             e->reason, (unsigned) e->run_as_uid, (unsigned) e->run_as_gid) < 0) {
+                                        r = -ENOMEM;
+                                        goto fail;
+                                }
+                                e->group = e->own_group;
+                                free(e->reason);
+                                e->reason = reason;
+                        }
                 }
                 /* Within a group: larger known work first (insertion sort, groups are small). */
                 for (size_t i = start + 1; i < pos; i++)

@@ -54,6 +54,12 @@ typedef struct PlanEntry {
         const char *flush_device;   /* block device node to fsync() after syncfs, for filesystems
                                      * whose sync_fs sends no cache FLUSH (vfat, exfat); borrowed */
         bool primary;               /* the mount through which its superblock is synced */
+        uid_t run_as_uid;           /* FUSE without allow_other admits only its owner, not even root:
+                                     * the worker syncs it as user_id=/group_id= of the mount, in a
+                                     * group of its own ("owner:UID:GID:<group>", so the worker may
+                                     * drop privileges for good). (uid_t) -1: as we are */
+        gid_t run_as_gid;
+        char *own_group;            /* owned storage behind group for such a group of its own */
 } PlanEntry;
 
 typedef struct Plan {

@@ -171,6 +171,7 @@ static int split_words(const char *s, size_t max, char ***ret) {
 
 static void rule_done(Rule *r) {
         free(r->name);
+        free(r->disabled_reason);
         strv_free(r->paths);
         strv_free(r->types);
 }
@@ -274,6 +275,34 @@ typedef struct ParseState {
 
 static Origin here(const ParseState *s) {
         return (Origin) { .file = s->file, .line = s->line };
+}
+
+/* Fails closed: a rule with a line we cannot understand is disabled whole, for good (a later valid
+ * line does not bring it back), so it can never skip a mount it was not written for. One warning
+ * per bad line, naming the rule. */
+_printf_(3, 4) static void rule_disable(ParseState *s, Rule *rule, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                if (s->error == 0)
+                        s->error = -ENOMEM;
+                return;
+        }
+        WARN(s, "rule '%s' disabled: %s", rule->name, msg);
+        if (rule->disabled)
+                return;
+        rule->disabled = true;
+        rule->disabled_reason = TAKE_PTR(msg);
+        rule->o_disabled = here(s);
+}
+
+static Rule *current_rule(ParseState *s) {
+        return s->section == SECTION_RULE ? &s->policy->rules[s->rule] : NULL;
 }
 
 static int find_or_add_rule(ParseState *s, const char *name, size_t len) {
@@ -391,15 +420,24 @@ static bool check_assignment_line(ParseState *s, const char *l) {
                 k++;
         e = l + k + strspn(l + k, " \t");
         if (!strchr(l, '=')) {
-                WARN(s, "Missing '=', ignoring");
+                if (current_rule(s))
+                        rule_disable(s, current_rule(s), "missing '=' in '%s'", l);
+                else
+                        WARN(s, "Missing '=', ignoring");
                 return false;
         }
         if (k == 0 || *e != '=') {
-                WARN(s, "Invalid key name in '%s', ignoring", l);
+                if (current_rule(s))
+                        rule_disable(s, current_rule(s), "invalid key name in '%s'", l);
+                else
+                        WARN(s, "Invalid key name in '%s', ignoring", l);
                 return false;
         }
         if (k >= INIH_MAX_NAME) {
-                WARN(s, "Key name too long (max %d bytes), ignoring", INIH_MAX_NAME - 1);
+                if (current_rule(s))
+                        rule_disable(s, current_rule(s), "key name too long (max %d bytes)", INIH_MAX_NAME - 1);
+                else
+                        WARN(s, "Key name too long (max %d bytes), ignoring", INIH_MAX_NAME - 1);
                 return false;
         }
         return true;
@@ -436,10 +474,15 @@ static char *policy_reader(char *str, int num, void *stream) {
         if (skip == len || l[skip] == '#' || l[skip] == ';')
                 return str;
         if (len > (size_t) num - 1) {
-                WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 1);
-                /* A header we cannot read: do not let its keys land in the previous section. */
-                if (l[skip] == '[')
+                /* A header we cannot read: do not let its keys land in the previous section. A
+                 * key we cannot read in a rule may be the one that narrows it: disable the rule. */
+                if (l[skip] == '[') {
+                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 1);
                         s->section = SECTION_IGNORED;
+                } else if (current_rule(s))
+                        rule_disable(s, current_rule(s), "line too long (%zu bytes, max %d)", len, num - 1);
+                else
+                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 1);
                 return str;
         }
 
@@ -565,9 +608,10 @@ static void handle_kernel(ParseState *s, const char *key, const char *value) {
                 WARN(s, "Unknown key '%s' in section [Kernel], ignoring", key);
 }
 
-/* Path= and Type=: a list of globs, replacing the earlier list; empty unsets. */
-static void handle_glob_list(ParseState *s, const char *key, const char *value, bool path, char ***list,
-                             Origin *o) {
+/* Path= and Type=: a list of globs, replacing the earlier list; empty unsets. A list we cannot take
+ * disables the rule (keeping the earlier list, or none, would widen it). */
+static void handle_glob_list(ParseState *s, Rule *rule, const char *key, const char *value, bool path,
+                             char ***list, Origin *o) {
         _cleanup_strv_free_ char **l = NULL;
         int r;
 
@@ -577,14 +621,14 @@ static void handle_glob_list(ParseState *s, const char *key, const char *value, 
                 return;
         }
         if (r == -E2BIG) {
-                WARN(s, "Too many patterns in %s= (max %u), ignoring", key, POLICY_MAX_PATTERNS);
+                rule_disable(s, rule, "too many patterns in %s= (max %u)", key, POLICY_MAX_PATTERNS);
                 return;
         }
         if (path)
                 for (char **i = l; i && *i; i++)
                         if ((*i)[0] != '/' && (*i)[0] != '*') {
-                                WARN(s, "Invalid Path= pattern '%s' (must start with '/' or '*'), ignoring",
-                                     *i);
+                                rule_disable(s, rule, "invalid Path= pattern '%s' (must start with '/' or '*')",
+                                             *i);
                                 return;
                         }
 
@@ -597,9 +641,9 @@ static void handle_rule(ParseState *s, const char *key, const char *value) {
         Rule *rule = &s->policy->rules[s->rule];
 
         if (streq(key, "Path"))
-                handle_glob_list(s, key, value, true, &rule->paths, &rule->o_paths);
+                handle_glob_list(s, rule, key, value, true, &rule->paths, &rule->o_paths);
         else if (streq(key, "Type"))
-                handle_glob_list(s, key, value, false, &rule->types, &rule->o_types);
+                handle_glob_list(s, rule, key, value, false, &rule->types, &rule->o_types);
         else if (streq(key, "Device")) {
                 unsigned mask = 0;
 
@@ -620,7 +664,7 @@ static void handle_rule(ParseState *s, const char *key, const char *value) {
                                 c = device_class_from_string(word);
                         }
                         if (c <= 0) {
-                                WARN(s, "Unknown device class '%.*s' in Device=, ignoring", (int) k, v);
+                                rule_disable(s, rule, "unknown device class '%.*s' in Device=", (int) k, v);
                                 return;
                         }
                         mask |= (unsigned) c;
@@ -637,8 +681,11 @@ static void handle_rule(ParseState *s, const char *key, const char *value) {
                 else {
                         a = rule_action_from_string(value);
                         if (a < 0) {
-                                WARN(s, "Invalid Action= value '%s' (expected sync|skip|auto), ignoring", value);
-                                return;
+                                /* What the rule matches is understood, what to do is not: the one
+                                 * choice that cannot lose data. */
+                                WARN(s, "Invalid Action= value '%s' in rule '%s' (expected sync|skip|auto), "
+                                     "using Action=sync", value, rule->name);
+                                a = RULE_ACTION_SYNC;
                         }
                 }
                 rule->action = a;
@@ -655,7 +702,8 @@ static void handle_rule(ParseState *s, const char *key, const char *value) {
                 rule->o_mount_timeout = here(s);
 
         } else
-                WARN(s, "Unknown key '%s' in section [Rule %s], ignoring", key, rule->name);
+                /* Perhaps a misspelt match key ("Paht="): ignoring it would widen the rule. */
+                rule_disable(s, rule, "unknown key '%s'", key);
 }
 
 static int policy_handler(void *user, const char *section, const char *name, const char *value) {
@@ -953,6 +1001,8 @@ const Rule *policy_match(const Policy *p, const char *mount_point, const char *f
         for (size_t i = 0; i < p->n_rules; i++) {
                 const Rule *r = &p->rules[i];
 
+                if (r->disabled)
+                        continue;
                 if (!globs_match(r->paths, mount_point))
                         continue;
                 if (!globs_match(r->types, fstype))
@@ -1031,6 +1081,9 @@ int policy_format(const Policy *p, char **ret) {
 
                 fputc('\n', f);
                 put_origin(f, r->origin, NULL);
+                if (r->disabled)
+                        fprintf(f, "# DISABLED, matches no mount: %s (%s:%u)\n", r->disabled_reason ?: "",
+                                r->o_disabled.file ?: "", r->o_disabled.line);
                 fprintf(f, "[Rule %s]\n", r->name);
                 put_list(f, "Path", r->paths, r->o_paths);
                 put_list(f, "Type", r->types, r->o_types);

@@ -4,7 +4,10 @@
 /*
  * Policy: /etc/suspend-sync.conf and suspend-sync.conf.d/ drop-ins (systemd semantics), parsed
  * with inih through our own line reader so warnings carry file:line. Config never kills a run: a bad
- * value or unknown key yields a warning and the default (or earlier value) is kept.
+ * value or unknown key yields a warning and the default (or earlier value) is kept — except in a
+ * [Rule] section, which fails closed: any line of it that cannot be understood (a bad Path=, Type=
+ * or Device= value, an unknown key, an unparsable or over-long line) disables the whole rule for
+ * good, and an invalid Action= makes it Action=sync. A rule that cannot be understood never skips.
  */
 
 #include <stdbool.h>
@@ -64,8 +67,11 @@ typedef struct Rule {
         unsigned device_classes;    /* DeviceClassBit mask, 0 = any */
         RuleAction action;          /* default RULE_ACTION_AUTO */
         usec_t mount_timeout;       /* USEC_INFINITY = inherit [Sync] MountTimeoutSec */
+        bool disabled;              /* a line of it could not be understood: it matches nothing (fail
+                                     * closed: a dropped match key would widen it to every mount) */
+        char *disabled_reason;      /* the first such line's problem (owned) */
         Origin origin;              /* where the section started */
-        Origin o_paths, o_types, o_device, o_action, o_mount_timeout;
+        Origin o_paths, o_types, o_device, o_action, o_mount_timeout, o_disabled;
 } Rule;
 
 typedef struct Policy {
@@ -110,7 +116,8 @@ int policy_find_files(int root_fd, char ***ret);
  * A missing file is not an error (defaults); an unreadable one is a warning. */
 int policy_load(int root_fd, const char *config_path, Policy **ret);
 
-/* Finds the first rule matching a mount; NULL when none matches. */
+/* Finds the first enabled rule matching a mount; NULL when none matches. Disabled rules match
+ * nothing. */
 const Rule *policy_match(const Policy *p, const char *mount_point, const char *fstype,
                          unsigned device_classes);
 

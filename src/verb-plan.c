@@ -81,6 +81,15 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
                         json_object_object_add(o, "namespace", json_object_new_string(ns));
                 } else
                         json_object_object_add(o, "namespace", NULL);
+                json_object_object_add(o, "flush_device",
+                                       e->flush_device ? json_object_new_string(e->flush_device) : NULL);
+                if (e->run_as_uid != (uid_t) -1) {
+                        struct json_object *owner = json_object_new_object();
+                        json_object_object_add(owner, "uid", json_object_new_uint64(e->run_as_uid));
+                        json_object_object_add(owner, "gid", json_object_new_uint64(e->run_as_gid));
+                        json_object_object_add(o, "run_as", owner);
+                } else
+                        json_object_object_add(o, "run_as", NULL);
                 json_object_array_add(mounts, o);
         }
         *ret = TAKE_PTR(root);

@@ -193,6 +193,8 @@ int verb_run(const Args *a, int *ret_exit) {
                         .covered_if_path = c.plan->entries[i].covered_if_path,
                         .covered_if_dev = c.plan->entries[i].covered_if_dev,
                         .progress = &probes[i],
+                        .run_as_uid = c.plan->entries[i].run_as_uid,
+                        .run_as_gid = c.plan->entries[i].run_as_gid,
                 };
         }
 

@@ -20,5 +20,6 @@ int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **re
 
 /* Exit statuses (documented in --help and suspend-sync(8)). */
 #define PID_FMT "%d"
+#define EXIT_USAGE 2             /* invalid arguments, or 'run' without root */
 #define EXIT_SYNC_ERROR 3
 #define EXIT_SYNC_TIMEOUT 4

@@ -698,6 +698,40 @@ TEST(covered_if) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* FUSE without allow_other (issue 9 case 6): the worker walks to the path as root, then becomes the
+ * owner for good before it opens it. Root only: as another user nothing changes. */
+TEST(run_as_owner) {
+        char dir[] = "/tmp/test-executor.XXXXXX", sub[64];
+        ExecJob jobs[3];
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "   skipped: not root\n");
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(dir));                      /* 0700 root: closed to the owner */
+        snprintf(sub, sizeof(sub), "%s/sub", dir);
+        ASSERT_OK(mkdir(sub, 0700));
+        ASSERT_OK(chown(sub, 65534, 65534));
+
+        /* walked to as root, opened as its owner: synced although the owner cannot reach it */
+        jobs[0] = (ExecJob) { .path = sub, .group = "a", .timeout = 10 * SEC, .run_as_uid = 65534,
+                              .run_as_gid = 65534 };
+        /* control: privileges really dropped: the owner may not open root's 0700 directory */
+        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .run_as_uid = 65534,
+                              .run_as_gid = 65534 };
+        /* as we are */
+        jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .run_as_uid = (uid_t) -1,
+                              .run_as_gid = (gid_t) -1 };
+        ASSERT_EQ(run(jobs, 3, 3, in(30 * SEC), NULL), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[1].error, EACCES);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 3);
+        ASSERT_OK(rmdir(sub));
+        ASSERT_OK(rmdir(dir));
+}
+
 TEST(many_jobs) {
         /* 300 real syncfs jobs on the tmp filesystem in 60 groups: one fork per group. */
         static ExecJob jobs[300];
@@ -915,6 +949,7 @@ int main(void) {
         RUN(real_syncfs);
         RUN(mount_id_and_flush);
         RUN(covered_if);
+        RUN(run_as_owner);
         RUN(many_jobs);
         RUN(cannot_run);
         RUN(unkillable_worker);        /* last: it moves this process to a private mount namespace */

@@ -212,6 +212,111 @@ TEST(rules) {
         ASSERT_U64_EQ(find(p, "/")->timeout, 3 * USEC_PER_SEC);
 }
 
+/* Issue 9 case 5: a rule whose match key could not be parsed used to match every mount, so
+ * a relative "Path=media/..." skipped / with data dirty. Now the rule is disabled and / is synced. */
+TEST(bad_rule_never_skips) {
+        static const char *const configs[] = {
+                "[Rule usb-sticks]\nPath=media/*\nAction=skip\n",
+                "[Rule usb-sticks]\nDevice=usb-stick\nAction=skip\n",
+                "[Rule usb-sticks]\nPaht=/media/*\nAction=skip\n",
+                "[Rule usb-sticks]\nPath /media/*\nAction=skip\n",
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+
+        for (size_t i = 0; i < ELEMENTSOF(configs); i++) {
+                _cleanup_(policy_freep) Policy *pol = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                ASSERT_OK(policy_new(&pol));
+                ASSERT_OK(policy_parse_text(pol, "test.conf", configs[i], strlen(configs[i])));
+                ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+                ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
+                ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC);
+                ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
+                ASSERT_EQ(p->n_sync, 6U);
+                for (size_t j = 0; j < p->n_entries; j++)
+                        ASSERT_TRUE(p->entries[j].rule == NULL);
+                ASSERT_EQ(pol->n_warnings, 1);
+                ASSERT_TRUE(strstr(pol->warnings[0], "rule 'usb-sticks' disabled: "));
+        }
+}
+
+/* Issue 9 case 8: every filesystem whose sync_fs sends no cache FLUSH gets the device fsynced after
+ * syncfs (fuseblk: ntfs-3g and exfat-fuse on USB sticks, udf, ext2, ntfs3), like vfat; the others
+ * flush by themselves and get nothing extra. */
+TEST(device_flush_parity) {
+        static const struct {
+                const char *mount_point, *flush_device;
+        } expect[] = {
+                { "/media/alice/NTFS", "/dev/sdb1" },
+                { "/media/alice/EXFAT", "/dev/sdb2" },
+                { "/media/alice/DVD-RAM", "/dev/sdc1" },
+                { "/srv/old", "/dev/sdc2" },
+                { "/media/alice/WIN", "/dev/sdc3" },
+                { "/media/alice/STICK", "/dev/sdc4" },
+                { "/", NULL },
+                { "/srv/xfs", NULL },
+                { "/srv/ext3", NULL },
+                { "/home/alice/remote", NULL },
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/flush-parity", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
+                const PlanEntry *e = find(p, expect[i].mount_point);
+
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                if (expect[i].flush_device)
+                        ASSERT_STREQ(e->flush_device, expect[i].flush_device);
+                else if (e->flush_device) {
+                        fprintf(stderr, "%s: unexpected flush_device %s\n", e->mount_point, e->flush_device);
+                        abort();
+                }
+        }
+}
+
+/* Issue 9 case 6: FUSE mounts without allow_other admit only their owner (root gets EACCES): the
+ * plan says whom to run as, and gives each such mount a group of its own, so the worker can drop
+ * privileges for good. */
+TEST(fuse_owner) {
+        static const struct {
+                const char *mount_point;
+                int uid, gid;        /* -1: as we are */
+        } expect[] = {
+                { "/run/user/1000/gvfs", 1000, 1000 },
+                { "/run/user/1000/doc", 1000, 1000 },
+                { "/home/alice/remote", 1000, 1000 },
+                { "/home/bob/remote", 1001, 100 },
+                { "/mnt/plain", 1000, 1000 },
+                { "/srv/shared", -1, -1 },          /* allow_other: anyone */
+                { "/media/stick", -1, -1 },         /* root:root: we are root */
+                { "/mnt/odd", -1, -1 },             /* ids that do not parse: as we are */
+                { "/", -1, -1 },
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_OK(plan_build(s, pol, NULL, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
+                const PlanEntry *e = find(p, expect[i].mount_point);
+
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_EQ((int) e->run_as_uid, expect[i].uid);
+                ASSERT_EQ((int) e->run_as_gid, expect[i].gid);
+                if (expect[i].uid >= 0) {
+                        ASSERT_TRUE(strstr(e->reason, "as its owner"));
+                        ASSERT_TRUE(strncmp(e->group, "owner:", 6) == 0);
+                        /* alone in its group */
+                        for (size_t j = 0; j < p->n_sync; j++)
+                                ASSERT_TRUE(&p->entries[j] == e || !streq(p->entries[j].group, e->group));
+                } else
+                        ASSERT_TRUE(strncmp(e->group, "owner:", 6) != 0);
+        }
+}
+
 TEST(late_scope) {
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -410,6 +515,9 @@ TEST(container_host_1000) {
 int main(void) {
         RUN(laptop_golden);
         RUN(rules);
+        RUN(bad_rule_never_skips);
+        RUN(device_flush_parity);
+        RUN(fuse_owner);
         RUN(late_scope);
         RUN(ext4_clean_evidence);
         RUN(skip_clean_in_plan);

@@ -171,9 +171,14 @@ TEST(bad_values_fixture) {
         ASSERT_EQ(p->n_rules, 1);
         ASSERT_STREQ(p->rules[0].name, "r");
         ASSERT_EQ(p->rules[0].device_classes, 0);
-        ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
+        ASSERT_EQ(p->rules[0].action, RULE_ACTION_SYNC);       /* invalid Action=: sync */
         ASSERT_TRUE(p->rules[0].paths == NULL);
         ASSERT_U64_EQ(p->rules[0].mount_timeout, USEC_INFINITY);
+        /* Fails closed: disabled from its first bad line on, it matches nothing. */
+        ASSERT_TRUE(p->rules[0].disabled);
+        ASSERT_EQ(p->rules[0].o_disabled.line, 16);
+        ASSERT_STREQ(p->rules[0].disabled_reason, "unknown device class 'floppy' in Device=");
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
 
 #define F "/etc/suspend-sync.conf:"
         ASSERT_WARNING(p, F "4: Invalid MaxParallel= value '0' (expected 1..64), ignoring");
@@ -186,11 +191,11 @@ TEST(bad_values_fixture) {
         ASSERT_WARNING(p, F "11: Invalid OnTimeout= value 'panic' (expected continue|fail), ignoring");
         ASSERT_WARNING(p, F "12: Unknown key 'Colour' in section [Sync], ignoring");
         ASSERT_WARNING(p, F "14: Invalid SyncOnSuspend= value 'sometimes' (expected auto|keep|off), ignoring");
-        ASSERT_WARNING(p, F "16: Unknown device class 'floppy' in Device=, ignoring");
-        ASSERT_WARNING(p, F "17: Invalid Action= value 'maybe' (expected sync|skip|auto), ignoring");
-        ASSERT_WARNING(p, F "18: Invalid Path= pattern 'relative/*' (must start with '/' or '*'), ignoring");
+        ASSERT_WARNING(p, F "16: rule 'r' disabled: unknown device class 'floppy' in Device=");
+        ASSERT_WARNING(p, F "17: Invalid Action= value 'maybe' in rule 'r' (expected sync|skip|auto), using Action=sync");
+        ASSERT_WARNING(p, F "18: rule 'r' disabled: invalid Path= pattern 'relative/*' (must start with '/' or '*')");
         ASSERT_WARNING(p, F "19: Invalid MountTimeoutSec= value '-1s', ignoring");
-        ASSERT_WARNING(p, F "20: Unknown key 'Flavour' in section [Rule r], ignoring");
+        ASSERT_WARNING(p, F "20: rule 'r' disabled: unknown key 'Flavour'");
         ASSERT_WARNING(p, F "21: Unknown section [Unknown], ignoring section");
         ASSERT_WARNING(p, F "23: Rule section without a name, ignoring section");
         ASSERT_WARNING(p, F "26: Missing '=', ignoring");
@@ -270,13 +275,15 @@ TEST(long_lines) {
         ASSERT_EQ(p->max_parallel, 4);
         ASSERT_EQ(p->o_deadline.line, 3);
         ASSERT_WARNING(p, "t.conf:2: Line too long (204 bytes, max 199), ignoring");
-        ASSERT_WARNING(p, "t.conf:6: Line too long (200 bytes, max 199), ignoring");
+        /* A line of a rule we cannot read may be the key that narrows it: the rule is disabled. */
+        ASSERT_WARNING(p, "t.conf:6: rule 'a' disabled: line too long (200 bytes, max 199)");
         ASSERT_WARNING(p, "t.conf:7: Section name too long (max 49 bytes), ignoring section");
         ASSERT_EQ(p->n_warnings, 3);
         ASSERT_EQ(p->n_rules, 1);
         ASSERT_EQ(strlen(p->rules[0].paths[0]), 194);
         ASSERT_EQ(p->rules[0].o_paths.line, 5);
         ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
+        ASSERT_TRUE(p->rules[0].disabled);
 }
 
 TEST(nul_byte) {
@@ -477,6 +484,87 @@ TEST(matching) {
         ASSERT_TRUE(policy_match(NULL, "/x", "ext4", 0) == NULL);
 }
 
+/* Issue 9 case 5: a rule that cannot be understood never widens to every mount. */
+TEST(rules_fail_closed) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        /* The reported cases: a relative Path= and an unknown device class used to drop the key and
+         * leave "Action=skip" for every mount. */
+        p = parse("[Rule usb-sticks]\nPath=media/*\nAction=skip\n"
+                  "[Rule usb2]\nDevice=usb-stick\nAction=skip\n");
+        dump_warnings(p);
+        ASSERT_WARNING(p, "t.conf:2: rule 'usb-sticks' disabled: invalid Path= pattern 'media/*' (must start with "
+                          "'/' or '*')");
+        ASSERT_WARNING(p, "t.conf:5: rule 'usb2' disabled: unknown device class 'usb-stick' in Device=");
+        ASSERT_EQ(p->n_warnings, 2);
+        ASSERT_TRUE(p->rules[0].disabled && p->rules[1].disabled);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, "/media/stick", "vfat", DEVICE_USB | DEVICE_REMOVABLE) == NULL);
+        policy_free(TAKE_PTR(p));
+
+        /* Unknown (misspelt) keys and lines that are no assignment disable the rule they are in;
+         * outside rules they stay plain warnings. */
+        p = parse("[Rule a]\nPaht=/media/*\nAction=skip\n"      /* 1-3 */
+                  "[Rule b]\nPath /media/*\nAction=skip\n"      /* 4-6 */
+                  "[Rule c]\nPa:th=/media/*\nAction=skip\n"     /* 7-9 */
+                  "[Sync]\nColour=blue\n");                      /* 10-11 */
+        dump_warnings(p);
+        ASSERT_WARNING(p, "t.conf:2: rule 'a' disabled: unknown key 'Paht'");
+        ASSERT_WARNING(p, "t.conf:5: rule 'b' disabled: missing '=' in 'Path /media/*'");
+        ASSERT_WARNING(p, "t.conf:8: rule 'c' disabled: invalid key name in 'Pa:th=/media/*'");
+        ASSERT_WARNING(p, "t.conf:11: Unknown key 'Colour' in section [Sync], ignoring");
+        ASSERT_EQ(p->n_warnings, 4);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, "/media/x", "vfat", 0) == NULL);
+        policy_free(TAKE_PTR(p));
+
+        /* Disabled for good: a later valid line, in the same file or a drop-in, does not bring the
+         * rule back; a later rule still matches. */
+        ASSERT_OK(policy_new(&p));
+        text = strdup("[Rule m]\nPath=media/*\nAction=skip\n[Rule all]\nAction=sync\n");
+        ASSERT_OK(policy_parse_text(p, "a.conf", text, strlen(text)));
+        free(text);
+        text = strdup("[Rule m]\nPath=/media/*\n");
+        ASSERT_OK(policy_parse_text(p, "b.conf", text, strlen(text)));
+        ASSERT_EQ(p->n_warnings, 1);
+        ASSERT_TRUE(p->rules[0].disabled);
+        ASSERT_STREQ(p->rules[0].o_disabled.file, "a.conf");
+        ASSERT_STREQ(policy_match(p, "/media/x", "vfat", 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/", "ext4", 0)->name, "all");
+        policy_free(TAKE_PTR(p));
+
+        /* Invalid Action=: the rule still matches what it says, and syncs it. */
+        p = parse("[Rule n]\nType=nfs4\nAction=skpi\n");
+        ASSERT_WARNING(p, "t.conf:3: Invalid Action= value 'skpi' in rule 'n' (expected sync|skip|auto), using "
+                          "Action=sync");
+        ASSERT_EQ(policy_match(p, "/mnt", "nfs4", DEVICE_NETWORK)->action, RULE_ACTION_SYNC);
+        ASSERT_TRUE(!p->rules[0].disabled);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
+        policy_free(TAKE_PTR(p));
+
+        /* An invalid MountTimeoutSec= in a rule keeps what it had (inherit [Sync]): no skip either way. */
+        p = parse("[Rule t]\nType=nfs4\nMountTimeoutSec=soon\n");
+        ASSERT_EQ(p->n_warnings, 1);
+        ASSERT_TRUE(!p->rules[0].disabled);
+        ASSERT_U64_EQ(policy_match(p, "/mnt", "nfs4", 0)->mount_timeout, USEC_INFINITY);
+        policy_free(TAKE_PTR(p));
+
+        /* A rule written without match keys means every mount: understood, kept (the test suites
+         * skip the machine's other mounts that way). */
+        p = parse("[Rule rest]\nAction=skip\n");
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_EQ(policy_match(p, "/", "ext4", 0)->action, RULE_ACTION_SKIP);
+        policy_free(TAKE_PTR(p));
+
+        /* cat-config says so. */
+        p = parse("[Rule usb-sticks]\nPath=media/*\nAction=skip\n");
+        text = mfree(text);
+        ASSERT_OK(policy_format(p, &text));
+        ASSERT_TRUE(strstr(text, "# DISABLED, matches no mount: invalid Path= pattern 'media/*' (must start with "
+                                 "'/' or '*') (t.conf:2)\n[Rule usb-sticks]\n"));
+}
+
 TEST(bounds) {
         _cleanup_free_ char *text = NULL, *pats = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
@@ -507,8 +595,9 @@ TEST(bounds) {
                 p = parse(text);
                 ASSERT_EQ(p->n_warnings, n == 64 ? 0 : 1);
                 ASSERT_TRUE((p->rules[0].types != NULL) == (n == 64));
+                ASSERT_TRUE(p->rules[0].disabled == (n == 65));
                 if (n == 65)
-                        ASSERT_WARNING(p, "t.conf:2: Too many patterns in Type= (max 64), ignoring");
+                        ASSERT_WARNING(p, "t.conf:2: rule 'x' disabled: too many patterns in Type= (max 64)");
                 policy_free(TAKE_PTR(p));
                 free(TAKE_PTR(text));
                 free(TAKE_PTR(pats));
@@ -647,6 +736,7 @@ int main(void) {
         RUN(config_path_only);
         RUN(missing_and_unreadable);
         RUN(matching);
+        RUN(rules_fail_closed);
         RUN(bounds);
         RUN(format);
         RUN(shipped_config);

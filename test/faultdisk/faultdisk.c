@@ -69,6 +69,7 @@ static struct {
         uint64_t size, nblocks;
         int image_fd, root_fd;
         bool writeback_cache;
+        bool private_mount;             /* no allow_other: only the mounting user gets in */
         dev_t fuse_dev;
 
         /* state, protected by lock */
@@ -1089,6 +1090,7 @@ static void usage(void) {
                 "options: --image=PATH --size=BYTES[K|M|G] --control=PATH --status=PATH --pidfile=PATH\n"
                 "         --daemon --hang-max=TIME --write-delay=TIME --flush-delay=TIME\n"
                 "         --bandwidth=BYTES_PER_SEC --serial --no-writeback-cache (passthrough)\n"
+                "         --no-allow-other (only the mounting user, even root, may enter)\n"
                 "TIME is N[us|ms|s]; default unit us.\n");
 }
 
@@ -1108,6 +1110,7 @@ int main(int argc, char **argv) {
                 { "bandwidth", required_argument, NULL, 'b' },
                 { "serial", no_argument, NULL, 'z' },
                 { "no-writeback-cache", no_argument, NULL, 'W' },
+                { "no-allow-other", no_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -1136,6 +1139,7 @@ int main(int argc, char **argv) {
                 case 'b': r = parse_size(optarg, &g.bandwidth); break;
                 case 'z': g.serial = true; break;
                 case 'W': g.writeback_cache = false; break;
+                case 'A': g.private_mount = true; break;
                 case 'h': usage(); return 0;
                 default: usage(); return 2;
                 }
@@ -1183,7 +1187,8 @@ int main(int argc, char **argv) {
         pthread_cond_init(&g.cond, &ca);
 
         char fsopts[] = "fsname=faultdisk,subtype=faultdisk,allow_other,default_permissions";
-        char *fargv[] = { argv[0], (char *) "-o", fsopts, NULL };
+        char private_fsopts[] = "fsname=faultdisk,subtype=faultdisk,default_permissions";
+        char *fargv[] = { argv[0], (char *) "-o", g.private_mount ? private_fsopts : fsopts, NULL };
         struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
         the_fuse = fuse_new(&args, g.passthrough ? &pt_ops : &file_ops,
                             g.passthrough ? sizeof(pt_ops) : sizeof(file_ops), NULL);

@@ -7,7 +7,8 @@
 #   require_root_loop_fuse             # exit 77 with a one-line reason when not root / no loop / no fuse
 #   stack_setup NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
 #                                      # faultdisk -> loop (losetup -f --show) -> mkfs (4K, no discard)
-#                                      # -> mount. FSTYPE: ext4 xfs btrfs vfat. SIZE default 320M.
+#                                      # -> mount. FSTYPE: ext4 xfs btrfs vfat ext2 ext4-nojournal
+#                                      # ntfs-3g (fuseblk; needs ntfs-3g). SIZE default 320M.
 #   stack_passthrough NAME [FAULTDISK_OPTION...]
 #                                      # faultdisk --passthrough over an empty dir ("network fs")
 #   stack_mnt NAME / stack_dev NAME / stack_pid NAME / stack_sock NAME / stack_dir NAME
@@ -150,6 +151,9 @@ _stk_mkfs() {           # FSTYPE DEV
         xfs)   mkfs.xfs -q -f -K -b size=4096 "$2" ;;
         btrfs) mkfs.btrfs -q -f -K "$2" >/dev/null ;;
         vfat)  mkfs.vfat -S 4096 "$2" >/dev/null ;;
+        ext2)  mkfs.ext2 -q -F -b 4096 -E nodiscard "$2" ;;
+        ext4-nojournal) mkfs.ext4 -q -F -b 4096 -O ^has_journal -E nodiscard,lazy_itable_init=0 "$2" ;;
+        ntfs-3g) mkntfs -q -F -f -s 4096 "$2" >/dev/null 2>&1 ;;
         *)     _stk_log "unknown fstype $1"; return 1 ;;
         esac
 }
@@ -176,7 +180,9 @@ stack_passthrough() {   # NAME [FAULTDISK_OPTION...]
 stack_mount() {
         local name=$1 mnt
         mnt=$(stack_mnt "$name")
-        mount -t "${_STK_FSTYPE[$name]}" "${_STK_LOOP[$name]}" "$mnt" || return 1
+        local type=${_STK_FSTYPE[$name]}
+        [[ $type == ext4-nojournal ]] && type=ext4
+        mount -t "$type" "${_STK_LOOP[$name]}" "$mnt" || return 1
         _stk_record "$name" mnt "$mnt"
 }
 
@@ -202,7 +208,8 @@ stack_umount() {
 stack_fsck() {
         local name=$1 dev=${_STK_LOOP[$1]} out rc=0
         case ${_STK_FSTYPE[$name]} in
-        ext4)  out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
+        ext4|ext2|ext4-nojournal) out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
+        ntfs-3g) out=$(ntfsfix -n "$dev" 2>&1) || rc=$? ;;
         xfs)   out=$(xfs_repair -n "$dev" 2>&1) || rc=$? ;;
         btrfs) out=$(btrfs check --readonly "$dev" 2>&1) || rc=$? ;;
         vfat)  out=$(fsck.vfat -n "$dev" 2>&1) || rc=$? ;;
