@@ -33,6 +33,9 @@ int context_load_policy(const Args *a, Context *c) {
         for (size_t i = 0; i < c->policy->n_warnings; i++)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, 0,
                           "%s", c->policy->warnings[i]);
+        if (c->policy->skip_clean)
+                log_notice("%s:%u: %s.", c->policy->o_skip_clean.file ?: "(default)", c->policy->o_skip_clean.line,
+                           POLICY_SKIP_CLEAN_NO_EFFECT);
         if (a->deadline != USEC_INFINITY)
                 c->policy->deadline = a->deadline;
         return 0;
