@@ -40,23 +40,3 @@ int bdi_stats_parse(const char *text, BdiStats *ret);
 
 /* Reads <debugfs_fd>/bdi/<name>/stats. -ENOENT when missing. */
 int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret);
-
-/*
- * The inode lists of every writeback context of a bdi, from debugfs bdi/<name>/wb_stats (Linux
- * 6.10+): one block per cgroup wb, separated by blank lines. With cgroup writeback, inodes dirtied
- * from a cgroup sit on that cgroup's wb, not on the root wb; only the sum over all of them proves
- * that a bdi holds no dirty inode. List counts are exact (walked under the list lock), unlike the
- * per-cpu byte counters (BdiWriteback, BdiReclaimable...), which can read 0 while pages are dirty.
- */
-#define BDI_WB_MAX 65536U
-
-typedef struct BdiWbLists {
-        uint64_t dirty, io, more_io, dirty_time;   /* sums of b_dirty, b_io, b_more_io, b_dirty_time */
-        unsigned n_wb;                             /* wb blocks read */
-} BdiWbLists;
-
-/* -EBADMSG when no block was found or a block lacks one of the four list keys. */
-int bdi_wb_stats_parse(const char *text, BdiWbLists *ret);
-
-/* Reads <debugfs_fd>/bdi/<name>/wb_stats; -ENOENT on kernels before 6.10. */
-int bdi_wb_stats_load(int debugfs_fd, const char *bdi_name, BdiWbLists *ret);

@@ -15,7 +15,6 @@ void context_done(Context *c) {
         c->debugfs_fd = safe_close(c->debugfs_fd);
         c->plan = plan_free(c->plan);
         c->sample = sample_free(c->sample);
-        c->baseline = baseline_free(c->baseline);
         c->policy = policy_free(c->policy);
 }
 
@@ -34,16 +33,20 @@ int context_load_policy(const Args *a, Context *c) {
         for (size_t i = 0; i < c->policy->n_warnings; i++)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, 0,
                           "%s", c->policy->warnings[i]);
+        if (c->policy->skip_clean)
+                log_notice("%s:%u: %s.", c->policy->o_skip_clean.file ?: "(default)", c->policy->o_skip_clean.line,
+                           POLICY_SKIP_CLEAN_NO_EFFECT);
         if (a->deadline != USEC_INFINITY)
                 c->policy->deadline = a->deadline;
         return 0;
 }
 
-/* Says once per kind which facts were missing: each costs the affected filesystems their chance to
- * be proven clean (they are synced), and an admin should know why. */
-static void report_missing_evidence(const Args *a, const Sample *s) {
-        size_t n_unclassified = 0, n_stats = 0, n_lists = 0;
-        int stats_error = 0, lists_error = 0;
+/* Says once per kind which facts were missing. No decision to sync depends on them any more (every
+ * filesystem that may hold data is synced), but the order of the work, the ETA, device groups and
+ * the late pass's scope do, and an admin should know why they are off. */
+static void report_missing_facts(const Args *a, const Sample *s) {
+        size_t n_unclassified = 0, n_stats = 0;
+        int stats_error = 0;
 
         for (size_t k = 0; k < s->n_sbs; k++) {
                 const Superblock *sb = &s->sbs[k];
@@ -59,24 +62,21 @@ static void report_missing_evidence(const Args *a, const Sample *s) {
                 if (sb->bdi_error < 0 && sb->bdi_error != -ENOENT) {
                         n_stats++;
                         stats_error = sb->bdi_error;
-                }
-                if (sb->wb_lists_error < 0 && sb->wb_lists_error != -ENOENT) {
-                        n_lists++;
-                        lists_error = sb->wb_lists_error;
+                } else if (sb->has_bdi_stats && (!bdi_stats_has(&sb->bdi, BDI_STAT_RECLAIMABLE) ||
+                                                 !bdi_stats_has(&sb->bdi, BDI_STAT_WRITEBACK))) {
+                        n_stats++;      /* read, but none of the keys we need: an unknown layout */
+                        if (stats_error == 0)
+                                stats_error = -EBADMSG;
                 }
         }
         if (n_unclassified > 0)
-                log_notice("sysfs at '%s' could not classify %zu block filesystem(s) (device, bdi and "
-                           "in-flight counters unknown): they cannot be proven clean and are synced.",
-                           a->sysfs, n_unclassified);
+                log_notice("sysfs at '%s' could not classify %zu block filesystem(s) (device, bdi and device "
+                           "group unknown): they are synced all the same; the late pass leaves them to the "
+                           "main pass.", a->sysfs, n_unclassified);
         if (n_stats > 0)
-                log_notice("bdi stats under '%s/bdi' unreadable for %zu filesystem(s) (%s): "
-                           "they cannot be proven clean and are synced.", a->debugfs, n_stats,
-                           strerror(-stats_error));
-        if (n_lists > 0)
-                log_notice("bdi wb_stats under '%s/bdi' unreadable for %zu filesystem(s) (%s): "
-                           "they cannot be proven clean and are synced.", a->debugfs, n_lists,
-                           strerror(-lists_error));
+                log_notice("bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "
+                           "filesystem(s) (%s): their dirty data and ETA are unknown; they are synced all "
+                           "the same.", a->debugfs, n_stats, strerror(-stats_error));
 }
 
 int context_prepare(const Args *a, PlanScope scope, Context *c) {
@@ -100,22 +100,14 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read the mount table: %m");
         if (!c->sample->has_debugfs)
-                log_notice("No bdi stats under '%s/bdi' (debugfs not mounted or not readable): "
-                           "no filesystem can be proven clean, syncing all.", a->debugfs);
+                log_notice("No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
+                           "and ETA unknown, every filesystem is synced all the same.", a->debugfs);
         if (!c->sample->has_meminfo)
                 log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
-        report_missing_evidence(a, c->sample);
-
-        if (read_boot_id(c->root_fd, c->boot_id) >= 0) {
-                r = baseline_load(a->state_dir, c->boot_id, &c->baseline);
-                if (r < 0 && r != -ENOENT && r != -ESTALE)
-                        log_notice("Failed to read the clean baseline in '%s', ignoring: %s", a->state_dir,
-                                   strerror(-r));
-        } else
-                c->boot_id[0] = 0;
+        report_missing_facts(a, c->sample);
 
         t0 = now(CLOCK_MONOTONIC);
-        r = plan_build(c->sample, c->policy, c->baseline, scope, &c->plan);
+        r = plan_build(c->sample, c->policy, scope, &c->plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the plan: %m");
         c->plan->t_plan = now(CLOCK_MONOTONIC) - t0;

@@ -3,12 +3,11 @@
 
 /*
  * Verb context: the parsed command line and the steps every verb shares (open the roots, load the
- * policy and log its warnings, sample, load the clean baseline, plan). Verbs only.
+ * policy and log its warnings, sample, plan). Verbs only.
  */
 
 #include <stdbool.h>
 
-#include "baseline.h"
 #include "output.h"
 #include "plan.h"
 #include "policy.h"
@@ -35,9 +34,7 @@ typedef struct Context {
         int debugfs_fd;
         Policy *policy;
         Sample *sample;
-        Baseline *baseline;         /* may be NULL */
         Plan *plan;
-        char boot_id[BOOT_ID_MAX];
 } Context;
 
 #define CONTEXT_NULL ((Context) { .root_fd = -EBADF, .debugfs_fd = -EBADF })
@@ -46,7 +43,7 @@ void context_done(Context *c);
 
 /* Loads the policy only (logs its warnings). */
 int context_load_policy(const Args *a, Context *c);
-/* Policy, sample, baseline and plan. Logs what is missing (debugfs, meminfo). */
+/* Policy, sample and plan. Logs what is missing (debugfs, meminfo). */
 int context_prepare(const Args *a, PlanScope scope, Context *c);
 
 /* JSON output of an object according to the mode, to stdout. */

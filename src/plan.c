@@ -36,80 +36,6 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
-/*
- * ext4 (see docs/CLEAN-EVIDENCE.md). Only exact facts prove; approximate per-cpu byte counters can
- * only disprove:
- *   1. no dirty inode on any writeback context of the disk's bdi (wb_stats lists, summed over every
- *      cgroup wb; a metadata-only change puts the inode on b_dirty, dirty pages keep it listed);
- *   2. no write request in flight on the device;
- *   3. a baseline from suspend-sync's own last successful syncfs of it in this boot (read by the
- *      worker right after that syncfs), and since then not one byte written to the filesystem's
- *      device (lifetime_write_kbytes: data, metadata and journal commits alike) — so nothing can
- *      sit unflushed in the device's volatile cache;
- *   4. BdiDirtied/BdiWritten, where the baseline has them, unchanged (disproof only).
- */
-static bool ext4_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
-        if (!s->device.bdi_name) {
-                *ret_why = "backing device unknown (sysfs gave no facts)";
-                return false;
-        }
-        if (!s->has_wb_lists) {
-                *ret_why = s->wb_lists_error == -ENOENT
-                                   ? "no per-cgroup writeback lists (debugfs wb_stats, Linux 6.10+)"
-                                   : "per-cgroup writeback lists unreadable (debugfs wb_stats)";
-                return false;
-        }
-        if (s->wb_lists.dirty + s->wb_lists.io + s->wb_lists.more_io + s->wb_lists.dirty_time > 0) {
-                *ret_why = "dirty inodes on the bdi";
-                return false;
-        }
-        if (!s->has_inflight) {
-                *ret_why = "device in-flight counters unreadable";
-                return false;
-        }
-        if (s->inflight_writes > 0) {
-                *ret_why = "writes in flight on the device";
-                return false;
-        }
-        if (!s->has_fs_written) {
-                *ret_why = "ext4 lifetime_write_kbytes unreadable";
-                return false;
-        }
-        if (!base) {
-                *ret_why = "not synced by suspend-sync since boot";
-                return false;
-        }
-        if (!streq_ptr(base->bdi_name, s->device.bdi_name) || !streq_ptr(base->fstype, s->fstype)) {
-                *ret_why = "baseline belongs to another device";
-                return false;
-        }
-        if (base->fs_written_kb != s->fs_written_kb ||
-            (s->has_bdi_stats && bdi_stats_has(&s->bdi, BDI_STAT_DIRTIED) && base->bdi_dirtied != UINT64_MAX &&
-             base->bdi_dirtied != s->bdi.value[BDI_STAT_DIRTIED]) ||
-            (s->has_bdi_stats && bdi_stats_has(&s->bdi, BDI_STAT_WRITTEN) && base->bdi_written != UINT64_MAX &&
-             base->bdi_written != s->bdi.value[BDI_STAT_WRITTEN])) {
-                *ret_why = "dirtied or written since last sync";
-                return false;
-        }
-        *ret_why = "no dirty inodes or writes in flight, nothing written since last sync";
-        return true;
-}
-
-static const struct {
-        const char *fstype;
-        bool (*proven_clean)(const Superblock *s, const BaselineEntry *base, const char **ret_why);
-} clean_rules[] = {
-        { "ext4", ext4_proven_clean },
-};
-
-bool plan_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why) {
-        for (size_t i = 0; i < ELEMENTSOF(clean_rules); i++)
-                if (streq(clean_rules[i].fstype, s->fstype))
-                        return clean_rules[i].proven_clean(s, base, ret_why);
-        *ret_why = "no proven clean rule for this filesystem type";
-        return false;
-}
-
 static uint64_t sb_dirty_bytes(const Superblock *s) {
         if (!s->has_bdi_stats || !bdi_stats_has(&s->bdi, BDI_STAT_RECLAIMABLE) ||
             !bdi_stats_has(&s->bdi, BDI_STAT_WRITEBACK))
@@ -243,13 +169,12 @@ typedef struct SbDecision {
         bool decided;
 } SbDecision;
 
-static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, const Baseline *baseline,
-                     PlanScope scope, size_t k, SbDecision *d) {
+static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope, size_t k,
+                     SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
         const MountTable *t = sample->table;
         const MountEntry *m;
         const Rule *rule;
-        const char *why;
         RuleAction ra = RULE_ACTION_AUTO;
         char devbuf[32];
         int r;
@@ -343,25 +268,16 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
 
-        /* auto */
-        if (policy->skip_clean &&
-            plan_proven_clean(s, baseline ? baseline_find(baseline, s->dev) : NULL, &why)) {
-                d->action = PLAN_SKIP;
-                d->uncovered = true;   /* see the residual window in docs/CLEAN-EVIDENCE.md */
-                r = asprintf(&d->reason, "clean: %s", why);
-                return r < 0 ? -ENOMEM : 0;
-        }
-        if (!policy->skip_clean)
-                why = "SkipClean=no";
-
+        /* auto: no filesystem type has an exact test for "syncfs would write nothing" (see
+         * docs/CLEAN-EVIDENCE.md), so whatever may hold data is synced, whatever SkipClean= says. */
         d->action = PLAN_SYNC;
         {
                 uint64_t dirty = sb_dirty_bytes(s);
                 if (dirty != UINT64_MAX && dirty > 0)
-                        r = asprintf(&d->reason, "not proven clean: %s; ~%" PRIu64 " bytes dirty or under writeback on bdi %s",
-                                     why, dirty, s->device.bdi_name);
+                        r = asprintf(&d->reason, "writable: may hold unsynced data; ~%" PRIu64
+                                     " bytes dirty or under writeback on bdi %s", dirty, s->device.bdi_name);
                 else
-                        r = asprintf(&d->reason, "not proven clean: %s", why);
+                        r = asprintf(&d->reason, "writable: may hold unsynced data");
         }
         return r < 0 ? -ENOMEM : 0;
 }
@@ -493,8 +409,7 @@ static int cmp_group_work(const void *a, const void *b) {
         return x->first < y->first ? -1 : x->first > y->first;
 }
 
-int plan_build(const Sample *sample, const Policy *policy, const Baseline *baseline, PlanScope scope,
-               Plan **ret) {
+int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         _cleanup_free_ SbDecision *dec = NULL;
         _cleanup_free_ GroupWork *groups = NULL;
@@ -522,7 +437,7 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
         if (r < 0)
                 goto fail;
         for (size_t k = 0; k < sample->n_sbs; k++) {
-                r = decide_sb(sample, &pi, policy, baseline, scope, k, &dec[k]);
+                r = decide_sb(sample, &pi, policy, scope, k, &dec[k]);
                 if (r < 0)
                         goto fail;
         }
@@ -616,7 +531,6 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                         e->eta = sb_eta(s, e->dirty_bytes);
                         if (fstype_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
                                 e->flush_device = m->source;
-                        e->counter_path = s->fs_written_path;
                         r = entry_set_path(sample, dec[k].primary, e);
                         if (r < 0)
                                 goto fail;

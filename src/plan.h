@@ -3,9 +3,10 @@
 
 /*
  * Plan: a pure decision with a human-readable reason for every mount: skip pseudo filesystems,
- * read-only mounts, duplicates of an already planned superblock, proven-clean filesystems (only
- * with positive evidence, per filesystem type, see docs/CLEAN-EVIDENCE.md); otherwise sync with a
- * timeout. Ordered by device group, larger estimated work first.
+ * read-only mounts, duplicates of an already planned superblock and what an Action=skip rule (or
+ * the late pass's scope) leaves out; sync everything else with a timeout. No filesystem is ever
+ * skipped as "clean": no filesystem type has an exact test for it (docs/CLEAN-EVIDENCE.md).
+ * Ordered by device group, larger estimated work first.
  */
 
 #include <stdbool.h>
@@ -13,7 +14,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "baseline.h"
 #include "policy.h"
 #include "sample.h"
 #include "shared/macro.h"
@@ -44,9 +44,8 @@ typedef struct PlanEntry {
         char *path;                 /* what the worker opens: the mount point, or
                                      * /proc/PID/root/<mount point> for another mount namespace */
         uint64_t namespace_ino;     /* 0: our own mount namespace */
-        bool uncovered;             /* skipped although it may hold data (clean rule, Action=skip, late
-                                     * scope): the kernel's own sync is then not redundant */
-        const char *counter_path;   /* borrowed: read by the worker after syncfs (clean baseline) */
+        bool uncovered;             /* skipped although it may hold data (Action=skip, late scope): the
+                                     * kernel's own sync is then not redundant */
         char *covered_if_path;      /* overlays: their upperdir (owned); the worker skips the overlay's
                                      * own syncfs if this path is on covered_if_dev, the upper layer's
                                      * superblock synced just before in the same group */
@@ -75,11 +74,6 @@ typedef struct Plan {
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 
-/* The evidence rule for the superblock's fstype: true only when the facts prove that syncfs would
- * write nothing. *ret_why gets a static description of the evidence, or of what is missing.
- * base may be NULL (no baseline for this superblock). */
-bool plan_proven_clean(const Superblock *s, const BaselineEntry *base, const char **ret_why);
-
 /* Filters for a restricted pass (the late system-sleep hook): only local block filesystems whose
  * devices are not backed by files on FUSE/network filesystems. */
 typedef enum PlanScope {
@@ -87,6 +81,5 @@ typedef enum PlanScope {
         PLAN_SCOPE_LOCAL_BLOCK,
 } PlanScope;
 
-/* Decides every mount of the sample. baseline may be NULL. Pure. */
-int plan_build(const Sample *sample, const Policy *policy, const Baseline *baseline, PlanScope scope,
-               Plan **ret);
+/* Decides every mount of the sample. Pure. */
+int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret);

@@ -180,7 +180,7 @@ static void policy_set_defaults(Policy *p) {
         p->max_parallel = DEFAULT_MAX_PARALLEL;
         p->mount_timeout = DEFAULT_MOUNT_TIMEOUT;
         p->deadline = DEFAULT_DEADLINE;
-        p->skip_clean = true;
+        p->skip_clean = false;
         p->on_timeout = ON_TIMEOUT_CONTINUE;
         p->sync_on_suspend = SYNC_ON_SUSPEND_AUTO;
         p->o_max_parallel = p->o_mount_timeout = p->o_deadline = p->o_skip_clean = p->o_on_timeout =
@@ -556,7 +556,7 @@ static void handle_sync(ParseState *s, const char *key, const char *value) {
 
         } else if (streq(key, "SkipClean")) {
                 if (isempty(value))
-                        p->skip_clean = true;
+                        p->skip_clean = false;
                 else {
                         r = parse_boolean(value);
                         if (r < 0) {
@@ -1068,6 +1068,8 @@ int policy_format(const Policy *p, char **ret) {
         put_time(f, "MountTimeoutSec", p->mount_timeout, p->o_mount_timeout, NULL);
         put_time(f, "DeadlineSec", p->deadline, p->o_deadline, NULL);
         put_origin(f, p->o_skip_clean, NULL);
+        if (p->skip_clean)
+                fputs("# " POLICY_SKIP_CLEAN_NO_EFFECT "\n", f);
         fprintf(f, "SkipClean=%s\n", p->skip_clean ? "yes" : "no");
         put_origin(f, p->o_on_timeout, NULL);
         fprintf(f, "OnTimeout=%s\n", on_timeout_to_string(p->on_timeout) ?: "");

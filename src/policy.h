@@ -25,7 +25,7 @@
 typedef enum RuleAction {
         RULE_ACTION_SYNC,
         RULE_ACTION_SKIP,
-        RULE_ACTION_AUTO,       /* skip only when proven clean */
+        RULE_ACTION_AUTO,       /* the built-in decision: sync whatever may hold data */
         _RULE_ACTION_MAX,
         _RULE_ACTION_INVALID = -EINVAL,
 } RuleAction;
@@ -79,7 +79,8 @@ typedef struct Policy {
         unsigned max_parallel;      /* default 4, 1..POLICY_MAX_PARALLEL_LIMIT */
         usec_t mount_timeout;       /* default 10s */
         usec_t deadline;            /* default 30s */
-        bool skip_clean;            /* default yes */
+        bool skip_clean;            /* default no; parsed for old configurations, changes nothing:
+                                     * see POLICY_SKIP_CLEAN_NO_EFFECT */
         OnTimeout on_timeout;       /* default continue */
         /* [Kernel] */
         SyncOnSuspendMode sync_on_suspend; /* default auto */
@@ -94,6 +95,12 @@ typedef struct Policy {
         char **warnings;            /* "file:line: message" (NULL-terminated), bounded */
         size_t n_warnings;
 } Policy;
+
+/* SkipClean=yes asked to skip filesystems proven clean. No filesystem type has an exact test for
+ * that (docs/CLEAN-EVIDENCE.md), so the key is accepted and ignored; verbs say so once. */
+#define POLICY_SKIP_CLEAN_NO_EFFECT                                                                     \
+        "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that "   \
+        "may hold data is synced (see suspend-sync.conf(5))"
 
 /* A Policy with every default set and no rules. */
 int policy_new(Policy **ret);

@@ -18,7 +18,6 @@ static void superblock_done(Superblock *s) {
         free(s->source);
         free(s->mounts);
         free(s->group);
-        free(s->fs_written_path);
         device_info_done(&s->device);
 }
 
@@ -250,28 +249,6 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                                 sb->has_bdi_stats = true;
                 } else
                         sb->bdi_error = -ENOENT;
-
-                if (sb->device.bdi_name && ops && ops->wb_lists) {
-                        r = ops->wb_lists(ops->userdata, sb->device.bdi_name, &sb->wb_lists);
-                        if (r == -ENOMEM)
-                                return r;
-                        sb->has_wb_lists = r >= 0;
-                        sb->wb_lists_error = MIN(r, 0);
-                } else
-                        sb->wb_lists_error = -ENOENT;
-                if (sb->device.is_block && ops && ops->inflight) {
-                        r = ops->inflight(ops->userdata, sb->dev, &sb->inflight_writes);
-                        if (r == -ENOMEM)
-                                return r;
-                        sb->has_inflight = r >= 0;
-                }
-                if (ops && ops->fs_written) {
-                        r = ops->fs_written(ops->userdata, sb->dev, sb->fstype, &sb->fs_written_kb,
-                                            &sb->fs_written_path);
-                        if (r == -ENOMEM)
-                                return r;
-                        sb->has_fs_written = r >= 0;
-                }
         }
 
         s->ns_of_mount = calloc(MAX(n, 1), sizeof(unsigned));
@@ -295,7 +272,6 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 
 typedef struct LiveFacts {
         const char *sysfs_root;
-        int sysfs_fd;               /* opened once per sample, -EBADF when unavailable */
         int debugfs_fd;
 } LiveFacts;
 
@@ -311,65 +287,6 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
                 return -ENOENT;
         return bdi_stats_load(f->debugfs_fd, name, ret);
 }
-
-static int live_wb_lists(void *userdata, const char *name, BdiWbLists *ret) {
-        LiveFacts *f = userdata;
-        if (f->debugfs_fd < 0)
-                return -ENOENT;
-        return bdi_wb_stats_load(f->debugfs_fd, name, ret);
-}
-
-/* dev/block/MAJ:MIN/inflight: "<reads> <writes>" in flight, summed exactly over all CPUs. */
-static int live_inflight(void *userdata, dev_t dev, uint64_t *ret_writes) {
-        LiveFacts *f = userdata;
-        _cleanup_free_ char *text = NULL;
-        unsigned long long rd, wr;
-        char path[64];
-        int r, n = 0;
-
-        if (f->sysfs_fd < 0)
-                return -ENOENT;
-        snprintf(path, sizeof path, "dev/block/%u:%u/inflight", major(dev), minor(dev));
-        r = read_full_file_at(f->sysfs_fd, path, 128, &text, NULL);
-        if (r < 0)
-                return r;
-        if (sscanf(text, " %llu %llu %n", &rd, &wr, &n) != 2 || text[n] != 0)
-                return -EBADMSG;
-        *ret_writes = wr;
-        return 0;
-}
-
-/* ext4 exposes every byte written to its device (journal included) since mkfs in
- * fs/ext4/<kernel name>/lifetime_write_kbytes; the kernel name comes from dev/block/MAJ:MIN. */
-static int live_fs_written(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb, char **ret_path) {
-        LiveFacts *f = userdata;
-        char link[PATH_MAX], path[PATH_MAX + 64];
-        const char *name;
-        ssize_t n;
-        int r;
-
-        if (!streq(fstype, "ext4") || major(dev) == 0 || f->sysfs_fd < 0)
-                return -ENOENT;
-        snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
-        n = readlinkat(f->sysfs_fd, path, link, sizeof link - 1);
-        if (n < 0)
-                return negative_errno();
-        link[n] = 0;
-        name = strrchr(link, '/');
-        name = name ? name + 1 : link;
-        if (isempty(name) || streq(name, "..") || streq(name, "."))
-                return -EINVAL;
-        snprintf(path, sizeof path, "fs/ext4/%s/lifetime_write_kbytes", name);
-        r = read_u64_file_at(f->sysfs_fd, path, ret_kb);
-        if (r < 0)
-                return r;
-        if (ret_path && asprintf(ret_path, "%s/%s", f->sysfs_root, path) < 0) {
-                *ret_path = NULL;
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 
 static int parse_ns_link(const char *link, uint64_t *ret) {
         unsigned long long v;
@@ -507,18 +424,13 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
-        _cleanup_close_ int sysfs_fd = open(src->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
-                .sysfs_fd = sysfs_fd,
                 .debugfs_fd = src->debugfs_fd,
         };
         SampleOps ops = {
                 .classify = live_classify,
                 .bdi_stats = live_bdi_stats,
-                .wb_lists = live_wb_lists,
-                .inflight = live_inflight,
-                .fs_written = live_fs_written,
                 .userdata = &facts,
         };
         Meminfo mi = {};

@@ -33,15 +33,6 @@ typedef struct Superblock {
         bool has_bdi_stats;
         BdiStats bdi;               /* valid when has_bdi_stats */
         int bdi_error;              /* why stats are missing (negative errno) or 0 */
-        bool has_wb_lists;          /* debugfs wb_stats: inode lists summed over every cgroup wb */
-        int wb_lists_error;         /* why they are missing (negative errno) or 0 */
-        BdiWbLists wb_lists;
-        bool has_inflight;          /* sysfs dev/block/MAJ:MIN/inflight was read (block devices) */
-        uint64_t inflight_writes;   /* write requests in flight on the device, exact */
-        bool has_fs_written;        /* ext4: sysfs fs/ext4/<dev>/lifetime_write_kbytes was read */
-        uint64_t fs_written_kb;     /* every write to the device since mkfs, journal included */
-        char *fs_written_path;      /* that file's absolute path, read again by the worker right
-                                     * after its syncfs (the clean baseline) */
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
@@ -92,13 +83,6 @@ typedef struct SampleOps {
         int (*classify)(void *userdata, dev_t dev, const char *fstype, const char *source,
                         DeviceInfo *ret);
         int (*bdi_stats)(void *userdata, const char *bdi_name, BdiStats *ret); /* -ENOENT ok */
-        /* All cgroup wbs' inode lists of a bdi; -ENOENT ok. */
-        int (*wb_lists)(void *userdata, const char *bdi_name, BdiWbLists *ret);
-        /* Write requests in flight on a block device; -ENOENT ok. */
-        int (*inflight)(void *userdata, dev_t dev, uint64_t *ret_writes);
-        /* ext4 only: lifetime write counter of the filesystem on dev and the file it came from
-         * (ret_path may be NULL); -ENOENT ok. */
-        int (*fs_written)(void *userdata, dev_t dev, const char *fstype, uint64_t *ret_kb, char **ret_path);
         void *userdata;
 } SampleOps;
 

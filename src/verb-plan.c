@@ -150,7 +150,7 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                        plan->n_entries, plan->n_sync, n_groups, plan->n_entries - plan->n_sync,
                        plan->eta == USEC_INFINITY ? "unknown" : format_timespan(eta, sizeof eta, plan->eta),
                        format_timespan(dl, sizeof dl, plan->deadline),
-                       sample->has_debugfs ? "" : " (no bdi stats: nothing can be proven clean)");
+                       sample->has_debugfs ? "" : " (no bdi stats: dirty data and ETA unknown)");
         return 0;
 }
 

@@ -189,7 +189,6 @@ int verb_run(const Args *a, int *ret_exit) {
                         .mount_id = c.plan->entries[i].mount_id,
                         .gone_check = c.plan->entries[i].namespace_ino == 0,
                         .flush_device = c.plan->entries[i].flush_device,
-                        .counter_path = c.plan->entries[i].counter_path,
                         .covered_if_path = c.plan->entries[i].covered_if_path,
                         .covered_if_dev = c.plan->entries[i].covered_if_dev,
                         .progress = &probes[i],
@@ -220,13 +219,9 @@ int verb_run(const Args *a, int *ret_exit) {
                 return log_oom();
         rec.n_mounts = c.plan->n_entries;
 
-        if (c.boot_id[0] && !c.baseline)
-                (void) baseline_new(c.boot_id, &c.baseline);
-
         for (size_t i = 0; i < c.plan->n_entries; i++) {
                 const PlanEntry *e = &c.plan->entries[i];
                 RunMount *m = &rec.mounts[i];
-                Superblock *s = &c.sample->sbs[e->sb];
                 Outcome o = i < c.plan->n_sync ? jobs[i].outcome : OUTCOME_SKIPPED;
 
                 m->mount_point = strdup(e->mount_point);
@@ -240,8 +235,7 @@ int verb_run(const Args *a, int *ret_exit) {
                 if (i >= c.plan->n_sync) {
                         n_skipped++;
                         /* The kernel sync is redundant only if nothing it would write was left out
-                         * (late scope, Action=skip, or "clean": see the residual window in
-                         * docs/CLEAN-EVIDENCE.md). */
+                         * (late scope, Action=skip). */
                         if (e->uncovered)
                                 covered = false;
                         continue;
@@ -253,17 +247,9 @@ int verb_run(const Args *a, int *ret_exit) {
                 switch (o) {
                 case OUTCOME_SYNCED:
                         n_synced++;
-                        /* The clean baseline: the write counter the worker read right after its own
-                         * syncfs (see plan.c and docs/CLEAN-EVIDENCE.md). */
-                        if (jobs[i].has_counter)
-                                (void) baseline_put(c.baseline, s->dev, s->fstype, s->device.bdi_name, UINT64_MAX,
-                                                    UINT64_MAX, jobs[i].counter);
-                        else
-                                baseline_forget(c.baseline, s->dev);
                         break;
                 case OUTCOME_TIMEOUT:
                         n_timeout++;
-                        baseline_forget(c.baseline, s->dev);
                         free(m->reason);
                         if (job_hung(jobs, c.plan->n_sync, i)) {
                                 n_hung++;
@@ -287,7 +273,6 @@ int verb_run(const Args *a, int *ret_exit) {
                                   e->mount_point, jobs[i].abandoned_pid);
                         break;
                 default:
-                        baseline_forget(c.baseline, s->dev);
                         if (jobs[i].error == EIDRM) {
                                 /* Gone: no mount of this superblock is left (unmounting synced it).
                                  * Not a sync failure, but not ours either. */
@@ -323,17 +308,12 @@ int verb_run(const Args *a, int *ret_exit) {
         if (lock_fd >= 0) {
                 usec_t t2 = now(CLOCK_MONOTONIC);
                 rec.duration = t2 - a->started;
-                /* What happened after the workers: counters for the baseline, assembling the record.
-                 * The write itself cannot be inside the record it writes (tmpfs, ~100 us). */
+                /* What happened after the workers: assembling the record. The write itself cannot
+                 * be inside the record it writes (tmpfs, ~100 us). */
                 rec.t_record = t2 - t1;
                 r = state_save(a->state_dir, &rec);
                 if (r < 0)
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
-                if (c.baseline) {
-                        r = baseline_save(a->state_dir, c.baseline);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to save the clean baseline, ignoring: %m");
-                }
         }
 
         /* Only the late pass, right before the kernel's own sync, can prove that sync redundant:

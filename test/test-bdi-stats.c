@@ -22,13 +22,6 @@ static int parse_fixture(const char *name, BdiStats *ret) {
         return bdi_stats_parse(buf, ret);
 }
 
-static char *read_fixture(const char *file) {
-        char *buf = NULL;
-
-        ASSERT_OK(read_full_file_at(AT_FDCWD, file, 1 << 20, &buf, NULL));
-        return buf;
-}
-
 TEST(key_strings) {
         ASSERT_STREQ(bdi_stat_key_to_string(BDI_STAT_WRITEBACK), "BdiWriteback");
         ASSERT_STREQ(bdi_stat_key_to_string(BDI_STAT_WRITE_BANDWIDTH), "BdiWriteBandwidth");
@@ -191,41 +184,6 @@ TEST(load_live) {
         }
 }
 
-TEST(wb_stats) {
-        _cleanup_free_ char *real = read_fixture(FIXTURES_DIR "/bdi/kernel-6.18-real-254_0.wb_stats");
-        _cleanup_free_ char *three = read_fixture(FIXTURES_DIR "/bdi/cgroups-3wb.wb_stats");
-        _cleanup_free_ char *missing = read_fixture(FIXTURES_DIR "/bdi/missing-list-key.wb_stats");
-        BdiWbLists w = { .dirty = 77 };
-        BdiStats root;
-
-        ASSERT_OK(bdi_wb_stats_parse(real, &w));
-        ASSERT_EQ(w.n_wb, 1U);
-
-        /* The root wb alone (what the older stats file shows) looks clean; the sum does not. */
-        ASSERT_TRUE(bdi_stats_parse(three, &root) > 0);
-        ASSERT_U64_EQ(root.value[BDI_STAT_B_DIRTY], 0);
-        ASSERT_OK(bdi_wb_stats_parse(three, &w));
-        ASSERT_EQ(w.n_wb, 3U);
-        ASSERT_U64_EQ(w.dirty, 2);
-        ASSERT_U64_EQ(w.io, 0);
-        ASSERT_U64_EQ(w.more_io, 1);
-        ASSERT_U64_EQ(w.dirty_time, 3);
-
-        /* Never proof from an incomplete block or from nothing; output untouched. */
-        w = (BdiWbLists) { .dirty = 99 };
-        ASSERT_ERR(bdi_wb_stats_parse(missing, &w), EBADMSG);
-        ASSERT_ERR(bdi_wb_stats_parse("", &w), EBADMSG);
-        ASSERT_ERR(bdi_wb_stats_parse("\n\n  \n", &w), EBADMSG);
-        ASSERT_ERR(bdi_wb_stats_parse("garbage\nmore garbage\n", &w), EBADMSG);
-        ASSERT_ERR(bdi_wb_stats_parse("b_dirty: 1\nb_io: 0\nb_more_io: 0\nb_dirty_time: x\n", &w), EBADMSG);
-        ASSERT_U64_EQ(w.dirty, 99);
-
-        /* No trailing newline, CRLF-free minimal blocks. */
-        ASSERT_OK(bdi_wb_stats_parse("b_dirty: 1\nb_io: 2\nb_more_io: 3\nb_dirty_time: 4", &w));
-        ASSERT_U64_EQ(w.dirty + w.io + w.more_io + w.dirty_time, 10);
-        ASSERT_EQ(w.n_wb, 1U);
-}
-
 int main(void) {
         RUN(key_strings);
         RUN(real_6_18);
@@ -236,6 +194,5 @@ int main(void) {
         RUN(duplicates_first_wins);
         RUN(load_fixture_root);
         RUN(load_live);
-        RUN(wb_stats);
         return 0;
 }

@@ -53,7 +53,7 @@ static void assert_defaults(const Policy *p) {
         ASSERT_EQ(p->max_parallel, 4);
         ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
         ASSERT_U64_EQ(p->deadline, 30 * USEC_PER_SEC);
-        ASSERT_TRUE(p->skip_clean);
+        ASSERT_TRUE(!p->skip_clean);
         ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
         ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
 }
@@ -162,7 +162,7 @@ TEST(bad_values_fixture) {
         ASSERT_EQ(p->o_max_parallel.line, 3);
         ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
         ASSERT_U64_EQ(p->deadline, 30 * USEC_PER_SEC);
-        ASSERT_TRUE(p->skip_clean);
+        ASSERT_TRUE(!p->skip_clean);
         ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
         ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
         ASSERT_TRUE(p->o_mount_timeout.file == NULL);
@@ -300,7 +300,7 @@ TEST(nul_byte) {
 TEST(empty_value_resets) {
         _cleanup_(policy_freep) Policy *p = NULL;
         static const char a[] =
-                "[Sync]\nMaxParallel=7\nMountTimeoutSec=3s\nDeadlineSec=9s\nSkipClean=no\nOnTimeout=fail\n"
+                "[Sync]\nMaxParallel=7\nMountTimeoutSec=3s\nDeadlineSec=9s\nSkipClean=yes\nOnTimeout=fail\n"
                 "[Kernel]\nSyncOnSuspend=off\n"
                 "[Rule x]\nPath=/a\nType=ext4\nDevice=usb\nAction=skip\nMountTimeoutSec=1s\n";
         static const char b[] =
@@ -375,8 +375,9 @@ TEST(find_files_and_dropins) {
         ASSERT_EQ(p->o_deadline.line, 4);
         ASSERT_EQ(p->on_timeout, ON_TIMEOUT_FAIL);
         ASSERT_STREQ(p->o_on_timeout.file, "/etc/suspend-sync.conf.d/30-admin.conf");
-        /* Negative control: every hidden/masked file says SkipClean=no; none may be used. */
-        ASSERT_TRUE(p->skip_clean);
+        /* Negative control: every hidden/masked file says SkipClean=no; none may be used (the
+         * default is no as well: the origin tells). */
+        ASSERT_TRUE(!p->skip_clean);
         ASSERT_TRUE(p->o_skip_clean.file == NULL);
         /* 50-kernel sets off, 60-reset resets to the default. */
         ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
@@ -628,7 +629,7 @@ TEST(format) {
         ASSERT_TRUE(strstr(s, "# from /usr/lib/suspend-sync.conf.d/10-vendor.conf:2\nMaxParallel=3\n"));
         ASSERT_TRUE(strstr(s, "# from /run/suspend-sync.conf.d/20-local.conf:2\nMountTimeoutSec=7s\n"));
         ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf:4\nDeadlineSec=20s\n"));
-        ASSERT_TRUE(strstr(s, "# default\nSkipClean=yes\n"));
+        ASSERT_TRUE(strstr(s, "# default\nSkipClean=no\n"));
         ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf.d/60-reset.conf:3\nSyncOnSuspend=auto\n"));
         ASSERT_TRUE(strstr(s, "# from /usr/lib/suspend-sync.conf.d/10-vendor.conf:4\n[Rule usb]\n"));
         ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf.d/70-rule.conf:3\nAction=skip\n"));
@@ -679,6 +680,26 @@ TEST(format) {
 
 /* The shipped conf/suspend-sync.conf lists every key commented out with its default: parsing it
  * as is, and with every "#Key=" line uncommented, must give the defaults without warnings. */
+/* Issue 9, case 3: SkipClean= outlived the only clean rule. Old configurations keep parsing without a
+ * warning; cat-config says that yes has no effect (the plan tests show that it changes nothing). */
+TEST(skip_clean_without_effect) {
+        static const char text[] = "[Sync]\nSkipClean=yes\n";
+        _cleanup_(policy_freep) Policy *p = NULL, *d = NULL;
+        _cleanup_free_ char *s = NULL, *t = NULL;
+
+        p = parse(text);
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_TRUE(p->skip_clean);
+        ASSERT_EQ(p->o_skip_clean.line, 2);
+        ASSERT_OK(policy_format(p, &s));
+        ASSERT_TRUE(strstr(s, ":2\n# " POLICY_SKIP_CLEAN_NO_EFFECT "\nSkipClean=yes\n"));
+        /* The default (no) says nothing of the kind. */
+        ASSERT_OK(policy_new(&d));
+        ASSERT_OK(policy_format(d, &t));
+        ASSERT_TRUE(strstr(t, "# default\nSkipClean=no\n"));
+        ASSERT_TRUE(!strstr(t, "no effect"));
+}
+
 TEST(shipped_config) {
         _cleanup_free_ char *text = NULL, *un = NULL;
         _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
@@ -739,6 +760,7 @@ int main(void) {
         RUN(rules_fail_closed);
         RUN(bounds);
         RUN(format);
+        RUN(skip_clean_without_effect);
         RUN(shipped_config);
         return 0;
 }

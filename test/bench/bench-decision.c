@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
                 t[4][i] = now(CLOCK_MONOTONIC) - a;
 
                 a = now(CLOCK_MONOTONIC);
-                if (plan_build(s, policy, NULL, PLAN_SCOPE_ALL, &p) < 0)
+                if (plan_build(s, policy, PLAN_SCOPE_ALL, &p) < 0)
                         return 1;
                 t[5][i] = now(CLOCK_MONOTONIC) - a;
                 plan_free(p);

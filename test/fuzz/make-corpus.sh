@@ -39,8 +39,6 @@ policy)
         add "$fixtures"/config/**/*.conf ;;
 state)
         add "$fixtures"/state/*.json ;;
-baseline)
-        add "$fixtures"/roots/*/run/suspend-sync/baseline.json ;;
 timespan)
         ;;
 *)

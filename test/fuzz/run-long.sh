@@ -13,7 +13,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-all_targets=(mountinfo meminfo bdi-stats policy state baseline timespan)
+all_targets=(mountinfo meminfo bdi-stats policy state timespan)
 total_runs=""
 seconds=""
 jobs=2
