@@ -415,6 +415,7 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .rule = d->rule,
                 .mount_id = m->mount_id,
                 .uncovered = d->uncovered,
+                .unlisted = m->unlisted,
         };
 }
 
@@ -459,14 +460,31 @@ int plan_build(const Sample *sample, const Policy *policy, const Baseline *basel
                 return -ENOMEM;
         p->deadline = policy->deadline;
         p->max_parallel = policy->max_parallel;
+        p->complete = sample->complete;
 
         r = path_index_build(sample, &pi);
         if (r < 0)
                 goto fail;
         for (size_t k = 0; k < sample->n_sbs; k++) {
+                const MountEntry *m;
+
                 r = decide_sb(sample, &pi, policy, baseline, scope, k, &dec[k]);
                 if (r < 0)
                         goto fail;
+                m = &t->entries[dec[k].primary];
+                if (dec[k].decided && m->unlisted && dec[k].reason) {
+                        /* Say how a superblock no mount table shows is reached. */
+                        char *x;
+                        if (asprintf(&x, "%s: %s", streq(m->mount_point, "/")
+                                                 ? "our root, not a mount point in our table (restricted view)"
+                                                 : "in no mount table, reached through a process's open file",
+                                     dec[k].reason) < 0) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        free(dec[k].reason);
+                        dec[k].reason = x;
+                }
         }
 
         /* Overlays follow their upper layer's superblock. */

@@ -54,6 +54,8 @@ typedef struct PlanEntry {
         const char *flush_device;   /* block device node to fsync() after syncfs, for filesystems
                                      * whose sync_fs sends no cache FLUSH (vfat, exfat); borrowed */
         bool primary;               /* the mount through which its superblock is synced */
+        bool unlisted;              /* in no mount table (MountEntry.unlisted): path is our root or a
+                                     * process's open file; a failure to reach it never means "gone" */
 } PlanEntry;
 
 typedef struct Plan {
@@ -64,6 +66,7 @@ typedef struct Plan {
         usec_t deadline;            /* from policy */
         unsigned max_parallel;
         usec_t t_plan;              /* phase time (set by caller) */
+        bool complete;              /* the sample saw every superblock (Sample.complete) */
 } Plan;
 
 Plan *plan_free(Plan *p);
