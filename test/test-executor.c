@@ -565,6 +565,10 @@ TEST(restricted_view_never_gone) {
                 fprintf(stderr, "  skipped: needs root (mount namespace, chroot)\n");
                 return;
         }
+        if (!root_is_mount_point()) {
+                fprintf(stderr, "  skipped: %s\n", ROOT_NOT_MOUNT_POINT_REASON);
+                return;
+        }
         ASSERT_TRUE(mkdtemp(dir));
         snprintf(proc, sizeof proc, "%s/proc", dir);
         ASSERT_OK(mkdir(proc, 0755));
@@ -768,6 +772,10 @@ TEST(unkillable_worker) {
         usec_t deadline;
         int r;
 
+        if (!root_is_mount_point()) {
+                fprintf(stderr, "  skipped: %s\n", ROOT_NOT_MOUNT_POINT_REASON);
+                return;
+        }
         r = stuck_fuse_setup(&f);
         if (r < 0) {
                 fprintf(stderr, "  skipped: cannot mount a FUSE file system here: %s\n", strerror(-r));

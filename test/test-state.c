@@ -605,6 +605,10 @@ TEST(read_only) {
                 fprintf(stderr, "read_only: not root, skipping\n");
                 return;
         }
+        if (!root_is_mount_point()) {
+                fprintf(stderr, "read_only: skipped: %s\n", ROOT_NOT_MOUNT_POINT_REASON);
+                return;
+        }
         make_record(&r, 3);
         /* Private mount namespace in a child: the read-only bind mount vanishes with it. */
         pid = fork();

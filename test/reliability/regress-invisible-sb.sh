@@ -18,6 +18,7 @@ set -euo pipefail
 source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
+require_root_mount_point
 ss_init
 command -v unshare >/dev/null || { echo "SKIP: unshare missing"; exit 77; }
 
