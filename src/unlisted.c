@@ -429,27 +429,30 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
 
 /* proc/PID/<name>: a regular file or directory on a hidden superblock? Index into h or -1. statx
  * with AT_STATX_DONT_SYNC: FUSE and NFS answer from their caches, never ask a (maybe hung) server. */
-static ssize_t on_hidden(int proc_fd, const char *path, const HiddenSet *h) {
+static ssize_t on_hidden(int proc_fd, const char *path, const HiddenSet *h, int *ret_mnt_id) {
         struct statx stx;
         dev_t dev;
 
-        if (statx(proc_fd, path, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) < 0)
+        if (statx(proc_fd, path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
                 return -1;
         if (!S_ISREG(stx.stx_mode) && !S_ISDIR(stx.stx_mode))
                 return -1;
         dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
         for (size_t i = 0; i < h->n; i++)
-                if (h->v[i].dev == dev)
+                if (h->v[i].dev == dev) {
+                        /* The worker checks it opens this very mount: fd numbers get reused. */
+                        *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0;
                         return (ssize_t) i;
+                }
         return -1;
 }
 
-static int reached(HiddenSet *h, size_t k, const char *proc_path, MountTable *t) {
+static int reached(HiddenSet *h, size_t k, const char *proc_path, int mnt_id, MountTable *t) {
         char path[128];
         int r;
 
         snprintf(path, sizeof path, "/proc/%s", proc_path);
-        r = append_unlisted(t, path, h->v[k].dev, 0, h->v[k].fstype, h->v[k].source, false);
+        r = append_unlisted(t, path, h->v[k].dev, mnt_id, h->v[k].fstype, h->v[k].source, false);
         if (r < 0)
                 return r;
         hidden_sb_done(&h->v[k]);
@@ -480,15 +483,15 @@ int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
                 unsigned pid;
                 ssize_t k;
                 DIR *fds;
-                int fd;
+                int fd, mnt_id = 0;
 
                 if (safe_atou(de->d_name, &pid) < 0 || pid == (unsigned) getpid())
                         continue;
                 for (size_t i = 0; i < ELEMENTSOF(links) && h->n > 0; i++) {
                         snprintf(path, sizeof path, "%u/%s", pid, links[i]);
-                        k = on_hidden(proc_fd, path, h);
+                        k = on_hidden(proc_fd, path, h, &mnt_id);
                         if (k >= 0) {
-                                r = reached(h, (size_t) k, path, t);
+                                r = reached(h, (size_t) k, path, mnt_id, t);
                                 if (r < 0) {
                                         closedir(d);
                                         return r;
@@ -512,10 +515,10 @@ int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
                                 continue;
                         n_fds++;
                         snprintf(path, sizeof path, "%u/fd/%u", pid, nfd);
-                        k = on_hidden(proc_fd, path, h);
+                        k = on_hidden(proc_fd, path, h, &mnt_id);
                         if (k < 0)
                                 continue;
-                        r = reached(h, (size_t) k, path, t);
+                        r = reached(h, (size_t) k, path, mnt_id, t);
                         if (r < 0) {
                                 closedir(fds);
                                 closedir(d);

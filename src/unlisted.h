@@ -72,8 +72,8 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
 
 /* Looks for a process (proc/PID/{cwd,root,fd/N}, regular files and directories only, statx with
  * AT_STATX_DONT_SYNC so no filesystem is asked) holding a file on each hidden superblock; appends
- * an unlisted entry for each one found (mount point "/proc/PID/fd/N") to t and drops it from h.
- * Returns the number reached. */
+ * an unlisted entry for each one found (mount point "/proc/PID/fd/N", mount id of that file's mount
+ * so the worker notices a reused fd number) to t and drops it from h. Returns the number reached. */
 int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t);
 
 /* One reason per superblock left in h. */
