@@ -609,15 +609,16 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, MountTable *t, 
 
         before = t->n_entries;
         r = unlisted_reach(src->root_fd, hidden, t);
-        if (r < 0)
-                return r;
-        if (*ns_of && t->n_entries > before) {
+        /* Entries reached (even before a failure) are ours: ns_of must cover them. */
+        if (t->n_entries > before) {
                 unsigned *x = reallocarray(*ns_of, t->n_entries, sizeof(unsigned));
                 if (!x)
                         return -ENOMEM;
                 memset(x + before, 0, (t->n_entries - before) * sizeof(unsigned));
                 *ns_of = x;
         }
+        if (r < 0)
+                return r;
         return unlisted_report(hidden, why);
 }
 
@@ -694,8 +695,12 @@ int sample_load(const SampleSources *src, Sample **ret) {
                         return -ENOMEM;
         }
         r = find_unlisted(src, sysfs_fd, table, &ns_of, nss, n_nss, &hidden, &why);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        /* Looking for them must not cost the sync of what we do see: incomplete, with the reason. */
+        if (r < 0 && reasons_add(&why, "could not look for superblocks outside the mount tables: %s",
+                                 strerror(-r)) < 0)
+                return -ENOMEM;
         has_meminfo = meminfo_load(src->root_fd, &mi) >= 0;
         t1 = now(CLOCK_MONOTONIC);
 
@@ -708,8 +713,11 @@ int sample_load(const SampleSources *src, Sample **ret) {
         s->n_namespaces = n_nss;
 
         r = check_btrfs(sysfs_fd, s, &why);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0 && reasons_add(&why, "could not compare btrfs filesystems with the mount tables: %s",
+                                 strerror(-r)) < 0)
+                return -ENOMEM;
 
         s->meminfo = mi;
         s->has_meminfo = has_meminfo;

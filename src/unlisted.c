@@ -135,8 +135,10 @@ static int hidden_add(HiddenSet *h, dev_t dev, const char *fstype, const char *s
 
         if (hidden_has(h, dev))
                 return 0;
-        if (h->n >= 4096)
-                return -E2BIG;
+        if (h->n >= HIDDEN_MAX) {
+                h->n_dropped++;
+                return 0;
+        }
         va_start(ap, fmt);
         k = vasprintf(&s.what, fmt, ap);
         va_end(ap);
@@ -533,6 +535,9 @@ int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
 }
 
 int unlisted_report(const HiddenSet *h, Reasons *why) {
+        if (h->n_dropped > 0 &&
+            reasons_add(why, "%zu more superblocks are mounted but in no scanned mount table", h->n_dropped) < 0)
+                return -ENOMEM;
         for (size_t i = 0; i < h->n; i++)
                 if (reasons_add(why, "%s superblock %u:%u%s%s%s is mounted but in no scanned mount table "
                                 "(%s), and no process holds a file on it",

@@ -41,9 +41,12 @@ typedef struct HiddenSb {
         char *source;               /* "/dev/loop3" or NULL */
 } HiddenSb;
 
+#define HIDDEN_MAX 4096U
+
 typedef struct HiddenSet {
         HiddenSb *v;
         size_t n;
+        size_t n_dropped;           /* found beyond HIDDEN_MAX: counted, not kept */
 } HiddenSet;
 
 void hidden_set_done(HiddenSet *h);
