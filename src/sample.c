@@ -606,6 +606,9 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, MountTable *t, 
         r = unlisted_scan_sysfs(sysfs_fd, t, hidden);
         if (r < 0)
                 return r;
+        r = unlisted_scan_bdis(src->debugfs_fd, t, hidden);
+        if (r < 0)
+                return r;
 
         before = t->n_entries;
         r = unlisted_reach(src->root_fd, hidden, t);

@@ -312,6 +312,42 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
         return 0;
 }
 
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+        int fd;
+
+        if (debugfs_fd < 0)
+                return 0;
+        fd = openat(debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d)) && n++ < 65536) {
+                unsigned ma, mi;
+                int k = 0, r;
+
+                /* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS,
+                 * …); block disks' bdis exist whether mounted or not, btrfs-N is checked by bdi. */
+                if (sscanf(de->d_name, "%u:%u%n", &ma, &mi, &k) != 2 || de->d_name[k] != 0 || ma != 0 ||
+                    table_has_dev(t, makedev(ma, mi)))
+                        continue;
+                r = hidden_add(h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
+                               "block device", de->d_name);
+                if (r < 0) {
+                        closedir(d);
+                        return r;
+                }
+        }
+        closedir(d);
+        return 0;
+}
+
 static int parse_ns_root(const char *root, uint64_t *ret) {
         unsigned long long v;
         int n = 0;
@@ -541,7 +577,8 @@ int unlisted_report(const HiddenSet *h, Reasons *why) {
         for (size_t i = 0; i < h->n; i++)
                 if (reasons_add(why, "%s superblock %u:%u%s%s%s is mounted but in no scanned mount table "
                                 "(%s), and no process holds a file on it",
-                                h->v[i].fstype, major(h->v[i].dev), minor(h->v[i].dev),
+                                streq(h->v[i].fstype, "unknown") ? "a" : h->v[i].fstype,
+                                major(h->v[i].dev), minor(h->v[i].dev),
                                 h->v[i].source ? " (" : "", h->v[i].source ? h->v[i].source : "",
                                 h->v[i].source ? ")" : "", h->v[i].what) < 0)
                         return -ENOMEM;

@@ -5,7 +5,8 @@
  * Unlisted superblocks: filesystems the kernel's suspend sync writes although no scanned mount
  * table shows them. Our own root when it is not a mount point (a chroot: mountinfo lists only
  * mounts below the root); superblocks the kernel lists under sysfs fs/<type>/ (ext4, xfs, f2fs,
- * btrfs: detached ones included) that no mount table has; mounts of mount namespaces kept alive
+ * btrfs: detached ones included) and anonymous bdis under debugfs bdi/ that no mount table has;
+ * mounts of mount namespaces kept alive
  * only by an nsfs bind mount (listmount(2)/statmount(2), Linux 6.8+, another namespace since 6.11).
  * What can be reached is added to the mount table as an "unlisted" entry whose mount point is the
  * path the worker opens (our root "/", or /proc/PID/fd/N, /proc/PID/cwd of a process holding a file
@@ -59,6 +60,10 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own);
 /* Superblocks under sysfs fs/{ext4,xfs,f2fs}/<block device> (device number from
  * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0: nothing. */
 int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h);
+
+/* Anonymous per-superblock bdis under debugfs bdi/ ("0:N": FUSE, NFS, …) whose device no entry of t
+ * has. debugfs_fd < 0: nothing. */
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h);
 
 /* nsfs mounts (fstype nsfs, root "mnt:[ino]") in t of mount namespaces that were not scanned (ino not
  * in scanned_inos): their mounts are listed with listmount/statmount; superblocks (not pseudo

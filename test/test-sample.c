@@ -124,7 +124,7 @@ TEST(container_host_1000) {
 
 static Sample *load_root(const char *name, const char *sysfs) {
         char root[PATH_MAX], sys[PATH_MAX];
-        _cleanup_close_ int root_fd = -EBADF;
+        _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
         SampleSources src;
         Sample *s = NULL;
 
@@ -132,7 +132,8 @@ static Sample *load_root(const char *name, const char *sysfs) {
         snprintf(sys, sizeof sys, "%s/roots/%s/%s", FIXTURES_DIR, name, sysfs);
         root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root_fd >= 0);
-        src = (SampleSources) { .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = -EBADF, .scan_namespaces = true };
+        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        src = (SampleSources) { .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true };
         ASSERT_OK(sample_load(&src, &s));
         return s;
 }
@@ -144,8 +145,9 @@ static bool has_reason(const Sample *s, const char *a, const char *b) {
         return false;
 }
 
-/* Issue 9 case 2: superblocks that sysfs fs/<type>/ lists (detached ones included) but no mount table
- * shows, and a namespace held only by an nsfs mount, make the sample incomplete, each with a reason. */
+/* Issue 9 case 2: superblocks that sysfs fs/<type>/ lists (detached ones included) or that have an
+ * anonymous bdi in debugfs, but that no mount table shows, and a namespace held only by an nsfs mount
+ * make the sample incomplete, each with a reason. */
 TEST(hidden_superblocks) {
         _cleanup_(sample_freep) Sample *s = load_root("hidden-sb", "sys");
 
@@ -153,7 +155,9 @@ TEST(hidden_superblocks) {
                 fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
         ASSERT_TRUE(!s->complete);
         ASSERT_TRUE(!s->view_restricted);
-        ASSERT_EQ(s->n_incomplete_why, 3U);
+        ASSERT_EQ(s->n_incomplete_why, 4U);
+        ASSERT_TRUE(has_reason(s, "superblock 0:77 is mounted but in no scanned mount table", "debugfs bdi/0:77"));
+        ASSERT_TRUE(!has_reason(s, "0:21", NULL));
         ASSERT_TRUE(has_reason(s, "ext4 superblock 7:3 (/dev/loop3) is mounted but in no scanned mount table",
                                "sysfs fs/ext4/loop3"));
         ASSERT_TRUE(has_reason(s, "btrfs filesystem 5e1f0c3a-0d5b-4c4e-9a57-6b1d2a9f0c11 (bdi btrfs-7)", NULL));
