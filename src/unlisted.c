@@ -465,8 +465,11 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
         return 0;
 }
 
-/* proc/PID/<name>: a regular file or directory on a hidden superblock? Index into h or -1. statx
- * with AT_STATX_DONT_SYNC: FUSE and NFS answer from their caches, never ask a (maybe hung) server. */
+/* proc/PID/<name>: a regular file or directory on a hidden superblock? Index into h or -1. This runs
+ * in the main process over every process's files, including ones on hung network filesystems:
+ * statx with AT_STATX_DONT_SYNC, so FUSE and NFS answer from their caches (the magic link is followed
+ * without LOOKUP_OPEN/LOOKUP_REVAL, so NFS's weak revalidation stays local too). Opening the path,
+ * which may ask the server, is left to the worker. */
 static ssize_t on_hidden(int proc_fd, const char *path, const HiddenSet *h, int *ret_mnt_id) {
         struct statx stx;
         dev_t dev;
