@@ -600,6 +600,8 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, MountTable *t, 
         if (proc_fd >= 0 && read_ns(proc_fd, "self", &inos[n_inos]) >= 0)
                 n_inos++;
 
+        /* Chroot-only namespaces were listed while the table was still growing. */
+        hidden_set_prune(hidden, t);
         r = unlisted_scan_nsfs(src->root_fd, t, *ns_of, pids, inos, n_inos, hidden, why);
         if (r < 0)
                 return r;

@@ -165,6 +165,15 @@ static bool table_has_dev(const MountTable *t, dev_t dev) {
         return false;
 }
 
+void hidden_set_prune(HiddenSet *h, const MountTable *t) {
+        for (size_t i = 0; i < h->n;)
+                if (table_has_dev(t, h->v[i].dev)) {
+                        hidden_sb_done(&h->v[i]);
+                        h->v[i] = h->v[--h->n];
+                } else
+                        i++;
+}
+
 static int table_append(MountTable *t, MountEntry *e) {
         _cleanup_(mount_table_freep) MountTable *one = calloc(1, sizeof(MountTable));
 

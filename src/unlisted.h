@@ -51,6 +51,8 @@ typedef struct HiddenSet {
 } HiddenSet;
 
 void hidden_set_done(HiddenSet *h);
+/* Drops the superblocks t has after all (found while t was still being filled). */
+void hidden_set_prune(HiddenSet *h, const MountTable *t);
 
 /* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/". When not, appends an unlisted
  * entry for "/" (device and mount id from statx of root_fd, fstype from statfs) and returns 1 (a
