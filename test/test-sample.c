@@ -196,6 +196,27 @@ TEST(chroot_view) {
         ASSERT_TRUE(root && root->unlisted);
 }
 
+/* Issue 9 case 2c: a namespace is read through a member at its root, not a chrooted one; a namespace
+ * with chrooted members only is not called completely scanned. */
+TEST(chrooted_namespaces) {
+        _cleanup_(sample_freep) Sample *s = load_root("chroot-ns", "nonexistent");
+        bool data = false;
+
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
+        ASSERT_EQ(s->n_namespaces, 2U);
+        for (size_t k = 0; k < s->n_namespaces; k++)
+                if (s->namespaces[k].ino == 4026532500ULL)
+                        ASSERT_EQ(s->namespaces[k].pid, 124);
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                data = data || (streq(s->table->entries[i].mount_point, "/data") && s->ns_of_mount[i] != 0);
+        ASSERT_TRUE(data);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_EQ(s->n_incomplete_why, 1U);
+        ASSERT_TRUE(has_reason(s, "mount namespace mnt:[4026532600] (seen only through chrooted process 200, root "
+                               "/srv/jail2)", "mounts outside that root were not scanned"));
+}
+
 int main(void) {
         RUN(laptop_superblocks);
         RUN(overmounted);
@@ -205,5 +226,6 @@ int main(void) {
         RUN(hidden_superblocks);
         RUN(all_listed);
         RUN(chroot_view);
+        RUN(chrooted_namespaces);
         return 0;
 }
