@@ -105,6 +105,11 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
         if (!c->sample->has_meminfo)
                 log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
         report_missing_facts(a, c->sample);
+        /* Never silently: a pass that cannot reach every superblock must not be taken as complete. */
+        for (size_t i = 0; i < c->sample->n_incomplete_why; i++)
+                log_notice("Incomplete view: %s.", c->sample->incomplete_why[i]);
+        if (c->sample->n_incomplete_dropped > 0)
+                log_notice("Incomplete view: %zu more reasons not shown.", c->sample->n_incomplete_dropped);
 
         t0 = now(CLOCK_MONOTONIC);
         r = plan_build(c->sample, c->policy, scope, &c->plan);

@@ -162,12 +162,20 @@ static int open_block_device(const char *path, dev_t dev) {
  * filesystem); the text is scanned in place, bounded. */
 static int superblock_mounted(dev_t dev) {
         _cleanup_free_ char *text = NULL;
-        char needle[64];
+        char needle[64], root_id[32];
+        struct statx stx;
         int r;
 
         r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 64U * 1024U * 1024U, &text, NULL);
         if (r < 0)
                 return r;
+        /* A restricted view (chroot: the root is not a mount point) lists only the mounts below the
+         * root; a superblock missing from it may be mounted all the same: unknown, never "gone". */
+        if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+                return -ENODATA;
+        snprintf(root_id, sizeof root_id, "\n%llu ", (unsigned long long) stx.stx_mnt_id);
+        if (strncmp(text, root_id + 1, strlen(root_id + 1)) != 0 && !strstr(text, root_id))
+                return -ENODATA;
         /* "<id> <parent> <major>:<minor> ...": the third field. */
         snprintf(needle, sizeof needle, " %u:%u ", major(dev), minor(dev));
         for (const char *p = text; *p;) {

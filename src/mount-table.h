@@ -27,6 +27,9 @@ typedef struct MountEntry {
         char *vfs_options;      /* per-mount options */
         char *fs_options;       /* superblock options */
         bool read_only;         /* mount or superblock is read-only */
+        bool unlisted;          /* in no mount table (see unlisted.h): our root directory, or a
+                                 * superblock reached through a process's open file; mount_point is
+                                 * the path to open */
 } MountEntry;
 
 typedef struct MountTable {

@@ -358,6 +358,7 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .uncovered = d->uncovered,
                 .run_as_uid = (uid_t) -1,
                 .run_as_gid = (gid_t) -1,
+                .unlisted = m->unlisted,
         };
 }
 
@@ -432,14 +433,31 @@ int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan
                 return -ENOMEM;
         p->deadline = policy->deadline;
         p->max_parallel = policy->max_parallel;
+        p->complete = sample->complete;
 
         r = path_index_build(sample, &pi);
         if (r < 0)
                 goto fail;
         for (size_t k = 0; k < sample->n_sbs; k++) {
+                const MountEntry *m;
+
                 r = decide_sb(sample, &pi, policy, scope, k, &dec[k]);
                 if (r < 0)
                         goto fail;
+                m = &t->entries[dec[k].primary];
+                if (dec[k].decided && m->unlisted && dec[k].reason) {
+                        /* Say how a superblock no mount table shows is reached. */
+                        char *x;
+                        if (asprintf(&x, "%s: %s", streq(m->mount_point, "/")
+                                                 ? "our root, not a mount point in our table (restricted view)"
+                                                 : "in no mount table, reached through a process's open file",
+                                     dec[k].reason) < 0) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        free(dec[k].reason);
+                        dec[k].reason = x;
+                }
         }
 
         /* Overlays follow their upper layer's superblock. */

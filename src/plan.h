@@ -59,6 +59,8 @@ typedef struct PlanEntry {
                                      * drop privileges for good). (uid_t) -1: as we are */
         gid_t run_as_gid;
         char *own_group;            /* owned storage behind group for such a group of its own */
+        bool unlisted;              /* in no mount table (MountEntry.unlisted): path is our root or a
+                                     * process's open file; a failure to reach it never means "gone" */
 } PlanEntry;
 
 typedef struct Plan {
@@ -69,6 +71,7 @@ typedef struct Plan {
         usec_t deadline;            /* from policy */
         unsigned max_parallel;
         usec_t t_plan;              /* phase time (set by caller) */
+        bool complete;              /* the sample saw every superblock (Sample.complete) */
 } Plan;
 
 Plan *plan_free(Plan *p);

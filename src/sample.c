@@ -31,6 +31,9 @@ Sample *sample_free(Sample *s) {
         free(s->overmounted);
         free(s->ns_of_mount);
         free(s->namespaces);
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                free(s->incomplete_why[i]);
+        free(s->incomplete_why);
         mount_table_free(s->table);
         free(s);
         return NULL;
@@ -311,22 +314,48 @@ static int read_ns(int proc_fd, const char *pid, uint64_t *ret) {
         link[n] = 0;
         return parse_ns_link(link, ret);
 }
+/* A candidate process for reading a namespace's mounts: one whose root is the namespace's root
+ * ("/" as seen from us) shows all of them; a chrooted one only those below its root. */
+typedef struct NsCandidate {
+        uint64_t ino;
+        unsigned pid, alt_pid;      /* alt: another member, tried when pid exited meanwhile */
+        bool chrooted;
+        char root[128];             /* its root (proc/PID/root link), when chrooted */
+} NsCandidate;
+
+static bool proc_root_chrooted(int proc_fd, unsigned pid, char *ret, size_t size) {
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof path, "%u/root", pid);
+        n = readlinkat(proc_fd, path, ret, size - 1);
+        if (n < 0) {
+                snprintf(ret, size, "?");
+                return true;
+        }
+        ret[n] = 0;
+        return !streq(ret, "/");
+}
 
 /*
  * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
- * per distinct namespace, its mountinfo appended to the table. Processes come and go while we scan:
- * every failure for one process just skips it. Returns the namespaces found (may be 0).
+ * per distinct namespace, its mountinfo appended to the table. An unchrooted member is preferred:
+ * a chrooted process's mountinfo lists only mounts below its root; when only chrooted members
+ * exist, the namespace's whole mount list is compared through listmount (into hidden) or the scan
+ * is declared incomplete. Processes come and go while we scan: a namespace whose members all
+ * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
  */
 static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNamespace **ret_ns,
-                          size_t *ret_n, bool *ret_complete) {
+                          size_t *ret_n, HiddenSet *hidden, Reasons *why) {
         _cleanup_free_ MountNamespace *nss = NULL;
+        _cleanup_free_ NsCandidate *cand = NULL;
         _cleanup_free_ unsigned *of = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
         DIR *d;
         struct dirent *de;
         uint64_t self;
-        size_t n = 0;
-        bool complete = true;
+        size_t n = 0, n_cand = 0;
+        bool overflow = false;
         int r;
 
         of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
@@ -338,92 +367,202 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
                 *ns_of = TAKE_PTR(of);
                 *ret_ns = NULL;
                 *ret_n = 0;
-                *ret_complete = false;
-                return 0;
+                return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
+                                   "namespaces' mounts were not scanned");
         }
         d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
         if (!d)
                 return negative_errno();
 
         while ((de = readdir(d))) {
-                _cleanup_(mount_table_freep) MountTable *other = NULL;
-                _cleanup_free_ char *text = NULL;
-                char path[64];
+                NsCandidate *c = NULL;
+                char root[128];
                 uint64_t ino;
-                size_t size, before;
-                unsigned *nof, pid;
-                bool known = false;
+                unsigned pid;
+                bool chrooted;
 
                 if (safe_atou(de->d_name, &pid) < 0 || read_ns(proc_fd, de->d_name, &ino) < 0 || ino == self)
                         continue;
-                for (size_t i = 0; i < n && !known; i++)
-                        known = nss[i].ino == ino;
-                if (known)
+                for (size_t i = 0; i < n_cand && !c; i++)
+                        if (cand[i].ino == ino)
+                                c = &cand[i];
+                if (c && !c->chrooted && c->alt_pid != 0)
                         continue;
-                if (n >= SAMPLE_MAX_NAMESPACES) {
-                        complete = false;
+                chrooted = proc_root_chrooted(proc_fd, pid, root, sizeof root);
+                if (c) {
+                        if (c->chrooted && !chrooted) {
+                                c->alt_pid = c->pid;
+                                c->pid = pid;
+                                c->chrooted = false;
+                        } else if (c->alt_pid == 0 && chrooted == c->chrooted)
+                                c->alt_pid = pid;
                         continue;
                 }
+                if (n_cand >= SAMPLE_MAX_NAMESPACES) {
+                        overflow = true;
+                        continue;
+                }
+                if (n_cand % 16 == 0) {
+                        NsCandidate *x = reallocarray(cand, n_cand + 16, sizeof(NsCandidate));
+                        if (!x) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        cand = x;
+                }
+                cand[n_cand] = (NsCandidate) { .ino = ino, .pid = pid, .chrooted = chrooted };
+                snprintf(cand[n_cand].root, sizeof cand[n_cand].root, "%s", root);
+                n_cand++;
+        }
+        closedir(d);
+        if (overflow && reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
+                                    SAMPLE_MAX_NAMESPACES) < 0)
+                return -ENOMEM;
+
+        for (size_t c = 0; c < n_cand; c++) {
+                _cleanup_(mount_table_freep) MountTable *other = NULL;
+                _cleanup_free_ char *text = NULL;
+                unsigned *nof, pid = cand[c].pid;
+                char path[64];
+                size_t size, before;
 
                 snprintf(path, sizeof path, "%u/mountinfo", pid);
                 r = read_full_file_at(proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+                if ((r == -ENOENT || r == -ESRCH) && cand[c].alt_pid != 0) {
+                        pid = cand[c].alt_pid;
+                        snprintf(path, sizeof path, "%u/mountinfo", pid);
+                        r = read_full_file_at(proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+                }
                 if (r == -ENOENT || r == -ESRCH)
-                        continue;       /* the process exited meanwhile: another one may show it */
-                if (r < 0) {
-                        complete = false;
-                        continue;
-                }
-                r = mount_table_parse(text, size, &other, NULL);
-                if (r == -ENOMEM) {
-                        closedir(d);
+                        continue;       /* every member we knew exited: the namespace is gone */
+                if (r >= 0)
+                        r = mount_table_parse(text, size, &other, NULL);
+                if (r == -ENOMEM)
                         return r;
-                }
                 if (r < 0) {
-                        complete = false;
+                        if (reasons_add(why, "mounts of mount namespace mnt:[%llu] (process %u) could not be "
+                                        "read: %s", (unsigned long long) cand[c].ino, pid, strerror(-r)) < 0)
+                                return -ENOMEM;
                         continue;
                 }
 
                 if (n % 16 == 0) {
                         MountNamespace *x = reallocarray(nss, n + 16, sizeof(MountNamespace));
-                        if (!x) {
-                                closedir(d);
+                        if (!x)
                                 return -ENOMEM;
-                        }
                         nss = x;
                 }
                 before = t->n_entries;
                 nof = reallocarray(of, before + other->n_entries + 1, sizeof(unsigned));
-                if (!nof) {
-                        closedir(d);
+                if (!nof)
                         return -ENOMEM;
-                }
                 of = nof;
                 r = mount_table_merge(t, &other);
                 if (r == -E2BIG) {
-                        complete = false;
+                        if (reasons_add(why, "more than %u mounts: the rest were not scanned",
+                                        MOUNT_TABLE_MAX_ENTRIES) < 0)
+                                return -ENOMEM;
                         break;
                 }
-                if (r < 0) {
-                        closedir(d);
+                if (r < 0)
                         return r;
-                }
-                nss[n] = (MountNamespace) { .ino = ino, .pid = (int) pid };
+                nss[n] = (MountNamespace) { .ino = cand[c].ino, .pid = (int) pid };
                 for (size_t i = before; i < t->n_entries; i++)
                         of[i] = (unsigned) n + 1;
                 n++;
+
+                if (cand[c].chrooted) {
+                        /* Only mounts below its root are listed: compare with the namespace's whole
+                         * list, which listmount gives without entering it. */
+                        _cleanup_close_ int ns_fd = -EBADF;
+                        char desc[256];
+
+                        snprintf(path, sizeof path, "%u/ns/mnt", pid);
+                        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (seen only through chrooted "
+                                 "process %u, root %s)", (unsigned long long) cand[c].ino, pid, cand[c].root);
+                        ns_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+                        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, t, hidden);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0 && reasons_add(why, "%s: mounts outside that root were not scanned (listmount: "
+                                                 "%s)", desc, strerror(-r)) < 0)
+                                return -ENOMEM;
+                }
         }
-        closedir(d);
 
         *ns_of = TAKE_PTR(of);
         *ret_ns = TAKE_PTR(nss);
         *ret_n = n;
-        *ret_complete = complete;
         return 0;
+}
+
+/* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
+ * table; what a process holds a file on is reached, the rest becomes reasons. */
+static int find_unlisted(const SampleSources *src, int sysfs_fd, MountTable *t, unsigned **ns_of,
+                         const MountNamespace *nss, size_t n_nss, HiddenSet *hidden, Reasons *why) {
+        _cleanup_free_ uint64_t *inos = NULL;
+        _cleanup_free_ int *pids = NULL;
+        _cleanup_close_ int proc_fd = openat(src->root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        size_t n_inos = 0, before;
+        int r;
+
+        inos = calloc(n_nss + 1, sizeof(uint64_t));
+        pids = calloc(n_nss + 1, sizeof(int));
+        if (!inos || !pids)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_nss; i++) {
+                inos[n_inos++] = nss[i].ino;
+                pids[i] = nss[i].pid;
+        }
+        if (proc_fd >= 0 && read_ns(proc_fd, "self", &inos[n_inos]) >= 0)
+                n_inos++;
+
+        /* Chroot-only namespaces were listed while the table was still growing. */
+        hidden_set_prune(hidden, t);
+        r = unlisted_scan_nsfs(src->root_fd, t, *ns_of, pids, inos, n_inos, hidden, why);
+        if (r < 0)
+                return r;
+        r = unlisted_scan_sysfs(sysfs_fd, t, hidden);
+        if (r < 0)
+                return r;
+        r = unlisted_scan_bdis(src->debugfs_fd, t, hidden);
+        if (r < 0)
+                return r;
+
+        before = t->n_entries;
+        r = unlisted_reach(src->root_fd, hidden, t);
+        /* Entries reached (even before a failure) are ours: ns_of must cover them. */
+        if (t->n_entries > before) {
+                unsigned *x = reallocarray(*ns_of, t->n_entries, sizeof(unsigned));
+                if (!x)
+                        return -ENOMEM;
+                memset(x + before, 0, (t->n_entries - before) * sizeof(unsigned));
+                *ns_of = x;
+        }
+        if (r < 0)
+                return r;
+        return unlisted_report(hidden, why);
+}
+
+/* btrfs superblocks are anonymous (0:N): compared by bdi, known only after classification. */
+static int check_btrfs(int sysfs_fd, const Sample *s, Reasons *why) {
+        _cleanup_free_ char **names = calloc(MAX(s->n_sbs, 1), sizeof(char *));
+        size_t n = 0;
+
+        if (!names)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_sbs; k++)
+                if (s->sbs[k].device.bdi_name)
+                        names[n++] = s->sbs[k].device.bdi_name;
+        return unlisted_check_btrfs(sysfs_fd, names, n, why);
 }
 
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
+        _cleanup_close_ int sysfs_fd = open(src->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(reasons_done) Reasons why = {};
+        _cleanup_(hidden_set_done) HiddenSet hidden = {};
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
                 .debugfs_fd = src->debugfs_fd,
@@ -435,39 +574,77 @@ int sample_load(const SampleSources *src, Sample **ret) {
         };
         Meminfo mi = {};
         usec_t t0, t1;
-        bool has_meminfo;
+        bool has_meminfo, restricted;
         int r;
 
         _cleanup_free_ unsigned *ns_of = NULL;
         _cleanup_free_ MountNamespace *nss = NULL;
         size_t n_nss = 0;
-        bool complete = true;
 
         t0 = now(CLOCK_MONOTONIC);
         r = mount_table_load(src->root_fd, &table, NULL);
         if (r < 0)
                 return r;
+
+        /* Our own view first: in a chroot, "/" is not in our table, yet syncfs("/") reaches it. */
+        r = unlisted_add_root(src->root_fd, table, table->n_entries);
+        if (r == -ENOMEM)
+                return r;
+        restricted = r != 0;
+        if (r < 0)
+                r = reasons_add(&why, "our root directory is not a mount point of our mount table (a chroot?), "
+                                "and it could not be examined: %s", strerror(-r));
+        else if (r > 0)
+                r = reasons_add(&why, "our root directory is not a mount point of our mount table (a chroot?): "
+                                "mounts outside it are invisible here; \"/\" itself is synced");
+        if (r < 0)
+                return r;
+
         if (src->scan_namespaces) {
-                r = add_namespaces(src->root_fd, table, &ns_of, &nss, &n_nss, &complete);
+                r = add_namespaces(src->root_fd, table, &ns_of, &nss, &n_nss, &hidden, &why);
                 if (r < 0)
                         return r;
+        } else {
+                r = reasons_add(&why, "other mount namespaces were not scanned");
+                if (r < 0)
+                        return r;
+                ns_of = calloc(MAX(table->n_entries, 1), sizeof(unsigned));
+                if (!ns_of)
+                        return -ENOMEM;
         }
+        r = find_unlisted(src, sysfs_fd, table, &ns_of, nss, n_nss, &hidden, &why);
+        if (r == -ENOMEM)
+                return r;
+        /* Looking for them must not cost the sync of what we do see: incomplete, with the reason. */
+        if (r < 0 && reasons_add(&why, "could not look for superblocks outside the mount tables: %s",
+                                 strerror(-r)) < 0)
+                return -ENOMEM;
         has_meminfo = meminfo_load(src->root_fd, &mi) >= 0;
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);
         if (r < 0)
                 return r;
-        if (ns_of) {
-                free(s->ns_of_mount);
-                s->ns_of_mount = TAKE_PTR(ns_of);
-                s->namespaces = TAKE_PTR(nss);
-                s->n_namespaces = n_nss;
-        }
+        free(s->ns_of_mount);
+        s->ns_of_mount = TAKE_PTR(ns_of);
+        s->namespaces = TAKE_PTR(nss);
+        s->n_namespaces = n_nss;
+
+        r = check_btrfs(sysfs_fd, s, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && reasons_add(&why, "could not compare btrfs filesystems with the mount tables: %s",
+                                 strerror(-r)) < 0)
+                return -ENOMEM;
 
         s->meminfo = mi;
         s->has_meminfo = has_meminfo;
-        s->complete = complete;
+        s->view_restricted = restricted;
+        s->complete = why.n == 0 && why.n_dropped == 0;
+        s->incomplete_why = TAKE_PTR(why.v);
+        s->n_incomplete_why = why.n;
+        s->n_incomplete_dropped = why.n_dropped;
+        why = (Reasons) {};
         if (src->debugfs_fd >= 0) {
                 _cleanup_close_ int fd = openat(src->debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 s->has_debugfs = fd >= 0;

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "meminfo.h"
 #include "mount-table.h"
+#include "unlisted.h"
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
@@ -56,7 +57,14 @@ typedef struct Sample {
         Meminfo meminfo;
         bool has_meminfo;
         bool has_debugfs;           /* debugfs bdi/ directory was readable */
-        bool complete;              /* every mount namespace was read (the scan was not cut short) */
+        bool complete;              /* every superblock the kernel's own sync would write is in the table
+                                     * (listed or reached, see unlisted.h); false: incomplete_why says
+                                     * what was not seen or cannot be reached */
+        bool view_restricted;       /* our root is not a mount point of our own table (chroot): a mount
+                                     * we do not see may still be mounted, never call one "gone" */
+        char **incomplete_why;      /* sentences, at most REASONS_MAX */
+        size_t n_incomplete_why;
+        size_t n_incomplete_dropped; /* reasons beyond REASONS_MAX, not kept */
         usec_t timestamp;           /* CLOCK_MONOTONIC when sampled */
         /* Phase times for the run record (usec). */
         usec_t t_read, t_sample;
@@ -69,11 +77,15 @@ typedef struct SampleSources {
         int root_fd;                /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
         const char *sysfs_root;     /* "/sys" or fixture path */
         int debugfs_fd;             /* debugfs root (contains bdi/), -EBADF = unavailable */
-        bool scan_namespaces;       /* also read mounts of other mount namespaces (proc/PID/mountinfo) */
+        bool scan_namespaces;       /* also read mounts of other mount namespaces (proc/PID/mountinfo);
+                                     * when false the sample is incomplete */
 } SampleSources;
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in
- * the Sample), they never fail the sample. */
+ * the Sample), they never fail the sample. Completeness: our own root when it is not a mount point,
+ * namespaces seen only through a chrooted process, nsfs-held namespaces, and superblocks under sysfs
+ * fs/<type>/ that no table shows are reached where possible (unlisted.h) and otherwise make the
+ * sample incomplete, each with a reason. */
 int sample_load(const SampleSources *src, Sample **ret);
 
 

@@ -322,6 +322,28 @@ static int run_record_to_json(const RunRecord *rec, json_object **ret) {
         if (r < 0)
                 return r;
 
+        if (rec->has_complete) {
+                _cleanup_json_ json_object *why = NULL;
+
+                if (rec->n_incomplete_why > STATE_REASONS_MAX)
+                        return -E2BIG;
+                why = json_object_new_array();
+                if (!why)
+                        return -ENOMEM;
+                for (size_t i = 0; i < rec->n_incomplete_why; i++) {
+                        if (!rec->incomplete_why[i] || strlen(rec->incomplete_why[i]) > STATE_STRING_MAX)
+                                return -EINVAL;
+                        if (json_object_array_add(why, json_object_new_string(rec->incomplete_why[i])) < 0)
+                                return -ENOMEM;
+                }
+                r = json_add(o, "complete", json_object_new_boolean(rec->complete));
+                if (r < 0)
+                        return r;
+                r = json_add(o, "incomplete_why", TAKE_PTR(why));
+                if (r < 0)
+                        return r;
+        }
+
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -502,6 +524,40 @@ static int run_record_from_json(json_object *o, RunRecord *ret) {
                         return r;
         }
 
+        {
+                json_object *c = json_get(o, "complete"), *why = json_get(o, "incomplete_why");
+
+                if (c) {
+                        if (!json_object_is_type(c, json_type_boolean))
+                                return -EBADMSG;
+                        rec.has_complete = true;
+                        rec.complete = json_object_get_boolean(c);
+                }
+                if (why) {
+                        size_t n;
+
+                        if (!json_object_is_type(why, json_type_array))
+                                return -EBADMSG;
+                        n = json_object_array_length(why);
+                        if (n > STATE_REASONS_MAX)
+                                return -EBADMSG;
+                        rec.incomplete_why = calloc(MAX(n, 1), sizeof(char *));
+                        if (!rec.incomplete_why)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < n; i++) {
+                                json_object *v = json_object_array_get_idx(why, i);
+
+                                if (!json_object_is_type(v, json_type_string) ||
+                                    (size_t) json_object_get_string_len(v) > STATE_STRING_MAX)
+                                        return -EBADMSG;
+                                rec.incomplete_why[i] = strdup(json_object_get_string(v));
+                                if (!rec.incomplete_why[i])
+                                        return -ENOMEM;
+                                rec.n_incomplete_why = i + 1;
+                        }
+                }
+        }
+
         mounts = json_get(o, "mounts");
         if (mounts) {
                 size_t n;
@@ -586,6 +642,9 @@ void run_record_done(RunRecord *r) {
         for (size_t i = 0; i < r->n_mounts; i++)
                 run_mount_done(r->mounts + i);
         free(r->mounts);
+        for (size_t i = 0; i < r->n_incomplete_why; i++)
+                free(r->incomplete_why[i]);
+        free(r->incomplete_why);
         *r = (RunRecord) {};
 }
 

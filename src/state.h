@@ -47,7 +47,15 @@ typedef struct RunRecord {
         usec_t t_read, t_sample, t_plan, t_execute, t_record;
         RunMount *mounts;
         size_t n_mounts;
+        /* Whether the pass saw every superblock the kernel's own sync writes (Sample.complete);
+         * records written before this field existed load with has_complete false. */
+        bool has_complete;
+        bool complete;
+        char **incomplete_why;      /* at most STATE_REASONS_MAX */
+        size_t n_incomplete_why;
 } RunRecord;
+
+#define STATE_REASONS_MAX 64U
 
 /* Frees the contents and zeroes the struct; accepts NULL and zeroed records. Usable as
  * _cleanup_(run_record_done) on a RunRecord variable. */

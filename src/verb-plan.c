@@ -44,6 +44,21 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
                                sample->has_meminfo && sample->meminfo.has_writeback
                                        ? json_object_new_uint64(sample->meminfo.writeback_bytes) : NULL);
         json_object_object_add(root, "bdi_stats_available", json_object_new_boolean(sample->has_debugfs));
+        json_object_object_add(root, "complete", json_object_new_boolean(sample->complete));
+        json_object_object_add(root, "view_restricted", json_object_new_boolean(sample->view_restricted));
+        {
+                json_object *why = json_object_new_array();
+                if (!why)
+                        return -ENOMEM;
+                for (size_t i = 0; i < sample->n_incomplete_why; i++)
+                        json_object_array_add(why, json_object_new_string(sample->incomplete_why[i]));
+                if (sample->n_incomplete_dropped > 0) {
+                        char more[64];
+                        snprintf(more, sizeof more, "... and %zu more", sample->n_incomplete_dropped);
+                        json_object_array_add(why, json_object_new_string(more));
+                }
+                json_object_object_add(root, "incomplete_why", why);
+        }
         json_object_object_add(phases, "read", json_object_new_uint64(sample->t_read));
         json_object_object_add(phases, "sample", json_object_new_uint64(sample->t_sample));
         json_object_object_add(phases, "plan", json_object_new_uint64(plan->t_plan));
@@ -75,6 +90,7 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
                 json_object_object_add(o, "bdi", s->device.bdi_name ? json_object_new_string(s->device.bdi_name) : NULL);
                 json_object_object_add(o, "mount_id", json_object_new_int(e->mount_id));
                 json_object_object_add(o, "path", json_object_new_string(e->path));
+                json_object_object_add(o, "unlisted", json_object_new_boolean(e->unlisted));
                 if (e->namespace_ino) {
                         char ns[64];
                         snprintf(ns, sizeof ns, "mnt:[%llu]", (unsigned long long) e->namespace_ino);
@@ -151,6 +167,13 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                        plan->eta == USEC_INFINITY ? "unknown" : format_timespan(eta, sizeof eta, plan->eta),
                        format_timespan(dl, sizeof dl, plan->deadline),
                        sample->has_debugfs ? "" : " (no bdi stats: dirty data and ETA unknown)");
+        if (a->legend && !sample->complete) {
+                printf("Incomplete: not every superblock the kernel's own sync writes can be reached:\n");
+                for (size_t i = 0; i < sample->n_incomplete_why; i++)
+                        printf("  - %s\n", sample->incomplete_why[i]);
+                if (sample->n_incomplete_dropped > 0)
+                        printf("  - ... and %zu more\n", sample->n_incomplete_dropped);
+        }
         return 0;
 }
 

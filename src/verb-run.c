@@ -187,7 +187,10 @@ int verb_run(const Args *a, int *ret_exit) {
                         .timeout = c.plan->entries[i].timeout,
                         .dev = c.plan->entries[i].dev,
                         .mount_id = c.plan->entries[i].mount_id,
-                        .gone_check = c.plan->entries[i].namespace_ino == 0,
+                        /* "Gone" needs the whole table: a restricted view (chroot) or an
+                         * unlisted path cannot tell unmounted from invisible. */
+                        .gone_check = c.plan->entries[i].namespace_ino == 0 && !c.sample->view_restricted &&
+                                      !c.plan->entries[i].unlisted,
                         .flush_device = c.plan->entries[i].flush_device,
                         .covered_if_path = c.plan->entries[i].covered_if_path,
                         .covered_if_dev = c.plan->entries[i].covered_if_dev,
@@ -213,6 +216,19 @@ int verb_run(const Args *a, int *ret_exit) {
                 .t_plan = c.plan->t_plan,
                 .t_execute = t1 - t0,
         };
+        rec.has_complete = true;
+        rec.complete = c.sample->complete;
+        if (c.sample->n_incomplete_why > 0) {
+                rec.incomplete_why = calloc(c.sample->n_incomplete_why, sizeof(char *));
+                if (!rec.incomplete_why)
+                        return log_oom();
+                for (size_t i = 0; i < c.sample->n_incomplete_why && i < STATE_REASONS_MAX; i++) {
+                        rec.incomplete_why[i] = strdup(c.sample->incomplete_why[i]);
+                        if (!rec.incomplete_why[i])
+                                return log_oom();
+                        rec.n_incomplete_why = i + 1;
+                }
+        }
         rec.trigger = strdup(a->trigger);
         rec.mounts = calloc(MAX(c.plan->n_entries, 1), sizeof(RunMount));
         if (!rec.trigger || !rec.mounts)

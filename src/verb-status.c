@@ -42,6 +42,11 @@ static int print_record(const Args *a, const RunRecord *r) {
         format_realtime(when, sizeof when, r->started_realtime);
         printf("Last run: %s, trigger %s, result %s, took %s\n", when, r->trigger ? r->trigger : "-", r->result,
                format_timespan(dur, sizeof dur, r->duration));
+        if (r->has_complete && !r->complete) {
+                printf("Incomplete pass: not every superblock the kernel's own sync writes was reached:\n");
+                for (size_t i = 0; i < r->n_incomplete_why; i++)
+                        printf("  - %s\n", r->incomplete_why[i]);
+        }
         for (size_t i = 0; i < r->n_mounts; i++) {
                 const RunMount *m = &r->mounts[i];
                 char d[FORMAT_TIMESPAN_MAX], err[64] = "-";

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
@@ -338,10 +339,19 @@ TEST(load_live_and_missing) {
         ASSERT_TRUE(!t);
         fd = safe_close(fd);
 
-        /* This machine's own table: must contain "/" */
+        /* This machine's own table: must contain "/", unless our root is not a mount point (a
+         * chroot into a directory: mountinfo lists only mounts below the root). */
         fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_OK(mount_table_load(fd, &t, NULL));
-        ASSERT_TRUE(find(t, "/"));
+        if (!find(t, "/")) {
+                struct statx stx;
+
+                ASSERT_OK(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx));
+                for (size_t i = 0; i < t->n_entries; i++)
+                        ASSERT_TRUE((uint64_t) t->entries[i].mount_id != stx.stx_mnt_id);
+                fprintf(stderr, "  skipped the \"/\" check: our root is not a mount point in our table (chroot)\n");
+                return;
+        }
 }
 
 int main(void) {

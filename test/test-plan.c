@@ -7,6 +7,7 @@
  */
 
 #include <fcntl.h>
+#include <sys/statfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,7 +436,41 @@ TEST(container_host_1000) {
         ASSERT_EQ(n_overlay, 111U);
 }
 
+
+/* Issue 9 case 10: run inside a chroot whose root is a directory, "/" is in no table: the plan still
+ * syncs "/" itself (syncfs on the root directory reaches its superblock), never 0 to sync. */
+TEST(chroot_view_syncs_root) {
+        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/chroot-view", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(sample_freep) Sample *s = NULL;
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        SampleSources src = { .root_fd = root_fd, .sysfs_root = "/nonexistent", .debugfs_fd = -EBADF,
+                              .scan_namespaces = true };
+        const PlanEntry *e;
+        struct statfs sfs;
+
+        ASSERT_TRUE(root_fd >= 0);
+        ASSERT_OK(fstatfs(root_fd, &sfs));
+        if (sfs.f_type == 0x01021994 || sfs.f_type == 0x858458f6) {
+                fprintf(stderr, "skipped: the fixture tree is on tmpfs/ramfs, whose root has nothing to sync\n");
+                return;
+        }
+        ASSERT_OK(sample_load(&src, &s));
+        ASSERT_TRUE(s->view_restricted);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        ASSERT_TRUE(!p->complete);
+        e = find(p, "/");
+        fprintf(stderr, "/: %s %s (%s)\n", plan_action_to_string(e->action), e->path, e->reason);
+        ASSERT_EQ(e->action, PLAN_SYNC);
+        ASSERT_STREQ(e->path, "/");
+        ASSERT_TRUE(e->unlisted);
+        ASSERT_TRUE(strstr(e->reason, "restricted view"));
+        ASSERT_TRUE(p->n_sync >= 1);
+}
+
 int main(void) {
+        RUN(chroot_view_syncs_root);
         RUN(laptop_golden);
         RUN(rules);
         RUN(bad_rule_never_skips);

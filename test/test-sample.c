@@ -6,6 +6,7 @@
  */
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -120,11 +121,111 @@ TEST(container_host_1000) {
         ASSERT_TRUE(s->n_sbs > 0 && s->n_sbs <= 1000U);
 }
 
+
+static Sample *load_root(const char *name, const char *sysfs) {
+        char root[PATH_MAX], sys[PATH_MAX];
+        _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
+        SampleSources src;
+        Sample *s = NULL;
+
+        snprintf(root, sizeof root, "%s/roots/%s", FIXTURES_DIR, name);
+        snprintf(sys, sizeof sys, "%s/roots/%s/%s", FIXTURES_DIR, name, sysfs);
+        root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root_fd >= 0);
+        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        src = (SampleSources) { .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true };
+        ASSERT_OK(sample_load(&src, &s));
+        return s;
+}
+
+static bool has_reason(const Sample *s, const char *a, const char *b) {
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                if (strstr(s->incomplete_why[i], a) && (!b || strstr(s->incomplete_why[i], b)))
+                        return true;
+        return false;
+}
+
+/* Issue 9 case 2: superblocks that sysfs fs/<type>/ lists (detached ones included) or that have an
+ * anonymous bdi in debugfs, but that no mount table shows, and a namespace held only by an nsfs mount
+ * make the sample incomplete, each with a reason. */
+TEST(hidden_superblocks) {
+        _cleanup_(sample_freep) Sample *s = load_root("hidden-sb", "sys");
+
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(!s->view_restricted);
+        ASSERT_EQ(s->n_incomplete_why, 4U);
+        ASSERT_TRUE(has_reason(s, "superblock 0:77 is mounted but in no scanned mount table", "debugfs bdi/0:77"));
+        ASSERT_TRUE(!has_reason(s, "0:21", NULL));
+        ASSERT_TRUE(has_reason(s, "ext4 superblock 7:3 (/dev/loop3) is mounted but in no scanned mount table",
+                               "sysfs fs/ext4/loop3"));
+        ASSERT_TRUE(has_reason(s, "btrfs filesystem 5e1f0c3a-0d5b-4c4e-9a57-6b1d2a9f0c11 (bdi btrfs-7)", NULL));
+        ASSERT_TRUE(has_reason(s, "mount namespace mnt:[4026532186] is kept by the nsfs mount /run/held-ns", NULL));
+        /* vda is listed; features/ and xfs stats/ are not devices. */
+        ASSERT_TRUE(!has_reason(s, "254:0", NULL));
+        ASSERT_TRUE(!has_reason(s, "features", NULL));
+        /* Nothing was reached (no process in the fixture): no unlisted entry. */
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                ASSERT_TRUE(!s->table->entries[i].unlisted);
+}
+
+/* The control: every superblock sysfs lists is in the table, no nsfs mount: complete. */
+TEST(all_listed) {
+        _cleanup_(sample_freep) Sample *s = load_root("all-listed", "sys");
+
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
+        ASSERT_TRUE(s->complete);
+        ASSERT_EQ(s->n_incomplete_why, 0U);
+        ASSERT_TRUE(!s->view_restricted);
+}
+
+/* Issue 9 case 10: inside a chroot "/" is not in our own table: a restricted view, incomplete, and
+ * "/" itself added (unlisted) so that it is synced through the root directory. */
+TEST(chroot_view) {
+        _cleanup_(sample_freep) Sample *s = load_root("chroot-view", "nonexistent");
+        const MountEntry *root = NULL;
+
+        ASSERT_TRUE(s->view_restricted);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(has_reason(s, "our root directory is not a mount point", NULL));
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (streq(s->table->entries[i].mount_point, "/"))
+                        root = &s->table->entries[i];
+        ASSERT_TRUE(root && root->unlisted);
+}
+
+/* Issue 9 case 2c: a namespace is read through a member at its root, not a chrooted one; a namespace
+ * with chrooted members only is not called completely scanned. */
+TEST(chrooted_namespaces) {
+        _cleanup_(sample_freep) Sample *s = load_root("chroot-ns", "nonexistent");
+        bool data = false;
+
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
+        ASSERT_EQ(s->n_namespaces, 2U);
+        for (size_t k = 0; k < s->n_namespaces; k++)
+                if (s->namespaces[k].ino == 4026532500ULL)
+                        ASSERT_EQ(s->namespaces[k].pid, 124);
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                data = data || (streq(s->table->entries[i].mount_point, "/data") && s->ns_of_mount[i] != 0);
+        ASSERT_TRUE(data);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_EQ(s->n_incomplete_why, 1U);
+        ASSERT_TRUE(has_reason(s, "mount namespace mnt:[4026532600] (seen only through chrooted process 200, root "
+                               "/srv/jail2)", "mounts outside that root were not scanned"));
+}
+
 int main(void) {
         RUN(laptop_superblocks);
         RUN(overmounted);
         RUN(load_fixture_root);
         RUN(degraded_root);
         RUN(container_host_1000);
+        RUN(hidden_superblocks);
+        RUN(all_listed);
+        RUN(chroot_view);
+        RUN(chrooted_namespaces);
         return 0;
 }

@@ -168,6 +168,38 @@ TEST(round_trip) {
         ASSERT_TRUE(!strstr(s, "\\/"));
 }
 
+/* Issue 9 cases 2 and 10: the record says whether the pass was complete and why not; records from
+ * before the field load as "unknown" (has_complete false), never as complete. */
+TEST(completeness) {
+        _cleanup_(run_record_done) RunRecord r = {}, back = {}, old = {};
+        _cleanup_free_ char *s = NULL, *s_old = NULL;
+        char *why[] = { (char *) "ext4 superblock 7:3 (/dev/loop3) is mounted but in no scanned mount table",
+                        (char *) "our root directory is not a mount point of our mount table (a chroot?)" };
+
+        make_record(&r, 1767225600123456ULL);
+        ASSERT_OK(run_record_to_json_string(&r, false, &s_old));
+        ASSERT_TRUE(!strstr(s_old, "\"complete\""));
+        ASSERT_OK(run_record_from_json_string(s_old, &old));
+        ASSERT_TRUE(!old.has_complete);
+
+        r.has_complete = true;
+        r.complete = false;
+        r.incomplete_why = why;
+        r.n_incomplete_why = 2;
+        ASSERT_OK(run_record_to_json_string(&r, false, &s));
+        r.incomplete_why = NULL;        /* not ours to free */
+        r.n_incomplete_why = 0;
+        ASSERT_TRUE(strstr(s, "\"complete\":false"));
+        ASSERT_OK(run_record_from_json_string(s, &back));
+        ASSERT_TRUE(back.has_complete && !back.complete);
+        ASSERT_EQ(back.n_incomplete_why, 2U);
+        ASSERT_STREQ(back.incomplete_why[0], why[0]);
+        ASSERT_STREQ(back.incomplete_why[1], why[1]);
+        /* A non-boolean completeness is refused. */
+        ASSERT_ERR(run_record_from_json_string("{\"started_realtime_usec\":1,\"result\":\"success\",\"complete\":\"yes\"}",
+                                               &old), EBADMSG);
+}
+
 TEST(extremes) {
         _cleanup_(run_record_done) RunRecord r = {}, back = {};
         _cleanup_free_ char *s = NULL;
@@ -573,6 +605,10 @@ TEST(read_only) {
                 fprintf(stderr, "read_only: not root, skipping\n");
                 return;
         }
+        if (!root_is_mount_point()) {
+                fprintf(stderr, "read_only: skipped: %s\n", ROOT_NOT_MOUNT_POINT_REASON);
+                return;
+        }
         make_record(&r, 3);
         /* Private mount namespace in a child: the read-only bind mount vanishes with it. */
         pid = fork();
@@ -673,6 +709,7 @@ int main(void) {
         ASSERT_TRUE(mkdtemp(test_root));
 
         RUN(round_trip);
+        RUN(completeness);
         RUN(extremes);
         RUN(pretty_vs_short);
         RUN(serialise_rejects);

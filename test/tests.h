@@ -8,12 +8,28 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define EXIT_TEST_SKIP 77
+
+/* Whether "/" is the root of a mount. Not inside a chroot whose root is a plain directory: there a
+ * private mount namespace cannot be set up (changing the propagation of "/" fails with EINVAL), and
+ * tests that need one skip, saying so. */
+static inline bool root_is_mount_point(void) {
+        struct statx stx;
+
+        if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                return true;    /* unknown: let the test try */
+        return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+}
+
+#define ROOT_NOT_MOUNT_POINT_REASON "our root is not a mount point (a chroot into a directory): the propagation of \"/\" cannot be changed for a private mount namespace"
 
 #define ASSERT_TRUE(expr)                                                                       \
         do {                                                                                    \

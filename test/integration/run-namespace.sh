@@ -9,6 +9,7 @@ set -euo pipefail
 source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
+require_root_mount_point
 command -v unshare >/dev/null || { echo "SKIP: no unshare"; exit 77; }
 ss_init
 

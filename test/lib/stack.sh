@@ -5,6 +5,7 @@
 #
 #   source "$TEST_LIB/stack.sh"        # installs "trap stack_cleanup EXIT" (chain it if you add your own)
 #   require_root_loop_fuse             # exit 77 with a one-line reason when not root / no loop / no fuse
+#   require_root_mount_point           # exit 77 when "/" is not a mount point (private namespaces fail)
 #   stack_setup NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
 #                                      # faultdisk -> loop (losetup -f --show) -> mkfs (4K, no discard)
 #                                      # -> mount. FSTYPE: ext4 xfs btrfs vfat ext2 ext4-nojournal
@@ -50,6 +51,15 @@ require_root_loop_fuse() {
         fi
         if [[ -n $why ]]; then
                 echo "SKIP: $why"
+                exit 77
+        fi
+}
+
+# For tests that set up a private mount namespace (`unshare -m --propagation private`): inside a
+# chroot whose root is a plain directory the propagation of "/" cannot be changed (EINVAL).
+require_root_mount_point() {
+        if ! mountpoint -q /; then
+                echo "SKIP: our root is not a mount point (a chroot into a directory): the propagation of \"/\" cannot be changed for a private mount namespace"
                 exit 77
         fi
 }

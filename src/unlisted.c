@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "shared/fileio.h"
+#include "shared/parse-util.h"
+#include "unlisted.h"
+
+/* Debian 12's headers (Linux 6.1) have neither listmount/statmount nor NS_GET_MNTNS_ID: the ABI as of
+ * Linux 6.11 (mnt_ns_id in struct mnt_id_req), defined here. The syscall numbers are the same on
+ * every architecture that uses the unified table. */
+#ifndef __NR_statmount
+#define __NR_statmount 457
+#endif
+#ifndef __NR_listmount
+#define __NR_listmount 458
+#endif
+
+struct ss_mnt_id_req {
+        uint32_t size;
+        uint32_t spare;
+        uint64_t mnt_id;
+        uint64_t param;
+        uint64_t mnt_ns_id;
+};
+#define SS_MNT_ID_REQ_SIZE_VER1 32U
+
+struct ss_statmount {
+        uint32_t size;
+        uint32_t mnt_opts;
+        uint64_t mask;
+        uint32_t sb_dev_major;
+        uint32_t sb_dev_minor;
+        uint64_t sb_magic;
+        uint32_t sb_flags;
+        uint32_t fs_type;
+        uint64_t mnt_id;
+        uint64_t mnt_parent_id;
+        uint32_t mnt_id_old;
+        uint32_t mnt_parent_id_old;
+        uint64_t mnt_attr;
+        uint64_t mnt_propagation;
+        uint64_t mnt_peer_group;
+        uint64_t mnt_master;
+        uint64_t propagate_from;
+        uint32_t mnt_root;
+        uint32_t mnt_point;
+        uint64_t mnt_ns_id;
+        uint64_t spare2[49];
+        char str[];
+};
+
+#define SS_STATMOUNT_SB_BASIC 0x1U
+#define SS_STATMOUNT_MNT_POINT 0x10U
+#define SS_STATMOUNT_FS_TYPE 0x20U
+#define SS_LSMT_ROOT UINT64_MAX
+#define SS_NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
+
+#define LISTMOUNT_MAX 65536U
+#define PROC_FDS_MAX 65536U           /* fds looked at per reach scan */
+
+int reasons_add(Reasons *r, const char *fmt, ...) {
+        va_list ap;
+        char *s, **v;
+        int k;
+
+        if (r->n >= REASONS_MAX) {
+                r->n_dropped++;
+                return 0;
+        }
+        va_start(ap, fmt);
+        k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        v = reallocarray(r->v, r->n + 1, sizeof(char *));
+        if (!v) {
+                free(s);
+                return -ENOMEM;
+        }
+        r->v = v;
+        r->v[r->n++] = s;
+        return 0;
+}
+
+void reasons_done(Reasons *r) {
+        for (size_t i = 0; i < r->n; i++)
+                free(r->v[i]);
+        free(r->v);
+        *r = (Reasons) {};
+}
+
+static void hidden_sb_done(HiddenSb *s) {
+        free(s->fstype);
+        free(s->what);
+        free(s->source);
+}
+
+void hidden_set_done(HiddenSet *h) {
+        for (size_t i = 0; i < h->n; i++)
+                hidden_sb_done(&h->v[i]);
+        free(h->v);
+        *h = (HiddenSet) {};
+}
+
+static bool hidden_has(const HiddenSet *h, dev_t dev) {
+        for (size_t i = 0; i < h->n; i++)
+                if (h->v[i].dev == dev)
+                        return true;
+        return false;
+}
+
+static int hidden_add(HiddenSet *h, dev_t dev, const char *fstype, const char *source, const char *fmt, ...)
+        _printf_(5, 6);
+
+static int hidden_add(HiddenSet *h, dev_t dev, const char *fstype, const char *source, const char *fmt, ...) {
+        HiddenSb *v, s = { .dev = dev };
+        va_list ap;
+        int k;
+
+        if (hidden_has(h, dev))
+                return 0;
+        if (h->n >= HIDDEN_MAX) {
+                h->n_dropped++;
+                return 0;
+        }
+        va_start(ap, fmt);
+        k = vasprintf(&s.what, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        s.fstype = strdup(fstype);
+        s.source = source ? strdup(source) : NULL;
+        v = reallocarray(h->v, h->n + 1, sizeof(HiddenSb));
+        if (!s.fstype || (source && !s.source) || !v) {
+                if (v)
+                        h->v = v;
+                hidden_sb_done(&s);
+                return -ENOMEM;
+        }
+        h->v = v;
+        h->v[h->n++] = s;
+        return 0;
+}
+
+static bool table_has_dev(const MountTable *t, dev_t dev) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (t->entries[i].dev == dev)
+                        return true;
+        return false;
+}
+
+void hidden_set_prune(HiddenSet *h, const MountTable *t) {
+        for (size_t i = 0; i < h->n;)
+                if (table_has_dev(t, h->v[i].dev)) {
+                        hidden_sb_done(&h->v[i]);
+                        h->v[i] = h->v[--h->n];
+                } else
+                        i++;
+}
+
+static int table_append(MountTable *t, MountEntry *e) {
+        _cleanup_(mount_table_freep) MountTable *one = calloc(1, sizeof(MountTable));
+
+        if (!one)
+                return -ENOMEM;
+        one->entries = malloc(sizeof(MountEntry));
+        if (!one->entries)
+                return -ENOMEM;
+        one->entries[0] = *e;
+        one->n_entries = 1;
+        *e = (MountEntry) {};
+        return mount_table_merge(t, &one);
+}
+
+static void mount_entry_free_strings(MountEntry *e) {
+        free(e->root);
+        free(e->mount_point);
+        free(e->fstype);
+        free(e->source);
+        free(e->vfs_options);
+        free(e->fs_options);
+}
+
+static int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, const char *fstype,
+                           const char *source, bool read_only) {
+        MountEntry e = {
+                .mount_id = mount_id,
+                .dev = dev,
+                .root = strdup("/"),
+                .mount_point = strdup(path),
+                .fstype = strdup(fstype),
+                .source = strdup(source ? source : "none"),
+                .vfs_options = strdup(read_only ? "ro" : "rw"),
+                .fs_options = strdup(read_only ? "ro" : "rw"),
+                .read_only = read_only,
+                .unlisted = true,
+        };
+        int r;
+
+        if (!e.root || !e.mount_point || !e.fstype || !e.source || !e.vfs_options || !e.fs_options) {
+                mount_entry_free_strings(&e);
+                return -ENOMEM;
+        }
+        r = table_append(t, &e);
+        mount_entry_free_strings(&e);
+        return r;
+}
+
+/* The root directory's filesystem type, for classification only. Overlay is left "unknown" on
+ * purpose: an overlay entry without its upperdir option would be planned as "nothing to write". */
+static const char *fstype_from_magic(unsigned long magic) {
+        static const struct {
+                unsigned long magic;
+                const char *name;
+        } table[] = {
+                { 0xEF53, "ext4" },       { 0x58465342, "xfs" },  { 0x9123683E, "btrfs" },
+                { 0xF2F52010, "f2fs" },   { 0x01021994, "tmpfs" },
+                { 0x4d44, "vfat" },       { 0x6969, "nfs" },       { 0x65735546, "fuse" },
+                { 0x73717368, "squashfs" }, { 0x858458f6, "ramfs" }, { 0x2011BAB0, "exfat" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (table[i].magic == magic)
+                        return table[i].name;
+        return "unknown";
+}
+
+int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
+        struct statx stx;
+        struct statfs sfs;
+
+        for (size_t i = 0; i < n_own && i < t->n_entries; i++)
+                if (streq(t->entries[i].mount_point, "/"))
+                        return 0;
+
+        /* Not a mount point in our own table: a chroot. syncfs() on our root syncs its superblock
+         * even so; the entry's mount id lets the worker check it opened that very mount. */
+        if (statx(root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+                return negative_errno();
+        if (fstatfs(root_fd, &sfs) < 0)
+                return negative_errno();
+        return append_unlisted(t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
+                               (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
+                               fstype_from_magic((unsigned long) sfs.f_type), "(root directory)",
+                               sfs.f_flags & ST_RDONLY) < 0 ? -ENOMEM : 1;
+}
+
+static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
+        _cleanup_free_ char *text = NULL;
+        char path[PATH_MAX];
+        unsigned ma, mi;
+        int n = 0, r;
+
+        if (strchr(name, '/') || name[0] == '.')
+                return -EINVAL;
+        snprintf(path, sizeof path, "class/block/%s/dev", name);
+        r = read_full_file_at(sysfs_fd, path, 64, &text, NULL);
+        if (r < 0)
+                return r;
+        if (sscanf(text, "%u:%u %n", &ma, &mi, &n) != 2 || text[n] != 0)
+                return -EBADMSG;
+        *ret = makedev(ma, mi);
+        return 0;
+}
+
+int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
+        static const char *const types[] = { "ext4", "xfs", "f2fs" };
+
+        if (sysfs_fd < 0)
+                return 0;
+        for (size_t k = 0; k < ELEMENTSOF(types); k++) {
+                char path[32];
+                struct dirent *de;
+                size_t n = 0;
+                DIR *d;
+                int fd, r;
+
+                snprintf(path, sizeof path, "fs/%s", types[k]);
+                fd = openat(sysfs_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;       /* type not loaded, or no sysfs */
+                d = fdopendir(fd);
+                if (!d) {
+                        safe_close(fd);
+                        return -ENOMEM;
+                }
+                while ((de = readdir(d)) && n++ < 4096) {
+                        char source[300];
+                        dev_t dev;
+
+                        if (de->d_name[0] == '.')
+                                continue;
+                        /* "features", "stats", "extra": not a block device. */
+                        if (read_dev_file(sysfs_fd, de->d_name, &dev) < 0 || table_has_dev(t, dev))
+                                continue;
+                        snprintf(source, sizeof source, "/dev/%s", de->d_name);
+                        r = hidden_add(h, dev, types[k], source, "sysfs fs/%s/%s", types[k], de->d_name);
+                        if (r < 0) {
+                                closedir(d);
+                                return r;
+                        }
+                }
+                closedir(d);
+        }
+        return 0;
+}
+
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+        int fd;
+
+        if (debugfs_fd < 0)
+                return 0;
+        fd = openat(debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d)) && n++ < 65536) {
+                unsigned ma, mi;
+                int k = 0, r;
+
+                /* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS,
+                 * …); block disks' bdis exist whether mounted or not, btrfs-N is checked by bdi. */
+                if (sscanf(de->d_name, "%u:%u%n", &ma, &mi, &k) != 2 || de->d_name[k] != 0 || ma != 0 ||
+                    table_has_dev(t, makedev(ma, mi)))
+                        continue;
+                r = hidden_add(h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
+                               "block device", de->d_name);
+                if (r < 0) {
+                        closedir(d);
+                        return r;
+                }
+        }
+        closedir(d);
+        return 0;
+}
+
+static int parse_ns_root(const char *root, uint64_t *ret) {
+        unsigned long long v;
+        int n = 0;
+
+        if (!root || sscanf(root, "mnt:[%llu]%n", &v, &n) != 1 || root[n] != 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, HiddenSet *h) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_free_ struct ss_statmount *sm = NULL;
+        const size_t sm_size = 16384;
+        uint64_t ns_id = 0;
+        long n;
+        int r;
+
+        if (ioctl(ns_fd, SS_NS_GET_MNTNS_ID, &ns_id) < 0)
+                return negative_errno();
+        ids = malloc(LISTMOUNT_MAX * sizeof(uint64_t));
+        sm = malloc(sm_size);
+        if (!ids || !sm)
+                return -ENOMEM;
+
+        struct ss_mnt_id_req req = {
+                .size = SS_MNT_ID_REQ_SIZE_VER1,
+                .mnt_id = SS_LSMT_ROOT,
+                .mnt_ns_id = ns_id,
+        };
+        n = syscall(__NR_listmount, &req, ids, (size_t) LISTMOUNT_MAX, 0);
+        if (n < 0)
+                return negative_errno();
+
+        for (long i = 0; i < n; i++) {
+                struct ss_mnt_id_req q = {
+                        .size = SS_MNT_ID_REQ_SIZE_VER1,
+                        .mnt_id = ids[i],
+                        .param = SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_POINT | SS_STATMOUNT_FS_TYPE,
+                        .mnt_ns_id = ns_id,
+                };
+                const char *fstype, *mp;
+                dev_t dev;
+
+                if (syscall(__NR_statmount, &q, sm, sm_size, 0) < 0) {
+                        if (errno == ENOENT)
+                                continue;       /* unmounted meanwhile */
+                        return negative_errno();
+                }
+                if ((sm->mask & (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE)) !=
+                    (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE))
+                        return -EOPNOTSUPP;
+                fstype = sm->str + sm->fs_type;
+                mp = (sm->mask & SS_STATMOUNT_MNT_POINT) ? sm->str + sm->mnt_point : "?";
+                dev = makedev(sm->sb_dev_major, sm->sb_dev_minor);
+                if (fs_class_from_fstype(fstype) == FS_CLASS_PSEUDO || table_has_dev(t, dev))
+                        continue;
+                r = hidden_add(h, dev, fstype, NULL, "%s, at %s", desc, mp);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
+                       const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why) {
+        _cleanup_free_ uint64_t *done = NULL;
+        size_t n_done = 0;
+        int r;
+
+        for (size_t i = 0; i < t->n_entries; i++) {
+                const MountEntry *e = &t->entries[i];
+                _cleanup_close_ int fd = -EBADF;
+                unsigned ns = ns_of ? ns_of[i] : 0;
+                char path[PATH_MAX];
+                uint64_t ino;
+                bool known = false;
+
+                if (!streq_ptr(e->fstype, "nsfs") || parse_ns_root(e->root, &ino) < 0)
+                        continue;
+                for (size_t j = 0; j < n_scanned && !known; j++)
+                        known = scanned_inos[j] == ino;
+                for (size_t j = 0; j < n_done && !known; j++)
+                        known = done[j] == ino;
+                if (known)
+                        continue;
+                if (n_done % 16 == 0) {
+                        uint64_t *x = reallocarray(done, n_done + 16, sizeof(uint64_t));
+                        if (!x)
+                                return -ENOMEM;
+                        done = x;
+                }
+                done[n_done++] = ino;
+
+                if (ns == 0)
+                        snprintf(path, sizeof path, "%s", skip_root_prefix(e->mount_point));
+                else
+                        snprintf(path, sizeof path, "proc/%d/root%s", ns_pids[ns - 1], e->mount_point);
+                fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd < 0)
+                        r = negative_errno();
+                else {
+                        char desc[PATH_MAX + 128];
+                        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (kept by the nsfs mount %s, no "
+                                 "process in it)", (unsigned long long) ino, e->mount_point);
+                        r = unlisted_scan_namespace(fd, desc, t, h);
+                }
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && reasons_add(why, "mount namespace mnt:[%llu] is kept by the nsfs mount %s with no "
+                                         "process in it: its mounts could not be listed (%s)",
+                                         (unsigned long long) ino, e->mount_point, strerror(-r)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* proc/PID/<name>: a regular file or directory on a hidden superblock? Index into h or -1. This runs
+ * in the main process over every process's files, including ones on hung network filesystems:
+ * statx with AT_STATX_DONT_SYNC, so FUSE and NFS answer from their caches (the magic link is followed
+ * without LOOKUP_OPEN/LOOKUP_REVAL, so NFS's weak revalidation stays local too). Opening the path,
+ * which may ask the server, is left to the worker. */
+static ssize_t on_hidden(int proc_fd, const char *path, const HiddenSet *h, int *ret_mnt_id) {
+        struct statx stx;
+        dev_t dev;
+
+        if (statx(proc_fd, path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+                return -1;
+        if (!S_ISREG(stx.stx_mode) && !S_ISDIR(stx.stx_mode))
+                return -1;
+        dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        for (size_t i = 0; i < h->n; i++)
+                if (h->v[i].dev == dev) {
+                        /* The worker checks it opens this very mount: fd numbers get reused. */
+                        *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0;
+                        return (ssize_t) i;
+                }
+        return -1;
+}
+
+static int reached(HiddenSet *h, size_t k, const char *proc_path, int mnt_id, MountTable *t) {
+        char path[128];
+        int r;
+
+        snprintf(path, sizeof path, "/proc/%s", proc_path);
+        r = append_unlisted(t, path, h->v[k].dev, mnt_id, h->v[k].fstype, h->v[k].source, false);
+        if (r < 0)
+                return r;
+        hidden_sb_done(&h->v[k]);
+        h->v[k] = h->v[--h->n];
+        return 1;
+}
+
+int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
+        _cleanup_close_ int proc_fd = -EBADF;
+        struct dirent *de;
+        size_t n_fds = 0;
+        int n = 0, r;
+        DIR *d;
+
+        if (h->n == 0)
+                return 0;
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return 0;
+        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
+        if (!d)
+                return negative_errno();
+
+        while (h->n > 0 && n_fds < PROC_FDS_MAX && (de = readdir(d))) {
+                static const char *const links[] = { "cwd", "root" };
+                char path[128];
+                struct dirent *fe;
+                unsigned pid;
+                ssize_t k;
+                DIR *fds;
+                int fd, mnt_id = 0;
+
+                if (safe_atou(de->d_name, &pid) < 0 || pid == (unsigned) getpid())
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(links) && h->n > 0; i++) {
+                        snprintf(path, sizeof path, "%u/%s", pid, links[i]);
+                        k = on_hidden(proc_fd, path, h, &mnt_id);
+                        if (k >= 0) {
+                                r = reached(h, (size_t) k, path, mnt_id, t);
+                                if (r < 0) {
+                                        closedir(d);
+                                        return r;
+                                }
+                                n++;
+                        }
+                }
+                snprintf(path, sizeof path, "%u/fd", pid);
+                fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                fds = fdopendir(fd);
+                if (!fds) {
+                        safe_close(fd);
+                        continue;
+                }
+                while (h->n > 0 && n_fds < PROC_FDS_MAX && (fe = readdir(fds))) {
+                        unsigned nfd;
+
+                        if (safe_atou(fe->d_name, &nfd) < 0)
+                                continue;
+                        n_fds++;
+                        snprintf(path, sizeof path, "%u/fd/%u", pid, nfd);
+                        k = on_hidden(proc_fd, path, h, &mnt_id);
+                        if (k < 0)
+                                continue;
+                        r = reached(h, (size_t) k, path, mnt_id, t);
+                        if (r < 0) {
+                                closedir(fds);
+                                closedir(d);
+                                return r;
+                        }
+                        n++;
+                }
+                closedir(fds);
+        }
+        closedir(d);
+        return n;
+}
+
+int unlisted_report(const HiddenSet *h, Reasons *why) {
+        if (h->n_dropped > 0 &&
+            reasons_add(why, "%zu more superblocks are mounted but in no scanned mount table", h->n_dropped) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < h->n; i++)
+                if (reasons_add(why, "%s superblock %u:%u%s%s%s is mounted but in no scanned mount table "
+                                "(%s), and no process holds a file on it",
+                                streq(h->v[i].fstype, "unknown") ? "a" : h->v[i].fstype,
+                                major(h->v[i].dev), minor(h->v[i].dev),
+                                h->v[i].source ? " (" : "", h->v[i].source ? h->v[i].source : "",
+                                h->v[i].source ? ")" : "", h->v[i].what) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+        int fd;
+
+        if (sysfs_fd < 0)
+                return 0;
+        fd = openat(sysfs_fd, "fs/btrfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d)) && n++ < 4096) {
+                char path[PATH_MAX], link[PATH_MAX];
+                const char *name;
+                bool found = false;
+                ssize_t k;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof path, "fs/btrfs/%s/bdi", de->d_name);
+                k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
+                if (k < 0)
+                        continue;       /* "features" */
+                link[k] = 0;
+                name = strrchr(link, '/');
+                name = name ? name + 1 : link;
+                for (size_t i = 0; i < n_bdi_names && !found; i++)
+                        found = streq_ptr(bdi_names[i], name);
+                if (!found && reasons_add(why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount "
+                                          "table (sysfs fs/btrfs/%s)", de->d_name, name, de->d_name) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+        }
+        closedir(d);
+        return 0;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Unlisted superblocks: filesystems the kernel's suspend sync writes although no scanned mount
+ * table shows them. Our own root when it is not a mount point (a chroot: mountinfo lists only
+ * mounts below the root); superblocks the kernel lists under sysfs fs/<type>/ (ext4, xfs, f2fs,
+ * btrfs: detached ones included) and anonymous bdis under debugfs bdi/ that no mount table has;
+ * mounts of mount namespaces kept alive
+ * only by an nsfs bind mount (listmount(2)/statmount(2), Linux 6.8+, another namespace since 6.11).
+ * What can be reached is added to the mount table as an "unlisted" entry whose mount point is the
+ * path the worker opens (our root "/", or /proc/PID/fd/N, /proc/PID/cwd of a process holding a file
+ * on it); what cannot is described in a list of reasons that makes the sample incomplete.
+ * Loaders take the root dir fd (proc/) and a sysfs dir fd, so fixture trees work.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mount-table.h"
+#include "shared/macro.h"
+
+#define REASONS_MAX 32U
+
+/* Why a sample is incomplete: human-readable sentences, bounded (n_dropped counts the rest). */
+typedef struct Reasons {
+        char **v;
+        size_t n;
+        size_t n_dropped;
+} Reasons;
+
+int reasons_add(Reasons *r, const char *fmt, ...) _printf_(2, 3);
+void reasons_done(Reasons *r);
+
+/* A superblock found outside every scanned table, not yet reached. */
+typedef struct HiddenSb {
+        dev_t dev;
+        char *fstype;
+        char *what;                 /* where it was seen: "sysfs fs/ext4/loop3", "mount namespace …" */
+        char *source;               /* "/dev/loop3" or NULL */
+} HiddenSb;
+
+#define HIDDEN_MAX 4096U
+
+typedef struct HiddenSet {
+        HiddenSb *v;
+        size_t n;
+        size_t n_dropped;           /* found beyond HIDDEN_MAX: counted, not kept */
+} HiddenSet;
+
+void hidden_set_done(HiddenSet *h);
+/* Drops the superblocks t has after all (found while t was still being filled). */
+void hidden_set_prune(HiddenSet *h, const MountTable *t);
+
+/* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/". When not, appends an unlisted
+ * entry for "/" (device and mount id from statx of root_fd, fstype from statfs) and returns 1 (a
+ * restricted view); 0 when "/" is listed; negative errno. */
+int unlisted_add_root(int root_fd, MountTable *t, size_t n_own);
+
+/* Superblocks under sysfs fs/{ext4,xfs,f2fs}/<block device> (device number from
+ * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0: nothing. */
+int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h);
+
+/* Anonymous per-superblock bdis under debugfs bdi/ ("0:N": FUSE, NFS, …) whose device no entry of t
+ * has. debugfs_fd < 0: nothing. */
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h);
+
+/* nsfs mounts (fstype nsfs, root "mnt:[ino]") in t of mount namespaces that were not scanned (ino not
+ * in scanned_inos): their mounts are listed with listmount/statmount; superblocks (not pseudo
+ * filesystems) that t does not have go into h. When the namespace cannot be listed (kernel before
+ * 6.11, no permission), a reason. ns_of/ns_pids locate an entry of another namespace
+ * (/proc/PID/root/<mount point>); ns_of may be NULL (all ours). */
+int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
+                       const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why);
+
+/* Lists every mount of the namespace behind nsfs file ns_fd (listmount/statmount by namespace id,
+ * Linux 6.11+); superblocks (not pseudo filesystems) that t lacks go into h, described as
+ * "<desc>, at <mount point>". -ENOSYS, -EINVAL, -ENOTTY on older kernels. */
+int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, HiddenSet *h);
+
+/* Looks for a process (proc/PID/{cwd,root,fd/N}, regular files and directories only, statx with
+ * AT_STATX_DONT_SYNC so no filesystem is asked) holding a file on each hidden superblock; appends
+ * an unlisted entry for each one found (mount point "/proc/PID/fd/N", mount id of that file's mount
+ * so the worker notices a reused fd number) to t and drops it from h. Returns the number reached. */
+int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t);
+
+/* One reason per superblock left in h. */
+int unlisted_report(const HiddenSet *h, Reasons *why);
+
+/* btrfs: filesystems under sysfs fs/btrfs/<uuid>/ whose bdi (the 'bdi' link) is none of bdi_names
+ * (the sampled btrfs superblocks' bdis) give a reason each. */
+int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why);
