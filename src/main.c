@@ -165,8 +165,14 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? 2 : EXIT_SUCCESS;
 
+        /* Logging never blocks; what it queued gets one bounded last chance (never past the run's
+         * deadline, which verb_run() sets once the configuration is known). */
+        if (a.deadline != USEC_INFINITY)
+                log_set_deadline(a.started + a.deadline);
+
         if (streq(verb, "run")) {
                 r = verb_run(&a, &code);
+                (void) log_flush(LOG_FLUSH_WAIT);
                 return r < 0 ? EXIT_FAILURE : code;
         }
         if (streq(verb, "plan"))
@@ -179,7 +185,9 @@ int main(int argc, char *argv[]) {
                 r = verb_restore_knob(&a);
         else {
                 log_error("Unknown command '%s', see --help.", verb);
+                (void) log_flush(LOG_FLUSH_WAIT);
                 return 2;
         }
+        (void) log_flush(LOG_FLUSH_WAIT);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
