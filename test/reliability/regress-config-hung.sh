@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Regression (issue 9, case 4b): configuration on a hung filesystem held the run. With
+# /usr/lib (or /usr/local/lib, /etc) on an NFS or FUSE mount whose server stopped answering, the
+# configuration read blocked in stat()/open() and a 2 s run was held 12 s (until the server came
+# back). Now a child reads the configuration; if it does not answer within 1 s the run warns, uses
+# the defaults, and carries on.
+#
+# Set-up: a fixture root (--root=: a mount table with one tmpfs, so the run has nothing to sync)
+# whose usr/lib is a symlink into a faultdisk passthrough FUSE mount holding
+# suspend-sync.conf.d/50-test.conf (DeadlineSec=5s, MaxParallel=7); the FUSE server is hung
+# (`hang all`) before the first access, so no cached entry answers for it. The run must return
+# within 3 s (1 s bound + work, generous), exit 0, say "not readable within 1s", and record the
+# default DeadlineSec (30 s). After `resume` the same root reads 50-test.conf (the set-up reached the
+# file through FUSE).
+set -euo pipefail
+source "$TEST_LIB/stack.sh"
+source "$TEST_LIB/suspend-sync.sh"
+require_root_loop_fuse
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+ss_init
+
+stack_passthrough cfg
+lower=$(stack_dir cfg)/lower
+mkdir -p "$lower/usr/lib/suspend-sync.conf.d"
+printf '[Sync]\nDeadlineSec=5s\nMaxParallel=7\n' >"$lower/usr/lib/suspend-sync.conf.d/50-test.conf"
+
+root=$SS_TMP/root
+mkdir -p "$root/proc/self" "$root/usr"
+echo "25 1 0:23 / /run/suspend-sync-test-none rw,nosuid,nodev - tmpfs tmpfs rw,size=1024k" \
+        >"$root/proc/self/mountinfo"
+ln -s "$(stack_mnt cfg)/usr/lib" "$root/usr/lib"
+sys=$SS_TMP/sys
+mkdir -p "$sys/power"
+
+stack_ctl cfg hang-max 20s >/dev/null
+stack_ctl cfg hang all >/dev/null
+ss_on_exit "stack_ctl cfg resume >/dev/null 2>&1"
+
+t0=$(date +%s%N)
+"$SUSPEND_SYNC" --root="$root" --sysfs="$sys" --state-dir="$SS_STATE" run >"$SS_TMP/out" 2>&1 &
+pid=$!
+rc=running
+for ((i = 0; i < 100; i++)); do         # 10 s
+        if ! kill -0 "$pid" 2>/dev/null; then
+                rc=0
+                wait "$pid" || rc=$?
+                break
+        fi
+        sleep 0.1
+done
+took_ms=$((($(date +%s%N) - t0) / 1000000))
+if [[ $rc == running ]]; then
+        # Blocked in a FUSE request the server has already read: not killable until resume.
+        stack_ctl cfg resume >/dev/null
+        wait "$pid" || true
+fi
+cat "$SS_TMP/out"
+echo "run: rc=$rc took=${took_ms}ms parked=$(stack_get cfg parked)"
+[[ $rc != running ]] || fail "run still blocked after 10 s on the hung configuration directory"
+[[ $rc == 0 ]] || fail "run failed ($rc)"
+((took_ms < 3000)) || fail "run took ${took_ms} ms (bound: 1 s for the configuration + its work)"
+grep -q "Configuration not readable within 1s (stuck at '/usr/lib/suspend-sync.conf" "$SS_TMP/out" ||
+        fail "no warning naming the stuck configuration path"
+deadline=$(ss_json 'j["deadline_usec"]' <"$SS_STATE/last.json")
+[[ $deadline == 30000000 ]] || fail "the run did not use the default DeadlineSec (recorded $deadline)"
+
+# The server answers again: the same root now yields the file's values.
+stack_ctl cfg resume >/dev/null
+out=$("$SUSPEND_SYNC" --root="$root" cat-config 2>&1)
+grep -q "^MaxParallel=7" <<<"$out" || fail "after resume the drop-in is not read: $out"
+echo PASS
