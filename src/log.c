@@ -183,6 +183,7 @@ static void stderr_open(Sink *s) {
 
 /* Bytes written (possibly fewer than len on a stream), or negative errno (-EAGAIN: not now). */
 static ssize_t sink_try(Sink *s, const char *p, size_t len) {
+        bool reconnected = false;
         struct pollfd pfd;
         ssize_t n;
 
@@ -208,8 +209,18 @@ static ssize_t sink_try(Sink *s, const char *p, size_t len) {
                 }
                 if (n >= 0)
                         return n;
-                if (errno != EINTR)
-                        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+                if (errno == EINTR)
+                        continue;
+                /* journald restarted: its new socket has the same path. Reconnect once per message. */
+                if (s == &journal_sink && s->owns_fd && (errno == ECONNREFUSED || errno == ENOTCONN) &&
+                    !reconnected) {
+                        reconnected = true;
+                        safe_close(s->fd);
+                        s->fd = -EBADF;
+                        journal_open(s);
+                        continue;
+                }
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
         }
 }
 
