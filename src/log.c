@@ -417,7 +417,9 @@ void log_set_deadline(usec_t deadline) {
 
 void log_set_journal_fd_for_test(int fd) {
         sink_close(&journal_sink);
+        sink_close(&stderr_sink);
         journal_sink.n_dropped = journal_sink.n_reported = 0;
+        stderr_sink.n_dropped = stderr_sink.n_reported = 0;
         if (fd < 0) {
                 log_setup();
                 return;

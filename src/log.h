@@ -77,7 +77,8 @@ typedef struct JournalField {
 size_t journal_encode(const JournalField *fields, size_t n_fields, char *buf, size_t size);
 
 /* Tests: sends journal messages to fd (a connected datagram socket; taken over) instead of
- * /run/systemd/journal/socket, and logs in journal mode. -1 restores the default. */
+ * /run/systemd/journal/socket, and logs in journal mode. -1 restores the default. Either way both
+ * targets start afresh: queues and counters emptied, stderr classified again at its next use. */
 void log_set_journal_fd_for_test(int fd);
 /* Tests: messages dropped so far (both targets). */
 unsigned log_dropped(void);

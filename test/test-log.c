@@ -197,11 +197,60 @@ TEST(queue_keeps_errors) {
         safe_close(sv[1]);
 }
 
+/* stderr a full pipe with a blocking file description (as a shell gives): no wait, drops counted,
+ * and the next line after the reader woke up is preceded by the drop report. */
+TEST(stderr_full_pipe_never_blocks) {
+        char chunk[4096] = {}, buf[65536];
+        int p[2], saved, fl;
+        usec_t t0;
+        ssize_t n;
+
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        fl = fcntl(p[1], F_GETFL);
+        ASSERT_OK(fcntl(p[1], F_SETFL, fl | O_NONBLOCK));
+        while (write(p[1], chunk, sizeof chunk) > 0)
+                ;
+        ASSERT_OK(fcntl(p[1], F_SETFL, fl));    /* shared description stays blocking */
+        saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+        ASSERT_TRUE(saved >= 0);
+        ASSERT_OK(dup2(p[1], STDERR_FILENO));
+        unsetenv("JOURNAL_STREAM");
+        log_set_journal_fd_for_test(-1);
+        ASSERT_TRUE(!log_to_journal());
+
+        t0 = now(CLOCK_MONOTONIC);
+        for (int i = 0; i < 50; i++)
+                log_warning("line %d", i);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
+        ASSERT_EQ(log_dropped(), 50 - LOG_QUEUE_MAX);
+        ASSERT_TRUE((fcntl(STDERR_FILENO, F_GETFL) & O_NONBLOCK) == 0);  /* never changed for others */
+
+        /* The reader empties the pipe: the queue goes out in order, after it the report. */
+        ASSERT_OK(fcntl(p[0], F_SETFL, O_NONBLOCK));
+        while (read(p[0], buf, sizeof buf) > 0)
+                ;
+        log_info("after");
+        ASSERT_EQ(log_flush(50 * USEC_PER_MSEC), 50 - LOG_QUEUE_MAX);
+        n = read(p[0], buf, sizeof buf - 1);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strncmp(buf, "line 34\n", 8) == 0);
+        ASSERT_TRUE(strstr(buf, "line 49\n34 log message(s) could not be written to stderr") != NULL);
+        ASSERT_TRUE(strstr(buf, "dropped.\nafter\n") != NULL);
+
+        ASSERT_OK(dup2(saved, STDERR_FILENO));
+        safe_close(saved);
+        safe_close(p[0]);
+        safe_close(p[1]);
+        log_set_journal_fd_for_test(-1);
+}
+
 int main(void) {
         RUN(encode_plain);
         RUN(encode_binary);
         RUN(encode_bounds);
         RUN(full_socket_never_blocks);
         RUN(queue_keeps_errors);
+        RUN(stderr_full_pipe_never_blocks);
         return 0;
 }
