@@ -113,7 +113,7 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
 
                 if (!take(&rd, &error, sizeof error) || !take(&rd, &pl, sizeof pl) || !take(&rd, &tl, sizeof tl))
                         return -EBADMSG;
-                if (error > 0 || pl == 0 || pl > PATH_MAX || tl > POLICY_MAX_FILE_SIZE || (error < 0 && tl > 0) ||
+                if (error > 0 || error < -4095 || pl == 0 || pl > PATH_MAX || tl > POLICY_MAX_FILE_SIZE || (error < 0 && tl > 0) ||
                     rd.left < (size_t) pl + tl)
                         return -EBADMSG;
                 path = strndup(rd.p, pl);

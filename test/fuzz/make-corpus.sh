@@ -43,6 +43,8 @@ baseline)
         add "$fixtures"/roots/*/run/suspend-sync/baseline.json ;;
 timespan)
         ;;
+conf-read)
+        ;;      # committed seeds only (records as the reader child sends them)
 *)
         echo "unknown target '$target'" >&2
         exit 2 ;;
