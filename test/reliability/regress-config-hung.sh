@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Regression (issue 9, case 4b): configuration on a hung filesystem held the run. With
+# Regression (issue 9, case 4b): a hung filesystem held the run before it could decide anything.
+#
+# cwd: the working directory on a hung mount (a manual run from an NFS home): libmount resolved the
+#      name "mountinfo" given to its parser with realpath() against it and blocked. Now it is given
+#      a procfs path. The run (configuration from a local file) must return within 2 s.
+# config: configuration on a hung filesystem. With
 # /usr/lib (or /usr/local/lib, /etc) on an NFS or FUSE mount whose server stopped answering, the
 # configuration read blocked in stat()/open() and a 2 s run was held 12 s (until the server came
 # back). Now a child reads the configuration; if it does not answer within 1 s the run warns, uses
@@ -34,9 +39,42 @@ ln -s "$(stack_mnt cfg)/usr/lib" "$root/usr/lib"
 sys=$SS_TMP/sys
 mkdir -p "$sys/power"
 
+printf '[Sync]\nDeadlineSec=5s\n' >"$root/local.conf"
+
 stack_ctl cfg hang-max 20s >/dev/null
-stack_ctl cfg hang all >/dev/null
 ss_on_exit "stack_ctl cfg resume >/dev/null 2>&1"
+
+# cwd: enter the directory while the server answers, then hang it and run from there.
+out=$(python3 - "$(stack_mnt cfg)/usr" "$FAULTDISK" "$(stack_sock cfg)" "$SUSPEND_SYNC" "$root" "$sys" \
+        "$SS_STATE" <<'EOF'
+import os, subprocess, sys, time
+cwd, faultdisk, sock, binary, root, sysfs, state = sys.argv[1:8]
+os.chdir(cwd)
+subprocess.run([faultdisk, "ctl", sock, "hang", "all"], cwd="/", check=True, stdout=subprocess.DEVNULL)
+t0 = time.monotonic()
+p = subprocess.Popen([binary, "--root=" + root, "--config=/local.conf", "--sysfs=" + sysfs,
+                      "--state-dir=" + state, "run"], stderr=subprocess.PIPE, text=True)
+try:
+    _, err = p.communicate(timeout=10)
+    rc = p.returncode
+except subprocess.TimeoutExpired:
+    rc = "running"
+    subprocess.run([faultdisk, "ctl", sock, "resume"], cwd="/", stdout=subprocess.DEVNULL)
+    _, err = p.communicate()
+    subprocess.run([faultdisk, "ctl", sock, "hang", "all"], cwd="/", stdout=subprocess.DEVNULL)
+took = time.monotonic() - t0
+os.chdir("/")
+print(err, end="")
+print("cwd: rc=%s took=%dms" % (rc, took * 1000))
+EOF
+)
+echo "$out"
+grep -q "cwd: rc=0 " <<<"$out" || fail "cwd: run blocked or failed with its working directory on a hung mount"
+took_ms=$(sed -n 's/^cwd: rc=0 took=\([0-9]*\)ms$/\1/p' <<<"$out")
+((took_ms < 2000)) || fail "cwd: run took ${took_ms} ms"
+! grep -q "not readable" <<<"$out" || fail "cwd: a local configuration file timed out"
+
+# config: the configuration directories, with the server still hung.
 
 t0=$(date +%s%N)
 "$SUSPEND_SYNC" --root="$root" --sysfs="$sys" --state-dir="$SS_STATE" run >"$SS_TMP/out" 2>&1 &
