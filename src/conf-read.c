@@ -212,10 +212,42 @@ static void child_progress(const char *path, void *userdata) {
         (void) write_all(*(int *) userdata, rec, 5 + n);
 }
 
+/* Keeps only what the child needs: the pipe as fd 3, root_fd as fd 4 (unless it is AT_FDCWD), stdio on
+ * /dev/null. An abandoned child must not hold anything of ours: the state directory's lock (an
+ * flock() belongs to the open file description, so the next run would be refused), or a pipe
+ * somebody reads until EOF (our stdout or stderr). */
+static void child_setup_fds(int *root_fd, int *fd) {
+        int p, r = *root_fd, null_fd, first_free;
+
+        /* Both out of the way first: either may be fd 3 or 4 now. */
+        p = fcntl(*fd, F_DUPFD, 10);
+        if (r >= 0)
+                r = fcntl(r, F_DUPFD, 10);
+        if (p < 0 || dup2(p, 3) < 0 || (*root_fd >= 0 && (r < 0 || dup2(r, 4) < 0)))
+                _exit(EXIT_FAILURE);
+        if (r >= 0)
+                r = 4;
+        first_free = r >= 0 ? 5 : 4;
+
+        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        for (int i = 0; i < 3; i++)
+                if (null_fd < 0)
+                        (void) close(i);
+                else if (null_fd != i)
+                        (void) dup2(null_fd, i);
+        if (close_range((unsigned) first_free, ~0U, 0) < 0)
+                for (int i = first_free; i < 65536; i++)
+                        (void) close(i);
+        *fd = 3;
+        *root_fd = r;
+}
+
 _noreturn_ static void child(int root_fd, const char *config_path, int fd) {
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
+
+        child_setup_fds(&root_fd, &fd);
 
         if (policy_read_sources(root_fd, config_path, child_progress, &fd, &s) < 0 ||
             conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0)
