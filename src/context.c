@@ -42,13 +42,13 @@ static int load_policy_bounded(const Args *a, int root_fd, Policy **ret) {
         }
 
         if (r == -ETIMEDOUT)
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, 0,
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL, NULL, USEC_INFINITY, 0,
                           "Configuration not readable within %s (stuck at '%s'%s%s, on a hung filesystem?): "
                           "using the defaults.",
                           format_timespan(ts, sizeof ts, timeout), stuck_at ?: a->config ?: "/etc",
                           streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root);
         else
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, -r,
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL, NULL, USEC_INFINITY, -r,
                           "Failed to read the configuration in a helper process (%s): using the defaults.",
                           strerror(-r));
         r = policy_new(ret);
