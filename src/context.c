@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conf-read.h"
 #include "context.h"
 #include "log.h"
 #include "message-ids.h"
@@ -18,6 +19,41 @@ void context_done(Context *c) {
         c->policy = policy_free(c->policy);
 }
 
+/* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter --deadline=. */
+static usec_t conf_read_timeout(const Args *a) {
+        return a->deadline != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, a->deadline / 2) : CONF_READ_TIMEOUT;
+}
+
+/* Reads the configuration in a child with a timeout (its directories may be on a hung NFS or FUSE
+ * mount) and parses it here. If it cannot be read in time, or the reader fails, the run carries on
+ * with the defaults: a run that syncs by the defaults beats a run that never returns. */
+static int load_policy_bounded(const Args *a, int root_fd, Policy **ret) {
+        _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
+        _cleanup_free_ char *stuck_at = NULL;
+        usec_t timeout = conf_read_timeout(a);
+        char ts[FORMAT_TIMESPAN_MAX];
+        int r;
+
+        r = conf_read_bounded(root_fd, a->config, timeout, &sources, &stuck_at);
+        if (r >= 0) {
+                r = policy_build(sources, ret);
+                return r < 0 ? log_error_errno(r, "Failed to load configuration: %m") : 0;
+        }
+
+        if (r == -ETIMEDOUT)
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL, NULL, USEC_INFINITY, 0,
+                          "Configuration not readable within %s (stuck at '%s'%s%s, on a hung filesystem?): "
+                          "using the defaults.",
+                          format_timespan(ts, sizeof ts, timeout), stuck_at ?: a->config ?: "/etc",
+                          streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root);
+        else
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL, NULL, USEC_INFINITY, -r,
+                          "Failed to read the configuration in a helper process (%s): using the defaults.",
+                          strerror(-r));
+        r = policy_new(ret);
+        return r < 0 ? log_oom() : 0;
+}
+
 int context_load_policy(const Args *a, Context *c) {
         int r;
 
@@ -27,9 +63,9 @@ int context_load_policy(const Args *a, Context *c) {
                         return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
         }
 
-        r = policy_load(c->root_fd, a->config, &c->policy);
+        r = load_policy_bounded(a, c->root_fd, &c->policy);
         if (r < 0)
-                return log_error_errno(r, "Failed to load configuration: %m");
+                return r;
         for (size_t i = 0; i < c->policy->n_warnings; i++)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, 0,
                           "%s", c->policy->warnings[i]);

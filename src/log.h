@@ -5,17 +5,42 @@
  * Logging for the verbs (core modules never log): to the journal with structured fields when
  * stderr is connected to journald ($JOURNAL_STREAM matches stderr's dev:inode), else plain text on
  * stderr. sd_journal_send() silently succeeds without journald, so the choice is made here.
+ *
+ * Logging never blocks: a journald that stops reading (stuck on a hung disk) or a full stderr pipe
+ * must not hold a run past its deadline. Journal messages are sent with the native protocol on our
+ * own non-blocking datagram socket; stderr is written without blocking (send(MSG_DONTWAIT) on a
+ * socket, a non-blocking reopen of a pipe or terminal, poll() first otherwise). A message that
+ * cannot go out now waits in a small bounded queue, is retried at the next log call and at
+ * log_flush(), and is then dropped and counted; the count is reported once the target accepts
+ * messages again. See suspend-sync(8), LOGGING.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <syslog.h>
 
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
+/* Size bounds of one journal datagram and its fields. JOURNAL_DATAGRAM_MAX stays below the smallest
+ * send buffer the kernel allows an AF_UNIX socket (SOCK_MIN_SNDBUF, 4608 bytes on 64-bit, minus 32):
+ * a datagram this small is never refused with EMSGSIZE, so no memfd fallback is needed. */
+#define JOURNAL_DATAGRAM_MAX 4096U
+#define LOG_LINE_MAX 2048U          /* MESSAGE= (and a stderr line), bytes */
+#define LOG_FIELD_MAX 1024U         /* any other field value (mount paths), bytes */
+#define LOG_QUEUE_MAX 16U           /* messages waiting for a target that is not accepting */
+#define LOG_FLUSH_WAIT (250U * USEC_PER_MSEC) /* longest log_flush() wait, within the deadline */
+
 void log_setup(void);
 void log_set_max_level(int level);
 bool log_to_journal(void);
+
+/* CLOCK_MONOTONIC time after which log_flush() never waits (the run's deadline). */
+void log_set_deadline(usec_t deadline);
+/* Tries to send what is queued, waiting at most max_wait and never past the deadline; then drops
+ * and counts what is left and reports the count of dropped messages once (without blocking).
+ * Returns the number of messages dropped in total. Call once at the end of a verb. */
+unsigned log_flush(usec_t max_wait);
 
 /* Logs and returns -abs(error) (or 0 when error is 0). %m expands to strerror(abs(error)). */
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
@@ -35,3 +60,25 @@ int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
  */
 void log_event(int level, const char *message_id, const char *mount, const char *outcome,
                usec_t duration, int error, const char *fmt, ...) _printf_(7, 8);
+
+/* One journal field: KEY (A-Z, 0-9, '_'; not checked here) and a NUL-terminated value. */
+typedef struct JournalField {
+        const char *key;
+        const char *value;
+} JournalField;
+
+/*
+ * Encodes fields as one datagram of the journal native protocol (pure): "KEY=value\n", or for a
+ * value containing a newline the binary-safe "KEY\n" <value length, 64-bit little endian> "value\n".
+ * A value longer than LOG_LINE_MAX (MESSAGE) or LOG_FIELD_MAX (others) is cut at a UTF-8 character
+ * boundary; a field that does not fit in the rest of the buffer is cut the same way, or left out if
+ * not even its key fits. Returns the number of bytes written to buf (at most size).
+ */
+size_t journal_encode(const JournalField *fields, size_t n_fields, char *buf, size_t size);
+
+/* Tests: sends journal messages to fd (a connected datagram socket; taken over) instead of
+ * /run/systemd/journal/socket, and logs in journal mode. -1 restores the default. Either way both
+ * targets start afresh: queues and counters emptied, stderr classified again at its next use. */
+void log_set_journal_fd_for_test(int fd);
+/* Tests: messages dropped so far (both targets). */
+unsigned log_dropped(void);

@@ -166,6 +166,11 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 
+        /* Logging never blocks; what it queued gets one bounded last chance (never past the run's
+         * deadline, which verb_run() sets once the configuration is known). */
+        if (a.deadline != USEC_INFINITY)
+                log_set_deadline(a.started + a.deadline);
+
         if (streq(verb, "run")) {
                 /* Unprivileged, every syncfs of another user's mount and every knob write would
                  * fail: one clear refusal instead of every mount reported as a sync error. */
@@ -175,6 +180,7 @@ int main(int argc, char *argv[]) {
                         return EXIT_USAGE;
                 }
                 r = verb_run(&a, &code);
+                (void) log_flush(LOG_FLUSH_WAIT);
                 return r < 0 ? EXIT_FAILURE : code;
         }
         if (streq(verb, "plan"))
@@ -187,7 +193,9 @@ int main(int argc, char *argv[]) {
                 r = verb_restore_knob(&a);
         else {
                 log_error("Unknown command '%s', see --help.", verb);
+                (void) log_flush(LOG_FLUSH_WAIT);
                 return EXIT_USAGE;
         }
+        (void) log_flush(LOG_FLUSH_WAIT);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -11,7 +11,7 @@
  * SUSPEND_SYNC_TRIGGER= (unit|hook|manual), SUSPEND_SYNC_SLEEP_ACTION=, SUSPEND_SYNC_KNOB_OLD=,
  * SUSPEND_SYNC_KNOB_NEW=, SUSPEND_SYNC_CONFIG_FILE=, SUSPEND_SYNC_CONFIG_LINE=.
  *
- * Use as: sd_journal_send("MESSAGE_ID=" SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, ...).
+ * Use as: log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, ...) (log.h).
  */
 
 #include <systemd/sd-id128.h>
@@ -39,6 +39,10 @@
 /* a configuration value was invalid and ignored (file:line in the message) */
 #define SUSPEND_SYNC_MESSAGE_CONFIG_WARNING SD_ID128_MAKE(9b, 6b, 79, 49, 3e, b4, 4e, 81, ae, 37, a0, fc, 46, b7, bb, 9b)
 #define SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR SD_ID128_MAKE_STR(9b, 6b, 79, 49, 3e, b4, 4e, 81, ae, 37, a0, fc, 46, b7, bb, 9b)
+
+/* the configuration could not be read in time (hung filesystem) or at all: defaults used */
+#define SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE SD_ID128_MAKE(8d, f0, 24, 35, ba, 10, 41, f5, af, 70, c2, e7, 35, fe, 12, 89)
+#define SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR SD_ID128_MAKE_STR(8d, f0, 24, 35, ba, 10, 41, f5, af, 70, c2, e7, 35, fe, 12, 89)
 
 /* SyncOnSuspend= asked for a change but the kernel has no sync_on_suspend knob */
 #define SUSPEND_SYNC_MESSAGE_KNOB_ABSENT SD_ID128_MAKE(9c, ea, 40, 85, 61, 2c, 4e, 10, a0, c7, c4, 97, 18, 4b, 74, 54)

@@ -204,7 +204,10 @@ int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned 
                 if (!f)
                         return negative_errno();
 
-                r = mnt_table_parse_stream(tb, f, "mountinfo");
+                /* libmount resolves this name (realpath(), to guess a thread id): a relative one
+                 * would be looked up in the working directory, which may be on a hung NFS or FUSE
+                 * mount. A procfs path resolves without touching any other filesystem. */
+                r = mnt_table_parse_stream(tb, f, "/proc/self/mountinfo");
                 if (r < 0)
                         return r;
 

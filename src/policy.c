@@ -37,7 +37,6 @@
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 
-#define POLICY_MAX_FILE_SIZE (1024U * 1024U)
 #define POLICY_MAX_CANDIDATES 4096U             /* drop-in directory entries looked at, in total */
 #define POLICY_MAX_TIMESPAN (24U * 3600U * USEC_PER_SEC)
 #define INIH_MAX_SECTION 50                     /* compile-time in libinih: names are cut at 49 */
@@ -808,13 +807,16 @@ static bool is_dev_null(int dfd, const char *name, const struct dirent *de) {
 }
 
 /* Gathers drop-in candidates from one directory. Sets *truncated when the candidate bound is hit. */
-static int gather_dropins(int root_fd, unsigned prio, Candidate **c, size_t *n, bool *truncated) {
+static int gather_dropins(int root_fd, unsigned prio, Candidate **c, size_t *n, bool *truncated,
+                          PolicyProgress progress, void *userdata) {
         _cleanup_free_ char *dir = NULL;
         DIR *d;
         int dfd, r = 0;
 
         if (asprintf(&dir, "%s/suspend-sync.conf.d", config_dirs[prio]) < 0)
                 return -ENOMEM;
+        if (progress)
+                progress(dir, userdata);
         dfd = open_dir_at(root_fd, dir);
         if (dfd < 0)
                 return 0;       /* missing or unreadable directory: nothing there */
@@ -856,7 +858,7 @@ static int gather_dropins(int root_fd, unsigned prio, Candidate **c, size_t *n, 
         return r;
 }
 
-static int find_files(int root_fd, char ***ret, bool *ret_truncated) {
+static int find_files(int root_fd, char ***ret, bool *ret_truncated, PolicyProgress progress, void *userdata) {
         _cleanup_strv_free_ char **l = NULL;
         Candidate *c = NULL;
         size_t n = 0, n_files = 0;
@@ -869,6 +871,8 @@ static int find_files(int root_fd, char ***ret, bool *ret_truncated) {
 
                 if (asprintf(&path, "%s/suspend-sync.conf", config_dirs[i]) < 0)
                         return -ENOMEM;
+                if (progress)
+                        progress(path, userdata);
                 if (fstatat(root_fd, skip_root_prefix(path), &st, 0) >= 0) {
                         r = strv_consume(&l, &n_files, TAKE_PTR(path));
                         if (r < 0)
@@ -878,7 +882,7 @@ static int find_files(int root_fd, char ***ret, bool *ret_truncated) {
         }
 
         for (unsigned i = 0; i < ELEMENTSOF(config_dirs); i++) {
-                r = gather_dropins(root_fd, i, &c, &n, &truncated);
+                r = gather_dropins(root_fd, i, &c, &n, &truncated, progress, userdata);
                 if (r < 0)
                         goto finish;
         }
@@ -922,63 +926,148 @@ finish:
 }
 
 int policy_find_files(int root_fd, char ***ret) {
-        return find_files(root_fd, ret, NULL);
+        return find_files(root_fd, ret, NULL, NULL, NULL);
 }
 
-static int load_one(Policy *p, int dir_fd, const char *path, bool explicit) {
+PolicySources *policy_sources_free(PolicySources *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_files; i++) {
+                free(s->files[i].path);
+                free(s->files[i].text);
+        }
+        free(s->files);
+        free(s);
+        return NULL;
+}
+
+int policy_sources_add(PolicySources *s, const char *path, int error, const char *text, size_t size) {
+        PolicyFile *t, f = { .error = error, .size = error < 0 ? 0 : size };
+
+        if (s->n_files >= POLICY_MAX_FILES)
+                return -E2BIG;
+        f.path = strdup(path);
+        f.text = error < 0 ? NULL : malloc(size + 1);
+        if (!f.path || (error >= 0 && !f.text))
+                goto oom;
+        if (f.text) {
+                if (size > 0)
+                        memcpy(f.text, text, size);
+                f.text[size] = 0;
+        }
+        t = reallocarray(s->files, s->n_files + 1, sizeof(PolicyFile));
+        if (!t)
+                goto oom;
+        s->files = t;
+        s->files[s->n_files++] = f;
+        return 0;
+oom:
+        free(f.path);
+        free(f.text);
+        return -ENOMEM;
+}
+
+/* Reads one file into s; the total of all texts is bounded by POLICY_MAX_TOTAL_SIZE. */
+static int read_one(PolicySources *s, int dir_fd, const char *path, size_t *total, PolicyProgress progress,
+                    void *userdata) {
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
         int r;
 
-        r = read_full_file_at(dir_fd, path, POLICY_MAX_FILE_SIZE, &text, &size);
+        if (progress)
+                progress(path, userdata);
+        if (*total >= POLICY_MAX_TOTAL_SIZE)
+                return policy_sources_add(s, path, -E2BIG, NULL, 0);
+        r = read_full_file_at(dir_fd, path, MIN(POLICY_MAX_FILE_SIZE, POLICY_MAX_TOTAL_SIZE - *total), &text,
+                              &size);
         if (r == -ENOMEM)
                 return r;
-        if (r == -ENOENT && !explicit)
-                return 0;       /* vanished since we listed it */
-        if (r == -ENOENT)
-                return policy_warn(p, path, 0, "File not found, using defaults");
-        if (r == -EFBIG)
-                return policy_warn(p, path, 0, "File larger than %u bytes, ignoring", POLICY_MAX_FILE_SIZE);
-        if (r < 0)
-                return policy_warn(p, path, 0, "Failed to read: %s, ignoring", strerror(-r));
-        return policy_parse_text(p, path, text, size);
+        if (r == -EFBIG && POLICY_MAX_TOTAL_SIZE - *total < POLICY_MAX_FILE_SIZE)
+                r = -E2BIG;
+        if (r >= 0)
+                *total += size;
+        return policy_sources_add(s, path, r < 0 ? r : 0, text, size);
 }
 
-int policy_load(int root_fd, const char *config_path, Policy **ret) {
-        _cleanup_(policy_freep) Policy *p = NULL;
+int policy_read_sources(int root_fd, const char *config_path, PolicyProgress progress, void *userdata,
+                        PolicySources **ret) {
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_strv_free_ char **files = NULL;
-        bool truncated = false;
+        size_t total = 0;
         int r;
 
-        r = policy_new(&p);
-        if (r < 0)
-                return r;
+        s = calloc(1, sizeof(PolicySources));
+        if (!s)
+                return -ENOMEM;
 
         if (config_path) {
+                s->explicit = true;
                 /* Absolute: below root_fd; relative: from the working directory. */
-                r = load_one(p, config_path[0] == '/' ? root_fd : AT_FDCWD, config_path, true);
+                r = read_one(s, config_path[0] == '/' ? root_fd : AT_FDCWD, config_path, &total, progress,
+                             userdata);
                 if (r < 0)
                         return r;
         } else {
-                r = find_files(root_fd, &files, &truncated);
+                r = find_files(root_fd, &files, &s->truncated, progress, userdata);
                 if (r < 0)
                         return r;
-                if (truncated) {
-                        r = policy_warn(p, "suspend-sync.conf.d", 0,
-                                        "Too many drop-in files (max %u in total), ignoring the rest",
-                                        POLICY_MAX_FILES);
-                        if (r < 0)
-                                return r;
-                }
                 for (char **f = files; *f; f++) {
-                        r = load_one(p, root_fd, *f, false);
+                        r = read_one(s, root_fd, *f, &total, progress, userdata);
                         if (r < 0)
                                 return r;
                 }
         }
 
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
+        if (f->error == -ENOENT && !explicit)
+                return 0;       /* vanished since we listed it */
+        if (f->error == -ENOENT)
+                return policy_warn(p, f->path, 0, "File not found, using defaults");
+        if (f->error == -EFBIG)
+                return policy_warn(p, f->path, 0, "File larger than %u bytes, ignoring", POLICY_MAX_FILE_SIZE);
+        if (f->error == -E2BIG)
+                return policy_warn(p, f->path, 0, "Configuration larger than %u bytes in total, ignoring this file",
+                                   POLICY_MAX_TOTAL_SIZE);
+        if (f->error < 0)
+                return policy_warn(p, f->path, 0, "Failed to read: %s, ignoring", strerror(-f->error));
+        return policy_parse_text(p, f->path, f->text, f->size);
+}
+
+int policy_build(const PolicySources *s, Policy **ret) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        int r;
+
+        r = policy_new(&p);
+        if (r < 0)
+                return r;
+        if (s->truncated) {
+                r = policy_warn(p, "suspend-sync.conf.d", 0, "Too many drop-in files (max %u in total), ignoring the rest",
+                                POLICY_MAX_FILES);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < s->n_files; i++) {
+                r = build_one(p, &s->files[i], s->explicit);
+                if (r < 0)
+                        return r;
+        }
+
         *ret = TAKE_PTR(p);
         return 0;
+}
+
+int policy_load(int root_fd, const char *config_path, Policy **ret) {
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        int r;
+
+        r = policy_read_sources(root_fd, config_path, NULL, NULL, &s);
+        if (r < 0)
+                return r;
+        return policy_build(s, ret);
 }
 
 /* ---- matching --------------------------------------------------------------------------------- */

@@ -21,6 +21,8 @@
 #define POLICY_MAX_WARNINGS 256U
 #define POLICY_MAX_FILES 256U
 #define POLICY_MAX_PARALLEL_LIMIT 64U
+#define POLICY_MAX_FILE_SIZE (1024U * 1024U)
+#define POLICY_MAX_TOTAL_SIZE (4U * 1024U * 1024U) /* all files together */
 
 typedef enum RuleAction {
         RULE_ACTION_SYNC,
@@ -119,8 +121,42 @@ int policy_parse_text(Policy *p, const char *filename, const char *text, size_t 
  * leading '/'. */
 int policy_find_files(int root_fd, char ***ret);
 
-/* Loads the full configuration under root_fd, or exactly 'config_path' when not NULL.
- * A missing file is not an error (defaults); an unreadable one is a warning. */
+/* The configuration as read from disk, before parsing: every file in the order it applies, with its
+ * text or the error that kept it from being read. policy_read_sources() does the I/O (it may block
+ * on a hung filesystem: conf-read runs it in a child with a timeout); policy_build() is pure. */
+typedef struct PolicyFile {
+        char *path;                 /* as in warnings and origins, e.g. "/etc/suspend-sync.conf" */
+        int error;                  /* 0 or negative errno (-EFBIG: file too big, -E2BIG: total too big) */
+        char *text;                 /* NUL-terminated, NULL on error */
+        size_t size;
+} PolicyFile;
+
+typedef struct PolicySources {
+        PolicyFile *files;
+        size_t n_files;             /* at most POLICY_MAX_FILES */
+        bool explicit;              /* exactly one named file (--config=): a missing one is a warning */
+        bool truncated;             /* more drop-ins than POLICY_MAX_FILES */
+} PolicySources;
+
+PolicySources *policy_sources_free(PolicySources *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(PolicySources *, policy_sources_free);
+/* Appends a file (text copied, size bytes; ignored when error < 0). -E2BIG beyond POLICY_MAX_FILES. */
+int policy_sources_add(PolicySources *s, const char *path, int error, const char *text, size_t size);
+
+/* Called with each path (relative to root_fd, leading '/') right before it is looked at. */
+typedef void (*PolicyProgress)(const char *path, void *userdata);
+
+/* Lists and reads the configuration under root_fd, or exactly 'config_path' when not NULL (absolute:
+ * below root_fd; relative: from the working directory). Texts total at most POLICY_MAX_TOTAL_SIZE.
+ * Fails only with -ENOMEM. */
+int policy_read_sources(int root_fd, const char *config_path, PolicyProgress progress, void *userdata,
+                        PolicySources **ret);
+
+/* Parses sources into a Policy (pure). A missing file is not an error (defaults) unless it was
+ * named explicitly; an unreadable one is a warning. */
+int policy_build(const PolicySources *s, Policy **ret);
+
+/* policy_read_sources() + policy_build(), in this process (tests, fixtures). */
 int policy_load(int root_fd, const char *config_path, Policy **ret);
 
 /* Finds the first enabled rule matching a mount; NULL when none matches. Disabled rules match

@@ -165,6 +165,7 @@ int verb_run(const Args *a, int *ret_exit) {
                 return r;
 
         deadline = a->started + c.policy->deadline;
+        log_set_deadline(deadline);
         jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
         probes = calloc(MAX(c.plan->n_sync, 1), sizeof(ProgressProbe));
         if (!jobs || !probes)

@@ -41,6 +41,8 @@ state)
         add "$fixtures"/state/*.json ;;
 timespan)
         ;;
+conf-read)
+        ;;      # committed seeds only (records as the reader child sends them)
 *)
         echo "unknown target '$target'" >&2
         exit 2 ;;

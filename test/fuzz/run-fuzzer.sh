@@ -10,7 +10,7 @@
 #   run-fuzzer.sh TARGET                      build + regressions + short run (meson test)
 #   run-fuzzer.sh --build-only TARGET         build only; prints the binary's path
 #   run-fuzzer.sh --reproduce TARGET FILE...  build, then run the target once on each FILE
-# TARGET is one of: mountinfo meminfo bdi-stats policy state timespan.
+# TARGET is one of: mountinfo meminfo bdi-stats policy conf-read state timespan.
 # Environment: FUZZ_BUILD_DIR (default: $MESON_BUILD_ROOT/test/fuzz or /tmp/suspend-sync-fuzz),
 # FUZZ_SECONDS (default 15), FUZZ_RUNS (cap on executions, default 5000000), CC_FUZZ (default clang).
 set -euo pipefail
@@ -31,6 +31,7 @@ mountinfo) sources=(src/mount-table.c) ;;
 meminfo) sources=(src/meminfo.c) ;;
 bdi-stats) sources=(src/bdi-stats.c) ;;
 policy) sources=(src/policy.c src/device.c) ;;
+conf-read) sources=(src/conf-read.c src/policy.c src/device.c) ;;
 state) sources=(src/state.c) ;;
 timespan) sources=() ;;
 *) echo "unknown target '$target'" >&2; exit 2 ;;

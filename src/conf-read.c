@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf-read.h"
+
+/* ---- serialization (pure) --------------------------------------------------------------------- */
+
+typedef struct Buf {
+        char *data;
+        size_t size, allocated;
+} Buf;
+
+static int buf_put(Buf *b, const void *p, size_t n) {
+        if (n > CONF_STREAM_MAX || b->size > CONF_STREAM_MAX - n)
+                return -E2BIG;
+        if (b->size + n > b->allocated) {
+                size_t a = MAX(b->allocated * 2, b->size + n + 256);
+                char *t = realloc(b->data, a);
+
+                if (!t)
+                        return -ENOMEM;
+                b->data = t;
+                b->allocated = a;
+        }
+        if (n > 0)
+                memcpy(b->data + b->size, p, n);
+        b->size += n;
+        return 0;
+}
+
+static int buf_put_u32(Buf *b, uint32_t v) {
+        return buf_put(b, &v, sizeof v);
+}
+
+int conf_sources_serialize(const PolicySources *s, char **ret, size_t *ret_size) {
+        Buf b = {};
+        uint8_t flags = (s->explicit ? 1 : 0) | (s->truncated ? 2 : 0);
+        int r;
+
+        r = buf_put(&b, &flags, 1);
+        if (r >= 0)
+                r = buf_put_u32(&b, (uint32_t) s->n_files);
+        for (size_t i = 0; r >= 0 && i < s->n_files; i++) {
+                const PolicyFile *f = &s->files[i];
+                int32_t error = f->error;
+                size_t pl = strlen(f->path), size = f->error < 0 ? 0 : f->size;
+
+                r = buf_put(&b, &error, sizeof error);
+                if (r >= 0)
+                        r = buf_put_u32(&b, (uint32_t) pl);
+                if (r >= 0)
+                        r = buf_put_u32(&b, (uint32_t) size);
+                if (r >= 0)
+                        r = buf_put(&b, f->path, pl);
+                if (r >= 0)
+                        r = buf_put(&b, f->text, size);
+        }
+        if (r < 0) {
+                free(b.data);
+                return r;
+        }
+        *ret = b.data;
+        *ret_size = b.size;
+        return 0;
+}
+
+typedef struct Reader {
+        const char *p;
+        size_t left;
+} Reader;
+
+static bool take(Reader *rd, void *out, size_t n) {
+        if (rd->left < n)
+                return false;
+        if (out)
+                memcpy(out, rd->p, n);
+        rd->p += n;
+        rd->left -= n;
+        return true;
+}
+
+int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        Reader rd = { buf, size };
+        uint32_t n_files;
+        uint8_t flags;
+        int r;
+
+        s = calloc(1, sizeof(PolicySources));
+        if (!s)
+                return -ENOMEM;
+        if (!take(&rd, &flags, 1) || !take(&rd, &n_files, sizeof n_files) || (flags & ~3U) ||
+            n_files > POLICY_MAX_FILES)
+                return -EBADMSG;
+        s->explicit = flags & 1;
+        s->truncated = flags & 2;
+
+        for (uint32_t i = 0; i < n_files; i++) {
+                _cleanup_free_ char *path = NULL;
+                uint32_t pl, tl;
+                int32_t error;
+                const char *text;
+
+                if (!take(&rd, &error, sizeof error) || !take(&rd, &pl, sizeof pl) || !take(&rd, &tl, sizeof tl))
+                        return -EBADMSG;
+                if (error > 0 || error < -4095 || pl == 0 || pl > PATH_MAX || tl > POLICY_MAX_FILE_SIZE || (error < 0 && tl > 0) ||
+                    rd.left < (size_t) pl + tl)
+                        return -EBADMSG;
+                path = strndup(rd.p, pl);
+                if (!path)
+                        return -ENOMEM;
+                if (strlen(path) != pl)
+                        return -EBADMSG;        /* NUL inside the path */
+                take(&rd, NULL, pl);
+                text = rd.p;
+                take(&rd, NULL, tl);
+                r = policy_sources_add(s, path, error, text, tl);
+                if (r < 0)
+                        return r == -E2BIG ? -EBADMSG : r;
+        }
+        if (rd.left != 0)
+                return -EBADMSG;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int conf_stream_parse(const char *buf, size_t size, char **ret_progress, PolicySources **ret_sources) {
+        _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
+        _cleanup_free_ char *progress = NULL;
+        Reader rd = { buf, size };
+        int r;
+
+        while (rd.left >= 5 && !sources) {
+                char kind = rd.p[0];
+                uint32_t len;
+
+                memcpy(&len, rd.p + 1, sizeof len);
+                if (kind != 'P' && kind != 'S')
+                        return -EBADMSG;
+                if (kind == 'P' && (len == 0 || len > PATH_MAX))
+                        return -EBADMSG;
+                if (rd.left - 5 < len)
+                        break;          /* incomplete: more to come */
+                take(&rd, NULL, 5);
+                if (kind == 'P') {
+                        free(progress);
+                        progress = strndup(rd.p, len);
+                        if (!progress)
+                                return -ENOMEM;
+                } else {
+                        r = conf_sources_parse(rd.p, len, &sources);
+                        if (r < 0)
+                                return r;
+                }
+                take(&rd, NULL, len);
+        }
+
+        *ret_progress = TAKE_PTR(progress);
+        *ret_sources = TAKE_PTR(sources);
+        return 0;
+}
+
+/* ---- the child -------------------------------------------------------------------------------- */
+
+static int write_all(int fd, const void *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p = (const char *) p + k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static int write_record(int fd, char kind, const char *p, size_t n) {
+        char head[5];
+        uint32_t len = (uint32_t) n;
+        int r;
+
+        head[0] = kind;
+        memcpy(head + 1, &len, sizeof len);
+        r = write_all(fd, head, sizeof head);
+        return r < 0 ? r : write_all(fd, p, n);
+}
+
+/* One write per progress record: the parent wakes once per path, not twice. */
+static void child_progress(const char *path, void *userdata) {
+        char rec[5 + PATH_MAX];
+        uint32_t n = (uint32_t) strlen(path);
+
+        if (n == 0 || n > PATH_MAX)
+                return;
+        rec[0] = 'P';
+        memcpy(rec + 1, &n, sizeof n);
+        memcpy(rec + 5, path, n);
+        (void) write_all(*(int *) userdata, rec, 5 + n);
+}
+
+/* Keeps only what the child needs: the pipe as fd 3, root_fd as fd 4 (unless it is AT_FDCWD), stdio on
+ * /dev/null. An abandoned child must not hold anything of ours: the state directory's lock (an
+ * flock() belongs to the open file description, so the next run would be refused), or a pipe
+ * somebody reads until EOF (our stdout or stderr). */
+static void child_setup_fds(int *root_fd, int *fd) {
+        int p, r = *root_fd, null_fd, first_free;
+
+        /* Both out of the way first: either may be fd 3 or 4 now. */
+        p = fcntl(*fd, F_DUPFD, 10);
+        if (r >= 0)
+                r = fcntl(r, F_DUPFD, 10);
+        if (p < 0 || dup2(p, 3) < 0 || (*root_fd >= 0 && (r < 0 || dup2(r, 4) < 0)))
+                _exit(EXIT_FAILURE);
+        if (r >= 0)
+                r = 4;
+        first_free = r >= 0 ? 5 : 4;
+
+        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        for (int i = 0; i < 3; i++)
+                if (null_fd < 0)
+                        (void) close(i);
+                else if (null_fd != i)
+                        (void) dup2(null_fd, i);
+        if (close_range((unsigned) first_free, ~0U, 0) < 0)
+                for (int i = first_free; i < 65536; i++)
+                        (void) close(i);
+        *fd = 3;
+        *root_fd = r;
+}
+
+_noreturn_ static void child(int root_fd, const char *config_path, int fd) {
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_free_ char *data = NULL;
+        size_t size;
+
+        child_setup_fds(&root_fd, &fd);
+
+        if (policy_read_sources(root_fd, config_path, child_progress, &fd, &s) < 0 ||
+            conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0)
+                _exit(EXIT_FAILURE);
+        _exit(EXIT_SUCCESS);
+}
+
+/* ---- the parent ------------------------------------------------------------------------------- */
+
+int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
+                      char **ret_stuck_at) {
+        _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
+        _cleanup_free_ char *progress = NULL;
+        _cleanup_close_ int rfd = -EBADF;
+        usec_t t0 = now(CLOCK_MONOTONIC), until = timeout >= USEC_INFINITY - t0 ? USEC_INFINITY : t0 + timeout;
+        int pfd[2], r = 0;
+        bool eof = false;
+        Buf b = {};
+        pid_t pid;
+
+        *ret_stuck_at = NULL;
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                safe_close(pfd[0]);
+                safe_close(pfd[1]);
+                return r;
+        }
+        if (pid == 0) {
+                safe_close(pfd[0]);
+                child(root_fd, config_path, pfd[1]);
+        }
+        safe_close(pfd[1]);
+        rfd = pfd[0];
+
+        while (!eof && !sources) {
+                struct pollfd p = { .fd = rfd, .events = POLLIN };
+                usec_t t = now(CLOCK_MONOTONIC);
+                char chunk[16384];
+                ssize_t n;
+
+                if (t >= until) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                n = poll(&p, 1, (int) MIN((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC, (usec_t) INT_MAX));
+                if (n < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                if (n <= 0)
+                        continue;
+                n = read(rfd, chunk, sizeof chunk);
+                if (n < 0) {
+                        if (errno == EINTR || errno == EAGAIN)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                if (n == 0) {
+                        eof = true;
+                        continue;
+                }
+                r = buf_put(&b, chunk, (size_t) n);
+                if (r < 0)
+                        break;
+                /* Done as soon as the sources are complete: the child's exit is not waited for. */
+                progress = mfree(progress);
+                r = conf_stream_parse(b.data, b.size, &progress, &sources);
+                if (r < 0)
+                        break;
+        }
+        free(b.data);
+
+        if (!sources) {
+                /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
+                 * for. */
+                (void) kill(pid, SIGKILL);
+                if (r == -ETIMEDOUT)
+                        *ret_stuck_at = TAKE_PTR(progress);
+                (void) waitpid(pid, NULL, WNOHANG);
+                return r < 0 ? r : -EPROTO;     /* EOF without sources: the child failed (out of memory) */
+        }
+
+        /* The child is exiting: reap it if it already has, else leave the zombie to our exit. */
+        (void) waitpid(pid, NULL, WNOHANG);
+        *ret = TAKE_PTR(sources);
+        return 0;
+}

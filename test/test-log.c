@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * Tests for src/log.c: the journal native protocol encoder (fields in, datagram bytes out), field
+ * bounds and UTF-8 safe cuts, and that a journal socket that does not read never blocks the caller:
+ * messages are queued, then dropped and counted, and the count is reported once it reads again.
+ */
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "shared/time-util.h"
+#include "tests.h"
+
+static size_t enc(const JournalField *f, size_t n, char *buf, size_t size) {
+        memset(buf, 0x55, size);
+        return journal_encode(f, n, buf, size);
+}
+
+TEST(encode_plain) {
+        const JournalField f[] = {
+                { "MESSAGE", "Synced 3 of 3 superblocks." },
+                { "PRIORITY", "6" },
+                { "SYSLOG_IDENTIFIER", "suspend-sync" },
+                { "SUSPEND_SYNC_MOUNT", "/home" },
+        };
+        const char want[] = "MESSAGE=Synced 3 of 3 superblocks.\nPRIORITY=6\nSYSLOG_IDENTIFIER=suspend-sync\n"
+                            "SUSPEND_SYNC_MOUNT=/home\n";
+        char buf[256];
+        size_t n = enc(f, ELEMENTSOF(f), buf, sizeof buf);
+
+        ASSERT_EQ(n, sizeof want - 1);
+        ASSERT_TRUE(memcmp(buf, want, n) == 0);
+
+        /* NULL value = empty */
+        n = enc((const JournalField[]) { { "ERRNO", NULL } }, 1, buf, sizeof buf);
+        ASSERT_EQ(n, 7);
+        ASSERT_TRUE(memcmp(buf, "ERRNO=\n", 7) == 0);
+}
+
+TEST(encode_binary) {
+        /* A mount point with a newline (mountinfo unescapes \012): the binary-safe form. */
+        const JournalField f[] = {
+                { "PRIORITY", "4" },
+                { "SUSPEND_SYNC_MOUNT", "/mnt/a\nb" },
+        };
+        const char want[] = "PRIORITY=4\nSUSPEND_SYNC_MOUNT\n\x08\0\0\0\0\0\0\0/mnt/a\nb\n";
+        char buf[256];
+        size_t n = enc(f, ELEMENTSOF(f), buf, sizeof buf);
+
+        ASSERT_EQ(n, sizeof want - 1);
+        ASSERT_TRUE(memcmp(buf, want, n) == 0);
+}
+
+TEST(encode_bounds) {
+        static char big[8192], buf[JOURNAL_DATAGRAM_MAX];
+        size_t n;
+
+        /* MESSAGE is cut at LOG_LINE_MAX, other values at LOG_FIELD_MAX. */
+        memset(big, 'a', sizeof big - 1);
+        n = enc((const JournalField[]) { { "MESSAGE", big } }, 1, buf, sizeof buf);
+        ASSERT_EQ(n, strlen("MESSAGE=") + LOG_LINE_MAX + 1);
+        ASSERT_EQ(buf[n - 1], '\n');
+        n = enc((const JournalField[]) { { "SUSPEND_SYNC_MOUNT", big } }, 1, buf, sizeof buf);
+        ASSERT_EQ(n, strlen("SUSPEND_SYNC_MOUNT=") + LOG_FIELD_MAX + 1);
+
+        /* ... never inside a UTF-8 sequence: 'a' x 2047 then "é" (2 bytes) straddles the cap. */
+        memset(big, 'a', LOG_LINE_MAX - 1);
+        memcpy(big + LOG_LINE_MAX - 1, "\xc3\xa9", 2);
+        big[LOG_LINE_MAX + 1] = 0;
+        n = enc((const JournalField[]) { { "MESSAGE", big } }, 1, buf, sizeof buf);
+        ASSERT_EQ(n, strlen("MESSAGE=") + LOG_LINE_MAX - 1 + 1);
+        ASSERT_EQ((unsigned char) buf[n - 2], 'a');
+
+        /* The worst case the logger builds fits in one datagram: every field at its cap. */
+        memset(big, 'b', sizeof big - 1);
+        big[sizeof big - 1] = 0;
+        big[10] = '\n';
+        n = enc((const JournalField[]) {
+                        { "MESSAGE", big },
+                        { "PRIORITY", "7" },
+                        { "SYSLOG_IDENTIFIER", "suspend-sync" },
+                        { "MESSAGE_ID", "68604cfcdf4543a8af217e49559df3e8" },
+                        { "SUSPEND_SYNC_MOUNT", big },
+                        { "SUSPEND_SYNC_OUTCOME", "timeout" },
+                        { "SUSPEND_SYNC_DURATION_USEC", "18446744073709551615" },
+                        { "ERRNO", "2147483647" } },
+                8, buf, sizeof buf);
+        ASSERT_TRUE(n <= JOURNAL_DATAGRAM_MAX);
+        ASSERT_EQ(buf[n - 1], '\n');
+        ASSERT_TRUE(memmem(buf, n, "ERRNO=2147483647\n", 17) != NULL);
+
+        /* A small buffer: the last field is cut to fit, a key that does not fit is left out. */
+        n = enc((const JournalField[]) { { "A", "0123456789" }, { "B", "xyz" } }, 2, buf, 16);
+        ASSERT_EQ(n, 16);
+        ASSERT_TRUE(memcmp(buf, "A=0123456789\nB=\n", 16) == 0);
+        n = enc((const JournalField[]) { { "A", "0123456789" }, { "LONGKEY", "x" }, { "C", "" } }, 3, buf, 16);
+        ASSERT_EQ(n, 16);
+        ASSERT_TRUE(memcmp(buf, "A=0123456789\nC=\n", 16) == 0);
+}
+
+/* A journal that does not read: logging returns at once, keeps order, drops and counts beyond its
+ * queue, and says how many were dropped once the journal reads again. */
+TEST(full_socket_never_blocks) {
+        char fill[1024] = {}, buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2], n_fill = 0, n_got = 0;
+        bool report = false, first = false;
+        usec_t t0;
+        ssize_t n;
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        while (send(sv[0], fill, sizeof fill, MSG_DONTWAIT) >= 0)
+                n_fill++;
+        ASSERT_TRUE(errno == EAGAIN);
+        log_set_journal_fd_for_test(sv[0]);
+
+        t0 = now(CLOCK_MONOTONIC);
+        for (int i = 0; i < 100; i++)
+                log_event(LOG_WARNING, NULL, "/mnt", "timeout", 5, 0, "message %d", i);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
+        ASSERT_EQ(log_dropped(), 100 - LOG_QUEUE_MAX);
+
+        /* Nobody reads: the flush waits its bound, then drops the queue. */
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_EQ(log_flush(50 * USEC_PER_MSEC), 100);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
+
+        /* The journal reads again: the next message gets through after the drop report. */
+        for (int i = 0; i < n_fill; i++)
+                ASSERT_TRUE(recv(sv[1], fill, sizeof fill, MSG_DONTWAIT) == sizeof fill);
+        log_info("after");
+        while ((n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT)) > 0) {
+                buf[n] = 0;
+                if (n_got == 0)
+                        report = strstr(buf, "MESSAGE=100 log message(s) could not be written") != NULL;
+                if (n_got == 1)
+                        first = strstr(buf, "MESSAGE=after\n") != NULL;
+                n_got++;
+        }
+        ASSERT_EQ(n_got, 2);
+        ASSERT_TRUE(report);
+        ASSERT_TRUE(first);
+
+        /* Queued messages keep their order and go out at the flush. */
+        while (send(sv[0], fill, sizeof fill, MSG_DONTWAIT) >= 0)
+                ;
+        log_info("q1");
+        log_info("q2");
+        for (n_got = 0; recv(sv[1], fill, sizeof fill, MSG_DONTWAIT) == sizeof fill;)
+                n_got++;
+        ASSERT_TRUE(n_got > 0);
+        ASSERT_EQ(log_flush(50 * USEC_PER_MSEC), 100);
+        n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strstr(buf, "MESSAGE=q1\n") != NULL);
+        n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strstr(buf, "MESSAGE=q2\n") != NULL);
+
+        log_set_journal_fd_for_test(-1);
+        safe_close(sv[1]);
+}
+
+/* The queue keeps the most important messages when it overflows. */
+TEST(queue_keeps_errors) {
+        char fill[1024] = {}, buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2], n_err = 0;
+        ssize_t n;
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        while (send(sv[0], fill, sizeof fill, MSG_DONTWAIT) >= 0)
+                ;
+        log_set_journal_fd_for_test(sv[0]);
+        log_set_max_level(LOG_DEBUG);
+        log_error("err-first");
+        for (int i = 0; i < 40; i++)
+                log_debug("noise %d", i);
+        log_error("err-last");
+        ASSERT_EQ(log_dropped(), 42 - LOG_QUEUE_MAX);
+
+        while (recv(sv[1], fill, sizeof fill, MSG_DONTWAIT) == sizeof fill)
+                ;
+        (void) log_flush(50 * USEC_PER_MSEC);
+        while ((n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT)) > 0) {
+                buf[n] = 0;
+                if (strstr(buf, "MESSAGE=err-"))
+                        n_err++;
+        }
+        ASSERT_EQ(n_err, 2);
+        log_set_journal_fd_for_test(-1);
+        log_set_max_level(LOG_INFO);
+        safe_close(sv[1]);
+}
+
+/* stderr a full pipe with a blocking file description (as a shell gives): no wait, drops counted,
+ * and the next line after the reader woke up is preceded by the drop report. */
+TEST(stderr_full_pipe_never_blocks) {
+        char chunk[4096] = {}, buf[65536];
+        int p[2], saved, fl;
+        usec_t t0;
+        ssize_t n;
+
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        fl = fcntl(p[1], F_GETFL);
+        ASSERT_OK(fcntl(p[1], F_SETFL, fl | O_NONBLOCK));
+        while (write(p[1], chunk, sizeof chunk) > 0)
+                ;
+        ASSERT_OK(fcntl(p[1], F_SETFL, fl));    /* shared description stays blocking */
+        saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+        ASSERT_TRUE(saved >= 0);
+        ASSERT_OK(dup2(p[1], STDERR_FILENO));
+        unsetenv("JOURNAL_STREAM");
+        log_set_journal_fd_for_test(-1);
+        ASSERT_TRUE(!log_to_journal());
+
+        t0 = now(CLOCK_MONOTONIC);
+        for (int i = 0; i < 50; i++)
+                log_warning("line %d", i);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
+        ASSERT_EQ(log_dropped(), 50 - LOG_QUEUE_MAX);
+        ASSERT_TRUE((fcntl(STDERR_FILENO, F_GETFL) & O_NONBLOCK) == 0);  /* never changed for others */
+
+        /* The reader empties the pipe: the queue goes out in order, after it the report. */
+        ASSERT_OK(fcntl(p[0], F_SETFL, O_NONBLOCK));
+        while (read(p[0], buf, sizeof buf) > 0)
+                ;
+        log_info("after");
+        ASSERT_EQ(log_flush(50 * USEC_PER_MSEC), 50 - LOG_QUEUE_MAX);
+        n = read(p[0], buf, sizeof buf - 1);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strncmp(buf, "line 34\n", 8) == 0);
+        ASSERT_TRUE(strstr(buf, "line 49\n34 log message(s) could not be written to stderr") != NULL);
+        ASSERT_TRUE(strstr(buf, "dropped.\nafter\n") != NULL);
+
+        ASSERT_OK(dup2(saved, STDERR_FILENO));
+        safe_close(saved);
+        safe_close(p[0]);
+        safe_close(p[1]);
+        log_set_journal_fd_for_test(-1);
+}
+
+int main(void) {
+        RUN(encode_plain);
+        RUN(encode_binary);
+        RUN(encode_bounds);
+        RUN(full_socket_never_blocks);
+        RUN(queue_keeps_errors);
+        RUN(stderr_full_pipe_never_blocks);
+        return 0;
+}
