@@ -54,14 +54,11 @@ Outcome outcome_from_string(const char *s) {
         return _OUTCOME_INVALID;
 }
 
-/* One record per job, written by the worker on its pipe. 32 bytes < PIPE_BUF: writes are atomic. */
+/* One record per job, written by the worker on its pipe. 16 bytes < PIPE_BUF: writes are atomic. */
 typedef struct WorkerReport {
         uint32_t index;         /* job index in ExecJob[] */
         int32_t error;          /* positive errno, 0 on success */
         uint64_t duration;      /* usec spent in open+syncfs+close, measured in the worker */
-        uint64_t counter;       /* counter_path's value after the sync */
-        uint32_t has_counter;
-        uint32_t padding;
 } WorkerReport;
 
 typedef struct JobResult {
@@ -70,8 +67,6 @@ typedef struct JobResult {
         usec_t duration;
         pid_t abandoned_pid;
         bool hung;
-        bool has_counter;
-        uint64_t counter;
 } JobResult;
 
 typedef struct Group {
@@ -378,10 +373,6 @@ _noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, in
                         .duration = now(CLOCK_MONOTONIC) - t0,
                 };
 
-                /* Read right after the sync, before anything else can write: the clean baseline. */
-                if (r >= 0 && e->jobs[i].counter_path)
-                        rep.has_counter = read_u64_file_at(AT_FDCWD, e->jobs[i].counter_path, &rep.counter) >= 0;
-
                 if (loop_write(report_fd, &rep, sizeof(rep)) < 0)
                         _exit(EXIT_FAILURE);
         }
@@ -548,10 +539,6 @@ static bool worker_drain(Worker *w) {
                                     rep.error == 0 ? OUTCOME_SYNCED : OUTCOME_ERROR,
                                     rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
                                     rep.duration, 0, false);
-                if (rep.has_counter) {
-                        e->results[e->order[w->pos]].has_counter = true;
-                        e->results[e->order[w->pos]].counter = rep.counter;
-                }
                 w->pos++;
                 worker_progress_reset(w, now(CLOCK_MONOTONIC));
                 progressed = true;
@@ -1030,8 +1017,6 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 jobs[i].duration = e.results[i].duration;
                 jobs[i].abandoned_pid = e.results[i].abandoned_pid;
                 jobs[i].hung = e.results[i].hung;
-                jobs[i].has_counter = e.results[i].has_counter;
-                jobs[i].counter = e.results[i].counter;
                 if (jobs[i].outcome != OUTCOME_SYNCED)
                         r++;
         }

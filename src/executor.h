@@ -56,9 +56,6 @@ typedef struct ExecJob {
         dev_t covered_if_dev;
         const ProgressProbe *progress; /* completion counters of the job's device (progress.h), read
                                         * by the parent; NULL: no evidence */
-        const char *counter_path;  /* a file holding one decimal number, read in the worker right
-                                    * after a successful sync (ext4 lifetime_write_kbytes: the clean
-                                    * baseline); NULL: none */
         uid_t run_as_uid;          /* (uid_t) -1: as we are. Otherwise, when we are root, the worker
                                     * walks to path as root (O_PATH), opens flush_device, then drops
                                     * privileges FOR GOOD (no supplementary groups, real/effective/
@@ -76,8 +73,6 @@ typedef struct ExecJob {
                                     * whole proof window before the job's worker, or the worker
                                     * ahead of it in its group, was abandoned. False when the
                                     * evidence was missing: slow and stuck cannot be told apart */
-        bool has_counter;          /* counter_path was read after the sync */
-        uint64_t counter;
 } ExecJob;
 
 typedef struct ExecOps {
