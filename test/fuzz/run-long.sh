@@ -13,7 +13,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-all_targets=(mountinfo meminfo bdi-stats policy state timespan)
+all_targets=(mountinfo meminfo bdi-stats policy conf-read state timespan)
 total_runs=""
 seconds=""
 jobs=2
