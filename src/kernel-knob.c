@@ -222,7 +222,7 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
         case SYNC_ON_SUSPEND_KEEP:
                 return 0;
         case SYNC_ON_SUSPEND_AUTO:
-                off = safe && (f->hung || f->covered);
+                off = safe && f->covered;
                 break;
         case SYNC_ON_SUSPEND_OFF:
                 off = safe;

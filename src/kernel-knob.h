@@ -66,7 +66,7 @@ typedef struct KnobFacts {
                              * kernel's sync is its only remaining chance */
         bool hung;          /* a mount's device was proven stuck (no I/O completed for the proof
                              * window) and its worker still is: the kernel's serial sync would block
-                             * on it before tasks are frozen */
+                             * on it before tasks are frozen. Not "unsynced": nothing can sync it */
         bool complete;      /* our view was complete: every mount namespace read, no superblock
                              * outside the scanned tables, nothing gone or unreachable since the
                              * plan */
@@ -77,12 +77,15 @@ typedef struct KnobFacts {
 } KnobFacts;
 
 /* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a
- * mount may be left unsynced by it (f->unsynced) or while our view was incomplete:
+ * mount may be left unsynced by it (f->unsynced), while our view was incomplete, or (auto) while a
+ * mount was left out of the pass or writes may still follow it:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
- * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete and the kernel sync would be harmful (hung)
- *                       or redundant (covered); otherwise leave it.
- * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete; otherwise leave it (a sync error, a slow
- *                       device or an incomplete view keeps the kernel sync as a second chance).
+ * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && covered: the last pass before the kernel
+ *                       sync synced everything that sync would write, except devices proven stuck,
+ *                       on which it would block before tasks are frozen; otherwise leave it.
+ * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete, from any pass (the administrator gave up the
+ *                       kernel sync as a second chance for writes after our pass); otherwise leave
+ *                       it (a sync error, a slow device or an incomplete view keeps it).
  * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,
  * -EINVAL for an invalid mode. Never asks for 1: restoring is knob_restore()'s job. */
 int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value);

@@ -91,6 +91,8 @@ static const char *knob_kept_why(const KnobFacts *f) {
                 return "a mount was left unsynced (error, slow device or timeout without proof of a hang)";
         if (!f->complete)
                 return "the view of the mounts was incomplete";
+        if (!f->covered)
+                return "this pass left mounts out, or writes may still follow it";
         return NULL;
 }
 
@@ -100,10 +102,19 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f) {
         int value, r;
 
         r = knob_decide(p->sync_on_suspend, f, &value);
-        if (r <= 0) {
+        if (r < 0)
+                return;
+        if (r == 0) {
                 why = knob_kept_why(f);
-                if (r == 0 && why && p->sync_on_suspend != SYNC_ON_SUSPEND_KEEP)
-                        log_notice("Leaving /sys/power/sync_on_suspend alone: %s.", why);
+                if (!why || p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP)
+                        return;
+                /* An earlier pass of this cycle (the unit's) may have turned the kernel sync off:
+                 * what this pass found wins, so put the original back. */
+                sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sysfs_fd >= 0)
+                        knob_restore_logged(sysfs_fd, a->state_dir, why);
+                if (f->unsynced || !f->complete)
+                        log_notice("Leaving the kernel's own sync on: %s.", why);
                 return;
         }
         sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

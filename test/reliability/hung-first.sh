@@ -4,8 +4,9 @@
 # Issue 9 case 1, deterministic: stuck devices planned FIRST (more dirty data), k = MaxParallel and
 # MaxParallel=1, MountTimeoutSec (10 s) longer than DeadlineSec (3 s). The stuck workers must give
 # their slots up (no I/O completes on their disks), the healthy ext4 and xfs behind them must be
-# synced and durable (power cut, model), and the kernel sync may be turned off only when every
-# mount left unsynced is proven stuck:
+# synced and durable (power cut, model), and the kernel sync may be turned off (SyncOnSuspend=off,
+# which gives it up after every pass that left nothing unsynced) only when every mount left
+# unsynced is proven stuck:
 #   A: MaxParallel=2, block disks b1 b2 hung (evidence: disk completion counters) -> knob 0
 #   B: MaxParallel=1, block disk b3 hung                                          -> knob 0
 #   C: MaxParallel=1, FUSE mount f1 hung, no debugfs (no evidence: slow and stuck cannot be told
@@ -62,7 +63,7 @@ scenario() {            # NAME MAXPARALLEL EXPECT_KNOB DEBUGFS HUNG...
 MountTimeoutSec=10s
 DeadlineSec=${deadline_s}s
 OnTimeout=continue"
-        rel_config "${mounts[@]}" -- "[Kernel]" "SyncOnSuspend=auto"
+        rel_config "${mounts[@]}" -- "[Kernel]" "SyncOnSuspend=off"
         echo "== $name: MaxParallel=$mp hung=${hung[*]} debugfs=$debugfs"
 
         rel_gen "$((seed * 10 + i))" 30 6 "${healthy[@]}"
