@@ -23,7 +23,7 @@
  *    to skip it (return 1) and counts it.
  */
 
-static void mount_entry_done(MountEntry *e) {
+void mount_entry_done(MountEntry *e) {
         free(e->root);
         free(e->mount_point);
         free(e->fstype);

@@ -32,6 +32,9 @@ typedef struct MountEntry {
                                  * the path to open */
 } MountEntry;
 
+/* Frees the strings of one entry (not the entry itself). */
+void mount_entry_done(MountEntry *e);
+
 typedef struct MountTable {
         MountEntry *entries;
         size_t n_entries;

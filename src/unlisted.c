@@ -188,15 +188,6 @@ static int table_append(MountTable *t, MountEntry *e) {
         return mount_table_merge(t, &one);
 }
 
-static void mount_entry_free_strings(MountEntry *e) {
-        free(e->root);
-        free(e->mount_point);
-        free(e->fstype);
-        free(e->source);
-        free(e->vfs_options);
-        free(e->fs_options);
-}
-
 static int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, const char *fstype,
                            const char *source, bool read_only) {
         MountEntry e = {
@@ -214,11 +205,11 @@ static int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount
         int r;
 
         if (!e.root || !e.mount_point || !e.fstype || !e.source || !e.vfs_options || !e.fs_options) {
-                mount_entry_free_strings(&e);
+                mount_entry_done(&e);
                 return -ENOMEM;
         }
         r = table_append(t, &e);
-        mount_entry_free_strings(&e);
+        mount_entry_done(&e);
         return r;
 }
 
@@ -285,21 +276,18 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
         if (sysfs_fd < 0)
                 return 0;
         for (size_t k = 0; k < ELEMENTSOF(types); k++) {
+                _cleanup_closedir_ DIR *d = NULL;
                 char path[32];
                 struct dirent *de;
                 size_t n = 0;
-                DIR *d;
-                int fd, r;
+                int r;
 
                 snprintf(path, sizeof path, "fs/%s", types[k]);
-                fd = openat(sysfs_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
+                r = opendir_at(sysfs_fd, path, &d);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
                         continue;       /* type not loaded, or no sysfs */
-                d = fdopendir(fd);
-                if (!d) {
-                        safe_close(fd);
-                        return -ENOMEM;
-                }
                 while ((de = readdir(d)) && n++ < 4096) {
                         char source[300];
                         dev_t dev;
@@ -311,35 +299,27 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
                                 continue;
                         snprintf(source, sizeof source, "/dev/%s", de->d_name);
                         r = hidden_add(h, dev, types[k], source, "sysfs fs/%s/%s", types[k], de->d_name);
-                        if (r < 0) {
-                                closedir(d);
+                        if (r < 0)
                                 return r;
-                        }
                 }
-                closedir(d);
         }
         return 0;
 }
 
 int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
+        _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        DIR *d;
-        int fd;
+        int r;
 
         if (debugfs_fd < 0)
                 return 0;
-        fd = openat(debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -ENOMEM;
-        }
+        r = opendir_at(debugfs_fd, "bdi", &d);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
         while ((de = readdir(d)) && n++ < 65536) {
                 unsigned ma, mi;
-                int k = 0, r;
+                int k = 0;
 
                 /* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS,
                  * …); block disks' bdis exist whether mounted or not, btrfs-N is checked by bdi. */
@@ -348,12 +328,9 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
                         continue;
                 r = hidden_add(h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
                                "block device", de->d_name);
-                if (r < 0) {
-                        closedir(d);
+                if (r < 0)
                         return r;
-                }
         }
-        closedir(d);
         return 0;
 }
 
@@ -512,28 +489,28 @@ static int reached(HiddenSet *h, size_t k, const char *proc_path, int mnt_id, Mo
 
 int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
         _cleanup_close_ int proc_fd = -EBADF;
+        _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n_fds = 0;
         int n = 0, r;
-        DIR *d;
 
         if (h->n == 0)
                 return 0;
         proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0)
                 return 0;
-        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
-        if (!d)
-                return negative_errno();
+        r = opendir_at(proc_fd, ".", &d);
+        if (r < 0)
+                return r;
 
         while (h->n > 0 && n_fds < PROC_FDS_MAX && (de = readdir(d))) {
                 static const char *const links[] = { "cwd", "root" };
+                _cleanup_closedir_ DIR *fds = NULL;
                 char path[128];
                 struct dirent *fe;
                 unsigned pid;
                 ssize_t k;
-                DIR *fds;
-                int fd, mnt_id = 0;
+                int mnt_id = 0;
 
                 if (safe_atou(de->d_name, &pid) < 0 || pid == (unsigned) getpid())
                         continue;
@@ -542,22 +519,14 @@ int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
                         k = on_hidden(proc_fd, path, h, &mnt_id);
                         if (k >= 0) {
                                 r = reached(h, (size_t) k, path, mnt_id, t);
-                                if (r < 0) {
-                                        closedir(d);
+                                if (r < 0)
                                         return r;
-                                }
                                 n++;
                         }
                 }
                 snprintf(path, sizeof path, "%u/fd", pid);
-                fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
+                if (opendir_at(proc_fd, path, &fds) < 0)
                         continue;
-                fds = fdopendir(fd);
-                if (!fds) {
-                        safe_close(fd);
-                        continue;
-                }
                 while (h->n > 0 && n_fds < PROC_FDS_MAX && (fe = readdir(fds))) {
                         unsigned nfd;
 
@@ -569,16 +538,11 @@ int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
                         if (k < 0)
                                 continue;
                         r = reached(h, (size_t) k, path, mnt_id, t);
-                        if (r < 0) {
-                                closedir(fds);
-                                closedir(d);
+                        if (r < 0)
                                 return r;
-                        }
                         n++;
                 }
-                closedir(fds);
         }
-        closedir(d);
         return n;
 }
 
@@ -598,21 +562,16 @@ int unlisted_report(const HiddenSet *h, Reasons *why) {
 }
 
 int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {
+        _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        DIR *d;
-        int fd;
+        int r;
 
         if (sysfs_fd < 0)
                 return 0;
-        fd = openat(sysfs_fd, "fs/btrfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -ENOMEM;
-        }
+        r = opendir_at(sysfs_fd, "fs/btrfs", &d);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
         while ((de = readdir(d)) && n++ < 4096) {
                 char path[PATH_MAX], link[PATH_MAX];
                 const char *name;
@@ -631,11 +590,8 @@ int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_name
                 for (size_t i = 0; i < n_bdi_names && !found; i++)
                         found = streq_ptr(bdi_names[i], name);
                 if (!found && reasons_add(why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount "
-                                          "table (sysfs fs/btrfs/%s)", de->d_name, name, de->d_name) < 0) {
-                        closedir(d);
+                                          "table (sysfs fs/btrfs/%s)", de->d_name, name, de->d_name) < 0)
                         return -ENOMEM;
-                }
         }
-        closedir(d);
         return 0;
 }

@@ -128,3 +128,19 @@ int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret) {
         text[strcspn(text, "\n")] = 0;
         return safe_atou64(text, ret);
 }
+
+int opendir_at(int dir_fd, const char *path, DIR **ret) {
+        DIR *d;
+        int fd;
+
+        fd = openat(dir_fd, skip_root_prefix(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        *ret = d;
+        return 0;
+}

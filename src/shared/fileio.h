@@ -5,6 +5,7 @@
  * Bounded file reading relative to a directory fd (the "root" of a fixture tree or "/").
  */
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,3 +28,13 @@ int open_dir_at(int dir_fd, const char *path);
 
 /* Skips leading slashes so absolute paths can be used relative to a root dir fd; "/" gives ".". */
 const char *skip_root_prefix(const char *path);
+
+/* Opens dir_fd/path (leading '/' stripped) as a directory stream, O_CLOEXEC. Returns 0, or the
+ * negative errno of the open (-ENOMEM when the stream cannot be allocated). */
+int opendir_at(int dir_fd, const char *path, DIR **ret);
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+#define _cleanup_closedir_ __attribute__((cleanup(closedirp)))
