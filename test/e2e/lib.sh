@@ -209,9 +209,13 @@ e2e_boot() {
         _e2e_install "$release" "$E2E_ROOT" || { e2e_log "build/install for $release failed"; return 1; }
         e2e_log "$release: rootfs + build + install in $((SECONDS - t0)) s"
 
+        # The host's debugfs, read-only: bdi statistics, the evidence suspend-sync needs to prove
+        # a device stuck (as on a real machine, where debugfs is normally mounted).
+        local debugfs=()
+        mountpoint -q /sys/kernel/debug && debugfs=(--bind-ro=/sys/kernel/debug)
         SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --register=no --keep-unit -q -b \
                 -D "$E2E_ROOT" --machine="ss-e2e-$release-$$" \
-                --bind="$E2E_WORK/power:/sys/power" "$@" \
+                --bind="$E2E_WORK/power:/sys/power" "${debugfs[@]}" "$@" \
                 </dev/null >"$E2E_WORK/console.log" 2>&1 &
         E2E_NSPAWN_PID=$!
         # The container's PID 1 is the child of systemd-nspawn whose innermost pid is 1.

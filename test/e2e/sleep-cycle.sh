@@ -59,6 +59,9 @@ e2e_suspend suspend || { fail "suspend cycle did not complete"; exit 1; }
 journal_since "$c"
 ev=$(events_since "$w0")
 
+echo "--- the journal of this sleep cycle (short-monotonic)"
+e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$c"
+echo "---"
 unit_done=$(jmono '.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" and .JOB_RESULT != null')
 unit_result=$(jq -r 'select(.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" and .JOB_RESULT != null) | .JOB_RESULT' "$E2E_WORK/journal.json" | head -n1)
 susp_start=$(jmono ".UNIT == \"systemd-suspend.service\" and .MESSAGE_ID == \"$UNIT_STARTING\"")
