@@ -15,6 +15,7 @@
 #   - `suspend-sync status` shows the unit pass and the late pass of this sleep;
 #   - the journal has our RUN_SUMMARY MESSAGE_ID from both passes; what `journalctl -x` shows
 #     for it is printed (catalog placeholders are a known defect: reported, not failed).
+# Check 3 (first half): where systemd freezes user.slice (257), the unit pass is done before.
 # Check 2: three more suspends: each reaches the state file, `systemctl --failed` stays empty
 #   and suspend-sync.service is inactive after each resume.
 #
@@ -72,6 +73,15 @@ if [[ -n $unit_done && -n $susp_start ]] && ((unit_done < susp_start)); then
         ok "suspend-sync.service finished at $unit_done, systemd-suspend.service started at $susp_start ($(ms "$unit_done" "$susp_start") later)"
 else
         fail "order: suspend-sync.service done '$unit_done', systemd-suspend.service starting '$susp_start'"
+fi
+# Check 3, first half (systemd >= 256 freezes user.slice around the sleep): the unit pass, which
+# may sync FUSE mounts served from user.slice, must be over before the freeze.
+frozen=$(jmono '.UNIT == "user.slice" and (.MESSAGE | test("frozen"))')
+if [[ -n $frozen ]]; then
+        ((unit_done < frozen)) && ok "check 3: unit pass done at $unit_done, user.slice frozen at $frozen ($(ms "$unit_done" "$frozen") later); late pass at $(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._SYSTEMD_UNIT == \"systemd-suspend.service\"") (frozen)" ||
+                fail "check 3: user.slice frozen at $frozen, before the unit pass was done ($unit_done)"
+else
+        echo "check 3: systemd $E2E_SYSTEMD_VERSION does not freeze user.slice (no 'frozen' message)"
 fi
 [[ $unit_result == "done" ]] && ok "suspend-sync.service start job: done (exit $exec_status)" ||
         fail "suspend-sync.service start job result '$unit_result' (exit status $exec_status)"
