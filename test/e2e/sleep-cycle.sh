@@ -94,6 +94,9 @@ main=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._SYSTEMD_UNIT == \"suspend-sy
 echo "journal: unit-pass summary $main, late-pass summary $late, systemd-sleep enter $enter, returned $back"
 # The write of "mem" (the last MODIFY of state: systemd-sleep opens it with O_TRUNC before the
 # hooks run, writes after them) and its place among the other recorded writes.
+echo "--- recorded writes of this cycle (MONO_USEC DIR FILE EVENT CONTENT)"
+cat <<<"$ev"
+echo "---"
 write_line=$(grep -n ' power state MODIFY "mem' <<<"$ev" | tail -n1 | cut -d: -f1)
 if [[ -z $write_line ]]; then
         fail "no write of mem into the fake state file recorded"
