@@ -29,10 +29,11 @@ SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 
 # What the container needs to run suspend-sync (libsystemd0, libudev1, libmount1 come with
 # systemd), plus procps for checking on workers.
-E2E_RUNTIME_PKGS=(systemd systemd-sysv dbus libinih1 libjson-c5 procps)
+# fuse3 for a FUSE daemon served from user.slice (fuse-freeze.sh).
+E2E_RUNTIME_PKGS=(systemd systemd-sysv dbus libinih1 libjson-c5 procps fuse3)
 # What building suspend-sync inside the container needs (releases whose ABI differs from the host).
 E2E_BUILD_PKGS=(gcc meson ninja-build pkg-config libsystemd-dev libudev-dev libinih-dev libmount-dev
-        libjson-c-dev)
+        libjson-c-dev libfuse3-dev)
 
 E2E_WORK=""
 E2E_ROOT=""
@@ -90,7 +91,7 @@ _e2e_pkgs() {
 _e2e_cache_dir() {
         local release=$1 mirror key
         mirror=$(e2e_mirror) || mirror=unknown
-        key=$(printf 'recipe=2\nrelease=%s\nmirror=%s\npkgs=%s\n' "$release" "$mirror" "$(_e2e_pkgs "$release")" |
+        key=$(printf 'recipe=3\nrelease=%s\nmirror=%s\npkgs=%s\n' "$release" "$mirror" "$(_e2e_pkgs "$release")" |
                 sha256sum | cut -c1-12)
         echo "$E2E_CACHE/rootfs-$release-$key"
 }
@@ -99,7 +100,7 @@ _e2e_cache_dir() {
 # then apt-get inside for the build dependencies). Atomic: built in a temporary directory and
 # renamed; concurrent callers serialise on a lock.
 e2e_rootfs() {
-        local release=$1 dir tmp mirror build_pkgs t0 rc
+        local release=$1 dir tmp mirror build_pkgs t0 rc old
         dir=$(_e2e_cache_dir "$release")
         mkdir -p "$E2E_CACHE"
         (
@@ -138,7 +139,13 @@ e2e_rootfs() {
                 mv "$tmp.log" "$tmp/e2e-debootstrap.log"
                 mv "$tmp" "$dir"
                 e2e_log "cached $dir in $((SECONDS - t0)) s"
-        ) 9>"$E2E_CACHE/lock" || return 1
+                # Older recipes or package lists of this release are never used again.
+                for old in "$E2E_CACHE/rootfs-$release-"*; do
+                        [[ $old == "$dir" || ! -d $old ]] && continue
+                        e2e_log "removing the outdated cache $old"
+                        rm -rf --one-file-system "$old"
+                done
+        ) 9>"$E2E_CACHE/lock-$release" || return 1
         echo "$dir"
 }
 
@@ -197,6 +204,7 @@ _e2e_fake_power() {
 e2e_boot() {
         local release=$1 lower i p state failed t0=$SECONDS
         shift
+        E2E_ROOT_RELEASE=$release
         lower=$(e2e_rootfs "$release") || return 1
         mkdir -p "$E2E_CACHE"
         E2E_WORK=$(mktemp -d "$E2E_CACHE/run-$release.XXXXXX") || return 1
@@ -254,6 +262,22 @@ e2e_boot() {
         e2e_run journalctl --update-catalog || { e2e_log "journalctl --update-catalog failed"; return 1; }
         E2E_SYSTEMD_VERSION=$(e2e_run systemctl --version | awk 'NR == 1 { print $2 }')
         e2e_log "$release: systemd $E2E_SYSTEMD_VERSION $state, PID 1 = $E2E_PID1, up in $((SECONDS - t0)) s total"
+}
+
+# Put the fault-injection disk (test/faultdisk) into the booted container as /usr/local/bin/faultdisk:
+# compiled on the host where the host's ABI is the container's (bookworm), else inside.
+e2e_install_faultdisk() {
+        # (Not the test build's binary: that one may carry ASan.)
+        if [[ $E2E_ROOT_RELEASE == bookworm && $(. /etc/os-release && echo "$VERSION_CODENAME") == bookworm ]]; then
+                # shellcheck disable=SC2046
+                gcc -O2 -D_GNU_SOURCE -o "$E2E_ROOT/usr/local/bin/faultdisk" "$SOURCE_ROOT/test/faultdisk/faultdisk.c" \
+                        $(pkg-config --cflags --libs fuse3) -pthread || return 1
+        else
+                cp "$SOURCE_ROOT/test/faultdisk/faultdisk.c" "$E2E_ROOT/var/tmp/faultdisk.c" &&
+                        e2e_run sh -c 'gcc -O2 -D_GNU_SOURCE -o /usr/local/bin/faultdisk /var/tmp/faultdisk.c \
+                                $(pkg-config --cflags --libs fuse3) -pthread' || return 1
+        fi
+        e2e_run test -x /usr/local/bin/faultdisk
 }
 
 # Record writes to the fake power files and to suspend-sync's state directory in the container.
