@@ -197,6 +197,10 @@ _e2e_fake_power() {
         printf '1\n' >"$dir/sync_on_suspend"
         printf 's2idle [deep]\n' >"$dir/mem_sleep"
         printf '[platform] shutdown reboot suspend test_resume\n' >"$dir/disk"
+        # For hibernation: logind then gets as far as the swap check (hibernate-verbs.sh).
+        printf '0:0\n' >"$dir/resume"
+        printf '0\n' >"$dir/resume_offset"
+        printf '0\n' >"$dir/image_size"
 }
 
 # e2e_boot RELEASE [NSPAWN_OPTION...]: boot a container on an overlay of the cached rootfs with
