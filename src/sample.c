@@ -77,9 +77,38 @@ static ssize_t find_mount_id(const MountTable *t, const size_t *by_id, int id) {
         return -1;
 }
 
+static int cmp_parent_path(const void *a, const void *b) {
+        const MountEntry *x = &sort_table->entries[*(const size_t *) a], *y = &sort_table->entries[*(const size_t *) b];
+
+        if (x->parent_id != y->parent_id)
+                return x->parent_id < y->parent_id ? -1 : 1;
+        return strcmp(x->mount_point, y->mount_point);
+}
+
+/* Whether some mount has parent_id and mount point path; by_parent sorted with cmp_parent_path. */
+static bool has_child_at(const MountTable *t, const size_t *by_parent, int parent_id, const char *path) {
+        size_t lo = 0, hi = t->n_entries;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const MountEntry *m = &t->entries[by_parent[mid]];
+                int r = m->parent_id != parent_id ? (m->parent_id < parent_id ? -1 : 1) : strcmp(m->mount_point, path);
+
+                if (r == 0)
+                        return true;
+                if (r < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return false;
+}
+
 /* A mount is hidden when a child mount sits on the same path (mount --bind twice, or a mount over
- * a mount point), and so is everything mounted below a hidden mount: path lookup walks into the
- * mount on top. 'order' is scratch space of n entries. */
+ * a mount point), or when a sibling (same parent) sits on a directory above its mount point (files
+ * mounted under /run/host, then /run/host bound over itself, as systemd-nspawn does), and so is
+ * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' is
+ * scratch space of n entries. */
 static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         size_t n = t->n_entries;
         bool changed = true;
@@ -87,6 +116,21 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
         sort_table = t;
+        qsort(order, n, sizeof(size_t), cmp_parent_path);
+        for (size_t i = 0; i < n; i++) {
+                char path[PATH_MAX], *slash;
+
+                if (strlen(t->entries[i].mount_point) >= sizeof path)
+                        continue;
+                strcpy(path, t->entries[i].mount_point);
+                while ((slash = strrchr(path, '/')) && slash > path) {
+                        *slash = '\0';
+                        if (has_child_at(t, order, t->entries[i].parent_id, path)) {
+                                ret[i] = true;
+                                break;
+                        }
+                }
+        }
         qsort(order, n, sizeof(size_t), cmp_mount_id);
         sort_table = NULL;
 

@@ -73,6 +73,29 @@ TEST(overmounted) {
         ASSERT_TRUE(find_sb(s, 0, 60)->all_read_only);
 }
 
+/* systemd-nspawn mounts /run/host/os-release and /run/host/incoming on /run, then binds /run/host
+ * over itself read-only: the first two (132, 133) stay in the table, on /run (128), but path
+ * lookup of /run/host now enters 129, so they are unreachable although no mount has their exact
+ * mount point on top of them. Reaching 254:0 through 132 made every sync in such a container fail
+ * with ESTALE (the path leads to 130). The same for /proc/sys/kernel/random/boot_id: 54 on /proc
+ * (135) is hidden by /proc/sys (136) bound over itself, 53 on 136 is the one reached. */
+TEST(hidden_by_sibling_on_ancestor_path) {
+        _cleanup_(sample_freep) Sample *s = build(FIXTURES_DIR "/roots/nspawn");
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->table->n_entries; i++) {
+                int id = s->table->entries[i].mount_id;
+                bool want = id == 132 || id == 133 || id == 54;
+
+                if (s->overmounted[i] != want)
+                        fprintf(stderr, "mount %d %s: overmounted=%d\n", id, s->table->entries[i].mount_point,
+                                s->overmounted[i]);
+                ASSERT_EQ(s->overmounted[i], want);
+                n += s->overmounted[i];
+        }
+        ASSERT_EQ(n, 3U);
+}
+
 TEST(load_fixture_root) {
         _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/laptop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int dbg = -EBADF;
@@ -220,6 +243,7 @@ TEST(chrooted_namespaces) {
 int main(void) {
         RUN(laptop_superblocks);
         RUN(overmounted);
+        RUN(hidden_by_sibling_on_ancestor_path);
         RUN(load_fixture_root);
         RUN(degraded_root);
         RUN(container_host_1000);

@@ -1,0 +1,378 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# lib.sh — boot a real systemd as PID 1 in a container and suspend it against a fake /sys/power
+# (end-to-end suite, bash, sourced). See docs/SYSTEMD.md.
+#
+#   source "$SOURCE_ROOT/test/e2e/lib.sh"   # installs "trap e2e_cleanup EXIT"
+#   e2e_require RELEASE            # exit 77 with a reason: not root, no systemd-nspawn/debootstrap,
+#                                  # no Debian mirror in the apt sources or mirror unreachable
+#   e2e_rootfs RELEASE             # print the cached root filesystem (debootstrap it if missing)
+#   e2e_boot RELEASE               # overlay over the cached rootfs, build + install suspend-sync,
+#                                  # fake /sys/power, boot, wait for is-system-running
+#   e2e_run CMD...                 # run CMD inside the container (nsenter -t PID1 -a)
+#   e2e_watch_start / e2e_watch_stop  # record writes to the fake power files and the state dir
+#   e2e_suspend [VERB]             # systemctl VERB (suspend), wait until the sleep cycle is over
+#   e2e_cleanup                    # power off, kill by PID, unmount, remove (also on EXIT)
+#
+# Layout: E2E_CACHE (default /var/tmp/suspend-sync-e2e) holds rootfs-RELEASE-HASH/ (HASH over the
+# release, the mirror and the package lists; kept between runs) and a lock; each run works in a
+# private E2E_WORK directory under it (overlay upper/work/root, the fake power tmpfs, logs) that
+# e2e_cleanup removes.
+#
+# Environment: SOURCE_ROOT (project source), BUILD_ROOT (meson build dir: the bookworm build for
+# the container goes into BUILD_ROOT/e2e-bookworm), E2E_CACHE, E2E_BOOT_TIMEOUT (s, default 120).
+
+E2E_CACHE=${E2E_CACHE:-/var/tmp/suspend-sync-e2e}
+E2E_BOOT_TIMEOUT=${E2E_BOOT_TIMEOUT:-120}
+SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+
+# What the container needs to run suspend-sync (libsystemd0, libudev1, libmount1 come with
+# systemd), plus procps for checking on workers.
+# fuse3 for a FUSE daemon served from user.slice (fuse-freeze.sh).
+E2E_RUNTIME_PKGS=(systemd systemd-sysv dbus libinih1 libjson-c5 procps fuse3)
+# What building suspend-sync inside the container needs (releases whose ABI differs from the host).
+E2E_BUILD_PKGS=(gcc meson ninja-build pkg-config libsystemd-dev libudev-dev libinih-dev libmount-dev
+        libjson-c-dev libfuse3-dev)
+
+E2E_WORK=""
+E2E_ROOT=""
+E2E_PID1=""
+E2E_NSPAWN_PID=""
+E2E_WATCH_PID=""
+_E2E_MOUNTS=()
+
+e2e_log() { echo "e2e: $*" >&2; }
+e2e_skip() { echo "SKIP: $*"; exit 77; }
+
+# The host's Debian mirror: the first URI of the apt sources serving a plain release suite (no
+# -updates/-security), deb822 (*.sources) or one-line format. Never a hard-coded host.
+e2e_mirror() {
+        local f
+        for f in /etc/apt/sources.list.d/*.sources; do
+                [[ -f $f ]] || continue
+                awk '
+                        function flush() { if (uri != "" && suite) { print uri; found = 1; exit } uri = ""; suite = 0 }
+                        /^[ \t]*$/ { flush(); next }
+                        /^[ \t]*#/ { next }
+                        tolower($1) == "uris:" { uri = $2 }
+                        tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i !~ /-/) suite = 1 }
+                        END { if (!found) flush() }' "$f" | head -n1
+        done | head -n1 | grep . && return 0
+        cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+                awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+                                   if ($(i + 1) !~ /-/) { print $i; exit } }' | grep .
+}
+
+e2e_require() {
+        local release=$1 mirror
+        [[ $(id -u) == 0 ]] || e2e_skip "not root"
+        command -v systemd-nspawn >/dev/null || e2e_skip "no systemd-nspawn (apt-get install systemd-container)"
+        command -v nsenter >/dev/null || e2e_skip "no nsenter"
+        command -v python3 >/dev/null || e2e_skip "no python3 (the write recorder)"
+        command -v jq >/dev/null || e2e_skip "no jq"
+        if [[ -d $(_e2e_cache_dir "$release" 2>/dev/null) ]]; then
+                return 0        # cached: no mirror needed
+        fi
+        command -v debootstrap >/dev/null || e2e_skip "no debootstrap and no cached $release rootfs"
+        [[ -f /usr/share/debootstrap/scripts/$release ]] || e2e_skip "debootstrap does not know $release"
+        mirror=$(e2e_mirror) || e2e_skip "no Debian mirror in the apt sources"
+        curl -fsS -m 20 -o /dev/null "$mirror/dists/$release/Release" 2>/dev/null ||
+                e2e_skip "mirror $mirror has no $release (or is unreachable)"
+}
+
+_e2e_pkgs() {
+        local release=$1
+        echo "${E2E_RUNTIME_PKGS[*]}"
+        [[ $release == bookworm ]] || echo "${E2E_BUILD_PKGS[*]}"
+}
+
+# The cache key: release, mirror, package lists and the version of this recipe.
+_e2e_cache_dir() {
+        local release=$1 mirror key
+        mirror=$(e2e_mirror) || mirror=unknown
+        key=$(printf 'recipe=3\nrelease=%s\nmirror=%s\npkgs=%s\n' "$release" "$mirror" "$(_e2e_pkgs "$release")" |
+                sha256sum | cut -c1-12)
+        echo "$E2E_CACHE/rootfs-$release-$key"
+}
+
+# Print the cached root filesystem of RELEASE, making it first if needed (debootstrap minbase,
+# then apt-get inside for the build dependencies). Atomic: built in a temporary directory and
+# renamed; concurrent callers serialise on a lock.
+e2e_rootfs() {
+        local release=$1 dir tmp mirror build_pkgs t0 rc old
+        dir=$(_e2e_cache_dir "$release")
+        mkdir -p "$E2E_CACHE"
+        (
+                flock -w 1200 9 || { e2e_log "cache lock timeout"; exit 1; }
+                [[ -d $dir ]] && exit 0
+                mirror=$(e2e_mirror) || { e2e_log "no mirror"; exit 1; }
+                tmp=$dir.tmp.$$
+                rm -rf "$tmp"
+                t0=$SECONDS
+                e2e_log "debootstrap $release from $mirror into $tmp (no cache yet)"
+                read -ra runtime <<<"$(_e2e_pkgs "$release" | head -n1)"
+                if ! debootstrap --variant=minbase --include="$(IFS=,; echo "${runtime[*]}")" \
+                                "$release" "$tmp" "$mirror" >"$tmp.log" 2>&1; then
+                        tail -n 20 "$tmp.log" >&2
+                        rm -rf "$tmp"
+                        exit 1
+                fi
+                build_pkgs=$(_e2e_pkgs "$release" | sed -n 2p)
+                if [[ -n $build_pkgs ]]; then
+                        e2e_log "apt-get install (build dependencies) inside $release"
+                        # shellcheck disable=SC2086
+                        systemd-nspawn --register=no --keep-unit -q -D "$tmp" --pipe \
+                                env DEBIAN_FRONTEND=noninteractive sh -c \
+                                "apt-get update -qq && apt-get install -y -qq --no-install-recommends $build_pkgs && apt-get clean" \
+                                >>"$tmp.log" 2>&1 </dev/null
+                        rc=$?
+                        if [[ $rc != 0 ]]; then
+                                tail -n 20 "$tmp.log" >&2
+                                rm -rf "$tmp"
+                                exit 1
+                        fi
+                fi
+                # No getty on the console, no network configuration to wait for.
+                rm -f "$tmp"/etc/systemd/system/getty.target.wants/* 2>/dev/null
+                echo "e2e-$release" >"$tmp/etc/hostname"
+                mv "$tmp.log" "$tmp/e2e-debootstrap.log"
+                mv "$tmp" "$dir"
+                e2e_log "cached $dir in $((SECONDS - t0)) s"
+                # Older recipes or package lists of this release are never used again.
+                for old in "$E2E_CACHE/rootfs-$release-"*; do
+                        [[ $old == "$dir" || ! -d $old ]] && continue
+                        e2e_log "removing the outdated cache $old"
+                        rm -rf --one-file-system "$old"
+                done
+        ) 9>"$E2E_CACHE/lock-$release" || return 1
+        echo "$dir"
+}
+
+# Run CMD inside the container: every namespace of its PID 1, a clean environment.
+e2e_run() {
+        nsenter -t "$E2E_PID1" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+                SYSTEMD_PAGER= SYSTEMD_COLORS=0 TERM=dumb "$@"
+}
+
+# Build suspend-sync for the container's ABI and install it into the (not yet booted) root.
+# bookworm: the host is bookworm, so build on the host (--prefix=/usr) and install with DESTDIR;
+# other releases: build inside the root filesystem with its own compiler and libraries.
+_e2e_install() {
+        local release=$1 root=$2 bdir
+        if [[ $release == bookworm && $(. /etc/os-release && echo "$VERSION_CODENAME") == bookworm ]]; then
+                bdir=${BUILD_ROOT:-$E2E_WORK}/e2e-bookworm
+                if [[ ! -f $bdir/build.ninja ]]; then
+                        meson setup "$bdir" "$SOURCE_ROOT" --prefix=/usr --buildtype=debugoptimized \
+                                -Dtests=false -Dman=disabled >"$E2E_WORK/build.log" 2>&1 ||
+                                { tail -n 20 "$E2E_WORK/build.log" >&2; return 1; }
+                fi
+                ninja -C "$bdir" >>"$E2E_WORK/build.log" 2>&1 &&
+                        DESTDIR=$root meson install -C "$bdir" --no-rebuild >>"$E2E_WORK/build.log" 2>&1 ||
+                        { tail -n 20 "$E2E_WORK/build.log" >&2; return 1; }
+        else
+                [[ -x $root/usr/bin/meson ]] || { e2e_log "$release rootfs has no meson"; return 1; }
+                # Sources bound read-only; the build directory lives in the overlay (thrown away).
+                systemd-nspawn --register=no --keep-unit -q -D "$root" --pipe \
+                        --bind-ro="$SOURCE_ROOT":/usr/src/suspend-sync \
+                        sh -c 'meson setup /var/tmp/ss-build /usr/src/suspend-sync --prefix=/usr \
+                                        --buildtype=debugoptimized -Dtests=false -Dman=disabled &&
+                                ninja -C /var/tmp/ss-build && meson install -C /var/tmp/ss-build --no-rebuild' \
+                        </dev/null >"$E2E_WORK/build.log" 2>&1 ||
+                        { tail -n 20 "$E2E_WORK/build.log" >&2; return 1; }
+        fi
+        # Enable as the package would; the catalog is compiled at boot (e2e_boot).
+        mkdir -p "$root/etc/systemd/system/sleep.target.wants"
+        ln -sf /usr/lib/systemd/system/suspend-sync.service \
+                "$root/etc/systemd/system/sleep.target.wants/suspend-sync.service"
+}
+
+# The fake power interface: plain files on a tmpfs, bound over the container's /sys/power.
+_e2e_fake_power() {
+        local dir=$1
+        mkdir -p "$dir"
+        mount -t tmpfs -o size=1M,mode=0755 e2e-power "$dir" || return 1
+        _E2E_MOUNTS+=("$dir")
+        printf 'freeze mem disk\n' >"$dir/state"
+        printf '1\n' >"$dir/sync_on_suspend"
+        printf 's2idle [deep]\n' >"$dir/mem_sleep"
+        printf '[platform] shutdown reboot suspend test_resume\n' >"$dir/disk"
+        # For hibernation: logind then gets as far as the swap check (hibernate-verbs.sh).
+        printf '0:0\n' >"$dir/resume"
+        printf '0\n' >"$dir/resume_offset"
+        printf '0\n' >"$dir/image_size"
+}
+
+# e2e_boot RELEASE [NSPAWN_OPTION...]: boot a container on an overlay of the cached rootfs with
+# suspend-sync installed and enabled, and wait until it is up. Sets E2E_ROOT, E2E_PID1, E2E_WORK.
+e2e_boot() {
+        local release=$1 lower i p state failed t0=$SECONDS
+        shift
+        E2E_ROOT_RELEASE=$release
+        lower=$(e2e_rootfs "$release") || return 1
+        mkdir -p "$E2E_CACHE"
+        E2E_WORK=$(mktemp -d "$E2E_CACHE/run-$release.XXXXXX") || return 1
+        mkdir -p "$E2E_WORK"/{upper,work,root}
+        E2E_ROOT=$E2E_WORK/root
+        mount -t overlay e2e-root -o "lowerdir=$lower,upperdir=$E2E_WORK/upper,workdir=$E2E_WORK/work" \
+                "$E2E_ROOT" || return 1
+        _E2E_MOUNTS+=("$E2E_ROOT")
+        _e2e_fake_power "$E2E_WORK/power" || return 1
+        _e2e_install "$release" "$E2E_ROOT" || { e2e_log "build/install for $release failed"; return 1; }
+        e2e_log "$release: rootfs + build + install in $((SECONDS - t0)) s"
+
+        # The host's debugfs, read-only: bdi statistics, the evidence suspend-sync needs to prove
+        # a device stuck (as on a real machine, where debugfs is normally mounted).
+        local debugfs=()
+        mountpoint -q /sys/kernel/debug && debugfs=(--bind-ro=/sys/kernel/debug)
+        SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --register=no --keep-unit -q -b \
+                -D "$E2E_ROOT" --machine="ss-e2e-$release-$$" \
+                --bind="$E2E_WORK/power:/sys/power" "${debugfs[@]}" "$@" \
+                </dev/null >"$E2E_WORK/console.log" 2>&1 &
+        E2E_NSPAWN_PID=$!
+        # The container's PID 1 is the child of systemd-nspawn whose innermost pid is 1.
+        for ((i = 0; i < 300; i++)); do
+                for p in $(pgrep -P "$E2E_NSPAWN_PID"); do
+                        if awk '$1 == "NSpid:" && $NF == 1 { ok = 1 } END { exit !ok }' "/proc/$p/status" 2>/dev/null; then
+                                E2E_PID1=$p
+                                break 2
+                        fi
+                done
+                kill -0 "$E2E_NSPAWN_PID" 2>/dev/null || break
+                sleep 0.1
+        done
+        if [[ -z $E2E_PID1 ]]; then
+                e2e_log "container did not start:"; tail -n 20 "$E2E_WORK/console.log" >&2
+                return 1
+        fi
+        # Wait (bounded) for the manager to finish booting.
+        state=""
+        for ((i = 0; i < E2E_BOOT_TIMEOUT * 5; i++)); do
+                state=$(e2e_run systemctl is-system-running 2>/dev/null)
+                case $state in running|degraded) break ;; esac
+                kill -0 "$E2E_NSPAWN_PID" 2>/dev/null || break
+                sleep 0.2
+        done
+        case $state in
+        running) ;;
+        degraded)
+                failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
+                e2e_log "$release: system degraded, failed units: $failed" ;;
+        *)
+                e2e_log "$release: system not up after ${E2E_BOOT_TIMEOUT}s (state '$state')"
+                tail -n 30 "$E2E_WORK/console.log" >&2
+                return 1 ;;
+        esac
+        e2e_run journalctl --update-catalog || { e2e_log "journalctl --update-catalog failed"; return 1; }
+        E2E_SYSTEMD_VERSION=$(e2e_run systemctl --version | awk 'NR == 1 { print $2 }')
+        e2e_log "$release: systemd $E2E_SYSTEMD_VERSION $state, PID 1 = $E2E_PID1, up in $((SECONDS - t0)) s total"
+}
+
+# Put the fault-injection disk (test/faultdisk) into the booted container as /usr/local/bin/faultdisk:
+# compiled on the host where the host's ABI is the container's (bookworm), else inside.
+e2e_install_faultdisk() {
+        # (Not the test build's binary: that one may carry ASan.)
+        if [[ $E2E_ROOT_RELEASE == bookworm && $(. /etc/os-release && echo "$VERSION_CODENAME") == bookworm ]]; then
+                # shellcheck disable=SC2046
+                gcc -O2 -D_GNU_SOURCE -o "$E2E_ROOT/usr/local/bin/faultdisk" "$SOURCE_ROOT/test/faultdisk/faultdisk.c" \
+                        $(pkg-config --cflags --libs fuse3) -pthread || return 1
+        else
+                cp "$SOURCE_ROOT/test/faultdisk/faultdisk.c" "$E2E_ROOT/var/tmp/faultdisk.c" &&
+                        e2e_run sh -c 'gcc -O2 -D_GNU_SOURCE -o /usr/local/bin/faultdisk /var/tmp/faultdisk.c \
+                                $(pkg-config --cflags --libs fuse3) -pthread' || return 1
+        fi
+        e2e_run test -x /usr/local/bin/faultdisk
+}
+
+# Record writes to the fake power files and to suspend-sync's state directory in the container.
+e2e_watch_start() {
+        local i
+        E2E_WATCH_LOG=$E2E_WORK/writes.log
+        e2e_run mkdir -p /run/suspend-sync
+        python3 "$SOURCE_ROOT/test/e2e/watch.py" "$E2E_WATCH_LOG" "power=$E2E_WORK/power" \
+                "state=/proc/$E2E_PID1/root/run/suspend-sync" &
+        E2E_WATCH_PID=$!
+        for ((i = 0; i < 100; i++)); do
+                grep -q ' READY ' "$E2E_WATCH_LOG" 2>/dev/null && return 0
+                kill -0 "$E2E_WATCH_PID" 2>/dev/null || break
+                sleep 0.1
+        done
+        e2e_log "write recorder did not start"
+        return 1
+}
+
+e2e_watch_stop() {
+        [[ -n $E2E_WATCH_PID ]] || return 0
+        kill "$E2E_WATCH_PID" 2>/dev/null
+        wait "$E2E_WATCH_PID" 2>/dev/null
+        E2E_WATCH_PID=""
+}
+
+# A property of a unit, as systemctl show prints it.
+e2e_prop() { e2e_run systemctl show -P "$2" "$1"; }
+
+# e2e_suspend [VERB] [TIMEOUT_S]: systemctl VERB (default suspend) inside, then wait (bounded) until
+# the start job of systemd-VERB.service has ended (the journal's JOB_RESULT for it: the unit itself
+# is garbage-collected once inactive, so its properties cannot tell) and no job is left. Returns
+# non-zero if the cycle did not end in time.
+e2e_suspend() {
+        local verb=${1:-suspend} timeout=${2:-90} unit c i
+        unit=systemd-$verb.service
+        c=$(e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p')
+        e2e_run systemctl "$verb" || { e2e_log "systemctl $verb refused"; return 1; }
+        for ((i = 0; i < timeout * 5; i++)); do
+                # No field match together with --after-cursor: journalctl 252 then skips the
+                # first matching entry.
+                if e2e_run journalctl -q -o json --after-cursor="$c" |
+                                jq -c --arg u "$unit" 'select(.UNIT == $u and .JOB_TYPE == "start" and .JOB_RESULT != null)' |
+                                grep -q . &&
+                        [[ -z $(e2e_run systemctl list-jobs --no-legend) ]]; then
+                        return 0
+                fi
+                sleep 0.2
+        done
+        e2e_log "the $verb cycle did not end within ${timeout}s"
+        return 1
+}
+
+# Undo everything: power off the container (bounded), kill by PID what is left, unmount, remove.
+e2e_cleanup() {
+        local i m
+        e2e_watch_stop
+        if [[ -n $E2E_NSPAWN_PID ]] && kill -0 "$E2E_NSPAWN_PID" 2>/dev/null; then
+                [[ -n $E2E_PID1 ]] && e2e_run systemctl poweroff --no-block >/dev/null 2>&1
+                for ((i = 0; i < 300; i++)); do
+                        kill -0 "$E2E_NSPAWN_PID" 2>/dev/null || break
+                        sleep 0.1
+                done
+                if kill -0 "$E2E_NSPAWN_PID" 2>/dev/null; then
+                        e2e_log "container did not power off in 30 s: SIGTERM, then SIGKILL to nspawn $E2E_NSPAWN_PID"
+                        kill -TERM "$E2E_NSPAWN_PID" 2>/dev/null
+                        for ((i = 0; i < 100; i++)); do
+                                kill -0 "$E2E_NSPAWN_PID" 2>/dev/null || break
+                                sleep 0.1
+                        done
+                        kill -KILL "$E2E_NSPAWN_PID" "$E2E_PID1" 2>/dev/null
+                fi
+                wait "$E2E_NSPAWN_PID" 2>/dev/null
+        fi
+        E2E_NSPAWN_PID=""
+        for ((i = ${#_E2E_MOUNTS[@]} - 1; i >= 0; i--)); do
+                m=${_E2E_MOUNTS[i]}
+                mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m"; }
+        done
+        _E2E_MOUNTS=()
+        if [[ -n $E2E_WORK && -d $E2E_WORK ]]; then
+                if [[ -n ${E2E_KEEP:-} ]]; then
+                        e2e_log "kept $E2E_WORK (E2E_KEEP)"
+                else
+                        rm -rf --one-file-system "$E2E_WORK"
+                fi
+        fi
+        E2E_WORK=""
+}
+trap e2e_cleanup EXIT
+# A signal (meson's timeout sends SIGTERM) must still run the cleanup.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP

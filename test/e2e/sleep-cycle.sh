@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# sleep-cycle.sh RELEASE — boot Debian RELEASE (bookworm: systemd 252, trixie: 257) with a real
+# systemd as PID 1 in a container, suspend-sync installed and enabled, a fake /sys/power, and:
+#
+# Check 1: one `systemctl suspend`:
+#   - suspend-sync.service finished (journal: its start job done) before systemd-suspend.service
+#     started (journal: "Starting");
+#   - the hook's pre (late pass: run record + summary in systemd-suspend.service) ran before the
+#     write of "mem" into the fake state file, its post (resume record) after it;
+#   - "mem" reached the fake state file;
+#   - sync_on_suspend at the moment of the write was what the policy said (the late pass's
+#     KNOB_CHANGED message if any, else unchanged) and is back to the original after;
+#   - `suspend-sync status` shows the unit pass and the late pass of this sleep;
+#   - the journal has our RUN_SUMMARY MESSAGE_ID from both passes; what `journalctl -x` shows
+#     for it is printed (catalog placeholders are a known defect: reported, not failed).
+# Check 3 (first half): where systemd freezes user.slice (257), the unit pass is done before.
+# Check 2: three more suspends: each reaches the state file, `systemctl --failed` stays empty
+#   and suspend-sync.service is inactive after each resume.
+#
+# Times are CLOCK_MONOTONIC (the journal's __MONOTONIC_TIMESTAMP, the write recorder's clock).
+# Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
+
+set -u -o pipefail
+release=${1:?usage: sleep-cycle.sh RELEASE}
+SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+source "$SOURCE_ROOT/test/e2e/lib.sh"
+
+RUN_SUMMARY=68604cfcdf4543a8af217e49559df3e8
+KNOB_CHANGED=17bbe55affee4e61b9c3702310f39697
+UNIT_STARTING=7d4958e842da4a758f6c1cdc7b36dcc5
+
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok:   $*"; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f ms", (b - a) / 1000 }'; }
+
+e2e_require "$release"
+t_start=$SECONDS
+e2e_boot "$release" || { echo "FAIL: boot"; exit 1; }
+echo "boot: systemd $E2E_SYSTEMD_VERSION, $((SECONDS - t_start)) s (cache, build, install, boot)"
+e2e_watch_start || exit 1
+
+# The journal entries since CURSOR, one JSON object a line, in $E2E_WORK/journal.json.
+cursor() { e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p'; }
+journal_since() { e2e_run journalctl -q -o json --after-cursor="$1" >"$E2E_WORK/journal.json"; }
+# jq over the journal: first/last __MONOTONIC_TIMESTAMP of entries matching a jq condition.
+jmono() { jq -r "select($1) | .__MONOTONIC_TIMESTAMP" "$E2E_WORK/journal.json" | sed -n "${2:-1}p"; }
+jlast() { jq -r "select($1) | .__MONOTONIC_TIMESTAMP" "$E2E_WORK/journal.json" | tail -n1; }
+# The write recorder's events since line N: "MONO LABEL NAME EVENT CONTENT".
+events_since() { tail -n +"$1" "$E2E_WATCH_LOG"; }
+
+knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
+
+# ---------------------------------------------------------------- check 1
+c=$(cursor)
+w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+e2e_suspend suspend || { fail "suspend cycle did not complete"; exit 1; }
+journal_since "$c"
+ev=$(events_since "$w0")
+
+echo "--- the journal of this sleep cycle (short-monotonic)"
+e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$c"
+echo "---"
+unit_done=$(jmono '.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" and .JOB_RESULT != null')
+unit_result=$(jq -r 'select(.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" and .JOB_RESULT != null) | .JOB_RESULT' "$E2E_WORK/journal.json" | head -n1)
+susp_start=$(jmono ".UNIT == \"systemd-suspend.service\" and .MESSAGE_ID == \"$UNIT_STARTING\"")
+unit_starting=$(jmono ".UNIT == \"suspend-sync.service\" and .MESSAGE_ID == \"$UNIT_STARTING\"")
+exec_status=$(e2e_prop suspend-sync.service ExecMainStatus)
+echo "unit pass: starting $unit_starting, done $unit_done ($(ms "$unit_starting" "$unit_done")), exit status $exec_status, job result '$unit_result'"
+if [[ -n $unit_done && -n $susp_start ]] && ((unit_done < susp_start)); then
+        ok "suspend-sync.service finished at $unit_done, systemd-suspend.service started at $susp_start ($(ms "$unit_done" "$susp_start") later)"
+else
+        fail "order: suspend-sync.service done '$unit_done', systemd-suspend.service starting '$susp_start'"
+fi
+# Check 3, first half (systemd >= 256 freezes user.slice around the sleep): the unit pass, which
+# may sync FUSE mounts served from user.slice, must be over before the freeze.
+frozen=$(jmono '.UNIT == "user.slice" and (.MESSAGE | test("frozen"))')
+if [[ -n $frozen ]]; then
+        ((unit_done < frozen)) && ok "check 3: unit pass done at $unit_done, user.slice frozen at $frozen ($(ms "$unit_done" "$frozen") later); late pass at $(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._SYSTEMD_UNIT == \"systemd-suspend.service\"") (frozen)" ||
+                fail "check 3: user.slice frozen at $frozen, before the unit pass was done ($unit_done)"
+else
+        echo "check 3: systemd $E2E_SYSTEMD_VERSION does not freeze user.slice (no 'frozen' message)"
+fi
+[[ $unit_result == "done" ]] && ok "suspend-sync.service start job: done (exit $exec_status)" ||
+        fail "suspend-sync.service start job result '$unit_result' (exit status $exec_status)"
+
+# systemd-sleep brackets the write: "Entering sleep state" / "Performing sleep operation" .. "returned".
+enter=$(jmono '.SYSLOG_IDENTIFIER == "systemd-sleep" and (.MESSAGE | test("^(Entering sleep state|Performing sleep operation)"))')
+back=$(jmono '.SYSLOG_IDENTIFIER == "systemd-sleep" and (.MESSAGE | test("returned from sleep"))')
+late=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._SYSTEMD_UNIT == \"systemd-suspend.service\"")
+main=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._SYSTEMD_UNIT == \"suspend-sync.service\"")
+echo "journal: unit-pass summary $main, late-pass summary $late, systemd-sleep enter $enter, returned $back"
+# The write of "mem" (the last MODIFY of state: systemd-sleep opens it with O_TRUNC before the
+# hooks run, writes after them) and its place among the other recorded writes.
+echo "--- recorded writes of this cycle (MONO_USEC DIR FILE EVENT CONTENT)"
+cat <<<"$ev"
+echo "---"
+write_line=$(grep -n ' power state MODIFY "mem' <<<"$ev" | tail -n1 | cut -d: -f1)
+if [[ -z $write_line ]]; then
+        fail "no write of mem into the fake state file recorded"
+        write_line=999999
+fi
+write_mono=$(sed -n "${write_line}p" <<<"$ev" | cut -d' ' -f1)
+before_write=$(head -n $((write_line - 1)) <<<"$ev")
+after_write=$(tail -n +$((write_line + 1)) <<<"$ev")
+echo "state write recorded at $write_mono (recorder), content now: $(head -c 20 "$E2E_WORK/power/state" | tr '\n' ' ')"
+[[ $(head -n1 "$E2E_WORK/power/state") == mem ]] && ok "mem reached the fake state file" ||
+        fail "state file holds '$(head -n1 "$E2E_WORK/power/state")'"
+if [[ -n $late && -n $enter && -n $back ]] && ((late < enter)) &&
+        grep -q ' state last.json MOVED_TO ' <<<"$before_write"; then
+        ok "hook pre (late pass) before the write: summary at $late, run record renamed before the write, systemd-sleep entered at $enter ($(ms "$late" "$enter") later)"
+else
+        fail "hook pre: late summary '$late', enter '$enter', run record before write: $(grep -c ' last.json MOVED_TO ' <<<"$before_write")"
+fi
+if grep -q ' state last-resume MOVED_TO ' <<<"$after_write"; then
+        post=$(grep ' state last-resume MOVED_TO ' <<<"$after_write" | head -n1 | cut -d' ' -f1)
+        ok "hook post after the write: resume record at $post ($(ms "$write_mono" "$post") after the recorded write, systemd-sleep returned at $back)"
+else
+        fail "hook post: no resume record written after the state write"
+fi
+
+# The knob: policy = the late pass's KNOB_CHANGED of this cycle (value NEW), else left alone.
+policy_new=$(jq -r "select(.MESSAGE_ID == \"$KNOB_CHANGED\") | .SUSPEND_SYNC_KNOB_NEW // empty" "$E2E_WORK/journal.json" | tail -n1)
+policy_msg=$(jq -r 'select(.MESSAGE // "" | test("sync_on_suspend")) | .MESSAGE' "$E2E_WORK/journal.json" | tail -n1)
+expect=${policy_new:-$knob_orig}
+at_write=$(grep ' power sync_on_suspend ' <<<"$before_write" | tail -n1 | sed 's/.* "\(.*\)"$/\1/; s/\\n//g')
+at_write=${at_write:-$knob_orig}
+knob_after=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
+echo "knob: original $knob_orig, policy said '${policy_new:-leave it}' ($policy_msg), at the write $at_write, after $knob_after"
+echo "knob writes: $(grep -c ' power sync_on_suspend MODIFY' <<<"$ev")"
+[[ $at_write == "$expect" ]] && ok "sync_on_suspend at the state write = $at_write, as the policy said" ||
+        fail "sync_on_suspend at the state write = $at_write, policy: $expect"
+[[ $knob_after == "$knob_orig" ]] && ok "sync_on_suspend restored to $knob_orig" ||
+        fail "sync_on_suspend after resume = $knob_after, original $knob_orig"
+
+# status: both passes of this sleep.
+status=$(e2e_run suspend-sync status 2>&1)
+echo "--- suspend-sync status (summary lines)"
+grep -E '^(Dirty|Last run|Incomplete pass|History|  [0-9]{4}-)' <<<"$status"
+echo "---"
+n_unit=$(jq -r 'select(.MESSAGE_ID == "'$RUN_SUMMARY'") | ._SYSTEMD_UNIT' "$E2E_WORK/journal.json" | sort | uniq -c | tr '\n' ' ')
+echo "RUN_SUMMARY entries by unit: $n_unit"
+[[ -n $main && -n $late ]] && ok "journal: RUN_SUMMARY ($RUN_SUMMARY) from the unit pass and the late pass" ||
+        fail "journal: RUN_SUMMARY unit pass '$main', late pass '$late'"
+# The history of this sleep (there was none before): newest first, the late pass then the unit pass.
+hist=$(sed -n '/^History/,$p' <<<"$status" | tail -n +2 | awk '{ print $4 }' | tr '\n' ' ')
+if [[ $hist == "hook unit " ]]; then
+        ok "status shows the unit pass and the late pass of this sleep (history: $hist)"
+else
+        fail "status history of this sleep: '$hist', want 'hook unit'"
+fi
+echo "--- journalctl -x, our messages of this cycle"
+# (no field match with --after-cursor: journalctl 252 skips the first matching entry)
+e2e_run journalctl -x -q --no-pager --after-cursor="$c" |
+        awk '!/^░░/ { show = /suspend-sync\[/ } show' | tee "$E2E_WORK/journal-x.txt"
+echo "---"
+placeholders=$(grep -o 'SUSPEND_SYNC_[A-Z_]*' "$E2E_WORK/journal-x.txt" | sort -u | tr '\n' ' ')
+[[ -z $placeholders ]] && ok "journalctl -x: every catalog field filled in" ||
+        echo "KNOWN DEFECT (issue 10, not failed here): journalctl -x shows placeholders: $placeholders"
+
+# ---------------------------------------------------------------- check 2
+for n in 2 3 4; do
+        # A fresh state file, so that each cycle's "mem" is a new write.
+        # (wait, bounded, until the recorder has logged that write of ours)
+        w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+        printf 'freeze mem disk\n' >"$E2E_WORK/power/state"
+        for ((i = 0; i < 50; i++)); do
+                events_since "$w0" | grep -q ' power state CLOSE_WRITE ' && break
+                sleep 0.1
+        done
+        w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+        t0=$(jq -r '.__MONOTONIC_TIMESTAMP' <<<"$(e2e_run journalctl -q -o json -n1)")
+        e2e_suspend suspend || { fail "suspend $n did not complete"; continue; }
+        t1=$(jq -r '.__MONOTONIC_TIMESTAMP' <<<"$(e2e_run journalctl -q -o json -n1)")
+        writes=$(events_since "$w0" | grep -c ' power state MODIFY "mem')
+        failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
+        active=$(e2e_run systemctl is-active suspend-sync.service)
+        knob=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
+        echo "suspend $n: cycle $(ms "$t0" "$t1") (journal), mem writes $writes, failed units [${failed% }], suspend-sync.service $active, knob $knob"
+        ((writes >= 1)) || fail "suspend $n: no mem write"
+        [[ $(head -n1 "$E2E_WORK/power/state") == mem ]] || fail "suspend $n: state file holds $(head -n1 "$E2E_WORK/power/state")"
+        [[ -z $failed ]] || fail "suspend $n: failed units: $failed"
+        [[ $active == inactive ]] || fail "suspend $n: suspend-sync.service is $active after resume"
+        [[ $knob == "$knob_orig" ]] || fail "suspend $n: knob $knob after resume"
+done
+[[ $fails == 0 ]] && ok "check 2: three more suspends, nothing failed, unit inactive after each"
+
+echo "$release: $fails failure(s), $((SECONDS - t_start)) s"
+[[ $fails == 0 ]]
