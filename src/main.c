@@ -40,8 +40,8 @@ static void help(void) {
                "  0  success: every planned mount synced or skipped (timeouts too, with OnTimeout=continue)\n"
                "  1  internal failure: could not run\n"
                "  2  invalid arguments, or run without root\n"
-               "  3  a mount reported a sync error (e.g. EIO)\n"
-               "  4  a mount timed out and OnTimeout=fail\n\n"
+               "  74 a mount reported a sync error (e.g. EIO; EX_IOERR)\n"
+               "  75 a mount timed out and OnTimeout=fail (EX_TEMPFAIL)\n\n"
                "See suspend-sync(8) and suspend-sync.conf(5).\n",
                STATE_DIR_DEFAULT);
 }

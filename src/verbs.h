@@ -6,6 +6,8 @@
  * documented exit status itself through *ret_exit.
  */
 
+#include <sysexits.h>
+
 #include "context.h"
 
 struct json_object;
@@ -21,5 +23,7 @@ int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **re
 /* Exit statuses (documented in --help and suspend-sync(8)). */
 #define PID_FMT "%d"
 #define EXIT_USAGE 2             /* invalid arguments, or 'run' without root */
-#define EXIT_SYNC_ERROR 3
-#define EXIT_SYNC_TIMEOUT 4
+/* sysexits(3) values, so that systemctl status and the journal read right
+ * ("status=74/IOERR", "status=75/TEMPFAIL"); 3 and 4 read NOTIMPLEMENTED and NOPERMISSION there. */
+#define EXIT_SYNC_ERROR EX_IOERR          /* 74: a mount reported a sync error */
+#define EXIT_SYNC_TIMEOUT EX_TEMPFAIL     /* 75: a mount timed out and OnTimeout=fail */

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "shared/time-util.h"
 #include "tests.h"
+#include "verbs.h"
 
 static size_t enc(const JournalField *f, size_t n, char *buf, size_t size) {
         memset(buf, 0x55, size);
@@ -245,7 +246,16 @@ TEST(stderr_full_pipe_never_blocks) {
         log_set_journal_fd_for_test(-1);
 }
 
+/* Exit statuses that read right in "systemctl status" (issue 10): sysexits(3), not 3 and 4, which
+ * systemd names NOTIMPLEMENTED and NOPERMISSION (LSB). 0, 1, 2 stay as documented. */
+TEST(exit_statuses) {
+        ASSERT_TRUE(EXIT_SYNC_ERROR == 74);
+        ASSERT_TRUE(EXIT_SYNC_TIMEOUT == 75);
+        ASSERT_TRUE(EXIT_USAGE == 2);
+}
+
 int main(void) {
+        RUN(exit_statuses);
         RUN(encode_plain);
         RUN(encode_binary);
         RUN(encode_bounds);

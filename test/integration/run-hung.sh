@@ -54,14 +54,14 @@ for s in good1:0 good2:1; do
         oracle_check "$(stack_mnt "$name")" 8 "$((seed + ${s#*:}))" || fail "$name lost data (seed $seed)"
 done
 
-# OnTimeout=fail turns the same situation into exit status 4.
+# OnTimeout=fail turns the same situation into exit status 75 (EX_TEMPFAIL).
 ss_config "[Sync]
 MountTimeoutSec=1s
 DeadlineSec=3s
 OnTimeout=fail"
 rc=0
 ss run || rc=$?
-[[ $rc == 4 ]] || fail "OnTimeout=fail: exit status $rc, expected 4"
+[[ $rc == 75 ]] || fail "OnTimeout=fail: exit status $rc, expected 75"
 
 # Resume: every abandoned worker finishes and exits.
 stack_ctl hung resume >/dev/null

@@ -5,7 +5,7 @@
 # and each fault (`eio flush on`, `eio write on`), with dirty data on all three: `suspend-sync run`
 # must report that mount, and only that one, `error` with errno 5 / "EIO" in the status JSON (btrfs
 # with failing writes: EROFS, see below), name the error on stderr, and
-# exit with status 3 (documented: a mount reported a sync error). The healthy ones must be
+# exit with status 74 (documented: a mount reported a sync error). The healthy ones must be
 # `synced` and durable (power cut, random keep, fsck, model comparison). The failing disk is
 # rebuilt afterwards.
 #
@@ -62,7 +62,7 @@ for ((r = 1; r <= rounds; r++)); do
                         ename=$(ss_mount_field "$status" "$m" errno_name)
                         echo "== $t eio $mode on $bad (seed $seed): exit $rc; $bad: $out errno=$errno $ename"
                         ok=1
-                        [[ $rc == 3 ]] || { err_fail "eio $mode on $bad: exit status $rc, expected 3"; ok=0; }
+                        [[ $rc == 74 ]] || { err_fail "eio $mode on $bad: exit status $rc, expected 74"; ok=0; }
                         # btrfs aborts its transaction on a writeback EIO and turns read-only; syncfs
                         # then returns sync_fs()'s EROFS, which takes precedence over the EIO kept in
                         # the superblock's errseq (fs/sync.c): the kernel's errno, reported as is.
