@@ -41,13 +41,13 @@ static int load_policy_bounded(const Args *a, int root_fd, Policy **ret) {
         }
 
         if (r == -ETIMEDOUT)
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL, NULL, USEC_INFINITY, 0,
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL,
                           "Configuration not readable within %s (stuck at '%s'%s%s, on a hung filesystem?): "
                           "using the defaults.",
                           format_timespan(ts, sizeof ts, timeout), stuck_at ?: a->config ?: "/etc",
                           streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root);
         else
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL, NULL, USEC_INFINITY, -r,
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, &(LogEvent) { .error = -r },
                           "Failed to read the configuration in a helper process (%s): using the defaults.",
                           strerror(-r));
         r = policy_new(ret);
@@ -67,7 +67,9 @@ int context_load_policy(const Args *a, Context *c) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < c->policy->n_warnings; i++)
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, NULL, NULL, USEC_INFINITY, 0,
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR,
+                          &(LogEvent) { .config_file = c->policy->warning_origins[i].file,
+                                        .config_line = c->policy->warning_origins[i].line },
                           "%s", c->policy->warnings[i]);
         if (c->policy->skip_clean)
                 log_notice("%s:%u: %s.", c->policy->o_skip_clean.file ?: "(default)", c->policy->o_skip_clean.line,

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "message-ids.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
@@ -65,6 +66,48 @@ static bool journal = false;
 static usec_t flush_deadline = USEC_INFINITY;
 static Sink journal_sink = { .name = "the journal", .fd = -EBADF };
 static Sink stderr_sink = { .name = "stderr", .fd = -EBADF };
+
+/* ---- what each message sends ------------------------------------------------------------------ */
+
+static const char *const field_names[_LOG_FIELD_MAX] = {
+        [LOG_FIELD_MOUNT] = "SUSPEND_SYNC_MOUNT",
+        [LOG_FIELD_OUTCOME] = "SUSPEND_SYNC_OUTCOME",
+        [LOG_FIELD_DURATION_USEC] = "SUSPEND_SYNC_DURATION_USEC",
+        [LOG_FIELD_ERRNO] = "ERRNO",
+        [LOG_FIELD_TRIGGER] = "SUSPEND_SYNC_TRIGGER",
+        [LOG_FIELD_SLEEP_ACTION] = "SUSPEND_SYNC_SLEEP_ACTION",
+        [LOG_FIELD_KNOB_OLD] = "SUSPEND_SYNC_KNOB_OLD",
+        [LOG_FIELD_KNOB_NEW] = "SUSPEND_SYNC_KNOB_NEW",
+        [LOG_FIELD_CONFIG_FILE] = "SUSPEND_SYNC_CONFIG_FILE",
+        [LOG_FIELD_CONFIG_LINE] = "SUSPEND_SYNC_CONFIG_LINE",
+};
+
+const char *log_field_name(LogField f) {
+        return f >= 0 && f < _LOG_FIELD_MAX ? field_names[f] : NULL;
+}
+
+#define B(f) LOG_FIELD_BIT(LOG_FIELD_##f)
+const LogEventSpec log_event_specs[] = {
+        { SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, B(OUTCOME) | B(DURATION_USEC) | B(TRIGGER) | B(SLEEP_ACTION) },
+        { SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, B(MOUNT) | B(OUTCOME) | B(DURATION_USEC) },
+        { SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, B(MOUNT) | B(OUTCOME) | B(DURATION_USEC) | B(ERRNO) },
+        { SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, B(KNOB_OLD) | B(KNOB_NEW) },
+        { SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR, B(KNOB_NEW) },
+        { SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR, B(CONFIG_FILE) | B(CONFIG_LINE) },
+        { SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, 0 },
+        { SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, 0 },
+};
+#undef B
+const size_t log_event_specs_n = ELEMENTSOF(log_event_specs);
+
+const LogEventSpec *log_event_spec(const char *message_id) {
+        if (!message_id)
+                return NULL;
+        for (size_t i = 0; i < log_event_specs_n; i++)
+                if (streq(log_event_specs[i].message_id, message_id))
+                        return &log_event_specs[i];
+        return NULL;
+}
 
 /* ---- the journal native protocol (pure) ------------------------------------------------------- */
 
@@ -283,11 +326,12 @@ static bool sink_drain(Sink *s) {
 }
 
 /* The format of a message for a sink: a journal datagram, or a line on stderr. */
-static size_t format_for(const Sink *s, int level, const char *message_id, const char *mount,
-                         const char *outcome, usec_t duration, int error, const char *msg, char *buf,
-                         size_t size) {
-        char prio[16], dur[32], err[16];
-        JournalField f[8];
+static size_t format_for(const Sink *s, int level, const char *message_id, const LogEvent *e, int error,
+                         const char *msg, char *buf, size_t size) {
+        char prio[16], num[_LOG_FIELD_MAX][32];
+        JournalField f[4 + _LOG_FIELD_MAX];
+        const LogEventSpec *spec = log_event_spec(message_id);
+        unsigned fields = spec ? spec->fields : 0;
         size_t n = 0, len;
 
         if (s != &journal_sink) {
@@ -304,17 +348,49 @@ static size_t format_for(const Sink *s, int level, const char *message_id, const
         f[n++] = (JournalField) { "SYSLOG_IDENTIFIER", "suspend-sync" };
         if (message_id)
                 f[n++] = (JournalField) { "MESSAGE_ID", message_id };
-        if (mount)
-                f[n++] = (JournalField) { "SUSPEND_SYNC_MOUNT", mount };
-        if (outcome)
-                f[n++] = (JournalField) { "SUSPEND_SYNC_OUTCOME", outcome };
-        if (duration != USEC_INFINITY) {
-                snprintf(dur, sizeof dur, "%llu", (unsigned long long) duration);
-                f[n++] = (JournalField) { "SUSPEND_SYNC_DURATION_USEC", dur };
-        }
-        if (error != 0) {
-                snprintf(err, sizeof err, "%i", error);
-                f[n++] = (JournalField) { "ERRNO", err };
+        if (error != 0)
+                fields |= LOG_FIELD_BIT(LOG_FIELD_ERRNO);
+        for (LogField k = 0; k < _LOG_FIELD_MAX; k++) {
+                const char *v = NULL;
+
+                if (!(fields & LOG_FIELD_BIT(k)))
+                        continue;
+                switch (k) {
+                case LOG_FIELD_MOUNT:
+                        v = e ? e->mount : NULL;
+                        break;
+                case LOG_FIELD_OUTCOME:
+                        v = e ? e->outcome : NULL;
+                        break;
+                case LOG_FIELD_DURATION_USEC:
+                        if (e && e->duration != USEC_INFINITY)
+                                v = num[k], snprintf(num[k], sizeof num[k], "%llu", (unsigned long long) e->duration);
+                        break;
+                case LOG_FIELD_ERRNO:
+                        v = num[k], snprintf(num[k], sizeof num[k], "%i", error);
+                        break;
+                case LOG_FIELD_TRIGGER:
+                        v = e ? e->trigger : NULL;
+                        break;
+                case LOG_FIELD_SLEEP_ACTION:
+                        v = e ? e->sleep_action : NULL;
+                        break;
+                case LOG_FIELD_KNOB_OLD:
+                        v = num[k], snprintf(num[k], sizeof num[k], "%i", e ? e->knob_old : -1);
+                        break;
+                case LOG_FIELD_KNOB_NEW:
+                        v = num[k], snprintf(num[k], sizeof num[k], "%i", e ? e->knob_new : -1);
+                        break;
+                case LOG_FIELD_CONFIG_FILE:
+                        v = e ? e->config_file : NULL;
+                        break;
+                case LOG_FIELD_CONFIG_LINE:
+                        v = num[k], snprintf(num[k], sizeof num[k], "%u", e ? e->config_line : 0);
+                        break;
+                default:
+                        break;
+                }
+                f[n++] = (JournalField) { field_names[k], v ?: "n/a" };
         }
         return journal_encode(f, n, buf, size);
 }
@@ -332,7 +408,7 @@ static void sink_report_drops(Sink *s) {
         snprintf(msg, sizeof msg,
                  "%u log message(s) could not be written to %s without waiting and were dropped.", n_new,
                  s->name);
-        len = format_for(s, LOG_WARNING, NULL, NULL, NULL, USEC_INFINITY, 0, msg, buf, sizeof buf);
+        len = format_for(s, LOG_WARNING, NULL, NULL, 0, msg, buf, sizeof buf);
         n = sink_try(s, buf, len);
         if (n < 0)
                 return;
@@ -435,8 +511,7 @@ unsigned log_dropped(void) {
         return journal_sink.n_dropped + stderr_sink.n_dropped;
 }
 
-static void emit(int level, const char *message_id, const char *mount, const char *outcome,
-                 usec_t duration, int error, const char *msg) {
+static void emit(int level, const char *message_id, const LogEvent *e, int error, const char *msg) {
         char buf[JOURNAL_DATAGRAM_MAX];
         Sink *s = &stderr_sink;
         size_t len;
@@ -453,7 +528,7 @@ static void emit(int level, const char *message_id, const char *mount, const cha
         if (s->kind == SINK_NONE)
                 return;
 
-        len = format_for(s, level, message_id, mount, outcome, duration, error, msg, buf, sizeof buf);
+        len = format_for(s, level, message_id, e, error, msg, buf, sizeof buf);
         sink_submit(s, level, buf, len);
 }
 
@@ -503,13 +578,13 @@ int log_internal(int level, int error, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
-        emit(level, NULL, NULL, NULL, USEC_INFINITY, error, buf);
+        emit(level, NULL, NULL, error, buf);
         return -error;
 }
 
-void log_event(int level, const char *message_id, const char *mount, const char *outcome,
-               usec_t duration, int error, const char *fmt, ...) {
+void log_event(int level, const char *message_id, const LogEvent *e, const char *fmt, ...) {
         char buf[LOG_LINE_MAX];
+        int error = e ? e->error : 0;
         va_list ap;
 
         if (error < 0)
@@ -521,5 +596,5 @@ void log_event(int level, const char *message_id, const char *mount, const char 
         va_start(ap, fmt);
         vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
-        emit(level, message_id, mount, outcome, duration, error, buf);
+        emit(level, message_id, e, error, buf);
 }

@@ -55,11 +55,59 @@ int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 #define log_debug(...) log_internal(LOG_DEBUG, 0, __VA_ARGS__)
 
 /*
- * A structured event: MESSAGE_ID plus the suspend-sync fields. mount/outcome may be NULL,
- * duration USEC_INFINITY = none, error 0 = none. On stderr only the message is printed.
+ * The suspend-sync fields of structured events. Which of them a message sends is decided by its
+ * MESSAGE_ID alone, through log_event_specs (log.c): the single list that the encoder follows and
+ * that test-log checks the catalog (catalog/suspend-sync.catalog) against, so that "journalctl -x"
+ * never shows a placeholder for a field that was not sent.
  */
-void log_event(int level, const char *message_id, const char *mount, const char *outcome,
-               usec_t duration, int error, const char *fmt, ...) _printf_(7, 8);
+typedef enum LogField {
+        LOG_FIELD_MOUNT,                /* SUSPEND_SYNC_MOUNT= */
+        LOG_FIELD_OUTCOME,              /* SUSPEND_SYNC_OUTCOME= */
+        LOG_FIELD_DURATION_USEC,        /* SUSPEND_SYNC_DURATION_USEC= */
+        LOG_FIELD_ERRNO,                /* ERRNO= (also sent by any message with an error) */
+        LOG_FIELD_TRIGGER,              /* SUSPEND_SYNC_TRIGGER= */
+        LOG_FIELD_SLEEP_ACTION,         /* SUSPEND_SYNC_SLEEP_ACTION= */
+        LOG_FIELD_KNOB_OLD,             /* SUSPEND_SYNC_KNOB_OLD= */
+        LOG_FIELD_KNOB_NEW,             /* SUSPEND_SYNC_KNOB_NEW= */
+        LOG_FIELD_CONFIG_FILE,          /* SUSPEND_SYNC_CONFIG_FILE= */
+        LOG_FIELD_CONFIG_LINE,          /* SUSPEND_SYNC_CONFIG_LINE= */
+        _LOG_FIELD_MAX,
+} LogField;
+
+#define LOG_FIELD_BIT(f) (1U << (f))
+
+/* The journal key of a field, e.g. "SUSPEND_SYNC_MOUNT". */
+const char *log_field_name(LogField f);
+
+/* The fields one MESSAGE_ID sends (a set of LOG_FIELD_BIT()s), all of them, every time. */
+typedef struct LogEventSpec {
+        const char *message_id;
+        unsigned fields;
+} LogEventSpec;
+
+extern const LogEventSpec log_event_specs[];
+extern const size_t log_event_specs_n;
+
+/* The spec of a MESSAGE_ID, or NULL for an unknown one (which then sends no suspend-sync field). */
+const LogEventSpec *log_event_spec(const char *message_id);
+
+/* The values of an event. Only the fields of the message's spec are sent, whatever else is set;
+ * a string field of the spec left NULL is sent as "n/a". error != 0 is sent as ERRNO= always. */
+typedef struct LogEvent {
+        const char *mount;
+        const char *outcome;
+        usec_t duration;
+        int error;
+        const char *trigger;
+        const char *sleep_action;
+        int knob_old, knob_new;
+        const char *config_file;
+        unsigned config_line;
+} LogEvent;
+
+/* A structured event: MESSAGE_ID plus the fields of its spec, taken from e (may be NULL: nothing
+ * set). On stderr only the message is printed. */
+void log_event(int level, const char *message_id, const LogEvent *e, const char *fmt, ...) _printf_(4, 5);
 
 /* One journal field: KEY (A-Z, 0-9, '_'; not checked here) and a NUL-terminated value. */
 typedef struct JournalField {

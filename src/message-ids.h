@@ -11,7 +11,8 @@
  * SUSPEND_SYNC_TRIGGER= (unit|hook|manual), SUSPEND_SYNC_SLEEP_ACTION=, SUSPEND_SYNC_KNOB_OLD=,
  * SUSPEND_SYNC_KNOB_NEW=, SUSPEND_SYNC_CONFIG_FILE=, SUSPEND_SYNC_CONFIG_LINE=.
  *
- * Use as: log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, ...) (log.h).
+ * Which of them each ID sends: log_event_specs in log.c (test-log checks the catalog against it).
+ * Use as: log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { ... }, ...) (log.h).
  */
 
 #include <systemd/sd-id128.h>

@@ -209,6 +209,9 @@ Policy *policy_free(Policy *p) {
                 rule_done(&p->rules[i]);
         free(p->rules);
         strv_free(p->files);
+        for (size_t i = 0; i < p->n_warnings; i++)
+                free((char *) p->warning_origins[i].file);
+        free(p->warning_origins);
         strv_free(p->warnings);
         free(p);
         return NULL;
@@ -218,12 +221,22 @@ Policy *policy_free(Policy *p) {
  * further warnings were dropped. */
 _printf_(4, 5) static int policy_warn(Policy *p, const char *file, unsigned line, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
+        Origin *o;
         char *w;
         va_list ap;
         int r;
 
         if (p->n_warnings >= POLICY_MAX_WARNINGS)
                 return 0;
+
+        /* The origin first, one slot ahead: strv_consume() below is the last step that can fail. */
+        o = reallocarray(p->warning_origins, p->n_warnings + 1, sizeof(Origin));
+        if (!o)
+                return -ENOMEM;
+        p->warning_origins = o;
+        o[p->n_warnings] = (Origin) { .file = strdup(file ?: "(null)"), .line = line };
+        if (!o[p->n_warnings].file)
+                return -ENOMEM;
 
         if (p->n_warnings == POLICY_MAX_WARNINGS - 1)
                 r = asprintf(&msg, "too many warnings, ignoring further ones");
@@ -233,16 +246,22 @@ _printf_(4, 5) static int policy_warn(Policy *p, const char *file, unsigned line
                 va_end(ap);
         }
         if (r < 0)
-                return -ENOMEM;
+                goto fail;
 
         if (line > 0)
                 r = asprintf(&w, "%s:%u: %s", file ?: "(null)", line, msg);
         else
                 r = asprintf(&w, "%s: %s", file ?: "(null)", msg);
         if (r < 0)
-                return -ENOMEM;
+                goto fail;
 
-        return strv_consume(&p->warnings, &p->n_warnings, w);
+        r = strv_consume(&p->warnings, &p->n_warnings, w);
+        if (r < 0)
+                goto fail;
+        return r;
+fail:
+        free((char *) o[p->n_warnings].file);
+        return -ENOMEM;
 }
 
 /* ---- the parser ------------------------------------------------------------------------------- */

@@ -95,6 +95,7 @@ typedef struct Policy {
 
         char **files;               /* files read, in order (NULL-terminated) */
         char **warnings;            /* "file:line: message" (NULL-terminated), bounded */
+        Origin *warning_origins;    /* n_warnings: file (owned copy) and line (0: none) of each */
         size_t n_warnings;
 } Policy;
 

@@ -72,7 +72,7 @@ static void knob_restore_logged(int sysfs_fd, const char *state_dir, const char 
         else if (r < 0)
                 log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
         else if (r != KNOB_RESTORE_NOTHING)
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR, NULL, NULL, USEC_INFINITY, 0,
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR, &(LogEvent) { .knob_new = value },
                           "Restored /sys/power/sync_on_suspend to %d (%s)%s.", value, why,
                           r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
 }
@@ -126,13 +126,15 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f) {
         }
         r = knob_save_and_set(sysfs_fd, dir_fd, value);
         if (r == -ENOENT)
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, NULL, NULL, USEC_INFINITY, 0,
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, NULL,
                           "SyncOnSuspend=%s: this kernel has no /sys/power/sync_on_suspend, carrying on.",
                           sync_on_suspend_mode_to_string(p->sync_on_suspend));
         else if (r < 0)
                 log_warning_errno(r, "Failed to set /sys/power/sync_on_suspend, ignoring: %m");
         else if (r > 0)
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, NULL, NULL, USEC_INFINITY, 0,
+                /* r > 0: the knob (0 or 1, else -EBADMSG) was written, so it held the other value. */
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR,
+                          &(LogEvent) { .knob_old = !value, .knob_new = value },
                           "Set /sys/power/sync_on_suspend to %d for this sleep (%s).", value,
                           f->hung ? "a mount is hung, the kernel sync would block on it"
                                   : "everything the kernel sync would write was just synced");
@@ -293,8 +295,9 @@ int verb_run(const Args *a, int *ret_exit) {
                         }
                         if (!m->reason)
                                 return log_oom();
-                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, e->mount_point, "timeout",
-                                  jobs[i].duration, 0,
+                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
+                                  &(LogEvent) { .mount = e->mount_point, .outcome = "timeout",
+                                                .duration = jobs[i].duration },
                                   jobs[i].abandoned_pid > 0
                                           ? "Sync of %s timed out, worker " PID_FMT " abandoned."
                                           : "Sync of %s not started before the deadline.",
@@ -322,8 +325,10 @@ int verb_run(const Args *a, int *ret_exit) {
                         }
                         n_error++;
                         unsynced = true;
-                        log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, e->mount_point, "error",
-                                  jobs[i].duration, jobs[i].error, "Sync of %s failed: %s", e->mount_point,
+                        log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
+                                  &(LogEvent) { .mount = e->mount_point, .outcome = "error",
+                                                .duration = jobs[i].duration, .error = jobs[i].error ?: EIO },
+                                  "Sync of %s failed: %s", e->mount_point,
                                   strerror(jobs[i].error ? jobs[i].error : EIO));
                         break;
                 }
@@ -356,8 +361,9 @@ int verb_run(const Args *a, int *ret_exit) {
                 knob_apply(a, c.policy, &f);
         }
 
-        log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, NULL,
-                  rec.result, now(CLOCK_MONOTONIC) - a->started, 0,
+        log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
+                  &(LogEvent) { .outcome = rec.result, .duration = now(CLOCK_MONOTONIC) - a->started,
+                                .trigger = a->trigger, .sleep_action = a->sleep_action },
                   "Synced %zu of %zu superblocks (%zu timed out, %zu failed, %zu mounts skipped) in %.3fs.",
                   n_synced, c.plan->n_sync, n_timeout, n_error, n_skipped,
                   (double) (now(CLOCK_MONOTONIC) - a->started) / USEC_PER_SEC);

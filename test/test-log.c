@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "message-ids.h"
 #include "shared/time-util.h"
 #include "tests.h"
 #include "verbs.h"
@@ -120,7 +121,8 @@ TEST(full_socket_never_blocks) {
 
         t0 = now(CLOCK_MONOTONIC);
         for (int i = 0; i < 100; i++)
-                log_event(LOG_WARNING, NULL, "/mnt", "timeout", 5, 0, "message %d", i);
+                log_event(LOG_WARNING, NULL, &(LogEvent) { .mount = "/mnt", .outcome = "timeout", .duration = 5 },
+                          "message %d", i);
         ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
         ASSERT_EQ(log_dropped(), 100 - LOG_QUEUE_MAX);
 
@@ -254,8 +256,129 @@ TEST(exit_statuses) {
         ASSERT_TRUE(EXIT_USAGE == 2);
 }
 
+/* Whether the journal datagram d (native protocol) has a field named key. */
+static bool datagram_has(const char *d, size_t n, const char *key) {
+        size_t kl = strlen(key);
+
+        for (size_t i = 0; i < n;) {
+                const char *nl = memchr(d + i, '\n', n - i), *eq = memchr(d + i, '=', n - i);
+                uint64_t vl;
+
+                ASSERT_TRUE(nl);
+                if (eq && eq < nl) {            /* KEY=value\n */
+                        if ((size_t) (eq - (d + i)) == kl && memcmp(d + i, key, kl) == 0)
+                                return true;
+                        i = nl - d + 1;
+                        continue;
+                }
+                /* KEY\n <64-bit LE length> value\n */
+                if ((size_t) (nl - (d + i)) == kl && memcmp(d + i, key, kl) == 0)
+                        return true;
+                ASSERT_TRUE((size_t) (nl - d) + 1 + 8 <= n);
+                memcpy(&vl, nl + 1, 8);
+                i = nl - d + 1 + 8 + vl + 1;
+        }
+        return false;
+}
+
+/* Every @FIELD@ the catalog uses for a MESSAGE_ID is sent with that MESSAGE_ID (issue 10: journalctl
+ * -x showed "trigger: SUSPEND_SYNC_TRIGGER"). What is sent is read off the datagram log_event()
+ * really sends, through the journal socket, with nothing set in the event: the fields of a message
+ * come from its MESSAGE_ID alone (log_event_specs), not from what a caller happens to fill in. */
+TEST(catalog_fields_sent) {
+        _cleanup_free_ char *cat = NULL;
+        char line[512], id[64] = "";
+        size_t n_ids = 0, n_checked = 0;
+        FILE *f;
+        int sv[2];
+
+        f = fopen(CATALOG_DIR "/suspend-sync.catalog", "re");
+        ASSERT_TRUE(f);
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        log_set_journal_fd_for_test(sv[0]);
+
+        while (fgets(line, sizeof line, f)) {
+                char buf[JOURNAL_DATAGRAM_MAX + 1];
+                ssize_t n;
+
+                if (strncmp(line, "-- ", 3) == 0) {
+                        ASSERT_TRUE(sscanf(line + 3, "%32s", id) == 1);
+                        ASSERT_EQ(strlen(id), 32);
+                        /* Every catalog entry is a message the code knows. */
+                        if (!log_event_spec(id)) {
+                                fprintf(stderr, "catalog entry %s: no such message in log_event_specs\n", id);
+                                ASSERT_TRUE(false);
+                        }
+                        n_ids++;
+                        continue;
+                }
+                if (line[0] == '#' || !id[0])
+                        continue;
+                for (char *p = strchr(line, '@'), *q; p && (q = strchr(p + 1, '@')); p = strchr(q + 1, '@')) {
+                        char key[128];
+                        bool ok = true;
+
+                        if (q - p - 1 <= 0 || (size_t) (q - p - 1) >= sizeof key)
+                                continue;
+                        memcpy(key, p + 1, q - p - 1);
+                        key[q - p - 1] = 0;
+                        for (const char *c = key; *c; c++)
+                                ok = ok && ((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_');
+                        if (!ok) {      /* not a placeholder: carry on from the second '@' */
+                                q = p;
+                                continue;
+                        }
+                        log_event(LOG_WARNING, id, &(LogEvent) {}, "catalog check");
+                        n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT);
+                        ASSERT_TRUE(n > 0);
+                        if (!datagram_has(buf, n, key)) {
+                                fprintf(stderr, "MESSAGE_ID=%s: the catalog uses @%s@, the message does not send it\n",
+                                        id, key);
+                                ASSERT_TRUE(false);
+                        }
+                        n_checked++;
+                }
+        }
+        fclose(f);
+        log_set_journal_fd_for_test(-1);
+        close(sv[1]);
+        /* and every message the code sends has a catalog entry */
+        ASSERT_EQ(n_ids, log_event_specs_n);
+        ASSERT_TRUE(n_checked >= 10);
+}
+
+/* The fields of a message are sent whatever the caller filled in, with the values it gave. */
+TEST(event_fields_values) {
+        char buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2];
+        ssize_t n;
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        log_set_journal_fd_for_test(sv[0]);
+        log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, &(LogEvent) { .knob_old = 1, .knob_new = 0,
+                                                                                 .mount = "/not-sent" }, "x");
+        n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_KNOB_OLD=1\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_KNOB_NEW=0\n"));
+        ASSERT_TRUE(!strstr(buf, "SUSPEND_SYNC_MOUNT"));
+        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .outcome = "success", .duration = 7,
+                                                                              .trigger = "hook" }, "y");
+        n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_TRIGGER=hook\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_SLEEP_ACTION=n/a\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_DURATION_USEC=7\n"));
+        log_set_journal_fd_for_test(-1);
+        close(sv[1]);
+}
+
 int main(void) {
         RUN(exit_statuses);
+        RUN(catalog_fields_sent);
+        RUN(event_fields_values);
         RUN(encode_plain);
         RUN(encode_binary);
         RUN(encode_bounds);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <unistd.h>
 
@@ -31,6 +32,17 @@ static Policy *parse(const char *text) {
 }
 
 static bool has_warning(const Policy *p, const char *w) {
+        for (size_t i = 0; i < p->n_warnings; i++) {
+                /* The origin of each warning (sent as SUSPEND_SYNC_CONFIG_FILE=/_LINE=) matches its text. */
+                char prefix[PATH_MAX + 32];
+
+                if (p->warning_origins[i].line > 0)
+                        snprintf(prefix, sizeof prefix, "%s:%u: ", p->warning_origins[i].file,
+                                 p->warning_origins[i].line);
+                else
+                        snprintf(prefix, sizeof prefix, "%s: ", p->warning_origins[i].file);
+                ASSERT_TRUE(strncmp(p->warnings[i], prefix, strlen(prefix)) == 0);
+        }
         for (size_t i = 0; i < p->n_warnings; i++)
                 if (streq(p->warnings[i], w))
                         return true;
