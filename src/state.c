@@ -294,6 +294,7 @@ static int run_record_to_json(const RunRecord *rec, json_object **ret) {
             (r = json_add_u64(o, "duration_usec", rec->duration)) < 0 ||
             (r = json_add_str(o, "result", rec->result)) < 0 ||
             (r = json_add_str(o, "trigger", rec->trigger)) < 0 ||
+            (r = json_add_str(o, "sleep_action", rec->sleep_action)) < 0 ||
             (r = json_add_u64(o, "deadline_usec", rec->deadline)) < 0)
                 return r;
 
@@ -509,6 +510,7 @@ static int run_record_from_json(json_object *o, RunRecord *ret) {
             (r = json_get_u64(o, "duration_usec", false, &rec.duration)) < 0 ||
             (r = json_get_str(o, "result", true, &rec.result)) < 0 ||
             (r = json_get_str(o, "trigger", false, &rec.trigger)) < 0 ||
+            (r = json_get_str(o, "sleep_action", false, &rec.sleep_action)) < 0 ||
             (r = json_get_u64(o, "deadline_usec", false, &rec.deadline)) < 0)
                 return r;
 
@@ -639,6 +641,7 @@ void run_record_done(RunRecord *r) {
                 return;
         free(r->result);
         free(r->trigger);
+        free(r->sleep_action);
         for (size_t i = 0; i < r->n_mounts; i++)
                 run_mount_done(r->mounts + i);
         free(r->mounts);

@@ -42,6 +42,8 @@ typedef struct RunRecord {
         usec_t duration;
         char *result;       /* "success" | "timeout" | "error"; required */
         char *trigger;      /* "run" | "hook" | ... (free text), may be NULL */
+        char *sleep_action; /* "suspend" | "hibernate" | ... (--sleep-action=, $SYSTEMD_SLEEP_ACTION;
+                             * free text), NULL when none was given or in records older than it */
         usec_t deadline;
         /* phase times, usec */
         usec_t t_read, t_sample, t_plan, t_execute, t_record;

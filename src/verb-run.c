@@ -244,6 +244,8 @@ int verb_run(const Args *a, int *ret_exit) {
                 }
         }
         rec.trigger = strdup(a->trigger);
+        if (a->sleep_action && !(rec.sleep_action = strdup(a->sleep_action)))
+                return log_oom();
         rec.mounts = calloc(MAX(c.plan->n_entries, 1), sizeof(RunMount));
         if (!rec.trigger || !rec.mounts)
                 return log_oom();

@@ -40,7 +40,8 @@ static int print_record(const Args *a, const RunRecord *r) {
         if (!t)
                 return log_oom();
         format_realtime(when, sizeof when, r->started_realtime);
-        printf("Last run: %s, trigger %s, result %s, took %s\n", when, r->trigger ? r->trigger : "-", r->result,
+        printf("Last run: %s, trigger %s, sleep action %s, result %s, took %s\n", when,
+               r->trigger ? r->trigger : "-", r->sleep_action ? r->sleep_action : "-", r->result,
                format_timespan(dur, sizeof dur, r->duration));
         if (r->has_complete && !r->complete) {
                 printf("Incomplete pass: not every superblock the kernel's own sync writes was reached:\n");
@@ -132,8 +133,9 @@ int verb_status(const Args *a) {
                 for (size_t i = 0; i < n_history; i++) {
                         char when[64], dur[FORMAT_TIMESPAN_MAX];
                         format_realtime(when, sizeof when, history[i].started_realtime);
-                        printf("  %s  %-7s %-8s %s\n", when, history[i].result,
+                        printf("  %s  %-7s %-8s %-22s %s\n", when, history[i].result,
                                history[i].trigger ? history[i].trigger : "-",
+                               history[i].sleep_action ? history[i].sleep_action : "-",
                                format_timespan(dur, sizeof dur, history[i].duration));
                 }
         }

@@ -65,6 +65,7 @@ static void make_record(RunRecord *r, usec_t started) {
                 .duration = 845012,
                 .result = strdup("timeout"),
                 .trigger = strdup("hook"),
+                .sleep_action = strdup("suspend-then-hibernate"),
                 .deadline = 5 * USEC_PER_SEC,
                 .t_read = 2100, .t_sample = 310, .t_plan = 42, .t_execute = 840000, .t_record = 560,
         };
@@ -82,6 +83,7 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         ASSERT_U64_EQ(a->duration, b->duration);
         ASSERT_TRUE(streq_ptr(a->result, b->result));
         ASSERT_TRUE(streq_ptr(a->trigger, b->trigger));
+        ASSERT_TRUE(streq_ptr(a->sleep_action, b->sleep_action));
         ASSERT_U64_EQ(a->deadline, b->deadline);
         ASSERT_U64_EQ(a->t_read, b->t_read);
         ASSERT_U64_EQ(a->t_sample, b->t_sample);
@@ -337,6 +339,7 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(full.started_realtime, 1767225600123456ULL);
         ASSERT_STREQ(full.result, "timeout");
         ASSERT_STREQ(full.trigger, "hook");
+        ASSERT_STREQ(full.sleep_action, "suspend");
         ASSERT_U64_EQ(full.t_execute, 840000);
         ASSERT_EQ(full.n_mounts, 4);
         ASSERT_STREQ(full.mounts[1].mount_point, "/media/usb");
@@ -352,6 +355,7 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(min.deadline, 0);
         ASSERT_U64_EQ(min.t_read, 0);
         ASSERT_TRUE(min.trigger == NULL);
+        ASSERT_TRUE(min.sleep_action == NULL);   /* records older than the key still load */
         ASSERT_EQ(min.n_mounts, 0);
         ASSERT_TRUE(min.mounts == NULL);
 
