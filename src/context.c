@@ -82,6 +82,13 @@ int context_load_policy(const Args *a, Context *c) {
 /* Says once per kind which facts were missing. No decision to sync depends on them any more (every
  * filesystem that may hold data is synced), but the order of the work, the ETA, device groups and
  * the late pass's scope do, and an admin should know why they are off. */
+/* Missing bdi stats are a fact of the machine, the same for both passes of a sleep cycle: said at
+ * notice level by the unit's pass (and plan, manual runs), at debug level by the late pass (the
+ * hook), so that a suspend logs it once. See suspend-sync(8), LOGGING. */
+static int bdi_level(const Args *a) {
+        return a->late ? LOG_DEBUG : LOG_NOTICE;
+}
+
 static void report_missing_facts(const Args *a, const Sample *s) {
         size_t n_unclassified = 0, n_stats = 0;
         int stats_error = 0;
@@ -112,7 +119,7 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                            "group unknown): they are synced all the same; the late pass leaves them to the "
                            "main pass.", a->sysfs, n_unclassified);
         if (n_stats > 0)
-                log_notice("bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "
+                log_internal(bdi_level(a), 0, "bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "
                            "filesystem(s) (%s): their dirty data and ETA are unknown; they are synced all "
                            "the same.", a->debugfs, n_stats, strerror(-stats_error));
 }
@@ -138,7 +145,7 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read the mount table: %m");
         if (!c->sample->has_debugfs)
-                log_notice("No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
+                log_internal(bdi_level(a), 0, "No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
                            "and ETA unknown, every filesystem is synced all the same.", a->debugfs);
         if (!c->sample->has_meminfo)
                 log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
