@@ -268,6 +268,8 @@ static int run_mount_to_json(const RunMount *m, json_object **ret) {
                                  : json_add_null(o, "abandoned_pid");
         if (r < 0)
                 return r;
+        if (m->namespace_ino > 0 && (r = json_add_u64(o, "namespace_ino", m->namespace_ino)) < 0)
+                return r;
 
         *ret = TAKE_PTR(o);
         return 0;
@@ -481,7 +483,8 @@ static int run_mount_from_json(json_object *o, RunMount *ret) {
             (r = json_get_str(o, "outcome", true, &m.outcome)) < 0 ||
             (r = json_get_u64(o, "duration_usec", false, &m.duration)) < 0 ||
             (r = json_get_int(o, "errno", STATE_ERRNO_MAX, &m.error)) < 0 ||
-            (r = json_get_int(o, "abandoned_pid", INT_MAX, &m.abandoned_pid)) < 0)
+            (r = json_get_int(o, "abandoned_pid", INT_MAX, &m.abandoned_pid)) < 0 ||
+            (r = json_get_u64(o, "namespace_ino", false, &m.namespace_ino)) < 0)
                 goto fail;
 
         /* Derived from errno on output; only its type is checked. */

@@ -35,6 +35,9 @@ typedef struct RunMount {
         usec_t duration;
         int error;          /* positive errno, 0 none */
         int abandoned_pid;  /* 0 none */
+        uint64_t namespace_ino; /* mount namespace ("mnt:[ino]") for a mount of another namespace;
+                                 * 0: our own (JSON "namespace_ino", written only when not 0; older
+                                 * records load as 0) */
 } RunMount;
 
 typedef struct RunRecord {

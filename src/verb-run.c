@@ -257,6 +257,7 @@ int verb_run(const Args *a, int *ret_exit) {
                 Outcome o = i < c.plan->n_sync ? jobs[i].outcome : OUTCOME_SKIPPED;
 
                 m->mount_point = strdup(e->mount_point);
+                m->namespace_ino = e->namespace_ino;
                 m->fstype = strdup(e->fstype);
                 m->action = strdup(plan_action_to_string(e->action));
                 m->reason = strdup(e->reason);

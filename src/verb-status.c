@@ -32,6 +32,21 @@ static void format_realtime(char *buf, size_t len, usec_t t) {
                 snprintf(buf, len, "-");
 }
 
+static bool mount_listed_before(const RunRecord *r, size_t i) {
+        const RunMount *m = &r->mounts[i];
+
+        for (size_t j = 0; j < i; j++) {
+                const RunMount *o = &r->mounts[j];
+
+                if (o->namespace_ino == m->namespace_ino && streq(o->mount_point, m->mount_point) &&
+                    streq_ptr(o->fstype, m->fstype) && streq(o->action, m->action) &&
+                    streq(o->outcome, m->outcome) && streq_ptr(o->reason, m->reason) &&
+                    o->error == m->error && o->abandoned_pid == m->abandoned_pid)
+                        return true;
+        }
+        return false;
+}
+
 static int print_record(const Args *a, const RunRecord *r) {
         static const char *const headers[] = { "MOUNT", "ACTION", "OUTCOME", "TIME", "ERROR", "REASON" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
@@ -52,12 +67,21 @@ static int print_record(const Args *a, const RunRecord *r) {
                 const RunMount *m = &r->mounts[i];
                 char d[FORMAT_TIMESPAN_MAX], err[64] = "-";
                 const char *cells[ELEMENTSOF(headers)];
+                _cleanup_free_ char *where = NULL;
+
+                /* A mount of another namespace is named with it, as plan does; a row that would
+                 * repeat an earlier one (same mount point and namespace, same result) is left out. */
+                if (mount_listed_before(r, i))
+                        continue;
+                if (m->namespace_ino > 0 &&
+                    asprintf(&where, "%s (mnt:[%llu])", m->mount_point, (unsigned long long) m->namespace_ino) < 0)
+                        return log_oom();
 
                 if (m->error)
                         snprintf(err, sizeof err, "%s", strerror(m->error));
                 else if (m->abandoned_pid)
                         snprintf(err, sizeof err, "worker %d abandoned", m->abandoned_pid);
-                cells[0] = m->mount_point;
+                cells[0] = where ?: m->mount_point;
                 cells[1] = m->action;
                 cells[2] = m->outcome;
                 cells[3] = streq(m->action, "sync") ? format_timespan(d, sizeof d, m->duration) : "-";
