@@ -64,7 +64,7 @@ e2e_run journalctl -q -o json --after-cursor="$c" >"$E2E_WORK/journal.json"
 jmono() { jq -r "select($1) | .__MONOTONIC_TIMESTAMP" "$E2E_WORK/journal.json" | head -n1; }
 unit_done=$(jmono '.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" and .JOB_RESULT != null')
 frozen=$(jmono '.UNIT == "user.slice" and (.MESSAGE | test("frozen"))')
-late=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._SYSTEMD_UNIT == \"systemd-suspend.service\"")
+late=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and (.SUSPEND_SYNC_TRIGGER == \"hook\" or ._SYSTEMD_UNIT == \"systemd-suspend.service\")")
 echo "journal: unit pass done $unit_done, user.slice frozen ${frozen:-(no freeze in $E2E_SYSTEMD_VERSION)}, late pass summary $late"
 
 # The two run records of this sleep (history, newest first: late, unit).
