@@ -15,9 +15,6 @@ source "$SOURCE_ROOT/test/e2e/lib.sh"
 e2e_require "$release"
 [[ -c /dev/fuse ]] || e2e_skip "no /dev/fuse"
 
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
 RUN_SUMMARY=68604cfcdf4543a8af217e49559df3e8
 
 t0=$SECONDS

@@ -19,9 +19,6 @@ SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 source "$SOURCE_ROOT/test/e2e/lib.sh"
 e2e_require "$release"
 
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
 
 t0=$SECONDS
 e2e_boot "$release" || { echo "FAIL: boot"; exit 1; }

@@ -30,9 +30,6 @@ SS_TEST_LEDGER=/run/suspend-sync-e2e/ledger.${bed##*.}
 source "$TEST_LIB/stack.sh"
 require_root_loop_fuse
 
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
 defect() {
         if [[ -n ${E2E_STRICT:-} ]]; then fail "$*"; else echo "KNOWN DEFECT (issue 10, not failed without E2E_STRICT=1): $*"; fi
 }

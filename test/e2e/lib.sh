@@ -64,6 +64,11 @@ e2e_mirror() {
                                    if ($(i + 1) !~ /-/) { print $i; exit } }' | grep .
 }
 
+# Results of a check script: fail() counts, ok() reports; the script exits non-zero if fails > 0.
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok:   $*"; }
+
 e2e_require() {
         local release=$1 mirror
         [[ $(id -u) == 0 ]] || e2e_skip "not root"

@@ -29,9 +29,6 @@ SS_TEST_LEDGER=/run/suspend-sync-e2e/ledger.${bed##*.}
 source "$TEST_LIB/stack.sh"
 require_root_loop_fuse
 
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
 
 cleanup() {
         # Resume first, so that no worker stays in D state and the container can power off.

@@ -31,9 +31,6 @@ RUN_SUMMARY=68604cfcdf4543a8af217e49559df3e8
 KNOB_CHANGED=17bbe55affee4e61b9c3702310f39697
 UNIT_STARTING=7d4958e842da4a758f6c1cdc7b36dcc5
 
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f ms", (b - a) / 1000 }'; }
 
 e2e_require "$release"
