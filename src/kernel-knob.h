@@ -11,7 +11,9 @@
  * Crash safety: the original value is recorded (atomically, only if no record exists yet) BEFORE
  * the knob is written, and the record is removed only AFTER the original value is back. A run that
  * is killed at any point therefore leaves either nothing changed or a record holding the true
- * original, which the next knob_restore() (ExecStop=, the post hook, or the next start) puts back.
+ * original, which the next knob_restore() (ExecStopPost=, the post hook, or the next start) puts
+ * back. Only the late pass (verb-run.c) calls knob_save_and_set(): it runs only when the sleep
+ * goes ahead.
  */
 
 #include <stdbool.h>
@@ -83,7 +85,7 @@ typedef struct KnobFacts {
  * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && covered: the last pass before the kernel
  *                       sync synced everything that sync would write, except devices proven stuck,
  *                       on which it would block before tasks are frozen; otherwise leave it.
- * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete, from any pass (the administrator gave up the
+ * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete, even if not covered (the administrator gave up the
  *                       kernel sync as a second chance for writes after our pass); otherwise leave
  *                       it (a sync error, a slow device or an incomplete view keeps it).
  * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,

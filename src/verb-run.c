@@ -9,6 +9,7 @@
 
 #include "context.h"
 #include "executor.h"
+#include "handover.h"
 #include "kernel-knob.h"
 #include "log.h"
 #include "message-ids.h"
@@ -34,9 +35,13 @@ static bool worker_still_stuck(pid_t pid) {
         return si.si_pid == 0;
 }
 
-static bool job_hung(const ExecJob *jobs, size_t n, size_t i) {
+static bool job_hung(const ExecJob *jobs, const StuckWorker *const *blocked, size_t n, size_t i) {
         if (jobs[i].outcome != OUTCOME_TIMEOUT || !jobs[i].hung)
                 return false;
+        /* Not started: a worker of an earlier pass is still stuck on the device, which was proven
+         * stuck then (handover_prune() checked just now that it still is in the kernel). */
+        if (blocked[i])
+                return true;
         if (jobs[i].abandoned_pid > 0)
                 return worker_still_stuck(jobs[i].abandoned_pid);
         /* Not started behind a stuck worker of its group: hung while that worker is. */
@@ -44,6 +49,52 @@ static bool job_hung(const ExecJob *jobs, size_t n, size_t i) {
                 if (j != i && jobs[j].abandoned_pid > 0 && jobs[j].hung && streq_ptr(jobs[j].group, jobs[i].group))
                         return worker_still_stuck(jobs[j].abandoned_pid);
         return false;
+}
+
+/* Updates the handover after the pass: adds the workers it left in the kernel; the unit's pass
+ * replaces the "unsynced" lines with its own (left[]). Returns whether a fresh "unsynced" line of
+ * the unit's pass names a superblock this late pass did not sync. */
+static bool handover_update(Handover *h, const Args *a, const ExecJob *jobs, size_t n, int proc_fd,
+                            const dev_t *left, size_t n_left) {
+        usec_t boot = now(CLOCK_BOOTTIME);
+        bool carried = false;
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                uint64_t start;
+
+                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !worker_still_stuck(jobs[i].abandoned_pid) ||
+                    proc_fd < 0 || proc_pid_start_time(proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
+                    handover_find_stuck(h, jobs[i].group))
+                        continue;
+                r = handover_add_stuck(h, jobs[i].abandoned_pid, start, jobs[i].hung, boot, jobs[i].group);
+                if (r < 0)
+                        log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
+                                  jobs[i].abandoned_pid, strerror(-r));
+        }
+
+        if (streq_ptr(a->trigger, "unit") && !a->late) {
+                handover_clear_unsynced(h);
+                for (size_t k = 0; k < n_left; k++)
+                        if (handover_add_unsynced(h, left[k], boot) < 0) {
+                                /* Full: 0:0 is a superblock no pass ever syncs, so the late pass keeps
+                                 * the kernel's sync on. */
+                                h->unsynced[h->n_unsynced - 1] = 0;
+                                break;
+                        }
+        }
+
+        if (a->late)
+                for (size_t k = 0; k < h->n_unsynced && !carried; k++) {
+                        bool synced = false;
+
+                        if (!handover_unsynced_fresh(h, k, boot))
+                                continue;
+                        for (size_t i = 0; i < n && !synced; i++)
+                                synced = jobs[i].dev == h->unsynced[k] && jobs[i].outcome == OUTCOME_SYNCED;
+                        carried = !synced;
+                }
+        return carried;
 }
 
 /* A job that ended without a sync of its own that is not a failure: recorded as skipped. */
@@ -77,12 +128,29 @@ static void knob_restore_logged(int sysfs_fd, const char *state_dir, const char 
                           r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
 }
 
+/* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
+ * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. */
+static void handover_end_cycle(const char *state_dir) {
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
+
+        if (state_lock(state_dir, &lock_fd) < 0)
+                return;
+        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0 || handover_load(dir_fd, &h) < 0 || h.n_unsynced == 0)
+                return;
+        handover_clear_unsynced(&h);
+        if (handover_save(dir_fd, &h) < 0)
+                log_debug("Failed to update the handover file, ignoring.");
+}
+
 int verb_restore_knob(const Args *a) {
         _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (sysfs_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
         knob_restore_logged(sysfs_fd, a->state_dir, "resume");
+        handover_end_cycle(a->state_dir);
         return 0;
 }
 
@@ -143,9 +211,15 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f) {
 int verb_run(const Args *a, int *ret_exit) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
         _cleanup_(run_record_done) RunRecord rec = {};
-        _cleanup_free_ ExecJob *jobs = NULL;
+        _cleanup_(handover_done) Handover ho = {};
+        _cleanup_free_ ExecJob *jobs = NULL, *run_jobs = NULL;
+        _cleanup_free_ size_t *run_index = NULL;
+        _cleanup_free_ const StuckWorker **blocked = NULL;
         _cleanup_free_ ProgressProbe *probes = NULL;
-        _cleanup_close_ int lock_fd = -EBADF, probe_sysfs_fd = -EBADF;
+        _cleanup_close_ int lock_fd = -EBADF, probe_sysfs_fd = -EBADF, state_fd = -EBADF, proc_fd = -EBADF;
+        _cleanup_free_ dev_t *left = NULL;
+        size_t n_run = 0, n_blocked = 0, n_left = 0;
+        bool carried = false;
         usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
         size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
         bool is_tmpfs = true, covered = true, unsynced = false, gone = false;
@@ -165,8 +239,26 @@ int verb_run(const Args *a, int *ret_exit) {
                 log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
                             a->state_dir);
 
-        /* A knob left changed by a run that was killed is put back before anything else. The late
-         * hook pass keeps the main pass's decision for this cycle. */
+        /* What earlier passes left: workers still stuck in the kernel (their devices get no second
+         * worker), what the unit's pass left unsynced. Only under the lock. */
+        if (lock_fd >= 0) {
+                state_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                r = state_fd < 0 ? negative_errno() : handover_load(state_fd, &ho);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to read '%s/" HANDOVER_FILE "', ignoring: %m", a->state_dir);
+                else if (ho.n_bad > 0)
+                        log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", ho.n_bad, a->state_dir);
+                if (proc_fd >= 0)
+                        (void) handover_prune(&ho, proc_fd);
+                else
+                        /* Cannot tell live from ended: forget them (at worst a second worker). */
+                        handover_clear_stuck(&ho);
+        }
+
+        /* A knob left changed by a run that was killed is put back before anything else. Only the
+         * late pass changes it: a sleep that does not happen after the unit's pass (cancelled, or
+         * this unit's failure failed sleep.target) must find it untouched. */
         if (touches_knob(a) && !a->late) {
                 _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
@@ -180,8 +272,12 @@ int verb_run(const Args *a, int *ret_exit) {
         deadline = a->started + c.policy->deadline;
         log_set_deadline(deadline);
         jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
+        run_jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
+        run_index = calloc(MAX(c.plan->n_sync, 1), sizeof(size_t));
+        blocked = calloc(MAX(c.plan->n_sync, 1), sizeof(StuckWorker *));
         probes = calloc(MAX(c.plan->n_sync, 1), sizeof(ProgressProbe));
-        if (!jobs || !probes)
+        left = calloc(MAX(c.plan->n_sync, 1), sizeof(dev_t));
+        if (!jobs || !run_jobs || !run_index || !blocked || !probes || !left)
                 return log_oom();
         /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
         probe_sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -212,14 +308,27 @@ int verb_run(const Args *a, int *ret_exit) {
                         .run_as_uid = c.plan->entries[i].run_as_uid,
                         .run_as_gid = c.plan->entries[i].run_as_gid,
                 };
+                /* A worker of an earlier pass is still stuck on this device: a second one would
+                 * only get stuck too (and pile up from sleep to sleep). */
+                blocked[i] = handover_find_stuck(&ho, jobs[i].group);
+                if (blocked[i]) {
+                        jobs[i].outcome = OUTCOME_TIMEOUT;
+                        jobs[i].hung = blocked[i]->hung;
+                        n_blocked++;
+                        continue;
+                }
+                run_index[n_run] = i;
+                run_jobs[n_run++] = jobs[i];
         }
 
         t0 = now(CLOCK_MONOTONIC);
-        r = executor_run(jobs, c.plan->n_sync, c.policy->max_parallel,
+        r = executor_run(run_jobs, n_run, c.policy->max_parallel,
                          deadline - record_reserve(c.policy->deadline), NULL);
         t1 = now(CLOCK_MONOTONIC);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the sync workers: %m");
+        for (size_t k = 0; k < n_run; k++)
+                jobs[run_index[k]] = run_jobs[k];
 
         /* Record. */
         rec = (RunRecord) {
@@ -284,7 +393,19 @@ int verb_run(const Args *a, int *ret_exit) {
                 case OUTCOME_TIMEOUT:
                         n_timeout++;
                         free(m->reason);
-                        if (job_hung(jobs, c.plan->n_sync, i)) {
+                        if (blocked[i]) {
+                                if (blocked[i]->hung)
+                                        n_hung++;
+                                else {
+                                        unsynced = true;
+                                        left[n_left++] = e->dev;
+                                }
+                                if (asprintf(&m->reason, "%s: not started, worker " PID_FMT " of an earlier pass is "
+                                             "still in the kernel on this device%s",
+                                             blocked[i]->hung ? "hung" : "busy", blocked[i]->pid,
+                                             blocked[i]->hung ? "" : ": left to the kernel's sync") < 0)
+                                        m->reason = NULL;
+                        } else if (job_hung(jobs, blocked, c.plan->n_sync, i)) {
                                 n_hung++;
                                 m->reason = strdup(jobs[i].abandoned_pid > 0
                                                    ? "hung: its device completed no I/O for the proof window, "
@@ -292,19 +413,26 @@ int verb_run(const Args *a, int *ret_exit) {
                                                    : "hung: not started, its device is stuck");
                         } else {
                                 unsynced = true;
+                                left[n_left++] = e->dev;
                                 m->reason = strdup(jobs[i].abandoned_pid == 0 ? "not started before the deadline"
                                                    : jobs[i].hung ? "stuck device woke up: left to the kernel's sync"
                                                    : "slow or without progress evidence: left to the kernel's sync");
                         }
                         if (!m->reason)
                                 return log_oom();
-                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
-                                  &(LogEvent) { .mount = e->mount_point, .outcome = "timeout",
-                                                .duration = jobs[i].duration },
-                                  jobs[i].abandoned_pid > 0
-                                          ? "Sync of %s timed out, worker " PID_FMT " abandoned."
-                                          : "Sync of %s not started before the deadline.",
-                                  e->mount_point, jobs[i].abandoned_pid);
+                        if (blocked[i])
+                                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
+                                          &(LogEvent) { .mount = e->mount_point, .outcome = "timeout" },
+                                          "Sync of %s not started: worker " PID_FMT " of an earlier pass is "
+                                          "still stuck on its device.", e->mount_point, blocked[i]->pid);
+                        else
+                                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
+                                          &(LogEvent) { .mount = e->mount_point, .outcome = "timeout",
+                                                        .duration = jobs[i].duration },
+                                          jobs[i].abandoned_pid > 0
+                                                  ? "Sync of %s timed out, worker " PID_FMT " abandoned."
+                                                  : "Sync of %s not started before the deadline.",
+                                          e->mount_point, jobs[i].abandoned_pid);
                         break;
                 default:
                         if (jobs[i].error == EIDRM) {
@@ -328,6 +456,7 @@ int verb_run(const Args *a, int *ret_exit) {
                         }
                         n_error++;
                         unsynced = true;
+                        left[n_left++] = e->dev;
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
                                   &(LogEvent) { .mount = e->mount_point, .outcome = "error",
                                                 .duration = jobs[i].duration, .error = jobs[i].error ?: EIO },
@@ -352,11 +481,21 @@ int verb_run(const Args *a, int *ret_exit) {
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
         }
 
-        /* Only the late pass, right before the kernel's own sync, can prove that sync redundant:
-         * after the unit's main pass, writes may still happen before the hook runs. */
-        if (touches_knob(a)) {
+        if (state_fd >= 0) {
+                carried = handover_update(&ho, a, jobs, c.plan->n_sync, proc_fd, left, n_left);
+                r = handover_save(state_fd, &ho);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to write '%s/" HANDOVER_FILE "', ignoring: %m", a->state_dir);
+        }
+        if (carried)
+                log_notice("The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
+
+        /* Only the late pass, right before the kernel's own sync, may change the knob: after the
+         * unit's main pass, writes may still happen before the hook runs, and the sleep may not
+         * happen at all (then nothing would put the knob back). */
+        if (touches_knob(a) && a->late) {
                 KnobFacts f = {
-                        .unsynced = unsynced,
+                        .unsynced = unsynced || carried,
                         .hung = n_hung > 0,
                         .complete = c.sample->complete && !gone,
                         .covered = covered && a->late,

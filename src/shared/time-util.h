@@ -15,6 +15,7 @@ typedef uint64_t usec_t;
 #define USEC_INFINITY ((usec_t) UINT64_MAX)
 #define USEC_PER_SEC ((usec_t) 1000000ULL)
 #define USEC_PER_MSEC ((usec_t) 1000ULL)
+#define USEC_PER_MINUTE ((usec_t) (60ULL * USEC_PER_SEC))
 #define NSEC_PER_USEC ((uint64_t) 1000ULL)
 
 #define FORMAT_TIMESPAN_MAX 64

@@ -116,7 +116,7 @@ for k in 'Type=oneshot' 'RemainAfterExit=yes' 'DefaultDependencies=no' 'Before=s
 done
 grep -Eq '^TimeoutStartSec=[1-9]' "$dest$unit" || fail "unit lacks a finite TimeoutStartSec="
 grep -Eq '^ExecStart=/.*/suspend-sync run --trigger=unit$' "$dest$unit" || fail "unit ExecStart= unexpected"
-grep -Eq '^ExecStop=/.*/suspend-sync restore-knob$' "$dest$unit" || fail "unit ExecStop= unexpected"
+grep -Eq '^ExecStopPost=/.*/suspend-sync restore-knob$' "$dest$unit" || fail "unit ExecStopPost= unexpected"
 
 # 5. catalog
 if ! command -v journalctl >/dev/null; then

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "handover.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+#include "shared/parse-util.h"
+
+#define HANDOVER_HEADER "# suspend-sync handover v1: what one pass leaves for the next (see handover.h)\n"
+
+void handover_done(Handover *h) {
+        if (!h)
+                return;
+        for (size_t i = 0; i < h->n_stuck; i++)
+                free(h->stuck[i].group);
+        free(h->stuck);
+        free(h->unsynced);
+        free(h->unsynced_boottime);
+        *h = (Handover) {};
+}
+
+static bool group_valid(const char *g) {
+        if (!g || !*g || strlen(g) > 4096)
+                return false;
+        for (const char *p = g; *p; p++)
+                if ((unsigned char) *p <= ' ' || (unsigned char) *p >= 0x7f)
+                        return false;
+        return true;
+}
+
+int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
+                       const char *group) {
+        StuckWorker *n;
+        char *g;
+
+        if (pid <= 0 || !group_valid(group))
+                return -EINVAL;
+        if (h->n_stuck >= HANDOVER_ENTRIES_MAX)
+                return -E2BIG;
+        n = reallocarray(h->stuck, h->n_stuck + 1, sizeof(StuckWorker));
+        if (!n)
+                return -ENOMEM;
+        h->stuck = n;
+        g = strdup(group);
+        if (!g)
+                return -ENOMEM;
+        h->stuck[h->n_stuck++] = (StuckWorker) {
+                .pid = pid, .start_time = start_time, .hung = hung, .boottime = boottime, .group = g,
+        };
+        return 0;
+}
+
+int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime) {
+        dev_t *d;
+        usec_t *b;
+
+        if (h->n_unsynced >= HANDOVER_ENTRIES_MAX)
+                return -E2BIG;
+        d = reallocarray(h->unsynced, h->n_unsynced + 1, sizeof(dev_t));
+        if (!d)
+                return -ENOMEM;
+        h->unsynced = d;
+        b = reallocarray(h->unsynced_boottime, h->n_unsynced + 1, sizeof(usec_t));
+        if (!b)
+                return -ENOMEM;
+        h->unsynced_boottime = b;
+        h->unsynced[h->n_unsynced] = dev;
+        h->unsynced_boottime[h->n_unsynced] = boottime;
+        h->n_unsynced++;
+        return 0;
+}
+
+void handover_clear_unsynced(Handover *h) {
+        h->unsynced = mfree(h->unsynced);
+        h->unsynced_boottime = mfree(h->unsynced_boottime);
+        h->n_unsynced = 0;
+}
+
+void handover_clear_stuck(Handover *h) {
+        for (size_t i = 0; i < h->n_stuck; i++)
+                free(h->stuck[i].group);
+        h->stuck = mfree(h->stuck);
+        h->n_stuck = 0;
+}
+
+const StuckWorker *handover_find_stuck(const Handover *h, const char *group) {
+        if (!group)
+                return NULL;
+        for (size_t i = 0; i < h->n_stuck; i++)
+                if (streq(h->stuck[i].group, group))
+                        return &h->stuck[i];
+        return NULL;
+}
+
+bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
+        usec_t t = h->unsynced_boottime[i];
+
+        /* A time in the future (another boot's file on a persistent directory) is not fresh. */
+        return t <= now_boottime && now_boottime - t <= HANDOVER_UNSYNCED_MAX_AGE;
+}
+
+/* Splits line (modified in place) into at most max blank-separated words. */
+static size_t split_words(char *line, char **words, size_t max) {
+        size_t n = 0;
+        char *save = NULL;
+
+        for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+                if (n == max)
+                        return max + 1;
+                words[n++] = w;
+        }
+        return n;
+}
+
+static int parse_dev(const char *s, dev_t *ret) {
+        unsigned ma, mi;
+        const char *colon = strchr(s, ':');
+        char buf[16];
+
+        if (!colon || (size_t) (colon - s) >= sizeof(buf))
+                return -EINVAL;
+        memcpy(buf, s, colon - s);
+        buf[colon - s] = 0;
+        if (safe_atou(buf, &ma) < 0 || safe_atou(colon + 1, &mi) < 0)
+                return -EINVAL;
+        *ret = makedev(ma, mi);
+        if (major(*ret) != ma || minor(*ret) != mi)
+                return -ERANGE;
+        return 0;
+}
+
+static int parse_line(Handover *h, char *line) {
+        char *w[7];
+        size_t n = split_words(line, w, 6);
+        uint64_t pid, start, hung, boot;
+        dev_t dev;
+
+        if (n == 6 && streq(w[0], "stuck")) {
+                if (safe_atou64(w[1], &pid) < 0 || pid == 0 || pid > INT32_MAX ||
+                    safe_atou64(w[2], &start) < 0 || safe_atou64(w[3], &hung) < 0 || hung > 1 ||
+                    safe_atou64(w[4], &boot) < 0)
+                        return -EINVAL;
+                return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5]);
+        }
+        if (n == 3 && streq(w[0], "unsynced")) {
+                if (parse_dev(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
+                        return -EINVAL;
+                return handover_add_unsynced(h, dev, boot);
+        }
+        return -EINVAL;
+}
+
+int handover_parse(const char *text, Handover *ret) {
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_free_ char *copy = strdup(text);
+        char *save = NULL;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (line[0] == '#' || line[strspn(line, " \t")] == 0)
+                        continue;
+                r = parse_line(&h, line);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        h.n_bad++;
+        }
+        *ret = h;
+        h = (Handover) {};
+        return 0;
+}
+
+int handover_format(const Handover *h, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(HANDOVER_HEADER, f);
+        for (size_t i = 0; i < h->n_stuck; i++)
+                if (h->stuck[i].pid > 0 && group_valid(h->stuck[i].group))
+                        fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s\n", (int) h->stuck[i].pid,
+                                h->stuck[i].start_time, h->stuck[i].hung, (uint64_t) h->stuck[i].boottime,
+                                h->stuck[i].group);
+        for (size_t i = 0; i < h->n_unsynced; i++)
+                fprintf(f, "unsynced %u:%u %" PRIu64 "\n", major(h->unsynced[i]), minor(h->unsynced[i]),
+                        (uint64_t) h->unsynced_boottime[i]);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *ret_state) {
+        _cleanup_free_ char *text = NULL;
+        char path[32], *p, *save = NULL;
+        uint64_t start;
+        char state;
+        int r;
+
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        r = read_full_file_at(proc_fd, path, 4096, &text, NULL);
+        if (r < 0)
+                return r == -ENOENT || r == -ESRCH ? -ENOENT : r;
+        /* "PID (COMM) S ..." where COMM may hold anything: fields start after the last ')'. */
+        p = strrchr(text, ')');
+        if (!p || p[1] != ' ')
+                return -EBADMSG;
+        p += 2;
+        state = *p;
+        /* Field 3 is the state; field 22 the start time: 19 more words. */
+        p = strtok_r(p, " ", &save);
+        for (int field = 3; p && field < 22; field++)
+                p = strtok_r(NULL, " ", &save);
+        if (!p || safe_atou64(p, &start) < 0)
+                return -EBADMSG;
+        if (ret_start_time)
+                *ret_start_time = start;
+        if (ret_state)
+                *ret_state = state;
+        return 0;
+}
+
+size_t handover_prune(Handover *h, int proc_fd) {
+        size_t kept = 0, dropped = 0;
+
+        for (size_t i = 0; i < h->n_stuck; i++) {
+                StuckWorker *w = &h->stuck[i];
+                uint64_t start;
+                char state;
+
+                if (proc_pid_start_time(proc_fd, w->pid, &start, &state) < 0 || start != w->start_time ||
+                    state == 'Z' || state == 'X' || state == 'x') {
+                        free(w->group);
+                        dropped++;
+                        continue;
+                }
+                h->stuck[kept++] = *w;
+        }
+        h->n_stuck = kept;
+        return dropped;
+}
+
+int handover_load(int state_dir_fd, Handover *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        *ret = (Handover) {};
+        r = read_full_file_at(state_dir_fd, HANDOVER_FILE, HANDOVER_FILE_MAX, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return handover_parse(text, ret);
+}
+
+int handover_save(int state_dir_fd, const Handover *h) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (h->n_stuck == 0 && h->n_unsynced == 0) {
+                if (unlinkat(state_dir_fd, HANDOVER_FILE, 0) < 0 && errno != ENOENT)
+                        return -errno;
+                return 0;
+        }
+        r = handover_format(h, &text);
+        if (r < 0)
+                return r;
+        return write_file_atomic_at(state_dir_fd, HANDOVER_FILE, text, strlen(text));
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Handover: what one pass leaves for the next, in the state directory (tmpfs) file "handover".
+ *
+ *   stuck PID STARTTIME HUNG BOOTTIME GROUP   a worker abandoned in the kernel (D state) on the
+ *                                             device group GROUP; STARTTIME is field 22 of
+ *                                             /proc/PID/stat (so a reused pid is not taken for it),
+ *                                             HUNG 1 when its device was proven stuck
+ *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
+ *                                             timeout without proof of a hang, not started)
+ *
+ * BOOTTIME is CLOCK_BOOTTIME (usec) when the line was written: it counts across the sleep itself.
+ * Every pass reads the file, drops workers that have ended, never starts a worker on a group that
+ * still has one stuck (the earlier worker may end any moment, a second one only piles up), and
+ * writes it back with its own abandoned workers. The unit's pass replaces the "unsynced" lines with
+ * its own; the late pass, the only one that may turn the kernel's own sync off, counts those it
+ * did not sync itself as unsynced (the kernel sync is their only chance). restore-knob (after
+ * resume, or when the sleep did not happen) drops the "unsynced" lines.
+ *
+ * Parsing is pure; unknown or malformed lines are skipped and counted (a damaged file costs at
+ * most a second worker or a kernel sync left on, never a skipped sync).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/time-util.h"
+
+#define HANDOVER_FILE "handover"
+#define HANDOVER_FILE_MAX (256U * 1024U)
+#define HANDOVER_ENTRIES_MAX 1024U
+/* "unsynced" lines older than this are ignored: a sleep that never came. */
+#define HANDOVER_UNSYNCED_MAX_AGE (10 * USEC_PER_MINUTE)
+
+typedef struct StuckWorker {
+        pid_t pid;
+        uint64_t start_time;   /* /proc/PID/stat field 22 (clock ticks since boot) */
+        bool hung;             /* its device was proven stuck when it was abandoned */
+        usec_t boottime;       /* when it was recorded */
+        char *group;           /* device group (Superblock.group): printable, no blanks */
+} StuckWorker;
+
+typedef struct Handover {
+        StuckWorker *stuck;
+        size_t n_stuck;
+        dev_t *unsynced;
+        usec_t *unsynced_boottime;
+        size_t n_unsynced;
+        size_t n_bad;          /* lines skipped by the parser */
+} Handover;
+
+void handover_done(Handover *h);
+
+/* Pure. Parses the file's text (NUL-terminated). Returns 0 or -ENOMEM; malformed lines are
+ * counted in n_bad, entries beyond HANDOVER_ENTRIES_MAX dropped (and counted). */
+int handover_parse(const char *text, Handover *ret);
+
+/* Pure. The file's text for h; entries whose group is not a valid token are left out. */
+int handover_format(const Handover *h, char **ret);
+
+/* Appends one stuck worker / unsynced superblock (copies group). -ENOMEM, -E2BIG when full,
+ * -EINVAL for a group that is empty or holds blanks or control characters. */
+int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
+                       const char *group);
+int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime);
+void handover_clear_unsynced(Handover *h);
+void handover_clear_stuck(Handover *h);
+
+/* The live stuck worker of group, or NULL. */
+const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
+/* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
+bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
+
+/* Reads field 22 (start time) and field 3 (state) of proc_fd/PID/stat. -ENOENT when the process
+ * is gone, -EBADMSG for unexpected content. */
+int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *ret_state);
+
+/* Drops stuck workers that are gone: no such pid, another process under that pid (start time),
+ * or a zombie. Returns the number dropped. */
+size_t handover_prune(Handover *h, int proc_fd);
+
+/* Loads state_dir_fd/HANDOVER_FILE (missing: empty). Returns 0 or negative errno (then *ret is
+ * empty and usable). */
+int handover_load(int state_dir_fd, Handover *ret);
+/* Writes it atomically; an empty handover removes the file. */
+int handover_save(int state_dir_fd, const Handover *h);

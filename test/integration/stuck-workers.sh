@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Issue 10 ("abandoned workers pile up across suspends", "the late pass retries a device the unit
+# pass just found hung"): a worker abandoned in the kernel on a hung device is handed over to later
+# passes (state directory, "handover"), which never start another worker on that device while it
+# is stuck, say why, and count the device as hung (its proof came from the earlier pass). Once the
+# device comes back and the worker ends, the next pass syncs it normally and forgets it. A damaged
+# handover file costs nothing but a notice.
+set -euo pipefail
+source "$TEST_LIB/stack.sh"
+source "$TEST_LIB/suspend-sync.sh"
+require_root_loop_fuse
+ss_init
+
+stack_setup good ext4 64M
+stack_setup hung ext4 64M
+stack_ctl hung hang-max 120s >/dev/null
+echo data >"$(stack_mnt hung)/f"
+stack_ctl hung hang io >/dev/null
+ss_config "[Sync]
+MountTimeoutSec=1s
+DeadlineSec=3s"
+hung=$(stack_mnt hung)
+status=$SS_TMP/status.json
+
+# Pass 1 abandons a worker on the hung disk and hands it over.
+ss --trigger=unit run
+ss status --json=short >"$status"
+pid1=$(ss_mount_field "$status" "$hung" abandoned_pid)
+[[ $pid1 =~ ^[1-9][0-9]*$ ]] || fail "pass 1: no abandoned worker reported ($pid1)"
+grep -Eq "^stuck $pid1 [0-9]+ 1 [0-9]+ [^ ]+$" "$SS_STATE/handover" ||
+        fail "pass 1: worker $pid1 not handed over as hung: $(cat "$SS_STATE/handover" 2>&1)"
+echo "pass 1: worker $pid1 abandoned: $(ss_mount_field "$status" "$hung" reason)"
+
+# Pass 2 (the late pass of the same sleep, or the next sleep): no second worker on that device.
+echo more >"$(stack_mnt good)/g"
+ss --trigger=unit run
+ss status --json=short >"$status"
+pid2=$(ss_mount_field "$status" "$hung" abandoned_pid)
+reason2=$(ss_mount_field "$status" "$hung" reason)
+echo "pass 2: hung mount: $(ss_mount_field "$status" "$hung" outcome), worker '$pid2': $reason2"
+[[ $pid2 == 0 || $pid2 == null ]] || fail "pass 2 started another worker ($pid2) on the device worker $pid1 is stuck on"
+[[ $reason2 == "hung: not started, worker $pid1 of an earlier pass"* ]] || fail "pass 2 reason: $reason2"
+[[ $(ss_mount_field "$status" "$(stack_mnt good)" outcome) == synced ]] || fail "pass 2: the healthy mount was not synced"
+[[ $(grep -c '^stuck ' "$SS_STATE/handover") == 1 ]] || fail "pass 2: handover: $(cat "$SS_STATE/handover")"
+
+# The device comes back: the worker ends, the next pass syncs and forgets it.
+stack_ctl hung resume >/dev/null
+ss_wait_gone "$pid1" 30 || fail "worker $pid1 still there after resume"
+ss --trigger=unit run
+ss status --json=short >"$status"
+[[ $(ss_mount_field "$status" "$hung" outcome) == synced ]] || fail "pass 3: $(ss_mount_field "$status" "$hung" reason)"
+[[ ! -e $SS_STATE/handover ]] || fail "pass 3: handover not emptied: $(cat "$SS_STATE/handover")"
+
+# A damaged handover file: a notice, and the pass syncs everything.
+printf 'stuck x\nunsynced nonsense\n\0garbage\n' >"$SS_STATE/handover"
+out=$(ss --trigger=unit run 2>&1) || fail "pass with a damaged handover failed: $out"
+grep -q "malformed lines" <<<"$out" || fail "damaged handover not reported: $out"
+ss status --json=short >"$status"
+[[ $(ss_mount_field "$status" "$hung" outcome) == synced ]] || fail "damaged handover: hung mount not synced"
+echo PASS

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "handover.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+TEST(round_trip) {
+        _cleanup_(handover_done) Handover h = {}, back = {};
+        _cleanup_free_ char *text = NULL, *text2 = NULL;
+
+        ASSERT_OK(handover_add_stuck(&h, 1234, 98765, true, 5000000, "7:3"));
+        ASSERT_OK(handover_add_stuck(&h, 42, 1, false, 6000000, "owner:1000:1000:sb:0:55"));
+        ASSERT_OK(handover_add_unsynced(&h, makedev(259, 1048575), 7000000));
+        ASSERT_OK(handover_format(&h, &text));
+        ASSERT_OK(handover_parse(text, &back));
+        ASSERT_EQ(back.n_bad, 0U);
+        ASSERT_EQ(back.n_stuck, 2U);
+        ASSERT_EQ(back.stuck[0].pid, 1234);
+        ASSERT_U64_EQ(back.stuck[0].start_time, 98765);
+        ASSERT_TRUE(back.stuck[0].hung);
+        ASSERT_U64_EQ(back.stuck[0].boottime, 5000000);
+        ASSERT_STREQ(back.stuck[0].group, "7:3");
+        ASSERT_TRUE(!back.stuck[1].hung);
+        ASSERT_EQ(back.n_unsynced, 1U);
+        ASSERT_TRUE(back.unsynced[0] == makedev(259, 1048575));
+        ASSERT_OK(handover_format(&back, &text2));
+        ASSERT_STREQ(text, text2);
+
+        ASSERT_TRUE(handover_find_stuck(&back, "7:3") == &back.stuck[0]);
+        ASSERT_TRUE(handover_find_stuck(&back, "7:30") == NULL);
+        ASSERT_TRUE(handover_find_stuck(&back, NULL) == NULL);
+}
+
+TEST(bad_input) {
+        _cleanup_(handover_done) Handover h = {};
+
+        /* Groups that could not be read back are refused. */
+        ASSERT_ERR(handover_add_stuck(&h, 1, 1, true, 1, "a b"), EINVAL);
+        ASSERT_ERR(handover_add_stuck(&h, 1, 1, true, 1, ""), EINVAL);
+        ASSERT_ERR(handover_add_stuck(&h, 1, 1, true, 1, "a\nstuck"), EINVAL);
+        ASSERT_ERR(handover_add_stuck(&h, 0, 1, true, 1, "7:3"), EINVAL);
+        ASSERT_EQ(h.n_stuck, 0U);
+
+        ASSERT_OK(handover_parse("# comment\n"
+                                 "\n"
+                                 "stuck 12 34 1 56 7:3\n"
+                                 "stuck 12 34 2 56 7:3\n"          /* hung not 0/1 */
+                                 "stuck 0 34 1 56 7:3\n"           /* pid 0 */
+                                 "stuck -5 34 1 56 7:3\n"
+                                 "stuck 12 34 1 56\n"              /* no group */
+                                 "stuck 12 34 1 56 7:3 extra\n"
+                                 "unsynced 8:1 99\n"
+                                 "unsynced 8 99\n"
+                                 "unsynced 8:x 99\n"
+                                 "unsynced 99999999999:1 99\n"
+                                 "future 1 2 3\n"
+                                 "stuck 12 34 1 56 8:0",           /* no final newline */
+                                 &h));
+        ASSERT_EQ(h.n_stuck, 2U);
+        ASSERT_STREQ(h.stuck[1].group, "8:0");
+        ASSERT_EQ(h.n_unsynced, 1U);
+        ASSERT_EQ(h.n_bad, 9U);
+}
+
+TEST(bounded) {
+        _cleanup_(handover_done) Handover h = {}, back = {};
+        _cleanup_free_ char *text = NULL;
+        int r = 0;
+
+        for (unsigned i = 0; i < HANDOVER_ENTRIES_MAX + 5 && r >= 0; i++)
+                r = handover_add_unsynced(&h, makedev(8, i), 1);
+        ASSERT_EQ(r, -E2BIG);
+        ASSERT_EQ(h.n_unsynced, HANDOVER_ENTRIES_MAX);
+        ASSERT_OK(handover_format(&h, &text));
+        /* A longer file than the limit is read up to the limit; the rest counts as bad. */
+        ASSERT_OK(handover_parse(text, &back));
+        ASSERT_EQ(back.n_unsynced, HANDOVER_ENTRIES_MAX);
+}
+
+TEST(fresh) {
+        _cleanup_(handover_done) Handover h = {};
+
+        ASSERT_OK(handover_add_unsynced(&h, makedev(8, 1), 100 * USEC_PER_SEC));
+        ASSERT_TRUE(handover_unsynced_fresh(&h, 0, 100 * USEC_PER_SEC));
+        ASSERT_TRUE(handover_unsynced_fresh(&h, 0, 100 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE));
+        ASSERT_TRUE(!handover_unsynced_fresh(&h, 0, 101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE));
+        /* From the future: another boot. */
+        ASSERT_TRUE(!handover_unsynced_fresh(&h, 0, 99 * USEC_PER_SEC));
+}
+
+/* A fake /proc: PID/stat files. */
+static void put_stat(int dir_fd, int pid, const char *comm, char state, unsigned long long start) {
+        char dir[32], text[512];
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(dir, sizeof dir, "%d", pid);
+        ASSERT_TRUE(mkdirat(dir_fd, dir, 0755) == 0 || errno == EEXIST);
+        snprintf(dir, sizeof dir, "%d/stat", pid);
+        snprintf(text, sizeof text, "%d (%s) %c 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 %llu 20 21\n",
+                 pid, comm, state, start);
+        fd = openat(dir_fd, dir, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+}
+
+TEST(prune) {
+        char root[] = "/tmp/test-handover.XXXXXX", cmd[64];
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t start = 0;
+        char state = 0;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        put_stat(fd, 10, "suspend-sync", 'D', 500);
+        put_stat(fd, 11, "evil) D 1 2 (x", 'D', 600);     /* comm with ") " inside */
+        put_stat(fd, 12, "suspend-sync", 'Z', 700);
+        put_stat(fd, 13, "reused", 'S', 9999);
+
+        ASSERT_OK(proc_pid_start_time(fd, 11, &start, &state));
+        ASSERT_U64_EQ(start, 600);
+        ASSERT_EQ(state, 'D');
+        ASSERT_ERR(proc_pid_start_time(fd, 99, &start, &state), ENOENT);
+
+        ASSERT_OK(handover_add_stuck(&h, 10, 500, true, 1, "g10"));
+        ASSERT_OK(handover_add_stuck(&h, 11, 600, true, 1, "g11"));
+        ASSERT_OK(handover_add_stuck(&h, 12, 700, true, 1, "g12"));   /* zombie */
+        ASSERT_OK(handover_add_stuck(&h, 13, 800, true, 1, "g13"));   /* pid reused */
+        ASSERT_OK(handover_add_stuck(&h, 14, 900, true, 1, "g14"));   /* gone */
+        ASSERT_EQ(handover_prune(&h, fd), 3U);
+        ASSERT_EQ(h.n_stuck, 2U);
+        ASSERT_STREQ(h.stuck[0].group, "g10");
+        ASSERT_STREQ(h.stuck[1].group, "g11");
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+/* The real /proc: our own start time, and a child that ended is pruned once reaped. */
+TEST(prune_real_proc) {
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        uint64_t start;
+        pid_t child;
+
+        ASSERT_TRUE(proc >= 0);
+        child = fork();
+        ASSERT_TRUE(child >= 0);
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        ASSERT_OK(proc_pid_start_time(proc, child, &start, NULL));
+        ASSERT_OK(handover_add_stuck(&h, child, start, true, 1, "g"));
+        ASSERT_EQ(handover_prune(&h, proc), 0U);
+        ASSERT_EQ(kill(child, SIGKILL), 0);
+        ASSERT_EQ(waitpid(child, NULL, 0), child);
+        ASSERT_EQ(handover_prune(&h, proc), 1U);
+        ASSERT_EQ(h.n_stuck, 0U);
+}
+
+TEST(load_save) {
+        char root[] = "/tmp/test-handover.XXXXXX", cmd[64];
+        _cleanup_(handover_done) Handover h = {}, back = {}, empty = {};
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(handover_load(fd, &back));                    /* missing: empty */
+        ASSERT_EQ(back.n_stuck + back.n_unsynced, 0U);
+        ASSERT_OK(handover_add_unsynced(&h, makedev(8, 1), 1));
+        ASSERT_OK(handover_save(fd, &h));
+        ASSERT_OK(handover_load(fd, &back));
+        ASSERT_EQ(back.n_unsynced, 1U);
+        ASSERT_OK(handover_save(fd, &empty));                   /* empty: file removed */
+        ASSERT_TRUE(faccessat(fd, HANDOVER_FILE, F_OK, 0) < 0 && errno == ENOENT);
+        ASSERT_OK(handover_save(fd, &empty));                   /* idempotent */
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+int main(void) {
+        RUN(round_trip);
+        RUN(bad_input);
+        RUN(bounded);
+        RUN(fresh);
+        RUN(prune);
+        RUN(prune_real_proc);
+        RUN(load_save);
+        return 0;
+}
