@@ -42,7 +42,7 @@
 #define INIH_MAX_SECTION 50                     /* compile-time in libinih: names are cut at 49 */
 #define INIH_MAX_NAME 50
 
-#define DEFAULT_MAX_PARALLEL 4U
+#define DEFAULT_MAX_PARALLEL 16U
 #define DEFAULT_MOUNT_TIMEOUT (10U * USEC_PER_SEC)
 #define DEFAULT_DEADLINE (30U * USEC_PER_SEC)
 

@@ -78,7 +78,7 @@ typedef struct Rule {
 
 typedef struct Policy {
         /* [Sync] */
-        unsigned max_parallel;      /* default 4, 1..POLICY_MAX_PARALLEL_LIMIT */
+        unsigned max_parallel;      /* default 16, 1..POLICY_MAX_PARALLEL_LIMIT */
         usec_t mount_timeout;       /* default 10s */
         usec_t deadline;            /* default 30s */
         bool skip_clean;            /* default no; parsed for old configurations, changes nothing:

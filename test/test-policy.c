@@ -62,7 +62,7 @@ static void dump_warnings(const Policy *p) {
         } while (0)
 
 static void assert_defaults(const Policy *p) {
-        ASSERT_EQ(p->max_parallel, 4);
+        ASSERT_EQ(p->max_parallel, 16);
         ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
         ASSERT_U64_EQ(p->deadline, 30 * USEC_PER_SEC);
         ASSERT_TRUE(!p->skip_clean);
@@ -284,7 +284,7 @@ TEST(long_lines) {
                              l204, l199, l200, h, c) > 0);
         p = parse(text);
         dump_warnings(p);
-        ASSERT_EQ(p->max_parallel, 4);
+        ASSERT_EQ(p->max_parallel, 16);
         ASSERT_EQ(p->o_deadline.line, 3);
         ASSERT_WARNING(p, "t.conf:2: Line too long (204 bytes, max 199), ignoring");
         /* A line of a rule we cannot read may be the key that narrows it: the rule is disabled. */
@@ -626,7 +626,7 @@ TEST(bounds) {
         ASSERT_EQ(p->n_warnings, POLICY_MAX_WARNINGS);
         ASSERT_STREQ(p->warnings[POLICY_MAX_WARNINGS - 1], "t.conf:257: too many warnings, ignoring further ones");
         ASSERT_TRUE(p->warnings[POLICY_MAX_WARNINGS] == NULL);
-        ASSERT_EQ(p->max_parallel, 4);
+        ASSERT_EQ(p->max_parallel, 16);
 }
 
 TEST(format) {
@@ -686,7 +686,7 @@ TEST(format) {
         ASSERT_OK(policy_new(&d));
         ASSERT_OK(policy_format(d, &u));
         ASSERT_TRUE(strstr(u, "# No configuration files read: built-in defaults.\n"));
-        ASSERT_TRUE(strstr(u, "# default\nMaxParallel=4\n# default\nMountTimeoutSec=10s\n# default\nDeadlineSec=30s\n"));
+        ASSERT_TRUE(strstr(u, "# default\nMaxParallel=16\n# default\nMountTimeoutSec=10s\n# default\nDeadlineSec=30s\n"));
         ASSERT_TRUE(!strstr(u, "# from"));
 }
 
