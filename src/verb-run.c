@@ -13,6 +13,7 @@
 #include "kernel-knob.h"
 #include "log.h"
 #include "message-ids.h"
+#include "scope.h"
 #include "state.h"
 #include "verbs.h"
 
@@ -95,6 +96,40 @@ static bool handover_update(Handover *h, const Args *a, const ExecJob *jobs, siz
                         carried = !synced;
                 }
         return carried;
+}
+
+/* Abandoned workers still in the kernel would keep the unit that ran us busy after resume
+ * (systemd-suspend.service "deactivating", "left-over process" at suspend-sync.service's next start):
+ * hand them to a scope of their own, with what is left before the deadline (less a few ms for the
+ * summary). */
+static void stuck_workers_to_scope(const ExecJob *jobs, size_t n, usec_t deadline) {
+        _cleanup_free_ pid_t *pids = calloc(MAX(n, 1), sizeof(pid_t));
+        _cleanup_free_ char *unit = NULL;
+        usec_t t = now(CLOCK_MONOTONIC), margin = 5 * USEC_PER_MSEC;
+        size_t k = 0;
+        int r;
+
+        if (!pids) {
+                log_oom();
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                bool seen = false;
+                for (size_t j = 0; j < k; j++)
+                        seen = seen || pids[j] == jobs[i].abandoned_pid;
+                if (!seen && worker_still_stuck(jobs[i].abandoned_pid))
+                        pids[k++] = jobs[i].abandoned_pid;
+        }
+        if (k == 0)
+                return;
+        r = t + margin < deadline ? scope_adopt(pids, k, deadline - margin - t, &unit) : -ETIMEDOUT;
+        if (r == -ENOMEDIUM)
+                log_debug("systemd is not PID 1: %zu stuck worker(s) stay in our cgroup.", k);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to move %zu stuck worker(s) out of this unit to a scope, ignoring: %m",
+                                  k);
+        else
+                log_notice("Moved %zu stuck worker(s) out of this unit to %s.", k, unit);
 }
 
 /* A job that ended without a sync of its own that is not a failure: recorded as skipped. */
@@ -502,6 +537,9 @@ int verb_run(const Args *a, int *ret_exit) {
                 };
                 knob_apply(a, c.policy, &f);
         }
+        /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
+        if (touches_knob(a))
+                stuck_workers_to_scope(jobs, c.plan->n_sync, deadline);
 
         log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
                   &(LogEvent) { .outcome = rec.result, .duration = now(CLOCK_MONOTONIC) - a->started,
