@@ -11,9 +11,12 @@
 #   - no suspend-sync process (nor scope) is left once the disk resumes;
 #   - resume is not delayed by our workers: systemd-suspend.service is done soon after
 #     systemd-sleep's "returned" message, and the next `systemctl suspend` is accepted.
-# Issue 10's defects ("a worker abandoned by the late pass holds up resume", "the late pass
-# retries a device the unit pass just found hung") are reported as KNOWN DEFECT, failing only
-# with E2E_STRICT=1.
+#   - no pile-up: the second sleep's unit pass starts no worker beside the stuck one, and says so.
+# The late-pass forms of these defects ("a worker abandoned by the late pass holds up resume", "the
+# late pass retries a device the unit pass just found hung") cannot be shown with this disk: a loop
+# device over a file on FUSE is out of the late pass's scope. Their timing checks below are
+# failures all the same; the mechanisms (handover, scope) are the ones the unit pass uses, tested
+# here and in test/integration/stuck-workers.sh.
 # The fault disk is made on the host in a directory bind-mounted onto itself with shared
 # propagation, bound into the container at /mnt/bed (as in require-sync.sh).
 # Env: SOURCE_ROOT, BUILD_ROOT, FAULTDISK, TEST_LIB (set by meson).
@@ -33,9 +36,6 @@ SS_TEST_LEDGER=/run/suspend-sync-e2e/ledger.${bed##*.}
 source "$TEST_LIB/stack.sh"
 require_root_loop_fuse
 
-defect() {
-        if [[ -n ${E2E_STRICT:-} ]]; then fail "$*"; else echo "KNOWN DEFECT (issue 10, not failed without E2E_STRICT=1): $*"; fi
-}
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f ms", (b - a) / 1000 }'; }
 
 cleanup() {
@@ -85,12 +85,12 @@ echo "cycle $cycle_s s; unit pass $(ms "$u0" "$u1"); systemd-suspend.service sta
 if [[ -n $enter ]] && ((enter - hook0 <= 1000000)); then
         ok "late pass did not retry the hung device: systemd-suspend.service start -> sleep $(ms "$hook0" "$enter")"
 else
-        defect "the late pass retried the device the unit pass found hung: systemd-suspend.service start -> sleep $(ms "$hook0" "$enter")"
+        fail "the late pass retried the device the unit pass found hung: systemd-suspend.service start -> sleep $(ms "$hook0" "$enter")"
 fi
 if [[ -n $done_ && -n $back ]] && ((done_ - back <= 1000000)); then
         ok "resume not delayed: systemd-suspend.service done $(ms "$back" "$done_") after systemd-sleep returned"
 else
-        defect "resume delayed by our workers: systemd-suspend.service done $(ms "$back" "$done_") after systemd-sleep returned"
+        fail "resume delayed by our workers: systemd-suspend.service done $(ms "$back" "$done_") after systemd-sleep returned"
 fi
 # What the late pass did with the hung mount (a loop device over a file on FUSE, as faultdisk
 # makes it, is left out of the late pass: then its defects cannot show with this disk).
@@ -143,6 +143,18 @@ grep -q '^suspend-sync.service:' <<<"$leftover_msgs" &&
         fail "suspend-sync.service warned of left-over processes at its second start" ||
         ok "no left-over process warning for suspend-sync.service at its second start"
 check_cgroups "after the second hung suspend"
+# No pile-up (issue 10): the second sleep's passes start no worker beside the one still stuck on the
+# disk (handover), and say so.
+n_workers=$(e2e_run pgrep -x suspend-sync | wc -l)
+((n_workers == 1)) && ok "one stuck worker after two hung sleeps (no pile-up)" ||
+        fail "$n_workers stuck workers after two hung sleeps: each sleep started another"
+e2e_run sh -c 'ls -t /run/suspend-sync/history/' | head -n 3 | sed 's/^/  history: /'
+unit2=$(e2e_run sh -c 'for f in $(ls -t /run/suspend-sync/history/); do grep -l "\"trigger\":\"unit\"" /run/suspend-sync/history/$f && break; done' | head -n1)
+reason_unit2=$(e2e_run cat "$unit2" | jq -r '.mounts[] | select(.mount_point | startswith("/mnt/bed/")) | select(.fstype == "ext4") | .reason' | head -n1)
+echo "second sleep, unit pass, hung mount: $reason_unit2"
+[[ $reason_unit2 == *"of an earlier pass is still in the kernel"* ]] &&
+        ok "the second unit pass did not retry the stuck device and said why" ||
+        fail "the second unit pass on the hung mount: '$reason_unit2'"
 
 stack_ctl h resume >/dev/null
 for ((i = 0; i < 100; i++)); do
