@@ -53,6 +53,11 @@ int meminfo_parse(const char *text, Meminfo *ret) {
                                         m.writeback_bytes = v;
                                         m.has_writeback = true;
                                 }
+                        } else if (klen == 12 && memcmp(p, "WritebackTmp", 12) == 0) {
+                                if (!m.has_writeback_tmp && parse_kb_value(colon + 1, eol, &v) >= 0) {
+                                        m.writeback_tmp_bytes = v;
+                                        m.has_writeback_tmp = true;
+                                }
                         } else if (klen == 12 && memcmp(p, "NFS_Unstable", 12) == 0) {
                                 if (!has_nfs_unstable && parse_kb_value(colon + 1, eol, &v) >= 0) {
                                         m.nfs_unstable_bytes = v;

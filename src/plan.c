@@ -156,12 +156,30 @@ static bool is_local_block(const Superblock *s) {
         return d->n_leaves > 0 && !(d->n_leaves == 1 && d->leaves[0] == s->dev);
 }
 
+/* A plain FUSE superblock (a /dev/fuse server; not fuseblk, not virtiofs) mounted by an unprivileged
+ * user (user_id= not 0): the kernel's own sync can only write back its dirty pages and inodes and
+ * wait for that writeback — fuse_sync_fs() sends FUSE_SYNCFS only where fc->sync_fs is set
+ * (virtiofs, fuseblk and privileged servers) — and each of those shows in evidence.h's facts. */
+static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
+        _cleanup_free_ char *u = NULL;
+        unsigned uid;
+
+        if (!s->device.bdi_name || !s->fstype || !m->fs_options)
+                return false;
+        if (!streq(s->fstype, "fuse") && strncmp(s->fstype, "fuse.", 5) != 0)
+                return false;
+        if (options_get(m->fs_options, "user_id", &u) <= 0 || safe_atou(u, &uid) < 0)
+                return false;
+        return uid != 0 && uid != UINT_MAX;
+}
+
 typedef struct SbDecision {
         PlanAction action;
         const char *group;         /* device group to run in, NULL: the superblock's own */
         char *covered_if_path;     /* overlays: upperdir, see PlanEntry */
         dev_t covered_if_dev;
         bool uncovered;            /* skipped, yet possibly holding data: see PlanEntry */
+        bool fuse_evidence;        /* see PlanEntry */
         char *reason;
         usec_t timeout;
         const char *rule;
@@ -213,11 +231,13 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 r = asprintf(&d->reason, "read-only superblock");
                 return r < 0 ? -ENOMEM : 0;
         }
-        if (scope == PLAN_SCOPE_LOCAL_BLOCK && !is_local_block(s)) {
+        if (scope == PLAN_SCOPE_LOCAL_BLOCK && !is_local_block(s) && s->fs_class != FS_CLASS_OVERLAY) {
                 /* A loop device's backing file may live on FUSE or NFS, whose servers may be frozen
-                 * by now: the late pass leaves all of them to the main pass. */
+                 * by now: the late pass leaves all of them to the main pass. An overlay follows its
+                 * upper layer (below). */
                 d->action = PLAN_SKIP;
                 d->uncovered = true;
+                d->fuse_evidence = fuse_evidence_applies(s, m);
                 r = asprintf(&d->reason, "late pass: not a local block filesystem");
                 return r < 0 ? -ENOMEM : 0;
         }
@@ -256,6 +276,13 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                         d->primary = (size_t) u;
                         d->covered_if_path = TAKE_PTR(upper);
                         return 0;
+                }
+                if (scope == PLAN_SCOPE_LOCAL_BLOCK) {
+                        /* Its upper layer could be anywhere, FUSE included. */
+                        d->action = PLAN_SKIP;
+                        d->uncovered = true;
+                        r = asprintf(&d->reason, "late pass: overlay whose upper layer is not in the mount table");
+                        return r < 0 ? -ENOMEM : 0;
                 }
                 d->action = PLAN_SYNC;
                 r = asprintf(&d->reason, "overlay: upper layer not found in the mount table");
@@ -356,6 +383,8 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .rule = d->rule,
                 .mount_id = m->mount_id,
                 .uncovered = d->uncovered,
+                .fuse_evidence = d->fuse_evidence,
+                .bdi_name = s->device.bdi_name,
                 .run_as_uid = (uid_t) -1,
                 .run_as_gid = (gid_t) -1,
                 .unlisted = m->unlisted,

@@ -61,6 +61,10 @@ typedef struct PlanEntry {
         char *own_group;            /* owned storage behind group for such a group of its own */
         bool unlisted;              /* in no mount table (MountEntry.unlisted): path is our root or a
                                      * process's open file; a failure to reach it never means "gone" */
+        bool fuse_evidence;         /* late scope left out a plain FUSE superblock of an unprivileged
+                                     * server: uncovered, unless evidence.h proves it clean at the end
+                                     * of the pass from its bdi (bdi_name) */
+        const char *bdi_name;       /* borrowed from the Superblock; NULL unknown */
 } PlanEntry;
 
 typedef struct Plan {

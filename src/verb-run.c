@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "context.h"
+#include "evidence.h"
 #include "executor.h"
 #include "handover.h"
 #include "kernel-knob.h"
@@ -132,6 +133,43 @@ static void stuck_workers_to_scope(const ExecJob *jobs, size_t n, usec_t deadlin
                 log_notice("Moved %zu stuck worker(s) out of this unit to %s.", k, unit);
 }
 
+/* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
+ * workers: every such bdi's writeback lists first, then the system's writeback once. Fills
+ * clean[i] for plan entry i; returns how many were proven clean. Reasons are appended to the
+ * records' in verb_run(). */
+static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean) {
+        const Plan *p = c->plan;
+        _cleanup_free_ BdiStats *bdi = calloc(MAX(p->n_entries, 1), sizeof(BdiStats));
+        _cleanup_free_ int *bdi_r = calloc(MAX(p->n_entries, 1), sizeof(int));
+        Meminfo global = {};
+        int global_r;
+        size_t n = 0, n_clean = 0;
+
+        if (!bdi || !bdi_r)
+                return 0; /* no evidence: uncovered */
+        for (size_t i = p->n_sync; i < p->n_entries; i++) {
+                const PlanEntry *e = &p->entries[i];
+
+                if (!e->uncovered || !e->fuse_evidence)
+                        continue;
+                bdi_r[i] = c->debugfs_fd >= 0 && e->bdi_name ? bdi_stats_load(c->debugfs_fd, e->bdi_name, &bdi[i])
+                                                             : -ENODATA;
+                n++;
+        }
+        if (n == 0)
+                return 0;
+        global_r = evidence_load_global(c->root_fd, &global);
+        for (size_t i = p->n_sync; i < p->n_entries; i++) {
+                const PlanEntry *e = &p->entries[i];
+
+                if (!e->uncovered || !e->fuse_evidence)
+                        continue;
+                clean[i] = evidence_fuse_clean(&bdi[i], bdi_r[i], &global, global_r, &why[i]);
+                n_clean += clean[i];
+        }
+        return n_clean;
+}
+
 /* A job that ended without a sync of its own that is not a failure: recorded as skipped. */
 static int record_as_skipped(RunMount *m, const char *reason) {
         free(m->outcome);
@@ -253,7 +291,9 @@ int verb_run(const Args *a, int *ret_exit) {
         _cleanup_free_ ProgressProbe *probes = NULL;
         _cleanup_close_ int lock_fd = -EBADF, probe_sysfs_fd = -EBADF, state_fd = -EBADF, proc_fd = -EBADF;
         _cleanup_free_ dev_t *left = NULL;
-        size_t n_run = 0, n_blocked = 0, n_left = 0;
+        _cleanup_free_ const char **fuse_why = NULL;
+        _cleanup_free_ bool *fuse_clean = NULL;
+        size_t n_run = 0, n_blocked = 0, n_left = 0, n_fuse_clean = 0;
         bool carried = false;
         usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
         size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
@@ -365,6 +405,16 @@ int verb_run(const Args *a, int *ret_exit) {
         for (size_t k = 0; k < n_run; k++)
                 jobs[run_index[k]] = run_jobs[k];
 
+        /* Plain FUSE mounts the late pass left out: proven clean now, after our workers? */
+        fuse_why = calloc(MAX(c.plan->n_entries, 1), sizeof(char *));
+        fuse_clean = calloc(MAX(c.plan->n_entries, 1), sizeof(bool));
+        if (!fuse_why || !fuse_clean)
+                return log_oom();
+        if (a->late)
+                n_fuse_clean = late_fuse_evidence(&c, fuse_why, fuse_clean);
+        if (n_fuse_clean > 0)
+                log_debug("%zu FUSE mount(s) left out of this pass proven clean.", n_fuse_clean);
+
         /* Record. */
         rec = (RunRecord) {
                 .started_realtime = started_rt,
@@ -412,7 +462,21 @@ int verb_run(const Args *a, int *ret_exit) {
                 if (i >= c.plan->n_sync) {
                         n_skipped++;
                         /* The kernel sync is redundant only if nothing it would write was left out
-                         * (late scope, Action=skip). */
+                         * (late scope, Action=skip), unless evidence read now, after our own
+                         * workers, proves the mount clean. */
+                        if (e->uncovered && e->fuse_evidence && (fuse_clean[i] || fuse_why[i])) {
+                                free(m->reason);
+                                if (fuse_clean[i]
+                                    ? asprintf(&m->reason, "late pass: FUSE, proven clean: no dirty inode on "
+                                               "its bdi %s, no page under writeback", e->bdi_name) < 0
+                                    : asprintf(&m->reason, "%s; FUSE, not proven clean: %s", e->reason,
+                                               fuse_why[i]) < 0) {
+                                        m->reason = NULL;
+                                        return log_oom();
+                                }
+                                if (fuse_clean[i])
+                                        continue;
+                        }
                         if (e->uncovered)
                                 covered = false;
                         continue;

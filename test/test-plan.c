@@ -322,6 +322,90 @@ TEST(late_scope) {
         ASSERT_TRUE(strstr(find(p, "/mnt/nfs")->reason, "late pass"));
 }
 
+/* Issue 11: the late pass leaves FUSE out (its server may be frozen); a plain FUSE superblock of an
+ * unprivileged server (user_id= not 0) is marked for the clean evidence of evidence.h, nothing
+ * else is: not fuseblk (FUSE_SYNCFS), not a root-mounted server, not one whose ids do not parse. */
+static const FakeDev fuse_devs[] = {
+        { 254, 0, "254:0", 254, 0, 0, true },
+        { 0, 60, "0:60", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+        { 0, 61, "0:61", 0, 0, DEVICE_FUSE, false },
+        { 0, 62, "0:62", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+        { 0, 63, "0:63", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+        { 0, 64, "0:64", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+        { 8, 17, "8:16", 8, 16, DEVICE_FUSE, true },
+        { 0, 66, "0:66", 0, 0, DEVICE_FUSE, false },
+        { 0, 67, "0:67", 0, 0, DEVICE_FUSE, false },
+        { 0, 68, "0:68", 0, 0, DEVICE_FUSE, false },
+        {}
+};
+
+TEST(late_scope_fuse_evidence) {
+        static const struct {
+                const char *mount_point;
+                bool evidence;
+        } expect[] = {
+                { "/run/user/1000/gvfs", true },
+                { "/run/user/1000/doc", true },
+                { "/home/alice/remote", true },
+                { "/home/bob/remote", true },
+                { "/srv/shared", true },            /* allow_other, mounted by uid 1000 */
+                { "/mnt/plain", true },
+                { "/media/stick", false },          /* fuseblk: sync_fs sends FUSE_SYNCFS */
+                { "/mnt/odd", false },              /* user_id= does not parse */
+                { "/mnt/rootfuse", false },         /* user_id=0: maybe a privileged server */
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", fuse_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL, *all = NULL;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &p));
+        ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
+        for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
+                const PlanEntry *e = find(p, expect[i].mount_point);
+
+                ASSERT_EQ(e->action, PLAN_SKIP);
+                ASSERT_TRUE(e->uncovered);      /* until the evidence is read, at the end of the pass */
+                ASSERT_EQ(e->fuse_evidence, expect[i].evidence);
+                if (expect[i].evidence)
+                        ASSERT_TRUE(e->bdi_name && strncmp(e->bdi_name, "0:6", 3) == 0);
+        }
+        /* The unit pass syncs them all; no evidence is asked for. */
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &all));
+        for (size_t i = 0; i < all->n_entries; i++)
+                ASSERT_TRUE(!all->entries[i].fuse_evidence);
+}
+
+/* Issue 11: in the late pass an overlay follows its upper layer (a container's root on the local
+ * disk is synced through it, not left out); an overlay whose upper layer is not in the table is left
+ * out, uncovered. */
+static const FakeDev container_devs[] = {
+        { 259, 2, "259:0", 259, 0, 0, true },
+        { 8, 1, "8:0", 8, 0, 0, true },
+        {}
+};
+
+TEST(late_scope_overlay) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/container-host-1000", container_devs);
+        _cleanup_(sample_freep) Sample *bare = load_sample(FIXTURES_DIR "/roots/container-host-1000", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        const char *c1 = "/var/lib/containers/storage/overlay/c1/merged";
+        const PlanEntry *e;
+
+        /* Upper layer on the local xfs (8:1): synced through it in the late pass too. */
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &p));
+        e = find(p, c1);
+        ASSERT_EQ(e->action, PLAN_SYNC);
+        ASSERT_TRUE(!e->uncovered);
+        ASSERT_TRUE(strstr(e->reason, "upper layer on /var/lib/containers"));
+        /* Upper layer on a device not known to be local: left out with it, uncovered. */
+        ASSERT_OK(plan_build(bare, pol, PLAN_SCOPE_LOCAL_BLOCK, &q));
+        e = find(q, c1);
+        ASSERT_EQ(e->action, PLAN_SKIP);
+        ASSERT_TRUE(e->uncovered);
+        ASSERT_TRUE(strstr(e->reason, "upper layer skipped (late pass"));
+}
+
 /* Issue 9, case 3: no filesystem type has an exact test for "syncfs would write nothing" (an ext4
  * rule existed and lost data with iostats=0 and with commit= longer than dirty_expire, see
  * docs/CLEAN-EVIDENCE.md). A superblock that looks as clean as that rule ever required (no dirty or
@@ -477,6 +561,8 @@ int main(void) {
         RUN(device_flush_parity);
         RUN(fuse_owner);
         RUN(late_scope);
+        RUN(late_scope_fuse_evidence);
+        RUN(late_scope_overlay);
         RUN(never_skipped_as_clean);
         RUN(odd_paths_and_overmount);
         RUN(eta_and_order);
