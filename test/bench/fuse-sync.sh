@@ -80,6 +80,8 @@ time_sync "N=4 idle, every daemon hung (all requests)"
 for n in 1 2 3 4; do stack_ctl f$n resume >/dev/null; done
 echo "requests the daemons got during the hung runs: $(for n in 1 2 3 4; do printf '%s ' "$(stack_get f$n parked)"; done)(parked, per daemon)"
 echo "f1 idle: bdi $(bdi_of f1): $(bdi_stats "$(bdi_of f1)")"
+[[ -f $dbg/bdi/$(bdi_of f1)/wb_stats ]] &&
+        echo "f1 writeback contexts (wb_stats): $(grep -c '^WbCgIno' "$dbg/bdi/$(bdi_of f1)/wb_stats")"
 for n in 2 3 4; do stack_cleanup f$n; done
 
 echo "== (b) one FUSE mount with dirty page-cache data (writeback cache), the others idle"
