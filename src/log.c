@@ -64,6 +64,7 @@ typedef struct Sink {
 static int max_level = LOG_INFO;
 static bool journal = false;
 static usec_t flush_deadline = USEC_INFINITY;
+static const char *object_unit = NULL;
 static Sink journal_sink = { .name = "the journal", .fd = -EBADF };
 static Sink stderr_sink = { .name = "stderr", .fd = -EBADF };
 
@@ -329,7 +330,7 @@ static bool sink_drain(Sink *s) {
 static size_t format_for(const Sink *s, int level, const char *message_id, const LogEvent *e, int error,
                          const char *msg, char *buf, size_t size) {
         char prio[16], num[_LOG_FIELD_MAX][32];
-        JournalField f[4 + _LOG_FIELD_MAX];
+        JournalField f[5 + _LOG_FIELD_MAX];
         const LogEventSpec *spec = log_event_spec(message_id);
         unsigned fields = spec ? spec->fields : 0;
         size_t n = 0, len;
@@ -348,6 +349,8 @@ static size_t format_for(const Sink *s, int level, const char *message_id, const
         f[n++] = (JournalField) { "SYSLOG_IDENTIFIER", "suspend-sync" };
         if (message_id)
                 f[n++] = (JournalField) { "MESSAGE_ID", message_id };
+        if (object_unit)
+                f[n++] = (JournalField) { "OBJECT_SYSTEMD_UNIT", object_unit };
         if (error != 0)
                 fields |= LOG_FIELD_BIT(LOG_FIELD_ERRNO);
         for (LogField k = 0; k < _LOG_FIELD_MAX; k++) {
@@ -485,6 +488,10 @@ void log_set_max_level(int level) {
 
 bool log_to_journal(void) {
         return journal;
+}
+
+void log_set_object_unit(const char *unit) {
+        object_unit = unit;
 }
 
 void log_set_deadline(usec_t deadline) {

@@ -35,6 +35,13 @@ void log_setup(void);
 void log_set_max_level(int level);
 bool log_to_journal(void);
 
+/* A unit every later journal message names as OBJECT_SYSTEMD_UNIT= (NULL: none, the default), e.g.
+ * "suspend-sync.service" for both passes of a sleep. "journalctl -u UNIT" matches that field in
+ * messages from root (_UID=0, a trusted field from the socket's credentials), so it shows the late
+ * pass (which runs in systemd-suspend.service) and a pass whose _SYSTEMD_UNIT journald could not
+ * read because the process had exited. Not copied: unit must outlive the logging. */
+void log_set_object_unit(const char *unit);
+
 /* CLOCK_MONOTONIC time after which log_flush() never waits (the run's deadline). */
 void log_set_deadline(usec_t deadline);
 /* Tries to send what is queued, waiting at most max_wait and never past the deadline; then drops

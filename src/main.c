@@ -13,6 +13,8 @@
 #include "state.h"
 #include "verbs.h"
 
+#define SUSPEND_SYNC_UNIT "suspend-sync.service"   /* units/suspend-sync.service.in */
+
 static void help(void) {
         printf("suspend-sync [OPTIONS] COMMAND\n\n"
                "Sync filesystems before sleep: fast, bounded and safe.\n\n"
@@ -165,6 +167,11 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv, &a, &verb);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+
+        /* A pass of a sleep (the unit's, or the late one from the hook in systemd-suspend.service):
+         * every message names our unit, so that "journalctl -u suspend-sync.service" shows it. */
+        if (STR_IN_SET(a.trigger, "unit", "hook"))
+                log_set_object_unit(SUSPEND_SYNC_UNIT);
 
         /* Logging never blocks; what it queued gets one bounded last chance (never past the run's
          * deadline, which verb_run() sets once the configuration is known). */

@@ -89,8 +89,9 @@ TEST(encode_bounds) {
                         { "SUSPEND_SYNC_MOUNT", big },
                         { "SUSPEND_SYNC_OUTCOME", "timeout" },
                         { "SUSPEND_SYNC_DURATION_USEC", "18446744073709551615" },
-                        { "ERRNO", "2147483647" } },
-                8, buf, sizeof buf);
+                        { "ERRNO", "2147483647" },
+                        { "OBJECT_SYSTEMD_UNIT", "suspend-sync.service" } },
+                9, buf, sizeof buf);
         ASSERT_TRUE(n <= JOURNAL_DATAGRAM_MAX);
         ASSERT_EQ(buf[n - 1], '\n');
         ASSERT_TRUE(memmem(buf, n, "ERRNO=2147483647\n", 17) != NULL);
@@ -375,10 +376,57 @@ TEST(event_fields_values) {
         close(sv[1]);
 }
 
+/* A pass of a sleep names our unit in every message, structured or not, so that "journalctl -u
+ * suspend-sync.service" shows the late pass (in systemd-suspend.service) and a pass whose
+ * _SYSTEMD_UNIT journald lost (issue 10); other runs send no OBJECT_SYSTEMD_UNIT= at all. */
+TEST(object_unit) {
+        char buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2];
+        ssize_t n;
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        log_set_journal_fd_for_test(sv[0]);
+
+        /* Not set (a manual run): not sent. */
+        log_info("plain");
+        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .trigger = "manual" }, "summary");
+        for (int i = 0; i < 2; i++) {
+                n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+                ASSERT_TRUE(n > 0);
+                ASSERT_TRUE(!datagram_has(buf, n, "OBJECT_SYSTEMD_UNIT"));
+        }
+
+        /* Set: sent with every message, plain or structured, with or without an error. */
+        log_set_object_unit("suspend-sync.service");
+        log_info("plain");
+        log_warning_errno(EIO, "with error: %m");
+        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .trigger = "hook" }, "summary");
+        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, &(LogEvent) { .mount = "/mnt/a\nb" }, "t");
+        for (int i = 0; i < 4; i++) {
+                n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+                ASSERT_TRUE(n > 0);
+                buf[n] = 0;
+                ASSERT_TRUE(datagram_has(buf, n, "OBJECT_SYSTEMD_UNIT"));
+                ASSERT_TRUE(memmem(buf, n, "\nOBJECT_SYSTEMD_UNIT=suspend-sync.service\n", 42) != NULL);
+        }
+        ASSERT_TRUE(recv(sv[1], buf, sizeof buf, MSG_DONTWAIT) < 0);
+
+        /* Unset again: not sent. */
+        log_set_object_unit(NULL);
+        log_info("plain");
+        n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+        ASSERT_TRUE(n > 0);
+        ASSERT_TRUE(!datagram_has(buf, n, "OBJECT_SYSTEMD_UNIT"));
+
+        log_set_journal_fd_for_test(-1);
+        close(sv[1]);
+}
+
 int main(void) {
         RUN(exit_statuses);
         RUN(catalog_fields_sent);
         RUN(event_fields_values);
+        RUN(object_unit);
         RUN(encode_plain);
         RUN(encode_binary);
         RUN(encode_bounds);
