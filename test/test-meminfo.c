@@ -28,6 +28,21 @@ TEST(real) {
         ASSERT_U64_EQ(m.dirty_bytes, 292 * 1024);
         ASSERT_U64_EQ(m.writeback_bytes, 0);
         ASSERT_U64_EQ(m.nfs_unstable_bytes, 0);      /* 6.18 still prints "NFS_Unstable: 0 kB" */
+        ASSERT_TRUE(m.has_writeback_tmp);            /* "WritebackTmp: 0 kB" (evidence.h) */
+        ASSERT_U64_EQ(m.writeback_tmp_bytes, 0);
+}
+
+TEST(writeback_tmp) {
+        Meminfo m;
+
+        ASSERT_OK(meminfo_parse("Dirty: 1 kB\nWriteback: 2 kB\nWritebackTmp: 3 kB\n", &m));
+        ASSERT_TRUE(m.has_writeback_tmp);
+        ASSERT_U64_EQ(m.writeback_tmp_bytes, 3 * 1024);
+        /* Not confused with Writeback, either way round; absent or garbled: not present. */
+        ASSERT_OK(meminfo_parse("WritebackTmp: 3 kB\nWriteback: 2 kB\n", &m));
+        ASSERT_U64_EQ(m.writeback_bytes, 2 * 1024);
+        ASSERT_OK(meminfo_parse("Dirty: 1 kB\nWritebackTmp: x kB\n", &m));
+        ASSERT_TRUE(!m.has_writeback_tmp);
 }
 
 TEST(nfs_unstable) {
@@ -115,6 +130,7 @@ TEST(load) {
 
 int main(void) {
         RUN(real);
+        RUN(writeback_tmp);
         RUN(nfs_unstable);
         RUN(missing_writeback);
         RUN(garbage);

@@ -16,52 +16,9 @@ require_root_loop_fuse
 ss_init
 rel_init
 
-command -v setpriv >/dev/null || { echo "SKIP: setpriv missing"; exit 77; }
-getent passwd nobody >/dev/null && getent group nogroup >/dev/null || { echo "SKIP: no nobody/nogroup"; exit 77; }
-[[ -u $(command -v fusermount3 || echo /nonexistent) ]] || { echo "SKIP: fusermount3 missing or not setuid"; exit 77; }
-as_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
-uid=$(id -u nobody)
-gid=$(getent group nogroup | cut -d: -f3)
-
-# A directory the user may use: its own, below the test work dir (which everyone may traverse).
-mkdir -p "$SS_TEST_WORKDIR"
-d=$(mktemp -d "$SS_TEST_WORKDIR/fuse-owner.XXXXXX")
-chmod 755 "$d"
-mkdir "$d/lower" "$d/mnt"
-cp "$FAULTDISK" "$d/faultdisk"          # the build tree may be closed to the user
-chown -R nobody:nogroup "$d"
-pid=
-
-cleanup() {
-        if findmnt -rn --mountpoint "$d/mnt" >/dev/null 2>&1; then
-                umount "$d/mnt" 2>/dev/null || umount -l "$d/mnt"
-        fi
-        if [[ -n $pid ]]; then
-                for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-                kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-                wait "$pid" 2>/dev/null
-        fi
-        rm -rf --one-file-system "$d"
-}
-ss_on_exit cleanup
-
-# The daemon runs as the user. libfuse mounts with user_id=/group_id= of its real ids; where
-# /dev/fuse is not open to users (0600 in containers) it gets the two capabilities that fusermount3
-# would use on its behalf — the mount is the same as a user's own.
-caps=
-if ! as_user test -r /dev/fuse -a -w /dev/fuse; then
-        caps="--inh-caps=+sys_admin,+dac_override --ambient-caps=+sys_admin,+dac_override"
-fi
-# shellcheck disable=SC2086
-as_user $caps "$d/faultdisk" --passthrough="$d/lower" --no-allow-other --control="$d/ctl" "$d/mnt" \
-        >"$SS_TMP/faultdisk.log" 2>&1 &
-pid=$!
-for ((i = 0; i < 100; i++)); do
-        [[ -S $d/ctl ]] && "$FAULTDISK" ctl "$d/ctl" ping >/dev/null 2>&1 && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-done
-"$FAULTDISK" ctl "$d/ctl" ping >/dev/null 2>&1 || fail "user FUSE mount did not come up: $(cat "$SS_TMP/faultdisk.log")"
+rel_user_fuse fuse-owner
+d=$REL_UF_DIR uid=$REL_UF_UID gid=$REL_UF_GID
+as_user() { rel_as_user "$@"; }
 
 opts=$(findmnt -rn -o FS-OPTIONS --mountpoint "$d/mnt")
 echo "mount: $(findmnt -rn -o FSTYPE --mountpoint "$d/mnt") $opts"

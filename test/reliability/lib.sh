@@ -180,3 +180,56 @@ rel_umount_patient() {  # NAME: unmount, also a shut-down filesystem (see rel_mo
         done
         return 1
 }
+
+# rel_user_fuse TAG: an unprivileged user (nobody) mounts the fault disk's passthrough FUSE
+# filesystem (kernel writeback cache on) without allow_other, as gvfs, the document portal or a
+# user's sshfs do: user_id=/group_id= of the user, root gets EACCES. Sets REL_UF_DIR (mount at
+# $REL_UF_DIR/mnt, backing directory $REL_UF_DIR/lower, control socket $REL_UF_DIR/ctl), REL_UF_UID,
+# REL_UF_GID, REL_UF_PID; unmounts and removes it on exit. Skips (77) without setpriv, nobody/nogroup
+# or a setuid fusermount3.
+rel_as_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+_rel_uf_cleanup() {
+        local i
+        if findmnt -rn --mountpoint "$REL_UF_DIR/mnt" >/dev/null 2>&1; then
+                umount "$REL_UF_DIR/mnt" 2>/dev/null || umount -l "$REL_UF_DIR/mnt"
+        fi
+        if [[ -n ${REL_UF_PID:-} ]]; then
+                for ((i = 0; i < 50; i++)); do kill -0 "$REL_UF_PID" 2>/dev/null || break; sleep 0.1; done
+                kill -0 "$REL_UF_PID" 2>/dev/null && kill -KILL "$REL_UF_PID"
+                wait "$REL_UF_PID" 2>/dev/null
+        fi
+        rm -rf --one-file-system "$REL_UF_DIR"
+}
+rel_user_fuse() {
+        local caps= i d
+        command -v setpriv >/dev/null || { echo "SKIP: setpriv missing"; exit 77; }
+        getent passwd nobody >/dev/null && getent group nogroup >/dev/null || { echo "SKIP: no nobody/nogroup"; exit 77; }
+        [[ -u $(command -v fusermount3 || echo /nonexistent) ]] || { echo "SKIP: fusermount3 missing or not setuid"; exit 77; }
+        REL_UF_UID=$(id -u nobody)
+        REL_UF_GID=$(getent group nogroup | cut -d: -f3)
+        # A directory the user may use: its own, below the test work dir (which everyone may traverse).
+        mkdir -p "$SS_TEST_WORKDIR"
+        d=$(mktemp -d "$SS_TEST_WORKDIR/$1.XXXXXX")
+        REL_UF_DIR=$d REL_UF_PID=
+        chmod 755 "$d"
+        mkdir "$d/lower" "$d/mnt"
+        cp "$FAULTDISK" "$d/faultdisk"          # the build tree may be closed to the user
+        chown -R nobody:nogroup "$d"
+        ss_on_exit _rel_uf_cleanup
+        # The daemon runs as the user. libfuse mounts with user_id=/group_id= of its real ids; where
+        # /dev/fuse is not open to users (0600 in containers) it gets the two capabilities that
+        # fusermount3 would use on its behalf — the mount is the same as a user's own.
+        if ! rel_as_user test -r /dev/fuse -a -w /dev/fuse; then
+                caps="--inh-caps=+sys_admin,+dac_override --ambient-caps=+sys_admin,+dac_override"
+        fi
+        # shellcheck disable=SC2086
+        rel_as_user $caps "$d/faultdisk" --passthrough="$d/lower" --no-allow-other --control="$d/ctl" "$d/mnt" \
+                >"$SS_TMP/faultdisk.log" 2>&1 &
+        REL_UF_PID=$!
+        for ((i = 0; i < 100; i++)); do
+                [[ -S $d/ctl ]] && "$FAULTDISK" ctl "$d/ctl" ping >/dev/null 2>&1 && break
+                kill -0 "$REL_UF_PID" 2>/dev/null || break
+                sleep 0.1
+        done
+        "$FAULTDISK" ctl "$d/ctl" ping >/dev/null 2>&1 || fail "user FUSE mount did not come up: $(cat "$SS_TMP/faultdisk.log")"
+}

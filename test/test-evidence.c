@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "evidence.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+static const char clean_stats[] =
+        "BdiWriteback:            64 kB\n"       /* per-CPU counters: never evidence */
+        "BdiReclaimable:          64 kB\n"
+        "BdiDirtyThresh:           0 kB\n"
+        "DirtyThresh:        4835568 kB\n"
+        "BackgroundThresh:   2414832 kB\n"
+        "BdiDirtied:           16384 kB\n"
+        "BdiWritten:           16320 kB\n"
+        "BdiWriteBandwidth:   102400 kBps\n"
+        "b_dirty:                  0\n"
+        "b_io:                     0\n"
+        "b_more_io:                0\n"
+        "b_dirty_time:             0\n"
+        "bdi_list:                 1\n"
+        "state:                    1\n";
+
+static Meminfo global(const char *text) {
+        Meminfo m;
+
+        ASSERT_OK(meminfo_parse(text, &m));
+        return m;
+}
+
+TEST(verdicts) {
+        BdiStats b;
+        Meminfo idle = global("Dirty: 100 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
+        Meminfo busy = global("Dirty: 100 kB\nWriteback: 4 kB\nWritebackTmp: 0 kB\n");
+        Meminfo tmp = global("Dirty: 100 kB\nWriteback: 0 kB\nWritebackTmp: 8 kB\n");
+        Meminfo no_tmp = global("Dirty: 100 kB\nWriteback: 0 kB\n");     /* a kernel without it */
+        Meminfo no_wb = global("Dirty: 100 kB\n");
+        const char *why = "unset";
+
+        ASSERT_TRUE(bdi_stats_parse(clean_stats, &b) > 0);
+        ASSERT_TRUE(evidence_fuse_clean(&b, 0, &idle, 0, &why));
+        ASSERT_TRUE(why == NULL);
+        ASSERT_TRUE(evidence_fuse_clean(&b, 0, &no_tmp, 0, &why));
+
+        /* Anything in writeback anywhere: not proven. */
+        ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &busy, 0, &why));
+        ASSERT_STREQ(why, "pages are under writeback");
+        ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &tmp, 0, &why));
+        ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &no_wb, 0, &why));
+        ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &idle, -EACCES, &why));
+        ASSERT_TRUE(!evidence_fuse_clean(&b, 0, NULL, 0, &why));
+
+        /* Each list not empty: not proven. */
+        for (BdiStatKey k = BDI_STAT_B_DIRTY; k <= BDI_STAT_B_DIRTY_TIME; k++) {
+                BdiStats d = b;
+
+                d.value[k] = 1;
+                ASSERT_TRUE(!evidence_fuse_clean(&d, 0, &idle, 0, &why));
+                ASSERT_STREQ(why, "its bdi lists dirty inodes");
+                /* A list missing from the layout: no evidence. */
+                d = b;
+                d.present &= ~(1U << k);
+                ASSERT_TRUE(!evidence_fuse_clean(&d, 0, &idle, 0, &why));
+        }
+        /* No stats file (no debugfs). */
+        ASSERT_TRUE(!evidence_fuse_clean(&b, -ENOENT, &idle, 0, &why));
+        ASSERT_TRUE(!evidence_fuse_clean(NULL, 0, &idle, 0, &why));
+        /* An unknown layout. */
+        ASSERT_TRUE(bdi_stats_parse("Something: 1\n", &b) == 0);
+        ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &idle, 0, &why));
+}
+
+TEST(load_global_fixture) {
+        char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF, f = -EBADF;
+        Meminfo m = {};
+        static const char text[] = "Dirty: 4 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n";
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        /* No stat_refresh: no exact count, no evidence. */
+        ASSERT_OK(mkdirat(fd, "proc", 0755));
+        f = openat(fd, "proc/meminfo", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_TRUE(f >= 0);
+        ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
+        ASSERT_TRUE(evidence_load_global(fd, &m) < 0);
+        ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
+        safe_close(openat(fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CREAT | O_CLOEXEC, 0200));
+        ASSERT_OK(evidence_load_global(fd, &m));
+        ASSERT_TRUE(m.has_writeback && m.has_writeback_tmp && m.writeback_bytes == 0);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+int main(void) {
+        RUN(verdicts);
+        RUN(load_global_fixture);
+        return 0;
+}
