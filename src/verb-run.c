@@ -14,6 +14,7 @@
 #include "kernel-knob.h"
 #include "log.h"
 #include "message-ids.h"
+#include "notify.h"
 #include "scope.h"
 #include "state.h"
 #include "verbs.h"
@@ -346,6 +347,16 @@ int verb_run(const Args *a, int *ret_exit) {
 
         deadline = a->started + c.policy->deadline;
         log_set_deadline(deadline);
+        /* The unit's start timeout follows DeadlineSec=: what is left of it, plus the time to record,
+         * log and exit. A manager that is not listening costs nothing. */
+        if (streq_ptr(a->trigger, "unit")) {
+                usec_t n = now(CLOCK_MONOTONIC);
+
+                r = notify_extend_timeout((deadline > n ? deadline - n : 0) + NOTIFY_EXIT_MARGIN);
+                if (r < 0)
+                        log_debug("Could not ask the service manager for more start time (%s), ignoring.",
+                                  strerror(-r));
+        }
         jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
         run_jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
         run_index = calloc(MAX(c.plan->n_sync, 1), sizeof(size_t));

@@ -117,6 +117,8 @@ done
 grep -Eq '^TimeoutStartSec=[1-9]' "$dest$unit" || fail "unit lacks a finite TimeoutStartSec="
 grep -Eq '^ExecStart=/.*/suspend-sync run --trigger=unit$' "$dest$unit" || fail "unit ExecStart= unexpected"
 grep -Eq '^ExecStopPost=/.*/suspend-sync restore-knob$' "$dest$unit" || fail "unit ExecStopPost= unexpected"
+# The binary extends the start timeout to DeadlineSec= (EXTEND_TIMEOUT_USEC=, test/integration/notify.sh).
+grep -qx 'NotifyAccess=main' "$dest$unit" || fail "unit lacks NotifyAccess=main: EXTEND_TIMEOUT_USEC= would be ignored"
 
 # 5. catalog
 if ! command -v journalctl >/dev/null; then
