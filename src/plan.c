@@ -143,13 +143,19 @@ static ssize_t sb_of_path(const PathIndex *pi, const char *path, unsigned ns) {
         return idx >= 0 ? (ssize_t) pi->sample->sb_of_mount[idx] : -1;
 }
 
-/* On real local disks: a block device of its own, or (btrfs) member devices that are. Loop devices
- * are left out: their backing file may live on FUSE or NFS. */
+/* What the late pass syncs: a block device of its own, or (btrfs) member devices that are. Loop
+ * devices are in, wherever their backing file lives: the kernel's own sync would flush them too
+ * (ext4_sync_fs() ends with a cache FLUSH even on a clean filesystem, which the loop driver turns
+ * into an fsync of the backing file), and where that file is on a FUSE server that systemd froze
+ * before the hooks, or a dead NFS server, the kernel's sync never returns, while our worker is
+ * bounded, proven stuck and handed over (so the knob can go off over it). The same FLUSH makes
+ * the backing file durable, so no order between a loop filesystem and its backing one is needed.
+ * FUSE (fuseblk included: its server gets FUSE_SYNCFS) and network filesystems stay out: their
+ * servers may be frozen, and evidence.h covers what can be covered of them. */
 static bool is_local_block(const Superblock *s) {
         const DeviceInfo *d = &s->device;
 
-        if (s->fs_class != FS_CLASS_BLOCK || !d->classified || d->loop_backing_file ||
-            (d->classes & (DEVICE_NETWORK | DEVICE_FUSE | DEVICE_LOOP)))
+        if (s->fs_class != FS_CLASS_BLOCK || !d->classified || (d->classes & (DEVICE_NETWORK | DEVICE_FUSE)))
                 return false;
         if (d->is_block)
                 return true;
@@ -232,9 +238,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
         if (scope == PLAN_SCOPE_LOCAL_BLOCK && !is_local_block(s) && s->fs_class != FS_CLASS_OVERLAY) {
-                /* A loop device's backing file may live on FUSE or NFS, whose servers may be frozen
-                 * by now: the late pass leaves all of them to the main pass. An overlay follows its
-                 * upper layer (below). */
+                /* FUSE and network servers may be frozen by now: the late pass leaves them to the
+                 * main pass. An overlay follows its upper layer (below). */
                 d->action = PLAN_SKIP;
                 d->uncovered = true;
                 d->fuse_evidence = fuse_evidence_applies(s, m);

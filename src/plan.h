@@ -81,8 +81,9 @@ typedef struct Plan {
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 
-/* Filters for a restricted pass (the late system-sleep hook): only local block filesystems whose
- * devices are not backed by files on FUSE/network filesystems. */
+/* Filters for a restricted pass (the late system-sleep hook): block filesystems (loop devices
+ * included), overlays through their upper layer; no FUSE, fuseblk or network filesystem (their
+ * servers may be frozen by then: see plan.c is_local_block()). */
 typedef enum PlanScope {
         PLAN_SCOPE_ALL,
         PLAN_SCOPE_LOCAL_BLOCK,

@@ -238,7 +238,8 @@ static const char *knob_kept_why(const KnobFacts *f) {
         return NULL;
 }
 
-static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f) {
+static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const RunMount *uncovered,
+                       size_t n_uncovered) {
         _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
         const char *why;
         int value, r;
@@ -257,6 +258,11 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f) {
                         knob_restore_logged(sysfs_fd, a->state_dir, why);
                 if (f->unsynced || !f->complete)
                         log_notice("Leaving the kernel's own sync on: %s.", why);
+                else if (uncovered)
+                        /* Which mount kept it on, so that an administrator can tell. */
+                        log_notice("Leaving the kernel's own sync on: this pass left %s out (%s)%s.",
+                                   uncovered->mount_point, uncovered->reason,
+                                   n_uncovered > 1 ? ", and more mounts" : "");
                 return;
         }
         sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -294,7 +300,7 @@ int verb_run(const Args *a, int *ret_exit) {
         _cleanup_free_ dev_t *left = NULL;
         _cleanup_free_ const char **fuse_why = NULL;
         _cleanup_free_ bool *fuse_clean = NULL;
-        size_t n_run = 0, n_blocked = 0, n_left = 0, n_fuse_clean = 0;
+        size_t n_run = 0, n_blocked = 0, n_left = 0, n_fuse_clean = 0, n_uncovered = 0, first_uncovered = 0;
         bool carried = false;
         usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
         size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
@@ -488,8 +494,12 @@ int verb_run(const Args *a, int *ret_exit) {
                                 if (fuse_clean[i])
                                         continue;
                         }
-                        if (e->uncovered)
+                        if (e->uncovered) {
+                                if (covered)
+                                        first_uncovered = i;
                                 covered = false;
+                                n_uncovered++;
+                        }
                         continue;
                 }
                 m->duration = jobs[i].duration;
@@ -610,7 +620,7 @@ int verb_run(const Args *a, int *ret_exit) {
                         .complete = c.sample->complete && !gone,
                         .covered = covered && a->late,
                 };
-                knob_apply(a, c.policy, &f);
+                knob_apply(a, c.policy, &f, n_uncovered > 0 ? &rec.mounts[first_uncovered] : NULL, n_uncovered);
         }
         /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
         if (touches_knob(a))
