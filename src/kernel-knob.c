@@ -222,7 +222,12 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
         case SYNC_ON_SUSPEND_KEEP:
                 return 0;
         case SYNC_ON_SUSPEND_AUTO:
-                off = safe && f->covered;
+                /* A device proven stuck blocks the kernel's serial sync for as long as it stays
+                 * stuck: the suspend would never happen, and what that sync would write after
+                 * reaching it, never be written. So a hung device turns it off even if this pass
+                 * left mounts out (the unit's pass synced those; writes since are the window every
+                 * pass leaves). */
+                off = safe && (f->covered || f->hung);
                 break;
         case SYNC_ON_SUSPEND_OFF:
                 off = safe;

@@ -82,9 +82,11 @@ typedef struct KnobFacts {
  * mount may be left unsynced by it (f->unsynced), while our view was incomplete, or (auto) while a
  * mount was left out of the pass or writes may still follow it:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
- * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && covered: the last pass before the kernel
- *                       sync synced everything that sync would write, except devices proven stuck,
- *                       on which it would block before tasks are frozen; otherwise leave it.
+ * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && (covered || hung): the last pass before the
+ *                       kernel sync synced everything that sync would write, except devices proven
+ *                       stuck, on which it would block before tasks are frozen — and with such a
+ *                       device, even if mounts were left out: the kernel sync would never end, so
+ *                       it could save nothing; otherwise leave it.
  * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete, even if not covered (the administrator gave up the
  *                       kernel sync as a second chance for writes after our pass); otherwise leave
  *                       it (a sync error, a slow device or an incomplete view keeps it).

@@ -301,7 +301,7 @@ int verb_run(const Args *a, int *ret_exit) {
         _cleanup_free_ const char **fuse_why = NULL;
         _cleanup_free_ bool *fuse_clean = NULL;
         size_t n_run = 0, n_blocked = 0, n_left = 0, n_fuse_clean = 0, n_uncovered = 0, first_uncovered = 0;
-        bool carried = false;
+        bool carried = false, earlier_hung = false;
         usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
         size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
         bool is_tmpfs = true, covered = true, unsynced = false, gone = false;
@@ -331,8 +331,13 @@ int verb_run(const Args *a, int *ret_exit) {
                         log_warning_errno(r, "Failed to read '%s/" HANDOVER_FILE "', ignoring: %m", a->state_dir);
                 else if (ho.n_bad > 0)
                         log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", ho.n_bad, a->state_dir);
-                if (proc_fd >= 0)
+                if (proc_fd >= 0) {
                         (void) handover_prune(&ho, proc_fd);
+                        /* A device an earlier pass proved stuck, whose worker still is: the kernel's
+                         * sync would block on it whether or not this pass plans it (FUSE). */
+                        for (size_t i = 0; i < ho.n_stuck; i++)
+                                earlier_hung = earlier_hung || ho.stuck[i].hung;
+                }
                 else
                         /* Cannot tell live from ended: forget them (at worst a second worker). */
                         handover_clear_stuck(&ho);
@@ -616,7 +621,7 @@ int verb_run(const Args *a, int *ret_exit) {
         if (touches_knob(a) && a->late) {
                 KnobFacts f = {
                         .unsynced = unsynced || carried,
-                        .hung = n_hung > 0,
+                        .hung = n_hung > 0 || earlier_hung,
                         .complete = c.sample->complete && !gone,
                         .covered = covered && a->late,
                 };
