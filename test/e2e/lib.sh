@@ -21,7 +21,13 @@
 # e2e_cleanup removes.
 #
 # Environment: SOURCE_ROOT (project source), BUILD_ROOT (meson build dir: the bookworm build for
-# the container goes into BUILD_ROOT/e2e-bookworm), E2E_CACHE, E2E_BOOT_TIMEOUT (s, default 120).
+# the container goes into BUILD_ROOT/e2e-bookworm), E2E_CACHE, E2E_BOOT_TIMEOUT (s, default 120),
+# E2E_MACHINE_VIEW (1: make the container look like a machine of its own to suspend-sync, for the
+# benchmarks: its root a plain copy of the rootfs on the host's disk instead of an overlay whose
+# upper layer the container cannot see, and a debugfs that shows the bdis of block devices and only
+# those anonymous bdis (FUSE, NFS) that e2e_debugfs_allow names — so the FUSE servers of the test
+# bed's latency disks, which stand for disk firmware, are not superblocks the container fails to
+# see; e2e_debugfs_sync refreshes it after block devices come and go).
 
 E2E_CACHE=${E2E_CACHE:-/var/tmp/suspend-sync-e2e}
 E2E_BOOT_TIMEOUT=${E2E_BOOT_TIMEOUT:-120}
@@ -219,9 +225,13 @@ e2e_boot() {
         E2E_WORK=$(mktemp -d "$E2E_CACHE/run-$release.XXXXXX") || return 1
         mkdir -p "$E2E_WORK"/{upper,work,root}
         E2E_ROOT=$E2E_WORK/root
-        mount -t overlay e2e-root -o "lowerdir=$lower,upperdir=$E2E_WORK/upper,workdir=$E2E_WORK/work" \
-                "$E2E_ROOT" || return 1
-        _E2E_MOUNTS+=("$E2E_ROOT")
+        if [[ ${E2E_MACHINE_VIEW:-} == 1 ]]; then
+                cp -a --reflink=auto "$lower/." "$E2E_ROOT/" || return 1
+        else
+                mount -t overlay e2e-root -o "lowerdir=$lower,upperdir=$E2E_WORK/upper,workdir=$E2E_WORK/work" \
+                        "$E2E_ROOT" || return 1
+                _E2E_MOUNTS+=("$E2E_ROOT")
+        fi
         _e2e_fake_power "$E2E_WORK/power" || return 1
         _e2e_install "$release" "$E2E_ROOT" || { e2e_log "build/install for $release failed"; return 1; }
         e2e_log "$release: rootfs + build + install in $((SECONDS - t0)) s"
@@ -229,7 +239,17 @@ e2e_boot() {
         # The host's debugfs, read-only: bdi statistics, the evidence suspend-sync needs to prove
         # a device stuck (as on a real machine, where debugfs is normally mounted).
         local debugfs=()
-        mountpoint -q /sys/kernel/debug && debugfs=(--bind-ro=/sys/kernel/debug)
+        if mountpoint -q /sys/kernel/debug && [[ ${E2E_MACHINE_VIEW:-} == 1 ]]; then
+                mkdir -p "$E2E_WORK/debugfs"
+                mount -t tmpfs -o mode=0755,size=1M e2e-debugfs "$E2E_WORK/debugfs" || return 1
+                _E2E_MOUNTS+=("$E2E_WORK/debugfs")
+                mkdir -p "$E2E_WORK/debugfs/bdi"
+                _E2E_DEBUGFS_ALLOW=()
+                e2e_debugfs_sync
+                debugfs=(--bind-ro=/sys/kernel/debug:/run/host-debugfs --bind-ro="$E2E_WORK/debugfs:/sys/kernel/debug")
+        elif mountpoint -q /sys/kernel/debug; then
+                debugfs=(--bind-ro=/sys/kernel/debug)
+        fi
         SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --register=no --keep-unit -q -b \
                 -D "$E2E_ROOT" --machine="ss-e2e-$release-$$" \
                 --bind="$E2E_WORK/power:/sys/power" "${debugfs[@]}" "$@" \
@@ -272,6 +292,31 @@ e2e_boot() {
         E2E_SYSTEMD_VERSION=$(e2e_run systemctl --version | awk 'NR == 1 { print $2 }')
         e2e_log "$release: systemd $E2E_SYSTEMD_VERSION $state, PID 1 = $E2E_PID1, up in $((SECONDS - t0)) s total"
 }
+
+# E2E_MACHINE_VIEW: the container's debugfs bdi/ holds one symlink per bdi it may see, into the
+# host's debugfs bound at /run/host-debugfs: every block device's, and the anonymous ones
+# (MAJ 0) named by e2e_debugfs_allow.
+_E2E_DEBUGFS_ALLOW=()
+e2e_debugfs_sync() {
+        local d=$E2E_WORK/debugfs/bdi n a keep
+        [[ -d $d ]] || return 0
+        for n in /sys/kernel/debug/bdi/*; do
+                n=${n##*/}
+                keep=0
+                [[ $n == 0:* ]] || keep=1
+                for a in "${_E2E_DEBUGFS_ALLOW[@]}"; do [[ $n == "$a" ]] && keep=1; done
+                if ((keep)); then
+                        [[ -L $d/$n ]] || ln -s "/run/host-debugfs/bdi/$n" "$d/$n"
+                else
+                        rm -f "$d/$n"
+                fi
+        done
+        for n in "$d"/*; do
+                [[ -L $n && ! -e /sys/kernel/debug/bdi/${n##*/} ]] && rm -f "$n"
+        done
+        return 0
+}
+e2e_debugfs_allow() { _E2E_DEBUGFS_ALLOW+=("$@"); e2e_debugfs_sync; }
 
 # Put the fault-injection disk (test/faultdisk) into the booted container as /usr/local/bin/faultdisk:
 # compiled on the host where the host's ABI is the container's (bookworm), else inside.
