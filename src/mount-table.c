@@ -292,6 +292,26 @@ static void unescape_octal(char *s) {
         *w = 0;
 }
 
+/* Appends yes or (when not NULL) no to buf, whose size fits every flag word. */
+static void append_flag(char *buf, bool cond, const char *yes, const char *no) {
+        const char *w = cond ? yes : no;
+
+        if (w)
+                strcat(buf, w);
+}
+
+static char *concat3(const char *a, const char *b, const char *c) {
+        size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+        char *s = malloc(la + lb + lc + 1);
+
+        if (!s)
+                return NULL;
+        memcpy(s, a, la);
+        memcpy(s + la, b, lb);
+        memcpy(s + la + lb, c, lc + 1);
+        return s;
+}
+
 static const char *sm_str(const struct ss_statmount *sm, size_t size, uint64_t bit, uint32_t off) {
         size_t max = size - offsetof(struct ss_statmount, str);
 
@@ -303,6 +323,7 @@ static const char *sm_str(const struct ss_statmount *sm, size_t size, uint64_t b
 static int entry_from_statmount(const struct ss_statmount *sm, size_t size, MountEntry *ret) {
         const char *type, *subtype, *source, *opts, *root, *point;
         _cleanup_(mount_entry_done) MountEntry e = {};
+        char vfs[128], sb[64];
         uint64_t a = sm->mnt_attr;
 
         if ((sm->mask & LISTMOUNT_ALWAYS) != LISTMOUNT_ALWAYS)
@@ -326,21 +347,27 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
                 .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
                 .read_only = (a & SS_MOUNT_ATTR_RDONLY) || (sm->sb_flags & SS_SB_RDONLY),
         };
-        if (asprintf(&e.fstype, "%s%s%s", type, isempty(subtype) ? "" : ".", subtype ?: "") < 0)
-                e.fstype = NULL;
-        /* show_mnt_opts(): relatime is "no atime bit"; strictatime prints nothing. */
-        if (asprintf(&e.vfs_options, "%s%s%s%s%s%s%s%s%s", a & SS_MOUNT_ATTR_RDONLY ? "ro" : "rw",
-                     a & SS_MOUNT_ATTR_NOSUID ? ",nosuid" : "", a & SS_MOUNT_ATTR_NODEV ? ",nodev" : "",
-                     a & SS_MOUNT_ATTR_NOEXEC ? ",noexec" : "", a & SS_MOUNT_ATTR_NOATIME ? ",noatime" : "",
-                     a & SS_MOUNT_ATTR_NODIRATIME ? ",nodiratime" : "",
-                     a & (SS_MOUNT_ATTR_NOATIME | SS_MOUNT_ATTR_STRICTATIME) ? "" : ",relatime",
-                     a & SS_MOUNT_ATTR_NOSYMFOLLOW ? ",nosymfollow" : "", a & SS_MOUNT_ATTR_IDMAP ? ",idmapped" : "") < 0)
-                e.vfs_options = NULL;
+        /* Built with memcpy, not asprintf: at 1000 mounts printf's formatting was a third of the
+         * backend's time. show_mnt_opts(): relatime is "no atime bit"; strictatime prints nothing. */
+        vfs[0] = 0;
+        append_flag(vfs, a & SS_MOUNT_ATTR_RDONLY, "ro", "rw");
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOSUID, ",nosuid", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NODEV, ",nodev", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOEXEC, ",noexec", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOATIME, ",noatime", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NODIRATIME, ",nodiratime", NULL);
+        append_flag(vfs, !(a & (SS_MOUNT_ATTR_NOATIME | SS_MOUNT_ATTR_STRICTATIME)), ",relatime", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOSYMFOLLOW, ",nosymfollow", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_IDMAP, ",idmapped", NULL);
         /* show_sb_opts(), then the security and filesystem options. */
-        if (asprintf(&e.fs_options, "%s%s%s%s%s%s", sm->sb_flags & SS_SB_RDONLY ? "ro" : "rw",
-                     sm->sb_flags & SS_SB_SYNCHRONOUS ? ",sync" : "", sm->sb_flags & SS_SB_DIRSYNC ? ",dirsync" : "",
-                     sm->sb_flags & SS_SB_LAZYTIME ? ",lazytime" : "", isempty(opts) ? "" : ",", opts ?: "") < 0)
-                e.fs_options = NULL;
+        sb[0] = 0;
+        append_flag(sb, sm->sb_flags & SS_SB_RDONLY, "ro", "rw");
+        append_flag(sb, sm->sb_flags & SS_SB_SYNCHRONOUS, ",sync", NULL);
+        append_flag(sb, sm->sb_flags & SS_SB_DIRSYNC, ",dirsync", NULL);
+        append_flag(sb, sm->sb_flags & SS_SB_LAZYTIME, ",lazytime", NULL);
+        e.vfs_options = strdup(vfs);
+        e.fs_options = concat3(sb, isempty(opts) ? "" : ",", opts ?: "");
+        e.fstype = concat3(type, isempty(subtype) ? "" : ".", subtype ?: "");
         e.root = strdup(root);
         e.mount_point = strdup(point);
         e.source = strdup(source ?: "none");    /* mountinfo prints "none" for a mount without one */
