@@ -489,7 +489,7 @@ static bool is_our_root(int root_fd) {
 /* Measured in docs/PERFORMANCE.md ("Mount table: listmount/statmount"); -DLISTMOUNT_BY_DEFAULT=0|1
  * builds the other choice for benchmarks. */
 #ifndef LISTMOUNT_BY_DEFAULT
-#define LISTMOUNT_BY_DEFAULT 0
+#define LISTMOUNT_BY_DEFAULT 1
 #endif
 
 static const char *const backend_table[_MOUNT_TABLE_BACKEND_MAX] = {

@@ -2,7 +2,13 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -12,6 +18,7 @@
 #include "mount-table.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/mount-api.h"
 #include "tests.h"
 
 static MountTable *load_file(const char *rel, unsigned *ret_n_bad) {
@@ -387,6 +394,57 @@ TEST(load_live_and_missing) {
         load_live_and_missing_with(MOUNT_TABLE_BACKEND_DEFAULT);
 }
 
+/* The production default falls back to the mountinfo text whenever listmount or statmount fails:
+ * a seccomp filter in a child makes one of them fail with errno. */
+static void fallback_child(long nr, int err) {
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned) nr, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned) err),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_close_ int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        MountTableBackend used = _MOUNT_TABLE_BACKEND_MAX;
+
+        ASSERT_TRUE(fd >= 0);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+                fprintf(stderr, "  skipped: no seccomp filter: %m\n");
+                _exit(77);
+        }
+        ASSERT_ERR(mount_table_load_listmount(&t), err);
+        ASSERT_TRUE(!t);
+        ASSERT_OK(mount_table_load_backend(fd, MOUNT_TABLE_BACKEND_DEFAULT, &t, NULL, &used));
+        ASSERT_EQ(used, MOUNT_TABLE_BACKEND_MOUNTINFO);
+        ASSERT_TRUE(t->n_entries > 0);
+        _exit(0);
+}
+
+TEST(listmount_failure_falls_back) {
+        static const struct {
+                long nr;
+                int err;
+        } cases[] = {
+                { __NR_listmount, ENOSYS }, { __NR_listmount, EPERM }, { __NR_statmount, ENOSYS },
+                { __NR_statmount, EPERM }, { __NR_statmount, EINVAL },
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
+                int status;
+                pid_t pid = fork();
+
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0)
+                        fallback_child(cases[k].nr, cases[k].err);
+                ASSERT_EQ(waitpid(pid, &status, 0), pid);
+                ASSERT_TRUE(WIFEXITED(status));
+                if (WEXITSTATUS(status) == 77)
+                        return;
+                ASSERT_EQ(WEXITSTATUS(status), 0);
+        }
+}
+
 /* First difference between two tables, or NULL: same order, ids, dev, root, mount point, fstype,
  * source, both option strings and read-only state. */
 static const char *tables_differ(const MountTable *a, const MountTable *b, size_t *ret_i) {
@@ -699,5 +757,6 @@ int main(int argc, char **argv) {
         RUN(container_host_1000);
         RUN(real_machine_capture);
         RUN(load_live_and_missing);
+        RUN(listmount_failure_falls_back);
         return 0;
 }
