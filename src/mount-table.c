@@ -312,9 +312,13 @@ static char *concat3(const char *a, const char *b, const char *c) {
         return s;
 }
 
+/* A string of the reply, or NULL when absent or not terminated within what the kernel wrote. */
 static const char *sm_str(const struct ss_statmount *sm, size_t size, uint64_t bit, uint32_t off) {
-        size_t max = size - offsetof(struct ss_statmount, str);
+        size_t written = MIN((size_t) sm->size, size), max;
 
+        if (written <= offsetof(struct ss_statmount, str))
+                return NULL;
+        max = written - offsetof(struct ss_statmount, str);
         if (!(sm->mask & bit) || off >= max || !memchr(sm->str + off, 0, max - off))
                 return NULL;
         return sm->str + off;
@@ -345,7 +349,6 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
                 .mount_id = (int) sm->mnt_id_old,
                 .parent_id = (int) sm->mnt_parent_id_old,
                 .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
-                .read_only = (a & SS_MOUNT_ATTR_RDONLY) || (sm->sb_flags & SS_SB_RDONLY),
         };
         /* Built with memcpy, not asprintf: at 1000 mounts printf's formatting was a third of the
          * backend's time. show_mnt_opts(): relatime is "no atime bit"; strictatime prints nothing. */
@@ -374,6 +377,8 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
         if (!e.fstype || !e.vfs_options || !e.fs_options || !e.root || !e.mount_point || !e.source)
                 return -ENOMEM;
         unescape_octal(e.fs_options);
+        /* As for a mountinfo line: "ro" in either option string (MOUNT_ATTR_RDONLY, SB_RDONLY). */
+        e.read_only = options_have_ro(e.vfs_options) || options_have_ro(e.fs_options);
         *ret = e;
         e = (MountEntry) {};
         return 1;
