@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libmount.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "mount-table.h"
 #include "shared/fileio.h"
+#include "shared/mount-api.h"
 
 /*
  * Parsing goes through libmount (2.38 verified): it unescapes the kernel's octal escapes (\040 \011
@@ -241,7 +245,7 @@ int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned 
         return 0;
 }
 
-int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
+static int mount_table_load_mountinfo(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
         _cleanup_free_ char *buf = NULL;
         size_t size;
         int r;
@@ -253,6 +257,286 @@ int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
                 return r;
 
         return mount_table_parse(buf, size, ret, ret_n_bad);
+}
+
+/*
+ * listmount/statmount backend. What the run path reads of an entry: ids and mount point (overmount
+ * detection), dev, fstype, source (btrfs member lookup, device flush of fuseblk-like types), root
+ * (nsfs "mnt:[ino]"), the superblock options (ro, overlay upperdir, FUSE user_id/group_id/allow_other)
+ * and read-only. So statmount is asked for SB_BASIC, MNT_BASIC, MNT_ROOT, MNT_POINT, FS_TYPE,
+ * MNT_OPTS (6.10), FS_SUBTYPE and SB_SOURCE (6.13). The two 6.13 strings are left out of the mask
+ * when a mount has none, which a kernel that does not know them does as well: a kernel is trusted
+ * only when its supported_mask (6.15) lists every bit asked for. Option strings are rebuilt as
+ * mountinfo prints them: vfs options from mnt_attr, superblock options as "ro|rw", the sb_flags
+ * words, then mnt_opts (escaped by the kernel like mountinfo, unescaped here like libmount does).
+ */
+#define LISTMOUNT_WANT                                                                                   \
+        (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_MNT_ROOT | SS_STATMOUNT_MNT_POINT | \
+         SS_STATMOUNT_FS_TYPE | SS_STATMOUNT_MNT_OPTS | SS_STATMOUNT_FS_SUBTYPE | SS_STATMOUNT_SB_SOURCE)
+#define LISTMOUNT_ALWAYS (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_MNT_ROOT | SS_STATMOUNT_FS_TYPE)
+#define LISTMOUNT_CHUNK 512U                    /* ids per listmount call */
+#define STATMOUNT_BUF_MIN 4096U
+#define STATMOUNT_BUF_MAX (1024U * 1024U)       /* strings of one mount: paths and options */
+
+/* One round of libmount's unescaping: "\ooo" (three octal digits) becomes that byte. */
+static void unescape_octal(char *s) {
+        char *w = s;
+
+        for (const char *p = s; *p;) {
+                if (p[0] == '\\' && (p[1] & ~7) == '0' && (p[2] & ~7) == '0' && (p[3] & ~7) == '0') {
+                        *w++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+                        p += 4;
+                } else
+                        *w++ = *p++;
+        }
+        *w = 0;
+}
+
+/* Appends yes or (when not NULL) no to buf, whose size fits every flag word. */
+static void append_flag(char *buf, bool cond, const char *yes, const char *no) {
+        const char *w = cond ? yes : no;
+
+        if (w)
+                strcat(buf, w);
+}
+
+static char *concat3(const char *a, const char *b, const char *c) {
+        size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+        char *s = malloc(la + lb + lc + 1);
+
+        if (!s)
+                return NULL;
+        memcpy(s, a, la);
+        memcpy(s + la, b, lb);
+        memcpy(s + la + lb, c, lc + 1);
+        return s;
+}
+
+/* A string of the reply, or NULL when absent or not terminated within what the kernel wrote. */
+static const char *sm_str(const struct ss_statmount *sm, size_t size, uint64_t bit, uint32_t off) {
+        size_t written = MIN((size_t) sm->size, size), max;
+
+        if (written <= offsetof(struct ss_statmount, str))
+                return NULL;
+        max = written - offsetof(struct ss_statmount, str);
+        if (!(sm->mask & bit) || off >= max || !memchr(sm->str + off, 0, max - off))
+                return NULL;
+        return sm->str + off;
+}
+
+static int entry_from_statmount(const struct ss_statmount *sm, size_t size, MountEntry *ret) {
+        const char *type, *subtype, *source, *opts, *root, *point;
+        _cleanup_(mount_entry_done) MountEntry e = {};
+        char vfs[128], sb[64];
+        uint64_t a = sm->mnt_attr;
+
+        if ((sm->mask & LISTMOUNT_ALWAYS) != LISTMOUNT_ALWAYS)
+                return -EOPNOTSUPP;
+        if (sm->mnt_id_old > INT_MAX || sm->mnt_parent_id_old > INT_MAX)
+                return -ERANGE;
+        type = sm_str(sm, size, SS_STATMOUNT_FS_TYPE, sm->fs_type);
+        root = sm_str(sm, size, SS_STATMOUNT_MNT_ROOT, sm->mnt_root);
+        point = sm_str(sm, size, SS_STATMOUNT_MNT_POINT, sm->mnt_point);
+        subtype = sm_str(sm, size, SS_STATMOUNT_FS_SUBTYPE, sm->fs_subtype);
+        source = sm_str(sm, size, SS_STATMOUNT_SB_SOURCE, sm->sb_source);
+        opts = sm_str(sm, size, SS_STATMOUNT_MNT_OPTS, sm->mnt_opts);
+        if (!type || !root)
+                return -EBADMSG;
+        if (!point)
+                return 0;       /* not reachable from our root: mountinfo skips it too */
+
+        e = (MountEntry) {
+                .mount_id = (int) sm->mnt_id_old,
+                .parent_id = (int) sm->mnt_parent_id_old,
+                .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
+        };
+        /* Built with memcpy, not asprintf: at 1000 mounts printf's formatting was a third of the
+         * backend's time. show_mnt_opts(): relatime is "no atime bit"; strictatime prints nothing. */
+        vfs[0] = 0;
+        append_flag(vfs, a & SS_MOUNT_ATTR_RDONLY, "ro", "rw");
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOSUID, ",nosuid", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NODEV, ",nodev", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOEXEC, ",noexec", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOATIME, ",noatime", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NODIRATIME, ",nodiratime", NULL);
+        append_flag(vfs, !(a & (SS_MOUNT_ATTR_NOATIME | SS_MOUNT_ATTR_STRICTATIME)), ",relatime", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_NOSYMFOLLOW, ",nosymfollow", NULL);
+        append_flag(vfs, a & SS_MOUNT_ATTR_IDMAP, ",idmapped", NULL);
+        /* show_sb_opts(), then the security and filesystem options. */
+        sb[0] = 0;
+        append_flag(sb, sm->sb_flags & SS_SB_RDONLY, "ro", "rw");
+        append_flag(sb, sm->sb_flags & SS_SB_SYNCHRONOUS, ",sync", NULL);
+        append_flag(sb, sm->sb_flags & SS_SB_DIRSYNC, ",dirsync", NULL);
+        append_flag(sb, sm->sb_flags & SS_SB_LAZYTIME, ",lazytime", NULL);
+        e.vfs_options = strdup(vfs);
+        e.fs_options = concat3(sb, isempty(opts) ? "" : ",", opts ?: "");
+        e.fstype = concat3(type, isempty(subtype) ? "" : ".", subtype ?: "");
+        e.root = strdup(root);
+        e.mount_point = strdup(point);
+        e.source = strdup(source ?: "none");    /* mountinfo prints "none" for a mount without one */
+        if (!e.fstype || !e.vfs_options || !e.fs_options || !e.root || !e.mount_point || !e.source)
+                return -ENOMEM;
+        unescape_octal(e.fs_options);
+        /* As for a mountinfo line: "ro" in either option string (MOUNT_ATTR_RDONLY, SB_RDONLY). */
+        e.read_only = options_have_ro(e.vfs_options) || options_have_ro(e.fs_options);
+        *ret = e;
+        e = (MountEntry) {};
+        return 1;
+}
+
+static int listmount_ids(uint64_t **ret, size_t *ret_n) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n = 0;
+
+        for (;;) {
+                struct ss_mnt_id_req req = {
+                        .size = SS_MNT_ID_REQ_SIZE_VER0,
+                        .mnt_id = SS_LSMT_ROOT,
+                        .param = n > 0 ? ids[n - 1] : 0,        /* continue after the last id seen */
+                };
+                uint64_t *x;
+                long k;
+
+                x = reallocarray(ids, n + LISTMOUNT_CHUNK, sizeof(uint64_t));
+                if (!x)
+                        return -ENOMEM;
+                ids = x;
+                k = ss_listmount(&req, ids + n, LISTMOUNT_CHUNK, 0);
+                if (k < 0)
+                        return negative_errno();
+                if ((size_t) k > LISTMOUNT_CHUNK)
+                        return -EBADMSG;
+                n += (size_t) k;
+                if (n > MOUNT_TABLE_MAX_ENTRIES)
+                        return -E2BIG;
+                if ((size_t) k < LISTMOUNT_CHUNK)
+                        break;
+        }
+        *ret = TAKE_PTR(ids);
+        *ret_n = n;
+        return 0;
+}
+
+int mount_table_load_listmount(MountTable **ret) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_free_ struct ss_statmount *sm = NULL;
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n_ids = 0, size = STATMOUNT_BUF_MIN;
+        bool checked = false;
+        int r;
+
+        r = listmount_ids(&ids, &n_ids);
+        if (r < 0)
+                return r;
+
+        t = calloc(1, sizeof(MountTable));
+        sm = malloc(size);
+        if (!t || !sm)
+                return -ENOMEM;
+        if (n_ids > 0) {
+                t->entries = calloc(n_ids, sizeof(MountEntry));
+                if (!t->entries)
+                        return -ENOMEM;
+        }
+
+        for (size_t i = 0; i < n_ids;) {
+                struct ss_mnt_id_req q = {
+                        .size = SS_MNT_ID_REQ_SIZE_VER0,
+                        .mnt_id = ids[i],
+                        .param = LISTMOUNT_WANT | (checked ? 0 : SS_STATMOUNT_SUPPORTED_MASK),
+                };
+
+                if (ss_statmount(&q, sm, size, 0) < 0) {
+                        if (errno == ENOENT) {
+                                i++;            /* unmounted since it was listed */
+                                continue;
+                        }
+                        if (errno != EOVERFLOW)
+                                return negative_errno();
+                        if (size >= STATMOUNT_BUF_MAX)
+                                return -E2BIG;
+                        size *= 2;
+                        free(sm);
+                        sm = malloc(size);
+                        if (!sm)
+                                return -ENOMEM;
+                        continue;               /* the same mount again, with room */
+                }
+                if (!checked) {
+                        if (!(sm->mask & SS_STATMOUNT_SUPPORTED_MASK) ||
+                            (sm->supported_mask & LISTMOUNT_WANT) != LISTMOUNT_WANT)
+                                return -EOPNOTSUPP;
+                        checked = true;
+                }
+                r = entry_from_statmount(sm, size, &t->entries[t->n_entries]);
+                if (r < 0)
+                        return r;
+                t->n_entries += r;
+                i++;
+        }
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+/* Whether root_fd is our own root directory: only then do listmount's mounts (our namespace, seen
+ * from our root) equal what root_fd's proc/self/mountinfo shows. */
+static bool is_our_root(int root_fd) {
+        struct statx a, b;
+
+        if (statx(root_fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &a) < 0 ||
+            statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &b) < 0)
+                return false;
+        return (a.stx_mask & b.stx_mask & STATX_MNT_ID) && a.stx_mnt_id == b.stx_mnt_id &&
+                a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
+}
+
+/* Measured in docs/PERFORMANCE.md ("Mount table: listmount/statmount"); -DLISTMOUNT_BY_DEFAULT=0|1
+ * builds the other choice for benchmarks. */
+#ifndef LISTMOUNT_BY_DEFAULT
+#define LISTMOUNT_BY_DEFAULT 1
+#endif
+
+static const char *const backend_table[_MOUNT_TABLE_BACKEND_MAX] = {
+        [MOUNT_TABLE_BACKEND_DEFAULT] = "default",
+        [MOUNT_TABLE_BACKEND_MOUNTINFO] = "mountinfo",
+        [MOUNT_TABLE_BACKEND_LISTMOUNT] = "listmount",
+};
+
+const char *mount_table_backend_to_string(MountTableBackend b) {
+        return b >= 0 && b < _MOUNT_TABLE_BACKEND_MAX ? backend_table[b] : NULL;
+}
+
+int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable **ret, unsigned *ret_n_bad,
+                             MountTableBackend *ret_used) {
+        bool ours;
+        int r;
+
+        if (backend < 0 || backend >= _MOUNT_TABLE_BACKEND_MAX)
+                return -EINVAL;
+        ours = backend != MOUNT_TABLE_BACKEND_MOUNTINFO && is_our_root(root_fd);
+        if (backend == MOUNT_TABLE_BACKEND_LISTMOUNT && !ours)
+                return -EXDEV;
+        if (backend == MOUNT_TABLE_BACKEND_LISTMOUNT || (backend == MOUNT_TABLE_BACKEND_DEFAULT &&
+                                                         LISTMOUNT_BY_DEFAULT && ours)) {
+                r = mount_table_load_listmount(ret);
+                if (r >= 0 || backend == MOUNT_TABLE_BACKEND_LISTMOUNT || r == -ENOMEM) {
+                        if (r >= 0 && ret_n_bad)
+                                *ret_n_bad = 0;
+                        if (r >= 0 && ret_used)
+                                *ret_used = MOUNT_TABLE_BACKEND_LISTMOUNT;
+                        return r;
+                }
+                /* Old kernel, seccomp, a mount that outgrew the bounds: the text has it all. */
+        }
+        r = mount_table_load_mountinfo(root_fd, ret, ret_n_bad);
+        if (r >= 0 && ret_used)
+                *ret_used = MOUNT_TABLE_BACKEND_MOUNTINFO;
+        return r;
+}
+
+int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
+        return mount_table_load_backend(root_fd, MOUNT_TABLE_BACKEND_DEFAULT, ret, ret_n_bad, NULL);
 }
 
 int mount_table_merge(MountTable *into, MountTable **from) {

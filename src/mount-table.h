@@ -4,7 +4,9 @@
 /*
  * Mount table: the host's mounts as read from proc/self/mountinfo (via libmount), with unescaped
  * paths, the superblock's device number, fstype, source, options and read-only state.
- * Pure parser on text + a loader on a root dir fd.
+ * Pure parser on text + a loader on a root dir fd. For our own mount namespace seen from the real
+ * "/", the same entries can also come from listmount(2)/statmount(2) (Linux 6.15+: every field
+ * needed, probed through statmount's supported mask), with mountinfo as the fallback.
  */
 
 #include <stdbool.h>
@@ -44,8 +46,30 @@ typedef struct MountTable {
  * counted in *ret_n_bad (may be NULL). Returns 0 or negative errno (-ENOMEM, -E2BIG over max). */
 int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned *ret_n_bad);
 
-/* Reads <root_fd>/proc/self/mountinfo. */
+typedef enum MountTableBackend {
+        MOUNT_TABLE_BACKEND_DEFAULT,    /* production: see mount_table_load() */
+        MOUNT_TABLE_BACKEND_MOUNTINFO,  /* <root_fd>/proc/self/mountinfo, parsed by libmount */
+        MOUNT_TABLE_BACKEND_LISTMOUNT,  /* listmount/statmount only, no fallback (tests, benchmarks) */
+        _MOUNT_TABLE_BACKEND_MAX,
+} MountTableBackend;
+
+const char *mount_table_backend_to_string(MountTableBackend b) _pure_;
+
+/* Reads <root_fd>/proc/self/mountinfo. (MOUNT_TABLE_BACKEND_DEFAULT: see mount-table.c for whether
+ * listmount is tried first when root_fd is our own root; any listmount failure falls back to the
+ * mountinfo text, never to a partial table.) */
 int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad);
+
+/* mount_table_load() with an explicit backend; *ret_used (may be NULL) says which one answered.
+ * MOUNT_TABLE_BACKEND_LISTMOUNT: -EXDEV when root_fd is not our own root, else as below. */
+int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable **ret, unsigned *ret_n_bad,
+                             MountTableBackend *ret_used);
+
+/* Every mount of our own mount namespace visible from our root, through listmount(LSMT_ROOT) and one
+ * statmount per mount, mapped exactly as the mountinfo parser maps a line (mountinfo ids, raw
+ * strings, options as libmount unescapes them). -ENOSYS/-EPERM from the kernel, -EOPNOTSUPP when
+ * statmount cannot say it supports every field used (before 6.15), -E2BIG over the bounds. */
+int mount_table_load_listmount(MountTable **ret);
 
 /* Moves every entry of *from to the end of into and frees *from. -E2BIG over the maximum. */
 int mount_table_merge(MountTable *into, MountTable **from);

@@ -626,7 +626,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         size_t n_nss = 0;
 
         t0 = now(CLOCK_MONOTONIC);
-        r = mount_table_load(src->root_fd, &table, NULL);
+        r = mount_table_load_backend(src->root_fd, src->mount_backend, &table, NULL, NULL);
         if (r < 0)
                 return r;
 

@@ -79,6 +79,8 @@ typedef struct SampleSources {
         int debugfs_fd;             /* debugfs root (contains bdi/), -EBADF = unavailable */
         bool scan_namespaces;       /* also read mounts of other mount namespaces (proc/PID/mountinfo);
                                      * when false the sample is incomplete */
+        MountTableBackend mount_backend; /* our own table: 0 = the production default; tests and
+                                          * benchmarks pick one (mount-table.h) */
 } SampleSources;
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in

@@ -12,64 +12,14 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "device.h"
 #include "shared/fileio.h"
+#include "shared/mount-api.h"
 #include "shared/parse-util.h"
 #include "unlisted.h"
-
-/* Debian 12's headers (Linux 6.1) have neither listmount/statmount nor NS_GET_MNTNS_ID: the ABI as of
- * Linux 6.11 (mnt_ns_id in struct mnt_id_req), defined here. The syscall numbers are the same on
- * every architecture that uses the unified table. */
-#ifndef __NR_statmount
-#define __NR_statmount 457
-#endif
-#ifndef __NR_listmount
-#define __NR_listmount 458
-#endif
-
-struct ss_mnt_id_req {
-        uint32_t size;
-        uint32_t spare;
-        uint64_t mnt_id;
-        uint64_t param;
-        uint64_t mnt_ns_id;
-};
-#define SS_MNT_ID_REQ_SIZE_VER1 32U
-
-struct ss_statmount {
-        uint32_t size;
-        uint32_t mnt_opts;
-        uint64_t mask;
-        uint32_t sb_dev_major;
-        uint32_t sb_dev_minor;
-        uint64_t sb_magic;
-        uint32_t sb_flags;
-        uint32_t fs_type;
-        uint64_t mnt_id;
-        uint64_t mnt_parent_id;
-        uint32_t mnt_id_old;
-        uint32_t mnt_parent_id_old;
-        uint64_t mnt_attr;
-        uint64_t mnt_propagation;
-        uint64_t mnt_peer_group;
-        uint64_t mnt_master;
-        uint64_t propagate_from;
-        uint32_t mnt_root;
-        uint32_t mnt_point;
-        uint64_t mnt_ns_id;
-        uint64_t spare2[49];
-        char str[];
-};
-
-#define SS_STATMOUNT_SB_BASIC 0x1U
-#define SS_STATMOUNT_MNT_POINT 0x10U
-#define SS_STATMOUNT_FS_TYPE 0x20U
-#define SS_LSMT_ROOT UINT64_MAX
-#define SS_NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
 
 #define LISTMOUNT_MAX 65536U
 #define PROC_FDS_MAX 65536U           /* fds looked at per reach scan */
@@ -364,7 +314,7 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
                 .mnt_id = SS_LSMT_ROOT,
                 .mnt_ns_id = ns_id,
         };
-        n = syscall(__NR_listmount, &req, ids, (size_t) LISTMOUNT_MAX, 0);
+        n = ss_listmount(&req, ids, (size_t) LISTMOUNT_MAX, 0);
         if (n < 0)
                 return negative_errno();
 
@@ -378,7 +328,7 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
                 const char *fstype, *mp;
                 dev_t dev;
 
-                if (syscall(__NR_statmount, &q, sm, sm_size, 0) < 0) {
+                if (ss_statmount(&q, sm, sm_size, 0) < 0) {
                         if (errno == ENOENT)
                                 continue;       /* unmounted meanwhile */
                         return negative_errno();

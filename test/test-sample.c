@@ -240,8 +240,58 @@ TEST(chrooted_namespaces) {
                                "/srv/jail2)", "mounts outside that root were not scanned"));
 }
 
+/* The live sample on both mount-table backends: the same superblocks, mounts and read-only state
+ * (sysfs and debugfs left out: only the table differs). Read again when the shared machine's table
+ * changed in between. */
+static bool same_superblocks(const Sample *a, const Sample *b) {
+        if (a->n_sbs != b->n_sbs || a->table->n_entries != b->table->n_entries)
+                return false;
+        for (size_t k = 0; k < a->n_sbs; k++) {
+                const Superblock *x = &a->sbs[k], *y = &b->sbs[k];
+
+                if (x->dev != y->dev || !streq(x->fstype, y->fstype) || !streq(x->source, y->source) ||
+                    x->fs_class != y->fs_class || x->n_mounts != y->n_mounts || x->all_read_only != y->all_read_only)
+                        return false;
+                for (size_t i = 0; i < x->n_mounts; i++)
+                        if (x->mounts[i] != y->mounts[i] ||
+                            a->overmounted[x->mounts[i]] != b->overmounted[y->mounts[i]])
+                                return false;
+        }
+        return a->complete == b->complete && a->view_restricted == b->view_restricted;
+}
+
+TEST(live_both_backends) {
+        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        SampleSources src = { .root_fd = root_fd, .sysfs_root = "/nonexistent", .debugfs_fd = -EBADF };
+
+        ASSERT_TRUE(root_fd >= 0);
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_(sample_freep) Sample *a = NULL, *b = NULL;
+                int r;
+
+                src.mount_backend = MOUNT_TABLE_BACKEND_MOUNTINFO;
+                ASSERT_OK(sample_load(&src, &a));
+                src.mount_backend = MOUNT_TABLE_BACKEND_LISTMOUNT;
+                r = sample_load(&src, &b);
+                if (r == -ENOSYS || r == -EPERM || r == -EOPNOTSUPP) {
+                        fprintf(stderr, "  skipped: listmount/statmount unusable here: %s\n", strerror(-r));
+                        return;
+                }
+                ASSERT_OK(r);
+                if (same_superblocks(a, b)) {
+                        fprintf(stderr, "  %zu superblocks, %zu mounts: the same through both backends\n", a->n_sbs,
+                                a->table->n_entries);
+                        return;
+                }
+                ASSERT_TRUE(attempt < 5);       /* a table that keeps changing: too busy to compare */
+                fprintf(stderr, "  the samples differ (the table changed meanwhile?), again\n");
+                usleep(100 * 1000);
+        }
+}
+
 int main(void) {
         RUN(laptop_superblocks);
+        RUN(live_both_backends);
         RUN(overmounted);
         RUN(hidden_by_sibling_on_ancestor_path);
         RUN(load_fixture_root);
