@@ -27,7 +27,8 @@
 # upper layer the container cannot see, and a debugfs that shows the bdis of block devices and only
 # those anonymous bdis (FUSE, NFS) that e2e_debugfs_allow names — so the FUSE servers of the test
 # bed's latency disks, which stand for disk firmware, are not superblocks the container fails to
-# see; e2e_debugfs_sync refreshes it after block devices come and go).
+# see; e2e_debugfs_sync refreshes it after block devices come and go; and, as on a machine, root
+# may write /proc/sys/vm/stat_refresh).
 
 E2E_CACHE=${E2E_CACHE:-/var/tmp/suspend-sync-e2e}
 E2E_BOOT_TIMEOUT=${E2E_BOOT_TIMEOUT:-120}
@@ -288,6 +289,13 @@ e2e_boot() {
                 tail -n 30 "$E2E_WORK/console.log" >&2
                 return 1 ;;
         esac
+        if [[ ${E2E_MACHINE_VIEW:-} == 1 ]]; then
+                # nspawn makes /proc/sys read-only; on a machine root may write it, and suspend-sync
+                # writes vm/stat_refresh for an exact writeback count (evidence.h).
+                nsenter -t "$E2E_PID1" -m sh -c 'mount --bind /proc/sys/vm/stat_refresh /proc/sys/vm/stat_refresh &&
+                        mount -o remount,bind,rw /proc/sys/vm/stat_refresh' ||
+                        { e2e_log "cannot make vm/stat_refresh writable"; return 1; }
+        fi
         e2e_run journalctl --update-catalog || { e2e_log "journalctl --update-catalog failed"; return 1; }
         E2E_SYSTEMD_VERSION=$(e2e_run systemctl --version | awk 'NR == 1 { print $2 }')
         e2e_log "$release: systemd $E2E_SYSTEMD_VERSION $state, PID 1 = $E2E_PID1, up in $((SECONDS - t0)) s total"
