@@ -337,8 +337,7 @@ int verb_run(const Args *a, int *ret_exit) {
                          * sync would block on it whether or not this pass plans it (FUSE). */
                         for (size_t i = 0; i < ho.n_stuck; i++)
                                 earlier_hung = earlier_hung || ho.stuck[i].hung;
-                }
-                else
+                } else
                         /* Cannot tell live from ended: forget them (at worst a second worker). */
                         handover_clear_stuck(&ho);
         }
