@@ -40,13 +40,11 @@ cleanup() {
         [[ -n ${_STK_DIR[h]:-} ]] && stack_ctl h resume >/dev/null 2>&1
         e2e_cleanup
         stack_cleanup
-        mountpoint -q "$bed" && umount "$bed"
-        rm -rf --one-file-system "$bed"
-        rmdir "$SS_TEST_LEDGER" /run/suspend-sync-e2e 2>/dev/null
+        e2e_bed_teardown "$bed"
 }
 trap cleanup EXIT
 
-mount --bind "$bed" "$bed" && mount --make-shared "$bed" || { echo "FAIL: shared bind of $bed"; exit 1; }
+e2e_bed_share "$bed" || { echo "FAIL: shared bind of $bed"; exit 1; }
 stack_setup h ext4 128M || { echo "FAIL: stack_setup"; exit 1; }
 stack_ctl h hang-max 120s >/dev/null
 

@@ -44,13 +44,11 @@ cleanup() {
         unbind
         e2e_cleanup
         stack_cleanup
-        mountpoint -q "$bed" && umount "$bed"
-        rm -rf --one-file-system "$work"
-        rmdir "$SS_TEST_LEDGER" /run/suspend-sync-e2e 2>/dev/null
+        e2e_bed_teardown "$bed" "$work"
 }
 trap cleanup EXIT
 
-mount --bind "$bed" "$bed" && mount --make-shared "$bed" || { echo "FAIL: shared bind of $bed"; exit 1; }
+e2e_bed_share "$bed" || { echo "FAIL: shared bind of $bed"; exit 1; }
 stack_setup d-ext4 ext4 128M || { echo "FAIL: stack_setup ext4"; exit 1; }
 stack_setup d-xfs xfs 320M || { echo "FAIL: stack_setup xfs"; exit 1; }
 bind || { echo "FAIL: bind the disks into the bed"; exit 1; }

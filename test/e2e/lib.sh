@@ -301,6 +301,18 @@ e2e_boot() {
         e2e_log "$release: systemd $E2E_SYSTEMD_VERSION $state, PID 1 = $E2E_PID1, up in $((SECONDS - t0)) s total"
 }
 
+# A test bed of the host for a container: e2e_bed_share DIR bind-mounts DIR onto itself with shared
+# propagation (fault disks made below it later appear in a container that binds it);
+# e2e_bed_teardown DIR [TREE] (after e2e_cleanup and stack_cleanup) unmounts it and removes TREE
+# (default DIR) and the ledger directory of stack.sh.
+e2e_bed_share() { mount --bind "$1" "$1" && mount --make-shared "$1"; }
+e2e_bed_teardown() {
+        mountpoint -q "$1" && umount "$1"
+        rm -rf --one-file-system "${2:-$1}"
+        rmdir "${SS_TEST_LEDGER:-/nonexistent}" /run/suspend-sync-e2e 2>/dev/null
+        return 0
+}
+
 # E2E_MACHINE_VIEW: the container's debugfs bdi/ holds one symlink per bdi it may see, into the
 # host's debugfs bound at /run/host-debugfs: every block device's, and the anonymous ones
 # (MAJ 0) named by e2e_debugfs_allow.
