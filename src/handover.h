@@ -75,12 +75,8 @@ const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
 /* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
 
-/* Reads field 22 (start time) and field 3 (state) of proc_fd/PID/stat. -ENOENT when the process
- * is gone, -EBADMSG for unexpected content. */
-int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *ret_state);
-
 /* Drops stuck workers that are gone: no such pid, another process under that pid (start time),
- * or a zombie. Returns the number dropped. */
+ * or a zombie (proc_pid_start_time(), shared/proc-util.h). Returns the number dropped. */
 size_t handover_prune(Handover *h, int proc_fd);
 
 /* Loads state_dir_fd/HANDOVER_FILE (missing: empty). Returns 0 or negative errno (then *ret is

@@ -12,6 +12,7 @@
 #include "scope.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/proc-util.h"
 
 #define SYSTEMD_PRIVATE_BUS "unix:path=/run/systemd/private"
 /* /proc/PID/cgroup is one line per hierarchy: a dozen lines on cgroup v1. */
@@ -83,9 +84,7 @@ static int read_cgroup(int proc_fd, const char *pid, CgroupId *ret) {
  * and leaves with its parent). */
 static bool pid_left(int proc_fd, pid_t pid, const CgroupId *ours) {
         _cleanup_(cgroup_id_done) CgroupId cg = {};
-        _cleanup_free_ char *stat = NULL;
-        char name[32], path[64];
-        const char *e;
+        char name[32], state = 0;
         int r;
 
         snprintf(name, sizeof(name), "%d", (int) pid);
@@ -96,11 +95,7 @@ static bool pid_left(int proc_fd, pid_t pid, const CgroupId *ours) {
                 return false;
         if (!streq_ptr(cg.unified, ours->unified) || !streq_ptr(cg.named, ours->named))
                 return true;
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        if (read_full_file_at(proc_fd, path, 4096, &stat, NULL) < 0)
-                return false;
-        e = strrchr(stat, ')');
-        return e && e[1] == ' ' && e[2] == 'Z';
+        return proc_pid_start_time(proc_fd, pid, NULL, &state) >= 0 && state == 'Z';
 }
 
 /* sd_bus_call() would finish the authentication with a wait of its own (up to 25 s): do it here,

@@ -11,6 +11,7 @@
 #include "evidence.h"
 #include "executor.h"
 #include "handover.h"
+#include "shared/proc-util.h"
 #include "kernel-knob.h"
 #include "log.h"
 #include "message-ids.h"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "handover.h"
+#include "shared/proc-util.h"
 #include "shared/macro.h"
 #include "tests.h"
 

@@ -12,13 +12,9 @@ source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
 ss_init
 
-# A fixture sysfs whose power/ holds plain files and whose other directories lead to the real /sys,
-# so devices are classified and their I/O progress is real.
 sys=$SS_TMP/sys
-mkdir -p "$sys/power"
-for d in dev devices block class fs bus; do ln -s "/sys/$d" "$sys/$d"; done
+ss_fixture_sysfs "$sys"
 knob=$sys/power/sync_on_suspend
-echo 1 >"$knob"
 k() { tr -d '\n' <"$knob"; }
 
 # off: a complete late pass turns the kernel sync off for this cycle, recording the original.

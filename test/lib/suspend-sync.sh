@@ -84,6 +84,16 @@ ss_debugfs() {
         [[ -r /sys/kernel/debug/bdi ]]
 }
 
+# ss_fixture_sysfs DIR: a sysfs for --sysfs= whose power/ holds a plain sync_on_suspend (1) and
+# whose other directories lead to the real /sys, so devices are classified and their I/O progress
+# is real, while the kernel's knob is never written.
+ss_fixture_sysfs() {
+        local d
+        mkdir -p "$1/power" || return 1
+        for d in dev devices block class fs bus; do ln -s "/sys/$d" "$1/$d" || return 1; done
+        echo 1 >"$1/power/sync_on_suspend"
+}
+
 ss_json() {
         python3 -c '
 import json, sys

@@ -27,8 +27,7 @@ bdi=$(findmnt -rn -o MAJ:MIN --mountpoint "$d/mnt")
 echo "user FUSE mount $d/mnt, bdi $bdi: $(findmnt -rn -o FSTYPE,FS-OPTIONS --mountpoint "$d/mnt")"
 
 sys=$REL_TMP/sys
-mkdir -p "$sys/power"
-for x in dev devices block class fs bus; do ln -s "/sys/$x" "$sys/$x"; done
+ss_fixture_sysfs "$sys"
 knob() { tr -d '\n' <"$sys/power/sync_on_suspend"; }
 # Not hermetic: the test bed's usual rule skips every mount but ours (Action=skip), which alone would
 # keep the knob on. The late pass syncs only local block filesystems (no loop device, no FUSE).

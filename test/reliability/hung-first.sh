@@ -44,8 +44,7 @@ for n in "${all[@]}"; do
 done
 
 sysfs=$REL_TMP/sysfs
-mkdir -p "$sysfs/power"
-for d in dev devices block class fs bus; do ln -s "/sys/$d" "$sysfs/$d"; done
+ss_fixture_sysfs "$sysfs"
 knob() { cat "$sysfs/power/sync_on_suspend"; }
 
 failures=0
