@@ -36,6 +36,7 @@
 #include "policy.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/strv.h"
 
 #define POLICY_MAX_CANDIDATES 4096U             /* drop-in directory entries looked at, in total */
 #define POLICY_MAX_TIMESPAN (24U * 3600U * USEC_PER_SEC)
@@ -98,72 +99,6 @@ const char *sync_on_suspend_mode_to_string(SyncOnSuspendMode m) {
 
 SyncOnSuspendMode sync_on_suspend_mode_from_string(const char *s) {
         return (SyncOnSuspendMode) table_lookup(sync_on_suspend_mode_table, _SYNC_ON_SUSPEND_MAX, s);
-}
-
-/* ---- small string-vector helpers -------------------------------------------------------------- */
-
-static size_t strv_length(char *const *l) {
-        size_t n = 0;
-
-        if (l)
-                while (l[n])
-                        n++;
-        return n;
-}
-
-static char **strv_free(char **l) {
-        if (l) {
-                for (char **i = l; *i; i++)
-                        free(*i);
-                free(l);
-        }
-        return NULL;
-}
-
-static inline void strv_freep(char ***l) {
-        strv_free(*l);
-}
-#define _cleanup_strv_free_ _cleanup_(strv_freep)
-
-/* Appends s (taking ownership, freed on failure) to the NULL-terminated vector *l. */
-static int strv_consume(char ***l, size_t *n, char *s) {
-        char **t;
-
-        if (!s)
-                return -ENOMEM;
-        t = realloc(*l, (*n + 2) * sizeof(char *));
-        if (!t) {
-                free(s);
-                return -ENOMEM;
-        }
-        t[(*n)++] = s;
-        t[*n] = NULL;
-        *l = t;
-        return 0;
-}
-
-/* Splits on spaces and tabs. Returns the number of words, -E2BIG above max, -ENOMEM. */
-static int split_words(const char *s, size_t max, char ***ret) {
-        _cleanup_strv_free_ char **l = NULL;
-        size_t n = 0;
-        int r;
-
-        for (;;) {
-                size_t k;
-
-                s += strspn(s, " \t");
-                if (!*s)
-                        break;
-                k = strcspn(s, " \t");
-                if (n >= max)
-                        return -E2BIG;
-                r = strv_consume(&l, &n, strndup(s, k));
-                if (r < 0)
-                        return r;
-                s += k;
-        }
-        *ret = TAKE_PTR(l);
-        return (int) n;
 }
 
 /* ---- Policy object ---------------------------------------------------------------------------- */
@@ -633,7 +568,7 @@ static void handle_glob_list(ParseState *s, Rule *rule, const char *key, const c
         _cleanup_strv_free_ char **l = NULL;
         int r;
 
-        r = split_words(value, POLICY_MAX_PATTERNS, &l);
+        r = strv_split_words(value, POLICY_MAX_PATTERNS, &l);
         if (r == -ENOMEM) {
                 s->error = r;
                 return;

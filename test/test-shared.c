@@ -13,7 +13,10 @@
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
+#include "shared/strv.h"
 #include "shared/time-util.h"
 #include "tests.h"
 
@@ -118,10 +121,63 @@ TEST(files) {
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
+TEST(strv) {
+        _cleanup_strv_free_ char **l = NULL, **w = NULL;
+        size_t n = 0;
+
+        ASSERT_EQ(strv_length(NULL), 0U);
+        ASSERT_OK(strv_extend(&l, &n, "a"));
+        ASSERT_OK(strv_consume(&l, &n, strdup("b")));
+        ASSERT_ERR(strv_consume(&l, &n, NULL), ENOMEM);
+        ASSERT_EQ(strv_length(l), 2U);
+        ASSERT_TRUE(strv_contains(l, "b"));
+        ASSERT_TRUE(!strv_contains(l, "c"));
+        ASSERT_EQ(strv_split_words("  x\ty  z ", 3, &w), 3);
+        ASSERT_STREQ(w[0], "x");
+        ASSERT_STREQ(w[2], "z");
+        ASSERT_TRUE(w[3] == NULL);
+        w = strv_free(w);
+        ASSERT_ERR(strv_split_words("x y z", 2, &w), E2BIG);
+        ASSERT_TRUE(w == NULL);
+        ASSERT_EQ(strv_split_words(" \t ", 2, &w), 0);
+        ASSERT_TRUE(w == NULL);
+}
+
+typedef enum Color { COLOR_RED, COLOR_BLUE, _COLOR_MAX, _COLOR_INVALID = -EINVAL } Color;
+static const char *const color_table[_COLOR_MAX] = { [COLOR_RED] = "red", [COLOR_BLUE] = "blue" };
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP(color, Color);
+
+TEST(string_table) {
+        ASSERT_STREQ(color_to_string(COLOR_BLUE), "blue");
+        ASSERT_TRUE(color_to_string(_COLOR_MAX) == NULL);
+        ASSERT_TRUE(color_to_string(_COLOR_INVALID) == NULL);
+        ASSERT_EQ(color_from_string("red"), COLOR_RED);
+        ASSERT_EQ(color_from_string("green"), _COLOR_INVALID);
+        ASSERT_EQ(color_from_string(NULL), _COLOR_INVALID);
+}
+
+static int cmp_by_key(const size_t *a, const size_t *b, const int *keys) {
+        return CMP(keys[*a], keys[*b]);
+}
+
+TEST(sort) {
+        int keys[] = { 30, 10, 20 };
+        size_t order[] = { 0, 1, 2 };
+
+        typesafe_qsort_r(order, ELEMENTSOF(order), cmp_by_key, (const int *) keys);
+        ASSERT_EQ(order[0], 1U);
+        ASSERT_EQ(order[1], 2U);
+        ASSERT_EQ(order[2], 0U);
+        typesafe_qsort_r((size_t *) NULL, 0, cmp_by_key, (const int *) keys);
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
         RUN(options);
         RUN(files);
+        RUN(strv);
+        RUN(string_table);
+        RUN(sort);
         return 0;
 }
