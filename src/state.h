@@ -20,6 +20,8 @@
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
+struct json_object;
+
 #define STATE_DIR_DEFAULT "/run/suspend-sync"
 #define STATE_HISTORY_MAX 16U
 #define STATE_MAX_MOUNTS 65536U
@@ -80,6 +82,9 @@ void run_record_array_free(RunRecord *a, size_t n);
  * non-integer numbers, embedded NUL, too many mounts, over-long strings, bad hex). *ret is
  * written only on success. */
 int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
+/* The same record as a json-c object (what run_record_to_json_string() prints), for callers that
+ * embed it in their own output (status --json). Same errors. */
+int run_record_to_json(const RunRecord *r, struct json_object **ret);
 int run_record_from_json_string(const char *text, RunRecord *ret);
 
 /* Records a run: writes last.json (pretty) atomically and history/<started>-<pid>.json (one line),
