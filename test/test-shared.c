@@ -8,8 +8,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "shared/devnum-util.h"
 #include "shared/fileio.h"
 #include "shared/hexdecoct.h"
 #include "shared/json-util.h"
@@ -336,6 +338,34 @@ TEST(json_parse) {
 #undef PARSE
 }
 
+TEST(devnum) {
+        dev_t d = 0;
+        char buf[DEVNUM_STR_MAX];
+
+        ASSERT_STREQ(format_devnum(buf, makedev(259, 3)), "259:3");
+        ASSERT_STREQ(FORMAT_DEVNUM(makedev(0, 52)), "0:52");
+        ASSERT_STREQ(FORMAT_DEVNUM(makedev(4294967295U, 4294967295U)), "4294967295:4294967295");
+
+        ASSERT_OK(parse_devnum("259:3", &d));
+        ASSERT_EQ(major(d), 259U);
+        ASSERT_EQ(minor(d), 3U);
+        ASSERT_OK(parse_devnum("0:0", &d));
+        ASSERT_EQ(d, 0U);
+        ASSERT_OK(parse_devnum("4294967295:4294967295", &d));
+        ASSERT_EQ(major(d), 4294967295U);
+        ASSERT_ERR(parse_devnum("259", &d), EINVAL);
+        ASSERT_ERR(parse_devnum(":3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("259:", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("259:3:1", &d), EINVAL);
+        ASSERT_ERR(parse_devnum(" 259:3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("259: 3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("-1:3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("0000000000000001:3", &d), EINVAL);       /* 16 characters */
+        ASSERT_ERR(parse_devnum("4294967296:0", &d), ERANGE);
+        ASSERT_ERR(parse_devnum(NULL, &d), EINVAL);
+        ASSERT_EQ(major(d), 4294967295U);                                   /* untouched on error */
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
@@ -349,5 +379,6 @@ int main(void) {
         RUN(json_build);
         RUN(json_get);
         RUN(json_parse);
+        RUN(devnum);
         return 0;
 }
