@@ -15,6 +15,8 @@
 #include "shared/fileio.h"
 #include "shared/json-util.h"
 #include "shared/macro.h"
+#include "shared/sort-util.h"
+#include "shared/strv.h"
 #include "state.h"
 
 #define STATE_LAST_FILE "last.json"
@@ -349,23 +351,18 @@ static bool history_name_valid(const char *n) {
         return pid_len > 0 && pid_len <= 10 && streq(n + 21 + pid_len, ".json");
 }
 
-static int cmp_name_desc(const void *a, const void *b) {
-        return -strcmp(*(char *const *) a, *(char *const *) b);
+static int cmp_name_desc(char *const *a, char *const *b) {
+        return -strcmp(*a, *b);
 }
 
-static void strv_free_n(char **v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(v[i]);
-        free(v);
-}
-
-/* History file names, newest first. */
+/* History file names (a strv), newest first. */
 static int history_list(int dir_fd, char ***ret, size_t *ret_n) {
+        _cleanup_strv_free_ char **names = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
         _cleanup_close_ int fd = -EBADF;
-        char **names = NULL;
-        size_t n = 0;
-        DIR *d;
         struct dirent *de;
+        size_t n = 0;
+        int r;
 
         fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
@@ -375,36 +372,27 @@ static int history_list(int dir_fd, char ***ret, size_t *ret_n) {
                 *ret_n = 0;
                 return 0;
         }
-        d = fdopendir(TAKE_FD(fd));
+        d = fdopendir(fd);
         if (!d)
                 return negative_errno();
-        names = calloc(STATE_HISTORY_SCAN_MAX, sizeof(char *));
-        if (!names) {
-                closedir(d);
-                return -ENOMEM;
-        }
-        while ((de = readdir(d)) && n < STATE_HISTORY_SCAN_MAX) {
+        TAKE_FD(fd);
+        while (n < STATE_HISTORY_SCAN_MAX && (de = readdir(d))) {
                 if (!history_name_valid(de->d_name))
                         continue;
-                names[n] = strdup(de->d_name);
-                if (!names[n]) {
-                        closedir(d);
-                        strv_free_n(names, n);
-                        return -ENOMEM;
-                }
-                n++;
+                r = strv_extend(&names, &n, de->d_name);
+                if (r < 0)
+                        return r;
         }
-        closedir(d);
-        qsort(names, n, sizeof(char *), cmp_name_desc);
-        *ret = names;
+        typesafe_qsort(names, n, cmp_name_desc);
+        *ret = TAKE_PTR(names);
         *ret_n = n;
         return 0;
 }
 
 int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt) {
         _cleanup_close_ int dir_fd = -EBADF, hist_fd = -EBADF;
+        _cleanup_strv_free_ char **names = NULL;
         RunRecord *records = NULL;
-        char **names = NULL;
         size_t n_names = 0, n = 0, n_corrupt = 0;
         int r;
 
@@ -418,13 +406,11 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
         }
         if (n_names > 0) {
                 hist_fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (hist_fd < 0)
+                        return negative_errno();
                 records = calloc(MIN(n_names, (size_t) STATE_HISTORY_MAX), sizeof(RunRecord));
-                if (hist_fd < 0 || !records) {
-                        r = hist_fd < 0 ? negative_errno() : -ENOMEM;
-                        strv_free_n(names, n_names);
-                        free(records);
-                        return r;
-                }
+                if (!records)
+                        return -ENOMEM;
         }
         for (size_t i = 0; i < n_names && n < STATE_HISTORY_MAX; i++) {
                 _cleanup_free_ char *text = NULL;
@@ -432,7 +418,6 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
 
                 r = read_full_file_at(hist_fd, names[i], STATE_FILE_MAX, &text, &size);
                 if (r == -ENOMEM) {
-                        strv_free_n(names, n_names);
                         run_record_array_free(records, n);
                         return r;
                 }
@@ -442,11 +427,8 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
                 }
                 n++;
         }
-        strv_free_n(names, n_names);
-        if (n == 0) {
-                free(records);
-                records = NULL;
-        }
+        if (n == 0)
+                records = mfree(records);
         *ret = records;
         *ret_n = n;
         if (ret_n_corrupt)
@@ -457,7 +439,8 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
 /* Writes this run's history file and drops the oldest beyond STATE_HISTORY_MAX. */
 static int history_append(int dir_fd, const RunRecord *r, const char *text) {
         _cleanup_close_ int hist_fd = -EBADF;
-        char name[64], **names = NULL;
+        _cleanup_strv_free_ char **names = NULL;
+        char name[64];
         size_t n = 0;
         int k;
 
@@ -476,7 +459,6 @@ static int history_append(int dir_fd, const RunRecord *r, const char *text) {
                 return k;
         for (size_t i = STATE_HISTORY_MAX; i < n; i++)
                 (void) unlinkat(hist_fd, names[i], 0);
-        strv_free_n(names, n);
         return 0;
 }
 
