@@ -234,7 +234,7 @@ static int run_mount_from_json(json_object *o, RunMount *ret) {
         return 0;
 }
 
-static int run_record_from_json(json_object *o, RunRecord *ret) {
+int run_record_from_json(json_object *o, RunRecord *ret) {
         _cleanup_(run_record_done) RunRecord rec = {};
         json_object *phases = NULL, *mounts = NULL;
         int r;
