@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +11,9 @@
 
 #include "history.h"
 #include "shared/fileio.h"
+#include "shared/json-util.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 void cycle_record_done(CycleRecord *c) {
         if (!c)
@@ -41,14 +39,15 @@ static bool boot_id_valid(const char *s) {
         return strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
 }
 
+/* A deep copy through the record schema (what the history stores is what state stores). */
 static int record_copy(const RunRecord *r, RunRecord *ret) {
-        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *o = NULL;
         int k;
 
-        k = run_record_to_json_string(r, false, &text);
+        k = run_record_to_json(r, &o);
         if (k < 0)
                 return k;
-        return run_record_from_json_string(text, ret);
+        return run_record_from_json(o, ret);
 }
 
 int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime, CycleRecord *ret) {
@@ -78,65 +77,52 @@ int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t res
 }
 
 int cycle_record_to_json_string(const CycleRecord *c, char **ret) {
-        _cleanup_free_ char *unit = NULL, *late = NULL;
-        char *t;
+        _cleanup_json_ json_object *o = json_object_new_object(), *unit = NULL, *late = NULL;
         int k;
 
+        if (!o)
+                return -ENOMEM;
         if (!c->has_unit && !c->has_late)
                 return -EINVAL;
-        if (c->has_unit && (k = run_record_to_json_string(&c->unit, false, &unit)) < 0)
+        if ((c->has_unit && (k = run_record_to_json(&c->unit, &unit)) < 0) ||
+            (c->has_late && (k = run_record_to_json(&c->late, &late)) < 0))
                 return k;
-        if (c->has_late && (k = run_record_to_json_string(&c->late, false, &late)) < 0)
+        if ((k = json_add_string(o, "boot_id", c->boot_id)) < 0 ||
+            (k = json_add_u64(o, "resumed_realtime", c->resumed_realtime)) < 0 ||
+            (k = c->has_unit ? json_add(o, "unit", TAKE_PTR(unit)) : json_add_null(o, "unit")) < 0 ||
+            (k = c->has_late ? json_add(o, "late", TAKE_PTR(late)) : json_add_null(o, "late")) < 0)
                 return k;
-        if (asprintf(&t, "{\"boot_id\":\"%s\",\"resumed_realtime\":%llu,\"unit\":%s,\"late\":%s}", c->boot_id,
-                     (unsigned long long) c->resumed_realtime, unit ? unit : "null", late ? late : "null") < 0)
-                return -ENOMEM;
-        *ret = t;
-        return 0;
+        return json_to_string_dup(o, JSON_FORMAT_SHORT, ret);
 }
 
 static int pass_from_json(json_object *o, const char *key, RunRecord *ret, bool *ret_has) {
         json_object *v;
+        int k;
 
-        *ret_has = false;
-        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-                return 0;
-        if (!json_object_is_type(v, json_type_object))
-                return -EBADMSG;
-        if (run_record_from_json_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), ret) < 0)
-                return -EBADMSG;
-        *ret_has = true;
-        return 0;
+        k = json_get_object(o, key, JSON_OPTIONAL, &v);
+        if (k < 0)
+                return k;
+        *ret_has = k > 0;
+        return k > 0 ? run_record_from_json(v, ret) : 0;
 }
 
 int cycle_record_from_json_string(const char *text, CycleRecord *ret) {
-        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_json_ json_object *o = NULL;
         _cleanup_(cycle_record_done) CycleRecord x = {};
-        json_object *v;
-        const char *s;
+        _cleanup_free_ char *boot = NULL;
+        int k;
 
-        if (strlen(text) > HISTORY_FILE_MAX)
-                return -EFBIG;
-        o = json_tokener_parse(text);
-        if (!o || !json_object_is_type(o, json_type_object))
+        k = json_parse_strict(text, strlen(text), HISTORY_FILE_MAX, 64, &o);
+        if (k < 0)
+                return k;
+        if (!json_object_is_type(o, json_type_object) ||
+            json_get_string(o, "boot_id", JSON_OPTIONAL, 32, &boot) < 0 || (boot && *boot && !boot_id_valid(boot)) ||
+            json_get_u64(o, "resumed_realtime", JSON_OPTIONAL, 0, &x.resumed_realtime) < 0 ||
+            pass_from_json(o, "unit", &x.unit, &x.has_unit) < 0 || pass_from_json(o, "late", &x.late, &x.has_late) < 0 ||
+            (!x.has_unit && !x.has_late))
                 return -EBADMSG;
-        if (json_object_object_get_ex(o, "boot_id", &v)) {
-                if (!json_object_is_type(v, json_type_string))
-                        return -EBADMSG;
-                s = json_object_get_string(v);
-                if (*s && !boot_id_valid(s))
-                        return -EBADMSG;
-                memcpy(x.boot_id, s, strlen(s) + 1);
-        }
-        if (json_object_object_get_ex(o, "resumed_realtime", &v)) {
-                if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-                        return -EBADMSG;
-                x.resumed_realtime = json_object_get_uint64(v);
-        }
-        if (pass_from_json(o, "unit", &x.unit, &x.has_unit) < 0 || pass_from_json(o, "late", &x.late, &x.has_late) < 0)
-                return -EBADMSG;
-        if (!x.has_unit && !x.has_late)
-                return -EBADMSG;
+        if (boot)
+                memcpy(x.boot_id, boot, strlen(boot) + 1);
         *ret = x;
         x = (CycleRecord) {};
         return 0;

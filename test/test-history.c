@@ -74,6 +74,19 @@ TEST(json) {
         ASSERT_STREQ(text, again);
 
         ASSERT_ERR(cycle_record_to_json_string(&empty, &again), EINVAL);
+
+        /* A cycle without its unit's pass (aged out of /run) round-trips too. */
+        {
+                _cleanup_free_ char *t = NULL;
+                _cleanup_(cycle_record_done) CycleRecord late_only = {};
+
+                run_record_done(&back.unit);
+                back.has_unit = false;
+                ASSERT_OK(cycle_record_to_json_string(&back, &t));
+                ASSERT_OK(cycle_record_from_json_string(t, &late_only));
+                ASSERT_TRUE(!late_only.has_unit && late_only.has_late);
+                ASSERT_TRUE(strstr(t, "\"unit\":null") != NULL);
+        }
         ASSERT_ERR(cycle_record_from_json_string("{\"unit\":null,\"late\":null}", &back), EBADMSG);
         ASSERT_ERR(cycle_record_from_json_string("{\"boot_id\":\"xyz\",\"unit\":{}}", &back), EBADMSG);
         ASSERT_ERR(cycle_record_from_json_string("[1]", &back), EBADMSG);
