@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "context.h"
 #include "evidence.h"
@@ -29,16 +28,6 @@ static usec_t record_reserve(usec_t deadline) {
 /* A timed-out job is "hung" only if the executor proved its device stuck (no I/O completed for the
  * proof window) and its worker is still stuck: a job that merely was not started before the
  * deadline, a slow device, or one without evidence does not make the kernel's own sync harmful. */
-static bool worker_still_stuck(pid_t pid) {
-        siginfo_t si = {};
-
-        if (pid <= 0)
-                return false;
-        if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
-                return false;
-        return si.si_pid == 0;
-}
-
 static bool job_hung(const ExecJob *jobs, const StuckWorker *const *blocked, size_t n, size_t i) {
         if (jobs[i].outcome != OUTCOME_TIMEOUT || !jobs[i].hung)
                 return false;
@@ -47,11 +36,11 @@ static bool job_hung(const ExecJob *jobs, const StuckWorker *const *blocked, siz
         if (blocked[i])
                 return true;
         if (jobs[i].abandoned_pid > 0)
-                return worker_still_stuck(jobs[i].abandoned_pid);
+                return executor_worker_stuck(jobs[i].abandoned_pid);
         /* Not started behind a stuck worker of its group: hung while that worker is. */
         for (size_t j = 0; j < n; j++)
                 if (j != i && jobs[j].abandoned_pid > 0 && jobs[j].hung && streq_ptr(jobs[j].group, jobs[i].group))
-                        return worker_still_stuck(jobs[j].abandoned_pid);
+                        return executor_worker_stuck(jobs[j].abandoned_pid);
         return false;
 }
 
@@ -67,7 +56,7 @@ static bool handover_update(Handover *h, const Args *a, const ExecJob *jobs, siz
         for (size_t i = 0; i < n; i++) {
                 uint64_t start;
 
-                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !worker_still_stuck(jobs[i].abandoned_pid) ||
+                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !executor_worker_stuck(jobs[i].abandoned_pid) ||
                     proc_fd < 0 || proc_pid_start_time(proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
                     handover_find_stuck(h, jobs[i].group))
                         continue;
@@ -120,7 +109,7 @@ static void stuck_workers_to_scope(const ExecJob *jobs, size_t n, usec_t deadlin
                 bool seen = false;
                 for (size_t j = 0; j < k; j++)
                         seen = seen || pids[j] == jobs[i].abandoned_pid;
-                if (!seen && worker_still_stuck(jobs[i].abandoned_pid))
+                if (!seen && executor_worker_stuck(jobs[i].abandoned_pid))
                         pids[k++] = jobs[i].abandoned_pid;
         }
         if (k == 0)
@@ -560,7 +549,7 @@ int verb_run(const Args *a, int *ret_exit) {
                                           e->mount_point, jobs[i].abandoned_pid);
                         break;
                 default:
-                        if (jobs[i].error == EIDRM) {
+                        if (o == OUTCOME_GONE) {
                                 /* Gone: no mount of this superblock is left (unmounting synced it).
                                  * Not a sync failure, but not ours either. */
                                 if (record_as_skipped(m, "gone: unmounted since the plan was made") < 0)
@@ -571,7 +560,7 @@ int verb_run(const Args *a, int *ret_exit) {
                                 gone = true;
                                 break;
                         }
-                        if (jobs[i].error == EALREADY) {
+                        if (o == OUTCOME_COVERED) {
                                 /* An overlay whose upperdir lies on the upper superblock just synced. */
                                 if (record_as_skipped(m, "overlay: upperdir verified on its upper layer, synced "
                                                          "before it") < 0)
