@@ -50,6 +50,7 @@ typedef struct JobResult {
         Outcome outcome;
         int error;
         usec_t duration;
+        usec_t started;         /* CLOCK_MONOTONIC, parent's view; 0: not started */
         pid_t abandoned_pid;
         bool hung;
 } JobResult;
@@ -295,6 +296,7 @@ static bool worker_drain(Worker *w) {
                 executor_set_result(e, w->pos, report_outcome(rep.error),
                                     rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
                                     rep.duration, 0, false);
+                e->results[e->order[w->pos]].started = rep.started;
                 w->pos++;
                 worker_progress_reset(w, now(CLOCK_MONOTONIC));
                 progressed = true;
@@ -317,6 +319,7 @@ static void worker_abandon(Worker *w, Outcome o, int error) {
         if (w->pos < w->group->end) {
                 executor_set_result(e, w->pos, o, error, n > w->job_start ? n - w->job_start : 0,
                                     o == OUTCOME_TIMEOUT ? w->child->pid : 0, hung);
+                e->results[e->order[w->pos]].started = w->job_start;
                 w->group->next = w->pos + 1;
         } else
                 w->group->next = w->group->end;
@@ -766,6 +769,7 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 jobs[i].outcome = e.results[i].outcome;
                 jobs[i].error = e.results[i].error;
                 jobs[i].duration = e.results[i].duration;
+                jobs[i].started = e.results[i].started;
                 jobs[i].abandoned_pid = e.results[i].abandoned_pid;
                 jobs[i].hung = e.results[i].hung;
                 jobs[i].stuck = false;  /* workers are reaped on return: executor_check_stuck() */

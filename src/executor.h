@@ -71,6 +71,9 @@ typedef struct ExecJob {
         int error;                 /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,
                                     * EALREADY for OUTCOME_COVERED (what sync_one returned) */
         usec_t duration;           /* time spent in open+syncfs (or until abandoned) */
+        usec_t started;            /* CLOCK_MONOTONIC when the job was handed to its worker (the
+                                    * parent's view: the worker's start or its previous report);
+                                    * 0: never started */
         pid_t abandoned_pid;       /* worker pid left behind on timeout, 0 otherwise */
         bool hung;                 /* OUTCOME_TIMEOUT only: the device was proven stuck — its
                                     * progress counters were readable and did not move for the

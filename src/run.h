@@ -80,6 +80,7 @@ typedef struct RunInput {
         const char *trigger;            /* --trigger= */
         const char *sleep_action;       /* may be NULL */
         usec_t started_realtime;
+        usec_t started_monotonic;       /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
         usec_t deadline;                /* DeadlineSec= */
         usec_t t_execute;               /* phase time of the executor */
 } RunInput;

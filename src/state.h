@@ -35,6 +35,8 @@ typedef struct RunMount {
         char *reason;       /* may be NULL */
         char *outcome;      /* "synced" | "timeout" | "error" | "skipped"; required */
         usec_t duration;
+        usec_t start_offset; /* when its sync began, from the start of the pass; 0: not started or
+                              * unknown (JSON "start_offset_usec", written only when not 0) */
         int error;          /* positive errno, 0 none */
         int abandoned_pid;  /* 0 none */
         uint64_t namespace_ino; /* mount namespace ("mnt:[ino]") for a mount of another namespace;

@@ -215,7 +215,7 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
-        usec_t started_rt, deadline, t_executed, t_execute;
+        usec_t started_rt, started_mono, deadline, t_executed, t_execute;
 } Pass;
 
 static void pass_done(Pass *p) {
@@ -387,7 +387,8 @@ static int pass_record(Pass *p) {
                 .plan = p->c.plan, .sample = p->c.sample, .jobs = &p->j,
                 .fuse_clean = fuse_clean, .fuse_why = fuse_why,
                 .trigger = a->trigger, .sleep_action = a->sleep_action,
-                .started_realtime = p->started_rt, .deadline = p->c.policy->deadline,
+                .started_realtime = p->started_rt, .started_monotonic = p->started_mono,
+                .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
         };
         int r;
@@ -469,6 +470,7 @@ int verb_run(const Args *a, int *ret_exit) {
                 .c = CONTEXT_NULL,
                 .lock_fd = -EBADF, .state_fd = -EBADF, .proc_fd = -EBADF, .sysfs_fd = -EBADF,
                 .started_rt = now(CLOCK_REALTIME),
+                .started_mono = now(CLOCK_MONOTONIC),
         };
         int r;
 

@@ -249,6 +249,7 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,
                         .duration = now(CLOCK_MONOTONIC) - t0,
+                        .started = t0,
                 };
 
                 if (loop_write(report_fd, &rep, sizeof(rep)) < 0)

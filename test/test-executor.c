@@ -277,6 +277,11 @@ TEST(all_succeed) {
         }
         ASSERT_TRUE(jobs[0].duration >= 20 * MS);
         ASSERT_TRUE(jobs[2].duration < 20 * MS);
+        /* start times: a group's jobs one after another, each after the previous one's sync */
+        for (size_t i = 0; i < ELEMENTSOF(spec); i++)
+                ASSERT_TRUE(jobs[i].started > 0);
+        ASSERT_TRUE(jobs[2].started >= jobs[0].started + jobs[0].duration);
+        ASSERT_TRUE(jobs[5].started >= jobs[2].started + jobs[2].duration);
         ASSERT_EQ(sh->calls, 6);
         ASSERT_TRUE(sh->max_alive <= 2);
         /* one worker per group, jobs of a group in the given order */
@@ -407,6 +412,7 @@ static void deadline_all_hang(unsigned max_parallel, usec_t timeout) {
                 } else {
                         ASSERT_EQ(jobs[i].abandoned_pid, 0);
                         ASSERT_EQ(jobs[i].duration, 0);
+                        ASSERT_U64_EQ(jobs[i].started, 0);
                         not_started++;
                 }
         }

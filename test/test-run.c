@@ -77,7 +77,7 @@ static void bed_jobs(Bed *b) {
 static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
         RunInput in = {
                 .plan = &b->plan, .sample = &b->sample, .jobs = &b->j, .fuse_clean = clean, .fuse_why = why,
-                .trigger = "hook", .sleep_action = "suspend", .started_realtime = 5, .deadline = 30, .t_execute = 4,
+                .trigger = "hook", .sleep_action = "suspend", .started_realtime = 5, .started_monotonic = 1000, .deadline = 30, .t_execute = 4,
         };
 
         run_tally_done(&b->t);
@@ -93,6 +93,7 @@ static void set_result(ExecJob *j, Outcome o, int error, pid_t pid, bool hung, b
         j->outcome = o;
         j->error = error;
         j->duration = 7;
+        j->started = o == OUTCOME_TIMEOUT && !pid && !hung ? 0 : 1250; /* not started: 0 */
         j->abandoned_pid = pid;
         j->hung = hung;
         j->stuck = stuck;
@@ -196,6 +197,7 @@ TEST(tallies) {
         ASSERT_STREQ(b.rec.mounts[0].reason, "planned");
         ASSERT_STREQ(b.rec.mounts[0].action, "sync");
         ASSERT_EQ(b.rec.mounts[0].duration, 7);
+        ASSERT_U64_EQ(b.rec.mounts[0].start_offset, 250);       /* job start - pass start */
         ASSERT_STREQ(b.rec.mounts[1].outcome, "error");
         ASSERT_EQ(b.rec.mounts[1].error, EIO);
         ASSERT_STREQ(b.rec.mounts[2].outcome, "skipped");
