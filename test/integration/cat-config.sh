@@ -4,9 +4,10 @@
 # Issue 5: `systemd-analyze cat-config suspend-sync.conf` and `suspend-sync cat-config` agree on the
 # files and their order (systemd's drop-in semantics), on the config fixture trees. systemd lists
 # masked (-> /dev/null) entries and directories too, which it does not read: those are left out of
-# the comparison. Before that, what the command line does to cat-config: an override (--deadline=)
-# is shown next to the file's value, never as its value; a --config= that cannot be read fails.
+# the comparison. Then what the command line does to cat-config: an override (--deadline=) is shown
+# next to the file's value, never as its value; a --config= that cannot be read fails.
 set -euo pipefail
+command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
 [[ -x ${SUSPEND_SYNC:-} ]] || { echo "SKIP: SUSPEND_SYNC not set"; exit 77; }
 
 dropins=$FIXTURES_DIR/config/dropins
@@ -30,8 +31,6 @@ for config in /etc/nonexistent.conf /etc/suspend-sync.conf.d; do
 done
 "$SUSPEND_SYNC" --root="$dropins" --config=/etc/custom.conf cat-config | grep -qx 'MaxParallel=11' ||
         { echo "FAIL: --config=/etc/custom.conf not shown"; exit 1; }
-
-command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze (the checks above passed)"; exit 77; }
 
 n=0
 for root in "$FIXTURES_DIR"/config/*/; do
