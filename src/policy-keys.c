@@ -57,7 +57,8 @@ static int parse_time_value(ParseState *s, const char *key, const char *value, u
                 return 0;
         }
         if (u == 0 || u > POLICY_MAX_TIMESPAN) {
-                policy_parse_warn(s, "Invalid %s= value '%s' (must be more than 0 and at most 24h), ignoring", key, value);
+                policy_parse_warn(s, "Invalid %s= value '%s' (must be more than 0 and at most 24h), ignoring", key,
+                                  value);
                 return 0;
         }
         *ret = u;
@@ -147,7 +148,8 @@ static int parse_globs_key(ParseState *s, const PolicyKey *k, const char *value,
         if (k->absolute)
                 for (char **i = l; i && *i; i++)
                         if ((*i)[0] != '/' && (*i)[0] != '*') {
-                                policy_parse_disable_rule(s, "invalid %s= pattern '%s' (must start with '/' or '*')", k->name, *i);
+                                policy_parse_disable_rule(s, "invalid %s= pattern '%s' (must start with '/' or '*')",
+                                                          k->name, *i);
                                 return 0;
                         }
 
@@ -253,11 +255,7 @@ static const PolicyKind kind_ACTION = { parse_action_key, reset_int, print_enum 
 static const PolicyKind kind_GLOBS = { parse_globs_key, reset_strv, print_strv };
 static const PolicyKind kind_DEVICE = { parse_device_key, reset_unsigned, print_device };
 
-
 /* ---- the table ---------------------------------------------------------------------------------- */
-
-static const PolicyKind kind_UNSIGNED, kind_TIMESPAN, kind_BOOLEAN, kind_ENUM, kind_GLOBS, kind_DEVICE,
-        kind_ACTION;
 
 #define KIND_ARG_UNSIGNED(a) .max = (a)
 #define KIND_ARG_TIMESPAN(a) .unset = (a)
@@ -267,15 +265,15 @@ static const PolicyKind kind_UNSIGNED, kind_TIMESPAN, kind_BOOLEAN, kind_ENUM, k
 #define KIND_ARG_GLOBS(a) .absolute = (a), .unset = "any"
 #define KIND_ARG_DEVICE(a) .unset = "any"
 
-#define KEY_ROW(type, section_, key, ctype, field, origin, knd, arg, def_)                           \
+#define KEY_ROW(type, section_, key, ctype, field, origin, knd, arg, def_)                             \
         {                                                                                               \
                 .section = #section_,                                                                   \
                 .name = #key,                                                                           \
-                .kind = &kind_##knd,                                                                  \
+                .kind = &kind_##knd,                                                                    \
                 .offset = offsetof(type, field),                                                        \
                 .origin_offset = offsetof(type, origin),                                                \
                 .def = (uint64_t) (def_),                                                               \
-                KIND_ARG_##knd(arg),                                                                  \
+                KIND_ARG_##knd(arg),                                                                    \
         },
 #define POLICY_ROW(...) KEY_ROW(Policy, __VA_ARGS__)
 #define RULE_ROW(...) KEY_ROW(Rule, __VA_ARGS__)
@@ -303,10 +301,13 @@ void policy_keys_reset(void *base, bool rule) {
 }
 
 const PolicyKey *policy_key_find(const char *section, const char *name, bool case_insensitive) {
-        for (size_t i = 0; i < policy_n_keys; i++)
+        for (size_t i = 0; i < policy_n_keys; i++) {
+                const char *n = policy_keys[i].name;
+
                 if (streq(policy_keys[i].section, section) &&
-                    (case_insensitive ? strcasecmp(policy_keys[i].name, name) : strcmp(policy_keys[i].name, name)) == 0)
+                    (case_insensitive ? strcasecmp(n, name) : strcmp(n, name)) == 0)
                         return &policy_keys[i];
+        }
         return NULL;
 }
 

@@ -51,8 +51,8 @@ static bool is_dev_null(int dfd, const char *name, const struct dirent *de) {
                                 return true;
                 }
         }
-        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
-               minor(st.st_rdev) == 3;
+        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISCHR(st.st_mode) &&
+               major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
 }
 
 static int candidates_add(Candidates *c, const char *name, size_t prio, bool masked) {
