@@ -16,26 +16,33 @@ void context_done(Context *c) {
         c->debugfs_fd = safe_close(c->debugfs_fd);
         c->plan = plan_free(c->plan);
         c->sample = sample_free(c->sample);
-        c->policy = policy_free(c->policy);
+        c->policy = NULL;
+        c->config = policy_free(c->config);
 }
 
-/* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter --deadline=. */
-static usec_t conf_read_timeout(const Args *a) {
+PolicyOverrides context_overrides(const Args *a) {
+        return (PolicyOverrides) { .deadline = a->deadline };
+}
+
+usec_t context_conf_read_timeout(const Args *a) {
         return a->deadline != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, a->deadline / 2) : CONF_READ_TIMEOUT;
 }
 
 /* Reads the configuration in a child with a timeout (its directories may be on a hung NFS or FUSE
  * mount) and parses it here. If it cannot be read in time, or the reader fails, the run carries on
  * with the defaults: a run that syncs by the defaults beats a run that never returns. */
-static int load_policy_bounded(const Args *a, int root_fd, Policy **ret) {
+static int load_policy_bounded(const Args *a, int root_fd, Policy **ret, int *ret_config_error) {
         _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
         _cleanup_free_ char *stuck_at = NULL;
-        usec_t timeout = conf_read_timeout(a);
+        usec_t timeout = context_conf_read_timeout(a);
         char ts[FORMAT_TIMESPAN_MAX];
         int r;
 
+        *ret_config_error = 0;
         r = conf_read_bounded(root_fd, a->config, timeout, &sources, &stuck_at);
         if (r >= 0) {
+                if (sources->explicit && sources->n_files > 0)
+                        *ret_config_error = sources->files[0].error;
                 r = policy_build(sources, ret);
                 return r < 0 ? log_error_errno(r, "Failed to load configuration: %m") : 0;
         }
@@ -50,11 +57,14 @@ static int load_policy_bounded(const Args *a, int root_fd, Policy **ret) {
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, &(LogEvent) { .error = -r },
                           "Failed to read the configuration in a helper process (%s): using the defaults.",
                           strerror(-r));
+        if (a->config)
+                *ret_config_error = r;
         r = policy_new(ret);
         return r < 0 ? log_oom() : 0;
 }
 
-int context_load_policy(const Args *a, Context *c) {
+int context_read_policy(const Args *a, Context *c) {
+        PolicyOverrides o = context_overrides(a);
         int r;
 
         if (c->root_fd < 0) {
@@ -63,19 +73,35 @@ int context_load_policy(const Args *a, Context *c) {
                         return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
         }
 
-        r = load_policy_bounded(a, c->root_fd, &c->policy);
+        r = load_policy_bounded(a, c->root_fd, &c->config, &c->config_error);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < c->policy->n_warnings; i++)
+        /* The command line wins where the values are used, never in the configuration itself. */
+        policy_apply_overrides(c->config, &o, &c->effective);
+        c->policy = &c->effective;
+        return 0;
+}
+
+void context_log_policy(const Context *c) {
+        const Policy *p = c->config;
+
+        for (size_t i = 0; i < p->n_warnings; i++)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR,
-                          &(LogEvent) { .config_file = c->policy->warning_origins[i].file,
-                                        .config_line = c->policy->warning_origins[i].line },
-                          "%s", c->policy->warnings[i]);
-        if (c->policy->skip_clean)
-                log_notice("%s:%u: %s.", c->policy->o_skip_clean.file ?: "(default)", c->policy->o_skip_clean.line,
+                          &(LogEvent) { .config_file = p->warning_origins[i].file,
+                                        .config_line = p->warning_origins[i].line },
+                          "%s", p->warnings[i]);
+        if (p->skip_clean)
+                log_notice("%s:%u: %s.", p->o_skip_clean.file ?: "(default)", p->o_skip_clean.line,
                            POLICY_SKIP_CLEAN_NO_EFFECT);
-        if (a->deadline != USEC_INFINITY)
-                c->policy->deadline = a->deadline;
+}
+
+int context_load_policy(const Args *a, Context *c) {
+        int r;
+
+        r = context_read_policy(a, c);
+        if (r < 0)
+                return r;
+        context_log_policy(c);
         return 0;
 }
 

@@ -32,7 +32,11 @@ typedef struct Args {
 typedef struct Context {
         int root_fd;
         int debugfs_fd;
-        Policy *policy;
+        Policy *config;             /* the configuration as its files say (cat-config): never changed */
+        Policy *policy;             /* what the verbs act on: config with the command line's overrides
+                                     * applied (points to 'effective', a view sharing config's rules) */
+        Policy effective;
+        int config_error;           /* --config= named a file that could not be read: its negative errno */
         Sample *sample;
         Plan *plan;
 } Context;
@@ -41,7 +45,17 @@ typedef struct Context {
 
 void context_done(Context *c);
 
-/* Loads the policy only (logs its warnings). */
+/* What the command line overrides in the configuration (--deadline=). */
+PolicyOverrides context_overrides(const Args *a);
+/* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter --deadline=. */
+usec_t context_conf_read_timeout(const Args *a);
+
+/* Opens the root and reads the configuration (bounded, see conf-read.h) into c->config, and sets
+ * c->policy. Logs only what kept it from being read (then: the defaults). */
+int context_read_policy(const Args *a, Context *c);
+/* Logs the configuration's warnings (file:line) and notices. */
+void context_log_policy(const Context *c);
+/* Both: the policy, its warnings logged. */
 int context_load_policy(const Args *a, Context *c);
 /* Policy, sample and plan. Logs what is missing (debugfs, meminfo). */
 int context_prepare(const Args *a, PlanScope scope, Context *c);

@@ -62,33 +62,62 @@ typedef struct Origin {
         unsigned line;
 } Origin;
 
+/* SkipClean=yes asked to skip filesystems proven clean. No filesystem type has an exact test for
+ * that (docs/CLEAN-EVIDENCE.md), so the key is accepted and ignored; verbs say so once. */
+#define POLICY_SKIP_CLEAN_NO_EFFECT                                                                     \
+        "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that "   \
+        "may hold data is synced (see suspend-sync.conf(5))"
+
+/*
+ * The key table: one row per key, X(section, key, C type, field, origin field, kind, argument,
+ * default). The fields of Policy and Rule below are made from these rows, and policy.c makes from
+ * them the parser, the defaults, the origins and cat-config's output; test-conf-keys checks every
+ * row against suspend-sync.conf(5) and conf/suspend-sync.conf, and back. A new key is one row here,
+ * its consumer, the man page and the shipped configuration.
+ *
+ * Kinds (policy.c): UNSIGNED 1..argument; TIMESPAN more than 0 and at most 24h (argument: what an
+ * unset value means, for cat-config); BOOLEAN (argument: cat-config's comment when yes); ENUM
+ * (argument: the name of its string table, an invalid value is ignored); and in rules, which fail
+ * closed (see above), GLOBS (argument: patterns must start with '/' or '*'), DEVICE (device
+ * classes) and ACTION (an invalid value gives Action=sync). An empty value resets to the default.
+ */
+#define POLICY_KEYS(X)                                                                                  \
+        X(Sync, MaxParallel, unsigned, max_parallel, o_max_parallel, UNSIGNED, POLICY_MAX_PARALLEL_LIMIT, 16U) \
+        X(Sync, MountTimeoutSec, usec_t, mount_timeout, o_mount_timeout, TIMESPAN, NULL, 10U * USEC_PER_SEC) \
+        X(Sync, DeadlineSec, usec_t, deadline, o_deadline, TIMESPAN, NULL, 30U * USEC_PER_SEC)          \
+        /* Parsed for old configurations, changes nothing: see POLICY_SKIP_CLEAN_NO_EFFECT */          \
+        X(Sync, SkipClean, bool, skip_clean, o_skip_clean, BOOLEAN, POLICY_SKIP_CLEAN_NO_EFFECT, false) \
+        X(Sync, OnTimeout, OnTimeout, on_timeout, o_on_timeout, ENUM, on_timeout, ON_TIMEOUT_CONTINUE) \
+        X(Kernel, SyncOnSuspend, SyncOnSuspendMode, sync_on_suspend, o_sync_on_suspend, ENUM,          \
+          sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)
+
+/* [Rule NAME]: paths and types are NULL-terminated globs (NULL = any), device_classes a
+ * DeviceClassBit mask (0 = any), mount_timeout USEC_INFINITY = inherit [Sync] MountTimeoutSec=. */
+#define RULE_KEYS(X)                                                                                    \
+        X(Rule, Path, char **, paths, o_paths, GLOBS, true, 0)                                          \
+        X(Rule, Type, char **, types, o_types, GLOBS, false, 0)                                         \
+        X(Rule, Device, unsigned, device_classes, o_device, DEVICE, 0, 0U)                              \
+        X(Rule, Action, RuleAction, action, o_action, ACTION, rule_action, RULE_ACTION_AUTO)           \
+        X(Rule, MountTimeoutSec, usec_t, mount_timeout, o_mount_timeout, TIMESPAN, "[Sync] MountTimeoutSec=", \
+          USEC_INFINITY)
+
+#define _POLICY_KEY_FIELD(section, key, ctype, field, origin, kind, arg, def) ctype field;
+#define _POLICY_KEY_ORIGIN(section, key, ctype, field, origin, kind, arg, def) Origin origin;
+
 typedef struct Rule {
         char *name;                 /* from "[Rule NAME]" */
-        char **paths;               /* NULL-terminated globs, NULL = any */
-        char **types;               /* NULL-terminated fstypes (globs allowed), NULL = any */
-        unsigned device_classes;    /* DeviceClassBit mask, 0 = any */
-        RuleAction action;          /* default RULE_ACTION_AUTO */
-        usec_t mount_timeout;       /* USEC_INFINITY = inherit [Sync] MountTimeoutSec */
+        RULE_KEYS(_POLICY_KEY_FIELD)
         bool disabled;              /* a line of it could not be understood: it matches nothing (fail
                                      * closed: a dropped match key would widen it to every mount) */
         char *disabled_reason;      /* the first such line's problem (owned) */
         Origin origin;              /* where the section started */
-        Origin o_paths, o_types, o_device, o_action, o_mount_timeout, o_disabled;
+        RULE_KEYS(_POLICY_KEY_ORIGIN)
+        Origin o_disabled;
 } Rule;
 
 typedef struct Policy {
-        /* [Sync] */
-        unsigned max_parallel;      /* default 16, 1..POLICY_MAX_PARALLEL_LIMIT */
-        usec_t mount_timeout;       /* default 10s */
-        usec_t deadline;            /* default 30s */
-        bool skip_clean;            /* default no; parsed for old configurations, changes nothing:
-                                     * see POLICY_SKIP_CLEAN_NO_EFFECT */
-        OnTimeout on_timeout;       /* default continue */
-        /* [Kernel] */
-        SyncOnSuspendMode sync_on_suspend; /* default auto */
-
-        Origin o_max_parallel, o_mount_timeout, o_deadline, o_skip_clean, o_on_timeout,
-                o_sync_on_suspend;
+        POLICY_KEYS(_POLICY_KEY_FIELD)
+        POLICY_KEYS(_POLICY_KEY_ORIGIN)
 
         Rule *rules;                /* in file order; first match wins */
         size_t n_rules;
@@ -98,6 +127,15 @@ typedef struct Policy {
         Origin *warning_origins;    /* n_warnings: file (owned copy) and line (0: none) of each */
         size_t n_warnings;
 } Policy;
+
+/* What the command line sets over the configuration (--deadline=): applied where the values are
+ * used (policy_apply_overrides() for the verbs), never written into a parsed Policy, so that
+ * cat-config shows the file's value and origin, and the override next to it. */
+typedef struct PolicyOverrides {
+        usec_t deadline;            /* USEC_INFINITY: not given */
+} PolicyOverrides;
+
+#define POLICY_OVERRIDES_NULL ((PolicyOverrides) { .deadline = USEC_INFINITY })
 
 /* SkipClean=yes asked to skip filesystems proven clean. No filesystem type has an exact test for
  * that (docs/CLEAN-EVIDENCE.md), so the key is accepted and ignored; verbs say so once. */
@@ -115,11 +153,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
  * bad content; returns negative errno only on -ENOMEM. */
 int policy_parse_text(Policy *p, const char *filename, const char *text, size_t size);
 
-/* Lists the files that make up the configuration, in the order they are applied: the main file
- * (first of etc/, run/, usr/local/lib/, usr/lib/ that exists) then drop-ins
- * suspend-sync.conf.d/ *.conf from those directories, sorted by file name, a name in an earlier
- * directory masking the same name in a later one. Paths are relative to root_fd, returned with a
- * leading '/'. */
+/* Lists the files that make up the configuration, in the order they are applied (shared/conf-files.h:
+ * systemd's semantics): the main file (first of etc/, run/, usr/local/lib/, usr/lib/ that exists)
+ * then drop-ins suspend-sync.conf.d/ *.conf from those directories, sorted by file name, a name in an
+ * earlier directory masking the same name in a later one. Paths are relative to root_fd, returned
+ * with a leading '/'. */
 int policy_find_files(int root_fd, char ***ret);
 
 /* The configuration as read from disk, before parsing: every file in the order it applies, with its
@@ -168,3 +206,10 @@ const Rule *policy_match(const Policy *p, const char *mount_point, const char *f
 /* Effective configuration as ini text with "# file:line" comments naming the origin of each value
  * (cat-config). Returns a newly allocated string. */
 int policy_format(const Policy *p, char **ret);
+/* The same, with a comment under each value that o overrides (o may be NULL). */
+int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **ret);
+
+/* The values the verbs act on: *ret becomes a shallow copy of p (it shares p's rules, files and
+ * warnings, so it must not outlive p and is never freed) with o applied, the origin of each
+ * overridden value naming its option. p itself is not changed. */
+void policy_apply_overrides(const Policy *p, const PolicyOverrides *o, Policy *ret);

@@ -9,12 +9,19 @@
 int verb_cat_config(const Args *a) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
         _cleanup_free_ char *text = NULL;
+        PolicyOverrides o = context_overrides(a);
         int r;
 
-        r = context_load_policy(a, &c);
+        r = context_read_policy(a, &c);
         if (r < 0)
                 return r;
-        r = policy_format(c.policy, &text);
+        /* Asked for exactly this file: showing the defaults instead would answer another question. */
+        if (c.config_error < 0)
+                return log_error_errno(c.config_error, "Failed to read configuration file '%s' (--config=): %m",
+                                       a->config);
+        context_log_policy(&c);
+        /* The files' values with their origins; what the command line overrides is noted apart. */
+        r = policy_format_overrides(c.config, &o, &text);
         if (r < 0)
                 return log_oom();
         fputs(text, stdout);

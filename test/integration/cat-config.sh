@@ -4,10 +4,33 @@
 # Issue 5: `systemd-analyze cat-config suspend-sync.conf` and `suspend-sync cat-config` agree on the
 # files and their order (systemd's drop-in semantics), on the config fixture trees. systemd lists
 # masked (-> /dev/null) entries and directories too, which it does not read: those are left out of
-# the comparison.
+# the comparison. Then what the command line does to cat-config: an override (--deadline=) is shown
+# next to the file's value, never as its value; a --config= that cannot be read fails.
 set -euo pipefail
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
 [[ -x ${SUSPEND_SYNC:-} ]] || { echo "SKIP: SUSPEND_SYNC not set"; exit 77; }
+
+dropins=$FIXTURES_DIR/config/dropins
+out=$("$SUSPEND_SYNC" --root="$dropins" --deadline=5s cat-config)
+want=$'# from /etc/suspend-sync.conf:4\n# overridden on the command line: --deadline=5s\nDeadlineSec=20s'
+if [[ $out != *"$want"* || $out == *DeadlineSec=5s* ]]; then
+        echo "FAIL: --deadline=5s not shown apart from DeadlineSec=20s of /etc/suspend-sync.conf:4"
+        echo "$out"
+        exit 1
+fi
+echo "override: shown apart from the file's value"
+
+for config in /etc/nonexistent.conf /etc/suspend-sync.conf.d; do
+        rc=0
+        err=$("$SUSPEND_SYNC" --root="$dropins" --config="$config" cat-config 2>&1 >/dev/null) || rc=$?
+        if ((rc != 1)) || [[ $err != *"Failed to read configuration file '$config' (--config=)"* ]]; then
+                echo "FAIL: cat-config --config=$config: exit status $rc, stderr: $err"
+                exit 1
+        fi
+        echo "--config=$config: exit status 1, $err"
+done
+"$SUSPEND_SYNC" --root="$dropins" --config=/etc/custom.conf cat-config | grep -qx 'MaxParallel=11' ||
+        { echo "FAIL: --config=/etc/custom.conf not shown"; exit 1; }
 
 n=0
 for root in "$FIXTURES_DIR"/config/*/; do

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The key table (POLICY_KEYS and RULE_KEYS in policy.h) against its documentation: every key of
+ * the table is known to the parser, is described in man/suspend-sync.conf.5.scd under its
+ * section's heading ("*Key=*" on a line of its own) and appears in conf/suspend-sync.conf under
+ * its section ("#Key=" for settings, "# Key=" in the example rule); and every key documented in
+ * either file is in the table. SOURCE_ROOT (meson) is the source tree.
+ */
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "shared/fileio.h"
+#include "tests.h"
+
+#define MAN_PAGE SOURCE_ROOT "/man/suspend-sync.conf.5.scd"
+#define SHIPPED_CONF SOURCE_ROOT "/conf/suspend-sync.conf"
+#define MAX_KEYS 64
+
+typedef struct Key {
+        char section[32];
+        char name[64];
+} Key;
+
+typedef struct Keys {
+        Key k[MAX_KEYS];
+        size_t n;
+} Keys;
+
+#define TABLE_ROW(section, key, ...) { #section, #key },
+static const Key table[] = { POLICY_KEYS(TABLE_ROW) RULE_KEYS(TABLE_ROW) };
+
+static bool has(const Keys *l, const char *section, const char *name) {
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->k[i].section, section) && streq(l->k[i].name, name))
+                        return true;
+        return false;
+}
+
+static bool in_table(const char *section, const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(table[i].section, section) && streq(table[i].name, name))
+                        return true;
+        return false;
+}
+
+static void add(Keys *l, const char *section, const char *name, size_t len) {
+        ASSERT_TRUE(l->n < MAX_KEYS && len < sizeof(l->k[0].name));
+        snprintf(l->k[l->n].section, sizeof l->k[l->n].section, "%s", section);
+        memcpy(l->k[l->n].name, name, len);
+        l->k[l->n].name[len] = 0;
+        l->n++;
+}
+
+/* "[Word ...]" at p: the table's spelling of the section Word (matched without case: the man page
+ * writes [SYNC]), or Word itself as written when the table has no such section. */
+static void section_of(const char *p, char *buf, size_t size) {
+        size_t len = strcspn(p + 1, " ]");
+
+        snprintf(buf, size, "%.*s", (int) len, p + 1);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (strlen(table[i].section) == len && strncasecmp(table[i].section, p + 1, len) == 0)
+                        snprintf(buf, size, "%s", table[i].section);
+}
+
+static char *read_source(const char *path) {
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *text = NULL;
+        size_t size;
+
+        ASSERT_TRUE(root >= 0);
+        if (read_full_file_at(root, path, 1U << 20, &text, &size) < 0) {
+                fprintf(stderr, "%s: cannot read it\n", path);
+                ASSERT_TRUE(false);
+        }
+        return text;
+}
+
+/* Man page: a heading "# [SECTION] ..." opens a section, any other heading closes it; a key is
+ * "*Key=*" alone on a line. */
+static void man_keys(const char *text, Keys *l) {
+        char section[32] = "";
+
+        for (const char *p = text; *p;) {
+                const char *nl = strchrnul(p, '\n');
+                size_t n = nl - p;
+
+                if (p[0] == '#' && p[1] == ' ') {
+                        section[0] = 0;
+                        if (p[2] == '[')
+                                section_of(p + 2, section, sizeof section);
+                } else if (n > 3 && p[0] == '*' && p[n - 2] == '=' && p[n - 1] == '*' && section[0]) {
+                        add(l, section, p + 1, n - 3);
+                }
+                p = *nl ? nl + 1 : nl;
+        }
+}
+
+/* Shipped configuration: "[Section]" (perhaps commented out, "# [Rule NAME]") opens a section; a key
+ * is a commented-out assignment "#Key=" or "# Key=" starting with a capital letter. */
+static void conf_keys(const char *text, Keys *l) {
+        char section[32] = "";
+
+        for (const char *p = text; *p;) {
+                const char *nl = strchrnul(p, '\n'), *q = p;
+                size_t k = 0;
+
+                if (*q == '#')
+                        q += 1 + (q[1] == ' ');
+                if (*q == '[')
+                        section_of(q, section, sizeof section);
+                else if (isupper((unsigned char) *q)) {
+                        while (isalnum((unsigned char) q[k]))
+                                k++;
+                        if (q[k] == '=' && section[0])
+                                add(l, section, q, k);
+                }
+                p = *nl ? nl + 1 : nl;
+        }
+}
+
+static size_t check(const char *what, const Keys *doc) {
+        size_t errors = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (!has(doc, table[i].section, table[i].name)) {
+                        fprintf(stderr, "%s: key [%s] %s= of the table is missing\n", what, table[i].section,
+                                table[i].name);
+                        errors++;
+                }
+        for (size_t i = 0; i < doc->n; i++)
+                if (!in_table(doc->k[i].section, doc->k[i].name)) {
+                        fprintf(stderr, "%s: documents [%s] %s=, which is not in the table\n", what,
+                                doc->k[i].section, doc->k[i].name);
+                        errors++;
+                }
+        fprintf(stderr, "   %s: %zu keys, %zu problems\n", what, doc->n, errors);
+        return errors;
+}
+
+/* Every row parses: an empty value (the default) of each key in its section, without a warning. */
+TEST(table_parses) {
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(policy_freep) Policy *p = NULL;
+                _cleanup_free_ char *text = NULL;
+
+                ASSERT_TRUE(asprintf(&text, "[%s%s]\n%s=\n", table[i].section,
+                                     streq(table[i].section, "Rule") ? " t" : "", table[i].name) > 0);
+                ASSERT_OK(policy_new(&p));
+                ASSERT_OK(policy_parse_text(p, "t.conf", text, strlen(text)));
+                if (p->n_warnings > 0)
+                        fprintf(stderr, "%s\n", p->warnings[0]);
+                ASSERT_EQ(p->n_warnings, 0);
+        }
+}
+
+TEST(man_page) {
+        _cleanup_free_ char *text = read_source(MAN_PAGE);
+        Keys doc = {};
+
+        man_keys(text, &doc);
+        ASSERT_EQ(check("man/suspend-sync.conf.5.scd", &doc), 0);
+}
+
+TEST(shipped_conf) {
+        _cleanup_free_ char *text = read_source(SHIPPED_CONF);
+        Keys doc = {};
+
+        conf_keys(text, &doc);
+        ASSERT_EQ(check("conf/suspend-sync.conf", &doc), 0);
+}
+
+/* The checkers themselves: a key missing, one too many, a section unknown to the table. */
+TEST(checkers_can_fail) {
+        Keys man = {}, conf = {};
+
+        man_keys("# [SYNC] SECTION OPTIONS\n\n*MaxParallel=*\n\ttext\n*Colour=*\n# [FOO] SECTION\n*Bar=*\n"
+                 "# EXAMPLES\n*Baz=*\n", &man);
+        ASSERT_EQ(man.n, 3);
+        ASSERT_TRUE(has(&man, "Sync", "MaxParallel") && has(&man, "Sync", "Colour") && has(&man, "FOO", "Bar"));
+        ASSERT_EQ(check("(negative control)", &man), ELEMENTSOF(table) - 1 + 2);
+
+        conf_keys("[Sync]\n#MaxParallel=16\n# Prose=not a key? it is\n# lower=no\n#[Kernel]\n#SyncOnSuspend=auto\n"
+                  "# [Rule x]\n# Path=/a\n", &conf);
+        ASSERT_EQ(conf.n, 4);
+        ASSERT_TRUE(has(&conf, "Kernel", "SyncOnSuspend") && has(&conf, "Rule", "Path"));
+        ASSERT_TRUE(!in_table("Sync", "Prose"));
+}
+
+int main(void) {
+        RUN(table_parses);
+        RUN(man_page);
+        RUN(shipped_conf);
+        RUN(checkers_can_fail);
+        return 0;
+}

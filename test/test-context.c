@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * context.c, the steps every verb shares: the configuration read (bounded) into the parsed policy
+ * and the view the verbs act on, command-line overrides kept out of the parsed policy, the error an
+ * explicitly named --config= leaves, the bound on the read, and a full prepare (policy, sample,
+ * plan) on the laptop fixture root. Logs go to stderr.
+ */
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "conf-read.h"
+#include "context.h"
+#include "log.h"
+#include "tests.h"
+
+#define CONFIG_DIR FIXTURES_DIR "/config"
+
+static Args args(const char *root) {
+        return (Args) {
+                .state_dir = "/nonexistent",
+                .json = JSON_OFF,
+                .legend = true,
+                .deadline = USEC_INFINITY,
+                .trigger = "manual",
+                .root = root,
+                .sysfs = "/nonexistent",
+                .debugfs = "/nonexistent",
+                .started = now(CLOCK_MONOTONIC),
+        };
+}
+
+/* --deadline= is what the verbs use; the parsed policy keeps the file's value and origin. */
+TEST(overrides_not_in_config) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
+        Args a = args(CONFIG_DIR "/dropins");
+
+        ASSERT_OK(context_load_policy(&a, &c));
+        ASSERT_U64_EQ(c.config->deadline, 20 * USEC_PER_SEC);
+        ASSERT_TRUE(c.policy == &c.effective);
+        ASSERT_U64_EQ(c.policy->deadline, 20 * USEC_PER_SEC);
+        ASSERT_STREQ(c.policy->o_deadline.file, "/etc/suspend-sync.conf");
+        ASSERT_EQ(c.config_error, 0);
+
+        a.deadline = 5 * USEC_PER_SEC;
+        ASSERT_OK(context_load_policy(&a, &d));
+        ASSERT_U64_EQ(d.config->deadline, 20 * USEC_PER_SEC);
+        ASSERT_STREQ(d.config->o_deadline.file, "/etc/suspend-sync.conf");
+        ASSERT_EQ(d.config->o_deadline.line, 4);
+        ASSERT_U64_EQ(d.policy->deadline, 5 * USEC_PER_SEC);
+        ASSERT_STREQ(d.policy->o_deadline.file, "--deadline=");
+        /* Everything else is the configuration's, shared. */
+        ASSERT_EQ(d.policy->max_parallel, d.config->max_parallel);
+        ASSERT_TRUE(d.policy->rules == d.config->rules && d.policy->n_rules == 2);
+        ASSERT_U64_EQ(context_overrides(&a).deadline, 5 * USEC_PER_SEC);
+}
+
+/* cat-config: the file's value with its origin, the override apart. */
+TEST(format_with_overrides) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        _cleanup_free_ char *text = NULL, *plain = NULL;
+        Args a = args(CONFIG_DIR "/dropins");
+        PolicyOverrides o;
+
+        a.deadline = 5 * USEC_PER_SEC;
+        o = context_overrides(&a);
+        ASSERT_OK(context_load_policy(&a, &c));
+        ASSERT_OK(policy_format_overrides(c.config, &o, &text));
+        ASSERT_TRUE(strstr(text, "# from /etc/suspend-sync.conf:4\n"
+                                 "# overridden on the command line: --deadline=5s\n"
+                                 "DeadlineSec=20s\n"));
+        ASSERT_TRUE(!strstr(text, "DeadlineSec=5s"));
+        /* Without overrides: no such line. */
+        ASSERT_OK(policy_format(c.config, &plain));
+        ASSERT_TRUE(strstr(plain, "# from /etc/suspend-sync.conf:4\nDeadlineSec=20s\n"));
+        ASSERT_TRUE(!strstr(plain, "overridden"));
+}
+
+/* --config= that cannot be read: the error is kept for cat-config; the policy has the defaults. */
+TEST(explicit_config_error) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL, e = CONTEXT_NULL, f = CONTEXT_NULL;
+        Args a = args(CONFIG_DIR "/dropins");
+
+        a.config = "/etc/nonexistent.conf";
+        ASSERT_OK(context_read_policy(&a, &c));
+        ASSERT_ERR(c.config_error, ENOENT);
+        ASSERT_EQ(c.config->max_parallel, 16);
+
+        a.config = "/etc/suspend-sync.conf.d";     /* a directory */
+        ASSERT_OK(context_read_policy(&a, &d));
+        ASSERT_ERR(d.config_error, EISDIR);
+
+        a.config = "/etc/custom.conf";
+        ASSERT_OK(context_read_policy(&a, &e));
+        ASSERT_EQ(e.config_error, 0);
+        ASSERT_EQ(e.config->max_parallel, 11);
+
+        /* Without --config=, an unreadable file is a warning, not an error of the command. */
+        a = args(CONFIG_DIR "/unreadable");
+        ASSERT_OK(context_read_policy(&a, &f));
+        ASSERT_EQ(f.config_error, 0);
+        ASSERT_EQ(f.config->n_warnings, 1);
+}
+
+TEST(conf_read_timeout) {
+        Args a = args("/");
+
+        ASSERT_U64_EQ(context_conf_read_timeout(&a), CONF_READ_TIMEOUT);
+        a.deadline = 10 * USEC_PER_SEC;
+        ASSERT_U64_EQ(context_conf_read_timeout(&a), CONF_READ_TIMEOUT);
+        a.deadline = 1 * USEC_PER_SEC;
+        ASSERT_U64_EQ(context_conf_read_timeout(&a), 500 * USEC_PER_MSEC);
+}
+
+/* The whole preparation on a fixture root: the plan follows --deadline=, the configuration not. */
+TEST(prepare) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
+        Args a = args(FIXTURES_DIR "/roots/laptop");
+
+        a.sysfs = FIXTURES_DIR "/sysfs/laptop";
+        a.debugfs = FIXTURES_DIR "/roots/laptop/debugfs";
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, &c));
+        ASSERT_TRUE(c.sample && c.plan && c.debugfs_fd >= 0);
+        ASSERT_U64_EQ(c.plan->deadline, 30 * USEC_PER_SEC);
+        ASSERT_TRUE(c.plan->n_entries > 0 && c.plan->n_sync > 0);
+
+        a.deadline = 7 * USEC_PER_SEC;
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, &d));
+        ASSERT_U64_EQ(d.plan->deadline, 7 * USEC_PER_SEC);
+        ASSERT_U64_EQ(d.config->deadline, 30 * USEC_PER_SEC);
+        ASSERT_TRUE(d.config->o_deadline.file == NULL);
+
+        context_done(&d);
+        ASSERT_TRUE(d.policy == NULL && d.config == NULL && d.plan == NULL && d.root_fd < 0);
+        context_done(&d);       /* twice is fine */
+}
+
+int main(void) {
+        log_setup();
+        RUN(overrides_not_in_config);
+        RUN(format_with_overrides);
+        RUN(explicit_config_error);
+        RUN(conf_read_timeout);
+        RUN(prepare);
+        return 0;
+}
