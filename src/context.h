@@ -17,6 +17,7 @@
 typedef struct Args {
         const char *config;         /* --config=: exactly this file */
         const char *state_dir;      /* --state-dir= */
+        const char *history_dir;    /* --history-dir= (persistent cycles) */
         JsonMode json;
         bool legend;
         usec_t deadline;            /* --deadline=, USEC_INFINITY = from policy */

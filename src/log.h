@@ -60,6 +60,7 @@ int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 #define log_info(...) log_internal(LOG_INFO, 0, __VA_ARGS__)
 #define log_oom() log_internal(LOG_ERR, ENOMEM, "Out of memory.")
 #define log_debug(...) log_internal(LOG_DEBUG, 0, __VA_ARGS__)
+#define log_debug_errno(e, ...) log_internal(LOG_DEBUG, (e), __VA_ARGS__)
 
 /*
  * The suspend-sync fields of structured events. Which of them a message sends is decided by its

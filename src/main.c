@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "context.h"
+#include "history.h"
 #include "log.h"
 #include "state.h"
 #include "verbs.h"
@@ -23,13 +24,18 @@ static void help(void) {
                "  plan            Show what run would do; syncs nothing\n"
                "  status          Show the dirty state and the last runs\n"
                "  cat-config      Show the effective configuration and where each value came from\n"
-               "  restore-knob    Put /sys/power/sync_on_suspend back if suspend-sync changed it\n\n"
+               "  restore-knob    Put /sys/power/sync_on_suspend back if suspend-sync changed it\n"
+               "  record-cycle    After resume: keep the last sleep cycle in the history, write metrics\n"
+               "  history         Sync times per mount (p50/p95/max) and the cycles of the history\n"
+               "  metrics         The last sleep cycle in Prometheus text format\n"
+               "  plot            The last sleep cycle as an SVG timeline\n\n"
                "Options:\n"
                "  -h --help               Show this help\n"
                "     --version            Show the version\n"
                "     --config=PATH        Read exactly this configuration file (no drop-ins)\n"
                "     --state-dir=DIR      State directory [%s]\n"
-               "     --json=pretty|short|off  JSON output (plan, status)\n"
+               "     --history-dir=DIR    Persistent history directory [%s]\n"
+               "     --json=pretty|short|off  JSON output (plan, status, history)\n"
                "     --no-legend          Tables without header and footer\n"
                "     --deadline=TIMESPAN  Override DeadlineSec=\n"
                "     --late               Late pass (system-sleep hook): local block filesystems only\n"
@@ -45,13 +51,14 @@ static void help(void) {
                "  74 a mount reported a sync error (e.g. EIO; EX_IOERR)\n"
                "  75 a mount timed out and OnTimeout=fail (EX_TEMPFAIL)\n\n"
                "See suspend-sync(8) and suspend-sync.conf(5).\n",
-               STATE_DIR_DEFAULT);
+               STATE_DIR_DEFAULT, HISTORY_DIR_DEFAULT);
 }
 
 enum {
         ARG_VERSION = 0x100,
         ARG_CONFIG,
         ARG_STATE_DIR,
+        ARG_HISTORY_DIR,
         ARG_JSON,
         ARG_NO_LEGEND,
         ARG_DEADLINE,
@@ -69,6 +76,7 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "history-dir", required_argument, NULL, ARG_HISTORY_DIR },
                 { "json", required_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "deadline", required_argument, NULL, ARG_DEADLINE },
@@ -97,6 +105,11 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                         if (optarg[0] != '/')
                                 return log_error_errno(EINVAL, "--state-dir= must be an absolute path.");
                         a->state_dir = optarg;
+                        break;
+                case ARG_HISTORY_DIR:
+                        if (optarg[0] != '/')
+                                return log_error_errno(EINVAL, "--history-dir= must be an absolute path.");
+                        a->history_dir = optarg;
                         break;
                 case ARG_JSON:
                         a->json = json_mode_from_string(optarg);
@@ -149,6 +162,7 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
 int main(int argc, char *argv[]) {
         Args a = {
                 .state_dir = STATE_DIR_DEFAULT,
+                .history_dir = HISTORY_DIR_DEFAULT,
                 .json = JSON_OFF,
                 .legend = true,
                 .deadline = USEC_INFINITY,
@@ -198,6 +212,14 @@ int main(int argc, char *argv[]) {
                 r = verb_cat_config(&a);
         else if (streq(verb, "restore-knob"))
                 r = verb_restore_knob(&a);
+        else if (streq(verb, "record-cycle"))
+                r = verb_record_cycle(&a);
+        else if (streq(verb, "history"))
+                r = verb_history(&a);
+        else if (streq(verb, "metrics"))
+                r = verb_metrics(&a);
+        else if (streq(verb, "plot"))
+                r = verb_plot(&a);
         else {
                 log_error("Unknown command '%s', see --help.", verb);
                 (void) log_flush(LOG_FLUSH_WAIT);

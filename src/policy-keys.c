@@ -188,6 +188,40 @@ static int parse_device_key(ParseState *s, const PolicyKey *k, const char *value
         return 1;
 }
 
+/* An absolute directory, or "no"/"off": none. */
+static int parse_path_key(ParseState *s, const PolicyKey *k, const char *value, void *field) {
+        char *copy;
+
+        if (STR_IN_SET(value, "no", "off"))
+                copy = NULL;
+        else if (value[0] != '/') {
+                policy_parse_warn(s, "%s= must be an absolute path or 'no', ignoring: %s", k->name, value);
+                return 0;
+        } else if (!(copy = strdup(value))) {
+                policy_parse_oom(s);
+                return 0;
+        }
+        free(*(char **) field);
+        *(char **) field = copy;
+        return 1;
+}
+
+static void reset_path(const PolicyKey *k, void *field) {
+        free(*(char **) field);
+        /* Out of memory here leaves the key unset ("no"): only metrics are at stake. */
+        *(char **) field = k->path_default ? strdup(k->path_default) : NULL;
+}
+
+static void done_path(void *field) {
+        *(char **) field = mfree(*(char **) field);
+}
+
+static void print_path(FILE *f, const PolicyKey *k, const void *field) {
+        const char *v = *(char *const *) field;
+
+        fputs(v ? v : "no", f);
+}
+
 static void reset_unsigned(const PolicyKey *k, void *field) {
         *(unsigned *) field = (unsigned) k->def;
 }
@@ -254,6 +288,7 @@ static const PolicyKind kind_ENUM = { parse_enum_key, reset_int, print_enum };
 static const PolicyKind kind_ACTION = { parse_action_key, reset_int, print_enum };
 static const PolicyKind kind_GLOBS = { parse_globs_key, reset_strv, print_strv };
 static const PolicyKind kind_DEVICE = { parse_device_key, reset_unsigned, print_device };
+static const PolicyKind kind_PATH = { parse_path_key, reset_path, print_path, done_path };
 
 /* ---- the table ---------------------------------------------------------------------------------- */
 
@@ -264,6 +299,7 @@ static const PolicyKind kind_DEVICE = { parse_device_key, reset_unsigned, print_
 #define KIND_ARG_ACTION(a) KIND_ARG_ENUM(a)
 #define KIND_ARG_GLOBS(a) .absolute = (a), .unset = "any"
 #define KIND_ARG_DEVICE(a) .unset = "any"
+#define KIND_ARG_PATH(a) .path_default = (a)
 
 #define KEY_ROW(type, section_, key, ctype, field, origin, knd, arg, def_)                             \
         {                                                                                               \
@@ -289,6 +325,7 @@ const size_t policy_n_keys = ELEMENTSOF(policy_keys);
 #define KIND_CTYPE_ACTION int
 #define KIND_CTYPE_GLOBS char **
 #define KIND_CTYPE_DEVICE unsigned
+#define KIND_CTYPE_PATH char *
 #define CHECK_ROW(section, key, ctype, field, origin, kind, arg, def)                                   \
         _Static_assert(sizeof(ctype) == sizeof(KIND_CTYPE_##kind), #key ": C type and kind differ");
 POLICY_KEYS(CHECK_ROW)
@@ -298,6 +335,12 @@ void policy_keys_reset(void *base, bool rule) {
         for (size_t i = 0; i < policy_n_keys; i++)
                 if (policy_key_is_rule(&policy_keys[i]) == rule)
                         policy_keys[i].kind->reset(&policy_keys[i], policy_key_field(&policy_keys[i], base));
+}
+
+void policy_keys_done(void *base, bool rule) {
+        for (size_t i = 0; i < policy_n_keys; i++)
+                if (policy_key_is_rule(&policy_keys[i]) == rule && policy_keys[i].kind->done)
+                        policy_keys[i].kind->done(policy_key_field(&policy_keys[i], base));
 }
 
 const PolicyKey *policy_key_find(const char *section, const char *name, bool case_insensitive) {

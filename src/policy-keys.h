@@ -24,6 +24,7 @@ typedef struct PolicyKind {
         int (*parse)(ParseState *s, const PolicyKey *k, const char *value, void *field);
         void (*reset)(const PolicyKey *k, void *field);
         void (*print)(FILE *f, const PolicyKey *k, const void *field);
+        void (*done)(void *field);              /* frees what the field owns; NULL: nothing */
 } PolicyKind;
 
 struct PolicyKey {
@@ -38,6 +39,7 @@ struct PolicyKey {
         bool absolute;                          /* GLOBS: patterns start with '/' or '*' */
         const char *unset;                      /* cat-config: what an unset value means */
         const char *yes_note;                   /* BOOLEAN: cat-config's comment when yes */
+        const char *path_default;               /* PATH: the default directory, NULL: none */
 };
 
 extern const PolicyKey policy_keys[];
@@ -57,6 +59,8 @@ static inline Origin *policy_key_origin(const PolicyKey *k, void *base) {
 
 /* Sets every key of base (a Policy, or with rule a Rule) to its default. */
 void policy_keys_reset(void *base, bool rule);
+/* Frees what the keys of base own (kinds with a done function). */
+void policy_keys_done(void *base, bool rule);
 /* The row of section.name; with case_insensitive, of a name that differs from it only in case. */
 const PolicyKey *policy_key_find(const char *section, const char *name, bool case_insensitive);
 /* The table's name of section [name] (len bytes), rules aside; NULL when there is none. */

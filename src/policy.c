@@ -54,6 +54,7 @@ Policy *policy_free(Policy *p) {
                 rule_done(&p->rules[i]);
         free(p->rules);
         strv_free(p->files);
+        policy_keys_done(p, false);
         for (size_t i = 0; i < p->n_warnings; i++)
                 free((char *) p->warning_origins[i].file);
         free(p->warning_origins);

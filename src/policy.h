@@ -23,6 +23,9 @@
 #define POLICY_MAX_PARALLEL_LIMIT 64U
 #define POLICY_MAX_FILE_SIZE (1024U * 1024U)
 #define POLICY_MAX_TOTAL_SIZE (4U * 1024U * 1024U) /* all files together */
+/* node_exporter's textfile directory in Debian's prometheus-node-exporter: metrics are written
+ * there after each resume, only if the directory exists. */
+#define METRICS_TEXTFILE_DIR_DEFAULT "/var/lib/prometheus/node-exporter"
 
 typedef enum RuleAction {
         RULE_ACTION_SYNC,
@@ -79,7 +82,8 @@ typedef struct Origin {
  * unset value means, for cat-config); BOOLEAN (argument: cat-config's comment when yes); ENUM
  * (argument: the name of its string table, an invalid value is ignored); and in rules, which fail
  * closed (see above), GLOBS (argument: patterns must start with '/' or '*'), DEVICE (device
- * classes) and ACTION (an invalid value gives Action=sync). An empty value resets to the default.
+ * classes) and ACTION (an invalid value gives Action=sync); PATH (an absolute directory or "no";
+ * argument: the default directory, owned copies). An empty value resets to the default.
  */
 #define POLICY_KEYS(X)                                                                                  \
         X(Sync, MaxParallel, unsigned, max_parallel, o_max_parallel, UNSIGNED, POLICY_MAX_PARALLEL_LIMIT, 16U) \
@@ -89,7 +93,9 @@ typedef struct Origin {
         X(Sync, SkipClean, bool, skip_clean, o_skip_clean, BOOLEAN, POLICY_SKIP_CLEAN_NO_EFFECT, false) \
         X(Sync, OnTimeout, OnTimeout, on_timeout, o_on_timeout, ENUM, on_timeout, ON_TIMEOUT_CONTINUE) \
         X(Kernel, SyncOnSuspend, SyncOnSuspendMode, sync_on_suspend, o_sync_on_suspend, ENUM,          \
-          sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)
+          sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)                                                 \
+        X(Metrics, TextfileDirectory, char *, textfile_directory, o_textfile_directory, PATH,          \
+          METRICS_TEXTFILE_DIR_DEFAULT, 0)
 
 /* [Rule NAME]: paths and types are NULL-terminated globs (NULL = any), device_classes a
  * DeviceClassBit mask (0 = any), mount_timeout USEC_INFINITY = inherit [Sync] MountTimeoutSec=. */

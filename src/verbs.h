@@ -17,6 +17,10 @@ int verb_plan(const Args *a);
 int verb_status(const Args *a);
 int verb_cat_config(const Args *a);
 int verb_restore_knob(const Args *a);
+int verb_record_cycle(const Args *a);
+int verb_history(const Args *a);
+int verb_metrics(const Args *a);
+int verb_plot(const Args *a);
 
 int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **ret);
 

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * `history`: the persistent sleep-cycle history (history.c) — per mount sync time percentiles and
+ * outcome counts, then the cycles newest first; `--json` for all of it. Readable unprivileged.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "history.h"
+#include "log.h"
+#include "verbs.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+#define HISTORY_SHOW_MAX HISTORY_CYCLES_MAX
+
+static usec_t pass_time(const CycleRecord *c) {
+        return (c->has_unit ? c->unit.duration : 0) + (c->has_late ? c->late.duration : 0);
+}
+
+static const char *cycle_result(const CycleRecord *c) {
+        const char *u = c->has_unit ? c->unit.result : NULL, *l = c->has_late ? c->late.result : NULL;
+
+        if (streq_ptr(u, "error") || streq_ptr(l, "error"))
+                return "error";
+        if (streq_ptr(u, "timeout") || streq_ptr(l, "timeout"))
+                return "timeout";
+        return "success";
+}
+
+static const char *cycle_action(const CycleRecord *c) {
+        if (c->has_late && c->late.sleep_action)
+                return c->late.sleep_action;
+        return c->has_unit && c->unit.sleep_action ? c->unit.sleep_action : "-";
+}
+
+static json_object *stats_to_json(const MountStats *s, size_t n) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n; i++) {
+                json_object *o = json_object_new_object();
+
+                if (!o || json_object_array_add(a, o) < 0) {
+                        json_object_put(o);
+                        json_object_put(a);
+                        return NULL;
+                }
+                json_object_object_add(o, "pass", json_object_new_string(s[i].pass));
+                json_object_object_add(o, "mount_point", json_object_new_string(s[i].mount_point));
+                if (s[i].namespace_ino)
+                        json_object_object_add(o, "namespace_ino", json_object_new_uint64(s[i].namespace_ino));
+                json_object_object_add(o, "cycles", json_object_new_uint64(s[i].n));
+                json_object_object_add(o, "p50_usec", json_object_new_uint64(s[i].p50));
+                json_object_object_add(o, "p95_usec", json_object_new_uint64(s[i].p95));
+                json_object_object_add(o, "max_usec", json_object_new_uint64(s[i].max));
+                json_object_object_add(o, "synced", json_object_new_uint64(s[i].n_synced));
+                json_object_object_add(o, "timeout", json_object_new_uint64(s[i].n_timeout));
+                json_object_object_add(o, "error", json_object_new_uint64(s[i].n_error));
+        }
+        return a;
+}
+
+static json_object *cycles_to_json(const CycleRecord *c, size_t n) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n; i++) {
+                json_object *o = json_object_new_object();
+
+                if (!o || json_object_array_add(a, o) < 0) {
+                        json_object_put(o);
+                        json_object_put(a);
+                        return NULL;
+                }
+                json_object_object_add(o, "started_realtime", json_object_new_uint64(cycle_record_start(&c[i])));
+                json_object_object_add(o, "boot_id", json_object_new_string(c[i].boot_id));
+                json_object_object_add(o, "sleep_action", json_object_new_string(cycle_action(&c[i])));
+                json_object_object_add(o, "resumed_realtime", c[i].resumed_realtime ? json_object_new_uint64(c[i].resumed_realtime) : NULL);
+                json_object_object_add(o, "unit_duration_usec", c[i].has_unit ? json_object_new_uint64(c[i].unit.duration) : NULL);
+                json_object_object_add(o, "late_duration_usec", c[i].has_late ? json_object_new_uint64(c[i].late.duration) : NULL);
+                json_object_object_add(o, "result", json_object_new_string(cycle_result(&c[i])));
+        }
+        return a;
+}
+
+static int print_stats(const Args *a, const MountStats *s, size_t n) {
+        static const char *const headers[] = { "MOUNT", "PASS", "CYCLES", "P50", "P95", "MAX", "SYNCED", "TIMEOUT", "ERROR" };
+        _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
+
+        if (!t)
+                return log_oom();
+        for (size_t i = 0; i < n; i++) {
+                char p50[FORMAT_TIMESPAN_MAX], p95[FORMAT_TIMESPAN_MAX], max[FORMAT_TIMESPAN_MAX], cyc[24], ok[24],
+                        to[24], er[24];
+                _cleanup_free_ char *where = NULL;
+                const char *cells[ELEMENTSOF(headers)];
+
+                if (s[i].namespace_ino &&
+                    asprintf(&where, "%s (mnt:[%llu])", s[i].mount_point, (unsigned long long) s[i].namespace_ino) < 0)
+                        return log_oom();
+                snprintf(cyc, sizeof cyc, "%zu", s[i].n);
+                snprintf(ok, sizeof ok, "%zu", s[i].n_synced);
+                snprintf(to, sizeof to, "%zu", s[i].n_timeout);
+                snprintf(er, sizeof er, "%zu", s[i].n_error);
+                cells[0] = where ?: s[i].mount_point;
+                cells[1] = s[i].pass;
+                cells[2] = cyc;
+                cells[3] = format_timespan(p50, sizeof p50, s[i].p50);
+                cells[4] = format_timespan(p95, sizeof p95, s[i].p95);
+                cells[5] = format_timespan(max, sizeof max, s[i].max);
+                cells[6] = ok;
+                cells[7] = to;
+                cells[8] = er;
+                if (table_add_row(t, cells) < 0)
+                        return log_oom();
+        }
+        return table_print(t, stdout, a->legend);
+}
+
+static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
+        static const char *const headers[] = { "STARTED", "ACTION", "UNIT PASS", "LATE PASS", "TOTAL", "RESULT", "BOOT" };
+        _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
+
+        if (!t)
+                return log_oom();
+        for (size_t i = 0; i < n; i++) {
+                char when[64], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX], tot[FORMAT_TIMESPAN_MAX], boot[9];
+                time_t sec = (time_t) (cycle_record_start(&c[i]) / USEC_PER_SEC);
+                struct tm tm;
+                const char *cells[ELEMENTSOF(headers)];
+
+                if (!localtime_r(&sec, &tm) || strftime(when, sizeof when, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                        snprintf(when, sizeof when, "-");
+                snprintf(boot, sizeof boot, "%.8s", *c[i].boot_id ? c[i].boot_id : "-");
+                cells[0] = when;
+                cells[1] = cycle_action(&c[i]);
+                cells[2] = c[i].has_unit ? format_timespan(u, sizeof u, c[i].unit.duration) : "-";
+                cells[3] = c[i].has_late ? format_timespan(l, sizeof l, c[i].late.duration) : "-";
+                cells[4] = format_timespan(tot, sizeof tot, pass_time(&c[i]));
+                cells[5] = cycle_result(&c[i]);
+                cells[6] = boot;
+                if (table_add_row(t, cells) < 0)
+                        return log_oom();
+        }
+        return table_print(t, stdout, a->legend);
+}
+
+int verb_history(const Args *a) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ MountStats *s = NULL;
+        CycleRecord *c = NULL;
+        size_t n = 0, n_bad = 0, n_s = 0;
+        int r;
+
+        fd = open(a->history_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno != ENOENT)
+                return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->history_dir);
+        if (fd >= 0) {
+                r = history_load(fd, HISTORY_SHOW_MAX, &c, &n, &n_bad);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to read the history in '%s': %m", a->history_dir);
+        }
+        if (n_bad > 0)
+                log_warning("%zu cycle file(s) in '%s/" HISTORY_SUBDIR "' could not be read, ignoring them.", n_bad,
+                            a->history_dir);
+        r = history_mount_stats(c, n, &s, &n_s);
+        if (r < 0) {
+                cycle_record_array_free(c, n);
+                return log_oom();
+        }
+
+        if (a->json != JSON_OFF) {
+                _cleanup_(json_object_putp) json_object *root = json_object_new_object();
+
+                if (!root) {
+                        cycle_record_array_free(c, n);
+                        return log_oom();
+                }
+                json_object_object_add(root, "mounts", stats_to_json(s, n_s));
+                json_object_object_add(root, "cycles", cycles_to_json(c, n));
+                cycle_record_array_free(c, n);
+                return print_json(root, a->json);
+        }
+        if (n == 0) {
+                printf("No sleep cycle recorded in '%s' yet (it is written after each resume).\n", a->history_dir);
+                return 0;
+        }
+        printf("Sync time per mount over the last %zu sleep cycle(s):\n", n);
+        r = print_stats(a, s, n_s);
+        if (r >= 0) {
+                printf("\nSleep cycles (newest first):\n");
+                r = print_cycles(a, c, n);
+        }
+        cycle_record_array_free(c, n);
+        return r;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * `record-cycle`: after resume (the system-sleep hook's post phase and the unit's ExecStopPost=),
+ * copies the last sleep cycle from the run records under /run into the persistent history and
+ * writes the Prometheus textfile. Never before sleep: these are the first writes to a disk that
+ * was just synced. Idempotent: the second call for the same cycle writes nothing new to the
+ * history (the textfile is rewritten with the same content).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "history.h"
+#include "log.h"
+#include "metrics.h"
+#include "shared/fileio.h"
+#include "verbs.h"
+
+/* The boot id without dashes, "" when unknown. */
+static void read_boot_id(const Args *a, char ret[static 33]) {
+        _cleanup_close_ int root_fd = -EBADF;
+        _cleanup_free_ char *s = NULL;
+        size_t n = 0, size;
+
+        ret[0] = 0;
+        root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0 || read_full_file_at(root_fd, "proc/sys/kernel/random/boot_id", 64, &s, &size) < 0)
+                return;
+        for (const char *p = s; *p && n < 32; p++)
+                if (strchr("0123456789abcdef", *p))
+                        ret[n++] = *p;
+        ret[n == 32 ? 32 : 0] = 0;
+}
+
+static int open_or_create_dir(const char *path) {
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 && errno == ENOENT && mkdir(path, 0755) >= 0)
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* [Metrics] TextfileDirectory=: written only when the directory exists. */
+static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        const char *dir;
+        int r;
+
+        r = context_load_policy(a, &c);
+        if (r < 0)
+                return r;
+        dir = c.policy->textfile_directory;
+        if (!dir)
+                return 0;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                log_debug_errno(negative_errno(), "No metrics directory '%s' (%m), not writing metrics.", dir);
+                return 0;
+        }
+        r = metrics_format(last, n_cycles, &text);
+        if (r < 0)
+                return log_oom();
+        r = write_file_atomic_at(fd, METRICS_FILE_NAME, text, strlen(text));
+        if (r < 0)
+                return log_warning_errno(r, "Failed to write '%s/" METRICS_FILE_NAME "': %m", dir);
+        log_debug("Wrote '%s/" METRICS_FILE_NAME "'.", dir);
+        return 0;
+}
+
+int verb_record_cycle(const Args *a) {
+        RunRecord *records = NULL;
+        _cleanup_free_ SleepCycle *cycles = NULL;
+        _cleanup_(cycle_record_done) CycleRecord c = {};
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = 0, n_bad = 0;
+        char boot_id[33];
+        int n_cycles, r, ret = 0;
+
+        r = state_load_history(a->state_dir, &records, &n, &n_bad);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the run records in '%s': %m", a->state_dir);
+        n_cycles = sleep_cycles_build(records, n, &cycles);
+        if (n_cycles < 0) {
+                run_record_array_free(records, n);
+                return log_oom();
+        }
+        if (n_cycles == 0) {
+                log_debug("No sleep cycle in '%s', nothing to record.", a->state_dir);
+                run_record_array_free(records, n);
+                return 0;
+        }
+
+        read_boot_id(a, boot_id);
+        r = cycle_record_from_cycle(&cycles[0], boot_id, cycles[0].late ? now(CLOCK_REALTIME) : 0, &c);
+        if (r >= 0) {
+                fd = open_or_create_dir(a->history_dir);
+                r = fd < 0 ? fd : history_append(fd, &c);
+        }
+        if (r < 0)
+                ret = log_warning_errno(r, "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
+        else
+                log_debug("%s the last sleep cycle in '%s'.", r > 0 ? "Recorded" : "Already recorded", a->history_dir);
+
+        r = write_textfile(a, &cycles[0], (size_t) n_cycles);
+        run_record_array_free(records, n);
+        return ret < 0 ? ret : r;
+}

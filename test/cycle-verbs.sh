@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The sleep-cycle verbs on recorded cycles (fixtures/cycles): `metrics` through `promtool check
+# metrics`, `record-cycle` twice per boot and across a simulated reboot (another boot id), then
+# `history --json` percentiles, and `plot` through rsvg-convert. Unprivileged; writes only to a
+# temporary directory. promtool (Debian: prometheus) and rsvg-convert (librsvg2-bin) are installed
+# by tools/setup; without them those two checks are skipped with a reason and the test exits 77.
+set -euo pipefail
+
+fx=$FIXTURES_DIR/cycles
+export TZ=UTC LC_ALL=C
+tmp=$(mktemp -d /tmp/ss-cycle-verbs.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail=0 skipped=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+ss() { "$SUSPEND_SYNC" --state-dir="$fx/state" --history-dir="$tmp/lib" "$@"; }
+
+# metrics: the last cycle is cycle 2 (unit + late pass, the USB stick timed out)
+ss metrics >"$tmp/m.prom"
+grep -qx 'suspend_sync_cycles 2' "$tmp/m.prom" || bad "metrics: expected 2 cycles"
+grep -qx 'suspend_sync_pass_mounts{pass="unit",outcome="timeout"} 1' "$tmp/m.prom" || bad "metrics: unit pass timeout count"
+grep -qx 'suspend_sync_mount_duration_seconds{pass="unit",mount_point="/media/usb stick",fstype="vfat",outcome="timeout"} 10.000000' \
+        "$tmp/m.prom" || bad "metrics: the hung stick's series"
+promtool=$(command -v promtool || true)
+if [[ -n $promtool ]]; then
+        "$promtool" check metrics <"$tmp/m.prom" || bad "promtool check metrics rejected the textfile"
+        # negative control: promtool must reject a broken line
+        if printf 'suspend_sync_cycles{x="\\q"} 1\n' | "$promtool" check metrics 2>/dev/null; then
+                bad "promtool accepted a malformed textfile (negative control)"
+        fi
+else
+        echo "SKIP part: promtool not installed (Debian: prometheus)"; skipped=1
+fi
+
+# record-cycle: written after resume, once per cycle; the textfile goes to [Metrics]
+# TextfileDirectory= when that directory exists
+# (the configuration is read below --root=, so each root gets its own /etc/suspend-sync.conf)
+mkdir -p "$tmp/textfile"
+for b in boot1 boot1-absent boot2; do
+        cp -r "$fx/${b%-absent}" "$tmp/$b"
+        mkdir -p "$tmp/$b/etc"
+done
+printf '[Metrics]\nTextfileDirectory=%s\n' "$tmp/textfile" >"$tmp/boot1/etc/suspend-sync.conf"
+printf '[Metrics]\nTextfileDirectory=%s\n' "$tmp/absent" >"$tmp/boot1-absent/etc/suspend-sync.conf"
+printf '[Metrics]\nTextfileDirectory=no\n' >"$tmp/boot2/etc/suspend-sync.conf"
+ss --root="$tmp/boot1" record-cycle
+ss --root="$tmp/boot1" record-cycle
+n=$(find "$tmp/lib/cycles" -name '*.json' | wc -l)
+[[ $n == 1 ]] || bad "record-cycle twice wrote $n cycle files, expected 1"
+cmp -s "$tmp/textfile/suspend_sync.prom" "$tmp/m.prom" || bad "the textfile differs from 'metrics'"
+[[ $(stat -c %a "$tmp/lib/cycles/"*.json) == 644 ]] || bad "cycle file not world-readable"
+ss --root="$tmp/boot1-absent" record-cycle
+[[ ! -e $tmp/absent ]] || bad "record-cycle created a missing metrics directory"
+
+# a reboot: /run is empty (only the older cycle's records are left here), another boot id
+mkdir -p "$tmp/run2/history"
+cp "$fx"/state/history/00001767225600000000-11.json "$fx"/state/history/00001767225600600000-12.json "$tmp/run2/history/"
+"$SUSPEND_SYNC" --state-dir="$tmp/run2" --history-dir="$tmp/lib" --root="$tmp/boot2" record-cycle
+"$SUSPEND_SYNC" --history-dir="$tmp/lib" history --json=short >"$tmp/h.json"
+python3 - "$tmp/h.json" <<'PY' || fail=1
+import json, sys
+h = json.load(open(sys.argv[1]))
+c = h["cycles"]
+ok = True
+def check(cond, what):
+    global ok
+    if not cond:
+        print("FAIL: history:", what); ok = False
+check(len(c) == 2, "2 cycles, got %d" % len(c))
+check(c[0]["boot_id"] == "0d1e2f304a5b4c6d8e9fa0b1c2d3e4f5", "newest first, boot 1's cycle 2")
+check(c[1]["boot_id"] == "9f8e7d6c5b4a439281706f5e4d3c2b1a", "the other boot's cycle kept")
+m = {(x["pass"], x["mount_point"]): x for x in h["mounts"]}
+root = m.get(("unit", "/"))
+check(root and root["cycles"] == 2 and root["p50_usec"] == 380000 and root["max_usec"] == 1290000, "/ percentiles: %s" % root)
+usb = m.get(("unit", "/media/usb stick"))
+check(usb and usb["timeout"] == 1 and usb["synced"] == 0, "usb stick outcomes: %s" % usb)
+check(("unit", "/proc") not in m, "skipped mounts have no percentiles")
+sys.exit(0 if ok else 1)
+PY
+"$SUSPEND_SYNC" --history-dir="$tmp/lib" history >"$tmp/h.txt"
+grep -q '^/media/usb stick' "$tmp/h.txt" || bad "history table lacks the stick"
+
+# plot: the last cycle as SVG, rendered
+ss plot >"$tmp/c.svg"
+for want in '>/home</text>' '>/media/usb stick</text>' '>deadline</text>' '>late pass</text>'; do
+        grep -qF "$want" "$tmp/c.svg" || bad "plot: '$want' missing"
+done
+if command -v rsvg-convert >/dev/null; then
+        rsvg-convert -o "$tmp/c.png" "$tmp/c.svg" || bad "rsvg-convert failed"
+        [[ -s $tmp/c.png ]] || bad "empty PNG"
+        [[ $(head -c 8 "$tmp/c.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || bad "not a PNG"
+else
+        echo "SKIP part: rsvg-convert not installed (Debian: librsvg2-bin)"; skipped=1
+fi
+
+(( fail )) && exit 1
+(( skipped )) && exit 77
+exit 0
