@@ -44,6 +44,7 @@
 #include "device.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 
 #define DEVICE_SLAVES_DEPTH_MAX 16U
 #define DEVICE_VISIT_MAX 1024U
@@ -52,89 +53,25 @@
 #define DEVICE_ATTR_MAX (8U * 1024U)
 
 /* ---------------------------------------------------------------------------------------------- */
-/* fstype classes */
+/* device classes */
 
-/* Network filesystems (data lives behind a server; may be unreachable during suspend), including
- * FUSE filesystems that are network clients. */
-static const char *const network_fstypes[] = {
-        "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs", "ncpfs", "ncp",
-        "lustre", "coda", "orangefs", "davfs", "vboxsf", "virtiofs",
-        "fuse.sshfs", "fuse.s3fs", "fuse.rclone", "fuse.glusterfs", "fuse.ceph", "fuse.ceph-fuse",
-        "fuse.cephfs", "fuse.davfs2", "fuse.curlftpfs", "fuse.gcsfuse", "fuse.goofys",
-        "fuse.juicefs", "fuse.mfs", "fuse.moosefs", "fuse.lizardfs", "fuse.seaweedfs",
-        "fuse.smbnetfs", "fuse.gvfsd-fuse", "fuse.afpfs", "fuse.httpfs", "fuse.blobfuse",
-        "fuse.blobfuse2", "fuse.onedriver", "fuse.beegfs", "fuse.geesefs", "fuse.s3backer",
-};
-
-/* Filesystems with nothing to write back to a device. */
-static const char *const pseudo_fstypes[] = {
-        "proc", "sysfs", "tmpfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
-        "securityfs", "pstore", "bpf", "configfs", "hugetlbfs", "mqueue", "autofs", "binfmt_misc",
-        "efivarfs", "fusectl", "rpc_pipefs", "nsfs", "ramfs", "selinuxfs", "smackfs", "nfsd",
-        "rootfs", "pipefs", "sockfs", "anon_inodefs", "dmabuf", "devfs", "usbfs", "xenfs",
-        "sunrpc", "pidfs", "secretmem",
-};
-
-static bool strv_contains(const char *const *v, size_t n, const char *s) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(v[i], s))
-                        return true;
-        return false;
-}
-
-static const char *const fs_class_table[_FS_CLASS_MAX] = {
-        [FS_CLASS_BLOCK] = "block",
-        [FS_CLASS_NETWORK] = "network",
-        [FS_CLASS_FUSE] = "fuse",
-        [FS_CLASS_PSEUDO] = "pseudo",
-        [FS_CLASS_OVERLAY] = "overlay",
-};
-
-const char *fs_class_to_string(FsClass c) {
-        if ((unsigned) c >= _FS_CLASS_MAX)
-                return NULL;
-        return fs_class_table[c];
-}
-
-/*
- * network: see network_fstypes (includes network FUSE clients such as fuse.sshfs);
- * fuse: "fuse", "fuseblk" and every other "fuse.*" / "fuseblk.*";
- * pseudo: see pseudo_fstypes;
- * overlay: "overlay" (and the old "overlayfs");
- * block: everything else, including unknown and empty fstypes (squashfs, gfs2, ext4, ...).
- */
-FsClass fs_class_from_fstype(const char *fstype) {
-        if (isempty(fstype))
-                return FS_CLASS_BLOCK;
-        if (strv_contains(network_fstypes, ELEMENTSOF(network_fstypes), fstype))
-                return FS_CLASS_NETWORK;
-        if (streq(fstype, "fuse") || streq(fstype, "fuseblk") || strncmp(fstype, "fuse.", 5) == 0 ||
-            strncmp(fstype, "fuseblk.", 8) == 0)
-                return FS_CLASS_FUSE;
-        if (strv_contains(pseudo_fstypes, ELEMENTSOF(pseudo_fstypes), fstype))
-                return FS_CLASS_PSEUDO;
-        if (streq(fstype, "overlay") || streq(fstype, "overlayfs"))
-                return FS_CLASS_OVERLAY;
-        return FS_CLASS_BLOCK;
-}
-
-static const char *const device_class_table[] = {
+/* Indexed by bit number: DEVICE_USB is 1U << DEVICE_CLASS_INDEX_USB ... */
+static const char *const device_class_index_table[] = {
         "usb", "removable", "rotational", "network", "fuse", "loop", "crypt",
 };
+
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP(device_class_index, int);
 
 const char *device_class_to_string(unsigned bit) {
         if (bit == 0 || (bit & (bit - 1)) != 0 || (bit & ~_DEVICE_CLASS_ALL) != 0)
                 return NULL;
-        return device_class_table[__builtin_ctz(bit)];
+        return device_class_index_to_string(__builtin_ctz(bit));
 }
 
 int device_class_from_string(const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(device_class_table); i++)
-                if (streq(device_class_table[i], s))
-                        return (int) (1U << i);
-        return -EINVAL;
+        int i = device_class_index_from_string(s);
+
+        return i < 0 ? i : (int) (1U << i);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

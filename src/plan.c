@@ -9,6 +9,7 @@
 
 #include <limits.h>
 
+#include "fs-type.h"
 #include "plan.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
@@ -172,7 +173,7 @@ static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
 
         if (!s->device.bdi_name || !s->fstype || !m->fs_options)
                 return false;
-        if (!streq(s->fstype, "fuse") && strncmp(s->fstype, "fuse.", 5) != 0)
+        if (fs_type_fuse(s->fstype) != FS_FUSE_PLAIN)
                 return false;
         if (options_get(m->fs_options, "user_id", &u) <= 0 || safe_atou(u, &uid) < 0)
                 return false;
@@ -301,7 +302,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         }
 
         /* auto: no filesystem type has an exact test for "syncfs would write nothing" (see
-         * docs/CLEAN-EVIDENCE.md), so whatever may hold data is synced, whatever SkipClean= says. */
+         * docs/CLEAN-EVIDENCE.md): every row of fs-type.c has the clean rule "none"
+         * (fs_type_clean_rule()), so whatever may hold data is synced, whatever SkipClean= says. */
         d->action = PLAN_SYNC;
         {
                 uint64_t dirty = sb_dirty_bytes(s);
@@ -320,39 +322,6 @@ static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, c
         for (size_t i = 0; i < n; i++)
                 if (streq(sample->sbs[sbs[i]].group, s->group) &&
                     streq_ptr(sample->sbs[sbs[i]].device.bdi_name, s->device.bdi_name))
-                        return true;
-        return false;
-}
-
-/* Filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes everything
- * but leaves it in the device's volatile cache (fs/sync.c sync_filesystem() then only calls
- * sync_blockdev(), which sends no FLUSH). The worker fsyncs the block device after syncfs, which
- * does (block/fops.c blkdev_fsync → blkdev_issue_flush). Sources (Linux 6.x):
- *   vfat, msdos, fat, minix: no ->sync_fs at all;
- *   exfat: exfat_sync_fs() → sync_blockdev() and a superblock write with sync_dirty_buffer()
- *     (REQ_SYNC, no PREFLUSH);
- *   hfs: hfs_sync_fs() → hfs_mdb_commit() only; hfsplus flushes unless "nobarrier" (kept here:
- *     one redundant FLUSH at most);
- *   ext2: fs/ext2 ext2_sync_fs() → ext2_sync_super(): mark_buffer_dirty + sync_dirty_buffer, no
- *     FLUSH. Where the ext4 driver serves "ext2" (CONFIG_EXT4_USE_FOR_EXT2, Debian's kernels)
- *     ext4_sync_fs() flushes even without a journal (needs_barrier when BARRIER): one redundant
- *     FLUSH, measured on the fault disk (also ext4 ^has_journal: 1 FLUSH per syncfs);
- *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
- *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
- *     no blkdev_issue_flush();
- *   fuseblk (ntfs-3g, exfat-fuse, fuse2fs): fuse_sync_fs() sends at most FUSE_SYNCFS to a server
- *     that asked for it; the server's own writes to the device stay in its cache (measured on the
- *     fault disk with ntfs-3g: 0 FLUSH per syncfs). The device node is the mount's source. */
-static bool fstype_needs_device_flush(const char *fstype) {
-        static const char *const types[] = {
-                "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix",
-                "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
-        };
-
-        if (strncmp(fstype, "fuseblk.", 8) == 0)
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(types); i++)
-                if (streq(fstype, types[i]))
                         return true;
         return false;
 }
@@ -407,8 +376,7 @@ static int fuse_owner(const char *fstype, const char *opts, uid_t *ret_uid, gid_
         unsigned uid, gid;
         int r;
 
-        if (!streq(fstype, "fuse") && !streq(fstype, "fuseblk") && strncmp(fstype, "fuse.", 5) != 0 &&
-            strncmp(fstype, "fuseblk.", 8) != 0)
+        if (fs_type_fuse(fstype) == FS_FUSE_NONE)
                 return 0;
         if (!opts || options_has(opts, "allow_other"))
                 return 0;
@@ -581,7 +549,7 @@ int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan
                         e->timeout = dec[k].timeout;
                         e->primary = true;
                         e->eta = sb_eta(s, e->dirty_bytes);
-                        if (fstype_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
+                        if (fs_type_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
                                 e->flush_device = m->source;
                         r = entry_set_path(sample, dec[k].primary, e);
                         if (r < 0)

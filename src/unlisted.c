@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "fs-type.h"
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
 #include "shared/parse-util.h"
@@ -163,25 +163,6 @@ static int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount
         return r;
 }
 
-/* The root directory's filesystem type, for classification only. Overlay is left "unknown" on
- * purpose: an overlay entry without its upperdir option would be planned as "nothing to write". */
-static const char *fstype_from_magic(unsigned long magic) {
-        static const struct {
-                unsigned long magic;
-                const char *name;
-        } table[] = {
-                { 0xEF53, "ext4" },       { 0x58465342, "xfs" },  { 0x9123683E, "btrfs" },
-                { 0xF2F52010, "f2fs" },   { 0x01021994, "tmpfs" },
-                { 0x4d44, "vfat" },       { 0x6969, "nfs" },       { 0x65735546, "fuse" },
-                { 0x73717368, "squashfs" }, { 0x858458f6, "ramfs" }, { 0x2011BAB0, "exfat" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (table[i].magic == magic)
-                        return table[i].name;
-        return "unknown";
-}
-
 int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
         struct statx stx;
         struct statfs sfs;
@@ -198,7 +179,7 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
                 return negative_errno();
         return append_unlisted(t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
                                (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
-                               fstype_from_magic((unsigned long) sfs.f_type), "(root directory)",
+                               fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)",
                                sfs.f_flags & ST_RDONLY) < 0 ? -ENOMEM : 1;
 }
 
@@ -221,18 +202,22 @@ static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
 }
 
 int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
-        static const char *const types[] = { "ext4", "xfs", "f2fs" };
+        const FsType *types;
+        size_t n_types;
 
         if (sysfs_fd < 0)
                 return 0;
-        for (size_t k = 0; k < ELEMENTSOF(types); k++) {
+        types = fs_type_table(&n_types);
+        for (size_t k = 0; k < n_types; k++) {
                 _cleanup_closedir_ DIR *d = NULL;
                 char path[32];
                 struct dirent *de;
                 size_t n = 0;
                 int r;
 
-                snprintf(path, sizeof path, "fs/%s", types[k]);
+                if (!types[k].sysfs_lists)
+                        continue;
+                snprintf(path, sizeof path, "fs/%s", types[k].name);
                 r = opendir_at(sysfs_fd, path, &d);
                 if (r == -ENOMEM)
                         return r;
@@ -248,7 +233,8 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
                         if (read_dev_file(sysfs_fd, de->d_name, &dev) < 0 || table_has_dev(t, dev))
                                 continue;
                         snprintf(source, sizeof source, "/dev/%s", de->d_name);
-                        r = hidden_add(h, dev, types[k], source, "sysfs fs/%s/%s", types[k], de->d_name);
+                        r = hidden_add(h, dev, types[k].name, source, "sysfs fs/%s/%s", types[k].name,
+                               de->d_name);
                         if (r < 0)
                                 return r;
                 }
