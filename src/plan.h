@@ -9,6 +9,7 @@
  * Ordered by device group, larger estimated work first.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@ typedef enum PlanAction {
         PLAN_SYNC,
         PLAN_SKIP,
         _PLAN_ACTION_MAX,
+        _PLAN_ACTION_INVALID = -EINVAL,
 } PlanAction;
 
 const char *plan_action_to_string(PlanAction a);
