@@ -11,6 +11,7 @@
 #include "sample.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
 #include "shared/string-util.h"
 
 static void superblock_done(Superblock *s) {
@@ -43,21 +44,16 @@ static int cmp_dev(dev_t a, dev_t b) {
         return a < b ? -1 : a > b;
 }
 
-static const MountTable *sort_table;
-
-static int cmp_mount_index(const void *a, const void *b) {
-        size_t x = *(const size_t *) a, y = *(const size_t *) b;
-        int r = cmp_dev(sort_table->entries[x].dev, sort_table->entries[y].dev);
+static int cmp_mount_index(const size_t *a, const size_t *b, const MountTable *t) {
+        int r = cmp_dev(t->entries[*a].dev, t->entries[*b].dev);
 
         if (r != 0)
                 return r;
-        return x < y ? -1 : x > y;
+        return CMP(*a, *b);
 }
 
-static int cmp_mount_id(const void *a, const void *b) {
-        int x = sort_table->entries[*(const size_t *) a].mount_id;
-        int y = sort_table->entries[*(const size_t *) b].mount_id;
-        return x < y ? -1 : x > y;
+static int cmp_mount_id(const size_t *a, const size_t *b, const MountTable *t) {
+        return CMP(t->entries[*a].mount_id, t->entries[*b].mount_id);
 }
 
 static ssize_t find_mount_id(const MountTable *t, const size_t *by_id, int id) {
@@ -77,8 +73,8 @@ static ssize_t find_mount_id(const MountTable *t, const size_t *by_id, int id) {
         return -1;
 }
 
-static int cmp_parent_path(const void *a, const void *b) {
-        const MountEntry *x = &sort_table->entries[*(const size_t *) a], *y = &sort_table->entries[*(const size_t *) b];
+static int cmp_parent_path(const size_t *a, const size_t *b, const MountTable *t) {
+        const MountEntry *x = &t->entries[*a], *y = &t->entries[*b];
 
         if (x->parent_id != y->parent_id)
                 return x->parent_id < y->parent_id ? -1 : 1;
@@ -115,8 +111,7 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
 
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
-        sort_table = t;
-        qsort(order, n, sizeof(size_t), cmp_parent_path);
+        typesafe_qsort_r(order, n, cmp_parent_path, t);
         for (size_t i = 0; i < n; i++) {
                 char path[PATH_MAX], *slash;
 
@@ -131,8 +126,7 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
                         }
                 }
         }
-        qsort(order, n, sizeof(size_t), cmp_mount_id);
-        sort_table = NULL;
+        typesafe_qsort_r(order, n, cmp_mount_id, t);
 
         for (size_t i = 0; i < n; i++) {
                 const MountEntry *c = &t->entries[i];
@@ -160,13 +154,12 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         }
 }
 
-static int cmp_first_mount(const void *a, const void *b) {
-        size_t x = ((const Superblock *) a)->mounts[0], y = ((const Superblock *) b)->mounts[0];
-        return x < y ? -1 : x > y;
+static int cmp_first_mount(const Superblock *a, const Superblock *b) {
+        return CMP(a->mounts[0], b->mounts[0]);
 }
 
-static int cmp_devp(const void *a, const void *b) {
-        return cmp_dev(*(const dev_t *) a, *(const dev_t *) b);
+static int cmp_devp(const dev_t *a, const dev_t *b) {
+        return cmp_dev(*a, *b);
 }
 
 /* Group key: the sorted, de-duplicated leaf devices ("8:0,8:16"): superblocks that share a leaf
@@ -189,7 +182,7 @@ static int make_group(Superblock *s) {
         if (!leaves || !buf)
                 return -ENOMEM;
         memcpy(leaves, s->device.leaves, s->device.n_leaves * sizeof(dev_t));
-        qsort(leaves, s->device.n_leaves, sizeof(dev_t), cmp_devp);
+        typesafe_qsort(leaves, s->device.n_leaves, cmp_devp);
         for (size_t i = 0; i < s->device.n_leaves; i++) {
                 if (i > 0 && leaves[i] == leaves[i - 1])
                         continue;
@@ -236,9 +229,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
-        sort_table = t;
-        qsort(order, n, sizeof(size_t), cmp_mount_index);
-        sort_table = NULL;
+        typesafe_qsort_r(order, n, cmp_mount_index, (const MountTable *) t);
 
         /* One record per distinct superblock device, mounts in table order. A host has a handful
          * of distinct fstypes and up to thousands of mounts: classify each type once. */
@@ -267,7 +258,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         }
 
         /* Keep superblocks in order of their first mount so output follows the mount table. */
-        qsort(s->sbs, s->n_sbs, sizeof(Superblock), cmp_first_mount);
+        typesafe_qsort(s->sbs, s->n_sbs, cmp_first_mount);
 
         for (size_t i = 0; i < s->n_sbs; i++) {
                 Superblock *sb = &s->sbs[i];
