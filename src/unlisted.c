@@ -201,6 +201,19 @@ static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
         return 0;
 }
 
+/* Opens dir_fd/path: 1, or 0 when dir_fd is unavailable or the directory is missing or unreadable
+ * (absence is normal: a filesystem type not loaded, no debugfs); -ENOMEM. */
+static int opendir_if_present(int dir_fd, const char *path, DIR **ret) {
+        int r;
+
+        if (dir_fd < 0)
+                return 0;
+        r = opendir_at(dir_fd, path, ret);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        return 1;
+}
+
 int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
         const FsType *types;
         size_t n_types;
@@ -218,10 +231,10 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
                 if (!types[k].sysfs_lists)
                         continue;
                 snprintf(path, sizeof path, "fs/%s", types[k].name);
-                r = opendir_at(sysfs_fd, path, &d);
-                if (r == -ENOMEM)
-                        return r;
+                r = opendir_if_present(sysfs_fd, path, &d);
                 if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;       /* type not loaded, or no sysfs */
                 while ((de = readdir(d)) && n++ < 4096) {
                         char source[300];
@@ -248,11 +261,9 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
         size_t n = 0;
         int r;
 
-        if (debugfs_fd < 0)
-                return 0;
-        r = opendir_at(debugfs_fd, "bdi", &d);
-        if (r < 0)
-                return r == -ENOMEM ? r : 0;
+        r = opendir_if_present(debugfs_fd, "bdi", &d);
+        if (r <= 0)
+                return r;
         while ((de = readdir(d)) && n++ < 65536) {
                 unsigned ma, mi;
                 int k = 0;
@@ -503,11 +514,9 @@ int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_name
         size_t n = 0;
         int r;
 
-        if (sysfs_fd < 0)
-                return 0;
-        r = opendir_at(sysfs_fd, "fs/btrfs", &d);
-        if (r < 0)
-                return r == -ENOMEM ? r : 0;
+        r = opendir_if_present(sysfs_fd, "fs/btrfs", &d);
+        if (r <= 0)
+                return r;
         while ((de = readdir(d)) && n++ < 4096) {
                 char path[PATH_MAX], link[PATH_MAX];
                 const char *name;
