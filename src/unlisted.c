@@ -19,6 +19,7 @@
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
 #include "shared/parse-util.h"
+#include "shared/strv.h"
 #include "unlisted.h"
 
 #define LISTMOUNT_MAX 65536U
@@ -26,7 +27,7 @@
 
 int reasons_add(Reasons *r, const char *fmt, ...) {
         va_list ap;
-        char *s, **v;
+        char *s;
         int k;
 
         if (r->n >= REASONS_MAX) {
@@ -36,22 +37,11 @@ int reasons_add(Reasons *r, const char *fmt, ...) {
         va_start(ap, fmt);
         k = vasprintf(&s, fmt, ap);
         va_end(ap);
-        if (k < 0)
-                return -ENOMEM;
-        v = reallocarray(r->v, r->n + 1, sizeof(char *));
-        if (!v) {
-                free(s);
-                return -ENOMEM;
-        }
-        r->v = v;
-        r->v[r->n++] = s;
-        return 0;
+        return strv_consume(&r->v, &r->n, k < 0 ? NULL : s);
 }
 
 void reasons_done(Reasons *r) {
-        for (size_t i = 0; i < r->n; i++)
-                free(r->v[i]);
-        free(r->v);
+        strv_free(r->v);
         *r = (Reasons) {};
 }
 
