@@ -609,8 +609,8 @@ static int plan_order_sync(PlanBuild *b) {
                 }
                 /* Within a group: larger known work first (insertion sort, groups are small). */
                 for (size_t i = start + 1; i < b->pos; i++)
-                        for (size_t j = i; j > start && entries[j - 1].dirty_bytes + 1 < entries[j].dirty_bytes + 1;
-                             j--) {
+                        for (size_t j = i; j > start && entries[j - 1].dirty_bytes + 1 <
+                                                                entries[j].dirty_bytes + 1; j--) {
                                 PlanEntry tmp = entries[j];
                                 entries[j] = entries[j - 1];
                                 entries[j - 1] = tmp;

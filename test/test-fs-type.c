@@ -92,11 +92,14 @@ static bool old_is_plain_fuse(const char *fstype) {
 static void check_same(const char *fstype) {
         FsFuse f = fs_type_fuse(fstype);
 
-        if (fs_class_from_fstype(fstype) != old_class(fstype) || fs_type_needs_device_flush(fstype) != old_needs_flush(fstype) ||
+        FsClass c = fs_class_from_fstype(fstype);
+        bool flush = fs_type_needs_device_flush(fstype);
+
+        if (c != old_class(fstype) || flush != old_needs_flush(fstype) ||
             (f != FS_FUSE_NONE) != old_is_fuse(fstype) || (f == FS_FUSE_PLAIN) != old_is_plain_fuse(fstype))
                 fprintf(stderr, "fstype '%s': class %s (was %s), flush %d (was %d), fuse %d\n", fstype,
-                        fs_class_to_string(fs_class_from_fstype(fstype)), fs_class_to_string(old_class(fstype)),
-                        fs_type_needs_device_flush(fstype), old_needs_flush(fstype), f);
+                        fs_class_to_string(c), fs_class_to_string(old_class(fstype)), flush,
+                        old_needs_flush(fstype), f);
         ASSERT_EQ(fs_class_from_fstype(fstype), old_class(fstype));
         ASSERT_EQ(fs_type_needs_device_flush(fstype), old_needs_flush(fstype));
         ASSERT_EQ(f != FS_FUSE_NONE, old_is_fuse(fstype));
