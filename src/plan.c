@@ -190,6 +190,58 @@ typedef struct SbDecision {
         bool decided;
 } SbDecision;
 
+/* Through which mount a superblock is synced: the first one that is not hidden under another mount,
+ * preferring writable mounts; its first mount when all are hidden. */
+static size_t choose_primary(const Sample *sample, const Superblock *s) {
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < s->n_mounts; i++) {
+                        size_t idx = s->mounts[i];
+
+                        if (sample->overmounted[idx])
+                                continue;
+                        if (pass == 0 && sample->table->entries[idx].read_only)
+                                continue;
+                        return idx;
+                }
+        return s->mounts[0];
+}
+
+/* An overlay superblock k (no Action=skip rule): left undecided, to follow the superblock of its
+ * upperdir, when that is another one in the table; decided here otherwise. */
+static int decide_overlay(const Sample *sample, const PathIndex *pi, PlanScope scope, size_t k,
+                          const MountEntry *m, SbDecision *d) {
+        _cleanup_free_ char *upper = NULL;
+        ssize_t u;
+        int r;
+
+        r = options_get(m->fs_options, "upperdir", &upper);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
+                return r < 0 ? -ENOMEM : 0;
+        }
+        u = sb_of_path(pi, upper, sample->ns_of_mount[d->primary]);
+        if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
+                /* Decided by plan_decide_overlays() once the upper superblock is decided. */
+                d->decided = false;
+                d->primary = (size_t) u;
+                d->covered_if_path = TAKE_PTR(upper);
+                return 0;
+        }
+        if (scope == PLAN_SCOPE_LOCAL_BLOCK) {
+                /* Its upper layer could be anywhere, FUSE included. */
+                d->action = PLAN_SKIP;
+                d->uncovered = true;
+                r = asprintf(&d->reason, "late pass: overlay whose upper layer is not in the mount table");
+                return r < 0 ? -ENOMEM : 0;
+        }
+        d->action = PLAN_SYNC;
+        r = asprintf(&d->reason, "overlay: upper layer not found in the mount table");
+        return r < 0 ? -ENOMEM : 0;
+}
+
 static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope, size_t k,
                      SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
@@ -197,29 +249,9 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         const MountEntry *m;
         const Rule *rule;
         RuleAction ra = RULE_ACTION_AUTO;
-        char devbuf[32];
         int r;
 
-        snprintf(devbuf, sizeof devbuf, "%u:%u", major(s->dev), minor(s->dev));
-
-        /* Through which mount: the first one that is not hidden under another mount, preferring
-         * writable mounts. */
-        d->primary = s->mounts[0];
-        for (int pass = 0; pass < 2; pass++) {
-                bool found = false;
-                for (size_t i = 0; i < s->n_mounts; i++) {
-                        size_t idx = s->mounts[i];
-                        if (sample->overmounted[idx])
-                                continue;
-                        if (pass == 0 && t->entries[idx].read_only)
-                                continue;
-                        d->primary = idx;
-                        found = true;
-                        break;
-                }
-                if (found)
-                        break;
-        }
+        d->primary = choose_primary(sample, s);
         m = &t->entries[d->primary];
         d->timeout = policy->mount_timeout;
         d->decided = true;
@@ -259,37 +291,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
 
-        if (s->fs_class == FS_CLASS_OVERLAY) {
-                _cleanup_free_ char *upper = NULL;
-                ssize_t u;
-
-                r = options_get(m->fs_options, "upperdir", &upper);
-                if (r < 0)
-                        return r;
-                if (r == 0) {
-                        d->action = PLAN_SKIP;
-                        r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
-                        return r < 0 ? -ENOMEM : 0;
-                }
-                u = sb_of_path(pi, upper, sample->ns_of_mount[d->primary]);
-                if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
-                        /* Decided by the caller once the upper superblock is decided. */
-                        d->decided = false;
-                        d->primary = (size_t) u;
-                        d->covered_if_path = TAKE_PTR(upper);
-                        return 0;
-                }
-                if (scope == PLAN_SCOPE_LOCAL_BLOCK) {
-                        /* Its upper layer could be anywhere, FUSE included. */
-                        d->action = PLAN_SKIP;
-                        d->uncovered = true;
-                        r = asprintf(&d->reason, "late pass: overlay whose upper layer is not in the mount table");
-                        return r < 0 ? -ENOMEM : 0;
-                }
-                d->action = PLAN_SYNC;
-                r = asprintf(&d->reason, "overlay: upper layer not found in the mount table");
-                return r < 0 ? -ENOMEM : 0;
-        }
+        if (s->fs_class == FS_CLASS_OVERLAY)
+                return decide_overlay(sample, pi, scope, k, m, d);
 
         if (ra == RULE_ACTION_SYNC) {
                 d->action = PLAN_SYNC;
