@@ -191,84 +191,87 @@ static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
         return 0;
 }
 
-/* Opens dir_fd/path: 1, or 0 when dir_fd is unavailable or the directory is missing or unreadable
- * (absence is normal: a filesystem type not loaded, no debugfs); -ENOMEM. */
-static int opendir_if_present(int dir_fd, const char *path, DIR **ret) {
+/* Calls f(dir_fd, name, userdata) for each entry of dir_fd/path but "." and "..", reading at most max
+ * entries. A directory that is missing or unreadable, or dir_fd < 0, has none (absence is normal: a
+ * filesystem type not loaded, no debugfs). Stops at the first negative return of f; -ENOMEM. */
+static int foreach_entry(int dir_fd, const char *path, size_t max,
+                         int (*f)(int dir_fd, const char *name, void *userdata), void *userdata) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        size_t n = 0;
         int r;
 
         if (dir_fd < 0)
                 return 0;
-        r = opendir_at(dir_fd, path, ret);
+        r = opendir_at(dir_fd, path, &d);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
-        return 1;
+        while ((de = readdir(d)) && n++ < max) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                r = f(dir_fd, de->d_name, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+typedef struct SysfsScan {
+        const MountTable *t;
+        HiddenSet *h;
+        const char *type;
+} SysfsScan;
+
+static int scan_sysfs_entry(int sysfs_fd, const char *name, void *userdata) {
+        SysfsScan *x = userdata;
+        char source[300];
+        dev_t dev;
+
+        /* "features", "stats", "extra": not a block device. */
+        if (name[0] == '.' || read_dev_file(sysfs_fd, name, &dev) < 0 || table_has_dev(x->t, dev))
+                return 0;
+        snprintf(source, sizeof source, "/dev/%s", name);
+        return hidden_add(x->h, dev, x->type, source, "sysfs fs/%s/%s", x->type, name);
 }
 
 int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
         const FsType *types;
         size_t n_types;
 
-        if (sysfs_fd < 0)
-                return 0;
         types = fs_type_table(&n_types);
         for (size_t k = 0; k < n_types; k++) {
-                _cleanup_closedir_ DIR *d = NULL;
+                SysfsScan x = { .t = t, .h = h, .type = types[k].name };
                 char path[32];
-                struct dirent *de;
-                size_t n = 0;
                 int r;
 
                 if (!types[k].sysfs_lists)
                         continue;
                 snprintf(path, sizeof path, "fs/%s", types[k].name);
-                r = opendir_if_present(sysfs_fd, path, &d);
+                r = foreach_entry(sysfs_fd, path, 4096, scan_sysfs_entry, &x);
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        continue;       /* type not loaded, or no sysfs */
-                while ((de = readdir(d)) && n++ < 4096) {
-                        char source[300];
-                        dev_t dev;
-
-                        if (de->d_name[0] == '.')
-                                continue;
-                        /* "features", "stats", "extra": not a block device. */
-                        if (read_dev_file(sysfs_fd, de->d_name, &dev) < 0 || table_has_dev(t, dev))
-                                continue;
-                        snprintf(source, sizeof source, "/dev/%s", de->d_name);
-                        r = hidden_add(h, dev, types[k].name, source, "sysfs fs/%s/%s", types[k].name,
-                               de->d_name);
-                        if (r < 0)
-                                return r;
-                }
         }
         return 0;
 }
 
+/* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS, …); block disks'
+ * bdis exist whether mounted or not, btrfs-N is checked by bdi. */
+static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
+        const SysfsScan *x = userdata;
+        unsigned ma, mi;
+        int k = 0;
+
+        if (sscanf(name, "%u:%u%n", &ma, &mi, &k) != 2 || name[k] != 0 || ma != 0 ||
+            table_has_dev(x->t, makedev(ma, mi)))
+                return 0;
+        return hidden_add(x->h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
+                          "block device", name);
+}
+
 int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        size_t n = 0;
-        int r;
+        SysfsScan x = { .t = t, .h = h };
 
-        r = opendir_if_present(debugfs_fd, "bdi", &d);
-        if (r <= 0)
-                return r;
-        while ((de = readdir(d)) && n++ < 65536) {
-                unsigned ma, mi;
-                int k = 0;
-
-                /* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS,
-                 * …); block disks' bdis exist whether mounted or not, btrfs-N is checked by bdi. */
-                if (sscanf(de->d_name, "%u:%u%n", &ma, &mi, &k) != 2 || de->d_name[k] != 0 || ma != 0 ||
-                    table_has_dev(t, makedev(ma, mi)))
-                        continue;
-                r = hidden_add(h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
-                               "block device", de->d_name);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return foreach_entry(debugfs_fd, "bdi", 65536, scan_bdi_entry, &x);
 }
 
 static int parse_ns_root(const char *root, uint64_t *ret) {
@@ -498,35 +501,36 @@ int unlisted_report(const HiddenSet *h, Reasons *why) {
         return 0;
 }
 
+typedef struct BtrfsCheck {
+        char *const *bdi_names;
+        size_t n_bdi_names;
+        Reasons *why;
+} BtrfsCheck;
+
+static int check_btrfs_entry(int sysfs_fd, const char *fs, void *userdata) {
+        const BtrfsCheck *x = userdata;
+        char path[PATH_MAX], link[PATH_MAX];
+        const char *name;
+        ssize_t k;
+
+        if (fs[0] == '.')
+                return 0;
+        snprintf(path, sizeof path, "fs/btrfs/%s/bdi", fs);
+        k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
+        if (k < 0)
+                return 0;       /* "features" */
+        link[k] = 0;
+        name = strrchr(link, '/');
+        name = name ? name + 1 : link;
+        for (size_t i = 0; i < x->n_bdi_names; i++)
+                if (streq_ptr(x->bdi_names[i], name))
+                        return 0;
+        return reasons_add(x->why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount table "
+                           "(sysfs fs/btrfs/%s)", fs, name, fs);
+}
+
 int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        size_t n = 0;
-        int r;
+        BtrfsCheck x = { .bdi_names = bdi_names, .n_bdi_names = n_bdi_names, .why = why };
 
-        r = opendir_if_present(sysfs_fd, "fs/btrfs", &d);
-        if (r <= 0)
-                return r;
-        while ((de = readdir(d)) && n++ < 4096) {
-                char path[PATH_MAX], link[PATH_MAX];
-                const char *name;
-                bool found = false;
-                ssize_t k;
-
-                if (de->d_name[0] == '.')
-                        continue;
-                snprintf(path, sizeof path, "fs/btrfs/%s/bdi", de->d_name);
-                k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
-                if (k < 0)
-                        continue;       /* "features" */
-                link[k] = 0;
-                name = strrchr(link, '/');
-                name = name ? name + 1 : link;
-                for (size_t i = 0; i < n_bdi_names && !found; i++)
-                        found = streq_ptr(bdi_names[i], name);
-                if (!found && reasons_add(why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount "
-                                          "table (sysfs fs/btrfs/%s)", de->d_name, name, de->d_name) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
+        return foreach_entry(sysfs_fd, "fs/btrfs", 4096, check_btrfs_entry, &x);
 }
