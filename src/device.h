@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * Device classification: block device facts through libudev (the only module that includes
- * libudev): whole disk, bdi name, leaf devices of stacked dm/md, loop backing file, removable, usb,
- * rotational, dm-crypt (fstype classes: fs-type.h). Anything not determinable is left unknown; callers
- * treat unknown as "must sync".
+ * Device classification: block device facts through libudev (device-sysfs.c, the only file that
+ * includes it; a directory-fd backend for fixture trees): whole disk, bdi name, leaf devices of
+ * stacked dm/md, loop backing file, removable, usb, rotational, dm-crypt. Anything not determinable
+ * is left unknown; callers treat unknown as "must sync". Filesystem type classes: fs-type.h.
  */
 
 #include <stdbool.h>
