@@ -12,8 +12,11 @@
 #include <systemd/sd-event.h>
 
 #include "executor.h"
+#include "worker.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
+#include "shared/string-table.h"
 
 /* Hard bounds: workers alive at once, and jobs per run (the index travels as uint32_t). */
 #define EXECUTOR_PARALLEL_MAX 64U
@@ -37,29 +40,11 @@ static const char *const outcome_table[_OUTCOME_MAX] = {
         [OUTCOME_TIMEOUT] = "timeout",
         [OUTCOME_ERROR] = "error",
         [OUTCOME_SKIPPED] = "skipped",
+        [OUTCOME_GONE] = "gone",
+        [OUTCOME_COVERED] = "covered",
 };
 
-const char *outcome_to_string(Outcome o) {
-        if (o < 0 || o >= _OUTCOME_MAX)
-                return NULL;
-        return outcome_table[o];
-}
-
-Outcome outcome_from_string(const char *s) {
-        if (!s)
-                return _OUTCOME_INVALID;
-        for (Outcome o = 0; o < _OUTCOME_MAX; o++)
-                if (streq(outcome_table[o], s))
-                        return o;
-        return _OUTCOME_INVALID;
-}
-
-/* One record per job, written by the worker on its pipe. 16 bytes < PIPE_BUF: writes are atomic. */
-typedef struct WorkerReport {
-        uint32_t index;         /* job index in ExecJob[] */
-        int32_t error;          /* positive errno, 0 on success */
-        uint64_t duration;      /* usec spent in open+syncfs+close, measured in the worker */
-} WorkerReport;
+DEFINE_STRING_TABLE_LOOKUP(outcome, Outcome);
 
 typedef struct JobResult {
         Outcome outcome;
@@ -131,252 +116,8 @@ struct Executor {
         int fatal;              /* < 0: could not run at all (nothing started) */
 };
 
-/* --- default sync_one: runs in the worker --- */
-
-/* Opens path if it is the block device dev, else /dev/block/MAJ:MIN; -ENODEV if neither is. */
-static int open_block_device(const char *path, dev_t dev) {
-        char alt[64];
-        const char *paths[2] = { path, alt };
-
-        snprintf(alt, sizeof alt, "/dev/block/%u:%u", major(dev), minor(dev));
-        for (size_t i = 0; i < 2; i++) {
-                struct stat st;
-                int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-
-                if (fd < 0)
-                        continue;
-                if (fstat(fd, &st) >= 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
-                        return fd;
-                safe_close(fd);
-        }
-        return -ENODEV;
-}
-
-/* Whether any mount of the superblock dev is in our mount namespace's table: 1 yes, 0 no,
- * negative errno when unknown. Runs in the worker (reading /proc/self/mountinfo touches no mounted
- * filesystem); the text is scanned in place, bounded. */
-static int superblock_mounted(dev_t dev) {
-        _cleanup_free_ char *text = NULL;
-        char needle[64], root_id[32];
-        struct statx stx;
-        int r;
-
-        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 64U * 1024U * 1024U, &text, NULL);
-        if (r < 0)
-                return r;
-        /* A restricted view (chroot: the root is not a mount point) lists only the mounts below the
-         * root; a superblock missing from it may be mounted all the same: unknown, never "gone". */
-        if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-                return -ENODATA;
-        snprintf(root_id, sizeof root_id, "\n%llu ", (unsigned long long) stx.stx_mnt_id);
-        if (strncmp(text, root_id + 1, strlen(root_id + 1)) != 0 && !strstr(text, root_id))
-                return -ENODATA;
-        /* "<id> <parent> <major>:<minor> ...": the third field. */
-        snprintf(needle, sizeof needle, " %u:%u ", major(dev), minor(dev));
-        for (const char *p = text; *p;) {
-                const char *eol = strchrnul(p, '\n'), *f = strchr(p, ' ');
-
-                if (f && f < eol)
-                        f = strchr(f + 1, ' ');
-                if (f && f < eol && strncmp(f, needle, strlen(needle)) == 0)
-                        return 1;
-                p = *eol ? eol + 1 : eol;
-        }
-        return 0;
-}
-
-/* The path did not lead to the planned mount: gone (EIDRM) if no mount of the superblock is left,
- * else the error given. */
-static int not_reached(const ExecJob *job, int error) {
-        if (job->gone_check && superblock_mounted(job->dev) == 0)
-                return -EIDRM;
-        return error;
-}
-
-/* Whether the job wants another owner than we are, and we are root, who can become it. */
-static bool wants_owner(const ExecJob *job) {
-        uid_t ruid, euid, suid;
-        gid_t rgid, egid, sgid;
-
-        if (job->run_as_uid == (uid_t) -1 || geteuid() != 0)
-                return false;
-        if (getresuid(&ruid, &euid, &suid) < 0 || getresgid(&rgid, &egid, &sgid) < 0)
-                return true;
-        return !(ruid == job->run_as_uid && euid == ruid && suid == ruid && rgid == job->run_as_gid &&
-                 egid == rgid && sgid == rgid);
-}
-
-/* FUSE without allow_other admits a process only if its uid, euid, suid are the mount's user_id=
- * and its gid, egid, sgid its group_id= (fs/fuse/dir.c fuse_permissible_uidgid): root gets EACCES.
- * Walk to the mount as we are (O_PATH does not enter it; /proc/PID/root may be closed to the
- * owner), take what needs root (the device to flush), become the owner for good, and open the
- * mount from the O_PATH fd. The planner puts such a job in a group of its own. */
-static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
-        _cleanup_close_ int path_fd = -EBADF, flush_fd = -EBADF;
-        char proc[64];
-        int fd;
-
-        path_fd = open(job->path, O_PATH | O_CLOEXEC);
-        if (path_fd < 0)
-                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
-        if (job->flush_device) {
-                flush_fd = open_block_device(job->flush_device, job->dev);
-                if (flush_fd < 0)
-                        return flush_fd;
-        }
-        if (setgroups(0, NULL) < 0 || setresgid(job->run_as_gid, job->run_as_gid, job->run_as_gid) < 0 ||
-            setresuid(job->run_as_uid, job->run_as_uid, job->run_as_uid) < 0)
-                return negative_errno();
-
-        fd = openat(path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0 && errno == ENOTDIR) {
-                snprintf(proc, sizeof proc, "/proc/self/fd/%d", path_fd);
-                fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        }
-        if (fd < 0)
-                return negative_errno();
-        *ret_flush_fd = TAKE_FD(flush_fd);
-        return fd;
-}
-
-static int sync_one_default(const ExecJob *job, void *userdata) {
-        _cleanup_close_ int flush_fd = -EBADF;
-        int fd, r = 0;
-
-        if (job->covered_if_path) {
-                struct stat st;
-
-                if (stat(job->covered_if_path, &st) >= 0 && st.st_dev == job->covered_if_dev)
-                        return -EALREADY;
-        }
-
-        /* A mount point is a directory; a file bind mount is not: retry without O_DIRECTORY (with
-         * O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH: syncfs() on an
-         * O_PATH fd fails with EBADF. */
-        if (wants_owner(job)) {
-                fd = open_as_owner(job, &flush_fd);
-                if (fd < 0)
-                        return fd;
-        } else {
-                fd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0 && errno == ENOTDIR)
-                        fd = open(job->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-                if (fd < 0)
-                        return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
-        }
-
-        /* The path must still lead to the mount that was planned: another mount may have been put
-         * on top of it, or it may have been unmounted, since the mount table was read. */
-        if (job->mount_id > 0) {
-                struct statx stx;
-
-                if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) >= 0 && (stx.stx_mask & STATX_MNT_ID) &&
-                    stx.stx_mnt_id != (uint64_t) job->mount_id) {
-                        safe_close(fd);
-                        return not_reached(job, -ESTALE);
-                }
-        }
-
-        if (syncfs(fd) < 0)
-                r = negative_errno();
-        safe_close(fd);
-
-        /* fsync() on a block device writes its buffers and sends a cache FLUSH. */
-        if (r >= 0 && job->flush_device) {
-                fd = flush_fd >= 0 ? TAKE_FD(flush_fd) : open_block_device(job->flush_device, job->dev);
-                if (fd < 0)
-                        return fd;
-                if (fsync(fd) < 0)
-                        r = negative_errno();
-                safe_close(fd);
-        }
-        return r;
-}
-
-
 static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret) {
         return progress_read(job->progress, ret);
-}
-
-/* --- worker side (after fork; no sd-event, no allocation) --- */
-
-static int worker_setup_fds(int report_fd) {
-        int null_fd;
-
-        if (report_fd != 3) {
-                if (dup2(report_fd, 3) < 0)
-                        return -errno;
-                report_fd = 3;
-        }
-
-        /* Do not keep the caller's stdio open: an abandoned worker holding a pipe that somebody
-         * reads until EOF would block them until the device wakes up. */
-        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
-        if (null_fd >= 0) {
-                for (int i = 0; i < 3; i++)
-                        if (null_fd != i)
-                                (void) dup2(null_fd, i);
-        } else
-                for (int i = 0; i < 3; i++)
-                        (void) close(i);
-
-        if (close_range(4, ~0U, 0) < 0) {
-                struct rlimit rl;
-                int max = 65536;
-
-                if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY)
-                        max = (int) MIN(rl.rlim_cur, (rlim_t) 65536);
-                for (int i = 4; i < max; i++)
-                        (void) close(i);
-        }
-        return report_fd;
-}
-
-static int loop_write(int fd, const void *p, size_t n) {
-        const uint8_t *b = p;
-
-        while (n > 0) {
-                ssize_t k = write(fd, b, n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                b += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
-_noreturn_ static void worker_main(const Executor *e, size_t pos, size_t end, int report_fd) {
-        struct sigaction sa = { .sa_handler = SIG_DFL };
-        sigset_t ss;
-
-        /* Start from a clean signal state: default handlers, nothing blocked. */
-        for (int sig = 1; sig < _NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        (void) sigaction(sig, &sa, NULL);
-        sigemptyset(&ss);
-        (void) sigprocmask(SIG_SETMASK, &ss, NULL);
-
-        report_fd = worker_setup_fds(report_fd);
-        if (report_fd < 0)
-                _exit(EXIT_FAILURE);
-
-        for (; pos < end; pos++) {
-                size_t i = e->order[pos];
-                usec_t t0 = now(CLOCK_MONOTONIC);
-                int r = e->sync_one(&e->jobs[i], e->userdata);
-                WorkerReport rep = {
-                        .index = (uint32_t) i,
-                        .error = r < 0 ? -r : 0,
-                        .duration = now(CLOCK_MONOTONIC) - t0,
-                };
-
-                if (loop_write(report_fd, &rep, sizeof(rep)) < 0)
-                        _exit(EXIT_FAILURE);
-        }
-        _exit(EXIT_SUCCESS);
 }
 
 /* --- parent side --- */
@@ -505,6 +246,22 @@ static void worker_arm_timer(Worker *w) {
                 (void) sd_event_source_set_enabled(w->timer_source, SD_EVENT_ONESHOT);
 }
 
+/* What a worker's report means: the worker's sync_one says "gone" with EIDRM (no mount of the
+ * superblock left: unmounting synced it) and "covered" with EALREADY (an overlay whose upperdir
+ * lies on the upper superblock synced before it), see worker_sync_one(). */
+static Outcome report_outcome(int32_t error) {
+        switch (error) {
+        case 0:
+                return OUTCOME_SYNCED;
+        case EIDRM:
+                return OUTCOME_GONE;
+        case EALREADY:
+                return OUTCOME_COVERED;
+        default:
+                return OUTCOME_ERROR;
+        }
+}
+
 /* Reads every report available now. Returns true on EOF or read error. */
 static bool worker_drain(Worker *w) {
         Executor *e = w->executor;
@@ -535,8 +292,7 @@ static bool worker_drain(Worker *w) {
                 if (w->pos >= w->group->end || rep.index != e->order[w->pos])
                         continue;
 
-                executor_set_result(e, w->pos,
-                                    rep.error == 0 ? OUTCOME_SYNCED : OUTCOME_ERROR,
+                executor_set_result(e, w->pos, report_outcome(rep.error),
                                     rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
                                     rep.duration, 0, false);
                 w->pos++;
@@ -715,7 +471,7 @@ static int worker_start(Executor *e, Group *g) {
                 return r;
         }
         if (pid == 0)
-                worker_main(e, g->next, g->end, wfd);
+                worker_child_main(e->jobs, e->order, g->next, g->end, e->sync_one, e->userdata, wfd);
 
         c = &e->children[e->n_children++];
         *c = (Child) { .pid = pid };
@@ -795,9 +551,8 @@ static void executor_fill(Executor *e) {
         }
 }
 
-static int group_cmp(const void *a, const void *b, void *userdata) {
-        const ExecJob *jobs = userdata;
-        size_t i = *(const size_t *) a, j = *(const size_t *) b;
+static int group_cmp(const size_t *a, const size_t *b, const ExecJob *jobs) {
+        size_t i = *a, j = *b;
         const char *x = jobs[i].group, *y = jobs[j].group;
         int c;
 
@@ -806,19 +561,15 @@ static int group_cmp(const void *a, const void *b, void *userdata) {
                 return x ? 1 : -1;
         if (x && (c = strcmp(x, y)) != 0)
                 return c;
-        return i < j ? -1 : i > j;
+        return CMP(i, j);
 }
 
 static bool same_group(const ExecJob *jobs, size_t i, size_t j) {
         return jobs[i].group && jobs[j].group && streq(jobs[i].group, jobs[j].group);
 }
 
-static int group_first_cmp(const void *a, const void *b, void *userdata) {
-        const size_t *order = userdata;
-        const Group *x = a, *y = b;
-        size_t i = order[x->start], j = order[y->start];
-
-        return i < j ? -1 : i > j;
+static int group_first_cmp(const Group *x, const Group *y, size_t *order) {
+        return CMP(order[x->start], order[y->start]);
 }
 
 /* Builds order[] and groups[]: groups by first appearance, jobs of a group in the given order. */
@@ -834,7 +585,7 @@ static int executor_build_groups(Executor *e) {
 
         for (size_t i = 0; i < n; i++)
                 sorted[i] = i;
-        qsort_r(sorted, n, sizeof(size_t), group_cmp, (void *) e->jobs);
+        typesafe_qsort_r(sorted, n, group_cmp, e->jobs);
 
         /* Runs of equal groups in 'sorted' are in index order: the run's first is its first
          * appearance. Record runs as groups over 'sorted', sort groups by first appearance, then
@@ -844,7 +595,7 @@ static int executor_build_groups(Executor *e) {
                         e->groups[e->n_groups++] = (Group) { .start = i };
                 e->groups[e->n_groups - 1].end = i + 1;
         }
-        qsort_r(e->groups, e->n_groups, sizeof(Group), group_first_cmp, sorted);
+        typesafe_qsort_r(e->groups, e->n_groups, group_first_cmp, sorted);
 
         for (size_t g = 0; g < e->n_groups; g++) {
                 size_t len = e->groups[g].end - e->groups[g].start;
@@ -941,7 +692,7 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
         e = (Executor) {
                 .jobs = jobs,
                 .n_jobs = n_jobs,
-                .sync_one = ops && ops->sync_one ? ops->sync_one : sync_one_default,
+                .sync_one = ops && ops->sync_one ? ops->sync_one : worker_sync_one,
                 .progress = ops && ops->progress ? ops->progress : progress_default,
                 .userdata = ops ? ops->userdata : NULL,
                 .max_parallel = MIN(MAX(max_parallel, 1U), EXECUTOR_PARALLEL_MAX),
@@ -1017,8 +768,24 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 jobs[i].duration = e.results[i].duration;
                 jobs[i].abandoned_pid = e.results[i].abandoned_pid;
                 jobs[i].hung = e.results[i].hung;
+                jobs[i].stuck = false;  /* workers are reaped on return: executor_check_stuck() */
                 if (jobs[i].outcome != OUTCOME_SYNCED)
                         r++;
         }
         return r;
+}
+
+bool executor_worker_stuck(pid_t pid) {
+        siginfo_t si = {};
+
+        if (pid <= 0)
+                return false;
+        if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+                return false;
+        return si.si_pid == 0;
+}
+
+void executor_check_stuck(ExecJob *jobs, size_t n_jobs) {
+        for (size_t i = 0; i < n_jobs; i++)
+                jobs[i].stuck = executor_worker_stuck(jobs[i].abandoned_pid);
 }

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Executor: the only module that forks and waits. Runs one forked worker per device group (it
+ * Executor: the only module that forks and waits (the worker side is in worker.c). Runs one forked worker per device group (it
  * opens each mount point and calls syncfs(2), in plan order), at most max_parallel at once, driven
  * by sd-event child and timer sources. Per-mount timeout and a global deadline: a worker that does
  * not report in time is abandoned (never waited for past the deadline) and reported with its pid.
@@ -25,7 +25,9 @@ typedef enum Outcome {
         OUTCOME_SYNCED,
         OUTCOME_TIMEOUT,
         OUTCOME_ERROR,
-        OUTCOME_SKIPPED,
+        OUTCOME_SKIPPED,   /* not run (callers: planned skips) */
+        OUTCOME_GONE,      /* no mount of the superblock is left (unmounting synced it): not ours */
+        OUTCOME_COVERED,   /* an overlay whose upperdir lies on the upper layer synced before it */
         _OUTCOME_MAX,
         _OUTCOME_INVALID = -EINVAL,
 } Outcome;
@@ -42,9 +44,10 @@ typedef struct ExecJob {
         int mount_id;              /* > 0: the worker checks that path opens this mount (statx
                                     * STATX_MNT_ID). On a mismatch, or when the path is missing,
                                     * and gone_check is set: if no mount of dev is left in the
-                                    * worker's mount table the job fails with EIDRM ("gone":
-                                    * unmounted, which synced it); otherwise ESTALE (still mounted
-                                    * but hidden or moved: not reachable through path) */
+                                    * worker's mount table the job ends OUTCOME_GONE, error EIDRM
+                                    * (unmounted, which synced it); otherwise OUTCOME_ERROR, ESTALE
+                                    * (still mounted but hidden or moved: not reachable through
+                                    * path) */
         bool gone_check;           /* path is in our own mount namespace */
         const char *flush_device;  /* block device node to fsync() after syncfs (a cache FLUSH), for
                                     * filesystems whose sync_fs issues none; NULL: none. The node
@@ -52,7 +55,7 @@ typedef struct ExecJob {
                                     * tried; ENODEV if neither is */
         const char *covered_if_path; /* overlays: if this path (upperdir) lies on covered_if_dev, a
                                       * superblock synced earlier in the same group, the job ends
-                                      * with EALREADY without a syncfs of its own */
+                                      * OUTCOME_COVERED (error EALREADY) without a syncfs of its own */
         dev_t covered_if_dev;
         const ProgressProbe *progress; /* completion counters of the job's device (progress.h), read
                                         * by the parent; NULL: no evidence */
@@ -65,7 +68,8 @@ typedef struct ExecJob {
         gid_t run_as_gid;
         /* out */
         Outcome outcome;
-        int error;                 /* positive errno for OUTCOME_ERROR */
+        int error;                 /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,
+                                    * EALREADY for OUTCOME_COVERED (what sync_one returned) */
         usec_t duration;           /* time spent in open+syncfs (or until abandoned) */
         pid_t abandoned_pid;       /* worker pid left behind on timeout, 0 otherwise */
         bool hung;                 /* OUTCOME_TIMEOUT only: the device was proven stuck — its
@@ -73,10 +77,13 @@ typedef struct ExecJob {
                                     * whole proof window before the job's worker, or the worker
                                     * ahead of it in its group, was abandoned. False when the
                                     * evidence was missing: slow and stuck cannot be told apart */
+        bool stuck;                /* abandoned_pid is still in the kernel (has not exited), as of the
+                                    * last executor_check_stuck(); false after executor_run() */
 } ExecJob;
 
 typedef struct ExecOps {
-        /* Runs in the worker for one job: returns 0 or negative errno. Default: open(O_RDONLY|
+        /* Runs in the worker for one job: returns 0 or negative errno; -EIDRM ends the job
+         * OUTCOME_GONE, -EALREADY OUTCOME_COVERED, any other error OUTCOME_ERROR. Default: open(O_RDONLY|
          * O_DIRECTORY|O_CLOEXEC|O_NOCTTY), on ENOTDIR (file bind mount) again without O_DIRECTORY
          * and with O_NONBLOCK, then syncfs() and close(). No O_NOFOLLOW (following a symlink syncs
          * some filesystem, missing one is worse), never O_PATH (syncfs fails with EBADF). Tests
@@ -125,7 +132,8 @@ typedef struct ExecOps {
  *   abandoned_pid 0 ("not started before the deadline"). Returns within a few ms of the deadline.
  * - A worker that dies without reporting its current job (crash, OOM kill): that job gets
  *   OUTCOME_ERROR with error = ECHILD (not a filesystem error); the rest of its group runs in a
- *   fresh worker. syncfs/open errors give OUTCOME_ERROR with their errno and the worker goes on.
+ *   fresh worker. syncfs/open errors give OUTCOME_ERROR with their errno and the worker goes on;
+ *   a mount found gone gives OUTCOME_GONE, an overlay found covered OUTCOME_COVERED (see ExecJob).
  * - fork()/pipe() failing after a first worker started: that group's remaining jobs get
  *   OUTCOME_ERROR with that errno; failing before any worker started: returns the negative errno.
  * - Children: finished workers are reaped. Abandoned workers are reaped if they die within ~5 ms
@@ -135,3 +143,11 @@ typedef struct ExecOps {
  */
 int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
                  const ExecOps *ops);
+
+/* Whether an abandoned worker (ExecJob.abandoned_pid) is still stuck in the kernel: a child of
+ * ours that has not exited (waitid WEXITED|WNOHANG|WNOWAIT: reaps nothing). False for pid <= 0 or
+ * a pid that is not our child. */
+bool executor_worker_stuck(pid_t pid);
+/* Sets ExecJob.stuck of each job from executor_worker_stuck(abandoned_pid): call it right before
+ * the answer is used, since a stuck worker may end at any moment. */
+void executor_check_stuck(ExecJob *jobs, size_t n_jobs);

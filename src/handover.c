@@ -6,14 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "handover.h"
-#include "shared/proc-util.h"
+#include "shared/devnum-util.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
+#include "shared/proc-util.h"
+#include "shared/strv.h"
 
 #define HANDOVER_HEADER "# suspend-sync handover v1: what one pass leaves for the next (see handover.h)\n"
 
@@ -108,41 +109,14 @@ bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
         return t <= now_boottime && now_boottime - t <= HANDOVER_UNSYNCED_MAX_AGE;
 }
 
-/* Splits line (modified in place) into at most max blank-separated words. */
-static size_t split_words(char *line, char **words, size_t max) {
-        size_t n = 0;
-        char *save = NULL;
-
-        for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-                if (n == max)
-                        return max + 1;
-                words[n++] = w;
-        }
-        return n;
-}
-
-static int parse_dev(const char *s, dev_t *ret) {
-        unsigned ma, mi;
-        const char *colon = strchr(s, ':');
-        char buf[16];
-
-        if (!colon || (size_t) (colon - s) >= sizeof(buf))
-                return -EINVAL;
-        memcpy(buf, s, colon - s);
-        buf[colon - s] = 0;
-        if (safe_atou(buf, &ma) < 0 || safe_atou(colon + 1, &mi) < 0)
-                return -EINVAL;
-        *ret = makedev(ma, mi);
-        if (major(*ret) != ma || minor(*ret) != mi)
-                return -ERANGE;
-        return 0;
-}
-
-static int parse_line(Handover *h, char *line) {
-        char *w[7];
-        size_t n = split_words(line, w, 6);
+static int parse_line(Handover *h, const char *line) {
+        _cleanup_strv_free_ char **w = NULL;
+        int n = strv_split_words(line, 6, &w);
         uint64_t pid, start, hung, boot;
         dev_t dev;
+
+        if (n == -ENOMEM)
+                return n;
 
         if (n == 6 && streq(w[0], "stuck")) {
                 if (safe_atou64(w[1], &pid) < 0 || pid == 0 || pid > INT32_MAX ||
@@ -152,7 +126,7 @@ static int parse_line(Handover *h, char *line) {
                 return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5]);
         }
         if (n == 3 && streq(w[0], "unsynced")) {
-                if (parse_dev(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
+                if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
                         return -EINVAL;
                 return handover_add_unsynced(h, dev, boot);
         }
@@ -196,7 +170,7 @@ int handover_format(const Handover *h, char **ret) {
                                 h->stuck[i].start_time, h->stuck[i].hung, (uint64_t) h->stuck[i].boottime,
                                 h->stuck[i].group);
         for (size_t i = 0; i < h->n_unsynced; i++)
-                fprintf(f, "unsynced %u:%u %" PRIu64 "\n", major(h->unsynced[i]), minor(h->unsynced[i]),
+                fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
         if (fclose(f) != 0)
                 return -ENOMEM;

@@ -13,6 +13,7 @@
 #include "mount-table.h"
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
+#include "shared/string-table.h"
 
 /*
  * Parsing goes through libmount (2.38 verified): it unescapes the kernel's octal escapes (\040 \011
@@ -497,15 +498,13 @@ static bool is_our_root(int root_fd) {
 #define LISTMOUNT_BY_DEFAULT 1
 #endif
 
-static const char *const backend_table[_MOUNT_TABLE_BACKEND_MAX] = {
+static const char *const mount_table_backend_table[_MOUNT_TABLE_BACKEND_MAX] = {
         [MOUNT_TABLE_BACKEND_DEFAULT] = "default",
         [MOUNT_TABLE_BACKEND_MOUNTINFO] = "mountinfo",
         [MOUNT_TABLE_BACKEND_LISTMOUNT] = "listmount",
 };
 
-const char *mount_table_backend_to_string(MountTableBackend b) {
-        return b >= 0 && b < _MOUNT_TABLE_BACKEND_MAX ? backend_table[b] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(mount_table_backend, MountTableBackend);
 
 int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable **ret, unsigned *ret_n_bad,
                              MountTableBackend *ret_used) {

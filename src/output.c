@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "shared/string-table.h"
 
 #define TABLE_MAX_ROWS 1000000U
 
@@ -15,15 +16,13 @@ struct Table {
         size_t *width;
 };
 
-JsonMode json_mode_from_string(const char *s) {
-        if (streq(s, "off"))
-                return JSON_OFF;
-        if (streq(s, "short"))
-                return JSON_SHORT;
-        if (streq(s, "pretty"))
-                return JSON_PRETTY;
-        return _JSON_MODE_INVALID;
-}
+static const char *const json_mode_table[_JSON_MODE_MAX] = {
+        [JSON_OFF] = "off",
+        [JSON_SHORT] = "short",
+        [JSON_PRETTY] = "pretty",
+};
+
+DEFINE_STRING_TABLE_LOOKUP(json_mode, JsonMode);
 
 char *escape_for_display(const char *s) {
         char *buf, *p;

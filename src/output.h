@@ -20,7 +20,9 @@ typedef enum JsonMode {
         _JSON_MODE_INVALID = -EINVAL,
 } JsonMode;
 
-JsonMode json_mode_from_string(const char *s);
+/* "off", "short", "pretty" (--json=); unknown or NULL: _JSON_MODE_INVALID. */
+JsonMode json_mode_from_string(const char *s) _pure_;
+const char *json_mode_to_string(JsonMode m) _pure_;
 
 typedef struct Table Table;
 

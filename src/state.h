@@ -4,13 +4,13 @@
 /*
  * State: run records under the state directory (default /run/suspend-sync, tmpfs): last.json
  * written atomically, plus a bounded history (history/, one file per run, STATE_HISTORY_MAX newest kept). Records are
- * JSON (json-c); parsing is pure (text in, struct out). Nothing here ever fsyncs: the directory is
+ * JSON (json-c through shared/json-util); parsing is pure (text or json_object in, struct out). Nothing here ever fsyncs: the directory is
  * meant to be on tmpfs and a run must not dirty real filesystems.
  *
  * Strings are raw bytes (mount points can hold anything but NUL). JSON must be valid UTF-8, so a
  * string that is not valid UTF-8 is written lossily (each invalid byte becomes U+FFFD) and the raw
  * bytes are added hex-encoded under "<key>_hex" (e.g. "mount_point_hex"); the parser prefers the
- * "_hex" form, so a round trip is lossless.
+ * "_hex" form, so a round trip is lossless (json_add_bytes() and JSON_BYTES in shared/json-util.h).
  */
 
 #include <stdbool.h>
@@ -19,6 +19,8 @@
 
 #include "shared/macro.h"
 #include "shared/time-util.h"
+
+struct json_object;
 
 #define STATE_DIR_DEFAULT "/run/suspend-sync"
 #define STATE_HISTORY_MAX 16U
@@ -80,7 +82,14 @@ void run_record_array_free(RunRecord *a, size_t n);
  * non-integer numbers, embedded NUL, too many mounts, over-long strings, bad hex). *ret is
  * written only on success. */
 int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
+/* The same record as a json-c object (what run_record_to_json_string() prints), for callers that
+ * embed it in their own output (status --json). Same errors. */
+int run_record_to_json(const RunRecord *r, struct json_object **ret);
 int run_record_from_json_string(const char *text, RunRecord *ret);
+/* The record from an already parsed json-c object (e.g. one member of a larger document): the
+ * same checks on every member as run_record_from_json_string() (-EBADMSG, -ENOMEM); the text-level
+ * ones (size, strict UTF-8 of the whole text, depth) are the caller's parser's. */
+int run_record_from_json(struct json_object *o, RunRecord *ret);
 
 /* Records a run: writes last.json (pretty) atomically and history/<started>-<pid>.json (one line),
  * then removes the oldest history files beyond STATE_HISTORY_MAX. Never reads or rewrites earlier

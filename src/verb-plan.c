@@ -2,112 +2,145 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <stdio.h>
-#include <sys/sysmacros.h>
 
 #include "context.h"
 #include "log.h"
+#include "shared/devnum-util.h"
+#include "shared/json-util.h"
 #include "verbs.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+static int device_classes_to_json(unsigned classes, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        int r;
 
-static json_object *u64_or_null(uint64_t v, uint64_t unknown) {
-        return v == unknown ? NULL : json_object_new_uint64(v);
+        if (!a)
+                return -ENOMEM;
+        for (unsigned bit = 1; bit <= _DEVICE_CLASS_ALL; bit <<= 1)
+                if (classes & bit && (r = json_append(a, json_object_new_string(device_class_to_string(bit)))) < 0)
+                        return r;
+        *ret = TAKE_PTR(a);
+        return 0;
 }
 
-static json_object *device_classes_json(unsigned classes) {
-        json_object *a = json_object_new_array();
+/* "run_as": {"uid", "gid"} of a FUSE mount synced as its owner, else null. */
+static int plan_entry_add_run_as(json_object *o, const PlanEntry *e) {
+        _cleanup_json_ json_object *owner = NULL;
+        int r;
 
-        for (unsigned bit = 1; a && bit <= _DEVICE_CLASS_ALL; bit <<= 1)
-                if (classes & bit)
-                        json_object_array_add(a, json_object_new_string(device_class_to_string(bit)));
-        return a;
+        if (e->run_as_uid == (uid_t) -1)
+                return json_add_null(o, "run_as");
+        owner = json_object_new_object();
+        if (!owner)
+                return -ENOMEM;
+        if ((r = json_add_u64(owner, "uid", e->run_as_uid)) < 0 || (r = json_add_u64(owner, "gid", e->run_as_gid)) < 0)
+                return r;
+        return json_add(o, "run_as", TAKE_PTR(owner));
+}
+
+static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_object **ret) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+        _cleanup_free_ char *ns = NULL;
+        json_object *classes = NULL;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        if (e->namespace_ino > 0 && asprintf(&ns, "mnt:[%llu]", (unsigned long long) e->namespace_ino) < 0)
+                return -ENOMEM;
+        if ((r = json_add_string(o, "mount_point", e->mount_point)) < 0 ||
+            (r = json_add_string(o, "fstype", e->fstype)) < 0 ||
+            (r = json_add_string(o, "source", e->source ?: "")) < 0 ||
+            (r = json_add_string(o, "device", FORMAT_DEVNUM(e->dev))) < 0 ||
+            (r = json_add_string(o, "group", e->group)) < 0 ||
+            (r = json_add_string(o, "action", plan_action_to_string(e->action))) < 0 ||
+            (r = json_add_string(o, "reason", e->reason)) < 0 ||
+            (r = json_add_u64(o, "timeout_usec", e->timeout)) < 0 ||
+            (r = json_add_u64_or_null(o, "dirty_bytes", e->dirty_bytes, UINT64_MAX)) < 0 ||
+            (r = json_add_u64_or_null(o, "eta_usec", e->eta, USEC_INFINITY)) < 0 ||
+            (r = json_add_string(o, "rule", e->rule)) < 0 ||
+            (r = json_add_string(o, "class", fs_class_to_string(s->fs_class))) < 0 ||
+            (r = device_classes_to_json(s->device.classes, &classes)) < 0 ||
+            (r = json_add(o, "device_classes", classes)) < 0 ||
+            (r = json_add_string(o, "bdi", s->device.bdi_name)) < 0 ||
+            (r = json_add_int(o, "mount_id", e->mount_id)) < 0 ||
+            (r = json_add_string(o, "path", e->path)) < 0 ||
+            (r = json_add_bool(o, "unlisted", e->unlisted)) < 0 ||
+            (r = json_add_string(o, "namespace", ns)) < 0 ||
+            (r = json_add_string(o, "flush_device", e->flush_device)) < 0 ||
+            (r = plan_entry_add_run_as(o, e)) < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* The reasons the view is incomplete, and "... and N more" for those dropped. */
+static int incomplete_why_to_json(const Sample *sample, json_object **ret) {
+        _cleanup_json_ json_object *why = NULL;
+        char more[64];
+        int r;
+
+        r = json_new_string_array(sample->incomplete_why, sample->n_incomplete_why, &why);
+        if (r < 0)
+                return r;
+        if (sample->n_incomplete_dropped > 0) {
+                snprintf(more, sizeof more, "... and %zu more", sample->n_incomplete_dropped);
+                r = json_append(why, json_object_new_string(more));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(why);
+        return 0;
+}
+
+static int plan_phases_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        if ((r = json_add_u64(o, "read", sample->t_read)) < 0 ||
+            (r = json_add_u64(o, "sample", sample->t_sample)) < 0 ||
+            (r = json_add_u64(o, "plan", plan->t_plan)) < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
 }
 
 int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
-        _cleanup_(json_object_putp) json_object *root = json_object_new_object();
-        json_object *mounts = json_object_new_array(), *phases = json_object_new_object();
+        _cleanup_json_ json_object *root = json_object_new_object(), *mounts = json_object_new_array();
+        const Meminfo *mi = sample->has_meminfo ? &sample->meminfo : NULL;
+        json_object *why = NULL, *phases = NULL;
+        int r;
 
-        if (!root || !mounts || !phases) {
-                json_object_put(mounts);
-                json_object_put(phases);
+        if (!root || !mounts)
                 return -ENOMEM;
-        }
-        json_object_object_add(root, "eta_usec", u64_or_null(plan->eta, USEC_INFINITY));
-        json_object_object_add(root, "deadline_usec", json_object_new_uint64(plan->deadline));
-        json_object_object_add(root, "max_parallel", json_object_new_int((int) plan->max_parallel));
-        json_object_object_add(root, "dirty_bytes",
-                               sample->has_meminfo && sample->meminfo.has_dirty
-                                       ? json_object_new_uint64(sample->meminfo.dirty_bytes) : NULL);
-        json_object_object_add(root, "writeback_bytes",
-                               sample->has_meminfo && sample->meminfo.has_writeback
-                                       ? json_object_new_uint64(sample->meminfo.writeback_bytes) : NULL);
-        json_object_object_add(root, "bdi_stats_available", json_object_new_boolean(sample->has_debugfs));
-        json_object_object_add(root, "complete", json_object_new_boolean(sample->complete));
-        json_object_object_add(root, "view_restricted", json_object_new_boolean(sample->view_restricted));
-        {
-                json_object *why = json_object_new_array();
-                if (!why)
-                        return -ENOMEM;
-                for (size_t i = 0; i < sample->n_incomplete_why; i++)
-                        json_object_array_add(why, json_object_new_string(sample->incomplete_why[i]));
-                if (sample->n_incomplete_dropped > 0) {
-                        char more[64];
-                        snprintf(more, sizeof more, "... and %zu more", sample->n_incomplete_dropped);
-                        json_object_array_add(why, json_object_new_string(more));
-                }
-                json_object_object_add(root, "incomplete_why", why);
-        }
-        json_object_object_add(phases, "read", json_object_new_uint64(sample->t_read));
-        json_object_object_add(phases, "sample", json_object_new_uint64(sample->t_sample));
-        json_object_object_add(phases, "plan", json_object_new_uint64(plan->t_plan));
-        json_object_object_add(root, "phases_usec", phases);
-        json_object_object_add(root, "mounts", mounts);
+        if ((r = json_add_u64_or_null(root, "eta_usec", plan->eta, USEC_INFINITY)) < 0 ||
+            (r = json_add_u64(root, "deadline_usec", plan->deadline)) < 0 ||
+            (r = json_add_int(root, "max_parallel", (int) plan->max_parallel)) < 0 ||
+            (r = mi && mi->has_dirty ? json_add_u64(root, "dirty_bytes", mi->dirty_bytes)
+                                     : json_add_null(root, "dirty_bytes")) < 0 ||
+            (r = mi && mi->has_writeback ? json_add_u64(root, "writeback_bytes", mi->writeback_bytes)
+                                         : json_add_null(root, "writeback_bytes")) < 0 ||
+            (r = json_add_bool(root, "bdi_stats_available", sample->has_debugfs)) < 0 ||
+            (r = json_add_bool(root, "complete", sample->complete)) < 0 ||
+            (r = json_add_bool(root, "view_restricted", sample->view_restricted)) < 0 ||
+            (r = incomplete_why_to_json(sample, &why)) < 0 ||
+            (r = json_add(root, "incomplete_why", why)) < 0 ||
+            (r = plan_phases_to_json(sample, plan, &phases)) < 0 ||
+            (r = json_add(root, "phases_usec", phases)) < 0)
+                return r;
 
         for (size_t i = 0; i < plan->n_entries; i++) {
                 const PlanEntry *e = &plan->entries[i];
-                const Superblock *s = &sample->sbs[e->sb];
-                json_object *o = json_object_new_object();
-                char dev[32];
+                json_object *o = NULL;
 
-                if (!o)
-                        return -ENOMEM;
-                snprintf(dev, sizeof dev, "%u:%u", major(e->dev), minor(e->dev));
-                json_object_object_add(o, "mount_point", json_object_new_string(e->mount_point));
-                json_object_object_add(o, "fstype", json_object_new_string(e->fstype));
-                json_object_object_add(o, "source", json_object_new_string(e->source ? e->source : ""));
-                json_object_object_add(o, "device", json_object_new_string(dev));
-                json_object_object_add(o, "group", json_object_new_string(e->group));
-                json_object_object_add(o, "action", json_object_new_string(plan_action_to_string(e->action)));
-                json_object_object_add(o, "reason", json_object_new_string(e->reason));
-                json_object_object_add(o, "timeout_usec", json_object_new_uint64(e->timeout));
-                json_object_object_add(o, "dirty_bytes", u64_or_null(e->dirty_bytes, UINT64_MAX));
-                json_object_object_add(o, "eta_usec", u64_or_null(e->eta, USEC_INFINITY));
-                json_object_object_add(o, "rule", e->rule ? json_object_new_string(e->rule) : NULL);
-                json_object_object_add(o, "class", json_object_new_string(fs_class_to_string(s->fs_class)));
-                json_object_object_add(o, "device_classes", device_classes_json(s->device.classes));
-                json_object_object_add(o, "bdi", s->device.bdi_name ? json_object_new_string(s->device.bdi_name) : NULL);
-                json_object_object_add(o, "mount_id", json_object_new_int(e->mount_id));
-                json_object_object_add(o, "path", json_object_new_string(e->path));
-                json_object_object_add(o, "unlisted", json_object_new_boolean(e->unlisted));
-                if (e->namespace_ino) {
-                        char ns[64];
-                        snprintf(ns, sizeof ns, "mnt:[%llu]", (unsigned long long) e->namespace_ino);
-                        json_object_object_add(o, "namespace", json_object_new_string(ns));
-                } else
-                        json_object_object_add(o, "namespace", NULL);
-                json_object_object_add(o, "flush_device",
-                                       e->flush_device ? json_object_new_string(e->flush_device) : NULL);
-                if (e->run_as_uid != (uid_t) -1) {
-                        struct json_object *owner = json_object_new_object();
-                        json_object_object_add(owner, "uid", json_object_new_uint64(e->run_as_uid));
-                        json_object_object_add(owner, "gid", json_object_new_uint64(e->run_as_gid));
-                        json_object_object_add(o, "run_as", owner);
-                } else
-                        json_object_object_add(o, "run_as", NULL);
-                json_object_array_add(mounts, o);
+                if ((r = plan_entry_to_json(e, &sample->sbs[e->sb], &o)) < 0 || (r = json_append(mounts, o)) < 0)
+                        return r;
         }
+        r = json_add(root, "mounts", TAKE_PTR(mounts));
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(root);
         return 0;
 }
@@ -136,18 +169,17 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                 return log_oom();
         for (size_t i = 0; i < plan->n_entries; i++) {
                 const PlanEntry *e = &plan->entries[i];
-                char dev[32], tmo[FORMAT_TIMESPAN_MAX], dirty[32];
+                char tmo[FORMAT_TIMESPAN_MAX], dirty[32];
                 const char *cells[ELEMENTSOF(headers)];
                 _cleanup_free_ char *where = NULL;
 
-                snprintf(dev, sizeof dev, "%u:%u", major(e->dev), minor(e->dev));
                 format_bytes(dirty, sizeof dirty, e->dirty_bytes);
                 if (e->namespace_ino &&
                     asprintf(&where, "%s (mnt:[%llu])", e->mount_point, (unsigned long long) e->namespace_ino) < 0)
                         return log_oom();
                 cells[0] = where ? where : e->mount_point;
                 cells[1] = e->fstype;
-                cells[2] = dev;
+                cells[2] = FORMAT_DEVNUM(e->dev);
                 cells[3] = plan_action_to_string(e->action);
                 cells[4] = e->action == PLAN_SYNC ? format_timespan(tmo, sizeof tmo, e->timeout) : "-";
                 cells[5] = dirty;
@@ -186,7 +218,8 @@ int verb_plan(const Args *a) {
                 return r;
 
         if (a->json != JSON_OFF) {
-                _cleanup_(json_object_putp) json_object *o = NULL;
+                _cleanup_json_ json_object *o = NULL;
+
                 r = plan_to_json(c.sample, c.plan, &o);
                 if (r < 0)
                         return log_oom();

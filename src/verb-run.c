@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "context.h"
 #include "evidence.h"
@@ -16,6 +15,7 @@
 #include "log.h"
 #include "message-ids.h"
 #include "notify.h"
+#include "run.h"
 #include "scope.h"
 #include "state.h"
 #include "verbs.h"
@@ -26,86 +26,11 @@ static usec_t record_reserve(usec_t deadline) {
         return MIN(deadline / 20, 50 * USEC_PER_MSEC);
 }
 
-/* A timed-out job is "hung" only if the executor proved its device stuck (no I/O completed for the
- * proof window) and its worker is still stuck: a job that merely was not started before the
- * deadline, a slow device, or one without evidence does not make the kernel's own sync harmful. */
-static bool worker_still_stuck(pid_t pid) {
-        siginfo_t si = {};
-
-        if (pid <= 0)
-                return false;
-        if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
-                return false;
-        return si.si_pid == 0;
-}
-
-static bool job_hung(const ExecJob *jobs, const StuckWorker *const *blocked, size_t n, size_t i) {
-        if (jobs[i].outcome != OUTCOME_TIMEOUT || !jobs[i].hung)
-                return false;
-        /* Not started: a worker of an earlier pass is still stuck on the device, which was proven
-         * stuck then (handover_prune() checked just now that it still is in the kernel). */
-        if (blocked[i])
-                return true;
-        if (jobs[i].abandoned_pid > 0)
-                return worker_still_stuck(jobs[i].abandoned_pid);
-        /* Not started behind a stuck worker of its group: hung while that worker is. */
-        for (size_t j = 0; j < n; j++)
-                if (j != i && jobs[j].abandoned_pid > 0 && jobs[j].hung && streq_ptr(jobs[j].group, jobs[i].group))
-                        return worker_still_stuck(jobs[j].abandoned_pid);
-        return false;
-}
-
-/* Updates the handover after the pass: adds the workers it left in the kernel; the unit's pass
- * replaces the "unsynced" lines with its own (left[]). Returns whether a fresh "unsynced" line of
- * the unit's pass names a superblock this late pass did not sync. */
-static bool handover_update(Handover *h, const Args *a, const ExecJob *jobs, size_t n, int proc_fd,
-                            const dev_t *left, size_t n_left) {
-        usec_t boot = now(CLOCK_BOOTTIME);
-        bool carried = false;
-        int r;
-
-        for (size_t i = 0; i < n; i++) {
-                uint64_t start;
-
-                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !worker_still_stuck(jobs[i].abandoned_pid) ||
-                    proc_fd < 0 || proc_pid_start_time(proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
-                    handover_find_stuck(h, jobs[i].group))
-                        continue;
-                r = handover_add_stuck(h, jobs[i].abandoned_pid, start, jobs[i].hung, boot, jobs[i].group);
-                if (r < 0)
-                        log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
-                                  jobs[i].abandoned_pid, strerror(-r));
-        }
-
-        if (streq_ptr(a->trigger, "unit") && !a->late) {
-                handover_clear_unsynced(h);
-                for (size_t k = 0; k < n_left; k++)
-                        if (handover_add_unsynced(h, left[k], boot) < 0) {
-                                /* Full: 0:0 is a superblock no pass ever syncs, so the late pass keeps
-                                 * the kernel's sync on. */
-                                h->unsynced[h->n_unsynced - 1] = 0;
-                                break;
-                        }
-        }
-
-        if (a->late)
-                for (size_t k = 0; k < h->n_unsynced && !carried; k++) {
-                        bool synced = false;
-
-                        if (!handover_unsynced_fresh(h, k, boot))
-                                continue;
-                        for (size_t i = 0; i < n && !synced; i++)
-                                synced = jobs[i].dev == h->unsynced[k] && jobs[i].outcome == OUTCOME_SYNCED;
-                        carried = !synced;
-                }
-        return carried;
-}
-
 /* Abandoned workers still in the kernel would keep the unit that ran us busy after resume
  * (systemd-suspend.service "deactivating", "left-over process" at suspend-sync.service's next start):
  * hand them to a scope of their own, with what is left before the deadline (less a few ms for the
  * summary). */
-static void stuck_workers_to_scope(const ExecJob *jobs, size_t n, usec_t deadline) {
+static void stuck_workers_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
         _cleanup_free_ pid_t *pids = calloc(MAX(n, 1), sizeof(pid_t));
         _cleanup_free_ char *unit = NULL;
         usec_t t = now(CLOCK_MONOTONIC), margin = 5 * USEC_PER_MSEC;
@@ -116,11 +41,12 @@ static void stuck_workers_to_scope(const ExecJob *jobs, size_t n, usec_t deadlin
                 log_oom();
                 return;
         }
+        executor_check_stuck(jobs, n);
         for (size_t i = 0; i < n; i++) {
                 bool seen = false;
                 for (size_t j = 0; j < k; j++)
                         seen = seen || pids[j] == jobs[i].abandoned_pid;
-                if (!seen && worker_still_stuck(jobs[i].abandoned_pid))
+                if (!seen && jobs[i].stuck)
                         pids[k++] = jobs[i].abandoned_pid;
         }
         if (k == 0)
@@ -138,7 +64,7 @@ static void stuck_workers_to_scope(const ExecJob *jobs, size_t n, usec_t deadlin
 /* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
  * workers: every such bdi's writeback lists first, then the system's writeback once. Fills
  * clean[i] for plan entry i; returns how many were proven clean. Reasons are appended to the
- * records' in verb_run(). */
+ * records' in run_record_build(). */
 static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean) {
         const Plan *p = c->plan;
         _cleanup_free_ BdiStats *bdi = calloc(MAX(p->n_entries, 1), sizeof(BdiStats));
@@ -170,16 +96,6 @@ static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean
                 n_clean += clean[i];
         }
         return n_clean;
-}
-
-/* A job that ended without a sync of its own that is not a failure: recorded as skipped. */
-static int record_as_skipped(RunMount *m, const char *reason) {
-        free(m->outcome);
-        free(m->reason);
-        m->outcome = strdup(outcome_to_string(OUTCOME_SKIPPED));
-        m->reason = strdup(reason);
-        m->error = 0;
-        return m->outcome && m->reason ? 0 : -ENOMEM;
 }
 
 static bool touches_knob(const Args *a) {
@@ -289,59 +205,74 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
                                   : "everything the kernel sync would write was just synced");
 }
 
-int verb_run(const Args *a, int *ret_exit) {
-        _cleanup_(context_done) Context c = CONTEXT_NULL;
-        _cleanup_(run_record_done) RunRecord rec = {};
-        _cleanup_(handover_done) Handover ho = {};
-        _cleanup_free_ ExecJob *jobs = NULL, *run_jobs = NULL;
-        _cleanup_free_ size_t *run_index = NULL;
-        _cleanup_free_ const StuckWorker **blocked = NULL;
-        _cleanup_free_ ProgressProbe *probes = NULL;
-        _cleanup_close_ int lock_fd = -EBADF, probe_sysfs_fd = -EBADF, state_fd = -EBADF, proc_fd = -EBADF;
-        _cleanup_free_ dev_t *left = NULL;
-        _cleanup_free_ const char **fuse_why = NULL;
-        _cleanup_free_ bool *fuse_clean = NULL;
-        size_t n_run = 0, n_blocked = 0, n_left = 0, n_fuse_clean = 0, n_uncovered = 0, first_uncovered = 0;
-        bool carried = false, earlier_hung = false;
-        usec_t started_rt = now(CLOCK_REALTIME), deadline, t0, t1;
-        size_t n_synced = 0, n_timeout = 0, n_hung = 0, n_error = 0, n_skipped = 0;
-        bool is_tmpfs = true, covered = true, unsynced = false, gone = false;
+/* One pass of the run verb: what its steps hand each other. */
+typedef struct Pass {
+        const Args *a;
+        Context c;
+        Handover ho;            /* what earlier passes left; updated for the next one */
+        RunJobs j;
+        RunRecord rec;
+        RunTally t;
+        int lock_fd, state_fd, proc_fd, sysfs_fd;
+        bool earlier_hung, carried;
+        usec_t started_rt, deadline, t_executed, t_execute;
+} Pass;
+
+static void pass_done(Pass *p) {
+        safe_close(p->lock_fd);
+        safe_close(p->state_fd);
+        safe_close(p->proc_fd);
+        safe_close(p->sysfs_fd);
+        run_tally_done(&p->t);
+        run_record_done(&p->rec);
+        run_jobs_done(&p->j);
+        handover_done(&p->ho);
+        context_done(&p->c);
+}
+
+/* What earlier passes left: workers still stuck in the kernel (their devices get no second
+ * worker), what the unit's pass left unsynced. Only under the lock. */
+static void pass_load_handover(Pass *p) {
+        const char *dir = p->a->state_dir;
         int r;
 
-        *ret_exit = EXIT_FAILURE;
+        p->state_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        p->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = p->state_fd < 0 ? negative_errno() : handover_load(p->state_fd, &p->ho);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read '%s/" HANDOVER_FILE "', ignoring: %m", dir);
+        else if (p->ho.n_bad > 0)
+                log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", p->ho.n_bad, dir);
+        if (p->proc_fd >= 0) {
+                (void) handover_prune(&p->ho, p->proc_fd);
+                p->earlier_hung = run_earlier_hung(&p->ho);
+        } else
+                /* Cannot tell live from ended: forget them (at worst a second worker). */
+                handover_clear_stuck(&p->ho);
+}
 
-        r = state_lock(a->state_dir, &lock_fd);
+static int pass_lock(Pass *p) {
+        const char *dir = p->a->state_dir;
+        bool is_tmpfs = true;
+        int r;
+
+        r = state_lock(dir, &p->lock_fd);
         if (r == -EBUSY)
-                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
-                                       a->state_dir);
+                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.", dir);
         if (r < 0)
                 /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
-                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
-                                  a->state_dir);
-        else if (state_dir_check(a->state_dir, &is_tmpfs) >= 0 && !is_tmpfs)
-                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
-                            a->state_dir);
+                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m", dir);
+        else if (state_dir_check(dir, &is_tmpfs) >= 0 && !is_tmpfs)
+                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.", dir);
+        if (p->lock_fd >= 0)
+                pass_load_handover(p);
+        return 0;
+}
 
-        /* What earlier passes left: workers still stuck in the kernel (their devices get no second
-         * worker), what the unit's pass left unsynced. Only under the lock. */
-        if (lock_fd >= 0) {
-                state_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                r = state_fd < 0 ? negative_errno() : handover_load(state_fd, &ho);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to read '%s/" HANDOVER_FILE "', ignoring: %m", a->state_dir);
-                else if (ho.n_bad > 0)
-                        log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", ho.n_bad, a->state_dir);
-                if (proc_fd >= 0) {
-                        (void) handover_prune(&ho, proc_fd);
-                        /* A device an earlier pass proved stuck, whose worker still is: the kernel's
-                         * sync would block on it whether or not this pass plans it (FUSE). */
-                        for (size_t i = 0; i < ho.n_stuck; i++)
-                                earlier_hung = earlier_hung || ho.stuck[i].hung;
-                } else
-                        /* Cannot tell live from ended: forget them (at worst a second worker). */
-                        handover_clear_stuck(&ho);
-        }
+/* A knob left over, then policy, sample and plan, and the deadline that follows from them. */
+static int pass_prepare(Pass *p) {
+        const Args *a = p->a;
+        int r;
 
         /* A knob left changed by a run that was killed is put back before anything else. Only the
          * late pass changes it: a sleep that does not happen after the unit's pass (cancelled, or
@@ -352,297 +283,210 @@ int verb_run(const Args *a, int *ret_exit) {
                         knob_restore_logged(sysfs_fd, a->state_dir, "left over from an interrupted run");
         }
 
-        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, &c);
+        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, &p->c);
         if (r < 0)
                 return r;
 
-        deadline = a->started + c.policy->deadline;
-        log_set_deadline(deadline);
+        p->deadline = a->started + p->c.policy->deadline;
+        log_set_deadline(p->deadline);
         /* The unit's start timeout follows DeadlineSec=: what is left of it, plus the time to record,
          * log and exit. A manager that is not listening costs nothing. */
         if (streq_ptr(a->trigger, "unit")) {
                 usec_t n = now(CLOCK_MONOTONIC);
 
-                r = notify_extend_timeout((deadline > n ? deadline - n : 0) + NOTIFY_EXIT_MARGIN);
+                r = notify_extend_timeout((p->deadline > n ? p->deadline - n : 0) + NOTIFY_EXIT_MARGIN);
                 if (r < 0)
                         log_debug("Could not ask the service manager for more start time (%s), ignoring.",
                                   strerror(-r));
         }
-        jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
-        run_jobs = calloc(MAX(c.plan->n_sync, 1), sizeof(ExecJob));
-        run_index = calloc(MAX(c.plan->n_sync, 1), sizeof(size_t));
-        blocked = calloc(MAX(c.plan->n_sync, 1), sizeof(StuckWorker *));
-        probes = calloc(MAX(c.plan->n_sync, 1), sizeof(ProgressProbe));
-        left = calloc(MAX(c.plan->n_sync, 1), sizeof(dev_t));
-        if (!jobs || !run_jobs || !run_index || !blocked || !probes || !left)
-                return log_oom();
-        /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
-        probe_sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        for (size_t i = 0; i < c.plan->n_sync; i++) {
-                const Superblock *s = &c.sample->sbs[c.plan->entries[i].sb];
+        return 0;
+}
 
-                probes[i] = (ProgressProbe) {
-                        .sysfs_fd = s->device.is_block ? probe_sysfs_fd : -EBADF,
-                        .debugfs_fd = c.debugfs_fd,
-                        .leaves = s->device.leaves,
-                        .n_leaves = s->device.n_leaves,
-                        .bdi_name = s->device.bdi_name,
-                };
-                jobs[i] = (ExecJob) {
-                        .path = c.plan->entries[i].path,
-                        .group = c.plan->entries[i].group,
-                        .timeout = c.plan->entries[i].timeout,
-                        .dev = c.plan->entries[i].dev,
-                        .mount_id = c.plan->entries[i].mount_id,
-                        /* "Gone" needs the whole table: a restricted view (chroot) or an
-                         * unlisted path cannot tell unmounted from invisible. */
-                        .gone_check = c.plan->entries[i].namespace_ino == 0 && !c.sample->view_restricted &&
-                                      !c.plan->entries[i].unlisted,
-                        .flush_device = c.plan->entries[i].flush_device,
-                        .covered_if_path = c.plan->entries[i].covered_if_path,
-                        .covered_if_dev = c.plan->entries[i].covered_if_dev,
-                        .progress = &probes[i],
-                        .run_as_uid = c.plan->entries[i].run_as_uid,
-                        .run_as_gid = c.plan->entries[i].run_as_gid,
-                };
-                /* A worker of an earlier pass is still stuck on this device: a second one would
-                 * only get stuck too (and pile up from sleep to sleep). */
-                blocked[i] = handover_find_stuck(&ho, jobs[i].group);
-                if (blocked[i]) {
-                        jobs[i].outcome = OUTCOME_TIMEOUT;
-                        jobs[i].hung = blocked[i]->hung;
-                        n_blocked++;
-                        continue;
-                }
-                run_index[n_run] = i;
-                run_jobs[n_run++] = jobs[i];
-        }
+static int pass_execute(Pass *p) {
+        usec_t t0;
+        int r;
+
+        /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
+        p->sysfs_fd = open(p->a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = run_jobs_build(p->c.plan, p->c.sample, &p->ho, p->sysfs_fd, p->c.debugfs_fd, &p->j);
+        if (r < 0)
+                return log_oom();
 
         t0 = now(CLOCK_MONOTONIC);
-        r = executor_run(run_jobs, n_run, c.policy->max_parallel,
-                         deadline - record_reserve(c.policy->deadline), NULL);
-        t1 = now(CLOCK_MONOTONIC);
+        r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel,
+                         p->deadline - record_reserve(p->c.policy->deadline), NULL);
+        p->t_executed = now(CLOCK_MONOTONIC);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the sync workers: %m");
-        for (size_t k = 0; k < n_run; k++)
-                jobs[run_index[k]] = run_jobs[k];
+        run_jobs_collect(&p->j);
+        p->t_execute = p->t_executed - t0;
+        return 0;
+}
+
+/* The planned mounts that did not sync, as the journal has always told them. */
+static void log_mount_outcomes(const Pass *p) {
+        for (size_t i = 0; i < p->j.n_jobs; i++) {
+                const ExecJob *job = &p->j.jobs[i];
+                const StuckWorker *b = p->j.blocked[i];
+                const char *mp = p->c.plan->entries[i].mount_point;
+
+                if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE || job->outcome == OUTCOME_COVERED)
+                        continue;
+                if (job->outcome != OUTCOME_TIMEOUT)
+                        log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
+                                  &(LogEvent) { .mount = mp, .outcome = "error", .duration = job->duration,
+                                                .error = job->error ?: EIO },
+                                  "Sync of %s failed: %s", mp, strerror(job->error ? job->error : EIO));
+                else if (b)
+                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
+                                  &(LogEvent) { .mount = mp, .outcome = "timeout" },
+                                  "Sync of %s not started: worker " PID_FMT " of an earlier pass is still stuck "
+                                  "on its device.", mp, b->pid);
+                else
+                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
+                                  &(LogEvent) { .mount = mp, .outcome = "timeout", .duration = job->duration },
+                                  job->abandoned_pid > 0 ? "Sync of %s timed out, worker " PID_FMT " abandoned."
+                                                         : "Sync of %s not started before the deadline.",
+                                  mp, job->abandoned_pid);
+        }
+}
+
+/* Updates the handover after the pass: adds the workers it left in the kernel; the unit's pass
+ * replaces the "unsynced" lines with its own. Returns whether a fresh "unsynced" line of the
+ * unit's pass names a superblock this late pass did not sync. */
+static bool handover_update(Pass *p) {
+        usec_t boot = now(CLOCK_BOOTTIME);
+        ExecJob *jobs = p->j.jobs;
+        int r;
+
+        executor_check_stuck(jobs, p->j.n_jobs);
+        for (size_t i = 0; i < p->j.n_jobs; i++) {
+                uint64_t start;
+
+                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !jobs[i].stuck || p->proc_fd < 0 ||
+                    proc_pid_start_time(p->proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
+                    handover_find_stuck(&p->ho, jobs[i].group))
+                        continue;
+                r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot, jobs[i].group);
+                if (r < 0)
+                        log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
+                                  jobs[i].abandoned_pid, strerror(-r));
+        }
+        if (streq_ptr(p->a->trigger, "unit") && !p->a->late)
+                run_handover_unsynced(&p->ho, p->t.left, p->t.n_left, boot);
+        return p->a->late && run_unsynced_carried(&p->ho, jobs, p->j.n_jobs, boot);
+}
+
+/* Late FUSE evidence, the record (saved under the lock), the handover for the next pass. */
+static int pass_record(Pass *p) {
+        size_t n = MAX(p->c.plan->n_entries, 1), n_clean = 0;
+        _cleanup_free_ const char **fuse_why = calloc(n, sizeof(char *));
+        _cleanup_free_ bool *fuse_clean = calloc(n, sizeof(bool));
+        const Args *a = p->a;
+        RunInput in = {
+                .plan = p->c.plan, .sample = p->c.sample, .jobs = &p->j,
+                .fuse_clean = fuse_clean, .fuse_why = fuse_why,
+                .trigger = a->trigger, .sleep_action = a->sleep_action,
+                .started_realtime = p->started_rt, .deadline = p->c.policy->deadline,
+                .t_execute = p->t_execute,
+        };
+        int r;
 
         /* Plain FUSE mounts the late pass left out: proven clean now, after our workers? */
-        fuse_why = calloc(MAX(c.plan->n_entries, 1), sizeof(char *));
-        fuse_clean = calloc(MAX(c.plan->n_entries, 1), sizeof(bool));
         if (!fuse_why || !fuse_clean)
                 return log_oom();
         if (a->late)
-                n_fuse_clean = late_fuse_evidence(&c, fuse_why, fuse_clean);
-        if (n_fuse_clean > 0)
-                log_debug("%zu FUSE mount(s) left out of this pass proven clean.", n_fuse_clean);
+                n_clean = late_fuse_evidence(&p->c, fuse_why, fuse_clean);
+        if (n_clean > 0)
+                log_debug("%zu FUSE mount(s) left out of this pass proven clean.", n_clean);
 
-        /* Record. */
-        rec = (RunRecord) {
-                .started_realtime = started_rt,
-                .deadline = c.policy->deadline,
-                .t_read = c.sample->t_read,
-                .t_sample = c.sample->t_sample,
-                .t_plan = c.plan->t_plan,
-                .t_execute = t1 - t0,
-        };
-        rec.has_complete = true;
-        rec.complete = c.sample->complete;
-        if (c.sample->n_incomplete_why > 0) {
-                rec.incomplete_why = calloc(c.sample->n_incomplete_why, sizeof(char *));
-                if (!rec.incomplete_why)
-                        return log_oom();
-                for (size_t i = 0; i < c.sample->n_incomplete_why && i < STATE_REASONS_MAX; i++) {
-                        rec.incomplete_why[i] = strdup(c.sample->incomplete_why[i]);
-                        if (!rec.incomplete_why[i])
-                                return log_oom();
-                        rec.n_incomplete_why = i + 1;
-                }
-        }
-        rec.trigger = strdup(a->trigger);
-        if (a->sleep_action && !(rec.sleep_action = strdup(a->sleep_action)))
+        executor_check_stuck(p->j.jobs, p->j.n_jobs);
+        r = run_record_build(&in, &p->rec, &p->t);
+        if (r < 0)
                 return log_oom();
-        rec.mounts = calloc(MAX(c.plan->n_entries, 1), sizeof(RunMount));
-        if (!rec.trigger || !rec.mounts)
-                return log_oom();
-        rec.n_mounts = c.plan->n_entries;
+        log_mount_outcomes(p);
 
-        for (size_t i = 0; i < c.plan->n_entries; i++) {
-                const PlanEntry *e = &c.plan->entries[i];
-                RunMount *m = &rec.mounts[i];
-                Outcome o = i < c.plan->n_sync ? jobs[i].outcome : OUTCOME_SKIPPED;
-
-                m->mount_point = strdup(e->mount_point);
-                m->namespace_ino = e->namespace_ino;
-                m->fstype = strdup(e->fstype);
-                m->action = strdup(plan_action_to_string(e->action));
-                m->reason = strdup(e->reason);
-                m->outcome = strdup(outcome_to_string(o));
-                if (!m->mount_point || !m->fstype || !m->action || !m->reason || !m->outcome)
-                        return log_oom();
-
-                if (i >= c.plan->n_sync) {
-                        n_skipped++;
-                        /* The kernel sync is redundant only if nothing it would write was left out
-                         * (late scope, Action=skip), unless evidence read now, after our own
-                         * workers, proves the mount clean. */
-                        if (e->uncovered && e->fuse_evidence && (fuse_clean[i] || fuse_why[i])) {
-                                free(m->reason);
-                                if (fuse_clean[i]
-                                    ? asprintf(&m->reason, "late pass: FUSE, proven clean: no dirty inode on "
-                                               "its bdi %s, no page under writeback", e->bdi_name) < 0
-                                    : asprintf(&m->reason, "%s; FUSE, not proven clean: %s", e->reason,
-                                               fuse_why[i]) < 0) {
-                                        m->reason = NULL;
-                                        return log_oom();
-                                }
-                                if (fuse_clean[i])
-                                        continue;
-                        }
-                        if (e->uncovered) {
-                                if (covered)
-                                        first_uncovered = i;
-                                covered = false;
-                                n_uncovered++;
-                        }
-                        continue;
-                }
-                m->duration = jobs[i].duration;
-                m->error = jobs[i].error;
-                m->abandoned_pid = (int) jobs[i].abandoned_pid;
-
-                switch (o) {
-                case OUTCOME_SYNCED:
-                        n_synced++;
-                        break;
-                case OUTCOME_TIMEOUT:
-                        n_timeout++;
-                        free(m->reason);
-                        if (blocked[i]) {
-                                if (blocked[i]->hung)
-                                        n_hung++;
-                                else {
-                                        unsynced = true;
-                                        left[n_left++] = e->dev;
-                                }
-                                if (asprintf(&m->reason, "%s: not started, worker " PID_FMT " of an earlier pass is "
-                                             "still in the kernel on this device%s",
-                                             blocked[i]->hung ? "hung" : "busy", blocked[i]->pid,
-                                             blocked[i]->hung ? "" : ": left to the kernel's sync") < 0)
-                                        m->reason = NULL;
-                        } else if (job_hung(jobs, blocked, c.plan->n_sync, i)) {
-                                n_hung++;
-                                m->reason = strdup(jobs[i].abandoned_pid > 0
-                                                   ? "hung: its device completed no I/O for the proof window, "
-                                                     "worker still in the kernel"
-                                                   : "hung: not started, its device is stuck");
-                        } else {
-                                unsynced = true;
-                                left[n_left++] = e->dev;
-                                m->reason = strdup(jobs[i].abandoned_pid == 0 ? "not started before the deadline"
-                                                   : jobs[i].hung ? "stuck device woke up: left to the kernel's sync"
-                                                   : "slow or without progress evidence: left to the kernel's sync");
-                        }
-                        if (!m->reason)
-                                return log_oom();
-                        if (blocked[i])
-                                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
-                                          &(LogEvent) { .mount = e->mount_point, .outcome = "timeout" },
-                                          "Sync of %s not started: worker " PID_FMT " of an earlier pass is "
-                                          "still stuck on its device.", e->mount_point, blocked[i]->pid);
-                        else
-                                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
-                                          &(LogEvent) { .mount = e->mount_point, .outcome = "timeout",
-                                                        .duration = jobs[i].duration },
-                                          jobs[i].abandoned_pid > 0
-                                                  ? "Sync of %s timed out, worker " PID_FMT " abandoned."
-                                                  : "Sync of %s not started before the deadline.",
-                                          e->mount_point, jobs[i].abandoned_pid);
-                        break;
-                default:
-                        if (jobs[i].error == EIDRM) {
-                                /* Gone: no mount of this superblock is left (unmounting synced it).
-                                 * Not a sync failure, but not ours either. */
-                                if (record_as_skipped(m, "gone: unmounted since the plan was made") < 0)
-                                        return log_oom();
-                                n_skipped++;
-                                /* A lazily unmounted superblock lives on while files are open: only
-                                 * the kernel's sync still reaches it. */
-                                gone = true;
-                                break;
-                        }
-                        if (jobs[i].error == EALREADY) {
-                                /* An overlay whose upperdir lies on the upper superblock just synced. */
-                                if (record_as_skipped(m, "overlay: upperdir verified on its upper layer, synced "
-                                                         "before it") < 0)
-                                        return log_oom();
-                                n_skipped++;
-                                break;
-                        }
-                        n_error++;
-                        unsynced = true;
-                        left[n_left++] = e->dev;
-                        log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
-                                  &(LogEvent) { .mount = e->mount_point, .outcome = "error",
-                                                .duration = jobs[i].duration, .error = jobs[i].error ?: EIO },
-                                  "Sync of %s failed: %s", e->mount_point,
-                                  strerror(jobs[i].error ? jobs[i].error : EIO));
-                        break;
-                }
-        }
-
-        rec.result = strdup(n_error > 0 ? "error" : n_timeout > 0 ? "timeout" : "success");
-        if (!rec.result)
-                return log_oom();
-
-        if (lock_fd >= 0) {
+        if (p->lock_fd >= 0) {
                 usec_t t2 = now(CLOCK_MONOTONIC);
-                rec.duration = t2 - a->started;
+                p->rec.duration = t2 - a->started;
                 /* What happened after the workers: assembling the record. The write itself cannot
                  * be inside the record it writes (tmpfs, ~100 us). */
-                rec.t_record = t2 - t1;
-                r = state_save(a->state_dir, &rec);
+                p->rec.t_record = t2 - p->t_executed;
+                r = state_save(a->state_dir, &p->rec);
                 if (r < 0)
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
         }
-
-        if (state_fd >= 0) {
-                carried = handover_update(&ho, a, jobs, c.plan->n_sync, proc_fd, left, n_left);
-                r = handover_save(state_fd, &ho);
+        if (p->state_fd >= 0) {
+                p->carried = handover_update(p);
+                r = handover_save(p->state_fd, &p->ho);
                 if (r < 0)
                         log_warning_errno(r, "Failed to write '%s/" HANDOVER_FILE "', ignoring: %m", a->state_dir);
         }
-        if (carried)
+        if (p->carried)
                 log_notice("The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
+        return 0;
+}
+
+static void pass_knob(Pass *p) {
+        const Args *a = p->a;
 
         /* Only the late pass, right before the kernel's own sync, may change the knob: after the
          * unit's main pass, writes may still happen before the hook runs, and the sleep may not
          * happen at all (then nothing would put the knob back). */
         if (touches_knob(a) && a->late) {
-                KnobFacts f = {
-                        .unsynced = unsynced || carried,
-                        .hung = n_hung > 0 || earlier_hung,
-                        .complete = c.sample->complete && !gone,
-                        .covered = covered && a->late,
-                };
-                knob_apply(a, c.policy, &f, n_uncovered > 0 ? &rec.mounts[first_uncovered] : NULL, n_uncovered);
+                KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried, p->earlier_hung);
+
+                knob_apply(a, p->c.policy, &f, p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
+                           p->t.n_uncovered);
         }
         /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
         if (touches_knob(a))
-                stuck_workers_to_scope(jobs, c.plan->n_sync, deadline);
+                stuck_workers_to_scope(p->j.jobs, p->j.n_jobs, p->deadline);
+}
 
-        log_event(n_error + n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
-                  &(LogEvent) { .outcome = rec.result, .duration = now(CLOCK_MONOTONIC) - a->started,
-                                .trigger = a->trigger, .sleep_action = a->sleep_action },
+static int pass_log(const Pass *p) {
+        const RunTally *t = &p->t;
+        usec_t d = now(CLOCK_MONOTONIC) - p->a->started;
+
+        log_event(t->n_error + t->n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
+                  &(LogEvent) { .outcome = p->rec.result, .duration = d, .trigger = p->a->trigger,
+                                .sleep_action = p->a->sleep_action },
                   "Synced %zu of %zu superblocks (%zu timed out, %zu failed, %zu mounts skipped) in %.3fs.",
-                  n_synced, c.plan->n_sync, n_timeout, n_error, n_skipped,
-                  (double) (now(CLOCK_MONOTONIC) - a->started) / USEC_PER_SEC);
+                  t->n_synced, p->c.plan->n_sync, t->n_timeout, t->n_error, t->n_skipped,
+                  (double) (now(CLOCK_MONOTONIC) - p->a->started) / USEC_PER_SEC);
 
-        if (n_error > 0)
-                *ret_exit = EXIT_SYNC_ERROR;
-        else if (n_timeout > 0 && c.policy->on_timeout == ON_TIMEOUT_FAIL)
-                *ret_exit = EXIT_SYNC_TIMEOUT;
-        else
-                *ret_exit = EXIT_SUCCESS;
+        if (t->n_error > 0)
+                return EXIT_SYNC_ERROR;
+        if (t->n_timeout > 0 && p->c.policy->on_timeout == ON_TIMEOUT_FAIL)
+                return EXIT_SYNC_TIMEOUT;
+        return EXIT_SUCCESS;
+}
+
+/* lock → prepare → execute → record → knob → log. */
+int verb_run(const Args *a, int *ret_exit) {
+        _cleanup_(pass_done) Pass p = {
+                .a = a,
+                .c = CONTEXT_NULL,
+                .lock_fd = -EBADF, .state_fd = -EBADF, .proc_fd = -EBADF, .sysfs_fd = -EBADF,
+                .started_rt = now(CLOCK_REALTIME),
+        };
+        int r;
+
+        *ret_exit = EXIT_FAILURE;
+
+        r = pass_lock(&p);
+        if (r < 0)
+                return r;
+        r = pass_prepare(&p);
+        if (r < 0)
+                return r;
+        r = pass_execute(&p);
+        if (r < 0)
+                return r;
+        r = pass_record(&p);
+        if (r < 0)
+                return r;
+        pass_knob(&p);
+        *ret_exit = pass_log(&p);
         return 0;
 }

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,19 +9,9 @@
 #include "context.h"
 #include "log.h"
 #include "meminfo.h"
+#include "shared/json-util.h"
 #include "state.h"
 #include "verbs.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-
-/* The record as a json-c object, through the state module's serialiser (one schema). */
-static json_object *record_to_object(const RunRecord *r) {
-        _cleanup_free_ char *text = NULL;
-
-        if (run_record_to_json_string(r, false, &text) < 0)
-                return NULL;
-        return json_tokener_parse(text);
-}
 
 static void format_realtime(char *buf, size_t len, usec_t t) {
         time_t sec = (time_t) (t / USEC_PER_SEC);
@@ -93,6 +82,76 @@ static int print_record(const Args *a, const RunRecord *r) {
         return table_print(t, stdout, a->legend);
 }
 
+/* "now": the global dirty and writeback bytes, null where unknown (mi NULL: no meminfo). */
+static int meminfo_to_json(const Meminfo *mi, json_object **ret) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        if ((r = mi && mi->has_dirty ? json_add_u64(o, "dirty_bytes", mi->dirty_bytes)
+                                     : json_add_null(o, "dirty_bytes")) < 0 ||
+            (r = mi && mi->has_writeback ? json_add_u64(o, "writeback_bytes", mi->writeback_bytes)
+                                         : json_add_null(o, "writeback_bytes")) < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* {"now", "last_run" (null when last is NULL), "history"}: the records as the state module writes
+ * them, built from the loaded structs. */
+static int status_to_json(const Meminfo *mi, const RunRecord *last, const RunRecord *history, size_t n_history,
+                          json_object **ret) {
+        _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array();
+        json_object *o = NULL;
+        int r;
+
+        if (!root || !hist)
+                return -ENOMEM;
+        if ((r = meminfo_to_json(mi, &o)) < 0 || (r = json_add(root, "now", o)) < 0)
+                return r;
+        o = NULL;
+        if (last && ((r = run_record_to_json(last, &o)) < 0 || (r = json_add(root, "last_run", o)) < 0))
+                return r;
+        if (!last && (r = json_add_null(root, "last_run")) < 0)
+                return r;
+        for (size_t i = 0; i < n_history; i++)
+                if ((r = run_record_to_json(&history[i], &o)) < 0 || (r = json_append(hist, o)) < 0)
+                        return r;
+        r = json_add(root, "history", TAKE_PTR(hist));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(root);
+        return 0;
+}
+
+static int print_status_text(const Args *a, const Meminfo *mi, const RunRecord *last, const RunRecord *history,
+                             size_t n_history) {
+        int r = 0;
+
+        if (mi)
+                printf("Dirty: %llu kB, Writeback: %llu kB\n", (unsigned long long) mi->dirty_bytes / 1024,
+                       (unsigned long long) mi->writeback_bytes / 1024);
+        else
+                printf("Dirty: unknown (no meminfo)\n");
+        if (last)
+                r = print_record(a, last);
+        else
+                printf("No run recorded in '%s'.\n", a->state_dir);
+        if (a->legend && n_history > 0) {
+                printf("\nHistory (newest first):\n");
+                for (size_t i = 0; i < n_history; i++) {
+                        char when[64], dur[FORMAT_TIMESPAN_MAX];
+                        format_realtime(when, sizeof when, history[i].started_realtime);
+                        printf("  %s  %-7s %-8s %-22s %s\n", when, history[i].result,
+                               history[i].trigger ? history[i].trigger : "-",
+                               history[i].sleep_action ? history[i].sleep_action : "-",
+                               format_timespan(dur, sizeof dur, history[i].duration));
+                }
+        }
+        return r;
+}
+
 int verb_status(const Args *a) {
         _cleanup_(run_record_done) RunRecord last = {};
         RunRecord *history = NULL;
@@ -118,51 +177,18 @@ int verb_status(const Args *a) {
                             a->state_dir);
 
         if (a->json != JSON_OFF) {
-                _cleanup_(json_object_putp) json_object *root = json_object_new_object();
-                json_object *nowo = json_object_new_object(), *hist = json_object_new_array();
+                _cleanup_json_ json_object *root = NULL;
 
-                if (!root || !nowo || !hist) {
-                        json_object_put(nowo);
-                        json_object_put(hist);
-                        run_record_array_free(history, n_history);
-                        return log_oom();
-                }
-                json_object_object_add(nowo, "dirty_bytes",
-                                       has_meminfo && mi.has_dirty ? json_object_new_uint64(mi.dirty_bytes) : NULL);
-                json_object_object_add(nowo, "writeback_bytes",
-                                       has_meminfo && mi.has_writeback ? json_object_new_uint64(mi.writeback_bytes)
-                                                                       : NULL);
-                json_object_object_add(root, "now", nowo);
-                json_object_object_add(root, "last_run", has_last ? record_to_object(&last) : NULL);
-                for (size_t i = 0; i < n_history; i++)
-                        json_object_array_add(hist, record_to_object(&history[i]));
-                json_object_object_add(root, "history", hist);
+                r = status_to_json(has_meminfo ? &mi : NULL, has_last ? &last : NULL, history, n_history, &root);
                 run_record_array_free(history, n_history);
+                if (r == -ENOMEM)
+                        return log_oom();
+                if (r < 0)
+                        return log_error_errno(r, "Failed to format the run records: %m");
                 return print_json(root, a->json);
         }
 
-        if (has_meminfo)
-                printf("Dirty: %llu kB, Writeback: %llu kB\n", (unsigned long long) mi.dirty_bytes / 1024,
-                       (unsigned long long) mi.writeback_bytes / 1024);
-        else
-                printf("Dirty: unknown (no meminfo)\n");
-        if (has_last)
-                r = print_record(a, &last);
-        else {
-                printf("No run recorded in '%s'.\n", a->state_dir);
-                r = 0;
-        }
-        if (a->legend && n_history > 0) {
-                printf("\nHistory (newest first):\n");
-                for (size_t i = 0; i < n_history; i++) {
-                        char when[64], dur[FORMAT_TIMESPAN_MAX];
-                        format_realtime(when, sizeof when, history[i].started_realtime);
-                        printf("  %s  %-7s %-8s %-22s %s\n", when, history[i].result,
-                               history[i].trigger ? history[i].trigger : "-",
-                               history[i].sleep_action ? history[i].sleep_action : "-",
-                               format_timespan(dur, sizeof dur, history[i].duration));
-                }
-        }
+        r = print_status_text(a, has_meminfo ? &mi : NULL, has_last ? &last : NULL, history, n_history);
         run_record_array_free(history, n_history);
         return r;
 }

@@ -233,6 +233,8 @@ TEST(outcome_strings) {
         }
         ASSERT_STREQ(outcome_to_string(OUTCOME_TIMEOUT), "timeout");
         ASSERT_STREQ(outcome_to_string(OUTCOME_SKIPPED), "skipped");
+        ASSERT_STREQ(outcome_to_string(OUTCOME_GONE), "gone");
+        ASSERT_STREQ(outcome_to_string(OUTCOME_COVERED), "covered");
         ASSERT_TRUE(!outcome_to_string(_OUTCOME_MAX));
         ASSERT_TRUE(!outcome_to_string(_OUTCOME_INVALID));
         ASSERT_EQ(outcome_from_string("Synced"), _OUTCOME_INVALID);
@@ -691,6 +693,13 @@ TEST(mount_id_and_flush) {
         ASSERT_EQ(jobs[5].error, ESTALE);
         ASSERT_EQ(jobs[6].error, full_view ? EIDRM : ENOENT);
         ASSERT_EQ(jobs[7].error, ENOENT);
+        /* "gone" is an outcome of its own; everything else that did not sync is an error */
+        ASSERT_EQ(jobs[4].outcome, full_view ? OUTCOME_GONE : OUTCOME_ERROR);
+        ASSERT_EQ(jobs[5].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[6].outcome, full_view ? OUTCOME_GONE : OUTCOME_ERROR);
+        ASSERT_EQ(jobs[7].outcome, OUTCOME_ERROR);
+        for (size_t i = 0; i < 8; i++)
+                ASSERT_TRUE(!jobs[i].stuck);
         check_children(jobs, 8);
         ASSERT_OK(rmdir(dir));
 }
@@ -758,7 +767,7 @@ TEST(restricted_view_never_gone) {
         ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
-/* Overlays: skipped (EALREADY) only when their upperdir lies on the expected superblock. */
+/* Overlays: covered (OUTCOME_COVERED, EALREADY) only when their upperdir lies on the expected superblock. */
 TEST(covered_if) {
         char dir[] = "/tmp/test-executor.XXXXXX";
         struct stat st;
@@ -772,7 +781,7 @@ TEST(covered_if) {
         jobs[1] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .covered_if_path = dir,
                               .covered_if_dev = st.st_dev + 1 };
         ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 1);
-        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_COVERED);
         ASSERT_EQ(jobs[0].error, EALREADY);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
         check_children(jobs, 2);
@@ -982,9 +991,44 @@ TEST(unkillable_worker) {
         /* SIGKILLed, yet still alive: the executor did not wait for them */
         ASSERT_EQ(proc_state(jobs[0].abandoned_pid), 'D');
         ASSERT_EQ(proc_state(jobs[2].abandoned_pid), 'D');
+        /* and the executor says so: stuck, while the synced job has no worker left behind */
+        executor_check_stuck(jobs, 3);
+        ASSERT_TRUE(jobs[0].stuck && jobs[2].stuck);
+        ASSERT_TRUE(!jobs[1].stuck);
 
         stuck_fuse_release(&f);         /* aborts the connection: the workers die */
         check_children(jobs, 3);
+}
+
+/* executor_worker_stuck(): a child that has not exited is stuck; once it exited it is not, and
+ * asking reaps nothing (the zombie is still there to be waited for). */
+TEST(worker_stuck) {
+        ExecJob jobs[2] = {};
+        siginfo_t si = {};
+        pid_t pid;
+
+        ASSERT_TRUE(!executor_worker_stuck(0));
+        ASSERT_TRUE(!executor_worker_stuck(-1));
+        ASSERT_TRUE(!executor_worker_stuck(1));         /* not our child */
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                pause();
+                _exit(0);
+        }
+        jobs[0].abandoned_pid = pid;
+        ASSERT_TRUE(executor_worker_stuck(pid));
+        executor_check_stuck(jobs, 2);
+        ASSERT_TRUE(jobs[0].stuck);
+        ASSERT_TRUE(!jobs[1].stuck);
+
+        ASSERT_OK(kill(pid, SIGKILL));
+        ASSERT_OK(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT));   /* exited, not reaped */
+        ASSERT_TRUE(!executor_worker_stuck(pid));
+        executor_check_stuck(jobs, 2);
+        ASSERT_TRUE(!jobs[0].stuck);
+        ASSERT_EQ(waitpid(pid, NULL, WNOHANG), pid);                    /* still ours to reap */
+        ASSERT_TRUE(!executor_worker_stuck(pid));
 }
 
 TEST(cannot_run) {
@@ -1038,6 +1082,7 @@ int main(void) {
         RUN(run_as_owner);
         RUN(many_jobs);
         RUN(cannot_run);
+        RUN(worker_stuck);
         RUN(unkillable_worker);        /* last: it moves this process to a private mount namespace */
 
         ASSERT_OK(munmap(sh, sizeof(Shared)));

@@ -8,9 +8,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "shared/devnum-util.h"
 #include "shared/fileio.h"
+#include "shared/hexdecoct.h"
+#include "shared/json-util.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
@@ -18,6 +22,7 @@
 #include "shared/string-util.h"
 #include "shared/strv.h"
 #include "shared/time-util.h"
+#include "shared/utf8.h"
 #include "tests.h"
 
 TEST(timespan) {
@@ -171,6 +176,196 @@ TEST(sort) {
         typesafe_qsort_r((size_t *) NULL, 0, cmp_by_key, (const int *) keys);
 }
 
+TEST(utf8) {
+        _cleanup_free_ char *a = NULL, *b = NULL;
+
+        ASSERT_EQ(utf8_sequence_length("a", 1), 1U);
+        ASSERT_EQ(utf8_sequence_length("\xC3\xA9", 2), 2U);
+        ASSERT_EQ(utf8_sequence_length("\xC3\xA9", 1), 0U);                /* cut short */
+        ASSERT_EQ(utf8_sequence_length("\xE2\x82\xAC", 3), 3U);
+        ASSERT_EQ(utf8_sequence_length("\xF0\x9F\x98\x80", 4), 4U);
+        ASSERT_EQ(utf8_sequence_length("\xC0\xAF", 2), 0U);                /* overlong */
+        ASSERT_EQ(utf8_sequence_length("\xE0\x80\xAF", 3), 0U);            /* overlong */
+        ASSERT_EQ(utf8_sequence_length("\xED\xA0\x80", 3), 0U);            /* surrogate */
+        ASSERT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 4), 0U);        /* > U+10FFFF */
+        ASSERT_EQ(utf8_sequence_length("\xF5\x80\x80\x80", 4), 0U);
+        ASSERT_EQ(utf8_sequence_length("\x80", 1), 0U);                    /* continuation */
+        ASSERT_EQ(utf8_sequence_length("\xE2\x28\xA1", 3), 0U);            /* bad continuation */
+
+        ASSERT_TRUE(utf8_is_valid_n("", 0));
+        ASSERT_TRUE(utf8_is_valid_n("/mnt/caf\xC3\xA9", 10));
+        ASSERT_TRUE(utf8_is_valid_n("a\0b", 3));                           /* NUL is a character */
+        ASSERT_TRUE(!utf8_is_valid_n("/mnt/\xff", 6));
+        ASSERT_TRUE(!utf8_is_valid_n("\xC3\xA9", 1));
+
+        a = utf8_escape_invalid_n("a\xff" "b\xC3\xA9", 5);
+        ASSERT_STREQ(a, "a\xEF\xBF\xBD" "b\xC3\xA9");
+        b = utf8_escape_invalid_n("\xE2\x82", 2);                        /* each byte of a cut sequence */
+        ASSERT_STREQ(b, "\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+TEST(hex) {
+        _cleanup_free_ char *h = NULL, *e = NULL, *s = NULL;
+
+        ASSERT_EQ(unhexchar('0'), 0);
+        ASSERT_EQ(unhexchar('9'), 9);
+        ASSERT_EQ(unhexchar('a'), 10);
+        ASSERT_EQ(unhexchar('F'), 15);
+        ASSERT_ERR(unhexchar('g'), EINVAL);
+        ASSERT_ERR(unhexchar(' '), EINVAL);
+
+        h = hexmem("/\n\xff", 3);
+        ASSERT_STREQ(h, "2f0aff");
+        e = hexmem("", 0);
+        ASSERT_STREQ(e, "");
+
+        ASSERT_OK(unhexstr("2f0aFF", 6, &s));
+        ASSERT_STREQ(s, "/\n\xff");
+        ASSERT_ERR(unhexstr("2f0", 3, &s), EBADMSG);                       /* odd */
+        ASSERT_ERR(unhexstr("2g", 2, &s), EBADMSG);                        /* not a digit */
+        ASSERT_ERR(unhexstr("2f00", 4, &s), EBADMSG);                      /* NUL byte */
+        ASSERT_STREQ(s, "/\n\xff");                                        /* untouched on error */
+}
+
+TEST(json_build) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *a = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *v[] = { (char *) "x", (char *) "y" };
+
+        ASSERT_TRUE(o);
+        ASSERT_OK(json_add_string(o, "s", "a/b"));
+        ASSERT_OK(json_add_string(o, "n", NULL));
+        ASSERT_OK(json_add_bytes(o, "p", "/\xff", 100));
+        ASSERT_OK(json_add_bytes(o, "q", "ok", 100));
+        ASSERT_ERR(json_add_bytes(o, "big", "abc", 2), E2BIG);
+        ASSERT_OK(json_add_u64(o, "u", UINT64_MAX));
+        ASSERT_OK(json_add_u64_or_null(o, "unknown", 7, 7));
+        ASSERT_OK(json_add_u64_or_null(o, "known", 6, 7));
+        ASSERT_OK(json_add_int(o, "i", -3));
+        ASSERT_OK(json_add_bool(o, "b", true));
+        ASSERT_OK(json_new_string_array(v, ELEMENTSOF(v), &a));
+        ASSERT_OK(json_add(o, "a", TAKE_PTR(a)));
+        ASSERT_ERR(json_add(o, "alloc", NULL), ENOMEM);
+        ASSERT_OK(json_to_string_dup(o, JSON_FORMAT_SHORT, &text));
+        ASSERT_STREQ(text, "{\"s\":\"a/b\",\"n\":null,\"p\":\"/\xEF\xBF\xBD\",\"p_hex\":\"2fff\",\"q\":\"ok\","
+                           "\"u\":18446744073709551615,\"unknown\":null,\"known\":6,\"i\":-3,\"b\":true,"
+                           "\"a\":[\"x\",\"y\"]}");
+}
+
+TEST(json_get) {
+        _cleanup_json_ json_object *o = NULL;
+        json_object *sub = NULL, *ar = NULL;
+        _cleanup_free_ char *s = NULL, *p = NULL, *none = NULL;
+        char **v = NULL;
+        size_t n = 99;
+        uint64_t u = 0;
+        int i = 0;
+        bool b = false;
+        const char *text = "{\"u\": 5, \"neg\": -1, \"null\": null, \"s\": \"caf\\u00e9\", \"nul\": \"a\\u0000\","
+                           "\"p\": \"/?\", \"p_hex\": \"2fff\", \"b\": false, \"o\": {}, \"a\": [\"x\", \"yy\"],"
+                           "\"str\": \"5\"}";
+
+        ASSERT_OK(json_parse_strict(text, strlen(text), 4096, 4, &o));
+        ASSERT_EQ(json_get_u64(o, "u", JSON_MANDATORY, 0, &u), 1);
+        ASSERT_U64_EQ(u, 5);
+        ASSERT_EQ(json_get_u64(o, "missing", JSON_OPTIONAL, 42, &u), 0);
+        ASSERT_U64_EQ(u, 42);
+        ASSERT_EQ(json_get_u64(o, "null", JSON_OPTIONAL, 43, &u), 0);
+        ASSERT_U64_EQ(u, 43);
+        ASSERT_ERR(json_get_u64(o, "missing", JSON_MANDATORY, 0, &u), EBADMSG);
+        ASSERT_ERR(json_get_u64(o, "neg", JSON_OPTIONAL, 0, &u), EBADMSG);
+        ASSERT_ERR(json_get_u64(o, "str", JSON_OPTIONAL, 0, &u), EBADMSG);
+        ASSERT_U64_EQ(u, 43);                                              /* untouched on error */
+
+        ASSERT_EQ(json_get_int(o, "u", JSON_OPTIONAL, 5, -1, &i), 1);
+        ASSERT_EQ(i, 5);
+        ASSERT_ERR(json_get_int(o, "u", JSON_OPTIONAL, 4, -1, &i), EBADMSG);
+        ASSERT_EQ(json_get_int(o, "missing", JSON_OPTIONAL, 4, -1, &i), 0);
+        ASSERT_EQ(i, -1);
+
+        ASSERT_EQ(json_get_bool(o, "b", JSON_OPTIONAL, true, &b), 1);
+        ASSERT_TRUE(!b);
+        ASSERT_EQ(json_get_bool(o, "missing", JSON_OPTIONAL, true, &b), 0);
+        ASSERT_TRUE(b);
+        ASSERT_ERR(json_get_bool(o, "u", JSON_OPTIONAL, true, &b), EBADMSG);
+
+        ASSERT_EQ(json_get_string(o, "s", JSON_MANDATORY, 100, &s), 1);
+        ASSERT_STREQ(s, "caf\xC3\xA9");
+        ASSERT_ERR(json_get_string(o, "s", JSON_MANDATORY, 4, &none), EBADMSG);       /* 5 bytes */
+        ASSERT_ERR(json_get_string(o, "nul", JSON_OPTIONAL, 100, &none), EBADMSG);
+        ASSERT_ERR(json_get_string(o, "u", JSON_OPTIONAL, 100, &none), EBADMSG);
+        ASSERT_EQ(json_get_string(o, "missing", JSON_OPTIONAL, 100, &none), 0);
+        ASSERT_TRUE(none == NULL);
+        ASSERT_EQ(json_get_string(o, "p", JSON_BYTES, 100, &p), 1);
+        ASSERT_STREQ(p, "/\xff");
+        ASSERT_ERR(json_get_string(o, "p", JSON_BYTES, 1, &none), EBADMSG);          /* 4 digits > 2 * 1 */
+
+        ASSERT_EQ(json_get_object(o, "o", JSON_OPTIONAL, &sub), 1);
+        ASSERT_TRUE(sub);
+        ASSERT_ERR(json_get_object(o, "a", JSON_OPTIONAL, &sub), EBADMSG);
+        ASSERT_EQ(json_get_array(o, "a", JSON_OPTIONAL, 2, &ar), 1);
+        ASSERT_EQ(json_object_array_length(ar), 2U);
+        ASSERT_ERR(json_get_array(o, "a", JSON_OPTIONAL, 1, &ar), EBADMSG);
+        ASSERT_EQ(json_get_array(o, "missing", JSON_OPTIONAL, 1, &ar), 0);
+        ASSERT_TRUE(ar == NULL);
+
+        ASSERT_EQ(json_get_string_array(o, "a", JSON_OPTIONAL, 2, 2, &v, &n), 1);
+        ASSERT_EQ(n, 2U);
+        ASSERT_STREQ(v[1], "yy");
+        ASSERT_TRUE(v[2] == NULL);
+        strv_free(v);
+        ASSERT_ERR(json_get_string_array(o, "a", JSON_OPTIONAL, 2, 1, &v, &n), EBADMSG); /* "yy" too long */
+        ASSERT_ERR(json_get_string_array(o, "o", JSON_OPTIONAL, 2, 2, &v, &n), EBADMSG);
+        ASSERT_EQ(json_get_string_array(o, "missing", JSON_OPTIONAL, 2, 2, &v, &n), 0);
+        ASSERT_TRUE(v == NULL);
+        ASSERT_EQ(n, 0U);
+}
+
+TEST(json_parse) {
+        json_object *o = NULL;
+
+#define PARSE(t) json_parse_strict(t, strlen(t), 64, 3, &o)
+        ASSERT_ERR(PARSE("{\"a\": 1,}"), EBADMSG);                       /* strict */
+        ASSERT_ERR(PARSE("{} x"), EBADMSG);                               /* trailing */
+        ASSERT_ERR(PARSE("[[[[1]]]]"), EBADMSG);                          /* depth */
+        ASSERT_ERR(PARSE("\"\xED\xA0\x80\""), EBADMSG);                   /* raw surrogate */
+        ASSERT_ERR(json_parse_strict("{}\0", 3, 64, 3, &o), EBADMSG);      /* NUL */
+        ASSERT_ERR(json_parse_strict("{}", 2, 1, 3, &o), EFBIG);
+        ASSERT_TRUE(o == NULL);
+        ASSERT_OK(PARSE(" {\"a\": [1]} \n"));
+        ASSERT_TRUE(json_object_is_type(o, json_type_object));
+        json_object_put(o);
+#undef PARSE
+}
+
+TEST(devnum) {
+        dev_t d = 0;
+        char buf[DEVNUM_STR_MAX];
+
+        ASSERT_STREQ(format_devnum(buf, makedev(259, 3)), "259:3");
+        ASSERT_STREQ(FORMAT_DEVNUM(makedev(0, 52)), "0:52");
+        ASSERT_STREQ(FORMAT_DEVNUM(makedev(4294967295U, 4294967295U)), "4294967295:4294967295");
+
+        ASSERT_OK(parse_devnum("259:3", &d));
+        ASSERT_EQ(major(d), 259U);
+        ASSERT_EQ(minor(d), 3U);
+        ASSERT_OK(parse_devnum("0:0", &d));
+        ASSERT_EQ(d, 0U);
+        ASSERT_OK(parse_devnum("4294967295:4294967295", &d));
+        ASSERT_EQ(major(d), 4294967295U);
+        ASSERT_ERR(parse_devnum("259", &d), EINVAL);
+        ASSERT_ERR(parse_devnum(":3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("259:", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("259:3:1", &d), EINVAL);
+        ASSERT_ERR(parse_devnum(" 259:3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("259: 3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("-1:3", &d), EINVAL);
+        ASSERT_ERR(parse_devnum("0000000000000001:3", &d), EINVAL);       /* 16 characters */
+        ASSERT_ERR(parse_devnum("4294967296:0", &d), ERANGE);
+        ASSERT_ERR(parse_devnum(NULL, &d), EINVAL);
+        ASSERT_EQ(major(d), 4294967295U);                                   /* untouched on error */
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
@@ -179,5 +374,11 @@ int main(void) {
         RUN(strv);
         RUN(string_table);
         RUN(sort);
+        RUN(utf8);
+        RUN(hex);
+        RUN(json_build);
+        RUN(json_get);
+        RUN(json_parse);
+        RUN(devnum);
         return 0;
 }

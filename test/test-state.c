@@ -172,6 +172,34 @@ TEST(round_trip) {
         ASSERT_TRUE(!strstr(s, "\\/"));
 }
 
+/* The json_object interface (status --json embeds records): the same JSON as the text, and back. */
+TEST(object_interface) {
+        _cleanup_(run_record_done) RunRecord r = {}, back = {};
+        _cleanup_free_ char *s = NULL;
+        json_object *o = NULL, *bad;
+
+        make_record(&r, 1767225600123456ULL);
+        r.has_complete = true;
+        r.incomplete_why = calloc(2, sizeof(char *));
+        ASSERT_TRUE(r.incomplete_why);
+        r.incomplete_why[0] = strdup("a reason");
+        r.n_incomplete_why = 1;
+        ASSERT_OK(run_record_to_json(&r, &o));
+        ASSERT_OK(run_record_to_json_string(&r, false, &s));
+        ASSERT_STREQ(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), s);
+        ASSERT_OK(run_record_from_json(o, &back));
+        assert_record_eq(&r, &back);
+        ASSERT_TRUE(back.has_complete && !back.complete);
+        ASSERT_EQ(back.n_incomplete_why, 1U);
+        ASSERT_STREQ(back.incomplete_why[0], "a reason");
+        json_object_put(o);
+
+        ASSERT_ERR(run_record_to_json(NULL, &o), EINVAL);
+        bad = json_object_new_array();
+        ASSERT_ERR(run_record_from_json(bad, &back), EBADMSG);
+        json_object_put(bad);
+}
+
 /* Issue 9 cases 2 and 10: the record says whether the pass was complete and why not; records from
  * before the field load as "unknown" (has_complete false), never as complete. */
 TEST(completeness) {
@@ -716,6 +744,7 @@ int main(void) {
         ASSERT_TRUE(mkdtemp(test_root));
 
         RUN(round_trip);
+        RUN(object_interface);
         RUN(completeness);
         RUN(extremes);
         RUN(pretty_vs_short);

@@ -30,3 +30,8 @@ int parse_timespan(const char *s, usec_t *ret);
 
 /* Formats like "1.234s", "250ms", "12us", "infinity"; returns buf. */
 const char *format_timespan(char *buf, size_t len, usec_t u);
+
+/* a + b, saturating at USEC_INFINITY. */
+static inline usec_t usec_add(usec_t a, usec_t b) {
+        return a > USEC_INFINITY - b ? USEC_INFINITY : a + b;
+}

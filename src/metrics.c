@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+/* Outcomes in the order they are written; every one is written, 0 included, so that a series
+ * does not vanish from one cycle to the next. */
+static const char *const outcomes[] = { "synced", "skipped", "timeout", "error" };
+
+static void put_seconds(FILE *f, usec_t u) {
+        fprintf(f, "%llu.%06llu", (unsigned long long) (u / USEC_PER_SEC), (unsigned long long) (u % USEC_PER_SEC));
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), 0 when it is not one. */
+static size_t utf8_seq_len(const unsigned char *s) {
+        size_t n;
+        uint32_t cp;
+
+        if (s[0] < 0x80)
+                return 1;
+        if ((s[0] & 0xe0) == 0xc0)
+                n = 2, cp = s[0] & 0x1f;
+        else if ((s[0] & 0xf0) == 0xe0)
+                n = 3, cp = s[0] & 0x0f;
+        else if ((s[0] & 0xf8) == 0xf0)
+                n = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+static void put_label_value(FILE *f, const char *v) {
+        const unsigned char *s = (const unsigned char *) (v ? v : "");
+
+        fputc('"', f);
+        while (*s) {
+                size_t n = utf8_seq_len(s);
+
+                if (n == 0) {
+                        fprintf(f, "\\\\x%02x", *s);
+                        s++;
+                } else if (*s == '\\' || *s == '"') {
+                        fputc('\\', f);
+                        fputc(*s++, f);
+                } else if (*s == '\n') {
+                        fputs("\\n", f);
+                        s++;
+                } else {
+                        fwrite(s, 1, n, f);
+                        s += n;
+                }
+        }
+        fputc('"', f);
+}
+
+static void put_header(FILE *f, const char *name, const char *help) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+typedef struct Pass {
+        const char *name;
+        const RunRecord *r;
+} Pass;
+
+static void put_pass_series(FILE *f, const Pass *p, size_t n) {
+        put_header(f, "suspend_sync_pass_start_timestamp_seconds", "When the pass of the last sleep cycle started (Unix time).");
+        for (size_t i = 0; i < n; i++) {
+                fprintf(f, "suspend_sync_pass_start_timestamp_seconds{pass=\"%s\"} ", p[i].name);
+                put_seconds(f, p[i].r->started_realtime);
+                fputc('\n', f);
+        }
+        put_header(f, "suspend_sync_pass_duration_seconds", "How long the pass of the last sleep cycle took.");
+        for (size_t i = 0; i < n; i++) {
+                fprintf(f, "suspend_sync_pass_duration_seconds{pass=\"%s\"} ", p[i].name);
+                put_seconds(f, p[i].r->duration);
+                fputc('\n', f);
+        }
+        put_header(f, "suspend_sync_pass_deadline_seconds", "The pass's DeadlineSec=.");
+        for (size_t i = 0; i < n; i++) {
+                fprintf(f, "suspend_sync_pass_deadline_seconds{pass=\"%s\"} ", p[i].name);
+                put_seconds(f, p[i].r->deadline);
+                fputc('\n', f);
+        }
+        put_header(f, "suspend_sync_pass_success", "1 if the pass ended with result success, else 0.");
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "suspend_sync_pass_success{pass=\"%s\"} %d\n", p[i].name, streq(p[i].r->result, "success"));
+        put_header(f, "suspend_sync_pass_complete_view", "1 if the pass saw every superblock the kernel's sync writes.");
+        for (size_t i = 0; i < n; i++)
+                if (p[i].r->has_complete)
+                        fprintf(f, "suspend_sync_pass_complete_view{pass=\"%s\"} %d\n", p[i].name, p[i].r->complete);
+        put_header(f, "suspend_sync_pass_mounts", "Mounts of the pass by outcome (synced, skipped, timeout, error).");
+        for (size_t i = 0; i < n; i++)
+                for (size_t o = 0; o < ELEMENTSOF(outcomes); o++) {
+                        size_t k = 0;
+
+                        for (size_t m = 0; m < p[i].r->n_mounts; m++)
+                                k += streq(p[i].r->mounts[m].outcome, outcomes[o]);
+                        fprintf(f, "suspend_sync_pass_mounts{pass=\"%s\",outcome=\"%s\"} %zu\n", p[i].name,
+                                outcomes[o], k);
+                }
+}
+
+static void put_mount_series(FILE *f, const Pass *p, size_t n) {
+        put_header(f, "suspend_sync_mount_duration_seconds",
+                   "How long syncing the mount took in the last sleep cycle (mounts with action sync).");
+        for (size_t i = 0; i < n; i++)
+                for (size_t m = 0; m < p[i].r->n_mounts; m++) {
+                        const RunMount *x = &p[i].r->mounts[m];
+
+                        if (!streq(x->action, "sync"))
+                                continue;
+                        fprintf(f, "suspend_sync_mount_duration_seconds{pass=\"%s\",mount_point=", p[i].name);
+                        put_label_value(f, x->mount_point);
+                        fputs(",fstype=", f);
+                        put_label_value(f, x->fstype);
+                        fputs(",outcome=", f);
+                        put_label_value(f, x->outcome);
+                        if (x->namespace_ino)
+                                fprintf(f, ",namespace=\"mnt:[%llu]\"", (unsigned long long) x->namespace_ino);
+                        fputs("} ", f);
+                        put_seconds(f, x->duration);
+                        fputc('\n', f);
+                }
+}
+
+int metrics_format(const SleepCycle *c, size_t n_cycles, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        _cleanup_fclose_ FILE *f = open_memstream(&buf, &size);
+        Pass p[2];
+        size_t n = 0;
+
+        if (!f)
+                return -ENOMEM;
+        put_header(f, "suspend_sync_cycles", "Sleep cycles in the recorded history.");
+        fprintf(f, "suspend_sync_cycles %zu\n", n_cycles);
+        if (c) {
+                if (c->unit)
+                        p[n++] = (Pass) { "unit", c->unit };
+                if (c->late)
+                        p[n++] = (Pass) { "late", c->late };
+                put_header(f, "suspend_sync_cycle_info", "The last sleep cycle's sleep action, as a label.");
+                fputs("suspend_sync_cycle_info{sleep_action=", f);
+                put_label_value(f, sleep_cycle_action(c) ? sleep_cycle_action(c) : "unknown");
+                fputs("} 1\n", f);
+                put_pass_series(f, p, n);
+                put_mount_series(f, p, n);
+        }
+        if (fflush(f) != 0 || ferror(f))
+                return -ENOMEM;
+        f = (fclose(f), NULL);
+        *ret = TAKE_PTR(buf);
+        return 0;
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+void run_jobs_done(RunJobs *j) {
+        if (!j)
+                return;
+        free(j->jobs);
+        free(j->probes);
+        free(j->blocked);
+        free(j->run);
+        free(j->run_index);
+        *j = (RunJobs) {};
+}
+
+static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const ProgressProbe *probe) {
+        return (ExecJob) {
+                .path = e->path,
+                .group = e->group,
+                .timeout = e->timeout,
+                .dev = e->dev,
+                .mount_id = e->mount_id,
+                /* "Gone" needs the whole table: a restricted view (chroot) or an unlisted path
+                 * cannot tell unmounted from invisible. */
+                .gone_check = e->namespace_ino == 0 && !s->view_restricted && !e->unlisted,
+                .flush_device = e->flush_device,
+                .covered_if_path = e->covered_if_path,
+                .covered_if_dev = e->covered_if_dev,
+                .progress = probe,
+                .run_as_uid = e->run_as_uid,
+                .run_as_gid = e->run_as_gid,
+        };
+}
+
+int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_fd, int debugfs_fd,
+                   RunJobs *ret) {
+        _cleanup_(run_jobs_done) RunJobs j = {};
+        size_t n = p->n_sync;
+
+        j.jobs = calloc(MAX(n, 1), sizeof(ExecJob));
+        j.probes = calloc(MAX(n, 1), sizeof(ProgressProbe));
+        j.blocked = calloc(MAX(n, 1), sizeof(StuckWorker *));
+        j.run = calloc(MAX(n, 1), sizeof(ExecJob));
+        j.run_index = calloc(MAX(n, 1), sizeof(size_t));
+        if (!j.jobs || !j.probes || !j.blocked || !j.run || !j.run_index)
+                return -ENOMEM;
+        j.n_jobs = n;
+
+        for (size_t i = 0; i < n; i++) {
+                const PlanEntry *e = &p->entries[i];
+                const Superblock *sb = &s->sbs[e->sb];
+
+                /* Progress evidence for the executor: sysfs and debugfs only. */
+                j.probes[i] = (ProgressProbe) {
+                        .sysfs_fd = sb->device.is_block ? sysfs_fd : -EBADF,
+                        .debugfs_fd = debugfs_fd,
+                        .leaves = sb->device.leaves,
+                        .n_leaves = sb->device.n_leaves,
+                        .bdi_name = sb->device.bdi_name,
+                };
+                j.jobs[i] = job_from_entry(e, s, &j.probes[i]);
+                /* A worker of an earlier pass is still stuck on this device: a second one would only
+                 * get stuck too (and pile up from sleep to sleep). */
+                j.blocked[i] = handover_find_stuck(h, j.jobs[i].group);
+                if (j.blocked[i]) {
+                        j.jobs[i].outcome = OUTCOME_TIMEOUT;
+                        j.jobs[i].hung = j.blocked[i]->hung;
+                        continue;
+                }
+                j.run_index[j.n_run] = i;
+                j.run[j.n_run++] = j.jobs[i];
+        }
+        *ret = j;
+        j = (RunJobs) {};
+        return 0;
+}
+
+void run_jobs_collect(RunJobs *j) {
+        for (size_t k = 0; k < j->n_run; k++)
+                j->jobs[j->run_index[k]] = j->run[k];
+}
+
+bool run_job_hung(const RunJobs *j, size_t i) {
+        const ExecJob *jobs = j->jobs;
+
+        if (jobs[i].outcome != OUTCOME_TIMEOUT || !jobs[i].hung)
+                return false;
+        /* Not started: a worker of an earlier pass is still stuck on the device, which was proven
+         * stuck then (handover_prune() checked that it still is in the kernel). */
+        if (j->blocked[i])
+                return true;
+        if (jobs[i].abandoned_pid > 0)
+                return jobs[i].stuck;
+        /* Not started behind a stuck worker of its group: hung while that worker is. */
+        for (size_t k = 0; k < j->n_jobs; k++)
+                if (k != i && jobs[k].abandoned_pid > 0 && jobs[k].hung && streq_ptr(jobs[k].group, jobs[i].group))
+                        return jobs[k].stuck;
+        return false;
+}
+
+void run_tally_done(RunTally *t) {
+        if (!t)
+                return;
+        free(t->left);
+        *t = (RunTally) {};
+}
+
+static int record_header(const RunInput *in, RunRecord *rec) {
+        const Sample *s = in->sample;
+
+        *rec = (RunRecord) {
+                .started_realtime = in->started_realtime,
+                .deadline = in->deadline,
+                .t_read = s->t_read,
+                .t_sample = s->t_sample,
+                .t_plan = in->plan->t_plan,
+                .t_execute = in->t_execute,
+                .has_complete = true,
+                .complete = s->complete,
+        };
+        if (s->n_incomplete_why > 0) {
+                rec->incomplete_why = calloc(s->n_incomplete_why, sizeof(char *));
+                if (!rec->incomplete_why)
+                        return -ENOMEM;
+                for (size_t i = 0; i < s->n_incomplete_why && i < STATE_REASONS_MAX; i++) {
+                        rec->incomplete_why[i] = strdup(s->incomplete_why[i]);
+                        if (!rec->incomplete_why[i])
+                                return -ENOMEM;
+                        rec->n_incomplete_why = i + 1;
+                }
+        }
+        rec->trigger = strdup(in->trigger);
+        if (in->sleep_action && !(rec->sleep_action = strdup(in->sleep_action)))
+                return -ENOMEM;
+        rec->mounts = calloc(MAX(in->plan->n_entries, 1), sizeof(RunMount));
+        if (!rec->trigger || !rec->mounts)
+                return -ENOMEM;
+        rec->n_mounts = in->plan->n_entries;
+        return 0;
+}
+
+static int set_string(char **s, const char *v) {
+        char *c = strdup(v);
+
+        if (!c)
+                return -ENOMEM;
+        free(*s);
+        *s = c;
+        return 0;
+}
+
+/* A mount the plan skipped. The kernel sync is redundant only if nothing it would write was left
+ * out (late scope, Action=skip), unless evidence read after our own workers proves it clean. */
+static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
+        const PlanEntry *e = &in->plan->entries[i];
+        bool clean = in->fuse_clean && in->fuse_clean[i];
+        const char *why = in->fuse_why ? in->fuse_why[i] : NULL;
+
+        t->n_skipped++;
+        if (e->uncovered && e->fuse_evidence && (clean || why)) {
+                char *reason;
+
+                if (clean ? asprintf(&reason, "late pass: FUSE, proven clean: no dirty inode on its bdi %s, "
+                                     "no page under writeback", e->bdi_name) < 0
+                          : asprintf(&reason, "%s; FUSE, not proven clean: %s", e->reason, why) < 0)
+                        return -ENOMEM;
+                free(m->reason);
+                m->reason = reason;
+                if (clean)
+                        return 0;
+        }
+        if (e->uncovered) {
+                if (t->covered)
+                        t->first_uncovered = i;
+                t->covered = false;
+                t->n_uncovered++;
+        }
+        return 0;
+}
+
+/* The reason of a timed-out job, and whether it is hung (else left to the kernel's sync). */
+static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret) {
+        const StuckWorker *b = j->blocked[i];
+        const ExecJob *job = &j->jobs[i];
+
+        if (b) {
+                *ret_hung = b->hung;
+                return asprintf(ret, "%s: not started, worker %d of an earlier pass is still in the kernel on this "
+                                "device%s", b->hung ? "hung" : "busy", (int) b->pid,
+                                b->hung ? "" : ": left to the kernel's sync") < 0 ? -ENOMEM : 0;
+        }
+        *ret_hung = run_job_hung(j, i);
+        if (*ret_hung)
+                *ret = strdup(job->abandoned_pid > 0
+                              ? "hung: its device completed no I/O for the proof window, worker still in the kernel"
+                              : "hung: not started, its device is stuck");
+        else
+                *ret = strdup(job->abandoned_pid == 0 ? "not started before the deadline"
+                              : job->hung ? "stuck device woke up: left to the kernel's sync"
+                              : "slow or without progress evidence: left to the kernel's sync");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static void left_unsynced(RunTally *t, dev_t dev) {
+        t->unsynced = true;
+        t->left[t->n_left++] = dev;
+}
+
+/* A planned mount: what its job did. */
+static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
+        const ExecJob *job = &in->jobs->jobs[i];
+        dev_t dev = in->plan->entries[i].dev;
+        char *reason;
+        bool hung;
+        int r;
+
+        m->duration = job->duration;
+        m->error = job->error;
+        m->abandoned_pid = (int) job->abandoned_pid;
+
+        switch (job->outcome) {
+        case OUTCOME_SYNCED:
+                t->n_synced++;
+                return 0;
+        case OUTCOME_TIMEOUT:
+                t->n_timeout++;
+                r = timeout_reason(in->jobs, i, &hung, &reason);
+                if (r < 0)
+                        return r;
+                free(m->reason);
+                m->reason = reason;
+                if (hung)
+                        t->n_hung++;
+                else
+                        left_unsynced(t, dev);
+                return 0;
+        case OUTCOME_GONE:
+        case OUTCOME_COVERED:
+                /* Gone: no mount of this superblock is left (unmounting synced it); not a sync
+                 * failure, but not ours either, and a lazily unmounted superblock lives on while
+                 * files are open: only the kernel's sync still reaches it. Covered: an overlay whose
+                 * upperdir lies on the upper superblock just synced. */
+                m->error = 0;
+                t->n_skipped++;
+                t->gone = t->gone || job->outcome == OUTCOME_GONE;
+                r = set_string(&m->outcome, outcome_to_string(OUTCOME_SKIPPED));
+                if (r >= 0)
+                        r = set_string(&m->reason, job->outcome == OUTCOME_GONE
+                                       ? "gone: unmounted since the plan was made"
+                                       : "overlay: upperdir verified on its upper layer, synced before it");
+                return r;
+        default:
+                t->n_error++;
+                left_unsynced(t, dev);
+                return 0;
+        }
+}
+
+static const char *record_outcome(const RunInput *in, size_t i) {
+        return outcome_to_string(i < in->plan->n_sync ? in->jobs->jobs[i].outcome : OUTCOME_SKIPPED);
+}
+
+int run_record_build(const RunInput *in, RunRecord *ret, RunTally *ret_tally) {
+        _cleanup_(run_record_done) RunRecord rec = {};
+        _cleanup_(run_tally_done) RunTally t = { .covered = true };
+        const Plan *p = in->plan;
+        int r;
+
+        r = record_header(in, &rec);
+        if (r < 0)
+                return r;
+        t.left = calloc(MAX(p->n_sync, 1), sizeof(dev_t));
+        if (!t.left)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < p->n_entries; i++) {
+                const PlanEntry *e = &p->entries[i];
+                RunMount *m = &rec.mounts[i];
+
+                m->mount_point = strdup(e->mount_point);
+                m->namespace_ino = e->namespace_ino;
+                m->fstype = strdup(e->fstype);
+                m->action = strdup(plan_action_to_string(e->action));
+                m->reason = strdup(e->reason);
+                m->outcome = strdup(record_outcome(in, i));
+                if (!m->mount_point || !m->fstype || !m->action || !m->reason || !m->outcome)
+                        return -ENOMEM;
+                r = i < p->n_sync ? record_job(in, i, m, &t) : record_skipped_entry(in, i, m, &t);
+                if (r < 0)
+                        return r;
+        }
+
+        rec.result = strdup(t.n_error > 0 ? "error" : t.n_timeout > 0 ? "timeout" : "success");
+        if (!rec.result)
+                return -ENOMEM;
+        *ret = rec;
+        rec = (RunRecord) {};
+        *ret_tally = t;
+        t = (RunTally) {};
+        return 0;
+}
+
+KnobFacts run_knob_facts(const RunTally *t, bool complete, bool late, bool carried, bool earlier_hung) {
+        return (KnobFacts) {
+                .unsynced = t->unsynced || carried,
+                .hung = t->n_hung > 0 || earlier_hung,
+                .complete = complete && !t->gone,
+                .covered = t->covered && late,
+        };
+}
+
+bool run_earlier_hung(const Handover *h) {
+        /* A device an earlier pass proved stuck, whose worker still is: the kernel's sync would
+         * block on it whether or not this pass plans it (FUSE). */
+        for (size_t i = 0; i < h->n_stuck; i++)
+                if (h->stuck[i].hung)
+                        return true;
+        return false;
+}
+
+void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime) {
+        handover_clear_unsynced(h);
+        for (size_t k = 0; k < n_left; k++)
+                if (handover_add_unsynced(h, left[k], now_boottime) < 0) {
+                        /* Full: 0:0 is a superblock no pass ever syncs, so the late pass keeps the
+                         * kernel's sync on. */
+                        if (h->n_unsynced > 0)
+                                h->unsynced[h->n_unsynced - 1] = 0;
+                        break;
+                }
+}
+
+bool run_unsynced_carried(const Handover *h, const ExecJob *jobs, size_t n_jobs, usec_t now_boottime) {
+        for (size_t k = 0; k < h->n_unsynced; k++) {
+                bool synced = false;
+
+                if (!handover_unsynced_fresh(h, k, now_boottime))
+                        continue;
+                for (size_t i = 0; i < n_jobs && !synced; i++)
+                        synced = jobs[i].dev == h->unsynced[k] && jobs[i].outcome == OUTCOME_SYNCED;
+                if (!synced)
+                        return true;
+        }
+        return false;
+}

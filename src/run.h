@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Run: the pure steps of one pass between the plan and what it leaves behind. Plan → executor jobs
+ * (minus the groups a stuck worker of an earlier pass still holds); jobs + plan → the run record's
+ * mounts and the tallies; the tallies → the knob facts; what the handover keeps for the next pass.
+ * No I/O, no clock, no logging: times are passed in, file descriptors are only stored in progress
+ * probes, and whether an abandoned worker is still stuck comes from ExecJob.stuck (set by
+ * executor_check_stuck() right before the call).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "executor.h"
+#include "handover.h"
+#include "kernel-knob.h"
+#include "plan.h"
+#include "progress.h"
+#include "sample.h"
+#include "shared/time-util.h"
+#include "state.h"
+
+typedef struct RunJobs {
+        ExecJob *jobs;                  /* one per sync entry of the plan, in plan order */
+        ProgressProbe *probes;          /* jobs[i].progress = &probes[i] */
+        const StuckWorker **blocked;    /* non-NULL: a worker of an earlier pass is still stuck on
+                                         * jobs[i]'s group (borrowed from the Handover): not
+                                         * started, OUTCOME_TIMEOUT, hung as that worker was */
+        size_t n_jobs;
+        ExecJob *run;                   /* what executor_run() gets: the jobs not blocked */
+        size_t *run_index;              /* run[k] stands for jobs[run_index[k]] */
+        size_t n_run;
+} RunJobs;
+
+void run_jobs_done(RunJobs *j);
+
+/* One job per sync entry of p (s is the sample p was built from, h what earlier passes left;
+ * sysfs_fd and debugfs_fd are stored in the progress probes: sysfs only for block devices). "Gone"
+ * is checked only for mounts of our own namespace in a full view, never for unlisted paths. The
+ * strings stay borrowed from p and s. 0 or -ENOMEM. */
+int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_fd, int debugfs_fd,
+                   RunJobs *ret);
+/* Copies the results of run[] back into jobs[], after executor_run(). */
+void run_jobs_collect(RunJobs *j);
+
+/* Whether jobs[i] timed out on a device that blocks the kernel's sync: proven stuck (ExecJob.hung)
+ * and still stuck — its own worker, or the stuck worker of its group it waited behind, or a worker
+ * of an earlier pass (blocked[i], checked against /proc when the handover was read). A job not
+ * started before the deadline, a slow device, or one without evidence is not hung. */
+bool run_job_hung(const RunJobs *j, size_t i);
+
+typedef struct RunTally {
+        size_t n_synced, n_timeout, n_hung, n_error;
+        size_t n_skipped;               /* mounts: planned skips, gone, covered */
+        bool unsynced;                  /* a planned mount is left to the kernel's sync: an error, a
+                                         * timeout without proof of a hang, not started */
+        bool gone;                      /* a superblock was unmounted since the plan (a lazily
+                                         * unmounted one lives on, out of our reach) */
+        bool covered;                   /* no skipped mount may hold data the kernel's sync would
+                                         * write (PlanEntry.uncovered, unless proven clean) */
+        size_t n_uncovered;
+        size_t first_uncovered;         /* index in the plan (and the record) of the first one */
+        dev_t *left;                    /* the superblocks left unsynced, n_left */
+        size_t n_left;
+} RunTally;
+
+void run_tally_done(RunTally *t);
+
+typedef struct RunInput {
+        const Plan *plan;
+        const Sample *sample;
+        const RunJobs *jobs;            /* after executor_run(), run_jobs_collect() and
+                                         * executor_check_stuck() */
+        const bool *fuse_clean;         /* per plan entry: a left-out FUSE mount proven clean (evidence.h);
+                                         * NULL: none */
+        const char *const *fuse_why;    /* per plan entry: why it was not proven clean; NULL: none */
+        const char *trigger;            /* --trigger= */
+        const char *sleep_action;       /* may be NULL */
+        usec_t started_realtime;
+        usec_t deadline;                /* DeadlineSec= */
+        usec_t t_execute;               /* phase time of the executor */
+} RunInput;
+
+/* The run record of the pass (every field but duration and t_record, which the caller sets when
+ * it saves it) and its tallies. Reasons and outcomes are those the record has always shown: gone
+ * and covered mounts are "skipped", a hung or timed-out mount says why. 0 or -ENOMEM (nothing
+ * written then). */
+int run_record_build(const RunInput *in, RunRecord *ret, RunTally *ret_tally);
+
+/* The knob facts of the pass: complete is Sample.complete, carried whether the unit's pass of this
+ * sleep left superblocks unsynced that this pass did not sync, earlier_hung whether a worker of an
+ * earlier pass still stuck was proven hung (run_earlier_hung()). */
+KnobFacts run_knob_facts(const RunTally *t, bool complete, bool late, bool carried, bool earlier_hung);
+bool run_earlier_hung(const Handover *h);
+
+/* The unit's pass replaces the handover's "unsynced" superblocks with the ones it left (t->left);
+ * when the list is full its last entry becomes 0:0, a superblock no pass ever syncs, so the late
+ * pass keeps the kernel's sync on. */
+void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime);
+/* The late pass: whether a fresh "unsynced" superblock of the unit's pass was not synced by it. */
+bool run_unsynced_carried(const Handover *h, const ExecJob *jobs, size_t n_jobs, usec_t now_boottime);

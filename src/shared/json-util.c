@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hexdecoct.h"
+#include "json-util.h"
+#include "macro.h"
+#include "utf8.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_tokener *, json_tokener_free);
+
+/* ---- building ---- */
+
+int json_add(json_object *o, const char *key, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(o, key, v) < 0) {
+                (void) json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_append(json_object *a, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                (void) json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_add_null(json_object *o, const char *key) {
+        return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+}
+
+int json_add_string(json_object *o, const char *key, const char *s) {
+        return s ? json_add(o, key, json_object_new_string(s)) : json_add_null(o, key);
+}
+
+int json_add_bytes(json_object *o, const char *key, const char *s, size_t max) {
+        _cleanup_free_ char *lossy = NULL, *hex = NULL, *hex_key = NULL;
+        size_t n;
+        int r;
+
+        if (!s)
+                return json_add_null(o, key);
+        n = strlen(s);
+        if (n > max)
+                return -E2BIG;
+        if (utf8_is_valid_n(s, n))
+                return json_add(o, key, json_object_new_string_len(s, (int) n));
+
+        lossy = utf8_escape_invalid_n(s, n);
+        hex = hexmem(s, n);
+        if (!lossy || !hex || asprintf(&hex_key, "%s_hex", key) < 0)
+                return -ENOMEM;
+        r = json_add(o, key, json_object_new_string(lossy));
+        if (r < 0)
+                return r;
+        return json_add(o, hex_key, json_object_new_string(hex));
+}
+
+int json_add_u64(json_object *o, const char *key, uint64_t u) {
+        return json_add(o, key, json_object_new_uint64(u));
+}
+
+int json_add_u64_or_null(json_object *o, const char *key, uint64_t u, uint64_t unknown) {
+        return u == unknown ? json_add_null(o, key) : json_add_u64(o, key, u);
+}
+
+int json_add_int(json_object *o, const char *key, int i) {
+        return json_add(o, key, json_object_new_int(i));
+}
+
+int json_add_bool(json_object *o, const char *key, bool b) {
+        return json_add(o, key, json_object_new_boolean(b));
+}
+
+int json_new_string_array(char *const *v, size_t n, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                r = json_append(a, json_object_new_string(v[i]));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+int json_to_string_dup(json_object *o, int flags, char **ret) {
+        const char *s;
+        size_t len = 0;
+        char *copy;
+
+        s = json_object_to_json_string_length(o, flags, &len);
+        if (!s)
+                return -ENOMEM;
+        copy = strndup(s, len);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 0;
+}
+
+/* ---- reading ---- */
+
+json_object *json_get(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
+
+/* The value of key checked against type: 1 and *ret, 0 (absent, optional), or -EBADMSG. */
+static int json_get_typed(json_object *o, const char *key, JsonFlags flags, json_type type, json_object **ret) {
+        json_object *v = json_get(o, key);
+
+        *ret = v;
+        if (!v)
+                return flags & JSON_MANDATORY ? -EBADMSG : 0;
+        return json_object_is_type(v, type) ? 1 : -EBADMSG;
+}
+
+int json_get_object(json_object *o, const char *key, JsonFlags flags, json_object **ret) {
+        json_object *v;
+        int r;
+
+        r = json_get_typed(o, key, flags, json_type_object, &v);
+        if (r < 0)
+                return r;
+        *ret = v;
+        return r;
+}
+
+int json_get_array(json_object *o, const char *key, JsonFlags flags, size_t max, json_object **ret) {
+        json_object *v;
+        int r;
+
+        r = json_get_typed(o, key, flags, json_type_array, &v);
+        if (r < 0)
+                return r;
+        if (v && json_object_array_length(v) > max)
+                return -EBADMSG;
+        *ret = v;
+        return r;
+}
+
+int json_get_u64(json_object *o, const char *key, JsonFlags flags, uint64_t def, uint64_t *ret) {
+        json_object *v;
+        int r;
+
+        r = json_get_typed(o, key, flags, json_type_int, &v);
+        if (r <= 0) {
+                if (r == 0)
+                        *ret = def;
+                return r;
+        }
+        if (json_object_get_int64(v) < 0)
+                return -EBADMSG;
+        *ret = json_object_get_uint64(v);
+        return 1;
+}
+
+int json_get_int(json_object *o, const char *key, JsonFlags flags, int max, int def, int *ret) {
+        uint64_t u;
+        int r;
+
+        r = json_get_u64(o, key, flags, 0, &u);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                *ret = def;
+                return 0;
+        }
+        if (max < 0 || u > (uint64_t) max)
+                return -EBADMSG;
+        *ret = (int) u;
+        return 1;
+}
+
+int json_get_bool(json_object *o, const char *key, JsonFlags flags, bool def, bool *ret) {
+        json_object *v;
+        int r;
+
+        r = json_get_typed(o, key, flags, json_type_boolean, &v);
+        if (r >= 0)
+                *ret = r > 0 ? json_object_get_boolean(v) : def;
+        return r;
+}
+
+int json_get_string(json_object *o, const char *key, JsonFlags flags, size_t max, char **ret) {
+        json_object *v;
+        const char *s;
+        size_t n;
+        char *copy;
+        int r;
+
+        if (flags & JSON_BYTES) {
+                _cleanup_free_ char *hex_key = NULL;
+
+                if (asprintf(&hex_key, "%s_hex", key) < 0)
+                        return -ENOMEM;
+                r = json_get_typed(o, hex_key, JSON_OPTIONAL, json_type_string, &v);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        n = (size_t) json_object_get_string_len(v);
+                        if (n > 2 * max)
+                                return -EBADMSG;
+                        r = unhexstr(json_object_get_string(v), n, ret);
+                        return r < 0 ? r : 1;
+                }
+        }
+
+        r = json_get_typed(o, key, flags, json_type_string, &v);
+        if (r <= 0) {
+                if (r == 0)
+                        *ret = NULL;
+                return r;
+        }
+        s = json_object_get_string(v);
+        n = (size_t) json_object_get_string_len(v);
+        /* \u escapes can still produce NUL or lone surrogates */
+        if (n > max || memchr(s, 0, n) || !utf8_is_valid_n(s, n))
+                return -EBADMSG;
+        copy = strndup(s, n);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 1;
+}
+
+static void string_vector_free(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size_t max_n, size_t max_len,
+                          char ***ret, size_t *ret_n) {
+        json_object *a;
+        char **v;
+        size_t n;
+        int r;
+
+        r = json_get_array(o, key, flags, max_n, &a);
+        if (r <= 0) {
+                if (r == 0) {
+                        *ret = NULL;
+                        *ret_n = 0;
+                }
+                return r;
+        }
+        n = json_object_array_length(a);
+        v = calloc(n + 1, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+
+                if (!json_object_is_type(e, json_type_string) || (size_t) json_object_get_string_len(e) > max_len) {
+                        string_vector_free(v, i);
+                        return -EBADMSG;
+                }
+                v[i] = strdup(json_object_get_string(e));
+                if (!v[i]) {
+                        string_vector_free(v, i);
+                        return -ENOMEM;
+                }
+        }
+        *ret = v;
+        *ret_n = n;
+        return 1;
+}
+
+int json_parse_strict(const char *text, size_t len, size_t max, int depth, json_object **ret) {
+        _cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
+        _cleanup_json_ json_object *o = NULL;
+
+        if (len > max)
+                return -EFBIG;
+        if (len > INT_MAX)
+                return -EFBIG;
+        /* json-c's own check lets surrogates (ED A0..BF ..) through; ours is strict. */
+        if (memchr(text, 0, len) || !utf8_is_valid_n(text, len))
+                return -EBADMSG;
+
+        tok = json_tokener_new_ex(depth);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+
+        o = json_tokener_parse_ex(tok, text, (int) len);
+        if (json_tokener_get_error(tok) != json_tokener_success || !o)
+                return -EBADMSG;
+        /* Only whitespace may follow the value. */
+        for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+                if (!strchr(" \t\r\n", text[i]))
+                        return -EBADMSG;
+
+        *ret = TAKE_PTR(o);
+        return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Checked helpers over json-c, for every JSON writer and reader: adding a member returns 0 or a
+ * negative errno (never a silently dropped key), getters check the type, apply a default to an
+ * optional key (missing and null are the same) and return -EBADMSG for anything unexpected; a
+ * strict bounded parser. No domain knowledge.
+ *
+ * Raw bytes: JSON strings must be valid UTF-8, so json_add_bytes() writes a string that is not
+ * lossily (each invalid byte becomes U+FFFD) and adds its bytes hex-encoded under "<key>_hex";
+ * json_get_string(..., JSON_BYTES, ...) prefers the "_hex" form, so a round trip is lossless.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+/* What the state files and the verbs print: pretty (indented, spaced) or short (one line). */
+#define JSON_FORMAT_PRETTY (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define JSON_FORMAT_SHORT (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+static inline void json_object_unrefp(json_object **p) {
+        if (*p)
+                (void) json_object_put(*p);
+}
+#define _cleanup_json_ __attribute__((cleanup(json_object_unrefp)))
+
+/* ---- building: each returns 0, -ENOMEM, or the error named ---- */
+
+/* Adds v under key (replacing an earlier member of that name), taking ownership of v even on
+ * failure; v == NULL means its allocation failed: -ENOMEM. */
+int json_add(json_object *o, const char *key, json_object *v);
+/* Appends v to the array a, taking ownership of v even on failure (NULL v: -ENOMEM). */
+int json_append(json_object *a, json_object *v);
+
+int json_add_null(json_object *o, const char *key);
+/* s as given (json-c writes its bytes; NULL: null). */
+int json_add_string(json_object *o, const char *key, const char *s);
+/* Raw bytes (see above); NULL: null. -E2BIG when strlen(s) > max. */
+int json_add_bytes(json_object *o, const char *key, const char *s, size_t max);
+int json_add_u64(json_object *o, const char *key, uint64_t u);
+/* u, or null when u == unknown. */
+int json_add_u64_or_null(json_object *o, const char *key, uint64_t u, uint64_t unknown);
+int json_add_int(json_object *o, const char *key, int i);
+int json_add_bool(json_object *o, const char *key, bool b);
+/* A new array of the n strings v[0..n) (each as json_add_string()). */
+int json_new_string_array(char *const *v, size_t n, json_object **ret);
+
+/* A NUL-terminated copy of o's text in json-c flags (JSON_FORMAT_*); no trailing newline. */
+int json_to_string_dup(json_object *o, int flags, char **ret);
+
+/* ---- reading ---- */
+
+typedef enum JsonFlags {
+        JSON_OPTIONAL = 0,        /* a missing or null key gets the default */
+        JSON_MANDATORY = 1 << 0,  /* a missing or null key is -EBADMSG */
+        JSON_BYTES = 1 << 1,      /* strings: "<key>_hex", when present, wins (see above) */
+} JsonFlags;
+
+/* The member key of o; a missing key and JSON null are the same: NULL. */
+json_object *json_get(json_object *o, const char *key);
+
+/* Typed getters. Each returns 1 when the key was present, 0 when the default was used (optional
+ * key missing or null), -EBADMSG for a missing mandatory key or a value of the wrong type or range,
+ * -ENOMEM. *ret is written on success (the default when absent). */
+int json_get_object(json_object *o, const char *key, JsonFlags flags, json_object **ret);
+/* An array of at most max elements (default: NULL). */
+int json_get_array(json_object *o, const char *key, JsonFlags flags, size_t max, json_object **ret);
+/* A non-negative integer (json-c saturates values above UINT64_MAX). */
+int json_get_u64(json_object *o, const char *key, JsonFlags flags, uint64_t def, uint64_t *ret);
+/* An integer in 0..max. */
+int json_get_int(json_object *o, const char *key, JsonFlags flags, int max, int def, int *ret);
+int json_get_bool(json_object *o, const char *key, JsonFlags flags, bool def, bool *ret);
+/* A newly allocated string of at most max bytes, valid UTF-8 without NUL (default: NULL); with
+ * JSON_BYTES the "_hex" form (at most 2 * max digits) is preferred. */
+int json_get_string(json_object *o, const char *key, JsonFlags flags, size_t max, char **ret);
+/* An array of at most max_n strings of at most max_len bytes each, copied up to their first NUL;
+ * a newly allocated NULL-terminated vector and its length (default: NULL, 0). */
+int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size_t max_n, size_t max_len,
+                          char ***ret, size_t *ret_n);
+
+/* Parses exactly len bytes of strict JSON: valid UTF-8 (strict, see shared/utf8.h: json-c lets
+ * surrogates through), no NUL byte, nesting at most depth, nothing but whitespace after the value.
+ * -EFBIG when len > max, -EBADMSG for anything malformed, -ENOMEM. */
+int json_parse_strict(const char *text, size_t len, size_t max, int depth, json_object **ret);

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * Tests for src/history: the persistent cycle history (JSON round trip, append, bounds, a reboot,
+ * corrupt files) and its statistics.
+ */
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "history.h"
+#include "shared/fileio.h"
+#include "tests.h"
+
+#define T0 ((usec_t) 1764576000 * USEC_PER_SEC)
+#define BOOT1 "0123456789abcdef0123456789abcdef"
+#define BOOT2 "fedcba9876543210fedcba9876543210"
+
+static RunMount mounts[2];
+
+static RunRecord rec(const char *trigger, usec_t start, usec_t d_root, const char *outcome) {
+        mounts[0] = (RunMount) { .mount_point = (char *) "/", .fstype = (char *) "ext4", .action = (char *) "sync",
+                                 .outcome = (char *) outcome, .duration = d_root };
+        mounts[1] = (RunMount) { .mount_point = (char *) "/proc", .fstype = (char *) "proc",
+                                 .action = (char *) "skip", .outcome = (char *) "skipped" };
+        return (RunRecord) { .started_realtime = start, .duration = d_root + USEC_PER_MSEC,
+                             .result = (char *) "success", .trigger = (char *) trigger,
+                             .sleep_action = (char *) "suspend", .deadline = 30 * USEC_PER_SEC,
+                             .mounts = mounts, .n_mounts = 2 };
+}
+
+/* A cycle starting at start whose unit's pass synced / in d_root. */
+static void make(CycleRecord *ret, const char *boot, usec_t start, usec_t d_root, const char *outcome) {
+        RunRecord u = rec("unit", start, d_root, outcome);
+        SleepCycle c = { .unit = &u };
+
+        ASSERT_OK(cycle_record_from_cycle(&c, boot, start + 3600 * USEC_PER_SEC, ret));
+        /* the late pass separately: rec() reuses the static mounts[] */
+        {
+                RunRecord l = rec("hook", start + USEC_PER_SEC, 2 * USEC_PER_MSEC, "synced");
+                SleepCycle cl = { .late = &l };
+                CycleRecord x = {};
+
+                ASSERT_OK(cycle_record_from_cycle(&cl, boot, 0, &x));
+                ret->late = x.late;
+                ret->has_late = true;
+                x.late = (RunRecord) {};
+                x.has_late = false;
+                cycle_record_done(&x);
+        }
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path) < 0 ? -1 : 0;
+}
+
+TEST(json) {
+        _cleanup_(cycle_record_done) CycleRecord c = {}, back = {};
+        _cleanup_free_ char *text = NULL, *again = NULL;
+        CycleRecord empty = {};
+
+        make(&c, BOOT1, T0, 250 * USEC_PER_MSEC, "synced");
+        ASSERT_OK(cycle_record_to_json_string(&c, &text));
+        ASSERT_OK(cycle_record_from_json_string(text, &back));
+        ASSERT_STREQ(back.boot_id, BOOT1);
+        ASSERT_U64_EQ(back.resumed_realtime, T0 + 3600 * USEC_PER_SEC);
+        ASSERT_TRUE(back.has_unit && back.has_late);
+        ASSERT_EQ(back.unit.n_mounts, 2U);
+        ASSERT_STREQ(back.late.trigger, "hook");
+        ASSERT_OK(cycle_record_to_json_string(&back, &again));
+        ASSERT_STREQ(text, again);
+
+        ASSERT_ERR(cycle_record_to_json_string(&empty, &again), EINVAL);
+
+        /* A cycle without its unit's pass (aged out of /run) round-trips too. */
+        {
+                _cleanup_free_ char *t = NULL;
+                _cleanup_(cycle_record_done) CycleRecord late_only = {};
+
+                run_record_done(&back.unit);
+                back.has_unit = false;
+                ASSERT_OK(cycle_record_to_json_string(&back, &t));
+                ASSERT_OK(cycle_record_from_json_string(t, &late_only));
+                ASSERT_TRUE(!late_only.has_unit && late_only.has_late);
+                ASSERT_TRUE(strstr(t, "\"unit\":null") != NULL);
+        }
+        ASSERT_ERR(cycle_record_from_json_string("{\"unit\":null,\"late\":null}", &back), EBADMSG);
+        ASSERT_ERR(cycle_record_from_json_string("{\"boot_id\":\"xyz\",\"unit\":{}}", &back), EBADMSG);
+        ASSERT_ERR(cycle_record_from_json_string("[1]", &back), EBADMSG);
+        ASSERT_ERR(cycle_record_from_json_string("{\"resumed_realtime\":-1,\"unit\":{}}", &back), EBADMSG);
+}
+
+TEST(append_load_prune_reboot) {
+        char dir[] = "/tmp/test-history.XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        CycleRecord *got = NULL;
+        size_t n = 0, bad = 0;
+        struct stat st;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        /* Empty. */
+        ASSERT_OK(history_load(fd, 10, &got, &n, &bad));
+        ASSERT_EQ(n, 0U);
+        free(got);
+
+        /* Boot 1, then a "reboot": boot 2 (the /run records are gone, these stay). */
+        for (unsigned i = 0; i < HISTORY_CYCLES_MAX + 6; i++) {
+                _cleanup_(cycle_record_done) CycleRecord c = {};
+
+                make(&c, i < 40 ? BOOT1 : BOOT2, T0 + i * 7200 * USEC_PER_SEC, (i + 1) * USEC_PER_MSEC, "synced");
+                ASSERT_EQ(history_append(fd, &c), 1);
+                if (i == 3)
+                        ASSERT_EQ(history_append(fd, &c), 0); /* post hook and ExecStopPost= both */
+        }
+        ASSERT_TRUE(fstatat(fd, "cycles/" "1764576000000000-" BOOT1 ".json", &st, 0) < 0); /* pruned */
+        {
+                char name[128];
+
+                snprintf(name, sizeof name, "cycles/%llu-%s.json",
+                         (unsigned long long) (T0 + (HISTORY_CYCLES_MAX + 5) * 7200 * USEC_PER_SEC), BOOT2);
+                ASSERT_OK(fstatat(fd, name, &st, 0) < 0 ? -errno : 0);
+                ASSERT_EQ(st.st_mode & 0777, 0644U);
+        }
+        ASSERT_OK(write_file_atomic_at(fd, "cycles/1-" BOOT1 ".json", "{garbage", 8));
+
+        ASSERT_OK(history_load(fd, 1000, &got, &n, &bad));
+        ASSERT_EQ(n, HISTORY_CYCLES_MAX);
+        ASSERT_EQ(bad, 1U);
+        ASSERT_STREQ(got[0].boot_id, BOOT2);
+        ASSERT_STREQ(got[n - 1].boot_id, BOOT1); /* cycles of the earlier boot survive */
+        ASSERT_U64_EQ(cycle_record_start(&got[0]), T0 + (HISTORY_CYCLES_MAX + 5) * 7200 * USEC_PER_SEC);
+        ASSERT_TRUE(cycle_record_start(&got[0]) > cycle_record_start(&got[1]));
+        cycle_record_array_free(got, n);
+
+        ASSERT_OK(history_load(fd, 5, &got, &n, NULL));
+        ASSERT_EQ(n, 5U);
+        cycle_record_array_free(got, n);
+        ASSERT_TRUE(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
+}
+
+TEST(stats) {
+        /* 20 cycles: / took 1..20 ms, one timed out, one error. */
+        CycleRecord c[20] = {};
+        _cleanup_free_ MountStats *s = NULL;
+        size_t n = 0;
+
+        for (unsigned i = 0; i < ELEMENTSOF(c); i++)
+                make(&c[i], BOOT1, T0 + i * 7200 * USEC_PER_SEC, (20 - i) * USEC_PER_MSEC,
+                     i == 0 ? "timeout" : i == 1 ? "error" : "synced");
+        ASSERT_OK(history_mount_stats(c, ELEMENTSOF(c), &s, &n));
+        ASSERT_EQ(n, 2U); /* "/" in the unit's and in the late pass; /proc is never synced */
+        ASSERT_STREQ(s[0].pass, "unit");
+        ASSERT_STREQ(s[0].mount_point, "/");
+        ASSERT_EQ(s[0].n, 20U);
+        ASSERT_U64_EQ(s[0].p50, 10 * USEC_PER_MSEC);
+        ASSERT_U64_EQ(s[0].p95, 19 * USEC_PER_MSEC);
+        ASSERT_U64_EQ(s[0].max, 20 * USEC_PER_MSEC);
+        ASSERT_EQ(s[0].n_synced, 18U);
+        ASSERT_EQ(s[0].n_timeout, 1U);
+        ASSERT_EQ(s[0].n_error, 1U);
+        ASSERT_STREQ(s[1].pass, "late");
+        ASSERT_U64_EQ(s[1].max, 2 * USEC_PER_MSEC);
+        for (unsigned i = 0; i < ELEMENTSOF(c); i++)
+                cycle_record_done(&c[i]);
+
+        usec_t v[] = { 1, 2, 3, 4 };
+        ASSERT_U64_EQ(percentile_sorted(v, 4, 50), 2);
+        ASSERT_U64_EQ(percentile_sorted(v, 4, 95), 4);
+        ASSERT_U64_EQ(percentile_sorted(v, 1, 50), 1);
+        ASSERT_U64_EQ(percentile_sorted(v, 0, 50), 0);
+}
+
+int main(void) {
+        RUN(json);
+        RUN(append_load_prune_reboot);
+        RUN(stats);
+        return 0;
+}

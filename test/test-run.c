@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <sys/sysmacros.h>
+
+#include "run.h"
+#include "tests.h"
+
+/*
+ * The pure steps of a pass on small hand-built plans: no fixture root, no worker. Each case sets
+ * the executor's results by hand (as executor_run() and executor_check_stuck() would) and checks
+ * the record, the tallies, the knob facts and the handover inputs; a control next to each
+ * assertion flips one input.
+ */
+
+#define MAXE 8
+
+typedef struct Bed {
+        PlanEntry entries[MAXE];
+        Plan plan;
+        dev_t leaves[MAXE];
+        Superblock sbs[MAXE];
+        Sample sample;
+        Handover ho;
+        RunJobs j;
+        RunRecord rec;
+        RunTally t;
+} Bed;
+
+/* n_sync planned entries, then n_skip skipped ones; entry i on superblock i, dev 8:i, group "gI". */
+static void bed_init(Bed *b, size_t n_sync, size_t n_skip) {
+        static const char *const groups[MAXE] = { "g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7" };
+        static const char *const mps[MAXE] = { "/m0", "/m1", "/m2", "/m3", "/m4", "/m5", "/m6", "/m7" };
+        static char reason_sync[] = "planned", reason_skip[] = "late pass: fuse left out";
+
+        *b = (Bed) {};
+        ASSERT_TRUE(n_sync + n_skip <= MAXE);
+        for (size_t i = 0; i < n_sync + n_skip; i++) {
+                b->leaves[i] = makedev(8, (unsigned) i);
+                b->sbs[i] = (Superblock) {
+                        .dev = makedev(8, (unsigned) i),
+                        .device = { .is_block = i % 2 == 0, .leaves = &b->leaves[i], .n_leaves = 1,
+                                    .bdi_name = (char *) "8:0" },
+                        .group = (char *) groups[i],
+                };
+                b->entries[i] = (PlanEntry) {
+                        .mount_point = mps[i],
+                        .fstype = "ext4",
+                        .dev = makedev(8, (unsigned) i),
+                        .group = groups[i],
+                        .sb = i,
+                        .action = i < n_sync ? PLAN_SYNC : PLAN_SKIP,
+                        .reason = i < n_sync ? reason_sync : reason_skip,
+                        .timeout = 1000,
+                        .mount_id = 100 + (int) i,
+                        .path = (char *) mps[i],
+                        .run_as_uid = (uid_t) -1,
+                        .run_as_gid = (gid_t) -1,
+                        .bdi_name = "0:52",
+                };
+        }
+        b->plan = (Plan) { .entries = b->entries, .n_entries = n_sync + n_skip, .n_sync = n_sync, .t_plan = 3 };
+        b->sample = (Sample) { .sbs = b->sbs, .n_sbs = n_sync + n_skip, .complete = true, .t_read = 1, .t_sample = 2 };
+}
+
+static void bed_done(Bed *b) {
+        run_tally_done(&b->t);
+        run_record_done(&b->rec);
+        run_jobs_done(&b->j);
+        handover_done(&b->ho);
+}
+
+static void bed_jobs(Bed *b) {
+        ASSERT_OK(run_jobs_build(&b->plan, &b->sample, &b->ho, 10, 11, &b->j));
+}
+
+/* Builds the record from the jobs as they are now (after bed_jobs() and hand-set results). */
+static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
+        RunInput in = {
+                .plan = &b->plan, .sample = &b->sample, .jobs = &b->j, .fuse_clean = clean, .fuse_why = why,
+                .trigger = "hook", .sleep_action = "suspend", .started_realtime = 5, .deadline = 30, .t_execute = 4,
+        };
+
+        run_tally_done(&b->t);
+        run_record_done(&b->rec);
+        ASSERT_OK(run_record_build(&in, &b->rec, &b->t));
+}
+
+static void bed_record(Bed *b) {
+        bed_record_with(b, NULL, NULL);
+}
+
+static void set_result(ExecJob *j, Outcome o, int error, pid_t pid, bool hung, bool stuck) {
+        j->outcome = o;
+        j->error = error;
+        j->duration = 7;
+        j->abandoned_pid = pid;
+        j->hung = hung;
+        j->stuck = stuck;
+}
+
+TEST(jobs_from_plan) {
+        Bed b;
+
+        bed_init(&b, 3, 1);
+        b.entries[2].namespace_ino = 4026531840;       /* another namespace: no "gone" check */
+        b.entries[0].flush_device = "/dev/sda";
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
+        bed_jobs(&b);
+
+        ASSERT_EQ(b.j.n_jobs, 3);                       /* sync entries only */
+        ASSERT_STREQ(b.j.jobs[0].path, "/m0");
+        ASSERT_STREQ(b.j.jobs[0].group, "g0");
+        ASSERT_STREQ(b.j.jobs[0].flush_device, "/dev/sda");
+        ASSERT_EQ(b.j.jobs[0].mount_id, 100);
+        ASSERT_EQ(b.j.jobs[0].dev, makedev(8, 0));
+        ASSERT_EQ(b.j.jobs[0].run_as_uid, (uid_t) -1);
+        ASSERT_TRUE(b.j.jobs[0].gone_check);
+        ASSERT_TRUE(!b.j.jobs[2].gone_check);
+        /* progress probes: sysfs only for a block device, debugfs always */
+        ASSERT_TRUE(b.j.jobs[0].progress == &b.j.probes[0]);
+        ASSERT_EQ(b.j.probes[0].sysfs_fd, 10);
+        ASSERT_EQ(b.j.probes[1].sysfs_fd, -EBADF);
+        ASSERT_EQ(b.j.probes[1].debugfs_fd, 11);
+        ASSERT_EQ(b.j.probes[2].leaves[0], makedev(8, 2));
+
+        /* g1 is held by a worker of an earlier pass: not handed to the executor */
+        ASSERT_TRUE(!b.j.blocked[0] && b.j.blocked[1] && !b.j.blocked[2]);
+        ASSERT_EQ(b.j.blocked[1]->pid, 4242);
+        ASSERT_EQ(b.j.jobs[1].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(b.j.jobs[1].hung);
+        ASSERT_EQ(b.j.n_run, 2);
+        ASSERT_EQ(b.j.run_index[0], 0);
+        ASSERT_EQ(b.j.run_index[1], 2);
+        ASSERT_STREQ(b.j.run[1].path, "/m2");
+
+        /* results come back to their plan entries */
+        b.j.run[1].outcome = OUTCOME_SYNCED;
+        b.j.run[0].outcome = OUTCOME_ERROR;
+        run_jobs_collect(&b.j);
+        ASSERT_EQ(b.j.jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(b.j.jobs[1].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(b.j.jobs[2].outcome, OUTCOME_SYNCED);
+        bed_done(&b);
+
+        /* control: a restricted view or an unlisted path is never checked for "gone" */
+        bed_init(&b, 2, 0);
+        b.sample.view_restricted = true;
+        bed_jobs(&b);
+        ASSERT_TRUE(!b.j.jobs[0].gone_check && !b.j.jobs[1].gone_check);
+        bed_done(&b);
+        bed_init(&b, 2, 0);
+        b.entries[1].unlisted = true;
+        bed_jobs(&b);
+        ASSERT_TRUE(b.j.jobs[0].gone_check && !b.j.jobs[1].gone_check);
+        ASSERT_EQ(b.j.n_run, 2);
+        bed_done(&b);
+}
+
+/* Synced, failed, gone, covered, not started; plus a planned skip. */
+TEST(tallies) {
+        Bed b;
+
+        bed_init(&b, 5, 1);
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        set_result(&b.j.jobs[1], OUTCOME_ERROR, EIO, 0, false, false);
+        set_result(&b.j.jobs[2], OUTCOME_GONE, EIDRM, 0, false, false);
+        set_result(&b.j.jobs[3], OUTCOME_COVERED, EALREADY, 0, false, false);
+        set_result(&b.j.jobs[4], OUTCOME_TIMEOUT, 0, 0, false, false);
+        bed_record(&b);
+
+        ASSERT_EQ(b.t.n_synced, 1);
+        ASSERT_EQ(b.t.n_error, 1);
+        ASSERT_EQ(b.t.n_timeout, 1);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_EQ(b.t.n_skipped, 3);                    /* gone, covered, the planned skip */
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_TRUE(b.t.gone);
+        ASSERT_TRUE(b.t.covered);                       /* the skip is not "uncovered" */
+        ASSERT_EQ(b.t.n_left, 2);                       /* the error and the timeout */
+        ASSERT_EQ(b.t.left[0], makedev(8, 1));
+        ASSERT_EQ(b.t.left[1], makedev(8, 4));
+
+        ASSERT_STREQ(b.rec.result, "error");
+        ASSERT_STREQ(b.rec.trigger, "hook");
+        ASSERT_STREQ(b.rec.sleep_action, "suspend");
+        ASSERT_EQ(b.rec.started_realtime, 5);
+        ASSERT_EQ(b.rec.deadline, 30);
+        ASSERT_EQ(b.rec.t_read, 1);
+        ASSERT_EQ(b.rec.t_sample, 2);
+        ASSERT_EQ(b.rec.t_plan, 3);
+        ASSERT_EQ(b.rec.t_execute, 4);
+        ASSERT_TRUE(b.rec.has_complete && b.rec.complete);
+        ASSERT_EQ(b.rec.n_mounts, 6);
+        ASSERT_STREQ(b.rec.mounts[0].outcome, "synced");
+        ASSERT_STREQ(b.rec.mounts[0].reason, "planned");
+        ASSERT_STREQ(b.rec.mounts[0].action, "sync");
+        ASSERT_EQ(b.rec.mounts[0].duration, 7);
+        ASSERT_STREQ(b.rec.mounts[1].outcome, "error");
+        ASSERT_EQ(b.rec.mounts[1].error, EIO);
+        ASSERT_STREQ(b.rec.mounts[2].outcome, "skipped");
+        ASSERT_STREQ(b.rec.mounts[2].reason, "gone: unmounted since the plan was made");
+        ASSERT_EQ(b.rec.mounts[2].error, 0);
+        ASSERT_STREQ(b.rec.mounts[3].outcome, "skipped");
+        ASSERT_STREQ(b.rec.mounts[3].reason, "overlay: upperdir verified on its upper layer, synced before it");
+        ASSERT_EQ(b.rec.mounts[3].error, 0);
+        ASSERT_STREQ(b.rec.mounts[4].outcome, "timeout");
+        ASSERT_STREQ(b.rec.mounts[4].reason, "not started before the deadline");
+        ASSERT_STREQ(b.rec.mounts[5].outcome, "skipped");
+        ASSERT_STREQ(b.rec.mounts[5].action, "skip");
+        ASSERT_STREQ(b.rec.mounts[5].reason, "late pass: fuse left out");
+
+        /* control: without the error the result is "timeout", without both "success" */
+        set_result(&b.j.jobs[1], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record(&b);
+        ASSERT_STREQ(b.rec.result, "timeout");
+        ASSERT_EQ(b.t.n_left, 1);
+        set_result(&b.j.jobs[4], OUTCOME_SYNCED, 0, 0, false, false);
+        set_result(&b.j.jobs[2], OUTCOME_COVERED, EALREADY, 0, false, false);
+        bed_record(&b);
+        ASSERT_STREQ(b.rec.result, "success");
+        ASSERT_TRUE(!b.t.unsynced);
+        ASSERT_TRUE(!b.t.gone);                         /* covered is not gone */
+        ASSERT_EQ(b.t.n_synced, 3);
+        ASSERT_EQ(b.t.n_left, 0);
+        bed_done(&b);
+}
+
+/* Blocked by a stuck worker of an earlier pass: hung when that worker was proven hung, else busy. */
+TEST(hung_blocked_by_earlier_pass) {
+        Bed b;
+
+        bed_init(&b, 2, 0);
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        ASSERT_TRUE(run_job_hung(&b.j, 1));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 1);
+        ASSERT_EQ(b.t.n_timeout, 1);
+        ASSERT_TRUE(!b.t.unsynced);
+        ASSERT_EQ(b.t.n_left, 0);
+        ASSERT_STREQ(b.rec.mounts[1].outcome, "timeout");
+        ASSERT_STREQ(b.rec.mounts[1].reason,
+                     "hung: not started, worker 4242 of an earlier pass is still in the kernel on this device");
+        ASSERT_EQ(b.rec.mounts[1].abandoned_pid, 0);
+        bed_done(&b);
+
+        /* control: the earlier worker was not proven hung: busy, left to the kernel's sync */
+        bed_init(&b, 2, 0);
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, "g1"));
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        ASSERT_TRUE(!run_job_hung(&b.j, 1));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_EQ(b.t.n_timeout, 1);
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_EQ(b.t.n_left, 1);
+        ASSERT_EQ(b.t.left[0], makedev(8, 1));
+        ASSERT_STREQ(b.rec.mounts[1].reason, "busy: not started, worker 4242 of an earlier pass is still in the "
+                                             "kernel on this device: left to the kernel's sync");
+        bed_done(&b);
+}
+
+/* Abandoned on a device proven stuck: hung while its worker is still stuck; a worker that exited
+ * (the device woke up) leaves the mount to the kernel's sync, as does a slow device. */
+TEST(hung_abandoned) {
+        Bed b;
+
+        bed_init(&b, 1, 0);
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_TIMEOUT, 0, 777, true, true);
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 1);
+        ASSERT_TRUE(!b.t.unsynced);
+        ASSERT_STREQ(b.rec.result, "timeout");
+        ASSERT_EQ(b.rec.mounts[0].abandoned_pid, 777);
+        ASSERT_STREQ(b.rec.mounts[0].reason,
+                     "hung: its device completed no I/O for the proof window, worker still in the kernel");
+
+        /* abandoned but exited */
+        b.j.jobs[0].stuck = false;
+        ASSERT_TRUE(!run_job_hung(&b.j, 0));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_EQ(b.t.n_left, 1);
+        ASSERT_STREQ(b.rec.mounts[0].reason, "stuck device woke up: left to the kernel's sync");
+
+        /* still stuck, but never proven hung (slow, or no evidence) */
+        b.j.jobs[0].stuck = true;
+        b.j.jobs[0].hung = false;
+        ASSERT_TRUE(!run_job_hung(&b.j, 0));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_STREQ(b.rec.mounts[0].reason, "slow or without progress evidence: left to the kernel's sync");
+
+        /* only a timeout can be hung */
+        set_result(&b.j.jobs[0], OUTCOME_ERROR, EIO, 0, true, true);
+        ASSERT_TRUE(!run_job_hung(&b.j, 0));
+        bed_done(&b);
+}
+
+/* Not started behind the stuck worker of its own group: hung while that worker is stuck. */
+TEST(hung_behind_group_worker) {
+        Bed b;
+
+        bed_init(&b, 3, 0);
+        b.entries[1].group = "g0";                      /* same device group as entry 0 */
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_TIMEOUT, 0, 777, true, true);
+        set_result(&b.j.jobs[1], OUTCOME_TIMEOUT, 0, 0, true, false);
+        set_result(&b.j.jobs[2], OUTCOME_SYNCED, 0, 0, false, false);
+        ASSERT_TRUE(run_job_hung(&b.j, 1));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 2);
+        ASSERT_EQ(b.t.n_timeout, 2);
+        ASSERT_TRUE(!b.t.unsynced);
+        ASSERT_STREQ(b.rec.mounts[1].reason, "hung: not started, its device is stuck");
+
+        /* control: the group's worker has exited: both left to the kernel's sync */
+        b.j.jobs[0].stuck = false;
+        ASSERT_TRUE(!run_job_hung(&b.j, 1));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_EQ(b.t.n_left, 2);
+        ASSERT_STREQ(b.rec.mounts[1].reason, "not started before the deadline");
+
+        /* control: a stuck worker of another group says nothing about this one */
+        b.j.jobs[0].stuck = true;
+        b.entries[1].group = "g1";
+        b.j.jobs[1].group = "g1";
+        ASSERT_TRUE(!run_job_hung(&b.j, 1));
+        bed_done(&b);
+}
+
+/* A late pass that left a mount out: not covered, unless the FUSE evidence proves it clean. */
+TEST(knob_facts_late_left_out) {
+        const char *why[3] = {};
+        bool clean[3] = {};
+        KnobFacts f;
+        Bed b;
+        int v = -1;
+
+        bed_init(&b, 1, 2);
+        b.entries[2].uncovered = true;
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record(&b);
+        ASSERT_TRUE(!b.t.covered);
+        ASSERT_EQ(b.t.n_uncovered, 1);
+        ASSERT_EQ(b.t.first_uncovered, 2);
+        ASSERT_EQ(b.t.n_skipped, 2);
+        f = run_knob_facts(&b.t, true, true, false, false);
+        ASSERT_TRUE(!f.unsynced && !f.hung && f.complete && !f.covered);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &f, &v), 0);       /* kernel's sync stays on */
+
+        /* control: nothing left out: covered, and auto turns the kernel's sync off */
+        b.entries[2].uncovered = false;
+        bed_record(&b);
+        ASSERT_TRUE(b.t.covered);
+        ASSERT_EQ(b.t.n_uncovered, 0);
+        f = run_knob_facts(&b.t, true, true, false, false);
+        ASSERT_TRUE(f.covered);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &f, &v), 1);
+        ASSERT_EQ(v, 0);
+        /* the unit's pass is never "covered": writes may follow it */
+        ASSERT_TRUE(!run_knob_facts(&b.t, true, false, false, false).covered);
+
+        /* a plain FUSE mount left out, proven clean: covered, and the record says why */
+        b.entries[2].uncovered = true;
+        b.entries[2].fuse_evidence = true;
+        clean[2] = true;
+        bed_record_with(&b, clean, why);
+        ASSERT_TRUE(b.t.covered);
+        ASSERT_STREQ(b.rec.mounts[2].reason,
+                     "late pass: FUSE, proven clean: no dirty inode on its bdi 0:52, no page under writeback");
+        /* not proven clean: uncovered, with the reason appended */
+        clean[2] = false;
+        why[2] = "writeback lists not empty";
+        bed_record_with(&b, clean, why);
+        ASSERT_TRUE(!b.t.covered);
+        ASSERT_EQ(b.t.first_uncovered, 2);
+        ASSERT_STREQ(b.rec.mounts[2].reason, "late pass: fuse left out; FUSE, not proven clean: writeback lists not empty");
+
+        /* gone makes the view incomplete; carried makes it unsynced; an earlier hung worker, hung */
+        f = run_knob_facts(&b.t, false, true, false, false);
+        ASSERT_TRUE(!f.complete);
+        set_result(&b.j.jobs[0], OUTCOME_GONE, EIDRM, 0, false, false);
+        bed_record(&b);
+        f = run_knob_facts(&b.t, true, true, false, false);
+        ASSERT_TRUE(!f.complete && !f.unsynced && !f.hung);
+        f = run_knob_facts(&b.t, true, true, true, true);
+        ASSERT_TRUE(f.unsynced && f.hung);
+        bed_done(&b);
+}
+
+TEST(handover_inputs) {
+        const usec_t boot = 100 * USEC_PER_MINUTE;
+        dev_t left[2] = { makedev(8, 1), makedev(8, 3) };
+        ExecJob jobs[2] = {
+                { .dev = makedev(8, 1), .outcome = OUTCOME_SYNCED },
+                { .dev = makedev(8, 3), .outcome = OUTCOME_TIMEOUT },
+        };
+        Handover h = {};
+
+        ASSERT_TRUE(!run_earlier_hung(&h));
+        ASSERT_OK(handover_add_stuck(&h, 11, 1, false, boot, "g0"));
+        ASSERT_TRUE(!run_earlier_hung(&h));
+        ASSERT_OK(handover_add_stuck(&h, 12, 1, true, boot, "g1"));
+        ASSERT_TRUE(run_earlier_hung(&h));
+
+        /* the unit's pass replaces what an earlier one left */
+        ASSERT_OK(handover_add_unsynced(&h, makedev(9, 9), boot));
+        run_handover_unsynced(&h, left, 2, boot);
+        ASSERT_EQ(h.n_unsynced, 2);
+        ASSERT_EQ(h.unsynced[0], makedev(8, 1));
+        ASSERT_EQ(h.unsynced[1], makedev(8, 3));
+
+        /* the late pass synced 8:1 but not 8:3: carried */
+        ASSERT_TRUE(run_unsynced_carried(&h, jobs, 2, boot + 1));
+        jobs[1].outcome = OUTCOME_SYNCED;
+        ASSERT_TRUE(!run_unsynced_carried(&h, jobs, 2, boot + 1));
+        /* control: stale lines (an older sleep) carry nothing */
+        jobs[1].outcome = OUTCOME_ERROR;
+        ASSERT_TRUE(run_unsynced_carried(&h, jobs, 2, boot + HANDOVER_UNSYNCED_MAX_AGE));
+        ASSERT_TRUE(!run_unsynced_carried(&h, jobs, 2, boot + HANDOVER_UNSYNCED_MAX_AGE + 1));
+
+        run_handover_unsynced(&h, left, 0, boot);
+        ASSERT_EQ(h.n_unsynced, 0);
+        ASSERT_TRUE(!run_unsynced_carried(&h, jobs, 2, boot));
+        handover_done(&h);
+}
+
+/* More unsynced superblocks than the handover holds: the last line becomes 0:0, which no pass
+ * syncs, so the late pass keeps the kernel's sync on. */
+TEST(handover_unsynced_full) {
+        size_t n = HANDOVER_ENTRIES_MAX + 1;
+        _cleanup_free_ dev_t *left = calloc(n, sizeof(dev_t));
+        ExecJob jobs[1] = { { .dev = makedev(8, 1), .outcome = OUTCOME_SYNCED } };
+        Handover h = {};
+
+        ASSERT_TRUE(left);
+        for (size_t i = 0; i < n; i++)
+                left[i] = makedev(8, 1);
+        run_handover_unsynced(&h, left, n - 1, 0);
+        ASSERT_EQ(h.n_unsynced, HANDOVER_ENTRIES_MAX);
+        ASSERT_EQ(h.unsynced[HANDOVER_ENTRIES_MAX - 1], makedev(8, 1));        /* control: it fits */
+        ASSERT_TRUE(!run_unsynced_carried(&h, jobs, 1, 0));
+        run_handover_unsynced(&h, left, n, 0);
+        ASSERT_EQ(h.n_unsynced, HANDOVER_ENTRIES_MAX);
+        ASSERT_EQ(h.unsynced[HANDOVER_ENTRIES_MAX - 1], 0);
+        ASSERT_TRUE(run_unsynced_carried(&h, jobs, 1, 0));
+        handover_done(&h);
+}
+
+int main(void) {
+        RUN(jobs_from_plan);
+        RUN(tallies);
+        RUN(hung_blocked_by_earlier_pass);
+        RUN(hung_abandoned);
+        RUN(hung_behind_group_worker);
+        RUN(knob_facts_late_left_out);
+        RUN(handover_inputs);
+        RUN(handover_unsynced_full);
+        return 0;
+}
