@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "device-sysfs.h"
+#include "shared/devnum-util.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
@@ -21,24 +22,14 @@
 /* ---------------------------------------------------------------------------------------------- */
 /* small helpers */
 
-static int parse_devnum(const char *s, dev_t *ret) {
-        _cleanup_free_ char *m = NULL;
-        const char *colon;
-        unsigned maj, min;
+/* A device number as sysfs writes it: "MAJ:MIN" within the kernel's MAJORBITS 12 and MINORBITS 20
+ * (include/linux/kdev_t.h). -EINVAL otherwise. */
+static int parse_kernel_devnum(const char *s, dev_t *ret) {
+        dev_t d;
 
-        if (!s)
+        if (parse_devnum(s, &d) < 0 || major(d) > 0xfffU || minor(d) > 0xfffffU)
                 return -EINVAL;
-        colon = strchr(s, ':');
-        if (!colon)
-                return -EINVAL;
-        m = strndup(s, (size_t) (colon - s));
-        if (!m)
-                return -ENOMEM;
-        if (safe_atou(m, &maj) < 0 || safe_atou(colon + 1, &min) < 0)
-                return -EINVAL;
-        if (maj > 0xfffU || min > 0xfffffU) /* MAJORBITS 12, MINORBITS 20 */
-                return -EINVAL;
-        *ret = makedev(maj, min);
+        *ret = d;
         return 0;
 }
 
@@ -217,7 +208,7 @@ static int dirfd_node_from_devnum(Sysfs *s, dev_t dev, Node *ret) {
         _cleanup_free_ char *target = NULL;
         int r, fd;
 
-        snprintf(link, sizeof(link), "dev/block/%u:%u", major(dev), minor(dev));
+        snprintf(link, sizeof(link), "dev/block/%s", FORMAT_DEVNUM(dev));
         r = readlink_malloc_at(s->root_fd, link, &target);
         if (r < 0)
                 return r == -ENOMEM ? r : -ENOENT;
@@ -262,7 +253,7 @@ static int dirfd_node_parent(Sysfs *s, const Node *n, Node *ret) {
                 node_done(&p);
                 return r;
         }
-        if (r < 0 || parse_devnum(v, &p.devnum) < 0)
+        if (r < 0 || parse_kernel_devnum(v, &p.devnum) < 0)
                 p.devnum = 0;
         *ret = p;
         return 0;
@@ -436,7 +427,7 @@ int sysfs_read_devnum(Sysfs *s, const char *path, dev_t *ret) {
         if (r < 0)
                 return r == -ENOMEM ? r : -ENOENT;
         strip_trailing_space(v);
-        return parse_devnum(v, ret);
+        return parse_kernel_devnum(v, ret);
 }
 
 /* The directory 'name' in the node's directory, as sysfs_list_dir(). */
@@ -458,5 +449,5 @@ int sysfs_node_attr_devnum(Sysfs *s, const Node *n, const char *name, dev_t *ret
         r = sysfs_node_attr(s, n, name, &v);
         if (r < 0)
                 return r;
-        return parse_devnum(v, ret);
+        return parse_kernel_devnum(v, ret);
 }

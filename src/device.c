@@ -29,6 +29,7 @@
 
 #include "device-sysfs.h"
 #include "device.h"
+#include "shared/devnum-util.h"
 #include "shared/string-table.h"
 #include "shared/strv.h"
 
@@ -354,7 +355,7 @@ static int device_classify_sysfs(const char *sysfs_root, dev_t dev, const char *
                 /* Superblocks with their own anonymous bdi (nfs, fuse, ...): class/bdi/MAJ:MIN. */
                 char p[64];
 
-                snprintf(p, sizeof(p), "class/bdi/%u:%u", major(dev), minor(dev));
+                snprintf(p, sizeof(p), "class/bdi/%s", FORMAT_DEVNUM(dev));
                 if (faccessat(s.root_fd, p, F_OK, 0) == 0) {
                         info->bdi_name = strdup(p + strlen("class/bdi/"));
                         if (!info->bdi_name) {
