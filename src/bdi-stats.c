@@ -9,6 +9,7 @@
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/macro.h"
+#include "shared/string-table.h"
 
 #define BDI_STATS_MAX_BYTES (64U * 1024U)
 
@@ -30,31 +31,38 @@ typedef enum BdiUnit {
         UNIT_COUNT,   /* bare number */
 } BdiUnit;
 
-static const struct {
-        const char *key;
-        BdiUnit unit;
-} bdi_keys[_BDI_STAT_MAX] = {
-        [BDI_STAT_WRITEBACK]       = { "BdiWriteback",      UNIT_KB    },
-        [BDI_STAT_RECLAIMABLE]     = { "BdiReclaimable",    UNIT_KB    },
-        [BDI_STAT_DIRTY_THRESH]    = { "BdiDirtyThresh",    UNIT_KB    },
-        [BDI_STAT_DIRTIED]         = { "BdiDirtied",        UNIT_KB    },
-        [BDI_STAT_WRITTEN]         = { "BdiWritten",        UNIT_KB    },
-        [BDI_STAT_WRITE_BANDWIDTH] = { "BdiWriteBandwidth", UNIT_KBPS  },
-        [BDI_STAT_B_DIRTY]         = { "b_dirty",           UNIT_COUNT },
-        [BDI_STAT_B_IO]            = { "b_io",              UNIT_COUNT },
-        [BDI_STAT_B_MORE_IO]       = { "b_more_io",         UNIT_COUNT },
-        [BDI_STAT_B_DIRTY_TIME]    = { "b_dirty_time",      UNIT_COUNT },
+static const char *const bdi_stat_key_table[_BDI_STAT_MAX] = {
+        [BDI_STAT_WRITEBACK]       = "BdiWriteback",
+        [BDI_STAT_RECLAIMABLE]     = "BdiReclaimable",
+        [BDI_STAT_DIRTY_THRESH]    = "BdiDirtyThresh",
+        [BDI_STAT_DIRTIED]         = "BdiDirtied",
+        [BDI_STAT_WRITTEN]         = "BdiWritten",
+        [BDI_STAT_WRITE_BANDWIDTH] = "BdiWriteBandwidth",
+        [BDI_STAT_B_DIRTY]         = "b_dirty",
+        [BDI_STAT_B_IO]            = "b_io",
+        [BDI_STAT_B_MORE_IO]       = "b_more_io",
+        [BDI_STAT_B_DIRTY_TIME]    = "b_dirty_time",
 };
 
-const char *bdi_stat_key_to_string(BdiStatKey k) {
-        if ((unsigned) k >= _BDI_STAT_MAX)
-                return NULL;
-        return bdi_keys[k].key;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(bdi_stat_key, BdiStatKey);
 
+static const BdiUnit bdi_stat_unit[_BDI_STAT_MAX] = {
+        [BDI_STAT_WRITEBACK]       = UNIT_KB,
+        [BDI_STAT_RECLAIMABLE]     = UNIT_KB,
+        [BDI_STAT_DIRTY_THRESH]    = UNIT_KB,
+        [BDI_STAT_DIRTIED]         = UNIT_KB,
+        [BDI_STAT_WRITTEN]         = UNIT_KB,
+        [BDI_STAT_WRITE_BANDWIDTH] = UNIT_KBPS,
+        [BDI_STAT_B_DIRTY]         = UNIT_COUNT,
+        [BDI_STAT_B_IO]            = UNIT_COUNT,
+        [BDI_STAT_B_MORE_IO]       = UNIT_COUNT,
+        [BDI_STAT_B_DIRTY_TIME]    = UNIT_COUNT,
+};
+
+/* The key spelled p[0..len) (not NUL-terminated), or -ENOENT. */
 static int lookup_key(const char *p, size_t len) {
         for (unsigned k = 0; k < _BDI_STAT_MAX; k++)
-                if (strlen(bdi_keys[k].key) == len && memcmp(bdi_keys[k].key, p, len) == 0)
+                if (strlen(bdi_stat_key_table[k]) == len && memcmp(bdi_stat_key_table[k], p, len) == 0)
                         return (int) k;
         return -ENOENT;
 }
@@ -107,7 +115,7 @@ int bdi_stats_parse(const char *text, BdiStats *ret) {
                         /* The first valid occurrence wins; a malformed or overflowing value leaves
                          * the key absent. */
                         if (k >= 0 && !(s.present & (1U << k)) &&
-                            parse_value(colon + 1, eol, bdi_keys[k].unit, &v) >= 0) {
+                            parse_value(colon + 1, eol, bdi_stat_unit[k], &v) >= 0) {
                                 s.value[k] = v;
                                 s.present |= 1U << k;
                                 n++;

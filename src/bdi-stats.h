@@ -6,6 +6,7 @@
  * unknown keys ignored, each known key has a presence bit. Absence of the file is a normal result.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ typedef enum BdiStatKey {
         BDI_STAT_B_MORE_IO,       /* b_more_io (inodes) */
         BDI_STAT_B_DIRTY_TIME,    /* b_dirty_time (inodes) */
         _BDI_STAT_MAX,
+        _BDI_STAT_INVALID = -EINVAL,
 } BdiStatKey;
 
 typedef struct BdiStats {

@@ -2,29 +2,18 @@
 #pragma once
 
 /*
- * Device classification: fstype classes (pure) and block device facts through libudev (the only
- * module that includes libudev): whole disk, bdi name, leaf devices of stacked dm/md, loop backing
- * file, removable, usb, rotational, dm-crypt. Anything not determinable is left unknown; callers
- * treat unknown as "must sync".
+ * Device classification: block device facts through libudev (device-sysfs.c, the only file that
+ * includes it; a directory-fd backend for fixture trees): whole disk, bdi name, leaf devices of
+ * stacked dm/md, loop backing file, removable, usb, rotational, dm-crypt. Anything not determinable
+ * is left unknown; callers treat unknown as "must sync". Filesystem type classes: fs-type.h.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fs-type.h"
 #include "shared/macro.h"
-
-typedef enum FsClass {
-        FS_CLASS_BLOCK,   /* block-device backed (ext4, xfs, btrfs, vfat, ...) or unknown */
-        FS_CLASS_NETWORK, /* nfs, nfs4, cifs, smb3, 9p, ceph, glusterfs, fuse.sshfs, ... */
-        FS_CLASS_FUSE,    /* other fuse, fuseblk */
-        FS_CLASS_PSEUDO,  /* proc, sysfs, tmpfs, devtmpfs, cgroup*, ... : nothing to sync */
-        FS_CLASS_OVERLAY, /* overlay: sync the upper filesystem (it has its own mount) */
-        _FS_CLASS_MAX,
-} FsClass;
-
-const char *fs_class_to_string(FsClass c);
-FsClass fs_class_from_fstype(const char *fstype);
 
 /* Device classes usable in policy Device= (bit mask). */
 typedef enum DeviceClassBit {

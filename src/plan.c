@@ -9,8 +9,11 @@
 
 #include <limits.h>
 
+#include "fs-type.h"
 #include "plan.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 
 static const char *const plan_action_table[_PLAN_ACTION_MAX] = {
@@ -18,9 +21,7 @@ static const char *const plan_action_table[_PLAN_ACTION_MAX] = {
         [PLAN_SKIP] = "skip",
 };
 
-const char *plan_action_to_string(PlanAction a) {
-        return a >= 0 && a < _PLAN_ACTION_MAX ? plan_action_table[a] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(plan_action, PlanAction);
 
 Plan *plan_free(Plan *p) {
         if (!p)
@@ -66,19 +67,17 @@ typedef struct PathIndex {
         size_t n;
 } PathIndex;
 
-static const Sample *sort_sample;
-
-static int cmp_path_index(const void *a, const void *b) {
-        size_t x = *(const size_t *) a, y = *(const size_t *) b;
-        unsigned nx = sort_sample->ns_of_mount[x], ny = sort_sample->ns_of_mount[y];
+static int cmp_path_index(const size_t *a, const size_t *b, const Sample *sample) {
+        size_t x = *a, y = *b;
+        unsigned nx = sample->ns_of_mount[x], ny = sample->ns_of_mount[y];
         int r;
 
         if (nx != ny)
                 return nx < ny ? -1 : 1;
-        r = strcmp(sort_sample->table->entries[x].mount_point, sort_sample->table->entries[y].mount_point);
+        r = strcmp(sample->table->entries[x].mount_point, sample->table->entries[y].mount_point);
         if (r != 0)
                 return r;
-        return x < y ? -1 : x > y;
+        return CMP(x, y);
 }
 
 static int path_index_build(const Sample *sample, PathIndex *ret) {
@@ -89,18 +88,16 @@ static int path_index_build(const Sample *sample, PathIndex *ret) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
-        sort_sample = sample;
-        qsort(order, n, sizeof(size_t), cmp_path_index);
-        sort_sample = NULL;
+        typesafe_qsort_r(order, n, cmp_path_index, sample);
         *ret = (PathIndex) { .sample = sample, .order = order, .n = n };
         return 0;
 }
 
-/* The last mount (in table order) in namespace ns whose mount point is exactly path[0..len). */
 static void path_index_done(PathIndex *pi) {
         free(pi->order);
 }
 
+/* The last mount (in table order) in namespace ns whose mount point is exactly path[0..len). */
 static ssize_t path_index_find(const PathIndex *pi, unsigned ns, const char *path, size_t len) {
         const MountTable *t = pi->sample->table;
         size_t lo = 0, hi = pi->n;
@@ -172,7 +169,7 @@ static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
 
         if (!s->device.bdi_name || !s->fstype || !m->fs_options)
                 return false;
-        if (!streq(s->fstype, "fuse") && strncmp(s->fstype, "fuse.", 5) != 0)
+        if (fs_type_fuse(s->fstype) != FS_FUSE_PLAIN)
                 return false;
         if (options_get(m->fs_options, "user_id", &u) <= 0 || safe_atou(u, &uid) < 0)
                 return false;
@@ -193,6 +190,58 @@ typedef struct SbDecision {
         bool decided;
 } SbDecision;
 
+/* Through which mount a superblock is synced: the first one that is not hidden under another mount,
+ * preferring writable mounts; its first mount when all are hidden. */
+static size_t choose_primary(const Sample *sample, const Superblock *s) {
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < s->n_mounts; i++) {
+                        size_t idx = s->mounts[i];
+
+                        if (sample->overmounted[idx])
+                                continue;
+                        if (pass == 0 && sample->table->entries[idx].read_only)
+                                continue;
+                        return idx;
+                }
+        return s->mounts[0];
+}
+
+/* An overlay superblock k (no Action=skip rule): left undecided, to follow the superblock of its
+ * upperdir, when that is another one in the table; decided here otherwise. */
+static int decide_overlay(const Sample *sample, const PathIndex *pi, PlanScope scope, size_t k,
+                          const MountEntry *m, SbDecision *d) {
+        _cleanup_free_ char *upper = NULL;
+        ssize_t u;
+        int r;
+
+        r = options_get(m->fs_options, "upperdir", &upper);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
+                return r < 0 ? -ENOMEM : 0;
+        }
+        u = sb_of_path(pi, upper, sample->ns_of_mount[d->primary]);
+        if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
+                /* Decided by plan_decide_overlays() once the upper superblock is decided. */
+                d->decided = false;
+                d->primary = (size_t) u;
+                d->covered_if_path = TAKE_PTR(upper);
+                return 0;
+        }
+        if (scope == PLAN_SCOPE_LOCAL_BLOCK) {
+                /* Its upper layer could be anywhere, FUSE included. */
+                d->action = PLAN_SKIP;
+                d->uncovered = true;
+                r = asprintf(&d->reason, "late pass: overlay whose upper layer is not in the mount table");
+                return r < 0 ? -ENOMEM : 0;
+        }
+        d->action = PLAN_SYNC;
+        r = asprintf(&d->reason, "overlay: upper layer not found in the mount table");
+        return r < 0 ? -ENOMEM : 0;
+}
+
 static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope, size_t k,
                      SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
@@ -200,29 +249,9 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         const MountEntry *m;
         const Rule *rule;
         RuleAction ra = RULE_ACTION_AUTO;
-        char devbuf[32];
         int r;
 
-        snprintf(devbuf, sizeof devbuf, "%u:%u", major(s->dev), minor(s->dev));
-
-        /* Through which mount: the first one that is not hidden under another mount, preferring
-         * writable mounts. */
-        d->primary = s->mounts[0];
-        for (int pass = 0; pass < 2; pass++) {
-                bool found = false;
-                for (size_t i = 0; i < s->n_mounts; i++) {
-                        size_t idx = s->mounts[i];
-                        if (sample->overmounted[idx])
-                                continue;
-                        if (pass == 0 && t->entries[idx].read_only)
-                                continue;
-                        d->primary = idx;
-                        found = true;
-                        break;
-                }
-                if (found)
-                        break;
-        }
+        d->primary = choose_primary(sample, s);
         m = &t->entries[d->primary];
         d->timeout = policy->mount_timeout;
         d->decided = true;
@@ -262,37 +291,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
 
-        if (s->fs_class == FS_CLASS_OVERLAY) {
-                _cleanup_free_ char *upper = NULL;
-                ssize_t u;
-
-                r = options_get(m->fs_options, "upperdir", &upper);
-                if (r < 0)
-                        return r;
-                if (r == 0) {
-                        d->action = PLAN_SKIP;
-                        r = asprintf(&d->reason, "overlay without upper layer: nothing to write");
-                        return r < 0 ? -ENOMEM : 0;
-                }
-                u = sb_of_path(pi, upper, sample->ns_of_mount[d->primary]);
-                if (u >= 0 && (size_t) u != k && sample->sbs[u].fs_class != FS_CLASS_OVERLAY) {
-                        /* Decided by the caller once the upper superblock is decided. */
-                        d->decided = false;
-                        d->primary = (size_t) u;
-                        d->covered_if_path = TAKE_PTR(upper);
-                        return 0;
-                }
-                if (scope == PLAN_SCOPE_LOCAL_BLOCK) {
-                        /* Its upper layer could be anywhere, FUSE included. */
-                        d->action = PLAN_SKIP;
-                        d->uncovered = true;
-                        r = asprintf(&d->reason, "late pass: overlay whose upper layer is not in the mount table");
-                        return r < 0 ? -ENOMEM : 0;
-                }
-                d->action = PLAN_SYNC;
-                r = asprintf(&d->reason, "overlay: upper layer not found in the mount table");
-                return r < 0 ? -ENOMEM : 0;
-        }
+        if (s->fs_class == FS_CLASS_OVERLAY)
+                return decide_overlay(sample, pi, scope, k, m, d);
 
         if (ra == RULE_ACTION_SYNC) {
                 d->action = PLAN_SYNC;
@@ -301,7 +301,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         }
 
         /* auto: no filesystem type has an exact test for "syncfs would write nothing" (see
-         * docs/CLEAN-EVIDENCE.md), so whatever may hold data is synced, whatever SkipClean= says. */
+         * docs/CLEAN-EVIDENCE.md): every row of fs-type.c has the clean rule "none"
+         * (fs_type_clean_rule()), so whatever may hold data is synced, whatever SkipClean= says. */
         d->action = PLAN_SYNC;
         {
                 uint64_t dirty = sb_dirty_bytes(s);
@@ -320,39 +321,6 @@ static bool bdi_seen_before(const Sample *sample, const size_t *sbs, size_t n, c
         for (size_t i = 0; i < n; i++)
                 if (streq(sample->sbs[sbs[i]].group, s->group) &&
                     streq_ptr(sample->sbs[sbs[i]].device.bdi_name, s->device.bdi_name))
-                        return true;
-        return false;
-}
-
-/* Filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes everything
- * but leaves it in the device's volatile cache (fs/sync.c sync_filesystem() then only calls
- * sync_blockdev(), which sends no FLUSH). The worker fsyncs the block device after syncfs, which
- * does (block/fops.c blkdev_fsync → blkdev_issue_flush). Sources (Linux 6.x):
- *   vfat, msdos, fat, minix: no ->sync_fs at all;
- *   exfat: exfat_sync_fs() → sync_blockdev() and a superblock write with sync_dirty_buffer()
- *     (REQ_SYNC, no PREFLUSH);
- *   hfs: hfs_sync_fs() → hfs_mdb_commit() only; hfsplus flushes unless "nobarrier" (kept here:
- *     one redundant FLUSH at most);
- *   ext2: fs/ext2 ext2_sync_fs() → ext2_sync_super(): mark_buffer_dirty + sync_dirty_buffer, no
- *     FLUSH. Where the ext4 driver serves "ext2" (CONFIG_EXT4_USE_FOR_EXT2, Debian's kernels)
- *     ext4_sync_fs() flushes even without a journal (needs_barrier when BARRIER): one redundant
- *     FLUSH, measured on the fault disk (also ext4 ^has_journal: 1 FLUSH per syncfs);
- *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
- *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
- *     no blkdev_issue_flush();
- *   fuseblk (ntfs-3g, exfat-fuse, fuse2fs): fuse_sync_fs() sends at most FUSE_SYNCFS to a server
- *     that asked for it; the server's own writes to the device stay in its cache (measured on the
- *     fault disk with ntfs-3g: 0 FLUSH per syncfs). The device node is the mount's source. */
-static bool fstype_needs_device_flush(const char *fstype) {
-        static const char *const types[] = {
-                "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix",
-                "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
-        };
-
-        if (strncmp(fstype, "fuseblk.", 8) == 0)
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(types); i++)
-                if (streq(fstype, types[i]))
                         return true;
         return false;
 }
@@ -407,8 +375,7 @@ static int fuse_owner(const char *fstype, const char *opts, uid_t *ret_uid, gid_
         unsigned uid, gid;
         int r;
 
-        if (!streq(fstype, "fuse") && !streq(fstype, "fuseblk") && strncmp(fstype, "fuse.", 5) != 0 &&
-            strncmp(fstype, "fuseblk.", 8) != 0)
+        if (fs_type_fuse(fstype) == FS_FUSE_NONE)
                 return 0;
         if (!opts || options_has(opts, "allow_other"))
                 return 0;
@@ -434,74 +401,86 @@ typedef struct GroupWork {
         size_t first;              /* first superblock index (stable tie-break) */
 } GroupWork;
 
-static int cmp_group_work(const void *a, const void *b) {
-        const GroupWork *x = a, *y = b;
-
+static int cmp_group_work(const GroupWork *x, const GroupWork *y) {
         if (x->work != y->work)
                 return x->work > y->work ? -1 : 1;
         if (x->dirty != y->dirty)
                 return x->dirty > y->dirty ? -1 : 1;
-        return x->first < y->first ? -1 : x->first > y->first;
+        return CMP(x->first, y->first);
 }
 
-int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret) {
-        _cleanup_(plan_freep) Plan *p = NULL;
-        _cleanup_free_ SbDecision *dec = NULL;
-        _cleanup_free_ GroupWork *groups = NULL;
-        _cleanup_free_ size_t *sync_sbs = NULL;
-        _cleanup_(path_index_done) PathIndex pi = {};
-        const MountTable *t = sample->table;
-        size_t n_groups = 0, n_sync_sbs = 0, pos = 0;
-        usec_t *slots = NULL;
-        bool eta_known = true;
+/* The state plan_build() passes from phase to phase. */
+typedef struct PlanBuild {
+        const Sample *sample;
+        const Policy *policy;
+        PlanScope scope;
+        PathIndex pi;
+        SbDecision *dec;           /* one per superblock */
+        GroupWork *groups;         /* device groups with something to sync, in execution order */
+        size_t n_groups;
+        size_t *sync_sbs;          /* superblocks to sync, in superblock order */
+        size_t n_sync_sbs;
+        bool eta_known;            /* every superblock to sync has a known ETA */
+        Plan *plan;
+        size_t pos;                /* entries of plan filled so far */
+} PlanBuild;
+
+static void plan_build_done(PlanBuild *b) {
+        path_index_done(&b->pi);
+        for (size_t k = 0; b->dec && k < b->sample->n_sbs; k++) {
+                free(b->dec[k].reason);
+                free(b->dec[k].covered_if_path);
+        }
+        free(b->dec);
+        free(b->groups);
+        free(b->sync_sbs);
+        /* plan->n_entries tells plan_free how many reasons to release. */
+        if (b->plan)
+                b->plan->n_entries = b->pos;
+        plan_free(b->plan);
+}
+
+/* Phase 1: a decision for every superblock (overlays over another superblock stay undecided). */
+static int plan_decide(PlanBuild *b) {
+        const MountTable *t = b->sample->table;
         int r;
 
-        p = calloc(1, sizeof(Plan));
-        dec = calloc(MAX(sample->n_sbs, 1), sizeof(SbDecision));
-        groups = calloc(MAX(sample->n_sbs, 1), sizeof(GroupWork));
-        sync_sbs = calloc(MAX(sample->n_sbs, 1), sizeof(size_t));
-        if (!p || !dec || !groups || !sync_sbs)
-                return -ENOMEM;
-        p->entries = calloc(MAX(t->n_entries, 1), sizeof(PlanEntry));
-        if (!p->entries)
-                return -ENOMEM;
-        p->deadline = policy->deadline;
-        p->max_parallel = policy->max_parallel;
-        p->complete = sample->complete;
-
-        r = path_index_build(sample, &pi);
-        if (r < 0)
-                goto fail;
-        for (size_t k = 0; k < sample->n_sbs; k++) {
+        for (size_t k = 0; k < b->sample->n_sbs; k++) {
+                SbDecision *d = &b->dec[k];
                 const MountEntry *m;
+                char *x;
 
-                r = decide_sb(sample, &pi, policy, scope, k, &dec[k]);
+                r = decide_sb(b->sample, &b->pi, b->policy, b->scope, k, d);
                 if (r < 0)
-                        goto fail;
-                m = &t->entries[dec[k].primary];
-                if (dec[k].decided && m->unlisted && dec[k].reason) {
-                        /* Say how a superblock no mount table shows is reached. */
-                        char *x;
-                        if (asprintf(&x, "%s: %s", streq(m->mount_point, "/")
-                                                 ? "our root, not a mount point in our table (restricted view)"
-                                                 : "in no mount table, reached through a process's open file",
-                                     dec[k].reason) < 0) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        free(dec[k].reason);
-                        dec[k].reason = x;
-                }
+                        return r;
+                m = &t->entries[d->primary];
+                if (!d->decided || !m->unlisted || !d->reason)
+                        continue;
+                /* Say how a superblock no mount table shows is reached. */
+                if (asprintf(&x, "%s: %s", streq(m->mount_point, "/")
+                                         ? "our root, not a mount point in our table (restricted view)"
+                                         : "in no mount table, reached through a process's open file",
+                             d->reason) < 0)
+                        return -ENOMEM;
+                free(d->reason);
+                d->reason = x;
         }
+        return 0;
+}
 
-        /* Overlays follow their upper layer's superblock. */
+/* Phase 2: overlays follow their upper layer's superblock. */
+static int plan_decide_overlays(PlanBuild *b) {
+        const Sample *sample = b->sample;
+        const MountTable *t = sample->table;
+        int r;
+
         for (size_t k = 0; k < sample->n_sbs; k++) {
-                SbDecision *d = &dec[k], *u;
+                SbDecision *d = &b->dec[k], *u;
                 size_t upper_sb = d->primary;
 
                 if (d->decided)
                         continue;
-                u = &dec[upper_sb];
+                u = &b->dec[upper_sb];
                 d->primary = sample->sbs[k].mounts[0];
                 d->decided = true;
                 if (u->action == PLAN_SYNC) {
@@ -522,172 +501,232 @@ int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan
                         d->covered_if_path = mfree(d->covered_if_path);
                         r = asprintf(&d->reason, "overlay: upper layer skipped (%s)", u->reason);
                 }
-                if (r < 0) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
+                if (r < 0)
+                        return -ENOMEM;
         }
+        return 0;
+}
 
-        /* Group the superblocks to sync and order groups by estimated work, largest first. */
+/* Phase 3: the superblocks to sync, grouped by device group, groups ordered by estimated work,
+ * largest first. */
+static void plan_group(PlanBuild *b) {
+        const Sample *sample = b->sample;
+
+        b->eta_known = true;
         for (size_t k = 0; k < sample->n_sbs; k++) {
                 const Superblock *s = &sample->sbs[k];
+                SbDecision *d = &b->dec[k];
                 uint64_t dirty;
                 usec_t eta;
                 size_t g;
 
-                if (dec[k].action != PLAN_SYNC)
+                if (d->action != PLAN_SYNC)
                         continue;
-                if (!dec[k].group)
-                        dec[k].group = s->group;
-                sync_sbs[n_sync_sbs++] = k;
+                if (!d->group)
+                        d->group = s->group;
+                b->sync_sbs[b->n_sync_sbs++] = k;
                 dirty = sb_dirty_bytes(s);
                 eta = sb_eta(s, dirty);
-                for (g = 0; g < n_groups; g++)
-                        if (streq(groups[g].group, dec[k].group))
+                for (g = 0; g < b->n_groups; g++)
+                        if (streq(b->groups[g].group, d->group))
                                 break;
-                if (g == n_groups)
-                        groups[n_groups++] = (GroupWork) { .group = dec[k].group, .first = k };
+                if (g == b->n_groups)
+                        b->groups[b->n_groups++] = (GroupWork) { .group = d->group, .first = k };
                 /* Partitions of one disk share its bdi: count its dirty data once per group. An
                  * overlay costs a stat() when its upper layer was synced. */
-                if (dec[k].covered_if_path || bdi_seen_before(sample, sync_sbs, n_sync_sbs - 1, s))
+                if (d->covered_if_path || bdi_seen_before(sample, b->sync_sbs, b->n_sync_sbs - 1, s))
                         continue;
                 if (eta != USEC_INFINITY)
-                        groups[g].work += eta;
+                        b->groups[g].work += eta;
                 else
-                        eta_known = false;
+                        b->eta_known = false;
                 if (dirty != UINT64_MAX)
-                        groups[g].dirty += dirty;
+                        b->groups[g].dirty += dirty;
         }
-        qsort(groups, n_groups, sizeof(GroupWork), cmp_group_work);
+        typesafe_qsort(b->groups, b->n_groups, cmp_group_work);
+}
 
-        /* Sync entries, in execution order: group by group, larger superblocks first. */
-        for (size_t g = 0; g < n_groups; g++) {
-                size_t start = pos;
+/* A FUSE mount without allow_other is synced by its owner, in a group of its own (the worker
+ * becomes the owner for good). */
+static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEntry *m) {
+        char *reason = NULL;
+        int r;
 
-                for (size_t i = 0; i < n_sync_sbs; i++) {
-                        size_t k = sync_sbs[i];
-                        const Superblock *s = &sample->sbs[k];
-                        const MountEntry *m = &t->entries[dec[k].primary];
-                        PlanEntry *e;
+        r = fuse_owner(s->fstype, m->fs_options, &e->run_as_uid, &e->run_as_gid);
+        if (r <= 0)
+                return r;
+        if (asprintf(&e->own_group, "owner:%u:%u:%s", (unsigned) e->run_as_uid, (unsigned) e->run_as_gid,
+                     e->group) < 0) {
+                e->own_group = NULL;
+                return -ENOMEM;
+        }
+        if (asprintf(&reason, "%s; as its owner %u:%u (FUSE without allow_other)", e->reason,
+                     (unsigned) e->run_as_uid, (unsigned) e->run_as_gid) < 0)
+                return -ENOMEM;
+        e->group = e->own_group;
+        free(e->reason);
+        e->reason = reason;
+        return 0;
+}
 
-                        if (!streq(dec[k].group, groups[g].group))
+/* The entry through which superblock k is synced. */
+static int plan_add_sync_entry(PlanBuild *b, size_t k) {
+        const Superblock *s = &b->sample->sbs[k];
+        SbDecision *d = &b->dec[k];
+        const MountEntry *m = &b->sample->table->entries[d->primary];
+        PlanEntry *e = &b->plan->entries[b->pos++];
+        int r;
+
+        entry_init(e, s, k, m, d, PLAN_SYNC);
+        e->group = d->group;
+        e->covered_if_path = TAKE_PTR(d->covered_if_path);
+        e->covered_if_dev = d->covered_if_dev;
+        e->reason = TAKE_PTR(d->reason);
+        e->timeout = d->timeout;
+        e->primary = true;
+        e->eta = sb_eta(s, e->dirty_bytes);
+        if (fs_type_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
+                e->flush_device = m->source;
+        r = entry_set_path(b->sample, d->primary, e);
+        if (r < 0)
+                return r;
+        return sync_entry_set_owner(e, s, m);
+}
+
+/* Phase 4: sync entries, in execution order: group by group, larger superblocks first. */
+static int plan_order_sync(PlanBuild *b) {
+        PlanEntry *entries = b->plan->entries;
+        int r;
+
+        for (size_t g = 0; g < b->n_groups; g++) {
+                size_t start = b->pos;
+
+                for (size_t i = 0; i < b->n_sync_sbs; i++) {
+                        size_t k = b->sync_sbs[i];
+
+                        if (!streq(b->dec[k].group, b->groups[g].group))
                                 continue;
-                        e = &p->entries[pos++];
-                        entry_init(e, s, k, m, &dec[k], PLAN_SYNC);
-                        e->group = dec[k].group;
-                        e->covered_if_path = TAKE_PTR(dec[k].covered_if_path);
-                        e->covered_if_dev = dec[k].covered_if_dev;
-                        e->reason = TAKE_PTR(dec[k].reason);
-                        e->timeout = dec[k].timeout;
-                        e->primary = true;
-                        e->eta = sb_eta(s, e->dirty_bytes);
-                        if (fstype_needs_device_flush(s->fstype) && m->source && strncmp(m->source, "/dev/", 5) == 0)
-                                e->flush_device = m->source;
-                        r = entry_set_path(sample, dec[k].primary, e);
+                        r = plan_add_sync_entry(b, k);
                         if (r < 0)
-                                goto fail;
-                        r = fuse_owner(s->fstype, m->fs_options, &e->run_as_uid, &e->run_as_gid);
-                        if (r < 0)
-                                goto fail;
-                        if (r > 0) {
-                                /* A group of its own: the worker becomes the owner for good. */
-                                char *reason = NULL;
-
-                                if (asprintf(&e->own_group, "owner:%u:%u:%s", (unsigned) e->run_as_uid,
-                                             (unsigned) e->run_as_gid, e->group) < 0) {
-                                        e->own_group = NULL;
-                                        r = -ENOMEM;
-                                        goto fail;
-                                }
-                                if (asprintf(&reason, "%s; as its owner %u:%u (FUSE without allow_other)",
-                                             e->reason, (unsigned) e->run_as_uid, (unsigned) e->run_as_gid) < 0) {
-                                        r = -ENOMEM;
-                                        goto fail;
-                                }
-                                e->group = e->own_group;
-                                free(e->reason);
-                                e->reason = reason;
-                        }
+                                return r;
                 }
                 /* Within a group: larger known work first (insertion sort, groups are small). */
-                for (size_t i = start + 1; i < pos; i++)
-                        for (size_t j = i; j > start && p->entries[j - 1].dirty_bytes + 1 <
-                                                                p->entries[j].dirty_bytes + 1; j--) {
-                                PlanEntry tmp = p->entries[j];
-                                p->entries[j] = p->entries[j - 1];
-                                p->entries[j - 1] = tmp;
+                for (size_t i = start + 1; i < b->pos; i++)
+                        for (size_t j = i; j > start && entries[j - 1].dirty_bytes + 1 <
+                                                                entries[j].dirty_bytes + 1; j--) {
+                                PlanEntry tmp = entries[j];
+                                entries[j] = entries[j - 1];
+                                entries[j - 1] = tmp;
                         }
         }
-        p->n_sync = pos;
+        b->plan->n_sync = b->pos;
+        return 0;
+}
 
-        /* Everything else, in mount table order. */
+/* Phase 5: everything else, in mount table order. */
+static int plan_add_skipped(PlanBuild *b) {
+        const Sample *sample = b->sample;
+        const MountTable *t = sample->table;
+        int r;
+
         for (size_t i = 0; i < t->n_entries; i++) {
-                const MountEntry *m = &t->entries[i];
                 size_t k = sample->sb_of_mount[i];
                 const Superblock *s = &sample->sbs[k];
+                const SbDecision *d = &b->dec[k];
+                const char *primary_mp = t->entries[d->primary].mount_point;
                 PlanEntry *e;
-                if (dec[k].action == PLAN_SYNC && dec[k].primary == i)
-                        continue;
 
-                e = &p->entries[pos++];
-                entry_init(e, s, k, m, &dec[k], PLAN_SKIP);
-                e->primary = dec[k].primary == i;
+                if (d->action == PLAN_SYNC && d->primary == i)
+                        continue;
+                e = &b->plan->entries[b->pos++];
+                entry_init(e, s, k, &t->entries[i], d, PLAN_SKIP);
+                e->primary = d->primary == i;
                 r = entry_set_path(sample, i, e);
                 if (r < 0)
-                        goto fail;
-                if (dec[k].primary == i)
-                        e->reason = dec[k].reason ? strdup(dec[k].reason) : NULL;
-                else if (dec[k].action == PLAN_SYNC) {
+                        return r;
+                if (d->primary == i)
+                        e->reason = d->reason ? strdup(d->reason) : NULL;
+                else if (d->action == PLAN_SYNC) {
                         if (asprintf(&e->reason, "same superblock %u:%u as %s (bind mount or subvolume)",
-                                     major(s->dev), minor(s->dev), t->entries[dec[k].primary].mount_point) < 0)
+                                     major(s->dev), minor(s->dev), primary_mp) < 0)
                                 e->reason = NULL;
                 } else if (asprintf(&e->reason, "same superblock %u:%u as %s: %s", major(s->dev), minor(s->dev),
-                                    t->entries[dec[k].primary].mount_point,
-                                    dec[k].reason ? dec[k].reason : "skipped") < 0)
+                                    primary_mp, d->reason ? d->reason : "skipped") < 0)
                         e->reason = NULL;
-                if (!e->reason) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
+                if (!e->reason)
+                        return -ENOMEM;
         }
-        p->n_entries = pos;
-
-        /* ETA: longest-processing-time-first over max_parallel workers, groups as units. */
-        if (eta_known) {
-                usec_t eta = 0;
-
-                slots = calloc(MAX(policy->max_parallel, 1U), sizeof(usec_t));
-                if (!slots) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                for (size_t g = 0; g < n_groups; g++) {
-                        size_t best = 0;
-                        for (size_t j = 1; j < MAX(policy->max_parallel, 1U); j++)
-                                if (slots[j] < slots[best])
-                                        best = j;
-                        slots[best] += groups[g].work;
-                        eta = MAX(eta, slots[best]);
-                }
-                free(slots);
-                p->eta = eta;
-        } else
-                p->eta = USEC_INFINITY;
-
-        for (size_t k = 0; k < sample->n_sbs; k++) {
-                free(dec[k].reason);
-                free(dec[k].covered_if_path);
-        }
-        *ret = TAKE_PTR(p);
         return 0;
+}
 
-fail:
-        for (size_t k = 0; k < sample->n_sbs; k++) {
-                free(dec[k].reason);
-                free(dec[k].covered_if_path);
+/* Phase 6, ETA: longest-processing-time-first over max_parallel workers, groups as units. */
+static int plan_eta(PlanBuild *b) {
+        _cleanup_free_ usec_t *slots = NULL;
+        unsigned n_slots = MAX(b->policy->max_parallel, 1U);
+        usec_t eta = 0;
+
+        if (!b->eta_known) {
+                b->plan->eta = USEC_INFINITY;
+                return 0;
         }
-        /* p->n_entries tells plan_free how many reasons to release. */
-        if (p)
-                p->n_entries = pos;
-        return r;
+        slots = calloc(n_slots, sizeof(usec_t));
+        if (!slots)
+                return -ENOMEM;
+        for (size_t g = 0; g < b->n_groups; g++) {
+                size_t best = 0;
+                for (size_t j = 1; j < n_slots; j++)
+                        if (slots[j] < slots[best])
+                                best = j;
+                slots[best] += b->groups[g].work;
+                eta = MAX(eta, slots[best]);
+        }
+        b->plan->eta = eta;
+        return 0;
+}
+
+int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret) {
+        _cleanup_(plan_build_done) PlanBuild b = {
+                .sample = sample,
+                .policy = policy,
+                .scope = scope,
+        };
+        size_t n = MAX(sample->n_sbs, 1);
+        int r;
+
+        b.plan = calloc(1, sizeof(Plan));
+        b.dec = calloc(n, sizeof(SbDecision));
+        b.groups = calloc(n, sizeof(GroupWork));
+        b.sync_sbs = calloc(n, sizeof(size_t));
+        if (!b.plan || !b.dec || !b.groups || !b.sync_sbs)
+                return -ENOMEM;
+        b.plan->entries = calloc(MAX(sample->table->n_entries, 1), sizeof(PlanEntry));
+        if (!b.plan->entries)
+                return -ENOMEM;
+        b.plan->deadline = policy->deadline;
+        b.plan->max_parallel = policy->max_parallel;
+        b.plan->complete = sample->complete;
+
+        r = path_index_build(sample, &b.pi);
+        if (r < 0)
+                return r;
+        r = plan_decide(&b);
+        if (r < 0)
+                return r;
+        r = plan_decide_overlays(&b);
+        if (r < 0)
+                return r;
+        plan_group(&b);
+        r = plan_order_sync(&b);
+        if (r < 0)
+                return r;
+        r = plan_add_skipped(&b);
+        if (r < 0)
+                return r;
+        r = plan_eta(&b);
+        if (r < 0)
+                return r;
+
+        b.plan->n_entries = b.pos;
+        *ret = TAKE_PTR(b.plan);
+        return 0;
 }

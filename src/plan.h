@@ -9,6 +9,7 @@
  * Ordered by device group, larger estimated work first.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@ typedef enum PlanAction {
         PLAN_SYNC,
         PLAN_SKIP,
         _PLAN_ACTION_MAX,
+        _PLAN_ACTION_INVALID = -EINVAL,
 } PlanAction;
 
 const char *plan_action_to_string(PlanAction a);
@@ -51,7 +53,8 @@ typedef struct PlanEntry {
                                      * superblock synced just before in the same group */
         dev_t covered_if_dev;
         const char *flush_device;   /* block device node to fsync() after syncfs, for filesystems
-                                     * whose sync_fs sends no cache FLUSH (vfat, exfat); borrowed */
+                                     * whose sync_fs sends no cache FLUSH (vfat, exfat, ...: the
+                                     * device_flush column of fs-type.c); borrowed */
         bool primary;               /* the mount through which its superblock is synced */
         uid_t run_as_uid;           /* FUSE without allow_other admits only its owner, not even root:
                                      * the worker syncs it as user_id=/group_id= of the mount, in a

@@ -11,6 +11,7 @@
 #include "sample.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
 #include "shared/string-util.h"
 
 static void superblock_done(Superblock *s) {
@@ -43,21 +44,16 @@ static int cmp_dev(dev_t a, dev_t b) {
         return a < b ? -1 : a > b;
 }
 
-static const MountTable *sort_table;
-
-static int cmp_mount_index(const void *a, const void *b) {
-        size_t x = *(const size_t *) a, y = *(const size_t *) b;
-        int r = cmp_dev(sort_table->entries[x].dev, sort_table->entries[y].dev);
+static int cmp_mount_index(const size_t *a, const size_t *b, const MountTable *t) {
+        int r = cmp_dev(t->entries[*a].dev, t->entries[*b].dev);
 
         if (r != 0)
                 return r;
-        return x < y ? -1 : x > y;
+        return CMP(*a, *b);
 }
 
-static int cmp_mount_id(const void *a, const void *b) {
-        int x = sort_table->entries[*(const size_t *) a].mount_id;
-        int y = sort_table->entries[*(const size_t *) b].mount_id;
-        return x < y ? -1 : x > y;
+static int cmp_mount_id(const size_t *a, const size_t *b, const MountTable *t) {
+        return CMP(t->entries[*a].mount_id, t->entries[*b].mount_id);
 }
 
 static ssize_t find_mount_id(const MountTable *t, const size_t *by_id, int id) {
@@ -77,8 +73,8 @@ static ssize_t find_mount_id(const MountTable *t, const size_t *by_id, int id) {
         return -1;
 }
 
-static int cmp_parent_path(const void *a, const void *b) {
-        const MountEntry *x = &sort_table->entries[*(const size_t *) a], *y = &sort_table->entries[*(const size_t *) b];
+static int cmp_parent_path(const size_t *a, const size_t *b, const MountTable *t) {
+        const MountEntry *x = &t->entries[*a], *y = &t->entries[*b];
 
         if (x->parent_id != y->parent_id)
                 return x->parent_id < y->parent_id ? -1 : 1;
@@ -115,8 +111,7 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
 
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
-        sort_table = t;
-        qsort(order, n, sizeof(size_t), cmp_parent_path);
+        typesafe_qsort_r(order, n, cmp_parent_path, t);
         for (size_t i = 0; i < n; i++) {
                 char path[PATH_MAX], *slash;
 
@@ -131,8 +126,7 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
                         }
                 }
         }
-        qsort(order, n, sizeof(size_t), cmp_mount_id);
-        sort_table = NULL;
+        typesafe_qsort_r(order, n, cmp_mount_id, t);
 
         for (size_t i = 0; i < n; i++) {
                 const MountEntry *c = &t->entries[i];
@@ -160,13 +154,12 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         }
 }
 
-static int cmp_first_mount(const void *a, const void *b) {
-        size_t x = ((const Superblock *) a)->mounts[0], y = ((const Superblock *) b)->mounts[0];
-        return x < y ? -1 : x > y;
+static int cmp_first_mount(const Superblock *a, const Superblock *b) {
+        return CMP(a->mounts[0], b->mounts[0]);
 }
 
-static int cmp_devp(const void *a, const void *b) {
-        return cmp_dev(*(const dev_t *) a, *(const dev_t *) b);
+static int cmp_devp(const dev_t *a, const dev_t *b) {
+        return cmp_dev(*a, *b);
 }
 
 /* Group key: the sorted, de-duplicated leaf devices ("8:0,8:16"): superblocks that share a leaf
@@ -189,7 +182,7 @@ static int make_group(Superblock *s) {
         if (!leaves || !buf)
                 return -ENOMEM;
         memcpy(leaves, s->device.leaves, s->device.n_leaves * sizeof(dev_t));
-        qsort(leaves, s->device.n_leaves, sizeof(dev_t), cmp_devp);
+        typesafe_qsort(leaves, s->device.n_leaves, cmp_devp);
         for (size_t i = 0; i < s->device.n_leaves; i++) {
                 if (i > 0 && leaves[i] == leaves[i - 1])
                         continue;
@@ -236,9 +229,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
-        sort_table = t;
-        qsort(order, n, sizeof(size_t), cmp_mount_index);
-        sort_table = NULL;
+        typesafe_qsort_r(order, n, cmp_mount_index, (const MountTable *) t);
 
         /* One record per distinct superblock device, mounts in table order. A host has a handful
          * of distinct fstypes and up to thousands of mounts: classify each type once. */
@@ -267,7 +258,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         }
 
         /* Keep superblocks in order of their first mount so output follows the mount table. */
-        qsort(s->sbs, s->n_sbs, sizeof(Superblock), cmp_first_mount);
+        typesafe_qsort(s->sbs, s->n_sbs, cmp_first_mount);
 
         for (size_t i = 0; i < s->n_sbs; i++) {
                 Superblock *sb = &s->sbs[i];
@@ -381,39 +372,15 @@ static bool proc_root_chrooted(int proc_fd, unsigned pid, char *ret, size_t size
         return !streq(ret, "/");
 }
 
-/*
- * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
- * per distinct namespace, its mountinfo appended to the table. An unchrooted member is preferred:
- * a chrooted process's mountinfo lists only mounts below its root; when only chrooted members
- * exist, the namespace's whole mount list is compared through listmount (into hidden) or the scan
- * is declared incomplete. Processes come and go while we scan: a namespace whose members all
- * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
- */
-static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNamespace **ret_ns,
-                          size_t *ret_n, HiddenSet *hidden, Reasons *why) {
-        _cleanup_free_ MountNamespace *nss = NULL;
+/* One candidate per mount namespace other than 'self', from the processes in proc (at most
+ * SAMPLE_MAX_NAMESPACES; *ret_overflow says there were more). */
+static int ns_candidates(int proc_fd, uint64_t self, NsCandidate **ret, size_t *ret_n, bool *ret_overflow) {
         _cleanup_free_ NsCandidate *cand = NULL;
-        _cleanup_free_ unsigned *of = NULL;
-        _cleanup_close_ int proc_fd = -EBADF;
-        DIR *d;
+        _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        uint64_t self;
-        size_t n = 0, n_cand = 0;
+        size_t n_cand = 0;
         bool overflow = false;
-        int r;
 
-        of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
-        if (!of)
-                return -ENOMEM;
-        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0 || read_ns(proc_fd, "self", &self) < 0) {
-                /* No way to tell namespaces apart: other namespaces' mounts are unknown. */
-                *ns_of = TAKE_PTR(of);
-                *ret_ns = NULL;
-                *ret_n = 0;
-                return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
-                                   "namespaces' mounts were not scanned");
-        }
         d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
         if (!d)
                 return negative_errno();
@@ -448,95 +415,152 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
                 }
                 if (n_cand % 16 == 0) {
                         NsCandidate *x = reallocarray(cand, n_cand + 16, sizeof(NsCandidate));
-                        if (!x) {
-                                closedir(d);
+                        if (!x)
                                 return -ENOMEM;
-                        }
                         cand = x;
                 }
                 cand[n_cand] = (NsCandidate) { .ino = ino, .pid = pid, .chrooted = chrooted };
                 snprintf(cand[n_cand].root, sizeof cand[n_cand].root, "%s", root);
                 n_cand++;
         }
-        closedir(d);
-        if (overflow && reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
-                                    SAMPLE_MAX_NAMESPACES) < 0)
+        *ret = TAKE_PTR(cand);
+        *ret_n = n_cand;
+        *ret_overflow = overflow;
+        return 0;
+}
+
+/* The namespaces read so far, merged into t. */
+typedef struct NsScan {
+        int proc_fd;
+        MountTable *t;
+        unsigned *of;               /* table index -> 0 or 1 + index into nss */
+        MountNamespace *nss;
+        size_t n;
+        HiddenSet *hidden;
+        Reasons *why;
+} NsScan;
+
+/* A namespace seen only through chrooted process pid lists only mounts below its root: compare with
+ * the namespace's whole list, which listmount gives without entering it. */
+static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
+        _cleanup_close_ int ns_fd = -EBADF;
+        char path[64], desc[256];
+        int r;
+
+        snprintf(path, sizeof path, "%u/ns/mnt", pid);
+        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (seen only through chrooted "
+                 "process %u, root %s)", (unsigned long long) c->ino, pid, c->root);
+        ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC);
+        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->hidden);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && reasons_add(x->why, "%s: mounts outside that root were not scanned (listmount: "
+                                 "%s)", desc, strerror(-r)) < 0)
                 return -ENOMEM;
+        return 0;
+}
 
-        for (size_t c = 0; c < n_cand; c++) {
-                _cleanup_(mount_table_freep) MountTable *other = NULL;
-                _cleanup_free_ char *text = NULL;
-                unsigned *nof, pid = cand[c].pid;
-                char path[64];
-                size_t size, before;
+/* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
+static int ns_add(NsScan *x, const NsCandidate *c) {
+        _cleanup_(mount_table_freep) MountTable *other = NULL;
+        _cleanup_free_ char *text = NULL;
+        unsigned *nof, pid = c->pid;
+        char path[64];
+        size_t size, before;
+        int r;
 
+        snprintf(path, sizeof path, "%u/mountinfo", pid);
+        r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+        if ((r == -ENOENT || r == -ESRCH) && c->alt_pid != 0) {
+                pid = c->alt_pid;
                 snprintf(path, sizeof path, "%u/mountinfo", pid);
-                r = read_full_file_at(proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
-                if ((r == -ENOENT || r == -ESRCH) && cand[c].alt_pid != 0) {
-                        pid = cand[c].alt_pid;
-                        snprintf(path, sizeof path, "%u/mountinfo", pid);
-                        r = read_full_file_at(proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
-                }
-                if (r == -ENOENT || r == -ESRCH)
-                        continue;       /* every member we knew exited: the namespace is gone */
-                if (r >= 0)
-                        r = mount_table_parse(text, size, &other, NULL);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        if (reasons_add(why, "mounts of mount namespace mnt:[%llu] (process %u) could not be "
-                                        "read: %s", (unsigned long long) cand[c].ino, pid, strerror(-r)) < 0)
-                                return -ENOMEM;
-                        continue;
-                }
+                r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+        }
+        if (r == -ENOENT || r == -ESRCH)
+                return 0;       /* every member we knew exited: the namespace is gone */
+        if (r >= 0)
+                r = mount_table_parse(text, size, &other, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reasons_add(x->why, "mounts of mount namespace mnt:[%llu] (process %u) could not be "
+                                   "read: %s", (unsigned long long) c->ino, pid, strerror(-r));
 
-                if (n % 16 == 0) {
-                        MountNamespace *x = reallocarray(nss, n + 16, sizeof(MountNamespace));
-                        if (!x)
-                                return -ENOMEM;
-                        nss = x;
-                }
-                before = t->n_entries;
-                nof = reallocarray(of, before + other->n_entries + 1, sizeof(unsigned));
-                if (!nof)
+        if (x->n % 16 == 0) {
+                MountNamespace *y = reallocarray(x->nss, x->n + 16, sizeof(MountNamespace));
+                if (!y)
                         return -ENOMEM;
-                of = nof;
-                r = mount_table_merge(t, &other);
-                if (r == -E2BIG) {
-                        if (reasons_add(why, "more than %u mounts: the rest were not scanned",
-                                        MOUNT_TABLE_MAX_ENTRIES) < 0)
-                                return -ENOMEM;
+                x->nss = y;
+        }
+        before = x->t->n_entries;
+        nof = reallocarray(x->of, before + other->n_entries + 1, sizeof(unsigned));
+        if (!nof)
+                return -ENOMEM;
+        x->of = nof;
+        r = mount_table_merge(x->t, &other);
+        if (r == -E2BIG)
+                return reasons_add(x->why, "more than %u mounts: the rest were not scanned",
+                                   MOUNT_TABLE_MAX_ENTRIES) < 0 ? -ENOMEM : 1;
+        if (r < 0)
+                return r;
+        x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) pid };
+        for (size_t i = before; i < x->t->n_entries; i++)
+                x->of[i] = (unsigned) x->n + 1;
+        x->n++;
+
+        return c->chrooted ? ns_check_chrooted(x, c, pid) : 0;
+}
+
+/*
+ * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
+ * per distinct namespace, its mountinfo appended to the table. An unchrooted member is preferred:
+ * a chrooted process's mountinfo lists only mounts below its root; when only chrooted members
+ * exist, the namespace's whole mount list is compared through listmount (into hidden) or the scan
+ * is declared incomplete. Processes come and go while we scan: a namespace whose members all
+ * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
+ */
+static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNamespace **ret_ns,
+                          size_t *ret_n, HiddenSet *hidden, Reasons *why) {
+        _cleanup_free_ NsCandidate *cand = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
+        NsScan x = { .t = t, .hidden = hidden, .why = why };
+        uint64_t self;
+        size_t n_cand = 0;
+        bool overflow;
+        int r;
+
+        x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
+        if (!x.of)
+                return -ENOMEM;
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0 || read_ns(proc_fd, "self", &self) < 0) {
+                /* No way to tell namespaces apart: other namespaces' mounts are unknown. */
+                *ns_of = TAKE_PTR(x.of);
+                *ret_ns = NULL;
+                *ret_n = 0;
+                return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
+                                   "namespaces' mounts were not scanned");
+        }
+        x.proc_fd = proc_fd;
+
+        r = ns_candidates(proc_fd, self, &cand, &n_cand, &overflow);
+        if (r >= 0 && overflow && reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
+                                              SAMPLE_MAX_NAMESPACES) < 0)
+                r = -ENOMEM;
+        for (size_t c = 0; r >= 0 && c < n_cand; c++) {
+                r = ns_add(&x, &cand[c]);
+                if (r > 0)
                         break;
-                }
-                if (r < 0)
-                        return r;
-                nss[n] = (MountNamespace) { .ino = cand[c].ino, .pid = (int) pid };
-                for (size_t i = before; i < t->n_entries; i++)
-                        of[i] = (unsigned) n + 1;
-                n++;
-
-                if (cand[c].chrooted) {
-                        /* Only mounts below its root are listed: compare with the namespace's whole
-                         * list, which listmount gives without entering it. */
-                        _cleanup_close_ int ns_fd = -EBADF;
-                        char desc[256];
-
-                        snprintf(path, sizeof path, "%u/ns/mnt", pid);
-                        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (seen only through chrooted "
-                                 "process %u, root %s)", (unsigned long long) cand[c].ino, pid, cand[c].root);
-                        ns_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-                        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, t, hidden);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0 && reasons_add(why, "%s: mounts outside that root were not scanned (listmount: "
-                                                 "%s)", desc, strerror(-r)) < 0)
-                                return -ENOMEM;
-                }
+        }
+        if (r < 0) {
+                free(x.of);
+                free(x.nss);
+                return r;
         }
 
-        *ns_of = TAKE_PTR(of);
-        *ret_ns = TAKE_PTR(nss);
-        *ret_n = n;
+        *ns_of = TAKE_PTR(x.of);
+        *ret_ns = TAKE_PTR(x.nss);
+        *ret_n = x.n;
         return 0;
 }
 

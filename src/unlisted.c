@@ -15,10 +15,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "fs-type.h"
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
 #include "shared/parse-util.h"
+#include "shared/strv.h"
 #include "unlisted.h"
 
 #define LISTMOUNT_MAX 65536U
@@ -26,7 +27,7 @@
 
 int reasons_add(Reasons *r, const char *fmt, ...) {
         va_list ap;
-        char *s, **v;
+        char *s;
         int k;
 
         if (r->n >= REASONS_MAX) {
@@ -36,22 +37,11 @@ int reasons_add(Reasons *r, const char *fmt, ...) {
         va_start(ap, fmt);
         k = vasprintf(&s, fmt, ap);
         va_end(ap);
-        if (k < 0)
-                return -ENOMEM;
-        v = reallocarray(r->v, r->n + 1, sizeof(char *));
-        if (!v) {
-                free(s);
-                return -ENOMEM;
-        }
-        r->v = v;
-        r->v[r->n++] = s;
-        return 0;
+        return strv_consume(&r->v, &r->n, k < 0 ? NULL : s);
 }
 
 void reasons_done(Reasons *r) {
-        for (size_t i = 0; i < r->n; i++)
-                free(r->v[i]);
-        free(r->v);
+        strv_free(r->v);
         *r = (Reasons) {};
 }
 
@@ -163,25 +153,6 @@ static int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount
         return r;
 }
 
-/* The root directory's filesystem type, for classification only. Overlay is left "unknown" on
- * purpose: an overlay entry without its upperdir option would be planned as "nothing to write". */
-static const char *fstype_from_magic(unsigned long magic) {
-        static const struct {
-                unsigned long magic;
-                const char *name;
-        } table[] = {
-                { 0xEF53, "ext4" },       { 0x58465342, "xfs" },  { 0x9123683E, "btrfs" },
-                { 0xF2F52010, "f2fs" },   { 0x01021994, "tmpfs" },
-                { 0x4d44, "vfat" },       { 0x6969, "nfs" },       { 0x65735546, "fuse" },
-                { 0x73717368, "squashfs" }, { 0x858458f6, "ramfs" }, { 0x2011BAB0, "exfat" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (table[i].magic == magic)
-                        return table[i].name;
-        return "unknown";
-}
-
 int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
         struct statx stx;
         struct statfs sfs;
@@ -198,7 +169,7 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
                 return negative_errno();
         return append_unlisted(t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
                                (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
-                               fstype_from_magic((unsigned long) sfs.f_type), "(root directory)",
+                               fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)",
                                sfs.f_flags & ST_RDONLY) < 0 ? -ENOMEM : 1;
 }
 
@@ -220,68 +191,87 @@ static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
         return 0;
 }
 
-int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
-        static const char *const types[] = { "ext4", "xfs", "f2fs" };
-
-        if (sysfs_fd < 0)
-                return 0;
-        for (size_t k = 0; k < ELEMENTSOF(types); k++) {
-                _cleanup_closedir_ DIR *d = NULL;
-                char path[32];
-                struct dirent *de;
-                size_t n = 0;
-                int r;
-
-                snprintf(path, sizeof path, "fs/%s", types[k]);
-                r = opendir_at(sysfs_fd, path, &d);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        continue;       /* type not loaded, or no sysfs */
-                while ((de = readdir(d)) && n++ < 4096) {
-                        char source[300];
-                        dev_t dev;
-
-                        if (de->d_name[0] == '.')
-                                continue;
-                        /* "features", "stats", "extra": not a block device. */
-                        if (read_dev_file(sysfs_fd, de->d_name, &dev) < 0 || table_has_dev(t, dev))
-                                continue;
-                        snprintf(source, sizeof source, "/dev/%s", de->d_name);
-                        r = hidden_add(h, dev, types[k], source, "sysfs fs/%s/%s", types[k], de->d_name);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
-}
-
-int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
+/* Calls f(dir_fd, name, userdata) for each entry of dir_fd/path but "." and "..", reading at most max
+ * entries. A directory that is missing or unreadable, or dir_fd < 0, has none (absence is normal: a
+ * filesystem type not loaded, no debugfs). Stops at the first negative return of f; -ENOMEM. */
+static int foreach_entry(int dir_fd, const char *path, size_t max,
+                         int (*f)(int dir_fd, const char *name, void *userdata), void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
         int r;
 
-        if (debugfs_fd < 0)
+        if (dir_fd < 0)
                 return 0;
-        r = opendir_at(debugfs_fd, "bdi", &d);
+        r = opendir_at(dir_fd, path, &d);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
-        while ((de = readdir(d)) && n++ < 65536) {
-                unsigned ma, mi;
-                int k = 0;
-
-                /* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS,
-                 * …); block disks' bdis exist whether mounted or not, btrfs-N is checked by bdi. */
-                if (sscanf(de->d_name, "%u:%u%n", &ma, &mi, &k) != 2 || de->d_name[k] != 0 || ma != 0 ||
-                    table_has_dev(t, makedev(ma, mi)))
+        while ((de = readdir(d)) && n++ < max) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
-                r = hidden_add(h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
-                               "block device", de->d_name);
+                r = f(dir_fd, de->d_name, userdata);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+typedef struct SysfsScan {
+        const MountTable *t;
+        HiddenSet *h;
+        const char *type;
+} SysfsScan;
+
+static int scan_sysfs_entry(int sysfs_fd, const char *name, void *userdata) {
+        SysfsScan *x = userdata;
+        char source[300];
+        dev_t dev;
+
+        /* "features", "stats", "extra": not a block device. */
+        if (name[0] == '.' || read_dev_file(sysfs_fd, name, &dev) < 0 || table_has_dev(x->t, dev))
+                return 0;
+        snprintf(source, sizeof source, "/dev/%s", name);
+        return hidden_add(x->h, dev, x->type, source, "sysfs fs/%s/%s", x->type, name);
+}
+
+int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
+        const FsType *types;
+        size_t n_types;
+
+        types = fs_type_table(&n_types);
+        for (size_t k = 0; k < n_types; k++) {
+                SysfsScan x = { .t = t, .h = h, .type = types[k].name };
+                char path[32];
+                int r;
+
+                if (!types[k].sysfs_lists)
+                        continue;
+                snprintf(path, sizeof path, "fs/%s", types[k].name);
+                r = foreach_entry(sysfs_fd, path, 4096, scan_sysfs_entry, &x);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS, …); block disks'
+ * bdis exist whether mounted or not, btrfs-N is checked by bdi. */
+static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
+        const SysfsScan *x = userdata;
+        unsigned ma, mi;
+        int k = 0;
+
+        if (sscanf(name, "%u:%u%n", &ma, &mi, &k) != 2 || name[k] != 0 || ma != 0 ||
+            table_has_dev(x->t, makedev(ma, mi)))
+                return 0;
+        return hidden_add(x->h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
+                          "block device", name);
+}
+
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
+        SysfsScan x = { .t = t, .h = h };
+
+        return foreach_entry(debugfs_fd, "bdi", 65536, scan_bdi_entry, &x);
 }
 
 static int parse_ns_root(const char *root, uint64_t *ret) {
@@ -511,37 +501,36 @@ int unlisted_report(const HiddenSet *h, Reasons *why) {
         return 0;
 }
 
-int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        size_t n = 0;
-        int r;
+typedef struct BtrfsCheck {
+        char *const *bdi_names;
+        size_t n_bdi_names;
+        Reasons *why;
+} BtrfsCheck;
 
-        if (sysfs_fd < 0)
+static int check_btrfs_entry(int sysfs_fd, const char *fs, void *userdata) {
+        const BtrfsCheck *x = userdata;
+        char path[PATH_MAX], link[PATH_MAX];
+        const char *name;
+        ssize_t k;
+
+        if (fs[0] == '.')
                 return 0;
-        r = opendir_at(sysfs_fd, "fs/btrfs", &d);
-        if (r < 0)
-                return r == -ENOMEM ? r : 0;
-        while ((de = readdir(d)) && n++ < 4096) {
-                char path[PATH_MAX], link[PATH_MAX];
-                const char *name;
-                bool found = false;
-                ssize_t k;
+        snprintf(path, sizeof path, "fs/btrfs/%s/bdi", fs);
+        k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
+        if (k < 0)
+                return 0;       /* "features" */
+        link[k] = 0;
+        name = strrchr(link, '/');
+        name = name ? name + 1 : link;
+        for (size_t i = 0; i < x->n_bdi_names; i++)
+                if (streq_ptr(x->bdi_names[i], name))
+                        return 0;
+        return reasons_add(x->why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount table "
+                           "(sysfs fs/btrfs/%s)", fs, name, fs);
+}
 
-                if (de->d_name[0] == '.')
-                        continue;
-                snprintf(path, sizeof path, "fs/btrfs/%s/bdi", de->d_name);
-                k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
-                if (k < 0)
-                        continue;       /* "features" */
-                link[k] = 0;
-                name = strrchr(link, '/');
-                name = name ? name + 1 : link;
-                for (size_t i = 0; i < n_bdi_names && !found; i++)
-                        found = streq_ptr(bdi_names[i], name);
-                if (!found && reasons_add(why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount "
-                                          "table (sysfs fs/btrfs/%s)", de->d_name, name, de->d_name) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
+int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {
+        BtrfsCheck x = { .bdi_names = bdi_names, .n_bdi_names = n_bdi_names, .why = why };
+
+        return foreach_entry(sysfs_fd, "fs/btrfs", 4096, check_btrfs_entry, &x);
 }

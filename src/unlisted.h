@@ -26,7 +26,7 @@
 
 /* Why a sample is incomplete: human-readable sentences, bounded (n_dropped counts the rest). */
 typedef struct Reasons {
-        char **v;
+        char **v;                   /* strv (shared/strv.h), n of them */
         size_t n;
         size_t n_dropped;
 } Reasons;

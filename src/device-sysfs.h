@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * sysfs for device.c (private to the device module): block device nodes, their attributes, links
+ * and directories, through one interface with two backends:
+ *  - libudev, when sysfs_root is exactly "/sys" (or "/sys/"): udev_device_new_from_devnum(),
+ *    udev_device_get_sysattr_value(), udev_device_get_parent(), and
+ *    udev_device_get_parent_with_subsystem_devtype("usb", "usb_device"). This needs no udevd: it
+ *    reads sysfs (udev properties from the udev database are never used). device-sysfs.c is the
+ *    only file that includes libudev.
+ *  - a directory fd on sysfs_root for anything else (fixture trees in tests; "/sys/." forces this
+ *    backend on the real sysfs, which the integration test uses to cross-check both backends).
+ *    Symlinks are resolved lexically relative to the link's directory, as in real sysfs, where all
+ *    links are relative and point at real directories. USB ancestry: the nearest ancestor
+ *    directory whose 'subsystem' link ends in "usb" and whose uevent says DEVTYPE=usb_device.
+ * A backend provides five operations (SysfsBackend); reading links (bdi, fs/btrfs/...) and listing
+ * directories (slaves/, fs/btrfs/) is done once for both with readlinkat()/openat() on root_fd and
+ * the node's path (libudev has no API for those), as is trimming attribute values.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define DEVICE_ATTR_MAX (8U * 1024U)
+
+struct udev;
+struct udev_device;
+
+typedef struct Sysfs Sysfs;
+
+typedef struct Node {
+        struct udev_device *ud; /* libudev backend */
+        char *path;             /* libudev: absolute syspath; dir-fd backend: relative to root_fd */
+        dev_t devnum;
+} Node;
+
+/* What differs between the backends. Everything else — attribute clean-up, links, directory
+ * listings (readlinkat()/openat() on root_fd and the node's path in both: libudev has no API for
+ * those) and the walk — is written once on top of these. */
+typedef struct SysfsBackend {
+        /* The node of block device dev. -ENOENT: no such block device; -ENOMEM. */
+        int (*node_from_devnum)(Sysfs *s, dev_t dev, Node *ret);
+        /* Attribute value as read (name may contain '/'). -ENOENT if missing/unreadable; -ENOMEM. */
+        int (*attr)(Sysfs *s, const Node *n, const char *name, char **ret);
+        /* Parent device (the disk of a partition). -ENOENT or -ENOMEM. */
+        int (*parent)(Sysfs *s, const Node *n, Node *ret);
+        bool (*is_partition)(Sysfs *s, const Node *n);
+        /* 1 if a usb_device is among the node's ancestors, 0 if not (or unknown), -ENOMEM. */
+        int (*is_usb)(Sysfs *s, const Node *n);
+} SysfsBackend;
+
+struct Sysfs {
+        int root_fd;        /* sysfs_root; non-device paths (fs/btrfs, class/bdi) are read here */
+        struct udev *udev;  /* libudev backend only */
+        const SysfsBackend *backend;
+};
+
+void node_done(Node *n);
+
+/* Opens sysfs_root with the backend it calls for. negative errno (-ENOMEM, or sysfs_root missing). */
+int sysfs_open(const char *sysfs_root, Sysfs *ret);
+void sysfs_done(Sysfs *s);
+
+/* Attribute value with trailing whitespace removed. -ENOENT if missing/unreadable; -ENOMEM. */
+int sysfs_node_attr(Sysfs *s, const Node *n, const char *name, char **ret);
+/* 1 if the attribute exists and reads as a positive integer or boolean true, 0 otherwise, -ENOMEM. */
+int sysfs_node_attr_true(Sysfs *s, const Node *n, const char *name);
+/* A "MAJ:MIN" attribute of the node. -ENOENT, -EINVAL or -ENOMEM. */
+int sysfs_node_attr_devnum(Sysfs *s, const Node *n, const char *name, dev_t *ret);
+/* Basename of the target of the link 'name' in the node's directory. -ENOENT or -ENOMEM. */
+int sysfs_node_link_name(Sysfs *s, const Node *n, const char *name, char **ret);
+/* Entry names of the directory 'name' in the node's directory, as sysfs_list_dir(). */
+int sysfs_node_list_dir(Sysfs *s, const Node *n, const char *name, size_t max, char ***ret, size_t *ret_n);
+
+/* The same for paths relative to the sysfs root (fs/btrfs/..., class/bdi/...). */
+int sysfs_link_name(Sysfs *s, const char *path, char **ret);
+/* Entry names (no dot files), at most max, as a strv (NULL when empty). -ENOENT or -ENOMEM. */
+int sysfs_list_dir(Sysfs *s, const char *path, size_t max, char ***ret, size_t *ret_n);
+int sysfs_read_devnum(Sysfs *s, const char *path, dev_t *ret);
+
+/* The part of p after its last '/'. */
+const char *sysfs_last_component(const char *p);

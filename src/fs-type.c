@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <string.h>
+
+#include "fs-type.h"
+#include "shared/macro.h"
+#include "shared/string-table.h"
+
+static const char *const fs_class_table[_FS_CLASS_MAX] = {
+        [FS_CLASS_BLOCK] = "block",
+        [FS_CLASS_NETWORK] = "network",
+        [FS_CLASS_FUSE] = "fuse",
+        [FS_CLASS_PSEUDO] = "pseudo",
+        [FS_CLASS_OVERLAY] = "overlay",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_class, FsClass);
+
+static const char *const fs_clean_rule_table[_FS_CLEAN_RULE_MAX] = {
+        [FS_CLEAN_RULE_NONE] = "none",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_clean_rule, FsCleanRule);
+
+/* Every field not named is 0: no device flush, not FUSE, not listed in sysfs, no magic, clean rule
+ * "none", no write counter. */
+#define NETWORK(n) { .name = n, .class = FS_CLASS_NETWORK }
+#define NETWORK_FUSE(n) { .name = n, .class = FS_CLASS_NETWORK, .fuse = FS_FUSE_PLAIN }
+#define PSEUDO(n) { .name = n, .class = FS_CLASS_PSEUDO }
+#define FLUSH(n) { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true }
+
+/*
+ * Device flush: filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes
+ * everything but leaves it in the device's volatile cache (fs/sync.c sync_filesystem() then only
+ * calls sync_blockdev(), which sends no FLUSH). The worker fsyncs the block device after syncfs,
+ * which does (block/fops.c blkdev_fsync → blkdev_issue_flush). Sources (Linux 6.x):
+ *   vfat, msdos, fat, minix: no ->sync_fs at all;
+ *   exfat: exfat_sync_fs() → sync_blockdev() and a superblock write with sync_dirty_buffer()
+ *     (REQ_SYNC, no PREFLUSH);
+ *   hfs: hfs_sync_fs() → hfs_mdb_commit() only; hfsplus flushes unless "nobarrier" (kept here:
+ *     one redundant FLUSH at most);
+ *   ext2: fs/ext2 ext2_sync_fs() → ext2_sync_super(): mark_buffer_dirty + sync_dirty_buffer, no
+ *     FLUSH. Where the ext4 driver serves "ext2" (CONFIG_EXT4_USE_FOR_EXT2, Debian's kernels)
+ *     ext4_sync_fs() flushes even without a journal (needs_barrier when BARRIER): one redundant
+ *     FLUSH, measured on the fault disk (also ext4 ^has_journal: 1 FLUSH per syncfs);
+ *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
+ *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
+ *     no blkdev_issue_flush();
+ *   fuseblk (ntfs-3g, exfat-fuse, fuse2fs): fuse_sync_fs() sends at most FUSE_SYNCFS to a server
+ *     that asked for it; the server's own writes to the device stay in its cache (measured on the
+ *     fault disk with ntfs-3g: 0 FLUSH per syncfs). The device node is the mount's source.
+ *
+ * Classes: network filesystems (data lives behind a server; may be unreachable during suspend)
+ * include the FUSE filesystems that are network clients; pseudo filesystems have nothing to write
+ * back to a device; every other "fuse.*" / "fuseblk.*" is FUSE; unknown types are block.
+ *
+ * sysfs_lists: ext4, xfs and f2fs create fs/<type>/<block device name>/ per mounted superblock (the
+ * order of these rows is the order unlisted.c scans them in).
+ */
+static const FsType fs_types[] = {
+        /* local block filesystems */
+        { .name = "ext4", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xEF53 },
+        { .name = "xfs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0x58465342 },
+        { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
+        { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E },
+        { .name = "squashfs", .class = FS_CLASS_BLOCK, .magic = 0x73717368 },
+        { .name = "vfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x4d44 },
+        { .name = "exfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x2011BAB0 },
+        FLUSH("msdos"), FLUSH("fat"), FLUSH("hfs"), FLUSH("hfsplus"), FLUSH("minix"), FLUSH("ext2"),
+        FLUSH("udf"), FLUSH("ntfs3"), FLUSH("ntfs"),
+
+        /* network */
+        { .name = "nfs", .class = FS_CLASS_NETWORK, .magic = 0x6969 },
+        NETWORK("nfs4"), NETWORK("cifs"), NETWORK("smb3"), NETWORK("smbfs"), NETWORK("9p"),
+        NETWORK("ceph"), NETWORK("glusterfs"), NETWORK("afs"), NETWORK("ncpfs"), NETWORK("ncp"),
+        NETWORK("lustre"), NETWORK("coda"), NETWORK("orangefs"), NETWORK("davfs"), NETWORK("vboxsf"),
+        NETWORK("virtiofs"),
+        NETWORK_FUSE("fuse.sshfs"), NETWORK_FUSE("fuse.s3fs"), NETWORK_FUSE("fuse.rclone"),
+        NETWORK_FUSE("fuse.glusterfs"), NETWORK_FUSE("fuse.ceph"), NETWORK_FUSE("fuse.ceph-fuse"),
+        NETWORK_FUSE("fuse.cephfs"), NETWORK_FUSE("fuse.davfs2"), NETWORK_FUSE("fuse.curlftpfs"),
+        NETWORK_FUSE("fuse.gcsfuse"), NETWORK_FUSE("fuse.goofys"), NETWORK_FUSE("fuse.juicefs"),
+        NETWORK_FUSE("fuse.mfs"), NETWORK_FUSE("fuse.moosefs"), NETWORK_FUSE("fuse.lizardfs"),
+        NETWORK_FUSE("fuse.seaweedfs"), NETWORK_FUSE("fuse.smbnetfs"), NETWORK_FUSE("fuse.gvfsd-fuse"),
+        NETWORK_FUSE("fuse.afpfs"), NETWORK_FUSE("fuse.httpfs"), NETWORK_FUSE("fuse.blobfuse"),
+        NETWORK_FUSE("fuse.blobfuse2"), NETWORK_FUSE("fuse.onedriver"), NETWORK_FUSE("fuse.beegfs"),
+        NETWORK_FUSE("fuse.geesefs"), NETWORK_FUSE("fuse.s3backer"),
+
+        /* FUSE */
+        { .name = "fuse", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_PLAIN, .magic = 0x65735546 },
+        { .name = "fuseblk", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_BLK, .device_flush = true },
+        { .name = "fuse.*", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_PLAIN },
+        { .name = "fuseblk.*", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_BLK, .device_flush = true },
+
+        /* pseudo */
+        { .name = "tmpfs", .class = FS_CLASS_PSEUDO, .magic = 0x01021994 },
+        { .name = "ramfs", .class = FS_CLASS_PSEUDO, .magic = 0x858458f6 },
+        PSEUDO("proc"), PSEUDO("sysfs"), PSEUDO("devtmpfs"), PSEUDO("devpts"), PSEUDO("cgroup"),
+        PSEUDO("cgroup2"), PSEUDO("debugfs"), PSEUDO("tracefs"), PSEUDO("securityfs"), PSEUDO("pstore"),
+        PSEUDO("bpf"), PSEUDO("configfs"), PSEUDO("hugetlbfs"), PSEUDO("mqueue"), PSEUDO("autofs"),
+        PSEUDO("binfmt_misc"), PSEUDO("efivarfs"), PSEUDO("fusectl"), PSEUDO("rpc_pipefs"), PSEUDO("nsfs"),
+        PSEUDO("selinuxfs"), PSEUDO("smackfs"), PSEUDO("nfsd"), PSEUDO("rootfs"), PSEUDO("pipefs"),
+        PSEUDO("sockfs"), PSEUDO("anon_inodefs"), PSEUDO("dmabuf"), PSEUDO("devfs"), PSEUDO("usbfs"),
+        PSEUDO("xenfs"), PSEUDO("sunrpc"), PSEUDO("pidfs"), PSEUDO("secretmem"),
+
+        /* overlay ("overlayfs": the old name) */
+        { .name = "overlay", .class = FS_CLASS_OVERLAY },
+        { .name = "overlayfs", .class = FS_CLASS_OVERLAY },
+};
+
+static const FsType fs_type_unknown = { .name = "", .class = FS_CLASS_BLOCK };
+
+const FsType *fs_type_table(size_t *ret_n) {
+        *ret_n = ELEMENTSOF(fs_types);
+        return fs_types;
+}
+
+/* "fuse.*" matches every name that starts with "fuse.". */
+static bool pattern_matches(const char *pattern, const char *fstype) {
+        size_t n = strlen(pattern);
+
+        return n >= 2 && streq(pattern + n - 2, ".*") && strncmp(fstype, pattern, n - 1) == 0;
+}
+
+const FsType *fs_type_lookup(const char *fstype) {
+        if (isempty(fstype))
+                return &fs_type_unknown;
+        for (size_t i = 0; i < ELEMENTSOF(fs_types); i++)
+                if (streq(fs_types[i].name, fstype))
+                        return &fs_types[i];
+        for (size_t i = 0; i < ELEMENTSOF(fs_types); i++)
+                if (pattern_matches(fs_types[i].name, fstype))
+                        return &fs_types[i];
+        return &fs_type_unknown;
+}
+
+FsClass fs_class_from_fstype(const char *fstype) {
+        return fs_type_lookup(fstype)->class;
+}
+
+bool fs_type_needs_device_flush(const char *fstype) {
+        return fs_type_lookup(fstype)->device_flush;
+}
+
+FsFuse fs_type_fuse(const char *fstype) {
+        return fs_type_lookup(fstype)->fuse;
+}
+
+FsCleanRule fs_type_clean_rule(const char *fstype) {
+        return fs_type_lookup(fstype)->clean_rule;
+}
+
+const char *fs_type_from_magic(unsigned long magic) {
+        if (magic == 0)
+                return "unknown";
+        for (size_t i = 0; i < ELEMENTSOF(fs_types); i++)
+                if (fs_types[i].magic == magic)
+                        return fs_types[i].name;
+        return "unknown";
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Filesystem types: one table row per type (or type pattern such as "fuse.*") holding every fact
+ * the rest of the program knows about a type by its name — its class, whether its sync_fs leaves
+ * the written data in the device's volatile cache (the worker then fsyncs the block device), its
+ * FUSE transport, whether sysfs lists its superblocks under fs/<type>/<device>, its statfs magic and
+ * its clean rule. Pure: no I/O. A new type is one row in fs-type.c (plus a case in test-fs-type).
+ *
+ * Clean rules: no filesystem type has an exact test for "syncfs would write nothing"
+ * (docs/CLEAN-EVIDENCE.md), so every row says FS_CLEAN_RULE_NONE and the planner syncs whatever may
+ * hold data. A rule would come with the write counter its test reads (a sysfs attribute under
+ * fs/<type>/<device>/, as ext4's lifetime_write_kbytes once was): none is read today.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum FsClass {
+        FS_CLASS_BLOCK,   /* block-device backed (ext4, xfs, btrfs, vfat, ...) or unknown */
+        FS_CLASS_NETWORK, /* nfs, nfs4, cifs, smb3, 9p, ceph, glusterfs, fuse.sshfs, ... */
+        FS_CLASS_FUSE,    /* other fuse, fuseblk */
+        FS_CLASS_PSEUDO,  /* proc, sysfs, tmpfs, devtmpfs, cgroup*, ... : nothing to sync */
+        FS_CLASS_OVERLAY, /* overlay: sync the upper filesystem (it has its own mount) */
+        _FS_CLASS_MAX,
+        _FS_CLASS_INVALID = -EINVAL,
+} FsClass;
+
+const char *fs_class_to_string(FsClass c);
+
+/* How a FUSE filesystem reaches its server. */
+typedef enum FsFuse {
+        FS_FUSE_NONE,     /* not FUSE */
+        FS_FUSE_PLAIN,    /* "fuse", "fuse.*": a /dev/fuse server; FUSE_SYNCFS only where the server is
+                           * privileged (fc->sync_fs) */
+        FS_FUSE_BLK,      /* "fuseblk", "fuseblk.*": a server on a block device (ntfs-3g, exfat-fuse) */
+} FsFuse;
+
+/* What a superblock of the type must show to be skipped as clean. */
+typedef enum FsCleanRule {
+        FS_CLEAN_RULE_NONE, /* never skipped as clean (every row today: docs/CLEAN-EVIDENCE.md) */
+        _FS_CLEAN_RULE_MAX,
+        _FS_CLEAN_RULE_INVALID = -EINVAL,
+} FsCleanRule;
+
+const char *fs_clean_rule_to_string(FsCleanRule r);
+
+typedef struct FsType {
+        const char *name;          /* exact fstype as in mountinfo ("type.subtype"), or a prefix
+                                    * pattern ending in ".*" ("fuse.*" matches "fuse.x" and "fuse.") */
+        FsClass class;
+        bool device_flush;         /* sync_fs sends no cache FLUSH: fsync the block device (the mount's
+                                    * /dev source) after syncfs; sources in fs-type.c */
+        FsFuse fuse;
+        bool sysfs_lists;          /* sysfs fs/<name>/<block device name> per mounted superblock (used to
+                                    * find superblocks no mount table shows, unlisted.h) */
+        unsigned long magic;       /* statfs f_type naming the type for a root that is no mount point in
+                                    * our table (unlisted.h); 0: none */
+        FsCleanRule clean_rule;
+        const char *write_counter; /* sysfs fs/<name>/<device>/ attribute its clean rule reads; NULL:
+                                    * none (no rule, no counter today) */
+} FsType;
+
+/* The row of a type: an exact name first, then the first matching pattern, then the default row for
+ * unknown and empty types (class block, nothing else). Never NULL; NULL fstype is the empty type. */
+const FsType *fs_type_lookup(const char *fstype);
+
+/* The table itself, in order (unknown types are not in it), for tables and tests. */
+const FsType *fs_type_table(size_t *ret_n);
+
+/* Shorthands for fs_type_lookup(fstype)->... */
+FsClass fs_class_from_fstype(const char *fstype);
+bool fs_type_needs_device_flush(const char *fstype);
+FsFuse fs_type_fuse(const char *fstype);
+FsCleanRule fs_type_clean_rule(const char *fstype);
+
+/* The type named by a statfs magic, "unknown" when no row has it. Overlay has no magic on purpose:
+ * an overlay entry without its upperdir option would be planned as "nothing to write". */
+const char *fs_type_from_magic(unsigned long magic);

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * Unit tests for the filesystem type table: every type classified before the table existed keeps
+ * its class, its device flush, its FUSE transport, its sysfs listing and its statfs magic (the old
+ * hand-written lists and predicates are kept below as the reference, frozen: a type added later is
+ * checked in new_types), and the table itself is sane (unique names, patterns only as "prefix.*",
+ * no clean rule).
+ */
+
+#include <string.h>
+
+#include "fs-type.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+/* ---- the lists as they were in device.c, plan.c and unlisted.c (reference only) ---- */
+
+static const char *const old_network[] = {
+        "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs", "ncpfs", "ncp",
+        "lustre", "coda", "orangefs", "davfs", "vboxsf", "virtiofs",
+        "fuse.sshfs", "fuse.s3fs", "fuse.rclone", "fuse.glusterfs", "fuse.ceph", "fuse.ceph-fuse",
+        "fuse.cephfs", "fuse.davfs2", "fuse.curlftpfs", "fuse.gcsfuse", "fuse.goofys",
+        "fuse.juicefs", "fuse.mfs", "fuse.moosefs", "fuse.lizardfs", "fuse.seaweedfs",
+        "fuse.smbnetfs", "fuse.gvfsd-fuse", "fuse.afpfs", "fuse.httpfs", "fuse.blobfuse",
+        "fuse.blobfuse2", "fuse.onedriver", "fuse.beegfs", "fuse.geesefs", "fuse.s3backer",
+};
+
+static const char *const old_pseudo[] = {
+        "proc", "sysfs", "tmpfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
+        "securityfs", "pstore", "bpf", "configfs", "hugetlbfs", "mqueue", "autofs", "binfmt_misc",
+        "efivarfs", "fusectl", "rpc_pipefs", "nsfs", "ramfs", "selinuxfs", "smackfs", "nfsd",
+        "rootfs", "pipefs", "sockfs", "anon_inodefs", "dmabuf", "devfs", "usbfs", "xenfs",
+        "sunrpc", "pidfs", "secretmem",
+};
+
+static const char *const old_flush[] = {
+        "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix",
+        "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
+};
+
+static const struct {
+        unsigned long magic;
+        const char *name;
+} old_magic[] = {
+        { 0xEF53, "ext4" },       { 0x58465342, "xfs" },  { 0x9123683E, "btrfs" },
+        { 0xF2F52010, "f2fs" },   { 0x01021994, "tmpfs" },
+        { 0x4d44, "vfat" },       { 0x6969, "nfs" },       { 0x65735546, "fuse" },
+        { 0x73717368, "squashfs" }, { 0x858458f6, "ramfs" }, { 0x2011BAB0, "exfat" },
+};
+
+static const char *const old_sysfs_lists[] = { "ext4", "xfs", "f2fs" };
+
+static bool in(const char *const *v, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(v[i], s))
+                        return true;
+        return false;
+}
+
+static FsClass old_class(const char *fstype) {
+        if (isempty(fstype))
+                return FS_CLASS_BLOCK;
+        if (in(old_network, ELEMENTSOF(old_network), fstype))
+                return FS_CLASS_NETWORK;
+        if (streq(fstype, "fuse") || streq(fstype, "fuseblk") || strncmp(fstype, "fuse.", 5) == 0 ||
+            strncmp(fstype, "fuseblk.", 8) == 0)
+                return FS_CLASS_FUSE;
+        if (in(old_pseudo, ELEMENTSOF(old_pseudo), fstype))
+                return FS_CLASS_PSEUDO;
+        if (streq(fstype, "overlay") || streq(fstype, "overlayfs"))
+                return FS_CLASS_OVERLAY;
+        return FS_CLASS_BLOCK;
+}
+
+static bool old_needs_flush(const char *fstype) {
+        return strncmp(fstype, "fuseblk.", 8) == 0 || in(old_flush, ELEMENTSOF(old_flush), fstype);
+}
+
+/* plan.c fuse_owner(): any FUSE mount, fuseblk included. */
+static bool old_is_fuse(const char *fstype) {
+        return streq(fstype, "fuse") || streq(fstype, "fuseblk") || strncmp(fstype, "fuse.", 5) == 0 ||
+                strncmp(fstype, "fuseblk.", 8) == 0;
+}
+
+/* plan.c fuse_evidence_applies(): a /dev/fuse server, not fuseblk. */
+static bool old_is_plain_fuse(const char *fstype) {
+        return streq(fstype, "fuse") || strncmp(fstype, "fuse.", 5) == 0;
+}
+
+/* ---- tests ---- */
+
+static void check_same(const char *fstype) {
+        FsFuse f = fs_type_fuse(fstype);
+
+        FsClass c = fs_class_from_fstype(fstype);
+        bool flush = fs_type_needs_device_flush(fstype);
+
+        if (c != old_class(fstype) || flush != old_needs_flush(fstype) ||
+            (f != FS_FUSE_NONE) != old_is_fuse(fstype) || (f == FS_FUSE_PLAIN) != old_is_plain_fuse(fstype))
+                fprintf(stderr, "fstype '%s': class %s (was %s), flush %d (was %d), fuse %d\n", fstype,
+                        fs_class_to_string(c), fs_class_to_string(old_class(fstype)), flush,
+                        old_needs_flush(fstype), f);
+        ASSERT_EQ(fs_class_from_fstype(fstype), old_class(fstype));
+        ASSERT_EQ(fs_type_needs_device_flush(fstype), old_needs_flush(fstype));
+        ASSERT_EQ(f != FS_FUSE_NONE, old_is_fuse(fstype));
+        ASSERT_EQ(f == FS_FUSE_PLAIN, old_is_plain_fuse(fstype));
+        ASSERT_EQ(fs_type_clean_rule(fstype), FS_CLEAN_RULE_NONE);
+}
+
+TEST(same_as_old_lists) {
+        static const char *const extra[] = {
+                "", "ext4", "xfs", "btrfs", "squashfs", "gfs2", "whatever", "NFS", "nfs ", "fuse_sshfs",
+                "fuse", "fuse.", "fuse.faultdisk", "fuse.sshfs.x", "fuseblk", "fuseblk.", "fuseblk.ntfs",
+                "fuseblk.fuse.sshfs", "fuse.*", "fuseblk.*", "fusectl", "fusectl.x", "overlay", "overlayfs",
+                "overlay.x", "tmpfs.x", "ext3", "bcachefs", "zfs", "erofs", "iso9660", "ntfs-3g",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(old_network); i++)
+                check_same(old_network[i]);
+        for (size_t i = 0; i < ELEMENTSOF(old_pseudo); i++)
+                check_same(old_pseudo[i]);
+        for (size_t i = 0; i < ELEMENTSOF(old_flush); i++)
+                check_same(old_flush[i]);
+        for (size_t i = 0; i < ELEMENTSOF(extra); i++)
+                check_same(extra[i]);
+
+        /* The empty type and NULL: the default row. */
+        ASSERT_EQ(fs_class_from_fstype(NULL), FS_CLASS_BLOCK);
+        ASSERT_TRUE(!fs_type_needs_device_flush(NULL));
+        ASSERT_EQ(fs_type_fuse(NULL), FS_FUSE_NONE);
+}
+
+TEST(magic) {
+        size_t n;
+        const FsType *t = fs_type_table(&n);
+        size_t n_magic = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(old_magic); i++)
+                ASSERT_STREQ(fs_type_from_magic(old_magic[i].magic), old_magic[i].name);
+        for (size_t i = 0; i < n; i++)
+                n_magic += t[i].magic != 0;
+        ASSERT_EQ(n_magic, ELEMENTSOF(old_magic));
+        ASSERT_STREQ(fs_type_from_magic(0), "unknown");
+        ASSERT_STREQ(fs_type_from_magic(0x794c7630), "unknown"); /* overlay: left unknown on purpose */
+        ASSERT_STREQ(fs_type_from_magic(0x12345678), "unknown");
+}
+
+TEST(sysfs_lists) {
+        size_t n, k = 0;
+        const FsType *t = fs_type_table(&n);
+
+        /* The same types, in the same order (the order unlisted.c reports them in). */
+        for (size_t i = 0; i < n; i++)
+                if (t[i].sysfs_lists) {
+                        ASSERT_TRUE(k < ELEMENTSOF(old_sysfs_lists));
+                        ASSERT_STREQ(t[i].name, old_sysfs_lists[k]);
+                        k++;
+                }
+        ASSERT_EQ(k, ELEMENTSOF(old_sysfs_lists));
+}
+
+TEST(table_sane) {
+        size_t n;
+        const FsType *t = fs_type_table(&n);
+
+        for (size_t i = 0; i < n; i++) {
+                const char *star = strchr(t[i].name, '*');
+
+                ASSERT_TRUE(!isempty(t[i].name));
+                ASSERT_TRUE(fs_class_to_string(t[i].class));
+                /* A pattern is "prefix.*", nothing else. */
+                if (star)
+                        ASSERT_TRUE(star[1] == 0 && star > t[i].name && star[-1] == '.');
+                /* Names fit the sysfs path buffer of unlisted.c. */
+                if (t[i].sysfs_lists)
+                        ASSERT_TRUE(strlen(t[i].name) < 28);
+                /* No clean rule, so no counter (docs/CLEAN-EVIDENCE.md). */
+                ASSERT_EQ(t[i].clean_rule, FS_CLEAN_RULE_NONE);
+                ASSERT_TRUE(!t[i].write_counter);
+                for (size_t j = i + 1; j < n; j++)
+                        ASSERT_TRUE(!streq(t[i].name, t[j].name));
+                ASSERT_TRUE(fs_type_lookup(t[i].name) == &t[i]);
+        }
+        ASSERT_STREQ(fs_clean_rule_to_string(FS_CLEAN_RULE_NONE), "none");
+        ASSERT_TRUE(!fs_clean_rule_to_string(_FS_CLEAN_RULE_MAX));
+        ASSERT_STREQ(fs_class_to_string(FS_CLASS_PSEUDO), "pseudo");
+        ASSERT_TRUE(!fs_class_to_string(_FS_CLASS_MAX));
+        ASSERT_TRUE(!fs_class_to_string((FsClass) -1));
+        /* A pattern row is found for a name no exact row has. */
+        ASSERT_STREQ(fs_type_lookup("fuse.faultdisk")->name, "fuse.*");
+        ASSERT_STREQ(fs_type_lookup("fuseblk.ntfs")->name, "fuseblk.*");
+        ASSERT_STREQ(fs_type_lookup("fuse.sshfs")->name, "fuse.sshfs");
+        ASSERT_STREQ(fs_type_lookup("bcachefs")->name, "");
+}
+
+/* Types without a row get the default (block, no device flush); a type given a row after the lists
+ * above were frozen gets its line here. */
+TEST(new_types) {
+        static const struct {
+                const char *fstype;
+                FsClass class;
+                bool device_flush;
+        } cases[] = {
+                { "bcachefs", FS_CLASS_BLOCK, false }, { "erofs", FS_CLASS_BLOCK, false },
+                { "zfs", FS_CLASS_BLOCK, false },      { "iso9660", FS_CLASS_BLOCK, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ASSERT_EQ(fs_class_from_fstype(cases[i].fstype), cases[i].class);
+                ASSERT_EQ(fs_type_needs_device_flush(cases[i].fstype), cases[i].device_flush);
+        }
+}
+
+int main(void) {
+        RUN(same_as_old_lists);
+        RUN(magic);
+        RUN(sysfs_lists);
+        RUN(table_sane);
+        RUN(new_types);
+        return 0;
+}
