@@ -1,20 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
-#include <grp.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <systemd/sd-event.h>
 
 #include "executor.h"
 #include "worker.h"
-#include "shared/fileio.h"
-#include "shared/parse-util.h"
 #include "shared/sort-util.h"
 #include "shared/string-table.h"
 
@@ -673,6 +666,26 @@ static void sigmask_restorep(sigset_t **ss) {
                 (void) sigprocmask(SIG_SETMASK, *ss, NULL);
 }
 
+/* The results into the caller's jobs; the number of jobs that did not end SYNCED. */
+static int executor_copy_results(const Executor *e, ExecJob *jobs) {
+        int n = 0;
+
+        for (size_t i = 0; i < e->n_jobs; i++) {
+                ExecJob *j = &jobs[i];
+
+                j->outcome = e->results[i].outcome;
+                j->error = e->results[i].error;
+                j->duration = e->results[i].duration;
+                j->started = e->results[i].started;
+                j->abandoned_pid = e->results[i].abandoned_pid;
+                j->hung = e->results[i].hung;
+                j->stuck = false;  /* workers are reaped on return: executor_check_stuck() */
+                if (j->outcome != OUTCOME_SYNCED)
+                        n++;
+        }
+        return n;
+}
+
 int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
                  const ExecOps *ops) {
         sigset_t saved, chld;
@@ -764,19 +777,7 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 executor_expire_all(&e, r < 0 ? -r : EIO);
         }
 
-        r = 0;
-        for (size_t i = 0; i < n_jobs; i++) {
-                jobs[i].outcome = e.results[i].outcome;
-                jobs[i].error = e.results[i].error;
-                jobs[i].duration = e.results[i].duration;
-                jobs[i].started = e.results[i].started;
-                jobs[i].abandoned_pid = e.results[i].abandoned_pid;
-                jobs[i].hung = e.results[i].hung;
-                jobs[i].stuck = false;  /* workers are reaped on return: executor_check_stuck() */
-                if (jobs[i].outcome != OUTCOME_SYNCED)
-                        r++;
-        }
-        return r;
+        return executor_copy_results(&e, jobs);
 }
 
 bool executor_worker_stuck(pid_t pid) {
