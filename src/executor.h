@@ -18,6 +18,7 @@
 
 #include "progress.h"
 #include "shared/macro.h"
+#include "shared/string-table.h"
 #include "shared/time-util.h"
 
 typedef enum Outcome {
@@ -32,8 +33,7 @@ typedef enum Outcome {
         _OUTCOME_INVALID = -EINVAL,
 } Outcome;
 
-const char *outcome_to_string(Outcome o);
-Outcome outcome_from_string(const char *s);
+DECLARE_STRING_TABLE_LOOKUP(outcome, Outcome);
 
 typedef struct ExecJob {
         /* in */

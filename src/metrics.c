@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,25 +76,24 @@ typedef struct Pass {
         const RunRecord *r;
 } Pass;
 
+/* One gauge per pass of a usec field of the record (offset in RunRecord). */
+static void put_pass_seconds(FILE *f, const Pass *p, size_t n, const char *name, const char *help, size_t offset) {
+        put_header(f, name, help);
+        for (size_t i = 0; i < n; i++) {
+                fprintf(f, "%s{pass=\"%s\"} ", name, p[i].name);
+                put_seconds(f, *(const usec_t *) ((const uint8_t *) p[i].r + offset));
+                fputc('\n', f);
+        }
+}
+
 static void put_pass_series(FILE *f, const Pass *p, size_t n) {
-        put_header(f, "suspend_sync_pass_start_timestamp_seconds", "When the pass of the last sleep cycle started (Unix time).");
-        for (size_t i = 0; i < n; i++) {
-                fprintf(f, "suspend_sync_pass_start_timestamp_seconds{pass=\"%s\"} ", p[i].name);
-                put_seconds(f, p[i].r->started_realtime);
-                fputc('\n', f);
-        }
-        put_header(f, "suspend_sync_pass_duration_seconds", "How long the pass of the last sleep cycle took.");
-        for (size_t i = 0; i < n; i++) {
-                fprintf(f, "suspend_sync_pass_duration_seconds{pass=\"%s\"} ", p[i].name);
-                put_seconds(f, p[i].r->duration);
-                fputc('\n', f);
-        }
-        put_header(f, "suspend_sync_pass_deadline_seconds", "The pass's DeadlineSec=.");
-        for (size_t i = 0; i < n; i++) {
-                fprintf(f, "suspend_sync_pass_deadline_seconds{pass=\"%s\"} ", p[i].name);
-                put_seconds(f, p[i].r->deadline);
-                fputc('\n', f);
-        }
+        put_pass_seconds(f, p, n, "suspend_sync_pass_start_timestamp_seconds",
+                         "When the pass of the last sleep cycle started (Unix time).",
+                         offsetof(RunRecord, started_realtime));
+        put_pass_seconds(f, p, n, "suspend_sync_pass_duration_seconds", "How long the pass of the last sleep cycle took.",
+                         offsetof(RunRecord, duration));
+        put_pass_seconds(f, p, n, "suspend_sync_pass_deadline_seconds", "The pass's DeadlineSec=.",
+                         offsetof(RunRecord, deadline));
         put_header(f, "suspend_sync_pass_success", "1 if the pass ended with result success, else 0.");
         for (size_t i = 0; i < n; i++)
                 fprintf(f, "suspend_sync_pass_success{pass=\"%s\"} %d\n", p[i].name, streq(p[i].r->result, "success"));

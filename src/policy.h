@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "shared/macro.h"
+#include "shared/string-table.h"
 #include "shared/time-util.h"
 
 #define POLICY_MAX_RULES 256U
@@ -35,8 +36,7 @@ typedef enum RuleAction {
         _RULE_ACTION_INVALID = -EINVAL,
 } RuleAction;
 
-const char *rule_action_to_string(RuleAction a);
-RuleAction rule_action_from_string(const char *s);
+DECLARE_STRING_TABLE_LOOKUP(rule_action, RuleAction);
 
 typedef enum OnTimeout {
         ON_TIMEOUT_CONTINUE,
@@ -45,8 +45,7 @@ typedef enum OnTimeout {
         _ON_TIMEOUT_INVALID = -EINVAL,
 } OnTimeout;
 
-const char *on_timeout_to_string(OnTimeout a);
-OnTimeout on_timeout_from_string(const char *s);
+DECLARE_STRING_TABLE_LOOKUP(on_timeout, OnTimeout);
 
 typedef enum SyncOnSuspendMode {
         SYNC_ON_SUSPEND_AUTO,
@@ -56,8 +55,7 @@ typedef enum SyncOnSuspendMode {
         _SYNC_ON_SUSPEND_INVALID = -EINVAL,
 } SyncOnSuspendMode;
 
-const char *sync_on_suspend_mode_to_string(SyncOnSuspendMode m);
-SyncOnSuspendMode sync_on_suspend_mode_from_string(const char *s);
+DECLARE_STRING_TABLE_LOOKUP(sync_on_suspend_mode, SyncOnSuspendMode);
 
 /* Where a value came from, for cat-config: file (owned by Policy.files) and line; file NULL = default. */
 typedef struct Origin {

@@ -7,15 +7,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "history.h"
 #include "log.h"
+#include "shared/json-util.h"
 #include "verbs.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 #define HISTORY_SHOW_MAX HISTORY_CYCLES_MAX
 
@@ -39,52 +38,50 @@ static const char *cycle_action(const CycleRecord *c) {
         return c->has_unit && c->unit.sleep_action ? c->unit.sleep_action : "-";
 }
 
-static json_object *stats_to_json(const MountStats *s, size_t n) {
-        json_object *a = json_object_new_array();
+static int stat_to_json(const void *x, json_object *o) {
+        const MountStats *s = x;
+        int r;
 
-        for (size_t i = 0; a && i < n; i++) {
-                json_object *o = json_object_new_object();
-
-                if (!o || json_object_array_add(a, o) < 0) {
-                        json_object_put(o);
-                        json_object_put(a);
-                        return NULL;
-                }
-                json_object_object_add(o, "pass", json_object_new_string(s[i].pass));
-                json_object_object_add(o, "mount_point", json_object_new_string(s[i].mount_point));
-                if (s[i].namespace_ino)
-                        json_object_object_add(o, "namespace_ino", json_object_new_uint64(s[i].namespace_ino));
-                json_object_object_add(o, "cycles", json_object_new_uint64(s[i].n));
-                json_object_object_add(o, "p50_usec", json_object_new_uint64(s[i].p50));
-                json_object_object_add(o, "p95_usec", json_object_new_uint64(s[i].p95));
-                json_object_object_add(o, "max_usec", json_object_new_uint64(s[i].max));
-                json_object_object_add(o, "synced", json_object_new_uint64(s[i].n_synced));
-                json_object_object_add(o, "timeout", json_object_new_uint64(s[i].n_timeout));
-                json_object_object_add(o, "error", json_object_new_uint64(s[i].n_error));
-        }
-        return a;
+        if ((r = json_add_string(o, "pass", s->pass)) < 0 || (r = json_add_string(o, "mount_point", s->mount_point)) < 0 ||
+            (s->namespace_ino && (r = json_add_u64(o, "namespace_ino", s->namespace_ino)) < 0) ||
+            (r = json_add_u64(o, "cycles", s->n)) < 0 || (r = json_add_u64(o, "p50_usec", s->p50)) < 0 ||
+            (r = json_add_u64(o, "p95_usec", s->p95)) < 0 || (r = json_add_u64(o, "max_usec", s->max)) < 0 ||
+            (r = json_add_u64(o, "synced", s->n_synced)) < 0 || (r = json_add_u64(o, "timeout", s->n_timeout)) < 0 ||
+            (r = json_add_u64(o, "error", s->n_error)) < 0)
+                return r;
+        return 0;
 }
 
-static json_object *cycles_to_json(const CycleRecord *c, size_t n) {
-        json_object *a = json_object_new_array();
+static int cycle_to_json(const void *x, json_object *o) {
+        const CycleRecord *c = x;
+        int r;
 
-        for (size_t i = 0; a && i < n; i++) {
+        if ((r = json_add_u64(o, "started_realtime", cycle_record_start(c))) < 0 ||
+            (r = json_add_string(o, "boot_id", c->boot_id)) < 0 ||
+            (r = json_add_string(o, "sleep_action", cycle_action(c))) < 0 ||
+            (r = json_add_u64_or_null(o, "resumed_realtime", c->resumed_realtime, 0)) < 0 ||
+            (r = c->has_unit ? json_add_u64(o, "unit_duration_usec", c->unit.duration) : json_add_null(o, "unit_duration_usec")) < 0 ||
+            (r = c->has_late ? json_add_u64(o, "late_duration_usec", c->late.duration) : json_add_null(o, "late_duration_usec")) < 0 ||
+            (r = json_add_string(o, "result", cycle_result(c))) < 0)
+                return r;
+        return 0;
+}
+
+/* Adds under key an array of n objects, element i filled by fill(base + i * size). */
+static int add_array(json_object *root, const char *key, const void *base, size_t n, size_t size,
+                     int (*fill)(const void *x, json_object *o)) {
+        json_object *a = json_object_new_array();
+        int r;
+
+        r = json_add(root, key, a);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
                 json_object *o = json_object_new_object();
 
-                if (!o || json_object_array_add(a, o) < 0) {
-                        json_object_put(o);
-                        json_object_put(a);
-                        return NULL;
-                }
-                json_object_object_add(o, "started_realtime", json_object_new_uint64(cycle_record_start(&c[i])));
-                json_object_object_add(o, "boot_id", json_object_new_string(c[i].boot_id));
-                json_object_object_add(o, "sleep_action", json_object_new_string(cycle_action(&c[i])));
-                json_object_object_add(o, "resumed_realtime", c[i].resumed_realtime ? json_object_new_uint64(c[i].resumed_realtime) : NULL);
-                json_object_object_add(o, "unit_duration_usec", c[i].has_unit ? json_object_new_uint64(c[i].unit.duration) : NULL);
-                json_object_object_add(o, "late_duration_usec", c[i].has_late ? json_object_new_uint64(c[i].late.duration) : NULL);
-                json_object_object_add(o, "result", json_object_new_string(cycle_result(&c[i])));
+                r = json_append(a, o);
+                if (r >= 0)
+                        r = fill((const uint8_t *) base + i * size, o);
         }
-        return a;
+        return r;
 }
 
 static int print_stats(const Args *a, const MountStats *s, size_t n) {
@@ -174,16 +171,14 @@ int verb_history(const Args *a) {
         }
 
         if (a->json != JSON_OFF) {
-                _cleanup_(json_object_putp) json_object *root = json_object_new_object();
+                _cleanup_json_ json_object *root = json_object_new_object();
 
-                if (!root) {
-                        cycle_record_array_free(c, n);
-                        return log_oom();
-                }
-                json_object_object_add(root, "mounts", stats_to_json(s, n_s));
-                json_object_object_add(root, "cycles", cycles_to_json(c, n));
+                r = root ? add_array(root, "mounts", s, n_s, sizeof(MountStats), stat_to_json)
+                         : -ENOMEM;
+                if (r >= 0)
+                        r = add_array(root, "cycles", c, n, sizeof(CycleRecord), cycle_to_json);
                 cycle_record_array_free(c, n);
-                return print_json(root, a->json);
+                return r < 0 ? log_oom() : print_json(root, a->json);
         }
         if (n == 0) {
                 printf("No sleep cycle recorded in '%s' yet (it is written after each resume).\n", a->history_dir);

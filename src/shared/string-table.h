@@ -9,7 +9,8 @@
  *     static const char *const color_table[_COLOR_MAX] = { [COLOR_RED] = "red", ... };
  *     DEFINE_STRING_TABLE_LOOKUP(color, Color);
  *
- * defines color_to_string() and color_from_string().
+ * defines color_to_string() and color_from_string(); DECLARE_STRING_TABLE_LOOKUP(color, Color) in the
+ * header declares them.
  */
 
 #include <errno.h>
@@ -39,6 +40,11 @@ static inline ssize_t string_table_lookup(const char *const *table, size_t n, co
         scope type name##_from_string(const char *s) {                                  \
                 return (type) string_table_lookup(name##_table, ELEMENTSOF(name##_table), s); \
         }
+
+/* The prototypes, for the header. */
+#define DECLARE_STRING_TABLE_LOOKUP(name, type)                                         \
+        const char *name##_to_string(type i);                                           \
+        type name##_from_string(const char *s)
 
 #define DEFINE_STRING_TABLE_LOOKUP(name, type)                                          \
         _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, )                             \
