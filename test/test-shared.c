@@ -13,6 +13,7 @@
 
 #include "shared/devnum-util.h"
 #include "shared/fileio.h"
+#include "shared/format-util.h"
 #include "shared/hexdecoct.h"
 #include "shared/json-util.h"
 #include "shared/macro.h"
@@ -57,6 +58,12 @@ TEST(timespan) {
         ASSERT_STREQ(format_timespan(buf, sizeof buf, 1234 * USEC_PER_MSEC), "1.234s");
         ASSERT_STREQ(format_timespan(buf, sizeof buf, 10 * USEC_PER_SEC), "10s");
         ASSERT_STREQ(format_timespan(buf, sizeof buf, 120 * USEC_PER_SEC), "2min");
+        ASSERT_STREQ(format_timespan(buf, sizeof buf, 90 * USEC_PER_SEC), "1min 30s");
+        ASSERT_STREQ(format_timespan(buf, sizeof buf, 3723500 * USEC_PER_MSEC), "1h 2min 3.500s");
+        ASSERT_STREQ(format_timespan(buf, sizeof buf, (25 * 3600 + 1) * USEC_PER_SEC), "1d 1h 1s");
+        /* what it prints, it parses back */
+        ASSERT_OK(parse_timespan("1h 2min 3.500s", &u));
+        ASSERT_U64_EQ(u, 3723500 * USEC_PER_MSEC);
         ASSERT_STREQ(format_timespan(buf, sizeof buf, USEC_INFINITY), "infinity");
 }
 
@@ -366,6 +373,33 @@ TEST(devnum) {
         ASSERT_EQ(major(d), 4294967295U);                                   /* untouched on error */
 }
 
+TEST(format) {
+        char b[FORMAT_BYTES_MAX], r[FORMAT_RELATIVE_MAX], t[FORMAT_TIMESTAMP_MAX];
+        usec_t n = 1764583418ULL * USEC_PER_SEC; /* Mon 2025-12-01 10:03:38 UTC */
+
+        ASSERT_STREQ(format_bytes(b, sizeof b, 0), "0B");
+        ASSERT_STREQ(format_bytes(b, sizeof b, 1023), "1023B");
+        ASSERT_STREQ(format_bytes(b, sizeof b, 1024), "1.0K");
+        ASSERT_STREQ(format_bytes(b, sizeof b, 7130316), "6.7M");
+        ASSERT_STREQ(format_bytes(b, sizeof b, 7130317), "6.8M");
+        ASSERT_STREQ(format_bytes(b, sizeof b, 5ULL << 30), "5.0G");
+        ASSERT_STREQ(format_bytes(b, sizeof b, UINT64_MAX), "15.9E");
+
+        ASSERT_STREQ(format_relative(r, sizeof r, n, n), "now");
+        ASSERT_STREQ(format_relative(r, sizeof r, n - 850 * USEC_PER_MSEC, n), "850ms ago");
+        ASSERT_STREQ(format_relative(r, sizeof r, n - 183 * USEC_PER_SEC, n), "3min 3s ago");
+        ASSERT_STREQ(format_relative(r, sizeof r, n - 300 * USEC_PER_SEC, n), "5min ago");
+        ASSERT_STREQ(format_relative(r, sizeof r, n - 7500 * USEC_PER_SEC, n), "2h 5min ago");
+        ASSERT_STREQ(format_relative(r, sizeof r, n - 3 * 86400 * USEC_PER_SEC, n), "3 days ago");
+        ASSERT_STREQ(format_relative(r, sizeof r, n + 10 * USEC_PER_SEC, n), "10s left");
+        ASSERT_STREQ(format_relative(r, sizeof r, 0, n), "n/a");
+
+        setenv("TZ", "UTC", 1);
+        tzset();
+        ASSERT_STREQ(format_timestamp(t, sizeof t, n), "Mon 2025-12-01 10:03:38 UTC");
+        ASSERT_STREQ(format_timestamp(t, sizeof t, 0), "n/a");
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
@@ -374,6 +408,7 @@ int main(void) {
         RUN(strv);
         RUN(string_table);
         RUN(sort);
+        RUN(format);
         RUN(utf8);
         RUN(hex);
         RUN(json_build);

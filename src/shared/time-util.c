@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "macro.h"
 #include "time-util.h"
 
 usec_t timespec_load(const struct timespec *ts) {
@@ -118,12 +119,36 @@ int parse_timespan(const char *s, usec_t *ret) {
         return 0;
 }
 
+/* Below a minute: one unit ("1.234s", "250ms", "12us"). From a minute on, systemd's way: the units
+ * that are not zero, largest first, the seconds with milliseconds when there are any
+ * ("1min 30s", "1h 2min 3.500s", "2d 1h"). */
 const char *format_timespan(char *buf, size_t len, usec_t u) {
+        static const struct {
+                const char *suffix;
+                usec_t usec;
+        } units[] = {
+                { "d", 24 * 60 * USEC_PER_MINUTE },
+                { "h", 60 * USEC_PER_MINUTE },
+                { "min", USEC_PER_MINUTE },
+        };
+        size_t n = 0;
+
         if (u == USEC_INFINITY)
                 snprintf(buf, len, "infinity");
-        else if (u >= 60 * USEC_PER_SEC && u % (60 * USEC_PER_SEC) == 0)
-                snprintf(buf, len, "%llumin", (unsigned long long) (u / (60 * USEC_PER_SEC)));
-        else if (u >= USEC_PER_SEC && u % USEC_PER_SEC == 0)
+        else if (u >= USEC_PER_MINUTE) {
+                buf[0] = 0;
+                for (size_t i = 0; i < ELEMENTSOF(units) && n < len; i++)
+                        if (u >= units[i].usec) {
+                                n += (size_t) snprintf(buf + n, len - n, "%s%llu%s", n ? " " : "",
+                                                       (unsigned long long) (u / units[i].usec), units[i].suffix);
+                                u %= units[i].usec;
+                        }
+                if (u > 0 && n < len) {
+                        char rest[FORMAT_TIMESPAN_MAX];
+
+                        snprintf(buf + n, len - n, " %s", format_timespan(rest, sizeof rest, u));
+                }
+        } else if (u >= USEC_PER_SEC && u % USEC_PER_SEC == 0)
                 snprintf(buf, len, "%llus", (unsigned long long) (u / USEC_PER_SEC));
         else if (u >= USEC_PER_SEC)
                 snprintf(buf, len, "%llu.%03llus", (unsigned long long) (u / USEC_PER_SEC),
