@@ -20,6 +20,9 @@ typedef struct Args {
         const char *history_dir;    /* --history-dir= (persistent cycles) */
         JsonMode json;
         bool legend;
+        bool all;                   /* -a --all: skipped mounts too */
+        bool full;                  /* -l --full: never ellipsize */
+        OutputStyle style;          /* tables on stdout: width, colours (from full and the terminal) */
         usec_t deadline;            /* --deadline=, USEC_INFINITY = from policy */
         bool late;                  /* --late */
         const char *trigger;        /* --trigger= */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "shared/parse-util.h"
 #include "context.h"
 #include "history.h"
 #include "log.h"
@@ -35,8 +36,12 @@ static void help(void) {
                "     --config=PATH        Read exactly this configuration file (no drop-ins)\n"
                "     --state-dir=DIR      State directory [%s]\n"
                "     --history-dir=DIR    Persistent history directory [%s]\n"
-               "     --json=pretty|short|off  JSON output (plan, status, history)\n"
-               "     --no-legend          Tables without header and footer\n"
+               "     --json=pretty|short|off  JSON output (plan, status, history); --json=help lists them\n"
+               "  -j                      Same as --json=pretty on a terminal, --json=short otherwise\n"
+               "     --no-legend          Tables without header and footer (same as --legend=no)\n"
+               "  -a --all                status: show skipped mounts too\n"
+               "  -l --full               Do not ellipsize table cells to fit the terminal\n"
+               "     --no-pager           Accepted for systemd compatibility (output is never paged)\n"
                "     --deadline=TIMESPAN  Override DeadlineSec=\n"
                "     --late               Late pass (system-sleep hook): local block filesystems only\n"
                "     --trigger=NAME       Recorded in the run record: unit, hook or manual [manual]\n"
@@ -61,6 +66,8 @@ enum {
         ARG_HISTORY_DIR,
         ARG_JSON,
         ARG_NO_LEGEND,
+        ARG_LEGEND,
+        ARG_NO_PAGER,
         ARG_DEADLINE,
         ARG_LATE,
         ARG_TRIGGER,
@@ -69,6 +76,49 @@ enum {
         ARG_SYSFS,
         ARG_DEBUGFS,
 };
+
+/* The options that shape output (--json=, -j, --legend=, -a, -l, --no-pager): 1 when taken, 0
+ * when done (--json=help), negative errno. */
+static int parse_output_option(int c, Args *a) {
+        switch (c) {
+        case ARG_JSON:
+                if (streq(optarg, "help")) {
+                        for (JsonMode m = 0; m < _JSON_MODE_MAX; m++)
+                                puts(json_mode_to_string(m));
+                        return 0;
+                }
+                a->json = json_mode_from_string(optarg);
+                if (a->json < 0)
+                        return log_error_errno(EINVAL, "Invalid --json= mode '%s' (pretty, short, off).",
+                                               optarg);
+                break;
+        case ARG_NO_LEGEND:
+                a->legend = false;
+                break;
+        case ARG_LEGEND: {
+                int b = parse_boolean(optarg);
+
+                if (b < 0)
+                        return log_error_errno(EINVAL, "Invalid --legend= '%s' (a boolean).", optarg);
+                a->legend = b;
+                break;
+        }
+        case ARG_NO_PAGER:
+                break;
+        case 'j':
+                a->json = isatty(STDOUT_FILENO) > 0 ? JSON_PRETTY : JSON_SHORT;
+                break;
+        case 'a':
+                a->all = true;
+                break;
+        case 'l':
+                a->full = true;
+                break;
+        default:
+                abort();
+        }
+        return 1;
+}
 
 static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
         static const struct option options[] = {
@@ -79,6 +129,10 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                 { "history-dir", required_argument, NULL, ARG_HISTORY_DIR },
                 { "json", required_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "legend", required_argument, NULL, ARG_LEGEND },
+                { "no-pager", no_argument, NULL, ARG_NO_PAGER },
+                { "all", no_argument, NULL, 'a' },
+                { "full", no_argument, NULL, 'l' },
                 { "deadline", required_argument, NULL, ARG_DEADLINE },
                 { "late", no_argument, NULL, ARG_LATE },
                 { "trigger", required_argument, NULL, ARG_TRIGGER },
@@ -88,9 +142,9 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                 { "debugfs", required_argument, NULL, ARG_DEBUGFS },
                 {}
         };
-        int c;
+        int c, r;
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hjal", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
@@ -110,15 +164,6 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                         if (optarg[0] != '/')
                                 return log_error_errno(EINVAL, "--history-dir= must be an absolute path.");
                         a->history_dir = optarg;
-                        break;
-                case ARG_JSON:
-                        a->json = json_mode_from_string(optarg);
-                        if (a->json < 0)
-                                return log_error_errno(EINVAL, "Invalid --json= mode '%s' (pretty, short, off).",
-                                                       optarg);
-                        break;
-                case ARG_NO_LEGEND:
-                        a->legend = false;
                         break;
                 case ARG_DEADLINE:
                         if (parse_timespan(optarg, &a->deadline) < 0 || a->deadline == 0 ||
@@ -148,7 +193,9 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                 case '?':
                         return -EINVAL;
                 default:
-                        abort();
+                        r = parse_output_option(c, a);
+                        if (r <= 0)
+                                return r;
                 }
 
         if (optind >= argc)
@@ -181,6 +228,7 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv, &a, &verb);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+        a.style = output_style(stdout, a.full);
 
         /* A pass of a sleep (the unit's, or the late one from the hook in systemd-suspend.service):
          * every message names our unit, so that "journalctl -u suspend-sync.service" shows it. */

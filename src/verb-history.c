@@ -115,7 +115,7 @@ static int print_stats(const Args *a, const MountStats *s, size_t n) {
                 if (table_add_row(t, cells) < 0)
                         return log_oom();
         }
-        return table_print(t, stdout, a->legend);
+        return table_print_styled(t, stdout, a->legend, &a->style);
 }
 
 static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
@@ -143,7 +143,7 @@ static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
                 if (table_add_row(t, cells) < 0)
                         return log_oom();
         }
-        return table_print(t, stdout, a->legend);
+        return table_print_styled(t, stdout, a->legend, &a->style);
 }
 
 int verb_history(const Args *a) {

@@ -6,6 +6,8 @@
 
 #include "context.h"
 #include "log.h"
+#include "shared/format-util.h"
+#include "shared/string-util.h"
 #include "shared/devnum-util.h"
 #include "shared/json-util.h"
 #include "verbs.h"
@@ -145,35 +147,35 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
         return 0;
 }
 
-static void format_bytes(char *buf, size_t len, uint64_t b) {
-        if (b == UINT64_MAX)
-                snprintf(buf, len, "-");
-        else if (b >= 10ULL << 30)
-                snprintf(buf, len, "%" PRIu64 "G", b >> 30);
-        else if (b >= 10ULL << 20)
-                snprintf(buf, len, "%" PRIu64 "M", b >> 20);
-        else if (b >= 10ULL << 10)
-                snprintf(buf, len, "%" PRIu64 "K", b >> 10);
-        else
-                snprintf(buf, len, "%" PRIu64 "B", b);
-}
-
 static int plan_print_table(const Args *a, const Sample *sample, const Plan *plan) {
         static const char *const headers[] = { "MOUNT", "TYPE", "DEVICE", "ACTION", "TIMEOUT", "DIRTY", "REASON" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
         char eta[FORMAT_TIMESPAN_MAX], dl[FORMAT_TIMESPAN_MAX];
-        size_t n_groups = 0;
+        size_t n_groups = 0, folded = 0;
         int r;
 
         if (!t)
                 return log_oom();
+        (void) table_set_ellipsize(t, 0);
+        (void) table_set_ellipsize(t, 6);
         for (size_t i = 0; i < plan->n_entries; i++) {
                 const PlanEntry *e = &plan->entries[i];
                 char tmo[FORMAT_TIMESPAN_MAX], dirty[32];
                 const char *cells[ELEMENTSOF(headers)];
                 _cleanup_free_ char *where = NULL;
 
-                format_bytes(dirty, sizeof dirty, e->dirty_bytes);
+                if (e->action == PLAN_SYNC && (i == 0 || !streq(plan->entries[i - 1].group, e->group)))
+                        n_groups++;
+                /* Pseudo filesystems are most of a desktop's mounts and never hold data: one line. */
+                if (!a->all && e->action == PLAN_SKIP && startswith(e->reason, "pseudo filesystem")) {
+                        folded++;
+                        continue;
+                }
+
+                if (e->dirty_bytes == UINT64_MAX)
+                        snprintf(dirty, sizeof dirty, "-");
+                else
+                        format_bytes(dirty, sizeof dirty, e->dirty_bytes);
                 if (e->namespace_ino &&
                     asprintf(&where, "%s (mnt:[%llu])", e->mount_point, (unsigned long long) e->namespace_ino) < 0)
                         return log_oom();
@@ -187,12 +189,13 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                 r = table_add_row(t, cells);
                 if (r < 0)
                         return log_oom();
-                if (e->action == PLAN_SYNC && (i == 0 || !streq(plan->entries[i - 1].group, e->group)))
-                        n_groups++;
         }
-        r = table_print(t, stdout, a->legend);
+        r = table_print_styled(t, stdout, a->legend, &a->style);
         if (r < 0)
                 return r;
+        if (a->legend && folded > 0)
+                printf("%zu pseudo filesystem%s not shown (no backing store, never synced); --all shows them.\n",
+                       folded, folded == 1 ? "" : "s");
         if (a->legend)
                 printf("\n%zu mounts: %zu to sync in %zu device groups, %zu skipped; ETA %s, deadline %s.%s\n",
                        plan->n_entries, plan->n_sync, n_groups, plan->n_entries - plan->n_sync,

@@ -1,116 +1,297 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+/*
+ * `status`: the last sleep cycle at a glance — both passes, the sleep action, when the machine
+ * slept and woke, what the kernel's own sync did — then its mounts, slowest first, skipped ones
+ * folded unless --all. Without a sleep cycle, the last run. --json: the records as state writes
+ * them, plus the cycle.
+ */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "context.h"
+#include "cycle.h"
+#include "handover.h"
+#include "kmsg.h"
 #include "log.h"
 #include "meminfo.h"
+#include "shared/fileio.h"
+#include "shared/format-util.h"
 #include "shared/json-util.h"
+#include "shared/parse-util.h"
+#include "shared/proc-util.h"
+#include "shared/sort-util.h"
 #include "state.h"
 #include "verbs.h"
 
-static void format_realtime(char *buf, size_t len, usec_t t) {
-        time_t sec = (time_t) (t / USEC_PER_SEC);
-        struct tm tm;
+typedef struct StatusFacts {
+        const Meminfo *mi;          /* NULL: no meminfo */
+        usec_t now;
+        usec_t resumed;             /* realtime, 0: unknown */
+        KernelSync ksync;
+        int ksync_error;            /* reading the kernel log: 0 or negative errno */
+        Handover handover;          /* live stuck workers */
+} StatusFacts;
 
-        if (!localtime_r(&sec, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-                snprintf(buf, len, "-");
+/* One row of the mount table: a mount of one pass. */
+typedef struct Row {
+        const RunMount *m;
+        const char *pass;
+} Row;
+
+static int cmp_row(const Row *a, const Row *b) {
+        bool sa = streq(a->m->action, "sync"), sb = streq(b->m->action, "sync");
+
+        if (sa != sb)
+                return sa ? -1 : 1;
+        return CMP(b->m->duration, a->m->duration); /* slowest first */
 }
 
-static bool mount_listed_before(const RunRecord *r, size_t i) {
-        const RunMount *m = &r->mounts[i];
+static bool row_listed_before(const Row *rows, size_t i) {
+        const RunMount *m = rows[i].m;
 
         for (size_t j = 0; j < i; j++) {
-                const RunMount *o = &r->mounts[j];
+                const RunMount *o = rows[j].m;
 
-                if (o->namespace_ino == m->namespace_ino && streq(o->mount_point, m->mount_point) &&
-                    streq_ptr(o->fstype, m->fstype) && streq(o->action, m->action) &&
-                    streq(o->outcome, m->outcome) && streq_ptr(o->reason, m->reason) &&
+                if (streq(rows[j].pass, rows[i].pass) && o->namespace_ino == m->namespace_ino &&
+                    streq(o->mount_point, m->mount_point) && streq_ptr(o->fstype, m->fstype) &&
+                    streq(o->action, m->action) && streq(o->outcome, m->outcome) && streq_ptr(o->reason, m->reason) &&
                     o->error == m->error && o->abandoned_pid == m->abandoned_pid)
                         return true;
         }
         return false;
 }
 
-static int print_record(const Args *a, const RunRecord *r) {
-        static const char *const headers[] = { "MOUNT", "ACTION", "OUTCOME", "TIME", "ERROR", "REASON" };
-        _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
-        char when[64], dur[FORMAT_TIMESPAN_MAX];
+/* The worker is still in the kernel: listed as stuck in the handover, same process (start time). */
+static bool worker_still_stuck(const StatusFacts *f, int proc_fd, pid_t pid) {
+        for (size_t i = 0; i < f->handover.n_stuck; i++) {
+                uint64_t start;
 
-        if (!t)
-                return log_oom();
-        format_realtime(when, sizeof when, r->started_realtime);
-        printf("Last run: %s, trigger %s, sleep action %s, result %s, took %s\n", when,
-               r->trigger ? r->trigger : "-", r->sleep_action ? r->sleep_action : "-", r->result,
-               format_timespan(dur, sizeof dur, r->duration));
-        if (r->has_complete && !r->complete) {
-                printf("Incomplete pass: not every superblock the kernel's own sync writes was reached:\n");
-                for (size_t i = 0; i < r->n_incomplete_why; i++)
-                        printf("  - %s\n", r->incomplete_why[i]);
+                if (f->handover.stuck[i].pid == pid)
+                        return proc_fd >= 0 && proc_pid_start_time(proc_fd, pid, &start, NULL) >= 0 &&
+                               start == f->handover.stuck[i].start_time;
         }
-        for (size_t i = 0; i < r->n_mounts; i++) {
-                const RunMount *m = &r->mounts[i];
-                char d[FORMAT_TIMESPAN_MAX], err[64] = "-";
-                const char *cells[ELEMENTSOF(headers)];
-                _cleanup_free_ char *where = NULL;
-
-                /* A mount of another namespace is named with it, as plan does; a row that would
-                 * repeat an earlier one (same mount point and namespace, same result) is left out. */
-                if (mount_listed_before(r, i))
-                        continue;
-                if (m->namespace_ino > 0 &&
-                    asprintf(&where, "%s (mnt:[%llu])", m->mount_point, (unsigned long long) m->namespace_ino) < 0)
-                        return log_oom();
-
-                if (m->error)
-                        snprintf(err, sizeof err, "%s", strerror(m->error));
-                else if (m->abandoned_pid)
-                        snprintf(err, sizeof err, "worker %d abandoned", m->abandoned_pid);
-                cells[0] = where ?: m->mount_point;
-                cells[1] = m->action;
-                cells[2] = m->outcome;
-                cells[3] = streq(m->action, "sync") ? format_timespan(d, sizeof d, m->duration) : "-";
-                cells[4] = err;
-                cells[5] = m->reason;
-                if (table_add_row(t, cells) < 0)
-                        return log_oom();
-        }
-        return table_print(t, stdout, a->legend);
+        return false;
 }
 
-/* "now": the global dirty and writeback bytes, null where unknown (mi NULL: no meminfo). */
-static int meminfo_to_json(const Meminfo *mi, json_object **ret) {
-        _cleanup_json_ json_object *o = json_object_new_object();
-        int r;
+static const char *outcome_color(const RunMount *m) {
+        if (STR_IN_SET(m->outcome, "timeout", "error"))
+                return ANSI_RED;
+        return streq(m->outcome, "skipped") ? ANSI_GREY : NULL;
+}
 
-        if (!o)
+static int add_row(Table *t, const Row *row, const StatusFacts *f, int proc_fd, bool with_pass) {
+        const RunMount *m = row->m;
+        char d[FORMAT_TIMESPAN_MAX], err[96] = "-";
+        const char *cells[6];
+        _cleanup_free_ char *where = NULL;
+        size_t k = 0;
+        bool stuck = false;
+
+        if (m->namespace_ino > 0 &&
+            asprintf(&where, "%s (mnt:[%llu])", m->mount_point, (unsigned long long) m->namespace_ino) < 0)
                 return -ENOMEM;
-        if ((r = mi && mi->has_dirty ? json_add_u64(o, "dirty_bytes", mi->dirty_bytes)
-                                     : json_add_null(o, "dirty_bytes")) < 0 ||
-            (r = mi && mi->has_writeback ? json_add_u64(o, "writeback_bytes", mi->writeback_bytes)
-                                         : json_add_null(o, "writeback_bytes")) < 0)
-                return r;
-        *ret = TAKE_PTR(o);
+        if (m->error)
+                snprintf(err, sizeof err, "%s", strerror(m->error));
+        else if (m->abandoned_pid) {
+                stuck = worker_still_stuck(f, proc_fd, m->abandoned_pid);
+                snprintf(err, sizeof err, "worker %d %s", m->abandoned_pid, stuck ? "still stuck" : "abandoned");
+        }
+        cells[k++] = where ?: m->mount_point;
+        if (with_pass)
+                cells[k++] = row->pass;
+        cells[k++] = m->outcome;
+        /* "-" for a mount not synced and a job never started */
+        cells[k++] = streq(m->action, "sync") && (m->duration > 0 || streq(m->outcome, "synced"))
+                             ? format_timespan(d, sizeof d, m->duration)
+                             : "-";
+        cells[k++] = err;
+        cells[k++] = m->reason;
+        if (table_add_row(t, cells) < 0)
+                return -ENOMEM;
+        if (outcome_color(m))
+                (void) table_set_color(t, with_pass ? 2 : 1, outcome_color(m));
+        if (stuck)
+                (void) table_set_color(t, with_pass ? 4 : 3, ANSI_RED);
         return 0;
 }
 
-/* {"now", "last_run" (null when last is NULL), "history"}: the records as the state module writes
- * them, built from the loaded structs. */
-static int status_to_json(const Meminfo *mi, const RunRecord *last, const RunRecord *history, size_t n_history,
-                          json_object **ret) {
-        _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array();
+/* The mounts of the passes, slowest first; skipped ones only with --all (counted otherwise). */
+static int print_mounts(const Args *a, const RunRecord *const *passes, const char *const *names, size_t n_passes,
+                        const StatusFacts *f, int proc_fd) {
+        static const char *const headers_pass[] = { "MOUNT", "PASS", "OUTCOME", "TIME", "ERROR", "REASON" };
+        static const char *const headers[] = { "MOUNT", "OUTCOME", "TIME", "ERROR", "REASON" };
+        bool with_pass = n_passes > 1;
+        _cleanup_(table_freep) Table *t = with_pass ? table_new(ELEMENTSOF(headers_pass), headers_pass)
+                                                    : table_new(ELEMENTSOF(headers), headers);
+        _cleanup_free_ Row *rows = NULL;
+        size_t n = 0, n_rows = 0, folded = 0;
+        int r;
+
+        for (size_t p = 0; p < n_passes; p++)
+                n += passes[p]->n_mounts;
+        rows = calloc(MAX(n, 1U), sizeof(Row));
+        if (!t || !rows)
+                return log_oom();
+        for (size_t p = 0; p < n_passes; p++)
+                for (size_t i = 0; i < passes[p]->n_mounts; i++)
+                        rows[n_rows++] = (Row) { &passes[p]->mounts[i], names[p] };
+        typesafe_qsort(rows, n_rows, cmp_row);
+        (void) table_set_ellipsize(t, 0);
+        (void) table_set_ellipsize(t, with_pass ? 5 : 4);
+
+        for (size_t i = 0; i < n_rows; i++) {
+                if (row_listed_before(rows, i))
+                        continue;
+                if (!a->all && streq(rows[i].m->action, "skip")) {
+                        folded++;
+                        continue;
+                }
+                if (add_row(t, &rows[i], f, proc_fd, with_pass) < 0)
+                        return log_oom();
+        }
+        r = table_print_styled(t, stdout, a->legend, &a->style);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write the table: %m");
+        if (folded > 0)
+                printf("%s%zu skipped mount%s not shown (pseudo filesystems, read-only and already synced "
+                       "superblocks); --all shows them.%s\n",
+                       a->style.colors ? ANSI_GREY : "", folded, folded == 1 ? "" : "s",
+                       a->style.colors ? ANSI_NORMAL : "");
+        return 0;
+}
+
+static void print_pass(const char *label, const RunRecord *r) {
+        char when[FORMAT_TIMESTAMP_MAX], dur[FORMAT_TIMESPAN_MAX], dl[FORMAT_TIMESPAN_MAX];
+        size_t synced = 0, tried = 0;
+
+        for (size_t i = 0; i < r->n_mounts; i++)
+                if (streq(r->mounts[i].action, "sync")) {
+                        tried++;
+                        synced += streq(r->mounts[i].outcome, "synced");
+                }
+        printf("%12s: %s, took %s, result %s (deadline %s), %zu of %zu mounts synced\n", label,
+               format_timestamp(when, sizeof when, r->started_realtime), format_timespan(dur, sizeof dur, r->duration),
+               r->result, format_timespan(dl, sizeof dl, r->deadline), synced, tried);
+        if (r->has_complete && !r->complete) {
+                printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n", "");
+                for (size_t i = 0; i < r->n_incomplete_why; i++)
+                        printf("%12s    - %s\n", "", r->incomplete_why[i]);
+        }
+}
+
+static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
+        char d[FORMAT_TIMESPAN_MAX];
+
+        if (!c->late)
+                printf("%12s: no late pass: the sleep did not go ahead, or the hook did not run\n", "Kernel sync");
+        else if (f->ksync_error == -EACCES || f->ksync_error == -EPERM)
+                printf("%12s: the kernel log is not readable (needs root, dmesg_restrict)\n", "Kernel sync");
+        else if (f->ksync_error < 0)
+                printf("%12s: no kernel log (%s)\n", "Kernel sync", strerror(-f->ksync_error));
+        else if (f->ksync.state == KERNEL_SYNC_DONE)
+                printf("%12s: %s (kernel log, last %s)\n", "Kernel sync", format_timespan(d, sizeof d, f->ksync.usec),
+                       f->ksync.action);
+        else if (f->ksync.state == KERNEL_SYNC_SKIPPED)
+                printf("%12s: did not run (sync_on_suspend was 0 in the last %s)\n", "Kernel sync", f->ksync.action);
+        else
+                printf("%12s: not in the kernel log (no sleep since boot, or the log has rotated)\n", "Kernel sync");
+}
+
+static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f, int proc_fd) {
+        const RunRecord *passes[2];
+        const char *names[2];
+        size_t n = 0;
+        char when[FORMAT_TIMESTAMP_MAX], rel[FORMAT_RELATIVE_MAX];
+        usec_t start = sleep_cycle_start(c);
+
+        printf("%12s: %s, %s; %s\n", "Last sleep", sleep_cycle_action(c) ?: "unknown action",
+               format_timestamp(when, sizeof when, start), format_relative(rel, sizeof rel, start, f->now));
+        if (c->unit) {
+                print_pass("Unit pass", c->unit);
+                passes[n] = c->unit;
+                names[n++] = "unit";
+        }
+        if (c->late) {
+                usec_t slept = usec_add(c->late->started_realtime, c->late->duration);
+                char t1[FORMAT_TIMESTAMP_MAX], t2[FORMAT_TIMESTAMP_MAX], d[FORMAT_TIMESPAN_MAX];
+
+                print_pass("Late pass", c->late);
+                passes[n] = c->late;
+                names[n++] = "late";
+                if (f->resumed > slept)
+                        printf("%12s: %s until %s (%s)\n", "Slept", format_timestamp(t1, sizeof t1, slept),
+                               format_timestamp(t2, sizeof t2, f->resumed),
+                               format_timespan(d, sizeof d, (f->resumed - slept) / USEC_PER_SEC * USEC_PER_SEC));
+                else
+                        printf("%12s: from %s; no resume recorded after it\n", "Slept",
+                               format_timestamp(t1, sizeof t1, slept));
+        }
+        print_kernel_sync(c, f);
+        putchar('\n');
+        return print_mounts(a, passes, names, n, f, proc_fd);
+}
+
+/* Without a sleep cycle: the last run (a manual one, say). */
+static int print_last_run(const Args *a, const RunRecord *r, const StatusFacts *f, int proc_fd) {
+        const RunRecord *passes[1] = { r };
+        const char *names[1] = { r->trigger ?: "run" };
+        char rel[FORMAT_RELATIVE_MAX];
+
+        print_pass("Last run", r);
+        printf("%12s  trigger %s; %s\n\n", "", r->trigger ?: "-", format_relative(rel, sizeof rel, r->started_realtime, f->now));
+        return print_mounts(a, passes, names, 1, f, proc_fd);
+}
+
+/* "Nothing happened": say why it may be. */
+static void print_hints(const Args *a, int root_fd) {
+        printf("No sleep and no run recorded in '%s' since boot.\n", a->state_dir);
+        if (faccessat(root_fd, "etc/systemd/system/sleep.target.wants/suspend-sync.service", F_OK, 0) < 0 &&
+            faccessat(root_fd, "etc/systemd/system/sleep.target.requires/suspend-sync.service", F_OK, 0) < 0)
+                printf("Hint: suspend-sync.service is not enabled: systemctl enable suspend-sync.service\n");
+        if (access(a->state_dir, R_OK | X_OK) < 0 && errno == EACCES)
+                printf("Hint: '%s' is not readable by this user; try as root.\n", a->state_dir);
+        printf("Hint: 'suspend-sync history' shows sleeps recorded before this boot.\n");
+}
+
+/* "Slept until": the post hook's record of the last resume (REALTIME=…Z). */
+static usec_t load_resumed(const char *state_dir) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        struct tm tm = {};
+        size_t size;
+        const char *p;
+        char *end;
+
+        if (asprintf(&path, "%s/last-resume", state_dir) < 0 || read_full_file_at(AT_FDCWD, path, 4096, &text, &size) < 0)
+                return 0;
+        p = strstr(text, "REALTIME=");
+        if (!p || !(end = strptime(p + 9, "%Y-%m-%dT%H:%M:%S", &tm)))
+                return 0;
+        return (usec_t) timegm(&tm) * USEC_PER_SEC;
+}
+
+/* {"now", "last_run", "history", "last_cycle"}: the records as the state module writes them. */
+static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history, size_t n_history,
+                          const SleepCycle *c, json_object **ret) {
+        _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array(), *now = NULL,
+                                   *cyc = NULL;
         json_object *o = NULL;
         int r;
 
-        if (!root || !hist)
+        if (!root || !hist || !(now = json_object_new_object()))
                 return -ENOMEM;
-        if ((r = meminfo_to_json(mi, &o)) < 0 || (r = json_add(root, "now", o)) < 0)
+        if ((r = f->mi && f->mi->has_dirty ? json_add_u64(now, "dirty_bytes", f->mi->dirty_bytes)
+                                           : json_add_null(now, "dirty_bytes")) < 0 ||
+            (r = f->mi && f->mi->has_writeback ? json_add_u64(now, "writeback_bytes", f->mi->writeback_bytes)
+                                               : json_add_null(now, "writeback_bytes")) < 0 ||
+            (r = json_add(root, "now", TAKE_PTR(now))) < 0)
                 return r;
-        o = NULL;
         if (last && ((r = run_record_to_json(last, &o)) < 0 || (r = json_add(root, "last_run", o)) < 0))
                 return r;
         if (!last && (r = json_add_null(root, "last_run")) < 0)
@@ -118,77 +299,127 @@ static int status_to_json(const Meminfo *mi, const RunRecord *last, const RunRec
         for (size_t i = 0; i < n_history; i++)
                 if ((r = run_record_to_json(&history[i], &o)) < 0 || (r = json_append(hist, o)) < 0)
                         return r;
-        r = json_add(root, "history", TAKE_PTR(hist));
+        if ((r = json_add(root, "history", TAKE_PTR(hist))) < 0)
+                return r;
+        if (!c) {
+                r = json_add_null(root, "last_cycle");
+                goto done;
+        }
+        if (!(cyc = json_object_new_object()))
+                return -ENOMEM;
+        if ((r = json_add_string(cyc, "sleep_action", sleep_cycle_action(c))) < 0 ||
+            (r = json_add_u64(cyc, "started_realtime", sleep_cycle_start(c))) < 0 ||
+            /* the passes by their records' start (history[] holds them) */
+            (r = json_add_u64_or_null(cyc, "unit_started_realtime", c->unit ? c->unit->started_realtime : 0, 0)) < 0 ||
+            (r = json_add_u64_or_null(cyc, "late_started_realtime", c->late ? c->late->started_realtime : 0, 0)) < 0 ||
+            (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resumed, 0)) < 0 ||
+            (r = json_add_string(cyc, "kernel_sync", f->ksync_error < 0 ? "unknown"
+                                                     : f->ksync.state == KERNEL_SYNC_DONE  ? "done"
+                                                     : f->ksync.state == KERNEL_SYNC_SKIPPED ? "skipped"
+                                                                                             : "unknown")) < 0 ||
+            (r = json_add_u64_or_null(cyc, "kernel_sync_usec", f->ksync.state == KERNEL_SYNC_DONE ? f->ksync.usec : 0, 0)) < 0 ||
+            (r = json_add(root, "last_cycle", TAKE_PTR(cyc))) < 0)
+                return r;
+done:
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(root);
         return 0;
 }
 
-static int print_status_text(const Args *a, const Meminfo *mi, const RunRecord *last, const RunRecord *history,
-                             size_t n_history) {
-        int r = 0;
+static void print_dirty(const Meminfo *mi) {
+        char d[FORMAT_BYTES_MAX], w[FORMAT_BYTES_MAX];
 
-        if (mi)
-                printf("Dirty: %llu kB, Writeback: %llu kB\n", (unsigned long long) mi->dirty_bytes / 1024,
-                       (unsigned long long) mi->writeback_bytes / 1024);
+        if (mi && mi->has_dirty)
+                printf("%12s: %s dirty, %s under writeback\n", "Now", format_bytes(d, sizeof d, mi->dirty_bytes),
+                       format_bytes(w, sizeof w, mi->has_writeback ? mi->writeback_bytes : 0));
         else
-                printf("Dirty: unknown (no meminfo)\n");
-        if (last)
-                r = print_record(a, last);
-        else
-                printf("No run recorded in '%s'.\n", a->state_dir);
-        if (a->legend && n_history > 0) {
-                printf("\nHistory (newest first):\n");
-                for (size_t i = 0; i < n_history; i++) {
-                        char when[64], dur[FORMAT_TIMESPAN_MAX];
-                        format_realtime(when, sizeof when, history[i].started_realtime);
-                        printf("  %s  %-7s %-8s %-22s %s\n", when, history[i].result,
-                               history[i].trigger ? history[i].trigger : "-",
-                               history[i].sleep_action ? history[i].sleep_action : "-",
-                               format_timespan(dur, sizeof dur, history[i].duration));
-                }
-        }
-        return r;
+                printf("%12s: dirty memory unknown (no meminfo)\n", "Now");
+}
+
+/* The clock for "5min ago"; $SUSPEND_SYNC_NOW_USEC (testing: golden outputs) overrides it. */
+static usec_t status_now(void) {
+        const char *e = getenv("SUSPEND_SYNC_NOW_USEC");
+        uint64_t u;
+
+        if (e && safe_atou64(e, &u) >= 0)
+                return u;
+        return now(CLOCK_REALTIME);
+}
+
+static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) {
+        _cleanup_free_ char *k = NULL;
+        _cleanup_close_ int state_fd = -EBADF;
+        size_t size;
+
+        f->mi = meminfo_load(root_fd, mi) >= 0 ? mi : NULL;
+        f->now = status_now();
+        f->resumed = load_resumed(a->state_dir);
+        f->ksync_error = kmsg_read(root_fd, &k, &size);
+        if (f->ksync_error >= 0)
+                f->ksync = kmsg_last_sleep_sync(k, size);
+        state_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_fd >= 0)
+                (void) handover_load(state_fd, &f->handover);
 }
 
 int verb_status(const Args *a) {
         _cleanup_(run_record_done) RunRecord last = {};
+        _cleanup_free_ SleepCycle *cycles = NULL;
+        _cleanup_close_ int root_fd = -EBADF, proc_fd = -EBADF;
         RunRecord *history = NULL;
         size_t n_history = 0, n_corrupt = 0;
-        _cleanup_close_ int root_fd = -EBADF;
-        bool has_last = false, has_meminfo;
+        StatusFacts f = {};
+        bool has_last = false;
         Meminfo mi = {};
-        int r, r_hist;
+        int r, n_cycles = 0;
 
         root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
-        has_meminfo = meminfo_load(root_fd, &mi) >= 0;
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        load_facts(a, root_fd, &f, &mi);
 
         r = state_load(a->state_dir, &last, &has_last, NULL, NULL);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to read the last run from '%s', ignoring: %m", a->state_dir);
-        r_hist = state_load_history(a->state_dir, &history, &n_history, &n_corrupt);
-        if (r_hist < 0)
-                log_warning_errno(r_hist, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
+        r = state_load_history(a->state_dir, &history, &n_history, &n_corrupt);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
         else if (n_corrupt > 0)
                 log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.", n_corrupt,
                             a->state_dir);
+        n_cycles = sleep_cycles_build(history, n_history, &cycles);
+        if (n_cycles < 0) {
+                r = log_oom();
+                goto finish;
+        }
 
         if (a->json != JSON_OFF) {
                 _cleanup_json_ json_object *root = NULL;
 
-                r = status_to_json(has_meminfo ? &mi : NULL, has_last ? &last : NULL, history, n_history, &root);
-                run_record_array_free(history, n_history);
+                r = status_to_json(&f, has_last ? &last : NULL, history, n_history, n_cycles > 0 ? &cycles[0] : NULL,
+                                   &root);
                 if (r == -ENOMEM)
-                        return log_oom();
-                if (r < 0)
-                        return log_error_errno(r, "Failed to format the run records: %m");
-                return print_json(root, a->json);
+                        r = log_oom();
+                else if (r < 0)
+                        r = log_error_errno(r, "Failed to format the run records: %m");
+                else
+                        r = print_json(root, a->json);
+                goto finish;
         }
 
-        r = print_status_text(a, has_meminfo ? &mi : NULL, has_last ? &last : NULL, history, n_history);
+        print_dirty(f.mi);
+        if (n_cycles > 0)
+                r = print_cycle(a, &cycles[0], &f, proc_fd);
+        else if (has_last)
+                r = print_last_run(a, &last, &f, proc_fd);
+        else {
+                print_hints(a, root_fd);
+                r = 0;
+        }
+finish:
+        handover_done(&f.handover);
         run_record_array_free(history, n_history);
         return r;
 }

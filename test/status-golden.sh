@@ -1,28 +1,55 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Golden output of "suspend-sync status", human and JSON, on a fixed state directory
-# (fixtures/status/state: last.json and a history with one record older than the sleep_action key)
-# and the "laptop" fixture root's meminfo. Unprivileged, touches nothing.
+# Golden output of "suspend-sync status", human and JSON:
+# - fixtures/status/state (last.json and a history with one record older than the sleep_action
+#   key) with the "laptop" fixture root's meminfo;
+# - a recorded sleep cycle (fixtures/cycles: unit and late pass, a hung USB stick whose worker is
+#   still stuck — fixture proc/4242/stat matches the handover —, the resume, the kernel's sync in
+#   a fixture /dev/kmsg) on a narrow and a wide terminal ($COLUMNS), with --all, and as JSON;
+# - nothing recorded: the hints.
+# "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged, touches nothing.
 # UPDATE_GOLDEN=1 rewrites the golden files.
 set -euo pipefail
 
 fx=$FIXTURES_DIR/status
-export TZ=UTC LC_ALL=C
+export TZ=UTC LC_ALL=C SUSPEND_SYNC_NOW_USEC=1767236400000000
+unset COLUMNS NO_COLOR SYSTEMD_COLORS
 fail=0
 check() {
         local name=$1; shift
         local got
-        got=$("$SUSPEND_SYNC" status --state-dir="$fx/state" --root="$FIXTURES_DIR/roots/laptop" "$@" 2>&1)
+        got=$("$@" 2>&1)
         if [[ ${UPDATE_GOLDEN:-} == 1 ]]; then
                 printf '%s\n' "$got" >"$fx/$name.golden"
                 return
         fi
         if ! diff -u "$fx/$name.golden" <(printf '%s\n' "$got"); then
-                echo "FAIL: status $* differs from $name.golden"
+                echo "FAIL: $* differs from $name.golden"
                 fail=1
         fi
 }
-check status
-check status-json --json=pretty
+ss_status() { "$SUSPEND_SYNC" status --state-dir="$fx/state" --root="$FIXTURES_DIR/roots/laptop" "$@"; }
+ss_cycle() { "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root" "$@"; }
+
+check status ss_status
+check status-json ss_status --json=pretty
+check cycle-narrow env COLUMNS=60 "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root"
+check cycle-wide env COLUMNS=200 "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root"
+check cycle-all ss_cycle --all
+check cycle-json ss_cycle --json=short
+empty=$(mktemp -d /tmp/ss-status-empty.XXXXXX)
+trap 'rm -rf "$empty"' EXIT
+ss_nothing() { "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" 2>&1 | sed "s|$empty|STATE|g"; }
+check nothing ss_nothing
+# colours only when asked for (not a terminal here)
+if SYSTEMD_COLORS=1 ss_cycle | grep -q $'\e\\[0;1;31mtimeout'; then :; else
+        echo "FAIL: SYSTEMD_COLORS=1 did not colour the timeout red"; fail=1
+fi
+if SYSTEMD_COLORS=1 NO_COLOR=1 ss_cycle | grep -q $'\e\\['; then :; else
+        echo "FAIL: SYSTEMD_COLORS=1 must win over NO_COLOR"; fail=1
+fi
+if ss_cycle | grep -q $'\e'; then
+        echo "FAIL: colours on a pipe without SYSTEMD_COLORS"; fail=1
+fi
 exit $fail
