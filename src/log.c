@@ -81,6 +81,11 @@ static const char *const field_names[_LOG_FIELD_MAX] = {
         [LOG_FIELD_KNOB_NEW] = "SUSPEND_SYNC_KNOB_NEW",
         [LOG_FIELD_CONFIG_FILE] = "SUSPEND_SYNC_CONFIG_FILE",
         [LOG_FIELD_CONFIG_LINE] = "SUSPEND_SYNC_CONFIG_LINE",
+        [LOG_FIELD_SYNCED] = "SUSPEND_SYNC_SYNCED",
+        [LOG_FIELD_TIMED_OUT] = "SUSPEND_SYNC_TIMED_OUT",
+        [LOG_FIELD_FAILED] = "SUSPEND_SYNC_FAILED",
+        [LOG_FIELD_SKIPPED] = "SUSPEND_SYNC_SKIPPED",
+        [LOG_FIELD_DEADLINE_USEC] = "SUSPEND_SYNC_DEADLINE_USEC",
 };
 
 const char *log_field_name(LogField f) {
@@ -89,7 +94,8 @@ const char *log_field_name(LogField f) {
 
 #define B(f) LOG_FIELD_BIT(LOG_FIELD_##f)
 const LogEventSpec log_event_specs[] = {
-        { SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, B(OUTCOME) | B(DURATION_USEC) | B(TRIGGER) | B(SLEEP_ACTION) },
+        { SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, B(OUTCOME) | B(DURATION_USEC) | B(TRIGGER) | B(SLEEP_ACTION) |
+                B(SYNCED) | B(TIMED_OUT) | B(FAILED) | B(SKIPPED) | B(DEADLINE_USEC) },
         { SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, B(MOUNT) | B(OUTCOME) | B(DURATION_USEC) },
         { SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, B(MOUNT) | B(OUTCOME) | B(DURATION_USEC) | B(ERRNO) },
         { SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, B(KNOB_OLD) | B(KNOB_NEW) },
@@ -389,6 +395,24 @@ static size_t format_for(const Sink *s, int level, const char *message_id, const
                         break;
                 case LOG_FIELD_CONFIG_LINE:
                         v = num[k], snprintf(num[k], sizeof num[k], "%u", e ? e->config_line : 0);
+                        break;
+                case LOG_FIELD_SYNCED:
+                case LOG_FIELD_TIMED_OUT:
+                case LOG_FIELD_FAILED:
+                case LOG_FIELD_SKIPPED: {
+                        const size_t *c = e ? (k == LOG_FIELD_SYNCED      ? &e->n_synced
+                                               : k == LOG_FIELD_TIMED_OUT ? &e->n_timed_out
+                                               : k == LOG_FIELD_FAILED    ? &e->n_failed
+                                                                          : &e->n_skipped)
+                                            : NULL;
+
+                        if (c)
+                                v = num[k], snprintf(num[k], sizeof num[k], "%zu", *c);
+                        break;
+                }
+                case LOG_FIELD_DEADLINE_USEC:
+                        if (e && e->deadline > 0 && e->deadline != USEC_INFINITY)
+                                v = num[k], snprintf(num[k], sizeof num[k], "%llu", (unsigned long long) e->deadline);
                         break;
                 default:
                         break;

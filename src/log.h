@@ -79,6 +79,11 @@ typedef enum LogField {
         LOG_FIELD_KNOB_NEW,             /* SUSPEND_SYNC_KNOB_NEW= */
         LOG_FIELD_CONFIG_FILE,          /* SUSPEND_SYNC_CONFIG_FILE= */
         LOG_FIELD_CONFIG_LINE,          /* SUSPEND_SYNC_CONFIG_LINE= */
+        LOG_FIELD_SYNCED,               /* SUSPEND_SYNC_SYNCED=: superblocks synced by the pass */
+        LOG_FIELD_TIMED_OUT,            /* SUSPEND_SYNC_TIMED_OUT= */
+        LOG_FIELD_FAILED,               /* SUSPEND_SYNC_FAILED= */
+        LOG_FIELD_SKIPPED,              /* SUSPEND_SYNC_SKIPPED=: mounts */
+        LOG_FIELD_DEADLINE_USEC,        /* SUSPEND_SYNC_DEADLINE_USEC= */
         _LOG_FIELD_MAX,
 } LogField;
 
@@ -111,6 +116,8 @@ typedef struct LogEvent {
         int knob_old, knob_new;
         const char *config_file;
         unsigned config_line;
+        size_t n_synced, n_timed_out, n_failed, n_skipped; /* the run summary's tallies */
+        usec_t deadline;
 } LogEvent;
 
 /* A structured event: MESSAGE_ID plus the fields of its spec, taken from e (may be NULL: nothing

@@ -451,7 +451,9 @@ static int pass_log(const Pass *p) {
 
         log_event(t->n_error + t->n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
                   &(LogEvent) { .outcome = p->rec.result, .duration = d, .trigger = p->a->trigger,
-                                .sleep_action = p->a->sleep_action },
+                                .sleep_action = p->a->sleep_action, .n_synced = t->n_synced,
+                                .n_timed_out = t->n_timeout, .n_failed = t->n_error, .n_skipped = t->n_skipped,
+                                .deadline = p->c.policy->deadline },
                   "Synced %zu of %zu superblocks (%zu timed out, %zu failed, %zu mounts skipped) in %.3fs.",
                   t->n_synced, p->c.plan->n_sync, t->n_timeout, t->n_error, t->n_skipped,
                   (double) (now(CLOCK_MONOTONIC) - p->a->started) / USEC_PER_SEC);

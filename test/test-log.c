@@ -364,14 +364,22 @@ TEST(event_fields_values) {
         ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_KNOB_OLD=1\n"));
         ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_KNOB_NEW=0\n"));
         ASSERT_TRUE(!strstr(buf, "SUSPEND_SYNC_MOUNT"));
-        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .outcome = "success", .duration = 7,
-                                                                              .trigger = "hook" }, "y");
+        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
+                  &(LogEvent) { .outcome = "success", .duration = 7, .trigger = "hook", .n_synced = 3,
+                                .n_timed_out = 1, .n_failed = 0, .n_skipped = 12, .deadline = 30 * USEC_PER_SEC },
+                  "y");
         n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
         ASSERT_TRUE(n > 0);
         buf[n] = 0;
         ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_TRIGGER=hook\n"));
         ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_SLEEP_ACTION=n/a\n"));
         ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_DURATION_USEC=7\n"));
+        /* the numbers the metrics carry, for journalctl -o json consumers (issue 13 §3) */
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_SYNCED=3\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_TIMED_OUT=1\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_FAILED=0\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_SKIPPED=12\n"));
+        ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_DEADLINE_USEC=30000000\n"));
         log_set_journal_fd_for_test(-1);
         close(sv[1]);
 }
