@@ -8,6 +8,8 @@
 
 #include "conf-read.h"
 #include "context.h"
+#include "shared/fileio.h"
+#include "history.h"
 #include "log.h"
 #include "message-ids.h"
 
@@ -150,6 +152,29 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                            "the same.", a->debugfs, n_stats, strerror(-stats_error));
 }
 
+/* The ETA learns from past sleeps: the state directory's summary of the persistent history
+ * (record-cycle writes it after resume; it is on tmpfs, /var/lib is never read here). Missing or
+ * malformed: the plan keeps its own estimate. */
+static void context_learn_eta(const Args *a, PlanScope scope, Plan *plan) {
+        _cleanup_(history_learned_done) HistoryLearned h = {};
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t size;
+        int r;
+
+        if (asprintf(&path, "%s/" HISTORY_LEARNED_FILE, a->state_dir) < 0)
+                return;
+        r = read_full_file_at(AT_FDCWD, path, HISTORY_FILE_MAX, &text, &size);
+        if (r < 0 || strlen(text) != size)
+                return;
+        r = history_learned_parse(text, scope == PLAN_SCOPE_LOCAL_BLOCK ? "late" : "unit", &h);
+        if (r < 0) {
+                log_debug_errno(r, "Ignoring '%s': %m", path);
+                return;
+        }
+        r = (int) plan_learn(plan, h.l, h.n);
+        log_debug("The ETA of %i mount(s) learned from past sleeps.", r);
+}
+
 int context_prepare(const Args *a, PlanScope scope, Context *c) {
         SampleSources src;
         usec_t t0;
@@ -186,6 +211,7 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
         r = plan_build(c->sample, c->policy, scope, &c->plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the plan: %m");
+        context_learn_eta(a, scope, c->plan);
         c->plan->t_plan = now(CLOCK_MONOTONIC) - t0;
         return 0;
 }

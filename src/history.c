@@ -14,6 +14,7 @@
 #include "shared/json-util.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
+#include "shared/strv.h"
 
 void cycle_record_done(CycleRecord *c) {
         if (!c)
@@ -328,6 +329,7 @@ static void stats_fill(MountStats *s, const CycleRecord *cycles, size_t n, usec_
                 }
         }
         typesafe_qsort(buf, k, cmp_usec);
+        s->min = k ? buf[0] : 0;
         s->p50 = percentile_sorted(buf, k, 50);
         s->p95 = percentile_sorted(buf, k, 95);
         s->max = k ? buf[k - 1] : 0;
@@ -385,4 +387,104 @@ int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, s
         *ret = TAKE_PTR(s);
         *ret_n = n_s;
         return 0;
+}
+
+/* ---- what the plan learns --------------------------------------------------------------------- */
+
+int history_learned_format(const MountStats *s, size_t n, char **ret) {
+        _cleanup_json_ json_object *root = json_object_new_object(), *a = json_object_new_array();
+        int r;
+
+        if (!root || !a)
+                return -ENOMEM;
+        for (size_t i = 0, k = 0; i < n && k < HISTORY_LEARNED_MAX; i++) {
+                json_object *o;
+
+                if (s[i].n_synced == 0)
+                        continue;
+                o = json_object_new_object();
+                if ((r = json_append(a, o)) < 0 || (r = json_add_string(o, "pass", s[i].pass)) < 0 ||
+                    (r = json_add_bytes(o, "mount_point", s[i].mount_point, STATE_STRING_MAX)) < 0 ||
+                    (r = json_add_u64(o, "namespace_ino", s[i].namespace_ino)) < 0 ||
+                    (r = json_add_u64(o, "min_usec", s[i].min)) < 0 || (r = json_add_u64(o, "p50_usec", s[i].p50)) < 0)
+                        return r;
+                k++;
+        }
+        if ((r = json_add(root, "mounts", TAKE_PTR(a))) < 0)
+                return r;
+        return json_to_string_dup(root, JSON_FORMAT_SHORT, ret);
+}
+
+void history_learned_done(HistoryLearned *h) {
+        if (!h)
+                return;
+        free(h->l);
+        strv_free(h->strings);
+        *h = (HistoryLearned) {};
+}
+
+int history_learned_parse(const char *text, const char *pass, HistoryLearned *ret) {
+        _cleanup_json_ json_object *root = NULL;
+        _cleanup_(history_learned_done) HistoryLearned h = {};
+        json_object *a = NULL;
+        size_t n_strings = 0, n;
+        int r;
+
+        r = json_parse_strict(text, strlen(text), HISTORY_FILE_MAX, 8, &root);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EBADMSG;
+        if (json_get_array(root, "mounts", JSON_MANDATORY, HISTORY_LEARNED_MAX, &a) < 0)
+                return -EBADMSG;
+        n = json_object_array_length(a);
+        h.l = calloc(MAX(n, 1U), sizeof(PlanLearned));
+        if (!h.l)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                _cleanup_free_ char *p = NULL, *mp = NULL;
+                PlanLearned x = {};
+
+                if (!json_object_is_type(o, json_type_object) ||
+                    json_get_string(o, "pass", JSON_MANDATORY, 16, &p) < 0 ||
+                    json_get_string(o, "mount_point", JSON_MANDATORY | JSON_BYTES, STATE_STRING_MAX, &mp) < 0 ||
+                    json_get_u64(o, "namespace_ino", JSON_OPTIONAL, 0, &x.namespace_ino) < 0 ||
+                    json_get_u64(o, "min_usec", JSON_MANDATORY, 0, &x.min) < 0 ||
+                    json_get_u64(o, "p50_usec", JSON_MANDATORY, 0, &x.p50) < 0)
+                        return -EBADMSG;
+                if (!streq(p, pass))
+                        continue;
+                r = strv_consume(&h.strings, &n_strings, TAKE_PTR(mp));
+                if (r < 0)
+                        return r;
+                x.mount_point = h.strings[n_strings - 1];
+                h.l[h.n++] = x;
+        }
+        *ret = h;
+        h = (HistoryLearned) {};
+        return 0;
+}
+
+static int cmp_unsigned(const unsigned *a, const unsigned *b) {
+        return CMP(*a, *b);
+}
+
+EtaAccuracy history_eta_accuracy(const RunRecord *r, size_t n) {
+        unsigned ratio[STATE_HISTORY_MAX * 8];
+        EtaAccuracy a = {};
+
+        for (size_t i = 0; i < n && a.n < ELEMENTSOF(ratio); i++) {
+                uint64_t q;
+
+                if (r[i].eta == 0 || r[i].t_execute == 0)
+                        continue;
+                q = r[i].t_execute > UINT64_MAX / 1000 ? UINT32_MAX : r[i].t_execute * 1000 / r[i].eta;
+                ratio[a.n++] = (unsigned) MIN(q, (uint64_t) UINT32_MAX);
+        }
+        if (a.n == 0)
+                return a;
+        typesafe_qsort(ratio, a.n, cmp_unsigned);
+        a.min = ratio[0];
+        a.median = ratio[(a.n - 1) / 2];
+        a.max = ratio[a.n - 1];
+        return a;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cycle.h"
+#include "plan.h"
 #include "state.h"
 
 #define HISTORY_DIR_DEFAULT "/var/lib/suspend-sync"
@@ -58,11 +59,38 @@ typedef struct MountStats {
         const char *mount_point;
         uint64_t namespace_ino;
         size_t n; /* cycles in which it was synced or tried */
-        usec_t p50, p95, max;
+        usec_t min, p50, p95, max;
         size_t n_synced, n_timeout, n_error;
 } MountStats;
 
 int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, size_t *ret_n);
+
+/* What plan_learn() needs, as a small file under the state directory (tmpfs: the run may read it
+ * before the knob decision; it never reads /var/lib): record-cycle writes it after each resume. */
+#define HISTORY_LEARNED_FILE "eta-learned.json"
+#define HISTORY_LEARNED_MAX 4096U
+
+/* {"mounts":[{"pass","mount_point","namespace_ino","min_usec","p50_usec"}]} of the mounts that
+ * synced at least once. */
+int history_learned_format(const MountStats *s, size_t n, char **ret);
+
+/* The entries of one pass ("unit" or "late"); the strings point into *ret_owned (free with
+ * history_learned_free()). -EBADMSG for anything malformed. */
+typedef struct HistoryLearned {
+        PlanLearned *l;
+        size_t n;
+        char **strings;
+} HistoryLearned;
+int history_learned_parse(const char *text, const char *pass, HistoryLearned *ret);
+void history_learned_done(HistoryLearned *h);
+
+/* How close the plans' ETAs came to the time the executor took, over run records with both:
+ * ratios actual / ETA in thousandths (1000 = exact). Pure. */
+typedef struct EtaAccuracy {
+        size_t n;
+        unsigned min, median, max;
+} EtaAccuracy;
+EtaAccuracy history_eta_accuracy(const RunRecord *r, size_t n);
 
 /* Nearest-rank percentile (0 < pct <= 100) of n sorted values; 0 for n == 0. */
 usec_t percentile_sorted(const usec_t *v, size_t n, unsigned pct);

@@ -684,6 +684,69 @@ static int plan_eta(PlanBuild *b) {
         return 0;
 }
 
+static int cmp_usec_desc(const usec_t *a, const usec_t *b) {
+        return CMP(*b, *a);
+}
+
+/* The plan's ETA from its entries: longest group first over max_parallel workers, as plan_eta(). */
+static int plan_eta_from_entries(Plan *plan) {
+        _cleanup_free_ usec_t *slots = NULL, *work = NULL;
+        unsigned n_slots = MAX(plan->max_parallel, 1U);
+        size_t n_groups = 0;
+        usec_t eta = 0;
+
+        slots = calloc(n_slots, sizeof(usec_t));
+        work = calloc(MAX(plan->n_sync, 1U), sizeof(usec_t));
+        if (!slots || !work)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_entries; i++) {
+                const PlanEntry *e = &plan->entries[i];
+
+                if (e->action != PLAN_SYNC)
+                        continue;
+                if (e->eta == USEC_INFINITY) {
+                        plan->eta = USEC_INFINITY;
+                        return 0;
+                }
+                if (n_groups == 0 || i == 0 || !streq_ptr(plan->entries[i - 1].group, e->group))
+                        n_groups++;
+                work[n_groups - 1] = usec_add(work[n_groups - 1], e->eta);
+        }
+        typesafe_qsort(work, n_groups, cmp_usec_desc);
+        for (size_t g = 0; g < n_groups; g++) {
+                size_t best = 0;
+
+                for (size_t j = 1; j < n_slots; j++)
+                        if (slots[j] < slots[best])
+                                best = j;
+                slots[best] = usec_add(slots[best], work[g]);
+                eta = MAX(eta, slots[best]);
+        }
+        plan->eta = eta;
+        return 0;
+}
+
+size_t plan_learn(Plan *plan, const PlanLearned *l, size_t n) {
+        size_t learned = 0;
+
+        for (size_t i = 0; i < plan->n_entries; i++) {
+                PlanEntry *e = &plan->entries[i];
+
+                if (e->action != PLAN_SYNC)
+                        continue;
+                for (size_t k = 0; k < n; k++) {
+                        if (l[k].namespace_ino != e->namespace_ino || !streq_ptr(l[k].mount_point, e->mount_point))
+                                continue;
+                        e->eta = e->eta == USEC_INFINITY ? l[k].p50 : usec_add(e->eta, l[k].min);
+                        learned++;
+                        break;
+                }
+        }
+        if (learned > 0 && plan_eta_from_entries(plan) < 0)
+                plan->eta = USEC_INFINITY; /* out of memory: unknown rather than wrong */
+        return learned;
+}
+
 int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret) {
         _cleanup_(plan_build_done) PlanBuild b = {
                 .sample = sample,

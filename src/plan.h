@@ -93,4 +93,17 @@ typedef enum PlanScope {
 } PlanScope;
 
 /* Decides every mount of the sample. Pure. */
+/* What past sleep cycles taught about one mount (history.c: over the persistent history): the
+ * shortest and the median sync time of its superblock. */
+typedef struct PlanLearned {
+        const char *mount_point;
+        uint64_t namespace_ino;     /* 0: our own namespace */
+        usec_t min, p50;
+} PlanLearned;
+
+/* Adds to each planned sync what the history says (pure): a known ETA gets the mount's shortest
+ * past sync time on top (journal commit, cache flush: what no dirty counter shows); an unknown one
+ * becomes its median. The plan's ETA is computed again. Returns how many entries learned. */
+size_t plan_learn(Plan *plan, const PlanLearned *l, size_t n);
+
 int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret);

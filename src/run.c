@@ -120,6 +120,7 @@ static int record_header(const RunInput *in, RunRecord *rec) {
                 .t_sample = s->t_sample,
                 .t_plan = in->plan->t_plan,
                 .t_execute = in->t_execute,
+                .eta = in->plan->eta == USEC_INFINITY ? 0 : in->plan->eta,
                 .has_complete = true,
                 .complete = s->complete,
         };

@@ -52,6 +52,8 @@ typedef struct RunRecord {
         char *sleep_action; /* "suspend" | "hibernate" | ... (--sleep-action=, $SYSTEMD_SLEEP_ACTION;
                              * free text), NULL when none was given or in records older than it */
         usec_t deadline;
+        usec_t eta;         /* the plan's ETA for the pass; 0: unknown or not recorded (JSON "eta_usec",
+                             * written only when known) */
         /* phase times, usec */
         usec_t t_read, t_sample, t_plan, t_execute, t_record;
         RunMount *mounts;

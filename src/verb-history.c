@@ -61,6 +61,7 @@ static int cycle_to_json(const void *x, json_object *o) {
             (r = json_add_string(o, "sleep_action", cycle_action(c))) < 0 ||
             (r = json_add_u64_or_null(o, "resumed_realtime", c->resumed_realtime, 0)) < 0 ||
             (r = c->has_unit ? json_add_u64(o, "unit_duration_usec", c->unit.duration) : json_add_null(o, "unit_duration_usec")) < 0 ||
+            (r = json_add_u64_or_null(o, "unit_eta_usec", c->has_unit ? c->unit.eta : 0, 0)) < 0 ||
             (r = c->has_late ? json_add_u64(o, "late_duration_usec", c->late.duration) : json_add_null(o, "late_duration_usec")) < 0 ||
             (r = json_add_string(o, "result", cycle_result(c))) < 0)
                 return r;
@@ -119,13 +120,15 @@ static int print_stats(const Args *a, const MountStats *s, size_t n) {
 }
 
 static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
-        static const char *const headers[] = { "STARTED", "ACTION", "UNIT PASS", "LATE PASS", "TOTAL", "RESULT", "BOOT" };
+        static const char *const headers[] = { "STARTED", "ACTION", "UNIT PASS", "ETA", "LATE PASS", "TOTAL", "RESULT",
+                                               "BOOT" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
 
         if (!t)
                 return log_oom();
         for (size_t i = 0; i < n; i++) {
-                char when[64], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX], tot[FORMAT_TIMESPAN_MAX], boot[9];
+                char when[64], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX], tot[FORMAT_TIMESPAN_MAX], boot[9],
+                        eta[FORMAT_TIMESPAN_MAX];
                 time_t sec = (time_t) (cycle_record_start(&c[i]) / USEC_PER_SEC);
                 struct tm tm;
                 const char *cells[ELEMENTSOF(headers)];
@@ -136,10 +139,11 @@ static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
                 cells[0] = when;
                 cells[1] = cycle_action(&c[i]);
                 cells[2] = c[i].has_unit ? format_timespan(u, sizeof u, c[i].unit.duration) : "-";
-                cells[3] = c[i].has_late ? format_timespan(l, sizeof l, c[i].late.duration) : "-";
-                cells[4] = format_timespan(tot, sizeof tot, pass_time(&c[i]));
-                cells[5] = cycle_result(&c[i]);
-                cells[6] = boot;
+                cells[3] = c[i].has_unit && c[i].unit.eta ? format_timespan(eta, sizeof eta, c[i].unit.eta) : "-";
+                cells[4] = c[i].has_late ? format_timespan(l, sizeof l, c[i].late.duration) : "-";
+                cells[5] = format_timespan(tot, sizeof tot, pass_time(&c[i]));
+                cells[6] = cycle_result(&c[i]);
+                cells[7] = boot;
                 if (table_add_row(t, cells) < 0)
                         return log_oom();
         }

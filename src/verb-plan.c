@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "context.h"
+#include "history.h"
 #include "log.h"
 #include "shared/format-util.h"
 #include "shared/string-util.h"
@@ -212,6 +213,22 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
         return 0;
 }
 
+/* How close past ETAs came (the run records under the state directory). */
+static void print_eta_accuracy(const Args *a) {
+        RunRecord *h = NULL;
+        size_t n = 0;
+        EtaAccuracy acc;
+
+        if (state_load_history(a->state_dir, &h, &n, NULL) < 0)
+                return;
+        acc = history_eta_accuracy(h, n);
+        run_record_array_free(h, n);
+        if (acc.n > 0)
+                printf("Past ETAs: the runs took %u.%02ux their ETA (median of %zu; %u.%02ux to %u.%02ux).\n",
+                       acc.median / 1000, acc.median % 1000 / 10, acc.n, acc.min / 1000, acc.min % 1000 / 10,
+                       acc.max / 1000, acc.max % 1000 / 10);
+}
+
 int verb_plan(const Args *a) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
         int r;
@@ -228,5 +245,8 @@ int verb_plan(const Args *a) {
                         return log_oom();
                 return print_json(o, a->json);
         }
-        return plan_print_table(a, c.sample, c.plan);
+        r = plan_print_table(a, c.sample, c.plan);
+        if (r >= 0 && a->legend)
+                print_eta_accuracy(a);
+        return r;
 }

@@ -43,6 +43,29 @@ static int open_or_create_dir(const char *path) {
         return fd < 0 ? negative_errno() : fd;
 }
 
+/* The summary the plan's ETA learns from, into the state directory (tmpfs), from every cycle of
+ * the persistent history (history_fd; < 0: none). */
+static void write_learned(const Args *a, int history_fd) {
+        _cleanup_free_ MountStats *s = NULL;
+        _cleanup_free_ char *text = NULL, *path = NULL;
+        CycleRecord *c = NULL;
+        size_t n = 0, n_s = 0;
+        int r;
+
+        if (history_fd < 0 || history_load(history_fd, HISTORY_CYCLES_MAX, &c, &n, NULL) < 0)
+                return;
+        r = history_mount_stats(c, n, &s, &n_s);
+        if (r >= 0)
+                r = history_learned_format(s, n_s, &text);
+        if (r >= 0)
+                r = asprintf(&path, "%s/" HISTORY_LEARNED_FILE, a->state_dir) < 0 ? -ENOMEM : 0;
+        if (r >= 0)
+                r = write_file_atomic_at(AT_FDCWD, path, text, strlen(text));
+        if (r < 0)
+                log_debug_errno(r, "Could not write what the ETA learns into '%s', ignoring: %m", a->state_dir);
+        cycle_record_array_free(c, n);
+}
+
 /* [Metrics] TextfileDirectory=: written only when the directory exists. */
 static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
@@ -106,6 +129,7 @@ int verb_record_cycle(const Args *a) {
         else
                 log_debug("%s the last sleep cycle in '%s'.", r > 0 ? "Recorded" : "Already recorded", a->history_dir);
 
+        write_learned(a, fd);
         r = write_textfile(a, &cycles[0], (size_t) n_cycles);
         run_record_array_free(records, n);
         return ret < 0 ? ret : r;

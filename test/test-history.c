@@ -176,9 +176,38 @@ TEST(stats) {
         ASSERT_U64_EQ(percentile_sorted(v, 0, 50), 0);
 }
 
+TEST(learned) {
+        MountStats s[] = {
+                { .pass = "unit", .mount_point = "/", .n = 3, .min = 10, .p50 = 20, .n_synced = 3 },
+                { .pass = "late", .mount_point = "/", .n = 3, .min = 1, .p50 = 2, .n_synced = 3 },
+                { .pass = "unit", .mount_point = "/mnt/a\nb\xff", .namespace_ino = 9, .n = 1, .min = 5, .p50 = 5,
+                  .n_synced = 1 },
+                { .pass = "unit", .mount_point = "/hung", .n = 2, .n_timeout = 2 }, /* never synced */
+        };
+        _cleanup_free_ char *text = NULL;
+        _cleanup_(history_learned_done) HistoryLearned u = {}, l = {};
+        HistoryLearned bad = {};
+
+        ASSERT_OK(history_learned_format(s, ELEMENTSOF(s), &text));
+        ASSERT_OK(history_learned_parse(text, "unit", &u));
+        ASSERT_EQ(u.n, 2U);
+        ASSERT_STREQ(u.l[0].mount_point, "/");
+        ASSERT_U64_EQ(u.l[0].min, 10);
+        ASSERT_U64_EQ(u.l[0].p50, 20);
+        ASSERT_STREQ(u.l[1].mount_point, "/mnt/a\nb\xff"); /* raw bytes survive */
+        ASSERT_U64_EQ(u.l[1].namespace_ino, 9);
+        ASSERT_OK(history_learned_parse(text, "late", &l));
+        ASSERT_EQ(l.n, 1U);
+        ASSERT_U64_EQ(l.l[0].min, 1);
+        ASSERT_ERR(history_learned_parse("{\"mounts\":[{\"pass\":\"unit\"}]}", "unit", &bad), EBADMSG);
+        ASSERT_ERR(history_learned_parse("[]", "unit", &bad), EBADMSG);
+        ASSERT_ERR(history_learned_parse("{", "unit", &bad), EBADMSG);
+}
+
 int main(void) {
         RUN(json);
         RUN(append_load_prune_reboot);
         RUN(stats);
+        RUN(learned);
         return 0;
 }

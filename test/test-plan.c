@@ -553,7 +553,43 @@ TEST(chroot_view_syncs_root) {
         ASSERT_TRUE(p->n_sync >= 1);
 }
 
+/* What past sleeps taught: a known ETA gets the shortest past sync on top, an unknown one the
+ * median; the plan's ETA is the longest group first over max_parallel again. */
+TEST(learn) {
+        PlanEntry e[] = {
+                { .mount_point = "/", .group = "8:0", .action = PLAN_SYNC, .eta = 100 },
+                { .mount_point = "/boot", .group = "8:0", .action = PLAN_SYNC, .eta = 50 },
+                { .mount_point = "/mnt/nfs", .group = "nfs", .action = PLAN_SYNC, .eta = USEC_INFINITY },
+                { .mount_point = "/mnt/ns", .group = "9:0", .action = PLAN_SYNC, .eta = 10, .namespace_ino = 7 },
+                { .mount_point = "/proc", .action = PLAN_SKIP, .eta = USEC_INFINITY },
+        };
+        Plan p = { .entries = e, .n_entries = ELEMENTSOF(e), .n_sync = 4, .eta = USEC_INFINITY, .max_parallel = 1 };
+        PlanLearned l[] = {
+                { .mount_point = "/", .min = 1000, .p50 = 5000 },
+                { .mount_point = "/mnt/nfs", .min = 200, .p50 = 300 },
+                { .mount_point = "/mnt/ns", .min = 1, .p50 = 2 },   /* other namespace: no match */
+                { .mount_point = "/proc", .min = 9, .p50 = 9 },     /* skipped: no match */
+        };
+
+        ASSERT_EQ(plan_learn(&p, l, ELEMENTSOF(l)), 2U);
+        ASSERT_U64_EQ(e[0].eta, 1100);                 /* 100 + shortest 1000 */
+        ASSERT_U64_EQ(e[1].eta, 50);
+        ASSERT_U64_EQ(e[2].eta, 300);                  /* unknown: the median */
+        ASSERT_U64_EQ(e[3].eta, 10);
+        ASSERT_U64_EQ(e[4].eta, USEC_INFINITY);
+        ASSERT_U64_EQ(p.eta, 1150 + 300 + 10);         /* one worker: all groups in a row */
+        p.max_parallel = 4;
+        l[0].min = 0;
+        ASSERT_EQ(plan_learn(&p, l, 1), 1U);
+        ASSERT_U64_EQ(p.eta, 1150);                    /* the longest group, 8:0 */
+        /* a sync entry still unknown leaves the ETA unknown */
+        e[3].eta = USEC_INFINITY;
+        ASSERT_EQ(plan_learn(&p, l, 1), 1U);
+        ASSERT_U64_EQ(p.eta, USEC_INFINITY);
+}
+
 int main(void) {
+        RUN(learn);
         RUN(chroot_view_syncs_root);
         RUN(laptop_golden);
         RUN(rules);
