@@ -226,5 +226,5 @@ int print_json(struct json_object *o, JsonMode mode) {
                 return -ENOMEM;
         fputs(s, stdout);
         fputc('\n', stdout);
-        return fflush(stdout) == 0 ? 0 : -errno;
+        return fflush(stdout) == 0 ? 0 : log_error_errno(errno ?: EIO, "Failed to write the output: %m");
 }

@@ -206,6 +206,19 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
         return 1;
 }
 
+/* What was printed must have arrived: a full disk or a closed pipe is an error, said once (a verb
+ * that failed, r < 0, has said why). */
+static int output_flushed(int r) {
+        if (fflush(stdout) != 0) {
+                int e = errno ?: EIO;
+
+                if (r >= 0)
+                        r = log_error_errno(e, "Failed to write the output: %s", strerror(e));
+        } else if (ferror(stdout) && r >= 0)
+                r = log_error_errno(EIO, "Failed to write the output: %s", strerror(EIO));
+        return r;
+}
+
 int main(int argc, char *argv[]) {
         Args a = {
                 .state_dir = STATE_DIR_DEFAULT,
@@ -226,8 +239,10 @@ int main(int argc, char *argv[]) {
         a.sleep_action = getenv("SYSTEMD_SLEEP_ACTION");
 
         r = parse_argv(argc, argv, &a, &verb);
-        if (r <= 0)
-                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+        if (r < 0)
+                return EXIT_USAGE;
+        if (r == 0) /* --help, --version, --json=help */
+                return output_flushed(0) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         a.style = output_style(stdout, a.full);
 
         /* A pass of a sleep (the unit's, or the late one from the hook in systemd-suspend.service):
@@ -273,6 +288,7 @@ int main(int argc, char *argv[]) {
                 (void) log_flush(LOG_FLUSH_WAIT);
                 return EXIT_USAGE;
         }
+        r = output_flushed(r);
         (void) log_flush(LOG_FLUSH_WAIT);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
