@@ -6,8 +6,9 @@
 # masked (-> /dev/null) entries and directories too, which it does not read: those are left out of
 # the comparison.
 set -euo pipefail
-command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
-[[ -x ${SUSPEND_SYNC:-} ]] || { echo "SKIP: SUSPEND_SYNC not set"; exit 77; }
+source "$TEST_LIB/common.sh"
+command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+[[ -x ${SUSPEND_SYNC:-} ]] || skip "SUSPEND_SYNC not set"
 
 n=0
 for root in "$FIXTURES_DIR"/config/*/; do
