@@ -13,9 +13,7 @@ set -u -o pipefail
 source "$(dirname "$0")/../lib/common.sh"
 checks_begin
 
-[ -n "${BUILD_ROOT:-}" ] || skip "BUILD_ROOT not set"
-[ -f "$BUILD_ROOT/meson-private/coredata.dat" ] || skip "BUILD_ROOT=$BUILD_ROOT is not a meson build directory"
-command -v meson >/dev/null || skip "meson not found"
+require_build_root
 command -v python3 >/dev/null || skip "python3 not found"
 
 tmp=$(mktemp -d /tmp/install-layout.XXXXXX) || exit 1

@@ -24,9 +24,7 @@ set -u -o pipefail
 source "$(dirname "$0")/../lib/common.sh"
 checks_begin
 
-[ -n "${BUILD_ROOT:-}" ] || skip "BUILD_ROOT not set"
-[ -f "$BUILD_ROOT/meson-private/coredata.dat" ] || skip "BUILD_ROOT=$BUILD_ROOT is not a meson build directory"
-command -v meson >/dev/null || skip "meson not found"
+require_build_root
 command -v systemd-analyze >/dev/null || skip "systemd-analyze not found"
 command -v systemctl >/dev/null || skip "systemctl not found"
 SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -8,6 +8,7 @@
 #                         # missing here (root, a tool, a kernel feature), never a failure
 #   fail MESSAGE...       # print "FAIL: MESSAGE" on stderr and exit 1
 #   require_root          # skip "not root" unless we are root
+#   require_build_root    # skip unless $BUILD_ROOT is a meson build directory and meson runs
 #
 # Tests that check many independent things and report them all (hook.sh, install-layout.sh,
 # units-verify.sh) switch fail to counting:
@@ -35,6 +36,12 @@ fail() {
 
 require_root() {
         [[ $(id -u) == 0 ]] || skip "not root"
+}
+
+require_build_root() {
+        [ -n "${BUILD_ROOT:-}" ] || skip "BUILD_ROOT not set"
+        [ -f "$BUILD_ROOT/meson-private/coredata.dat" ] || skip "BUILD_ROOT=$BUILD_ROOT is not a meson build directory"
+        command -v meson >/dev/null || skip "meson not found"
 }
 
 checks_begin() {
