@@ -17,6 +17,9 @@
 
 #include <systemd/sd-id128.h>
 
+/* One line per ID, whatever its length: test/integration/units-verify.sh reads them with sed. */
+/* clang-format off */
+
 /* one per run (unit main pass, hook late pass, manual): outcome and duration */
 #define SUSPEND_SYNC_MESSAGE_RUN_SUMMARY SD_ID128_MAKE(68, 60, 4c, fc, df, 45, 43, a8, af, 21, 7e, 49, 55, 9d, f3, e8)
 #define SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR SD_ID128_MAKE_STR(68, 60, 4c, fc, df, 45, 43, a8, af, 21, 7e, 49, 55, 9d, f3, e8)
@@ -48,3 +51,5 @@
 /* SyncOnSuspend= asked for a change but the kernel has no sync_on_suspend knob */
 #define SUSPEND_SYNC_MESSAGE_KNOB_ABSENT SD_ID128_MAKE(9c, ea, 40, 85, 61, 2c, 4e, 10, a0, c7, c4, 97, 18, 4b, 74, 54)
 #define SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR SD_ID128_MAKE_STR(9c, ea, 40, 85, 61, 2c, 4e, 10, a0, c7, c4, 97, 18, 4b, 74, 54)
+
+/* clang-format on */

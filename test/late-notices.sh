@@ -5,18 +5,19 @@
 # plan without --late, which prepares the same way), not by the late pass (plan --late). Runs on
 # the laptop fixture root with a debugfs that does not exist; unprivileged, touches nothing.
 set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+checks_begin
 
 fx=$FIXTURES_DIR
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 args=(--root="$fx/roots/laptop" --sysfs="$fx/sysfs/laptop" --debugfs="$tmp/no-debugfs" --state-dir="$tmp/state")
-fail=0
 
 "$SUSPEND_SYNC" plan "${args[@]}" >/dev/null 2>"$tmp/unit.err"
 n=$(grep -c "No bdi stats" "$tmp/unit.err" || true)
-[[ $n == 1 ]] || { cat "$tmp/unit.err"; echo "FAIL: main pass: 'No bdi stats' said $n times, expected 1"; fail=1; }
+[[ $n == 1 ]] || { cat "$tmp/unit.err"; fail "main pass: 'No bdi stats' said $n times, expected 1"; }
 
 "$SUSPEND_SYNC" plan --late "${args[@]}" >/dev/null 2>"$tmp/late.err"
 n=$(grep -c "No bdi stats" "$tmp/late.err" || true)
-[[ $n == 0 ]] || { cat "$tmp/late.err"; echo "FAIL: late pass: 'No bdi stats' said $n times, expected 0 (debug)"; fail=1; }
-exit $fail
+[[ $n == 0 ]] || { cat "$tmp/late.err"; fail "late pass: 'No bdi stats' said $n times, expected 0 (debug)"; }
+checks_end "late notice"

@@ -2,14 +2,13 @@
 #pragma once
 
 /*
- * Bounded file reading relative to a directory fd (the "root" of a fixture tree or "/").
+ * Files relative to a directory fd (the "root" of a fixture tree or "/"): bounded reads, atomic
+ * writes, directories opened O_CLOEXEC (and a cleanup for DIR *).
  */
 
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define READ_FULL_MAX_DEFAULT (4U * 1024U * 1024U)
 
 /* Reads the whole file 'path' (relative to dir_fd; a leading '/' is stripped) into a NUL-terminated
  * buffer. Refuses files larger than max bytes with -EFBIG. Returns 0 or negative errno. */

@@ -14,12 +14,9 @@
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
-#define _unused_ __attribute__((unused))
 #define _pure_ __attribute__((pure))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _noreturn_ __attribute__((noreturn))
-#define _likely_(x) __builtin_expect(!!(x), 1)
-#define _unlikely_(x) __builtin_expect(!!(x), 0)
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -6,10 +6,11 @@
 # fault-injection disk, which needs libfuse3); with -Dtests=false, the product alone. fuse3 is hidden
 # from pkg-config by a directory of links to every other .pc file.
 set -euo pipefail
+source "$(dirname "$0")/../lib/common.sh"
 src=${SOURCE_ROOT:?}
 command -v meson >/dev/null && command -v ninja >/dev/null && command -v pkg-config >/dev/null ||
-        { echo "SKIP: meson, ninja or pkg-config missing"; exit 77; }
-pkg-config --exists fuse3 || { echo "SKIP: fuse3 is not installed here: nothing to hide"; exit 77; }
+        skip "meson, ninja or pkg-config missing"
+pkg-config --exists fuse3 || skip "fuse3 is not installed here: nothing to hide"
 tmp=$(mktemp -d /var/tmp/ss-nofuse.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/pc"
@@ -19,7 +20,6 @@ for d in $(pkg-config --variable pc_path pkg-config | tr ':' ' ') /usr/lib/*/pkg
                 [[ -e $f && $(basename "$f") != fuse3.pc && ! -e $tmp/pc/$(basename "$f") ]] && ln -s "$f" "$tmp/pc/"
         done
 done
-fail() { echo "FAIL: $*"; exit 1; }
 export PKG_CONFIG_LIBDIR=$tmp/pc
 pkg-config --exists fuse3 && fail "fuse3 still visible"
 

@@ -7,8 +7,9 @@
 # the comparison. Then what the command line does to cat-config: an override (--deadline=) is shown
 # next to the file's value, never as its value; a --config= that cannot be read fails.
 set -euo pipefail
-command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
-[[ -x ${SUSPEND_SYNC:-} ]] || { echo "SKIP: SUSPEND_SYNC not set"; exit 77; }
+source "$TEST_LIB/common.sh"
+command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+[[ -x ${SUSPEND_SYNC:-} ]] || skip "SUSPEND_SYNC not set"
 
 dropins=$FIXTURES_DIR/config/dropins
 out=$("$SUSPEND_SYNC" --root="$dropins" --deadline=5s cat-config)

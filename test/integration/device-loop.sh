@@ -9,13 +9,12 @@
 # Usage: device-loop.sh [TEST_DEVICE]   (or env TEST_DEVICE: path of the test-device binary)
 # Needs root and loop devices; exits 77 otherwise. Cleans up exactly what it created.
 set -euo pipefail
+source "$(dirname "$0")/../lib/common.sh"
 
 bin=${1:-${TEST_DEVICE:-}}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 [ -n "$bin" ] && [ -x "$bin" ] || fail "test-device binary not given (argv[1] or \$TEST_DEVICE)"
-[ "$(id -u)" -eq 0 ] || skip "not root"
+require_root
 command -v losetup >/dev/null || skip "no losetup"
 [ -e /dev/loop-control ] || skip "no /dev/loop-control"
 command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"

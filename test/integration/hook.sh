@@ -18,16 +18,15 @@
 
 set -u -o pipefail
 
-fails=0
+source "$(dirname "$0")/../lib/common.sh"
+checks_begin
 ran=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
 
 SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 hook=""
 [ -n "${BUILD_ROOT:-}" ] && [ -f "$BUILD_ROOT/hooks/suspend-sync" ] && hook=$BUILD_ROOT/hooks/suspend-sync
 [ -z "$hook" ] && hook=$SOURCE_ROOT/hooks/suspend-sync.in
-[ -f "$hook" ] || { echo "SKIP: hook script not found"; exit 77; }
+[ -f "$hook" ] || skip "hook script not found"
 echo "hook: $hook"
 
 tmp=$(mktemp -d /tmp/hook-test.XXXXXX) || exit 1
@@ -164,9 +163,5 @@ else
         fi
 fi
 
-[ "$ran" = 1 ] || { echo "SKIP: nothing ran"; exit 77; }
-if [ "$fails" -gt 0 ]; then
-        echo "$fails check(s) failed"
-        exit 1
-fi
-echo "all hook checks passed"
+[ "$ran" = 1 ] || skip "nothing ran"
+checks_end hook

@@ -10,14 +10,10 @@
 # shellcheck disable=SC2154 # opt_* variables are assigned by an eval of meson introspect output
 set -u -o pipefail
 
-skip() { echo "SKIP: $*"; exit 77; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
+source "$(dirname "$0")/../lib/common.sh"
+checks_begin
 
-[ -n "${BUILD_ROOT:-}" ] || skip "BUILD_ROOT not set"
-[ -f "$BUILD_ROOT/meson-private/coredata.dat" ] || skip "BUILD_ROOT=$BUILD_ROOT is not a meson build directory"
-command -v meson >/dev/null || skip "meson not found"
+require_build_root
 command -v python3 >/dev/null || skip "python3 not found"
 
 tmp=$(mktemp -d /tmp/install-layout.XXXXXX) || exit 1
@@ -132,8 +128,4 @@ while IFS= read -r f; do
         esac
 done < <(cd "$dest" && find . \( -type f -o -type l \) -printf '/%P\n')
 
-if [ "$fails" -gt 0 ]; then
-        echo "$fails check(s) failed"
-        exit 1
-fi
-echo "all install layout checks passed"
+checks_end "install layout"

@@ -7,10 +7,8 @@
 # and the unit's pass never touching it (only the late pass does), the late pass knowing what the
 # unit's pass left unsynced, and an absent knob.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
+ss_begin
 
 sys=$SS_TMP/sys
 ss_fixture_sysfs "$sys"

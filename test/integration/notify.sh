@@ -7,10 +7,8 @@
 # manual run sends nothing; no socket, a socket nobody listens on, or an address it does not speak
 # cost nothing. The unit has NotifyAccess=main (units-verify.sh).
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
+ss_begin
 ss_config "[Sync]
 DeadlineSec=40s"
 

@@ -11,11 +11,9 @@
 # Negative control: the same kind of change on a disk a rule skips must be reported as lost, so the
 # manifest comparison can see a lost metadata-only change.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
-ss_debugfs || { echo "SKIP: debugfs not available: the test waits on the bdi's writeback lists"; exit 77; }
+ss_begin
+ss_debugfs || skip "debugfs not available: the test waits on the bdi's writeback lists"
 
 rounds=${CLEAN_SKIP_ROUNDS:-3}
 stack_setup a ext4 128M

@@ -6,10 +6,8 @@
 # the healthy mounts must be synced (a power cut proves it), the hung one reported `timeout` with
 # the abandoned worker's pid; after the disk resumes, the abandoned worker exits and nothing is left.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
+ss_begin
 
 stack_setup good1 ext4 128M
 stack_setup hung ext4 128M

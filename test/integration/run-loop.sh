@@ -7,10 +7,8 @@
 # plan said, the bdi's dirty bytes must fall to ~0, a power cut must lose nothing that was written before the run,
 # and `status --json=short` in a new process must show the run.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
+ss_begin
 ss_debugfs || echo "note: no debugfs, bdi checks skipped"
 
 fstypes=(ext4 xfs btrfs)

@@ -6,12 +6,10 @@
 # through /proc/PID/root; a power cut taken while the namespace is alive proves it. Negative
 # control: a second one in the same namespace, skipped by a rule, loses its data in the same cut.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
+ss_begin
 require_root_mount_point
-command -v unshare >/dev/null || { echo "SKIP: no unshare"; exit 77; }
-ss_init
+command -v unshare >/dev/null || skip "no unshare"
 
 stack_setup ns ext4 128M
 stack_setup ctl ext4 128M

@@ -8,10 +8,8 @@
 # device comes back and the worker ends, the next pass syncs it normally and forgets it. A damaged
 # handover file costs nothing but a notice.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
+ss_begin
 
 stack_setup good ext4 64M
 stack_setup hung ext4 64M

@@ -21,14 +21,10 @@
 # shellcheck disable=SC2015,SC2001 # ok() never fails; sed indents multi-line output
 set -u -o pipefail
 
-skip() { echo "SKIP: $*"; exit 77; }
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok:   $*"; }
+source "$(dirname "$0")/../lib/common.sh"
+checks_begin
 
-[ -n "${BUILD_ROOT:-}" ] || skip "BUILD_ROOT not set"
-[ -f "$BUILD_ROOT/meson-private/coredata.dat" ] || skip "BUILD_ROOT=$BUILD_ROOT is not a meson build directory"
-command -v meson >/dev/null || skip "meson not found"
+require_build_root
 command -v systemd-analyze >/dev/null || skip "systemd-analyze not found"
 command -v systemctl >/dev/null || skip "systemctl not found"
 SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -146,8 +142,4 @@ else
         [ "$a" = "$b" ] && ok "message-ids.h: binary and _STR forms agree" || fail "message-ids.h: _STR forms differ"
 fi
 
-if [ "$fails" -gt 0 ]; then
-        echo "$fails check(s) failed"
-        exit 1
-fi
-echo "all unit checks passed"
+checks_end "unit"

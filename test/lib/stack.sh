@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 #
-# stack.sh — build and tear down fault-injection disk stacks for integration tests (bash, sourced).
+# stack.sh — build and tear down fault-injection disk stacks for integration tests (bash, sourced;
+# sources common.sh: skip, fail).
 #
 #   source "$TEST_LIB/stack.sh"        # installs "trap stack_cleanup EXIT" (chain it if you add your own)
 #   require_root_loop_fuse             # exit 77 with a one-line reason when not root / no loop / no fuse
@@ -30,6 +31,8 @@
 # /run/suspend-sync-test/ledger: one directory per live stack recording pid, loop, mounts; the
 # testbed-noleaks test checks it is empty). Functions return non-zero on failure and print why.
 
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
 SS_TEST_WORKDIR=${SS_TEST_WORKDIR:-/var/tmp/suspend-sync-test}
 SS_TEST_LEDGER=${SS_TEST_LEDGER:-/run/suspend-sync-test/ledger}
 if [[ -z ${FAULTDISK:-} && -n ${BUILD_ROOT:-} ]]; then
@@ -49,19 +52,14 @@ require_root_loop_fuse() {
         elif ! command -v losetup >/dev/null; then why="no losetup"
         elif [[ -z ${FAULTDISK:-} || ! -x $FAULTDISK ]]; then why="faultdisk binary not found (FAULTDISK)"
         fi
-        if [[ -n $why ]]; then
-                echo "SKIP: $why"
-                exit 77
-        fi
+        [[ -z $why ]] || skip "$why"
 }
 
 # For tests that set up a private mount namespace (`unshare -m --propagation private`): inside a
 # chroot whose root is a plain directory the propagation of "/" cannot be changed (EINVAL).
 require_root_mount_point() {
-        if ! mountpoint -q /; then
-                echo "SKIP: our root is not a mount point (a chroot into a directory): the propagation of \"/\" cannot be changed for a private mount namespace"
-                exit 77
-        fi
+        mountpoint -q / ||
+                skip "our root is not a mount point (a chroot into a directory): the propagation of \"/\" cannot be changed for a private mount namespace"
 }
 
 _stk_record() {         # NAME KEY VALUE: write one ledger fact

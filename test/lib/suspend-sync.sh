@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 #
-# suspend-sync.sh — helpers for tests that drive the real suspend-sync binary (bash, sourced after
-# stack.sh).
+# suspend-sync.sh — helpers for tests that drive the real suspend-sync binary (bash, sourced; sources
+# stack.sh and common.sh: skip, fail). The prologue of such a test:
+#
+#   set -euo pipefail
+#   source "$TEST_LIB/suspend-sync.sh"
+#   ss_begin                      # require_root_loop_fuse, then ss_init
 #
 #   ss_init                       # temp state dir + config dir under $SS_TMP; cleanup on EXIT
 #   ss_on_exit CMD...             # run CMD on exit, before the stacks are torn down (keeps the exit
@@ -17,19 +21,15 @@
 #   ss_mount_field FILE MOUNT KEY # field of the entry for MOUNT in .mounts (plan or last_run) of the
 #                                 # JSON in FILE
 #   ss_wait_gone PID SECONDS      # wait until a process is gone (abandoned workers)
-#   fail MESSAGE                  # print and exit 1
 #
 # Environment: SUSPEND_SYNC (binary, set by meson).
+
+declare -F stack_setup >/dev/null || source "$(dirname "${BASH_SOURCE[0]}")/stack.sh"
 
 SS_TMP=
 SS_CONF=
 SS_STATE=
 _SS_DEBUGFS_MOUNTED=0
-
-fail() {
-        echo "FAIL: $*" >&2
-        exit 1
-}
 
 _ss_cleanup() {
         if [[ $_SS_DEBUGFS_MOUNTED == 1 ]]; then
@@ -55,8 +55,13 @@ _ss_exit_trap() {
         exit "$rc"
 }
 
+ss_begin() {
+        require_root_loop_fuse
+        ss_init
+}
+
 ss_init() {
-        [[ -x ${SUSPEND_SYNC:-} ]] || { echo "SKIP: SUSPEND_SYNC not set"; exit 77; }
+        [[ -x ${SUSPEND_SYNC:-} ]] || skip "SUSPEND_SYNC not set"
         SS_TMP=$(mktemp -d /run/suspend-sync-test.XXXXXX)
         SS_CONF=$SS_TMP/suspend-sync.conf
         SS_STATE=$SS_TMP/state

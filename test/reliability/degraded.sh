@@ -18,13 +18,9 @@
 #
 # Environment: REL_DEGRADED_CASES (default: all of the above), REL_SEED, REL_RESULTS.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
-ss_debugfs || { echo "SKIP: debugfs not available: the test waits on the bdi's writeback lists"; exit 77; }
+rel_begin
+ss_debugfs || skip "debugfs not available: the test waits on the bdi's writeback lists"
 
 # shellcheck disable=SC2206
 cases=(${REL_DEGRADED_CASES:-no-debugfs garbage-stats stats-dirs no-sysfs missing-state ro-state file-state})

@@ -11,12 +11,8 @@
 #
 # Environment: REL_EIO_ROUNDS (default 1), REL_EIO_FSTYPES (default "ext4 xfs btrfs"), REL_SEED.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 rounds=${REL_EIO_ROUNDS:-1}
 base=${REL_SEED:-$((RANDOM * 32768 + RANDOM))}

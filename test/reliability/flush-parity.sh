@@ -11,12 +11,8 @@
 #   sync_fs flushes by itself; the fs/ext2 driver does not. Both must pass either way.
 # Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ntfs-3g").
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 fstypes=()
 for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ntfs-3g}; do
@@ -29,7 +25,7 @@ for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ntfs-3g}; do
         esac
         fstypes+=("$fs")
 done
-((${#fstypes[@]} > 0)) || { echo "SKIP: none of the filesystems can be made here"; exit 77; }
+((${#fstypes[@]} > 0)) || skip "none of the filesystems can be made here"
 
 mounts=()
 for fs in "${fstypes[@]}"; do

@@ -12,14 +12,10 @@
 #   B (negative control): the owner holds dirty pages through a shared mapping, never written back:
 #      "not proven clean: its bdi lists dirty inodes", and the knob stays 1.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
-ss_debugfs || { echo "SKIP: debugfs not available: no evidence can be read"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+rel_begin
+ss_debugfs || skip "debugfs not available: no evidence can be read"
+command -v python3 >/dev/null || skip "python3 missing"
 
 rel_user_fuse fuse-evidence
 d=$REL_UF_DIR

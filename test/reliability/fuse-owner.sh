@@ -9,12 +9,8 @@
 # the mount "synced", and the data in the backing directory. On 664a966: exit 3, "error".
 # Also: `run` as a non-root user is refused at once (exit 2) with a clear message.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 rel_user_fuse fuse-owner
 d=$REL_UF_DIR uid=$REL_UF_UID gid=$REL_UF_GID

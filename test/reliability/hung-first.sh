@@ -16,18 +16,14 @@
 # the real /sys, so the progress counters are real. Before the fix (664a966) run A left the healthy
 # mounts "timeout" (never started) and set the knob to 0.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 seed=${REL_SEED:-$((RANDOM * 32768 + RANDOM))}
 slack=${REL_SLACK_MS:-1000}
 deadline_s=3
 echo "hung-first: seed=$seed deadline=${deadline_s}s slack=${slack}ms"
-ss_debugfs || { echo "SKIP: debugfs not available (the plan orders by dirty bytes from it)"; exit 77; }
+ss_debugfs || skip "debugfs not available (the plan orders by dirty bytes from it)"
 
 stack_setup h-ext4 ext4 128M
 stack_setup h-xfs xfs 320M

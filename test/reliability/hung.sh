@@ -12,12 +12,8 @@
 # Environment: REL_HUNG_RUNS (default 8: k = 1..4 with per-mount timeouts, then with the deadline), REL_SEED, REL_SLACK_MS (default 1000:
 # process start-up under ASan on a shared machine), REL_RESULTS.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 runs=${REL_HUNG_RUNS:-8}
 base=${REL_SEED:-$((RANDOM * 32768 + RANDOM))}

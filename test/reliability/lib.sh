@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 #
-# lib.sh — helpers shared by the reliability tests (bash, sourced after stack.sh and suspend-sync.sh).
+# lib.sh — helpers shared by the reliability tests (bash, sourced; sources suspend-sync.sh, stack.sh
+# and common.sh). The prologue of a reliability test:
+#
+#   set -euo pipefail
+#   source "$(dirname "$0")/lib.sh"
+#   rel_begin                     # ss_begin (root, loop, fuse; ss_init), then rel_init
 #
 #   rel_init                      # workload generator path, results file, per-test scratch dir
 #   rel_config MOUNT... [-- EXTRA_INI_LINES...]
@@ -26,6 +31,7 @@
 #   rel_umount_patient NAME       # unmount, retrying for up to 60 s (a shut-down xfs is slow to go)
 
 REL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+declare -F ss_init >/dev/null || source "${TEST_LIB:-$REL_DIR/../lib}/suspend-sync.sh"
 REL_WORKLOAD=$REL_DIR/workload.py
 REL_TMP=
 REL_RESULTS=${REL_RESULTS:-}
@@ -36,8 +42,13 @@ REL_LOSSES=0
 REL_ENTRIES=0
 REL_FSCK=ok
 
+rel_begin() {
+        ss_begin
+        rel_init
+}
+
 rel_init() {
-        command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+        command -v python3 >/dev/null || skip "python3 missing"
         REL_TMP=$SS_TMP/rel
         mkdir -p "$REL_TMP"
         [[ -n $REL_RESULTS ]] || REL_RESULTS=$REL_TMP/results.tsv
@@ -202,9 +213,9 @@ _rel_uf_cleanup() {
 }
 rel_user_fuse() {
         local caps= i d
-        command -v setpriv >/dev/null || { echo "SKIP: setpriv missing"; exit 77; }
-        getent passwd nobody >/dev/null && getent group nogroup >/dev/null || { echo "SKIP: no nobody/nogroup"; exit 77; }
-        [[ -u $(command -v fusermount3 || echo /nonexistent) ]] || { echo "SKIP: fusermount3 missing or not setuid"; exit 77; }
+        command -v setpriv >/dev/null || skip "setpriv missing"
+        getent passwd nobody >/dev/null && getent group nogroup >/dev/null || skip "no nobody/nogroup"
+        [[ -u $(command -v fusermount3 || echo /nonexistent) ]] || skip "fusermount3 missing or not setuid"
         REL_UF_UID=$(id -u nobody)
         REL_UF_GID=$(getent group nogroup | cut -d: -f3)
         # A directory the user may use: its own, below the test work dir (which everyone may traverse).

@@ -16,12 +16,8 @@
 # Reproduce one trial: REL_SEED=<base> REL_TRIALS=<t> (the workload of trial t depends on the trees
 # left by the trials before it, so replay from trial 1).
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 trials=${REL_TRIALS:-3}
 base=${REL_SEED:-$((RANDOM * 32768 + RANDOM))}

@@ -11,11 +11,9 @@
 # config, a state directory. 4 MiB written into the chroot, `run` inside it, then a power cut: the
 # data must survive. Checks `plan --json`: "/" planned for sync, complete=false, view_restricted=true.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-ss_init
-command -v ldd >/dev/null || { echo "SKIP: ldd missing"; exit 77; }
+ss_begin
+command -v ldd >/dev/null || skip "ldd missing"
 
 stack_setup cv ext4 128M
 mnt=$(stack_mnt cv)

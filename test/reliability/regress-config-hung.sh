@@ -21,11 +21,9 @@
 # succeed as fast: the reader held the state lock and our stderr. After `resume` the same root reads
 # 50-test.conf (the set-up reached the file through FUSE).
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
-ss_init
+ss_begin
+command -v python3 >/dev/null || skip "python3 missing"
 
 stack_passthrough cfg
 lower=$(stack_dir cfg)/lower

@@ -14,19 +14,14 @@
 # and free-space writeback need dirty data, and the expiry age is a global sysctl, never changed
 # here.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
-ss_debugfs || { echo "SKIP: debugfs not available: the test waits on the bdi's writeback lists"; exit 77; }
+rel_begin
+ss_debugfs || skip "debugfs not available: the test waits on the bdi's writeback lists"
 
 commit=60
 expire=$(cat /proc/sys/vm/dirty_expire_centisecs)
 if ((expire >= commit * 100)); then
-        echo "SKIP: vm.dirty_expire_centisecs=$expire is not below commit=$commit s: the window does not open here"
-        exit 77
+        skip "vm.dirty_expire_centisecs=$expire is not below commit=$commit s: the window does not open here"
 fi
 
 seed=${REL_SEED:-$((RANDOM * 32768 + RANDOM))}

@@ -11,20 +11,16 @@
 # place with the same size, wait until the flusher has written it and the writeback lists are empty
 # again, run, power cut keeping nothing unflushed, remount, compare.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
-ss_debugfs || { echo "SKIP: debugfs not available: the test waits on the bdi's writeback lists"; exit 77; }
+rel_begin
+ss_debugfs || skip "debugfs not available: the test waits on the bdi's writeback lists"
 
 seed=${REL_SEED:-$((RANDOM * 32768 + RANDOM))}
 stack_setup c ext4 128M
 M=$(stack_mnt c)
 dev=$(stack_dev c)
 iostats=/sys/block/$(basename "$dev")/queue/iostats
-[[ -w $iostats ]] || { echo "SKIP: $iostats not writable"; exit 77; }
+[[ -w $iostats ]] || skip "$iostats not writable"
 orig_iostats=$(cat "$iostats")
 ss_on_exit "echo $orig_iostats >$iostats"
 

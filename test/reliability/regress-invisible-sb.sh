@@ -17,12 +17,10 @@
 # (a holder's /proc/PID/fd reaches it); b and c cannot be reached without entering the namespace
 # and must be reported.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
-require_root_loop_fuse
+ss_begin
 require_root_mount_point
-ss_init
-command -v unshare >/dev/null || { echo "SKIP: unshare missing"; exit 77; }
+command -v unshare >/dev/null || skip "unshare missing"
 
 holders=()
 nsfiles=()

@@ -17,13 +17,12 @@
 # power/sync_on_suspend is a plain file; it must return within 2 x DeadlineSec (a safety bound, not
 # a performance figure) and must have written 0 there (the knob decision was made and applied).
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
 source "$TEST_LIB/suspend-sync.sh"
 
-[[ $(id -u) == 0 ]] || { echo "SKIP: not root"; exit 77; }
-command -v unshare >/dev/null || { echo "SKIP: unshare missing"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
-[[ -d /run/systemd ]] || { echo "SKIP: no /run/systemd to cover in a private mount namespace"; exit 77; }
+require_root
+command -v unshare >/dev/null || skip "unshare missing"
+command -v python3 >/dev/null || skip "python3 missing"
+[[ -d /run/systemd ]] || skip "no /run/systemd to cover in a private mount namespace"
 ss_init
 
 sys=$SS_TMP/sys

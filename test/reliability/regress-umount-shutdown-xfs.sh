@@ -8,12 +8,8 @@
 # eio flush on xfs, any seed). Fixed in stack.sh (the mount table decides). This test shuts an xfs
 # down the same way and checks that stack_cleanup alone leaves nothing over.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
+rel_begin
 
 stack_setup x xfs 320M
 m=$(stack_mnt x)

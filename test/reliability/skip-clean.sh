@@ -14,13 +14,9 @@
 #
 # Environment: REL_ROUNDS (default 2), REL_DISKS (default 4), REL_SEED, REL_RESULTS.
 set -euo pipefail
-source "$TEST_LIB/stack.sh"
-source "$TEST_LIB/suspend-sync.sh"
 source "$(dirname "$0")/lib.sh"
-require_root_loop_fuse
-ss_init
-rel_init
-ss_debugfs || { echo "SKIP: debugfs not available: the test waits on the bdi's writeback lists"; exit 77; }
+rel_begin
+ss_debugfs || skip "debugfs not available: the test waits on the bdi's writeback lists"
 
 rounds=${REL_ROUNDS:-2}
 ndisks=${REL_DISKS:-4}

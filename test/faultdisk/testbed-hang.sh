@@ -6,7 +6,6 @@
 set -u
 source "${TEST_LIB:?}/stack.sh"
 require_root_loop_fuse
-fail() { echo "FAIL: $*"; exit 1; }
 
 wait_parked() {         # NAME: until parked > 0 (10 s)
         local i

@@ -6,7 +6,6 @@
 set -u
 source "${TEST_LIB:?}/stack.sh"
 require_root_loop_fuse
-fail() { echo "FAIL: $*"; exit 1; }
 
 check_eio() {           # NAME WHAT
         local name=$1 what=$2 mnt out rc=0

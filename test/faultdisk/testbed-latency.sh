@@ -7,7 +7,6 @@
 set -u
 source "${TEST_LIB:?}/stack.sh"
 require_root_loop_fuse
-fail() { echo "FAIL: $*"; exit 1; }
 
 stack_setup lat ext4 || fail "setup"
 mnt=$(stack_mnt lat)

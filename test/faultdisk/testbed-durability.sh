@@ -9,9 +9,8 @@ set -u
 fstype=${1:?usage: testbed-durability.sh FSTYPE}
 source "${TEST_LIB:?}/stack.sh"
 require_root_loop_fuse
-command -v "mkfs.$fstype" >/dev/null || { echo "SKIP: no mkfs.$fstype"; exit 77; }
+command -v "mkfs.$fstype" >/dev/null || skip "no mkfs.$fstype"
 
-fail() { echo "FAIL: $*"; exit 1; }
 N=40
 
 # Positive run, three seeds for the kept subset.

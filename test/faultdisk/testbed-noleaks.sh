@@ -4,9 +4,10 @@
 # Runs last in the testbed suite: nothing made by the suite may remain — no ledger entry, no mount,
 # no loop device backed by a file under the work dir, no faultdisk daemon, no zombie.
 set -u
+source "${TEST_LIB:?}/common.sh"
 SS_TEST_WORKDIR=${SS_TEST_WORKDIR:-/var/tmp/suspend-sync-test}
 SS_TEST_LEDGER=${SS_TEST_LEDGER:-/run/suspend-sync-test/ledger}
-[[ $(id -u) == 0 ]] || { echo "SKIP: not root"; exit 77; }
+require_root
 bad=0
 leak() { echo "LEAK: $*"; bad=1; }
 
