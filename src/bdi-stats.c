@@ -26,37 +26,32 @@
  */
 
 typedef enum BdiUnit {
-        UNIT_KB,      /* "kB": value * 1024 bytes */
-        UNIT_KBPS,    /* "kBps": value * 1024 bytes per second */
-        UNIT_COUNT,   /* bare number */
+        UNIT_KB,    /* "kB": value * 1024 bytes */
+        UNIT_KBPS,  /* "kBps": value * 1024 bytes per second */
+        UNIT_COUNT, /* bare number */
 } BdiUnit;
 
 static const char *const bdi_stat_key_table[_BDI_STAT_MAX] = {
-        [BDI_STAT_WRITEBACK]       = "BdiWriteback",
-        [BDI_STAT_RECLAIMABLE]     = "BdiReclaimable",
-        [BDI_STAT_DIRTY_THRESH]    = "BdiDirtyThresh",
-        [BDI_STAT_DIRTIED]         = "BdiDirtied",
-        [BDI_STAT_WRITTEN]         = "BdiWritten",
+        [BDI_STAT_WRITEBACK] = "BdiWriteback",
+        [BDI_STAT_RECLAIMABLE] = "BdiReclaimable",
+        [BDI_STAT_DIRTY_THRESH] = "BdiDirtyThresh",
+        [BDI_STAT_DIRTIED] = "BdiDirtied",
+        [BDI_STAT_WRITTEN] = "BdiWritten",
         [BDI_STAT_WRITE_BANDWIDTH] = "BdiWriteBandwidth",
-        [BDI_STAT_B_DIRTY]         = "b_dirty",
-        [BDI_STAT_B_IO]            = "b_io",
-        [BDI_STAT_B_MORE_IO]       = "b_more_io",
-        [BDI_STAT_B_DIRTY_TIME]    = "b_dirty_time",
+        [BDI_STAT_B_DIRTY] = "b_dirty",
+        [BDI_STAT_B_IO] = "b_io",
+        [BDI_STAT_B_MORE_IO] = "b_more_io",
+        [BDI_STAT_B_DIRTY_TIME] = "b_dirty_time",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(bdi_stat_key, BdiStatKey);
 
 static const BdiUnit bdi_stat_unit[_BDI_STAT_MAX] = {
-        [BDI_STAT_WRITEBACK]       = UNIT_KB,
-        [BDI_STAT_RECLAIMABLE]     = UNIT_KB,
-        [BDI_STAT_DIRTY_THRESH]    = UNIT_KB,
-        [BDI_STAT_DIRTIED]         = UNIT_KB,
-        [BDI_STAT_WRITTEN]         = UNIT_KB,
-        [BDI_STAT_WRITE_BANDWIDTH] = UNIT_KBPS,
-        [BDI_STAT_B_DIRTY]         = UNIT_COUNT,
-        [BDI_STAT_B_IO]            = UNIT_COUNT,
-        [BDI_STAT_B_MORE_IO]       = UNIT_COUNT,
-        [BDI_STAT_B_DIRTY_TIME]    = UNIT_COUNT,
+        [BDI_STAT_WRITEBACK] = UNIT_KB,    [BDI_STAT_RECLAIMABLE] = UNIT_KB,
+        [BDI_STAT_DIRTY_THRESH] = UNIT_KB, [BDI_STAT_DIRTIED] = UNIT_KB,
+        [BDI_STAT_WRITTEN] = UNIT_KB,      [BDI_STAT_WRITE_BANDWIDTH] = UNIT_KBPS,
+        [BDI_STAT_B_DIRTY] = UNIT_COUNT,   [BDI_STAT_B_IO] = UNIT_COUNT,
+        [BDI_STAT_B_MORE_IO] = UNIT_COUNT, [BDI_STAT_B_DIRTY_TIME] = UNIT_COUNT,
 };
 
 /* The key spelled p[0..len) (not NUL-terminated), or -ENOENT. */
@@ -130,7 +125,7 @@ int bdi_stats_parse(const char *text, BdiStats *ret) {
 
 static bool bdi_name_is_valid(const char *name) {
         return !isempty(name) && !strchr(name, '/') && !strstr(name, "..") && !streq(name, ".") &&
-                strlen(name) < 256;
+               strlen(name) < 256;
 }
 
 /* Reads <debugfs_fd>/bdi/<name>/<file>, bounded. */

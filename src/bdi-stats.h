@@ -26,8 +26,8 @@ typedef enum BdiStatKey {
 } BdiStatKey;
 
 typedef struct BdiStats {
-        uint64_t value[_BDI_STAT_MAX];  /* bytes, bytes/s or inode counts as noted above */
-        uint32_t present;               /* bit (1U << key) set when the key was read */
+        uint64_t value[_BDI_STAT_MAX]; /* bytes, bytes/s or inode counts as noted above */
+        uint32_t present;              /* bit (1U << key) set when the key was read */
 } BdiStats;
 
 static inline bool bdi_stats_has(const BdiStats *s, BdiStatKey k) {

@@ -111,16 +111,17 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
                 int32_t error;
                 const char *text;
 
-                if (!take(&rd, &error, sizeof error) || !take(&rd, &pl, sizeof pl) || !take(&rd, &tl, sizeof tl))
+                if (!take(&rd, &error, sizeof error) || !take(&rd, &pl, sizeof pl) ||
+                    !take(&rd, &tl, sizeof tl))
                         return -EBADMSG;
-                if (error > 0 || error < -4095 || pl == 0 || pl > PATH_MAX || tl > POLICY_MAX_FILE_SIZE || (error < 0 && tl > 0) ||
-                    rd.left < (size_t) pl + tl)
+                if (error > 0 || error < -4095 || pl == 0 || pl > PATH_MAX || tl > POLICY_MAX_FILE_SIZE ||
+                    (error < 0 && tl > 0) || rd.left < (size_t) pl + tl)
                         return -EBADMSG;
                 path = strndup(rd.p, pl);
                 if (!path)
                         return -ENOMEM;
                 if (strlen(path) != pl)
-                        return -EBADMSG;        /* NUL inside the path */
+                        return -EBADMSG; /* NUL inside the path */
                 take(&rd, NULL, pl);
                 text = rd.p;
                 take(&rd, NULL, tl);
@@ -151,7 +152,7 @@ int conf_stream_parse(const char *buf, size_t size, char **ret_progress, PolicyS
                 if (kind == 'P' && (len == 0 || len > PATH_MAX))
                         return -EBADMSG;
                 if (rd.left - 5 < len)
-                        break;          /* incomplete: more to come */
+                        break; /* incomplete: more to come */
                 take(&rd, NULL, 5);
                 if (kind == 'P') {
                         free(progress);
@@ -262,7 +263,8 @@ int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, Poli
         _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
         _cleanup_free_ char *progress = NULL;
         _cleanup_close_ int rfd = -EBADF;
-        usec_t t0 = now(CLOCK_MONOTONIC), until = timeout >= USEC_INFINITY - t0 ? USEC_INFINITY : t0 + timeout;
+        usec_t t0 = now(CLOCK_MONOTONIC),
+               until = timeout >= USEC_INFINITY - t0 ? USEC_INFINITY : t0 + timeout;
         int pfd[2], r = 0;
         bool eof = false;
         Buf b = {};
@@ -331,7 +333,7 @@ int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, Poli
                 if (r == -ETIMEDOUT)
                         *ret_stuck_at = TAKE_PTR(progress);
                 (void) waitpid(pid, NULL, WNOHANG);
-                return r < 0 ? r : -EPROTO;     /* EOF without sources: the child failed (out of memory) */
+                return r < 0 ? r : -EPROTO; /* EOF without sources: the child failed (out of memory) */
         }
 
         /* The child is exiting: reap it if it already has, else leave the zombie to our exit. */

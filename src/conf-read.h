@@ -16,8 +16,8 @@
 #include "policy.h"
 #include "shared/time-util.h"
 
-#define CONF_READ_TIMEOUT (1U * USEC_PER_SEC)   /* the bound used by the verbs */
-#define CONF_STREAM_MAX (8U * 1024U * 1024U)     /* bytes the parent accepts from the child */
+#define CONF_READ_TIMEOUT (1U * USEC_PER_SEC) /* the bound used by the verbs */
+#define CONF_STREAM_MAX (8U * 1024U * 1024U)  /* bytes the parent accepts from the child */
 
 /* Serializes sources as the payload of an 'S' record (pure). */
 int conf_sources_serialize(const PolicySources *s, char **ret, size_t *ret_size);

@@ -27,7 +27,8 @@ PolicyOverrides context_overrides(const Args *a) {
 }
 
 usec_t context_conf_read_timeout(const Args *a) {
-        return a->deadline != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, a->deadline / 2) : CONF_READ_TIMEOUT;
+        return a->deadline != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, a->deadline / 2)
+                                            : CONF_READ_TIMEOUT;
 }
 
 /* Reads the configuration in a child with a timeout (its directories may be on a hung NFS or FUSE
@@ -56,7 +57,8 @@ static int load_policy_bounded(const Args *a, int root_fd, Policy **ret, int *re
                           format_timespan(ts, sizeof ts, timeout), stuck_at ?: a->config ?: "/etc",
                           streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root);
         else
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, &(LogEvent) { .error = -r },
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR,
+                          &(LogEvent) { .error = -r },
                           "Failed to read the configuration in a helper process (%s): using the defaults.",
                           strerror(-r));
         if (a->config)
@@ -72,7 +74,8 @@ int context_read_policy(const Args *a, Context *c) {
         if (c->root_fd < 0) {
                 c->root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (c->root_fd < 0)
-                        return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
+                        return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m",
+                                               a->root);
         }
 
         r = load_policy_bounded(a, c->root_fd, &c->config, &c->config_error);
@@ -137,7 +140,7 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                         stats_error = sb->bdi_error;
                 } else if (sb->has_bdi_stats && (!bdi_stats_has(&sb->bdi, BDI_STAT_RECLAIMABLE) ||
                                                  !bdi_stats_has(&sb->bdi, BDI_STAT_WRITEBACK))) {
-                        n_stats++;      /* read, but none of the keys we need: an unknown layout */
+                        n_stats++; /* read, but none of the keys we need: an unknown layout */
                         if (stats_error == 0)
                                 stats_error = -EBADMSG;
                 }
@@ -145,11 +148,14 @@ static void report_missing_facts(const Args *a, const Sample *s) {
         if (n_unclassified > 0)
                 log_notice("sysfs at '%s' could not classify %zu block filesystem(s) (device, bdi and device "
                            "group unknown): they are synced all the same; the late pass leaves them to the "
-                           "main pass.", a->sysfs, n_unclassified);
+                           "main pass.",
+                           a->sysfs, n_unclassified);
         if (n_stats > 0)
-                log_internal(bdi_level(a), 0, "bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "
-                           "filesystem(s) (%s): their dirty data and ETA are unknown; they are synced all "
-                           "the same.", a->debugfs, n_stats, strerror(-stats_error));
+                log_internal(bdi_level(a), 0,
+                             "bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "
+                             "filesystem(s) (%s): their dirty data and ETA are unknown; they are synced all "
+                             "the same.",
+                             a->debugfs, n_stats, strerror(-stats_error));
 }
 
 /* The ETA learns from past sleeps: the state directory's summary of the persistent history
@@ -196,8 +202,10 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read the mount table: %m");
         if (!c->sample->has_debugfs)
-                log_internal(bdi_level(a), 0, "No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
-                           "and ETA unknown, every filesystem is synced all the same.", a->debugfs);
+                log_internal(bdi_level(a), 0,
+                             "No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
+                             "and ETA unknown, every filesystem is synced all the same.",
+                             a->debugfs);
         if (!c->sample->has_meminfo)
                 log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
         report_missing_facts(a, c->sample);
@@ -219,8 +227,9 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
 int print_json(struct json_object *o, JsonMode mode) {
         const char *s;
 
-        s = json_object_to_json_string_ext(o, (mode == JSON_PRETTY ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
-                                                                   : JSON_C_TO_STRING_PLAIN) |
+        s = json_object_to_json_string_ext(o, (mode == JSON_PRETTY
+                                                       ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+                                                       : JSON_C_TO_STRING_PLAIN) |
                                                       JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!s)
                 return -ENOMEM;

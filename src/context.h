@@ -15,32 +15,32 @@
 #include "shared/time-util.h"
 
 typedef struct Args {
-        const char *config;         /* --config=: exactly this file */
-        const char *state_dir;      /* --state-dir= */
-        const char *history_dir;    /* --history-dir= (persistent cycles) */
+        const char *config;      /* --config=: exactly this file */
+        const char *state_dir;   /* --state-dir= */
+        const char *history_dir; /* --history-dir= (persistent cycles) */
         JsonMode json;
         bool legend;
-        bool all;                   /* -a --all: skipped mounts too */
-        bool full;                  /* -l --full: never ellipsize */
-        OutputStyle style;          /* tables on stdout: width, colours (from full and the terminal) */
-        usec_t deadline;            /* --deadline=, USEC_INFINITY = from policy */
-        bool late;                  /* --late */
-        const char *trigger;        /* --trigger= */
-        const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
-        const char *root;           /* --root= (proc/ and config files) */
-        const char *sysfs;          /* --sysfs= */
-        const char *debugfs;        /* --debugfs= */
-        usec_t started;             /* CLOCK_MONOTONIC at process start */
+        bool all;                 /* -a --all: skipped mounts too */
+        bool full;                /* -l --full: never ellipsize */
+        OutputStyle style;        /* tables on stdout: width, colours (from full and the terminal) */
+        usec_t deadline;          /* --deadline=, USEC_INFINITY = from policy */
+        bool late;                /* --late */
+        const char *trigger;      /* --trigger= */
+        const char *sleep_action; /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
+        const char *root;         /* --root= (proc/ and config files) */
+        const char *sysfs;        /* --sysfs= */
+        const char *debugfs;      /* --debugfs= */
+        usec_t started;           /* CLOCK_MONOTONIC at process start */
 } Args;
 
 typedef struct Context {
         int root_fd;
         int debugfs_fd;
-        Policy *config;             /* the configuration as its files say (cat-config): never changed */
-        Policy *policy;             /* what the verbs act on: config with the command line's overrides
+        Policy *config; /* the configuration as its files say (cat-config): never changed */
+        Policy *policy; /* what the verbs act on: config with the command line's overrides
                                      * applied (points to 'effective', a view sharing config's rules) */
         Policy effective;
-        int config_error;           /* --config= named a file that could not be read: its negative errno */
+        int config_error; /* --config= named a file that could not be read: its negative errno */
         Sample *sample;
         Plan *plan;
 } Context;

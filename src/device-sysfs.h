@@ -52,8 +52,8 @@ typedef struct SysfsBackend {
 } SysfsBackend;
 
 struct Sysfs {
-        int root_fd;        /* sysfs_root; non-device paths (fs/btrfs, class/bdi) are read here */
-        struct udev *udev;  /* libudev backend only */
+        int root_fd;       /* sysfs_root; non-device paths (fs/btrfs, class/bdi) are read here */
+        struct udev *udev; /* libudev backend only */
         const SysfsBackend *backend;
 };
 

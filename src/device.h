@@ -28,25 +28,25 @@ typedef enum DeviceClassBit {
 
 #define _DEVICE_CLASS_ALL 0x7FU
 
-const char *device_class_to_string(unsigned bit);     /* single bit */
-int device_class_from_string(const char *s);          /* bit or -EINVAL */
+const char *device_class_to_string(unsigned bit); /* single bit */
+int device_class_from_string(const char *s);      /* bit or -EINVAL */
 
 typedef struct DeviceInfo {
-        dev_t dev;                 /* superblock device as in mountinfo */
-        bool is_block;             /* a real block device (has /sys/dev/block/M:m) */
-        dev_t whole_disk;          /* parent disk for partitions, dev itself for disks; 0 unknown */
-        char *bdi_name;            /* name under debugfs bdi/, e.g. "7:0", "8:0", "btrfs-1", "0:52" */
-        dev_t *leaves;             /* leaf *whole disks* (slaves/ followed recursively, partitions
+        dev_t dev;        /* superblock device as in mountinfo */
+        bool is_block;    /* a real block device (has /sys/dev/block/M:m) */
+        dev_t whole_disk; /* parent disk for partitions, dev itself for disks; 0 unknown */
+        char *bdi_name;   /* name under debugfs bdi/, e.g. "7:0", "8:0", "btrfs-1", "0:52" */
+        dev_t *leaves;    /* leaf *whole disks* (slaves/ followed recursively, partitions
                                     * mapped to their disk), sorted, unique, at most 256; btrfs:
                                     * those of its member devices; never empty: [dev] when
                                     * nothing better is known */
         size_t n_leaves;
-        char *loop_backing_file;   /* loop/backing_file of the first loop device among the whole
+        char *loop_backing_file; /* loop/backing_file of the first loop device among the whole
                                     * disk and the leaves, NULL if none */
-        unsigned classes;          /* DeviceClassBit mask: usb/removable/rotational/loop are the
+        unsigned classes;        /* DeviceClassBit mask: usb/removable/rotational/loop are the
                                     * union over the whole disk and the leaves, crypt over the
                                     * stack, network/fuse from fstype */
-        bool classified;           /* sysfs/udev facts were read; false: only fstype classes */
+        bool classified;         /* sysfs/udev facts were read; false: only fstype classes */
 } DeviceInfo;
 
 void device_info_done(DeviceInfo *d);

@@ -10,7 +10,10 @@
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
                          const char **ret_why) {
         static const BdiStatKey lists[] = {
-                BDI_STAT_B_DIRTY, BDI_STAT_B_IO, BDI_STAT_B_MORE_IO, BDI_STAT_B_DIRTY_TIME,
+                BDI_STAT_B_DIRTY,
+                BDI_STAT_B_IO,
+                BDI_STAT_B_MORE_IO,
+                BDI_STAT_B_DIRTY_TIME,
         };
         const char *why = NULL;
 

@@ -28,12 +28,8 @@
 #define LAST_CALL_MAX_USEC (2 * USEC_PER_SEC)
 
 static const char *const outcome_table[_OUTCOME_MAX] = {
-        [OUTCOME_PENDING] = "pending",
-        [OUTCOME_SYNCED] = "synced",
-        [OUTCOME_TIMEOUT] = "timeout",
-        [OUTCOME_ERROR] = "error",
-        [OUTCOME_SKIPPED] = "skipped",
-        [OUTCOME_GONE] = "gone",
+        [OUTCOME_PENDING] = "pending", [OUTCOME_SYNCED] = "synced",   [OUTCOME_TIMEOUT] = "timeout",
+        [OUTCOME_ERROR] = "error",     [OUTCOME_SKIPPED] = "skipped", [OUTCOME_GONE] = "gone",
         [OUTCOME_COVERED] = "covered",
 };
 
@@ -43,21 +39,21 @@ typedef struct JobResult {
         Outcome outcome;
         int error;
         usec_t duration;
-        usec_t started;         /* CLOCK_MONOTONIC, parent's view; 0: not started */
+        usec_t started; /* CLOCK_MONOTONIC, parent's view; 0: not started */
         pid_t abandoned_pid;
         bool hung;
 } JobResult;
 
 typedef struct Group {
-        size_t start, end;      /* [start, end) in Executor.order */
-        size_t next;            /* first job not yet handed to a worker (valid while !busy) */
-        bool busy;              /* a worker (counted or released) is running this group */
+        size_t start, end; /* [start, end) in Executor.order */
+        size_t next;       /* first job not yet handed to a worker (valid while !busy) */
+        bool busy;         /* a worker (counted or released) is running this group */
 } Group;
 
 typedef struct Child {
         pid_t pid;
-        bool reaped;            /* sd-event reaped it (child source dispatched) or we did */
-        bool killed;            /* we sent SIGKILL */
+        bool reaped; /* sd-event reaped it (child source dispatched) or we did */
+        bool killed; /* we sent SIGKILL */
 } Child;
 
 typedef struct Executor Executor;
@@ -65,16 +61,16 @@ typedef struct Executor Executor;
 typedef struct Worker {
         Executor *executor;
         Child *child;
-        int fd;                 /* read end of the report pipe, non-blocking */
+        int fd; /* read end of the report pipe, non-blocking */
         Group *group;
-        size_t pos;             /* position in Executor.order of the job running now */
-        usec_t job_start;       /* CLOCK_MONOTONIC, parent's view */
+        size_t pos;       /* position in Executor.order of the job running now */
+        usec_t job_start; /* CLOCK_MONOTONIC, parent's view */
         /* Progress evidence of the current job's device. */
-        uint64_t progress;      /* last counter read, valid when known_since != USEC_INFINITY */
-        usec_t known_since;     /* start of the current run of successful reads; USEC_INFINITY:
+        uint64_t progress;    /* last counter read, valid when known_since != USEC_INFINITY */
+        usec_t known_since;   /* start of the current run of successful reads; USEC_INFINITY:
                                  * the last read failed or none was made for this job */
-        usec_t last_progress;   /* last counter change or report */
-        bool released;          /* gave its slot up: no progress for a stall window */
+        usec_t last_progress; /* last counter change or report */
+        bool released;        /* gave its slot up: no progress for a stall window */
         sd_event_source *io_source, *child_source, *timer_source;
         uint8_t buf[sizeof(WorkerReport)];
         size_t buf_len;
@@ -89,25 +85,25 @@ struct Executor {
         unsigned max_parallel;
         usec_t deadline;
         usec_t stall, tick, last_call;
-        usec_t proof;           /* quiet this long (with evidence) proves a device stuck */
+        usec_t proof; /* quiet this long (with evidence) proves a device stuck */
 
         sd_event *event;
-        size_t *order;          /* job indices, grouped: groups in order of first appearance */
+        size_t *order; /* job indices, grouped: groups in order of first appearance */
         Group *groups;
         size_t n_groups;
-        JobResult *results;     /* indexed like jobs; copied out only when the run succeeds */
+        JobResult *results; /* indexed like jobs; copied out only when the run succeeds */
         size_t n_done;
 
         Worker *workers[EXECUTOR_PARALLEL_MAX]; /* counted (not abandoned) workers */
         size_t n_workers;
-        Worker **released;      /* running, but no longer counted: stalled (at most n_jobs) */
+        Worker **released; /* running, but no longer counted: stalled (at most n_jobs) */
         size_t n_released;
         sd_event_source *tick_source, *last_call_source;
-        Child *children;        /* every fork, at most n_jobs (each worker consumes >= 1 job) */
+        Child *children; /* every fork, at most n_jobs (each worker consumes >= 1 job) */
         size_t n_children;
-        size_t n_started;       /* workers fully set up */
+        size_t n_started; /* workers fully set up */
 
-        int fatal;              /* < 0: could not run at all (nothing started) */
+        int fatal; /* < 0: could not run at all (nothing started) */
 };
 
 static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret) {
@@ -190,7 +186,7 @@ static void worker_probe(Worker *w, usec_t n) {
                 return;
         }
         if (w->known_since == USEC_INFINITY)
-                w->known_since = n;             /* a new baseline, not a change */
+                w->known_since = n; /* a new baseline, not a change */
         else if (v != w->progress)
                 w->last_progress = n;
         w->progress = v;
@@ -228,8 +224,7 @@ static void worker_arm_timer(Worker *w) {
         Executor *e = w->executor;
         usec_t t;
 
-        if (w->pos >= w->group->end ||
-            (t = job_timeout(e, w->pos)) == USEC_INFINITY ||
+        if (w->pos >= w->group->end || (t = job_timeout(e, w->pos)) == USEC_INFINITY ||
             t > USEC_INFINITY - 1 - w->job_start) {
                 (void) sd_event_source_set_enabled(w->timer_source, SD_EVENT_OFF);
                 return;
@@ -287,8 +282,8 @@ static bool worker_drain(Worker *w) {
                         continue;
 
                 executor_set_result(e, w->pos, report_outcome(rep.error),
-                                    rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
-                                    rep.duration, 0, false);
+                                    rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO), rep.duration, 0,
+                                    false);
                 e->results[e->order[w->pos]].started = rep.started;
                 w->pos++;
                 worker_progress_reset(w, now(CLOCK_MONOTONIC));
@@ -646,19 +641,21 @@ static void executor_set_windows(Executor *e, const ExecOps *ops) {
         usec_t n = now(CLOCK_MONOTONIC);
         usec_t left = e->deadline == USEC_INFINITY ? USEC_INFINITY : e->deadline > n ? e->deadline - n : 0;
 
-        e->stall = ops && ops->stall > 0 ? ops->stall
-                 : left == USEC_INFINITY ? STALL_MAX_USEC
-                 : MIN(MAX(left / 8, STALL_MIN_USEC), STALL_MAX_USEC);
+        e->stall = ops && ops->stall > 0   ? ops->stall
+                   : left == USEC_INFINITY ? STALL_MAX_USEC
+                                           : MIN(MAX(left / 8, STALL_MIN_USEC), STALL_MAX_USEC);
         e->tick = MAX(MIN(e->stall / 4, TICK_MAX_USEC), TIMER_ACCURACY_USEC);
         /* Proving a hang takes longer than giving a slot up: a disk spinning up, or one long cache
          * flush, completes nothing for seconds. A quarter of the time left (7.5 s of the default
          * 30 s) covers both; callers that set the stall window set the proof window with it. */
-        e->proof = ops && ops->stall > 0 ? ops->stall
-                 : left == USEC_INFINITY ? e->stall : MAX(e->stall, left / 4);
+        e->proof = ops && ops->stall > 0   ? ops->stall
+                   : left == USEC_INFINITY ? e->stall
+                                           : MAX(e->stall, left / 4);
         if (ops && ops->last_call > 0)
                 e->last_call = ops->last_call;
         else
-                e->last_call = left == USEC_INFINITY ? USEC_INFINITY : e->deadline - MIN(left / 4, LAST_CALL_MAX_USEC);
+                e->last_call = left == USEC_INFINITY ? USEC_INFINITY
+                                                     : e->deadline - MIN(left / 4, LAST_CALL_MAX_USEC);
 }
 
 static void sigmask_restorep(sigset_t **ss) {
@@ -679,15 +676,14 @@ static int executor_copy_results(const Executor *e, ExecJob *jobs) {
                 j->started = e->results[i].started;
                 j->abandoned_pid = e->results[i].abandoned_pid;
                 j->hung = e->results[i].hung;
-                j->stuck = false;  /* workers are reaped on return: executor_check_stuck() */
+                j->stuck = false; /* workers are reaped on return: executor_check_stuck() */
                 if (j->outcome != OUTCOME_SYNCED)
                         n++;
         }
         return n;
 }
 
-int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
-                 const ExecOps *ops) {
+int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline, const ExecOps *ops) {
         sigset_t saved, chld;
         /* Cleanup runs bottom-up: sources, then executor (reaping), then the caller's mask. */
         _cleanup_(sigmask_restorep) sigset_t *restore = NULL;

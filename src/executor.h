@@ -22,13 +22,13 @@
 #include "shared/time-util.h"
 
 typedef enum Outcome {
-        OUTCOME_PENDING,   /* not started or not finished (internal) */
+        OUTCOME_PENDING, /* not started or not finished (internal) */
         OUTCOME_SYNCED,
         OUTCOME_TIMEOUT,
         OUTCOME_ERROR,
-        OUTCOME_SKIPPED,   /* not run (callers: planned skips) */
-        OUTCOME_GONE,      /* no mount of the superblock is left (unmounting synced it): not ours */
-        OUTCOME_COVERED,   /* an overlay whose upperdir lies on the upper layer synced before it */
+        OUTCOME_SKIPPED, /* not run (callers: planned skips) */
+        OUTCOME_GONE,    /* no mount of the superblock is left (unmounting synced it): not ours */
+        OUTCOME_COVERED, /* an overlay whose upperdir lies on the upper layer synced before it */
         _OUTCOME_MAX,
         _OUTCOME_INVALID = -EINVAL,
 } Outcome;
@@ -37,19 +37,19 @@ DECLARE_STRING_TABLE_LOOKUP(outcome, Outcome);
 
 typedef struct ExecJob {
         /* in */
-        const char *path;          /* path to open in the worker (mount point, maybe via /proc/PID/root) */
-        const char *group;         /* jobs with the same group run one after another in one worker */
-        usec_t timeout;            /* per-mount timeout */
-        dev_t dev;                 /* the superblock's device (as in mountinfo) */
-        int mount_id;              /* > 0: the worker checks that path opens this mount (statx
+        const char *path;            /* path to open in the worker (mount point, maybe via /proc/PID/root) */
+        const char *group;           /* jobs with the same group run one after another in one worker */
+        usec_t timeout;              /* per-mount timeout */
+        dev_t dev;                   /* the superblock's device (as in mountinfo) */
+        int mount_id;                /* > 0: the worker checks that path opens this mount (statx
                                     * STATX_MNT_ID). On a mismatch, or when the path is missing,
                                     * and gone_check is set: if no mount of dev is left in the
                                     * worker's mount table the job ends OUTCOME_GONE, error EIDRM
                                     * (unmounted, which synced it); otherwise OUTCOME_ERROR, ESTALE
                                     * (still mounted but hidden or moved: not reachable through
                                     * path) */
-        bool gone_check;           /* path is in our own mount namespace */
-        const char *flush_device;  /* block device node to fsync() after syncfs (a cache FLUSH), for
+        bool gone_check;             /* path is in our own mount namespace */
+        const char *flush_device;    /* block device node to fsync() after syncfs (a cache FLUSH), for
                                     * filesystems whose sync_fs issues none; NULL: none. The node
                                     * must be the block device dev, else /dev/block/MAJ:MIN is
                                     * tried; ENODEV if neither is */
@@ -59,7 +59,7 @@ typedef struct ExecJob {
         dev_t covered_if_dev;
         const ProgressProbe *progress; /* completion counters of the job's device (progress.h), read
                                         * by the parent; NULL: no evidence */
-        uid_t run_as_uid;          /* (uid_t) -1: as we are. Otherwise, when we are root, the worker
+        uid_t run_as_uid;              /* (uid_t) -1: as we are. Otherwise, when we are root, the worker
                                     * walks to path as root (O_PATH), opens flush_device, then drops
                                     * privileges FOR GOOD (no supplementary groups, real/effective/
                                     * saved ids = these) and opens path from there: FUSE without
@@ -68,19 +68,19 @@ typedef struct ExecJob {
         gid_t run_as_gid;
         /* out */
         Outcome outcome;
-        int error;                 /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,
+        int error;           /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,
                                     * EALREADY for OUTCOME_COVERED (what sync_one returned) */
-        usec_t duration;           /* time spent in open+syncfs (or until abandoned) */
-        usec_t started;            /* CLOCK_MONOTONIC when the job was handed to its worker (the
+        usec_t duration;     /* time spent in open+syncfs (or until abandoned) */
+        usec_t started;      /* CLOCK_MONOTONIC when the job was handed to its worker (the
                                     * parent's view: the worker's start or its previous report);
                                     * 0: never started */
-        pid_t abandoned_pid;       /* worker pid left behind on timeout, 0 otherwise */
-        bool hung;                 /* OUTCOME_TIMEOUT only: the device was proven stuck — its
+        pid_t abandoned_pid; /* worker pid left behind on timeout, 0 otherwise */
+        bool hung;           /* OUTCOME_TIMEOUT only: the device was proven stuck — its
                                     * progress counters were readable and did not move for the
                                     * whole proof window before the job's worker, or the worker
                                     * ahead of it in its group, was abandoned. False when the
                                     * evidence was missing: slow and stuck cannot be told apart */
-        bool stuck;                /* abandoned_pid is still in the kernel (has not exited), as of the
+        bool stuck;          /* abandoned_pid is still in the kernel (has not exited), as of the
                                     * last executor_check_stuck(); false after executor_run() */
 } ExecJob;
 
@@ -98,11 +98,11 @@ typedef struct ExecOps {
          * when unknown. Default: progress_read(job->progress). Must not block. */
         int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret);
         void *userdata;
-        usec_t stall;       /* a worker whose device completes no I/O for this long gives its slot
+        usec_t stall;     /* a worker whose device completes no I/O for this long gives its slot
                              * up. 0: default, (deadline - now) / 8 clamped to 250 ms .. 2 s. A
                              * device is proven stuck (ExecJob.hung) after max(stall, (deadline -
                              * now) / 4) without progress; when set here, after 'stall' */
-        usec_t last_call;   /* absolute CLOCK_MONOTONIC; 0: default, deadline - min((deadline -
+        usec_t last_call; /* absolute CLOCK_MONOTONIC; 0: default, deadline - min((deadline -
                              * now) / 4, 2 s); USEC_INFINITY: never */
 } ExecOps;
 
@@ -144,8 +144,7 @@ typedef struct ExecOps {
  *   waitpid(abandoned_pid, WNOHANG). SIGCHLD is blocked during the call; the caller's signal mask
  *   is restored before returning. Uses its own sd_event, not the caller's default loop.
  */
-int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
-                 const ExecOps *ops);
+int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline, const ExecOps *ops);
 
 /* Whether an abandoned worker (ExecJob.abandoned_pid) is still stuck in the kernel: a child of
  * ours that has not exited (waitid WEXITED|WNOHANG|WNOWAIT: reaps nothing). False for pid <= 0 or

@@ -7,11 +7,8 @@
 #include "shared/string-table.h"
 
 static const char *const fs_class_table[_FS_CLASS_MAX] = {
-        [FS_CLASS_BLOCK] = "block",
-        [FS_CLASS_NETWORK] = "network",
-        [FS_CLASS_FUSE] = "fuse",
-        [FS_CLASS_PSEUDO] = "pseudo",
-        [FS_CLASS_OVERLAY] = "overlay",
+        [FS_CLASS_BLOCK] = "block",   [FS_CLASS_NETWORK] = "network", [FS_CLASS_FUSE] = "fuse",
+        [FS_CLASS_PSEUDO] = "pseudo", [FS_CLASS_OVERLAY] = "overlay",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_class, FsClass);
@@ -24,10 +21,14 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_clean_rule, FsCleanRule);
 
 /* Every field not named is 0: no device flush, not FUSE, not listed in sysfs, no magic, clean rule
  * "none", no write counter. */
-#define NETWORK(n) { .name = n, .class = FS_CLASS_NETWORK }
-#define NETWORK_FUSE(n) { .name = n, .class = FS_CLASS_NETWORK, .fuse = FS_FUSE_PLAIN }
-#define PSEUDO(n) { .name = n, .class = FS_CLASS_PSEUDO }
-#define FLUSH(n) { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true }
+#define NETWORK(n) \
+        { .name = n, .class = FS_CLASS_NETWORK }
+#define NETWORK_FUSE(n) \
+        { .name = n, .class = FS_CLASS_NETWORK, .fuse = FS_FUSE_PLAIN }
+#define PSEUDO(n) \
+        { .name = n, .class = FS_CLASS_PSEUDO }
+#define FLUSH(n) \
+        { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true }
 
 /*
  * Device flush: filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes
@@ -66,24 +67,60 @@ static const FsType fs_types[] = {
         { .name = "squashfs", .class = FS_CLASS_BLOCK, .magic = 0x73717368 },
         { .name = "vfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x4d44 },
         { .name = "exfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x2011BAB0 },
-        FLUSH("msdos"), FLUSH("fat"), FLUSH("hfs"), FLUSH("hfsplus"), FLUSH("minix"), FLUSH("ext2"),
-        FLUSH("udf"), FLUSH("ntfs3"), FLUSH("ntfs"),
+        FLUSH("msdos"),
+        FLUSH("fat"),
+        FLUSH("hfs"),
+        FLUSH("hfsplus"),
+        FLUSH("minix"),
+        FLUSH("ext2"),
+        FLUSH("udf"),
+        FLUSH("ntfs3"),
+        FLUSH("ntfs"),
 
         /* network */
         { .name = "nfs", .class = FS_CLASS_NETWORK, .magic = 0x6969 },
-        NETWORK("nfs4"), NETWORK("cifs"), NETWORK("smb3"), NETWORK("smbfs"), NETWORK("9p"),
-        NETWORK("ceph"), NETWORK("glusterfs"), NETWORK("afs"), NETWORK("ncpfs"), NETWORK("ncp"),
-        NETWORK("lustre"), NETWORK("coda"), NETWORK("orangefs"), NETWORK("davfs"), NETWORK("vboxsf"),
+        NETWORK("nfs4"),
+        NETWORK("cifs"),
+        NETWORK("smb3"),
+        NETWORK("smbfs"),
+        NETWORK("9p"),
+        NETWORK("ceph"),
+        NETWORK("glusterfs"),
+        NETWORK("afs"),
+        NETWORK("ncpfs"),
+        NETWORK("ncp"),
+        NETWORK("lustre"),
+        NETWORK("coda"),
+        NETWORK("orangefs"),
+        NETWORK("davfs"),
+        NETWORK("vboxsf"),
         NETWORK("virtiofs"),
-        NETWORK_FUSE("fuse.sshfs"), NETWORK_FUSE("fuse.s3fs"), NETWORK_FUSE("fuse.rclone"),
-        NETWORK_FUSE("fuse.glusterfs"), NETWORK_FUSE("fuse.ceph"), NETWORK_FUSE("fuse.ceph-fuse"),
-        NETWORK_FUSE("fuse.cephfs"), NETWORK_FUSE("fuse.davfs2"), NETWORK_FUSE("fuse.curlftpfs"),
-        NETWORK_FUSE("fuse.gcsfuse"), NETWORK_FUSE("fuse.goofys"), NETWORK_FUSE("fuse.juicefs"),
-        NETWORK_FUSE("fuse.mfs"), NETWORK_FUSE("fuse.moosefs"), NETWORK_FUSE("fuse.lizardfs"),
-        NETWORK_FUSE("fuse.seaweedfs"), NETWORK_FUSE("fuse.smbnetfs"), NETWORK_FUSE("fuse.gvfsd-fuse"),
-        NETWORK_FUSE("fuse.afpfs"), NETWORK_FUSE("fuse.httpfs"), NETWORK_FUSE("fuse.blobfuse"),
-        NETWORK_FUSE("fuse.blobfuse2"), NETWORK_FUSE("fuse.onedriver"), NETWORK_FUSE("fuse.beegfs"),
-        NETWORK_FUSE("fuse.geesefs"), NETWORK_FUSE("fuse.s3backer"),
+        NETWORK_FUSE("fuse.sshfs"),
+        NETWORK_FUSE("fuse.s3fs"),
+        NETWORK_FUSE("fuse.rclone"),
+        NETWORK_FUSE("fuse.glusterfs"),
+        NETWORK_FUSE("fuse.ceph"),
+        NETWORK_FUSE("fuse.ceph-fuse"),
+        NETWORK_FUSE("fuse.cephfs"),
+        NETWORK_FUSE("fuse.davfs2"),
+        NETWORK_FUSE("fuse.curlftpfs"),
+        NETWORK_FUSE("fuse.gcsfuse"),
+        NETWORK_FUSE("fuse.goofys"),
+        NETWORK_FUSE("fuse.juicefs"),
+        NETWORK_FUSE("fuse.mfs"),
+        NETWORK_FUSE("fuse.moosefs"),
+        NETWORK_FUSE("fuse.lizardfs"),
+        NETWORK_FUSE("fuse.seaweedfs"),
+        NETWORK_FUSE("fuse.smbnetfs"),
+        NETWORK_FUSE("fuse.gvfsd-fuse"),
+        NETWORK_FUSE("fuse.afpfs"),
+        NETWORK_FUSE("fuse.httpfs"),
+        NETWORK_FUSE("fuse.blobfuse"),
+        NETWORK_FUSE("fuse.blobfuse2"),
+        NETWORK_FUSE("fuse.onedriver"),
+        NETWORK_FUSE("fuse.beegfs"),
+        NETWORK_FUSE("fuse.geesefs"),
+        NETWORK_FUSE("fuse.s3backer"),
 
         /* FUSE */
         { .name = "fuse", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_PLAIN, .magic = 0x65735546 },
@@ -94,13 +131,40 @@ static const FsType fs_types[] = {
         /* pseudo */
         { .name = "tmpfs", .class = FS_CLASS_PSEUDO, .magic = 0x01021994 },
         { .name = "ramfs", .class = FS_CLASS_PSEUDO, .magic = 0x858458f6 },
-        PSEUDO("proc"), PSEUDO("sysfs"), PSEUDO("devtmpfs"), PSEUDO("devpts"), PSEUDO("cgroup"),
-        PSEUDO("cgroup2"), PSEUDO("debugfs"), PSEUDO("tracefs"), PSEUDO("securityfs"), PSEUDO("pstore"),
-        PSEUDO("bpf"), PSEUDO("configfs"), PSEUDO("hugetlbfs"), PSEUDO("mqueue"), PSEUDO("autofs"),
-        PSEUDO("binfmt_misc"), PSEUDO("efivarfs"), PSEUDO("fusectl"), PSEUDO("rpc_pipefs"), PSEUDO("nsfs"),
-        PSEUDO("selinuxfs"), PSEUDO("smackfs"), PSEUDO("nfsd"), PSEUDO("rootfs"), PSEUDO("pipefs"),
-        PSEUDO("sockfs"), PSEUDO("anon_inodefs"), PSEUDO("dmabuf"), PSEUDO("devfs"), PSEUDO("usbfs"),
-        PSEUDO("xenfs"), PSEUDO("sunrpc"), PSEUDO("pidfs"), PSEUDO("secretmem"),
+        PSEUDO("proc"),
+        PSEUDO("sysfs"),
+        PSEUDO("devtmpfs"),
+        PSEUDO("devpts"),
+        PSEUDO("cgroup"),
+        PSEUDO("cgroup2"),
+        PSEUDO("debugfs"),
+        PSEUDO("tracefs"),
+        PSEUDO("securityfs"),
+        PSEUDO("pstore"),
+        PSEUDO("bpf"),
+        PSEUDO("configfs"),
+        PSEUDO("hugetlbfs"),
+        PSEUDO("mqueue"),
+        PSEUDO("autofs"),
+        PSEUDO("binfmt_misc"),
+        PSEUDO("efivarfs"),
+        PSEUDO("fusectl"),
+        PSEUDO("rpc_pipefs"),
+        PSEUDO("nsfs"),
+        PSEUDO("selinuxfs"),
+        PSEUDO("smackfs"),
+        PSEUDO("nfsd"),
+        PSEUDO("rootfs"),
+        PSEUDO("pipefs"),
+        PSEUDO("sockfs"),
+        PSEUDO("anon_inodefs"),
+        PSEUDO("dmabuf"),
+        PSEUDO("devfs"),
+        PSEUDO("usbfs"),
+        PSEUDO("xenfs"),
+        PSEUDO("sunrpc"),
+        PSEUDO("pidfs"),
+        PSEUDO("secretmem"),
 
         /* overlay ("overlayfs": the old name) */
         { .name = "overlay", .class = FS_CLASS_OVERLAY },

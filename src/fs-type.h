@@ -32,10 +32,10 @@ const char *fs_class_to_string(FsClass c);
 
 /* How a FUSE filesystem reaches its server. */
 typedef enum FsFuse {
-        FS_FUSE_NONE,     /* not FUSE */
-        FS_FUSE_PLAIN,    /* "fuse", "fuse.*": a /dev/fuse server; FUSE_SYNCFS only where the server is
+        FS_FUSE_NONE,  /* not FUSE */
+        FS_FUSE_PLAIN, /* "fuse", "fuse.*": a /dev/fuse server; FUSE_SYNCFS only where the server is
                            * privileged (fc->sync_fs) */
-        FS_FUSE_BLK,      /* "fuseblk", "fuseblk.*": a server on a block device (ntfs-3g, exfat-fuse) */
+        FS_FUSE_BLK,   /* "fuseblk", "fuseblk.*": a server on a block device (ntfs-3g, exfat-fuse) */
 } FsFuse;
 
 /* What a superblock of the type must show to be skipped as clean. */
@@ -48,15 +48,15 @@ typedef enum FsCleanRule {
 const char *fs_clean_rule_to_string(FsCleanRule r);
 
 typedef struct FsType {
-        const char *name;          /* exact fstype as in mountinfo ("type.subtype"), or a prefix
+        const char *name; /* exact fstype as in mountinfo ("type.subtype"), or a prefix
                                     * pattern ending in ".*" ("fuse.*" matches "fuse.x" and "fuse.") */
         FsClass class;
-        bool device_flush;         /* sync_fs sends no cache FLUSH: fsync the block device (the mount's
+        bool device_flush; /* sync_fs sends no cache FLUSH: fsync the block device (the mount's
                                     * /dev source) after syncfs; sources in fs-type.c */
         FsFuse fuse;
-        bool sysfs_lists;          /* sysfs fs/<name>/<block device name> per mounted superblock (used to
+        bool sysfs_lists;    /* sysfs fs/<name>/<block device name> per mounted superblock (used to
                                     * find superblocks no mount table shows, unlisted.h) */
-        unsigned long magic;       /* statfs f_type naming the type for a root that is no mount point in
+        unsigned long magic; /* statfs f_type naming the type for a root that is no mount point in
                                     * our table (unlisted.h); 0: none */
         FsCleanRule clean_rule;
         const char *write_counter; /* sysfs fs/<name>/<device>/ attribute its clean rule reads; NULL:

@@ -55,7 +55,11 @@ int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, u
         if (!g)
                 return -ENOMEM;
         h->stuck[h->n_stuck++] = (StuckWorker) {
-                .pid = pid, .start_time = start_time, .hung = hung, .boottime = boottime, .group = g,
+                .pid = pid,
+                .start_time = start_time,
+                .hung = hung,
+                .boottime = boottime,
+                .group = g,
         };
         return 0;
 }

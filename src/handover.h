@@ -38,10 +38,10 @@
 
 typedef struct StuckWorker {
         pid_t pid;
-        uint64_t start_time;   /* /proc/PID/stat field 22 (clock ticks since boot) */
-        bool hung;             /* its device was proven stuck when it was abandoned */
-        usec_t boottime;       /* when it was recorded */
-        char *group;           /* device group (Superblock.group): printable, no blanks */
+        uint64_t start_time; /* /proc/PID/stat field 22 (clock ticks since boot) */
+        bool hung;           /* its device was proven stuck when it was abandoned */
+        usec_t boottime;     /* when it was recorded */
+        char *group;         /* device group (Superblock.group): printable, no blanks */
 } StuckWorker;
 
 typedef struct Handover {
@@ -50,7 +50,7 @@ typedef struct Handover {
         dev_t *unsynced;
         usec_t *unsynced_boottime;
         size_t n_unsynced;
-        size_t n_bad;          /* lines skipped by the parser */
+        size_t n_bad; /* lines skipped by the parser */
 } Handover;
 
 void handover_done(Handover *h);

@@ -51,7 +51,8 @@ static int record_copy(const RunRecord *r, RunRecord *ret) {
         return run_record_from_json(o, ret);
 }
 
-int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime, CycleRecord *ret) {
+int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime,
+                            CycleRecord *ret) {
         _cleanup_(cycle_record_done) CycleRecord x = {};
         int k;
 
@@ -117,10 +118,11 @@ int cycle_record_from_json_string(const char *text, CycleRecord *ret) {
         if (k < 0)
                 return k;
         if (!json_object_is_type(o, json_type_object) ||
-            json_get_string(o, "boot_id", JSON_OPTIONAL, 32, &boot) < 0 || (boot && *boot && !boot_id_valid(boot)) ||
+            json_get_string(o, "boot_id", JSON_OPTIONAL, 32, &boot) < 0 ||
+            (boot && *boot && !boot_id_valid(boot)) ||
             json_get_u64(o, "resumed_realtime", JSON_OPTIONAL, 0, &x.resumed_realtime) < 0 ||
-            pass_from_json(o, "unit", &x.unit, &x.has_unit) < 0 || pass_from_json(o, "late", &x.late, &x.has_late) < 0 ||
-            (!x.has_unit && !x.has_late))
+            pass_from_json(o, "unit", &x.unit, &x.has_unit) < 0 ||
+            pass_from_json(o, "late", &x.late, &x.has_late) < 0 || (!x.has_unit && !x.has_late))
                 return -EBADMSG;
         if (boot)
                 memcpy(x.boot_id, boot, strlen(boot) + 1);
@@ -155,7 +157,8 @@ static bool entry_name(const char *name, usec_t *ret_start) {
         _cleanup_free_ char *num = NULL;
         size_t len = strlen(name);
 
-        if (!dash || dash == name || len != (size_t) (dash - name) + 1 + 32 + 5 || !streq(name + len - 5, ".json"))
+        if (!dash || dash == name || len != (size_t) (dash - name) + 1 + 32 + 5 ||
+            !streq(name + len - 5, ".json"))
                 return false;
         num = strndup(name, dash - name);
         return num && safe_atou64(num, ret_start) >= 0;
@@ -182,8 +185,8 @@ static int entries_list(int dir_fd, Entry **ret, size_t *ret_n) {
                 usec_t start;
                 Entry *t;
 
-                if (!entry_name(de->d_name, &start) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                    !S_ISREG(st.st_mode))
+                if (!entry_name(de->d_name, &start) ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
                         continue;
                 if (n >= 4 * HISTORY_CYCLES_MAX)
                         break; /* bounded: more than we ever keep means someone else writes here */
@@ -304,7 +307,8 @@ static int cmp_usec(const usec_t *a, const usec_t *b) {
 
 static MountStats *stats_find(MountStats *s, size_t n, const char *pass, const RunMount *m) {
         for (size_t i = 0; i < n; i++)
-                if (streq(s[i].pass, pass) && s[i].namespace_ino == m->namespace_ino && streq(s[i].mount_point, m->mount_point))
+                if (streq(s[i].pass, pass) && s[i].namespace_ino == m->namespace_ino &&
+                    streq(s[i].mount_point, m->mount_point))
                         return &s[i];
         return NULL;
 }
@@ -316,7 +320,7 @@ static void stats_fill(MountStats *s, const CycleRecord *cycles, size_t n, usec_
 
         for (size_t i = 0; i < n; i++) {
                 const RunRecord *r = streq(s->pass, "unit") ? (cycles[i].has_unit ? &cycles[i].unit : NULL)
-                                                             : (cycles[i].has_late ? &cycles[i].late : NULL);
+                                                            : (cycles[i].has_late ? &cycles[i].late : NULL);
 
                 for (size_t j = 0; r && j < r->n_mounts; j++) {
                         const RunMount *m = &r->mounts[j];
@@ -338,7 +342,8 @@ static void stats_fill(MountStats *s, const CycleRecord *cycles, size_t n, usec_
 /* Whether r->mounts[j] is the first synced entry of its (namespace, mount point) in r. */
 static bool first_in_record(const RunRecord *r, size_t j) {
         for (size_t i = 0; i < j; i++)
-                if (streq(r->mounts[i].action, "sync") && r->mounts[i].namespace_ino == r->mounts[j].namespace_ino &&
+                if (streq(r->mounts[i].action, "sync") &&
+                    r->mounts[i].namespace_ino == r->mounts[j].namespace_ino &&
                     streq(r->mounts[i].mount_point, r->mounts[j].mount_point))
                         return false;
         return true;
@@ -372,7 +377,8 @@ int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, s
                                                 return -ENOMEM;
                                         s = t;
                                         x = &s[n_s++];
-                                        *x = (MountStats) { .pass = pass, .mount_point = m->mount_point,
+                                        *x = (MountStats) { .pass = pass,
+                                                            .mount_point = m->mount_point,
                                                             .namespace_ino = m->namespace_ino };
                                 } else if (!first_in_record(r, j))
                                         continue;
@@ -406,7 +412,8 @@ int history_learned_format(const MountStats *s, size_t n, char **ret) {
                 if ((r = json_append(a, o)) < 0 || (r = json_add_string(o, "pass", s[i].pass)) < 0 ||
                     (r = json_add_bytes(o, "mount_point", s[i].mount_point, STATE_STRING_MAX)) < 0 ||
                     (r = json_add_u64(o, "namespace_ino", s[i].namespace_ino)) < 0 ||
-                    (r = json_add_u64(o, "min_usec", s[i].min)) < 0 || (r = json_add_u64(o, "p50_usec", s[i].p50)) < 0)
+                    (r = json_add_u64(o, "min_usec", s[i].min)) < 0 ||
+                    (r = json_add_u64(o, "p50_usec", s[i].p50)) < 0)
                         return r;
                 k++;
         }
@@ -446,7 +453,8 @@ int history_learned_parse(const char *text, const char *pass, HistoryLearned *re
 
                 if (!json_object_is_type(o, json_type_object) ||
                     json_get_string(o, "pass", JSON_MANDATORY, 16, &p) < 0 ||
-                    json_get_string(o, "mount_point", JSON_MANDATORY | JSON_BYTES, STATE_STRING_MAX, &mp) < 0 ||
+                    json_get_string(o, "mount_point", JSON_MANDATORY | JSON_BYTES, STATE_STRING_MAX, &mp) <
+                            0 ||
                     json_get_u64(o, "namespace_ino", JSON_OPTIONAL, 0, &x.namespace_ino) < 0 ||
                     json_get_u64(o, "min_usec", JSON_MANDATORY, 0, &x.min) < 0 ||
                     json_get_u64(o, "p50_usec", JSON_MANDATORY, 0, &x.p50) < 0)

@@ -34,7 +34,8 @@ void cycle_record_done(CycleRecord *c);
 void cycle_record_array_free(CycleRecord *a, size_t n);
 
 /* Copies the records of a cycle (deep copy through the JSON schema). */
-int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime, CycleRecord *ret);
+int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime,
+                            CycleRecord *ret);
 /* Start of the cycle's first pass (realtime), 0 when it has none. */
 usec_t cycle_record_start(const CycleRecord *c);
 

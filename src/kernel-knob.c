@@ -145,7 +145,7 @@ int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value) {
         r = knob_record_read(state_dir_fd, &recorded);
         if (r == -ENOENT) {
                 if (current == new_value)
-                        return 0;       /* nothing to change, nothing to record */
+                        return 0; /* nothing to change, nothing to record */
 
                 r = record_create(state_dir_fd, current, /* replace= */ false);
                 if (r == -EEXIST) {

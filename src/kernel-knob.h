@@ -21,10 +21,10 @@
 
 #include "policy.h"
 
-#define KNOB_SYSFS_PATH "power/sync_on_suspend"  /* relative to the sysfs root */
-#define KNOB_RECORD_FILE "knob.orig"             /* relative to the state directory */
-#define KNOB_SAFE_VALUE 1                        /* kernel default: the kernel syncs */
-#define KNOB_FILE_MAX 64U                        /* bytes read from the knob or the record */
+#define KNOB_SYSFS_PATH "power/sync_on_suspend" /* relative to the sysfs root */
+#define KNOB_RECORD_FILE "knob.orig"            /* relative to the state directory */
+#define KNOB_SAFE_VALUE 1                       /* kernel default: the kernel syncs */
+#define KNOB_FILE_MAX 64U                       /* bytes read from the knob or the record */
 
 /* Parses the knob's (or the record's) text: "0" or "1", optionally followed by one newline.
  * Returns 0 and the value, or -EBADMSG for anything else. Pure. */
@@ -50,9 +50,9 @@ int knob_record_read(int state_dir_fd, int *ret_value);
 int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value);
 
 typedef enum KnobRestore {
-        KNOB_RESTORE_NOTHING,   /* no record: nothing was changed by us */
-        KNOB_RESTORE_ORIGINAL,  /* the recorded original value was put back */
-        KNOB_RESTORE_SAFE,      /* the record was garbled: KNOB_SAFE_VALUE written instead */
+        KNOB_RESTORE_NOTHING,  /* no record: nothing was changed by us */
+        KNOB_RESTORE_ORIGINAL, /* the recorded original value was put back */
+        KNOB_RESTORE_SAFE,     /* the record was garbled: KNOB_SAFE_VALUE written instead */
 } KnobRestore;
 
 /* Puts the recorded original value back and removes the record (in that order). Idempotent.
@@ -63,16 +63,16 @@ int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value);
 
 /* What one pass found, for the knob decision. */
 typedef struct KnobFacts {
-        bool unsynced;      /* a planned mount ended neither synced nor on a device proven stuck (an
+        bool unsynced; /* a planned mount ended neither synced nor on a device proven stuck (an
                              * error, a timeout of a slow or evidence-free device, not started): the
                              * kernel's sync is its only remaining chance */
-        bool hung;          /* a mount's device was proven stuck (no I/O completed for the proof
+        bool hung;     /* a mount's device was proven stuck (no I/O completed for the proof
                              * window) and its worker still is: the kernel's serial sync would block
                              * on it before tasks are frozen. Not "unsynced": nothing can sync it */
-        bool complete;      /* our view was complete: every mount namespace read, no superblock
+        bool complete; /* our view was complete: every mount namespace read, no superblock
                              * outside the scanned tables, nothing gone or unreachable since the
                              * plan */
-        bool covered;       /* this pass left nothing out that the kernel sync would write (false
+        bool covered;  /* this pass left nothing out that the kernel sync would write (false
                              * for a late pass that skipped FUSE/network/file-backed mounts, for
                              * Action=skip) AND it is the last pass before the kernel sync: false
                              * from the unit's main pass, because writes may follow it */

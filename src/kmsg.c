@@ -69,11 +69,13 @@ KernelSync kmsg_last_sleep_sync(const char *text, size_t size) {
                         k = (KernelSync) { .state = KERNEL_SYNC_UNKNOWN };
                         strcpy(k.action, "suspend");
                         in_entry = true;
-                } else if (starts(t, n, "PM: hibernation: hibernation entry") || starts(t, n, "PM: hibernation entry")) {
+                } else if (starts(t, n, "PM: hibernation: hibernation entry") ||
+                           starts(t, n, "PM: hibernation entry")) {
                         k = (KernelSync) { .state = KERNEL_SYNC_UNKNOWN };
                         strcpy(k.action, "hibernation");
                         in_entry = true;
-                } else if (in_entry && (starts(t, n, "Filesystems sync: ") || starts(t, n, "PM: Filesystems sync: "))) {
+                } else if (in_entry &&
+                           (starts(t, n, "Filesystems sync: ") || starts(t, n, "PM: Filesystems sync: "))) {
                         size_t skip = t[0] == 'P' ? 22 : 18;
                         usec_t u;
 

@@ -17,15 +17,15 @@
 #define KMSG_READ_MAX (4U * 1024U * 1024U)
 
 typedef enum KernelSyncState {
-        KERNEL_SYNC_UNKNOWN,    /* no sleep entry in what the log still holds */
-        KERNEL_SYNC_DONE,       /* it synced, for 'usec' */
-        KERNEL_SYNC_SKIPPED,    /* the sleep began and the freezer started without a sync */
+        KERNEL_SYNC_UNKNOWN, /* no sleep entry in what the log still holds */
+        KERNEL_SYNC_DONE,    /* it synced, for 'usec' */
+        KERNEL_SYNC_SKIPPED, /* the sleep began and the freezer started without a sync */
 } KernelSyncState;
 
 typedef struct KernelSync {
         KernelSyncState state;
-        usec_t usec;            /* KERNEL_SYNC_DONE */
-        char action[32];        /* "suspend", "hibernation", "" */
+        usec_t usec;     /* KERNEL_SYNC_DONE */
+        char action[32]; /* "suspend", "hibernation", "" */
 } KernelSync;
 
 /* The last sleep entry in text (records, one per line, as /dev/kmsg gives them) and what the

@@ -38,22 +38,22 @@
 
 typedef struct Msg {
         int level;
-        size_t len, off;        /* off: bytes already written (a stream took part of it) */
+        size_t len, off; /* off: bytes already written (a stream took part of it) */
         char *data;
 } Msg;
 
 typedef enum SinkKind {
-        SINK_NONE,              /* not opened yet, or unusable */
-        SINK_SEND,              /* socket: send(MSG_DONTWAIT | MSG_NOSIGNAL) */
-        SINK_WRITE,             /* our own O_NONBLOCK open file description: write() */
-        SINK_POLL,              /* shared blocking pipe: poll(POLLOUT, 0), then one write <= PIPE_BUF */
-        SINK_PLAIN,             /* regular file, /dev/null, other devices: write() */
+        SINK_NONE,  /* not opened yet, or unusable */
+        SINK_SEND,  /* socket: send(MSG_DONTWAIT | MSG_NOSIGNAL) */
+        SINK_WRITE, /* our own O_NONBLOCK open file description: write() */
+        SINK_POLL,  /* shared blocking pipe: poll(POLLOUT, 0), then one write <= PIPE_BUF */
+        SINK_PLAIN, /* regular file, /dev/null, other devices: write() */
 } SinkKind;
 
 typedef struct Sink {
         const char *name;
         SinkKind kind;
-        bool opened;            /* open attempted */
+        bool opened; /* open attempted */
         int fd;
         bool owns_fd;
         Msg queue[LOG_QUEUE_MAX];
@@ -95,7 +95,8 @@ const char *log_field_name(LogField f) {
 #define B(f) LOG_FIELD_BIT(LOG_FIELD_##f)
 const LogEventSpec log_event_specs[] = {
         { SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, B(OUTCOME) | B(DURATION_USEC) | B(TRIGGER) | B(SLEEP_ACTION) |
-                B(SYNCED) | B(TIMED_OUT) | B(FAILED) | B(SKIPPED) | B(DEADLINE_USEC) },
+                                                        B(SYNCED) | B(TIMED_OUT) | B(FAILED) | B(SKIPPED) |
+                                                        B(DEADLINE_USEC) },
         { SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, B(MOUNT) | B(OUTCOME) | B(DURATION_USEC) },
         { SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR, B(MOUNT) | B(OUTCOME) | B(DURATION_USEC) | B(ERRNO) },
         { SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, B(KNOB_OLD) | B(KNOB_NEW) },
@@ -141,7 +142,7 @@ size_t journal_encode(const JournalField *fields, size_t n_fields, char *buf, si
                 binary = memchr(v, '\n', vl) != NULL;
                 over = binary ? kl + 1 + 8 + 1 : kl + 2;
                 if (kl == 0 || pos + over > size)
-                        continue;       /* not even the key fits: left out */
+                        continue; /* not even the key fits: left out */
                 if (pos + over + vl > size)
                         vl = utf8_cut(v, size - pos - over);
 
@@ -207,7 +208,7 @@ static void stderr_open(Sink *s) {
         }
         fl = fcntl(STDERR_FILENO, F_GETFL);
         if (fl < 0) {
-                s->kind = SINK_NONE;    /* closed */
+                s->kind = SINK_NONE; /* closed */
                 s->fd = -EBADF;
                 return;
         }
@@ -373,7 +374,8 @@ static size_t format_for(const Sink *s, int level, const char *message_id, const
                         break;
                 case LOG_FIELD_DURATION_USEC:
                         if (e && e->duration != USEC_INFINITY)
-                                v = num[k], snprintf(num[k], sizeof num[k], "%llu", (unsigned long long) e->duration);
+                                v = num[k],
+                                snprintf(num[k], sizeof num[k], "%llu", (unsigned long long) e->duration);
                         break;
                 case LOG_FIELD_ERRNO:
                         v = num[k], snprintf(num[k], sizeof num[k], "%i", error);
@@ -412,7 +414,8 @@ static size_t format_for(const Sink *s, int level, const char *message_id, const
                 }
                 case LOG_FIELD_DEADLINE_USEC:
                         if (e && e->deadline > 0 && e->deadline != USEC_INFINITY)
-                                v = num[k], snprintf(num[k], sizeof num[k], "%llu", (unsigned long long) e->deadline);
+                                v = num[k],
+                                snprintf(num[k], sizeof num[k], "%llu", (unsigned long long) e->deadline);
                         break;
                 default:
                         break;
@@ -488,8 +491,9 @@ void log_setup(void) {
         /* journald's stream is a socket: fstat() only a socket (never a file on some filesystem). */
         journal = false;
         if (e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 &&
-            getsockopt(STDERR_FILENO, SOL_SOCKET, SO_TYPE, &type, &sl) >= 0 && fstat(STDERR_FILENO, &st) >= 0 &&
-            (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino)
+            getsockopt(STDERR_FILENO, SOL_SOCKET, SO_TYPE, &type, &sl) >= 0 &&
+            fstat(STDERR_FILENO, &st) >= 0 && (unsigned long long) st.st_dev == dev &&
+            (unsigned long long) st.st_ino == ino)
                 journal = true;
 
         if (lvl) {
@@ -570,7 +574,8 @@ static void sink_flush(Sink *s, usec_t until) {
 
                 if (t >= until)
                         break;
-                if (poll(&pfd, 1, (int) ((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC)) < 0 && errno != EINTR)
+                if (poll(&pfd, 1, (int) ((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC)) < 0 &&
+                    errno != EINTR)
                         break;
         }
         /* What is left is dropped; a partly written line is left as it is. */
@@ -579,7 +584,7 @@ static void sink_flush(Sink *s, usec_t until) {
                 s->n_dropped++;
         }
         sink_report_drops(s);
-        while (s->n_queue > 0) {        /* a report a stream took only part of */
+        while (s->n_queue > 0) { /* a report a stream took only part of */
                 queue_remove(s, s->n_queue - 1);
         }
 }

@@ -26,9 +26,9 @@
  * send buffer the kernel allows an AF_UNIX socket (SOCK_MIN_SNDBUF, 4608 bytes on 64-bit, minus 32):
  * a datagram this small is never refused with EMSGSIZE, so no memfd fallback is needed. */
 #define JOURNAL_DATAGRAM_MAX 4096U
-#define LOG_LINE_MAX 2048U          /* MESSAGE= (and a stderr line), bytes */
-#define LOG_FIELD_MAX 1024U         /* any other field value (mount paths), bytes */
-#define LOG_QUEUE_MAX 16U           /* messages waiting for a target that is not accepting */
+#define LOG_LINE_MAX 2048U                    /* MESSAGE= (and a stderr line), bytes */
+#define LOG_FIELD_MAX 1024U                   /* any other field value (mount paths), bytes */
+#define LOG_QUEUE_MAX 16U                     /* messages waiting for a target that is not accepting */
 #define LOG_FLUSH_WAIT (250U * USEC_PER_MSEC) /* longest log_flush() wait, within the deadline */
 
 void log_setup(void);
@@ -69,21 +69,21 @@ int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
  * never shows a placeholder for a field that was not sent.
  */
 typedef enum LogField {
-        LOG_FIELD_MOUNT,                /* SUSPEND_SYNC_MOUNT= */
-        LOG_FIELD_OUTCOME,              /* SUSPEND_SYNC_OUTCOME= */
-        LOG_FIELD_DURATION_USEC,        /* SUSPEND_SYNC_DURATION_USEC= */
-        LOG_FIELD_ERRNO,                /* ERRNO= (also sent by any message with an error) */
-        LOG_FIELD_TRIGGER,              /* SUSPEND_SYNC_TRIGGER= */
-        LOG_FIELD_SLEEP_ACTION,         /* SUSPEND_SYNC_SLEEP_ACTION= */
-        LOG_FIELD_KNOB_OLD,             /* SUSPEND_SYNC_KNOB_OLD= */
-        LOG_FIELD_KNOB_NEW,             /* SUSPEND_SYNC_KNOB_NEW= */
-        LOG_FIELD_CONFIG_FILE,          /* SUSPEND_SYNC_CONFIG_FILE= */
-        LOG_FIELD_CONFIG_LINE,          /* SUSPEND_SYNC_CONFIG_LINE= */
-        LOG_FIELD_SYNCED,               /* SUSPEND_SYNC_SYNCED=: superblocks synced by the pass */
-        LOG_FIELD_TIMED_OUT,            /* SUSPEND_SYNC_TIMED_OUT= */
-        LOG_FIELD_FAILED,               /* SUSPEND_SYNC_FAILED= */
-        LOG_FIELD_SKIPPED,              /* SUSPEND_SYNC_SKIPPED=: mounts */
-        LOG_FIELD_DEADLINE_USEC,        /* SUSPEND_SYNC_DEADLINE_USEC= */
+        LOG_FIELD_MOUNT,         /* SUSPEND_SYNC_MOUNT= */
+        LOG_FIELD_OUTCOME,       /* SUSPEND_SYNC_OUTCOME= */
+        LOG_FIELD_DURATION_USEC, /* SUSPEND_SYNC_DURATION_USEC= */
+        LOG_FIELD_ERRNO,         /* ERRNO= (also sent by any message with an error) */
+        LOG_FIELD_TRIGGER,       /* SUSPEND_SYNC_TRIGGER= */
+        LOG_FIELD_SLEEP_ACTION,  /* SUSPEND_SYNC_SLEEP_ACTION= */
+        LOG_FIELD_KNOB_OLD,      /* SUSPEND_SYNC_KNOB_OLD= */
+        LOG_FIELD_KNOB_NEW,      /* SUSPEND_SYNC_KNOB_NEW= */
+        LOG_FIELD_CONFIG_FILE,   /* SUSPEND_SYNC_CONFIG_FILE= */
+        LOG_FIELD_CONFIG_LINE,   /* SUSPEND_SYNC_CONFIG_LINE= */
+        LOG_FIELD_SYNCED,        /* SUSPEND_SYNC_SYNCED=: superblocks synced by the pass */
+        LOG_FIELD_TIMED_OUT,     /* SUSPEND_SYNC_TIMED_OUT= */
+        LOG_FIELD_FAILED,        /* SUSPEND_SYNC_FAILED= */
+        LOG_FIELD_SKIPPED,       /* SUSPEND_SYNC_SKIPPED=: mounts */
+        LOG_FIELD_DEADLINE_USEC, /* SUSPEND_SYNC_DEADLINE_USEC= */
         _LOG_FIELD_MAX,
 } LogField;
 

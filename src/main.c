@@ -15,7 +15,7 @@
 #include "state.h"
 #include "verbs.h"
 
-#define SUSPEND_SYNC_UNIT "suspend-sync.service"   /* units/suspend-sync.service.in */
+#define SUSPEND_SYNC_UNIT "suspend-sync.service" /* units/suspend-sync.service.in */
 
 static void help(void) {
         printf("suspend-sync [OPTIONS] COMMAND\n\n"
@@ -121,27 +121,26 @@ static int parse_output_option(int c, Args *a) {
 }
 
 static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "config", required_argument, NULL, ARG_CONFIG },
-                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
-                { "history-dir", required_argument, NULL, ARG_HISTORY_DIR },
-                { "json", required_argument, NULL, ARG_JSON },
-                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
-                { "legend", required_argument, NULL, ARG_LEGEND },
-                { "no-pager", no_argument, NULL, ARG_NO_PAGER },
-                { "all", no_argument, NULL, 'a' },
-                { "full", no_argument, NULL, 'l' },
-                { "deadline", required_argument, NULL, ARG_DEADLINE },
-                { "late", no_argument, NULL, ARG_LATE },
-                { "trigger", required_argument, NULL, ARG_TRIGGER },
-                { "sleep-action", required_argument, NULL, ARG_SLEEP_ACTION },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "sysfs", required_argument, NULL, ARG_SYSFS },
-                { "debugfs", required_argument, NULL, ARG_DEBUGFS },
-                {}
-        };
+        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+                                                 { "version", no_argument, NULL, ARG_VERSION },
+                                                 { "config", required_argument, NULL, ARG_CONFIG },
+                                                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                                                 { "history-dir", required_argument, NULL, ARG_HISTORY_DIR },
+                                                 { "json", required_argument, NULL, ARG_JSON },
+                                                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                                                 { "legend", required_argument, NULL, ARG_LEGEND },
+                                                 { "no-pager", no_argument, NULL, ARG_NO_PAGER },
+                                                 { "all", no_argument, NULL, 'a' },
+                                                 { "full", no_argument, NULL, 'l' },
+                                                 { "deadline", required_argument, NULL, ARG_DEADLINE },
+                                                 { "late", no_argument, NULL, ARG_LATE },
+                                                 { "trigger", required_argument, NULL, ARG_TRIGGER },
+                                                 { "sleep-action", required_argument, NULL,
+                                                   ARG_SLEEP_ACTION },
+                                                 { "root", required_argument, NULL, ARG_ROOT },
+                                                 { "sysfs", required_argument, NULL, ARG_SYSFS },
+                                                 { "debugfs", required_argument, NULL, ARG_DEBUGFS },
+                                                 {} };
         int c, r;
 
         while ((c = getopt_long(argc, argv, "hjal", options, NULL)) >= 0)
@@ -168,7 +167,8 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                 case ARG_DEADLINE:
                         if (parse_timespan(optarg, &a->deadline) < 0 || a->deadline == 0 ||
                             a->deadline == USEC_INFINITY)
-                                return log_error_errno(EINVAL, "Invalid --deadline= '%s' (a finite time span).", optarg);
+                                return log_error_errno(
+                                        EINVAL, "Invalid --deadline= '%s' (a finite time span).", optarg);
                         break;
                 case ARG_LATE:
                         a->late = true;
@@ -177,7 +177,8 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                         a->trigger = optarg;
                         break;
                 case ARG_SLEEP_ACTION:
-                        if (!STR_IN_SET(optarg, "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate"))
+                        if (!STR_IN_SET(optarg, "suspend", "hibernate", "hybrid-sleep",
+                                        "suspend-then-hibernate"))
                                 return log_error_errno(EINVAL, "Invalid --sleep-action= '%s'.", optarg);
                         a->sleep_action = optarg;
                         break;
@@ -260,7 +261,8 @@ int main(int argc, char *argv[]) {
                  * fail: one clear refusal instead of every mount reported as a sync error. */
                 if (geteuid() != 0) {
                         log_error("'run' needs root (syncs every filesystem, writes /sys/power and %s); "
-                                  "'plan' and 'status' work unprivileged.", a.state_dir);
+                                  "'plan' and 'status' work unprivileged.",
+                                  a.state_dir);
                         return EXIT_USAGE;
                 }
                 r = verb_run(&a, &code);

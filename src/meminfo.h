@@ -12,10 +12,10 @@
 typedef struct Meminfo {
         uint64_t dirty_bytes;
         uint64_t writeback_bytes;
-        uint64_t nfs_unstable_bytes;    /* 0 when absent */
-        uint64_t writeback_tmp_bytes;   /* WritebackTmp: FUSE writeback through temporary pages
+        uint64_t nfs_unstable_bytes;   /* 0 when absent */
+        uint64_t writeback_tmp_bytes;  /* WritebackTmp: FUSE writeback through temporary pages
                                          * (kernels before 6.14); 0 when absent */
-        bool has_dirty, has_writeback;  /* the keys were present and valid */
+        bool has_dirty, has_writeback; /* the keys were present and valid */
         bool has_writeback_tmp;
 } Meminfo;
 

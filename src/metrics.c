@@ -14,7 +14,8 @@
 static const char *const outcomes[] = { "synced", "skipped", "timeout", "error" };
 
 static void put_seconds(FILE *f, usec_t u) {
-        fprintf(f, "%llu.%06llu", (unsigned long long) (u / USEC_PER_SEC), (unsigned long long) (u % USEC_PER_SEC));
+        fprintf(f, "%llu.%06llu", (unsigned long long) (u / USEC_PER_SEC),
+                (unsigned long long) (u % USEC_PER_SEC));
 }
 
 /* Length of the valid UTF-8 sequence at s (1-4), 0 when it is not one. */
@@ -77,7 +78,8 @@ typedef struct Pass {
 } Pass;
 
 /* One gauge per pass of a usec field of the record (offset in RunRecord). */
-static void put_pass_seconds(FILE *f, const Pass *p, size_t n, const char *name, const char *help, size_t offset) {
+static void put_pass_seconds(FILE *f, const Pass *p, size_t n, const char *name, const char *help,
+                             size_t offset) {
         put_header(f, name, help);
         for (size_t i = 0; i < n; i++) {
                 fprintf(f, "%s{pass=\"%s\"} ", name, p[i].name);
@@ -90,18 +92,22 @@ static void put_pass_series(FILE *f, const Pass *p, size_t n) {
         put_pass_seconds(f, p, n, "suspend_sync_pass_start_timestamp_seconds",
                          "When the pass of the last sleep cycle started (Unix time).",
                          offsetof(RunRecord, started_realtime));
-        put_pass_seconds(f, p, n, "suspend_sync_pass_duration_seconds", "How long the pass of the last sleep cycle took.",
-                         offsetof(RunRecord, duration));
+        put_pass_seconds(f, p, n, "suspend_sync_pass_duration_seconds",
+                         "How long the pass of the last sleep cycle took.", offsetof(RunRecord, duration));
         put_pass_seconds(f, p, n, "suspend_sync_pass_deadline_seconds", "The pass's DeadlineSec=.",
                          offsetof(RunRecord, deadline));
         put_header(f, "suspend_sync_pass_success", "1 if the pass ended with result success, else 0.");
         for (size_t i = 0; i < n; i++)
-                fprintf(f, "suspend_sync_pass_success{pass=\"%s\"} %d\n", p[i].name, streq(p[i].r->result, "success"));
-        put_header(f, "suspend_sync_pass_complete_view", "1 if the pass saw every superblock the kernel's sync writes.");
+                fprintf(f, "suspend_sync_pass_success{pass=\"%s\"} %d\n", p[i].name,
+                        streq(p[i].r->result, "success"));
+        put_header(f, "suspend_sync_pass_complete_view",
+                   "1 if the pass saw every superblock the kernel's sync writes.");
         for (size_t i = 0; i < n; i++)
                 if (p[i].r->has_complete)
-                        fprintf(f, "suspend_sync_pass_complete_view{pass=\"%s\"} %d\n", p[i].name, p[i].r->complete);
-        put_header(f, "suspend_sync_pass_mounts", "Mounts of the pass by outcome (synced, skipped, timeout, error).");
+                        fprintf(f, "suspend_sync_pass_complete_view{pass=\"%s\"} %d\n", p[i].name,
+                                p[i].r->complete);
+        put_header(f, "suspend_sync_pass_mounts",
+                   "Mounts of the pass by outcome (synced, skipped, timeout, error).");
         for (size_t i = 0; i < n; i++)
                 for (size_t o = 0; o < ELEMENTSOF(outcomes); o++) {
                         size_t k = 0;
@@ -129,7 +135,8 @@ static void put_mount_series(FILE *f, const Pass *p, size_t n) {
                         fputs(",outcome=", f);
                         put_label_value(f, x->outcome);
                         if (x->namespace_ino)
-                                fprintf(f, ",namespace=\"mnt:[%llu]\"", (unsigned long long) x->namespace_ino);
+                                fprintf(f, ",namespace=\"mnt:[%llu]\"",
+                                        (unsigned long long) x->namespace_ino);
                         fputs("} ", f);
                         put_seconds(f, x->duration);
                         fputc('\n', f);

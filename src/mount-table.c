@@ -271,13 +271,14 @@ static int mount_table_load_mountinfo(int root_fd, MountTable **ret, unsigned *r
  * mountinfo prints them: vfs options from mnt_attr, superblock options as "ro|rw", the sb_flags
  * words, then mnt_opts (escaped by the kernel like mountinfo, unescaped here like libmount does).
  */
-#define LISTMOUNT_WANT                                                                                   \
+#define LISTMOUNT_WANT                                                                                     \
         (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_MNT_ROOT | SS_STATMOUNT_MNT_POINT | \
          SS_STATMOUNT_FS_TYPE | SS_STATMOUNT_MNT_OPTS | SS_STATMOUNT_FS_SUBTYPE | SS_STATMOUNT_SB_SOURCE)
-#define LISTMOUNT_ALWAYS (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_MNT_ROOT | SS_STATMOUNT_FS_TYPE)
-#define LISTMOUNT_CHUNK 512U                    /* ids per listmount call */
+#define LISTMOUNT_ALWAYS \
+        (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_MNT_ROOT | SS_STATMOUNT_FS_TYPE)
+#define LISTMOUNT_CHUNK 512U /* ids per listmount call */
 #define STATMOUNT_BUF_MIN 4096U
-#define STATMOUNT_BUF_MAX (1024U * 1024U)       /* strings of one mount: paths and options */
+#define STATMOUNT_BUF_MAX (1024U * 1024U) /* strings of one mount: paths and options */
 
 /* One round of libmount's unescaping: "\ooo" (three octal digits) becomes that byte. */
 static void unescape_octal(char *s) {
@@ -344,7 +345,7 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
         if (!type || !root)
                 return -EBADMSG;
         if (!point)
-                return 0;       /* not reachable from our root: mountinfo skips it too */
+                return 0; /* not reachable from our root: mountinfo skips it too */
 
         e = (MountEntry) {
                 .mount_id = (int) sm->mnt_id_old,
@@ -374,7 +375,7 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
         e.fstype = concat3(type, isempty(subtype) ? "" : ".", subtype ?: "");
         e.root = strdup(root);
         e.mount_point = strdup(point);
-        e.source = strdup(source ?: "none");    /* mountinfo prints "none" for a mount without one */
+        e.source = strdup(source ?: "none"); /* mountinfo prints "none" for a mount without one */
         if (!e.fstype || !e.vfs_options || !e.fs_options || !e.root || !e.mount_point || !e.source)
                 return -ENOMEM;
         unescape_octal(e.fs_options);
@@ -393,7 +394,7 @@ static int listmount_ids(uint64_t **ret, size_t *ret_n) {
                 struct ss_mnt_id_req req = {
                         .size = SS_MNT_ID_REQ_SIZE_VER0,
                         .mnt_id = SS_LSMT_ROOT,
-                        .param = n > 0 ? ids[n - 1] : 0,        /* continue after the last id seen */
+                        .param = n > 0 ? ids[n - 1] : 0, /* continue after the last id seen */
                 };
                 uint64_t *x;
                 long k;
@@ -449,7 +450,7 @@ int mount_table_load_listmount(MountTable **ret) {
 
                 if (ss_statmount(&q, sm, size, 0) < 0) {
                         if (errno == ENOENT) {
-                                i++;            /* unmounted since it was listed */
+                                i++; /* unmounted since it was listed */
                                 continue;
                         }
                         if (errno != EOVERFLOW)
@@ -461,7 +462,7 @@ int mount_table_load_listmount(MountTable **ret) {
                         sm = malloc(size);
                         if (!sm)
                                 return -ENOMEM;
-                        continue;               /* the same mount again, with room */
+                        continue; /* the same mount again, with room */
                 }
                 if (!checked) {
                         if (!(sm->mask & SS_STATMOUNT_SUPPORTED_MASK) ||
@@ -489,7 +490,8 @@ static bool is_our_root(int root_fd) {
             statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &b) < 0)
                 return false;
         return (a.stx_mask & b.stx_mask & STATX_MNT_ID) && a.stx_mnt_id == b.stx_mnt_id &&
-                a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
+               a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major &&
+               a.stx_dev_minor == b.stx_dev_minor;
 }
 
 /* Measured in docs/PERFORMANCE.md ("Mount table: listmount/statmount"); -DLISTMOUNT_BY_DEFAULT=0|1
@@ -516,8 +518,8 @@ int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable 
         ours = backend != MOUNT_TABLE_BACKEND_MOUNTINFO && is_our_root(root_fd);
         if (backend == MOUNT_TABLE_BACKEND_LISTMOUNT && !ours)
                 return -EXDEV;
-        if (backend == MOUNT_TABLE_BACKEND_LISTMOUNT || (backend == MOUNT_TABLE_BACKEND_DEFAULT &&
-                                                         LISTMOUNT_BY_DEFAULT && ours)) {
+        if (backend == MOUNT_TABLE_BACKEND_LISTMOUNT ||
+            (backend == MOUNT_TABLE_BACKEND_DEFAULT && LISTMOUNT_BY_DEFAULT && ours)) {
                 r = mount_table_load_listmount(ret);
                 if (r >= 0 || backend == MOUNT_TABLE_BACKEND_LISTMOUNT || r == -ENOMEM) {
                         if (r >= 0 && ret_n_bad)

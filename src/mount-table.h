@@ -21,15 +21,15 @@
 typedef struct MountEntry {
         int mount_id;
         int parent_id;
-        dev_t dev;              /* superblock device (major:minor field) */
-        char *root;             /* root of the mount within its filesystem (unescaped) */
-        char *mount_point;      /* unescaped */
-        char *fstype;           /* "ext4", "fuse.sshfs", ... (type.subtype joined with '.') */
-        char *source;           /* unescaped; may be "none" */
-        char *vfs_options;      /* per-mount options */
-        char *fs_options;       /* superblock options */
-        bool read_only;         /* mount or superblock is read-only */
-        bool unlisted;          /* in no mount table (see unlisted.h): our root directory, or a
+        dev_t dev;         /* superblock device (major:minor field) */
+        char *root;        /* root of the mount within its filesystem (unescaped) */
+        char *mount_point; /* unescaped */
+        char *fstype;      /* "ext4", "fuse.sshfs", ... (type.subtype joined with '.') */
+        char *source;      /* unescaped; may be "none" */
+        char *vfs_options; /* per-mount options */
+        char *fs_options;  /* superblock options */
+        bool read_only;    /* mount or superblock is read-only */
+        bool unlisted;     /* in no mount table (see unlisted.h): our root directory, or a
                                  * superblock reached through a process's open file; mount_point is
                                  * the path to open */
 } MountEntry;
@@ -47,9 +47,9 @@ typedef struct MountTable {
 int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned *ret_n_bad);
 
 typedef enum MountTableBackend {
-        MOUNT_TABLE_BACKEND_DEFAULT,    /* production: see mount_table_load() */
-        MOUNT_TABLE_BACKEND_MOUNTINFO,  /* <root_fd>/proc/self/mountinfo, parsed by libmount */
-        MOUNT_TABLE_BACKEND_LISTMOUNT,  /* listmount/statmount only, no fallback (tests, benchmarks) */
+        MOUNT_TABLE_BACKEND_DEFAULT,   /* production: see mount_table_load() */
+        MOUNT_TABLE_BACKEND_MOUNTINFO, /* <root_fd>/proc/self/mountinfo, parsed by libmount */
+        MOUNT_TABLE_BACKEND_LISTMOUNT, /* listmount/statmount only, no fallback (tests, benchmarks) */
         _MOUNT_TABLE_BACKEND_MAX,
 } MountTableBackend;
 

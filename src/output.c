@@ -15,10 +15,10 @@
 
 struct Table {
         size_t n_columns;
-        char **cells;          /* row-major, header row first */
-        const char **colors;   /* row-major, NULL: none */
-        size_t n_rows;         /* including the header */
-        size_t *width;         /* display width */
+        char **cells;        /* row-major, header row first */
+        const char **colors; /* row-major, NULL: none */
+        size_t n_rows;       /* including the header */
+        size_t *width;       /* display width */
         bool *ellipsize;
 };
 
@@ -213,7 +213,8 @@ static void fit_widths(const Table *t, size_t *w, size_t width) {
         }
 }
 
-static void print_cell(FILE *f, const char *cell, size_t w, bool last, const char *color, const OutputStyle *s) {
+static void print_cell(FILE *f, const char *cell, size_t w, bool last, const char *color,
+                       const OutputStyle *s) {
         size_t dw = display_width(cell);
         const char *ell = s->utf8 ? "\u2026" : "...";
         size_t ell_w = s->utf8 ? 1 : 3;
@@ -245,7 +246,8 @@ int table_print_styled(const Table *t, FILE *f, bool legend, const OutputStyle *
 
                         /* The last column is only cut when it alone overflows the terminal. */
                         print_cell(f, t->cells[r * t->n_columns + c],
-                                   last && !t->ellipsize[c] ? SIZE_MAX : w[c], last, t->colors[r * t->n_columns + c], style);
+                                   last && !t->ellipsize[c] ? SIZE_MAX : w[c], last,
+                                   t->colors[r * t->n_columns + c], style);
                         if (last)
                                 fputc('\n', f);
                 }

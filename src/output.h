@@ -43,7 +43,7 @@ int table_set_color(Table *t, size_t column, const char *ansi);
 typedef struct OutputStyle {
         size_t width;
         bool colors;
-        bool utf8;                  /* ellipsis "…" instead of "..." */
+        bool utf8; /* ellipsis "…" instead of "..." */
 } OutputStyle;
 
 /* The style for f, as systemd's tools decide it: $COLUMNS, else the terminal's width when f is a

@@ -178,15 +178,15 @@ static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
 
 typedef struct SbDecision {
         PlanAction action;
-        const char *group;         /* device group to run in, NULL: the superblock's own */
-        char *covered_if_path;     /* overlays: upperdir, see PlanEntry */
+        const char *group;     /* device group to run in, NULL: the superblock's own */
+        char *covered_if_path; /* overlays: upperdir, see PlanEntry */
         dev_t covered_if_dev;
-        bool uncovered;            /* skipped, yet possibly holding data: see PlanEntry */
-        bool fuse_evidence;        /* see PlanEntry */
+        bool uncovered;     /* skipped, yet possibly holding data: see PlanEntry */
+        bool fuse_evidence; /* see PlanEntry */
         char *reason;
         usec_t timeout;
         const char *rule;
-        size_t primary;            /* table index of the mount to open */
+        size_t primary; /* table index of the mount to open */
         bool decided;
 } SbDecision;
 
@@ -242,8 +242,8 @@ static int decide_overlay(const Sample *sample, const PathIndex *pi, PlanScope s
         return r < 0 ? -ENOMEM : 0;
 }
 
-static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope, size_t k,
-                     SbDecision *d) {
+static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope,
+                     size_t k, SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
         const MountTable *t = sample->table;
         const MountEntry *m;
@@ -307,8 +307,10 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         {
                 uint64_t dirty = sb_dirty_bytes(s);
                 if (dirty != UINT64_MAX && dirty > 0)
-                        r = asprintf(&d->reason, "writable: may hold unsynced data; ~%" PRIu64
-                                     " bytes dirty or under writeback on bdi %s", dirty, s->device.bdi_name);
+                        r = asprintf(&d->reason,
+                                     "writable: may hold unsynced data; ~%" PRIu64
+                                     " bytes dirty or under writeback on bdi %s",
+                                     dirty, s->device.bdi_name);
                 else
                         r = asprintf(&d->reason, "writable: may hold unsynced data");
         }
@@ -335,7 +337,8 @@ static int entry_set_path(const Sample *sample, size_t idx, PlanEntry *e) {
         }
         n = &sample->namespaces[ns - 1];
         e->namespace_ino = n->ino;
-        if (asprintf(&e->path, "/proc/%d/root%s", n->pid, streq(e->mount_point, "/") ? "" : e->mount_point) < 0) {
+        if (asprintf(&e->path, "/proc/%d/root%s", n->pid, streq(e->mount_point, "/") ? "" : e->mount_point) <
+            0) {
                 e->path = NULL;
                 return -ENOMEM;
         }
@@ -396,9 +399,9 @@ static int fuse_owner(const char *fstype, const char *opts, uid_t *ret_uid, gid_
 
 typedef struct GroupWork {
         const char *group;
-        usec_t work;               /* sum of known ETAs; unknown counts as 0 for ordering */
+        usec_t work; /* sum of known ETAs; unknown counts as 0 for ordering */
         uint64_t dirty;
-        size_t first;              /* first superblock index (stable tie-break) */
+        size_t first; /* first superblock index (stable tie-break) */
 } GroupWork;
 
 static int cmp_group_work(const GroupWork *x, const GroupWork *y) {
@@ -415,14 +418,14 @@ typedef struct PlanBuild {
         const Policy *policy;
         PlanScope scope;
         PathIndex pi;
-        SbDecision *dec;           /* one per superblock */
-        GroupWork *groups;         /* device groups with something to sync, in execution order */
+        SbDecision *dec;   /* one per superblock */
+        GroupWork *groups; /* device groups with something to sync, in execution order */
         size_t n_groups;
-        size_t *sync_sbs;          /* superblocks to sync, in superblock order */
+        size_t *sync_sbs; /* superblocks to sync, in superblock order */
         size_t n_sync_sbs;
-        bool eta_known;            /* every superblock to sync has a known ETA */
+        bool eta_known; /* every superblock to sync has a known ETA */
         Plan *plan;
-        size_t pos;                /* entries of plan filled so far */
+        size_t pos; /* entries of plan filled so far */
 } PlanBuild;
 
 static void plan_build_done(PlanBuild *b) {
@@ -457,9 +460,10 @@ static int plan_decide(PlanBuild *b) {
                 if (!d->decided || !m->unlisted || !d->reason)
                         continue;
                 /* Say how a superblock no mount table shows is reached. */
-                if (asprintf(&x, "%s: %s", streq(m->mount_point, "/")
-                                         ? "our root, not a mount point in our table (restricted view)"
-                                         : "in no mount table, reached through a process's open file",
+                if (asprintf(&x, "%s: %s",
+                             streq(m->mount_point, "/")
+                                     ? "our root, not a mount point in our table (restricted view)"
+                                     : "in no mount table, reached through a process's open file",
                              d->reason) < 0)
                         return -ENOMEM;
                 free(d->reason);
@@ -492,7 +496,8 @@ static int plan_decide_overlays(PlanBuild *b) {
                         d->action = PLAN_SYNC;
                         d->group = us->group;
                         d->covered_if_dev = us->dev;
-                        r = asprintf(&d->reason, "overlay: upper layer on %s (%u:%u) is synced first, "
+                        r = asprintf(&d->reason,
+                                     "overlay: upper layer on %s (%u:%u) is synced first, "
                                      "the overlay itself only if its upperdir is not there",
                                      t->entries[u->primary].mount_point, major(us->dev), minor(us->dev));
                 } else {
@@ -612,8 +617,8 @@ static int plan_order_sync(PlanBuild *b) {
                 }
                 /* Within a group: larger known work first (insertion sort, groups are small). */
                 for (size_t i = start + 1; i < b->pos; i++)
-                        for (size_t j = i; j > start && entries[j - 1].dirty_bytes + 1 <
-                                                                entries[j].dirty_bytes + 1; j--) {
+                        for (size_t j = i;
+                             j > start && entries[j - 1].dirty_bytes + 1 < entries[j].dirty_bytes + 1; j--) {
                                 PlanEntry tmp = entries[j];
                                 entries[j] = entries[j - 1];
                                 entries[j - 1] = tmp;
@@ -650,8 +655,8 @@ static int plan_add_skipped(PlanBuild *b) {
                         if (asprintf(&e->reason, "same superblock %u:%u as %s (bind mount or subvolume)",
                                      major(s->dev), minor(s->dev), primary_mp) < 0)
                                 e->reason = NULL;
-                } else if (asprintf(&e->reason, "same superblock %u:%u as %s: %s", major(s->dev), minor(s->dev),
-                                    primary_mp, d->reason ? d->reason : "skipped") < 0)
+                } else if (asprintf(&e->reason, "same superblock %u:%u as %s: %s", major(s->dev),
+                                    minor(s->dev), primary_mp, d->reason ? d->reason : "skipped") < 0)
                         e->reason = NULL;
                 if (!e->reason)
                         return -ENOMEM;
@@ -735,7 +740,8 @@ size_t plan_learn(Plan *plan, const PlanLearned *l, size_t n) {
                 if (e->action != PLAN_SYNC)
                         continue;
                 for (size_t k = 0; k < n; k++) {
-                        if (l[k].namespace_ino != e->namespace_ino || !streq_ptr(l[k].mount_point, e->mount_point))
+                        if (l[k].namespace_ino != e->namespace_ino ||
+                            !streq_ptr(l[k].mount_point, e->mount_point))
                                 continue;
                         e->eta = e->eta == USEC_INFINITY ? l[k].p50 : usec_add(e->eta, l[k].min);
                         learned++;

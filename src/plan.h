@@ -30,55 +30,55 @@ typedef enum PlanAction {
 const char *plan_action_to_string(PlanAction a);
 
 typedef struct PlanEntry {
-        const char *mount_point;    /* borrowed from the Sample's MountTable */
+        const char *mount_point; /* borrowed from the Sample's MountTable */
         const char *fstype;
         const char *source;
         dev_t dev;
-        const char *group;          /* borrowed from the Superblock */
-        size_t sb;                  /* index into Sample.sbs */
+        const char *group; /* borrowed from the Superblock */
+        size_t sb;         /* index into Sample.sbs */
         PlanAction action;
-        char *reason;               /* owned */
-        usec_t timeout;             /* per-mount timeout (sync only) */
-        uint64_t dirty_bytes;       /* UINT64_MAX unknown */
-        usec_t eta;                 /* estimated sync time, USEC_INFINITY unknown */
-        const char *rule;           /* matching rule name or NULL */
-        int mount_id;               /* the mount this entry stands for */
-        char *path;                 /* what the worker opens: the mount point, or
+        char *reason;           /* owned */
+        usec_t timeout;         /* per-mount timeout (sync only) */
+        uint64_t dirty_bytes;   /* UINT64_MAX unknown */
+        usec_t eta;             /* estimated sync time, USEC_INFINITY unknown */
+        const char *rule;       /* matching rule name or NULL */
+        int mount_id;           /* the mount this entry stands for */
+        char *path;             /* what the worker opens: the mount point, or
                                      * /proc/PID/root/<mount point> for another mount namespace */
-        uint64_t namespace_ino;     /* 0: our own mount namespace */
-        bool uncovered;             /* skipped although it may hold data (Action=skip, late scope): the
+        uint64_t namespace_ino; /* 0: our own mount namespace */
+        bool uncovered;         /* skipped although it may hold data (Action=skip, late scope): the
                                      * kernel's own sync is then not redundant */
-        char *covered_if_path;      /* overlays: their upperdir (owned); the worker skips the overlay's
+        char *covered_if_path;  /* overlays: their upperdir (owned); the worker skips the overlay's
                                      * own syncfs if this path is on covered_if_dev, the upper layer's
                                      * superblock synced just before in the same group */
         dev_t covered_if_dev;
-        const char *flush_device;   /* block device node to fsync() after syncfs, for filesystems
+        const char *flush_device; /* block device node to fsync() after syncfs, for filesystems
                                      * whose sync_fs sends no cache FLUSH (vfat, exfat, ...: the
                                      * device_flush column of fs-type.c); borrowed */
-        bool primary;               /* the mount through which its superblock is synced */
-        uid_t run_as_uid;           /* FUSE without allow_other admits only its owner, not even root:
+        bool primary;             /* the mount through which its superblock is synced */
+        uid_t run_as_uid;         /* FUSE without allow_other admits only its owner, not even root:
                                      * the worker syncs it as user_id=/group_id= of the mount, in a
                                      * group of its own ("owner:UID:GID:<group>", so the worker may
                                      * drop privileges for good). (uid_t) -1: as we are */
         gid_t run_as_gid;
-        char *own_group;            /* owned storage behind group for such a group of its own */
-        bool unlisted;              /* in no mount table (MountEntry.unlisted): path is our root or a
+        char *own_group;      /* owned storage behind group for such a group of its own */
+        bool unlisted;        /* in no mount table (MountEntry.unlisted): path is our root or a
                                      * process's open file; a failure to reach it never means "gone" */
-        bool fuse_evidence;         /* late scope left out a plain FUSE superblock of an unprivileged
+        bool fuse_evidence;   /* late scope left out a plain FUSE superblock of an unprivileged
                                      * server: uncovered, unless evidence.h proves it clean at the end
                                      * of the pass from its bdi (bdi_name) */
-        const char *bdi_name;       /* borrowed from the Superblock; NULL unknown */
+        const char *bdi_name; /* borrowed from the Superblock; NULL unknown */
 } PlanEntry;
 
 typedef struct Plan {
-        PlanEntry *entries;         /* every mount, sync entries first in execution order */
+        PlanEntry *entries; /* every mount, sync entries first in execution order */
         size_t n_entries;
         size_t n_sync;
-        usec_t eta;                 /* USEC_INFINITY unknown */
-        usec_t deadline;            /* from policy */
+        usec_t eta;      /* USEC_INFINITY unknown */
+        usec_t deadline; /* from policy */
         unsigned max_parallel;
-        usec_t t_plan;              /* phase time (set by caller) */
-        bool complete;              /* the sample saw every superblock (Sample.complete) */
+        usec_t t_plan; /* phase time (set by caller) */
+        bool complete; /* the sample saw every superblock (Sample.complete) */
 } Plan;
 
 Plan *plan_free(Plan *p);
@@ -97,7 +97,7 @@ typedef enum PlanScope {
  * shortest and the median sync time of its superblock. */
 typedef struct PlanLearned {
         const char *mount_point;
-        uint64_t namespace_ino;     /* 0: our own namespace */
+        uint64_t namespace_ino; /* 0: our own namespace */
         usec_t min, p50;
 } PlanLearned;
 

@@ -9,7 +9,7 @@
 #include "shared/macro.h"
 
 #define WIDTH 1000
-#define LEFT 260   /* label column */
+#define LEFT 260 /* label column */
 #define ROW 18
 #define TOP 60
 
@@ -44,12 +44,25 @@ static void put_text(FILE *f, const char *v) {
                         continue;
                 }
                 switch (*s) {
-                case '&': fputs("&amp;", f); break;
-                case '<': fputs("&lt;", f); break;
-                case '>': fputs("&gt;", f); break;
-                case '"': fputs("&quot;", f); break;
-                case '\'': fputs("&apos;", f); break;
-                default: fwrite(s, 1, n, f); s += n; continue;
+                case '&':
+                        fputs("&amp;", f);
+                        break;
+                case '<':
+                        fputs("&lt;", f);
+                        break;
+                case '>':
+                        fputs("&gt;", f);
+                        break;
+                case '"':
+                        fputs("&quot;", f);
+                        break;
+                case '\'':
+                        fputs("&apos;", f);
+                        break;
+                default:
+                        fwrite(s, 1, n, f);
+                        s += n;
+                        continue;
                 }
                 s++;
         }
@@ -69,12 +82,13 @@ static void put_vline(FILE *f, const Scale *s, usec_t t, int height, const char 
                       const char *label) {
         double x = x_of(s, t);
 
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"%s%s%s/>\n", x, TOP - 14, x,
-                height - 20, stroke, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"%s%s%s/>\n", x, TOP - 14,
+                x, height - 20, stroke, dash ? " stroke-dasharray=\"" : "", dash ? dash : "",
+                dash ? "\"" : "");
         /* Near the right edge the label goes to the left of its line. */
         if (x > WIDTH - 120)
-                fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"mark\" text-anchor=\"end\">%s</text>\n", x - 2, TOP - 18,
-                        label);
+                fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"mark\" text-anchor=\"end\">%s</text>\n", x - 2,
+                        TOP - 18, label);
         else
                 fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"mark\">%s</text>\n", x + 2, TOP - 18, label);
 }
@@ -93,8 +107,8 @@ static void put_axis(FILE *f, const Scale *s, int height) {
         for (usec_t t = 0; t <= span; t += step) {
                 double x = x_of(s, s->t0 + t);
 
-                fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e0e0e0\"/>\n", x, TOP - 4, x,
-                        height - 20);
+                fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e0e0e0\"/>\n", x,
+                        TOP - 4, x, height - 20);
                 fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"tick\">%s</text>\n", x, height - 6,
                         t == 0 ? "0" : format_timespan(buf, sizeof buf, t));
         }
@@ -110,8 +124,8 @@ static void put_bar(FILE *f, const Scale *s, int y, const PlotBar *b) {
                 format_timespan(buf, sizeof buf, b->end > b->start ? b->end - b->start : 0));
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"label\">", LEFT - 6, y + ROW - 5);
         put_text(f, b->label);
-        fprintf(f, "</text>\n<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/></g>\n", x0, y + 2,
-                MAX(x1 - x0, 1.0), ROW - 4, colour(b->outcome));
+        fprintf(f, "</text>\n<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/></g>\n", x0,
+                y + 2, MAX(x1 - x0, 1.0), ROW - 4, colour(b->outcome));
 }
 
 int plot_svg(const PlotCycle *c, char **ret) {
@@ -138,27 +152,33 @@ int plot_svg(const PlotCycle *c, char **ret) {
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
-        fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
-                   "<style>text{font-family:sans-serif;font-size:11px}.label{text-anchor:end}"
-                   ".tick{text-anchor:middle;fill:#616161}.mark{font-size:10px}</style>\n"
-                   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"18\" "
-                   "style=\"font-size:14px\">suspend-sync: ", WIDTH, height, WIDTH, height);
+        fprintf(f,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+                "<style>text{font-family:sans-serif;font-size:11px}.label{text-anchor:end}"
+                ".tick{text-anchor:middle;fill:#616161}.mark{font-size:10px}</style>\n"
+                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"18\" "
+                "style=\"font-size:14px\">suspend-sync: ",
+                WIDTH, height, WIDTH, height);
         put_text(f, c->title);
         fputs("</text>\n", f);
         put_axis(f, &s, height);
 
         /* The passes as bands behind their bars. */
         if (c->unit_end)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#e3f2fd\"/>"
-                           "<text x=\"%d\" y=\"%d\" class=\"label\">unit pass</text>\n",
-                        x_of(&s, c->unit_start), TOP, MAX(x_of(&s, c->unit_end) - x_of(&s, c->unit_start), 1.0), ROW,
-                        LEFT - 6, TOP + ROW - 5);
+                fprintf(f,
+                        "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#e3f2fd\"/>"
+                        "<text x=\"%d\" y=\"%d\" class=\"label\">unit pass</text>\n",
+                        x_of(&s, c->unit_start), TOP,
+                        MAX(x_of(&s, c->unit_end) - x_of(&s, c->unit_start), 1.0), ROW, LEFT - 6,
+                        TOP + ROW - 5);
         if (c->late_end)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#ede7f6\"/>"
-                           "<text x=\"%d\" y=\"%d\" class=\"label\">late pass</text>\n",
-                        x_of(&s, c->late_start), TOP + ROW, MAX(x_of(&s, c->late_end) - x_of(&s, c->late_start), 1.0),
-                        ROW, LEFT - 6, TOP + 2 * ROW - 5);
+                fprintf(f,
+                        "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#ede7f6\"/>"
+                        "<text x=\"%d\" y=\"%d\" class=\"label\">late pass</text>\n",
+                        x_of(&s, c->late_start), TOP + ROW,
+                        MAX(x_of(&s, c->late_end) - x_of(&s, c->late_start), 1.0), ROW, LEFT - 6,
+                        TOP + 2 * ROW - 5);
         for (size_t i = 0; i < c->n_bars; i++)
                 put_bar(f, &s, TOP + ROW * (int) (i + 2), &c->bars[i]);
         if (c->deadline)

@@ -20,9 +20,9 @@ typedef struct PlotBar {
 } PlotBar;
 
 typedef struct PlotCycle {
-        const char *title;        /* e.g. "suspend, Tue 2026-12-01 10:00:00 UTC" */
+        const char *title;           /* e.g. "suspend, Tue 2026-12-01 10:00:00 UTC" */
         usec_t unit_start, unit_end; /* 0/0: no unit pass */
-        usec_t deadline;          /* realtime of the unit pass's deadline, 0 none */
+        usec_t deadline;             /* realtime of the unit pass's deadline, 0 none */
         usec_t late_start, late_end; /* 0/0: no late pass */
         const PlotBar *bars;
         size_t n_bars;

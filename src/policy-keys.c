@@ -57,8 +57,8 @@ static int parse_time_value(ParseState *s, const char *key, const char *value, u
                 return 0;
         }
         if (u == 0 || u > POLICY_MAX_TIMESPAN) {
-                policy_parse_warn(s, "Invalid %s= value '%s' (must be more than 0 and at most 24h), ignoring", key,
-                                  value);
+                policy_parse_warn(s, "Invalid %s= value '%s' (must be more than 0 and at most 24h), ignoring",
+                                  key, value);
                 return 0;
         }
         *ret = u;
@@ -69,7 +69,8 @@ static int parse_unsigned_key(ParseState *s, const PolicyKey *k, const char *val
         unsigned v;
 
         if (safe_atou(value, &v) < 0 || v < 1 || v > k->max) {
-                policy_parse_warn(s, "Invalid %s= value '%s' (expected 1..%u), ignoring", k->name, value, k->max);
+                policy_parse_warn(s, "Invalid %s= value '%s' (expected 1..%u), ignoring", k->name, value,
+                                  k->max);
                 return 0;
         }
         *(unsigned *) field = v;
@@ -107,7 +108,7 @@ static int parse_enum_key(ParseState *s, const PolicyKey *k, const char *value, 
 
         if (i < 0) {
                 policy_parse_warn(s, "Invalid %s= value '%s' (expected %s), ignoring", k->name, value,
-                     enum_choices(k, choices, sizeof choices));
+                                  enum_choices(k, choices, sizeof choices));
                 return 0;
         }
         *(int *) field = (int) i;
@@ -120,9 +121,10 @@ static int parse_action_key(ParseState *s, const PolicyKey *k, const char *value
         char choices[128];
 
         if (i < 0) {
-                policy_parse_warn(s, "Invalid %s= value '%s' in rule '%s' (expected %s), using %s=%s", k->name, value,
-                     policy_parse_rule_name(s), enum_choices(k, choices, sizeof choices), k->name,
-                     rule_action_to_string(RULE_ACTION_SYNC));
+                policy_parse_warn(s, "Invalid %s= value '%s' in rule '%s' (expected %s), using %s=%s",
+                                  k->name, value, policy_parse_rule_name(s),
+                                  enum_choices(k, choices, sizeof choices), k->name,
+                                  rule_action_to_string(RULE_ACTION_SYNC));
                 i = RULE_ACTION_SYNC;
         }
         *(int *) field = (int) i;
@@ -142,14 +144,16 @@ static int parse_globs_key(ParseState *s, const PolicyKey *k, const char *value,
                 return 0;
         }
         if (r == -E2BIG) {
-                policy_parse_disable_rule(s, "too many patterns in %s= (max %u)", k->name, POLICY_MAX_PATTERNS);
+                policy_parse_disable_rule(s, "too many patterns in %s= (max %u)", k->name,
+                                          POLICY_MAX_PATTERNS);
                 return 0;
         }
         if (k->absolute)
                 for (char **i = l; i && *i; i++)
                         if ((*i)[0] != '/' && (*i)[0] != '*') {
-                                policy_parse_disable_rule(s, "invalid %s= pattern '%s' (must start with '/' or '*')",
-                                                          k->name, *i);
+                                policy_parse_disable_rule(
+                                        s, "invalid %s= pattern '%s' (must start with '/' or '*')", k->name,
+                                        *i);
                                 return 0;
                         }
 
@@ -178,7 +182,8 @@ static int parse_device_key(ParseState *s, const PolicyKey *k, const char *value
                         c = device_class_from_string(word);
                 }
                 if (c <= 0) {
-                        policy_parse_disable_rule(s, "unknown device class '%.*s' in %s=", (int) n, v, k->name);
+                        policy_parse_disable_rule(s, "unknown device class '%.*s' in %s=", (int) n, v,
+                                                  k->name);
                         return 0;
                 }
                 mask |= (unsigned) c;
@@ -301,15 +306,15 @@ static const PolicyKind kind_PATH = { parse_path_key, reset_path, print_path, do
 #define KIND_ARG_DEVICE(a) .unset = "any"
 #define KIND_ARG_PATH(a) .path_default = (a)
 
-#define KEY_ROW(type, section_, key, ctype, field, origin, knd, arg, def_)                             \
-        {                                                                                               \
-                .section = #section_,                                                                   \
-                .name = #key,                                                                           \
-                .kind = &kind_##knd,                                                                    \
-                .offset = offsetof(type, field),                                                        \
-                .origin_offset = offsetof(type, origin),                                                \
-                .def = (uint64_t) (def_),                                                               \
-                KIND_ARG_##knd(arg),                                                                    \
+#define KEY_ROW(type, section_, key, ctype, field, origin, knd, arg, def_) \
+        {                                                                  \
+                .section = #section_,                                      \
+                .name = #key,                                              \
+                .kind = &kind_##knd,                                       \
+                .offset = offsetof(type, field),                           \
+                .origin_offset = offsetof(type, origin),                   \
+                .def = (uint64_t) (def_),                                  \
+                KIND_ARG_##knd(arg),                                       \
         },
 #define POLICY_ROW(...) KEY_ROW(Policy, __VA_ARGS__)
 #define RULE_ROW(...) KEY_ROW(Rule, __VA_ARGS__)
@@ -326,7 +331,7 @@ const size_t policy_n_keys = ELEMENTSOF(policy_keys);
 #define KIND_CTYPE_GLOBS char **
 #define KIND_CTYPE_DEVICE unsigned
 #define KIND_CTYPE_PATH char *
-#define CHECK_ROW(section, key, ctype, field, origin, kind, arg, def)                                   \
+#define CHECK_ROW(section, key, ctype, field, origin, kind, arg, def) \
         _Static_assert(sizeof(ctype) == sizeof(KIND_CTYPE_##kind), #key ": C type and kind differ");
 POLICY_KEYS(CHECK_ROW)
 RULE_KEYS(CHECK_ROW)

@@ -13,7 +13,7 @@
 
 #include "policy.h"
 
-typedef struct ParseState ParseState;   /* policy-parse.c: one file being parsed */
+typedef struct ParseState ParseState; /* policy-parse.c: one file being parsed */
 typedef struct PolicyKey PolicyKey;
 
 /* How a kind of value is parsed (an empty value never gets here: it resets to the default), reset
@@ -24,22 +24,22 @@ typedef struct PolicyKind {
         int (*parse)(ParseState *s, const PolicyKey *k, const char *value, void *field);
         void (*reset)(const PolicyKey *k, void *field);
         void (*print)(FILE *f, const PolicyKey *k, const void *field);
-        void (*done)(void *field);              /* frees what the field owns; NULL: nothing */
+        void (*done)(void *field); /* frees what the field owns; NULL: nothing */
 } PolicyKind;
 
 struct PolicyKey {
-        const char *section;                    /* "Sync", "Kernel"; "Rule": the fields are in Rule */
+        const char *section; /* "Sync", "Kernel"; "Rule": the fields are in Rule */
         const char *name;
         const PolicyKind *kind;
-        size_t offset, origin_offset;           /* in Policy, or in Rule */
+        size_t offset, origin_offset; /* in Policy, or in Rule */
         uint64_t def;
-        unsigned max;                           /* UNSIGNED */
-        const char *const *table;               /* ENUM, ACTION */
+        unsigned max;             /* UNSIGNED */
+        const char *const *table; /* ENUM, ACTION */
         size_t n_table;
-        bool absolute;                          /* GLOBS: patterns start with '/' or '*' */
-        const char *unset;                      /* cat-config: what an unset value means */
-        const char *yes_note;                   /* BOOLEAN: cat-config's comment when yes */
-        const char *path_default;               /* PATH: the default directory, NULL: none */
+        bool absolute;            /* GLOBS: patterns start with '/' or '*' */
+        const char *unset;        /* cat-config: what an unset value means */
+        const char *yes_note;     /* BOOLEAN: cat-config's comment when yes */
+        const char *path_default; /* PATH: the default directory, NULL: none */
 };
 
 extern const PolicyKey policy_keys[];

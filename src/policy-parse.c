@@ -29,27 +29,27 @@
 #include "policy-keys.h"
 #include "shared/strv.h"
 
-#define INIH_MAX_SECTION 50                     /* compile-time in libinih: names are cut at 49 */
+#define INIH_MAX_SECTION 50 /* compile-time in libinih: names are cut at 49 */
 #define INIH_MAX_NAME 50
 
 /* ---- the parser ------------------------------------------------------------------------------- */
 
 typedef enum SectionKind {
-        SECTION_NONE,     /* before the first header */
-        SECTION_KEYS,     /* a section of the key table other than rules: [Sync], [Kernel] */
+        SECTION_NONE, /* before the first header */
+        SECTION_KEYS, /* a section of the key table other than rules: [Sync], [Kernel] */
         SECTION_RULE,
-        SECTION_IGNORED,  /* unknown or invalid section: already warned, keys dropped silently */
+        SECTION_IGNORED, /* unknown or invalid section: already warned, keys dropped silently */
 } SectionKind;
 
 struct ParseState {
         Policy *policy;
-        const char *file;       /* owned by policy->files */
+        const char *file; /* owned by policy->files */
         const char *pos, *end;
         unsigned line;
         SectionKind section;
         const char *section_name; /* the key table's name of it ("Sync", ...; "Rule") */
-        size_t rule;            /* index into policy->rules when section == SECTION_RULE */
-        int error;              /* first -ENOMEM */
+        size_t rule;              /* index into policy->rules when section == SECTION_RULE */
+        int error;                /* first -ENOMEM */
 };
 
 #define WARN(s, ...) policy_parse_warn(s, __VA_ARGS__)
@@ -383,4 +383,3 @@ int policy_parse_text(Policy *p, const char *filename, const char *text, size_t 
         (void) ini_parse_stream(policy_reader, &s, policy_handler, &s);
         return s.error;
 }
-

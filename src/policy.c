@@ -120,7 +120,8 @@ int policy_warn(Policy *p, const char *file, unsigned line, const char *fmt, ...
 /* ---- reading ------------------------------------------------------------------------------------ */
 
 int policy_find_files(int root_fd, char ***ret) {
-        return conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, NULL, NULL, ret, NULL);
+        return conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, NULL, NULL, ret,
+                               NULL);
 }
 
 PolicySources *policy_sources_free(PolicySources *s) {
@@ -202,8 +203,8 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
                 if (r < 0)
                         return r;
         } else {
-                r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, progress, userdata, &files,
-                                    &s->truncated);
+                r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, progress,
+                                    userdata, &files, &s->truncated);
                 if (r < 0)
                         return r;
                 for (char **f = files; *f; f++) {
@@ -219,13 +220,15 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
 
 static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
         if (f->error == -ENOENT && !explicit)
-                return 0;       /* vanished since we listed it */
+                return 0; /* vanished since we listed it */
         if (f->error == -ENOENT)
                 return policy_warn(p, f->path, 0, "File not found, using defaults");
         if (f->error == -EFBIG)
-                return policy_warn(p, f->path, 0, "File larger than %u bytes, ignoring", POLICY_MAX_FILE_SIZE);
+                return policy_warn(p, f->path, 0, "File larger than %u bytes, ignoring",
+                                   POLICY_MAX_FILE_SIZE);
         if (f->error == -E2BIG)
-                return policy_warn(p, f->path, 0, "Configuration larger than %u bytes in total, ignoring this file",
+                return policy_warn(p, f->path, 0,
+                                   "Configuration larger than %u bytes in total, ignoring this file",
                                    POLICY_MAX_TOTAL_SIZE);
         if (f->error < 0)
                 return policy_warn(p, f->path, 0, "Failed to read: %s, ignoring", strerror(-f->error));
@@ -240,7 +243,8 @@ int policy_build(const PolicySources *s, Policy **ret) {
         if (r < 0)
                 return r;
         if (s->truncated) {
-                r = policy_warn(p, "suspend-sync.conf.d", 0, "Too many drop-in files (max %u in total), ignoring the rest",
+                r = policy_warn(p, "suspend-sync.conf.d", 0,
+                                "Too many drop-in files (max %u in total), ignoring the rest",
                                 POLICY_MAX_FILES);
                 if (r < 0)
                         return r;

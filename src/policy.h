@@ -18,7 +18,7 @@
 #include "shared/time-util.h"
 
 #define POLICY_MAX_RULES 256U
-#define POLICY_MAX_PATTERNS 64U     /* per rule and key */
+#define POLICY_MAX_PATTERNS 64U /* per rule and key */
 #define POLICY_MAX_WARNINGS 256U
 #define POLICY_MAX_FILES 256U
 #define POLICY_MAX_PARALLEL_LIMIT 64U
@@ -31,7 +31,7 @@
 typedef enum RuleAction {
         RULE_ACTION_SYNC,
         RULE_ACTION_SKIP,
-        RULE_ACTION_AUTO,       /* the built-in decision: sync whatever may hold data */
+        RULE_ACTION_AUTO, /* the built-in decision: sync whatever may hold data */
         _RULE_ACTION_MAX,
         _RULE_ACTION_INVALID = -EINVAL,
 } RuleAction;
@@ -65,8 +65,8 @@ typedef struct Origin {
 
 /* SkipClean=yes asked to skip filesystems proven clean. No filesystem type has an exact test for
  * that (docs/CLEAN-EVIDENCE.md), so the key is accepted and ignored; verbs say so once. */
-#define POLICY_SKIP_CLEAN_NO_EFFECT                                                                     \
-        "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that "   \
+#define POLICY_SKIP_CLEAN_NO_EFFECT                                                                  \
+        "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that " \
         "may hold data is synced (see suspend-sync.conf(5))"
 
 /*
@@ -83,38 +83,39 @@ typedef struct Origin {
  * classes) and ACTION (an invalid value gives Action=sync); PATH (an absolute directory or "no";
  * argument: the default directory, owned copies). An empty value resets to the default.
  */
-#define POLICY_KEYS(X)                                                                                  \
-        X(Sync, MaxParallel, unsigned, max_parallel, o_max_parallel, UNSIGNED, POLICY_MAX_PARALLEL_LIMIT, 16U) \
+#define POLICY_KEYS(X)                                                                                       \
+        X(Sync, MaxParallel, unsigned, max_parallel, o_max_parallel, UNSIGNED, POLICY_MAX_PARALLEL_LIMIT,    \
+          16U)                                                                                               \
         X(Sync, MountTimeoutSec, usec_t, mount_timeout, o_mount_timeout, TIMESPAN, NULL, 10U * USEC_PER_SEC) \
-        X(Sync, DeadlineSec, usec_t, deadline, o_deadline, TIMESPAN, NULL, 30U * USEC_PER_SEC)          \
-        /* Parsed for old configurations, changes nothing: see POLICY_SKIP_CLEAN_NO_EFFECT */          \
-        X(Sync, SkipClean, bool, skip_clean, o_skip_clean, BOOLEAN, POLICY_SKIP_CLEAN_NO_EFFECT, false) \
-        X(Sync, OnTimeout, OnTimeout, on_timeout, o_on_timeout, ENUM, on_timeout, ON_TIMEOUT_CONTINUE) \
-        X(Kernel, SyncOnSuspend, SyncOnSuspendMode, sync_on_suspend, o_sync_on_suspend, ENUM,          \
-          sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)                                                 \
-        X(Metrics, TextfileDirectory, char *, textfile_directory, o_textfile_directory, PATH,          \
+        X(Sync, DeadlineSec, usec_t, deadline, o_deadline, TIMESPAN, NULL, 30U * USEC_PER_SEC)               \
+        /* Parsed for old configurations, changes nothing: see POLICY_SKIP_CLEAN_NO_EFFECT */                \
+        X(Sync, SkipClean, bool, skip_clean, o_skip_clean, BOOLEAN, POLICY_SKIP_CLEAN_NO_EFFECT, false)      \
+        X(Sync, OnTimeout, OnTimeout, on_timeout, o_on_timeout, ENUM, on_timeout, ON_TIMEOUT_CONTINUE)       \
+        X(Kernel, SyncOnSuspend, SyncOnSuspendMode, sync_on_suspend, o_sync_on_suspend, ENUM,                \
+          sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)                                                        \
+        X(Metrics, TextfileDirectory, char *, textfile_directory, o_textfile_directory, PATH,                \
           METRICS_TEXTFILE_DIR_DEFAULT, 0)
 
 /* [Rule NAME]: paths and types are NULL-terminated globs (NULL = any), device_classes a
  * DeviceClassBit mask (0 = any), mount_timeout USEC_INFINITY = inherit [Sync] MountTimeoutSec=. */
-#define RULE_KEYS(X)                                                                                    \
-        X(Rule, Path, char **, paths, o_paths, GLOBS, true, 0)                                          \
-        X(Rule, Type, char **, types, o_types, GLOBS, false, 0)                                         \
-        X(Rule, Device, unsigned, device_classes, o_device, DEVICE, 0, 0U)                              \
-        X(Rule, Action, RuleAction, action, o_action, ACTION, rule_action, RULE_ACTION_AUTO)           \
-        X(Rule, MountTimeoutSec, usec_t, mount_timeout, o_mount_timeout, TIMESPAN, "[Sync] MountTimeoutSec=", \
-          USEC_INFINITY)
+#define RULE_KEYS(X)                                                                         \
+        X(Rule, Path, char **, paths, o_paths, GLOBS, true, 0)                               \
+        X(Rule, Type, char **, types, o_types, GLOBS, false, 0)                              \
+        X(Rule, Device, unsigned, device_classes, o_device, DEVICE, 0, 0U)                   \
+        X(Rule, Action, RuleAction, action, o_action, ACTION, rule_action, RULE_ACTION_AUTO) \
+        X(Rule, MountTimeoutSec, usec_t, mount_timeout, o_mount_timeout, TIMESPAN,           \
+          "[Sync] MountTimeoutSec=", USEC_INFINITY)
 
 #define _POLICY_KEY_FIELD(section, key, ctype, field, origin, kind, arg, def) ctype field;
 #define _POLICY_KEY_ORIGIN(section, key, ctype, field, origin, kind, arg, def) Origin origin;
 
 typedef struct Rule {
-        char *name;                 /* from "[Rule NAME]" */
+        char *name; /* from "[Rule NAME]" */
         RULE_KEYS(_POLICY_KEY_FIELD)
-        bool disabled;              /* a line of it could not be understood: it matches nothing (fail
+        bool disabled;         /* a line of it could not be understood: it matches nothing (fail
                                      * closed: a dropped match key would widen it to every mount) */
-        char *disabled_reason;      /* the first such line's problem (owned) */
-        Origin origin;              /* where the section started */
+        char *disabled_reason; /* the first such line's problem (owned) */
+        Origin origin;         /* where the section started */
         RULE_KEYS(_POLICY_KEY_ORIGIN)
         Origin o_disabled;
 } Rule;
@@ -123,12 +124,12 @@ typedef struct Policy {
         POLICY_KEYS(_POLICY_KEY_FIELD)
         POLICY_KEYS(_POLICY_KEY_ORIGIN)
 
-        Rule *rules;                /* in file order; first match wins */
+        Rule *rules; /* in file order; first match wins */
         size_t n_rules;
 
-        char **files;               /* files read, in order (NULL-terminated) */
-        char **warnings;            /* "file:line: message" (NULL-terminated), bounded */
-        Origin *warning_origins;    /* n_warnings: file (owned copy) and line (0: none) of each */
+        char **files;            /* files read, in order (NULL-terminated) */
+        char **warnings;         /* "file:line: message" (NULL-terminated), bounded */
+        Origin *warning_origins; /* n_warnings: file (owned copy) and line (0: none) of each */
         size_t n_warnings;
 } Policy;
 
@@ -136,15 +137,15 @@ typedef struct Policy {
  * used (policy_apply_overrides() for the verbs), never written into a parsed Policy, so that
  * cat-config shows the file's value and origin, and the override next to it. */
 typedef struct PolicyOverrides {
-        usec_t deadline;            /* USEC_INFINITY: not given */
+        usec_t deadline; /* USEC_INFINITY: not given */
 } PolicyOverrides;
 
 #define POLICY_OVERRIDES_NULL ((PolicyOverrides) { .deadline = USEC_INFINITY })
 
 /* SkipClean=yes asked to skip filesystems proven clean. No filesystem type has an exact test for
  * that (docs/CLEAN-EVIDENCE.md), so the key is accepted and ignored; verbs say so once. */
-#define POLICY_SKIP_CLEAN_NO_EFFECT                                                                     \
-        "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that "   \
+#define POLICY_SKIP_CLEAN_NO_EFFECT                                                                  \
+        "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that " \
         "may hold data is synced (see suspend-sync.conf(5))"
 
 /* A Policy with every default set and no rules. */
@@ -168,17 +169,17 @@ int policy_find_files(int root_fd, char ***ret);
  * text or the error that kept it from being read. policy_read_sources() does the I/O (it may block
  * on a hung filesystem: conf-read runs it in a child with a timeout); policy_build() is pure. */
 typedef struct PolicyFile {
-        char *path;                 /* as in warnings and origins, e.g. "/etc/suspend-sync.conf" */
-        int error;                  /* 0 or negative errno (-EFBIG: file too big, -E2BIG: total too big) */
-        char *text;                 /* NUL-terminated, NULL on error */
+        char *path; /* as in warnings and origins, e.g. "/etc/suspend-sync.conf" */
+        int error;  /* 0 or negative errno (-EFBIG: file too big, -E2BIG: total too big) */
+        char *text; /* NUL-terminated, NULL on error */
         size_t size;
 } PolicyFile;
 
 typedef struct PolicySources {
         PolicyFile *files;
-        size_t n_files;             /* at most POLICY_MAX_FILES */
-        bool explicit;              /* exactly one named file (--config=): a missing one is a warning */
-        bool truncated;             /* more drop-ins than POLICY_MAX_FILES */
+        size_t n_files; /* at most POLICY_MAX_FILES */
+        bool explicit;  /* exactly one named file (--config=): a missing one is a warning */
+        bool truncated; /* more drop-ins than POLICY_MAX_FILES */
 } PolicySources;
 
 PolicySources *policy_sources_free(PolicySources *s);

@@ -17,11 +17,11 @@
 #include <sys/types.h>
 
 typedef struct ProgressProbe {
-        int sysfs_fd;               /* borrowed: "/sys" or a fixture tree; -EBADF: none */
-        int debugfs_fd;             /* borrowed: debugfs root (holds bdi/); -EBADF: none */
-        const dev_t *leaves;        /* borrowed: leaf whole disks (DeviceInfo.leaves) */
+        int sysfs_fd;        /* borrowed: "/sys" or a fixture tree; -EBADF: none */
+        int debugfs_fd;      /* borrowed: debugfs root (holds bdi/); -EBADF: none */
+        const dev_t *leaves; /* borrowed: leaf whole disks (DeviceInfo.leaves) */
         size_t n_leaves;
-        const char *bdi_name;       /* borrowed, may be NULL */
+        const char *bdi_name; /* borrowed, may be NULL */
 } ProgressProbe;
 
 /* Sums the completion counters of one dev/block/.../stat text (Documentation/block/stat.rst:

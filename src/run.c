@@ -98,7 +98,8 @@ bool run_job_hung(const RunJobs *j, size_t i) {
                 return jobs[i].stuck;
         /* Not started behind a stuck worker of its group: hung while that worker is. */
         for (size_t k = 0; k < j->n_jobs; k++)
-                if (k != i && jobs[k].abandoned_pid > 0 && jobs[k].hung && streq_ptr(jobs[k].group, jobs[i].group))
+                if (k != i && jobs[k].abandoned_pid > 0 && jobs[k].hung &&
+                    streq_ptr(jobs[k].group, jobs[i].group))
                         return jobs[k].stuck;
         return false;
 }
@@ -166,8 +167,10 @@ static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTa
         if (e->uncovered && e->fuse_evidence && (clean || why)) {
                 char *reason;
 
-                if (clean ? asprintf(&reason, "late pass: FUSE, proven clean: no dirty inode on its bdi %s, "
-                                     "no page under writeback", e->bdi_name) < 0
+                if (clean ? asprintf(&reason,
+                                     "late pass: FUSE, proven clean: no dirty inode on its bdi %s, "
+                                     "no page under writeback",
+                                     e->bdi_name) < 0
                           : asprintf(&reason, "%s; FUSE, not proven clean: %s", e->reason, why) < 0)
                         return -ENOMEM;
                 free(m->reason);
@@ -191,19 +194,25 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
 
         if (b) {
                 *ret_hung = b->hung;
-                return asprintf(ret, "%s: not started, worker %d of an earlier pass is still in the kernel on this "
-                                "device%s", b->hung ? "hung" : "busy", (int) b->pid,
-                                b->hung ? "" : ": left to the kernel's sync") < 0 ? -ENOMEM : 0;
+                return asprintf(
+                               ret,
+                               "%s: not started, worker %d of an earlier pass is still in the kernel on this "
+                               "device%s",
+                               b->hung ? "hung" : "busy", (int) b->pid,
+                               b->hung ? "" : ": left to the kernel's sync") < 0
+                               ? -ENOMEM
+                               : 0;
         }
         *ret_hung = run_job_hung(j, i);
         if (*ret_hung)
-                *ret = strdup(job->abandoned_pid > 0
-                              ? "hung: its device completed no I/O for the proof window, worker still in the kernel"
-                              : "hung: not started, its device is stuck");
+                *ret = strdup(
+                        job->abandoned_pid > 0
+                                ? "hung: its device completed no I/O for the proof window, worker still in the kernel"
+                                : "hung: not started, its device is stuck");
         else
                 *ret = strdup(job->abandoned_pid == 0 ? "not started before the deadline"
-                              : job->hung ? "stuck device woke up: left to the kernel's sync"
-                              : "slow or without progress evidence: left to the kernel's sync");
+                              : job->hung             ? "stuck device woke up: left to the kernel's sync"
+                                          : "slow or without progress evidence: left to the kernel's sync");
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -252,9 +261,11 @@ static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
                 t->gone = t->gone || job->outcome == OUTCOME_GONE;
                 r = set_string(&m->outcome, outcome_to_string(OUTCOME_SKIPPED));
                 if (r >= 0)
-                        r = set_string(&m->reason, job->outcome == OUTCOME_GONE
-                                       ? "gone: unmounted since the plan was made"
-                                       : "overlay: upperdir verified on its upper layer, synced before it");
+                        r = set_string(
+                                &m->reason,
+                                job->outcome == OUTCOME_GONE
+                                        ? "gone: unmounted since the plan was made"
+                                        : "overlay: upperdir verified on its upper layer, synced before it");
                 return r;
         default:
                 t->n_error++;

@@ -24,14 +24,14 @@
 #include "state.h"
 
 typedef struct RunJobs {
-        ExecJob *jobs;                  /* one per sync entry of the plan, in plan order */
-        ProgressProbe *probes;          /* jobs[i].progress = &probes[i] */
-        const StuckWorker **blocked;    /* non-NULL: a worker of an earlier pass is still stuck on
+        ExecJob *jobs;               /* one per sync entry of the plan, in plan order */
+        ProgressProbe *probes;       /* jobs[i].progress = &probes[i] */
+        const StuckWorker **blocked; /* non-NULL: a worker of an earlier pass is still stuck on
                                          * jobs[i]'s group (borrowed from the Handover): not
                                          * started, OUTCOME_TIMEOUT, hung as that worker was */
         size_t n_jobs;
-        ExecJob *run;                   /* what executor_run() gets: the jobs not blocked */
-        size_t *run_index;              /* run[k] stands for jobs[run_index[k]] */
+        ExecJob *run;      /* what executor_run() gets: the jobs not blocked */
+        size_t *run_index; /* run[k] stands for jobs[run_index[k]] */
         size_t n_run;
 } RunJobs;
 
@@ -54,16 +54,16 @@ bool run_job_hung(const RunJobs *j, size_t i);
 
 typedef struct RunTally {
         size_t n_synced, n_timeout, n_hung, n_error;
-        size_t n_skipped;               /* mounts: planned skips, gone, covered */
-        bool unsynced;                  /* a planned mount is left to the kernel's sync: an error, a
+        size_t n_skipped; /* mounts: planned skips, gone, covered */
+        bool unsynced;    /* a planned mount is left to the kernel's sync: an error, a
                                          * timeout without proof of a hang, not started */
-        bool gone;                      /* a superblock was unmounted since the plan (a lazily
+        bool gone;        /* a superblock was unmounted since the plan (a lazily
                                          * unmounted one lives on, out of our reach) */
-        bool covered;                   /* no skipped mount may hold data the kernel's sync would
+        bool covered;     /* no skipped mount may hold data the kernel's sync would
                                          * write (PlanEntry.uncovered, unless proven clean) */
         size_t n_uncovered;
-        size_t first_uncovered;         /* index in the plan (and the record) of the first one */
-        dev_t *left;                    /* the superblocks left unsynced, n_left */
+        size_t first_uncovered; /* index in the plan (and the record) of the first one */
+        dev_t *left;            /* the superblocks left unsynced, n_left */
         size_t n_left;
 } RunTally;
 
@@ -72,17 +72,17 @@ void run_tally_done(RunTally *t);
 typedef struct RunInput {
         const Plan *plan;
         const Sample *sample;
-        const RunJobs *jobs;            /* after executor_run(), run_jobs_collect() and
+        const RunJobs *jobs;         /* after executor_run(), run_jobs_collect() and
                                          * executor_check_stuck() */
-        const bool *fuse_clean;         /* per plan entry: a left-out FUSE mount proven clean (evidence.h);
+        const bool *fuse_clean;      /* per plan entry: a left-out FUSE mount proven clean (evidence.h);
                                          * NULL: none */
-        const char *const *fuse_why;    /* per plan entry: why it was not proven clean; NULL: none */
-        const char *trigger;            /* --trigger= */
-        const char *sleep_action;       /* may be NULL */
+        const char *const *fuse_why; /* per plan entry: why it was not proven clean; NULL: none */
+        const char *trigger;         /* --trigger= */
+        const char *sleep_action;    /* may be NULL */
         usec_t started_realtime;
-        usec_t started_monotonic;       /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
-        usec_t deadline;                /* DeadlineSec= */
-        usec_t t_execute;               /* phase time of the executor */
+        usec_t started_monotonic; /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
+        usec_t deadline;          /* DeadlineSec= */
+        usec_t t_execute;         /* phase time of the executor */
 } RunInput;
 
 /* The run record of the pass (every field but duration and t_record, which the caller sets when

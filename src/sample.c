@@ -88,7 +88,8 @@ static bool has_child_at(const MountTable *t, const size_t *by_parent, int paren
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 const MountEntry *m = &t->entries[by_parent[mid]];
-                int r = m->parent_id != parent_id ? (m->parent_id < parent_id ? -1 : 1) : strcmp(m->mount_point, path);
+                int r = m->parent_id != parent_id ? (m->parent_id < parent_id ? -1 : 1)
+                                                  : strcmp(m->mount_point, path);
 
                 if (r == 0)
                         return true;
@@ -266,7 +267,8 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 
                 sb->device.dev = sb->dev;
                 /* Pseudo filesystems have no device; overlays follow their upper layer's. */
-                if (sb->fs_class != FS_CLASS_PSEUDO && sb->fs_class != FS_CLASS_OVERLAY && ops && ops->classify) {
+                if (sb->fs_class != FS_CLASS_PSEUDO && sb->fs_class != FS_CLASS_OVERLAY && ops &&
+                    ops->classify) {
                         r = ops->classify(ops->userdata, sb->dev, sb->fstype, sb->source, &sb->device);
                         if (r == -ENOMEM)
                                 return r;
@@ -313,8 +315,7 @@ typedef struct LiveFacts {
         int debugfs_fd;
 } LiveFacts;
 
-static int live_classify(void *userdata, dev_t dev, const char *fstype, const char *source,
-                         DeviceInfo *ret) {
+static int live_classify(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret) {
         LiveFacts *f = userdata;
         return device_classify(f->sysfs_root, dev, fstype, source, ret);
 }
@@ -353,9 +354,9 @@ static int read_ns(int proc_fd, const char *pid, uint64_t *ret) {
  * ("/" as seen from us) shows all of them; a chrooted one only those below its root. */
 typedef struct NsCandidate {
         uint64_t ino;
-        unsigned pid, alt_pid;      /* alt: another member, tried when pid exited meanwhile */
+        unsigned pid, alt_pid; /* alt: another member, tried when pid exited meanwhile */
         bool chrooted;
-        char root[128];             /* its root (proc/PID/root link), when chrooted */
+        char root[128]; /* its root (proc/PID/root link), when chrooted */
 } NsCandidate;
 
 static bool proc_root_chrooted(int proc_fd, unsigned pid, char *ret, size_t size) {
@@ -433,7 +434,7 @@ static int ns_candidates(int proc_fd, uint64_t self, NsCandidate **ret, size_t *
 typedef struct NsScan {
         int proc_fd;
         MountTable *t;
-        unsigned *of;               /* table index -> 0 or 1 + index into nss */
+        unsigned *of; /* table index -> 0 or 1 + index into nss */
         MountNamespace *nss;
         size_t n;
         HiddenSet *hidden;
@@ -448,14 +449,18 @@ static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
         int r;
 
         snprintf(path, sizeof path, "%u/ns/mnt", pid);
-        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (seen only through chrooted "
-                 "process %u, root %s)", (unsigned long long) c->ino, pid, c->root);
+        snprintf(desc, sizeof desc,
+                 "mount namespace mnt:[%llu] (seen only through chrooted "
+                 "process %u, root %s)",
+                 (unsigned long long) c->ino, pid, c->root);
         ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC);
         r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->hidden);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 && reasons_add(x->why, "%s: mounts outside that root were not scanned (listmount: "
-                                 "%s)", desc, strerror(-r)) < 0)
+        if (r < 0 && reasons_add(x->why,
+                                 "%s: mounts outside that root were not scanned (listmount: "
+                                 "%s)",
+                                 desc, strerror(-r)) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -477,14 +482,16 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
                 r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
         }
         if (r == -ENOENT || r == -ESRCH)
-                return 0;       /* every member we knew exited: the namespace is gone */
+                return 0; /* every member we knew exited: the namespace is gone */
         if (r >= 0)
                 r = mount_table_parse(text, size, &other, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reasons_add(x->why, "mounts of mount namespace mnt:[%llu] (process %u) could not be "
-                                   "read: %s", (unsigned long long) c->ino, pid, strerror(-r));
+                return reasons_add(x->why,
+                                   "mounts of mount namespace mnt:[%llu] (process %u) could not be "
+                                   "read: %s",
+                                   (unsigned long long) c->ino, pid, strerror(-r));
 
         if (x->n % 16 == 0) {
                 MountNamespace *y = reallocarray(x->nss, x->n + 16, sizeof(MountNamespace));
@@ -500,7 +507,9 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
         r = mount_table_merge(x->t, &other);
         if (r == -E2BIG)
                 return reasons_add(x->why, "more than %u mounts: the rest were not scanned",
-                                   MOUNT_TABLE_MAX_ENTRIES) < 0 ? -ENOMEM : 1;
+                                   MOUNT_TABLE_MAX_ENTRIES) < 0
+                               ? -ENOMEM
+                               : 1;
         if (r < 0)
                 return r;
         x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) pid };
@@ -539,13 +548,14 @@ static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNam
                 *ret_ns = NULL;
                 *ret_n = 0;
                 return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
-                                   "namespaces' mounts were not scanned");
+                                        "namespaces' mounts were not scanned");
         }
         x.proc_fd = proc_fd;
 
         r = ns_candidates(proc_fd, self, &cand, &n_cand, &overflow);
-        if (r >= 0 && overflow && reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
-                                              SAMPLE_MAX_NAMESPACES) < 0)
+        if (r >= 0 && overflow &&
+            reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
+                        SAMPLE_MAX_NAMESPACES) < 0)
                 r = -ENOMEM;
         for (size_t c = 0; r >= 0 && c < n_cand; c++) {
                 r = ns_add(&x, &cand[c]);
@@ -660,10 +670,13 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 return r;
         restricted = r != 0;
         if (r < 0)
-                r = reasons_add(&why, "our root directory is not a mount point of our mount table (a chroot?), "
-                                "and it could not be examined: %s", strerror(-r));
+                r = reasons_add(&why,
+                                "our root directory is not a mount point of our mount table (a chroot?), "
+                                "and it could not be examined: %s",
+                                strerror(-r));
         else if (r > 0)
-                r = reasons_add(&why, "our root directory is not a mount point of our mount table (a chroot?): "
+                r = reasons_add(&why,
+                                "our root directory is not a mount point of our mount table (a chroot?): "
                                 "mounts outside it are invisible here; \"/\" itself is synced");
         if (r < 0)
                 return r;

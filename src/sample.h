@@ -25,47 +25,47 @@ typedef struct Superblock {
         char *fstype;
         char *source;
         FsClass fs_class;
-        size_t *mounts;             /* indices into the MountTable, in table order */
+        size_t *mounts; /* indices into the MountTable, in table order */
         size_t n_mounts;
-        bool all_read_only;         /* every mount of it is read-only (or the sb is) */
+        bool all_read_only; /* every mount of it is read-only (or the sb is) */
         DeviceInfo device;
-        char *group;                /* device group key: sorted leaf devices "8:0,8:16", or
+        char *group; /* device group key: sorted leaf devices "8:0,8:16", or
                                      * "sb:MAJ:MIN" for superblocks without block device */
         bool has_bdi_stats;
-        BdiStats bdi;               /* valid when has_bdi_stats */
-        int bdi_error;              /* why stats are missing (negative errno) or 0 */
+        BdiStats bdi;  /* valid when has_bdi_stats */
+        int bdi_error; /* why stats are missing (negative errno) or 0 */
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
 typedef struct MountNamespace {
-        uint64_t ino;               /* from the "mnt:[ino]" link */
-        int pid;                    /* a process in it */
+        uint64_t ino; /* from the "mnt:[ino]" link */
+        int pid;      /* a process in it */
 } MountNamespace;
 
 #define SAMPLE_MAX_NAMESPACES 1024U
-#define SAMPLE_NAMESPACE_MAX_BYTES (4U * 1024U * 1024U)   /* mountinfo read per other namespace */
+#define SAMPLE_NAMESPACE_MAX_BYTES (4U * 1024U * 1024U) /* mountinfo read per other namespace */
 
 typedef struct Sample {
-        MountTable *table;          /* owned */
+        MountTable *table; /* owned */
         Superblock *sbs;
         size_t n_sbs;
-        size_t *sb_of_mount;        /* MountTable index -> index into sbs */
-        bool *overmounted;          /* MountTable index -> another mount sits on top at that path */
-        unsigned *ns_of_mount;      /* MountTable index -> 0 (our namespace) or 1 + index into namespaces */
+        size_t *sb_of_mount;   /* MountTable index -> index into sbs */
+        bool *overmounted;     /* MountTable index -> another mount sits on top at that path */
+        unsigned *ns_of_mount; /* MountTable index -> 0 (our namespace) or 1 + index into namespaces */
         MountNamespace *namespaces;
         size_t n_namespaces;
         Meminfo meminfo;
         bool has_meminfo;
-        bool has_debugfs;           /* debugfs bdi/ directory was readable */
-        bool complete;              /* every superblock the kernel's own sync would write is in the table
+        bool has_debugfs;      /* debugfs bdi/ directory was readable */
+        bool complete;         /* every superblock the kernel's own sync would write is in the table
                                      * (listed or reached, see unlisted.h); false: incomplete_why says
                                      * what was not seen or cannot be reached */
-        bool view_restricted;       /* our root is not a mount point of our own table (chroot): a mount
+        bool view_restricted;  /* our root is not a mount point of our own table (chroot): a mount
                                      * we do not see may still be mounted, never call one "gone" */
-        char **incomplete_why;      /* sentences, at most REASONS_MAX */
+        char **incomplete_why; /* sentences, at most REASONS_MAX */
         size_t n_incomplete_why;
         size_t n_incomplete_dropped; /* reasons beyond REASONS_MAX, not kept */
-        usec_t timestamp;           /* CLOCK_MONOTONIC when sampled */
+        usec_t timestamp;            /* CLOCK_MONOTONIC when sampled */
         /* Phase times for the run record (usec). */
         usec_t t_read, t_sample;
 } Sample;
@@ -74,10 +74,10 @@ Sample *sample_free(Sample *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sample *, sample_free);
 
 typedef struct SampleSources {
-        int root_fd;                /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
-        const char *sysfs_root;     /* "/sys" or fixture path */
-        int debugfs_fd;             /* debugfs root (contains bdi/), -EBADF = unavailable */
-        bool scan_namespaces;       /* also read mounts of other mount namespaces (proc/PID/mountinfo);
+        int root_fd;                     /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
+        const char *sysfs_root;          /* "/sys" or fixture path */
+        int debugfs_fd;                  /* debugfs root (contains bdi/), -EBADF = unavailable */
+        bool scan_namespaces;            /* also read mounts of other mount namespaces (proc/PID/mountinfo);
                                      * when false the sample is incomplete */
         MountTableBackend mount_backend; /* our own table: 0 = the production default; tests and
                                           * benchmarks pick one (mount-table.h) */
@@ -94,8 +94,7 @@ int sample_load(const SampleSources *src, Sample **ret);
 /* Builds superblock records from a table (takes ownership of *table on success). Device
  * classification and bdi loading go through the callbacks so tests can supply facts. */
 typedef struct SampleOps {
-        int (*classify)(void *userdata, dev_t dev, const char *fstype, const char *source,
-                        DeviceInfo *ret);
+        int (*classify)(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret);
         int (*bdi_stats)(void *userdata, const char *bdi_name, BdiStats *ret); /* -ENOENT ok */
         void *userdata;
 } SampleOps;

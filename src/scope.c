@@ -159,11 +159,10 @@ static int start_scope(const char *name, const pid_t *pids, size_t n, usec_t dea
         r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
-                                  "Description", "s", "suspend-sync workers stuck on a hung device",
-                                  "Slice", "s", "system.slice",
-                                  "CollectMode", "s", "inactive-or-failed",
-                                  "TimeoutStopUSec", "t", (uint64_t) USEC_PER_SEC);
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s",
+                                  "suspend-sync workers stuck on a hung device", "Slice", "s", "system.slice",
+                                  "CollectMode", "s", "inactive-or-failed", "TimeoutStopUSec", "t",
+                                  (uint64_t) USEC_PER_SEC);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'r', "sv");
@@ -178,14 +177,14 @@ static int start_scope(const char *name, const pid_t *pids, size_t n, usec_t dea
         for (int k = 0; r >= 0 && k < 3; k++)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);          /* a(sv) */
+                r = sd_bus_message_close_container(m); /* a(sv) */
         if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);   /* no auxiliary units */
+                r = sd_bus_message_append(m, "a(sa(sv))", 0); /* no auxiliary units */
         if (r < 0)
                 return r;
 
         t = now(CLOCK_MONOTONIC);
-        if (t >= deadline)      /* sd_bus_call() takes 0 for its default timeout (25 s) */
+        if (t >= deadline) /* sd_bus_call() takes 0 for its default timeout (25 s) */
                 return -ETIMEDOUT;
         r = sd_bus_call(bus, m, deadline - t, &error, &reply);
         if (r < 0)
@@ -232,9 +231,9 @@ int scope_adopt(const pid_t *pids, size_t n, usec_t timeout, char **ret_unit) {
                 t = now(CLOCK_MONOTONIC);
                 if (t >= deadline)
                         return -ETIMEDOUT;
-                (void) clock_nanosleep(CLOCK_MONOTONIC, 0,
-                                       timespec_store(&(struct timespec) {}, MIN(SCOPE_POLL_USEC, deadline - t)),
-                                       NULL);
+                (void) clock_nanosleep(
+                        CLOCK_MONOTONIC, 0,
+                        timespec_store(&(struct timespec) {}, MIN(SCOPE_POLL_USEC, deadline - t)), NULL);
         }
 
         if (ret_unit) {

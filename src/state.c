@@ -21,7 +21,7 @@
 
 #define STATE_LAST_FILE "last.json"
 #define STATE_HISTORY_DIR "history"
-#define STATE_HISTORY_SCAN_MAX 4096U     /* directory entries looked at, bounded */
+#define STATE_HISTORY_SCAN_MAX 4096U /* directory entries looked at, bounded */
 #define STATE_LOCK_FILE "lock"
 
 /* history array → record → mounts array → mount: 4 levels; leave a little room, no more. */
@@ -38,14 +38,18 @@ static const char *errno_to_name(int e) {
                 int e;
                 const char *name;
         } table[] = {
-                { EPERM, "EPERM" },   { ENOENT, "ENOENT" },       { EINTR, "EINTR" },
-                { EIO, "EIO" },       { ENXIO, "ENXIO" },         { EBADF, "EBADF" },
-                { ECHILD, "ECHILD" }, { EAGAIN, "EAGAIN" },       { ENOMEM, "ENOMEM" },
-                { EACCES, "EACCES" }, { EBUSY, "EBUSY" },         { ENODEV, "ENODEV" },
-                { ENOTDIR, "ENOTDIR" }, { EINVAL, "EINVAL" },     { ENOSPC, "ENOSPC" },
-                { EROFS, "EROFS" },   { ENOSYS, "ENOSYS" },       { ETIMEDOUT, "ETIMEDOUT" },
-                { EDQUOT, "EDQUOT" }, { ENOTCONN, "ENOTCONN" },   { ESTALE, "ESTALE" },
-                { ECONNABORTED, "ECONNABORTED" }, { EHOSTDOWN, "EHOSTDOWN" },
+                { EPERM, "EPERM" },         { ENOENT, "ENOENT" },
+                { EINTR, "EINTR" },         { EIO, "EIO" },
+                { ENXIO, "ENXIO" },         { EBADF, "EBADF" },
+                { ECHILD, "ECHILD" },       { EAGAIN, "EAGAIN" },
+                { ENOMEM, "ENOMEM" },       { EACCES, "EACCES" },
+                { EBUSY, "EBUSY" },         { ENODEV, "ENODEV" },
+                { ENOTDIR, "ENOTDIR" },     { EINVAL, "EINVAL" },
+                { ENOSPC, "ENOSPC" },       { EROFS, "EROFS" },
+                { ENOSYS, "ENOSYS" },       { ETIMEDOUT, "ETIMEDOUT" },
+                { EDQUOT, "EDQUOT" },       { ENOTCONN, "ENOTCONN" },
+                { ESTALE, "ESTALE" },       { ECONNABORTED, "ECONNABORTED" },
+                { EHOSTDOWN, "EHOSTDOWN" },
         };
         for (size_t i = 0; i < ELEMENTSOF(table); i++)
                 if (table[i].e == e)
@@ -78,10 +82,8 @@ static int run_mount_to_json(const RunMount *m, json_object **ret) {
         if (!o)
                 return -ENOMEM;
         if ((r = add_str(o, "mount_point", m->mount_point)) < 0 ||
-            (r = add_str(o, "fstype", m->fstype)) < 0 ||
-            (r = add_str(o, "action", m->action)) < 0 ||
-            (r = add_str(o, "reason", m->reason)) < 0 ||
-            (r = add_str(o, "outcome", m->outcome)) < 0 ||
+            (r = add_str(o, "fstype", m->fstype)) < 0 || (r = add_str(o, "action", m->action)) < 0 ||
+            (r = add_str(o, "reason", m->reason)) < 0 || (r = add_str(o, "outcome", m->outcome)) < 0 ||
             (r = json_add_u64(o, "duration_usec", m->duration)) < 0 ||
             (m->start_offset > 0 && (r = json_add_u64(o, "start_offset_usec", m->start_offset)) < 0) ||
             (r = json_add_int(o, "errno", m->error)) < 0 ||
@@ -171,15 +173,13 @@ int run_record_to_json(const RunRecord *rec, json_object **ret) {
                 return -ENOMEM;
         if ((r = json_add_u64(o, "started_realtime_usec", rec->started_realtime)) < 0 ||
             (r = json_add_u64(o, "duration_usec", rec->duration)) < 0 ||
-            (r = add_str(o, "result", rec->result)) < 0 ||
-            (r = add_str(o, "trigger", rec->trigger)) < 0 ||
+            (r = add_str(o, "result", rec->result)) < 0 || (r = add_str(o, "trigger", rec->trigger)) < 0 ||
             (r = add_str(o, "sleep_action", rec->sleep_action)) < 0 ||
             (r = json_add_u64(o, "deadline_usec", rec->deadline)) < 0 ||
             (rec->eta > 0 && (r = json_add_u64(o, "eta_usec", rec->eta)) < 0) ||
             (r = run_record_phases_to_json(rec, &phases)) < 0 ||
             (r = json_add(o, "phases_usec", phases)) < 0 ||
-            (r = run_record_mounts_to_json(rec, &mounts)) < 0 ||
-            (r = json_add(o, "mounts", mounts)) < 0 ||
+            (r = run_record_mounts_to_json(rec, &mounts)) < 0 || (r = json_add(o, "mounts", mounts)) < 0 ||
             (r = run_record_complete_to_json(rec, o)) < 0)
                 return r;
 
@@ -296,7 +296,8 @@ int run_record_from_json_string(const char *text, RunRecord *ret) {
 
         if (!text)
                 return -EINVAL;
-        r = json_parse_strict(text, strnlen(text, (size_t) STATE_FILE_MAX + 1), STATE_FILE_MAX, STATE_JSON_DEPTH, &o);
+        r = json_parse_strict(text, strnlen(text, (size_t) STATE_FILE_MAX + 1), STATE_FILE_MAX,
+                              STATE_JSON_DEPTH, &o);
         if (r < 0)
                 return r;
         return run_record_from_json(o, ret);
@@ -453,7 +454,8 @@ static int history_append(int dir_fd, const RunRecord *r, const char *text) {
         hist_fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (hist_fd < 0)
                 return negative_errno();
-        snprintf(name, sizeof name, "%020llu-%d.json", (unsigned long long) r->started_realtime, (int) getpid());
+        snprintf(name, sizeof name, "%020llu-%d.json", (unsigned long long) r->started_realtime,
+                 (int) getpid());
         k = write_string_file(hist_fd, name, text);
         if (k < 0)
                 return k;

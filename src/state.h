@@ -29,16 +29,16 @@ struct json_object;
 #define STATE_STRING_MAX (16U * 1024U) /* bytes per string field (mount point, reason, ...) */
 
 typedef struct RunMount {
-        char *mount_point;  /* required */
-        char *fstype;       /* may be NULL */
-        char *action;       /* "sync" | "skip"; required */
-        char *reason;       /* may be NULL */
-        char *outcome;      /* "synced" | "timeout" | "error" | "skipped"; required */
+        char *mount_point; /* required */
+        char *fstype;      /* may be NULL */
+        char *action;      /* "sync" | "skip"; required */
+        char *reason;      /* may be NULL */
+        char *outcome;     /* "synced" | "timeout" | "error" | "skipped"; required */
         usec_t duration;
-        usec_t start_offset; /* when its sync began, from the start of the pass; 0: not started or
+        usec_t start_offset;    /* when its sync began, from the start of the pass; 0: not started or
                               * unknown (JSON "start_offset_usec", written only when not 0) */
-        int error;          /* positive errno, 0 none */
-        int abandoned_pid;  /* 0 none */
+        int error;              /* positive errno, 0 none */
+        int abandoned_pid;      /* 0 none */
         uint64_t namespace_ino; /* mount namespace ("mnt:[ino]") for a mount of another namespace;
                                  * 0: our own (JSON "namespace_ino", written only when not 0; older
                                  * records load as 0) */
@@ -52,7 +52,7 @@ typedef struct RunRecord {
         char *sleep_action; /* "suspend" | "hibernate" | ... (--sleep-action=, $SYSTEMD_SLEEP_ACTION;
                              * free text), NULL when none was given or in records older than it */
         usec_t deadline;
-        usec_t eta;         /* the plan's ETA for the pass; 0: unknown or not recorded (JSON "eta_usec",
+        usec_t eta; /* the plan's ETA for the pass; 0: unknown or not recorded (JSON "eta_usec",
                              * written only when known) */
         /* phase times, usec */
         usec_t t_read, t_sample, t_plan, t_execute, t_record;
@@ -62,7 +62,7 @@ typedef struct RunRecord {
          * records written before this field existed load with has_complete false. */
         bool has_complete;
         bool complete;
-        char **incomplete_why;      /* at most STATE_REASONS_MAX */
+        char **incomplete_why; /* at most STATE_REASONS_MAX */
         size_t n_incomplete_why;
 } RunRecord;
 

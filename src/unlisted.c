@@ -23,7 +23,7 @@
 #include "unlisted.h"
 
 #define LISTMOUNT_MAX 65536U
-#define PROC_FDS_MAX 65536U           /* fds looked at per reach scan */
+#define PROC_FDS_MAX 65536U /* fds looked at per reach scan */
 
 int reasons_add(Reasons *r, const char *fmt, ...) {
         va_list ap;
@@ -167,10 +167,13 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
                 return negative_errno();
         if (fstatfs(root_fd, &sfs) < 0)
                 return negative_errno();
-        return append_unlisted(t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
-                               (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
-                               fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)",
-                               sfs.f_flags & ST_RDONLY) < 0 ? -ENOMEM : 1;
+        return append_unlisted(
+                       t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
+                       (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
+                       fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)",
+                       sfs.f_flags & ST_RDONLY) < 0
+                       ? -ENOMEM
+                       : 1;
 }
 
 static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
@@ -264,8 +267,10 @@ static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
         if (sscanf(name, "%u:%u%n", &ma, &mi, &k) != 2 || name[k] != 0 || ma != 0 ||
             table_has_dev(x->t, makedev(ma, mi)))
                 return 0;
-        return hidden_add(x->h, makedev(ma, mi), "unknown", NULL, "debugfs bdi/%s, a filesystem without a "
-                          "block device", name);
+        return hidden_add(x->h, makedev(ma, mi), "unknown", NULL,
+                          "debugfs bdi/%s, a filesystem without a "
+                          "block device",
+                          name);
 }
 
 int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
@@ -320,7 +325,7 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
 
                 if (ss_statmount(&q, sm, sm_size, 0) < 0) {
                         if (errno == ENOENT)
-                                continue;       /* unmounted meanwhile */
+                                continue; /* unmounted meanwhile */
                         return negative_errno();
                 }
                 if ((sm->mask & (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE)) !=
@@ -377,13 +382,16 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                         r = negative_errno();
                 else {
                         char desc[PATH_MAX + 128];
-                        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (kept by the nsfs mount %s, no "
-                                 "process in it)", (unsigned long long) ino, e->mount_point);
+                        snprintf(desc, sizeof desc,
+                                 "mount namespace mnt:[%llu] (kept by the nsfs mount %s, no "
+                                 "process in it)",
+                                 (unsigned long long) ino, e->mount_point);
                         r = unlisted_scan_namespace(fd, desc, t, h);
                 }
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0 && reasons_add(why, "mount namespace mnt:[%llu] is kept by the nsfs mount %s with no "
+                if (r < 0 && reasons_add(why,
+                                         "mount namespace mnt:[%llu] is kept by the nsfs mount %s with no "
                                          "process in it: its mounts could not be listed (%s)",
                                          (unsigned long long) ino, e->mount_point, strerror(-r)) < 0)
                         return -ENOMEM;
@@ -408,7 +416,9 @@ static ssize_t on_hidden(int proc_fd, const char *path, const HiddenSet *h, int 
         for (size_t i = 0; i < h->n; i++)
                 if (h->v[i].dev == dev) {
                         /* The worker checks it opens this very mount: fd numbers get reused. */
-                        *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0;
+                        *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX
+                                              ? (int) stx.stx_mnt_id
+                                              : 0;
                         return (ssize_t) i;
                 }
         return -1;
@@ -488,15 +498,17 @@ int unlisted_reach(int root_fd, HiddenSet *h, MountTable *t) {
 
 int unlisted_report(const HiddenSet *h, Reasons *why) {
         if (h->n_dropped > 0 &&
-            reasons_add(why, "%zu more superblocks are mounted but in no scanned mount table", h->n_dropped) < 0)
+            reasons_add(why, "%zu more superblocks are mounted but in no scanned mount table", h->n_dropped) <
+                    0)
                 return -ENOMEM;
         for (size_t i = 0; i < h->n; i++)
-                if (reasons_add(why, "%s superblock %u:%u%s%s%s is mounted but in no scanned mount table "
+                if (reasons_add(why,
+                                "%s superblock %u:%u%s%s%s is mounted but in no scanned mount table "
                                 "(%s), and no process holds a file on it",
-                                streq(h->v[i].fstype, "unknown") ? "a" : h->v[i].fstype,
-                                major(h->v[i].dev), minor(h->v[i].dev),
-                                h->v[i].source ? " (" : "", h->v[i].source ? h->v[i].source : "",
-                                h->v[i].source ? ")" : "", h->v[i].what) < 0)
+                                streq(h->v[i].fstype, "unknown") ? "a" : h->v[i].fstype, major(h->v[i].dev),
+                                minor(h->v[i].dev), h->v[i].source ? " (" : "",
+                                h->v[i].source ? h->v[i].source : "", h->v[i].source ? ")" : "",
+                                h->v[i].what) < 0)
                         return -ENOMEM;
         return 0;
 }
@@ -518,15 +530,17 @@ static int check_btrfs_entry(int sysfs_fd, const char *fs, void *userdata) {
         snprintf(path, sizeof path, "fs/btrfs/%s/bdi", fs);
         k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
         if (k < 0)
-                return 0;       /* "features" */
+                return 0; /* "features" */
         link[k] = 0;
         name = strrchr(link, '/');
         name = name ? name + 1 : link;
         for (size_t i = 0; i < x->n_bdi_names; i++)
                 if (streq_ptr(x->bdi_names[i], name))
                         return 0;
-        return reasons_add(x->why, "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount table "
-                           "(sysfs fs/btrfs/%s)", fs, name, fs);
+        return reasons_add(x->why,
+                           "btrfs filesystem %s (bdi %s) is mounted but in no scanned mount table "
+                           "(sysfs fs/btrfs/%s)",
+                           fs, name, fs);
 }
 
 int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {

@@ -26,7 +26,7 @@
 
 /* Why a sample is incomplete: human-readable sentences, bounded (n_dropped counts the rest). */
 typedef struct Reasons {
-        char **v;                   /* strv (shared/strv.h), n of them */
+        char **v; /* strv (shared/strv.h), n of them */
         size_t n;
         size_t n_dropped;
 } Reasons;
@@ -38,8 +38,8 @@ void reasons_done(Reasons *r);
 typedef struct HiddenSb {
         dev_t dev;
         char *fstype;
-        char *what;                 /* where it was seen: "sysfs fs/ext4/loop3", "mount namespace …" */
-        char *source;               /* "/dev/loop3" or NULL */
+        char *what;   /* where it was seen: "sysfs fs/ext4/loop3", "mount namespace …" */
+        char *source; /* "/dev/loop3" or NULL */
 } HiddenSb;
 
 #define HIDDEN_MAX 4096U
@@ -47,7 +47,7 @@ typedef struct HiddenSb {
 typedef struct HiddenSet {
         HiddenSb *v;
         size_t n;
-        size_t n_dropped;           /* found beyond HIDDEN_MAX: counted, not kept */
+        size_t n_dropped; /* found beyond HIDDEN_MAX: counted, not kept */
 } HiddenSet;
 
 void hidden_set_done(HiddenSet *h);

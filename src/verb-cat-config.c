@@ -17,8 +17,8 @@ int verb_cat_config(const Args *a) {
                 return r;
         /* Asked for exactly this file: showing the defaults instead would answer another question. */
         if (c.config_error < 0)
-                return log_error_errno(c.config_error, "Failed to read configuration file '%s' (--config=): %m",
-                                       a->config);
+                return log_error_errno(c.config_error,
+                                       "Failed to read configuration file '%s' (--config=): %m", a->config);
         context_log_policy(&c);
         /* The files' values with their origins; what the command line overrides is noted apart. */
         r = policy_format_overrides(c.config, &o, &text);

@@ -42,11 +42,13 @@ static int stat_to_json(const void *x, json_object *o) {
         const MountStats *s = x;
         int r;
 
-        if ((r = json_add_string(o, "pass", s->pass)) < 0 || (r = json_add_string(o, "mount_point", s->mount_point)) < 0 ||
+        if ((r = json_add_string(o, "pass", s->pass)) < 0 ||
+            (r = json_add_string(o, "mount_point", s->mount_point)) < 0 ||
             (s->namespace_ino && (r = json_add_u64(o, "namespace_ino", s->namespace_ino)) < 0) ||
             (r = json_add_u64(o, "cycles", s->n)) < 0 || (r = json_add_u64(o, "p50_usec", s->p50)) < 0 ||
             (r = json_add_u64(o, "p95_usec", s->p95)) < 0 || (r = json_add_u64(o, "max_usec", s->max)) < 0 ||
-            (r = json_add_u64(o, "synced", s->n_synced)) < 0 || (r = json_add_u64(o, "timeout", s->n_timeout)) < 0 ||
+            (r = json_add_u64(o, "synced", s->n_synced)) < 0 ||
+            (r = json_add_u64(o, "timeout", s->n_timeout)) < 0 ||
             (r = json_add_u64(o, "error", s->n_error)) < 0)
                 return r;
         return 0;
@@ -60,9 +62,11 @@ static int cycle_to_json(const void *x, json_object *o) {
             (r = json_add_string(o, "boot_id", c->boot_id)) < 0 ||
             (r = json_add_string(o, "sleep_action", cycle_action(c))) < 0 ||
             (r = json_add_u64_or_null(o, "resumed_realtime", c->resumed_realtime, 0)) < 0 ||
-            (r = c->has_unit ? json_add_u64(o, "unit_duration_usec", c->unit.duration) : json_add_null(o, "unit_duration_usec")) < 0 ||
+            (r = c->has_unit ? json_add_u64(o, "unit_duration_usec", c->unit.duration)
+                             : json_add_null(o, "unit_duration_usec")) < 0 ||
             (r = json_add_u64_or_null(o, "unit_eta_usec", c->has_unit ? c->unit.eta : 0, 0)) < 0 ||
-            (r = c->has_late ? json_add_u64(o, "late_duration_usec", c->late.duration) : json_add_null(o, "late_duration_usec")) < 0 ||
+            (r = c->has_late ? json_add_u64(o, "late_duration_usec", c->late.duration)
+                             : json_add_null(o, "late_duration_usec")) < 0 ||
             (r = json_add_string(o, "result", cycle_result(c))) < 0)
                 return r;
         return 0;
@@ -86,19 +90,20 @@ static int add_array(json_object *root, const char *key, const void *base, size_
 }
 
 static int print_stats(const Args *a, const MountStats *s, size_t n) {
-        static const char *const headers[] = { "MOUNT", "PASS", "CYCLES", "P50", "P95", "MAX", "SYNCED", "TIMEOUT", "ERROR" };
+        static const char *const headers[] = { "MOUNT", "PASS",   "CYCLES",  "P50",  "P95",
+                                               "MAX",   "SYNCED", "TIMEOUT", "ERROR" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
 
         if (!t)
                 return log_oom();
         for (size_t i = 0; i < n; i++) {
-                char p50[FORMAT_TIMESPAN_MAX], p95[FORMAT_TIMESPAN_MAX], max[FORMAT_TIMESPAN_MAX], cyc[24], ok[24],
-                        to[24], er[24];
+                char p50[FORMAT_TIMESPAN_MAX], p95[FORMAT_TIMESPAN_MAX], max[FORMAT_TIMESPAN_MAX], cyc[24],
+                        ok[24], to[24], er[24];
                 _cleanup_free_ char *where = NULL;
                 const char *cells[ELEMENTSOF(headers)];
 
-                if (s[i].namespace_ino &&
-                    asprintf(&where, "%s (mnt:[%llu])", s[i].mount_point, (unsigned long long) s[i].namespace_ino) < 0)
+                if (s[i].namespace_ino && asprintf(&where, "%s (mnt:[%llu])", s[i].mount_point,
+                                                   (unsigned long long) s[i].namespace_ino) < 0)
                         return log_oom();
                 snprintf(cyc, sizeof cyc, "%zu", s[i].n);
                 snprintf(ok, sizeof ok, "%zu", s[i].n_synced);
@@ -120,26 +125,28 @@ static int print_stats(const Args *a, const MountStats *s, size_t n) {
 }
 
 static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
-        static const char *const headers[] = { "STARTED", "ACTION", "UNIT PASS", "ETA", "LATE PASS", "TOTAL", "RESULT",
-                                               "BOOT" };
+        static const char *const headers[] = { "STARTED",   "ACTION", "UNIT PASS", "ETA",
+                                               "LATE PASS", "TOTAL",  "RESULT",    "BOOT" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
 
         if (!t)
                 return log_oom();
         for (size_t i = 0; i < n; i++) {
-                char when[64], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX], tot[FORMAT_TIMESPAN_MAX], boot[9],
-                        eta[FORMAT_TIMESPAN_MAX];
+                char when[64], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX], tot[FORMAT_TIMESPAN_MAX],
+                        boot[9], eta[FORMAT_TIMESPAN_MAX];
                 time_t sec = (time_t) (cycle_record_start(&c[i]) / USEC_PER_SEC);
                 struct tm tm;
                 const char *cells[ELEMENTSOF(headers)];
 
-                if (!localtime_r(&sec, &tm) || strftime(when, sizeof when, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                if (!localtime_r(&sec, &tm) ||
+                    strftime(when, sizeof when, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
                         snprintf(when, sizeof when, "-");
                 snprintf(boot, sizeof boot, "%.8s", *c[i].boot_id ? c[i].boot_id : "-");
                 cells[0] = when;
                 cells[1] = cycle_action(&c[i]);
                 cells[2] = c[i].has_unit ? format_timespan(u, sizeof u, c[i].unit.duration) : "-";
-                cells[3] = c[i].has_unit && c[i].unit.eta ? format_timespan(eta, sizeof eta, c[i].unit.eta) : "-";
+                cells[3] = c[i].has_unit && c[i].unit.eta ? format_timespan(eta, sizeof eta, c[i].unit.eta)
+                                                          : "-";
                 cells[4] = c[i].has_late ? format_timespan(l, sizeof l, c[i].late.duration) : "-";
                 cells[5] = format_timespan(tot, sizeof tot, pass_time(&c[i]));
                 cells[6] = cycle_result(&c[i]);
@@ -166,8 +173,8 @@ int verb_history(const Args *a) {
                         return log_error_errno(r, "Failed to read the history in '%s': %m", a->history_dir);
         }
         if (n_bad > 0)
-                log_warning("%zu cycle file(s) in '%s/" HISTORY_SUBDIR "' could not be read, ignoring them.", n_bad,
-                            a->history_dir);
+                log_warning("%zu cycle file(s) in '%s/" HISTORY_SUBDIR "' could not be read, ignoring them.",
+                            n_bad, a->history_dir);
         r = history_mount_stats(c, n, &s, &n_s);
         if (r < 0) {
                 cycle_record_array_free(c, n);
@@ -177,15 +184,15 @@ int verb_history(const Args *a) {
         if (a->json != JSON_OFF) {
                 _cleanup_json_ json_object *root = json_object_new_object();
 
-                r = root ? add_array(root, "mounts", s, n_s, sizeof(MountStats), stat_to_json)
-                         : -ENOMEM;
+                r = root ? add_array(root, "mounts", s, n_s, sizeof(MountStats), stat_to_json) : -ENOMEM;
                 if (r >= 0)
                         r = add_array(root, "cycles", c, n, sizeof(CycleRecord), cycle_to_json);
                 cycle_record_array_free(c, n);
                 return r < 0 ? log_oom() : print_json(root, a->json);
         }
         if (n == 0) {
-                printf("No sleep cycle recorded in '%s' yet (it is written after each resume).\n", a->history_dir);
+                printf("No sleep cycle recorded in '%s' yet (it is written after each resume).\n",
+                       a->history_dir);
                 return 0;
         }
         printf("Sync time per mount over the last %zu sleep cycle(s):\n", n);

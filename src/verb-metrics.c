@@ -22,7 +22,8 @@ int verb_metrics(const Args *a) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read the run records in '%s': %m", a->state_dir);
         n_cycles = sleep_cycles_build(records, n, &cycles);
-        r = n_cycles < 0 ? n_cycles : metrics_format(n_cycles > 0 ? &cycles[0] : NULL, (size_t) n_cycles, &text);
+        r = n_cycles < 0 ? n_cycles
+                         : metrics_format(n_cycles > 0 ? &cycles[0] : NULL, (size_t) n_cycles, &text);
         run_record_array_free(records, n);
         if (r < 0)
                 return log_oom();

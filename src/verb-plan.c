@@ -20,7 +20,8 @@ static int device_classes_to_json(unsigned classes, json_object **ret) {
         if (!a)
                 return -ENOMEM;
         for (unsigned bit = 1; bit <= _DEVICE_CLASS_ALL; bit <<= 1)
-                if (classes & bit && (r = json_append(a, json_object_new_string(device_class_to_string(bit)))) < 0)
+                if (classes & bit &&
+                    (r = json_append(a, json_object_new_string(device_class_to_string(bit)))) < 0)
                         return r;
         *ret = TAKE_PTR(a);
         return 0;
@@ -36,7 +37,8 @@ static int plan_entry_add_run_as(json_object *o, const PlanEntry *e) {
         owner = json_object_new_object();
         if (!owner)
                 return -ENOMEM;
-        if ((r = json_add_u64(owner, "uid", e->run_as_uid)) < 0 || (r = json_add_u64(owner, "gid", e->run_as_gid)) < 0)
+        if ((r = json_add_u64(owner, "uid", e->run_as_uid)) < 0 ||
+            (r = json_add_u64(owner, "gid", e->run_as_gid)) < 0)
                 return r;
         return json_add(o, "run_as", TAKE_PTR(owner));
 }
@@ -138,7 +140,8 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
                 const PlanEntry *e = &plan->entries[i];
                 json_object *o = NULL;
 
-                if ((r = plan_entry_to_json(e, &sample->sbs[e->sb], &o)) < 0 || (r = json_append(mounts, o)) < 0)
+                if ((r = plan_entry_to_json(e, &sample->sbs[e->sb], &o)) < 0 ||
+                    (r = json_append(mounts, o)) < 0)
                         return r;
         }
         r = json_add(root, "mounts", TAKE_PTR(mounts));
@@ -149,7 +152,8 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
 }
 
 static int plan_print_table(const Args *a, const Sample *sample, const Plan *plan) {
-        static const char *const headers[] = { "MOUNT", "TYPE", "DEVICE", "ACTION", "TIMEOUT", "DIRTY", "REASON" };
+        static const char *const headers[] = { "MOUNT",   "TYPE",  "DEVICE", "ACTION",
+                                               "TIMEOUT", "DIRTY", "REASON" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
         char eta[FORMAT_TIMESPAN_MAX], dl[FORMAT_TIMESPAN_MAX];
         size_t n_groups = 0, folded = 0;
@@ -177,8 +181,8 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                         snprintf(dirty, sizeof dirty, "-");
                 else
                         format_bytes(dirty, sizeof dirty, e->dirty_bytes);
-                if (e->namespace_ino &&
-                    asprintf(&where, "%s (mnt:[%llu])", e->mount_point, (unsigned long long) e->namespace_ino) < 0)
+                if (e->namespace_ino && asprintf(&where, "%s (mnt:[%llu])", e->mount_point,
+                                                 (unsigned long long) e->namespace_ino) < 0)
                         return log_oom();
                 cells[0] = where ? where : e->mount_point;
                 cells[1] = e->fstype;

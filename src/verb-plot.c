@@ -26,8 +26,11 @@ static size_t add_bars(PlotBar *bars, size_t n, const RunRecord *r, const char *
                 if (!streq(m->action, "sync"))
                         continue;
                 start = usec_add(r->started_realtime, m->start_offset);
-                bars[n++] = (PlotBar) { .label = m->mount_point, .pass = pass, .outcome = m->outcome,
-                                        .start = start, .end = usec_add(start, m->duration) };
+                bars[n++] = (PlotBar) { .label = m->mount_point,
+                                        .pass = pass,
+                                        .outcome = m->outcome,
+                                        .start = start,
+                                        .end = usec_add(start, m->duration) };
         }
         return n;
 }
@@ -50,8 +53,10 @@ static int plot_passes(const RunRecord *unit, const RunRecord *late) {
         n = add_bars(bars, n, late, "late");
         if (!localtime_r(&sec, &tm) || strftime(when, sizeof when, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
                 snprintf(when, sizeof when, "-");
-        snprintf(title, sizeof title, "%s, %s", (late && late->sleep_action) ? late->sleep_action
-                                                : (first->sleep_action ? first->sleep_action : "sleep"), when);
+        snprintf(title, sizeof title, "%s, %s",
+                 (late && late->sleep_action) ? late->sleep_action
+                                              : (first->sleep_action ? first->sleep_action : "sleep"),
+                 when);
         c.title = title;
         if (unit) {
                 c.unit_start = unit->started_realtime;
@@ -103,5 +108,6 @@ int verb_plot(const Args *a) {
                 return r;
         }
         cycle_record_array_free(c, n_c);
-        return log_error_errno(ENOENT, "No sleep cycle recorded in '%s' or '%s' yet.", a->state_dir, a->history_dir);
+        return log_error_errno(ENOENT, "No sleep cycle recorded in '%s' or '%s' yet.", a->state_dir,
+                               a->history_dir);
 }

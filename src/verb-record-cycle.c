@@ -62,7 +62,8 @@ static void write_learned(const Args *a, int history_fd) {
         if (r >= 0)
                 r = write_file_atomic_at(AT_FDCWD, path, text, strlen(text));
         if (r < 0)
-                log_debug_errno(r, "Could not write what the ETA learns into '%s', ignoring: %m", a->state_dir);
+                log_debug_errno(r, "Could not write what the ETA learns into '%s', ignoring: %m",
+                                a->state_dir);
         cycle_record_array_free(c, n);
 }
 
@@ -82,7 +83,8 @@ static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles
                 return 0;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
-                log_debug_errno(negative_errno(), "No metrics directory '%s' (%m), not writing metrics.", dir);
+                log_debug_errno(negative_errno(), "No metrics directory '%s' (%m), not writing metrics.",
+                                dir);
                 return 0;
         }
         r = metrics_format(last, n_cycles, &text);
@@ -127,7 +129,8 @@ int verb_record_cycle(const Args *a) {
         if (r < 0)
                 ret = log_warning_errno(r, "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
         else
-                log_debug("%s the last sleep cycle in '%s'.", r > 0 ? "Recorded" : "Already recorded", a->history_dir);
+                log_debug("%s the last sleep cycle in '%s'.", r > 0 ? "Recorded" : "Already recorded",
+                          a->history_dir);
 
         write_learned(a, fd);
         r = write_textfile(a, &cycles[0], (size_t) n_cycles);

@@ -55,8 +55,8 @@ static void stuck_workers_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
         if (r == -ENOMEDIUM)
                 log_debug("systemd is not PID 1: %zu stuck worker(s) stay in our cgroup.", k);
         else if (r < 0)
-                log_warning_errno(r, "Failed to move %zu stuck worker(s) out of this unit to a scope, ignoring: %m",
-                                  k);
+                log_warning_errno(
+                        r, "Failed to move %zu stuck worker(s) out of this unit to a scope, ignoring: %m", k);
         else
                 log_notice("Moved %zu stuck worker(s) out of this unit to %s.", k, unit);
 }
@@ -80,8 +80,9 @@ static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean
 
                 if (!e->uncovered || !e->fuse_evidence)
                         continue;
-                bdi_r[i] = c->debugfs_fd >= 0 && e->bdi_name ? bdi_stats_load(c->debugfs_fd, e->bdi_name, &bdi[i])
-                                                             : -ENODATA;
+                bdi_r[i] = c->debugfs_fd >= 0 && e->bdi_name
+                                   ? bdi_stats_load(c->debugfs_fd, e->bdi_name, &bdi[i])
+                                   : -ENODATA;
                 n++;
         }
         if (n == 0)
@@ -114,7 +115,8 @@ static void knob_restore_logged(int sysfs_fd, const char *state_dir, const char 
         else if (r < 0)
                 log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
         else if (r != KNOB_RESTORE_NOTHING)
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR, &(LogEvent) { .knob_new = value },
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR,
+                          &(LogEvent) { .knob_new = value },
                           "Restored /sys/power/sync_on_suspend to %d (%s)%s.", value, why,
                           r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
 }
@@ -186,7 +188,7 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
         dir_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (sysfs_fd < 0 || dir_fd < 0) {
                 log_warning_errno(negative_errno(), "Cannot reach sysfs or the state directory, leaving "
-                                  "sync_on_suspend alone: %m");
+                                                    "sync_on_suspend alone: %m");
                 return;
         }
         r = knob_save_and_set(sysfs_fd, dir_fd, value);
@@ -209,7 +211,7 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
 typedef struct Pass {
         const Args *a;
         Context c;
-        Handover ho;            /* what earlier passes left; updated for the next one */
+        Handover ho; /* what earlier passes left; updated for the next one */
         RunJobs j;
         RunRecord rec;
         RunTally t;
@@ -258,12 +260,15 @@ static int pass_lock(Pass *p) {
 
         r = state_lock(dir, &p->lock_fd);
         if (r == -EBUSY)
-                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.", dir);
+                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
+                                       dir);
         if (r < 0)
                 /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
-                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m", dir);
+                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
+                                  dir);
         else if (state_dir_check(dir, &is_tmpfs) >= 0 && !is_tmpfs)
-                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.", dir);
+                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
+                            dir);
         if (p->lock_fd >= 0)
                 pass_load_handover(p);
         return 0;
@@ -330,24 +335,30 @@ static void log_mount_outcomes(const Pass *p) {
                 const StuckWorker *b = p->j.blocked[i];
                 const char *mp = p->c.plan->entries[i].mount_point;
 
-                if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE || job->outcome == OUTCOME_COVERED)
+                if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE ||
+                    job->outcome == OUTCOME_COVERED)
                         continue;
                 if (job->outcome != OUTCOME_TIMEOUT)
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
-                                  &(LogEvent) { .mount = mp, .outcome = "error", .duration = job->duration,
+                                  &(LogEvent) { .mount = mp,
+                                                .outcome = "error",
+                                                .duration = job->duration,
                                                 .error = job->error ?: EIO },
                                   "Sync of %s failed: %s", mp, strerror(job->error ? job->error : EIO));
                 else if (b)
                         log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
                                   &(LogEvent) { .mount = mp, .outcome = "timeout" },
-                                  "Sync of %s not started: worker " PID_FMT " of an earlier pass is still stuck "
-                                  "on its device.", mp, b->pid);
+                                  "Sync of %s not started: worker " PID_FMT
+                                  " of an earlier pass is still stuck "
+                                  "on its device.",
+                                  mp, b->pid);
                 else
-                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
-                                  &(LogEvent) { .mount = mp, .outcome = "timeout", .duration = job->duration },
-                                  job->abandoned_pid > 0 ? "Sync of %s timed out, worker " PID_FMT " abandoned."
-                                                         : "Sync of %s not started before the deadline.",
-                                  mp, job->abandoned_pid);
+                        log_event(
+                                LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
+                                &(LogEvent) { .mount = mp, .outcome = "timeout", .duration = job->duration },
+                                job->abandoned_pid > 0 ? "Sync of %s timed out, worker " PID_FMT " abandoned."
+                                                       : "Sync of %s not started before the deadline.",
+                                mp, job->abandoned_pid);
         }
 }
 
@@ -367,7 +378,8 @@ static bool handover_update(Pass *p) {
                     proc_pid_start_time(p->proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
                     handover_find_stuck(&p->ho, jobs[i].group))
                         continue;
-                r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot, jobs[i].group);
+                r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot,
+                                       jobs[i].group);
                 if (r < 0)
                         log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
                                   jobs[i].abandoned_pid, strerror(-r));
@@ -384,10 +396,15 @@ static int pass_record(Pass *p) {
         _cleanup_free_ bool *fuse_clean = calloc(n, sizeof(bool));
         const Args *a = p->a;
         RunInput in = {
-                .plan = p->c.plan, .sample = p->c.sample, .jobs = &p->j,
-                .fuse_clean = fuse_clean, .fuse_why = fuse_why,
-                .trigger = a->trigger, .sleep_action = a->sleep_action,
-                .started_realtime = p->started_rt, .started_monotonic = p->started_mono,
+                .plan = p->c.plan,
+                .sample = p->c.sample,
+                .jobs = &p->j,
+                .fuse_clean = fuse_clean,
+                .fuse_why = fuse_why,
+                .trigger = a->trigger,
+                .sleep_action = a->sleep_action,
+                .started_realtime = p->started_rt,
+                .started_monotonic = p->started_mono,
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
         };
@@ -421,10 +438,12 @@ static int pass_record(Pass *p) {
                 p->carried = handover_update(p);
                 r = handover_save(p->state_fd, &p->ho);
                 if (r < 0)
-                        log_warning_errno(r, "Failed to write '%s/" HANDOVER_FILE "', ignoring: %m", a->state_dir);
+                        log_warning_errno(r, "Failed to write '%s/" HANDOVER_FILE "', ignoring: %m",
+                                          a->state_dir);
         }
         if (p->carried)
-                log_notice("The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
+                log_notice(
+                        "The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
         return 0;
 }
 
@@ -435,9 +454,11 @@ static void pass_knob(Pass *p) {
          * unit's main pass, writes may still happen before the hook runs, and the sleep may not
          * happen at all (then nothing would put the knob back). */
         if (touches_knob(a) && a->late) {
-                KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried, p->earlier_hung);
+                KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
+                                             p->earlier_hung);
 
-                knob_apply(a, p->c.policy, &f, p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
+                knob_apply(a, p->c.policy, &f,
+                           p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
                            p->t.n_uncovered);
         }
         /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
@@ -449,10 +470,16 @@ static int pass_log(const Pass *p) {
         const RunTally *t = &p->t;
         usec_t d = now(CLOCK_MONOTONIC) - p->a->started;
 
-        log_event(t->n_error + t->n_timeout > 0 ? LOG_WARNING : LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
-                  &(LogEvent) { .outcome = p->rec.result, .duration = d, .trigger = p->a->trigger,
-                                .sleep_action = p->a->sleep_action, .n_synced = t->n_synced,
-                                .n_timed_out = t->n_timeout, .n_failed = t->n_error, .n_skipped = t->n_skipped,
+        log_event(t->n_error + t->n_timeout > 0 ? LOG_WARNING : LOG_INFO,
+                  SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
+                  &(LogEvent) { .outcome = p->rec.result,
+                                .duration = d,
+                                .trigger = p->a->trigger,
+                                .sleep_action = p->a->sleep_action,
+                                .n_synced = t->n_synced,
+                                .n_timed_out = t->n_timeout,
+                                .n_failed = t->n_error,
+                                .n_skipped = t->n_skipped,
                                 .deadline = p->c.policy->deadline },
                   "Synced %zu of %zu superblocks (%zu timed out, %zu failed, %zu mounts skipped) in %.3fs.",
                   t->n_synced, p->c.plan->n_sync, t->n_timeout, t->n_error, t->n_skipped,
@@ -470,7 +497,10 @@ int verb_run(const Args *a, int *ret_exit) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
                 .c = CONTEXT_NULL,
-                .lock_fd = -EBADF, .state_fd = -EBADF, .proc_fd = -EBADF, .sysfs_fd = -EBADF,
+                .lock_fd = -EBADF,
+                .state_fd = -EBADF,
+                .proc_fd = -EBADF,
+                .sysfs_fd = -EBADF,
                 .started_rt = now(CLOCK_REALTIME),
                 .started_mono = now(CLOCK_MONOTONIC),
         };

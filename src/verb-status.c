@@ -31,12 +31,12 @@
 #include "verbs.h"
 
 typedef struct StatusFacts {
-        const Meminfo *mi;          /* NULL: no meminfo */
+        const Meminfo *mi; /* NULL: no meminfo */
         usec_t now;
-        usec_t resumed;             /* realtime, 0: unknown */
+        usec_t resumed; /* realtime, 0: unknown */
         KernelSync ksync;
-        int ksync_error;            /* reading the kernel log: 0 or negative errno */
-        Handover handover;          /* live stuck workers */
+        int ksync_error;   /* reading the kernel log: 0 or negative errno */
+        Handover handover; /* live stuck workers */
 } StatusFacts;
 
 /* One row of the mount table: a mount of one pass. */
@@ -61,8 +61,9 @@ static bool row_listed_before(const Row *rows, size_t i) {
 
                 if (streq(rows[j].pass, rows[i].pass) && o->namespace_ino == m->namespace_ino &&
                     streq(o->mount_point, m->mount_point) && streq_ptr(o->fstype, m->fstype) &&
-                    streq(o->action, m->action) && streq(o->outcome, m->outcome) && streq_ptr(o->reason, m->reason) &&
-                    o->error == m->error && o->abandoned_pid == m->abandoned_pid)
+                    streq(o->action, m->action) && streq(o->outcome, m->outcome) &&
+                    streq_ptr(o->reason, m->reason) && o->error == m->error &&
+                    o->abandoned_pid == m->abandoned_pid)
                         return true;
         }
         return false;
@@ -101,7 +102,8 @@ static int add_row(Table *t, const Row *row, const StatusFacts *f, int proc_fd, 
                 snprintf(err, sizeof err, "%s", strerror(m->error));
         else if (m->abandoned_pid) {
                 stuck = worker_still_stuck(f, proc_fd, m->abandoned_pid);
-                snprintf(err, sizeof err, "worker %d %s", m->abandoned_pid, stuck ? "still stuck" : "abandoned");
+                snprintf(err, sizeof err, "worker %d %s", m->abandoned_pid,
+                         stuck ? "still stuck" : "abandoned");
         }
         cells[k++] = where ?: m->mount_point;
         if (with_pass)
@@ -123,8 +125,8 @@ static int add_row(Table *t, const Row *row, const StatusFacts *f, int proc_fd, 
 }
 
 /* The mounts of the passes, slowest first; skipped ones only with --all (counted otherwise). */
-static int print_mounts(const Args *a, const RunRecord *const *passes, const char *const *names, size_t n_passes,
-                        const StatusFacts *f, int proc_fd) {
+static int print_mounts(const Args *a, const RunRecord *const *passes, const char *const *names,
+                        size_t n_passes, const StatusFacts *f, int proc_fd) {
         static const char *const headers_pass[] = { "MOUNT", "PASS", "OUTCOME", "TIME", "ERROR", "REASON" };
         static const char *const headers[] = { "MOUNT", "OUTCOME", "TIME", "ERROR", "REASON" };
         bool with_pass = n_passes > 1;
@@ -177,10 +179,12 @@ static void print_pass(const char *label, const RunRecord *r) {
                         synced += streq(r->mounts[i].outcome, "synced");
                 }
         printf("%12s: %s, took %s, result %s (deadline %s), %zu of %zu mounts synced\n", label,
-               format_timestamp(when, sizeof when, r->started_realtime), format_timespan(dur, sizeof dur, r->duration),
-               r->result, format_timespan(dl, sizeof dl, r->deadline), synced, tried);
+               format_timestamp(when, sizeof when, r->started_realtime),
+               format_timespan(dur, sizeof dur, r->duration), r->result,
+               format_timespan(dl, sizeof dl, r->deadline), synced, tried);
         if (r->has_complete && !r->complete) {
-                printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n", "");
+                printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n",
+                       "");
                 for (size_t i = 0; i < r->n_incomplete_why; i++)
                         printf("%12s    - %s\n", "", r->incomplete_why[i]);
         }
@@ -190,18 +194,21 @@ static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
         char d[FORMAT_TIMESPAN_MAX];
 
         if (!c->late)
-                printf("%12s: no late pass: the sleep did not go ahead, or the hook did not run\n", "Kernel sync");
+                printf("%12s: no late pass: the sleep did not go ahead, or the hook did not run\n",
+                       "Kernel sync");
         else if (f->ksync_error == -EACCES || f->ksync_error == -EPERM)
                 printf("%12s: the kernel log is not readable (needs root, dmesg_restrict)\n", "Kernel sync");
         else if (f->ksync_error < 0)
                 printf("%12s: no kernel log (%s)\n", "Kernel sync", strerror(-f->ksync_error));
         else if (f->ksync.state == KERNEL_SYNC_DONE)
-                printf("%12s: %s (kernel log, last %s)\n", "Kernel sync", format_timespan(d, sizeof d, f->ksync.usec),
-                       f->ksync.action);
+                printf("%12s: %s (kernel log, last %s)\n", "Kernel sync",
+                       format_timespan(d, sizeof d, f->ksync.usec), f->ksync.action);
         else if (f->ksync.state == KERNEL_SYNC_SKIPPED)
-                printf("%12s: did not run (sync_on_suspend was 0 in the last %s)\n", "Kernel sync", f->ksync.action);
+                printf("%12s: did not run (sync_on_suspend was 0 in the last %s)\n", "Kernel sync",
+                       f->ksync.action);
         else
-                printf("%12s: not in the kernel log (no sleep since boot, or the log has rotated)\n", "Kernel sync");
+                printf("%12s: not in the kernel log (no sleep since boot, or the log has rotated)\n",
+                       "Kernel sync");
 }
 
 static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f, int proc_fd) {
@@ -228,7 +235,8 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                 if (f->resumed > slept)
                         printf("%12s: %s until %s (%s)\n", "Slept", format_timestamp(t1, sizeof t1, slept),
                                format_timestamp(t2, sizeof t2, f->resumed),
-                               format_timespan(d, sizeof d, (f->resumed - slept) / USEC_PER_SEC * USEC_PER_SEC));
+                               format_timespan(d, sizeof d,
+                                               (f->resumed - slept) / USEC_PER_SEC * USEC_PER_SEC));
                 else
                         printf("%12s: from %s; no resume recorded after it\n", "Slept",
                                format_timestamp(t1, sizeof t1, slept));
@@ -245,7 +253,8 @@ static int print_last_run(const Args *a, const RunRecord *r, const StatusFacts *
         char rel[FORMAT_RELATIVE_MAX];
 
         print_pass("Last run", r);
-        printf("%12s  trigger %s; %s\n\n", "", r->trigger ?: "-", format_relative(rel, sizeof rel, r->started_realtime, f->now));
+        printf("%12s  trigger %s; %s\n\n", "", r->trigger ?: "-",
+               format_relative(rel, sizeof rel, r->started_realtime, f->now));
         return print_mounts(a, passes, names, 1, f, proc_fd);
 }
 
@@ -268,7 +277,8 @@ static usec_t load_resumed(const char *state_dir) {
         const char *p;
         char *end;
 
-        if (asprintf(&path, "%s/last-resume", state_dir) < 0 || read_full_file_at(AT_FDCWD, path, 4096, &text, &size) < 0)
+        if (asprintf(&path, "%s/last-resume", state_dir) < 0 ||
+            read_full_file_at(AT_FDCWD, path, 4096, &text, &size) < 0)
                 return 0;
         p = strstr(text, "REALTIME=");
         if (!p || !(end = strptime(p + 9, "%Y-%m-%dT%H:%M:%S", &tm)))
@@ -277,10 +287,10 @@ static usec_t load_resumed(const char *state_dir) {
 }
 
 /* {"now", "last_run", "history", "last_cycle"}: the records as the state module writes them. */
-static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history, size_t n_history,
-                          const SleepCycle *c, json_object **ret) {
-        _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array(), *now = NULL,
-                                   *cyc = NULL;
+static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history,
+                          size_t n_history, const SleepCycle *c, json_object **ret) {
+        _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array(),
+                                   *now = NULL, *cyc = NULL;
         json_object *o = NULL;
         int r;
 
@@ -310,14 +320,18 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
         if ((r = json_add_string(cyc, "sleep_action", sleep_cycle_action(c))) < 0 ||
             (r = json_add_u64(cyc, "started_realtime", sleep_cycle_start(c))) < 0 ||
             /* the passes by their records' start (history[] holds them) */
-            (r = json_add_u64_or_null(cyc, "unit_started_realtime", c->unit ? c->unit->started_realtime : 0, 0)) < 0 ||
-            (r = json_add_u64_or_null(cyc, "late_started_realtime", c->late ? c->late->started_realtime : 0, 0)) < 0 ||
+            (r = json_add_u64_or_null(cyc, "unit_started_realtime", c->unit ? c->unit->started_realtime : 0,
+                                      0)) < 0 ||
+            (r = json_add_u64_or_null(cyc, "late_started_realtime", c->late ? c->late->started_realtime : 0,
+                                      0)) < 0 ||
             (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resumed, 0)) < 0 ||
-            (r = json_add_string(cyc, "kernel_sync", f->ksync_error < 0 ? "unknown"
-                                                     : f->ksync.state == KERNEL_SYNC_DONE  ? "done"
-                                                     : f->ksync.state == KERNEL_SYNC_SKIPPED ? "skipped"
-                                                                                             : "unknown")) < 0 ||
-            (r = json_add_u64_or_null(cyc, "kernel_sync_usec", f->ksync.state == KERNEL_SYNC_DONE ? f->ksync.usec : 0, 0)) < 0 ||
+            (r = json_add_string(cyc, "kernel_sync",
+                                 f->ksync_error < 0                      ? "unknown"
+                                 : f->ksync.state == KERNEL_SYNC_DONE    ? "done"
+                                 : f->ksync.state == KERNEL_SYNC_SKIPPED ? "skipped"
+                                                                         : "unknown")) < 0 ||
+            (r = json_add_u64_or_null(cyc, "kernel_sync_usec",
+                                      f->ksync.state == KERNEL_SYNC_DONE ? f->ksync.usec : 0, 0)) < 0 ||
             (r = json_add(root, "last_cycle", TAKE_PTR(cyc))) < 0)
                 return r;
 done:
@@ -331,7 +345,8 @@ static void print_dirty(const Meminfo *mi) {
         char d[FORMAT_BYTES_MAX], w[FORMAT_BYTES_MAX];
 
         if (mi && mi->has_dirty)
-                printf("%12s: %s dirty, %s under writeback\n", "Now", format_bytes(d, sizeof d, mi->dirty_bytes),
+                printf("%12s: %s dirty, %s under writeback\n", "Now",
+                       format_bytes(d, sizeof d, mi->dirty_bytes),
                        format_bytes(w, sizeof w, mi->has_writeback ? mi->writeback_bytes : 0));
         else
                 printf("%12s: dirty memory unknown (no meminfo)\n", "Now");
@@ -398,8 +413,8 @@ int verb_status(const Args *a) {
         if (a->json != JSON_OFF) {
                 _cleanup_json_ json_object *root = NULL;
 
-                r = status_to_json(&f, has_last ? &last : NULL, history, n_history, n_cycles > 0 ? &cycles[0] : NULL,
-                                   &root);
+                r = status_to_json(&f, has_last ? &last : NULL, history, n_history,
+                                   n_cycles > 0 ? &cycles[0] : NULL, &root);
                 if (r == -ENOMEM)
                         r = log_oom();
                 else if (r < 0)

@@ -26,8 +26,8 @@ int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **re
 
 /* Exit statuses (documented in --help and suspend-sync(8)). */
 #define PID_FMT "%d"
-#define EXIT_USAGE 2             /* invalid arguments, or 'run' without root */
+#define EXIT_USAGE 2 /* invalid arguments, or 'run' without root */
 /* sysexits(3) values, so that systemctl status and the journal read right
  * ("status=74/IOERR", "status=75/TEMPFAIL"); 3 and 4 read NOTIMPLEMENTED and NOPERMISSION there. */
-#define EXIT_SYNC_ERROR EX_IOERR          /* 74: a mount reported a sync error */
-#define EXIT_SYNC_TIMEOUT EX_TEMPFAIL     /* 75: a mount timed out and OnTimeout=fail */
+#define EXIT_SYNC_ERROR EX_IOERR      /* 74: a mount reported a sync error */
+#define EXIT_SYNC_TIMEOUT EX_TEMPFAIL /* 75: a mount timed out and OnTimeout=fail */

@@ -78,7 +78,8 @@ TEST(missing_keys) {
         BdiStats s;
 
         ASSERT_EQ(parse_fixture("missing-keys", &s), 3);
-        ASSERT_EQ(s.present, (1U << BDI_STAT_WRITEBACK) | (1U << BDI_STAT_DIRTIED) | (1U << BDI_STAT_B_DIRTY));
+        ASSERT_EQ(s.present,
+                  (1U << BDI_STAT_WRITEBACK) | (1U << BDI_STAT_DIRTIED) | (1U << BDI_STAT_B_DIRTY));
         ASSERT_U64_EQ(s.value[BDI_STAT_B_DIRTY], 79);
         ASSERT_U64_EQ(s.value[BDI_STAT_B_IO], 0);
 }
@@ -144,7 +145,7 @@ TEST(load_fixture_root) {
         ASSERT_ERR(bdi_stats_load(fd, "a/b", &s), EINVAL);
         ASSERT_ERR(bdi_stats_load(fd, "", &s), EINVAL);
         ASSERT_ERR(bdi_stats_load(fd, NULL, &s), EINVAL);
-        ASSERT_TRUE(memcmp(&before, &s, sizeof(s)) == 0);      /* untouched on failure */
+        ASSERT_TRUE(memcmp(&before, &s, sizeof(s)) == 0); /* untouched on failure */
 
         degraded = open(FIXTURES_DIR "/roots/degraded", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(degraded >= 0);

@@ -47,22 +47,18 @@ static void record(const char *path, void *userdata) {
 
 TEST(dropins) {
         static const char *const expected[] = {
-                "/etc/suspend-sync.conf",                       /* hides /usr/lib/suspend-sync.conf */
-                "/run/suspend-sync.conf.d/05-early.conf",
-                "/usr/lib/suspend-sync.conf.d/10-vendor.conf",
-                "/run/suspend-sync.conf.d/20-local.conf",       /* hides /usr/local/lib's */
-                "/etc/suspend-sync.conf.d/30-admin.conf",       /* hides /usr/lib's */
+                "/etc/suspend-sync.conf", /* hides /usr/lib/suspend-sync.conf */
+                "/run/suspend-sync.conf.d/05-early.conf", "/usr/lib/suspend-sync.conf.d/10-vendor.conf",
+                "/run/suspend-sync.conf.d/20-local.conf", /* hides /usr/local/lib's */
+                "/etc/suspend-sync.conf.d/30-admin.conf", /* hides /usr/lib's */
                 /* 40-masked.conf: /etc's is a symlink to /dev/null, /usr/lib's is not read */
-                "/usr/lib/suspend-sync.conf.d/50-kernel.conf",
-                "/etc/suspend-sync.conf.d/60-reset.conf",
+                "/usr/lib/suspend-sync.conf.d/50-kernel.conf", "/etc/suspend-sync.conf.d/60-reset.conf",
                 "/etc/suspend-sync.conf.d/70-rule.conf",
                 /* not: .hidden.conf, 80-directory.conf (a directory), not-a-dropin.txt */
         };
         static const char *const looked_at[] = {
-                "/etc/suspend-sync.conf",
-                "/etc/suspend-sync.conf.d",
-                "/run/suspend-sync.conf.d",
-                "/usr/local/lib/suspend-sync.conf.d",
+                "/etc/suspend-sync.conf",       "/etc/suspend-sync.conf.d",
+                "/run/suspend-sync.conf.d",     "/usr/local/lib/suspend-sync.conf.d",
                 "/usr/lib/suspend-sync.conf.d",
         };
         _cleanup_close_ int fd = open_root("dropins");
@@ -88,7 +84,8 @@ TEST(dropins) {
 }
 
 TEST(main_file_order) {
-        _cleanup_close_ int a = open_root("mainorder"), b = open_root("mainorder-usr"), e = open_root("empty");
+        _cleanup_close_ int a = open_root("mainorder"), b = open_root("mainorder-usr"),
+                            e = open_root("empty");
         _cleanup_strv_free_ char **l = NULL, **m = NULL, **n = NULL;
 
         ASSERT_OK(conf_files_list(a, dirs, "suspend-sync.conf", 256, NULL, NULL, &l, NULL));
@@ -119,7 +116,8 @@ TEST(masked_by_device_node) {
         if (!node)
                 fprintf(stderr, "   cannot make a device node (%m): masking by a node not tested\n");
 
-        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", "/run", NULL }, "x", 16, NULL, NULL, &l, NULL));
+        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", "/run", NULL }, "x", 16, NULL, NULL, &l,
+                                  NULL));
         if (node)
                 assert_list(l, (const char *const[]) { "/run/x.d/b.conf" }, 1);
         else

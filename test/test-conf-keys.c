@@ -178,13 +178,17 @@ TEST(checkers_can_fail) {
         Keys man = {}, conf = {};
 
         man_keys("# [SYNC] SECTION OPTIONS\n\n*MaxParallel=*\n\ttext\n*Colour=*\n# [FOO] SECTION\n*Bar=*\n"
-                 "# EXAMPLES\n*Baz=*\n", &man);
+                 "# EXAMPLES\n*Baz=*\n",
+                 &man);
         ASSERT_EQ(man.n, 3);
-        ASSERT_TRUE(has(&man, "Sync", "MaxParallel") && has(&man, "Sync", "Colour") && has(&man, "FOO", "Bar"));
+        ASSERT_TRUE(has(&man, "Sync", "MaxParallel") && has(&man, "Sync", "Colour") &&
+                    has(&man, "FOO", "Bar"));
         ASSERT_EQ(check("(negative control)", &man), ELEMENTSOF(table) - 1 + 2);
 
-        conf_keys("[Sync]\n#MaxParallel=16\n# Prose=not a key? it is\n# lower=no\n#[Kernel]\n#SyncOnSuspend=auto\n"
-                  "# [Rule x]\n# Path=/a\n", &conf);
+        conf_keys(
+                "[Sync]\n#MaxParallel=16\n# Prose=not a key? it is\n# lower=no\n#[Kernel]\n#SyncOnSuspend=auto\n"
+                "# [Rule x]\n# Path=/a\n",
+                &conf);
         ASSERT_EQ(conf.n, 4);
         ASSERT_TRUE(has(&conf, "Kernel", "SyncOnSuspend") && has(&conf, "Rule", "Path"));
         ASSERT_TRUE(!in_table("Sync", "Prose"));

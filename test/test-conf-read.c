@@ -116,7 +116,7 @@ TEST(hung_open) {
         snprintf(path, sizeof path, "%s/etc", dir);
         ASSERT_OK(mkdir(path, 0755));
         snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
-        ASSERT_OK(mkfifo(path, 0644));          /* no writer: open(O_RDONLY) blocks */
+        ASSERT_OK(mkfifo(path, 0644)); /* no writer: open(O_RDONLY) blocks */
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
 

@@ -78,7 +78,8 @@ TEST(format_with_overrides) {
 
 /* --config= that cannot be read: the error is kept for cat-config; the policy has the defaults. */
 TEST(explicit_config_error) {
-        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL, e = CONTEXT_NULL, f = CONTEXT_NULL;
+        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL, e = CONTEXT_NULL,
+                                        f = CONTEXT_NULL;
         Args a = args(CONFIG_DIR "/dropins");
 
         a.config = "/etc/nonexistent.conf";
@@ -86,7 +87,7 @@ TEST(explicit_config_error) {
         ASSERT_ERR(c.config_error, ENOENT);
         ASSERT_EQ(c.config->max_parallel, 16);
 
-        a.config = "/etc/suspend-sync.conf.d";     /* a directory */
+        a.config = "/etc/suspend-sync.conf.d"; /* a directory */
         ASSERT_OK(context_read_policy(&a, &d));
         ASSERT_ERR(d.config_error, EISDIR);
 
@@ -132,7 +133,7 @@ TEST(prepare) {
 
         context_done(&d);
         ASSERT_TRUE(d.policy == NULL && d.config == NULL && d.plan == NULL && d.root_fd < 0);
-        context_done(&d);       /* twice is fine */
+        context_done(&d); /* twice is fine */
 }
 
 int main(void) {

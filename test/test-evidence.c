@@ -8,21 +8,20 @@
 #include "shared/macro.h"
 #include "tests.h"
 
-static const char clean_stats[] =
-        "BdiWriteback:            64 kB\n"       /* per-CPU counters: never evidence */
-        "BdiReclaimable:          64 kB\n"
-        "BdiDirtyThresh:           0 kB\n"
-        "DirtyThresh:        4835568 kB\n"
-        "BackgroundThresh:   2414832 kB\n"
-        "BdiDirtied:           16384 kB\n"
-        "BdiWritten:           16320 kB\n"
-        "BdiWriteBandwidth:   102400 kBps\n"
-        "b_dirty:                  0\n"
-        "b_io:                     0\n"
-        "b_more_io:                0\n"
-        "b_dirty_time:             0\n"
-        "bdi_list:                 1\n"
-        "state:                    1\n";
+static const char clean_stats[] = "BdiWriteback:            64 kB\n" /* per-CPU counters: never evidence */
+                                  "BdiReclaimable:          64 kB\n"
+                                  "BdiDirtyThresh:           0 kB\n"
+                                  "DirtyThresh:        4835568 kB\n"
+                                  "BackgroundThresh:   2414832 kB\n"
+                                  "BdiDirtied:           16384 kB\n"
+                                  "BdiWritten:           16320 kB\n"
+                                  "BdiWriteBandwidth:   102400 kBps\n"
+                                  "b_dirty:                  0\n"
+                                  "b_io:                     0\n"
+                                  "b_more_io:                0\n"
+                                  "b_dirty_time:             0\n"
+                                  "bdi_list:                 1\n"
+                                  "state:                    1\n";
 
 static Meminfo global(const char *text) {
         Meminfo m;
@@ -36,7 +35,7 @@ TEST(verdicts) {
         Meminfo idle = global("Dirty: 100 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
         Meminfo busy = global("Dirty: 100 kB\nWriteback: 4 kB\nWritebackTmp: 0 kB\n");
         Meminfo tmp = global("Dirty: 100 kB\nWriteback: 0 kB\nWritebackTmp: 8 kB\n");
-        Meminfo no_tmp = global("Dirty: 100 kB\nWriteback: 0 kB\n");     /* a kernel without it */
+        Meminfo no_tmp = global("Dirty: 100 kB\nWriteback: 0 kB\n"); /* a kernel without it */
         Meminfo no_wb = global("Dirty: 100 kB\n");
         const char *why = "unset";
 

@@ -28,15 +28,15 @@
 #define MAXJ 32
 
 typedef struct Shared {
-        int alive, max_alive;                   /* fake syncs running now / at most */
-        int slot_alive[MAXJ], slot_max[MAXJ];   /* same, per group slot */
-        int seq;                                /* start counter */
-        int start_seq[MAXJ];                    /* 1-based start order per job */
-        pid_t pid[MAXJ];                        /* worker pid per job */
+        int alive, max_alive;                 /* fake syncs running now / at most */
+        int slot_alive[MAXJ], slot_max[MAXJ]; /* same, per group slot */
+        int seq;                              /* start counter */
+        int start_seq[MAXJ];                  /* 1-based start order per job */
+        pid_t pid[MAXJ];                      /* worker pid per job */
         int calls;
-        int release;                            /* hanging jobs return once set */
-        uint64_t progress[MAXJ];                /* fake device counters: "sleep" moves them */
-        int no_evidence[MAXJ];                  /* the fake probe answers -ENODATA for this job */
+        int release;             /* hanging jobs return once set */
+        uint64_t progress[MAXJ]; /* fake device counters: "sleep" moves them */
+        int no_evidence[MAXJ];   /* the fake probe answers -ENODATA for this job */
 } Shared;
 
 static Shared *sh;
@@ -107,7 +107,7 @@ static int fake_progress(const ExecJob *j, void *userdata, uint64_t *ret) {
 
 typedef struct Spec {
         const char *group;
-        const char *action;    /* "sleep 100", "hang", ... */
+        const char *action; /* "sleep 100", "hang", ... */
         usec_t timeout;
 } Spec;
 
@@ -124,7 +124,7 @@ static void make_jobs(ExecJob *jobs, const Spec *spec, size_t n) {
                         .path = paths[i],
                         .group = spec[i].group,
                         .timeout = spec[i].timeout,
-                        .outcome = OUTCOME_SKIPPED,     /* must be overwritten */
+                        .outcome = OUTCOME_SKIPPED, /* must be overwritten */
                         .error = -1,
                         .abandoned_pid = -1,
                 };
@@ -315,7 +315,7 @@ static void parallel_bound(unsigned max_parallel) {
 
 TEST(parallelism_bound) {
         parallel_bound(3);
-        parallel_bound(1);      /* negative control: the counter does see serial runs */
+        parallel_bound(1); /* negative control: the counter does see serial runs */
         parallel_bound(8);
 }
 
@@ -331,7 +331,7 @@ TEST(group_serialization) {
         ASSERT_EQ(run(jobs, 8, 8, in(30 * SEC), &fake_ops), 0);
         ASSERT_EQ(sh->slot_max[0], 1);
         ASSERT_EQ(sh->slot_max[1], 1);
-        ASSERT_EQ(sh->max_alive, 2);    /* the groups did overlap each other */
+        ASSERT_EQ(sh->max_alive, 2); /* the groups did overlap each other */
         for (size_t i = 2; i < 8; i++)
                 ASSERT_TRUE(sh->start_seq[i - 2] < sh->start_seq[i]);
         check_children(jobs, 8);
@@ -340,13 +340,20 @@ TEST(group_serialization) {
 TEST(hang_timeout) {
         Spec spec[] = {
                 /* a: first job hangs, the rest runs in a fresh worker */
-                { "a", "hang", 200 * MS }, { "a", "ok", SEC }, { "a", "sleep 10", SEC },
+                { "a", "hang", 200 * MS },
+                { "a", "ok", SEC },
+                { "a", "sleep 10", SEC },
                 /* b: unaffected */
-                { "b", "sleep 50", SEC }, { "b", "ok", SEC },
+                { "b", "sleep 50", SEC },
+                { "b", "ok", SEC },
                 /* c: two hangs in a row, each gets its own timer and its own worker */
-                { "c", "pause", 100 * MS }, { "c", "hang", 100 * MS }, { "c", "ok", SEC },
+                { "c", "pause", 100 * MS },
+                { "c", "hang", 100 * MS },
+                { "c", "ok", SEC },
                 /* d: the timer is re-armed for the second job (the first has none) */
-                { "d", "ok", 0 }, { "d", "hang", 100 * MS }, { "d", "ok", SEC },
+                { "d", "ok", 0 },
+                { "d", "hang", 100 * MS },
+                { "d", "ok", SEC },
         };
         size_t n = ELEMENTSOF(spec);
         ExecJob jobs[ELEMENTSOF(spec)];
@@ -423,8 +430,8 @@ static void deadline_all_hang(unsigned max_parallel, usec_t timeout) {
 }
 
 TEST(deadline) {
-        deadline_all_hang(1, 0);                /* no per-job timeout: one worker, 4 never start */
-        deadline_all_hang(1, 150 * MS);         /* timeouts rotate fresh workers until the deadline */
+        deadline_all_hang(1, 0);        /* no per-job timeout: one worker, 4 never start */
+        deadline_all_hang(1, 150 * MS); /* timeouts rotate fresh workers until the deadline */
         deadline_all_hang(4, 0);
 }
 
@@ -439,7 +446,8 @@ static void hung_first(unsigned max_parallel) {
         int r;
 
         for (size_t i = 0; i < k; i++)
-                spec[n++] = (Spec) { (const char *[]) { "a", "b", "c", "d" }[i], i % 2 ? "pause" : "hang", 10 * SEC };
+                spec[n++] = (Spec) { (const char *[]) { "a", "b", "c", "d" }[i], i % 2 ? "pause" : "hang",
+                                     10 * SEC };
         for (size_t i = 0; i < 4; i++)
                 spec[n++] = (Spec) { (const char *[]) { "m", "n", "o", "p" }[i], "sleep 100", 10 * SEC };
         spec[n++] = (Spec) { "m", "ok", 10 * SEC };
@@ -450,8 +458,8 @@ static void hung_first(unsigned max_parallel) {
         ops.stall = 200 * MS;
         deadline = in(3 * SEC);
         r = run(jobs, n, max_parallel, deadline, &ops);
-        fprintf(stderr, "  max_parallel=%u, %zu stuck first: returned %+.3f s after the deadline\n", max_parallel,
-                k, ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC);
+        fprintf(stderr, "  max_parallel=%u, %zu stuck first: returned %+.3f s after the deadline\n",
+                max_parallel, k, ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC);
         ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline + 500 * MS);
         ASSERT_EQ(r, (int) k);
         for (size_t i = 0; i < k; i++) {
@@ -531,7 +539,9 @@ TEST(last_call) {
 
 /* A device proven stuck takes the rest of its group: no fresh worker to get stuck as well. */
 TEST(hung_group_rest) {
-        Spec spec[] = { { "a", "hang", 400 * MS }, { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC } };
+        Spec spec[] = {
+                { "a", "hang", 400 * MS }, { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC }
+        };
         ExecJob jobs[4];
         ExecOps ops = fake_ops;
 
@@ -569,8 +579,8 @@ TEST(deadline_passed) {
 
 TEST(errors_and_crash) {
         Spec spec[] = {
-                { "a", "eio", SEC }, { "a", "ok", SEC },        /* error: same worker goes on */
-                { "b", "abort", SEC }, { "b", "ok", SEC },      /* crash: fresh worker for the rest */
+                { "a", "eio", SEC },   { "a", "ok", SEC }, /* error: same worker goes on */
+                { "b", "abort", SEC }, { "b", "ok", SEC }, /* crash: fresh worker for the rest */
                 { "c", "ok", SEC },
         };
         size_t n = ELEMENTSOF(spec);
@@ -604,7 +614,7 @@ TEST(sigchld_already_blocked) {
         ASSERT_OK(sigprocmask(SIG_BLOCK, &ss, &old));
         reset_shared();
         make_jobs(jobs, spec, 2);
-        ASSERT_EQ(run(jobs, 2, 2, in(10 * SEC), &fake_ops), 1);     /* run() checks the mask */
+        ASSERT_EQ(run(jobs, 2, 2, in(10 * SEC), &fake_ops), 1); /* run() checks the mask */
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
         check_children(jobs, 2);
@@ -625,8 +635,8 @@ TEST(real_syncfs) {
         safe_close(fd);
 
         jobs[0] = (ExecJob) { .path = dir, .group = "tmp", .timeout = 10 * SEC };
-        jobs[1] = (ExecJob) { .path = file, .group = "tmp", .timeout = 10 * SEC };    /* not a dir */
-        jobs[2] = (ExecJob) { .path = missing, .group = NULL, .timeout = 10 * SEC };  /* control */
+        jobs[1] = (ExecJob) { .path = file, .group = "tmp", .timeout = 10 * SEC };   /* not a dir */
+        jobs[2] = (ExecJob) { .path = missing, .group = NULL, .timeout = 10 * SEC }; /* control */
         ASSERT_EQ(run(jobs, 3, 4, in(30 * SEC), NULL), 1);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
@@ -665,28 +675,50 @@ TEST(mount_id_and_flush) {
         ASSERT_TRUE(stx.stx_mask & STATX_MNT_ID);
         ASSERT_OK(stat("/dev/null", &st));
 
-        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id };
+        jobs[0] = (ExecJob) {
+                .path = dir, .group = "a", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id
+        };
         /* control: another, existing mount's id (as if a mount now hid ours): refused, ESTALE */
         ASSERT_OK(statx(AT_FDCWD, "/proc", 0, STATX_MNT_ID, &proc_stx));
         ASSERT_TRUE(proc_stx.stx_mnt_id != stx.stx_mnt_id);
-        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) proc_stx.stx_mnt_id };
+        jobs[1] = (ExecJob) {
+                .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) proc_stx.stx_mnt_id
+        };
         /* a flush device that is not a block device (nor is /dev/block/1:3): ENODEV */
-        jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .flush_device = "/dev/null",
-                              .dev = st.st_rdev };
-        jobs[3] = (ExecJob) { .path = dir, .group = "d", .timeout = 10 * SEC, .flush_device = "/nonexistent",
+        jobs[2] = (ExecJob) {
+                .path = dir, .group = "c", .timeout = 10 * SEC, .flush_device = "/dev/null", .dev = st.st_rdev
+        };
+        jobs[3] = (ExecJob) { .path = dir,
+                              .group = "d",
+                              .timeout = 10 * SEC,
+                              .flush_device = "/nonexistent",
                               .dev = makedev(254, 254) };
         /* the planned mount is no longer there and no mount of its superblock is left: EIDRM, gone
          * (the device number is one nobody has mounted) */
-        jobs[4] = (ExecJob) { .path = dir, .group = "e", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 1000000,
-                              .dev = makedev(254, 254), .gone_check = true };
-        /* control: the superblock is still mounted (here: the directory's own): ESTALE, an error */
-        jobs[5] = (ExecJob) { .path = dir, .group = "f", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id + 1000000,
-                              .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .gone_check = true };
-        /* a missing path whose superblock is gone: EIDRM too; with it still mounted: ENOENT */
-        jobs[6] = (ExecJob) { .path = "/nonexistent/mnt", .group = "g", .timeout = 10 * SEC, .dev = makedev(254, 254),
+        jobs[4] = (ExecJob) { .path = dir,
+                              .group = "e",
+                              .timeout = 10 * SEC,
+                              .mount_id = (int) stx.stx_mnt_id + 1000000,
+                              .dev = makedev(254, 254),
                               .gone_check = true };
-        jobs[7] = (ExecJob) { .path = "/nonexistent/mnt", .group = "h", .timeout = 10 * SEC,
-                              .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .gone_check = true };
+        /* control: the superblock is still mounted (here: the directory's own): ESTALE, an error */
+        jobs[5] = (ExecJob) { .path = dir,
+                              .group = "f",
+                              .timeout = 10 * SEC,
+                              .mount_id = (int) stx.stx_mnt_id + 1000000,
+                              .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor),
+                              .gone_check = true };
+        /* a missing path whose superblock is gone: EIDRM too; with it still mounted: ENOENT */
+        jobs[6] = (ExecJob) { .path = "/nonexistent/mnt",
+                              .group = "g",
+                              .timeout = 10 * SEC,
+                              .dev = makedev(254, 254),
+                              .gone_check = true };
+        jobs[7] = (ExecJob) { .path = "/nonexistent/mnt",
+                              .group = "h",
+                              .timeout = 10 * SEC,
+                              .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor),
+                              .gone_check = true };
         ASSERT_EQ(run(jobs, 8, 4, in(30 * SEC), NULL), 7);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
@@ -694,7 +726,8 @@ TEST(mount_id_and_flush) {
         ASSERT_EQ(jobs[2].error, ENODEV);
         ASSERT_EQ(jobs[3].error, ENODEV);
         if (!full_view)
-                fprintf(stderr, "  our root is not a mount point in our table (chroot): expecting no \"gone\"\n");
+                fprintf(stderr,
+                        "  our root is not a mount point in our table (chroot): expecting no \"gone\"\n");
         ASSERT_EQ(jobs[4].error, full_view ? EIDRM : ESTALE);
         ASSERT_EQ(jobs[5].error, ESTALE);
         ASSERT_EQ(jobs[6].error, full_view ? EIDRM : ENOENT);
@@ -740,24 +773,36 @@ TEST(restricted_view_never_gone) {
                 dev_t dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 
                 if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-                    mount("/proc", proc, NULL, MS_BIND | MS_REC, NULL) < 0 || chroot(dir) < 0 || chdir("/") < 0) {
+                    mount("/proc", proc, NULL, MS_BIND | MS_REC, NULL) < 0 || chroot(dir) < 0 ||
+                    chdir("/") < 0) {
                         fprintf(stderr, "  skipped: cannot build the chroot: %m\n");
                         _exit(77);
                 }
                 ASSERT_TRUE(!root_in_mount_table());
-                ASSERT_OK(statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx));     /* new namespace, new ids */
+                ASSERT_OK(statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx)); /* new namespace, new ids */
                 /* The planned mount is not what "/" opens (mount id mismatch), and a missing path,
                  * both on the superblock holding our root, which our table does not show. */
-                jobs[0] = (ExecJob) { .path = "/", .group = "a", .timeout = 10 * SEC,
-                                      .mount_id = (int) stx.stx_mnt_id + 1000000, .dev = dev, .gone_check = true };
-                jobs[1] = (ExecJob) { .path = "/nonexistent", .group = "b", .timeout = 10 * SEC, .dev = dev,
+                jobs[0] = (ExecJob) { .path = "/",
+                                      .group = "a",
+                                      .timeout = 10 * SEC,
+                                      .mount_id = (int) stx.stx_mnt_id + 1000000,
+                                      .dev = dev,
+                                      .gone_check = true };
+                jobs[1] = (ExecJob) { .path = "/nonexistent",
+                                      .group = "b",
+                                      .timeout = 10 * SEC,
+                                      .dev = dev,
                                       .gone_check = true };
                 /* control: "/" itself syncs fine through the root directory */
-                jobs[2] = (ExecJob) { .path = "/", .group = "c", .timeout = 10 * SEC,
-                                      .mount_id = (int) stx.stx_mnt_id, .dev = dev, .gone_check = true };
+                jobs[2] = (ExecJob) { .path = "/",
+                                      .group = "c",
+                                      .timeout = 10 * SEC,
+                                      .mount_id = (int) stx.stx_mnt_id,
+                                      .dev = dev,
+                                      .gone_check = true };
                 int r = run(jobs, 3, 3, in(30 * SEC), NULL);
-                fprintf(stderr, "  in the chroot: %s, %s, %s (%s)\n", strerror(jobs[0].error), strerror(jobs[1].error),
-                        outcome_to_string(jobs[2].outcome), strerror(jobs[2].error));
+                fprintf(stderr, "  in the chroot: %s, %s, %s (%s)\n", strerror(jobs[0].error),
+                        strerror(jobs[1].error), outcome_to_string(jobs[2].outcome), strerror(jobs[2].error));
                 ASSERT_EQ(r, 2);
                 ASSERT_EQ(jobs[0].error, ESTALE);
                 ASSERT_EQ(jobs[1].error, ENOENT);
@@ -781,10 +826,16 @@ TEST(covered_if) {
 
         ASSERT_TRUE(mkdtemp(dir));
         ASSERT_OK(stat(dir, &st));
-        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .covered_if_path = dir,
+        jobs[0] = (ExecJob) { .path = dir,
+                              .group = "a",
+                              .timeout = 10 * SEC,
+                              .covered_if_path = dir,
                               .covered_if_dev = st.st_dev };
         /* control: upperdir not on that device any more: the overlay is synced itself */
-        jobs[1] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .covered_if_path = dir,
+        jobs[1] = (ExecJob) { .path = dir,
+                              .group = "a",
+                              .timeout = 10 * SEC,
+                              .covered_if_path = dir,
                               .covered_if_dev = st.st_dev + 1 };
         ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 1);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_COVERED);
@@ -804,19 +855,24 @@ TEST(run_as_owner) {
                 fprintf(stderr, "   skipped: not root\n");
                 return;
         }
-        ASSERT_TRUE(mkdtemp(dir));                      /* 0700 root: closed to the owner */
+        ASSERT_TRUE(mkdtemp(dir)); /* 0700 root: closed to the owner */
         snprintf(sub, sizeof(sub), "%s/sub", dir);
         ASSERT_OK(mkdir(sub, 0700));
         ASSERT_OK(chown(sub, 65534, 65534));
 
         /* walked to as root, opened as its owner: synced although the owner cannot reach it */
-        jobs[0] = (ExecJob) { .path = sub, .group = "a", .timeout = 10 * SEC, .run_as_uid = 65534,
-                              .run_as_gid = 65534 };
+        jobs[0] = (ExecJob) {
+                .path = sub, .group = "a", .timeout = 10 * SEC, .run_as_uid = 65534, .run_as_gid = 65534
+        };
         /* control: privileges really dropped: the owner may not open root's 0700 directory */
-        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .run_as_uid = 65534,
-                              .run_as_gid = 65534 };
+        jobs[1] = (ExecJob) {
+                .path = dir, .group = "b", .timeout = 10 * SEC, .run_as_uid = 65534, .run_as_gid = 65534
+        };
         /* as we are */
-        jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .run_as_uid = (uid_t) -1,
+        jobs[2] = (ExecJob) { .path = dir,
+                              .group = "c",
+                              .timeout = 10 * SEC,
+                              .run_as_uid = (uid_t) -1,
                               .run_as_gid = (gid_t) -1 };
         ASSERT_EQ(run(jobs, 3, 3, in(30 * SEC), NULL), 1);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
@@ -883,7 +939,7 @@ _noreturn_ static void stuck_daemon(int fuse_fd, int release_fd) {
                 struct fuse_in_header in;
                 memcpy(&in, buf, sizeof(in));
                 if (in.opcode != FUSE_INIT)
-                        continue;       /* read, never answered */
+                        continue; /* read, never answered */
 
                 struct fuse_init_in init;
                 memcpy(&init, buf + sizeof(in), sizeof(init));
@@ -983,9 +1039,9 @@ TEST(unkillable_worker) {
         deadline = in(1500 * MS);
         r = run(jobs, 3, 1, deadline, NULL);
         fprintf(stderr, "  returned %+.3f s after the deadline, stuck workers %d (%c) and %d (%c)\n",
-                ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC,
-                (int) jobs[0].abandoned_pid, proc_state(jobs[0].abandoned_pid),
-                (int) jobs[2].abandoned_pid, proc_state(jobs[2].abandoned_pid));
+                ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC, (int) jobs[0].abandoned_pid,
+                proc_state(jobs[0].abandoned_pid), (int) jobs[2].abandoned_pid,
+                proc_state(jobs[2].abandoned_pid));
         ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline + 500 * MS);
         ASSERT_EQ(r, 2);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
@@ -1002,7 +1058,7 @@ TEST(unkillable_worker) {
         ASSERT_TRUE(jobs[0].stuck && jobs[2].stuck);
         ASSERT_TRUE(!jobs[1].stuck);
 
-        stuck_fuse_release(&f);         /* aborts the connection: the workers die */
+        stuck_fuse_release(&f); /* aborts the connection: the workers die */
         check_children(jobs, 3);
 }
 
@@ -1015,7 +1071,7 @@ TEST(worker_stuck) {
 
         ASSERT_TRUE(!executor_worker_stuck(0));
         ASSERT_TRUE(!executor_worker_stuck(-1));
-        ASSERT_TRUE(!executor_worker_stuck(1));         /* not our child */
+        ASSERT_TRUE(!executor_worker_stuck(1)); /* not our child */
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
@@ -1029,11 +1085,11 @@ TEST(worker_stuck) {
         ASSERT_TRUE(!jobs[1].stuck);
 
         ASSERT_OK(kill(pid, SIGKILL));
-        ASSERT_OK(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT));   /* exited, not reaped */
+        ASSERT_OK(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT)); /* exited, not reaped */
         ASSERT_TRUE(!executor_worker_stuck(pid));
         executor_check_stuck(jobs, 2);
         ASSERT_TRUE(!jobs[0].stuck);
-        ASSERT_EQ(waitpid(pid, NULL, WNOHANG), pid);                    /* still ours to reap */
+        ASSERT_EQ(waitpid(pid, NULL, WNOHANG), pid); /* still ours to reap */
         ASSERT_TRUE(!executor_worker_stuck(pid));
 }
 
@@ -1089,7 +1145,7 @@ int main(void) {
         RUN(many_jobs);
         RUN(cannot_run);
         RUN(worker_stuck);
-        RUN(unkillable_worker);        /* last: it moves this process to a private mount namespace */
+        RUN(unkillable_worker); /* last: it moves this process to a private mount namespace */
 
         ASSERT_OK(munmap(sh, sizeof(Shared)));
         return 0;

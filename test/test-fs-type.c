@@ -17,35 +17,70 @@
 /* ---- the lists as they were in device.c, plan.c and unlisted.c (reference only) ---- */
 
 static const char *const old_network[] = {
-        "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs", "ncpfs", "ncp",
-        "lustre", "coda", "orangefs", "davfs", "vboxsf", "virtiofs",
-        "fuse.sshfs", "fuse.s3fs", "fuse.rclone", "fuse.glusterfs", "fuse.ceph", "fuse.ceph-fuse",
-        "fuse.cephfs", "fuse.davfs2", "fuse.curlftpfs", "fuse.gcsfuse", "fuse.goofys",
-        "fuse.juicefs", "fuse.mfs", "fuse.moosefs", "fuse.lizardfs", "fuse.seaweedfs",
-        "fuse.smbnetfs", "fuse.gvfsd-fuse", "fuse.afpfs", "fuse.httpfs", "fuse.blobfuse",
-        "fuse.blobfuse2", "fuse.onedriver", "fuse.beegfs", "fuse.geesefs", "fuse.s3backer",
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "ceph",
+        "glusterfs",
+        "afs",
+        "ncpfs",
+        "ncp",
+        "lustre",
+        "coda",
+        "orangefs",
+        "davfs",
+        "vboxsf",
+        "virtiofs",
+        "fuse.sshfs",
+        "fuse.s3fs",
+        "fuse.rclone",
+        "fuse.glusterfs",
+        "fuse.ceph",
+        "fuse.ceph-fuse",
+        "fuse.cephfs",
+        "fuse.davfs2",
+        "fuse.curlftpfs",
+        "fuse.gcsfuse",
+        "fuse.goofys",
+        "fuse.juicefs",
+        "fuse.mfs",
+        "fuse.moosefs",
+        "fuse.lizardfs",
+        "fuse.seaweedfs",
+        "fuse.smbnetfs",
+        "fuse.gvfsd-fuse",
+        "fuse.afpfs",
+        "fuse.httpfs",
+        "fuse.blobfuse",
+        "fuse.blobfuse2",
+        "fuse.onedriver",
+        "fuse.beegfs",
+        "fuse.geesefs",
+        "fuse.s3backer",
 };
 
 static const char *const old_pseudo[] = {
-        "proc", "sysfs", "tmpfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
-        "securityfs", "pstore", "bpf", "configfs", "hugetlbfs", "mqueue", "autofs", "binfmt_misc",
-        "efivarfs", "fusectl", "rpc_pipefs", "nsfs", "ramfs", "selinuxfs", "smackfs", "nfsd",
-        "rootfs", "pipefs", "sockfs", "anon_inodefs", "dmabuf", "devfs", "usbfs", "xenfs",
-        "sunrpc", "pidfs", "secretmem",
+        "proc",     "sysfs",      "tmpfs",   "devtmpfs",   "devpts",       "cgroup",
+        "cgroup2",  "debugfs",    "tracefs", "securityfs", "pstore",       "bpf",
+        "configfs", "hugetlbfs",  "mqueue",  "autofs",     "binfmt_misc",  "efivarfs",
+        "fusectl",  "rpc_pipefs", "nsfs",    "ramfs",      "selinuxfs",    "smackfs",
+        "nfsd",     "rootfs",     "pipefs",  "sockfs",     "anon_inodefs", "dmabuf",
+        "devfs",    "usbfs",      "xenfs",   "sunrpc",     "pidfs",        "secretmem",
 };
 
 static const char *const old_flush[] = {
-        "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix",
-        "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
+        "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix", "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
 };
 
 static const struct {
         unsigned long magic;
         const char *name;
 } old_magic[] = {
-        { 0xEF53, "ext4" },       { 0x58465342, "xfs" },  { 0x9123683E, "btrfs" },
-        { 0xF2F52010, "f2fs" },   { 0x01021994, "tmpfs" },
-        { 0x4d44, "vfat" },       { 0x6969, "nfs" },       { 0x65735546, "fuse" },
+        { 0xEF53, "ext4" },         { 0x58465342, "xfs" },   { 0x9123683E, "btrfs" }, { 0xF2F52010, "f2fs" },
+        { 0x01021994, "tmpfs" },    { 0x4d44, "vfat" },      { 0x6969, "nfs" },       { 0x65735546, "fuse" },
         { 0x73717368, "squashfs" }, { 0x858458f6, "ramfs" }, { 0x2011BAB0, "exfat" },
 };
 
@@ -80,7 +115,7 @@ static bool old_needs_flush(const char *fstype) {
 /* plan.c fuse_owner(): any FUSE mount, fuseblk included. */
 static bool old_is_fuse(const char *fstype) {
         return streq(fstype, "fuse") || streq(fstype, "fuseblk") || strncmp(fstype, "fuse.", 5) == 0 ||
-                strncmp(fstype, "fuseblk.", 8) == 0;
+               strncmp(fstype, "fuseblk.", 8) == 0;
 }
 
 /* plan.c fuse_evidence_applies(): a /dev/fuse server, not fuseblk. */
@@ -110,10 +145,38 @@ static void check_same(const char *fstype) {
 
 TEST(same_as_old_lists) {
         static const char *const extra[] = {
-                "", "ext4", "xfs", "btrfs", "squashfs", "gfs2", "whatever", "NFS", "nfs ", "fuse_sshfs",
-                "fuse", "fuse.", "fuse.faultdisk", "fuse.sshfs.x", "fuseblk", "fuseblk.", "fuseblk.ntfs",
-                "fuseblk.fuse.sshfs", "fuse.*", "fuseblk.*", "fusectl", "fusectl.x", "overlay", "overlayfs",
-                "overlay.x", "tmpfs.x", "ext3", "bcachefs", "zfs", "erofs", "iso9660", "ntfs-3g",
+                "",
+                "ext4",
+                "xfs",
+                "btrfs",
+                "squashfs",
+                "gfs2",
+                "whatever",
+                "NFS",
+                "nfs ",
+                "fuse_sshfs",
+                "fuse",
+                "fuse.",
+                "fuse.faultdisk",
+                "fuse.sshfs.x",
+                "fuseblk",
+                "fuseblk.",
+                "fuseblk.ntfs",
+                "fuseblk.fuse.sshfs",
+                "fuse.*",
+                "fuseblk.*",
+                "fusectl",
+                "fusectl.x",
+                "overlay",
+                "overlayfs",
+                "overlay.x",
+                "tmpfs.x",
+                "ext3",
+                "bcachefs",
+                "zfs",
+                "erofs",
+                "iso9660",
+                "ntfs-3g",
         };
         for (size_t i = 0; i < ELEMENTSOF(old_network); i++)
                 check_same(old_network[i]);
@@ -201,8 +264,10 @@ TEST(new_types) {
                 FsClass class;
                 bool device_flush;
         } cases[] = {
-                { "bcachefs", FS_CLASS_BLOCK, false }, { "erofs", FS_CLASS_BLOCK, false },
-                { "zfs", FS_CLASS_BLOCK, false },      { "iso9660", FS_CLASS_BLOCK, false },
+                { "bcachefs", FS_CLASS_BLOCK, false },
+                { "erofs", FS_CLASS_BLOCK, false },
+                { "zfs", FS_CLASS_BLOCK, false },
+                { "iso9660", FS_CLASS_BLOCK, false },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

@@ -52,17 +52,17 @@ TEST(bad_input) {
         ASSERT_OK(handover_parse("# comment\n"
                                  "\n"
                                  "stuck 12 34 1 56 7:3\n"
-                                 "stuck 12 34 2 56 7:3\n"          /* hung not 0/1 */
-                                 "stuck 0 34 1 56 7:3\n"           /* pid 0 */
+                                 "stuck 12 34 2 56 7:3\n" /* hung not 0/1 */
+                                 "stuck 0 34 1 56 7:3\n"  /* pid 0 */
                                  "stuck -5 34 1 56 7:3\n"
-                                 "stuck 12 34 1 56\n"              /* no group */
+                                 "stuck 12 34 1 56\n" /* no group */
                                  "stuck 12 34 1 56 7:3 extra\n"
                                  "unsynced 8:1 99\n"
                                  "unsynced 8 99\n"
                                  "unsynced 8:x 99\n"
                                  "unsynced 99999999999:1 99\n"
                                  "future 1 2 3\n"
-                                 "stuck 12 34 1 56 8:0",           /* no final newline */
+                                 "stuck 12 34 1 56 8:0", /* no final newline */
                                  &h));
         ASSERT_EQ(h.n_stuck, 2U);
         ASSERT_STREQ(h.stuck[1].group, "8:0");
@@ -122,7 +122,7 @@ TEST(prune) {
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         put_stat(fd, 10, "suspend-sync", 'D', 500);
-        put_stat(fd, 11, "evil) D 1 2 (x", 'D', 600);     /* comm with ") " inside */
+        put_stat(fd, 11, "evil) D 1 2 (x", 'D', 600); /* comm with ") " inside */
         put_stat(fd, 12, "suspend-sync", 'Z', 700);
         put_stat(fd, 13, "reused", 'S', 9999);
 
@@ -133,9 +133,9 @@ TEST(prune) {
 
         ASSERT_OK(handover_add_stuck(&h, 10, 500, true, 1, "g10"));
         ASSERT_OK(handover_add_stuck(&h, 11, 600, true, 1, "g11"));
-        ASSERT_OK(handover_add_stuck(&h, 12, 700, true, 1, "g12"));   /* zombie */
-        ASSERT_OK(handover_add_stuck(&h, 13, 800, true, 1, "g13"));   /* pid reused */
-        ASSERT_OK(handover_add_stuck(&h, 14, 900, true, 1, "g14"));   /* gone */
+        ASSERT_OK(handover_add_stuck(&h, 12, 700, true, 1, "g12")); /* zombie */
+        ASSERT_OK(handover_add_stuck(&h, 13, 800, true, 1, "g13")); /* pid reused */
+        ASSERT_OK(handover_add_stuck(&h, 14, 900, true, 1, "g14")); /* gone */
         ASSERT_EQ(handover_prune(&h, fd), 3U);
         ASSERT_EQ(h.n_stuck, 2U);
         ASSERT_STREQ(h.stuck[0].group, "g10");
@@ -176,15 +176,15 @@ TEST(load_save) {
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(handover_load(fd, &back));                    /* missing: empty */
+        ASSERT_OK(handover_load(fd, &back)); /* missing: empty */
         ASSERT_EQ(back.n_stuck + back.n_unsynced, 0U);
         ASSERT_OK(handover_add_unsynced(&h, makedev(8, 1), 1));
         ASSERT_OK(handover_save(fd, &h));
         ASSERT_OK(handover_load(fd, &back));
         ASSERT_EQ(back.n_unsynced, 1U);
-        ASSERT_OK(handover_save(fd, &empty));                   /* empty: file removed */
+        ASSERT_OK(handover_save(fd, &empty)); /* empty: file removed */
         ASSERT_TRUE(faccessat(fd, HANDOVER_FILE, F_OK, 0) < 0 && errno == ENOENT);
-        ASSERT_OK(handover_save(fd, &empty));                   /* idempotent */
+        ASSERT_OK(handover_save(fd, &empty)); /* idempotent */
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);

@@ -22,14 +22,23 @@
 static RunMount mounts[2];
 
 static RunRecord rec(const char *trigger, usec_t start, usec_t d_root, const char *outcome) {
-        mounts[0] = (RunMount) { .mount_point = (char *) "/", .fstype = (char *) "ext4", .action = (char *) "sync",
-                                 .outcome = (char *) outcome, .duration = d_root };
-        mounts[1] = (RunMount) { .mount_point = (char *) "/proc", .fstype = (char *) "proc",
-                                 .action = (char *) "skip", .outcome = (char *) "skipped" };
-        return (RunRecord) { .started_realtime = start, .duration = d_root + USEC_PER_MSEC,
-                             .result = (char *) "success", .trigger = (char *) trigger,
-                             .sleep_action = (char *) "suspend", .deadline = 30 * USEC_PER_SEC,
-                             .mounts = mounts, .n_mounts = 2 };
+        mounts[0] = (RunMount) { .mount_point = (char *) "/",
+                                 .fstype = (char *) "ext4",
+                                 .action = (char *) "sync",
+                                 .outcome = (char *) outcome,
+                                 .duration = d_root };
+        mounts[1] = (RunMount) { .mount_point = (char *) "/proc",
+                                 .fstype = (char *) "proc",
+                                 .action = (char *) "skip",
+                                 .outcome = (char *) "skipped" };
+        return (RunRecord) { .started_realtime = start,
+                             .duration = d_root + USEC_PER_MSEC,
+                             .result = (char *) "success",
+                             .trigger = (char *) trigger,
+                             .sleep_action = (char *) "suspend",
+                             .deadline = 30 * USEC_PER_SEC,
+                             .mounts = mounts,
+                             .n_mounts = 2 };
 }
 
 /* A cycle starting at start whose unit's pass synced / in d_root. */
@@ -113,12 +122,16 @@ TEST(append_load_prune_reboot) {
         for (unsigned i = 0; i < HISTORY_CYCLES_MAX + 6; i++) {
                 _cleanup_(cycle_record_done) CycleRecord c = {};
 
-                make(&c, i < 40 ? BOOT1 : BOOT2, T0 + i * 7200 * USEC_PER_SEC, (i + 1) * USEC_PER_MSEC, "synced");
+                make(&c, i < 40 ? BOOT1 : BOOT2, T0 + i * 7200 * USEC_PER_SEC, (i + 1) * USEC_PER_MSEC,
+                     "synced");
                 ASSERT_EQ(history_append(fd, &c), 1);
                 if (i == 3)
                         ASSERT_EQ(history_append(fd, &c), 0); /* post hook and ExecStopPost= both */
         }
-        ASSERT_TRUE(fstatat(fd, "cycles/" "1764576000000000-" BOOT1 ".json", &st, 0) < 0); /* pruned */
+        ASSERT_TRUE(fstatat(fd,
+                            "cycles/"
+                            "1764576000000000-" BOOT1 ".json",
+                            &st, 0) < 0); /* pruned */
         {
                 char name[128];
 
@@ -152,7 +165,9 @@ TEST(stats) {
 
         for (unsigned i = 0; i < ELEMENTSOF(c); i++)
                 make(&c[i], BOOT1, T0 + i * 7200 * USEC_PER_SEC, (20 - i) * USEC_PER_MSEC,
-                     i == 0 ? "timeout" : i == 1 ? "error" : "synced");
+                     i == 0   ? "timeout"
+                     : i == 1 ? "error"
+                              : "synced");
         ASSERT_OK(history_mount_stats(c, ELEMENTSOF(c), &s, &n));
         ASSERT_EQ(n, 2U); /* "/" in the unit's and in the late pass; /proc is never synced */
         ASSERT_STREQ(s[0].pass, "unit");
@@ -180,7 +195,12 @@ TEST(learned) {
         MountStats s[] = {
                 { .pass = "unit", .mount_point = "/", .n = 3, .min = 10, .p50 = 20, .n_synced = 3 },
                 { .pass = "late", .mount_point = "/", .n = 3, .min = 1, .p50 = 2, .n_synced = 3 },
-                { .pass = "unit", .mount_point = "/mnt/a\nb\xff", .namespace_ino = 9, .n = 1, .min = 5, .p50 = 5,
+                { .pass = "unit",
+                  .mount_point = "/mnt/a\nb\xff",
+                  .namespace_ino = 9,
+                  .n = 1,
+                  .min = 5,
+                  .p50 = 5,
                   .n_synced = 1 },
                 { .pass = "unit", .mount_point = "/hung", .n = 2, .n_timeout = 2 }, /* never synced */
         };

@@ -69,7 +69,7 @@ TEST(parse) {
         ASSERT_ERR(knob_parse("1\n\n", 3, &v), EBADMSG);
         ASSERT_ERR(knob_parse("\n", 1, &v), EBADMSG);
         ASSERT_ERR(knob_parse("yes", 3, &v), EBADMSG);
-        ASSERT_EQ(v, 7);        /* outputs untouched on failure */
+        ASSERT_EQ(v, 7); /* outputs untouched on failure */
 }
 
 TEST(decide_table) {
@@ -79,7 +79,10 @@ TEST(decide_table) {
         for (size_t m = 0; m < ELEMENTSOF(modes); m++)
                 for (unsigned bits = 0; bits < 16; bits++) {
                         KnobFacts f = {
-                                .complete = bits & 1, .covered = bits & 2, .hung = bits & 4, .unsynced = bits & 8,
+                                .complete = bits & 1,
+                                .covered = bits & 2,
+                                .hung = bits & 4,
+                                .unsynced = bits & 8,
                         };
                         bool expect_off;
                         int v = 42, r;
@@ -104,9 +107,10 @@ TEST(decide_table) {
         /* Spot checks written out, independent of the loop's formula. */
         int v = 42;
 #define FACTS(u, h, c, cov) (&(KnobFacts) { .unsynced = u, .hung = h, .complete = c, .covered = cov })
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, false), &v), 0); /* late pass left FUSE out */
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, true), &v), 1);  /* redundant */
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, true, true, true), &v), 1);   /* harmful */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, false), &v),
+                  0); /* late pass left FUSE out */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, true), &v), 1); /* redundant */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, true, true, true), &v), 1);  /* harmful */
         /* a hung device turns it off even with mounts left out: the kernel sync would never end
          * (the whole-suspend benchmark: "did not finish" with the knob kept on) */
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, true, true, false), &v), 1);
@@ -120,7 +124,7 @@ TEST(decide_table) {
         /* issue 9 case 7: an incomplete view (gone mount, unread namespace) keeps it, in every mode */
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(false, false, false, true), &v), 0);
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, true, false, true), &v), 0);
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(true, false, true, true), &v), 0);    /* error: keep */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(true, false, true, true), &v), 0); /* error: keep */
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(false, false, true, false), &v), 1);
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_KEEP, FACTS(false, true, true, true), &v), 0);
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, FACTS(false, true, true, true), &v), EINVAL);
@@ -164,7 +168,7 @@ TEST(modes_applied) {
         cycle(SYNC_ON_SUSPEND_KEEP, false, true, true, false);
         cycle(SYNC_ON_SUSPEND_AUTO, false, false, true, true);
         cycle(SYNC_ON_SUSPEND_AUTO, false, false, false, false);
-        cycle(SYNC_ON_SUSPEND_AUTO, false, true, false, true);   /* hung: off even with mounts left out */
+        cycle(SYNC_ON_SUSPEND_AUTO, false, true, false, true); /* hung: off even with mounts left out */
         cycle(SYNC_ON_SUSPEND_AUTO, false, true, true, true);
         cycle(SYNC_ON_SUSPEND_AUTO, true, true, false, false);
         cycle(SYNC_ON_SUSPEND_OFF, false, false, false, true);
@@ -215,7 +219,7 @@ TEST(restore_after_kill) {
         ASSERT_EQ(waitpid(pid, &status, 0), pid);
         ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-        ASSERT_EQ(knob_now(), 0);                       /* the kill left the knob changed */
+        ASSERT_EQ(knob_now(), 0); /* the kill left the knob changed */
         ASSERT_OK(knob_record_read(state_fd, &v));
         ASSERT_EQ(v, 1);
         /* no leftover temporary files */
@@ -248,8 +252,8 @@ TEST(absent_knob) {
         ASSERT_ERR(knob_read(sysfs_fd, &v), ENOENT);
         ASSERT_ERR(knob_write(sysfs_fd, 0), ENOENT);
         ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), ENOENT);
-        ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));         /* not created by us */
-        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));        /* nothing recorded */
+        ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));  /* not created by us */
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE)); /* nothing recorded */
         ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
         ASSERT_EQ(v, 5);
 
@@ -272,7 +276,7 @@ TEST(garbage_knob) {
                 ASSERT_ERR(knob_read(sysfs_fd, &v), EBADMSG);
                 ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), EBADMSG);
                 after = get(sysfs_fd, KNOB_SYSFS_PATH);
-                ASSERT_STREQ(after, bad[i]);                     /* untouched */
+                ASSERT_STREQ(after, bad[i]); /* untouched */
                 ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
         }
 

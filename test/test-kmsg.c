@@ -43,7 +43,8 @@ TEST(parse) {
         ASSERT_STREQ(k.action, "hibernation");
 
         /* garbage, continuation lines, a malformed number */
-        k = parse("garbage\n SUBSYSTEM=x\n6,1,10,-;PM: suspend entry\n6,2,11,-;Filesystems sync: 1.2 seconds\n");
+        k = parse(
+                "garbage\n SUBSYSTEM=x\n6,1,10,-;PM: suspend entry\n6,2,11,-;Filesystems sync: 1.2 seconds\n");
         ASSERT_EQ(k.state, KERNEL_SYNC_UNKNOWN);
         ASSERT_STREQ(k.action, "suspend");
         k = parse("");

@@ -81,16 +81,15 @@ TEST(encode_bounds) {
         memset(big, 'b', sizeof big - 1);
         big[sizeof big - 1] = 0;
         big[10] = '\n';
-        n = enc((const JournalField[]) {
-                        { "MESSAGE", big },
-                        { "PRIORITY", "7" },
-                        { "SYSLOG_IDENTIFIER", "suspend-sync" },
-                        { "MESSAGE_ID", "68604cfcdf4543a8af217e49559df3e8" },
-                        { "SUSPEND_SYNC_MOUNT", big },
-                        { "SUSPEND_SYNC_OUTCOME", "timeout" },
-                        { "SUSPEND_SYNC_DURATION_USEC", "18446744073709551615" },
-                        { "ERRNO", "2147483647" },
-                        { "OBJECT_SYSTEMD_UNIT", "suspend-sync.service" } },
+        n = enc((const JournalField[]) { { "MESSAGE", big },
+                                         { "PRIORITY", "7" },
+                                         { "SYSLOG_IDENTIFIER", "suspend-sync" },
+                                         { "MESSAGE_ID", "68604cfcdf4543a8af217e49559df3e8" },
+                                         { "SUSPEND_SYNC_MOUNT", big },
+                                         { "SUSPEND_SYNC_OUTCOME", "timeout" },
+                                         { "SUSPEND_SYNC_DURATION_USEC", "18446744073709551615" },
+                                         { "ERRNO", "2147483647" },
+                                         { "OBJECT_SYSTEMD_UNIT", "suspend-sync.service" } },
                 9, buf, sizeof buf);
         ASSERT_TRUE(n <= JOURNAL_DATAGRAM_MAX);
         ASSERT_EQ(buf[n - 1], '\n');
@@ -100,7 +99,8 @@ TEST(encode_bounds) {
         n = enc((const JournalField[]) { { "A", "0123456789" }, { "B", "xyz" } }, 2, buf, 16);
         ASSERT_EQ(n, 16);
         ASSERT_TRUE(memcmp(buf, "A=0123456789\nB=\n", 16) == 0);
-        n = enc((const JournalField[]) { { "A", "0123456789" }, { "LONGKEY", "x" }, { "C", "" } }, 3, buf, 16);
+        n = enc((const JournalField[]) { { "A", "0123456789" }, { "LONGKEY", "x" }, { "C", "" } }, 3, buf,
+                16);
         ASSERT_EQ(n, 16);
         ASSERT_TRUE(memcmp(buf, "A=0123456789\nC=\n", 16) == 0);
 }
@@ -122,8 +122,9 @@ TEST(full_socket_never_blocks) {
 
         t0 = now(CLOCK_MONOTONIC);
         for (int i = 0; i < 100; i++)
-                log_event(LOG_WARNING, NULL, &(LogEvent) { .mount = "/mnt", .outcome = "timeout", .duration = 5 },
-                          "message %d", i);
+                log_event(LOG_WARNING, NULL,
+                          &(LogEvent) { .mount = "/mnt", .outcome = "timeout", .duration = 5 }, "message %d",
+                          i);
         ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
         ASSERT_EQ(log_dropped(), 100 - LOG_QUEUE_MAX);
 
@@ -214,7 +215,7 @@ TEST(stderr_full_pipe_never_blocks) {
         ASSERT_OK(fcntl(p[1], F_SETFL, fl | O_NONBLOCK));
         while (write(p[1], chunk, sizeof chunk) > 0)
                 ;
-        ASSERT_OK(fcntl(p[1], F_SETFL, fl));    /* shared description stays blocking */
+        ASSERT_OK(fcntl(p[1], F_SETFL, fl)); /* shared description stays blocking */
         saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
         ASSERT_TRUE(saved >= 0);
         ASSERT_OK(dup2(p[1], STDERR_FILENO));
@@ -227,7 +228,7 @@ TEST(stderr_full_pipe_never_blocks) {
                 log_warning("line %d", i);
         ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < USEC_PER_SEC);
         ASSERT_EQ(log_dropped(), 50 - LOG_QUEUE_MAX);
-        ASSERT_TRUE((fcntl(STDERR_FILENO, F_GETFL) & O_NONBLOCK) == 0);  /* never changed for others */
+        ASSERT_TRUE((fcntl(STDERR_FILENO, F_GETFL) & O_NONBLOCK) == 0); /* never changed for others */
 
         /* The reader empties the pipe: the queue goes out in order, after it the report. */
         ASSERT_OK(fcntl(p[0], F_SETFL, O_NONBLOCK));
@@ -266,7 +267,7 @@ static bool datagram_has(const char *d, size_t n, const char *key) {
                 uint64_t vl;
 
                 ASSERT_TRUE(nl);
-                if (eq && eq < nl) {            /* KEY=value\n */
+                if (eq && eq < nl) { /* KEY=value\n */
                         if ((size_t) (eq - (d + i)) == kl && memcmp(d + i, key, kl) == 0)
                                 return true;
                         i = nl - d + 1;
@@ -324,8 +325,9 @@ TEST(catalog_fields_sent) {
                         memcpy(key, p + 1, q - p - 1);
                         key[q - p - 1] = 0;
                         for (const char *c = key; *c; c++)
-                                ok = ok && ((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_');
-                        if (!ok) {      /* not a placeholder: carry on from the second '@' */
+                                ok = ok &&
+                                     ((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_');
+                        if (!ok) { /* not a placeholder: carry on from the second '@' */
                                 q = p;
                                 continue;
                         }
@@ -333,7 +335,8 @@ TEST(catalog_fields_sent) {
                         n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT);
                         ASSERT_TRUE(n > 0);
                         if (!datagram_has(buf, n, key)) {
-                                fprintf(stderr, "MESSAGE_ID=%s: the catalog uses @%s@, the message does not send it\n",
+                                fprintf(stderr,
+                                        "MESSAGE_ID=%s: the catalog uses @%s@, the message does not send it\n",
                                         id, key);
                                 ASSERT_TRUE(false);
                         }
@@ -356,8 +359,8 @@ TEST(event_fields_values) {
 
         ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
         log_set_journal_fd_for_test(sv[0]);
-        log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR, &(LogEvent) { .knob_old = 1, .knob_new = 0,
-                                                                                 .mount = "/not-sent" }, "x");
+        log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR,
+                  &(LogEvent) { .knob_old = 1, .knob_new = 0, .mount = "/not-sent" }, "x");
         n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
         ASSERT_TRUE(n > 0);
         buf[n] = 0;
@@ -365,8 +368,14 @@ TEST(event_fields_values) {
         ASSERT_TRUE(strstr(buf, "\nSUSPEND_SYNC_KNOB_NEW=0\n"));
         ASSERT_TRUE(!strstr(buf, "SUSPEND_SYNC_MOUNT"));
         log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR,
-                  &(LogEvent) { .outcome = "success", .duration = 7, .trigger = "hook", .n_synced = 3,
-                                .n_timed_out = 1, .n_failed = 0, .n_skipped = 12, .deadline = 30 * USEC_PER_SEC },
+                  &(LogEvent) { .outcome = "success",
+                                .duration = 7,
+                                .trigger = "hook",
+                                .n_synced = 3,
+                                .n_timed_out = 1,
+                                .n_failed = 0,
+                                .n_skipped = 12,
+                                .deadline = 30 * USEC_PER_SEC },
                   "y");
         n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
         ASSERT_TRUE(n > 0);
@@ -397,7 +406,8 @@ TEST(object_unit) {
 
         /* Not set (a manual run): not sent. */
         log_info("plain");
-        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .trigger = "manual" }, "summary");
+        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .trigger = "manual" },
+                  "summary");
         for (int i = 0; i < 2; i++) {
                 n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
                 ASSERT_TRUE(n > 0);
@@ -408,8 +418,10 @@ TEST(object_unit) {
         log_set_object_unit("suspend-sync.service");
         log_info("plain");
         log_warning_errno(EIO, "with error: %m");
-        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .trigger = "hook" }, "summary");
-        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, &(LogEvent) { .mount = "/mnt/a\nb" }, "t");
+        log_event(LOG_INFO, SUSPEND_SYNC_MESSAGE_RUN_SUMMARY_STR, &(LogEvent) { .trigger = "hook" },
+                  "summary");
+        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR, &(LogEvent) { .mount = "/mnt/a\nb" },
+                  "t");
         for (int i = 0; i < 4; i++) {
                 n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
                 ASSERT_TRUE(n > 0);

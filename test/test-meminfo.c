@@ -27,8 +27,8 @@ TEST(real) {
         ASSERT_TRUE(m.has_writeback);
         ASSERT_U64_EQ(m.dirty_bytes, 292 * 1024);
         ASSERT_U64_EQ(m.writeback_bytes, 0);
-        ASSERT_U64_EQ(m.nfs_unstable_bytes, 0);      /* 6.18 still prints "NFS_Unstable: 0 kB" */
-        ASSERT_TRUE(m.has_writeback_tmp);            /* "WritebackTmp: 0 kB" (evidence.h) */
+        ASSERT_U64_EQ(m.nfs_unstable_bytes, 0); /* 6.18 still prints "NFS_Unstable: 0 kB" */
+        ASSERT_TRUE(m.has_writeback_tmp);       /* "WritebackTmp: 0 kB" (evidence.h) */
         ASSERT_U64_EQ(m.writeback_tmp_bytes, 0);
 }
 
@@ -81,7 +81,7 @@ TEST(neither) {
         Meminfo m = { .dirty_bytes = 4242 };
 
         ASSERT_ERR(parse_fixture("neither", &m), EBADMSG);
-        ASSERT_U64_EQ(m.dirty_bytes, 4242);   /* untouched on failure */
+        ASSERT_U64_EQ(m.dirty_bytes, 4242); /* untouched on failure */
         ASSERT_ERR(meminfo_parse("", &m), EBADMSG);
         ASSERT_ERR(meminfo_parse(NULL, &m), EINVAL);
 }
@@ -90,7 +90,7 @@ TEST(overflow) {
         Meminfo m;
 
         ASSERT_OK(parse_fixture("overflow", &m));
-        ASSERT_TRUE(!m.has_dirty);              /* 2^54 kB does not fit in bytes */
+        ASSERT_TRUE(!m.has_dirty); /* 2^54 kB does not fit in bytes */
         ASSERT_TRUE(m.has_writeback);
         ASSERT_U64_EQ(m.writeback_bytes, UINT64_MAX - 1023);
 }
@@ -98,7 +98,7 @@ TEST(overflow) {
 TEST(inline_strings) {
         Meminfo m;
 
-        ASSERT_OK(meminfo_parse("Dirty: 1 kB", &m));   /* no final newline */
+        ASSERT_OK(meminfo_parse("Dirty: 1 kB", &m)); /* no final newline */
         ASSERT_U64_EQ(m.dirty_bytes, 1024);
         ASSERT_TRUE(!m.has_writeback);
         ASSERT_OK(meminfo_parse("Writeback:\t5 kB\r\n", &m));

@@ -32,7 +32,7 @@ TEST(cycles) {
                 rec("unit", "hibernate", T0 + 600 * USEC_PER_SEC, USEC_PER_SEC), /* called off */
                 rec("hook", "suspend", T0 + 10 * USEC_PER_SEC, USEC_PER_SEC),    /* other action */
                 rec("unit", "suspend", T0, USEC_PER_SEC),
-                rec("hook", "suspend", T0 - 7200 * USEC_PER_SEC, USEC_PER_SEC),  /* its unit's pass aged out */
+                rec("hook", "suspend", T0 - 7200 * USEC_PER_SEC, USEC_PER_SEC), /* its unit's pass aged out */
         };
         _cleanup_free_ SleepCycle *c = NULL;
 
@@ -110,12 +110,21 @@ static const char expected[] =
 
 TEST(metrics) {
         RunMount m[] = {
-                { .mount_point = (char *) "/", .fstype = (char *) "ext4", .action = (char *) "sync",
-                  .outcome = (char *) "synced", .duration = 250 * USEC_PER_MSEC },
-                { .mount_point = (char *) "/proc", .fstype = (char *) "proc", .action = (char *) "skip",
+                { .mount_point = (char *) "/",
+                  .fstype = (char *) "ext4",
+                  .action = (char *) "sync",
+                  .outcome = (char *) "synced",
+                  .duration = 250 * USEC_PER_MSEC },
+                { .mount_point = (char *) "/proc",
+                  .fstype = (char *) "proc",
+                  .action = (char *) "skip",
                   .outcome = (char *) "skipped" },
-                { .mount_point = (char *) "/mnt/a\nb \"q\" \\ \xff \xc3\xa9", .fstype = NULL, .action = (char *) "sync",
-                  .outcome = (char *) "timeout", .duration = USEC_PER_SEC, .namespace_ino = 4026532000ULL },
+                { .mount_point = (char *) "/mnt/a\nb \"q\" \\ \xff \xc3\xa9",
+                  .fstype = NULL,
+                  .action = (char *) "sync",
+                  .outcome = (char *) "timeout",
+                  .duration = USEC_PER_SEC,
+                  .namespace_ino = 4026532000ULL },
         };
         RunRecord unit = rec("unit", "suspend", T0, 1200 * USEC_PER_MSEC);
         RunRecord late = rec("hook", "suspend", T0 + 1250 * USEC_PER_MSEC, 20 * USEC_PER_MSEC);

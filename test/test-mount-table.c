@@ -82,7 +82,7 @@ TEST(escaped_paths) {
         ASSERT_STREQ(e->mount_point, "/mnt/back\\slash");
         ASSERT_STREQ(e->root, "/a\\b");
         ASSERT_STREQ(e->source, "/dev/disk/by-label/My Disk");
-        ASSERT_TRUE(e->read_only);      /* "ro" in the superblock options only */
+        ASSERT_TRUE(e->read_only); /* "ro" in the superblock options only */
         ASSERT_STREQ(e->vfs_options, "rw,relatime");
         ASSERT_STREQ(e->fs_options, "ro");
 
@@ -121,7 +121,7 @@ TEST(laptop) {
         ASSERT_STREQ(e->source, "/dev/nvme0n1p2");
         ASSERT_STREQ(e->vfs_options, "rw,relatime");
         ASSERT_STREQ(e->fs_options, "rw,errors=remount-ro");
-        ASSERT_TRUE(!e->read_only);     /* "errors=remount-ro" is not "ro" */
+        ASSERT_TRUE(!e->read_only); /* "errors=remount-ro" is not "ro" */
 
         ASSERT_TRUE((e = find(t, "/boot/efi")));
         ASSERT_STREQ(e->fstype, "vfat");
@@ -142,7 +142,7 @@ TEST(laptop) {
         ASSERT_STREQ(e->root, "/var/www");
         ASSERT_TRUE(!e->read_only);
         ASSERT_TRUE((e = find(t, "/opt/vendor")));
-        ASSERT_TRUE(e->read_only);      /* per-mount ro, superblock rw */
+        ASSERT_TRUE(e->read_only); /* per-mount ro, superblock rw */
         ASSERT_STREQ(e->fs_options, "rw,errors=remount-ro");
 
         ASSERT_TRUE((e = find(t, "/home/alice/remote")));
@@ -193,11 +193,11 @@ TEST(malformed_middle) {
 
 TEST(malformed_variants) {
         static const char *const bad[] = {
-                "21 1 8:1 / /a rw shared:1 ext4 /dev/sda1 rw\n",        /* no " - " separator */
-                "21 1 8:1 / /a rw - ext4\n",                             /* no source, no options */
-                "21 1 8:1 / /a rw - ext4 /dev/sda1\n",                   /* no superblock options */
-                "21 1 8:1 / /a\n",                                       /* truncated */
-                "21 1 8 / /a rw - ext4 /dev/sda1 rw\n",                  /* no minor */
+                "21 1 8:1 / /a rw shared:1 ext4 /dev/sda1 rw\n", /* no " - " separator */
+                "21 1 8:1 / /a rw - ext4\n",                     /* no source, no options */
+                "21 1 8:1 / /a rw - ext4 /dev/sda1\n",           /* no superblock options */
+                "21 1 8:1 / /a\n",                               /* truncated */
+                "21 1 8 / /a rw - ext4 /dev/sda1 rw\n",          /* no minor */
         };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
@@ -205,8 +205,10 @@ TEST(malformed_variants) {
                 char buf[512];
                 unsigned n_bad = 0;
 
-                snprintf(buf, sizeof(buf), "20 1 8:2 / / rw - ext4 /dev/sda2 rw\n%s"
-                         "22 20 0:5 / /tmp rw - tmpfs tmpfs rw\n", bad[i]);
+                snprintf(buf, sizeof(buf),
+                         "20 1 8:2 / / rw - ext4 /dev/sda2 rw\n%s"
+                         "22 20 0:5 / /tmp rw - tmpfs tmpfs rw\n",
+                         bad[i]);
                 ASSERT_OK(mount_table_parse(buf, strlen(buf), &t, &n_bad));
                 ASSERT_EQ(n_bad, 1);
                 ASSERT_EQ(t->n_entries, 2);
@@ -300,7 +302,7 @@ TEST(container_host_1000) {
                 n_overlay += streq(t->entries[i].fstype, "overlay");
         }
         ASSERT_EQ(n_overlay, 111);
-        ASSERT_EQ(n_ro, 110 * 2);  /* sysfs and resolv.conf per complete container */
+        ASSERT_EQ(n_ro, 110 * 2); /* sysfs and resolv.conf per complete container */
         ASSERT_STREQ(t->entries[15].mount_point, "/var/lib/containers/storage/overlay/c1/merged/data");
         ASSERT_STREQ(t->entries[15].root, "/volumes/vol 1/_data");
 
@@ -317,8 +319,8 @@ TEST(container_host_1000) {
         }
         clock_gettime(CLOCK_MONOTONIC, &b);
         usec = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3 / rounds;
-        fprintf(stderr, "mount_table_parse: 1000 mounts (%zu bytes) in %.1f us per parse (avg of %d)\n",
-                size, usec, rounds);
+        fprintf(stderr, "mount_table_parse: 1000 mounts (%zu bytes) in %.1f us per parse (avg of %d)\n", size,
+                usec, rounds);
 }
 
 TEST(real_machine_capture) {
@@ -361,8 +363,11 @@ static void load_live_and_missing_with(MountTableBackend backend) {
         /* A root without proc/ gives -ENOENT. */
         fd = open(FIXTURES_DIR "/mountinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_ERR(mount_table_load_backend(fd, backend == MOUNT_TABLE_BACKEND_LISTMOUNT ? MOUNT_TABLE_BACKEND_DEFAULT :
-                                            backend, &t, NULL, NULL), ENOENT);
+        ASSERT_ERR(mount_table_load_backend(
+                           fd,
+                           backend == MOUNT_TABLE_BACKEND_LISTMOUNT ? MOUNT_TABLE_BACKEND_DEFAULT : backend,
+                           &t, NULL, NULL),
+                   ENOENT);
         ASSERT_TRUE(!t);
         fd = safe_close(fd);
 
@@ -383,7 +388,8 @@ static void load_live_and_missing_with(MountTableBackend backend) {
                 ASSERT_OK(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx));
                 for (size_t i = 0; i < t->n_entries; i++)
                         ASSERT_TRUE((uint64_t) t->entries[i].mount_id != stx.stx_mnt_id);
-                fprintf(stderr, "  skipped the \"/\" check: our root is not a mount point in our table (chroot)\n");
+                fprintf(stderr,
+                        "  skipped the \"/\" check: our root is not a mount point in our table (chroot)\n");
                 return;
         }
 }
@@ -409,7 +415,8 @@ static void fallback_child(long nr, int err) {
         MountTableBackend used = _MOUNT_TABLE_BACKEND_MAX;
 
         ASSERT_TRUE(fd >= 0);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
                 fprintf(stderr, "  skipped: no seccomp filter: %m\n");
                 _exit(77);
         }
@@ -426,8 +433,8 @@ TEST(listmount_failure_falls_back) {
                 long nr;
                 int err;
         } cases[] = {
-                { __NR_listmount, ENOSYS }, { __NR_listmount, EPERM }, { __NR_statmount, ENOSYS },
-                { __NR_statmount, EPERM }, { __NR_statmount, EINVAL },
+                { __NR_listmount, ENOSYS }, { __NR_listmount, EPERM },  { __NR_statmount, ENOSYS },
+                { __NR_statmount, EPERM },  { __NR_statmount, EINVAL },
         };
 
         for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
@@ -489,9 +496,10 @@ static void print_entry(const char *what, const MountTable *t, size_t i) {
                 return;
         }
         e = &t->entries[i];
-        fprintf(stderr, "  %s[%zu] of %zu: %d %d %u:%u root=\"%s\" at \"%s\" %s source=\"%s\" %s | %s%s\n", what, i,
-                t->n_entries, e->mount_id, e->parent_id, major(e->dev), minor(e->dev), e->root, e->mount_point,
-                e->fstype, e->source, e->vfs_options, e->fs_options, e->read_only ? " (ro)" : "");
+        fprintf(stderr, "  %s[%zu] of %zu: %d %d %u:%u root=\"%s\" at \"%s\" %s source=\"%s\" %s | %s%s\n",
+                what, i, t->n_entries, e->mount_id, e->parent_id, major(e->dev), minor(e->dev), e->root,
+                e->mount_point, e->fstype, e->source, e->vfs_options, e->fs_options,
+                e->read_only ? " (ro)" : "");
 }
 
 /* Loads both backends of our own table (mountinfo, listmount, mountinfo again: a table that changed
@@ -560,19 +568,21 @@ static void mkdir_p_or_die(char *path) {
         }
 }
 
-#define MOUNT_OR_DIE(src, dst, type, flags, data)                                                       \
-        do {                                                                                            \
-                if (mount(src, dst, type, flags, data) < 0) {                                           \
-                        fprintf(stderr, "%s:%d: mount %s on %s: %m\n", __FILE__, __LINE__, type ?: "(bind)", dst); \
-                        _exit(1);                                                                       \
-                }                                                                                       \
+#define MOUNT_OR_DIE(src, dst, type, flags, data)                                                            \
+        do {                                                                                                 \
+                if (mount(src, dst, type, flags, data) < 0) {                                                \
+                        fprintf(stderr, "%s:%d: mount %s on %s: %m\n", __FILE__, __LINE__, type ?: "(bind)", \
+                                dst);                                                                        \
+                        _exit(1);                                                                            \
+                }                                                                                            \
         } while (0)
 
 /* Odd mount points, sources, options and sizes in a private mount namespace (a child process: the
  * mounts go with it), compared through both backends: the strings must come out raw from both. */
 static void odd_mounts_child(const char *base) {
         static const char *const names[] = {
-                "with space", "new\nline", "tab\there", "literal\\040", "back\\slash", "comma,and=equals", "#hash",
+                "with space",  "new\nline",        "tab\there", "literal\\040",
+                "back\\slash", "comma,and=equals", "#hash",
         };
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         char path[PATH_MAX], upper[PATH_MAX], work[PATH_MAX], lower[PATH_MAX], data[3 * PATH_MAX + 64];
@@ -602,7 +612,8 @@ static void odd_mounts_child(const char *base) {
         MOUNT_OR_DIE("x", path, "tmpfs", MS_STRICTATIME | MS_NODIRATIME, NULL);
         snprintf(path, sizeof path, "%s/sb-ro", base);
         mkdir_p_or_die(path);
-        MOUNT_OR_DIE("x", path, "tmpfs", MS_RDONLY | MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME | MS_NOSYMFOLLOW,
+        MOUNT_OR_DIE("x", path, "tmpfs",
+                     MS_RDONLY | MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME | MS_NOSYMFOLLOW,
                      "mode=700,uid=1,gid=2");
         snprintf(path, sizeof path, "%s/bind-ro", base);
         mkdir_p_or_die(path);
@@ -691,7 +702,7 @@ static void odd_mounts_child(const char *base) {
         ASSERT_STREQ(e->root, "/");
         ASSERT_TRUE((e = find(t, longa)));
         ASSERT_TRUE(strlen(e->mount_point) > 2800);
-        ASSERT_TRUE((e = find(t, longc)));      /* the long bind mount */
+        ASSERT_TRUE((e = find(t, longc))); /* the long bind mount */
         ASSERT_TRUE(strlen(e->root) > 900 && strlen(e->mount_point) > 3200);
         if (fuse_fd >= 0) {
                 snprintf(path, sizeof path, "%s/fuse", base);
@@ -736,8 +747,10 @@ static int run_listmount(void) {
         fprintf(stderr, "== listmount_matches_mountinfo\n");
         r = listmount_matches_mountinfo();
         if (r < 0) {
-                fprintf(stderr, "  skipped: listmount/statmount unusable here (%s): the mountinfo backend "
-                        "serves alone\n", strerror(-r));
+                fprintf(stderr,
+                        "  skipped: listmount/statmount unusable here (%s): the mountinfo backend "
+                        "serves alone\n",
+                        strerror(-r));
                 return EXIT_TEST_SKIP;
         }
         fprintf(stderr, "== odd_mounts\n");

@@ -34,7 +34,7 @@ TEST(escape) {
                 { "a\tb", "a\\tb" },
                 { "a\\b", "a\\\\b" },
                 { "\x01\x1f\x7f", "\\x01\\x1f\\x7f" },
-                { "caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff" },  /* bytes >= 0x80 are left alone */
+                { "caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff" }, /* bytes >= 0x80 are left alone */
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

@@ -26,15 +26,13 @@ typedef struct FakeDev {
         bool is_block;
 } FakeDev;
 
-static const FakeDev laptop_devs[] = {
-        { 259, 2, "259:0", 259, 0, 0, true },
-        { 259, 1, "259:0", 259, 0, 0, true },
-        { 0, 35, "btrfs-1", 8, 0, DEVICE_ROTATIONAL, false },
-        { 0, 41, "0:41", 0, 0, DEVICE_NETWORK | DEVICE_FUSE, false },
-        { 0, 52, "0:52", 0, 0, DEVICE_NETWORK, false },
-        { 7, 0, "7:0", 7, 0, DEVICE_LOOP, true },
-        {}
-};
+static const FakeDev laptop_devs[] = { { 259, 2, "259:0", 259, 0, 0, true },
+                                       { 259, 1, "259:0", 259, 0, 0, true },
+                                       { 0, 35, "btrfs-1", 8, 0, DEVICE_ROTATIONAL, false },
+                                       { 0, 41, "0:41", 0, 0, DEVICE_NETWORK | DEVICE_FUSE, false },
+                                       { 0, 52, "0:52", 0, 0, DEVICE_NETWORK, false },
+                                       { 7, 0, "7:0", 7, 0, DEVICE_LOOP, true },
+                                       {} };
 
 typedef struct Facts {
         const FakeDev *devs;
@@ -108,7 +106,8 @@ static char *plan_text(const Plan *p) {
         FILE *f = open_memstream(&buf, &size);
 
         ASSERT_TRUE(f);
-        fprintf(f, "# eta_usec=%lld n_sync=%zu\n", p->eta == USEC_INFINITY ? -1LL : (long long) p->eta, p->n_sync);
+        fprintf(f, "# eta_usec=%lld n_sync=%zu\n", p->eta == USEC_INFINITY ? -1LL : (long long) p->eta,
+                p->n_sync);
         for (size_t i = 0; i < p->n_entries; i++) {
                 const PlanEntry *e = &p->entries[i];
                 fprintf(f, "%s\t%s\t%u:%u\t%s\t%s\t%llu\t%s\n", e->mount_point, e->fstype, major(e->dev),
@@ -152,10 +151,10 @@ TEST(laptop_golden) {
                 ASSERT_TRUE(!isempty(p->entries[i].reason));
 
         ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
-        ASSERT_EQ(find(p, "/srv/www")->action, PLAN_SKIP);      /* bind mount of / */
+        ASSERT_EQ(find(p, "/srv/www")->action, PLAN_SKIP); /* bind mount of / */
         ASSERT_EQ(find(p, "/opt/vendor")->action, PLAN_SKIP);
-        ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC);          /* writable btrfs */
-        ASSERT_EQ(find(p, "/srv/data")->action, PLAN_SKIP);      /* same btrfs superblock */
+        ASSERT_EQ(find(p, "/home")->action, PLAN_SYNC);     /* writable btrfs */
+        ASSERT_EQ(find(p, "/srv/data")->action, PLAN_SKIP); /* same btrfs superblock */
         ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
         /* vfat's sync_fs sends no cache FLUSH: the worker fsyncs the device node too. */
         ASSERT_STREQ(find(p, "/boot/efi")->flush_device, "/dev/nvme0n1p1");
@@ -274,16 +273,16 @@ TEST(device_flush_parity) {
 TEST(fuse_owner) {
         static const struct {
                 const char *mount_point;
-                int uid, gid;        /* -1: as we are */
+                int uid, gid; /* -1: as we are */
         } expect[] = {
                 { "/run/user/1000/gvfs", 1000, 1000 },
                 { "/run/user/1000/doc", 1000, 1000 },
                 { "/home/alice/remote", 1000, 1000 },
                 { "/home/bob/remote", 1001, 100 },
                 { "/mnt/plain", 1000, 1000 },
-                { "/srv/shared", -1, -1 },          /* allow_other: anyone */
-                { "/media/stick", -1, -1 },         /* root:root: we are root */
-                { "/mnt/odd", -1, -1 },             /* ids that do not parse: as we are */
+                { "/srv/shared", -1, -1 },  /* allow_other: anyone */
+                { "/media/stick", -1, -1 }, /* root:root: we are root */
+                { "/mnt/odd", -1, -1 },     /* ids that do not parse: as we are */
                 { "/", -1, -1 },
         };
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", NULL);
@@ -325,19 +324,17 @@ TEST(late_scope) {
 /* Issue 11: the late pass leaves FUSE out (its server may be frozen); a plain FUSE superblock of an
  * unprivileged server (user_id= not 0) is marked for the clean evidence of evidence.h, nothing
  * else is: not fuseblk (FUSE_SYNCFS), not a root-mounted server, not one whose ids do not parse. */
-static const FakeDev fuse_devs[] = {
-        { 254, 0, "254:0", 254, 0, 0, true },
-        { 0, 60, "0:60", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
-        { 0, 61, "0:61", 0, 0, DEVICE_FUSE, false },
-        { 0, 62, "0:62", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
-        { 0, 63, "0:63", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
-        { 0, 64, "0:64", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
-        { 8, 17, "8:16", 8, 16, DEVICE_FUSE, true },
-        { 0, 66, "0:66", 0, 0, DEVICE_FUSE, false },
-        { 0, 67, "0:67", 0, 0, DEVICE_FUSE, false },
-        { 0, 68, "0:68", 0, 0, DEVICE_FUSE, false },
-        {}
-};
+static const FakeDev fuse_devs[] = { { 254, 0, "254:0", 254, 0, 0, true },
+                                     { 0, 60, "0:60", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+                                     { 0, 61, "0:61", 0, 0, DEVICE_FUSE, false },
+                                     { 0, 62, "0:62", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+                                     { 0, 63, "0:63", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+                                     { 0, 64, "0:64", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+                                     { 8, 17, "8:16", 8, 16, DEVICE_FUSE, true },
+                                     { 0, 66, "0:66", 0, 0, DEVICE_FUSE, false },
+                                     { 0, 67, "0:67", 0, 0, DEVICE_FUSE, false },
+                                     { 0, 68, "0:68", 0, 0, DEVICE_FUSE, false },
+                                     {} };
 
 TEST(late_scope_fuse_evidence) {
         static const struct {
@@ -348,11 +345,11 @@ TEST(late_scope_fuse_evidence) {
                 { "/run/user/1000/doc", true },
                 { "/home/alice/remote", true },
                 { "/home/bob/remote", true },
-                { "/srv/shared", true },            /* allow_other, mounted by uid 1000 */
+                { "/srv/shared", true }, /* allow_other, mounted by uid 1000 */
                 { "/mnt/plain", true },
-                { "/media/stick", false },          /* fuseblk: sync_fs sends FUSE_SYNCFS */
-                { "/mnt/odd", false },              /* user_id= does not parse */
-                { "/mnt/rootfuse", false },         /* user_id=0: maybe a privileged server */
+                { "/media/stick", false },  /* fuseblk: sync_fs sends FUSE_SYNCFS */
+                { "/mnt/odd", false },      /* user_id= does not parse */
+                { "/mnt/rootfuse", false }, /* user_id=0: maybe a privileged server */
         };
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", fuse_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -364,7 +361,7 @@ TEST(late_scope_fuse_evidence) {
                 const PlanEntry *e = find(p, expect[i].mount_point);
 
                 ASSERT_EQ(e->action, PLAN_SKIP);
-                ASSERT_TRUE(e->uncovered);      /* until the evidence is read, at the end of the pass */
+                ASSERT_TRUE(e->uncovered); /* until the evidence is read, at the end of the pass */
                 ASSERT_EQ(e->fuse_evidence, expect[i].evidence);
                 if (expect[i].evidence)
                         ASSERT_TRUE(e->bdi_name && strncmp(e->bdi_name, "0:6", 3) == 0);
@@ -378,14 +375,13 @@ TEST(late_scope_fuse_evidence) {
 /* Issue 11: in the late pass an overlay follows its upper layer (a container's root on the local
  * disk is synced through it, not left out); an overlay whose upper layer is not in the table is left
  * out, uncovered. */
-static const FakeDev container_devs[] = {
-        { 259, 2, "259:0", 259, 0, 0, true },
-        { 8, 1, "8:0", 8, 0, 0, true },
-        {}
-};
+static const FakeDev container_devs[] = { { 259, 2, "259:0", 259, 0, 0, true },
+                                          { 8, 1, "8:0", 8, 0, 0, true },
+                                          {} };
 
 TEST(late_scope_overlay) {
-        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/container-host-1000", container_devs);
+        _cleanup_(sample_freep)
+                Sample *s = load_sample(FIXTURES_DIR "/roots/container-host-1000", container_devs);
         _cleanup_(sample_freep) Sample *bare = load_sample(FIXTURES_DIR "/roots/container-host-1000", NULL);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
         _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
@@ -524,11 +520,14 @@ TEST(container_host_1000) {
 /* Issue 9 case 10: run inside a chroot whose root is a directory, "/" is in no table: the plan still
  * syncs "/" itself (syncfs on the root directory reaches its superblock), never 0 to sync. */
 TEST(chroot_view_syncs_root) {
-        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/chroot-view", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/chroot-view",
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
         _cleanup_(plan_freep) Plan *p = NULL;
-        SampleSources src = { .root_fd = root_fd, .sysfs_root = "/nonexistent", .debugfs_fd = -EBADF,
+        SampleSources src = { .root_fd = root_fd,
+                              .sysfs_root = "/nonexistent",
+                              .debugfs_fd = -EBADF,
                               .scan_namespaces = true };
         const PlanEntry *e;
         struct statfs sfs;
@@ -536,7 +535,8 @@ TEST(chroot_view_syncs_root) {
         ASSERT_TRUE(root_fd >= 0);
         ASSERT_OK(fstatfs(root_fd, &sfs));
         if (sfs.f_type == 0x01021994 || sfs.f_type == 0x858458f6) {
-                fprintf(stderr, "skipped: the fixture tree is on tmpfs/ramfs, whose root has nothing to sync\n");
+                fprintf(stderr,
+                        "skipped: the fixture tree is on tmpfs/ramfs, whose root has nothing to sync\n");
                 return;
         }
         ASSERT_OK(sample_load(&src, &s));
@@ -560,28 +560,34 @@ TEST(learn) {
                 { .mount_point = "/", .group = "8:0", .action = PLAN_SYNC, .eta = 100 },
                 { .mount_point = "/boot", .group = "8:0", .action = PLAN_SYNC, .eta = 50 },
                 { .mount_point = "/mnt/nfs", .group = "nfs", .action = PLAN_SYNC, .eta = USEC_INFINITY },
-                { .mount_point = "/mnt/ns", .group = "9:0", .action = PLAN_SYNC, .eta = 10, .namespace_ino = 7 },
+                { .mount_point = "/mnt/ns",
+                  .group = "9:0",
+                  .action = PLAN_SYNC,
+                  .eta = 10,
+                  .namespace_ino = 7 },
                 { .mount_point = "/proc", .action = PLAN_SKIP, .eta = USEC_INFINITY },
         };
-        Plan p = { .entries = e, .n_entries = ELEMENTSOF(e), .n_sync = 4, .eta = USEC_INFINITY, .max_parallel = 1 };
+        Plan p = {
+                .entries = e, .n_entries = ELEMENTSOF(e), .n_sync = 4, .eta = USEC_INFINITY, .max_parallel = 1
+        };
         PlanLearned l[] = {
                 { .mount_point = "/", .min = 1000, .p50 = 5000 },
                 { .mount_point = "/mnt/nfs", .min = 200, .p50 = 300 },
-                { .mount_point = "/mnt/ns", .min = 1, .p50 = 2 },   /* other namespace: no match */
-                { .mount_point = "/proc", .min = 9, .p50 = 9 },     /* skipped: no match */
+                { .mount_point = "/mnt/ns", .min = 1, .p50 = 2 }, /* other namespace: no match */
+                { .mount_point = "/proc", .min = 9, .p50 = 9 },   /* skipped: no match */
         };
 
         ASSERT_EQ(plan_learn(&p, l, ELEMENTSOF(l)), 2U);
-        ASSERT_U64_EQ(e[0].eta, 1100);                 /* 100 + shortest 1000 */
+        ASSERT_U64_EQ(e[0].eta, 1100); /* 100 + shortest 1000 */
         ASSERT_U64_EQ(e[1].eta, 50);
-        ASSERT_U64_EQ(e[2].eta, 300);                  /* unknown: the median */
+        ASSERT_U64_EQ(e[2].eta, 300); /* unknown: the median */
         ASSERT_U64_EQ(e[3].eta, 10);
         ASSERT_U64_EQ(e[4].eta, USEC_INFINITY);
-        ASSERT_U64_EQ(p.eta, 1150 + 300 + 10);         /* one worker: all groups in a row */
+        ASSERT_U64_EQ(p.eta, 1150 + 300 + 10); /* one worker: all groups in a row */
         p.max_parallel = 4;
         l[0].min = 0;
         ASSERT_EQ(plan_learn(&p, l, 1), 1U);
-        ASSERT_U64_EQ(p.eta, 1150);                    /* the longest group, 8:0 */
+        ASSERT_U64_EQ(p.eta, 1150); /* the longest group, 8:0 */
         /* a sync entry still unknown leaves the ETA unknown */
         e[3].eta = USEC_INFINITY;
         ASSERT_EQ(plan_learn(&p, l, 1), 1U);

@@ -24,8 +24,10 @@ static size_t count(const char *s, const char *needle) {
 TEST(svg) {
         PlotBar bars[] = {
                 { "/", "unit", "synced", T0 + 5 * USEC_PER_MSEC, T0 + 300 * USEC_PER_MSEC },
-                { "/mnt/usb <&> \"x\"\n\xff", "unit", "timeout", T0 + 5 * USEC_PER_MSEC, T0 + 10 * USEC_PER_SEC },
-                { "/home", "late", "error", T0 + 11 * USEC_PER_SEC, T0 + 11 * USEC_PER_SEC + 20 * USEC_PER_MSEC },
+                { "/mnt/usb <&> \"x\"\n\xff", "unit", "timeout", T0 + 5 * USEC_PER_MSEC,
+                  T0 + 10 * USEC_PER_SEC },
+                { "/home", "late", "error", T0 + 11 * USEC_PER_SEC,
+                  T0 + 11 * USEC_PER_SEC + 20 * USEC_PER_MSEC },
         };
         PlotCycle c = {
                 .title = "suspend, Tue 2025-12-01 08:00:00 UTC",
@@ -45,7 +47,7 @@ TEST(svg) {
         ASSERT_TRUE(strstr(svg, "</svg>\n") != NULL);
         ASSERT_TRUE(strstr(svg, ">/home</text>") != NULL);
         ASSERT_TRUE(strstr(svg, ">/mnt/usb &lt;&amp;&gt; &quot;x&quot;\\x0a\\xff</text>") != NULL);
-        ASSERT_EQ(count(svg, "<rect x="), 5U); /* 3 bars + 2 pass bands */
+        ASSERT_EQ(count(svg, "<rect x="), 5U);         /* 3 bars + 2 pass bands */
         ASSERT_EQ(count(svg, "fill=\"#e53935\""), 1U); /* the timeout */
         ASSERT_EQ(count(svg, "fill=\"#4caf50\""), 1U);
         ASSERT_EQ(count(svg, "fill=\"#fb8c00\""), 1U);

@@ -54,11 +54,11 @@ static void dump_warnings(const Policy *p) {
                 fprintf(stderr, "   warning: %s\n", p->warnings[i]);
 }
 
-#define ASSERT_WARNING(p, w)                                            \
-        do {                                                            \
-                if (!has_warning((p), (w)))                             \
-                        dump_warnings(p);                               \
-                ASSERT_TRUE(has_warning((p), (w)));                     \
+#define ASSERT_WARNING(p, w)                        \
+        do {                                        \
+                if (!has_warning((p), (w)))         \
+                        dump_warnings(p);           \
+                ASSERT_TRUE(has_warning((p), (w))); \
         } while (0)
 
 static void assert_defaults(const Policy *p) {
@@ -94,24 +94,23 @@ TEST(defaults_and_tables) {
 }
 
 TEST(every_key) {
-        _cleanup_(policy_freep) Policy *p = parse(
-                "[Sync]\n"                              /* 1 */
-                "MaxParallel=64\n"                      /* 2 */
-                "MountTimeoutSec=500ms\n"               /* 3 */
-                "DeadlineSec=1min\n"                    /* 4 */
-                "SkipClean=no\n"                        /* 5 */
-                "OnTimeout=fail\n"                      /* 6 */
-                "[Kernel]\n"                            /* 7 */
-                "SyncOnSuspend=keep\n"                  /* 8 */
-                "[Rule removable]\n"                    /* 9 */
-                "Path=/media/* /run/media/*\n"          /* 10 */
-                "Type=vfat exfat fuse.*\n"              /* 11 */
-                "Device=usb removable\n"                /* 12 */
-                "Action=skip\n"                         /* 13 */
-                "MountTimeoutSec=2s\n"                  /* 14 */
-                "[Rule  spaced name ]\n"                /* 15 */
-                "Device=rotational network fuse loop crypt\n" /* 16 */
-                "Action=sync\n");                       /* 17 */
+        _cleanup_(policy_freep) Policy *p = parse("[Sync]\n"                                    /* 1 */
+                                                  "MaxParallel=64\n"                            /* 2 */
+                                                  "MountTimeoutSec=500ms\n"                     /* 3 */
+                                                  "DeadlineSec=1min\n"                          /* 4 */
+                                                  "SkipClean=no\n"                              /* 5 */
+                                                  "OnTimeout=fail\n"                            /* 6 */
+                                                  "[Kernel]\n"                                  /* 7 */
+                                                  "SyncOnSuspend=keep\n"                        /* 8 */
+                                                  "[Rule removable]\n"                          /* 9 */
+                                                  "Path=/media/* /run/media/*\n"                /* 10 */
+                                                  "Type=vfat exfat fuse.*\n"                    /* 11 */
+                                                  "Device=usb removable\n"                      /* 12 */
+                                                  "Action=skip\n"                               /* 13 */
+                                                  "MountTimeoutSec=2s\n"                        /* 14 */
+                                                  "[Rule  spaced name ]\n"                      /* 15 */
+                                                  "Device=rotational network fuse loop crypt\n" /* 16 */
+                                                  "Action=sync\n");                             /* 17 */
         const Rule *r;
 
         dump_warnings(p);
@@ -156,7 +155,7 @@ TEST(every_key) {
         ASSERT_EQ(r->action, RULE_ACTION_SYNC);
         ASSERT_U64_EQ(r->mount_timeout, USEC_INFINITY);
         ASSERT_TRUE(r->o_paths.file == NULL);
-        ASSERT_EQ(p->files[0] == r->origin.file, 1);   /* origins point into p->files */
+        ASSERT_EQ(p->files[0] == r->origin.file, 1); /* origins point into p->files */
 }
 
 TEST(bad_values_fixture) {
@@ -183,7 +182,7 @@ TEST(bad_values_fixture) {
         ASSERT_EQ(p->n_rules, 1);
         ASSERT_STREQ(p->rules[0].name, "r");
         ASSERT_EQ(p->rules[0].device_classes, 0);
-        ASSERT_EQ(p->rules[0].action, RULE_ACTION_SYNC);       /* invalid Action=: sync */
+        ASSERT_EQ(p->rules[0].action, RULE_ACTION_SYNC); /* invalid Action=: sync */
         ASSERT_TRUE(p->rules[0].paths == NULL);
         ASSERT_U64_EQ(p->rules[0].mount_timeout, USEC_INFINITY);
         /* Fails closed: disabled from its first bad line on, it matches nothing. */
@@ -197,15 +196,22 @@ TEST(bad_values_fixture) {
         ASSERT_WARNING(p, F "5: Invalid MaxParallel= value '65' (expected 1..64), ignoring");
         ASSERT_WARNING(p, F "6: Invalid MaxParallel= value 'four' (expected 1..64), ignoring");
         ASSERT_WARNING(p, F "7: Invalid MountTimeoutSec= value 'ten', ignoring");
-        ASSERT_WARNING(p, F "8: Invalid MountTimeoutSec= value '0' (must be more than 0 and at most 24h), ignoring");
-        ASSERT_WARNING(p, F "9: Invalid DeadlineSec= value '25h' (must be more than 0 and at most 24h), ignoring");
+        ASSERT_WARNING(
+                p, F "8: Invalid MountTimeoutSec= value '0' (must be more than 0 and at most 24h), ignoring");
+        ASSERT_WARNING(p, F
+                       "9: Invalid DeadlineSec= value '25h' (must be more than 0 and at most 24h), ignoring");
         ASSERT_WARNING(p, F "10: Invalid SkipClean= value 'maybe' (expected a boolean), ignoring");
         ASSERT_WARNING(p, F "11: Invalid OnTimeout= value 'panic' (expected continue|fail), ignoring");
         ASSERT_WARNING(p, F "12: Unknown key 'Colour' in section [Sync], ignoring");
-        ASSERT_WARNING(p, F "14: Invalid SyncOnSuspend= value 'sometimes' (expected auto|keep|off), ignoring");
+        ASSERT_WARNING(p,
+                       F "14: Invalid SyncOnSuspend= value 'sometimes' (expected auto|keep|off), ignoring");
         ASSERT_WARNING(p, F "16: rule 'r' disabled: unknown device class 'floppy' in Device=");
-        ASSERT_WARNING(p, F "17: Invalid Action= value 'maybe' in rule 'r' (expected sync|skip|auto), using Action=sync");
-        ASSERT_WARNING(p, F "18: rule 'r' disabled: invalid Path= pattern 'relative/*' (must start with '/' or '*')");
+        ASSERT_WARNING(
+                p, F
+                "17: Invalid Action= value 'maybe' in rule 'r' (expected sync|skip|auto), using Action=sync");
+        ASSERT_WARNING(
+                p,
+                F "18: rule 'r' disabled: invalid Path= pattern 'relative/*' (must start with '/' or '*')");
         ASSERT_WARNING(p, F "19: Invalid MountTimeoutSec= value '-1s', ignoring");
         ASSERT_WARNING(p, F "20: rule 'r' disabled: unknown key 'Flavour'");
         ASSERT_WARNING(p, F "21: Unknown section [Unknown], ignoring section");
@@ -220,29 +226,31 @@ TEST(bad_values_fixture) {
 
 TEST(syntax_corners) {
         _cleanup_(policy_freep) Policy *p = parse(
-                "\xEF\xBB\xBF[Sync]\r\n"                /* 1: BOM, CRLF */
-                "MaxParallel=3\r\n"                     /* 2 */
+                "\xEF\xBB\xBF[Sync]\r\n"                  /* 1: BOM, CRLF */
+                "MaxParallel=3\r\n"                       /* 2 */
                 "   DeadlineSec = 12s ; inline comment\n" /* 3: indented: NOT a continuation */
-                "; comment\n"                           /* 4 */
-                "# comment\n"                           /* 5 */
-                "\t\n"                                  /* 6 */
-                "OnTimeout=fail # not a comment\n"      /* 7: '#' inline is part of the value */
-                "[Rule a ;b]\n"                         /* 8: invalid header (inih would keep [Sync]) */
-                "MaxParallel=5\n"                       /* 9: must not land in [Sync] */
-                "MaxParallel=\n");                      /* 10: silently dropped as well */
+                "; comment\n"                             /* 4 */
+                "# comment\n"                             /* 5 */
+                "\t\n"                                    /* 6 */
+                "OnTimeout=fail # not a comment\n"        /* 7: '#' inline is part of the value */
+                "[Rule a ;b]\n"                           /* 8: invalid header (inih would keep [Sync]) */
+                "MaxParallel=5\n"                         /* 9: must not land in [Sync] */
+                "MaxParallel=\n");                        /* 10: silently dropped as well */
 
         dump_warnings(p);
         ASSERT_EQ(p->max_parallel, 3);
         ASSERT_U64_EQ(p->deadline, 12 * USEC_PER_SEC);
         ASSERT_EQ(p->o_deadline.line, 3);
         ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
-        ASSERT_WARNING(p, "t.conf:7: Invalid OnTimeout= value 'fail # not a comment' (expected continue|fail), ignoring");
+        ASSERT_WARNING(
+                p,
+                "t.conf:7: Invalid OnTimeout= value 'fail # not a comment' (expected continue|fail), ignoring");
         ASSERT_WARNING(p, "t.conf:8: Invalid section header '[Rule a ;b]', ignoring section");
         ASSERT_EQ(p->n_warnings, 2);
         ASSERT_EQ(p->n_rules, 0);
 
         policy_free(TAKE_PTR(p));
-        p = parse("MaxParallel=3\n[Sync]\nMaxParallel=5");  /* no trailing newline */
+        p = parse("MaxParallel=3\n[Sync]\nMaxParallel=5"); /* no trailing newline */
         ASSERT_WARNING(p, "t.conf:1: Assignment outside of a section, ignoring");
         ASSERT_EQ(p->n_warnings, 1);
         ASSERT_EQ(p->max_parallel, 5);
@@ -251,23 +259,28 @@ TEST(syntax_corners) {
 
 /* Issue 13 §5: an unknown key that differs from a known key of its section only in case gets a hint. */
 TEST(did_you_mean) {
-        _cleanup_(policy_freep) Policy *p = parse(
-                "[Sync]\n"                              /* 1 */
-                "maxparallel=3\n"                       /* 2 */
-                "Deadlinesec=5s\n"                      /* 3 */
-                "[Kernel]\n"                            /* 4 */
-                "SYNCONSUSPEND=off\n"                   /* 5 */
-                "MaxParallel=2\n"                       /* 6: another section's key: no hint */
-                "[Rule r]\n"                            /* 7 */
-                "path=/x\n"                             /* 8 */
-                "[Sync]\n"                              /* 9 */
-                "MaxParalel=4\n");                      /* 10: not only case: no hint */
+        _cleanup_(policy_freep) Policy *p = parse("[Sync]\n"            /* 1 */
+                                                  "maxparallel=3\n"     /* 2 */
+                                                  "Deadlinesec=5s\n"    /* 3 */
+                                                  "[Kernel]\n"          /* 4 */
+                                                  "SYNCONSUSPEND=off\n" /* 5 */
+                                                  "MaxParallel=2\n"  /* 6: another section's key: no hint */
+                                                  "[Rule r]\n"       /* 7 */
+                                                  "path=/x\n"        /* 8 */
+                                                  "[Sync]\n"         /* 9 */
+                                                  "MaxParalel=4\n"); /* 10: not only case: no hint */
 
         dump_warnings(p);
-        ASSERT_WARNING(p, "t.conf:2: Unknown key 'maxparallel' in section [Sync] (did you mean 'MaxParallel'?), ignoring");
-        ASSERT_WARNING(p, "t.conf:3: Unknown key 'Deadlinesec' in section [Sync] (did you mean 'DeadlineSec'?), ignoring");
-        ASSERT_WARNING(p, "t.conf:5: Unknown key 'SYNCONSUSPEND' in section [Kernel] (did you mean 'SyncOnSuspend'?), "
-                          "ignoring");
+        ASSERT_WARNING(
+                p,
+                "t.conf:2: Unknown key 'maxparallel' in section [Sync] (did you mean 'MaxParallel'?), ignoring");
+        ASSERT_WARNING(
+                p,
+                "t.conf:3: Unknown key 'Deadlinesec' in section [Sync] (did you mean 'DeadlineSec'?), ignoring");
+        ASSERT_WARNING(
+                p,
+                "t.conf:5: Unknown key 'SYNCONSUSPEND' in section [Kernel] (did you mean 'SyncOnSuspend'?), "
+                "ignoring");
         ASSERT_WARNING(p, "t.conf:6: Unknown key 'MaxParallel' in section [Kernel], ignoring");
         ASSERT_WARNING(p, "t.conf:8: rule 'r' disabled: unknown key 'path' (did you mean 'Path'?)");
         ASSERT_WARNING(p, "t.conf:10: Unknown key 'MaxParalel' in section [Sync], ignoring");
@@ -293,22 +306,21 @@ TEST(long_lines) {
         _cleanup_free_ char *l199 = make_line("Path=/", 199, ""),
                             *l200 = make_line("Path=/", 200, " MaxParallel=9"),
                             *l204 = make_line("Path=/", 204, "MaxParallel=1"),
-                            *h = make_line("[Rule ", 60, "]"),
-                            *c = make_line("  # ", 300, "MaxParallel=1"),
+                            *h = make_line("[Rule ", 60, "]"), *c = make_line("  # ", 300, "MaxParallel=1"),
                             *text = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
 
         /* With inih's own readers the tail of l204 ("MaxParallel=1") becomes a new line. */
         ASSERT_TRUE(asprintf(&text,
-                             "[Sync]\n"          /* 1 */
-                             "%s\n"              /* 2: 204 bytes, tail looks like an assignment */
-                             "DeadlineSec=3s\n"  /* 3: line numbers stay right after it */
-                             "[Rule a]\n"        /* 4 */
-                             "%s\n"              /* 5: 199 bytes: accepted */
-                             "%s\n"              /* 6: 200 bytes: too long */
-                             "%s\n"              /* 7: over-long section name */
-                             "Action=skip\n"     /* 8: must not land in [Rule a] */
-                             "%s\n",             /* 9: a long comment is fine */
+                             "[Sync]\n"         /* 1 */
+                             "%s\n"             /* 2: 204 bytes, tail looks like an assignment */
+                             "DeadlineSec=3s\n" /* 3: line numbers stay right after it */
+                             "[Rule a]\n"       /* 4 */
+                             "%s\n"             /* 5: 199 bytes: accepted */
+                             "%s\n"             /* 6: 200 bytes: too long */
+                             "%s\n"             /* 7: over-long section name */
+                             "Action=skip\n"    /* 8: must not land in [Rule a] */
+                             "%s\n",            /* 9: a long comment is fine */
                              l204, l199, l200, h, c) > 0);
         p = parse(text);
         dump_warnings(p);
@@ -334,7 +346,7 @@ TEST(nul_byte) {
         ASSERT_OK(policy_parse_text(p, "n.conf", text, sizeof(text) - 1));
         ASSERT_WARNING(p, "n.conf:3: NUL byte in file, ignoring file");
         ASSERT_EQ(p->n_warnings, 1);
-        assert_defaults(p);     /* nothing of the file applied, not even line 2 */
+        assert_defaults(p); /* nothing of the file applied, not even line 2 */
 }
 
 TEST(empty_value_resets) {
@@ -355,7 +367,7 @@ TEST(empty_value_resets) {
         ASSERT_OK(policy_parse_text(p, "b.conf", b, strlen(b)));
         ASSERT_EQ(p->n_warnings, 0);
         assert_defaults(p);
-        ASSERT_STREQ(p->o_max_parallel.file, "b.conf");   /* the reset is where the value came from */
+        ASSERT_STREQ(p->o_max_parallel.file, "b.conf"); /* the reset is where the value came from */
         ASSERT_EQ(p->o_max_parallel.line, 2);
         ASSERT_EQ(p->n_rules, 1);
         ASSERT_TRUE(p->rules[0].paths == NULL);
@@ -458,7 +470,7 @@ TEST(config_path_only) {
         ASSERT_STREQ(p->files[0], "/etc/custom.conf");
         ASSERT_TRUE(p->files[1] == NULL);
         ASSERT_EQ(p->max_parallel, 11);
-        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);   /* 30-admin.conf not read */
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE); /* 30-admin.conf not read */
         ASSERT_EQ(p->n_rules, 0);
 
         /* An explicitly named file that does not exist: defaults and one warning. */
@@ -485,14 +497,14 @@ TEST(missing_and_unreadable) {
 }
 
 TEST(matching) {
-        _cleanup_(policy_freep) Policy *p = parse(
-                "[Rule home]\nPath=/home\nAction=sync\n"
-                "[Rule media]\nPath=/media/* /mnt/usb\nAction=skip\n"
-                "[Rule fuse]\nType=fuse.* fuseblk\nMountTimeoutSec=1s\n"
-                "[Rule usbext]\nType=ext4\nDevice=usb removable\nAction=skip\n"
-                "[Rule both]\nPath=/srv/*\nType=xfs\n"
-                "[Rule media]\nAction=auto\n"       /* extends rule 2, keeps its place */
-                "[Rule all]\nAction=sync\n");
+        _cleanup_(policy_freep)
+                Policy *p = parse("[Rule home]\nPath=/home\nAction=sync\n"
+                                  "[Rule media]\nPath=/media/* /mnt/usb\nAction=skip\n"
+                                  "[Rule fuse]\nType=fuse.* fuseblk\nMountTimeoutSec=1s\n"
+                                  "[Rule usbext]\nType=ext4\nDevice=usb removable\nAction=skip\n"
+                                  "[Rule both]\nPath=/srv/*\nType=xfs\n"
+                                  "[Rule media]\nAction=auto\n" /* extends rule 2, keeps its place */
+                                  "[Rule all]\nAction=sync\n");
 
         ASSERT_EQ(p->n_warnings, 0);
         ASSERT_EQ(p->n_rules, 6);
@@ -535,8 +547,9 @@ TEST(rules_fail_closed) {
         p = parse("[Rule usb-sticks]\nPath=media/*\nAction=skip\n"
                   "[Rule usb2]\nDevice=usb-stick\nAction=skip\n");
         dump_warnings(p);
-        ASSERT_WARNING(p, "t.conf:2: rule 'usb-sticks' disabled: invalid Path= pattern 'media/*' (must start with "
-                          "'/' or '*')");
+        ASSERT_WARNING(
+                p, "t.conf:2: rule 'usb-sticks' disabled: invalid Path= pattern 'media/*' (must start with "
+                   "'/' or '*')");
         ASSERT_WARNING(p, "t.conf:5: rule 'usb2' disabled: unknown device class 'usb-stick' in Device=");
         ASSERT_EQ(p->n_warnings, 2);
         ASSERT_TRUE(p->rules[0].disabled && p->rules[1].disabled);
@@ -546,10 +559,10 @@ TEST(rules_fail_closed) {
 
         /* Unknown (misspelt) keys and lines that are no assignment disable the rule they are in;
          * outside rules they stay plain warnings. */
-        p = parse("[Rule a]\nPaht=/media/*\nAction=skip\n"      /* 1-3 */
-                  "[Rule b]\nPath /media/*\nAction=skip\n"      /* 4-6 */
-                  "[Rule c]\nPa:th=/media/*\nAction=skip\n"     /* 7-9 */
-                  "[Sync]\nColour=blue\n");                      /* 10-11 */
+        p = parse("[Rule a]\nPaht=/media/*\nAction=skip\n"  /* 1-3 */
+                  "[Rule b]\nPath /media/*\nAction=skip\n"  /* 4-6 */
+                  "[Rule c]\nPa:th=/media/*\nAction=skip\n" /* 7-9 */
+                  "[Sync]\nColour=blue\n");                 /* 10-11 */
         dump_warnings(p);
         ASSERT_WARNING(p, "t.conf:2: rule 'a' disabled: unknown key 'Paht'");
         ASSERT_WARNING(p, "t.conf:5: rule 'b' disabled: missing '=' in 'Path /media/*'");
@@ -577,8 +590,9 @@ TEST(rules_fail_closed) {
 
         /* Invalid Action=: the rule still matches what it says, and syncs it. */
         p = parse("[Rule n]\nType=nfs4\nAction=skpi\n");
-        ASSERT_WARNING(p, "t.conf:3: Invalid Action= value 'skpi' in rule 'n' (expected sync|skip|auto), using "
-                          "Action=sync");
+        ASSERT_WARNING(p,
+                       "t.conf:3: Invalid Action= value 'skpi' in rule 'n' (expected sync|skip|auto), using "
+                       "Action=sync");
         ASSERT_EQ(policy_match(p, "/mnt", "nfs4", DEVICE_NETWORK)->action, RULE_ACTION_SYNC);
         ASSERT_TRUE(!p->rules[0].disabled);
         ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
@@ -602,8 +616,9 @@ TEST(rules_fail_closed) {
         p = parse("[Rule usb-sticks]\nPath=media/*\nAction=skip\n");
         text = mfree(text);
         ASSERT_OK(policy_format(p, &text));
-        ASSERT_TRUE(strstr(text, "# DISABLED, matches no mount: invalid Path= pattern 'media/*' (must start with "
-                                 "'/' or '*') (t.conf:2)\n[Rule usb-sticks]\n"));
+        ASSERT_TRUE(strstr(text,
+                           "# DISABLED, matches no mount: invalid Path= pattern 'media/*' (must start with "
+                           "'/' or '*') (t.conf:2)\n[Rule usb-sticks]\n"));
 }
 
 TEST(bounds) {
@@ -652,7 +667,8 @@ TEST(bounds) {
         ASSERT_TRUE(fclose(f) == 0);
         p = parse(text);
         ASSERT_EQ(p->n_warnings, POLICY_MAX_WARNINGS);
-        ASSERT_STREQ(p->warnings[POLICY_MAX_WARNINGS - 1], "t.conf:257: too many warnings, ignoring further ones");
+        ASSERT_STREQ(p->warnings[POLICY_MAX_WARNINGS - 1],
+                     "t.conf:257: too many warnings, ignoring further ones");
         ASSERT_TRUE(p->warnings[POLICY_MAX_WARNINGS] == NULL);
         ASSERT_EQ(p->max_parallel, 16);
 }
@@ -665,7 +681,9 @@ TEST(format) {
         ASSERT_OK(policy_load(fd, NULL, &p));
         ASSERT_OK(policy_format(p, &s));
         fputs(s, stderr);
-        ASSERT_TRUE(strstr(s, "# Files read, in order:\n#   /etc/suspend-sync.conf\n#   /run/suspend-sync.conf.d/05-early.conf\n"));
+        ASSERT_TRUE(strstr(
+                s,
+                "# Files read, in order:\n#   /etc/suspend-sync.conf\n#   /run/suspend-sync.conf.d/05-early.conf\n"));
         ASSERT_TRUE(strstr(s, "# from /usr/lib/suspend-sync.conf.d/10-vendor.conf:2\nMaxParallel=3\n"));
         ASSERT_TRUE(strstr(s, "# from /run/suspend-sync.conf.d/20-local.conf:2\nMountTimeoutSec=7s\n"));
         ASSERT_TRUE(strstr(s, "# from /etc/suspend-sync.conf:4\nDeadlineSec=20s\n"));
@@ -714,7 +732,9 @@ TEST(format) {
         ASSERT_OK(policy_new(&d));
         ASSERT_OK(policy_format(d, &u));
         ASSERT_TRUE(strstr(u, "# No configuration files read: built-in defaults.\n"));
-        ASSERT_TRUE(strstr(u, "# default\nMaxParallel=16\n# default\nMountTimeoutSec=10s\n# default\nDeadlineSec=30s\n"));
+        ASSERT_TRUE(strstr(
+                u,
+                "# default\nMaxParallel=16\n# default\nMountTimeoutSec=10s\n# default\nDeadlineSec=30s\n"));
         ASSERT_TRUE(!strstr(u, "# from"));
 }
 

@@ -26,7 +26,7 @@ TEST(parse_block_stat) {
         ASSERT_ERR(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 x\n", &v), EBADMSG);
         ASSERT_ERR(progress_parse_block_stat("99999999999999999999999 2 3 4 5 6 7 8 9 10 11\n", &v), EBADMSG);
         ASSERT_ERR(progress_parse_block_stat(NULL, &v), EINVAL);
-        ASSERT_U64_EQ(v, 7);    /* untouched on failure */
+        ASSERT_U64_EQ(v, 7); /* untouched on failure */
 }
 
 static void put(int dir_fd, const char *path, const char *text) {

@@ -38,7 +38,9 @@ static void bed_init(Bed *b, size_t n_sync, size_t n_skip) {
                 b->leaves[i] = makedev(8, (unsigned) i);
                 b->sbs[i] = (Superblock) {
                         .dev = makedev(8, (unsigned) i),
-                        .device = { .is_block = i % 2 == 0, .leaves = &b->leaves[i], .n_leaves = 1,
+                        .device = { .is_block = i % 2 == 0,
+                                    .leaves = &b->leaves[i],
+                                    .n_leaves = 1,
                                     .bdi_name = (char *) "8:0" },
                         .group = (char *) groups[i],
                 };
@@ -58,8 +60,11 @@ static void bed_init(Bed *b, size_t n_sync, size_t n_skip) {
                         .bdi_name = "0:52",
                 };
         }
-        b->plan = (Plan) { .entries = b->entries, .n_entries = n_sync + n_skip, .n_sync = n_sync, .t_plan = 3 };
-        b->sample = (Sample) { .sbs = b->sbs, .n_sbs = n_sync + n_skip, .complete = true, .t_read = 1, .t_sample = 2 };
+        b->plan =
+                (Plan) { .entries = b->entries, .n_entries = n_sync + n_skip, .n_sync = n_sync, .t_plan = 3 };
+        b->sample = (Sample) {
+                .sbs = b->sbs, .n_sbs = n_sync + n_skip, .complete = true, .t_read = 1, .t_sample = 2
+        };
 }
 
 static void bed_done(Bed *b) {
@@ -76,8 +81,17 @@ static void bed_jobs(Bed *b) {
 /* Builds the record from the jobs as they are now (after bed_jobs() and hand-set results). */
 static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
         RunInput in = {
-                .plan = &b->plan, .sample = &b->sample, .jobs = &b->j, .fuse_clean = clean, .fuse_why = why,
-                .trigger = "hook", .sleep_action = "suspend", .started_realtime = 5, .started_monotonic = 1000, .deadline = 30, .t_execute = 4,
+                .plan = &b->plan,
+                .sample = &b->sample,
+                .jobs = &b->j,
+                .fuse_clean = clean,
+                .fuse_why = why,
+                .trigger = "hook",
+                .sleep_action = "suspend",
+                .started_realtime = 5,
+                .started_monotonic = 1000,
+                .deadline = 30,
+                .t_execute = 4,
         };
 
         run_tally_done(&b->t);
@@ -103,12 +117,12 @@ TEST(jobs_from_plan) {
         Bed b;
 
         bed_init(&b, 3, 1);
-        b.entries[2].namespace_ino = 4026531840;       /* another namespace: no "gone" check */
+        b.entries[2].namespace_ino = 4026531840; /* another namespace: no "gone" check */
         b.entries[0].flush_device = "/dev/sda";
         ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
         bed_jobs(&b);
 
-        ASSERT_EQ(b.j.n_jobs, 3);                       /* sync entries only */
+        ASSERT_EQ(b.j.n_jobs, 3); /* sync entries only */
         ASSERT_STREQ(b.j.jobs[0].path, "/m0");
         ASSERT_STREQ(b.j.jobs[0].group, "g0");
         ASSERT_STREQ(b.j.jobs[0].flush_device, "/dev/sda");
@@ -174,11 +188,11 @@ TEST(tallies) {
         ASSERT_EQ(b.t.n_error, 1);
         ASSERT_EQ(b.t.n_timeout, 1);
         ASSERT_EQ(b.t.n_hung, 0);
-        ASSERT_EQ(b.t.n_skipped, 3);                    /* gone, covered, the planned skip */
+        ASSERT_EQ(b.t.n_skipped, 3); /* gone, covered, the planned skip */
         ASSERT_TRUE(b.t.unsynced);
         ASSERT_TRUE(b.t.gone);
-        ASSERT_TRUE(b.t.covered);                       /* the skip is not "uncovered" */
-        ASSERT_EQ(b.t.n_left, 2);                       /* the error and the timeout */
+        ASSERT_TRUE(b.t.covered); /* the skip is not "uncovered" */
+        ASSERT_EQ(b.t.n_left, 2); /* the error and the timeout */
         ASSERT_EQ(b.t.left[0], makedev(8, 1));
         ASSERT_EQ(b.t.left[1], makedev(8, 4));
 
@@ -197,14 +211,15 @@ TEST(tallies) {
         ASSERT_STREQ(b.rec.mounts[0].reason, "planned");
         ASSERT_STREQ(b.rec.mounts[0].action, "sync");
         ASSERT_EQ(b.rec.mounts[0].duration, 7);
-        ASSERT_U64_EQ(b.rec.mounts[0].start_offset, 250);       /* job start - pass start */
+        ASSERT_U64_EQ(b.rec.mounts[0].start_offset, 250); /* job start - pass start */
         ASSERT_STREQ(b.rec.mounts[1].outcome, "error");
         ASSERT_EQ(b.rec.mounts[1].error, EIO);
         ASSERT_STREQ(b.rec.mounts[2].outcome, "skipped");
         ASSERT_STREQ(b.rec.mounts[2].reason, "gone: unmounted since the plan was made");
         ASSERT_EQ(b.rec.mounts[2].error, 0);
         ASSERT_STREQ(b.rec.mounts[3].outcome, "skipped");
-        ASSERT_STREQ(b.rec.mounts[3].reason, "overlay: upperdir verified on its upper layer, synced before it");
+        ASSERT_STREQ(b.rec.mounts[3].reason,
+                     "overlay: upperdir verified on its upper layer, synced before it");
         ASSERT_EQ(b.rec.mounts[3].error, 0);
         ASSERT_STREQ(b.rec.mounts[4].outcome, "timeout");
         ASSERT_STREQ(b.rec.mounts[4].reason, "not started before the deadline");
@@ -222,7 +237,7 @@ TEST(tallies) {
         bed_record(&b);
         ASSERT_STREQ(b.rec.result, "success");
         ASSERT_TRUE(!b.t.unsynced);
-        ASSERT_TRUE(!b.t.gone);                         /* covered is not gone */
+        ASSERT_TRUE(!b.t.gone); /* covered is not gone */
         ASSERT_EQ(b.t.n_synced, 3);
         ASSERT_EQ(b.t.n_left, 0);
         bed_done(&b);
@@ -243,8 +258,9 @@ TEST(hung_blocked_by_earlier_pass) {
         ASSERT_TRUE(!b.t.unsynced);
         ASSERT_EQ(b.t.n_left, 0);
         ASSERT_STREQ(b.rec.mounts[1].outcome, "timeout");
-        ASSERT_STREQ(b.rec.mounts[1].reason,
-                     "hung: not started, worker 4242 of an earlier pass is still in the kernel on this device");
+        ASSERT_STREQ(
+                b.rec.mounts[1].reason,
+                "hung: not started, worker 4242 of an earlier pass is still in the kernel on this device");
         ASSERT_EQ(b.rec.mounts[1].abandoned_pid, 0);
         bed_done(&b);
 
@@ -260,8 +276,9 @@ TEST(hung_blocked_by_earlier_pass) {
         ASSERT_TRUE(b.t.unsynced);
         ASSERT_EQ(b.t.n_left, 1);
         ASSERT_EQ(b.t.left[0], makedev(8, 1));
-        ASSERT_STREQ(b.rec.mounts[1].reason, "busy: not started, worker 4242 of an earlier pass is still in the "
-                                             "kernel on this device: left to the kernel's sync");
+        ASSERT_STREQ(b.rec.mounts[1].reason,
+                     "busy: not started, worker 4242 of an earlier pass is still in the "
+                     "kernel on this device: left to the kernel's sync");
         bed_done(&b);
 }
 
@@ -310,7 +327,7 @@ TEST(hung_behind_group_worker) {
         Bed b;
 
         bed_init(&b, 3, 0);
-        b.entries[1].group = "g0";                      /* same device group as entry 0 */
+        b.entries[1].group = "g0"; /* same device group as entry 0 */
         bed_jobs(&b);
         set_result(&b.j.jobs[0], OUTCOME_TIMEOUT, 0, 777, true, true);
         set_result(&b.j.jobs[1], OUTCOME_TIMEOUT, 0, 0, true, false);
@@ -357,7 +374,7 @@ TEST(knob_facts_late_left_out) {
         ASSERT_EQ(b.t.n_skipped, 2);
         f = run_knob_facts(&b.t, true, true, false, false);
         ASSERT_TRUE(!f.unsynced && !f.hung && f.complete && !f.covered);
-        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &f, &v), 0);       /* kernel's sync stays on */
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &f, &v), 0); /* kernel's sync stays on */
 
         /* control: nothing left out: covered, and auto turns the kernel's sync off */
         b.entries[2].uncovered = false;
@@ -377,15 +394,17 @@ TEST(knob_facts_late_left_out) {
         clean[2] = true;
         bed_record_with(&b, clean, why);
         ASSERT_TRUE(b.t.covered);
-        ASSERT_STREQ(b.rec.mounts[2].reason,
-                     "late pass: FUSE, proven clean: no dirty inode on its bdi 0:52, no page under writeback");
+        ASSERT_STREQ(
+                b.rec.mounts[2].reason,
+                "late pass: FUSE, proven clean: no dirty inode on its bdi 0:52, no page under writeback");
         /* not proven clean: uncovered, with the reason appended */
         clean[2] = false;
         why[2] = "writeback lists not empty";
         bed_record_with(&b, clean, why);
         ASSERT_TRUE(!b.t.covered);
         ASSERT_EQ(b.t.first_uncovered, 2);
-        ASSERT_STREQ(b.rec.mounts[2].reason, "late pass: fuse left out; FUSE, not proven clean: writeback lists not empty");
+        ASSERT_STREQ(b.rec.mounts[2].reason,
+                     "late pass: fuse left out; FUSE, not proven clean: writeback lists not empty");
 
         /* gone makes the view incomplete; carried makes it unsynced; an earlier hung worker, hung */
         f = run_knob_facts(&b.t, false, true, false, false);
@@ -449,7 +468,7 @@ TEST(handover_unsynced_full) {
                 left[i] = makedev(8, 1);
         run_handover_unsynced(&h, left, n - 1, 0);
         ASSERT_EQ(h.n_unsynced, HANDOVER_ENTRIES_MAX);
-        ASSERT_EQ(h.unsynced[HANDOVER_ENTRIES_MAX - 1], makedev(8, 1));        /* control: it fits */
+        ASSERT_EQ(h.unsynced[HANDOVER_ENTRIES_MAX - 1], makedev(8, 1)); /* control: it fits */
         ASSERT_TRUE(!run_unsynced_carried(&h, jobs, 1, 0));
         run_handover_unsynced(&h, left, n, 0);
         ASSERT_EQ(h.n_unsynced, HANDOVER_ENTRIES_MAX);

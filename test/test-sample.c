@@ -106,7 +106,9 @@ TEST(load_fixture_root) {
         ASSERT_TRUE(root_fd >= 0);
         dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(dbg >= 0);
-        src = (SampleSources) { .root_fd = root_fd, .sysfs_root = FIXTURES_DIR "/sysfs/laptop", .debugfs_fd = dbg };
+        src = (SampleSources) { .root_fd = root_fd,
+                                .sysfs_root = FIXTURES_DIR "/sysfs/laptop",
+                                .debugfs_fd = dbg };
         ASSERT_OK(sample_load(&src, &s));
         ASSERT_TRUE(s->has_meminfo && s->has_debugfs);
         ASSERT_U64_EQ(s->meminfo.dirty_bytes, 14880ULL * 1024);
@@ -120,7 +122,8 @@ TEST(load_fixture_root) {
 }
 
 TEST(degraded_root) {
-        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/degraded", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/degraded",
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_(sample_freep) Sample *s = NULL;
         SampleSources src = { .root_fd = root_fd, .sysfs_root = "/nonexistent", .debugfs_fd = -EBADF };
 
@@ -156,7 +159,9 @@ static Sample *load_root(const char *name, const char *sysfs) {
         root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root_fd >= 0);
         dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        src = (SampleSources) { .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true };
+        src = (SampleSources) {
+                .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true
+        };
         ASSERT_OK(sample_load(&src, &s));
         return s;
 }
@@ -179,12 +184,15 @@ TEST(hidden_superblocks) {
         ASSERT_TRUE(!s->complete);
         ASSERT_TRUE(!s->view_restricted);
         ASSERT_EQ(s->n_incomplete_why, 4U);
-        ASSERT_TRUE(has_reason(s, "superblock 0:77 is mounted but in no scanned mount table", "debugfs bdi/0:77"));
+        ASSERT_TRUE(has_reason(s, "superblock 0:77 is mounted but in no scanned mount table",
+                               "debugfs bdi/0:77"));
         ASSERT_TRUE(!has_reason(s, "0:21", NULL));
         ASSERT_TRUE(has_reason(s, "ext4 superblock 7:3 (/dev/loop3) is mounted but in no scanned mount table",
                                "sysfs fs/ext4/loop3"));
-        ASSERT_TRUE(has_reason(s, "btrfs filesystem 5e1f0c3a-0d5b-4c4e-9a57-6b1d2a9f0c11 (bdi btrfs-7)", NULL));
-        ASSERT_TRUE(has_reason(s, "mount namespace mnt:[4026532186] is kept by the nsfs mount /run/held-ns", NULL));
+        ASSERT_TRUE(
+                has_reason(s, "btrfs filesystem 5e1f0c3a-0d5b-4c4e-9a57-6b1d2a9f0c11 (bdi btrfs-7)", NULL));
+        ASSERT_TRUE(has_reason(s, "mount namespace mnt:[4026532186] is kept by the nsfs mount /run/held-ns",
+                               NULL));
         /* vda is listed; features/ and xfs stats/ are not devices. */
         ASSERT_TRUE(!has_reason(s, "254:0", NULL));
         ASSERT_TRUE(!has_reason(s, "features", NULL));
@@ -236,8 +244,11 @@ TEST(chrooted_namespaces) {
         ASSERT_TRUE(data);
         ASSERT_TRUE(!s->complete);
         ASSERT_EQ(s->n_incomplete_why, 1U);
-        ASSERT_TRUE(has_reason(s, "mount namespace mnt:[4026532600] (seen only through chrooted process 200, root "
-                               "/srv/jail2)", "mounts outside that root were not scanned"));
+        ASSERT_TRUE(
+                has_reason(s,
+                           "mount namespace mnt:[4026532600] (seen only through chrooted process 200, root "
+                           "/srv/jail2)",
+                           "mounts outside that root were not scanned"));
 }
 
 /* The live sample on both mount-table backends: the same superblocks, mounts and read-only state
@@ -250,7 +261,8 @@ static bool same_superblocks(const Sample *a, const Sample *b) {
                 const Superblock *x = &a->sbs[k], *y = &b->sbs[k];
 
                 if (x->dev != y->dev || !streq(x->fstype, y->fstype) || !streq(x->source, y->source) ||
-                    x->fs_class != y->fs_class || x->n_mounts != y->n_mounts || x->all_read_only != y->all_read_only)
+                    x->fs_class != y->fs_class || x->n_mounts != y->n_mounts ||
+                    x->all_read_only != y->all_read_only)
                         return false;
                 for (size_t i = 0; i < x->n_mounts; i++)
                         if (x->mounts[i] != y->mounts[i] ||
@@ -279,11 +291,11 @@ TEST(live_both_backends) {
                 }
                 ASSERT_OK(r);
                 if (same_superblocks(a, b)) {
-                        fprintf(stderr, "  %zu superblocks, %zu mounts: the same through both backends\n", a->n_sbs,
-                                a->table->n_entries);
+                        fprintf(stderr, "  %zu superblocks, %zu mounts: the same through both backends\n",
+                                a->n_sbs, a->table->n_entries);
                         return;
                 }
-                ASSERT_TRUE(attempt < 5);       /* a table that keeps changing: too busy to compare */
+                ASSERT_TRUE(attempt < 5); /* a table that keeps changing: too busy to compare */
                 fprintf(stderr, "  the samples differ (the table changed meanwhile?), again\n");
                 usleep(100 * 1000);
         }

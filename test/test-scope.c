@@ -11,19 +11,19 @@
 #define CGROUP_UNIFIED "0::/system.slice/suspend-sync.service\n"
 
 /* Captured on this kind of machine (kernel 6.18, hybrid: v1 controllers plus name=systemd). */
-#define CGROUP_HYBRID                                                   \
-        "9:name=systemd:/system.slice/suspend-sync.service\n"           \
-        "8:pids:/\n"                                                    \
-        "4:memory:/process_api/752fe324f0684463d998677b6e6744a6\n"      \
-        "1:cpu:/\n"                                                     \
+#define CGROUP_HYBRID                                              \
+        "9:name=systemd:/system.slice/suspend-sync.service\n"      \
+        "8:pids:/\n"                                               \
+        "4:memory:/process_api/752fe324f0684463d998677b6e6744a6\n" \
+        "1:cpu:/\n"                                                \
         "0::/\n"
 
 /* A container whose systemd uses the unified hierarchy on that hybrid host (systemd-nspawn with
  * SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1, as the e2e suite boots): the host's name=systemd line is
  * listed too, and never changes when the container's PID 1 moves a process. */
-#define CGROUP_CONTAINER                                                \
-        "9:name=systemd:/\n"                                            \
-        "4:memory:/process_api/752fe324f0684463d998677b6e6744a6\n"      \
+#define CGROUP_CONTAINER                                           \
+        "9:name=systemd:/\n"                                       \
+        "4:memory:/process_api/752fe324f0684463d998677b6e6744a6\n" \
         "0::/system.slice/suspend-sync-stuck-47.scope\n"
 
 static void parse(const char *text, const char *unified, const char *named) {
@@ -49,7 +49,7 @@ TEST(cgroup_garbage) {
 
         ASSERT_ERR(scope_cgroup_parse("", &u, &n), ENODATA);
         ASSERT_ERR(scope_cgroup_parse("garbage\nno colons here\n", &u, &n), ENODATA);
-        ASSERT_ERR(scope_cgroup_parse("4:memory:/x\n1:cpu:/\n", &u, &n), ENODATA);  /* v1, no systemd */
+        ASSERT_ERR(scope_cgroup_parse("4:memory:/x\n1:cpu:/\n", &u, &n), ENODATA); /* v1, no systemd */
         ASSERT_ERR(scope_cgroup_parse("0::\n", &u, &n), ENODATA);
         ASSERT_ERR(scope_cgroup_parse("1:name=systemdx:/a\n10::/b\n", &u, &n), ENODATA);
         ASSERT_TRUE(u == NULL && n == NULL);
@@ -67,7 +67,7 @@ TEST(adopt_args) {
         char *unit = NULL;
 
         ASSERT_ERR(scope_adopt(NULL, 0, USEC_PER_SEC, &unit), EINVAL);
-        ASSERT_ERR(scope_adopt(pids, 2, USEC_PER_SEC, &unit), EINVAL);  /* never PID 1 */
+        ASSERT_ERR(scope_adopt(pids, 2, USEC_PER_SEC, &unit), EINVAL); /* never PID 1 */
         ASSERT_TRUE(unit == NULL);
 }
 

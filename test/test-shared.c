@@ -188,26 +188,29 @@ TEST(utf8) {
 
         ASSERT_EQ(utf8_sequence_length("a", 1), 1U);
         ASSERT_EQ(utf8_sequence_length("\xC3\xA9", 2), 2U);
-        ASSERT_EQ(utf8_sequence_length("\xC3\xA9", 1), 0U);                /* cut short */
+        ASSERT_EQ(utf8_sequence_length("\xC3\xA9", 1), 0U); /* cut short */
         ASSERT_EQ(utf8_sequence_length("\xE2\x82\xAC", 3), 3U);
         ASSERT_EQ(utf8_sequence_length("\xF0\x9F\x98\x80", 4), 4U);
-        ASSERT_EQ(utf8_sequence_length("\xC0\xAF", 2), 0U);                /* overlong */
-        ASSERT_EQ(utf8_sequence_length("\xE0\x80\xAF", 3), 0U);            /* overlong */
-        ASSERT_EQ(utf8_sequence_length("\xED\xA0\x80", 3), 0U);            /* surrogate */
-        ASSERT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 4), 0U);        /* > U+10FFFF */
+        ASSERT_EQ(utf8_sequence_length("\xC0\xAF", 2), 0U);         /* overlong */
+        ASSERT_EQ(utf8_sequence_length("\xE0\x80\xAF", 3), 0U);     /* overlong */
+        ASSERT_EQ(utf8_sequence_length("\xED\xA0\x80", 3), 0U);     /* surrogate */
+        ASSERT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 4), 0U); /* > U+10FFFF */
         ASSERT_EQ(utf8_sequence_length("\xF5\x80\x80\x80", 4), 0U);
-        ASSERT_EQ(utf8_sequence_length("\x80", 1), 0U);                    /* continuation */
-        ASSERT_EQ(utf8_sequence_length("\xE2\x28\xA1", 3), 0U);            /* bad continuation */
+        ASSERT_EQ(utf8_sequence_length("\x80", 1), 0U);         /* continuation */
+        ASSERT_EQ(utf8_sequence_length("\xE2\x28\xA1", 3), 0U); /* bad continuation */
 
         ASSERT_TRUE(utf8_is_valid_n("", 0));
         ASSERT_TRUE(utf8_is_valid_n("/mnt/caf\xC3\xA9", 10));
-        ASSERT_TRUE(utf8_is_valid_n("a\0b", 3));                           /* NUL is a character */
+        ASSERT_TRUE(utf8_is_valid_n("a\0b", 3)); /* NUL is a character */
         ASSERT_TRUE(!utf8_is_valid_n("/mnt/\xff", 6));
         ASSERT_TRUE(!utf8_is_valid_n("\xC3\xA9", 1));
 
-        a = utf8_escape_invalid_n("a\xff" "b\xC3\xA9", 5);
-        ASSERT_STREQ(a, "a\xEF\xBF\xBD" "b\xC3\xA9");
-        b = utf8_escape_invalid_n("\xE2\x82", 2);                        /* each byte of a cut sequence */
+        a = utf8_escape_invalid_n("a\xff"
+                                  "b\xC3\xA9",
+                                  5);
+        ASSERT_STREQ(a, "a\xEF\xBF\xBD"
+                        "b\xC3\xA9");
+        b = utf8_escape_invalid_n("\xE2\x82", 2); /* each byte of a cut sequence */
         ASSERT_STREQ(b, "\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
@@ -228,10 +231,10 @@ TEST(hex) {
 
         ASSERT_OK(unhexstr("2f0aFF", 6, &s));
         ASSERT_STREQ(s, "/\n\xff");
-        ASSERT_ERR(unhexstr("2f0", 3, &s), EBADMSG);                       /* odd */
-        ASSERT_ERR(unhexstr("2g", 2, &s), EBADMSG);                        /* not a digit */
-        ASSERT_ERR(unhexstr("2f00", 4, &s), EBADMSG);                      /* NUL byte */
-        ASSERT_STREQ(s, "/\n\xff");                                        /* untouched on error */
+        ASSERT_ERR(unhexstr("2f0", 3, &s), EBADMSG);  /* odd */
+        ASSERT_ERR(unhexstr("2g", 2, &s), EBADMSG);   /* not a digit */
+        ASSERT_ERR(unhexstr("2f00", 4, &s), EBADMSG); /* NUL byte */
+        ASSERT_STREQ(s, "/\n\xff");                   /* untouched on error */
 }
 
 TEST(json_build) {
@@ -254,9 +257,10 @@ TEST(json_build) {
         ASSERT_OK(json_add(o, "a", TAKE_PTR(a)));
         ASSERT_ERR(json_add(o, "alloc", NULL), ENOMEM);
         ASSERT_OK(json_to_string_dup(o, JSON_FORMAT_SHORT, &text));
-        ASSERT_STREQ(text, "{\"s\":\"a/b\",\"n\":null,\"p\":\"/\xEF\xBF\xBD\",\"p_hex\":\"2fff\",\"q\":\"ok\","
-                           "\"u\":18446744073709551615,\"unknown\":null,\"known\":6,\"i\":-3,\"b\":true,"
-                           "\"a\":[\"x\",\"y\"]}");
+        ASSERT_STREQ(text,
+                     "{\"s\":\"a/b\",\"n\":null,\"p\":\"/\xEF\xBF\xBD\",\"p_hex\":\"2fff\",\"q\":\"ok\","
+                     "\"u\":18446744073709551615,\"unknown\":null,\"known\":6,\"i\":-3,\"b\":true,"
+                     "\"a\":[\"x\",\"y\"]}");
 }
 
 TEST(json_get) {
@@ -268,9 +272,10 @@ TEST(json_get) {
         uint64_t u = 0;
         int i = 0;
         bool b = false;
-        const char *text = "{\"u\": 5, \"neg\": -1, \"null\": null, \"s\": \"caf\\u00e9\", \"nul\": \"a\\u0000\","
-                           "\"p\": \"/?\", \"p_hex\": \"2fff\", \"b\": false, \"o\": {}, \"a\": [\"x\", \"yy\"],"
-                           "\"str\": \"5\"}";
+        const char *text =
+                "{\"u\": 5, \"neg\": -1, \"null\": null, \"s\": \"caf\\u00e9\", \"nul\": \"a\\u0000\","
+                "\"p\": \"/?\", \"p_hex\": \"2fff\", \"b\": false, \"o\": {}, \"a\": [\"x\", \"yy\"],"
+                "\"str\": \"5\"}";
 
         ASSERT_OK(json_parse_strict(text, strlen(text), 4096, 4, &o));
         ASSERT_EQ(json_get_u64(o, "u", JSON_MANDATORY, 0, &u), 1);
@@ -282,7 +287,7 @@ TEST(json_get) {
         ASSERT_ERR(json_get_u64(o, "missing", JSON_MANDATORY, 0, &u), EBADMSG);
         ASSERT_ERR(json_get_u64(o, "neg", JSON_OPTIONAL, 0, &u), EBADMSG);
         ASSERT_ERR(json_get_u64(o, "str", JSON_OPTIONAL, 0, &u), EBADMSG);
-        ASSERT_U64_EQ(u, 43);                                              /* untouched on error */
+        ASSERT_U64_EQ(u, 43); /* untouched on error */
 
         ASSERT_EQ(json_get_int(o, "u", JSON_OPTIONAL, 5, -1, &i), 1);
         ASSERT_EQ(i, 5);
@@ -298,14 +303,14 @@ TEST(json_get) {
 
         ASSERT_EQ(json_get_string(o, "s", JSON_MANDATORY, 100, &s), 1);
         ASSERT_STREQ(s, "caf\xC3\xA9");
-        ASSERT_ERR(json_get_string(o, "s", JSON_MANDATORY, 4, &none), EBADMSG);       /* 5 bytes */
+        ASSERT_ERR(json_get_string(o, "s", JSON_MANDATORY, 4, &none), EBADMSG); /* 5 bytes */
         ASSERT_ERR(json_get_string(o, "nul", JSON_OPTIONAL, 100, &none), EBADMSG);
         ASSERT_ERR(json_get_string(o, "u", JSON_OPTIONAL, 100, &none), EBADMSG);
         ASSERT_EQ(json_get_string(o, "missing", JSON_OPTIONAL, 100, &none), 0);
         ASSERT_TRUE(none == NULL);
         ASSERT_EQ(json_get_string(o, "p", JSON_BYTES, 100, &p), 1);
         ASSERT_STREQ(p, "/\xff");
-        ASSERT_ERR(json_get_string(o, "p", JSON_BYTES, 1, &none), EBADMSG);          /* 4 digits > 2 * 1 */
+        ASSERT_ERR(json_get_string(o, "p", JSON_BYTES, 1, &none), EBADMSG); /* 4 digits > 2 * 1 */
 
         ASSERT_EQ(json_get_object(o, "o", JSON_OPTIONAL, &sub), 1);
         ASSERT_TRUE(sub);
@@ -332,11 +337,11 @@ TEST(json_parse) {
         json_object *o = NULL;
 
 #define PARSE(t) json_parse_strict(t, strlen(t), 64, 3, &o)
-        ASSERT_ERR(PARSE("{\"a\": 1,}"), EBADMSG);                       /* strict */
-        ASSERT_ERR(PARSE("{} x"), EBADMSG);                               /* trailing */
-        ASSERT_ERR(PARSE("[[[[1]]]]"), EBADMSG);                          /* depth */
-        ASSERT_ERR(PARSE("\"\xED\xA0\x80\""), EBADMSG);                   /* raw surrogate */
-        ASSERT_ERR(json_parse_strict("{}\0", 3, 64, 3, &o), EBADMSG);      /* NUL */
+        ASSERT_ERR(PARSE("{\"a\": 1,}"), EBADMSG);                    /* strict */
+        ASSERT_ERR(PARSE("{} x"), EBADMSG);                           /* trailing */
+        ASSERT_ERR(PARSE("[[[[1]]]]"), EBADMSG);                      /* depth */
+        ASSERT_ERR(PARSE("\"\xED\xA0\x80\""), EBADMSG);               /* raw surrogate */
+        ASSERT_ERR(json_parse_strict("{}\0", 3, 64, 3, &o), EBADMSG); /* NUL */
         ASSERT_ERR(json_parse_strict("{}", 2, 1, 3, &o), EFBIG);
         ASSERT_TRUE(o == NULL);
         ASSERT_OK(PARSE(" {\"a\": [1]} \n"));
@@ -367,10 +372,10 @@ TEST(devnum) {
         ASSERT_ERR(parse_devnum(" 259:3", &d), EINVAL);
         ASSERT_ERR(parse_devnum("259: 3", &d), EINVAL);
         ASSERT_ERR(parse_devnum("-1:3", &d), EINVAL);
-        ASSERT_ERR(parse_devnum("0000000000000001:3", &d), EINVAL);       /* 16 characters */
+        ASSERT_ERR(parse_devnum("0000000000000001:3", &d), EINVAL); /* 16 characters */
         ASSERT_ERR(parse_devnum("4294967296:0", &d), ERANGE);
         ASSERT_ERR(parse_devnum(NULL, &d), EINVAL);
-        ASSERT_EQ(major(d), 4294967295U);                                   /* untouched on error */
+        ASSERT_EQ(major(d), 4294967295U); /* untouched on error */
 }
 
 TEST(format) {

@@ -67,7 +67,11 @@ static void make_record(RunRecord *r, usec_t started) {
                 .trigger = strdup("hook"),
                 .sleep_action = strdup("suspend-then-hibernate"),
                 .deadline = 5 * USEC_PER_SEC,
-                .t_read = 2100, .t_sample = 310, .t_plan = 42, .t_execute = 840000, .t_record = 560,
+                .t_read = 2100,
+                .t_sample = 310,
+                .t_plan = 42,
+                .t_execute = 840000,
+                .t_record = 560,
         };
         r->n_mounts = 4;
         r->mounts = calloc(r->n_mounts, sizeof(RunMount));
@@ -188,7 +192,9 @@ TEST(object_interface) {
         r.n_incomplete_why = 1;
         ASSERT_OK(run_record_to_json(&r, &o));
         ASSERT_OK(run_record_to_json_string(&r, false, &s));
-        ASSERT_STREQ(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), s);
+        ASSERT_STREQ(
+                json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                s);
         ASSERT_OK(run_record_from_json(o, &back));
         assert_record_eq(&r, &back);
         ASSERT_TRUE(back.has_complete && !back.complete);
@@ -221,7 +227,7 @@ TEST(completeness) {
         r.incomplete_why = why;
         r.n_incomplete_why = 2;
         ASSERT_OK(run_record_to_json_string(&r, false, &s));
-        r.incomplete_why = NULL;        /* not ours to free */
+        r.incomplete_why = NULL; /* not ours to free */
         r.n_incomplete_why = 0;
         ASSERT_TRUE(strstr(s, "\"complete\":false"));
         ASSERT_OK(run_record_from_json_string(s, &back));
@@ -230,8 +236,9 @@ TEST(completeness) {
         ASSERT_STREQ(back.incomplete_why[0], why[0]);
         ASSERT_STREQ(back.incomplete_why[1], why[1]);
         /* A non-boolean completeness is refused. */
-        ASSERT_ERR(run_record_from_json_string("{\"started_realtime_usec\":1,\"result\":\"success\",\"complete\":\"yes\"}",
-                                               &old), EBADMSG);
+        ASSERT_ERR(run_record_from_json_string(
+                           "{\"started_realtime_usec\":1,\"result\":\"success\",\"complete\":\"yes\"}", &old),
+                   EBADMSG);
 }
 
 TEST(extremes) {
@@ -378,8 +385,8 @@ TEST(fixture_contents) {
         ASSERT_EQ(full.mounts[1].abandoned_pid, 4242);
         ASSERT_EQ(full.mounts[2].error, EIO);
         ASSERT_STREQ(full.mounts[3].outcome, "skipped");
-        ASSERT_U64_EQ(full.mounts[3].namespace_ino, 0);   /* records without the key: our namespace */
-        ASSERT_U64_EQ(full.mounts[1].start_offset, 0);    /* records without the key: unknown */
+        ASSERT_U64_EQ(full.mounts[3].namespace_ino, 0); /* records without the key: our namespace */
+        ASSERT_U64_EQ(full.mounts[1].start_offset, 0);  /* records without the key: unknown */
 
         /* missing optional fields → defaults */
         b = read_fixture("good-minimal.json", NULL);
@@ -389,7 +396,7 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(min.deadline, 0);
         ASSERT_U64_EQ(min.t_read, 0);
         ASSERT_TRUE(min.trigger == NULL);
-        ASSERT_TRUE(min.sleep_action == NULL);   /* records older than the key still load */
+        ASSERT_TRUE(min.sleep_action == NULL); /* records older than the key still load */
         ASSERT_EQ(min.n_mounts, 0);
         ASSERT_TRUE(min.mounts == NULL);
 
@@ -551,7 +558,8 @@ TEST(corrupt_history) {
         /* a damaged history file is skipped and counted; the others still load */
         hdir = path_join(dir, "history");
         write_file(hdir, "00000000000000000009-1.json", "[{\"started_realtime_usec\": 1, \"result\": \"succ");
-        write_file(hdir, "00000000000000000008-1.json", "{\"started_realtime_usec\": \"x\", \"result\": \"success\"}");
+        write_file(hdir, "00000000000000000008-1.json",
+                   "{\"started_realtime_usec\": \"x\", \"result\": \"success\"}");
         write_file(hdir, "not-a-record.txt", "ignored");
         ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt));
         ASSERT_EQ(n, 1);

@@ -16,8 +16,8 @@
 
 typedef struct Candidate {
         char *name;
-        size_t prio;            /* index into dirs: lower wins */
-        bool masked;            /* symlink to /dev/null (or /dev/null itself) */
+        size_t prio; /* index into dirs: lower wins */
+        bool masked; /* symlink to /dev/null (or /dev/null itself) */
 } Candidate;
 
 typedef struct Candidates {
@@ -81,7 +81,7 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, Candidates 
         _cleanup_closedir_ DIR *d = NULL;
 
         if (opendir_at(root_fd, dir, &d) < 0)
-                return 0;       /* missing or unreadable directory: nothing there */
+                return 0; /* missing or unreadable directory: nothing there */
 
         for (struct dirent *de; (de = readdir(d));) {
                 size_t len = strlen(de->d_name);
@@ -146,7 +146,7 @@ int conf_files_list(int root_fd, const char *const *dirs, const char *name, size
                 char *path;
 
                 if (i > 0 && streq(c.c[i].name, c.c[i - 1].name))
-                        continue;       /* hidden by the same name in an earlier directory */
+                        continue; /* hidden by the same name in an earlier directory */
                 if (c.c[i].masked)
                         continue;
                 if (n_files >= max_files) {
@@ -155,7 +155,7 @@ int conf_files_list(int root_fd, const char *const *dirs, const char *name, size
                 }
                 if (asprintf(&path, "%s/%s.d/%s", dirs[c.c[i].prio], name, c.c[i].name) < 0)
                         path = NULL;
-                r = strv_consume(&l, &n_files, path);  /* NULL: -ENOMEM */
+                r = strv_consume(&l, &n_files, path); /* NULL: -ENOMEM */
                 if (r < 0)
                         return r;
         }

@@ -70,11 +70,13 @@ const char *format_relative(char *buf, size_t len, usec_t t, usec_t n) {
         else if (d >= 6 * USEC_PER_HOUR)
                 snprintf(buf, len, "%lluh %s", U(d / USEC_PER_HOUR), s);
         else if (d >= USEC_PER_HOUR)
-                snprintf(buf, len, "%lluh %llumin %s", U(d / USEC_PER_HOUR), U((d % USEC_PER_HOUR) / USEC_PER_MINUTE), s);
+                snprintf(buf, len, "%lluh %llumin %s", U(d / USEC_PER_HOUR),
+                         U((d % USEC_PER_HOUR) / USEC_PER_MINUTE), s);
         else if (d >= 5 * USEC_PER_MINUTE)
                 snprintf(buf, len, "%llumin %s", U(d / USEC_PER_MINUTE), s);
         else if (d >= USEC_PER_MINUTE)
-                snprintf(buf, len, "%llumin %llus %s", U(d / USEC_PER_MINUTE), U((d % USEC_PER_MINUTE) / USEC_PER_SEC), s);
+                snprintf(buf, len, "%llumin %llus %s", U(d / USEC_PER_MINUTE),
+                         U((d % USEC_PER_MINUTE) / USEC_PER_SEC), s);
         else if (d >= USEC_PER_SEC)
                 snprintf(buf, len, "%llus %s", U(d / USEC_PER_SEC), s);
         else if (d >= USEC_PER_MSEC)

@@ -123,7 +123,8 @@ json_object *json_get(json_object *o, const char *key) {
 }
 
 /* The value of key checked against type: 1 and *ret, 0 (absent, optional), or -EBADMSG. */
-static int json_get_typed(json_object *o, const char *key, JsonFlags flags, json_type type, json_object **ret) {
+static int json_get_typed(json_object *o, const char *key, JsonFlags flags, json_type type,
+                          json_object **ret) {
         json_object *v = json_get(o, key);
 
         *ret = v;
@@ -269,7 +270,8 @@ int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(a, i);
 
-                if (!json_object_is_type(e, json_type_string) || (size_t) json_object_get_string_len(e) > max_len) {
+                if (!json_object_is_type(e, json_type_string) ||
+                    (size_t) json_object_get_string_len(e) > max_len) {
                         string_vector_free(v, i);
                         return -EBADMSG;
                 }

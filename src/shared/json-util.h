@@ -19,7 +19,8 @@
 #include <json-c/json.h>
 
 /* What the state files and the verbs print: pretty (indented, spaced) or short (one line). */
-#define JSON_FORMAT_PRETTY (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define JSON_FORMAT_PRETTY \
+        (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define JSON_FORMAT_SHORT (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 static inline void json_object_unrefp(json_object **p) {
@@ -55,9 +56,9 @@ int json_to_string_dup(json_object *o, int flags, char **ret);
 /* ---- reading ---- */
 
 typedef enum JsonFlags {
-        JSON_OPTIONAL = 0,        /* a missing or null key gets the default */
-        JSON_MANDATORY = 1 << 0,  /* a missing or null key is -EBADMSG */
-        JSON_BYTES = 1 << 1,      /* strings: "<key>_hex", when present, wins (see above) */
+        JSON_OPTIONAL = 0,       /* a missing or null key gets the default */
+        JSON_MANDATORY = 1 << 0, /* a missing or null key is -EBADMSG */
+        JSON_BYTES = 1 << 1,     /* strings: "<key>_hex", when present, wins (see above) */
 } JsonFlags;
 
 /* The member key of o; a missing key and JSON null are the same: NULL. */

@@ -23,17 +23,17 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Hand over ownership: returns the value and resets the variable so its cleanup does nothing. */
-#define TAKE_PTR(p)                             \
-        ({                                      \
-                __typeof__(p) _p_ = (p);        \
-                (p) = NULL;                     \
-                _p_;                            \
+#define TAKE_PTR(p)                      \
+        ({                               \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;              \
+                _p_;                     \
         })
-#define TAKE_FD(fd)                             \
-        ({                                      \
-                int _fd_ = (fd);                \
-                (fd) = -EBADF;                  \
-                _fd_;                           \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -EBADF;   \
+                _fd_;            \
         })
 
 static inline void freep(void *p) {
@@ -67,10 +67,10 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Declares a cleanup helper 'name##p' that calls 'func' on a non-NULL pointer. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
-        static inline void func##p(type *p) {                   \
-                if (*p)                                         \
-                        func(*p);                               \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p) {   \
+                if (*p)                         \
+                        func(*p);               \
         }
 
 static inline bool streq_ptr(const char *a, const char *b) {
@@ -82,14 +82,14 @@ static inline bool streq_ptr(const char *a, const char *b) {
 #define isempty(s) (!(s) || !(s)[0])
 
 /* Whether s equals one of the listed strings. */
-#define STR_IN_SET(s, ...)                                                      \
-        ({                                                                      \
-                const char *_set_[] = { __VA_ARGS__ };                          \
-                bool _found_ = false;                                           \
-                for (size_t _i_ = 0; _i_ < ELEMENTSOF(_set_); _i_++)            \
-                        if (streq_ptr((s), _set_[_i_]))                         \
-                                _found_ = true;                                 \
-                _found_;                                                        \
+#define STR_IN_SET(s, ...)                                           \
+        ({                                                           \
+                const char *_set_[] = { __VA_ARGS__ };               \
+                bool _found_ = false;                                \
+                for (size_t _i_ = 0; _i_ < ELEMENTSOF(_set_); _i_++) \
+                        if (streq_ptr((s), _set_[_i_]))              \
+                                _found_ = true;                      \
+                _found_;                                             \
         })
 
 /* Returns errno as a negative value, never 0 (for syscalls that failed without setting errno). */

@@ -27,40 +27,40 @@ struct ss_mnt_id_req {
         uint32_t size;
         uint32_t spare;
         uint64_t mnt_id;
-        uint64_t param;                 /* statmount: request mask; listmount: last id seen */
-        uint64_t mnt_ns_id;             /* 6.11+; 0 = our own namespace */
+        uint64_t param;     /* statmount: request mask; listmount: last id seen */
+        uint64_t mnt_ns_id; /* 6.11+; 0 = our own namespace */
 };
 #define SS_MNT_ID_REQ_SIZE_VER0 24U
 #define SS_MNT_ID_REQ_SIZE_VER1 32U
 
 struct ss_statmount {
         uint32_t size;
-        uint32_t mnt_opts;              /* [str] superblock options, escaped like mountinfo (6.10) */
-        uint64_t mask;                  /* what was written */
+        uint32_t mnt_opts; /* [str] superblock options, escaped like mountinfo (6.10) */
+        uint64_t mask;     /* what was written */
         uint32_t sb_dev_major;
         uint32_t sb_dev_minor;
         uint64_t sb_magic;
-        uint32_t sb_flags;              /* SS_SB_* */
-        uint32_t fs_type;               /* [str] */
-        uint64_t mnt_id;                /* unique (64-bit) ids */
+        uint32_t sb_flags; /* SS_SB_* */
+        uint32_t fs_type;  /* [str] */
+        uint64_t mnt_id;   /* unique (64-bit) ids */
         uint64_t mnt_parent_id;
-        uint32_t mnt_id_old;            /* the ids proc/PID/mountinfo shows */
+        uint32_t mnt_id_old; /* the ids proc/PID/mountinfo shows */
         uint32_t mnt_parent_id_old;
-        uint64_t mnt_attr;              /* SS_MOUNT_ATTR_* */
+        uint64_t mnt_attr; /* SS_MOUNT_ATTR_* */
         uint64_t mnt_propagation;
         uint64_t mnt_peer_group;
         uint64_t mnt_master;
         uint64_t propagate_from;
-        uint32_t mnt_root;              /* [str] unescaped */
-        uint32_t mnt_point;             /* [str] raw */
-        uint64_t mnt_ns_id;             /* 6.11 */
-        uint32_t fs_subtype;            /* [str] 6.13; absent from mask when the type has none */
-        uint32_t sb_source;             /* [str] 6.13, unescaped; absent when the mount has none */
+        uint32_t mnt_root;   /* [str] unescaped */
+        uint32_t mnt_point;  /* [str] raw */
+        uint64_t mnt_ns_id;  /* 6.11 */
+        uint32_t fs_subtype; /* [str] 6.13; absent from mask when the type has none */
+        uint32_t sb_source;  /* [str] 6.13, unescaped; absent when the mount has none */
         uint32_t opt_num;
         uint32_t opt_array;
         uint32_t opt_sec_num;
         uint32_t opt_sec_array;
-        uint64_t supported_mask;        /* 6.15 */
+        uint64_t supported_mask; /* 6.15 */
         uint64_t spare2[45];
         char str[];
 };
@@ -74,10 +74,10 @@ _Static_assert(sizeof(struct ss_statmount) == 512, "statmount layout");
 #define SS_STATMOUNT_MNT_ROOT 0x00000008U
 #define SS_STATMOUNT_MNT_POINT 0x00000010U
 #define SS_STATMOUNT_FS_TYPE 0x00000020U
-#define SS_STATMOUNT_MNT_OPTS 0x00000080U        /* 6.10 */
-#define SS_STATMOUNT_FS_SUBTYPE 0x00000100U      /* 6.13 */
-#define SS_STATMOUNT_SB_SOURCE 0x00000200U       /* 6.13 */
-#define SS_STATMOUNT_SUPPORTED_MASK 0x00001000U  /* 6.15 */
+#define SS_STATMOUNT_MNT_OPTS 0x00000080U       /* 6.10 */
+#define SS_STATMOUNT_FS_SUBTYPE 0x00000100U     /* 6.13 */
+#define SS_STATMOUNT_SB_SOURCE 0x00000200U      /* 6.13 */
+#define SS_STATMOUNT_SUPPORTED_MASK 0x00001000U /* 6.15 */
 
 #define SS_LSMT_ROOT UINT64_MAX
 

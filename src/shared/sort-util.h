@@ -21,24 +21,25 @@ static inline void qsort_safe(void *base, size_t n, size_t size, comparison_fn_t
         qsort(base, n, size, cmp);
 }
 
-static inline void qsort_r_safe(void *base, size_t n, size_t size, comparison_userdata_fn_t cmp, void *userdata) {
+static inline void qsort_r_safe(void *base, size_t n, size_t size, comparison_userdata_fn_t cmp,
+                                void *userdata) {
         if (n <= 1)
                 return;
         qsort_r(base, n, size, cmp, userdata);
 }
 
-#define typesafe_qsort(p, n, func)                                                              \
-        ({                                                                                      \
-                int (*_func_)(const __typeof__((p)[0]) *, const __typeof__((p)[0]) *) = func;   \
-                qsort_safe((p), (n), sizeof((p)[0]), (comparison_fn_t) _func_);                 \
+#define typesafe_qsort(p, n, func)                                                            \
+        ({                                                                                    \
+                int (*_func_)(const __typeof__((p)[0]) *, const __typeof__((p)[0]) *) = func; \
+                qsort_safe((p), (n), sizeof((p)[0]), (comparison_fn_t) _func_);               \
         })
 
-#define typesafe_qsort_r(p, n, func, userdata)                                                  \
-        ({                                                                                      \
-                int (*_func_)(const __typeof__((p)[0]) *, const __typeof__((p)[0]) *,           \
-                              __typeof__(userdata)) = func;                                     \
-                qsort_r_safe((p), (n), sizeof((p)[0]), (comparison_userdata_fn_t) _func_,       \
-                             (void *) (userdata));                                              \
+#define typesafe_qsort_r(p, n, func, userdata)                                            \
+        ({                                                                                \
+                int (*_func_)(const __typeof__((p)[0]) *, const __typeof__((p)[0]) *,     \
+                              __typeof__(userdata)) = func;                               \
+                qsort_r_safe((p), (n), sizeof((p)[0]), (comparison_userdata_fn_t) _func_, \
+                             (void *) (userdata));                                        \
         })
 
 /* Three-way comparison of two scalars. */

@@ -29,28 +29,28 @@ static inline ssize_t string_table_lookup(const char *const *table, size_t n, co
         return -EINVAL;
 }
 
-#define _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, scope)                        \
-        scope const char *name##_to_string(type i) {                                    \
-                if ((size_t) i >= ELEMENTSOF(name##_table))                             \
-                        return NULL;                                                    \
-                return name##_table[i];                                                 \
+#define _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, scope) \
+        scope const char *name##_to_string(type i) {             \
+                if ((size_t) i >= ELEMENTSOF(name##_table))      \
+                        return NULL;                             \
+                return name##_table[i];                          \
         }
 
-#define _DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(name, type, scope)                      \
-        scope type name##_from_string(const char *s) {                                  \
+#define _DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(name, type, scope)                            \
+        scope type name##_from_string(const char *s) {                                        \
                 return (type) string_table_lookup(name##_table, ELEMENTSOF(name##_table), s); \
         }
 
 /* The prototypes, for the header. */
-#define DECLARE_STRING_TABLE_LOOKUP(name, type)                                         \
-        const char *name##_to_string(type i);                                           \
+#define DECLARE_STRING_TABLE_LOOKUP(name, type) \
+        const char *name##_to_string(type i);   \
         type name##_from_string(const char *s)
 
-#define DEFINE_STRING_TABLE_LOOKUP(name, type)                                          \
-        _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, )                             \
+#define DEFINE_STRING_TABLE_LOOKUP(name, type)              \
+        _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, ) \
         _DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(name, type, )
 
 #define DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type) _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, )
-#define DEFINE_PRIVATE_STRING_TABLE_LOOKUP(name, type)                                  \
-        _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, static)                       \
+#define DEFINE_PRIVATE_STRING_TABLE_LOOKUP(name, type)            \
+        _DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, static) \
         _DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(name, type, static)

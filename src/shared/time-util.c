@@ -140,7 +140,8 @@ const char *format_timespan(char *buf, size_t len, usec_t u) {
                 for (size_t i = 0; i < ELEMENTSOF(units) && n < len; i++)
                         if (u >= units[i].usec) {
                                 n += (size_t) snprintf(buf + n, len - n, "%s%llu%s", n ? " " : "",
-                                                       (unsigned long long) (u / units[i].usec), units[i].suffix);
+                                                       (unsigned long long) (u / units[i].usec),
+                                                       units[i].suffix);
                                 u %= units[i].usec;
                         }
                 if (u > 0 && n < len) {
