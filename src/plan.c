@@ -664,28 +664,34 @@ static int plan_add_skipped(PlanBuild *b) {
         return 0;
 }
 
-/* Phase 6, ETA: longest-processing-time-first over max_parallel workers, groups as units. */
-static int plan_eta(PlanBuild *b) {
-        _cleanup_free_ usec_t *slots = NULL;
-        unsigned n_slots = MAX(b->policy->max_parallel, 1U);
+/* Longest processing time first: n works (already largest first) over n_slots workers. */
+static usec_t lpt_eta(const usec_t *work, size_t n, unsigned n_slots) {
+        _cleanup_free_ usec_t *slots = calloc(MAX(n_slots, 1U), sizeof(usec_t));
         usec_t eta = 0;
 
-        if (!b->eta_known) {
-                b->plan->eta = USEC_INFINITY;
-                return 0;
-        }
-        slots = calloc(n_slots, sizeof(usec_t));
         if (!slots)
-                return -ENOMEM;
-        for (size_t g = 0; g < b->n_groups; g++) {
+                return USEC_INFINITY;
+        for (size_t g = 0; g < n; g++) {
                 size_t best = 0;
-                for (size_t j = 1; j < n_slots; j++)
+
+                for (size_t j = 1; j < MAX(n_slots, 1U); j++)
                         if (slots[j] < slots[best])
                                 best = j;
-                slots[best] += b->groups[g].work;
+                slots[best] = usec_add(slots[best], work[g]);
                 eta = MAX(eta, slots[best]);
         }
-        b->plan->eta = eta;
+        return eta;
+}
+
+/* Phase 6, ETA: longest-processing-time-first over max_parallel workers, groups as units. */
+static int plan_eta(PlanBuild *b) {
+        _cleanup_free_ usec_t *work = calloc(MAX(b->n_groups, 1U), sizeof(usec_t));
+
+        if (!work)
+                return -ENOMEM;
+        for (size_t g = 0; g < b->n_groups; g++)
+                work[g] = b->groups[g].work;
+        b->plan->eta = b->eta_known ? lpt_eta(work, b->n_groups, b->policy->max_parallel) : USEC_INFINITY;
         return 0;
 }
 
@@ -693,16 +699,12 @@ static int cmp_usec_desc(const usec_t *a, const usec_t *b) {
         return CMP(*b, *a);
 }
 
-/* The plan's ETA from its entries: longest group first over max_parallel workers, as plan_eta(). */
+/* The plan's ETA from its entries (after plan_learn()): groups are runs of sync entries. */
 static int plan_eta_from_entries(Plan *plan) {
-        _cleanup_free_ usec_t *slots = NULL, *work = NULL;
-        unsigned n_slots = MAX(plan->max_parallel, 1U);
+        _cleanup_free_ usec_t *work = calloc(MAX(plan->n_sync, 1U), sizeof(usec_t));
         size_t n_groups = 0;
-        usec_t eta = 0;
 
-        slots = calloc(n_slots, sizeof(usec_t));
-        work = calloc(MAX(plan->n_sync, 1U), sizeof(usec_t));
-        if (!slots || !work)
+        if (!work)
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_entries; i++) {
                 const PlanEntry *e = &plan->entries[i];
@@ -713,21 +715,12 @@ static int plan_eta_from_entries(Plan *plan) {
                         plan->eta = USEC_INFINITY;
                         return 0;
                 }
-                if (n_groups == 0 || i == 0 || !streq_ptr(plan->entries[i - 1].group, e->group))
+                if (n_groups == 0 || !streq_ptr(plan->entries[i - 1].group, e->group))
                         n_groups++;
                 work[n_groups - 1] = usec_add(work[n_groups - 1], e->eta);
         }
         typesafe_qsort(work, n_groups, cmp_usec_desc);
-        for (size_t g = 0; g < n_groups; g++) {
-                size_t best = 0;
-
-                for (size_t j = 1; j < n_slots; j++)
-                        if (slots[j] < slots[best])
-                                best = j;
-                slots[best] = usec_add(slots[best], work[g]);
-                eta = MAX(eta, slots[best]);
-        }
-        plan->eta = eta;
+        plan->eta = lpt_eta(work, n_groups, plan->max_parallel);
         return 0;
 }
 

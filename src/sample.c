@@ -635,6 +635,26 @@ static int check_btrfs(int sysfs_fd, const Sample *s, Reasons *why) {
         return unlisted_check_btrfs(sysfs_fd, names, n, why);
 }
 
+/* Our own view first: in a chroot, "/" is not in our table, yet syncfs("/") reaches it. Sets
+ * *ret_restricted when our root is not a mount point of our table. */
+static int add_own_root(int root_fd, MountTable *table, Reasons *why, bool *ret_restricted) {
+        int r = unlisted_add_root(root_fd, table, table->n_entries);
+
+        if (r == -ENOMEM)
+                return r;
+        *ret_restricted = r != 0;
+        if (r < 0)
+                return reasons_add(why,
+                                   "our root directory is not a mount point of our mount table (a chroot?), "
+                                   "and it could not be examined: %s",
+                                   strerror(-r));
+        if (r > 0)
+                return reasons_add(why,
+                                   "our root directory is not a mount point of our mount table (a chroot?): "
+                                   "mounts outside it are invisible here; \"/\" itself is synced");
+        return 0;
+}
+
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
@@ -664,20 +684,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         if (r < 0)
                 return r;
 
-        /* Our own view first: in a chroot, "/" is not in our table, yet syncfs("/") reaches it. */
-        r = unlisted_add_root(src->root_fd, table, table->n_entries);
-        if (r == -ENOMEM)
-                return r;
-        restricted = r != 0;
-        if (r < 0)
-                r = reasons_add(&why,
-                                "our root directory is not a mount point of our mount table (a chroot?), "
-                                "and it could not be examined: %s",
-                                strerror(-r));
-        else if (r > 0)
-                r = reasons_add(&why,
-                                "our root directory is not a mount point of our mount table (a chroot?): "
-                                "mounts outside it are invisible here; \"/\" itself is synced");
+        r = add_own_root(src->root_fd, table, &why, &restricted);
         if (r < 0)
                 return r;
 
