@@ -236,8 +236,9 @@ int history_append(int dir_fd, const CycleRecord *c) {
                 return k;
         if (strlen(text) > HISTORY_FILE_MAX)
                 return -E2BIG;
-        if (mkdirat(dir_fd, HISTORY_SUBDIR, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
+        k = mkdirat_public(dir_fd, HISTORY_SUBDIR);
+        if (k < 0)
+                return k;
         fd = openat(dir_fd, HISTORY_SUBDIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return negative_errno();

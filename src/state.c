@@ -449,8 +449,9 @@ static int history_append(int dir_fd, const RunRecord *r, const char *text) {
         size_t n = 0;
         int k;
 
-        if (mkdirat(dir_fd, STATE_HISTORY_DIR, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
+        k = mkdirat_public(dir_fd, STATE_HISTORY_DIR);
+        if (k < 0)
+                return k;
         hist_fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (hist_fd < 0)
                 return negative_errno();
@@ -470,8 +471,9 @@ static int history_append(int dir_fd, const RunRecord *r, const char *text) {
 
 /* ---- directory ---- */
 
-static int mkdir_p(const char *path, mode_t mode) {
+static int mkdir_p(const char *path) {
         _cleanup_free_ char *copy = NULL;
+        int r;
 
         if (!path || path[0] != '/')
                 return -EINVAL;
@@ -485,8 +487,9 @@ static int mkdir_p(const char *path, mode_t mode) {
                 if (c != '/' && c != 0)
                         continue;
                 *p = 0;
-                if (mkdir(copy, mode) < 0 && errno != EEXIST)
-                        return negative_errno();
+                r = mkdirat_public(AT_FDCWD, copy);
+                if (r < 0)
+                        return r;
                 *p = c;
                 if (c == 0)
                         break;
@@ -497,7 +500,7 @@ static int mkdir_p(const char *path, mode_t mode) {
 static int state_dir_open(const char *dir) {
         int r, fd;
 
-        r = mkdir_p(dir, 0755);
+        r = mkdir_p(dir);
         if (r < 0)
                 return r;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

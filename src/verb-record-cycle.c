@@ -38,7 +38,7 @@ static void read_boot_id(const Args *a, char ret[static 33]) {
 static int open_or_create_dir(const char *path) {
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        if (fd < 0 && errno == ENOENT && mkdir(path, 0755) >= 0)
+        if (fd < 0 && errno == ENOENT && mkdirat_public(AT_FDCWD, path) >= 0)
                 fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return fd < 0 ? negative_errno() : fd;
 }

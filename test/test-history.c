@@ -118,7 +118,9 @@ TEST(append_load_prune_reboot) {
         ASSERT_EQ(n, 0U);
         free(got);
 
-        /* Boot 1, then a "reboot": boot 2 (the /run records are gone, these stay). */
+        /* Boot 1, then a "reboot": boot 2 (the /run records are gone, these stay). Written under
+         * the unit's UMask=0027 and still readable by everyone. */
+        mode_t old_umask = umask(0027);
         for (unsigned i = 0; i < HISTORY_CYCLES_MAX + 6; i++) {
                 _cleanup_(cycle_record_done) CycleRecord c = {};
 
@@ -139,7 +141,10 @@ TEST(append_load_prune_reboot) {
                          (unsigned long long) (T0 + (HISTORY_CYCLES_MAX + 5) * 7200 * USEC_PER_SEC), BOOT2);
                 ASSERT_OK(fstatat(fd, name, &st, 0) < 0 ? -errno : 0);
                 ASSERT_EQ(st.st_mode & 0777, 0644U);
+                ASSERT_OK(fstatat(fd, "cycles", &st, 0) < 0 ? -errno : 0);
+                ASSERT_EQ(st.st_mode & 0777, 0755U);
         }
+        umask(old_umask);
         ASSERT_OK(write_file_atomic_at(fd, "cycles/1-" BOOT1 ".json", "{garbage", 8));
 
         ASSERT_OK(history_load(fd, 1000, &got, &n, &bad));

@@ -129,6 +129,19 @@ TEST(files) {
         ASSERT_EQ(n, 0U);
         ASSERT_STREQ(skip_root_prefix("/"), ".");
         ASSERT_STREQ(skip_root_prefix("//proc/x"), "proc/x");
+        /* public whatever the umask: the unit runs with UMask=0027 */
+        {
+                mode_t old = umask(0077);
+                struct stat st;
+
+                ASSERT_OK(write_file_atomic_at(fd, "x", "y", 1));
+                ASSERT_OK(mkdirat_public(fd, "d"));
+                ASSERT_OK(mkdirat_public(fd, "d")); /* already there */
+                umask(old);
+                ASSERT_TRUE(fstatat(fd, "x", &st, 0) == 0 && (st.st_mode & 0777) == PUBLIC_FILE_MODE);
+                ASSERT_TRUE(fstatat(fd, "d", &st, 0) == 0 && (st.st_mode & 0777) == PUBLIC_DIR_MODE);
+                ASSERT_TRUE(unlinkat(fd, "d", AT_REMOVEDIR) == 0);
+        }
         ASSERT_TRUE(unlinkat(fd, "x", 0) == 0);
         ASSERT_TRUE(rmdir(dir) == 0);
 }

@@ -92,9 +92,15 @@ int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t 
         if (asprintf(&tmp, "%s.tmp.%d", p, (int) getpid()) < 0)
                 return -ENOMEM;
 
-        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, PUBLIC_FILE_MODE);
         if (fd < 0)
                 return negative_errno();
+        if (fchmod(fd, PUBLIC_FILE_MODE) < 0) {
+                int r = negative_errno();
+
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
 
         while (done < size) {
                 ssize_t n = write(fd, data + done, size - done);
@@ -143,4 +149,10 @@ int opendir_at(int dir_fd, const char *path, DIR **ret) {
         }
         *ret = d;
         return 0;
+}
+
+int mkdirat_public(int dir_fd, const char *path) {
+        if (mkdirat(dir_fd, path, PUBLIC_DIR_MODE) < 0)
+                return errno == EEXIST ? 0 : negative_errno();
+        return fchmodat(dir_fd, path, PUBLIC_DIR_MODE, 0) < 0 ? negative_errno() : 0;
 }

@@ -22,6 +22,15 @@ int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret);
  * (tmpfs), rename. Mode 0644. */
 int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t size);
 
+/* What suspend-sync writes is meant for everyone to read (records, history, metrics): files
+ * written by write_file_atomic_at() get PUBLIC_FILE_MODE and directories made by
+ * mkdirat_public() PUBLIC_DIR_MODE whatever the umask (the unit runs with UMask=0027, so that
+ * anything else stays private). */
+#define PUBLIC_FILE_MODE 0644
+#define PUBLIC_DIR_MODE 0755
+/* mkdirat() with PUBLIC_DIR_MODE; 0 when made or already there, negative errno. */
+int mkdirat_public(int dir_fd, const char *path);
+
 /* Opens a directory relative to dir_fd (O_DIRECTORY|O_CLOEXEC), leading '/' stripped. */
 int open_dir_at(int dir_fd, const char *path);
 
