@@ -286,14 +286,24 @@ static void print_device(FILE *f, const PolicyKey *k, const void *field) {
                 }
 }
 
-static const PolicyKind kind_UNSIGNED = { parse_unsigned_key, reset_unsigned, print_unsigned };
-static const PolicyKind kind_TIMESPAN = { parse_timespan_key, reset_usec, print_usec };
-static const PolicyKind kind_BOOLEAN = { parse_boolean_key, reset_bool, print_bool };
-static const PolicyKind kind_ENUM = { parse_enum_key, reset_int, print_enum };
-static const PolicyKind kind_ACTION = { parse_action_key, reset_int, print_enum };
-static const PolicyKind kind_GLOBS = { parse_globs_key, reset_strv, print_strv };
-static const PolicyKind kind_DEVICE = { parse_device_key, reset_unsigned, print_device };
-static const PolicyKind kind_PATH = { parse_path_key, reset_path, print_path, done_path };
+static const PolicyKind kind_UNSIGNED = { .parse = parse_unsigned_key,
+                                          .reset = reset_unsigned,
+                                          .print = print_unsigned };
+static const PolicyKind kind_TIMESPAN = { .parse = parse_timespan_key,
+                                          .reset = reset_usec,
+                                          .print = print_usec };
+static const PolicyKind kind_BOOLEAN = { .parse = parse_boolean_key,
+                                         .reset = reset_bool,
+                                         .print = print_bool };
+static const PolicyKind kind_ENUM = { .parse = parse_enum_key, .reset = reset_int, .print = print_enum };
+static const PolicyKind kind_ACTION = { .parse = parse_action_key, .reset = reset_int, .print = print_enum };
+static const PolicyKind kind_GLOBS = { .parse = parse_globs_key, .reset = reset_strv, .print = print_strv };
+static const PolicyKind kind_DEVICE = { .parse = parse_device_key,
+                                        .reset = reset_unsigned,
+                                        .print = print_device };
+static const PolicyKind kind_PATH = {
+        .parse = parse_path_key, .reset = reset_path, .print = print_path, .done = done_path
+};
 
 /* ---- the table ---------------------------------------------------------------------------------- */
 

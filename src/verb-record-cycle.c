@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 /*
- * `record-cycle`: after resume (the system-sleep hook's post phase and the unit's ExecStopPost=),
- * copies the last sleep cycle from the run records under /run into the persistent history and
+ * `record-cycle`: after resume (the unit's ExecStopPost=, bounded by its TimeoutStopSec=; not the
+ * post hook, which holds up the end of the resume), copies the last sleep cycle from the run records under /run into the persistent history and
  * writes the Prometheus textfile. Never before sleep: these are the first writes to a disk that
  * was just synced. Idempotent: the second call for the same cycle writes nothing new to the
  * history (the textfile is rewritten with the same content).
@@ -33,6 +33,17 @@ static void read_boot_id(const Args *a, char ret[static 33]) {
                 if (strchr("0123456789abcdef", *p))
                         ret[n++] = *p;
         ret[n == 32 ? 32 : 0] = 0;
+}
+
+/* When the machine woke from the cycle's sleep: the post hook's record when it is after the late
+ * pass, else now (ExecStopPost= runs right after resume); 0 for a sleep that did not happen. */
+static usec_t resumed_at(const Args *a, const SleepCycle *c) {
+        usec_t r;
+
+        if (!c->late)
+                return 0;
+        r = state_load_resumed(a->state_dir);
+        return r > c->late->started_realtime ? r : now(CLOCK_REALTIME);
 }
 
 static int open_or_create_dir(const char *path) {
@@ -121,7 +132,7 @@ int verb_record_cycle(const Args *a) {
         }
 
         read_boot_id(a, boot_id);
-        r = cycle_record_from_cycle(&cycles[0], boot_id, cycles[0].late ? now(CLOCK_REALTIME) : 0, &c);
+        r = cycle_record_from_cycle(&cycles[0], boot_id, resumed_at(a, &cycles[0]), &c);
         if (r >= 0) {
                 fd = open_or_create_dir(a->history_dir);
                 r = fd < 0 ? fd : history_append(fd, &c);

@@ -269,23 +269,6 @@ static void print_hints(const Args *a, int root_fd) {
         printf("Hint: 'suspend-sync history' shows sleeps recorded before this boot.\n");
 }
 
-/* "Slept until": the post hook's record of the last resume (REALTIME=…Z). */
-static usec_t load_resumed(const char *state_dir) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        struct tm tm = {};
-        size_t size;
-        const char *p;
-        char *end;
-
-        if (asprintf(&path, "%s/last-resume", state_dir) < 0 ||
-            read_full_file_at(AT_FDCWD, path, 4096, &text, &size) < 0)
-                return 0;
-        p = strstr(text, "REALTIME=");
-        if (!p || !(end = strptime(p + 9, "%Y-%m-%dT%H:%M:%S", &tm)))
-                return 0;
-        return (usec_t) timegm(&tm) * USEC_PER_SEC;
-}
-
 /* {"now", "last_run", "history", "last_cycle"}: the records as the state module writes them. */
 static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history,
                           size_t n_history, const SleepCycle *c, json_object **ret) {
@@ -369,7 +352,7 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
 
         f->mi = meminfo_load(root_fd, mi) >= 0 ? mi : NULL;
         f->now = status_now();
-        f->resumed = load_resumed(a->state_dir);
+        f->resumed = state_load_resumed(a->state_dir);
         f->ksync_error = kmsg_read(root_fd, &k, &size);
         if (f->ksync_error >= 0)
                 f->ksync = kmsg_last_sleep_sync(k, size);

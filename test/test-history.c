@@ -128,7 +128,8 @@ TEST(append_load_prune_reboot) {
                      "synced");
                 ASSERT_EQ(history_append(fd, &c), 1);
                 if (i == 3)
-                        ASSERT_EQ(history_append(fd, &c), 0); /* post hook and ExecStopPost= both */
+                        ASSERT_EQ(history_append(fd, &c),
+                                  0); /* ExecStopPost= again (a restart of the unit) */
         }
         ASSERT_TRUE(fstatat(fd,
                             "cycles/"

@@ -64,6 +64,8 @@ TEST(timespan) {
         /* what it prints, it parses back */
         ASSERT_OK(parse_timespan("1h 2min 3.500s", &u));
         ASSERT_U64_EQ(u, 3723500 * USEC_PER_MSEC);
+        ASSERT_OK(parse_timespan("1d 1h 1s", &u));
+        ASSERT_U64_EQ(u, (25 * 3600 + 1) * USEC_PER_SEC);
         ASSERT_STREQ(format_timespan(buf, sizeof buf, USEC_INFINITY), "infinity");
 }
 

@@ -138,18 +138,30 @@ echo "knob writes: $(grep -c ' power sync_on_suspend MODIFY' <<<"$ev")"
 # status: both passes of this sleep.
 status=$(e2e_run suspend-sync status 2>&1)
 echo "--- suspend-sync status (summary lines)"
-grep -E '^(Dirty|Last run|Incomplete pass|History|  [0-9]{4}-)' <<<"$status"
+grep -E '^ *(Now|Last sleep|Unit pass|Late pass|Slept|Kernel sync):' <<<"$status"
 echo "---"
 n_unit=$(jq -r 'select(.MESSAGE_ID == "'$RUN_SUMMARY'") | ._SYSTEMD_UNIT' "$E2E_WORK/journal.json" | sort | uniq -c | tr '\n' ' ')
 echo "RUN_SUMMARY entries by unit: $n_unit"
 [[ -n $main && -n $late ]] && ok "journal: RUN_SUMMARY ($RUN_SUMMARY) from the unit pass and the late pass" ||
         fail "journal: RUN_SUMMARY unit pass '$main', late pass '$late'"
-# The history of this sleep (there was none before): newest first, the late pass then the unit pass.
-hist=$(sed -n '/^History/,$p' <<<"$status" | tail -n +2 | awk '{ print $4 }' | tr '\n' ' ')
-if [[ $hist == "hook unit " ]]; then
-        ok "status shows the unit pass and the late pass of this sleep (history: $hist)"
+# One sleep cycle: the unit pass and the late pass of this sleep, paired.
+cyc=$(e2e_run suspend-sync status --json=short | jq -r '.last_cycle | "\(.sleep_action) \(.unit_started_realtime != null) \(.late_started_realtime != null)"')
+if [[ $cyc == "suspend true true" ]] && grep -q '^ *Unit pass: ' <<<"$status" && grep -q '^ *Late pass: ' <<<"$status"; then
+        ok "status shows this sleep as one cycle: the unit pass and the late pass ($cyc)"
 else
-        fail "status history of this sleep: '$hist', want 'hook unit'"
+        fail "status of this sleep: last_cycle '$cyc'"
+fi
+# After resume, ExecStopPost= (record-cycle) keeps the cycle in /var/lib/suspend-sync, public.
+for _ in $(seq 50); do
+        e2e_run sh -c 'ls /var/lib/suspend-sync/cycles/*.json' >/dev/null 2>&1 && break
+        sleep 0.1
+done
+modes=$(e2e_run sh -c 'stat -c "%a %n" /var/lib/suspend-sync/cycles /var/lib/suspend-sync/cycles/*.json' 2>&1 | awk '{print $1}' | sort -u | tr '\n' ' ')
+hcyc=$(e2e_run suspend-sync history --json=short | jq -r '.cycles[0] | "\(.sleep_action) \(.unit_duration_usec != null) \(.late_duration_usec != null) \(.resumed_realtime != null)"')
+if [[ $hcyc == "suspend true true true" && $modes == "644 755 " ]]; then
+        ok "record-cycle after resume: the cycle is in /var/lib/suspend-sync/cycles (modes $modes), history shows it"
+else
+        fail "persistent history after resume: '$hcyc', modes '$modes'"
 fi
 echo "--- journalctl -x, our messages of this cycle"
 # (no field match with --after-cursor: journalctl 252 skips the first matching entry)

@@ -30,8 +30,9 @@ case "$target" in
 mountinfo) sources=(src/mount-table.c) ;;
 meminfo) sources=(src/meminfo.c) ;;
 bdi-stats) sources=(src/bdi-stats.c) ;;
-policy) sources=(src/policy.c src/policy-keys.c src/policy-parse.c src/device.c) ;;
-conf-read) sources=(src/conf-read.c src/policy.c src/policy-keys.c src/policy-parse.c src/device.c) ;;
+policy) sources=(src/policy.c src/policy-keys.c src/policy-parse.c src/device.c src/device-sysfs.c src/fs-type.c) ;;
+conf-read) sources=(src/conf-read.c src/policy.c src/policy-keys.c src/policy-parse.c src/device.c src/device-sysfs.c
+        src/fs-type.c) ;;
 state) sources=(src/state.c) ;;
 timespan) sources=() ;;
 *) echo "unknown target '$target'" >&2; exit 2 ;;

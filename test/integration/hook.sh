@@ -80,8 +80,7 @@ run_hook "$S --sleep-action=hibernate --late --trigger=hook run" SYSTEMD_SLEEP_A
 run_hook "$S --sleep-action=hybrid-sleep --late --trigger=hook run" -- pre hybrid-sleep
 run_hook "$S --sleep-action=suspend-then-hibernate --late --trigger=hook run" \
         SYSTEMD_SLEEP_ACTION=suspend -- pre suspend-then-hibernate
-run_hook "$S --sleep-action=suspend --trigger=hook restore-knob
-$S --sleep-action=suspend --trigger=hook record-cycle" SYSTEMD_SLEEP_ACTION=suspend -- post suspend
+run_hook "$S --sleep-action=suspend --trigger=hook restore-knob" SYSTEMD_SLEEP_ACTION=suspend -- post suspend
 # $2 missing or unknown: fall back to SYSTEMD_SLEEP_ACTION if valid, else no --sleep-action at all
 run_hook "$S --sleep-action=hibernate --late --trigger=hook run" SYSTEMD_SLEEP_ACTION=hibernate -- pre
 run_hook "$S --late --trigger=hook run" SYSTEMD_SLEEP_ACTION=suspend-after-failed-hibernate -- pre bogus
@@ -102,8 +101,7 @@ fi
 
 # resume record
 rm -f "$tmp/state/last-resume"
-run_hook "$S --sleep-action=suspend --trigger=hook restore-knob
-$S --sleep-action=suspend --trigger=hook record-cycle" SYSTEMD_SLEEP_ACTION=suspend -- post suspend
+run_hook "$S --sleep-action=suspend --trigger=hook restore-knob" SYSTEMD_SLEEP_ACTION=suspend -- post suspend
 if grep -qx 'ACTION=suspend' "$tmp/state/last-resume" 2>/dev/null &&
    grep -q '^REALTIME=20' "$tmp/state/last-resume" &&
    [ -z "$(find "$tmp/state" -name '.last-resume.*')" ]; then
@@ -123,7 +121,6 @@ else
         printf '0\n' >"$root/sys/power/sync_on_suspend"
         printf '1\n' >"$tmp/state-b/knob.orig"
         env -i PATH="$PATH" SUSPEND_SYNC_HOOK_BIN="$SUSPEND_SYNC" SUSPEND_SYNC_STATE_DIR="$tmp/state-b" \
-                SUSPEND_SYNC_HISTORY_DIR="$tmp/lib-b" \
                 SUSPEND_SYNC_HOOK_ARGS="--root=$root --sysfs=$root/sys" SYSTEMD_SLEEP_ACTION=suspend \
                 sh "$hook" post suspend
         if [ "$(cat "$root/sys/power/sync_on_suspend")" = 1 ] && [ ! -e "$tmp/state-b/knob.orig" ]; then
