@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "shared/utf8.h"
 
 /* Outcomes in the order they are written; every one is written, 0 included, so that a series
  * does not vanish from one cycle to the next. */
@@ -18,38 +19,12 @@ static void put_seconds(FILE *f, usec_t u) {
                 (unsigned long long) (u % USEC_PER_SEC));
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), 0 when it is not one. */
-static size_t utf8_seq_len(const unsigned char *s) {
-        size_t n;
-        uint32_t cp;
-
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0)
-                n = 2, cp = s[0] & 0x1f;
-        else if ((s[0] & 0xf0) == 0xe0)
-                n = 3, cp = s[0] & 0x0f;
-        else if ((s[0] & 0xf8) == 0xf0)
-                n = 4, cp = s[0] & 0x07;
-        else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return n;
-}
-
 static void put_label_value(FILE *f, const char *v) {
         const unsigned char *s = (const unsigned char *) (v ? v : "");
 
         fputc('"', f);
         while (*s) {
-                size_t n = utf8_seq_len(s);
+                size_t n = utf8_sequence_length((const char *) s, strnlen((const char *) s, 4));
 
                 if (n == 0) {
                         fprintf(f, "\\\\x%02x", *s);

@@ -9,6 +9,7 @@
 
 #include "output.h"
 #include "shared/parse-util.h"
+#include "shared/utf8.h"
 #include "shared/string-table.h"
 
 #define TABLE_MAX_ROWS 1000000U
@@ -112,35 +113,28 @@ int table_add_row(Table *t, const char *const *cells) {
         return 0;
 }
 
+/* Bytes of the character at s: a valid UTF-8 sequence, else one byte (one column either way). */
+static size_t char_bytes(const char *s) {
+        size_t n = utf8_sequence_length(s, strnlen(s, 4));
+
+        return n > 0 ? n : 1;
+}
+
 size_t display_width(const char *s) {
         size_t w = 0;
 
-        for (const unsigned char *p = (const unsigned char *) s; *p;) {
-                size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 1;
-
-                for (size_t i = 1; i < n; i++)
-                        if ((p[i] & 0xc0) != 0x80)
-                                n = 1;
-                p += n;
+        for (; *s; s += char_bytes(s))
                 w++;
-        }
         return w;
 }
 
 /* Bytes of s that fill at most w columns. */
 static size_t bytes_for_width(const char *s, size_t w) {
-        const unsigned char *p = (const unsigned char *) s;
+        const char *p = s;
 
-        while (*p && w > 0) {
-                size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 1;
-
-                for (size_t i = 1; i < n; i++)
-                        if ((p[i] & 0xc0) != 0x80)
-                                n = 1;
-                p += n;
-                w--;
-        }
-        return (size_t) (p - (const unsigned char *) s);
+        for (; *p && w > 0; w--)
+                p += char_bytes(p);
+        return (size_t) (p - s);
 }
 
 int table_set_ellipsize(Table *t, size_t column) {

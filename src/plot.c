@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plot.h"
+#include "shared/utf8.h"
 #include "shared/macro.h"
 
 #define WIDTH 1000
@@ -30,15 +31,8 @@ static void put_text(FILE *f, const char *v) {
         const unsigned char *s = (const unsigned char *) (v ? v : "");
 
         while (*s) {
-                size_t n = 1;
+                size_t n = utf8_sequence_length((const char *) s, strnlen((const char *) s, 4));
 
-                if (*s >= 0xc2 && *s <= 0xf4) {
-                        n = *s >= 0xf0 ? 4 : *s >= 0xe0 ? 3 : 2;
-                        for (size_t i = 1; i < n; i++)
-                                if ((s[i] & 0xc0) != 0x80)
-                                        n = 0;
-                } else if (*s >= 0x80)
-                        n = 0;
                 if (n == 0 || *s < 0x20 || *s == 0x7f) {
                         fprintf(f, "\\x%02x", *s++);
                         continue;
