@@ -13,6 +13,7 @@
 
 #include "history.h"
 #include "log.h"
+#include "shared/format-util.h"
 #include "shared/json-util.h"
 #include "verbs.h"
 
@@ -132,15 +133,11 @@ static int print_cycles(const Args *a, const CycleRecord *c, size_t n) {
         if (!t)
                 return log_oom();
         for (size_t i = 0; i < n; i++) {
-                char when[64], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX], tot[FORMAT_TIMESPAN_MAX],
-                        boot[9], eta[FORMAT_TIMESPAN_MAX];
-                time_t sec = (time_t) (cycle_record_start(&c[i]) / USEC_PER_SEC);
-                struct tm tm;
+                char when[FORMAT_TIMESTAMP_MAX], u[FORMAT_TIMESPAN_MAX], l[FORMAT_TIMESPAN_MAX],
+                        tot[FORMAT_TIMESPAN_MAX], boot[9], eta[FORMAT_TIMESPAN_MAX];
                 const char *cells[ELEMENTSOF(headers)];
 
-                if (!localtime_r(&sec, &tm) ||
-                    strftime(when, sizeof when, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
-                        snprintf(when, sizeof when, "-");
+                format_timestamp(when, sizeof when, cycle_record_start(&c[i]));
                 snprintf(boot, sizeof boot, "%.8s", *c[i].boot_id ? c[i].boot_id : "-");
                 cells[0] = when;
                 cells[1] = cycle_action(&c[i]);

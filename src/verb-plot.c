@@ -13,6 +13,7 @@
 
 #include "history.h"
 #include "log.h"
+#include "shared/format-util.h"
 #include "plot.h"
 #include "verbs.h"
 
@@ -39,9 +40,7 @@ static int plot_passes(const RunRecord *unit, const RunRecord *late) {
         _cleanup_free_ PlotBar *bars = NULL;
         _cleanup_free_ char *svg = NULL;
         const RunRecord *first = unit ? unit : late;
-        char title[160], when[64];
-        time_t sec = (time_t) (first->started_realtime / USEC_PER_SEC);
-        struct tm tm;
+        char title[160], when[FORMAT_TIMESTAMP_MAX];
         PlotCycle c = {};
         size_t n = 0;
         int r;
@@ -51,8 +50,7 @@ static int plot_passes(const RunRecord *unit, const RunRecord *late) {
                 return log_oom();
         n = add_bars(bars, n, unit, "unit");
         n = add_bars(bars, n, late, "late");
-        if (!localtime_r(&sec, &tm) || strftime(when, sizeof when, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
-                snprintf(when, sizeof when, "-");
+        format_timestamp(when, sizeof when, first->started_realtime);
         snprintf(title, sizeof title, "%s, %s",
                  (late && late->sleep_action) ? late->sleep_action
                                               : (first->sleep_action ? first->sleep_action : "sleep"),
