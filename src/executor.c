@@ -112,19 +112,14 @@ static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret) {
 
 /* --- parent side --- */
 
-static void executor_set_result(Executor *e, size_t pos, Outcome o, int error, usec_t duration, pid_t pid,
-                                bool hung) {
+/* The first result of a job counts; later ones (a report racing a timeout) are ignored whole. */
+static void executor_set_result(Executor *e, size_t pos, JobResult res) {
         JobResult *r = &e->results[e->order[pos]];
 
         if (r->outcome != OUTCOME_PENDING)
                 return;
-        *r = (JobResult) {
-                .outcome = o,
-                .error = error,
-                .duration = duration,
-                .abandoned_pid = pid,
-                .hung = hung && o == OUTCOME_TIMEOUT,
-        };
+        res.hung = res.hung && res.outcome == OUTCOME_TIMEOUT;
+        *r = res;
         e->n_done++;
 }
 
@@ -281,10 +276,12 @@ static bool worker_drain(Worker *w) {
                 if (w->pos >= w->group->end || rep.index != e->order[w->pos])
                         continue;
 
-                executor_set_result(e, w->pos, report_outcome(rep.error),
-                                    rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO), rep.duration, 0,
-                                    false);
-                e->results[e->order[w->pos]].started = rep.started;
+                executor_set_result(
+                        e, w->pos,
+                        (JobResult) { .outcome = report_outcome(rep.error),
+                                      .error = rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
+                                      .duration = rep.duration,
+                                      .started = rep.started });
                 w->pos++;
                 worker_progress_reset(w, now(CLOCK_MONOTONIC));
                 progressed = true;
@@ -305,16 +302,20 @@ static void worker_abandon(Worker *w, Outcome o, int error) {
         bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n);
 
         if (w->pos < w->group->end) {
-                executor_set_result(e, w->pos, o, error, n > w->job_start ? n - w->job_start : 0,
-                                    o == OUTCOME_TIMEOUT ? w->child->pid : 0, hung);
-                e->results[e->order[w->pos]].started = w->job_start;
+                executor_set_result(e, w->pos,
+                                    (JobResult) { .outcome = o,
+                                                  .error = error,
+                                                  .duration = n > w->job_start ? n - w->job_start : 0,
+                                                  .started = w->job_start,
+                                                  .abandoned_pid = o == OUTCOME_TIMEOUT ? w->child->pid : 0,
+                                                  .hung = hung });
                 w->group->next = w->pos + 1;
         } else
                 w->group->next = w->group->end;
 
         if (hung) {
                 for (size_t pos = w->group->next; pos < w->group->end; pos++)
-                        executor_set_result(e, pos, OUTCOME_TIMEOUT, 0, 0, 0, true);
+                        executor_set_result(e, pos, (JobResult) { .outcome = OUTCOME_TIMEOUT, .hung = true });
                 w->group->next = w->group->end;
         }
 
@@ -388,8 +389,10 @@ static void executor_expire_all(Executor *e, int error) {
 
         for (size_t g = 0; g < e->n_groups; g++) {
                 for (size_t pos = e->groups[g].next; pos < e->groups[g].end; pos++)
-                        executor_set_result(e, pos, error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
-                                            MAX(error, 0), 0, 0, false);
+                        executor_set_result(
+                                e, pos,
+                                (JobResult) { .outcome = error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
+                                              .error = MAX(error, 0) });
                 e->groups[g].next = e->groups[g].end;
         }
 }
@@ -537,7 +540,7 @@ static void executor_fill(Executor *e) {
                 }
 
                 for (size_t pos = g->next; pos < g->end; pos++)
-                        executor_set_result(e, pos, OUTCOME_ERROR, -r, 0, 0, false);
+                        executor_set_result(e, pos, (JobResult) { .outcome = OUTCOME_ERROR, .error = -r });
                 g->next = g->end;
         }
 }
