@@ -83,3 +83,28 @@ int sleep_cycles_build(const RunRecord *records, size_t n, SleepCycle **ret) {
         *ret = TAKE_PTR(c);
         return (int) n_c;
 }
+
+void cycle_set_done(CycleSet *s) {
+        if (!s)
+                return;
+        run_record_array_free(s->records, s->n_records);
+        free(s->cycles);
+        *s = (CycleSet) {};
+}
+
+int cycle_set_load(const char *dir, CycleSet *ret, size_t *ret_n_corrupt) {
+        _cleanup_(cycle_set_done) CycleSet s = {};
+        int r;
+
+        *ret = (CycleSet) {};
+        r = state_load_history(dir, &s.records, &s.n_records, ret_n_corrupt);
+        if (r < 0)
+                return r;
+        r = sleep_cycles_build(s.records, s.n_records, &s.cycles);
+        if (r < 0)
+                return r;
+        s.n_cycles = (size_t) r;
+        *ret = s;
+        s = (CycleSet) {};
+        return 0;
+}

@@ -25,6 +25,19 @@ typedef struct SleepCycle {
  * none), -ENOMEM. */
 int sleep_cycles_build(const RunRecord *records, size_t n, SleepCycle **ret);
 
+/* The run records of a state directory and their cycles (newest first), owned together. */
+typedef struct CycleSet {
+        RunRecord *records;
+        size_t n_records;
+        SleepCycle *cycles;
+        size_t n_cycles;
+} CycleSet;
+
+/* Loads dir's history (state_load_history(); unreadable records counted in *ret_n_corrupt, may be
+ * NULL) and groups it. 0, or the load's negative errno, or -ENOMEM; *ret is empty on error. */
+int cycle_set_load(const char *dir, CycleSet *ret, size_t *ret_n_corrupt);
+void cycle_set_done(CycleSet *s);
+
 /* The cycle's sleep action (the late pass's, else the unit's), NULL when neither recorded one. */
 const char *sleep_cycle_action(const SleepCycle *c);
 /* Start of the cycle's first pass (realtime). */

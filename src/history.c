@@ -30,10 +30,20 @@ void cycle_record_array_free(CycleRecord *a, size_t n) {
         free(a);
 }
 
+SleepCycle cycle_record_view(const CycleRecord *c) {
+        return (SleepCycle) { .unit = c->has_unit ? &c->unit : NULL, .late = c->has_late ? &c->late : NULL };
+}
+
+const RunRecord *cycle_record_pass(const CycleRecord *c, const char *pass) {
+        if (streq(pass, "unit"))
+                return c->has_unit ? &c->unit : NULL;
+        return c->has_late ? &c->late : NULL;
+}
+
 usec_t cycle_record_start(const CycleRecord *c) {
-        if (c->has_unit)
-                return c->unit.started_realtime;
-        return c->has_late ? c->late.started_realtime : 0;
+        SleepCycle v = cycle_record_view(c);
+
+        return v.unit || v.late ? sleep_cycle_start(&v) : 0;
 }
 
 static bool boot_id_valid(const char *s) {
@@ -320,8 +330,7 @@ static void stats_fill(MountStats *s, const CycleRecord *cycles, size_t n, usec_
         size_t k = 0;
 
         for (size_t i = 0; i < n; i++) {
-                const RunRecord *r = streq(s->pass, "unit") ? (cycles[i].has_unit ? &cycles[i].unit : NULL)
-                                                            : (cycles[i].has_late ? &cycles[i].late : NULL);
+                const RunRecord *r = cycle_record_pass(&cycles[i], s->pass);
 
                 for (size_t j = 0; r && j < r->n_mounts; j++) {
                         const RunMount *m = &r->mounts[j];
@@ -361,8 +370,7 @@ int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, s
         for (size_t i = 0; i < n; i++)
                 for (unsigned p = 0; p < 2; p++) {
                         const char *pass = p == 0 ? "unit" : "late";
-                        const RunRecord *r = p == 0 ? (cycles[i].has_unit ? &cycles[i].unit : NULL)
-                                                    : (cycles[i].has_late ? &cycles[i].late : NULL);
+                        const RunRecord *r = cycle_record_pass(&cycles[i], pass);
 
                         for (size_t j = 0; r && j < r->n_mounts; j++) {
                                 const RunMount *m = &r->mounts[j];

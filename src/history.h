@@ -36,6 +36,10 @@ void cycle_record_array_free(CycleRecord *a, size_t n);
 /* Copies the records of a cycle (deep copy through the JSON schema). */
 int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime,
                             CycleRecord *ret);
+/* The cycle as a SleepCycle pointing into c (sleep_cycle_start(), sleep_cycle_action()). */
+SleepCycle cycle_record_view(const CycleRecord *c);
+/* The record of pass "unit" or "late", NULL when the cycle has none. */
+const RunRecord *cycle_record_pass(const CycleRecord *c, const char *pass);
 /* Start of the cycle's first pass (realtime), 0 when it has none. */
 usec_t cycle_record_start(const CycleRecord *c);
 

@@ -34,9 +34,9 @@ static const char *cycle_result(const CycleRecord *c) {
 }
 
 static const char *cycle_action(const CycleRecord *c) {
-        if (c->has_late && c->late.sleep_action)
-                return c->late.sleep_action;
-        return c->has_unit && c->unit.sleep_action ? c->unit.sleep_action : "-";
+        SleepCycle v = cycle_record_view(c);
+
+        return sleep_cycle_action(&v) ?: "-";
 }
 
 static int stat_to_json(const void *x, json_object *o) {

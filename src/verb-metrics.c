@@ -12,19 +12,15 @@
 #include "verbs.h"
 
 int verb_metrics(const Args *a) {
-        RunRecord *records = NULL;
-        _cleanup_free_ SleepCycle *cycles = NULL;
+        _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_free_ char *text = NULL;
-        size_t n = 0;
-        int n_cycles, r;
+        int r;
 
-        r = state_load_history(a->state_dir, &records, &n, NULL);
-        if (r < 0)
+        r = cycle_set_load(a->state_dir, &set, NULL);
+        if (r < 0 && r != -ENOMEM)
                 return log_error_errno(r, "Failed to read the run records in '%s': %m", a->state_dir);
-        n_cycles = sleep_cycles_build(records, n, &cycles);
-        r = n_cycles < 0 ? n_cycles
-                         : metrics_format(n_cycles > 0 ? &cycles[0] : NULL, (size_t) n_cycles, &text);
-        run_record_array_free(records, n);
+        if (r >= 0)
+                r = metrics_format(set.n_cycles > 0 ? &set.cycles[0] : NULL, set.n_cycles, &text);
         if (r < 0)
                 return log_oom();
         fputs(text, stdout);

@@ -36,10 +36,10 @@ static size_t add_bars(PlotBar *bars, size_t n, const RunRecord *r, const char *
         return n;
 }
 
-static int plot_passes(const RunRecord *unit, const RunRecord *late) {
+static int plot_cycle(const SleepCycle *cyc) {
+        const RunRecord *unit = cyc->unit, *late = cyc->late;
         _cleanup_free_ PlotBar *bars = NULL;
         _cleanup_free_ char *svg = NULL;
-        const RunRecord *first = unit ? unit : late;
         char title[160], when[FORMAT_TIMESTAMP_MAX];
         PlotCycle c = {};
         size_t n = 0;
@@ -50,11 +50,8 @@ static int plot_passes(const RunRecord *unit, const RunRecord *late) {
                 return log_oom();
         n = add_bars(bars, n, unit, "unit");
         n = add_bars(bars, n, late, "late");
-        format_timestamp(when, sizeof when, first->started_realtime);
-        snprintf(title, sizeof title, "%s, %s",
-                 (late && late->sleep_action) ? late->sleep_action
-                                              : (first->sleep_action ? first->sleep_action : "sleep"),
-                 when);
+        format_timestamp(when, sizeof when, sleep_cycle_start(cyc));
+        snprintf(title, sizeof title, "%s, %s", sleep_cycle_action(cyc) ?: "sleep", when);
         c.title = title;
         if (unit) {
                 c.unit_start = unit->started_realtime;
@@ -75,33 +72,26 @@ static int plot_passes(const RunRecord *unit, const RunRecord *late) {
 }
 
 int verb_plot(const Args *a) {
-        RunRecord *records = NULL;
-        _cleanup_free_ SleepCycle *cycles = NULL;
-        size_t n = 0;
-        int n_cycles, r;
-
-        r = state_load_history(a->state_dir, &records, &n, NULL);
-        if (r < 0)
-                log_debug_errno(r, "No run records in '%s' (%m).", a->state_dir);
-        n_cycles = r < 0 ? 0 : sleep_cycles_build(records, n, &cycles);
-        if (n_cycles < 0) {
-                run_record_array_free(records, n);
-                return log_oom();
-        }
-        if (n_cycles > 0) {
-                r = plot_passes(cycles[0].unit, cycles[0].late);
-                run_record_array_free(records, n);
-                return r;
-        }
-        run_record_array_free(records, n);
-
-        /* After a reboot: the persistent history. */
-        _cleanup_close_ int fd = open(a->history_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(cycle_set_done) CycleSet set = {};
+        _cleanup_close_ int fd = -EBADF;
         CycleRecord *c = NULL;
         size_t n_c = 0;
+        int r;
 
+        r = cycle_set_load(a->state_dir, &set, NULL);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0)
+                log_debug_errno(r, "No run records in '%s' (%m).", a->state_dir);
+        if (set.n_cycles > 0)
+                return plot_cycle(&set.cycles[0]);
+
+        /* After a reboot: the persistent history. */
+        fd = open(a->history_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0 && history_load(fd, 1, &c, &n_c, NULL) >= 0 && n_c == 1) {
-                r = plot_passes(c[0].has_unit ? &c[0].unit : NULL, c[0].has_late ? &c[0].late : NULL);
+                SleepCycle v = cycle_record_view(&c[0]);
+
+                r = plot_cycle(&v);
                 cycle_record_array_free(c, n_c);
                 return r;
         }

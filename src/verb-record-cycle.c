@@ -109,30 +109,24 @@ static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles
 }
 
 int verb_record_cycle(const Args *a) {
-        RunRecord *records = NULL;
-        _cleanup_free_ SleepCycle *cycles = NULL;
+        _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_(cycle_record_done) CycleRecord c = {};
         _cleanup_close_ int fd = -EBADF;
-        size_t n = 0, n_bad = 0;
         char boot_id[33];
-        int n_cycles, r, ret = 0;
+        int r, ret = 0;
 
-        r = state_load_history(a->state_dir, &records, &n, &n_bad);
+        r = cycle_set_load(a->state_dir, &set, NULL);
+        if (r == -ENOMEM)
+                return log_oom();
         if (r < 0)
                 return log_error_errno(r, "Failed to read the run records in '%s': %m", a->state_dir);
-        n_cycles = sleep_cycles_build(records, n, &cycles);
-        if (n_cycles < 0) {
-                run_record_array_free(records, n);
-                return log_oom();
-        }
-        if (n_cycles == 0) {
+        if (set.n_cycles == 0) {
                 log_debug("No sleep cycle in '%s', nothing to record.", a->state_dir);
-                run_record_array_free(records, n);
                 return 0;
         }
 
         read_boot_id(a, boot_id);
-        r = cycle_record_from_cycle(&cycles[0], boot_id, resumed_at(a, &cycles[0]), &c);
+        r = cycle_record_from_cycle(&set.cycles[0], boot_id, resumed_at(a, &set.cycles[0]), &c);
         if (r >= 0) {
                 fd = open_or_create_dir(a->history_dir);
                 r = fd < 0 ? fd : history_append(fd, &c);
@@ -144,7 +138,6 @@ int verb_record_cycle(const Args *a) {
                           a->history_dir);
 
         write_learned(a, fd);
-        r = write_textfile(a, &cycles[0], (size_t) n_cycles);
-        run_record_array_free(records, n);
+        r = write_textfile(a, &set.cycles[0], set.n_cycles);
         return ret < 0 ? ret : r;
 }

@@ -363,61 +363,55 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
 
 int verb_status(const Args *a) {
         _cleanup_(run_record_done) RunRecord last = {};
-        _cleanup_free_ SleepCycle *cycles = NULL;
+        _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_close_ int root_fd = -EBADF, proc_fd = -EBADF;
-        RunRecord *history = NULL;
-        size_t n_history = 0, n_corrupt = 0;
+        const SleepCycle *cycle;
+        size_t n_corrupt = 0;
         StatusFacts f = {};
         bool has_last = false;
         Meminfo mi = {};
-        int r, n_cycles = 0;
+        int r;
 
         root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
         proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        load_facts(a, root_fd, &f, &mi);
 
         r = state_load(a->state_dir, &last, &has_last, NULL, NULL);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to read the last run from '%s', ignoring: %m", a->state_dir);
-        r = state_load_history(a->state_dir, &history, &n_history, &n_corrupt);
+        r = cycle_set_load(a->state_dir, &set, &n_corrupt);
+        if (r == -ENOMEM)
+                return log_oom();
         if (r < 0)
                 log_warning_errno(r, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
         else if (n_corrupt > 0)
                 log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.", n_corrupt,
                             a->state_dir);
-        n_cycles = sleep_cycles_build(history, n_history, &cycles);
-        if (n_cycles < 0) {
-                r = log_oom();
-                goto finish;
-        }
+        cycle = set.n_cycles > 0 ? &set.cycles[0] : NULL;
 
+        load_facts(a, root_fd, &f, &mi);
         if (a->json != JSON_OFF) {
                 _cleanup_json_ json_object *root = NULL;
 
-                r = status_to_json(&f, has_last ? &last : NULL, history, n_history,
-                                   n_cycles > 0 ? &cycles[0] : NULL, &root);
+                r = status_to_json(&f, has_last ? &last : NULL, set.records, set.n_records, cycle, &root);
                 if (r == -ENOMEM)
                         r = log_oom();
                 else if (r < 0)
                         r = log_error_errno(r, "Failed to format the run records: %m");
                 else
                         r = print_json(root, a->json);
-                goto finish;
+        } else {
+                print_dirty(f.mi);
+                if (cycle)
+                        r = print_cycle(a, cycle, &f, proc_fd);
+                else if (has_last)
+                        r = print_last_run(a, &last, &f, proc_fd);
+                else {
+                        print_hints(a, root_fd);
+                        r = 0;
+                }
         }
-
-        print_dirty(f.mi);
-        if (n_cycles > 0)
-                r = print_cycle(a, &cycles[0], &f, proc_fd);
-        else if (has_last)
-                r = print_last_run(a, &last, &f, proc_fd);
-        else {
-                print_hints(a, root_fd);
-                r = 0;
-        }
-finish:
         handover_done(&f.handover);
-        run_record_array_free(history, n_history);
         return r;
 }
