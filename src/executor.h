@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "progress.h"
+#include "writeback.h"
 #include "shared/macro.h"
 #include "shared/string-table.h"
 #include "shared/time-util.h"
@@ -59,6 +60,9 @@ typedef struct ExecJob {
         dev_t covered_if_dev;
         const ProgressProbe *progress; /* completion counters of the job's device (progress.h), read
                                         * by the parent; NULL: no evidence */
+        SettleMode settle;             /* before syncfs(), the worker waits for the writeback of the
+                                        * progress probe's bdi to drain (writeback.h), within half
+                                        * the timeout; SETTLE_NONE: syncfs() at once */
         uid_t run_as_uid;              /* (uid_t) -1: as we are. Otherwise, when we are root, the worker
                                     * walks to path as root (O_PATH), opens flush_device, then drops
                                     * privileges FOR GOOD (no supplementary groups, real/effective/

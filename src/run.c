@@ -80,6 +80,38 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
         return 0;
 }
 
+/* Whether job i can wait for its device's writeback (writeback.h): a block filesystem whose bdi
+ * stats were read from debugfs, not a job that becomes a FUSE owner. */
+static bool settle_eligible(const RunJobs *j, const Sample *s, const Plan *p, size_t i) {
+        const Superblock *sb = &s->sbs[p->entries[i].sb];
+
+        return j->probes[i].debugfs_fd >= 0 && sb->fs_class == FS_CLASS_BLOCK && sb->device.bdi_name &&
+               sb->has_bdi_stats && j->jobs[i].run_as_uid == (uid_t) -1;
+}
+
+bool run_jobs_settle(RunJobs *j, const Plan *p, const Sample *s, uint64_t slack) {
+        bool dirty = false;
+
+        for (size_t k = 0; k < j->n_run; k++) {
+                size_t i = j->run_index[k];
+                const Superblock *sb = &s->sbs[p->entries[i].sb];
+
+                if (!settle_eligible(j, s, p, i))
+                        continue;
+                j->jobs[i].settle = j->run[k].settle = SETTLE_IN_FLIGHT;
+                if (bdi_stats_has(&sb->bdi, BDI_STAT_RECLAIMABLE) &&
+                    sb->bdi.value[BDI_STAT_RECLAIMABLE] > slack)
+                        dirty = true;
+        }
+        return dirty;
+}
+
+void run_jobs_settle_all(RunJobs *j) {
+        for (size_t k = 0; k < j->n_run; k++)
+                if (j->run[k].settle == SETTLE_IN_FLIGHT)
+                        j->jobs[j->run_index[k]].settle = j->run[k].settle = SETTLE_ALL;
+}
+
 void run_jobs_collect(RunJobs *j) {
         for (size_t k = 0; k < j->n_run; k++)
                 j->jobs[j->run_index[k]] = j->run[k];

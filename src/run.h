@@ -43,6 +43,13 @@ void run_jobs_done(RunJobs *j);
  * strings stay borrowed from p and s. 0 or -ENOMEM. */
 int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_fd, int debugfs_fd,
                    RunJobs *ret);
+/* Writeback first (writeback.h): the jobs to run on a block filesystem with bdi stats wait for
+ * their device's writeback in flight before syncfs(). Returns whether any of their devices had
+ * more than slack bytes dirty when sampled: worth waking the kernel's flusher threads. */
+bool run_jobs_settle(RunJobs *j, const Plan *p, const Sample *s, uint64_t slack);
+/* After the flushers were woken: those jobs wait for the dirty data to be written as well. */
+void run_jobs_settle_all(RunJobs *j);
+
 /* Copies the results of run[] back into jobs[], after executor_run(). */
 void run_jobs_collect(RunJobs *j);
 

@@ -12,6 +12,7 @@
 #include "handover.h"
 #include "shared/proc-util.h"
 #include "kernel-knob.h"
+#include "writeback.h"
 #include "log.h"
 #include "message-ids.h"
 #include "notify.h"
@@ -307,6 +308,29 @@ static int pass_prepare(Pass *p) {
         return 0;
 }
 
+/* WritebackFirst= (writeback.h): the workers of block filesystems wait for their device's
+ * writeback; when one of those devices had dirty data, the flushers are woken for all of them. */
+static void pass_writeback_first(Pass *p) {
+        _cleanup_close_ int proc_fd = -EBADF;
+        unsigned value = 0, left = 0;
+        int r;
+
+        if (!p->c.policy->writeback_first ||
+            !run_jobs_settle(&p->j, p->c.plan, p->c.sample, settle_slack_local()))
+                return;
+        proc_fd = openat(p->c.root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
+        if (r == -EUCLEAN)
+                log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
+                            "threads: it is %u now.",
+                            value, left);
+        else if (r < 0)
+                log_debug("Could not wake the flusher threads (%s): syncfs() starts each device's writeback.",
+                          strerror(-r));
+        else
+                run_jobs_settle_all(&p->j);
+}
+
 static int pass_execute(Pass *p) {
         usec_t t0;
         int r;
@@ -318,6 +342,7 @@ static int pass_execute(Pass *p) {
                 return log_oom();
 
         t0 = now(CLOCK_MONOTONIC);
+        pass_writeback_first(p);
         r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel,
                          p->deadline - record_reserve(p->c.policy->deadline), NULL);
         p->t_executed = now(CLOCK_MONOTONIC);

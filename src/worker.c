@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -12,6 +13,7 @@
 
 #include "shared/fileio.h"
 #include "worker.h"
+#include "writeback.h"
 
 /* --- the default sync_one --- */
 
@@ -177,8 +179,9 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
 
 /* --- the worker process (after fork; no sd-event, no allocation) --- */
 
-static int worker_setup_fds(int report_fd) {
-        int null_fd;
+/* The worker's fds: 0-2 /dev/null, 3 the report pipe, 4 stats_fd (when >= 0), nothing else. */
+static int worker_setup_fds(int report_fd, int stats_fd) {
+        int null_fd, keep = 4;
 
         if (report_fd != 3) {
                 if (dup2(report_fd, 3) < 0)
@@ -197,13 +200,15 @@ static int worker_setup_fds(int report_fd) {
                 for (int i = 0; i < 3; i++)
                         (void) close(i);
 
-        if (close_range(4, ~0U, 0) < 0) {
+        if (stats_fd >= 0 && dup2(stats_fd, 4) >= 0)
+                keep = 5;
+        if (close_range(keep, ~0U, 0) < 0) {
                 struct rlimit rl;
                 int max = 65536;
 
                 if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY)
                         max = (int) MIN(rl.rlim_cur, (rlim_t) 65536);
-                for (int i = 4; i < max; i++)
+                for (int i = keep; i < max; i++)
                         (void) close(i);
         }
         return report_fd;
@@ -225,9 +230,44 @@ static int loop_write(int fd, const void *p, size_t n) {
         return 0;
 }
 
+/* The bdi stats file of the first job of ours that waits for writeback (writeback.h), opened
+ * while the parent's debugfs fd is still ours, on an fd above 3 and 4; -EBADF when none. */
+static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
+                             const char **ret_bdi) {
+        for (; pos < end; pos++) {
+                const ExecJob *job = &jobs[order[pos]];
+                char path[128];
+                int fd, fd2;
+
+                if (job->settle == SETTLE_NONE || !job->progress || job->progress->debugfs_fd < 0 ||
+                    !job->progress->bdi_name || strchr(job->progress->bdi_name, '/') ||
+                    job->progress->bdi_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof path, "bdi/%s/stats", job->progress->bdi_name);
+                fd = openat(job->progress->debugfs_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0)
+                        return -EBADF;
+                fd2 = fcntl(fd, F_DUPFD_CLOEXEC, 16);
+                safe_close(fd);
+                *ret_bdi = job->progress->bdi_name;
+                return fd2 >= 0 ? fd2 : -EBADF;
+        }
+        return -EBADF;
+}
+
+/* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout. */
+static void settle(const ExecJob *job, int stats_fd, const char *stats_bdi) {
+        if (job->settle == SETTLE_NONE || stats_fd < 0 || !job->progress ||
+            !streq_ptr(job->progress->bdi_name, stats_bdi))
+                return;
+        (void) settle_wait(stats_fd, job->settle, job->timeout / 2);
+}
+
 void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
                        int (*sync_one)(const ExecJob *job, void *userdata), void *userdata, int report_fd) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
+        const char *stats_bdi = NULL;
+        int stats_fd = open_settle_stats(jobs, order, pos, end, &stats_bdi);
         sigset_t ss;
 
         /* Start from a clean signal state: default handlers, nothing blocked. */
@@ -237,14 +277,18 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
         sigemptyset(&ss);
         (void) sigprocmask(SIG_SETMASK, &ss, NULL);
 
-        report_fd = worker_setup_fds(report_fd);
+        report_fd = worker_setup_fds(report_fd, stats_fd);
         if (report_fd < 0)
                 _exit(EXIT_FAILURE);
+        stats_fd = stats_fd >= 0 ? 4 : -EBADF;
 
         for (; pos < end; pos++) {
                 size_t i = order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
-                int r = sync_one(&jobs[i], userdata);
+                int r;
+
+                settle(&jobs[i], stats_fd, stats_bdi);
+                r = sync_one(&jobs[i], userdata);
                 WorkerReport rep = {
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,

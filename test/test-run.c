@@ -477,8 +477,61 @@ TEST(handover_unsynced_full) {
         handover_done(&h);
 }
 
+/* WritebackFirst=: which jobs wait for their device's writeback, and whether to wake the flushers. */
+TEST(settle) {
+        const uint64_t slack = 128 * 1024;
+        Bed b;
+
+        bed_init(&b, 4, 0);
+        for (size_t i = 0; i < 4; i++) {
+                b.sbs[i].has_bdi_stats = true;
+                b.sbs[i].bdi.present = 1U << BDI_STAT_RECLAIMABLE;
+        }
+        b.sbs[0].bdi.value[BDI_STAT_RECLAIMABLE] = 4 << 20; /* dirty */
+        b.sbs[1].fs_class = FS_CLASS_FUSE;                  /* never waits */
+        b.sbs[1].bdi.value[BDI_STAT_RECLAIMABLE] = 4 << 20;
+        b.sbs[3].has_bdi_stats = false; /* no evidence: never waits */
+        bed_jobs(&b);
+        ASSERT_TRUE(run_jobs_settle(&b.j, &b.plan, &b.sample, slack));
+        ASSERT_EQ(b.j.jobs[0].settle, SETTLE_IN_FLIGHT);
+        ASSERT_EQ(b.j.jobs[1].settle, SETTLE_NONE);
+        ASSERT_EQ(b.j.jobs[2].settle, SETTLE_IN_FLIGHT);
+        ASSERT_EQ(b.j.jobs[3].settle, SETTLE_NONE);
+        ASSERT_EQ(b.j.run[0].settle, SETTLE_IN_FLIGHT); /* what the executor gets */
+        run_jobs_settle_all(&b.j);
+        ASSERT_EQ(b.j.run[0].settle, SETTLE_ALL);
+        ASSERT_EQ(b.j.jobs[2].settle, SETTLE_ALL);
+        ASSERT_EQ(b.j.jobs[1].settle, SETTLE_NONE);
+        ASSERT_EQ(b.j.jobs[3].settle, SETTLE_NONE);
+        bed_done(&b);
+
+        /* control: only a FUSE device is dirty, or the dirt is within the counters' error: no wake-up */
+        bed_init(&b, 2, 0);
+        b.sbs[0].has_bdi_stats = b.sbs[1].has_bdi_stats = true;
+        b.sbs[0].bdi.present = b.sbs[1].bdi.present = 1U << BDI_STAT_RECLAIMABLE;
+        b.sbs[0].bdi.value[BDI_STAT_RECLAIMABLE] = slack;
+        b.sbs[1].fs_class = FS_CLASS_FUSE;
+        b.sbs[1].bdi.value[BDI_STAT_RECLAIMABLE] = 4 << 20;
+        bed_jobs(&b);
+        ASSERT_TRUE(!run_jobs_settle(&b.j, &b.plan, &b.sample, slack));
+        ASSERT_EQ(b.j.jobs[0].settle, SETTLE_IN_FLIGHT);
+        bed_done(&b);
+
+        /* control: without debugfs nothing waits; a job held by an earlier pass's worker neither */
+        bed_init(&b, 2, 0);
+        b.sbs[0].has_bdi_stats = b.sbs[1].has_bdi_stats = true;
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
+        bed_jobs(&b);
+        b.j.probes[0].debugfs_fd = -EBADF;
+        ASSERT_TRUE(!run_jobs_settle(&b.j, &b.plan, &b.sample, slack));
+        ASSERT_EQ(b.j.jobs[0].settle, SETTLE_NONE);
+        ASSERT_EQ(b.j.jobs[1].settle, SETTLE_NONE);
+        bed_done(&b);
+}
+
 int main(void) {
         RUN(jobs_from_plan);
+        RUN(settle);
         RUN(tallies);
         RUN(hung_blocked_by_earlier_pass);
         RUN(hung_abandoned);

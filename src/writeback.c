@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shared/macro.h"
+#include "shared/parse-util.h"
+#include "shared/string-table.h"
+#include "writeback.h"
+
+static const char *const settle_result_table[] = {
+        [SETTLE_WAIT] = "wait",     [SETTLE_DRAINED] = "drained",         [SETTLE_STALLED] = "stalled",
+        [SETTLE_CAPPED] = "capped", [SETTLE_NO_EVIDENCE] = "no-evidence",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(settle_result, SettleResult);
+
+uint64_t settle_slack(unsigned n_cpus, uint64_t page_size) {
+        unsigned log2 = 0;
+
+        n_cpus = MAX(n_cpus, 1U);
+        for (unsigned v = n_cpus; v > 1; v >>= 1)
+                log2++;
+        return (uint64_t) n_cpus * 8U * (1U + log2) * page_size;
+}
+
+uint64_t settle_slack_local(void) {
+        long n_cpus = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
+
+        /* Twice the bound: CONF counts the CPUs present, the kernel's nr_cpu_ids the possible ones. */
+        return 2U * settle_slack(n_cpus > 0 ? (unsigned) n_cpus : 1U, page > 0 ? (uint64_t) page : 4096U);
+}
+
+SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, uint64_t slack, usec_t now,
+                         usec_t stall, usec_t cap) {
+        uint64_t wb, written;
+
+        if (mode == SETTLE_NONE)
+                return SETTLE_DRAINED;
+        if (!bdi_stats_has(st, BDI_STAT_WRITEBACK) || !bdi_stats_has(st, BDI_STAT_WRITTEN) ||
+            (mode == SETTLE_ALL && !bdi_stats_has(st, BDI_STAT_RECLAIMABLE)))
+                return SETTLE_NO_EVIDENCE;
+
+        wb = st->value[BDI_STAT_WRITEBACK];
+        written = st->value[BDI_STAT_WRITTEN];
+        if (!s->seen) {
+                *s = (SettleState) { .started = now, .last_progress = now, .written = written, .seen = true };
+        } else if (written != s->written) {
+                s->written = written;
+                s->last_progress = now;
+        }
+        if (wb > slack)
+                s->saw_writeback = true;
+
+        /* Woken flushers write what was dirty; once they made their pass (writeback seen) what is
+         * still dirty is new, and syncfs() writes it. Before they start, dirty data waits for them. */
+        if (wb <= slack &&
+            (mode == SETTLE_IN_FLIGHT || s->saw_writeback || st->value[BDI_STAT_RECLAIMABLE] <= slack))
+                return SETTLE_DRAINED;
+        if (now - s->started >= cap)
+                return SETTLE_CAPPED;
+        /* Nothing in flight and nothing completing: the flushers are not coming. While data is in
+         * flight, completions may come in bursts (a loop device completes a whole request at once):
+         * the wait goes on, bounded by cap. */
+        if (wb <= slack && now - s->last_progress >= stall)
+                return SETTLE_STALLED;
+        return SETTLE_WAIT;
+}
+
+static int read_stats(int fd, BdiStats *ret) {
+        char buf[4096];
+        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        return bdi_stats_parse(buf, ret);
+}
+
+SettleResult settle_wait(int stats_fd, SettleMode mode, usec_t cap) {
+        uint64_t slack = settle_slack_local();
+        SettleState s = {};
+
+        if (mode == SETTLE_NONE)
+                return SETTLE_DRAINED;
+        if (stats_fd < 0)
+                return SETTLE_NO_EVIDENCE;
+        for (;;) {
+                struct timespec ts = { .tv_nsec = SETTLE_POLL_USEC * NSEC_PER_USEC };
+                BdiStats st = {};
+                SettleResult r;
+
+                if (read_stats(stats_fd, &st) < 0)
+                        return SETTLE_NO_EVIDENCE;
+                r = settle_step(&s, mode, &st, slack, now(CLOCK_MONOTONIC), SETTLE_STALL_USEC, cap);
+                if (r != SETTLE_WAIT)
+                        return r;
+                (void) nanosleep(&ts, NULL);
+        }
+}
+
+static int write_value(int fd, unsigned v) {
+        char buf[16];
+        int n = snprintf(buf, sizeof buf, "%u\n", v);
+
+        if (pwrite(fd, buf, (size_t) n, 0) != n)
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}
+
+int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
+        _cleanup_close_ int fd = -EBADF;
+        char buf[32];
+        unsigned v, other;
+        ssize_t n;
+        int r;
+
+        fd = openat(proc_fd, "sys/vm/dirty_writeback_centisecs", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = pread(fd, buf, sizeof buf - 1, 0);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        if (safe_atou(buf, &v) < 0 || v > INT_MAX)
+                return -EBADMSG;
+        if (ret_value)
+                *ret_value = v;
+
+        /* The kernel wakes the flushers when the value changes to another non-zero one
+         * (dirty_writeback_centisecs_handler()): v + 1 is never 0. */
+        other = v < INT_MAX ? v + 1 : v - 1;
+        r = write_value(fd, other);
+        if (r < 0)
+                return r;
+        r = write_value(fd, v);
+        if (r < 0)
+                r = write_value(fd, v);
+        if (r < 0) {
+                if (ret_left)
+                        *ret_left = other;
+                return -EUCLEAN;
+        }
+        return 0;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shared/fileio.h"
+#include "tests.h"
+#include "writeback.h"
+
+/*
+ * Writeback first: the wait's decision step on hand-made counter samples (each case with a control
+ * that flips one input), the counters' error bound, and the flusher kick on a fixture proc tree.
+ */
+
+#define KB 1024U
+#define SLACK (128U * KB)
+#define STALL 100U
+#define CAP 5000U
+
+static BdiStats stats(uint64_t writeback, uint64_t reclaimable, uint64_t written) {
+        BdiStats s = {};
+
+        s.value[BDI_STAT_WRITEBACK] = writeback;
+        s.value[BDI_STAT_RECLAIMABLE] = reclaimable;
+        s.value[BDI_STAT_WRITTEN] = written;
+        s.present = (1U << BDI_STAT_WRITEBACK) | (1U << BDI_STAT_RECLAIMABLE) | (1U << BDI_STAT_WRITTEN);
+        return s;
+}
+
+static SettleResult step(SettleState *s, SettleMode m, uint64_t wb, uint64_t dirty, uint64_t written,
+                         usec_t t) {
+        BdiStats st = stats(wb, dirty, written);
+        return settle_step(s, m, &st, SLACK, t, STALL, CAP);
+}
+
+TEST(slack) {
+        /* wb_stat_error(): nr_cpu_ids * 8 * (1 + ilog2(nr_cpu_ids)) pages */
+        ASSERT_U64_EQ(settle_slack(1, 4096), 8U * 4096U);
+        ASSERT_U64_EQ(settle_slack(2, 4096), 2U * 16U * 4096U);
+        ASSERT_U64_EQ(settle_slack(3, 4096), 3U * 16U * 4096U);
+        ASSERT_U64_EQ(settle_slack(64, 4096), 64U * 56U * 4096U);
+        ASSERT_U64_EQ(settle_slack(0, 4096), 8U * 4096U);
+        ASSERT_TRUE(settle_slack_local() >= settle_slack(1, 4096));
+}
+
+TEST(in_flight) {
+        SettleState s = {};
+
+        /* data in flight: wait while it completes, in bursts or not */
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 400),
+                  SETTLE_WAIT); /* no completion for 400 */
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 2048 * KB, 0, 3000, 402), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, SLACK, 0, 5000, 404), SETTLE_DRAINED);
+
+        /* control: nothing in flight at the start, dirty data or not: at once */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 0, 64 * 1024 * KB, 1000, 0), SETTLE_DRAINED);
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, SLACK + 1, 0, 1000, 0), SETTLE_WAIT);
+
+        /* bounded: in flight for ever (a stuck device) ends at the cap */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + CAP - 1), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + CAP), SETTLE_CAPPED);
+}
+
+TEST(all) {
+        SettleState s = {};
+
+        /* the flushers were woken: dirty data waits for them to start, then for the writeback */
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1000, STALL - 1), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 4096 * KB, 0, 1000, STALL + 5), SETTLE_WAIT); /* started */
+        ASSERT_EQ(step(&s, SETTLE_ALL, 1024 * KB, 0, 4000, STALL + 400), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 0, 5000, STALL + 500), SETTLE_DRAINED);
+
+        /* once the flushers made their pass, what is still dirty is new: syncfs() writes it */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_ALL, 4096 * KB, 512 * KB, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 512 * KB, 5000, 300), SETTLE_DRAINED);
+
+        /* control: the flushers never come (nothing in flight, nothing completing) */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1000, STALL), SETTLE_STALLED);
+        /* control: the same, but pages complete (another writer's): not stalled */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1100, STALL - 10), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1100, STALL + 10), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 0, 4096 * KB, 1100, 2 * STALL - 10), SETTLE_STALLED);
+        /* control: within the counters' error is nothing */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_ALL, SLACK, SLACK, 1000, 0), SETTLE_DRAINED);
+}
+
+TEST(no_evidence) {
+        SettleState s = {};
+        BdiStats st = stats(4096 * KB, 0, 0);
+
+        st.present &= ~(1U << BDI_STAT_WRITEBACK);
+        ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, STALL, CAP), SETTLE_NO_EVIDENCE);
+        st = stats(0, 4096 * KB, 0);
+        st.present &= ~(1U << BDI_STAT_RECLAIMABLE);
+        ASSERT_EQ(settle_step(&s, SETTLE_ALL, &st, SLACK, 0, STALL, CAP), SETTLE_NO_EVIDENCE);
+        /* control: in-flight mode does not need the dirty count */
+        ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, STALL, CAP), SETTLE_DRAINED);
+        ASSERT_EQ(settle_step(&s, SETTLE_NONE, &st, SLACK, 0, STALL, CAP), SETTLE_DRAINED);
+        ASSERT_EQ(settle_wait(-EBADF, SETTLE_IN_FLIGHT, CAP), SETTLE_NO_EVIDENCE);
+        ASSERT_STREQ(settle_result_to_string(SETTLE_STALLED), "stalled");
+}
+
+/* A proc tree with sys/vm/dirty_writeback_centisecs holding text; returns the proc dir fd. */
+static int proc_tree(char *dir, const char *text) {
+        char path[512];
+        FILE *f;
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/sys", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/sys/vm", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        if (text) {
+                snprintf(path, sizeof path, "%s/sys/vm/dirty_writeback_centisecs", dir);
+                f = fopen(path, "we");
+                ASSERT_TRUE(f != NULL);
+                fputs(text, f);
+                fclose(f);
+        }
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        return fd;
+}
+
+static void read_back(const char *dir, char *buf, size_t size) {
+        char path[512];
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof path, "%s/sys/vm/dirty_writeback_centisecs", dir);
+        f = fopen(path, "re");
+        ASSERT_TRUE(f != NULL);
+        n = fread(buf, 1, size - 1, f);
+        buf[n] = 0;
+        fclose(f);
+}
+
+static void rm_tree(const char *dir) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+TEST(kick) {
+        char dir[] = "/tmp/test-writeback.XXXXXX", buf[64];
+        unsigned v = 0, left = 0;
+        int fd = proc_tree(dir, "500\n");
+
+        /* the value is put back: the kernel's wake-up is the change in between */
+        ASSERT_OK(writeback_kick(fd, &v, &left));
+        ASSERT_EQ(v, 500U);
+        read_back(dir, buf, sizeof buf);
+        ASSERT_STREQ(buf, "500\n");
+        close(fd);
+        rm_tree(dir);
+
+        /* 0 (periodic writeback off) stays 0 */
+        strcpy(dir, "/tmp/test-writeback.XXXXXX");
+        fd = proc_tree(dir, "0\n");
+        ASSERT_OK(writeback_kick(fd, &v, &left));
+        ASSERT_EQ(v, 0U);
+        read_back(dir, buf, sizeof buf);
+        ASSERT_STREQ(buf, "0\n");
+        close(fd);
+        rm_tree(dir);
+
+        /* control: a value that is not a number is never overwritten */
+        strcpy(dir, "/tmp/test-writeback.XXXXXX");
+        fd = proc_tree(dir, "5oo\n");
+        ASSERT_ERR(writeback_kick(fd, &v, &left), EBADMSG);
+        read_back(dir, buf, sizeof buf);
+        ASSERT_STREQ(buf, "5oo\n");
+        close(fd);
+        rm_tree(dir);
+
+        /* control: no such file (a fixture root, an old kernel) */
+        strcpy(dir, "/tmp/test-writeback.XXXXXX");
+        fd = proc_tree(dir, NULL);
+        ASSERT_ERR(writeback_kick(fd, &v, &left), ENOENT);
+        close(fd);
+        rm_tree(dir);
+}
+
+int main(void) {
+        RUN(slack);
+        RUN(in_flight);
+        RUN(all);
+        RUN(no_evidence);
+        RUN(kick);
+        return 0;
+}
