@@ -465,7 +465,8 @@ static int worker_start(Executor *e, Group *g) {
                 return r;
         }
         if (pid == 0)
-                worker_child_main(e->jobs, e->order, g->next, g->end, e->sync_one, e->userdata, wfd);
+                worker_child_main(e->jobs, e->order, g->next, g->end, e->sync_one, e->userdata, wfd,
+                                  e->stall / 2);
 
         c = &e->children[e->n_children++];
         *c = (Child) { .pid = pid };

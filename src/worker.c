@@ -256,15 +256,18 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
 }
 
 /* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout. */
-static void settle(const ExecJob *job, int stats_fd, const char *stats_bdi) {
+static void settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
+        SettleWindows w = { .idle = MIN(SETTLE_IDLE_USEC, quiet), .quiet = quiet, .cap = job->timeout / 2 };
+
         if (job->settle == SETTLE_NONE || stats_fd < 0 || !job->progress ||
             !streq_ptr(job->progress->bdi_name, stats_bdi))
                 return;
-        (void) settle_wait(stats_fd, job->settle, job->timeout / 2);
+        (void) settle_wait(stats_fd, job->settle, &w);
 }
 
 void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
-                       int (*sync_one)(const ExecJob *job, void *userdata), void *userdata, int report_fd) {
+                       int (*sync_one)(const ExecJob *job, void *userdata), void *userdata, int report_fd,
+                       usec_t settle_quiet) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
         const char *stats_bdi = NULL;
         int stats_fd = open_settle_stats(jobs, order, pos, end, &stats_bdi);
@@ -287,7 +290,7 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
                 usec_t t0 = now(CLOCK_MONOTONIC);
                 int r;
 
-                settle(&jobs[i], stats_fd, stats_bdi);
+                settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
                 r = sync_one(&jobs[i], userdata);
                 WorkerReport rep = {
                         .index = (uint32_t) i,

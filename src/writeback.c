@@ -14,8 +14,8 @@
 #include "writeback.h"
 
 static const char *const settle_result_table[] = {
-        [SETTLE_WAIT] = "wait",     [SETTLE_DRAINED] = "drained",         [SETTLE_STALLED] = "stalled",
-        [SETTLE_CAPPED] = "capped", [SETTLE_NO_EVIDENCE] = "no-evidence",
+        [SETTLE_WAIT] = "wait",   [SETTLE_DRAINED] = "drained", [SETTLE_STALLED] = "stalled",
+        [SETTLE_QUIET] = "quiet", [SETTLE_CAPPED] = "capped",   [SETTLE_NO_EVIDENCE] = "no-evidence",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(settle_result, SettleResult);
@@ -37,7 +37,7 @@ uint64_t settle_slack_local(void) {
 }
 
 SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, uint64_t slack, usec_t now,
-                         usec_t stall, usec_t cap) {
+                         const SettleWindows *w) {
         uint64_t wb, written;
 
         if (mode == SETTLE_NONE)
@@ -62,13 +62,13 @@ SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, ui
         if (wb <= slack &&
             (mode == SETTLE_IN_FLIGHT || s->saw_writeback || st->value[BDI_STAT_RECLAIMABLE] <= slack))
                 return SETTLE_DRAINED;
-        if (now - s->started >= cap)
+        if (now - s->started >= w->cap)
                 return SETTLE_CAPPED;
         /* Nothing in flight and nothing completing: the flushers are not coming. While data is in
-         * flight, completions may come in bursts (a loop device completes a whole request at once):
-         * the wait goes on, bounded by cap. */
-        if (wb <= slack && now - s->last_progress >= stall)
-                return SETTLE_STALLED;
+         * flight, completions may come in bursts (a loop device completes a whole request at once),
+         * up to the quiet window. */
+        if (now - s->last_progress >= (wb <= slack ? w->idle : w->quiet))
+                return wb <= slack ? SETTLE_STALLED : SETTLE_QUIET;
         return SETTLE_WAIT;
 }
 
@@ -82,7 +82,7 @@ static int read_stats(int fd, BdiStats *ret) {
         return bdi_stats_parse(buf, ret);
 }
 
-SettleResult settle_wait(int stats_fd, SettleMode mode, usec_t cap) {
+SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w) {
         uint64_t slack = settle_slack_local();
         SettleState s = {};
 
@@ -97,7 +97,7 @@ SettleResult settle_wait(int stats_fd, SettleMode mode, usec_t cap) {
 
                 if (read_stats(stats_fd, &st) < 0)
                         return SETTLE_NO_EVIDENCE;
-                r = settle_step(&s, mode, &st, slack, now(CLOCK_MONOTONIC), SETTLE_STALL_USEC, cap);
+                r = settle_step(&s, mode, &st, slack, now(CLOCK_MONOTONIC), w);
                 if (r != SETTLE_WAIT)
                         return r;
                 (void) nanosleep(&ts, NULL);

@@ -37,10 +37,22 @@ typedef enum SettleMode {
 typedef enum SettleResult {
         SETTLE_WAIT,
         SETTLE_DRAINED,     /* nothing (left) in flight, within the counters' error */
-        SETTLE_STALLED,     /* nothing in flight and no page completed for the stall window */
+        SETTLE_STALLED,     /* nothing in flight and no page completed for the idle window */
+        SETTLE_QUIET,       /* data in flight, but no page completed for the quiet window: the
+                             * device may be stuck; syncfs() now, the executor judges it */
         SETTLE_CAPPED,      /* waited the longest allowed */
         SETTLE_NO_EVIDENCE, /* the stats lack a key that is needed */
 } SettleResult;
+
+typedef struct SettleWindows {
+        usec_t idle;  /* nothing in flight and nothing completing this long: the flushers are not
+                       * coming (SETTLE_STALLED) */
+        usec_t quiet; /* in flight, nothing completing this long (SETTLE_QUIET). Shorter than the
+                       * executor's stall window, so that a worker on a stuck device is in syncfs(),
+                       * where SIGKILL cannot end it, before the executor gives up on it: an
+                       * abandoned worker that is still alive is what proves the device still stuck */
+        usec_t cap;   /* the longest wait (SETTLE_CAPPED) */
+} SettleWindows;
 
 typedef struct SettleState {
         usec_t started, last_progress;
@@ -50,7 +62,7 @@ typedef struct SettleState {
 } SettleState;
 
 #define SETTLE_POLL_USEC (2U * USEC_PER_MSEC)
-#define SETTLE_STALL_USEC (100U * USEC_PER_MSEC)
+#define SETTLE_IDLE_USEC (100U * USEC_PER_MSEC)
 
 /* The error of the kernel's per-CPU bdi counters (wb_stat_error(): nr_cpu_ids * WB_STAT_BATCH
  * pages, WB_STAT_BATCH = 8 * (1 + ilog2(nr_cpu_ids))), in bytes. */
@@ -60,12 +72,12 @@ uint64_t settle_slack_local(void);
 
 /* One step: feeds the stats read at 'now' into s and says whether to go on waiting. Pure. */
 SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, uint64_t slack, usec_t now,
-                         usec_t stall, usec_t cap);
+                         const SettleWindows *w);
 
-/* The worker side: polls the stats file stats_fd (debugfs bdi/<name>/stats, read with pread) until
- * settle_step() says stop, at most cap. Returns the result; SETTLE_NO_EVIDENCE when the file cannot
- * be read or parsed. */
-SettleResult settle_wait(int stats_fd, SettleMode mode, usec_t cap);
+/* The worker side: polls the stats file stats_fd (debugfs bdi/<name>/stats, read with pread) every
+ * SETTLE_POLL_USEC until settle_step() says stop. Returns the result; SETTLE_NO_EVIDENCE when the
+ * file cannot be read or parsed. */
+SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w);
 
 /* Wakes the kernel's flusher threads for every device (wakeup_flusher_threads(), as sync(2) does
  * first) by writing another value to <proc_fd>/sys/vm/dirty_writeback_centisecs and then its own

@@ -18,7 +18,10 @@
 #define KB 1024U
 #define SLACK (128U * KB)
 #define STALL 100U
+#define QUIET 300U
 #define CAP 5000U
+
+static const SettleWindows windows = { .idle = STALL, .quiet = QUIET, .cap = CAP };
 
 static BdiStats stats(uint64_t writeback, uint64_t reclaimable, uint64_t written) {
         BdiStats s = {};
@@ -33,7 +36,7 @@ static BdiStats stats(uint64_t writeback, uint64_t reclaimable, uint64_t written
 static SettleResult step(SettleState *s, SettleMode m, uint64_t wb, uint64_t dirty, uint64_t written,
                          usec_t t) {
         BdiStats st = stats(wb, dirty, written);
-        return settle_step(s, m, &st, SLACK, t, STALL, CAP);
+        return settle_step(s, m, &st, SLACK, t, &windows);
 }
 
 TEST(slack) {
@@ -51,10 +54,10 @@ TEST(in_flight) {
 
         /* data in flight: wait while it completes, in bursts or not */
         ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 0), SETTLE_WAIT);
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 400),
-                  SETTLE_WAIT); /* no completion for 400 */
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 2048 * KB, 0, 3000, 402), SETTLE_WAIT);
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, SLACK, 0, 5000, 404), SETTLE_DRAINED);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, QUIET - 1),
+                  SETTLE_WAIT); /* a burst to come */
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 2048 * KB, 0, 3000, QUIET + 1), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, SLACK, 0, 5000, QUIET + 3), SETTLE_DRAINED);
 
         /* control: nothing in flight at the start, dirty data or not: at once */
         s = (SettleState) {};
@@ -62,11 +65,18 @@ TEST(in_flight) {
         s = (SettleState) {};
         ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, SLACK + 1, 0, 1000, 0), SETTLE_WAIT);
 
-        /* bounded: in flight for ever (a stuck device) ends at the cap */
+        /* in flight, nothing completing for the quiet window (a stuck device): syncfs() now, so that
+         * the worker is in it before the executor gives up on it */
         s = (SettleState) {};
         ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10), SETTLE_WAIT);
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + CAP - 1), SETTLE_WAIT);
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + CAP), SETTLE_CAPPED);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + STALL), SETTLE_WAIT); /* not idle */
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + QUIET), SETTLE_QUIET);
+
+        /* bounded: completing for ever (a writer that never stops) ends at the cap */
+        s = (SettleState) {};
+        for (usec_t t = 0; t < CAP; t += 100)
+                ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000 + t, t), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000 + CAP, CAP), SETTLE_CAPPED);
 }
 
 TEST(all) {
@@ -104,14 +114,14 @@ TEST(no_evidence) {
         BdiStats st = stats(4096 * KB, 0, 0);
 
         st.present &= ~(1U << BDI_STAT_WRITEBACK);
-        ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, STALL, CAP), SETTLE_NO_EVIDENCE);
+        ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, &windows), SETTLE_NO_EVIDENCE);
         st = stats(0, 4096 * KB, 0);
         st.present &= ~(1U << BDI_STAT_RECLAIMABLE);
-        ASSERT_EQ(settle_step(&s, SETTLE_ALL, &st, SLACK, 0, STALL, CAP), SETTLE_NO_EVIDENCE);
+        ASSERT_EQ(settle_step(&s, SETTLE_ALL, &st, SLACK, 0, &windows), SETTLE_NO_EVIDENCE);
         /* control: in-flight mode does not need the dirty count */
-        ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, STALL, CAP), SETTLE_DRAINED);
-        ASSERT_EQ(settle_step(&s, SETTLE_NONE, &st, SLACK, 0, STALL, CAP), SETTLE_DRAINED);
-        ASSERT_EQ(settle_wait(-EBADF, SETTLE_IN_FLIGHT, CAP), SETTLE_NO_EVIDENCE);
+        ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, &windows), SETTLE_DRAINED);
+        ASSERT_EQ(settle_step(&s, SETTLE_NONE, &st, SLACK, 0, &windows), SETTLE_DRAINED);
+        ASSERT_EQ(settle_wait(-EBADF, SETTLE_IN_FLIGHT, &windows), SETTLE_NO_EVIDENCE);
         ASSERT_STREQ(settle_result_to_string(SETTLE_STALLED), "stalled");
 }
 
