@@ -49,7 +49,11 @@ SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, ui
         wb = st->value[BDI_STAT_WRITEBACK];
         written = st->value[BDI_STAT_WRITTEN];
         if (!s->seen) {
-                *s = (SettleState) { .started = now, .last_progress = now, .written = written, .seen = true };
+                /* What is there now: written (in flight, and dirty when the flushers were woken). */
+                uint64_t goal = written + wb + (mode == SETTLE_ALL ? st->value[BDI_STAT_RECLAIMABLE] : 0);
+                *s = (SettleState) {
+                        .started = now, .last_progress = now, .written = written, .goal = goal, .seen = true
+                };
         } else if (written != s->written) {
                 s->written = written;
                 s->last_progress = now;
@@ -61,6 +65,9 @@ SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, ui
          * still dirty is new, and syncfs() writes it. Before they start, dirty data waits for them. */
         if (wb <= slack &&
             (mode == SETTLE_IN_FLIGHT || s->saw_writeback || st->value[BDI_STAT_RECLAIMABLE] <= slack))
+                return SETTLE_DRAINED;
+        /* A writer that goes on keeps the writeback busy: what was there at the start is enough. */
+        if (written + slack >= s->goal)
                 return SETTLE_DRAINED;
         if (now - s->started >= w->cap)
                 return SETTLE_CAPPED;

@@ -57,6 +57,8 @@ typedef struct SettleWindows {
 typedef struct SettleState {
         usec_t started, last_progress;
         uint64_t written;
+        uint64_t goal;      /* BdiWritten once what was in flight (and dirty, SETTLE_ALL) at the
+                              * first sample is written */
         bool seen;          /* a sample was taken */
         bool saw_writeback; /* writeback above the slack was seen: the flushers did their pass */
 } SettleState;

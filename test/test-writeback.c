@@ -72,6 +72,21 @@ TEST(in_flight) {
         ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + STALL), SETTLE_WAIT); /* not idle */
         ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 10 + QUIET), SETTLE_QUIET);
 
+        /* a writer that goes on keeps data in flight: what was there at the start is enough */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000 + 2048 * KB, 100), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000 + 4096 * KB - SLACK, 200), SETTLE_DRAINED);
+        /* control: one byte less than that, within the counters' error, is not enough */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000 + 4096 * KB - SLACK - 1, 200), SETTLE_WAIT);
+        /* woken flushers: the dirty data counts too */
+        s = (SettleState) {};
+        ASSERT_EQ(step(&s, SETTLE_ALL, 1024 * KB, 4096 * KB, 1000, 0), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 4096 * KB, 4096 * KB, 1000 + 1024 * KB, 100), SETTLE_WAIT);
+        ASSERT_EQ(step(&s, SETTLE_ALL, 4096 * KB, 4096 * KB, 1000 + 5120 * KB, 200), SETTLE_DRAINED);
+
         /* bounded: completing for ever (a writer that never stops) ends at the cap */
         s = (SettleState) {};
         for (usec_t t = 0; t < CAP; t += 100)
