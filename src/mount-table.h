@@ -42,9 +42,15 @@ typedef struct MountTable {
         size_t n_entries;
 } MountTable;
 
+/* The parser's library, loaded (dlopen) the first time text is parsed. */
+#define MOUNT_TABLE_LIBMOUNT "libmount.so.1"
+
 /* Parses mountinfo text (size bytes, need not be NUL-terminated). Malformed lines are skipped and
- * counted in *ret_n_bad (may be NULL). Returns 0 or negative errno (-ENOMEM, -E2BIG over max). */
+ * counted in *ret_n_bad (may be NULL). Returns 0 or negative errno (-ENOMEM, -E2BIG over max,
+ * -ELIBACC when MOUNT_TABLE_LIBMOUNT cannot be loaded: mount_table_libmount_error() says why). */
 int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned *ret_n_bad);
+/* dlerror()'s text for the last failure to load MOUNT_TABLE_LIBMOUNT, NULL when none. */
+const char *mount_table_libmount_error(void);
 
 typedef enum MountTableBackend {
         MOUNT_TABLE_BACKEND_DEFAULT,   /* production: see mount_table_load() */
