@@ -447,16 +447,24 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
         return 1;
 }
 
-static int listmount_ids(uint64_t **ret, size_t *ret_n) {
+/* The request of a listmount or statmount call: our namespace (ns_id 0: the first version of the
+ * struct, which every kernel with the calls takes) or the one with that id (6.11+). */
+static struct ss_mnt_id_req mnt_req(uint64_t mnt_id, uint64_t param, uint64_t ns_id) {
+        return (struct ss_mnt_id_req) {
+                .size = ns_id ? SS_MNT_ID_REQ_SIZE_VER1 : SS_MNT_ID_REQ_SIZE_VER0,
+                .mnt_id = mnt_id,
+                .param = param,
+                .mnt_ns_id = ns_id,
+        };
+}
+
+static int listmount_ids(uint64_t ns_id, uint64_t **ret, size_t *ret_n) {
         _cleanup_free_ uint64_t *ids = NULL;
         size_t n = 0;
 
         for (;;) {
-                struct ss_mnt_id_req req = {
-                        .size = SS_MNT_ID_REQ_SIZE_VER0,
-                        .mnt_id = SS_LSMT_ROOT,
-                        .param = n > 0 ? ids[n - 1] : 0, /* continue after the last id seen */
-                };
+                /* param: continue after the last id seen */
+                struct ss_mnt_id_req req = mnt_req(SS_LSMT_ROOT, n > 0 ? ids[n - 1] : 0, ns_id);
                 uint64_t *x;
                 long k;
 
@@ -480,7 +488,7 @@ static int listmount_ids(uint64_t **ret, size_t *ret_n) {
         return 0;
 }
 
-int mount_table_load_listmount(MountTable **ret) {
+static int load_listmount(uint64_t ns_id, MountTable **ret) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         _cleanup_free_ struct ss_statmount *sm = NULL;
         _cleanup_free_ uint64_t *ids = NULL;
@@ -488,7 +496,7 @@ int mount_table_load_listmount(MountTable **ret) {
         bool checked = false;
         int r;
 
-        r = listmount_ids(&ids, &n_ids);
+        r = listmount_ids(ns_id, &ids, &n_ids);
         if (r < 0)
                 return r;
 
@@ -503,11 +511,8 @@ int mount_table_load_listmount(MountTable **ret) {
         }
 
         for (size_t i = 0; i < n_ids;) {
-                struct ss_mnt_id_req q = {
-                        .size = SS_MNT_ID_REQ_SIZE_VER0,
-                        .mnt_id = ids[i],
-                        .param = LISTMOUNT_WANT | (checked ? 0 : SS_STATMOUNT_SUPPORTED_MASK),
-                };
+                struct ss_mnt_id_req q = mnt_req(
+                        ids[i], LISTMOUNT_WANT | (checked ? 0 : SS_STATMOUNT_SUPPORTED_MASK), ns_id);
 
                 if (ss_statmount(&q, sm, size, 0) < 0) {
                         if (errno == ENOENT) {
@@ -540,6 +545,20 @@ int mount_table_load_listmount(MountTable **ret) {
 
         *ret = TAKE_PTR(t);
         return 0;
+}
+
+int mount_table_load_listmount(MountTable **ret) {
+        return load_listmount(0, ret);
+}
+
+int mount_table_load_namespace(int ns_fd, MountTable **ret) {
+        uint64_t ns_id = 0;
+
+        if (ioctl(ns_fd, SS_NS_GET_MNTNS_ID, &ns_id) < 0)
+                return negative_errno();
+        if (ns_id == 0)
+                return -EBADMSG;
+        return load_listmount(ns_id, ret);
 }
 
 /* Whether root_fd is our own root directory: only then do listmount's mounts (our namespace, seen
