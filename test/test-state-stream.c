@@ -5,6 +5,7 @@
  * leaves on disk.
  */
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -122,6 +123,29 @@ TEST(same_bytes) {
                         make_record(&r, sizes[k], complete);
                         check_same(&r);
                 }
+}
+
+/* Every record fixture that loads (test/fixtures/state/good-*.json). */
+TEST(fixtures) {
+        _cleanup_close_ int fd = open(FIXTURES_DIR "/state", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = opendir(FIXTURES_DIR "/state");
+        struct dirent *de;
+        size_t n = 0;
+
+        ASSERT_TRUE(fd >= 0 && d);
+        while ((de = readdir(d))) {
+                _cleanup_(run_record_done) RunRecord r = {};
+                _cleanup_free_ char *text = NULL;
+
+                if (strncmp(de->d_name, "good-", 5) != 0)
+                        continue;
+                ASSERT_OK(read_full_file_at(fd, de->d_name, STATE_FILE_MAX, &text, NULL));
+                ASSERT_OK(run_record_from_json_string(text, &r));
+                check_same(&r);
+                n++;
+        }
+        closedir(d);
+        ASSERT_TRUE(n >= 5);
 }
 
 /* A refused record writes nothing. */
@@ -272,6 +296,7 @@ TEST(state_save_files) {
 int main(void) {
         ASSERT_TRUE(mkdtemp(test_root));
         RUN(same_bytes);
+        RUN(fixtures);
         RUN(refused);
         RUN(stream_api);
         RUN(state_save_files);
