@@ -253,6 +253,20 @@ static char *read_file(const char *dir, const char *name) {
         return text;
 }
 
+/* Entries of a directory, "." and ".." aside. */
+static size_t count_entries(const char *path) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        size_t n = 0;
+
+        ASSERT_TRUE(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
         return remove(path) < 0 ? -1 : 0;
 }
@@ -263,9 +277,6 @@ TEST(state_save_files) {
         _cleanup_free_ char *dir = NULL, *pretty = NULL, *shortform = NULL, *last = NULL, *hist = NULL,
                             *hist_name = NULL, *hist_path = NULL;
         struct stat st;
-        size_t n = 0;
-        DIR *d;
-        struct dirent *de;
 
         ASSERT_TRUE(asprintf(&dir, "%s/state", test_root) >= 0);
         make_record(&r, 1000, true);
@@ -283,14 +294,34 @@ TEST(state_save_files) {
         ASSERT_OK(stat(hist_path, &st) < 0 ? -errno : 0);
         ASSERT_EQ(st.st_mode & 0777, 0644);
 
-        /* no temporary file left */
-        d = opendir(dir);
-        ASSERT_TRUE(d);
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.')
-                        n++;
-        closedir(d);
-        ASSERT_EQ(n, 2); /* last.json, history/ */
+        ASSERT_EQ(count_entries(dir), 2); /* last.json, history/: no temporary file left */
+}
+
+/* A last.json over STATE_FILE_MAX is refused once written: nothing replaced, no file left. */
+TEST(state_save_too_big) {
+        _cleanup_(run_record_done) RunRecord r = {}, small = {};
+        _cleanup_free_ char *dir = NULL, *before = NULL, *after = NULL;
+        size_t n = STATE_FILE_MAX / STATE_STRING_MAX + 16;
+
+        ASSERT_TRUE(asprintf(&dir, "%s/big", test_root) >= 0);
+        make_record(&small, 3, false);
+        ASSERT_OK(state_save(dir, &small));
+        before = read_file(dir, "last.json");
+
+        make_record(&r, n, false);
+        for (size_t i = 0; i < n; i++) {
+                free(r.mounts[i].reason);
+                ASSERT_TRUE((r.mounts[i].reason = malloc(STATE_STRING_MAX + 1)));
+                memset(r.mounts[i].reason, 'r', STATE_STRING_MAX);
+                r.mounts[i].reason[STATE_STRING_MAX] = 0;
+        }
+        ASSERT_ERR(state_save(dir, &r), EFBIG);
+        after = read_file(dir, "last.json");
+        ASSERT_STREQ(before, after);
+        ASSERT_EQ(count_entries(dir), 2); /* last.json, history/ */
+        free(after);
+        ASSERT_TRUE(asprintf(&after, "%s/history", dir) >= 0);
+        ASSERT_EQ(count_entries(after), 1); /* the small run's */
 }
 
 int main(void) {
@@ -300,6 +331,7 @@ int main(void) {
         RUN(refused);
         RUN(stream_api);
         RUN(state_save_files);
+        RUN(state_save_too_big);
         (void) nftw(test_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
         return 0;
 }
