@@ -567,9 +567,10 @@ static int state_dir_open(const char *dir) {
 }
 
 
-/* A new temporary file in dir_fd (PUBLIC_FILE_MODE whatever the umask) as a stream with a large
- * buffer: a 1000-mount record goes out in a few writes. */
-static int tmp_open(int dir_fd, const char *name, FILE **ret) {
+/* A new temporary file in dir_fd (PUBLIC_FILE_MODE whatever the umask) as a stream with buf
+ * (STATE_WRITE_BUFFER bytes, to outlive the stream; glibc's own would be 4 KiB): a 1000-mount record
+ * goes out in a few writes. */
+static int tmp_open(int dir_fd, const char *name, char *buf, FILE **ret) {
         _cleanup_close_ int fd = -EBADF;
         FILE *f;
 
@@ -583,7 +584,7 @@ static int tmp_open(int dir_fd, const char *name, FILE **ret) {
                 return r;
         }
         TAKE_FD(fd);
-        (void) setvbuf(f, NULL, _IOFBF, STATE_WRITE_BUFFER);
+        (void) setvbuf(f, buf, _IOFBF, STATE_WRITE_BUFFER);
         *ret = f;
         return 0;
 }
@@ -604,6 +605,7 @@ static int tmp_close(FILE *f) {
 /* Both files of a run streamed to temporary files in dir_fd (the record's tree is never held
  * whole: at 1000 mounts it was 1.7 MiB, its two texts another 1 MiB), then renamed into place. */
 static int state_write(int dir_fd, const RunRecord *r, json_object *o) {
+        _cleanup_free_ char *buf_last = malloc(STATE_WRITE_BUFFER), *buf_hist = malloc(STATE_WRITE_BUFFER);
         char tmp_last[64], tmp_hist[64], name[64];
         FILE *last = NULL, *hist = NULL;
         uint64_t size = 0;
@@ -614,9 +616,11 @@ static int state_write(int dir_fd, const RunRecord *r, json_object *o) {
                  (int) getpid());
         snprintf(tmp_hist, sizeof tmp_hist, "history.tmp.%d", (int) getpid());
 
-        k = tmp_open(dir_fd, tmp_last, &last);
+        if (!buf_last || !buf_hist)
+                return -ENOMEM;
+        k = tmp_open(dir_fd, tmp_last, buf_last, &last);
         if (k >= 0)
-                k = tmp_open(dir_fd, tmp_hist, &hist);
+                k = tmp_open(dir_fd, tmp_hist, buf_hist, &hist);
         if (k >= 0)
                 k = record_stream_write(r, o, last, hist, &size);
         k2 = tmp_close(last);

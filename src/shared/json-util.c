@@ -159,7 +159,8 @@ int json_stream_array_new(size_t n, json_object **ret) {
 static int stream_write(JsonStream *s, const char *p, size_t n) {
         if (s->error < 0)
                 return s->error;
-        if (n > 0 && fwrite(p, 1, n, s->f) != n) {
+        /* Unlocked: the stream is ours alone, and the indentation makes many small writes. */
+        if (n > 0 && fwrite_unlocked(p, 1, n, s->f) != n) {
                 s->error = errno > 0 ? -errno : -EIO;
                 return s->error;
         }
@@ -201,16 +202,20 @@ int json_stream_begin(json_object *doc, int flags, FILE *f, JsonStream **ret) {
 }
 
 int json_stream_element(JsonStream *s, json_object *element) {
+        bool tab = s->flags & JSON_C_TO_STRING_PRETTY_TAB;
+        char indent[2 * JSON_STREAM_LEVEL_MAX];
+        size_t len = 0, n_indent;
         const char *t, *end;
-        size_t len = 0;
         int level, r;
 
         if (s->error < 0)
                 return s->error;
         if (s->pos + 2 > s->len || s->text[s->pos] != JSON_STREAM_MARK)
                 return (s->error = -EINVAL);
-        level = s->text[s->pos + 1] - 1;
+        level = MIN(s->text[s->pos + 1] - 1, JSON_STREAM_LEVEL_MAX);
         s->pos += 2;
+        n_indent = (size_t) level * (tab ? 1 : 2);
+        memset(indent, tab ? '\t' : ' ', n_indent);
 
         /* Printed at depth 0; at depth L json-c indents every line after the first by L more
          * steps (every newline it prints is structural: strings escape theirs). */
@@ -226,15 +231,11 @@ int json_stream_element(JsonStream *s, json_object *element) {
                 size_t n = nl ? (size_t) (nl - t) + 1 : (size_t) (end - t);
 
                 r = stream_write(s, t, n);
+                if (r >= 0 && nl)
+                        r = stream_write(s, indent, n_indent);
                 if (r < 0)
                         return r;
                 t += n;
-                for (int i = 0; nl && i < level; i++) {
-                        r = (s->flags & JSON_C_TO_STRING_PRETTY_TAB) ? stream_write(s, "\t", 1)
-                                                                     : stream_write(s, "  ", 2);
-                        if (r < 0)
-                                return r;
-                }
         }
         return stream_advance(s);
 }
