@@ -199,6 +199,10 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
         };
 
         r = sample_load(&src, &c->sample);
+        if (r == -ELIBACC)
+                return log_error_errno(
+                        r, "Failed to read the mount table: %s is needed and could not be loaded (%s).",
+                        MOUNT_TABLE_LIBMOUNT, mount_table_libmount_error() ?: "unknown error");
         if (r < 0)
                 return log_error_errno(r, "Failed to read the mount table: %m");
         if (!c->sample->has_debugfs)

@@ -6,7 +6,8 @@
  * paths, the superblock's device number, fstype, source, options and read-only state.
  * Pure parser on text + a loader on a root dir fd. For our own mount namespace seen from the real
  * "/", the same entries can also come from listmount(2)/statmount(2) (Linux 6.15+: every field
- * needed, probed through statmount's supported mask), with mountinfo as the fallback.
+ * needed, probed through statmount's supported mask), with mountinfo as the fallback; another
+ * namespace's, through an fd of it, from the same calls. libmount is loaded on first use.
  */
 
 #include <stdbool.h>
@@ -42,9 +43,15 @@ typedef struct MountTable {
         size_t n_entries;
 } MountTable;
 
+/* The parser's library, loaded (dlopen) the first time text is parsed. */
+#define MOUNT_TABLE_LIBMOUNT "libmount.so.1"
+
 /* Parses mountinfo text (size bytes, need not be NUL-terminated). Malformed lines are skipped and
- * counted in *ret_n_bad (may be NULL). Returns 0 or negative errno (-ENOMEM, -E2BIG over max). */
+ * counted in *ret_n_bad (may be NULL). Returns 0 or negative errno (-ENOMEM, -E2BIG over max,
+ * -ELIBACC when MOUNT_TABLE_LIBMOUNT cannot be loaded: mount_table_libmount_error() says why). */
 int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned *ret_n_bad);
+/* dlerror()'s text for the last failure to load MOUNT_TABLE_LIBMOUNT, NULL when none. */
+const char *mount_table_libmount_error(void);
 
 typedef enum MountTableBackend {
         MOUNT_TABLE_BACKEND_DEFAULT,   /* production: see mount_table_load() */
@@ -70,6 +77,15 @@ int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable 
  * strings, options as libmount unescapes them). -ENOSYS/-EPERM from the kernel, -EOPNOTSUPP when
  * statmount cannot say it supports every field used (before 6.15), -E2BIG over the bounds. */
 int mount_table_load_listmount(MountTable **ret);
+
+/* Every mount of the mount namespace ns_fd refers to (an open /proc/PID/ns/mnt; ours too), the same
+ * calls and mapping as mount_table_load_listmount() with the namespace's id (NS_MNT_GET_INFO's
+ * NS_GET_MNTNS_ID ioctl, Linux 6.12; listmount's mnt_ns_id, 6.11): what /proc/PID/mountinfo shows
+ * for a process of that namespace whose root is the namespace's root, entry by entry (a chrooted
+ * process's mountinfo shows only the mounts below its root, with paths relative to it). Needs
+ * CAP_SYS_ADMIN over the namespace's user namespace for another namespace (-ENOENT otherwise).
+ * -ENOTTY/-EINVAL when ns_fd is not a mount namespace, else as mount_table_load_listmount(). */
+int mount_table_load_namespace(int ns_fd, MountTable **ret);
 
 /* Moves every entry of *from to the end of into and frees *from. -E2BIG over the maximum. */
 int mount_table_merge(MountTable *into, MountTable **from);

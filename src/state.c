@@ -24,6 +24,7 @@
 #define STATE_HISTORY_DIR "history"
 #define STATE_HISTORY_SCAN_MAX 4096U /* directory entries looked at, bounded */
 #define STATE_LOCK_FILE "lock"
+#define STATE_WRITE_BUFFER (64U * 1024U)
 
 /* history array → record → mounts array → mount: 4 levels; leave a little room, no more. */
 #define STATE_JSON_DEPTH 8
@@ -70,14 +71,27 @@ static int get_str(json_object *o, const char *key, JsonFlags flags, char **ret)
         return json_get_string(o, key, flags | JSON_BYTES, STATE_STRING_MAX, ret);
 }
 
-static int run_mount_to_json(const RunMount *m, json_object **ret) {
-        _cleanup_json_ json_object *o = NULL;
-        int r;
+/* What run_mount_to_json() refuses, checked without building anything. */
+static int run_mount_check(const RunMount *m) {
+        const char *strs[] = { m->mount_point, m->fstype, m->action, m->reason, m->outcome };
 
         if (!m->mount_point || !m->action || !m->outcome)
                 return -EINVAL;
         if (m->error < 0 || m->error > STATE_ERRNO_MAX || m->abandoned_pid < 0)
                 return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++)
+                if (strs[i] && strlen(strs[i]) > STATE_STRING_MAX)
+                        return -E2BIG;
+        return 0;
+}
+
+static int run_mount_to_json(const RunMount *m, json_object **ret) {
+        _cleanup_json_ json_object *o = NULL;
+        int r;
+
+        r = run_mount_check(m);
+        if (r < 0)
+                return r;
 
         o = json_object_new_object();
         if (!o)
@@ -157,7 +171,9 @@ static int run_record_complete_to_json(const RunRecord *rec, json_object *o) {
         return json_add(o, "incomplete_why", why);
 }
 
-int run_record_to_json(const RunRecord *rec, json_object **ret) {
+/* The record's tree; with stream, "mounts" holds json_stream_array_new() placeholders that
+ * run_record_write_json() fills. */
+static int run_record_build_json(const RunRecord *rec, bool stream, json_object **ret) {
         _cleanup_json_ json_object *o = NULL;
         json_object *phases = NULL, *mounts = NULL;
         int r;
@@ -180,12 +196,17 @@ int run_record_to_json(const RunRecord *rec, json_object **ret) {
             (rec->eta > 0 && (r = json_add_u64(o, "eta_usec", rec->eta)) < 0) ||
             (r = run_record_phases_to_json(rec, &phases)) < 0 ||
             (r = json_add(o, "phases_usec", phases)) < 0 ||
-            (r = run_record_mounts_to_json(rec, &mounts)) < 0 || (r = json_add(o, "mounts", mounts)) < 0 ||
-            (r = run_record_complete_to_json(rec, o)) < 0)
+            (r = stream ? json_stream_array_new(rec->n_mounts, &mounts)
+                        : run_record_mounts_to_json(rec, &mounts)) < 0 ||
+            (r = json_add(o, "mounts", mounts)) < 0 || (r = run_record_complete_to_json(rec, o)) < 0)
                 return r;
 
         *ret = TAKE_PTR(o);
         return 0;
+}
+
+int run_record_to_json(const RunRecord *rec, json_object **ret) {
+        return run_record_build_json(rec, false, ret);
 }
 
 int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret) {
@@ -196,6 +217,57 @@ int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret) {
         if (k < 0)
                 return k;
         return json_to_string_dup(o, pretty ? JSON_FORMAT_PRETTY : JSON_FORMAT_SHORT, ret);
+}
+
+/* The record's tree with placeholders for the mounts, every mount checked: what can be refused is
+ * refused before a byte is written. */
+static int record_stream_prepare(const RunRecord *rec, json_object **ret) {
+        int r;
+
+        for (size_t i = 0; rec && rec->mounts && i < MIN(rec->n_mounts, (size_t) STATE_MAX_MOUNTS); i++) {
+                r = run_mount_check(rec->mounts + i);
+                if (r < 0)
+                        return r;
+        }
+        return run_record_build_json(rec, true, ret);
+}
+
+static int record_stream_write(const RunRecord *rec, json_object *o, FILE *pretty, FILE *shortform,
+                               uint64_t *ret_pretty_size) {
+        _cleanup_(json_stream_freep) JsonStream *sp = NULL, *ss = NULL;
+        uint64_t size = 0;
+        int r;
+
+        if ((pretty && (r = json_stream_begin(o, JSON_FORMAT_PRETTY, pretty, &sp)) < 0) ||
+            (shortform && (r = json_stream_begin(o, JSON_FORMAT_SHORT, shortform, &ss)) < 0))
+                return r;
+        /* One mount's object at a time, printed to both, then freed. */
+        for (size_t i = 0; i < rec->n_mounts; i++) {
+                _cleanup_json_ json_object *m = NULL;
+
+                if ((r = run_mount_to_json(rec->mounts + i, &m)) < 0 ||
+                    (sp && (r = json_stream_element(sp, m)) < 0) ||
+                    (ss && (r = json_stream_element(ss, m)) < 0))
+                        return r;
+        }
+        if ((sp &&
+             ((r = json_stream_end(sp, &size)) < 0 || (r = fputc('\n', pretty) == EOF ? -EIO : 0) < 0)) ||
+            (ss &&
+             ((r = json_stream_end(ss, NULL)) < 0 || (r = fputc('\n', shortform) == EOF ? -EIO : 0) < 0)))
+                return r;
+        if (ret_pretty_size)
+                *ret_pretty_size = size + 1;
+        return 0;
+}
+
+int run_record_write_json(const RunRecord *rec, FILE *pretty, FILE *shortform, uint64_t *ret_pretty_size) {
+        _cleanup_json_ json_object *o = NULL;
+        int r;
+
+        r = record_stream_prepare(rec, &o);
+        if (r < 0)
+                return r;
+        return record_stream_write(rec, o, pretty, shortform, ret_pretty_size);
 }
 
 /* ---- JSON parsing ---- */
@@ -327,19 +399,6 @@ void run_record_array_free(RunRecord *a, size_t n) {
         free(a);
 }
 
-static int write_string_file(int dir_fd, const char *name, const char *s) {
-        _cleanup_free_ char *buf = NULL;
-        size_t n = strlen(s);
-
-        buf = malloc(n + 2);
-        if (!buf)
-                return -ENOMEM;
-        memcpy(buf, s, n);
-        buf[n] = '\n';
-        buf[n + 1] = 0;
-        return write_file_atomic_at(dir_fd, name, buf, n + 1);
-}
-
 /* ---- history ----
  *
  * One file per run in history/, named "<started_realtime_usec, 20 digits>-<pid>.json" so that names
@@ -442,11 +501,11 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
         return 0;
 }
 
-/* Writes this run's history file and drops the oldest beyond STATE_HISTORY_MAX. */
-static int history_append(int dir_fd, const RunRecord *r, const char *text) {
+/* Moves this run's history file (tmp, in dir_fd) into place as name and drops the oldest beyond
+ * STATE_HISTORY_MAX. */
+static int history_append(int dir_fd, const char *tmp, const char *name) {
         _cleanup_close_ int hist_fd = -EBADF;
         _cleanup_strv_free_ char **names = NULL;
-        char name[64];
         size_t n = 0;
         int k;
 
@@ -456,11 +515,8 @@ static int history_append(int dir_fd, const RunRecord *r, const char *text) {
         hist_fd = openat(dir_fd, STATE_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (hist_fd < 0)
                 return negative_errno();
-        snprintf(name, sizeof name, "%020llu-%d.json", (unsigned long long) r->started_realtime,
-                 (int) getpid());
-        k = write_string_file(hist_fd, name, text);
-        if (k < 0)
-                return k;
+        if (renameat(dir_fd, tmp, hist_fd, name) < 0)
+                return negative_errno();
 
         k = history_list(dir_fd, &names, &n);
         if (k < 0)
@@ -511,36 +567,94 @@ static int state_dir_open(const char *dir) {
 }
 
 
+/* A new temporary file in dir_fd (PUBLIC_FILE_MODE whatever the umask) as a stream with buf
+ * (STATE_WRITE_BUFFER bytes, to outlive the stream; glibc's own would be 4 KiB): a 1000-mount record
+ * goes out in a few writes. */
+static int tmp_open(int dir_fd, const char *name, char *buf, FILE **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        FILE *f;
+
+        fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, PUBLIC_FILE_MODE);
+        if (fd < 0)
+                return negative_errno();
+        if (fchmod(fd, PUBLIC_FILE_MODE) < 0 || !(f = fdopen(fd, "w"))) {
+                int r = negative_errno();
+
+                (void) unlinkat(dir_fd, name, 0);
+                return r;
+        }
+        TAKE_FD(fd);
+        (void) setvbuf(f, buf, _IOFBF, STATE_WRITE_BUFFER);
+        *ret = f;
+        return 0;
+}
+
+/* Closes f (NULL: nothing); the first error of the stream or of its close. */
+static int tmp_close(FILE *f) {
+        int r = 0;
+
+        if (!f)
+                return 0;
+        if (fflush(f) != 0 || ferror(f))
+                r = errno > 0 ? -errno : -EIO;
+        if (fclose(f) != 0 && r == 0)
+                r = errno > 0 ? -errno : -EIO;
+        return r;
+}
+
+/* Both files of a run streamed to temporary files in dir_fd (the record's tree is never held
+ * whole: at 1000 mounts it was 1.7 MiB, its two texts another 1 MiB), then renamed into place. */
+static int state_write(int dir_fd, const RunRecord *r, json_object *o) {
+        _cleanup_free_ char *buf_last = malloc(STATE_WRITE_BUFFER), *buf_hist = malloc(STATE_WRITE_BUFFER);
+        char tmp_last[64], tmp_hist[64], name[64];
+        FILE *last = NULL, *hist = NULL;
+        uint64_t size = 0;
+        int k, k2;
+
+        snprintf(tmp_last, sizeof tmp_last, STATE_LAST_FILE ".tmp.%d", (int) getpid());
+        snprintf(name, sizeof name, "%020llu-%d.json", (unsigned long long) r->started_realtime,
+                 (int) getpid());
+        snprintf(tmp_hist, sizeof tmp_hist, "history.tmp.%d", (int) getpid());
+
+        if (!buf_last || !buf_hist)
+                return -ENOMEM;
+        k = tmp_open(dir_fd, tmp_last, buf_last, &last);
+        if (k >= 0)
+                k = tmp_open(dir_fd, tmp_hist, buf_hist, &hist);
+        if (k >= 0)
+                k = record_stream_write(r, o, last, hist, &size);
+        k2 = tmp_close(last);
+        k = k < 0 ? k : k2;
+        k2 = tmp_close(hist);
+        k = k < 0 ? k : k2;
+        if (k >= 0 && size > STATE_FILE_MAX)
+                k = -EFBIG;
+        if (k >= 0 && renameat(dir_fd, tmp_last, dir_fd, STATE_LAST_FILE) < 0)
+                k = negative_errno();
+        if (k >= 0)
+                k = history_append(dir_fd, tmp_hist, name);
+        (void) unlinkat(dir_fd, tmp_last, 0);
+        (void) unlinkat(dir_fd, tmp_hist, 0);
+        return k;
+}
+
 int state_save(const char *dir, const RunRecord *r) {
-        _cleanup_json_ json_object *rec = NULL;
-        _cleanup_free_ char *last = NULL, *shortform = NULL;
+        _cleanup_json_ json_object *o = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         int k;
 
         if (!dir || dir[0] != '/')
                 return -EINVAL;
 
-        /* Serialise first: a bad record touches nothing. */
-        k = run_record_to_json(r, &rec);
-        if (k < 0)
-                return k;
-        k = json_to_string_dup(rec, JSON_FORMAT_PRETTY, &last);
-        if (k < 0)
-                return k;
-        if (strlen(last) + 1 > STATE_FILE_MAX)
-                return -EFBIG;
-        k = json_to_string_dup(rec, JSON_FORMAT_SHORT, &shortform);
+        /* Check first: a bad record touches nothing. */
+        k = record_stream_prepare(r, &o);
         if (k < 0)
                 return k;
 
         dir_fd = state_dir_open(dir);
         if (dir_fd < 0)
                 return dir_fd;
-
-        k = write_string_file(dir_fd, STATE_LAST_FILE, last);
-        if (k < 0)
-                return k;
-        return history_append(dir_fd, r, shortform);
+        return state_write(dir_fd, r, o);
 }
 
 int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunRecord **ret_history,

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "shared/macro.h"
 #include "shared/time-util.h"
@@ -89,6 +90,12 @@ int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
 /* The same record as a json-c object (what run_record_to_json_string() prints), for callers that
  * embed it in their own output (status --json). Same errors. */
 int run_record_to_json(const RunRecord *r, struct json_object **ret);
+/* The text of run_record_to_json_string(), pretty and short, each followed by a newline, written to
+ * pretty and shortform (either may be NULL) with the mounts printed one at a time: the tree of all
+ * the mounts is never held (at 1000 mounts it is ~1.7 MiB, its two texts ~1 MiB more). The same
+ * refusals, all checked before the first byte; then a failed write (-EIO or its errno).
+ * *ret_pretty_size (may be NULL): bytes written to pretty. */
+int run_record_write_json(const RunRecord *r, FILE *pretty, FILE *shortform, uint64_t *ret_pretty_size);
 int run_record_from_json_string(const char *text, RunRecord *ret);
 /* The record from an already parsed json-c object (e.g. one member of a larger document): the
  * same checks on every member as run_record_from_json_string() (-EBADMSG, -ENOMEM); the text-level
@@ -97,9 +104,11 @@ int run_record_from_json(struct json_object *o, RunRecord *ret);
 
 /* Records a run: writes last.json (pretty) atomically and history/<started>-<pid>.json (one line),
  * then removes the oldest history files beyond STATE_HISTORY_MAX. Never reads or rewrites earlier
- * records (their size grows with the mount count). Creates the directory (0755, with parents) if
+ * records (their size grows with the mount count); both are streamed (run_record_write_json()) to
+ * temporary files that are renamed into place. Creates the directory (0755, with parents) if
  * missing. dir is an absolute path (-EINVAL otherwise). Never fsyncs. Errors: the record's
- * serialisation errors (nothing touched), or the errno of mkdir/open/write (-ENOTDIR when a file
+ * serialisation errors (nothing touched), -EFBIG for a last.json over STATE_FILE_MAX (nothing
+ * replaced, no file left), or the errno of mkdir/open/write (-ENOTDIR when a file
  * sits where the directory should be, -EROFS, ...). Callers serialise runs with state_lock(). */
 int state_save(const char *dir, const RunRecord *r);
 

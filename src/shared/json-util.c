@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/printbuf.h>
+
 #include "hexdecoct.h"
 #include "json-util.h"
 #include "macro.h"
@@ -110,6 +112,150 @@ int json_to_string_dup(json_object *o, int flags, char **ret) {
                 return -ENOMEM;
         *ret = copy;
         return 0;
+}
+
+/* ---- streaming ---- */
+
+/* A placeholder prints as this byte and the nesting level + 1: json-c escapes every control
+ * character inside strings, so the byte appears nowhere else in its output. */
+#define JSON_STREAM_MARK '\001'
+#define JSON_STREAM_LEVEL_MAX 100
+
+struct JsonStream {
+        char *text; /* the document as printed, placeholders included */
+        size_t len, pos;
+        int flags;
+        FILE *f;
+        uint64_t size;
+        int error;
+};
+
+static int placeholder_to_json_string(json_object *o, struct printbuf *pb, int level, int flags) {
+        char m[2] = { JSON_STREAM_MARK, (char) (MIN(level, JSON_STREAM_LEVEL_MAX) + 1) };
+
+        return printbuf_memappend(pb, m, sizeof m);
+}
+
+int json_stream_array_new(size_t n, json_object **ret) {
+        _cleanup_json_ json_object *a = NULL, *mark = NULL;
+        int r;
+
+        if (n > INT_MAX)
+                return -E2BIG;
+        a = json_object_new_array_ext((int) n);
+        mark = json_object_new_object();
+        if (!a || !mark)
+                return -ENOMEM;
+        json_object_set_serializer(mark, placeholder_to_json_string, NULL, NULL);
+        for (size_t i = 0; i < n; i++) {
+                r = json_append(a, json_object_get(mark));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+static int stream_write(JsonStream *s, const char *p, size_t n) {
+        if (s->error < 0)
+                return s->error;
+        /* Unlocked: the stream is ours alone, and the indentation makes many small writes. */
+        if (n > 0 && fwrite_unlocked(p, 1, n, s->f) != n) {
+                s->error = errno > 0 ? -errno : -EIO;
+                return s->error;
+        }
+        s->size += n;
+        return 0;
+}
+
+/* The document's text from the current position to the next placeholder or its end. */
+static int stream_advance(JsonStream *s) {
+        const char *m = memchr(s->text + s->pos, JSON_STREAM_MARK, s->len - s->pos);
+        size_t n = m ? (size_t) (m - s->text) - s->pos : s->len - s->pos;
+        int r;
+
+        r = stream_write(s, s->text + s->pos, n);
+        if (r < 0)
+                return r;
+        s->pos += n;
+        return 0;
+}
+
+int json_stream_begin(json_object *doc, int flags, FILE *f, JsonStream **ret) {
+        _cleanup_(json_stream_freep) JsonStream *s = NULL;
+        int r;
+
+        s = calloc(1, sizeof(JsonStream));
+        if (!s)
+                return -ENOMEM;
+        r = json_to_string_dup(doc, flags, &s->text);
+        if (r < 0)
+                return r;
+        s->len = strlen(s->text);
+        s->flags = flags;
+        s->f = f;
+        r = stream_advance(s);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int json_stream_element(JsonStream *s, json_object *element) {
+        bool tab = s->flags & JSON_C_TO_STRING_PRETTY_TAB;
+        char indent[2 * JSON_STREAM_LEVEL_MAX];
+        size_t len = 0, n_indent;
+        const char *t, *end;
+        int level, r;
+
+        if (s->error < 0)
+                return s->error;
+        if (s->pos + 2 > s->len || s->text[s->pos] != JSON_STREAM_MARK)
+                return (s->error = -EINVAL);
+        level = MIN(s->text[s->pos + 1] - 1, JSON_STREAM_LEVEL_MAX);
+        s->pos += 2;
+        n_indent = (size_t) level * (tab ? 1 : 2);
+        memset(indent, tab ? '\t' : ' ', n_indent);
+
+        /* Printed at depth 0; at depth L json-c indents every line after the first by L more
+         * steps (every newline it prints is structural: strings escape theirs). */
+        t = element ? json_object_to_json_string_length(element, s->flags, &len) : "null";
+        if (!t)
+                return (s->error = -ENOMEM);
+        if (!element)
+                len = strlen(t);
+        end = t + len;
+        while (t < end) {
+                const char *nl = (s->flags & JSON_C_TO_STRING_PRETTY) ? memchr(t, '\n', (size_t) (end - t))
+                                                                      : NULL;
+                size_t n = nl ? (size_t) (nl - t) + 1 : (size_t) (end - t);
+
+                r = stream_write(s, t, n);
+                if (r >= 0 && nl)
+                        r = stream_write(s, indent, n_indent);
+                if (r < 0)
+                        return r;
+                t += n;
+        }
+        return stream_advance(s);
+}
+
+int json_stream_end(JsonStream *s, uint64_t *ret_size) {
+        if (s->error < 0)
+                return s->error;
+        if (s->pos < s->len) /* a placeholder left */
+                return (s->error = -EINVAL);
+        if (ret_size)
+                *ret_size = s->size;
+        return 0;
+}
+
+JsonStream *json_stream_free(JsonStream *s) {
+        if (!s)
+                return NULL;
+        free(s->text);
+        free(s);
+        return NULL;
 }
 
 /* ---- reading ---- */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -52,6 +53,30 @@ int json_new_string_array(char *const *v, size_t n, json_object **ret);
 
 /* A NUL-terminated copy of o's text in json-c flags (JSON_FORMAT_*); no trailing newline. */
 int json_to_string_dup(json_object *o, int flags, char **ret);
+
+/* ---- streaming: a document with one large array, written without holding the array ----
+ *
+ * json_stream_array_new(n) stands in for an array of n elements in the tree (n pointers to one
+ * shared placeholder). json_stream_begin() prints the tree (json-c, flags as above) and writes it to
+ * f up to the first element; json_stream_element() writes each element in turn, printed by json-c
+ * and indented as json-c indents it at that depth, then the text up to the next element;
+ * json_stream_end() writes the rest. The bytes written are exactly those of
+ * json_object_to_json_string_ext() on the tree with the real array in place (test-state-stream).
+ * Only one stream array per document. Errors: -EINVAL (more or fewer elements than placeholders, or
+ * no placeholder array), -ENOMEM, -EIO (or the errno of a failed write); the stream is then done
+ * with, only json_stream_free() is left. */
+typedef struct JsonStream JsonStream;
+
+int json_stream_array_new(size_t n, json_object **ret);
+int json_stream_begin(json_object *doc, int flags, FILE *f, JsonStream **ret);
+/* Writes element (NULL: "null"); the caller keeps its reference. */
+int json_stream_element(JsonStream *s, json_object *element);
+/* The rest of the document; *ret_size (may be NULL): bytes written by the stream in all. */
+int json_stream_end(JsonStream *s, uint64_t *ret_size);
+JsonStream *json_stream_free(JsonStream *s);
+static inline void json_stream_freep(JsonStream **s) {
+        json_stream_free(*s);
+}
 
 /* ---- reading ---- */
 

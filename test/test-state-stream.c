@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The streamed record writer (run_record_write_json(), json_stream_*) against the json-c tree it
+ * replaces: the same bytes, pretty and short, for records of every shape; and what state_save()
+ * leaves on disk.
+ */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shared/fileio.h"
+#include "shared/json-util.h"
+#include "state.h"
+#include "tests.h"
+
+static char test_root[] = "/tmp/test-state-stream.XXXXXX";
+
+static void fill_mount(RunMount *m, size_t i) {
+        static const char *const paths[] = {
+                "/",
+                "/mnt/a\nb\tc\"d\\e\xff/f",
+                "/mnt/ünïcödé",
+                "/x/\x01\x7f/y",
+                "/srv/data/with/a/long/path",
+        };
+        char mp[128];
+
+        snprintf(mp, sizeof mp, "%s%s%zu", paths[i % ELEMENTSOF(paths)], i % 3 ? "/" : "", i);
+        *m = (RunMount) {
+                .mount_point = strdup(mp),
+                .fstype = i % 4 == 3 ? NULL : strdup(i % 2 ? "tmpfs" : "ext4"),
+                .action = strdup(i % 2 ? "skip" : "sync"),
+                .reason = i % 5 == 4 ? NULL : strdup(i % 2 ? "no writeback" : "default"),
+                .outcome = strdup(i % 2        ? "skipped"
+                                  : i % 7 == 6 ? "error"
+                                               : "synced"),
+                .duration = i * 1013,
+                .start_offset = i % 3 == 1 ? i * 7 : 0,
+                .error = i % 7 == 6 ? 5 : 0,
+                .abandoned_pid = i % 11 == 10 ? (int) (4000 + i) : 0,
+                .namespace_ino = i % 13 == 12 ? 4026532301ULL + i : 0,
+        };
+        ASSERT_TRUE(m->mount_point && m->action && m->outcome);
+}
+
+static void make_record(RunRecord *r, size_t n_mounts, bool complete) {
+        static char *why[] = { (char *) "mount namespace mnt:[4026532301]: \xfe", (char *) "second" };
+
+        *r = (RunRecord) {
+                .started_realtime = 1764590000123456ULL,
+                .duration = 845012,
+                .result = strdup("success"),
+                .trigger = n_mounts % 2 ? strdup("hook") : NULL,
+                .sleep_action = n_mounts % 3 ? strdup("suspend") : NULL,
+                .deadline = 5 * USEC_PER_SEC,
+                .eta = n_mounts % 2 ? 1234 : 0,
+                .t_read = 2100,
+                .t_sample = 310,
+                .t_plan = 42,
+                .t_execute = 840000,
+                .t_record = 560,
+                .n_mounts = n_mounts,
+        };
+        if (complete) {
+                r->has_complete = true;
+                r->incomplete_why = calloc(3, sizeof(char *));
+                ASSERT_TRUE(r->incomplete_why);
+                for (size_t i = 0; i < 2; i++)
+                        r->incomplete_why[i] = strdup(why[i]);
+                r->n_incomplete_why = 2;
+        }
+        if (n_mounts > 0) {
+                r->mounts = calloc(n_mounts, sizeof(RunMount));
+                ASSERT_TRUE(r->mounts);
+        }
+        for (size_t i = 0; i < n_mounts; i++)
+                fill_mount(&r->mounts[i], i);
+}
+
+/* The streamed text against the tree's, both formats, written at once. */
+static void check_same(const RunRecord *r) {
+        _cleanup_free_ char *tree_pretty = NULL, *tree_short = NULL, *pretty = NULL, *shortform = NULL;
+        size_t n_pretty = 0, n_short = 0;
+        uint64_t size = 0;
+        FILE *fp, *fs;
+
+        ASSERT_OK(run_record_to_json_string(r, true, &tree_pretty));
+        ASSERT_OK(run_record_to_json_string(r, false, &tree_short));
+        fp = open_memstream(&pretty, &n_pretty);
+        fs = open_memstream(&shortform, &n_short);
+        ASSERT_TRUE(fp && fs);
+        ASSERT_OK(run_record_write_json(r, fp, fs, &size));
+        ASSERT_EQ(fclose(fp), 0);
+        ASSERT_EQ(fclose(fs), 0);
+        ASSERT_EQ(size, strlen(tree_pretty) + 1);
+        ASSERT_EQ(n_pretty, strlen(tree_pretty) + 1);
+        ASSERT_EQ(n_short, strlen(tree_short) + 1);
+        ASSERT_TRUE(memcmp(pretty, tree_pretty, n_pretty - 1) == 0 && pretty[n_pretty - 1] == '\n');
+        ASSERT_TRUE(memcmp(shortform, tree_short, n_short - 1) == 0 && shortform[n_short - 1] == '\n');
+
+        /* One format alone gives the same bytes. */
+        free(pretty);
+        pretty = NULL;
+        fp = open_memstream(&pretty, &n_pretty);
+        ASSERT_TRUE(fp);
+        ASSERT_OK(run_record_write_json(r, fp, NULL, NULL));
+        ASSERT_EQ(fclose(fp), 0);
+        ASSERT_TRUE(n_pretty == strlen(tree_pretty) + 1 && memcmp(pretty, tree_pretty, n_pretty - 1) == 0);
+}
+
+TEST(same_bytes) {
+        static const size_t sizes[] = { 0, 1, 2, 3, 13, 1000 };
+
+        for (size_t k = 0; k < ELEMENTSOF(sizes); k++)
+                for (int complete = 0; complete <= 1; complete++) {
+                        _cleanup_(run_record_done) RunRecord r = {};
+
+                        make_record(&r, sizes[k], complete);
+                        check_same(&r);
+                }
+}
+
+/* Every record fixture that loads (test/fixtures/state/good-*.json). */
+TEST(fixtures) {
+        _cleanup_close_ int fd = open(FIXTURES_DIR "/state", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = opendir(FIXTURES_DIR "/state");
+        struct dirent *de;
+        size_t n = 0;
+
+        ASSERT_TRUE(fd >= 0 && d);
+        while ((de = readdir(d))) {
+                _cleanup_(run_record_done) RunRecord r = {};
+                _cleanup_free_ char *text = NULL;
+
+                if (strncmp(de->d_name, "good-", 5) != 0)
+                        continue;
+                ASSERT_OK(read_full_file_at(fd, de->d_name, STATE_FILE_MAX, &text, NULL));
+                ASSERT_OK(run_record_from_json_string(text, &r));
+                check_same(&r);
+                n++;
+        }
+        closedir(d);
+        ASSERT_TRUE(n >= 5);
+}
+
+/* A refused record writes nothing. */
+TEST(refused) {
+        _cleanup_(run_record_done) RunRecord r = {};
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0;
+        FILE *f;
+
+        make_record(&r, 5, true);
+        free(r.mounts[3].action);
+        r.mounts[3].action = NULL;
+        f = open_memstream(&text, &n);
+        ASSERT_TRUE(f);
+        ASSERT_ERR(run_record_write_json(&r, f, NULL, NULL), EINVAL);
+        r.mounts[3].action = strdup("sync");
+        r.mounts[4].error = -1;
+        ASSERT_ERR(run_record_write_json(&r, f, NULL, NULL), EINVAL);
+        r.mounts[4].error = 0;
+        free(r.mounts[2].reason);
+        ASSERT_TRUE(asprintf(&r.mounts[2].reason, "%0*d", (int) STATE_STRING_MAX + 1, 0) >
+                    0); /* one too long */
+        ASSERT_ERR(run_record_write_json(&r, f, NULL, NULL), E2BIG);
+        ASSERT_ERR(run_record_write_json(NULL, f, NULL, NULL), EINVAL);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_EQ(n, 0);
+}
+
+/* The stream API itself: placeholders at another depth, too few or too many elements. */
+TEST(stream_api) {
+        _cleanup_json_ json_object *doc = NULL, *full = NULL, *inner = NULL, *a = NULL;
+        _cleanup_(json_stream_freep) JsonStream *s = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *want;
+        size_t n = 0;
+        FILE *f;
+
+        /* {"x": {"y": [ 3 elements ], "z": 1}, "w": [[]]} */
+        doc = json_object_new_object();
+        inner = json_object_new_object();
+        ASSERT_OK(json_stream_array_new(3, &a));
+        ASSERT_OK(json_add(inner, "y", json_object_get(a)));
+        ASSERT_OK(json_add_int(inner, "z", 1));
+        ASSERT_OK(json_add(doc, "x", json_object_get(inner)));
+        ASSERT_OK(json_add(doc, "w", json_object_new_array()));
+
+        full = json_object_new_object();
+        {
+                json_object *fi = json_object_new_object(), *fa = json_object_new_array(), *e;
+
+                e = json_object_new_object();
+                ASSERT_OK(json_add_string(e, "k", "v\n"));
+                ASSERT_OK(json_append(fa, e));
+                ASSERT_OK(json_object_array_add(fa, NULL) < 0 ? -ENOMEM : 0); /* prints null */
+                ASSERT_OK(json_append(fa, json_object_new_array()));
+                ASSERT_OK(json_add(fi, "y", fa));
+                ASSERT_OK(json_add_int(fi, "z", 1));
+                ASSERT_OK(json_add(full, "x", fi));
+                ASSERT_OK(json_add(full, "w", json_object_new_array()));
+        }
+
+        for (int pretty = 0; pretty <= 1; pretty++) {
+                int flags = pretty ? JSON_FORMAT_PRETTY : JSON_FORMAT_SHORT;
+                json_object *y = json_object_object_get(json_object_object_get(full, "x"), "y");
+
+                f = open_memstream(&text, &n);
+                ASSERT_TRUE(f);
+                ASSERT_OK(json_stream_begin(doc, flags, f, &s));
+                for (size_t i = 0; i < 3; i++)
+                        ASSERT_OK(json_stream_element(s, json_object_array_get_idx(y, i)));
+                ASSERT_OK(json_stream_end(s, NULL));
+                s = json_stream_free(s);
+                ASSERT_EQ(fclose(f), 0);
+                want = json_object_to_json_string_ext(full, flags);
+                ASSERT_STREQ(text, want);
+                text = mfree(text);
+
+                /* one element short, one too many */
+                f = open_memstream(&text, &n);
+                ASSERT_TRUE(f);
+                ASSERT_OK(json_stream_begin(doc, flags, f, &s));
+                ASSERT_OK(json_stream_element(s, NULL));
+                ASSERT_ERR(json_stream_end(s, NULL), EINVAL);
+                s = json_stream_free(s);
+                ASSERT_OK(json_stream_begin(doc, flags, f, &s));
+                for (size_t i = 0; i < 3; i++)
+                        ASSERT_OK(json_stream_element(s, NULL));
+                ASSERT_ERR(json_stream_element(s, NULL), EINVAL);
+                ASSERT_ERR(json_stream_end(s, NULL), EINVAL);
+                s = json_stream_free(s);
+                ASSERT_EQ(fclose(f), 0);
+                text = mfree(text);
+        }
+}
+
+static char *read_file(const char *dir, const char *name) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *text = NULL;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(read_full_file_at(fd, name, STATE_FILE_MAX, &text, NULL));
+        return text;
+}
+
+static int not_dot(const struct dirent *de) {
+        return de->d_name[0] != '.';
+}
+
+/* Entries of a directory, "." and ".." aside. */
+static size_t count_entries(const char *path) {
+        struct dirent **v = NULL;
+        int n = scandir(path, &v, not_dot, NULL);
+
+        ASSERT_TRUE(n >= 0);
+        for (int i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+        return (size_t) n;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path) < 0 ? -1 : 0;
+}
+
+/* What state_save() leaves: the tree's text in both files, nothing else, 0644. */
+TEST(state_save_files) {
+        _cleanup_(run_record_done) RunRecord r = {};
+        _cleanup_free_ char *dir = NULL, *pretty = NULL, *shortform = NULL, *last = NULL, *hist = NULL,
+                            *hist_name = NULL, *hist_path = NULL;
+        struct stat st;
+
+        ASSERT_TRUE(asprintf(&dir, "%s/state", test_root) >= 0);
+        make_record(&r, 1000, true);
+        ASSERT_OK(state_save(dir, &r));
+        ASSERT_OK(run_record_to_json_string(&r, true, &pretty));
+        ASSERT_OK(run_record_to_json_string(&r, false, &shortform));
+        last = read_file(dir, "last.json");
+        ASSERT_TRUE(asprintf(&hist_name, "history/%020llu-%d.json", (unsigned long long) r.started_realtime,
+                             (int) getpid()) >= 0);
+        hist = read_file(dir, hist_name);
+        ASSERT_TRUE(strlen(last) == strlen(pretty) + 1 && strncmp(last, pretty, strlen(pretty)) == 0);
+        ASSERT_TRUE(strlen(hist) == strlen(shortform) + 1 &&
+                    strncmp(hist, shortform, strlen(shortform)) == 0);
+        ASSERT_TRUE(asprintf(&hist_path, "%s/%s", dir, hist_name) >= 0);
+        ASSERT_OK(stat(hist_path, &st) < 0 ? -errno : 0);
+        ASSERT_EQ(st.st_mode & 0777, 0644);
+
+        ASSERT_EQ(count_entries(dir), 2); /* last.json, history/: no temporary file left */
+}
+
+/* A last.json over STATE_FILE_MAX is refused once written: nothing replaced, no file left. */
+TEST(state_save_too_big) {
+        _cleanup_(run_record_done) RunRecord r = {}, small = {};
+        _cleanup_free_ char *dir = NULL, *before = NULL, *after = NULL;
+        size_t n = STATE_FILE_MAX / STATE_STRING_MAX + 16;
+
+        ASSERT_TRUE(asprintf(&dir, "%s/big", test_root) >= 0);
+        make_record(&small, 3, false);
+        ASSERT_OK(state_save(dir, &small));
+        before = read_file(dir, "last.json");
+
+        make_record(&r, n, false);
+        for (size_t i = 0; i < n; i++) {
+                free(r.mounts[i].reason);
+                ASSERT_TRUE((r.mounts[i].reason = malloc(STATE_STRING_MAX + 1)));
+                memset(r.mounts[i].reason, 'r', STATE_STRING_MAX);
+                r.mounts[i].reason[STATE_STRING_MAX] = 0;
+        }
+        ASSERT_ERR(state_save(dir, &r), EFBIG);
+        after = read_file(dir, "last.json");
+        ASSERT_STREQ(before, after);
+        ASSERT_EQ(count_entries(dir), 2); /* last.json, history/ */
+        free(after);
+        ASSERT_TRUE(asprintf(&after, "%s/history", dir) >= 0);
+        ASSERT_EQ(count_entries(after), 1); /* the small run's */
+}
+
+int main(void) {
+        ASSERT_TRUE(mkdtemp(test_root));
+        RUN(same_bytes);
+        RUN(fixtures);
+        RUN(refused);
+        RUN(stream_api);
+        RUN(state_save_files);
+        RUN(state_save_too_big);
+        (void) nftw(test_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        return 0;
+}
