@@ -313,11 +313,18 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 typedef struct LiveFacts {
         const char *sysfs_root;
         int debugfs_fd;
+        DeviceClassifier *classifier; /* opened at the first superblock that needs it */
 } LiveFacts;
 
 static int live_classify(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret) {
         LiveFacts *f = userdata;
-        return device_classify(f->sysfs_root, dev, fstype, source, ret);
+
+        if (!f->classifier) {
+                int r = device_classifier_new(f->sysfs_root, SYSFS_DIRFD, &f->classifier);
+                if (r < 0)
+                        return r;
+        }
+        return device_classifier_classify(f->classifier, dev, fstype, source, ret);
 }
 
 static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
@@ -711,6 +718,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);
+        facts.classifier = device_classifier_free(facts.classifier);
         if (r < 0)
                 return r;
         free(s->ns_of_mount);
