@@ -102,25 +102,48 @@ static bool has_child_at(const MountTable *t, const size_t *by_parent, int paren
         return false;
 }
 
+/* Whether path lies at or below dir (absolute paths as mountinfo writes them). */
+static bool path_within(const char *path, const char *dir) {
+        size_t l = strlen(dir);
+
+        if (streq(dir, "/"))
+                return path[0] == '/';
+        return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == 0);
+}
+
 /* A mount is hidden when a child mount sits on the same path (mount --bind twice, or a mount over
  * a mount point), or when a sibling (same parent) sits on a directory above its mount point (files
  * mounted under /run/host, then /run/host bound over itself, as systemd-nspawn does), and so is
- * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' is
- * scratch space of n entries. */
-static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
+ * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' and
+ * 'parent' are scratch space of n entries. */
+static void mark_overmounted(const MountTable *t, size_t *order, ssize_t *parent, bool *ret) {
         size_t n = t->n_entries;
         bool changed = true;
+
+        /* Each mount's parent in the table (-1: none), looked up once. */
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        typesafe_qsort_r(order, n, cmp_mount_id, t);
+        for (size_t i = 0; i < n; i++)
+                parent[i] = find_mount_id(t, order, t->entries[i].parent_id);
 
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
         typesafe_qsort_r(order, n, cmp_parent_path, t);
         for (size_t i = 0; i < n; i++) {
+                const char *mp = t->entries[i].mount_point;
                 char path[PATH_MAX], *slash;
+                size_t min_len = 1;
 
-                if (strlen(t->entries[i].mount_point) >= sizeof path)
+                if (strlen(mp) >= sizeof path)
                         continue;
-                strcpy(path, t->entries[i].mount_point);
-                while ((slash = strrchr(path, '/')) && slash > path) {
+                /* Siblings are mounted inside the parent mount, at or below its mount point: shorter
+                 * directories above it cannot hold one (1000 mounts below one directory: one lookup
+                 * each instead of one per path component). */
+                if (parent[i] >= 0 && path_within(mp, t->entries[parent[i]].mount_point))
+                        min_len = MAX(strlen(t->entries[parent[i]].mount_point), (size_t) 1);
+                strcpy(path, mp);
+                while ((slash = strrchr(path, '/')) && slash > path && (size_t) (slash - path) >= min_len) {
                         *slash = '\0';
                         if (has_child_at(t, order, t->entries[i].parent_id, path)) {
                                 ret[i] = true;
@@ -128,13 +151,11 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
                         }
                 }
         }
-        typesafe_qsort_r(order, n, cmp_mount_id, t);
 
         for (size_t i = 0; i < n; i++) {
-                const MountEntry *c = &t->entries[i];
-                ssize_t p = find_mount_id(t, order, c->parent_id);
+                ssize_t p = parent[i];
 
-                if (p >= 0 && (size_t) p != i && streq(t->entries[p].mount_point, c->mount_point))
+                if (p >= 0 && (size_t) p != i && streq(t->entries[p].mount_point, t->entries[i].mount_point))
                         ret[p] = true;
         }
 
@@ -142,12 +163,9 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         for (size_t pass = 0; changed && pass < n; pass++) {
                 changed = false;
                 for (size_t i = 0; i < n; i++) {
-                        ssize_t p;
+                        ssize_t p = parent[i];
 
-                        if (ret[i])
-                                continue;
-                        p = find_mount_id(t, order, t->entries[i].parent_id);
-                        if (p >= 0 && (size_t) p != i && ret[p] &&
+                        if (!ret[i] && p >= 0 && (size_t) p != i && ret[p] &&
                             !streq(t->entries[p].mount_point, t->entries[i].mount_point)) {
                                 ret[i] = true;
                                 changed = true;
@@ -218,6 +236,7 @@ static FsClass fs_class_cached(FsTypeClass *cache, size_t *n, const char *fstype
 int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_free_ size_t *order = NULL;
+        _cleanup_free_ ssize_t *parent = NULL;
         MountTable *t = *table;
         size_t n = t->n_entries;
 
@@ -304,7 +323,10 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         for (size_t k = 0; k < s->n_sbs; k++)
                 for (size_t i = 0; i < s->sbs[k].n_mounts; i++)
                         s->sb_of_mount[s->sbs[k].mounts[i]] = k;
-        mark_overmounted(t, order, s->overmounted);
+        parent = malloc(MAX(n, 1) * sizeof(ssize_t));
+        if (!parent)
+                return -ENOMEM;
+        mark_overmounted(t, order, parent, s->overmounted);
 
         s->table = TAKE_PTR(*table);
         *ret = TAKE_PTR(s);
