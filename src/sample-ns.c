@@ -299,9 +299,13 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTable *t, unsigned **
         }
         x.proc_fd = proc_fd;
 
-        /* Without the kernel's list (before 6.12, no privilege, a fixture): every process is read. */
-        r = walk_all ? -EOPNOTSUPP
-                     : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &known.inos, &known.n);
+        /* Without the kernel's list (before 6.12, no privilege, a fixture): every process is read. The
+         * list leaves out namespaces whose owning user namespace we lack CAP_SYS_ADMIN in
+         * (ns_capable_noaudit() in get_sequential_mnt_ns()); for root in the initial user namespace
+         * only an LSM can deny that, and SELinux does per class (cap_userns): not trusted there. */
+        r = walk_all || faccessat(root_fd, "sys/fs/selinux/enforce", F_OK, 0) >= 0
+                    ? -EOPNOTSUPP
+                    : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &known.inos, &known.n);
         if (r >= 0) {
                 known.found = calloc(MAX(known.n, 1), sizeof(bool));
                 if (!known.found)
