@@ -360,6 +360,32 @@ static bool has_namespace_mount(const Sample *s, pid_t pid, dev_t dev) {
         return false;
 }
 
+/* Where the kernel lists mount namespaces (6.12+), the namespace of pid is among them: the path the
+ * first sample of live_namespaces_both_ways takes. */
+static void kernel_lists_namespace(pid_t pid) {
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ uint64_t *inos = NULL;
+        char path[64];
+        struct stat st;
+        size_t n = 0;
+        bool found = false;
+        int r;
+
+        ASSERT_TRUE(proc_fd >= 0);
+        r = unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n);
+        if (r < 0) {
+                printf("  no kernel list of mount namespaces (%s): both ways walk every process\n",
+                       strerror(-r));
+                return;
+        }
+        snprintf(path, sizeof path, "%d/ns/mnt", (int) pid);
+        ASSERT_OK(fstatat(proc_fd, path, &st, 0));
+        for (size_t i = 0; i < n; i++)
+                found = found || inos[i] == (uint64_t) st.st_ino;
+        ASSERT_TRUE(found);
+        printf("  the kernel lists %zu other mount namespaces, ours among them\n", n);
+}
+
 static bool same_namespaces(const Sample *a, const Sample *b) {
         if (a->n_namespaces != b->n_namespaces)
                 return false;
@@ -394,6 +420,7 @@ TEST(live_namespaces_both_ways) {
                 ASSERT_OK(rmdir(dir));
                 return;
         }
+        kernel_lists_namespace(pid);
         for (unsigned attempt = 0;; attempt++) {
                 _cleanup_(sample_freep) Sample *a = NULL, *b = NULL;
                 _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
