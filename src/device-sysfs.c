@@ -322,15 +322,19 @@ static bool sysfs_root_is_real(const char *sysfs_root) {
         return streq(sysfs_root, "/sys") || streq(sysfs_root, "/sys/");
 }
 
-int sysfs_open(const char *sysfs_root, Sysfs *ret) {
-        Sysfs s = { .root_fd = -EBADF, .backend = &sysfs_backend_dirfd };
+int sysfs_open(const char *sysfs_root, SysfsBackendKind kind, Sysfs *ret) {
+        Sysfs s = { .root_fd = -EBADF,
+                    .backend = &sysfs_backend_dirfd,
+                    .live = sysfs_root_is_real(sysfs_root) };
         int fd;
 
+        if (kind == SYSFS_UDEV && !s.live)
+                return -EINVAL;
         fd = open(sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         s.root_fd = fd;
-        if (sysfs_root_is_real(sysfs_root)) {
+        if (kind == SYSFS_UDEV) {
                 s.udev = udev_new();
                 if (!s.udev) {
                         int r = errno == ENOMEM ? -ENOMEM : -EIO;

@@ -4,16 +4,19 @@
 /*
  * sysfs for device.c (private to the device module): block device nodes, their attributes, links
  * and directories, through one interface with two backends:
- *  - libudev, when sysfs_root is exactly "/sys" (or "/sys/"): udev_device_new_from_devnum(),
+ *  - a directory fd on sysfs_root (the default, production included): attributes, links and
+ *    directories are read with openat()/readlinkat() on that fd. Symlinks are resolved lexically
+ *    relative to the link's directory, as in real sysfs, where all links are relative and point at
+ *    real directories. USB ancestry: the nearest ancestor directory whose 'subsystem' link ends in
+ *    "usb" and whose uevent says DEVTYPE=usb_device.
+ *  - libudev, on request and only on the real "/sys" (SYSFS_UDEV): udev_device_new_from_devnum(),
  *    udev_device_get_sysattr_value(), udev_device_get_parent(), and
  *    udev_device_get_parent_with_subsystem_devtype("usb", "usb_device"). This needs no udevd: it
- *    reads sysfs (udev properties from the udev database are never used). device-sysfs.c is the
- *    only file that includes libudev.
- *  - a directory fd on sysfs_root for anything else (fixture trees in tests; "/sys/." forces this
- *    backend on the real sysfs, which the integration test uses to cross-check both backends).
- *    Symlinks are resolved lexically relative to the link's directory, as in real sysfs, where all
- *    links are relative and point at real directories. USB ancestry: the nearest ancestor
- *    directory whose 'subsystem' link ends in "usb" and whose uevent says DEVTYPE=usb_device.
+ *    reads sysfs (udev properties from the udev database are never used). Kept as the reference the
+ *    directory-fd backend is checked against (test-device --compare-all, integration/device-loop.sh):
+ *    both give the same DeviceInfo on every block device; libudev costs ~60 extra system calls per
+ *    device (a path walk of /sys with an openat+newfstatat+close per component, three times).
+ *    device-sysfs.c is the only file that includes libudev.
  * A backend provides five operations (SysfsBackend); reading links (bdi, fs/btrfs/...) and listing
  * directories (slaves/, fs/btrfs/) is done once for both with readlinkat()/openat() on root_fd and
  * the node's path (libudev has no API for those), as is trimming attribute values.
@@ -22,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "device.h"
 
 #define DEVICE_ATTR_MAX (8U * 1024U)
 
@@ -53,14 +58,16 @@ typedef struct SysfsBackend {
 
 struct Sysfs {
         int root_fd;       /* sysfs_root; non-device paths (fs/btrfs, class/bdi) are read here */
+        bool live;         /* sysfs_root is exactly "/sys" (or "/sys/"): the running system's, whose
+                            * /dev names can be resolved */
         struct udev *udev; /* libudev backend only */
         const SysfsBackend *backend;
 };
 
 void node_done(Node *n);
 
-/* Opens sysfs_root with the backend it calls for. negative errno (-ENOMEM, or sysfs_root missing). */
-int sysfs_open(const char *sysfs_root, Sysfs *ret);
+/* Opens sysfs_root with the given backend. negative errno (-ENOMEM, -EINVAL, or sysfs_root missing). */
+int sysfs_open(const char *sysfs_root, SysfsBackendKind kind, Sysfs *ret);
 void sysfs_done(Sysfs *s);
 
 /* Attribute value with trailing whitespace removed. -ENOENT if missing/unreadable; -ENOMEM. */

@@ -3,8 +3,9 @@
 /*
  * Device classification.
  *
- * Block facts are read through device-sysfs.h: libudev for the real "/sys", a directory fd on a
- * fixture tree otherwise, with the walking rules below written once on top of either.
+ * Block facts are read through device-sysfs.h: a directory fd on sysfs_root (libudev on request, to
+ * cross-check), with the walking rules below written once on top of either. A DeviceClassifier opens
+ * sysfs once for all the superblocks of a sample.
  *
  * Grouping: DeviceInfo.leaves holds the *whole disks* at the bottom of the device stack, sorted
  * and without duplicates: a partition contributes its disk, so two partitions of one disk share
@@ -151,7 +152,8 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
         if (++w->visits > DEVICE_VISIT_MAX)
                 return 0;
 
-        r = node_to_whole(s, node);
+        /* The top node (depth 0) is a whole disk already, its facts read by walk_block(). */
+        r = depth > 0 ? node_to_whole(s, node) : 0;
         if (r < 0)
                 return r;
 
@@ -195,7 +197,7 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
                 return 0;
 
         /* A leaf (or the end of what we can follow): the whole disk. */
-        r = disk_facts(w, node);
+        r = depth > 0 ? disk_facts(w, node) : 0;
         if (r < 0)
                 return r;
         if (node->devnum != 0)
@@ -258,7 +260,7 @@ static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
         if (isempty(want))
                 return 0;
         /* /dev/mapper/x and /dev/disk/by-... are symlinks to /dev/dm-N, /dev/sdX (real sysfs only). */
-        if (w->sysfs->udev && strncmp(source, "/dev/", 5) == 0) {
+        if (w->sysfs->live && strncmp(source, "/dev/", 5) == 0) {
                 real = realpath(source, NULL);
                 if (!real && errno == ENOMEM)
                         return -ENOMEM;
@@ -320,18 +322,40 @@ void device_info_done(DeviceInfo *d) {
         *d = (DeviceInfo) {};
 }
 
-static int device_classify_sysfs(const char *sysfs_root, dev_t dev, const char *fstype, const char *source,
-                                 DeviceInfo *info) {
-        _cleanup_(sysfs_done) Sysfs s = { .root_fd = -EBADF };
-        Walk w = {};
+struct DeviceClassifier {
+        Sysfs sysfs;
+        bool has_sysfs; /* false: sysfs_root could not be opened, nothing is classified */
+};
+
+int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceClassifier **ret) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
         int r;
 
-        r = sysfs_open(sysfs_root, &s);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return 0; /* no sysfs: unclassified */
-        w.sysfs = &s;
+        c = calloc(1, sizeof(DeviceClassifier));
+        if (!c)
+                return -ENOMEM;
+        c->sysfs.root_fd = -EBADF;
+        if (sysfs_root) {
+                r = sysfs_open(sysfs_root, kind, &c->sysfs);
+                if (r == -ENOMEM || (r < 0 && kind == SYSFS_UDEV))
+                        return r;
+                c->has_sysfs = r >= 0; /* no sysfs: unclassified */
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+DeviceClassifier *device_classifier_free(DeviceClassifier *c) {
+        if (!c)
+                return NULL;
+        sysfs_done(&c->sysfs);
+        free(c);
+        return NULL;
+}
+
+static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *source, DeviceInfo *info) {
+        Walk w = { .sysfs = s };
+        int r;
 
         if (major(dev) != 0) {
                 r = walk_block(&w, dev, &info->whole_disk, &info->bdi_name);
@@ -356,7 +380,7 @@ static int device_classify_sysfs(const char *sysfs_root, dev_t dev, const char *
                 char p[64];
 
                 snprintf(p, sizeof(p), "class/bdi/%s", FORMAT_DEVNUM(dev));
-                if (faccessat(s.root_fd, p, F_OK, 0) == 0) {
+                if (faccessat(s->root_fd, p, F_OK, 0) == 0) {
                         info->bdi_name = strdup(p + strlen("class/bdi/"));
                         if (!info->bdi_name) {
                                 r = -ENOMEM;
@@ -380,8 +404,8 @@ finish:
         return r;
 }
 
-int device_classify(const char *sysfs_root, dev_t dev, const char *fstype, const char *source,
-                    DeviceInfo *ret) {
+int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstype, const char *source,
+                               DeviceInfo *ret) {
         DeviceInfo info = { .dev = dev };
         int r;
 
@@ -396,8 +420,8 @@ int device_classify(const char *sysfs_root, dev_t dev, const char *fstype, const
                 break;
         }
 
-        if (sysfs_root) {
-                r = device_classify_sysfs(sysfs_root, dev, fstype, source, &info);
+        if (c->has_sysfs) {
+                r = classify_sysfs(&c->sysfs, dev, fstype, source, &info);
                 if (r < 0) {
                         device_info_done(&info);
                         return r;
@@ -417,4 +441,15 @@ int device_classify(const char *sysfs_root, dev_t dev, const char *fstype, const
 
         *ret = info;
         return 0;
+}
+
+int device_classify(const char *sysfs_root, dev_t dev, const char *fstype, const char *source,
+                    DeviceInfo *ret) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
+        int r;
+
+        r = device_classifier_new(sysfs_root, SYSFS_DIRFD, &c);
+        if (r < 0)
+                return r;
+        return device_classifier_classify(c, dev, fstype, source, ret);
 }

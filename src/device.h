@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Device classification: block device facts through libudev (device-sysfs.c, the only file that
- * includes it; a directory-fd backend for fixture trees): whole disk, bdi name, leaf devices of
+ * Device classification: block device facts read from sysfs through a directory fd (device-sysfs.c;
+ * libudev, which only that file includes, on request for cross-checks): whole disk, bdi name, leaf devices of
  * stacked dm/md, loop backing file, removable, usb, rotational, dm-crypt. Anything not determinable
  * is left unknown; callers treat unknown as "must sync". Filesystem type classes: fs-type.h.
  */
@@ -60,3 +60,20 @@ void device_info_done(DeviceInfo *d);
  */
 int device_classify(const char *sysfs_root, dev_t dev, const char *fstype, const char *source,
                     DeviceInfo *ret);
+
+/* The same for many superblocks: sysfs_root is opened once (NULL or missing: nothing is classified).
+ * kind picks the sysfs backend (device-sysfs.h): SYSFS_DIRFD always; SYSFS_UDEV (libudev, real "/sys"
+ * only) to cross-check it. device_classifier_new() fails only with -ENOMEM (or, for SYSFS_UDEV, when
+ * libudev cannot open sysfs_root). */
+typedef struct DeviceClassifier DeviceClassifier;
+
+typedef enum SysfsBackendKind {
+        SYSFS_DIRFD, /* directory fd: the default */
+        SYSFS_UDEV,  /* libudev: only on the real "/sys" (-EINVAL otherwise); for cross-checks */
+} SysfsBackendKind;
+
+int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceClassifier **ret);
+DeviceClassifier *device_classifier_free(DeviceClassifier *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceClassifier *, device_classifier_free);
+int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstype, const char *source,
+                               DeviceInfo *ret);

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 
 #include "sample.h"
+#include "sample-ns.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
@@ -101,25 +102,48 @@ static bool has_child_at(const MountTable *t, const size_t *by_parent, int paren
         return false;
 }
 
+/* Whether path lies at or below dir (absolute paths as mountinfo writes them). */
+static bool path_within(const char *path, const char *dir) {
+        size_t l = strlen(dir);
+
+        if (streq(dir, "/"))
+                return path[0] == '/';
+        return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == 0);
+}
+
 /* A mount is hidden when a child mount sits on the same path (mount --bind twice, or a mount over
  * a mount point), or when a sibling (same parent) sits on a directory above its mount point (files
  * mounted under /run/host, then /run/host bound over itself, as systemd-nspawn does), and so is
- * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' is
- * scratch space of n entries. */
-static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
+ * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' and
+ * 'parent' are scratch space of n entries. */
+static void mark_overmounted(const MountTable *t, size_t *order, ssize_t *parent, bool *ret) {
         size_t n = t->n_entries;
         bool changed = true;
+
+        /* Each mount's parent in the table (-1: none), looked up once. */
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        typesafe_qsort_r(order, n, cmp_mount_id, t);
+        for (size_t i = 0; i < n; i++)
+                parent[i] = find_mount_id(t, order, t->entries[i].parent_id);
 
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
         typesafe_qsort_r(order, n, cmp_parent_path, t);
         for (size_t i = 0; i < n; i++) {
+                const char *mp = t->entries[i].mount_point;
                 char path[PATH_MAX], *slash;
+                size_t min_len = 1;
 
-                if (strlen(t->entries[i].mount_point) >= sizeof path)
+                if (strlen(mp) >= sizeof path)
                         continue;
-                strcpy(path, t->entries[i].mount_point);
-                while ((slash = strrchr(path, '/')) && slash > path) {
+                /* Siblings are mounted inside the parent mount, at or below its mount point: shorter
+                 * directories above it cannot hold one (1000 mounts below one directory: one lookup
+                 * each instead of one per path component). */
+                if (parent[i] >= 0 && path_within(mp, t->entries[parent[i]].mount_point))
+                        min_len = MAX(strlen(t->entries[parent[i]].mount_point), (size_t) 1);
+                strcpy(path, mp);
+                while ((slash = strrchr(path, '/')) && slash > path && (size_t) (slash - path) >= min_len) {
                         *slash = '\0';
                         if (has_child_at(t, order, t->entries[i].parent_id, path)) {
                                 ret[i] = true;
@@ -127,13 +151,11 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
                         }
                 }
         }
-        typesafe_qsort_r(order, n, cmp_mount_id, t);
 
         for (size_t i = 0; i < n; i++) {
-                const MountEntry *c = &t->entries[i];
-                ssize_t p = find_mount_id(t, order, c->parent_id);
+                ssize_t p = parent[i];
 
-                if (p >= 0 && (size_t) p != i && streq(t->entries[p].mount_point, c->mount_point))
+                if (p >= 0 && (size_t) p != i && streq(t->entries[p].mount_point, t->entries[i].mount_point))
                         ret[p] = true;
         }
 
@@ -141,12 +163,9 @@ static void mark_overmounted(const MountTable *t, size_t *order, bool *ret) {
         for (size_t pass = 0; changed && pass < n; pass++) {
                 changed = false;
                 for (size_t i = 0; i < n; i++) {
-                        ssize_t p;
+                        ssize_t p = parent[i];
 
-                        if (ret[i])
-                                continue;
-                        p = find_mount_id(t, order, t->entries[i].parent_id);
-                        if (p >= 0 && (size_t) p != i && ret[p] &&
+                        if (!ret[i] && p >= 0 && (size_t) p != i && ret[p] &&
                             !streq(t->entries[p].mount_point, t->entries[i].mount_point)) {
                                 ret[i] = true;
                                 changed = true;
@@ -217,6 +236,7 @@ static FsClass fs_class_cached(FsTypeClass *cache, size_t *n, const char *fstype
 int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_free_ size_t *order = NULL;
+        _cleanup_free_ ssize_t *parent = NULL;
         MountTable *t = *table;
         size_t n = t->n_entries;
 
@@ -303,7 +323,10 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         for (size_t k = 0; k < s->n_sbs; k++)
                 for (size_t i = 0; i < s->sbs[k].n_mounts; i++)
                         s->sb_of_mount[s->sbs[k].mounts[i]] = k;
-        mark_overmounted(t, order, s->overmounted);
+        parent = malloc(MAX(n, 1) * sizeof(ssize_t));
+        if (!parent)
+                return -ENOMEM;
+        mark_overmounted(t, order, parent, s->overmounted);
 
         s->table = TAKE_PTR(*table);
         *ret = TAKE_PTR(s);
@@ -313,11 +336,18 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 typedef struct LiveFacts {
         const char *sysfs_root;
         int debugfs_fd;
+        DeviceClassifier *classifier; /* opened at the first superblock that needs it */
 } LiveFacts;
 
 static int live_classify(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret) {
         LiveFacts *f = userdata;
-        return device_classify(f->sysfs_root, dev, fstype, source, ret);
+
+        if (!f->classifier) {
+                int r = device_classifier_new(f->sysfs_root, SYSFS_DIRFD, &f->classifier);
+                if (r < 0)
+                        return r;
+        }
+        return device_classifier_classify(f->classifier, dev, fstype, source, ret);
 }
 
 static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
@@ -327,252 +357,6 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
         return bdi_stats_load(f->debugfs_fd, name, ret);
 }
 
-static int parse_ns_link(const char *link, uint64_t *ret) {
-        unsigned long long v;
-        int n = 0;
-
-        if (sscanf(link, "mnt:[%llu]%n", &v, &n) != 1 || link[n] != 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int read_ns(int proc_fd, const char *pid, uint64_t *ret) {
-        char path[64], link[64];
-        ssize_t n;
-
-        if (strlen(pid) > 20)
-                return -EINVAL;
-        snprintf(path, sizeof path, "%.20s/ns/mnt", pid);
-        n = readlinkat(proc_fd, path, link, sizeof link - 1);
-        if (n < 0)
-                return negative_errno();
-        link[n] = 0;
-        return parse_ns_link(link, ret);
-}
-/* A candidate process for reading a namespace's mounts: one whose root is the namespace's root
- * ("/" as seen from us) shows all of them; a chrooted one only those below its root. */
-typedef struct NsCandidate {
-        uint64_t ino;
-        unsigned pid, alt_pid; /* alt: another member, tried when pid exited meanwhile */
-        bool chrooted;
-        char root[128]; /* its root (proc/PID/root link), when chrooted */
-} NsCandidate;
-
-static bool proc_root_chrooted(int proc_fd, unsigned pid, char *ret, size_t size) {
-        char path[64];
-        ssize_t n;
-
-        snprintf(path, sizeof path, "%u/root", pid);
-        n = readlinkat(proc_fd, path, ret, size - 1);
-        if (n < 0) {
-                snprintf(ret, size, "?");
-                return true;
-        }
-        ret[n] = 0;
-        return !streq(ret, "/");
-}
-
-/* One candidate per mount namespace other than 'self', from the processes in proc (at most
- * SAMPLE_MAX_NAMESPACES; *ret_overflow says there were more). */
-static int ns_candidates(int proc_fd, uint64_t self, NsCandidate **ret, size_t *ret_n, bool *ret_overflow) {
-        _cleanup_free_ NsCandidate *cand = NULL;
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        size_t n_cand = 0;
-        bool overflow = false;
-
-        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
-        if (!d)
-                return negative_errno();
-
-        while ((de = readdir(d))) {
-                NsCandidate *c = NULL;
-                char root[128];
-                uint64_t ino;
-                unsigned pid;
-                bool chrooted;
-
-                if (safe_atou(de->d_name, &pid) < 0 || read_ns(proc_fd, de->d_name, &ino) < 0 || ino == self)
-                        continue;
-                for (size_t i = 0; i < n_cand && !c; i++)
-                        if (cand[i].ino == ino)
-                                c = &cand[i];
-                if (c && !c->chrooted && c->alt_pid != 0)
-                        continue;
-                chrooted = proc_root_chrooted(proc_fd, pid, root, sizeof root);
-                if (c) {
-                        if (c->chrooted && !chrooted) {
-                                c->alt_pid = c->pid;
-                                c->pid = pid;
-                                c->chrooted = false;
-                        } else if (c->alt_pid == 0 && chrooted == c->chrooted)
-                                c->alt_pid = pid;
-                        continue;
-                }
-                if (n_cand >= SAMPLE_MAX_NAMESPACES) {
-                        overflow = true;
-                        continue;
-                }
-                if (n_cand % 16 == 0) {
-                        NsCandidate *x = reallocarray(cand, n_cand + 16, sizeof(NsCandidate));
-                        if (!x)
-                                return -ENOMEM;
-                        cand = x;
-                }
-                cand[n_cand] = (NsCandidate) { .ino = ino, .pid = pid, .chrooted = chrooted };
-                snprintf(cand[n_cand].root, sizeof cand[n_cand].root, "%s", root);
-                n_cand++;
-        }
-        *ret = TAKE_PTR(cand);
-        *ret_n = n_cand;
-        *ret_overflow = overflow;
-        return 0;
-}
-
-/* The namespaces read so far, merged into t. */
-typedef struct NsScan {
-        int proc_fd;
-        MountTable *t;
-        unsigned *of; /* table index -> 0 or 1 + index into nss */
-        MountNamespace *nss;
-        size_t n;
-        HiddenSet *hidden;
-        Reasons *why;
-} NsScan;
-
-/* A namespace seen only through chrooted process pid lists only mounts below its root: compare with
- * the namespace's whole list, which listmount gives without entering it. */
-static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
-        _cleanup_close_ int ns_fd = -EBADF;
-        char path[64], desc[256];
-        int r;
-
-        snprintf(path, sizeof path, "%u/ns/mnt", pid);
-        snprintf(desc, sizeof desc,
-                 "mount namespace mnt:[%llu] (seen only through chrooted "
-                 "process %u, root %s)",
-                 (unsigned long long) c->ino, pid, c->root);
-        ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC);
-        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->hidden);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 && reasons_add(x->why,
-                                 "%s: mounts outside that root were not scanned (listmount: "
-                                 "%s)",
-                                 desc, strerror(-r)) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-/* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
-static int ns_add(NsScan *x, const NsCandidate *c) {
-        _cleanup_(mount_table_freep) MountTable *other = NULL;
-        _cleanup_free_ char *text = NULL;
-        unsigned *nof, pid = c->pid;
-        char path[64];
-        size_t size, before;
-        int r;
-
-        snprintf(path, sizeof path, "%u/mountinfo", pid);
-        r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
-        if ((r == -ENOENT || r == -ESRCH) && c->alt_pid != 0) {
-                pid = c->alt_pid;
-                snprintf(path, sizeof path, "%u/mountinfo", pid);
-                r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
-        }
-        if (r == -ENOENT || r == -ESRCH)
-                return 0; /* every member we knew exited: the namespace is gone */
-        if (r >= 0)
-                r = mount_table_parse(text, size, &other, NULL);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return reasons_add(x->why,
-                                   "mounts of mount namespace mnt:[%llu] (process %u) could not be "
-                                   "read: %s",
-                                   (unsigned long long) c->ino, pid, strerror(-r));
-
-        if (x->n % 16 == 0) {
-                MountNamespace *y = reallocarray(x->nss, x->n + 16, sizeof(MountNamespace));
-                if (!y)
-                        return -ENOMEM;
-                x->nss = y;
-        }
-        before = x->t->n_entries;
-        nof = reallocarray(x->of, before + other->n_entries + 1, sizeof(unsigned));
-        if (!nof)
-                return -ENOMEM;
-        x->of = nof;
-        r = mount_table_merge(x->t, &other);
-        if (r == -E2BIG)
-                return reasons_add(x->why, "more than %u mounts: the rest were not scanned",
-                                   MOUNT_TABLE_MAX_ENTRIES) < 0
-                               ? -ENOMEM
-                               : 1;
-        if (r < 0)
-                return r;
-        x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) pid };
-        for (size_t i = before; i < x->t->n_entries; i++)
-                x->of[i] = (unsigned) x->n + 1;
-        x->n++;
-
-        return c->chrooted ? ns_check_chrooted(x, c, pid) : 0;
-}
-
-/*
- * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
- * per distinct namespace, its mountinfo appended to the table. An unchrooted member is preferred:
- * a chrooted process's mountinfo lists only mounts below its root; when only chrooted members
- * exist, the namespace's whole mount list is compared through listmount (into hidden) or the scan
- * is declared incomplete. Processes come and go while we scan: a namespace whose members all
- * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
- */
-static int add_namespaces(int root_fd, MountTable *t, unsigned **ns_of, MountNamespace **ret_ns,
-                          size_t *ret_n, HiddenSet *hidden, Reasons *why) {
-        _cleanup_free_ NsCandidate *cand = NULL;
-        _cleanup_close_ int proc_fd = -EBADF;
-        NsScan x = { .t = t, .hidden = hidden, .why = why };
-        uint64_t self;
-        size_t n_cand = 0;
-        bool overflow;
-        int r;
-
-        x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
-        if (!x.of)
-                return -ENOMEM;
-        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0 || read_ns(proc_fd, "self", &self) < 0) {
-                /* No way to tell namespaces apart: other namespaces' mounts are unknown. */
-                *ns_of = TAKE_PTR(x.of);
-                *ret_ns = NULL;
-                *ret_n = 0;
-                return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
-                                        "namespaces' mounts were not scanned");
-        }
-        x.proc_fd = proc_fd;
-
-        r = ns_candidates(proc_fd, self, &cand, &n_cand, &overflow);
-        if (r >= 0 && overflow &&
-            reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
-                        SAMPLE_MAX_NAMESPACES) < 0)
-                r = -ENOMEM;
-        for (size_t c = 0; r >= 0 && c < n_cand; c++) {
-                r = ns_add(&x, &cand[c]);
-                if (r > 0)
-                        break;
-        }
-        if (r < 0) {
-                free(x.of);
-                free(x.nss);
-                return r;
-        }
-
-        *ns_of = TAKE_PTR(x.of);
-        *ret_ns = TAKE_PTR(x.nss);
-        *ret_n = x.n;
-        return 0;
-}
 
 /* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
  * table; what a process holds a file on is reached, the rest becomes reasons. */
@@ -592,7 +376,7 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, MountTable *t, 
                 inos[n_inos++] = nss[i].ino;
                 pids[i] = nss[i].pid;
         }
-        if (proc_fd >= 0 && read_ns(proc_fd, "self", &inos[n_inos]) >= 0)
+        if (proc_fd >= 0 && sample_read_ns(proc_fd, "self", &inos[n_inos]) >= 0)
                 n_inos++;
 
         /* Chroot-only namespaces were listed while the table was still growing. */
@@ -689,7 +473,8 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 return r;
 
         if (src->scan_namespaces) {
-                r = add_namespaces(src->root_fd, table, &ns_of, &nss, &n_nss, &hidden, &why);
+                r = sample_add_namespaces(src->root_fd, src->walk_all_processes, table, &ns_of, &nss, &n_nss,
+                                          &hidden, &why);
                 if (r < 0)
                         return r;
         } else {
@@ -711,6 +496,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);
+        facts.classifier = device_classifier_free(facts.classifier);
         if (r < 0)
                 return r;
         free(s->ns_of_mount);

@@ -81,6 +81,10 @@ typedef struct SampleSources {
                                      * when false the sample is incomplete */
         MountTableBackend mount_backend; /* our own table: 0 = the production default; tests and
                                           * benchmarks pick one (mount-table.h) */
+        bool walk_all_processes;         /* tests: find other namespaces' members by reading every
+                                          * process's ns/mnt, the way taken before Linux 6.12, instead
+                                          * of stopping once each namespace the kernel lists (nsfs
+                                          * NS_MNT_GET_NEXT) has a member */
 } SampleSources;
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in

@@ -19,6 +19,7 @@
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
 #include "shared/strv.h"
 #include "unlisted.h"
 
@@ -286,6 +287,64 @@ static int parse_ns_root(const char *root, uint64_t *ret) {
         if (!root || sscanf(root, "mnt:[%llu]%n", &v, &n) != 1 || root[n] != 0)
                 return -EINVAL;
         *ret = v;
+        return 0;
+}
+
+/* nsfs mount namespace iteration (Linux 6.12, include/uapi/linux/nsfs.h). */
+struct ss_mnt_ns_info {
+        uint32_t size;
+        uint32_t nr_mounts;
+        uint64_t mnt_ns_id;
+};
+#define SS_NS_MNT_GET_NEXT _IOR(0xb7, 11, struct ss_mnt_ns_info)
+#define SS_NS_MNT_GET_PREV _IOR(0xb7, 12, struct ss_mnt_ns_info)
+
+static int cmp_u64(const uint64_t *a, const uint64_t *b) {
+        return CMP(*a, *b);
+}
+
+int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n) {
+        static const unsigned long dirs[] = { SS_NS_MNT_GET_PREV, SS_NS_MNT_GET_NEXT };
+        _cleanup_close_ int self_fd = -EBADF;
+        _cleanup_free_ uint64_t *inos = NULL;
+        size_t n = 0;
+
+        self_fd = openat(proc_fd, "self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (self_fd < 0)
+                return negative_errno();
+        inos = malloc(MAX(max, 1) * sizeof(uint64_t));
+        if (!inos)
+                return -ENOMEM;
+
+        /* From our own namespace backwards to the first, then forwards to the last. */
+        for (size_t d = 0; d < ELEMENTSOF(dirs); d++)
+                for (int fd = self_fd;;) {
+                        struct ss_mnt_ns_info info = { .size = sizeof info };
+                        struct stat st;
+                        int next = ioctl(fd, dirs[d], &info), r = negative_errno();
+
+                        if (fd != self_fd)
+                                safe_close(fd);
+                        if (next < 0 && r == -ENOENT)
+                                break; /* the end of the list */
+                        if (next < 0)
+                                return r; /* -ENOTTY, -EINVAL: before 6.12; -EPERM: not allowed to see all */
+                        if (fstat(next, &st) < 0) {
+                                r = negative_errno();
+                                safe_close(next);
+                                return r;
+                        }
+                        if (n >= max) {
+                                safe_close(next);
+                                return -E2BIG;
+                        }
+                        inos[n++] = (uint64_t) st.st_ino;
+                        fd = next;
+                }
+
+        typesafe_qsort(inos, n, cmp_u64);
+        *ret = TAKE_PTR(inos);
+        *ret_n = n;
         return 0;
 }
 

@@ -75,6 +75,13 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h);
 int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
                        const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why);
 
+/* The inode numbers of every mount namespace but ours (proc_fd's self/ns/mnt) that the kernel lists
+ * (nsfs ioctls NS_MNT_GET_PREV/NS_MNT_GET_NEXT, Linux 6.12+: every mount namespace on the system that
+ * is alive, when the caller is in the initial PID namespace with CAP_SYS_ADMIN in the initial user
+ * namespace), sorted, at most max. -ENOTTY or -EINVAL before 6.12, -EPERM without that privilege,
+ * -ENOENT or -ENOTTY when proc_fd is not a real /proc (fixtures), -E2BIG over max, -ENOMEM. */
+int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n);
+
 /* Lists every mount of the namespace behind nsfs file ns_fd (listmount/statmount by namespace id,
  * Linux 6.11+); superblocks (not pseudo filesystems) that t lacks go into h, described as
  * "<desc>, at <mount point>". -ENOSYS, -EINVAL, -ENOTTY on older kernels. */

@@ -8,6 +8,7 @@
  * selects the directory-fd backend on the real sysfs).
  */
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -15,7 +16,9 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/devnum-util.h"
 #include "tests.h"
 
 #define LAPTOP FIXTURES_DIR "/sysfs/laptop"
@@ -464,18 +467,37 @@ TEST(bounds) {
         ASSERT_EQ(system(cmd), 0);
 }
 
-static void print_dev(const char *key, dev_t d) {
-        printf("%s=%u:%u\n", key, major(d), minor(d));
+static void print_info(FILE *f, const DeviceInfo *d) {
+        fprintf(f, "dev=%u:%u\n", major(d->dev), minor(d->dev));
+        fprintf(f, "is_block=%d\n", d->is_block);
+        fprintf(f, "classified=%d\n", d->classified);
+        fprintf(f, "whole_disk=%u:%u\n", major(d->whole_disk), minor(d->whole_disk));
+        fprintf(f, "bdi=%s\n", d->bdi_name ?: "");
+        fprintf(f, "leaves=");
+        for (size_t i = 0; i < d->n_leaves; i++)
+                fprintf(f, "%s%u:%u", i > 0 ? "," : "", major(d->leaves[i]), minor(d->leaves[i]));
+        fprintf(f, "\n");
+        fprintf(f, "backing_file=%s\n", d->loop_backing_file ?: "");
+        fprintf(f, "classes=");
+        for (unsigned bit = 1, first = 1; bit & _DEVICE_CLASS_ALL; bit <<= 1)
+                if (d->classes & bit) {
+                        fprintf(f, "%s%s", first ? "" : ",", device_class_to_string(bit));
+                        first = 0;
+                }
+        fprintf(f, "\n");
 }
 
 static int live(int argc, char **argv) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
+        const char *root = argc > 5 ? argv[5] : "/sys";
+        bool udev = streq(root, "udev");
         DeviceInfo d;
         unsigned maj, min;
         char *colon;
         int r;
 
         if (argc < 5) {
-                fprintf(stderr, "Usage: %s --live MAJ:MIN FSTYPE SOURCE [SYSFS_ROOT]\n", argv[0]);
+                fprintf(stderr, "Usage: %s --live MAJ:MIN FSTYPE SOURCE [SYSFS_ROOT|udev]\n", argv[0]);
                 return 2;
         }
         colon = strchr(argv[2], ':');
@@ -485,35 +507,121 @@ static int live(int argc, char **argv) {
         if (safe_atou(argv[2], &maj) < 0 || safe_atou(colon + 1, &min) < 0)
                 return 2;
 
-        r = device_classify(argc > 5 ? argv[5] : "/sys", makedev(maj, min), argv[3], argv[4], &d);
+        r = device_classifier_new(udev ? "/sys" : root, udev ? SYSFS_UDEV : SYSFS_DIRFD, &c);
+        if (r >= 0)
+                r = device_classifier_classify(c, makedev(maj, min), argv[3], argv[4], &d);
         if (r < 0) {
                 fprintf(stderr, "device_classify: %s\n", strerror(-r));
                 return 1;
         }
-        print_dev("dev", d.dev);
-        printf("is_block=%d\n", d.is_block);
-        printf("classified=%d\n", d.classified);
-        print_dev("whole_disk", d.whole_disk);
-        printf("bdi=%s\n", d.bdi_name ?: "");
-        printf("leaves=");
-        for (size_t i = 0; i < d.n_leaves; i++)
-                printf("%s%u:%u", i > 0 ? "," : "", major(d.leaves[i]), minor(d.leaves[i]));
-        printf("\n");
-        printf("backing_file=%s\n", d.loop_backing_file ?: "");
-        printf("classes=");
-        for (unsigned bit = 1, first = 1; bit & _DEVICE_CLASS_ALL; bit <<= 1)
-                if (d.classes & bit) {
-                        printf("%s%s", first ? "" : ",", device_class_to_string(bit));
-                        first = 0;
-                }
-        printf("\n");
+        print_info(stdout, &d);
         device_info_done(&d);
         return 0;
+}
+
+/* Every DeviceInfo field of one superblock through both backends; 1 if they agree, 0 if not. */
+static int compare_one(DeviceClassifier *fd, DeviceClassifier *ud, dev_t dev, const char *fstype,
+                       const char *source) {
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        DeviceInfo x, y;
+        FILE *f;
+
+        ASSERT_OK(device_classifier_classify(fd, dev, fstype, source, &x));
+        ASSERT_OK(device_classifier_classify(ud, dev, fstype, source, &y));
+        f = open_memstream(&a, &na);
+        ASSERT_TRUE(f);
+        print_info(f, &x);
+        fclose(f);
+        f = open_memstream(&b, &nb);
+        ASSERT_TRUE(f);
+        print_info(f, &y);
+        fclose(f);
+        device_info_done(&x);
+        device_info_done(&y);
+        if (streq(a, b))
+                return 1;
+        fprintf(stderr, "backends disagree for %s %s:\ndirectory fd:\n%slibudev:\n%s", fstype, source, a, b);
+        return 0;
+}
+
+/* Classifies every block device and btrfs filesystem of this machine through both backends. Returns
+ * the number compared, -1 if any disagreed, -ENOENT without /sys/class/block. */
+static int compare_all(void) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *fd = NULL, *ud = NULL;
+        _cleanup_closedir_ DIR *d = opendir("/sys/class/block");
+        struct dirent *de;
+        int n = 0, bad = 0;
+
+        if (!d)
+                return -ENOENT;
+        ASSERT_OK(device_classifier_new("/sys", SYSFS_DIRFD, &fd));
+        ASSERT_OK(device_classifier_new("/sys", SYSFS_UDEV, &ud));
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *p = NULL, *v = NULL, *src = NULL;
+                dev_t dev;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                ASSERT_TRUE(asprintf(&p, "/sys/class/block/%s/dev", de->d_name) > 0);
+                ASSERT_TRUE(asprintf(&src, "/dev/%s", de->d_name) > 0);
+                if (read_full_file_at(AT_FDCWD, p, 64, &v, NULL) < 0)
+                        continue;
+                v[strcspn(v, "\n")] = 0;
+                if (parse_devnum(v, &dev) < 0)
+                        continue;
+                n++;
+                bad += !compare_one(fd, ud, dev, "ext4", src);
+                bad += !compare_one(fd, ud, dev, "xfs", "");
+        }
+        closedir(TAKE_PTR(d));
+
+        /* btrfs: an anonymous superblock device, found through a member device named like the source. */
+        d = opendir("/sys/fs/btrfs");
+        while (d && (de = readdir(d))) {
+                _cleanup_closedir_ DIR *m = NULL;
+                _cleanup_free_ char *p = NULL;
+                struct dirent *me;
+
+                if (de->d_name[0] == '.' || streq(de->d_name, "features"))
+                        continue;
+                ASSERT_TRUE(asprintf(&p, "/sys/fs/btrfs/%s/devices", de->d_name) > 0);
+                m = opendir(p);
+                while (m && (me = readdir(m))) {
+                        _cleanup_free_ char *src = NULL;
+
+                        if (me->d_name[0] == '.')
+                                continue;
+                        ASSERT_TRUE(asprintf(&src, "/dev/%s", me->d_name) > 0);
+                        n++;
+                        bad += !compare_one(fd, ud, makedev(0, 0xfffff), "btrfs", src);
+                }
+        }
+        return bad > 0 ? -1 : n;
+}
+
+TEST(live_backends) {
+        int n = compare_all();
+
+        if (n == -ENOENT) {
+                printf("  no /sys/class/block, skipped\n");
+                return;
+        }
+        ASSERT_TRUE(n >= 0);
+        printf("  %d devices: both backends agree\n", n);
 }
 
 int main(int argc, char **argv) {
         if (argc > 1 && streq(argv[1], "--live"))
                 return live(argc, argv);
+        if (argc > 1 && streq(argv[1], "--compare-all")) {
+                int n = compare_all();
+
+                if (n < 0)
+                        return 1;
+                printf("%d devices: both backends agree\n", n);
+                return 0;
+        }
 
         RUN(fs_class);
         RUN(device_class_strings);
@@ -528,5 +636,6 @@ int main(int argc, char **argv) {
         RUN(broken_attributes);
         RUN(broken_stacks);
         RUN(bounds);
+        RUN(live_backends);
         return 0;
 }

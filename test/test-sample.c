@@ -7,9 +7,14 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sample.h"
 #include "tests.h"
@@ -301,6 +306,147 @@ TEST(live_both_backends) {
         }
 }
 
+/* A child in a mount namespace of its own with a tmpfs only it sees; returns its pid (0: cannot) and
+ * the tmpfs's device; writing to *ret_release lets it exit. */
+static pid_t spawn_namespace(const char *dir, dev_t *ret_dev, int *ret_release) {
+        int ready[2], release[2];
+        struct stat st;
+        pid_t pid;
+        char c;
+
+        ASSERT_OK(pipe2(ready, O_CLOEXEC));
+        ASSERT_OK(pipe2(release, O_CLOEXEC));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                close(ready[0]);
+                close(release[1]);
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || stat(dir, &st) < 0)
+                        _exit(1);
+                if (write(ready[1], &st.st_dev, sizeof st.st_dev) != sizeof st.st_dev)
+                        _exit(1);
+                (void) read(release[0], &c, 1);
+                _exit(0);
+        }
+        close(ready[1]);
+        close(release[0]);
+        if (read(ready[0], ret_dev, sizeof *ret_dev) != sizeof *ret_dev) {
+                close(ready[0]);
+                close(release[1]);
+                (void) waitpid(pid, NULL, 0);
+                return 0;
+        }
+        close(ready[0]);
+        *ret_release = release[1];
+        return pid;
+}
+
+/* Whether sample s has the namespace of pid with a mount of dev in it. */
+static bool has_namespace_mount(const Sample *s, pid_t pid, dev_t dev) {
+        char path[64], link[64];
+        unsigned long long ino;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+        n = readlink(path, link, sizeof link - 1);
+        ASSERT_TRUE(n > 0);
+        link[n] = 0;
+        ASSERT_EQ(sscanf(link, "mnt:[%llu]", &ino), 1);
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (s->ns_of_mount[i] != 0 && s->namespaces[s->ns_of_mount[i] - 1].ino == ino &&
+                    s->table->entries[i].dev == dev)
+                        return true;
+        return false;
+}
+
+/* Where the kernel lists mount namespaces (6.12+), the namespace of pid is among them: the path the
+ * first sample of live_namespaces_both_ways takes. */
+static void kernel_lists_namespace(pid_t pid) {
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ uint64_t *inos = NULL;
+        char path[64];
+        struct stat st;
+        size_t n = 0;
+        bool found = false;
+        int r;
+
+        ASSERT_TRUE(proc_fd >= 0);
+        r = unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n);
+        if (r < 0) {
+                printf("  no kernel list of mount namespaces (%s): both ways walk every process\n",
+                       strerror(-r));
+                return;
+        }
+        snprintf(path, sizeof path, "%d/ns/mnt", (int) pid);
+        ASSERT_OK(fstatat(proc_fd, path, &st, 0));
+        for (size_t i = 0; i < n; i++)
+                found = found || inos[i] == (uint64_t) st.st_ino;
+        ASSERT_TRUE(found);
+        printf("  the kernel lists %zu other mount namespaces, ours among them\n", n);
+}
+
+static bool same_namespaces(const Sample *a, const Sample *b) {
+        if (a->n_namespaces != b->n_namespaces)
+                return false;
+        for (size_t i = 0; i < a->n_namespaces; i++) {
+                bool found = false;
+
+                for (size_t j = 0; j < b->n_namespaces && !found; j++)
+                        found = a->namespaces[i].ino == b->namespaces[j].ino;
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+/* Other mount namespaces are found the same way with the kernel's namespace list (Linux 6.12+: the
+ * walk over proc stops once each has a member) and by reading every process (older kernels): a
+ * namespace of our own making, with a tmpfs only it has, and the same set of namespaces. */
+TEST(live_namespaces_both_ways) {
+        char dir[] = "/tmp/test-sample-ns.XXXXXX";
+        int release = -1;
+        dev_t dev = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                printf("  not root, skipped\n");
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(dir));
+        pid = spawn_namespace(dir, &dev, &release);
+        if (pid == 0) {
+                printf("  cannot make a mount namespace, skipped\n");
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        kernel_lists_namespace(pid);
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_(sample_freep) Sample *a = NULL, *b = NULL;
+                _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                SampleSources src = { .root_fd = root_fd,
+                                      .sysfs_root = "/sys",
+                                      .debugfs_fd = -EBADF,
+                                      .scan_namespaces = true };
+
+                ASSERT_OK(sample_load(&src, &a));
+                src.walk_all_processes = true;
+                ASSERT_OK(sample_load(&src, &b));
+                ASSERT_TRUE(has_namespace_mount(a, pid, dev));
+                ASSERT_TRUE(has_namespace_mount(b, pid, dev));
+                if (same_namespaces(a, b)) {
+                        fprintf(stderr, "  %zu other namespaces: the same both ways\n", a->n_namespaces);
+                        break;
+                }
+                ASSERT_TRUE(attempt < 5); /* namespaces that keep coming and going: too busy to compare */
+                fprintf(stderr, "  the namespaces differ (one came or went meanwhile?), again\n");
+                usleep(100 * 1000);
+        }
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(dir));
+}
+
 int main(void) {
         RUN(laptop_superblocks);
         RUN(live_both_backends);
@@ -313,5 +459,6 @@ int main(void) {
         RUN(all_listed);
         RUN(chroot_view);
         RUN(chrooted_namespaces);
+        RUN(live_namespaces_both_ways);
         return 0;
 }

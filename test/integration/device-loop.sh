@@ -56,9 +56,9 @@ expect_class() { # CLASS OUTPUT LABEL
 both() {
         local a b
         a=$("$bin" --live "$1" "$2" "$3") || fail "test-device --live $* failed"
-        b=$("$bin" --live "$1" "$2" "$3" /sys/.) || fail "test-device --live $* /sys/. failed"
+        b=$("$bin" --live "$1" "$2" "$3" udev) || fail "test-device --live $* udev failed"
         if [ "$a" != "$b" ]; then
-                printf 'libudev:\n%s\nfd backend:\n%s\n' "$a" "$b" >&2
+                printf 'fd backend:\n%s\nlibudev:\n%s\n' "$a" "$b" >&2
                 fail "backends disagree for $*"
         fi
         printf '%s\n' "$a"
@@ -149,6 +149,9 @@ if command -v mkfs.btrfs >/dev/null &&
 else
         echo "btrfs unavailable, btrfs case not run"
 fi
+
+# --- every block device of the machine, ours included, through both backends -------------------
+"$bin" --compare-all || fail "backends disagree on some block device"
 
 # --- an anonymous pseudo superblock --------------------------------------------------------------
 mkdir "$work/m4"

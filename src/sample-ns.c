@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sample-ns.h"
+#include "shared/fileio.h"
+#include "shared/parse-util.h"
+
+static int parse_ns_link(const char *link, uint64_t *ret) {
+        unsigned long long v;
+        int n = 0;
+
+        if (sscanf(link, "mnt:[%llu]%n", &v, &n) != 1 || link[n] != 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int sample_read_ns(int proc_fd, const char *pid, uint64_t *ret) {
+        char path[64], link[64];
+        ssize_t n;
+
+        if (strlen(pid) > 20)
+                return -EINVAL;
+        snprintf(path, sizeof path, "%.20s/ns/mnt", pid);
+        n = readlinkat(proc_fd, path, link, sizeof link - 1);
+        if (n < 0)
+                return negative_errno();
+        link[n] = 0;
+        return parse_ns_link(link, ret);
+}
+/* A candidate process for reading a namespace's mounts: one whose root is the namespace's root
+ * ("/" as seen from us) shows all of them; a chrooted one only those below its root. */
+typedef struct NsCandidate {
+        uint64_t ino;
+        unsigned pid, alt_pid; /* alt: another member, tried when pid exited meanwhile */
+        bool chrooted;
+        char root[128]; /* its root (proc/PID/root link), when chrooted */
+} NsCandidate;
+
+static bool proc_root_chrooted(int proc_fd, unsigned pid, char *ret, size_t size) {
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof path, "%u/root", pid);
+        n = readlinkat(proc_fd, path, ret, size - 1);
+        if (n < 0) {
+                snprintf(ret, size, "?");
+                return true;
+        }
+        ret[n] = 0;
+        return !streq(ret, "/");
+}
+
+/* The kernel's own list of the other mount namespaces (unlisted_list_namespaces(), Linux 6.12+): a
+ * process can only be in one of those, or in one made after the list was taken (as it could be made
+ * after a whole walk), so the walk over proc stops once each has an unchrooted member. */
+typedef struct NsKnown {
+        uint64_t *inos; /* sorted */
+        bool *found;    /* inos[i] has an unchrooted candidate */
+        size_t n, n_found;
+        bool stopped; /* the walk stopped early: alt_pid was not looked for */
+} NsKnown;
+
+static void ns_known_found(NsKnown *k, uint64_t ino) {
+        size_t lo = 0, hi = k ? k->n : 0;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (k->inos[mid] == ino) {
+                        if (!k->found[mid])
+                                k->n_found++;
+                        k->found[mid] = true;
+                        return;
+                }
+                if (k->inos[mid] < ino)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+}
+
+/* One candidate per mount namespace other than 'self', from the processes in proc (at most
+ * SAMPLE_MAX_NAMESPACES; *ret_overflow says there were more). known: NULL, or the namespaces the
+ * kernel lists, to stop early. */
+static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, NsCandidate **ret, size_t *ret_n,
+                         bool *ret_overflow) {
+        _cleanup_free_ NsCandidate *cand = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        size_t n_cand = 0;
+        bool overflow = false;
+
+        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
+        if (!d)
+                return negative_errno();
+
+        while ((de = readdir(d))) {
+                NsCandidate *c = NULL;
+                char root[128];
+                uint64_t ino;
+                unsigned pid;
+                bool chrooted;
+
+                if (known && known->n_found == known->n) {
+                        known->stopped = true;
+                        break;
+                }
+
+                if (safe_atou(de->d_name, &pid) < 0 || sample_read_ns(proc_fd, de->d_name, &ino) < 0 ||
+                    ino == self)
+                        continue;
+                for (size_t i = 0; i < n_cand && !c; i++)
+                        if (cand[i].ino == ino)
+                                c = &cand[i];
+                if (c && !c->chrooted && c->alt_pid != 0)
+                        continue;
+                chrooted = proc_root_chrooted(proc_fd, pid, root, sizeof root);
+                if (c) {
+                        if (c->chrooted && !chrooted) {
+                                c->alt_pid = c->pid;
+                                c->pid = pid;
+                                c->chrooted = false;
+                                ns_known_found(known, ino);
+                        } else if (c->alt_pid == 0 && chrooted == c->chrooted)
+                                c->alt_pid = pid;
+                        continue;
+                }
+                if (n_cand >= SAMPLE_MAX_NAMESPACES) {
+                        overflow = true;
+                        continue;
+                }
+                if (n_cand % 16 == 0) {
+                        NsCandidate *x = reallocarray(cand, n_cand + 16, sizeof(NsCandidate));
+                        if (!x)
+                                return -ENOMEM;
+                        cand = x;
+                }
+                cand[n_cand] = (NsCandidate) { .ino = ino, .pid = pid, .chrooted = chrooted };
+                if (!chrooted)
+                        ns_known_found(known, ino);
+                snprintf(cand[n_cand].root, sizeof cand[n_cand].root, "%s", root);
+                n_cand++;
+        }
+        *ret = TAKE_PTR(cand);
+        *ret_n = n_cand;
+        *ret_overflow = overflow;
+        return 0;
+}
+
+/* The namespaces read so far, merged into t. */
+typedef struct NsScan {
+        int proc_fd;
+        MountTable *t;
+        unsigned *of; /* table index -> 0 or 1 + index into nss */
+        MountNamespace *nss;
+        size_t n;
+        HiddenSet *hidden;
+        Reasons *why;
+        bool walk_stopped; /* candidates have no alt_pid: look for one when needed */
+} NsScan;
+
+/* Another member of namespace ino than 'except', as chrooted as it, for a walk that stopped early. */
+static unsigned ns_other_member(int proc_fd, uint64_t ino, unsigned except, bool chrooted) {
+        _cleanup_closedir_ DIR *d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
+        struct dirent *de;
+
+        while (d && (de = readdir(d))) {
+                char root[128];
+                uint64_t i;
+                unsigned pid;
+
+                if (safe_atou(de->d_name, &pid) >= 0 && pid != except &&
+                    sample_read_ns(proc_fd, de->d_name, &i) >= 0 && i == ino &&
+                    proc_root_chrooted(proc_fd, pid, root, sizeof root) == chrooted)
+                        return pid;
+        }
+        return 0;
+}
+
+/* A namespace seen only through chrooted process pid lists only mounts below its root: compare with
+ * the namespace's whole list, which listmount gives without entering it. */
+static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
+        _cleanup_close_ int ns_fd = -EBADF;
+        char path[64], desc[256];
+        int r;
+
+        snprintf(path, sizeof path, "%u/ns/mnt", pid);
+        snprintf(desc, sizeof desc,
+                 "mount namespace mnt:[%llu] (seen only through chrooted "
+                 "process %u, root %s)",
+                 (unsigned long long) c->ino, pid, c->root);
+        ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC);
+        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->hidden);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && reasons_add(x->why,
+                                 "%s: mounts outside that root were not scanned (listmount: "
+                                 "%s)",
+                                 desc, strerror(-r)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
+static int ns_add(NsScan *x, const NsCandidate *c) {
+        _cleanup_(mount_table_freep) MountTable *other = NULL;
+        _cleanup_free_ char *text = NULL;
+        unsigned *nof, pid = c->pid, alt = c->alt_pid;
+        char path[64];
+        size_t size, before;
+        int r;
+
+        snprintf(path, sizeof path, "%u/mountinfo", pid);
+        r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+        if ((r == -ENOENT || r == -ESRCH) && c->alt_pid == 0 && x->walk_stopped)
+                alt = ns_other_member(x->proc_fd, c->ino, pid, c->chrooted);
+        if ((r == -ENOENT || r == -ESRCH) && alt != 0) {
+                pid = alt;
+                snprintf(path, sizeof path, "%u/mountinfo", pid);
+                r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+        }
+        if (r == -ENOENT || r == -ESRCH)
+                return 0; /* every member we knew exited: the namespace is gone */
+        if (r >= 0)
+                r = mount_table_parse(text, size, &other, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reasons_add(x->why,
+                                   "mounts of mount namespace mnt:[%llu] (process %u) could not be "
+                                   "read: %s",
+                                   (unsigned long long) c->ino, pid, strerror(-r));
+
+        if (x->n % 16 == 0) {
+                MountNamespace *y = reallocarray(x->nss, x->n + 16, sizeof(MountNamespace));
+                if (!y)
+                        return -ENOMEM;
+                x->nss = y;
+        }
+        before = x->t->n_entries;
+        nof = reallocarray(x->of, before + other->n_entries + 1, sizeof(unsigned));
+        if (!nof)
+                return -ENOMEM;
+        x->of = nof;
+        r = mount_table_merge(x->t, &other);
+        if (r == -E2BIG)
+                return reasons_add(x->why, "more than %u mounts: the rest were not scanned",
+                                   MOUNT_TABLE_MAX_ENTRIES) < 0
+                               ? -ENOMEM
+                               : 1;
+        if (r < 0)
+                return r;
+        x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) pid };
+        for (size_t i = before; i < x->t->n_entries; i++)
+                x->of[i] = (unsigned) x->n + 1;
+        x->n++;
+
+        return c->chrooted ? ns_check_chrooted(x, c, pid) : 0;
+}
+
+/*
+ * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
+ * per distinct namespace, its mountinfo appended to the table. An unchrooted member is preferred:
+ * a chrooted process's mountinfo lists only mounts below its root; when only chrooted members
+ * exist, the namespace's whole mount list is compared through listmount (into hidden) or the scan
+ * is declared incomplete. Processes come and go while we scan: a namespace whose members all
+ * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
+ */
+int sample_add_namespaces(int root_fd, bool walk_all, MountTable *t, unsigned **ns_of,
+                          MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden, Reasons *why) {
+        _cleanup_free_ NsCandidate *cand = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
+        NsScan x = { .t = t, .hidden = hidden, .why = why };
+        NsKnown known = {};
+        uint64_t self;
+        size_t n_cand = 0;
+        bool overflow;
+        int r;
+
+        x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
+        if (!x.of)
+                return -ENOMEM;
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0 || sample_read_ns(proc_fd, "self", &self) < 0) {
+                /* No way to tell namespaces apart: other namespaces' mounts are unknown. */
+                *ns_of = TAKE_PTR(x.of);
+                *ret_ns = NULL;
+                *ret_n = 0;
+                return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
+                                        "namespaces' mounts were not scanned");
+        }
+        x.proc_fd = proc_fd;
+
+        /* Without the kernel's list (before 6.12, no privilege, a fixture): every process is read. The
+         * list leaves out namespaces whose owning user namespace we lack CAP_SYS_ADMIN in
+         * (ns_capable_noaudit() in get_sequential_mnt_ns()); for root in the initial user namespace
+         * only an LSM can deny that, and SELinux does per class (cap_userns): not trusted there. */
+        r = walk_all || faccessat(root_fd, "sys/fs/selinux/enforce", F_OK, 0) >= 0
+                    ? -EOPNOTSUPP
+                    : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &known.inos, &known.n);
+        if (r >= 0) {
+                known.found = calloc(MAX(known.n, 1), sizeof(bool));
+                if (!known.found)
+                        r = -ENOMEM;
+        }
+        if (r == -ENOMEM) {
+                free(x.of);
+                free(known.inos);
+                return r;
+        }
+        r = ns_candidates(proc_fd, self, r >= 0 ? &known : NULL, &cand, &n_cand, &overflow);
+        x.walk_stopped = known.stopped;
+        free(known.inos);
+        free(known.found);
+        if (r >= 0 && overflow &&
+            reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
+                        SAMPLE_MAX_NAMESPACES) < 0)
+                r = -ENOMEM;
+        for (size_t c = 0; r >= 0 && c < n_cand; c++) {
+                r = ns_add(&x, &cand[c]);
+                if (r > 0)
+                        break;
+        }
+        if (r < 0) {
+                free(x.of);
+                free(x.nss);
+                return r;
+        }
+
+        *ns_of = TAKE_PTR(x.of);
+        *ret_ns = TAKE_PTR(x.nss);
+        *ret_n = x.n;
+        return 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Other mount namespaces, for sample_load() (private to the sample module): one member process per
+ * namespace other than ours, found through proc/PID/ns/mnt, whose mountinfo is appended to the table
+ * and whose proc/PID/root reaches its mounts. With the kernel's list of mount namespaces (Linux 6.12+,
+ * unlisted_list_namespaces()) the walk over proc stops once each listed namespace has an unchrooted
+ * member; without it, every process is read.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+/* The inode number of proc/<pid>/ns/mnt ("mnt:[ino]"). negative errno. */
+int sample_read_ns(int proc_fd, const char *pid, uint64_t *ret);
+
+/*
+ * Mounts that exist only in other mount namespaces, appended to t: *ns_of maps each entry of t to 0
+ * (ours) or 1 + its index into *ret_ns. walk_all: read every process (tests; the way taken before
+ * 6.12). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
+ * listmount into hidden. negative errno (-ENOMEM).
+ */
+int sample_add_namespaces(int root_fd, bool walk_all, MountTable *t, unsigned **ns_of,
+                          MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden, Reasons *why);
