@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sample-ns.h"
@@ -165,6 +166,7 @@ typedef struct NsScan {
         HiddenSet *hidden;
         Reasons *why;
         bool walk_stopped; /* candidates have no alt_pid: look for one when needed */
+        bool text_only;    /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
 } NsScan;
 
 /* Another member of namespace ino than 'except', as chrooted as it, for a walk that stopped early. */
@@ -209,6 +211,28 @@ static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
         return 0;
 }
 
+/* The table of the namespace c through listmount/statmount by namespace id (no text to generate
+ * and parse, no libmount): only for a member whose root is the namespace's root, only when the fd
+ * opened is still that namespace (the process may have exited and its PID been reused). Any
+ * failure: -errno, and the caller reads the mountinfo text as before. */
+static int ns_load_listmount(int proc_fd, const NsCandidate *c, bool text_only, MountTable **ret) {
+        _cleanup_close_ int ns_fd = -EBADF;
+        struct stat st;
+        char path[64];
+
+        if (c->chrooted || text_only)
+                return -EOPNOTSUPP;
+        snprintf(path, sizeof path, "%u/ns/mnt", c->pid);
+        ns_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (ns_fd < 0)
+                return negative_errno();
+        if (fstat(ns_fd, &st) < 0)
+                return negative_errno();
+        if ((uint64_t) st.st_ino != c->ino)
+                return -ESRCH;
+        return mount_table_load_namespace(ns_fd, ret);
+}
+
 /* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
 static int ns_add(NsScan *x, const NsCandidate *c) {
         _cleanup_(mount_table_freep) MountTable *other = NULL;
@@ -217,6 +241,12 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
         char path[64];
         size_t size, before;
         int r;
+
+        r = ns_load_listmount(x->proc_fd, c, x->text_only, &other);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                goto loaded;
 
         snprintf(path, sizeof path, "%u/mountinfo", pid);
         r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
@@ -239,6 +269,7 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
                                    "read: %s",
                                    (unsigned long long) c->ino, pid, strerror(-r));
 
+loaded:
         if (x->n % 16 == 0) {
                 MountNamespace *y = reallocarray(x->nss, x->n + 16, sizeof(MountNamespace));
                 if (!y)
@@ -274,11 +305,14 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
  * is declared incomplete. Processes come and go while we scan: a namespace whose members all
  * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
  */
-int sample_add_namespaces(int root_fd, bool walk_all, MountTable *t, unsigned **ns_of,
-                          MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden, Reasons *why) {
+int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend, MountTable *t,
+                          unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden,
+                          Reasons *why) {
         _cleanup_free_ NsCandidate *cand = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
-        NsScan x = { .t = t, .hidden = hidden, .why = why };
+        NsScan x = {
+                .t = t, .hidden = hidden, .why = why, .text_only = backend == MOUNT_TABLE_BACKEND_MOUNTINFO
+        };
         NsKnown known = {};
         uint64_t self;
         size_t n_cand = 0;

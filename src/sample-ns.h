@@ -20,8 +20,11 @@ int sample_read_ns(int proc_fd, const char *pid, uint64_t *ret);
 /*
  * Mounts that exist only in other mount namespaces, appended to t: *ns_of maps each entry of t to 0
  * (ours) or 1 + its index into *ret_ns. walk_all: read every process (tests; the way taken before
- * 6.12). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
+ * 6.12). A namespace's table comes through listmount/statmount by namespace id where the kernel
+ * serves it (mount_table_load_namespace()), else from a member's mountinfo text; backend
+ * MOUNT_TABLE_BACKEND_MOUNTINFO: always the text (tests, benchmarks). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
  * listmount into hidden. negative errno (-ENOMEM).
  */
-int sample_add_namespaces(int root_fd, bool walk_all, MountTable *t, unsigned **ns_of,
-                          MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden, Reasons *why);
+int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend, MountTable *t,
+                          unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden,
+                          Reasons *why);

@@ -473,8 +473,8 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 return r;
 
         if (src->scan_namespaces) {
-                r = sample_add_namespaces(src->root_fd, src->walk_all_processes, table, &ns_of, &nss, &n_nss,
-                                          &hidden, &why);
+                r = sample_add_namespaces(src->root_fd, src->walk_all_processes, src->mount_backend, table,
+                                          &ns_of, &nss, &n_nss, &hidden, &why);
                 if (r < 0)
                         return r;
         } else {

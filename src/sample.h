@@ -80,7 +80,8 @@ typedef struct SampleSources {
         bool scan_namespaces;            /* also read mounts of other mount namespaces (proc/PID/mountinfo);
                                      * when false the sample is incomplete */
         MountTableBackend mount_backend; /* our own table: 0 = the production default; tests and
-                                          * benchmarks pick one (mount-table.h) */
+                                          * benchmarks pick one (mount-table.h); MOUNTINFO also reads
+                                          * other namespaces' tables as text */
         bool walk_all_processes;         /* tests: find other namespaces' members by reading every
                                           * process's ns/mnt, the way taken before Linux 6.12, instead
                                           * of stopping once each namespace the kernel lists (nsfs

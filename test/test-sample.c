@@ -400,6 +400,43 @@ static bool same_namespaces(const Sample *a, const Sample *b) {
         return true;
 }
 
+/* The entries of pid's namespace in s, each compared with the entry of the same mount id in o: both
+ * backends give the same table (listmount by namespace id, the member's mountinfo text). */
+static size_t same_namespace_entries(const Sample *s, const Sample *o, pid_t pid) {
+        char path[64], link[64];
+        unsigned long long ino;
+        size_t n = 0;
+        ssize_t k;
+
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+        k = readlink(path, link, sizeof link - 1);
+        ASSERT_TRUE(k > 0);
+        link[k] = 0;
+        ASSERT_EQ(sscanf(link, "mnt:[%llu]", &ino), 1);
+        for (size_t i = 0; i < s->table->n_entries; i++) {
+                const MountEntry *e = &s->table->entries[i], *f = NULL;
+
+                if (s->ns_of_mount[i] == 0 || s->namespaces[s->ns_of_mount[i] - 1].ino != ino)
+                        continue;
+                for (size_t j = 0; j < o->table->n_entries && !f; j++)
+                        if (o->ns_of_mount[j] != 0 && o->namespaces[o->ns_of_mount[j] - 1].ino == ino &&
+                            o->table->entries[j].mount_id == e->mount_id)
+                                f = &o->table->entries[j];
+                ASSERT_TRUE(f != NULL);
+                ASSERT_EQ(e->parent_id, f->parent_id);
+                ASSERT_EQ(e->dev, f->dev);
+                ASSERT_STREQ(e->root, f->root);
+                ASSERT_STREQ(e->mount_point, f->mount_point);
+                ASSERT_STREQ(e->fstype, f->fstype);
+                ASSERT_STREQ(e->source, f->source);
+                ASSERT_STREQ(e->vfs_options, f->vfs_options);
+                ASSERT_STREQ(e->fs_options, f->fs_options);
+                ASSERT_EQ(e->read_only, f->read_only);
+                n++;
+        }
+        return n;
+}
+
 /* Other mount namespaces are found the same way with the kernel's namespace list (Linux 6.12+: the
  * walk over proc stops once each has a member) and by reading every process (older kernels): a
  * namespace of our own making, with a tmpfs only it has, and the same set of namespaces. */
@@ -435,7 +472,19 @@ TEST(live_namespaces_both_ways) {
                 ASSERT_TRUE(has_namespace_mount(a, pid, dev));
                 ASSERT_TRUE(has_namespace_mount(b, pid, dev));
                 if (same_namespaces(a, b)) {
+                        _cleanup_(sample_freep) Sample *c = NULL;
+                        size_t n;
+
                         fprintf(stderr, "  %zu other namespaces: the same both ways\n", a->n_namespaces);
+                        /* the namespace's table as text (mountinfo backend) equals what a got */
+                        src.walk_all_processes = false;
+                        src.mount_backend = MOUNT_TABLE_BACKEND_MOUNTINFO;
+                        ASSERT_OK(sample_load(&src, &c));
+                        ASSERT_TRUE(has_namespace_mount(c, pid, dev));
+                        n = same_namespace_entries(a, c, pid);
+                        ASSERT_EQ(n, same_namespace_entries(c, a, pid));
+                        ASSERT_TRUE(n > 0);
+                        fprintf(stderr, "  its %zu mounts: the same through listmount and as text\n", n);
                         break;
                 }
                 ASSERT_TRUE(attempt < 5); /* namespaces that keep coming and going: too busy to compare */
