@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,6 +131,11 @@ int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
         fd = openat(proc_fd, "sys/vm/dirty_writeback_centisecs", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
+        /* Two runs at once (another --state-dir) must not read each other's "other" value and put
+         * that back: one kick at a time; a run that finds the lock taken leaves the waking to the
+         * other (which wakes every device's flushers too) without counting on it. */
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
         n = pread(fd, buf, sizeof buf - 1, 0);
         if (n < 0)
                 return negative_errno();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -192,6 +193,20 @@ TEST(kick) {
         ASSERT_EQ(v, 500U);
         read_back(dir, buf, sizeof buf);
         ASSERT_STREQ(buf, "500\n");
+
+        /* control: another run holds the lock: nothing is written */
+        {
+                char path[512];
+                int other;
+
+                snprintf(path, sizeof path, "%s/sys/vm/dirty_writeback_centisecs", dir);
+                other = open(path, O_RDWR | O_CLOEXEC);
+                ASSERT_TRUE(other >= 0);
+                ASSERT_OK(flock(other, LOCK_EX));
+                ASSERT_ERR(writeback_kick(fd, &v, &left), EBUSY);
+                close(other);
+                ASSERT_OK(writeback_kick(fd, &v, &left));
+        }
         close(fd);
         rm_tree(dir);
 
