@@ -342,8 +342,8 @@ static pid_t spawn_namespace(const char *dir, dev_t *ret_dev, int *ret_release) 
         return pid;
 }
 
-/* Whether sample s has the namespace of pid with a mount of dev in it. */
-static bool has_namespace_mount(const Sample *s, pid_t pid, dev_t dev) {
+/* The inode of pid's mount namespace ("mnt:[ino]"). */
+static uint64_t ns_ino_of(pid_t pid) {
         char path[64], link[64];
         unsigned long long ino;
         ssize_t n;
@@ -353,6 +353,13 @@ static bool has_namespace_mount(const Sample *s, pid_t pid, dev_t dev) {
         ASSERT_TRUE(n > 0);
         link[n] = 0;
         ASSERT_EQ(sscanf(link, "mnt:[%llu]", &ino), 1);
+        return ino;
+}
+
+/* Whether sample s has the namespace of pid with a mount of dev in it. */
+static bool has_namespace_mount(const Sample *s, pid_t pid, dev_t dev) {
+        uint64_t ino = ns_ino_of(pid);
+
         for (size_t i = 0; i < s->table->n_entries; i++)
                 if (s->ns_of_mount[i] != 0 && s->namespaces[s->ns_of_mount[i] - 1].ino == ino &&
                     s->table->entries[i].dev == dev)
@@ -403,16 +410,9 @@ static bool same_namespaces(const Sample *a, const Sample *b) {
 /* The entries of pid's namespace in s, each compared with the entry of the same mount id in o: both
  * backends give the same table (listmount by namespace id, the member's mountinfo text). */
 static size_t same_namespace_entries(const Sample *s, const Sample *o, pid_t pid) {
-        char path[64], link[64];
-        unsigned long long ino;
+        uint64_t ino = ns_ino_of(pid);
         size_t n = 0;
-        ssize_t k;
 
-        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-        k = readlink(path, link, sizeof link - 1);
-        ASSERT_TRUE(k > 0);
-        link[k] = 0;
-        ASSERT_EQ(sscanf(link, "mnt:[%llu]", &ino), 1);
         for (size_t i = 0; i < s->table->n_entries; i++) {
                 const MountEntry *e = &s->table->entries[i], *f = NULL;
 
