@@ -327,8 +327,12 @@ static void pass_writeback_first(Pass *p) {
         else if (r < 0)
                 log_debug("Could not wake the flusher threads (%s): syncfs() starts each device's writeback.",
                           strerror(-r));
-        else
+        else {
+                log_debug("Woke the kernel's flusher threads (vm.dirty_writeback_centisecs %u, put back): "
+                          "workers wait for their devices' data before syncfs().",
+                          value);
                 run_jobs_settle_all(&p->j);
+        }
 }
 
 static int pass_execute(Pass *p) {
