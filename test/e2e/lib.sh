@@ -291,10 +291,14 @@ e2e_boot() {
         esac
         if [[ ${E2E_MACHINE_VIEW:-} == 1 ]]; then
                 # nspawn makes /proc/sys read-only; on a machine root may write it, and suspend-sync
-                # writes vm/stat_refresh for an exact writeback count (evidence.h).
-                nsenter -t "$E2E_PID1" -m sh -c 'mount --bind /proc/sys/vm/stat_refresh /proc/sys/vm/stat_refresh &&
-                        mount -o remount,bind,rw /proc/sys/vm/stat_refresh' ||
-                        { e2e_log "cannot make vm/stat_refresh writable"; return 1; }
+                # writes vm/stat_refresh for an exact writeback count (evidence.h) and
+                # vm/dirty_writeback_centisecs to wake the flusher threads (writeback.h).
+                local f
+                for f in stat_refresh dirty_writeback_centisecs; do
+                        nsenter -t "$E2E_PID1" -m sh -c "mount --bind /proc/sys/vm/$f /proc/sys/vm/$f &&
+                                mount -o remount,bind,rw /proc/sys/vm/$f" ||
+                                { e2e_log "cannot make vm/$f writable"; return 1; }
+                done
         fi
         e2e_run journalctl --update-catalog || { e2e_log "journalctl --update-catalog failed"; return 1; }
         E2E_SYSTEMD_VERSION=$(e2e_run systemctl --version | awk 'NR == 1 { print $2 }')
