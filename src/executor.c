@@ -38,7 +38,7 @@ DEFINE_STRING_TABLE_LOOKUP(outcome, Outcome);
 typedef struct JobResult {
         Outcome outcome;
         int error;
-        usec_t duration;
+        usec_t duration, waited;
         usec_t started; /* CLOCK_MONOTONIC, parent's view; 0: not started */
         pid_t abandoned_pid;
         bool hung;
@@ -281,6 +281,7 @@ static bool worker_drain(Worker *w) {
                         (JobResult) { .outcome = report_outcome(rep.error),
                                       .error = rep.error > 0 ? rep.error : (rep.error == 0 ? 0 : EIO),
                                       .duration = rep.duration,
+                                      .waited = rep.waited,
                                       .started = rep.started });
                 w->pos++;
                 worker_progress_reset(w, now(CLOCK_MONOTONIC));
@@ -677,6 +678,7 @@ static int executor_copy_results(const Executor *e, ExecJob *jobs) {
                 j->outcome = e->results[i].outcome;
                 j->error = e->results[i].error;
                 j->duration = e->results[i].duration;
+                j->waited = e->results[i].waited;
                 j->started = e->results[i].started;
                 j->abandoned_pid = e->results[i].abandoned_pid;
                 j->hung = e->results[i].hung;

@@ -74,7 +74,8 @@ typedef struct ExecJob {
         Outcome outcome;
         int error;           /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,
                                     * EALREADY for OUTCOME_COVERED (what sync_one returned) */
-        usec_t duration;     /* time spent in open+syncfs (or until abandoned) */
+        usec_t duration;     /* time spent in open+syncfs (or until abandoned), the wait included */
+        usec_t waited;       /* of that, waiting for the device's writeback (reported jobs only) */
         usec_t started;      /* CLOCK_MONOTONIC when the job was handed to its worker (the
                                     * parent's view: the worker's start or its previous report);
                                     * 0: never started */

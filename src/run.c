@@ -262,6 +262,7 @@ static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
         int r;
 
         m->duration = job->duration;
+        m->writeback_wait = job->waited;
         m->start_offset = job->started > in->started_monotonic ? job->started - in->started_monotonic : 0;
         m->error = job->error;
         m->abandoned_pid = (int) job->abandoned_pid;

@@ -101,6 +101,7 @@ static int run_mount_to_json(const RunMount *m, json_object **ret) {
             (r = add_str(o, "reason", m->reason)) < 0 || (r = add_str(o, "outcome", m->outcome)) < 0 ||
             (r = json_add_u64(o, "duration_usec", m->duration)) < 0 ||
             (m->start_offset > 0 && (r = json_add_u64(o, "start_offset_usec", m->start_offset)) < 0) ||
+            (m->writeback_wait > 0 && (r = json_add_u64(o, "writeback_wait_usec", m->writeback_wait)) < 0) ||
             (r = json_add_int(o, "errno", m->error)) < 0 ||
             (r = json_add_string(o, "errno_name", errno_to_name(m->error))) < 0 ||
             (r = m->abandoned_pid > 0 ? json_add_int(o, "abandoned_pid", m->abandoned_pid)
@@ -295,6 +296,7 @@ static int run_mount_from_json(json_object *o, RunMount *ret) {
             (r = get_str(o, "outcome", JSON_MANDATORY, &m.outcome)) < 0 ||
             (r = json_get_u64(o, "duration_usec", JSON_OPTIONAL, 0, &m.duration)) < 0 ||
             (r = json_get_u64(o, "start_offset_usec", JSON_OPTIONAL, 0, &m.start_offset)) < 0 ||
+            (r = json_get_u64(o, "writeback_wait_usec", JSON_OPTIONAL, 0, &m.writeback_wait)) < 0 ||
             (r = json_get_int(o, "errno", JSON_OPTIONAL, STATE_ERRNO_MAX, 0, &m.error)) < 0 ||
             (r = json_get_int(o, "abandoned_pid", JSON_OPTIONAL, INT_MAX, 0, &m.abandoned_pid)) < 0 ||
             (r = json_get_u64(o, "namespace_ino", JSON_OPTIONAL, 0, &m.namespace_ino)) < 0)

@@ -38,6 +38,8 @@ typedef struct RunMount {
         usec_t duration;
         usec_t start_offset;    /* when its sync began, from the start of the pass; 0: not started or
                               * unknown (JSON "start_offset_usec", written only when not 0) */
+        usec_t writeback_wait;  /* of duration, waiting for the device's writeback (WritebackFirst=;
+                                 * JSON "writeback_wait_usec", written only when not 0) */
         int error;              /* positive errno, 0 none */
         int abandoned_pid;      /* 0 none */
         uint64_t namespace_ino; /* mount namespace ("mnt:[ino]") for a mount of another namespace;

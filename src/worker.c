@@ -255,14 +255,17 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
         return -EBADF;
 }
 
-/* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout. */
-static void settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
+/* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout.
+ * Returns the time waited. */
+static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
         SettleWindows w = { .idle = MIN(SETTLE_IDLE_USEC, quiet), .quiet = quiet, .cap = job->timeout / 2 };
+        usec_t t0 = now(CLOCK_MONOTONIC);
 
         if (job->settle == SETTLE_NONE || stats_fd < 0 || !job->progress ||
             !streq_ptr(job->progress->bdi_name, stats_bdi))
-                return;
+                return 0;
         (void) settle_wait(stats_fd, job->settle, &w);
+        return now(CLOCK_MONOTONIC) - t0;
 }
 
 void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
@@ -288,15 +291,14 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
         for (; pos < end; pos++) {
                 size_t i = order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
-                int r;
-
-                settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
-                r = sync_one(&jobs[i], userdata);
+                usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
+                int r = sync_one(&jobs[i], userdata);
                 WorkerReport rep = {
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,
                         .duration = now(CLOCK_MONOTONIC) - t0,
                         .started = t0,
+                        .waited = waited,
                 };
 
                 if (loop_write(report_fd, &rep, sizeof(rep)) < 0)

@@ -14,12 +14,14 @@
 #include "executor.h"
 #include "shared/macro.h"
 
-/* One record per job, written by the worker on its pipe. 16 bytes < PIPE_BUF: writes are atomic. */
+/* One record per job, written by the worker on its pipe. 32 bytes < PIPE_BUF: writes are atomic. */
 typedef struct WorkerReport {
         uint32_t index;    /* job index in ExecJob[] */
         int32_t error;     /* positive errno, 0 on success */
-        uint64_t duration; /* usec spent in open+syncfs+close, measured in the worker */
+        uint64_t duration; /* usec spent in the wait for writeback + open+syncfs+close, measured in
+                            * the worker */
         uint64_t started;  /* CLOCK_MONOTONIC (system-wide) when the worker began the job */
+        uint64_t waited;   /* usec of that spent waiting for the device's writeback (writeback.h) */
 } WorkerReport;
 
 /* The default ExecOps.sync_one (see executor.h): 0, or negative errno; -EIDRM when the mount is

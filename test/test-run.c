@@ -178,6 +178,7 @@ TEST(tallies) {
         bed_init(&b, 5, 1);
         bed_jobs(&b);
         set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        b.j.jobs[0].waited = 5;
         set_result(&b.j.jobs[1], OUTCOME_ERROR, EIO, 0, false, false);
         set_result(&b.j.jobs[2], OUTCOME_GONE, EIDRM, 0, false, false);
         set_result(&b.j.jobs[3], OUTCOME_COVERED, EALREADY, 0, false, false);
@@ -212,6 +213,8 @@ TEST(tallies) {
         ASSERT_STREQ(b.rec.mounts[0].action, "sync");
         ASSERT_EQ(b.rec.mounts[0].duration, 7);
         ASSERT_U64_EQ(b.rec.mounts[0].start_offset, 250); /* job start - pass start */
+        ASSERT_U64_EQ(b.rec.mounts[0].writeback_wait, 5);
+        ASSERT_U64_EQ(b.rec.mounts[1].writeback_wait, 0); /* control: no wait reported */
         ASSERT_STREQ(b.rec.mounts[1].outcome, "error");
         ASSERT_EQ(b.rec.mounts[1].error, EIO);
         ASSERT_STREQ(b.rec.mounts[2].outcome, "skipped");

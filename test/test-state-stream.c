@@ -41,6 +41,7 @@ static void fill_mount(RunMount *m, size_t i) {
                                                : "synced"),
                 .duration = i * 1013,
                 .start_offset = i % 3 == 1 ? i * 7 : 0,
+                .writeback_wait = i % 4 == 2 ? i * 11 : 0,
                 .error = i % 7 == 6 ? 5 : 0,
                 .abandoned_pid = i % 11 == 10 ? (int) (4000 + i) : 0,
                 .namespace_ino = i % 13 == 12 ? 4026532301ULL + i : 0,

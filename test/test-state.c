@@ -82,6 +82,7 @@ static void make_record(RunRecord *r, usec_t started) {
         fill_mount(&r->mounts[3], "/run", NULL, "skip", "no writeback", "skipped", 0, 0, 0);
         r->mounts[3].namespace_ino = 4026532301ULL;
         r->mounts[1].start_offset = 1500;
+        r->mounts[0].writeback_wait = 512000;
 }
 
 static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
@@ -103,6 +104,7 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
                 ASSERT_TRUE(streq_ptr(x->fstype, y->fstype));
                 ASSERT_U64_EQ(x->namespace_ino, y->namespace_ino);
                 ASSERT_U64_EQ(x->start_offset, y->start_offset);
+                ASSERT_U64_EQ(x->writeback_wait, y->writeback_wait);
                 ASSERT_TRUE(streq_ptr(x->action, y->action));
                 ASSERT_TRUE(streq_ptr(x->reason, y->reason));
                 ASSERT_TRUE(streq_ptr(x->outcome, y->outcome));
@@ -385,8 +387,9 @@ TEST(fixture_contents) {
         ASSERT_EQ(full.mounts[1].abandoned_pid, 4242);
         ASSERT_EQ(full.mounts[2].error, EIO);
         ASSERT_STREQ(full.mounts[3].outcome, "skipped");
-        ASSERT_U64_EQ(full.mounts[3].namespace_ino, 0); /* records without the key: our namespace */
-        ASSERT_U64_EQ(full.mounts[1].start_offset, 0);  /* records without the key: unknown */
+        ASSERT_U64_EQ(full.mounts[3].namespace_ino, 0);  /* records without the key: our namespace */
+        ASSERT_U64_EQ(full.mounts[1].start_offset, 0);   /* records without the key: unknown */
+        ASSERT_U64_EQ(full.mounts[0].writeback_wait, 0); /* records without the key: no wait */
 
         /* missing optional fields → defaults */
         b = read_fixture("good-minimal.json", NULL);

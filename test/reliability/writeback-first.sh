@@ -51,6 +51,15 @@ flushes() {
         stack_get wb flushes
 }
 
+# last_wait: writeback_wait_usec of the disk's mount in the last run's record (0 when absent)
+last_wait() {
+        ss status --json=short | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(next((x.get("writeback_wait_usec", 0) for x in (d.get("last_run") or {}).get("mounts", [])
+            if x.get("mount_point") == sys.argv[1]), "missing"))' "$m"
+}
+
 failures=0 control_more=0
 cases=(overwrite)
 ((kick)) && cases+=(new) || echo "new file: not run, /proc/sys is not writable here"
@@ -58,8 +67,16 @@ for ((r = 1; r <= rounds; r++)); do
         for case in "${cases[@]}"; do
                 s=$(flushes "$case" sync)
                 y=$(flushes "$case" yes)
+                wy=$(last_wait)
                 n=$(flushes "$case" no)
-                echo "round $r, $case: FLUSHes sync(2)=$s WritebackFirst=yes=$y WritebackFirst=no=$n"
+                wn=$(last_wait)
+                echo "round $r, $case: FLUSHes sync(2)=$s WritebackFirst=yes=$y WritebackFirst=no=$n; recorded wait yes=${wy} us no=${wn} us"
+                # The record says how long the worker waited: data was in flight (or woken), so a
+                # wait; with no, none.
+                if [[ $wy == missing || $wy == 0 || $wn != 0 ]]; then
+                        echo "FAIL: $case: recorded writeback wait yes=$wy no=$wn (want > 0 and 0)" >&2
+                        failures=$((failures + 1))
+                fi
                 if ((y > s)); then
                         echo "FAIL: $case: WritebackFirst=yes sent $y FLUSHes, sync(2) $s" >&2
                         failures=$((failures + 1))
