@@ -458,7 +458,7 @@ static struct ss_mnt_id_req mnt_req(uint64_t mnt_id, uint64_t param, uint64_t ns
         };
 }
 
-static int listmount_ids(uint64_t ns_id, uint64_t **ret, size_t *ret_n) {
+int mount_table_list_ids(uint64_t ns_id, uint64_t **ret, size_t *ret_n) {
         _cleanup_free_ uint64_t *ids = NULL;
         size_t n = 0;
 
@@ -496,7 +496,7 @@ static int load_listmount(uint64_t ns_id, MountTable **ret) {
         bool checked = false;
         int r;
 
-        r = listmount_ids(ns_id, &ids, &n_ids);
+        r = mount_table_list_ids(ns_id, &ids, &n_ids);
         if (r < 0)
                 return r;
 
@@ -551,14 +551,22 @@ int mount_table_load_listmount(MountTable **ret) {
         return load_listmount(0, ret);
 }
 
-int mount_table_load_namespace(int ns_fd, MountTable **ret) {
+int mount_table_namespace_id(int ns_fd, uint64_t *ret) {
         uint64_t ns_id = 0;
 
         if (ioctl(ns_fd, SS_NS_GET_MNTNS_ID, &ns_id) < 0)
                 return negative_errno();
         if (ns_id == 0)
                 return -EBADMSG;
-        return load_listmount(ns_id, ret);
+        *ret = ns_id;
+        return 0;
+}
+
+int mount_table_load_namespace(int ns_fd, MountTable **ret) {
+        uint64_t ns_id;
+        int r = mount_table_namespace_id(ns_fd, &ns_id);
+
+        return r < 0 ? r : load_listmount(ns_id, ret);
 }
 
 /* Whether root_fd is our own root directory: only then do listmount's mounts (our namespace, seen

@@ -87,6 +87,12 @@ int mount_table_load_listmount(MountTable **ret);
  * -ENOTTY/-EINVAL when ns_fd is not a mount namespace, else as mount_table_load_listmount(). */
 int mount_table_load_namespace(int ns_fd, MountTable **ret);
 
+/* The id of the mount namespace ns_fd refers to (NS_GET_MNTNS_ID, Linux 6.12). negative errno. */
+int mount_table_namespace_id(int ns_fd, uint64_t *ret);
+/* Every mount id of namespace ns_id (0: ours) through listmount, in chunks, at most
+ * MOUNT_TABLE_MAX_ENTRIES (-E2BIG over it). negative errno. */
+int mount_table_list_ids(uint64_t ns_id, uint64_t **ret, size_t *ret_n);
+
 /* Moves every entry of *from to the end of into and frees *from. -E2BIG over the maximum. */
 int mount_table_merge(MountTable *into, MountTable **from);
 

@@ -23,7 +23,6 @@
 #include "shared/strv.h"
 #include "unlisted.h"
 
-#define LISTMOUNT_MAX 65536U
 #define PROC_FDS_MAX 65536U /* fds looked at per reach scan */
 
 int reasons_add(Reasons *r, const char *fmt, ...) {
@@ -352,27 +351,21 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_free_ struct ss_statmount *sm = NULL;
         const size_t sm_size = 16384;
-        uint64_t ns_id = 0;
-        long n;
+        uint64_t ns_id;
+        size_t n;
         int r;
 
-        if (ioctl(ns_fd, SS_NS_GET_MNTNS_ID, &ns_id) < 0)
-                return negative_errno();
-        ids = malloc(LISTMOUNT_MAX * sizeof(uint64_t));
+        r = mount_table_namespace_id(ns_fd, &ns_id);
+        if (r < 0)
+                return r;
         sm = malloc(sm_size);
-        if (!ids || !sm)
+        if (!sm)
                 return -ENOMEM;
+        r = mount_table_list_ids(ns_id, &ids, &n);
+        if (r < 0)
+                return r;
 
-        struct ss_mnt_id_req req = {
-                .size = SS_MNT_ID_REQ_SIZE_VER1,
-                .mnt_id = SS_LSMT_ROOT,
-                .mnt_ns_id = ns_id,
-        };
-        n = ss_listmount(&req, ids, (size_t) LISTMOUNT_MAX, 0);
-        if (n < 0)
-                return negative_errno();
-
-        for (long i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 struct ss_mnt_id_req q = {
                         .size = SS_MNT_ID_REQ_SIZE_VER1,
                         .mnt_id = ids[i],
