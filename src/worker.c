@@ -259,11 +259,12 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
  * Returns the time waited. */
 static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
         SettleWindows w = { .idle = MIN(SETTLE_IDLE_USEC, quiet), .quiet = quiet, .cap = job->timeout / 2 };
-        usec_t t0 = now(CLOCK_MONOTONIC);
+        usec_t t0;
 
         if (job->settle == SETTLE_NONE || stats_fd < 0 || !job->progress ||
             !streq_ptr(job->progress->bdi_name, stats_bdi))
                 return 0;
+        t0 = now(CLOCK_MONOTONIC);
         (void) settle_wait(stats_fd, job->settle, &w);
         return now(CLOCK_MONOTONIC) - t0;
 }
