@@ -53,7 +53,11 @@ typedef struct ExecJob {
         const char *flush_device;    /* block device node to fsync() after syncfs (a cache FLUSH), for
                                     * filesystems whose sync_fs issues none; NULL: none. The node
                                     * must be the block device dev, else /dev/block/MAJ:MIN is
-                                    * tried; ENODEV if neither is */
+                                    * tried; ENODEV if neither is (unless flush_second_syncfs) */
+        bool flush_second_syncfs;    /* the filesystem's own ->sync_fs sends a FLUSH, but before its
+                                    * last writes (ext4 without a journal): when flush_device is NULL
+                                    * or cannot be opened (a container without the node), a second
+                                    * syncfs() sends the FLUSH after the first one's writes */
         const char *covered_if_path; /* overlays: if this path (upperdir) lies on covered_if_dev, a
                                       * superblock synced earlier in the same group, the job ends
                                       * OUTCOME_COVERED (error EALREADY) without a syncfs of its own */

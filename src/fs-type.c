@@ -44,6 +44,11 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_clean_rule, FsCleanRule);
  *     FLUSH. Where the ext4 driver serves "ext2" (CONFIG_EXT4_USE_FOR_EXT2, Debian's kernels)
  *     ext4_sync_fs() flushes even without a journal (needs_barrier when BARRIER): one redundant
  *     FLUSH, measured on the fault disk (also ext4 ^has_journal: 1 FLUSH per syncfs);
+ *   ext4 without a journal (flush_unless_journal): ext4_sync_fs() sends its FLUSH, and then
+ *     sync_filesystem()'s last sync_blockdev() writes the metadata buffers it dirtied (inode tables,
+ *     bitmaps, extents converted when their data completed: 2 blocks after the FLUSH per run on the
+ *     fault disk, test/reliability/flush-parity.sh). With a journal they are committed first. An
+ *     ext4 is spared the device flush only when sysfs shows its journal (ext4-journal.h);
  *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
  *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
  *     no blkdev_issue_flush();
@@ -60,7 +65,11 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_clean_rule, FsCleanRule);
  */
 static const FsType fs_types[] = {
         /* local block filesystems */
-        { .name = "ext4", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xEF53 },
+        { .name = "ext4",
+          .class = FS_CLASS_BLOCK,
+          .flush_unless_journal = true,
+          .sysfs_lists = true,
+          .magic = 0xEF53 },
         { .name = "xfs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0x58465342 },
         { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
         { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E },
@@ -201,8 +210,10 @@ FsClass fs_class_from_fstype(const char *fstype) {
         return fs_type_lookup(fstype)->class;
 }
 
-bool fs_type_needs_device_flush(const char *fstype) {
-        return fs_type_lookup(fstype)->device_flush;
+bool fs_type_needs_device_flush(const char *fstype, int journal) {
+        const FsType *t = fs_type_lookup(fstype);
+
+        return t->device_flush || (t->flush_unless_journal && journal <= 0);
 }
 
 FsFuse fs_type_fuse(const char *fstype) {

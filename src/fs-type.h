@@ -51,8 +51,10 @@ typedef struct FsType {
         const char *name; /* exact fstype as in mountinfo ("type.subtype"), or a prefix
                                     * pattern ending in ".*" ("fuse.*" matches "fuse.x" and "fuse.") */
         FsClass class;
-        bool device_flush; /* sync_fs sends no cache FLUSH: fsync the block device (the mount's
+        bool device_flush;         /* sync_fs sends no cache FLUSH: fsync the block device (the mount's
                                     * /dev source) after syncfs; sources in fs-type.c */
+        bool flush_unless_journal; /* the same, unless sysfs proves the superblock has a journal
+                                    * (ext4, ext4-journal.h) */
         FsFuse fuse;
         bool sysfs_lists;    /* sysfs fs/<name>/<block device name> per mounted superblock (used to
                                     * find superblocks no mount table shows, unlisted.h) */
@@ -72,7 +74,9 @@ const FsType *fs_type_table(size_t *ret_n);
 
 /* Shorthands for fs_type_lookup(fstype)->... */
 FsClass fs_class_from_fstype(const char *fstype);
-bool fs_type_needs_device_flush(const char *fstype);
+/* journal: what ext4_journal_load() said of the superblock (1 a journal, 0 none, negative errno
+ * unknown); only rows with flush_unless_journal look at it, and only a proven journal spares them. */
+bool fs_type_needs_device_flush(const char *fstype, int journal);
 FsFuse fs_type_fuse(const char *fstype);
 FsCleanRule fs_type_clean_rule(const char *fstype);
 

@@ -55,6 +55,8 @@ typedef struct PlanEntry {
         const char *flush_device; /* block device node to fsync() after syncfs, for filesystems
                                      * whose sync_fs sends no cache FLUSH (vfat, exfat, ...: the
                                      * device_flush column of fs-type.c); borrowed */
+        bool flush_second_syncfs; /* ext4 without a proven journal: when flush_device is NULL or
+                                     * cannot be opened, a second syncfs sends the FLUSH */
         bool primary;             /* the mount through which its superblock is synced */
         uid_t run_as_uid;         /* FUSE without allow_other admits only its owner, not even root:
                                      * the worker syncs it as user_id=/group_id= of the mount, in a

@@ -29,6 +29,7 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                  * cannot tell unmounted from invisible. */
                 .gone_check = e->namespace_ino == 0 && !s->view_restricted && !e->unlisted,
                 .flush_device = e->flush_device,
+                .flush_second_syncfs = e->flush_second_syncfs,
                 .covered_if_path = e->covered_if_path,
                 .covered_if_dev = e->covered_if_dev,
                 .progress = probe,

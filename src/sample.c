@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <sys/sysmacros.h>
 
+#include "ext4-journal.h"
 #include "sample.h"
 #include "sample-ns.h"
 #include "shared/fileio.h"
@@ -233,6 +234,40 @@ static FsClass fs_class_cached(FsTypeClass *cache, size_t *n, const char *fstype
         return c;
 }
 
+/* A superblock's device, group, bdi stats and (ext4) journal; -ENOMEM only. */
+static int superblock_facts(Superblock *sb, const SampleOps *ops) {
+        int r;
+
+        sb->device.dev = sb->dev;
+        /* Pseudo filesystems have no device; overlays follow their upper layer's. */
+        if (sb->fs_class != FS_CLASS_PSEUDO && sb->fs_class != FS_CLASS_OVERLAY && ops && ops->classify) {
+                r = ops->classify(ops->userdata, sb->dev, sb->fstype, sb->source, &sb->device);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        sb->device = (DeviceInfo) { .dev = sb->dev };
+        }
+        r = make_group(sb);
+        if (r < 0)
+                return r;
+
+        if (sb->device.bdi_name && ops && ops->bdi_stats) {
+                r = ops->bdi_stats(ops->userdata, sb->device.bdi_name, &sb->bdi);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        sb->bdi_error = r;
+                else
+                        sb->has_bdi_stats = true;
+        } else
+                sb->bdi_error = -ENOENT;
+
+        sb->journal = -ENODATA;
+        if (fs_type_lookup(sb->fstype)->flush_unless_journal && sb->device.is_block && ops && ops->journal)
+                sb->journal = ops->journal(ops->userdata, sb->dev);
+        return 0;
+}
+
 int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_free_ size_t *order = NULL;
@@ -282,33 +317,9 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         typesafe_qsort(s->sbs, s->n_sbs, cmp_first_mount);
 
         for (size_t i = 0; i < s->n_sbs; i++) {
-                Superblock *sb = &s->sbs[i];
-                int r;
-
-                sb->device.dev = sb->dev;
-                /* Pseudo filesystems have no device; overlays follow their upper layer's. */
-                if (sb->fs_class != FS_CLASS_PSEUDO && sb->fs_class != FS_CLASS_OVERLAY && ops &&
-                    ops->classify) {
-                        r = ops->classify(ops->userdata, sb->dev, sb->fstype, sb->source, &sb->device);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0)
-                                sb->device = (DeviceInfo) { .dev = sb->dev };
-                }
-                r = make_group(sb);
+                int r = superblock_facts(&s->sbs[i], ops);
                 if (r < 0)
                         return r;
-
-                if (sb->device.bdi_name && ops && ops->bdi_stats) {
-                        r = ops->bdi_stats(ops->userdata, sb->device.bdi_name, &sb->bdi);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0)
-                                sb->bdi_error = r;
-                        else
-                                sb->has_bdi_stats = true;
-                } else
-                        sb->bdi_error = -ENOENT;
         }
 
         s->ns_of_mount = calloc(MAX(n, 1), sizeof(unsigned));
@@ -335,6 +346,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 
 typedef struct LiveFacts {
         const char *sysfs_root;
+        int sysfs_fd;
         int debugfs_fd;
         DeviceClassifier *classifier; /* opened at the first superblock that needs it */
 } LiveFacts;
@@ -348,6 +360,12 @@ static int live_classify(void *userdata, dev_t dev, const char *fstype, const ch
                         return r;
         }
         return device_classifier_classify(f->classifier, dev, fstype, source, ret);
+}
+
+static int live_journal(void *userdata, dev_t dev) {
+        LiveFacts *f = userdata;
+
+        return ext4_journal_load(f->sysfs_fd, dev);
 }
 
 static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
@@ -447,11 +465,13 @@ int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(hidden_set_done) HiddenSet hidden = {};
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
+                .sysfs_fd = sysfs_fd,
                 .debugfs_fd = src->debugfs_fd,
         };
         SampleOps ops = {
                 .classify = live_classify,
                 .bdi_stats = live_bdi_stats,
+                .journal = live_journal,
                 .userdata = &facts,
         };
         Meminfo mi = {};

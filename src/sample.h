@@ -34,6 +34,9 @@ typedef struct Superblock {
         bool has_bdi_stats;
         BdiStats bdi;  /* valid when has_bdi_stats */
         int bdi_error; /* why stats are missing (negative errno) or 0 */
+        int journal;   /* types that need a device flush unless they have a journal (ext4):
+                                     * ext4_journal_load()'s answer, 1 a journal, 0 none, negative
+                                     * errno unknown; other types: -ENODATA (not read) */
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
@@ -101,6 +104,7 @@ int sample_load(const SampleSources *src, Sample **ret);
 typedef struct SampleOps {
         int (*classify)(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret);
         int (*bdi_stats)(void *userdata, const char *bdi_name, BdiStats *ret); /* -ENOENT ok */
+        int (*journal)(void *userdata, dev_t dev); /* Superblock.journal; NULL: unknown */
         void *userdata;
 } SampleOps;
 

@@ -105,7 +105,7 @@ static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
                 return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
         if (job->flush_device) {
                 flush_fd = open_block_device(job->flush_device, job->dev);
-                if (flush_fd < 0)
+                if (flush_fd < 0 && !job->flush_second_syncfs)
                         return flush_fd;
         }
         if (setgroups(0, NULL) < 0 || setresgid(job->run_as_gid, job->run_as_gid, job->run_as_gid) < 0 ||
@@ -121,6 +121,21 @@ static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
                 return negative_errno();
         *ret_flush_fd = TAKE_FD(flush_fd);
         return fd;
+}
+
+/* The cache FLUSH after syncfs(): fsync() on the block device writes its buffers and sends one;
+ * without the device node, a filesystem whose own ->sync_fs flushes gets a second syncfs(), whose
+ * FLUSH follows every write of the first. Takes flush_fd (the node, opened early, or -EBADF). */
+static int flush_after_syncfs(const ExecJob *job, int mount_fd, int flush_fd) {
+        _cleanup_close_ int fd = flush_fd;
+
+        if (fd < 0 && job->flush_device)
+                fd = open_block_device(job->flush_device, job->dev);
+        if (fd >= 0)
+                return fsync(fd) < 0 ? negative_errno() : 0;
+        if (!job->flush_second_syncfs)
+                return job->flush_device ? fd : -ENODEV;
+        return syncfs(mount_fd) < 0 ? negative_errno() : 0;
 }
 
 int worker_sync_one(const ExecJob *job, void *userdata) {
@@ -163,17 +178,9 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
 
         if (syncfs(fd) < 0)
                 r = negative_errno();
+        if (r >= 0 && (job->flush_device || job->flush_second_syncfs))
+                r = flush_after_syncfs(job, fd, TAKE_FD(flush_fd));
         safe_close(fd);
-
-        /* fsync() on a block device writes its buffers and sends a cache FLUSH. */
-        if (r >= 0 && job->flush_device) {
-                fd = flush_fd >= 0 ? TAKE_FD(flush_fd) : open_block_device(job->flush_device, job->dev);
-                if (fd < 0)
-                        return fd;
-                if (fsync(fd) < 0)
-                        r = negative_errno();
-                safe_close(fd);
-        }
         return r;
 }
 

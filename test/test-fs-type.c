@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "ext4-journal.h"
 #include "fs-type.h"
 #include "shared/macro.h"
 #include "tests.h"
@@ -129,7 +130,7 @@ static void check_same(const char *fstype) {
         FsFuse f = fs_type_fuse(fstype);
 
         FsClass c = fs_class_from_fstype(fstype);
-        bool flush = fs_type_needs_device_flush(fstype);
+        bool flush = fs_type_needs_device_flush(fstype, EXT4_JOURNAL_YES);
 
         if (c != old_class(fstype) || flush != old_needs_flush(fstype) ||
             (f != FS_FUSE_NONE) != old_is_fuse(fstype) || (f == FS_FUSE_PLAIN) != old_is_plain_fuse(fstype))
@@ -137,7 +138,7 @@ static void check_same(const char *fstype) {
                         fs_class_to_string(c), fs_class_to_string(old_class(fstype)), flush,
                         old_needs_flush(fstype), f);
         ASSERT_EQ(fs_class_from_fstype(fstype), old_class(fstype));
-        ASSERT_EQ(fs_type_needs_device_flush(fstype), old_needs_flush(fstype));
+        ASSERT_EQ(fs_type_needs_device_flush(fstype, EXT4_JOURNAL_YES), old_needs_flush(fstype));
         ASSERT_EQ(f != FS_FUSE_NONE, old_is_fuse(fstype));
         ASSERT_EQ(f == FS_FUSE_PLAIN, old_is_plain_fuse(fstype));
         ASSERT_EQ(fs_type_clean_rule(fstype), FS_CLEAN_RULE_NONE);
@@ -189,7 +190,7 @@ TEST(same_as_old_lists) {
 
         /* The empty type and NULL: the default row. */
         ASSERT_EQ(fs_class_from_fstype(NULL), FS_CLASS_BLOCK);
-        ASSERT_TRUE(!fs_type_needs_device_flush(NULL));
+        ASSERT_TRUE(!fs_type_needs_device_flush(NULL, -ENODATA));
         ASSERT_EQ(fs_type_fuse(NULL), FS_FUSE_NONE);
 }
 
@@ -272,12 +273,36 @@ TEST(new_types) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 ASSERT_EQ(fs_class_from_fstype(cases[i].fstype), cases[i].class);
-                ASSERT_EQ(fs_type_needs_device_flush(cases[i].fstype), cases[i].device_flush);
+                ASSERT_EQ(fs_type_needs_device_flush(cases[i].fstype, -ENODATA), cases[i].device_flush);
         }
+}
+
+/* ext4 is spared the device flush only with a journal proven (the lists above assume one); every
+ * other row ignores the answer. */
+TEST(flush_unless_journal) {
+        static const int unproven[] = { EXT4_JOURNAL_NONE, -ENOENT, -ENODATA, -EINVAL, -EACCES };
+
+        ASSERT_TRUE(!fs_type_needs_device_flush("ext4", EXT4_JOURNAL_YES));
+        for (size_t i = 0; i < ELEMENTSOF(unproven); i++) {
+                ASSERT_TRUE(fs_type_needs_device_flush("ext4", unproven[i]));
+                ASSERT_TRUE(!fs_type_needs_device_flush("xfs", unproven[i]));
+                ASSERT_TRUE(!fs_type_needs_device_flush("btrfs", unproven[i]));
+                ASSERT_TRUE(!fs_type_needs_device_flush("ext3", unproven[i]));
+                ASSERT_TRUE(fs_type_needs_device_flush("vfat", unproven[i]));
+                ASSERT_TRUE(fs_type_needs_device_flush("ext2", unproven[i]));
+        }
+        ASSERT_TRUE(fs_type_needs_device_flush("ext2", EXT4_JOURNAL_YES));
+
+        size_t n;
+        const FsType *t = fs_type_table(&n);
+
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(t[i].flush_unless_journal, streq(t[i].name, "ext4"));
 }
 
 int main(void) {
         RUN(same_as_old_lists);
+        RUN(flush_unless_journal);
         RUN(magic);
         RUN(sysfs_lists);
         RUN(table_sane);

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "ext4-journal.h"
 #include "plan.h"
 #include "shared/fileio.h"
 #include "tests.h"
@@ -66,12 +67,23 @@ static int fake_bdi(void *userdata, const char *name, BdiStats *ret) {
         return bdi_stats_load(f->debugfs_fd, name, ret);
 }
 
+/* What sysfs says of every ext4's journal (ext4-journal.h); 1: a journal, as on most hosts. */
+static int fake_journal_answer = EXT4_JOURNAL_YES;
+static bool fake_journal_op = true;
+
+static int fake_journal(void *userdata, dev_t dev) {
+        return fake_journal_answer;
+}
+
 static Sample *load_sample(const char *root, const FakeDev *devs) {
         _cleanup_close_ int root_fd = -EBADF;
         MountTable *t = NULL;
         Sample *s = NULL;
         Facts f = { .devs = devs };
-        SampleOps ops = { .classify = fake_classify, .bdi_stats = fake_bdi, .userdata = &f };
+        SampleOps ops = { .classify = fake_classify,
+                          .bdi_stats = fake_bdi,
+                          .journal = fake_journal_op ? fake_journal : NULL,
+                          .userdata = &f };
 
         root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root_fd >= 0);
@@ -244,7 +256,8 @@ TEST(device_flush_parity) {
                 { "/srv/old", "/dev/sdc2" },
                 { "/media/alice/WIN", "/dev/sdc3" },
                 { "/media/alice/STICK", "/dev/sdc4" },
-                { "/", NULL },
+                /* ext4 whose journal nothing proves (this fixture classifies no device) */
+                { "/", "/dev/vda" },
                 { "/srv/xfs", NULL },
                 { "/srv/ext3", NULL },
                 { "/home/alice/remote", NULL },
@@ -594,10 +607,38 @@ TEST(learn) {
         ASSERT_U64_EQ(p.eta, USEC_INFINITY);
 }
 
+/* An ext4 without a journal sends its FLUSH before its last metadata writes: the worker fsyncs its
+ * device too, and so it does whenever the journal is not proven. */
+TEST(ext4_journal_device_flush) {
+        static const int answers[] = { EXT4_JOURNAL_YES, EXT4_JOURNAL_NONE, -ENOENT, -EINVAL };
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+
+        for (size_t i = 0; i <= ELEMENTSOF(answers); i++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                fake_journal_op = i < ELEMENTSOF(answers);
+                fake_journal_answer = fake_journal_op ? answers[i] : EXT4_JOURNAL_YES;
+                s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                ASSERT_STREQ(find(p, "/")->fstype, "ext4");
+                if (fake_journal_op && answers[i] == EXT4_JOURNAL_YES)
+                        ASSERT_TRUE(find(p, "/")->flush_device == NULL);
+                else
+                        ASSERT_STREQ(find(p, "/")->flush_device, find(p, "/")->source);
+                /* other types ignore it */
+                ASSERT_TRUE(find(p, "/home")->flush_device == NULL);
+                ASSERT_STREQ(find(p, "/boot/efi")->flush_device, "/dev/nvme0n1p1");
+        }
+        fake_journal_op = true;
+        fake_journal_answer = EXT4_JOURNAL_YES;
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
         RUN(laptop_golden);
+        RUN(ext4_journal_device_flush);
         RUN(rules);
         RUN(bad_rule_never_skips);
         RUN(device_flush_parity);

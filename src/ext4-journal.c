@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ext4-journal.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
+
+int ext4_journal_parse(const char *text) {
+        size_t n;
+
+        if (!text)
+                return -EINVAL;
+        n = strcspn(text, "\n");
+        if (text[n] == '\n' && text[n + 1] != 0)
+                return -EINVAL;
+        if (n == strlen("<none>") && strncmp(text, "<none>", n) == 0)
+                return EXT4_JOURNAL_NONE;
+        if (n == 0 || n > 10 || strspn(text, "0123456789") != n)
+                return -EINVAL;
+        return EXT4_JOURNAL_YES;
+}
+
+int ext4_journal_load(int sysfs_fd, dev_t dev) {
+        _cleanup_free_ char *text = NULL;
+        char link[PATH_MAX], path[64 + NAME_MAX];
+        const char *name;
+        ssize_t n;
+        int r;
+
+        if (sysfs_fd < 0)
+                return -EBADF;
+        snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
+        n = readlinkat(sysfs_fd, path, link, sizeof link - 1);
+        if (n < 0)
+                return -errno;
+        link[n] = 0;
+        name = strrchr(link, '/');
+        name = name ? name + 1 : link;
+        if (!*name || streq(name, ".") || streq(name, "..") || strlen(name) > NAME_MAX)
+                return -EINVAL;
+
+        snprintf(path, sizeof path, "fs/ext4/%.*s/journal_task", NAME_MAX, name);
+        r = read_full_file_at(sysfs_fd, path, 64, &text, NULL);
+        if (r < 0)
+                return r;
+        return ext4_journal_parse(text);
+}

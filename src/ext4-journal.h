@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Whether a mounted ext4 superblock has a journal, from sysfs fs/ext4/<device>/journal_task
+ * ("<none>" without a journal, else the pid of its jbd2 thread: 0 when that thread is outside our
+ * pid namespace).
+ *
+ * Why it matters: without a journal, ext4_sync_fs() sends its cache FLUSH before
+ * sync_filesystem()'s last step, sync_blockdev(), writes the metadata buffers (inode tables,
+ * bitmaps, the extent changes of unwritten extents converted when their data completed), so a
+ * syncfs() leaves those writes in the disk's volatile cache. With a journal they are committed
+ * (FLUSH, then the commit block FUA) before ->sync_fs returns. The worker then fsyncs the block
+ * device after syncfs (fs-type.h, device flush), unless a journal is proven here.
+ */
+
+#include <sys/types.h>
+
+typedef enum Ext4Journal {
+        EXT4_JOURNAL_NONE = 0, /* "<none>" */
+        EXT4_JOURNAL_YES = 1,  /* a pid */
+} Ext4Journal;
+
+/* Parses journal_task's text (pure): EXT4_JOURNAL_YES for a decimal number, EXT4_JOURNAL_NONE for
+ * "<none>" (a trailing newline allowed either way), -EINVAL for anything else. */
+int ext4_journal_parse(const char *text);
+
+/* Reads it for the superblock on block device dev, below the directory fd standing for "/sys": the
+ * device's kernel name from the dev/block/MAJ:MIN link, then fs/ext4/<name>/journal_task. Negative
+ * errno when it cannot be told (no such device or attribute: kernels before 5.10 have none). */
+int ext4_journal_load(int sysfs_fd, dev_t dev);

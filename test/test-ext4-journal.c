@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ext4-journal.h"
+#include "shared/macro.h"
+#include "tests.h"
+
+TEST(parse) {
+        ASSERT_EQ(ext4_journal_parse("<none>\n"), EXT4_JOURNAL_NONE);
+        ASSERT_EQ(ext4_journal_parse("<none>"), EXT4_JOURNAL_NONE);
+        ASSERT_EQ(ext4_journal_parse("2571\n"), EXT4_JOURNAL_YES);
+        /* the jbd2 thread outside our pid namespace */
+        ASSERT_EQ(ext4_journal_parse("0\n"), EXT4_JOURNAL_YES);
+        ASSERT_EQ(ext4_journal_parse("4194304"), EXT4_JOURNAL_YES);
+
+        /* anything else is not an answer: the caller keeps the device flush */
+        static const char *const bad[] = {
+                "",         "\n",       "<none>\n\n", "<none> \n", " 12\n",         "12 \n",   "-1\n",
+                "12\n13\n", "<NONE>\n", "none\n",     "0x10\n",    "99999999999\n", "<none>x", "1\n\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                if (ext4_journal_parse(bad[i]) != -EINVAL)
+                        fprintf(stderr, "accepted: '%s'\n", bad[i]);
+                ASSERT_EQ(ext4_journal_parse(bad[i]), -EINVAL);
+        }
+        ASSERT_EQ(ext4_journal_parse(NULL), -EINVAL);
+}
+
+static void put(const char *root, const char *path, const char *text) {
+        char p[512];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", root, path);
+        f = fopen(p, "we");
+        ASSERT_TRUE(f != NULL);
+        fputs(text, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static void mk(const char *root, const char *path) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", root, path);
+        ASSERT_OK(mkdir(p, 0755));
+}
+
+static void ln(const char *root, const char *target, const char *path) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", root, path);
+        ASSERT_OK(symlink(target, p));
+}
+
+/* A sysfs tree: dev/block/7:1 -> loop1 (journal), 7:2 -> loop2 (none), 8:1 -> sda1 (no fs/ext4
+ * entry), 8:2 -> sda2 (garbage), 8:3 -> nothing. */
+TEST(load) {
+        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        mk(dir, "dev");
+        mk(dir, "dev/block");
+        mk(dir, "devices");
+        mk(dir, "fs");
+        mk(dir, "fs/ext4");
+        mk(dir, "fs/ext4/loop1");
+        mk(dir, "fs/ext4/loop2");
+        mk(dir, "fs/ext4/sda2");
+        put(dir, "fs/ext4/loop1/journal_task", "812\n");
+        put(dir, "fs/ext4/loop2/journal_task", "<none>\n");
+        put(dir, "fs/ext4/sda2/journal_task", "yes\n");
+        ln(dir, "../../devices/virtual/block/loop1", "dev/block/7:1");
+        ln(dir, "../../devices/virtual/block/loop2", "dev/block/7:2");
+        ln(dir, "../../devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/sda1",
+           "dev/block/8:1");
+        ln(dir, "../../devices/pci0000:00/block/sda/sda2", "dev/block/8:2");
+
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ext4_journal_load(fd, makedev(7, 1)), EXT4_JOURNAL_YES);
+        ASSERT_EQ(ext4_journal_load(fd, makedev(7, 2)), EXT4_JOURNAL_NONE);
+        ASSERT_EQ(ext4_journal_load(fd, makedev(8, 1)), -ENOENT);
+        ASSERT_EQ(ext4_journal_load(fd, makedev(8, 2)), -EINVAL);
+        ASSERT_EQ(ext4_journal_load(fd, makedev(8, 3)), -ENOENT);
+        ASSERT_EQ(ext4_journal_load(-EBADF, makedev(7, 1)), -EBADF);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+/* The running kernel, where it can be read: every ext4 superblock sysfs lists answers yes or no. */
+TEST(live) {
+        int fd = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096];
+        unsigned n = 0;
+
+        if (fd < 0 || !f) {
+                if (f)
+                        fclose(f);
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        while (fgets(line, sizeof line, f)) {
+                unsigned ma, mi;
+                char *sep = strstr(line, " - ");
+
+                if (!sep || strncmp(sep, " - ext4 ", 8) != 0 || sscanf(line, "%*d %*d %u:%u", &ma, &mi) != 2)
+                        continue;
+                int r = ext4_journal_load(fd, makedev(ma, mi));
+                ASSERT_TRUE(r == EXT4_JOURNAL_YES || r == EXT4_JOURNAL_NONE || r == -ENOENT);
+                n++;
+        }
+        fclose(f);
+        close(fd);
+        printf("live: %u ext4 mounts read\n", n);
+}
+
+int main(void) {
+        RUN(parse);
+        RUN(load);
+        RUN(live);
+        return 0;
+}
