@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fs-type.h"
 #include "progress.h"
 #include "writeback.h"
 #include "shared/macro.h"
@@ -38,26 +39,26 @@ DECLARE_STRING_TABLE_LOOKUP(outcome, Outcome);
 
 typedef struct ExecJob {
         /* in */
-        const char *path;            /* path to open in the worker (mount point, maybe via /proc/PID/root) */
-        const char *group;           /* jobs with the same group run one after another in one worker */
-        usec_t timeout;              /* per-mount timeout */
-        dev_t dev;                   /* the superblock's device (as in mountinfo) */
-        int mount_id;                /* > 0: the worker checks that path opens this mount (statx
+        const char *path;  /* path to open in the worker (mount point, maybe via /proc/PID/root) */
+        const char *group; /* jobs with the same group run one after another in one worker */
+        usec_t timeout;    /* per-mount timeout */
+        dev_t dev;         /* the superblock's device (as in mountinfo) */
+        int mount_id;      /* > 0: the worker checks that path opens this mount (statx
                                     * STATX_MNT_ID). On a mismatch, or when the path is missing,
                                     * and gone_check is set: if no mount of dev is left in the
                                     * worker's mount table the job ends OUTCOME_GONE, error EIDRM
                                     * (unmounted, which synced it); otherwise OUTCOME_ERROR, ESTALE
                                     * (still mounted but hidden or moved: not reachable through
                                     * path) */
-        bool gone_check;             /* path is in our own mount namespace */
-        const char *flush_device;    /* block device node to fsync() after syncfs (a cache FLUSH), for
-                                    * filesystems whose sync_fs issues none; NULL: none. The node
-                                    * must be the block device dev, else /dev/block/MAJ:MIN is
-                                    * tried; ENODEV if neither is (unless flush_second_syncfs) */
-        bool flush_second_syncfs;    /* the filesystem's own ->sync_fs sends a FLUSH, but before its
-                                    * last writes (ext4 without a journal): when flush_device is NULL
-                                    * or cannot be opened (a container without the node), a second
-                                    * syncfs() sends the FLUSH after the first one's writes */
+        bool gone_check;   /* path is in our own mount namespace */
+        FsFlush flush;     /* the cache FLUSH after syncfs, for filesystems whose sync_fs
+                                    * sends none or sends it before its last writes: FS_FLUSH_DEVICE,
+                                    * an fsync() of the block device dev — flush_device (when not
+                                    * NULL), else /dev/block/MAJ:MIN; ENODEV when neither node is
+                                    * there (EACCES/EPERM when refused). FS_FLUSH_DEVICE_OR_SYNCFS:
+                                    * without a node, a second syncfs() (ext4 without a journal:
+                                    * its sync_fs flushes after the first one's writes) */
+        const char *flush_device;
         const char *covered_if_path; /* overlays: if this path (upperdir) lies on covered_if_dev, a
                                       * superblock synced earlier in the same group, the job ends
                                       * OUTCOME_COVERED (error EALREADY) without a syncfs of its own */

@@ -27,6 +27,14 @@ int ext4_journal_parse(const char *text) {
         return EXT4_JOURNAL_YES;
 }
 
+bool ext4_journal_readable(const char *release) {
+        unsigned major = 0, minor = 0;
+
+        if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+                return false;
+        return major > 5 || (major == 5 && minor >= 7);
+}
+
 int ext4_journal_load(int sysfs_fd, dev_t dev) {
         _cleanup_free_ char *text = NULL;
         char link[PATH_MAX], path[64 + NAME_MAX];
@@ -40,6 +48,8 @@ int ext4_journal_load(int sysfs_fd, dev_t dev) {
         n = readlinkat(sysfs_fd, path, link, sizeof link - 1);
         if (n < 0)
                 return -errno;
+        if ((size_t) n >= sizeof link - 1)
+                return -ENAMETOOLONG;
         link[n] = 0;
         name = strrchr(link, '/');
         name = name ? name + 1 : link;

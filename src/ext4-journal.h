@@ -14,6 +14,7 @@
  * device after syncfs (fs-type.h, device flush), unless a journal is proven here.
  */
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 typedef enum Ext4Journal {
@@ -25,7 +26,12 @@ typedef enum Ext4Journal {
  * "<none>" (a trailing newline allowed either way), -EINVAL for anything else. */
 int ext4_journal_parse(const char *text);
 
+/* Whether journal_task may be read on a kernel of this release (uname -r, pure): from 5.7 on.
+ * Before "ext4: unregister sysfs path before destroying jbd2 journal" (5.7) a read racing with an
+ * unmount could touch the freed journal. Older kernels keep the device flush (one FLUSH). */
+bool ext4_journal_readable(const char *release);
+
 /* Reads it for the superblock on block device dev, below the directory fd standing for "/sys": the
  * device's kernel name from the dev/block/MAJ:MIN link, then fs/ext4/<name>/journal_task. Negative
- * errno when it cannot be told (no such device or attribute: kernels before 5.10 have none). */
+ * errno when it cannot be told (no such device or attribute). */
 int ext4_journal_load(int sysfs_fd, dev_t dev);

@@ -5,6 +5,7 @@
 #include "fs-type.h"
 #include "shared/macro.h"
 #include "shared/string-table.h"
+#include "shared/string-util.h"
 
 static const char *const fs_class_table[_FS_CLASS_MAX] = {
         [FS_CLASS_BLOCK] = "block",   [FS_CLASS_NETWORK] = "network", [FS_CLASS_FUSE] = "fuse",
@@ -18,6 +19,14 @@ static const char *const fs_clean_rule_table[_FS_CLEAN_RULE_MAX] = {
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_clean_rule, FsCleanRule);
+
+static const char *const fs_flush_table[_FS_FLUSH_MAX] = {
+        [FS_FLUSH_NONE] = "none",
+        [FS_FLUSH_DEVICE] = "device",
+        [FS_FLUSH_DEVICE_OR_SYNCFS] = "device-or-syncfs",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
 
 /* Every field not named is 0: no device flush, not FUSE, not listed in sysfs, no magic, clean rule
  * "none", no write counter. */
@@ -48,7 +57,10 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_clean_rule, FsCleanRule);
  *     sync_filesystem()'s last sync_blockdev() writes the metadata buffers it dirtied (inode tables,
  *     bitmaps, extents converted when their data completed: 2 blocks after the FLUSH per run on the
  *     fault disk, test/reliability/flush-parity.sh). With a journal they are committed first. An
- *     ext4 is spared the device flush only when sysfs shows its journal (ext4-journal.h);
+ *     ext4 (or ext3: norecovery leaves it without one) is spared the device flush only when sysfs
+ *     shows its journal (ext4-journal.h); without the device node a second syncfs flushes;
+ *   any type mounted "nobarrier" (ext4, btrfs, f2fs) or "barrier=0": its sync_fs sends no FLUSH;
+ *     the sync(2) of the kernel sends none either, but "synced" must mean durable here;
  *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
  *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
  *     no blkdev_issue_flush();
@@ -70,6 +82,9 @@ static const FsType fs_types[] = {
           .flush_unless_journal = true,
           .sysfs_lists = true,
           .magic = 0xEF53 },
+        /* served by the ext4 driver (fs/ext4/<device> in sysfs): journaled, except when mounted
+         * read-write with norecovery/noload over a clean journal */
+        { .name = "ext3", .class = FS_CLASS_BLOCK, .flush_unless_journal = true },
         { .name = "xfs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0x58465342 },
         { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
         { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E },
@@ -210,10 +225,22 @@ FsClass fs_class_from_fstype(const char *fstype) {
         return fs_type_lookup(fstype)->class;
 }
 
-bool fs_type_needs_device_flush(const char *fstype, int journal) {
+FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options) {
         const FsType *t = fs_type_lookup(fstype);
+        _cleanup_free_ char *barrier = NULL;
 
-        return t->device_flush || (t->flush_unless_journal && journal <= 0);
+        if (options_has(fs_options, "nobarrier") ||
+            (options_get(fs_options, "barrier", &barrier) != 0 && (!barrier || streq(barrier, "0"))))
+                return t->class == FS_CLASS_PSEUDO ? FS_FLUSH_NONE : FS_FLUSH_DEVICE;
+        if (t->device_flush)
+                return FS_FLUSH_DEVICE;
+        if (t->flush_unless_journal && journal <= 0)
+                return FS_FLUSH_DEVICE_OR_SYNCFS;
+        return FS_FLUSH_NONE;
+}
+
+bool fs_type_needs_device_flush(const char *fstype, int journal) {
+        return fs_type_flush(fstype, journal, NULL) != FS_FLUSH_NONE;
 }
 
 FsFuse fs_type_fuse(const char *fstype) {

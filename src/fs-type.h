@@ -72,10 +72,29 @@ const FsType *fs_type_lookup(const char *fstype);
 /* The table itself, in order (unknown types are not in it), for tables and tests. */
 const FsType *fs_type_table(size_t *ret_n);
 
+/* How a superblock gets its cache FLUSH after syncfs(). */
+typedef enum FsFlush {
+        FS_FLUSH_NONE,             /* its sync_fs sends one after all its writes */
+        FS_FLUSH_DEVICE,           /* fsync() of its block device; without the node: an error */
+        FS_FLUSH_DEVICE_OR_SYNCFS, /* the same, but without the node a second syncfs(), whose
+                                    * sync_fs flushes after the first one's writes (ext4 without a
+                                    * journal, barriers on) */
+        _FS_FLUSH_MAX,
+        _FS_FLUSH_INVALID = -EINVAL,
+} FsFlush;
+
+const char *fs_flush_to_string(FsFlush f);
+
 /* Shorthands for fs_type_lookup(fstype)->... */
 FsClass fs_class_from_fstype(const char *fstype);
+
 /* journal: what ext4_journal_load() said of the superblock (1 a journal, 0 none, negative errno
- * unknown); only rows with flush_unless_journal look at it, and only a proven journal spares them. */
+ * unknown); only rows with flush_unless_journal look at it, and only a proven journal spares them.
+ * fs_options: the superblock's options (NULL: none); "nobarrier" or "barrier=0" means its sync_fs
+ * sends no FLUSH at all, whatever the type: FS_FLUSH_DEVICE (a second syncfs would not flush). */
+FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options);
+
+/* fs_type_flush(fstype, journal, NULL) != FS_FLUSH_NONE */
 bool fs_type_needs_device_flush(const char *fstype, int journal);
 FsFuse fs_type_fuse(const char *fstype);
 FsCleanRule fs_type_clean_rule(const char *fstype);

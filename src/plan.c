@@ -590,11 +590,11 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         e->timeout = d->timeout;
         e->primary = true;
         e->eta = sb_eta(s, e->dirty_bytes);
-        if (fs_type_needs_device_flush(s->fstype, s->journal)) {
-                if (m->source && strncmp(m->source, "/dev/", 5) == 0)
-                        e->flush_device = m->source;
-                e->flush_second_syncfs = fs_type_lookup(s->fstype)->flush_unless_journal;
-        }
+        /* The worker checks the node against the superblock's device: a btrfs (0:N, no node of its
+         * own) mounted nobarrier ends in ENODEV, never in a flush of one member of several. */
+        e->flush = fs_type_flush(s->fstype, s->journal, m->fs_options);
+        if (e->flush != FS_FLUSH_NONE && m->source && startswith(m->source, "/dev/"))
+                e->flush_device = m->source;
         r = entry_set_path(b->sample, d->primary, e);
         if (r < 0)
                 return r;

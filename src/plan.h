@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fs-type.h"
 #include "policy.h"
 #include "sample.h"
 #include "shared/macro.h"
@@ -52,11 +53,10 @@ typedef struct PlanEntry {
                                      * own syncfs if this path is on covered_if_dev, the upper layer's
                                      * superblock synced just before in the same group */
         dev_t covered_if_dev;
-        const char *flush_device; /* block device node to fsync() after syncfs, for filesystems
-                                     * whose sync_fs sends no cache FLUSH (vfat, exfat, ...: the
-                                     * device_flush column of fs-type.c); borrowed */
-        bool flush_second_syncfs; /* ext4 without a proven journal: when flush_device is NULL or
-                                     * cannot be opened, a second syncfs sends the FLUSH */
+        FsFlush flush;            /* how the cache FLUSH after syncfs is sent (fs_type_flush():
+                                     * vfat, exfat, ext4 without a proven journal, nobarrier, ...) */
+        const char *flush_device; /* with flush: the mount's /dev source, tried before
+                                     * /dev/block/MAJ:MIN; NULL: only that; borrowed */
         bool primary;             /* the mount through which its superblock is synced */
         uid_t run_as_uid;         /* FUSE without allow_other admits only its owner, not even root:
                                      * the worker syncs it as user_id=/group_id= of the mount, in a

@@ -28,8 +28,8 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 /* "Gone" needs the whole table: a restricted view (chroot) or an unlisted path
                  * cannot tell unmounted from invisible. */
                 .gone_check = e->namespace_ino == 0 && !s->view_restricted && !e->unlisted,
+                .flush = e->flush,
                 .flush_device = e->flush_device,
-                .flush_second_syncfs = e->flush_second_syncfs,
                 .covered_if_path = e->covered_if_path,
                 .covered_if_dev = e->covered_if_dev,
                 .progress = probe,

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 
 #include "ext4-journal.h"
 #include "sample.h"
@@ -347,6 +348,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 typedef struct LiveFacts {
         const char *sysfs_root;
         int sysfs_fd;
+        int journal_readable; /* ext4_journal_readable() of the running kernel; -1 not asked yet */
         int debugfs_fd;
         DeviceClassifier *classifier; /* opened at the first superblock that needs it */
 } LiveFacts;
@@ -365,6 +367,13 @@ static int live_classify(void *userdata, dev_t dev, const char *fstype, const ch
 static int live_journal(void *userdata, dev_t dev) {
         LiveFacts *f = userdata;
 
+        if (f->journal_readable < 0) {
+                struct utsname u;
+
+                f->journal_readable = uname(&u) >= 0 && ext4_journal_readable(u.release);
+        }
+        if (!f->journal_readable)
+                return -EOPNOTSUPP;
         return ext4_journal_load(f->sysfs_fd, dev);
 }
 
@@ -466,6 +475,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
                 .sysfs_fd = sysfs_fd,
+                .journal_readable = -1,
                 .debugfs_fd = src->debugfs_fd,
         };
         SampleOps ops = {

@@ -21,19 +21,27 @@
 static int open_block_device(const char *path, dev_t dev) {
         char alt[64];
         const char *paths[2] = { path, alt };
+        int r = -ENODEV;
 
         snprintf(alt, sizeof alt, "/dev/block/%u:%u", major(dev), minor(dev));
         for (size_t i = 0; i < 2; i++) {
                 struct stat st;
-                int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                int fd;
 
-                if (fd < 0)
+                if (!paths[i])
                         continue;
+                fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd < 0) {
+                        /* a node that is there but refused says more than "no device" */
+                        if (errno == EACCES || errno == EPERM)
+                                r = -errno;
+                        continue;
+                }
                 if (fstat(fd, &st) >= 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
                         return fd;
                 safe_close(fd);
         }
-        return -ENODEV;
+        return r;
 }
 
 /* Whether any mount of the superblock dev is in our mount namespace's table: 1 yes, 0 no,
@@ -103,9 +111,9 @@ static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
         path_fd = open(job->path, O_PATH | O_CLOEXEC);
         if (path_fd < 0)
                 return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
-        if (job->flush_device) {
+        if (job->flush != FS_FLUSH_NONE) {
                 flush_fd = open_block_device(job->flush_device, job->dev);
-                if (flush_fd < 0 && !job->flush_second_syncfs)
+                if (flush_fd < 0 && job->flush != FS_FLUSH_DEVICE_OR_SYNCFS)
                         return flush_fd;
         }
         if (setgroups(0, NULL) < 0 || setresgid(job->run_as_gid, job->run_as_gid, job->run_as_gid) < 0 ||
@@ -129,12 +137,12 @@ static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
 static int flush_after_syncfs(const ExecJob *job, int mount_fd, int flush_fd) {
         _cleanup_close_ int fd = flush_fd;
 
-        if (fd < 0 && job->flush_device)
+        if (fd < 0)
                 fd = open_block_device(job->flush_device, job->dev);
         if (fd >= 0)
                 return fsync(fd) < 0 ? negative_errno() : 0;
-        if (!job->flush_second_syncfs)
-                return job->flush_device ? fd : -ENODEV;
+        if (job->flush != FS_FLUSH_DEVICE_OR_SYNCFS)
+                return fd;
         return syncfs(mount_fd) < 0 ? negative_errno() : 0;
 }
 
@@ -178,7 +186,7 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
 
         if (syncfs(fd) < 0)
                 r = negative_errno();
-        if (r >= 0 && (job->flush_device || job->flush_second_syncfs))
+        if (r >= 0 && job->flush != FS_FLUSH_NONE)
                 r = flush_after_syncfs(job, fd, TAKE_FD(flush_fd));
         safe_close(fd);
         return r;

@@ -665,7 +665,7 @@ TEST(mount_id_and_flush) {
         char dir[] = "/tmp/test-executor.XXXXXX";
         struct statx stx, proc_stx;
         struct stat st;
-        ExecJob jobs[8];
+        ExecJob jobs[11];
         /* In a chroot (restricted view) nothing can be called gone: the superblock 254:254 may be
          * mounted outside our root. */
         bool full_view = root_in_mount_table();
@@ -685,12 +685,16 @@ TEST(mount_id_and_flush) {
                 .path = dir, .group = "b", .timeout = 10 * SEC, .mount_id = (int) proc_stx.stx_mnt_id
         };
         /* a flush device that is not a block device (nor is /dev/block/1:3): ENODEV */
-        jobs[2] = (ExecJob) {
-                .path = dir, .group = "c", .timeout = 10 * SEC, .flush_device = "/dev/null", .dev = st.st_rdev
-        };
+        jobs[2] = (ExecJob) { .path = dir,
+                              .group = "c",
+                              .timeout = 10 * SEC,
+                              .flush = FS_FLUSH_DEVICE,
+                              .flush_device = "/dev/null",
+                              .dev = st.st_rdev };
         jobs[3] = (ExecJob) { .path = dir,
                               .group = "d",
                               .timeout = 10 * SEC,
+                              .flush = FS_FLUSH_DEVICE,
                               .flush_device = "/nonexistent",
                               .dev = makedev(254, 254) };
         /* the planned mount is no longer there and no mount of its superblock is left: EIDRM, gone
@@ -719,7 +723,25 @@ TEST(mount_id_and_flush) {
                               .timeout = 10 * SEC,
                               .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor),
                               .gone_check = true };
-        ASSERT_EQ(run(jobs, 8, 4, in(30 * SEC), NULL), 7);
+        /* the same without a node, for a filesystem whose own sync_fs flushes: a second syncfs */
+        jobs[8] = (ExecJob) { .path = dir,
+                              .group = "i",
+                              .timeout = 10 * SEC,
+                              .flush = FS_FLUSH_DEVICE_OR_SYNCFS,
+                              .flush_device = "/nonexistent",
+                              .dev = makedev(254, 254) };
+        jobs[9] = (ExecJob) { .path = dir,
+                              .group = "j",
+                              .timeout = 10 * SEC,
+                              .flush = FS_FLUSH_DEVICE_OR_SYNCFS,
+                              .dev = makedev(254, 254) };
+        /* control: no node given and none at /dev/block/254:254 either, no fallback: ENODEV */
+        jobs[10] = (ExecJob) { .path = dir,
+                               .group = "k",
+                               .timeout = 10 * SEC,
+                               .flush = FS_FLUSH_DEVICE,
+                               .dev = makedev(254, 254) };
+        ASSERT_EQ(run(jobs, 11, 4, in(30 * SEC), NULL), 8);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
         ASSERT_EQ(jobs[1].error, ESTALE);
@@ -737,9 +759,13 @@ TEST(mount_id_and_flush) {
         ASSERT_EQ(jobs[5].outcome, OUTCOME_ERROR);
         ASSERT_EQ(jobs[6].outcome, full_view ? OUTCOME_GONE : OUTCOME_ERROR);
         ASSERT_EQ(jobs[7].outcome, OUTCOME_ERROR);
-        for (size_t i = 0; i < 8; i++)
+        ASSERT_EQ(jobs[8].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[9].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[10].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[10].error, ENODEV);
+        for (size_t i = 0; i < 11; i++)
                 ASSERT_TRUE(!jobs[i].stuck);
-        check_children(jobs, 8);
+        check_children(jobs, 11);
         ASSERT_OK(rmdir(dir));
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,19 @@ TEST(parse) {
                 ASSERT_EQ(ext4_journal_parse(bad[i]), -EINVAL);
         }
         ASSERT_EQ(ext4_journal_parse(NULL), -EINVAL);
+}
+
+TEST(readable) {
+        static const char *const yes[] = { "5.7.0", "5.10.0-28-amd64", "6.18.0", "10.0", "5.7" };
+        static const char *const no[] = {
+                "5.6.19", "5.4.0-150-generic", "4.19.0-25-amd64", "3.10.0", "", "x", "5", "5.x"
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                ASSERT_TRUE(ext4_journal_readable(yes[i]));
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                ASSERT_TRUE(!ext4_journal_readable(no[i]));
+        ASSERT_TRUE(!ext4_journal_readable(NULL));
 }
 
 static void put(const char *root, const char *path, const char *text) {
@@ -82,6 +96,15 @@ TEST(load) {
         ln(dir, "../../devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/sda1",
            "dev/block/8:1");
         ln(dir, "../../devices/pci0000:00/block/sda/sda2", "dev/block/8:2");
+        /* a link target as long as a path can be: refused, never read truncated */
+        {
+                char target[PATH_MAX];
+
+                memset(target, 'a', sizeof target - 1);
+                target[sizeof target - 1] = 0;
+                memcpy(target + sizeof target - 1 - strlen("/loop1"), "/loop1", strlen("/loop1"));
+                ln(dir, target, "dev/block/7:9");
+        }
 
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
@@ -90,6 +113,7 @@ TEST(load) {
         ASSERT_EQ(ext4_journal_load(fd, makedev(8, 1)), -ENOENT);
         ASSERT_EQ(ext4_journal_load(fd, makedev(8, 2)), -EINVAL);
         ASSERT_EQ(ext4_journal_load(fd, makedev(8, 3)), -ENOENT);
+        ASSERT_EQ(ext4_journal_load(fd, makedev(7, 9)), -ENAMETOOLONG);
         ASSERT_EQ(ext4_journal_load(-EBADF, makedev(7, 1)), -EBADF);
         close(fd);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -127,6 +151,7 @@ TEST(live) {
 
 int main(void) {
         RUN(parse);
+        RUN(readable);
         RUN(load);
         RUN(live);
         return 0;

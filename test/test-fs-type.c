@@ -287,22 +287,52 @@ TEST(flush_unless_journal) {
                 ASSERT_TRUE(fs_type_needs_device_flush("ext4", unproven[i]));
                 ASSERT_TRUE(!fs_type_needs_device_flush("xfs", unproven[i]));
                 ASSERT_TRUE(!fs_type_needs_device_flush("btrfs", unproven[i]));
-                ASSERT_TRUE(!fs_type_needs_device_flush("ext3", unproven[i]));
+                ASSERT_TRUE(fs_type_needs_device_flush("ext3", unproven[i]));
+                ASSERT_EQ(fs_type_flush("ext4", unproven[i], "rw,relatime"), FS_FLUSH_DEVICE_OR_SYNCFS);
+                ASSERT_EQ(fs_type_flush("ext3", unproven[i], NULL), FS_FLUSH_DEVICE_OR_SYNCFS);
+                ASSERT_EQ(fs_type_flush("vfat", unproven[i], NULL), FS_FLUSH_DEVICE);
                 ASSERT_TRUE(fs_type_needs_device_flush("vfat", unproven[i]));
                 ASSERT_TRUE(fs_type_needs_device_flush("ext2", unproven[i]));
         }
         ASSERT_TRUE(fs_type_needs_device_flush("ext2", EXT4_JOURNAL_YES));
+        ASSERT_TRUE(!fs_type_needs_device_flush("ext3", EXT4_JOURNAL_YES));
+        ASSERT_EQ(fs_type_flush("ext4", EXT4_JOURNAL_YES, "rw"), FS_FLUSH_NONE);
 
         size_t n;
         const FsType *t = fs_type_table(&n);
 
         for (size_t i = 0; i < n; i++)
-                ASSERT_EQ(t[i].flush_unless_journal, streq(t[i].name, "ext4"));
+                ASSERT_EQ(t[i].flush_unless_journal, streq(t[i].name, "ext4") || streq(t[i].name, "ext3"));
+}
+
+/* Without barriers a filesystem's sync_fs sends no FLUSH: the device node is fsynced, whatever the
+ * type and journal; a second syncfs would not flush, so it is no fallback. */
+TEST(nobarrier) {
+        static const char *const types[] = { "ext4", "ext3", "btrfs", "f2fs", "xfs", "vfat", "bcachefs" };
+        static const char *const off[] = { "rw,nobarrier", "nobarrier", "rw,barrier=0,commit=5",
+                                           "barrier=0" };
+        static const char *const on[] = {
+                "rw,barrier=1", "rw,barrier", "rw,nobarrierx", "rw,xbarrier=0", "rw,barrier=0x", NULL, ""
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+                for (size_t j = 0; j < ELEMENTSOF(off); j++)
+                        ASSERT_EQ(fs_type_flush(types[i], EXT4_JOURNAL_YES, off[j]), FS_FLUSH_DEVICE);
+                /* control: with barriers, only what the type itself needs */
+                for (size_t j = 0; j < ELEMENTSOF(on); j++)
+                        ASSERT_EQ(fs_type_flush(types[i], EXT4_JOURNAL_YES, on[j]),
+                                  fs_type_lookup(types[i])->device_flush ? FS_FLUSH_DEVICE : FS_FLUSH_NONE);
+        }
+        /* nothing to flush for a pseudo filesystem */
+        ASSERT_EQ(fs_type_flush("tmpfs", -ENODATA, "rw,nobarrier"), FS_FLUSH_NONE);
+        ASSERT_STREQ(fs_flush_to_string(FS_FLUSH_DEVICE_OR_SYNCFS), "device-or-syncfs");
+        ASSERT_TRUE(!fs_flush_to_string(_FS_FLUSH_MAX));
 }
 
 int main(void) {
         RUN(same_as_old_lists);
         RUN(flush_unless_journal);
+        RUN(nobarrier);
         RUN(magic);
         RUN(sysfs_lists);
         RUN(table_sane);

@@ -249,18 +249,26 @@ TEST(bad_rule_never_skips) {
 TEST(device_flush_parity) {
         static const struct {
                 const char *mount_point, *flush_device;
+                FsFlush flush;
         } expect[] = {
-                { "/media/alice/NTFS", "/dev/sdb1" },
-                { "/media/alice/EXFAT", "/dev/sdb2" },
-                { "/media/alice/DVD-RAM", "/dev/sdc1" },
-                { "/srv/old", "/dev/sdc2" },
-                { "/media/alice/WIN", "/dev/sdc3" },
-                { "/media/alice/STICK", "/dev/sdc4" },
-                /* ext4 whose journal nothing proves (this fixture classifies no device) */
-                { "/", "/dev/vda" },
-                { "/srv/xfs", NULL },
-                { "/srv/ext3", NULL },
-                { "/home/alice/remote", NULL },
+                { "/media/alice/NTFS", "/dev/sdb1", FS_FLUSH_DEVICE },
+                { "/media/alice/EXFAT", "/dev/sdb2", FS_FLUSH_DEVICE },
+                { "/media/alice/DVD-RAM", "/dev/sdc1", FS_FLUSH_DEVICE },
+                { "/srv/old", "/dev/sdc2", FS_FLUSH_DEVICE },
+                { "/media/alice/WIN", "/dev/sdc3", FS_FLUSH_DEVICE },
+                { "/media/alice/STICK", "/dev/sdc4", FS_FLUSH_DEVICE },
+                /* ext4 and ext3 whose journal nothing proves (this fixture classifies no device):
+                 * the node, else a second syncfs */
+                { "/", "/dev/vda", FS_FLUSH_DEVICE_OR_SYNCFS },
+                { "/srv/ext3", "/dev/sdc6", FS_FLUSH_DEVICE_OR_SYNCFS },
+                { "/srv/xfs", NULL, FS_FLUSH_NONE },
+                { "/srv/xfs-barrier1", NULL, FS_FLUSH_NONE },
+                /* no barriers: sync_fs sends no FLUSH at all, a second syncfs would not help */
+                { "/srv/btrfs-nobarrier", "/dev/sdc7", FS_FLUSH_DEVICE },
+                { "/srv/ext4-barrier0", "/dev/sdc8", FS_FLUSH_DEVICE },
+                /* a source that is no /dev path: the worker tries /dev/block/MAJ:MIN alone */
+                { "/srv/ext4-elsewhere", NULL, FS_FLUSH_DEVICE_OR_SYNCFS },
+                { "/home/alice/remote", NULL, FS_FLUSH_NONE },
         };
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/flush-parity", NULL);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -271,6 +279,9 @@ TEST(device_flush_parity) {
                 const PlanEntry *e = find(p, expect[i].mount_point);
 
                 ASSERT_EQ(e->action, PLAN_SYNC);
+                if (e->flush != expect[i].flush)
+                        fprintf(stderr, "%s: flush %s\n", e->mount_point, fs_flush_to_string(e->flush));
+                ASSERT_EQ(e->flush, expect[i].flush);
                 if (expect[i].flush_device)
                         ASSERT_STREQ(e->flush_device, expect[i].flush_device);
                 else if (e->flush_device) {
@@ -622,13 +633,19 @@ TEST(ext4_journal_device_flush) {
                 s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
                 ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
                 ASSERT_STREQ(find(p, "/")->fstype, "ext4");
-                if (fake_journal_op && answers[i] == EXT4_JOURNAL_YES)
+                if (fake_journal_op && answers[i] == EXT4_JOURNAL_YES) {
                         ASSERT_TRUE(find(p, "/")->flush_device == NULL);
-                else
+                        ASSERT_EQ(find(p, "/")->flush, FS_FLUSH_NONE);
+                } else {
                         ASSERT_STREQ(find(p, "/")->flush_device, find(p, "/")->source);
-                /* other types ignore it */
+                        ASSERT_EQ(find(p, "/")->flush, FS_FLUSH_DEVICE_OR_SYNCFS);
+                }
+                /* other types ignore it; vfat never falls back to a second syncfs (its sync_fs
+                 * sends no FLUSH) */
                 ASSERT_TRUE(find(p, "/home")->flush_device == NULL);
+                ASSERT_EQ(find(p, "/home")->flush, FS_FLUSH_NONE);
                 ASSERT_STREQ(find(p, "/boot/efi")->flush_device, "/dev/nvme0n1p1");
+                ASSERT_EQ(find(p, "/boot/efi")->flush, FS_FLUSH_DEVICE);
         }
         fake_journal_op = true;
         fake_journal_answer = EXT4_JOURNAL_YES;

@@ -14,17 +14,19 @@
 #     writes the metadata (extents converted when their data completed, inode tables). With
 #     WritebackFirst=no that is 2 unflushed blocks after every run on 29f4d0c; with yes, a race
 #     that lost a file in CI once (29f4d0c). Fixed by the device flush unless sysfs shows a journal.
+#   ext4-nobarrier (journaled ext4 remounted nobarrier): its sync_fs sends no FLUSH at all; the
+#     device is fsynced (in mode nodev: an ENODEV error, as ext2 and ntfs-3g).
 #   Mode "nodev": the run sees an empty /dev (a container without the device nodes). ext4 without
 #     a journal then gets its FLUSH from a second syncfs; the others cannot get one and must say so
 #     (outcome error, ENODEV), never report synced.
-# Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ntfs-3g"),
+# Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ext4-nobarrier ntfs-3g"),
 #   FLUSH_PARITY_MODES (default "no yes nodev": WritebackFirst=no, =yes, and no /dev nodes).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rel_begin
 
 fstypes=()
-for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ntfs-3g}; do
+for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ext4-nobarrier ntfs-3g}; do
         case $fs in
         ntfs-3g)
                 if ! command -v mkntfs >/dev/null || ! command -v ntfs-3g >/dev/null; then
@@ -36,9 +38,18 @@ for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ntfs-3g}; do
 done
 ((${#fstypes[@]} > 0)) || skip "none of the filesystems can be made here"
 
+# ext4-nobarrier is a journaled ext4 mounted (again after each power cut) with nobarrier.
+mkfs_type() { [[ $1 == ext4-nobarrier ]] && echo ext4 || echo "$1"; }
+nobarrier() {
+        [[ $1 == ext4-nobarrier ]] || return 0
+        mount -o remount,nobarrier "$(stack_mnt "$1")" || return 1
+        findmnt -rn -o FS-OPTIONS --mountpoint "$(stack_mnt "$1")" | tr , '\n' | grep -qx nobarrier ||
+                { echo "ext4-nobarrier: nobarrier not shown in the superblock options"; return 1; }
+}
+
 mounts=()
 for fs in "${fstypes[@]}"; do
-        stack_setup "$fs" "$fs" 96M || fail "$fs: cannot set up"
+        stack_setup "$fs" "$(mkfs_type "$fs")" 96M || fail "$fs: cannot set up"
         mounts+=("$(stack_mnt "$fs")")
 done
 
@@ -54,6 +65,7 @@ WritebackFirst=${mode/nodev/no}"
         echo "mode $mode (oracle seed $seed)"
         for fs in "${fstypes[@]}"; do
                 m=$(stack_mnt "$fs")
+                nobarrier "$fs" || fail "$fs: cannot remount nobarrier"
                 sync -f "$m"
                 oracle_write "$m/x$round" 12 "$seed" || fail "$fs: cannot write"
                 mkdir "$m/dir-made-last$round"
@@ -84,6 +96,7 @@ WritebackFirst=${mode/nodev/no}"
                 [[ -d $m/dir-made-last$round ]] || lost=1
                 echo "  $fs ($fstype): outcome '$out', flushes during run=$flushes, unflushed blocks after the run=$dirty, lost=$lost"
                 if [[ $mode == nodev && $fs != ext4-nojournal ]]; then
+                        # (ext4-nobarrier: a second syncfs would not flush either)
                         # no node and no second syncfs that would flush: an error, not "synced"
                         errno_name=$(ss_mount_field "$REL_TMP/status.json" "$m" errno_name)
                         if [[ $out != "error "* || $errno_name != ENODEV ]]; then
