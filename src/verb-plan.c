@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "context.h"
+#include "ext4-journal.h"
 #include "history.h"
 #include "log.h"
 #include "shared/format-util.h"
@@ -43,6 +44,14 @@ static int plan_entry_add_run_as(json_object *o, const PlanEntry *e) {
         return json_add(o, "run_as", TAKE_PTR(owner));
 }
 
+/* "journal": what sysfs said of an ext4/ext3 superblock's journal (ext4-journal.h); null when it
+ * was not read or could not be told (the device flush then stays). */
+static int plan_entry_add_journal(json_object *o, const Superblock *s) {
+        if (s->journal == EXT4_JOURNAL_YES || s->journal == EXT4_JOURNAL_NONE)
+                return json_add_bool(o, "journal", s->journal == EXT4_JOURNAL_YES);
+        return json_add_null(o, "journal");
+}
+
 static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_object **ret) {
         _cleanup_json_ json_object *o = json_object_new_object();
         _cleanup_free_ char *ns = NULL;
@@ -74,7 +83,7 @@ static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_obje
             (r = json_add_string(o, "namespace", ns)) < 0 ||
             (r = json_add_string(o, "flush_device", e->flush_device)) < 0 ||
             (r = json_add_string(o, "flush", fs_flush_to_string(e->flush))) < 0 ||
-            (r = plan_entry_add_run_as(o, e)) < 0)
+            (r = plan_entry_add_journal(o, s)) < 0 || (r = plan_entry_add_run_as(o, e)) < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;

@@ -53,6 +53,23 @@ for fs in "${fstypes[@]}"; do
         mounts+=("$(stack_mnt "$fs")")
 done
 
+# What the plan says, read from the real sysfs: the journal and the flush of each mount.
+rel_config "${mounts[@]}"
+for fs in "${fstypes[@]}"; do nobarrier "$fs" || fail "$fs: cannot remount nobarrier"; done
+ss plan --json=short >"$REL_TMP/plan.json" || fail "plan failed"
+for fs in "${fstypes[@]}"; do
+        case $fs in
+        ext2 | ntfs-3g) want="device null" ;;
+        ext4-nojournal) want="device-or-syncfs false" ;;
+        ext4-nobarrier) want="device true" ;;
+        *) want="?" ;;
+        esac
+        got="$(ss_mount_field "$REL_TMP/plan.json" "$(stack_mnt "$fs")" flush) $(ss_mount_field "$REL_TMP/plan.json" "$(stack_mnt "$fs")" journal)"
+        got=${got/True/true}; got=${got/False/false}; got=${got/None/null}
+        echo "plan: $fs: flush, journal = $got"
+        [[ $got == "$want" ]] || fail "$fs: plan says flush, journal = '$got', expected '$want'"
+done
+
 failures=0
 round=0
 for mode in ${FLUSH_PARITY_MODES:-no yes nodev}; do
