@@ -211,7 +211,7 @@ static int cmp_dev(const void *a, const void *b) {
 }
 
 /* Walks the block device 'dev' into w. Returns 1 if found, 0 if not a block device here. */
-static int walk_block(Walk *w, dev_t dev, dev_t *ret_whole, char **ret_bdi) {
+static int walk_block(Walk *w, dev_t dev, dev_t *ret_whole, char **ret_bdi, char **ret_name) {
         Node n = {};
         int r;
 
@@ -220,6 +220,13 @@ static int walk_block(Walk *w, dev_t dev, dev_t *ret_whole, char **ret_bdi) {
                 return r;
         if (r < 0)
                 return 0;
+        if (ret_name) {
+                *ret_name = strdup(sysfs_last_component(n.path));
+                if (!*ret_name) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+        }
 
         r = node_to_whole(w->sysfs, &n);
         if (r < 0)
@@ -298,7 +305,7 @@ static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
                                 return r;
                         if (r < 0)
                                 continue;
-                        r = walk_block(w, d, NULL, NULL);
+                        r = walk_block(w, d, NULL, NULL, NULL);
                         if (r < 0)
                                 return r;
                 }
@@ -317,6 +324,7 @@ void device_info_done(DeviceInfo *d) {
         if (!d)
                 return;
         free(d->bdi_name);
+        free(d->name);
         free(d->leaves);
         free(d->loop_backing_file);
         *d = (DeviceInfo) {};
@@ -358,7 +366,7 @@ static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *s
         int r;
 
         if (major(dev) != 0) {
-                r = walk_block(&w, dev, &info->whole_disk, &info->bdi_name);
+                r = walk_block(&w, dev, &info->whole_disk, &info->bdi_name, &info->name);
                 if (r < 0)
                         goto finish;
                 if (r > 0) {

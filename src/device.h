@@ -36,6 +36,8 @@ typedef struct DeviceInfo {
         bool is_block;    /* a real block device (has /sys/dev/block/M:m) */
         dev_t whole_disk; /* parent disk for partitions, dev itself for disks; 0 unknown */
         char *bdi_name;   /* name under debugfs bdi/, e.g. "7:0", "8:0", "btrfs-1", "0:52" */
+        char *name;       /* kernel name of the block device dev ("sda1", "dm-0", "loop3": the
+                                    * target of sysfs dev/block/MAJ:MIN), NULL when not one */
         dev_t *leaves;    /* leaf *whole disks* (slaves/ followed recursively, partitions
                                     * mapped to their disk), sorted, unique, at most 256; btrfs:
                                     * those of its member devices; never empty: [dev] when

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "ext4-journal.h"
 #include "shared/fileio.h"
@@ -35,26 +32,19 @@ bool ext4_journal_readable(const char *release) {
         return major > 5 || (major == 5 && minor >= 7);
 }
 
-int ext4_journal_load(int sysfs_fd, dev_t dev) {
+int ext4_journal_load(int sysfs_fd, const char *name) {
         _cleanup_free_ char *text = NULL;
-        char link[PATH_MAX], path[64 + NAME_MAX];
-        const char *name;
-        ssize_t n;
+        char path[64 + NAME_MAX];
         int r;
 
         if (sysfs_fd < 0)
                 return -EBADF;
-        snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
-        n = readlinkat(sysfs_fd, path, link, sizeof link - 1);
-        if (n < 0)
-                return -errno;
-        if ((size_t) n >= sizeof link - 1)
-                return -ENAMETOOLONG;
-        link[n] = 0;
-        name = strrchr(link, '/');
-        name = name ? name + 1 : link;
-        if (!*name || streq(name, ".") || streq(name, "..") || strlen(name) > NAME_MAX)
+        if (!name)
+                return -ENOENT;
+        if (!*name || strchr(name, '/') || streq(name, ".") || streq(name, ".."))
                 return -EINVAL;
+        if (strlen(name) > NAME_MAX)
+                return -ENAMETOOLONG;
 
         snprintf(path, sizeof path, "fs/ext4/%.*s/journal_task", NAME_MAX, name);
         r = read_full_file_at(sysfs_fd, path, 64, &text, NULL);

@@ -15,7 +15,6 @@
  */
 
 #include <stdbool.h>
-#include <sys/types.h>
 
 typedef enum Ext4Journal {
         EXT4_JOURNAL_NONE = 0, /* "<none>" */
@@ -31,7 +30,7 @@ int ext4_journal_parse(const char *text);
  * unmount could touch the freed journal. Older kernels keep the device flush (one FLUSH). */
 bool ext4_journal_readable(const char *release);
 
-/* Reads it for the superblock on block device dev, below the directory fd standing for "/sys": the
- * device's kernel name from the dev/block/MAJ:MIN link, then fs/ext4/<name>/journal_task. Negative
- * errno when it cannot be told (no such device or attribute). */
-int ext4_journal_load(int sysfs_fd, dev_t dev);
+/* Reads fs/ext4/<name>/journal_task below the directory fd standing for "/sys", for the superblock
+ * on the block device of that kernel name (DeviceInfo.name). Negative errno when it cannot be told
+ * (-ENOENT: no name, no such attribute; -EINVAL: not a name). */
+int ext4_journal_load(int sysfs_fd, const char *name);

@@ -239,10 +239,6 @@ FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options) {
         return FS_FLUSH_NONE;
 }
 
-bool fs_type_needs_device_flush(const char *fstype, int journal) {
-        return fs_type_flush(fstype, journal, NULL) != FS_FLUSH_NONE;
-}
-
 FsFuse fs_type_fuse(const char *fstype) {
         return fs_type_lookup(fstype)->fuse;
 }

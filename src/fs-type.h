@@ -94,8 +94,6 @@ FsClass fs_class_from_fstype(const char *fstype);
  * sends no FLUSH at all, whatever the type: FS_FLUSH_DEVICE (a second syncfs would not flush). */
 FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options);
 
-/* fs_type_flush(fstype, journal, NULL) != FS_FLUSH_NONE */
-bool fs_type_needs_device_flush(const char *fstype, int journal);
 FsFuse fs_type_fuse(const char *fstype);
 FsCleanRule fs_type_clean_rule(const char *fstype);
 

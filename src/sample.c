@@ -265,7 +265,7 @@ static int superblock_facts(Superblock *sb, const SampleOps *ops) {
 
         sb->journal = -ENODATA;
         if (fs_type_lookup(sb->fstype)->flush_unless_journal && sb->device.is_block && ops && ops->journal)
-                sb->journal = ops->journal(ops->userdata, sb->dev);
+                sb->journal = ops->journal(ops->userdata, sb->device.name);
         return 0;
 }
 
@@ -364,7 +364,7 @@ static int live_classify(void *userdata, dev_t dev, const char *fstype, const ch
         return device_classifier_classify(f->classifier, dev, fstype, source, ret);
 }
 
-static int live_journal(void *userdata, dev_t dev) {
+static int live_journal(void *userdata, const char *name) {
         LiveFacts *f = userdata;
 
         if (f->journal_readable < 0) {
@@ -374,7 +374,7 @@ static int live_journal(void *userdata, dev_t dev) {
         }
         if (!f->journal_readable)
                 return -EOPNOTSUPP;
-        return ext4_journal_load(f->sysfs_fd, dev);
+        return ext4_journal_load(f->sysfs_fd, name);
 }
 
 static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {

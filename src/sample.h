@@ -104,7 +104,8 @@ int sample_load(const SampleSources *src, Sample **ret);
 typedef struct SampleOps {
         int (*classify)(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret);
         int (*bdi_stats)(void *userdata, const char *bdi_name, BdiStats *ret); /* -ENOENT ok */
-        int (*journal)(void *userdata, dev_t dev); /* Superblock.journal; NULL: unknown */
+        int (*journal)(void *userdata, const char *name); /* Superblock.journal from the device's
+                                                           * kernel name; NULL: unknown */
         void *userdata;
 } SampleOps;
 

@@ -150,6 +150,9 @@ TEST(partitions_share_disk) {
         ASSERT_TRUE(same_leaves(&p1, &disk));
         ASSERT_EQ(p1.classes, 0); /* SSD: not rotational, removable, usb, loop, crypt */
         ASSERT_TRUE(p1.loop_backing_file == NULL);
+        /* the kernel name of the device itself, not of its disk (ext4-journal.h reads by it) */
+        ASSERT_STREQ(p1.name, "nvme0n1p1");
+        ASSERT_STREQ(disk.name, "nvme0n1");
 
         /* Negative control: another disk is another group and has its own facts. */
         ASSERT_TRUE(!same_leaves(&p1, &sda1));
@@ -473,6 +476,7 @@ static void print_info(FILE *f, const DeviceInfo *d) {
         fprintf(f, "classified=%d\n", d->classified);
         fprintf(f, "whole_disk=%u:%u\n", major(d->whole_disk), minor(d->whole_disk));
         fprintf(f, "bdi=%s\n", d->bdi_name ?: "");
+        fprintf(f, "name=%s\n", d->name ?: "");
         fprintf(f, "leaves=");
         for (size_t i = 0; i < d->n_leaves; i++)
                 fprintf(f, "%s%u:%u", i > 0 ? "," : "", major(d->leaves[i]), minor(d->leaves[i]));

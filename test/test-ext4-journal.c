@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "ext4-journal.h"
 #include "shared/macro.h"
 #include "tests.h"
@@ -66,23 +67,12 @@ static void mk(const char *root, const char *path) {
         ASSERT_OK(mkdir(p, 0755));
 }
 
-static void ln(const char *root, const char *target, const char *path) {
-        char p[512];
-
-        snprintf(p, sizeof p, "%s/%s", root, path);
-        ASSERT_OK(symlink(target, p));
-}
-
-/* A sysfs tree: dev/block/7:1 -> loop1 (journal), 7:2 -> loop2 (none), 8:1 -> sda1 (no fs/ext4
- * entry), 8:2 -> sda2 (garbage), 8:3 -> nothing. */
+/* A sysfs tree: fs/ext4/loop1 (journal), loop2 (none), sda2 (garbage); sda1 has no entry. */
 TEST(load) {
-        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
+        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600], longname[NAME_MAX + 2];
         int fd;
 
         ASSERT_TRUE(mkdtemp(dir) != NULL);
-        mk(dir, "dev");
-        mk(dir, "dev/block");
-        mk(dir, "devices");
         mk(dir, "fs");
         mk(dir, "fs/ext4");
         mk(dir, "fs/ext4/loop1");
@@ -91,43 +81,37 @@ TEST(load) {
         put(dir, "fs/ext4/loop1/journal_task", "812\n");
         put(dir, "fs/ext4/loop2/journal_task", "<none>\n");
         put(dir, "fs/ext4/sda2/journal_task", "yes\n");
-        ln(dir, "../../devices/virtual/block/loop1", "dev/block/7:1");
-        ln(dir, "../../devices/virtual/block/loop2", "dev/block/7:2");
-        ln(dir, "../../devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/sda1",
-           "dev/block/8:1");
-        ln(dir, "../../devices/pci0000:00/block/sda/sda2", "dev/block/8:2");
-        /* a link target as long as a path can be: refused, never read truncated */
-        {
-                char target[PATH_MAX];
-
-                memset(target, 'a', sizeof target - 1);
-                target[sizeof target - 1] = 0;
-                memcpy(target + sizeof target - 1 - strlen("/loop1"), "/loop1", strlen("/loop1"));
-                ln(dir, target, "dev/block/7:9");
-        }
 
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(ext4_journal_load(fd, makedev(7, 1)), EXT4_JOURNAL_YES);
-        ASSERT_EQ(ext4_journal_load(fd, makedev(7, 2)), EXT4_JOURNAL_NONE);
-        ASSERT_EQ(ext4_journal_load(fd, makedev(8, 1)), -ENOENT);
-        ASSERT_EQ(ext4_journal_load(fd, makedev(8, 2)), -EINVAL);
-        ASSERT_EQ(ext4_journal_load(fd, makedev(8, 3)), -ENOENT);
-        ASSERT_EQ(ext4_journal_load(fd, makedev(7, 9)), -ENAMETOOLONG);
-        ASSERT_EQ(ext4_journal_load(-EBADF, makedev(7, 1)), -EBADF);
+        ASSERT_EQ(ext4_journal_load(fd, "loop1"), EXT4_JOURNAL_YES);
+        ASSERT_EQ(ext4_journal_load(fd, "loop2"), EXT4_JOURNAL_NONE);
+        ASSERT_EQ(ext4_journal_load(fd, "sda1"), -ENOENT);
+        ASSERT_EQ(ext4_journal_load(fd, "sda2"), -EINVAL);
+        /* no name (not a block device here), or one that is no name */
+        ASSERT_EQ(ext4_journal_load(fd, NULL), -ENOENT);
+        ASSERT_EQ(ext4_journal_load(fd, ""), -EINVAL);
+        ASSERT_EQ(ext4_journal_load(fd, ".."), -EINVAL);
+        ASSERT_EQ(ext4_journal_load(fd, "../ext4/loop1"), -EINVAL);
+        memset(longname, 'a', sizeof longname - 1);
+        longname[sizeof longname - 1] = 0;
+        ASSERT_EQ(ext4_journal_load(fd, longname), -ENAMETOOLONG);
+        ASSERT_EQ(ext4_journal_load(-EBADF, "loop1"), -EBADF);
         close(fd);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         ASSERT_EQ(system(cmd), 0);
 }
 
-/* The running kernel, where it can be read: every ext4 superblock sysfs lists answers yes or no. */
+/* The running kernel, as the sample reads it (the device's name from the classifier): every ext4
+ * superblock sysfs lists answers yes or no. */
 TEST(live) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
         int fd = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         FILE *f = fopen("/proc/self/mountinfo", "re");
         char line[4096];
         unsigned n = 0;
 
-        if (fd < 0 || !f) {
+        if (fd < 0 || !f || device_classifier_new("/sys", SYSFS_DIRFD, &c) < 0) {
                 if (f)
                         fclose(f);
                 if (fd >= 0)
@@ -135,13 +119,16 @@ TEST(live) {
                 return;
         }
         while (fgets(line, sizeof line, f)) {
+                DeviceInfo d = {};
                 unsigned ma, mi;
                 char *sep = strstr(line, " - ");
 
                 if (!sep || strncmp(sep, " - ext4 ", 8) != 0 || sscanf(line, "%*d %*d %u:%u", &ma, &mi) != 2)
                         continue;
-                int r = ext4_journal_load(fd, makedev(ma, mi));
+                ASSERT_OK(device_classifier_classify(c, makedev(ma, mi), "ext4", "", &d));
+                int r = ext4_journal_load(fd, d.name);
                 ASSERT_TRUE(r == EXT4_JOURNAL_YES || r == EXT4_JOURNAL_NONE || r == -ENOENT);
+                device_info_done(&d);
                 n++;
         }
         fclose(f);

@@ -124,13 +124,18 @@ static bool old_is_plain_fuse(const char *fstype) {
         return streq(fstype, "fuse") || strncmp(fstype, "fuse.", 5) == 0;
 }
 
+/* Whether the type gets any cache FLUSH after syncfs (no mount options). */
+static bool needs_device_flush(const char *fstype, int journal) {
+        return fs_type_flush(fstype, journal, NULL) != FS_FLUSH_NONE;
+}
+
 /* ---- tests ---- */
 
 static void check_same(const char *fstype) {
         FsFuse f = fs_type_fuse(fstype);
 
         FsClass c = fs_class_from_fstype(fstype);
-        bool flush = fs_type_needs_device_flush(fstype, EXT4_JOURNAL_YES);
+        bool flush = needs_device_flush(fstype, EXT4_JOURNAL_YES);
 
         if (c != old_class(fstype) || flush != old_needs_flush(fstype) ||
             (f != FS_FUSE_NONE) != old_is_fuse(fstype) || (f == FS_FUSE_PLAIN) != old_is_plain_fuse(fstype))
@@ -138,7 +143,7 @@ static void check_same(const char *fstype) {
                         fs_class_to_string(c), fs_class_to_string(old_class(fstype)), flush,
                         old_needs_flush(fstype), f);
         ASSERT_EQ(fs_class_from_fstype(fstype), old_class(fstype));
-        ASSERT_EQ(fs_type_needs_device_flush(fstype, EXT4_JOURNAL_YES), old_needs_flush(fstype));
+        ASSERT_EQ(needs_device_flush(fstype, EXT4_JOURNAL_YES), old_needs_flush(fstype));
         ASSERT_EQ(f != FS_FUSE_NONE, old_is_fuse(fstype));
         ASSERT_EQ(f == FS_FUSE_PLAIN, old_is_plain_fuse(fstype));
         ASSERT_EQ(fs_type_clean_rule(fstype), FS_CLEAN_RULE_NONE);
@@ -190,7 +195,7 @@ TEST(same_as_old_lists) {
 
         /* The empty type and NULL: the default row. */
         ASSERT_EQ(fs_class_from_fstype(NULL), FS_CLASS_BLOCK);
-        ASSERT_TRUE(!fs_type_needs_device_flush(NULL, -ENODATA));
+        ASSERT_TRUE(!needs_device_flush(NULL, -ENODATA));
         ASSERT_EQ(fs_type_fuse(NULL), FS_FUSE_NONE);
 }
 
@@ -273,7 +278,7 @@ TEST(new_types) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 ASSERT_EQ(fs_class_from_fstype(cases[i].fstype), cases[i].class);
-                ASSERT_EQ(fs_type_needs_device_flush(cases[i].fstype, -ENODATA), cases[i].device_flush);
+                ASSERT_EQ(needs_device_flush(cases[i].fstype, -ENODATA), cases[i].device_flush);
         }
 }
 
@@ -282,20 +287,20 @@ TEST(new_types) {
 TEST(flush_unless_journal) {
         static const int unproven[] = { EXT4_JOURNAL_NONE, -ENOENT, -ENODATA, -EINVAL, -EACCES };
 
-        ASSERT_TRUE(!fs_type_needs_device_flush("ext4", EXT4_JOURNAL_YES));
+        ASSERT_TRUE(!needs_device_flush("ext4", EXT4_JOURNAL_YES));
         for (size_t i = 0; i < ELEMENTSOF(unproven); i++) {
-                ASSERT_TRUE(fs_type_needs_device_flush("ext4", unproven[i]));
-                ASSERT_TRUE(!fs_type_needs_device_flush("xfs", unproven[i]));
-                ASSERT_TRUE(!fs_type_needs_device_flush("btrfs", unproven[i]));
-                ASSERT_TRUE(fs_type_needs_device_flush("ext3", unproven[i]));
+                ASSERT_TRUE(needs_device_flush("ext4", unproven[i]));
+                ASSERT_TRUE(!needs_device_flush("xfs", unproven[i]));
+                ASSERT_TRUE(!needs_device_flush("btrfs", unproven[i]));
+                ASSERT_TRUE(needs_device_flush("ext3", unproven[i]));
                 ASSERT_EQ(fs_type_flush("ext4", unproven[i], "rw,relatime"), FS_FLUSH_DEVICE_OR_SYNCFS);
                 ASSERT_EQ(fs_type_flush("ext3", unproven[i], NULL), FS_FLUSH_DEVICE_OR_SYNCFS);
                 ASSERT_EQ(fs_type_flush("vfat", unproven[i], NULL), FS_FLUSH_DEVICE);
-                ASSERT_TRUE(fs_type_needs_device_flush("vfat", unproven[i]));
-                ASSERT_TRUE(fs_type_needs_device_flush("ext2", unproven[i]));
+                ASSERT_TRUE(needs_device_flush("vfat", unproven[i]));
+                ASSERT_TRUE(needs_device_flush("ext2", unproven[i]));
         }
-        ASSERT_TRUE(fs_type_needs_device_flush("ext2", EXT4_JOURNAL_YES));
-        ASSERT_TRUE(!fs_type_needs_device_flush("ext3", EXT4_JOURNAL_YES));
+        ASSERT_TRUE(needs_device_flush("ext2", EXT4_JOURNAL_YES));
+        ASSERT_TRUE(!needs_device_flush("ext3", EXT4_JOURNAL_YES));
         ASSERT_EQ(fs_type_flush("ext4", EXT4_JOURNAL_YES, "rw"), FS_FLUSH_NONE);
 
         size_t n;

@@ -71,7 +71,7 @@ static int fake_bdi(void *userdata, const char *name, BdiStats *ret) {
 static int fake_journal_answer = EXT4_JOURNAL_YES;
 static bool fake_journal_op = true;
 
-static int fake_journal(void *userdata, dev_t dev) {
+static int fake_journal(void *userdata, const char *name) {
         return fake_journal_answer;
 }
 
