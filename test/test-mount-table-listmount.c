@@ -127,6 +127,16 @@ static int listmount_matches_mountinfo(void) {
         return n;
 }
 
+/* Appends "/" and 200 times c to the path of length len until it would reach limit bytes. */
+static void grow_path(char *path, size_t len, char c, size_t limit) {
+        while (len + 201 < limit) {
+                path[len++] = '/';
+                memset(path + len, c, 200);
+                len += 200;
+                path[len] = 0;
+        }
+}
+
 static void mkdir_p_or_die(char *path) {
         for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
                 *p = 0;
@@ -209,7 +219,6 @@ static void odd_mounts_child(const char *base) {
         char longa[PATH_MAX], longb[PATH_MAX], longc[PATH_MAX];
         const MountEntry *e;
         int fuse_fd, n;
-        size_t len;
 
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
                 fprintf(stderr, "  skipped: no private mount namespace: %m\n");
@@ -255,31 +264,13 @@ static void odd_mounts_child(const char *base) {
 
         /* Long paths: a mount point of ~3000 bytes, and a bind mount whose root and mount point are
          * both that long, which outgrows statmount's first buffer (EOVERFLOW, bounded growth). */
-        len = (size_t) snprintf(longa, sizeof longa, "%s/long", base);
-        while (len + 201 < 3000) {
-                longa[len++] = '/';
-                memset(longa + len, 'a', 200);
-                len += 200;
-                longa[len] = 0;
-        }
+        grow_path(longa, (size_t) snprintf(longa, sizeof longa, "%s/long", base), 'a', 3000);
         mkdir_p_or_die(longa);
         MOUNT_OR_DIE("long", longa, "tmpfs", 0, NULL);
         memcpy(longb, longa, strlen(longa) + 1);
-        len = strlen(longb);
-        while (len + 201 < 3000 + 1000) {
-                longb[len++] = '/';
-                memset(longb + len, 'c', 200);
-                len += 200;
-                longb[len] = 0;
-        }
+        grow_path(longb, strlen(longb), 'c', 3000 + 1000);
         mkdir_p_or_die(longb);
-        len = (size_t) snprintf(path, sizeof path, "%s/bind-long", base);
-        while (len + 201 < 3400) {
-                path[len++] = '/';
-                memset(path + len, 'b', 200);
-                len += 200;
-                path[len] = 0;
-        }
+        grow_path(path, (size_t) snprintf(path, sizeof path, "%s/bind-long", base), 'b', 3400);
         mkdir_p_or_die(path);
         MOUNT_OR_DIE(longb, path, NULL, MS_BIND, NULL);
         memcpy(longc, path, strlen(path) + 1);
