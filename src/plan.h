@@ -108,4 +108,8 @@ typedef struct PlanLearned {
  * becomes its median. The plan's ETA is computed again. Returns how many entries learned. */
 size_t plan_learn(Plan *plan, const PlanLearned *l, size_t n);
 
+/* Longest processing time first: n works (largest first) over n_slots workers; USEC_INFINITY on
+ * -ENOMEM. Pure (plan-eta.c, with plan_learn()). */
+usec_t plan_lpt_eta(const usec_t *work, size_t n, unsigned n_slots);
+
 int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret);
