@@ -20,17 +20,18 @@ typedef struct Args {
         const char *history_dir; /* --history-dir= (persistent cycles) */
         JsonMode json;
         bool legend;
-        bool all;                 /* -a --all: skipped mounts too */
-        bool full;                /* -l --full: never ellipsize */
-        OutputStyle style;        /* tables on stdout: width, colours (from full and the terminal) */
-        usec_t deadline;          /* --deadline=, USEC_INFINITY = from policy */
-        bool late;                /* --late */
-        const char *trigger;      /* --trigger= */
-        const char *sleep_action; /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
-        const char *root;         /* --root= (proc/ and config files) */
-        const char *sysfs;        /* --sysfs= */
-        const char *debugfs;      /* --debugfs= */
-        usec_t started;           /* CLOCK_MONOTONIC at process start */
+        bool all;                   /* -a --all: skipped mounts too */
+        bool full;                  /* -l --full: never ellipsize */
+        OutputStyle style;          /* tables on stdout: width, colours (from full and the terminal) */
+        usec_t deadline;            /* --deadline=, USEC_INFINITY = from policy */
+        bool late;                  /* --late */
+        const char *trigger;        /* --trigger= */
+        const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
+        const char *sleep_requires; /* $SUSPEND_SYNC_REQUIRED (require-sync.conf, defer-commit.h) */
+        const char *root;           /* --root= (proc/ and config files) */
+        const char *sysfs;          /* --sysfs= */
+        const char *debugfs;        /* --debugfs= */
+        usec_t started;             /* CLOCK_MONOTONIC at process start */
 } Args;
 
 typedef struct Context {

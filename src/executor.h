@@ -28,9 +28,11 @@ typedef enum Outcome {
         OUTCOME_SYNCED,
         OUTCOME_TIMEOUT,
         OUTCOME_ERROR,
-        OUTCOME_SKIPPED, /* not run (callers: planned skips) */
-        OUTCOME_GONE,    /* no mount of the superblock is left (unmounting synced it): not ours */
-        OUTCOME_COVERED, /* an overlay whose upperdir lies on the upper layer synced before it */
+        OUTCOME_SKIPPED,  /* not run (callers: planned skips) */
+        OUTCOME_GONE,     /* no mount of the superblock is left (unmounting synced it): not ours */
+        OUTCOME_COVERED,  /* an overlay whose upperdir lies on the upper layer synced before it */
+        OUTCOME_DEFERRED, /* ExecJob.defer: its device's writeback drained, no syncfs: the late pass
+                           * commits it (defer-commit.h) */
         _OUTCOME_MAX,
         _OUTCOME_INVALID = -EINVAL,
 } Outcome;
@@ -75,6 +77,9 @@ typedef struct ExecJob {
                                     * allow_other admits only its owner. Such a job must be alone in
                                     * its group (later jobs of the worker would run as the owner) */
         gid_t run_as_gid;
+        bool defer; /* with settle: once the wait ends with the writeback drained, no syncfs — the
+                     * job ends OUTCOME_DEFERRED (the worker reports EINPROGRESS) and the late pass
+                     * commits it. Any other end of the wait: syncfs as usual */
         /* out */
         Outcome outcome;
         int error;           /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,

@@ -80,11 +80,12 @@ static const FsType fs_types[] = {
         { .name = "ext4",
           .class = FS_CLASS_BLOCK,
           .flush_unless_journal = true,
+          .clean_sync_flushes = true,
           .sysfs_lists = true,
           .magic = 0xEF53 },
         /* served by the ext4 driver (fs/ext4/<device> in sysfs): journaled, except when mounted
          * read-write with norecovery/noload over a clean journal */
-        { .name = "ext3", .class = FS_CLASS_BLOCK, .flush_unless_journal = true },
+        { .name = "ext3", .class = FS_CLASS_BLOCK, .flush_unless_journal = true, .clean_sync_flushes = true },
         { .name = "xfs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0x58465342 },
         { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
         { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E },
@@ -237,6 +238,10 @@ FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options) {
         if (t->flush_unless_journal && journal <= 0)
                 return FS_FLUSH_DEVICE_OR_SYNCFS;
         return FS_FLUSH_NONE;
+}
+
+bool fs_type_clean_sync_flushes(const char *fstype, FsFlush flush) {
+        return flush != FS_FLUSH_NONE || fs_type_lookup(fstype)->clean_sync_flushes;
 }
 
 FsFuse fs_type_fuse(const char *fstype) {

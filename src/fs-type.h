@@ -55,6 +55,9 @@ typedef struct FsType {
                                     * /dev source) after syncfs; sources in fs-type.c */
         bool flush_unless_journal; /* the same, unless sysfs proves the superblock has a journal
                                     * (ext4, ext4-journal.h) */
+        bool clean_sync_flushes;   /* syncfs of a clean superblock still sends a cache FLUSH
+                                    * (ext4_sync_fs() flushes when no commit will): a second pass
+                                    * costs one FLUSH whatever the first did (defer-commit.h) */
         FsFuse fuse;
         bool sysfs_lists;    /* sysfs fs/<name>/<block device name> per mounted superblock (used to
                                     * find superblocks no mount table shows, unlisted.h) */
@@ -93,6 +96,10 @@ FsClass fs_class_from_fstype(const char *fstype);
  * fs_options: the superblock's options (NULL: none); "nobarrier" or "barrier=0" means its sync_fs
  * sends no FLUSH at all, whatever the type: FS_FLUSH_DEVICE (a second syncfs would not flush). */
 FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options);
+
+/* Whether syncfs of a clean superblock of the type, flushed as flush says, sends a cache FLUSH: its
+ * row says so (ext4, ext3) or it gets a device flush. */
+bool fs_type_clean_sync_flushes(const char *fstype, FsFlush flush);
 
 FsFuse fs_type_fuse(const char *fstype);
 FsCleanRule fs_type_clean_rule(const char *fstype);

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "shared/parse-util.h"
 #include "context.h"
+#include "defer-commit.h"
 #include "history.h"
 #include "log.h"
 #include "state.h"
@@ -238,6 +239,7 @@ int main(int argc, char *argv[]) {
 
         log_setup();
         a.sleep_action = getenv("SYSTEMD_SLEEP_ACTION");
+        a.sleep_requires = getenv(DEFER_COMMIT_REQUIRED_ENV);
 
         r = parse_argv(argc, argv, &a, &verb);
         if (r < 0)

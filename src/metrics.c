@@ -12,7 +12,7 @@
 
 /* Outcomes in the order they are written; every one is written, 0 included, so that a series
  * does not vanish from one cycle to the next. */
-static const char *const outcomes[] = { "synced", "skipped", "timeout", "error" };
+static const char *const outcomes[] = { "synced", "deferred", "skipped", "timeout", "error" };
 
 static void put_seconds(FILE *f, usec_t u) {
         fprintf(f, "%llu.%06llu", (unsigned long long) (u / USEC_PER_SEC),
@@ -82,7 +82,7 @@ static void put_pass_series(FILE *f, const Pass *p, size_t n) {
                         fprintf(f, "suspend_sync_pass_complete_view{pass=\"%s\"} %d\n", p[i].name,
                                 p[i].r->complete);
         put_header(f, "suspend_sync_pass_mounts",
-                   "Mounts of the pass by outcome (synced, skipped, timeout, error).");
+                   "Mounts of the pass by outcome (synced, deferred, skipped, timeout, error).");
         for (size_t i = 0; i < n; i++)
                 for (size_t o = 0; o < ELEMENTSOF(outcomes); o++) {
                         size_t k = 0;

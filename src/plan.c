@@ -598,7 +598,13 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         r = entry_set_path(b->sample, d->primary, e);
         if (r < 0)
                 return r;
-        return sync_entry_set_owner(e, s, m);
+        r = sync_entry_set_owner(e, s, m);
+        /* The late pass syncs it again, and that costs a FLUSH however clean it is by then. Only
+         * mounts of our own table: the late pass runs in the same namespace. */
+        e->late_commit = b->scope == PLAN_SCOPE_ALL && b->policy->defer_commit && is_local_block(s) &&
+                         e->namespace_ino == 0 && !e->unlisted && e->run_as_uid == (uid_t) -1 &&
+                         fs_type_clean_sync_flushes(s->fstype, e->flush);
+        return r;
 }
 
 /* Phase 4: sync entries, in execution order: group by group, larger superblocks first. */

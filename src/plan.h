@@ -58,6 +58,10 @@ typedef struct PlanEntry {
         const char *flush_device; /* with flush: the mount's /dev source, tried before
                                      * /dev/block/MAJ:MIN; NULL: only that; borrowed */
         bool primary;             /* the mount through which its superblock is synced */
+        bool late_commit;         /* the unit's pass may leave its commit to the late pass
+                                     * (defer-commit.h): a local block filesystem the late pass
+                                     * syncs again, whose syncfs sends a FLUSH even when clean
+                                     * (fs_type_clean_sync_flushes()); DeferCommit=yes */
         uid_t run_as_uid;         /* FUSE without allow_other admits only its owner, not even root:
                                      * the worker syncs it as user_id=/group_id= of the mount, in a
                                      * group of its own ("owner:UID:GID:<group>", so the worker may

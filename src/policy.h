@@ -92,6 +92,7 @@ typedef struct Origin {
         X(Sync, SkipClean, bool, skip_clean, o_skip_clean, BOOLEAN, POLICY_SKIP_CLEAN_NO_EFFECT, false)      \
         X(Sync, OnTimeout, OnTimeout, on_timeout, o_on_timeout, ENUM, on_timeout, ON_TIMEOUT_CONTINUE)       \
         X(Sync, WritebackFirst, bool, writeback_first, o_writeback_first, BOOLEAN, NULL, true)               \
+        X(Sync, DeferCommit, bool, defer_commit, o_defer_commit, BOOLEAN, NULL, true)                        \
         X(Kernel, SyncOnSuspend, SyncOnSuspendMode, sync_on_suspend, o_sync_on_suspend, ENUM,                \
           sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)                                                        \
         X(Metrics, TextfileDirectory, char *, textfile_directory, o_textfile_directory, PATH,                \

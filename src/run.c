@@ -113,6 +113,29 @@ void run_jobs_settle_all(RunJobs *j) {
                         j->jobs[j->run_index[k]].settle = j->run[k].settle = SETTLE_ALL;
 }
 
+/* Whether sync entry i is the upper layer of an overlay planned after it: the overlay's job is
+ * "covered" only by an upper layer synced before it, never by one deferred. */
+static bool upper_of_overlay(const Plan *p, size_t i) {
+        for (size_t k = 0; k < p->n_sync; k++)
+                if (p->entries[k].covered_if_path && p->entries[k].covered_if_dev == p->entries[i].dev)
+                        return true;
+        return false;
+}
+
+size_t run_jobs_defer(RunJobs *j, const Plan *p) {
+        size_t n = 0;
+
+        for (size_t k = 0; k < j->n_run; k++) {
+                size_t i = j->run_index[k];
+
+                if (!p->entries[i].late_commit || j->run[k].settle == SETTLE_NONE || upper_of_overlay(p, i))
+                        continue;
+                j->jobs[i].defer = j->run[k].defer = true;
+                n++;
+        }
+        return n;
+}
+
 void run_jobs_collect(RunJobs *j) {
         for (size_t k = 0; k < j->n_run; k++)
                 j->jobs[j->run_index[k]] = j->run[k];
@@ -272,6 +295,14 @@ static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
         case OUTCOME_SYNCED:
                 t->n_synced++;
                 return 0;
+        case OUTCOME_DEFERRED:
+                /* On the handover's list: a late pass that does not sync it keeps the kernel's sync
+                 * on, and only the late pass may turn that off. */
+                m->error = 0;
+                t->n_deferred++;
+                t->left[t->n_left++] = dev;
+                return set_string(&m->reason, "written back; its commit is left to the late pass, "
+                                              "with the kernel's own sync on until then");
         case OUTCOME_TIMEOUT:
                 t->n_timeout++;
                 r = timeout_reason(in->jobs, i, &hung, &reason);

@@ -50,6 +50,12 @@ bool run_jobs_settle(RunJobs *j, const Plan *p, const Sample *s, uint64_t slack)
 /* After the flushers were woken: those jobs wait for the dirty data to be written as well. */
 void run_jobs_settle_all(RunJobs *j);
 
+/* The unit's pass, when defer-commit.h allows it, after run_jobs_settle(): the jobs that wait for
+ * writeback on an entry with PlanEntry.late_commit leave their commit to the late pass
+ * (ExecJob.defer), unless an overlay planned here counts on them as its synced upper layer. Returns
+ * how many. */
+size_t run_jobs_defer(RunJobs *j, const Plan *p);
+
 /* Copies the results of run[] back into jobs[], after executor_run(). */
 void run_jobs_collect(RunJobs *j);
 
@@ -61,12 +67,14 @@ bool run_job_hung(const RunJobs *j, size_t i);
 
 typedef struct RunTally {
         size_t n_synced, n_timeout, n_hung, n_error;
-        size_t n_skipped; /* mounts: planned skips, gone, covered */
-        bool unsynced;    /* a planned mount is left to the kernel's sync: an error, a
+        size_t n_skipped;  /* mounts: planned skips, gone, covered */
+        size_t n_deferred; /* written back, commit left to the late pass (listed in left, but
+                                         * not unsynced: the kernel's sync is the backstop) */
+        bool unsynced;     /* a planned mount is left to the kernel's sync: an error, a
                                          * timeout without proof of a hang, not started */
-        bool gone;        /* a superblock was unmounted since the plan (a lazily
+        bool gone;         /* a superblock was unmounted since the plan (a lazily
                                          * unmounted one lives on, out of our reach) */
-        bool covered;     /* no skipped mount may hold data the kernel's sync would
+        bool covered;      /* no skipped mount may hold data the kernel's sync would
                                          * write (PlanEntry.uncovered, unless proven clean) */
         size_t n_uncovered;
         size_t first_uncovered; /* index in the plan (and the record) of the first one */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "defer-commit.h"
 #include "evidence.h"
 #include "executor.h"
 #include "handover.h"
@@ -335,6 +336,37 @@ static void pass_writeback_first(Pass *p) {
         }
 }
 
+/* DeferCommit= (defer-commit.h): in the unit's pass, the jobs that wait for writeback on a
+ * filesystem the late pass commits anyway leave their commit to it, when that is safe. */
+static void pass_defer_commit(Pass *p) {
+        const Args *a = p->a;
+        DeferFacts f = {
+                .unit_pass = streq_ptr(a->trigger, "unit") && !a->late,
+                .policy = p->c.policy->defer_commit,
+                .writeback_first = p->c.policy->writeback_first,
+        };
+        const char *why;
+        size_t n;
+        int value = -1;
+
+        if (f.unit_pass && f.policy) {
+                _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                f.knob = sysfs_fd < 0 ? negative_errno() : knob_read(sysfs_fd, &value);
+                if (f.knob >= 0)
+                        f.knob = value;
+                f.required = defer_commit_sleep_requires(p->c.root_fd, a->sleep_requires);
+        }
+        if (!defer_commit_allowed(&f, &why)) {
+                if (why)
+                        log_info("Committing every filesystem in this pass (DeferCommit=yes): %s.", why);
+                return;
+        }
+        n = run_jobs_defer(&p->j, p->c.plan);
+        if (n > 0)
+                log_debug("%zu superblock(s) may leave their commit to the late pass once written back.", n);
+}
+
 static int pass_execute(Pass *p) {
         usec_t t0;
         int r;
@@ -347,6 +379,7 @@ static int pass_execute(Pass *p) {
 
         t0 = now(CLOCK_MONOTONIC);
         pass_writeback_first(p);
+        pass_defer_commit(p);
         r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel,
                          p->deadline - record_reserve(p->c.policy->deadline), NULL);
         p->t_executed = now(CLOCK_MONOTONIC);
@@ -365,7 +398,7 @@ static void log_mount_outcomes(const Pass *p) {
                 const char *mp = p->c.plan->entries[i].mount_point;
 
                 if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE ||
-                    job->outcome == OUTCOME_COVERED)
+                    job->outcome == OUTCOME_COVERED || job->outcome == OUTCOME_DEFERRED)
                         continue;
                 if (job->outcome != OUTCOME_TIMEOUT)
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
@@ -514,6 +547,10 @@ static int pass_log(const Pass *p) {
                   t->n_synced, p->c.plan->n_sync, t->n_timeout, t->n_error, t->n_skipped,
                   (double) (now(CLOCK_MONOTONIC) - p->a->started) / USEC_PER_SEC);
 
+        if (t->n_deferred > 0)
+                log_info(
+                        "Wrote back %zu superblock(s) whose commit is left to the late pass (DeferCommit=yes).",
+                        t->n_deferred);
         if (t->n_error > 0)
                 return EXIT_SYNC_ERROR;
         if (t->n_timeout > 0 && p->c.policy->on_timeout == ON_TIMEOUT_FAIL)

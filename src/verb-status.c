@@ -171,17 +171,21 @@ static int print_mounts(const Args *a, const RunRecord *const *passes, const cha
 
 static void print_pass(const char *label, const RunRecord *r) {
         char when[FORMAT_TIMESTAMP_MAX], dur[FORMAT_TIMESPAN_MAX], dl[FORMAT_TIMESPAN_MAX];
-        size_t synced = 0, tried = 0;
+        size_t synced = 0, deferred = 0, tried = 0;
 
         for (size_t i = 0; i < r->n_mounts; i++)
                 if (streq(r->mounts[i].action, "sync")) {
                         tried++;
                         synced += streq(r->mounts[i].outcome, "synced");
+                        deferred += streq(r->mounts[i].outcome, "deferred");
                 }
-        printf("%12s: %s, took %s, result %s (deadline %s), %zu of %zu mounts synced\n", label,
+        printf("%12s: %s, took %s, result %s (deadline %s), %zu of %zu mounts synced", label,
                format_timestamp(when, sizeof when, r->started_realtime),
                format_timespan(dur, sizeof dur, r->duration), r->result,
                format_timespan(dl, sizeof dl, r->deadline), synced, tried);
+        if (deferred > 0)
+                printf(", %zu written back with the commit left to the late pass", deferred);
+        putchar('\n');
         if (r->has_complete && !r->complete) {
                 printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n",
                        "");

@@ -271,16 +271,18 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
 }
 
 /* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout.
- * Returns the time waited. */
-static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
+ * Returns the time waited; *ret_drained whether it ended with nothing left in flight. */
+static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet,
+                     bool *ret_drained) {
         SettleWindows w = { .idle = MIN(SETTLE_IDLE_USEC, quiet), .quiet = quiet, .cap = job->timeout / 2 };
         usec_t t0;
 
+        *ret_drained = false;
         if (job->settle == SETTLE_NONE || stats_fd < 0 || !job->progress ||
             !streq_ptr(job->progress->bdi_name, stats_bdi))
                 return 0;
         t0 = now(CLOCK_MONOTONIC);
-        (void) settle_wait(stats_fd, job->settle, &w);
+        *ret_drained = settle_wait(stats_fd, job->settle, &w) == SETTLE_DRAINED;
         return now(CLOCK_MONOTONIC) - t0;
 }
 
@@ -307,8 +309,11 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
         for (; pos < end; pos++) {
                 size_t i = order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
-                usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
-                int r = sync_one(&jobs[i], userdata);
+                bool drained;
+                usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet, &drained);
+                /* Written back, and the late pass commits it (ExecJob.defer). Anything else, a
+                 * device that did not drain above all, is synced now, where it can be proven stuck. */
+                int r = jobs[i].defer && drained ? -EINPROGRESS : sync_one(&jobs[i], userdata);
                 WorkerReport rep = {
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,

@@ -1143,6 +1143,68 @@ TEST(cannot_run) {
         check_children(jobs, 1);
 }
 
+static void write_stats(int dfd, const char *name, const char *text) {
+        char path[64];
+        int fd;
+
+        snprintf(path, sizeof path, "bdi/%s", name);
+        ASSERT_OK(mkdirat(dfd, path, 0755));
+        snprintf(path, sizeof path, "bdi/%s/stats", name);
+        fd = openat(dfd, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+}
+
+/* DeferCommit=: a job with defer whose device's writeback drained ends OUTCOME_DEFERRED without a
+ * sync; a device still writing (its stats never move: the wait ends "quiet"), or no stats at all,
+ * is synced all the same; the control without defer is synced. */
+TEST(defer_after_drain) {
+        static const Spec spec[] = { { "a", "sleep 0", SEC },
+                                     { "b", "sleep 0", SEC },
+                                     { "c", "sleep 0", SEC },
+                                     { "d", "sleep 0", SEC } };
+        static const char *const bdi[] = { "clean", "clean", "busy", "missing" };
+        char dir[] = "/tmp/test-executor-defer.XXXXXX";
+        ProgressProbe probes[ELEMENTSOF(spec)];
+        ExecJob jobs[ELEMENTSOF(spec)];
+        int dfd;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dfd >= 0);
+        ASSERT_OK(mkdirat(dfd, "bdi", 0755));
+        write_stats(dfd, "clean", "BdiWriteback: 0 kB\nBdiReclaimable: 0 kB\nBdiWritten: 100 kB\n");
+        write_stats(dfd, "busy", "BdiWriteback: 4096 kB\nBdiReclaimable: 0 kB\nBdiWritten: 100 kB\n");
+
+        reset_shared();
+        make_jobs(jobs, spec, ELEMENTSOF(spec));
+        for (size_t i = 0; i < ELEMENTSOF(spec); i++) {
+                probes[i] = (ProgressProbe) { .sysfs_fd = -EBADF, .debugfs_fd = dfd, .bdi_name = bdi[i] };
+                jobs[i].progress = &probes[i];
+                jobs[i].settle = SETTLE_ALL;
+                jobs[i].defer = i != 1;
+        }
+        ASSERT_EQ(run(jobs, ELEMENTSOF(spec), 4, in(10 * SEC), &fake_ops),
+                  1); /* not synced: the deferred one */
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_DEFERRED);
+        ASSERT_EQ(sh->start_seq[0], 0); /* never synced */
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(jobs[2].waited > 0);
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->calls, 3);
+        check_children(jobs, ELEMENTSOF(spec));
+
+        ASSERT_OK(unlinkat(dfd, "bdi/clean/stats", 0));
+        ASSERT_OK(unlinkat(dfd, "bdi/busy/stats", 0));
+        ASSERT_OK(unlinkat(dfd, "bdi/clean", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(dfd, "bdi/busy", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(dfd, "bdi", AT_REMOVEDIR));
+        close(dfd);
+        ASSERT_OK(rmdir(dir));
+}
+
 int main(void) {
         sh = mmap(NULL, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         ASSERT_TRUE(sh != MAP_FAILED);
@@ -1167,6 +1229,7 @@ int main(void) {
         RUN(mount_id_and_flush);
         RUN(restricted_view_never_gone);
         RUN(covered_if);
+        RUN(defer_after_drain);
         RUN(run_as_owner);
         RUN(many_jobs);
         RUN(cannot_run);

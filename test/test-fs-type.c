@@ -334,10 +334,25 @@ TEST(nobarrier) {
         ASSERT_TRUE(!fs_flush_to_string(_FS_FLUSH_MAX));
 }
 
+/* DeferCommit=: a clean syncfs still flushes for ext4 and ext3 (their row), and for any type the
+ * worker flushes through its device; not for xfs or btrfs with barriers. */
+TEST(clean_sync_flushes) {
+        ASSERT_TRUE(fs_type_clean_sync_flushes("ext4", FS_FLUSH_NONE));
+        ASSERT_TRUE(fs_type_clean_sync_flushes("ext3", FS_FLUSH_NONE));
+        ASSERT_TRUE(fs_type_clean_sync_flushes("vfat", fs_type_flush("vfat", -ENODATA, NULL)));
+        ASSERT_TRUE(fs_type_clean_sync_flushes("btrfs", fs_type_flush("btrfs", -ENODATA, "rw,nobarrier")));
+        /* controls */
+        ASSERT_TRUE(!fs_type_clean_sync_flushes("xfs", fs_type_flush("xfs", -ENODATA, "rw")));
+        ASSERT_TRUE(!fs_type_clean_sync_flushes("btrfs", fs_type_flush("btrfs", -ENODATA, "rw")));
+        ASSERT_TRUE(!fs_type_clean_sync_flushes("tmpfs", FS_FLUSH_NONE));
+        ASSERT_TRUE(!fs_type_clean_sync_flushes(NULL, FS_FLUSH_NONE));
+}
+
 int main(void) {
         RUN(same_as_old_lists);
         RUN(flush_unless_journal);
         RUN(nobarrier);
+        RUN(clean_sync_flushes);
         RUN(magic);
         RUN(sysfs_lists);
         RUN(table_sane);

@@ -93,19 +93,22 @@ static const char expected[] =
         "# HELP suspend_sync_pass_complete_view 1 if the pass saw every superblock the kernel's sync writes.\n"
         "# TYPE suspend_sync_pass_complete_view gauge\n"
         "suspend_sync_pass_complete_view{pass=\"unit\"} 1\n"
-        "# HELP suspend_sync_pass_mounts Mounts of the pass by outcome (synced, skipped, timeout, error).\n"
+        "# HELP suspend_sync_pass_mounts Mounts of the pass by outcome (synced, deferred, skipped, timeout, error).\n"
         "# TYPE suspend_sync_pass_mounts gauge\n"
         "suspend_sync_pass_mounts{pass=\"unit\",outcome=\"synced\"} 1\n"
+        "suspend_sync_pass_mounts{pass=\"unit\",outcome=\"deferred\"} 1\n"
         "suspend_sync_pass_mounts{pass=\"unit\",outcome=\"skipped\"} 1\n"
         "suspend_sync_pass_mounts{pass=\"unit\",outcome=\"timeout\"} 1\n"
         "suspend_sync_pass_mounts{pass=\"unit\",outcome=\"error\"} 0\n"
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"synced\"} 0\n"
+        "suspend_sync_pass_mounts{pass=\"late\",outcome=\"deferred\"} 0\n"
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"skipped\"} 0\n"
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"timeout\"} 0\n"
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"error\"} 0\n"
         "# HELP suspend_sync_mount_duration_seconds How long syncing the mount took in the last sleep cycle (mounts with action sync).\n"
         "# TYPE suspend_sync_mount_duration_seconds gauge\n"
         "suspend_sync_mount_duration_seconds{pass=\"unit\",mount_point=\"/\",fstype=\"ext4\",outcome=\"synced\"} 0.250000\n"
+        "suspend_sync_mount_duration_seconds{pass=\"unit\",mount_point=\"/home\",fstype=\"ext4\",outcome=\"deferred\"} 0.500000\n"
         "suspend_sync_mount_duration_seconds{pass=\"unit\",mount_point=\"/mnt/a\\nb \\\"q\\\" \\\\ \\\\xff é\",fstype=\"\",outcome=\"timeout\",namespace=\"mnt:[4026532000]\"} 1.000000\n";
 
 TEST(metrics) {
@@ -115,6 +118,11 @@ TEST(metrics) {
                   .action = (char *) "sync",
                   .outcome = (char *) "synced",
                   .duration = 250 * USEC_PER_MSEC },
+                { .mount_point = (char *) "/home",
+                  .fstype = (char *) "ext4",
+                  .action = (char *) "sync",
+                  .outcome = (char *) "deferred",
+                  .duration = 500 * USEC_PER_MSEC },
                 { .mount_point = (char *) "/proc",
                   .fstype = (char *) "proc",
                   .action = (char *) "skip",

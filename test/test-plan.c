@@ -651,6 +651,50 @@ TEST(ext4_journal_device_flush) {
         fake_journal_answer = EXT4_JOURNAL_YES;
 }
 
+/* DeferCommit=: which sync entries of the unit's pass may leave their commit to the late pass —
+ * local block filesystems whose syncfs flushes even when clean (ext4; vfat through its device) —
+ * and never in the late pass itself, nor with DeferCommit=no. */
+TEST(late_commit) {
+        static const struct {
+                const char *mount_point;
+                bool late_commit;
+        } expect[] = {
+                { "/", true },                   /* ext4: ext4_sync_fs() flushes when clean */
+                { "/boot/efi", true },           /* vfat: flushed through its device */
+                { "/home", false },              /* btrfs: a clean syncfs sends nothing */
+                { "/home/alice/remote", false }, /* FUSE: not in the late pass's scope */
+                { "/mnt/nfs", false },           /* network: neither */
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(policy_freep) Policy *off = parse_policy("[Sync]\nDeferCommit=no\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *late = NULL, *p_off = NULL;
+        size_t n = 0;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
+                const PlanEntry *e = find(p, expect[i].mount_point);
+
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                if (e->late_commit != expect[i].late_commit)
+                        fprintf(stderr, "%s: late_commit %d\n", e->mount_point, e->late_commit);
+                ASSERT_EQ(e->late_commit, expect[i].late_commit);
+        }
+        for (size_t i = p->n_sync; i < p->n_entries; i++)
+                ASSERT_TRUE(!p->entries[i].late_commit); /* skipped entries never */
+
+        /* controls: the late pass commits itself; DeferCommit=no commits in the unit's pass */
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &late));
+        ASSERT_OK(plan_build(s, off, PLAN_SCOPE_ALL, &p_off));
+        for (size_t i = 0; i < late->n_entries; i++)
+                n += late->entries[i].late_commit;
+        for (size_t i = 0; i < p_off->n_entries; i++)
+                n += p_off->entries[i].late_commit;
+        ASSERT_EQ(n, 0U);
+        ASSERT_EQ(find(late, "/")->action, PLAN_SYNC);
+        ASSERT_EQ(find(p_off, "/")->action, PLAN_SYNC);
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -667,5 +711,6 @@ int main(void) {
         RUN(odd_paths_and_overmount);
         RUN(eta_and_order);
         RUN(container_host_1000);
+        RUN(late_commit);
         return 0;
 }

@@ -532,9 +532,68 @@ TEST(settle) {
         bed_done(&b);
 }
 
+/* DeferCommit=: which jobs leave their commit to the late pass, and what the record and the
+ * handover say of them. */
+TEST(defer) {
+        static char upper[] = "/m0/upper";
+        Bed b;
+
+        bed_init(&b, 4, 0);
+        for (size_t i = 0; i < 4; i++)
+                b.sbs[i].has_bdi_stats = true;
+        b.entries[0].late_commit = b.entries[1].late_commit = b.entries[2].late_commit = true;
+        b.sbs[2].has_bdi_stats = false; /* control: no wait, no "written back": never deferred */
+        /* entry 3 (not late_commit) is an overlay whose upper layer is entry 1 */
+        b.entries[3].covered_if_path = upper;
+        b.entries[3].covered_if_dev = b.entries[1].dev;
+        bed_jobs(&b);
+        (void) run_jobs_settle(&b.j, &b.plan, &b.sample, 0);
+        ASSERT_EQ(run_jobs_defer(&b.j, &b.plan), 1U);
+        ASSERT_TRUE(b.j.jobs[0].defer && b.j.run[0].defer);
+        ASSERT_TRUE(!b.j.jobs[1].defer); /* the overlay counts on it being synced before it */
+        ASSERT_TRUE(!b.j.jobs[2].defer);
+        ASSERT_TRUE(!b.j.jobs[3].defer);
+
+        /* the record: deferred, error 0, listed for the handover but not unsynced */
+        set_result(&b.j.jobs[0], OUTCOME_DEFERRED, EINPROGRESS, 0, false, false);
+        for (size_t i = 1; i < 4; i++)
+                set_result(&b.j.jobs[i], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record(&b);
+        ASSERT_STREQ(b.rec.mounts[0].outcome, "deferred");
+        ASSERT_EQ(b.rec.mounts[0].error, 0);
+        ASSERT_TRUE(strstr(b.rec.mounts[0].reason, "late pass") != NULL);
+        ASSERT_STREQ(b.rec.result, "success");
+        ASSERT_EQ(b.t.n_deferred, 1U);
+        ASSERT_EQ(b.t.n_synced, 3U);
+        ASSERT_TRUE(!b.t.unsynced);
+        ASSERT_EQ(b.t.n_left, 1U);
+        ASSERT_EQ(b.t.left[0], b.entries[0].dev);
+        /* control: synced, it is on no list */
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record(&b);
+        ASSERT_STREQ(b.rec.mounts[0].outcome, "synced");
+        ASSERT_EQ(b.t.n_left, 0U);
+        ASSERT_EQ(b.t.n_deferred, 0U);
+        bed_done(&b);
+
+        /* a late pass that does not sync the deferred superblock carries it: the knob stays on */
+        {
+                dev_t left[1] = { makedev(8, 0) };
+                ExecJob late[1] = { { .dev = makedev(8, 0), .outcome = OUTCOME_ERROR } };
+                Handover h = {};
+
+                run_handover_unsynced(&h, left, 1, 0);
+                ASSERT_TRUE(run_unsynced_carried(&h, late, 1, 1));
+                late[0].outcome = OUTCOME_SYNCED; /* control */
+                ASSERT_TRUE(!run_unsynced_carried(&h, late, 1, 1));
+                handover_done(&h);
+        }
+}
+
 int main(void) {
         RUN(jobs_from_plan);
         RUN(settle);
+        RUN(defer);
         RUN(tallies);
         RUN(hung_blocked_by_earlier_pass);
         RUN(hung_abandoned);

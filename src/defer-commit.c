@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "defer-commit.h"
+#include "shared/macro.h"
+#include "shared/parse-util.h"
+
+bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
+        const char *why = NULL;
+
+        if (!f->unit_pass || !f->policy)
+                why = NULL;
+        else if (!f->writeback_first)
+                why = "WritebackFirst=no: nothing tells when the data is written";
+        else if (f->knob < 0)
+                why = "sync_on_suspend cannot be read: no backstop if the late pass does not run";
+        else if (f->knob == 0)
+                why = "the kernel's own sync is off: no backstop if the late pass does not run";
+        else if (f->required != 0)
+                why = "the sleep requires this unit (require-sync.conf): it commits everything itself";
+        else {
+                *ret_why = NULL;
+                return true;
+        }
+        *ret_why = why;
+        return false;
+}
+
+int defer_commit_sleep_requires(int root_fd, const char *env_value) {
+        static const char *const links[] = {
+                "etc/systemd/system/sleep.target.requires/suspend-sync.service",
+                "run/systemd/system/sleep.target.requires/suspend-sync.service",
+        };
+
+        if (env_value && env_value[0] && parse_boolean(env_value) != 0)
+                return 1;
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                struct stat st;
+
+                /* The link itself, followed or not: its presence is what systemctl enable made. */
+                if (fstatat(root_fd, links[i], &st, AT_SYMLINK_NOFOLLOW) >= 0 || errno != ENOENT)
+                        return 1;
+        }
+        return 0;
+}
