@@ -109,6 +109,14 @@ if [[ $knob_after == "$knob_orig" && -z $knob_writes ]]; then
 else
         fail "A: the cancelled sleep wrote sync_on_suspend (writes: ${knob_writes% }; now $knob_after, original $knob_orig)"
 fi
+# The drop-in tells the binary (SUSPEND_SYNC_REQUIRED=1) that the sleep waits for the unit: its pass
+# commits everything itself, none is left to a late pass that cannot call the sleep off.
+if jq -r 'select((._COMM // "") == "suspend-sync") | .MESSAGE' "$E2E_WORK/journal-a.json" |
+        grep -q "the sleep requires this unit"; then
+        ok "A: the unit's pass knew the sleep requires it (no commit left to the late pass)"
+else
+        fail "A: no 'the sleep requires this unit' in the unit's journal: DeferCommit= would not know"
+fi
 # ExecStopPost= ran for the failed unit (restore-knob), so nothing of the cycle is left for a late
 # pass of a later sleep.
 if e2e_run test -e /run/suspend-sync/handover && e2e_run grep -q '^unsynced' /run/suspend-sync/handover; then

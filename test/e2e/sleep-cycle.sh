@@ -144,6 +144,17 @@ n_unit=$(jq -r 'select(.MESSAGE_ID == "'$RUN_SUMMARY'") | ._SYSTEMD_UNIT' "$E2E_
 echo "RUN_SUMMARY entries by unit: $n_unit"
 [[ -n $main && -n $late ]] && ok "journal: RUN_SUMMARY ($RUN_SUMMARY) from the unit pass and the late pass" ||
         fail "journal: RUN_SUMMARY unit pass '$main', late pass '$late'"
+# DeferCommit=: every superblock whose commit the unit's pass left to the late pass was synced by
+# the late pass of this sleep (a late pass that did not would have kept the kernel's sync on).
+defer=$(e2e_run suspend-sync status --json=short | jq -r '
+        ([.history[] | select(.trigger == "unit")] | last | [.mounts[] | select(.outcome == "deferred") | .mount_point]) as $d
+        | ([.history[] | select(.trigger == "hook")] | last | [.mounts[] | select(.outcome == "synced") | .mount_point]) as $s
+        | "\($d | length) \([$d[] | select(. as $m | $s | index($m) | not)] | join(","))"')
+if [[ -n $defer && ${defer#* } == "" ]]; then
+        ok "DeferCommit: the ${defer%% *} mount(s) the unit's pass left to the late pass were synced by it"
+else
+        fail "DeferCommit: deferred by the unit's pass but not synced by the late pass: '$defer'"
+fi
 # One sleep cycle: the unit pass and the late pass of this sleep, paired.
 cyc=$(e2e_run suspend-sync status --json=short | jq -r '.last_cycle | "\(.sleep_action) \(.unit_started_realtime != null) \(.late_started_realtime != null)"')
 if [[ $cyc == "suspend true true" ]] && grep -q '^ *Unit pass: ' <<<"$status" && grep -q '^ *Late pass: ' <<<"$status"; then

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# DeferCommit=: in the unit's pass (--trigger=unit), a journaled ext4 whose writeback has drained is
+# not syncfs()ed: its commit and cache FLUSH are left to the late pass (the system-sleep hook), or,
+# when that never runs, to the kernel's own sync (sync_on_suspend=1). The record says "deferred".
+# Checked by power cuts that keep nothing unflushed (fault disk, keep=0), on an ext4 mounted with
+# commit=60 so that jbd2 never commits by itself while a scenario runs; one sleep cycle each:
+#   1. unit pass (deferred), no late pass, sync(2) as the kernel would: nothing lost;
+#   2. unit pass (deferred), late pass (synced), no sync(2): nothing lost;
+#   3. control: unit pass (deferred) and nothing after it: something MUST be lost, or the deferral
+#      is not real and checks 1 and 2 prove nothing;
+#   4-6c. no deferral, the pass commits itself ("synced", nothing lost) when the knob reads 0, with
+#      DeferCommit=no, with SUSPEND_SYNC_REQUIRED=1 (require-sync.conf), in a manual run (no
+#      --trigger=unit) and with WritebackFirst=no;
+#   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
+#      pass send no more than sync(2) alone; the control, DeferCommit=no, sends more.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+rel_begin
+ss_debugfs || skip "debugfs not available: the deferral needs the bdi's writeback counters from it"
+unset SUSPEND_SYNC_REQUIRED
+
+rounds=${REL_ROUNDS:-2}
+stack_setup dc ext4 96M --hang-max=20s || fail "cannot set up the disk"
+m=$(stack_mnt dc)
+sys=$REL_TMP/sys
+ss_fixture_sysfs "$sys" || fail "cannot make the fixture sysfs"
+knob=$sys/power/sync_on_suspend
+
+rel_config "$m"
+conf_yes=$SS_CONF
+conf_no=$REL_TMP/no.conf
+sed 's/^\[Sync\]$/[Sync]\nDeferCommit=no/' "$conf_yes" >"$conf_no"
+grep -q '^DeferCommit=no$' "$conf_no" || fail "cannot write the control's configuration"
+
+# mount_dc: the disk mounted (again, after a power cut), with commit=60 in effect
+mount_dc() {
+        rel_mounted "$m" || stack_mount dc || return 1
+        mount -o remount,commit=60 "$m" || return 1
+        findmnt -rno OPTIONS --mountpoint "$m" | tr , '\n' | grep -qx 'commit=60' ||
+                { echo "commit=60 not in effect on $m: $(findmnt -rno OPTIONS --mountpoint "$m")" >&2; return 1; }
+}
+
+# pass NAME CONF [VAR=VALUE...]: one pass (NAME unit or late) on the fixture sysfs; its log in
+# $REL_TMP/NAME.log, its record (status --json=short) in $REL_TMP/NAME.json; prints the outcome of
+# the disk's mount ("missing" when it is not in the record)
+pass() {
+        local name=$1 conf=$2 rc=0 args
+        shift 2
+        case $name in
+        unit) args=(--trigger=unit run) ;;
+        late) args=(--trigger=hook --late run) ;;
+        esac
+        (
+                for kv in "$@"; do export "${kv?}"; done
+                SS_CONF=$conf ss --sysfs="$sys" "${args[@]}"
+        ) >"$REL_TMP/$name.log" 2>&1 || rc=$?
+        if [[ $rc != 0 ]]; then
+                echo "$name pass: exit status $rc" >>"$REL_TMP/$name.log"
+                echo "failed"
+                return 0
+        fi
+        ss status --json=short >"$REL_TMP/$name.json" 2>>"$REL_TMP/$name.log" || { echo "no-status"; return 0; }
+        ss_mount_field "$REL_TMP/$name.json" "$m" outcome 2>/dev/null || echo "missing"
+}
+
+# why NAME: what the log of the last pass NAME says about not deferring (information only: the
+# record's reason of a synced mount does not say)
+why() {
+        grep -o 'Committing every filesystem.*' "$REL_TMP/$1.log" | head -n1 || echo "log: -"
+}
+
+# begin N: a sleep cycle of its own on a quiet disk (everything before it committed); sets dir, seed
+# and writes the oracle's files and a directory made last
+begin() {
+        rm -f "$SS_STATE/handover" "$REL_TMP"/{unit,late}.{log,json}
+        mount_dc || fail "scenario $1: cannot mount the disk with commit=60"
+        sync -f "$m"
+        dir=$m/s$1
+        seed=$((RANDOM + 1))
+        oracle_write "$dir" 12 "$seed" || fail "scenario $1: cannot write"
+        mkdir "$dir/d"
+}
+
+# cut_check: power cut keeping nothing unflushed, mount again; sets lost: how many of the 13 entries (12
+# files and the directory) were lost. Not in a subshell: the stack's loop device changes.
+cut_check() {
+        local out
+        stack_power_cut dc 0 "$seed" >"$REL_TMP/cut.log" 2>&1 || { cat "$REL_TMP/cut.log" >&2; fail "power cut failed"; }
+        mount_dc || fail "cannot mount after the cut"
+        out=$(oracle_check "$dir" 12 "$seed") || true
+        lost=$(sed -n 's/^oracle: \([0-9]*\) of .*/\1/p' <<<"$out")
+        [[ -n $lost ]] || fail "oracle check did not run: $out"
+        [[ -d $dir/d ]] || lost=$((lost + 1))
+}
+
+failures=0
+bad() {         # MESSAGE: count a failure, show the run logs of the scenario
+        local f
+        echo "FAIL: $*" >&2
+        failures=$((failures + 1))
+        for f in "$REL_TMP"/unit.log "$REL_TMP"/late.log; do
+                [[ -s $f ]] && sed "s|^|  $(basename "$f"): |" "$f" >&2
+        done
+        return 0
+}
+
+# 1. No late pass; the kernel's sync (sync_on_suspend=1) is the backstop.
+begin 1
+u=$(pass unit "$conf_yes")
+sync
+cut_check
+echo "1 late pass never runs, sync(2): unit=$u lost=$lost/13"
+[[ $u == deferred ]] || bad "1: unit pass outcome '$u', want deferred"
+((lost == 0)) || bad "1: $lost of 13 entries lost after the unit's pass and sync(2)"
+
+# 2. The late pass commits what the unit's pass deferred.
+begin 2
+u=$(pass unit "$conf_yes")
+l=$(pass late "$conf_yes")
+cut_check
+echo "2 late pass runs: unit=$u late=$l lost=$lost/13"
+[[ $u == deferred ]] || bad "2: unit pass outcome '$u', want deferred"
+[[ $l == synced ]] || bad "2: late pass outcome '$l', want synced"
+((lost == 0)) || bad "2: $lost of 13 entries lost after the unit and the late pass"
+
+# 3. Control: the deferral is real, the backstop matters.
+begin 3
+u=$(pass unit "$conf_yes")
+cut_check
+echo "3 control, no late pass, no sync(2): unit=$u lost=$lost/13 (want > 0)"
+[[ $u == deferred ]] || bad "3: unit pass outcome '$u', want deferred"
+((lost > 0)) || bad "3: the control lost nothing: the unit's pass committed after all, or the cut keeps unflushed writes; checks 1 and 2 prove nothing"
+
+# 4. The knob reads 0: no backstop, the unit's pass commits.
+echo 0 >"$knob"
+begin 4
+u=$(pass unit "$conf_yes")
+cut_check
+echo 1 >"$knob"
+echo "4 sync_on_suspend=0: unit=$u lost=$lost/13 ($(why unit))"
+[[ $u == synced ]] || bad "4: unit pass outcome '$u', want synced"
+((lost == 0)) || bad "4: $lost of 13 entries lost after the unit's pass with the knob at 0"
+
+# 5. DeferCommit=no.
+begin 5
+u=$(pass unit "$conf_no")
+cut_check
+echo "5 DeferCommit=no: unit=$u lost=$lost/13 ($(why unit))"
+[[ $u == synced ]] || bad "5: unit pass outcome '$u', want synced"
+((lost == 0)) || bad "5: $lost of 13 entries lost after the unit's pass with DeferCommit=no"
+
+# 6. require-sync.conf: the unit itself must have committed.
+begin 6
+u=$(pass unit "$conf_yes" SUSPEND_SYNC_REQUIRED=1)
+cut_check
+echo "6 SUSPEND_SYNC_REQUIRED=1: unit=$u lost=$lost/13 ($(why unit))"
+[[ $u == synced ]] || bad "6: unit pass outcome '$u', want synced"
+((lost == 0)) || bad "6: $lost of 13 entries lost after the unit's pass with SUSPEND_SYNC_REQUIRED=1"
+
+# 6b. A manual run (no --trigger=unit): no late pass follows it.
+begin 6b
+rc=0
+SS_CONF=$conf_yes ss --sysfs="$sys" run >"$REL_TMP/unit.log" 2>&1 || rc=$?
+ss status --json=short >"$REL_TMP/unit.json" 2>>"$REL_TMP/unit.log" || true
+u=$(ss_mount_field "$REL_TMP/unit.json" "$m" outcome 2>/dev/null || echo missing)
+((rc == 0)) || u="failed($rc)"
+cut_check
+echo "6b manual run: outcome=$u lost=$lost/13 ($(why unit))"
+[[ $u == synced ]] || bad "6b: manual run outcome '$u', want synced"
+((lost == 0)) || bad "6b: $lost of 13 entries lost after a manual run"
+
+# 6c. WritebackFirst=no: nothing tells that the data was written back.
+conf_nowb=$REL_TMP/nowb.conf
+sed 's/^\[Sync\]$/[Sync]\nWritebackFirst=no/' "$conf_yes" >"$conf_nowb"
+grep -q '^WritebackFirst=no$' "$conf_nowb" || fail "cannot write the WritebackFirst=no configuration"
+begin 6c
+u=$(pass unit "$conf_nowb")
+cut_check
+echo "6c WritebackFirst=no: unit=$u lost=$lost/13 ($(why unit))"
+[[ $u == synced ]] || bad "6c: unit pass outcome '$u', want synced"
+((lost == 0)) || bad "6c: $lost of 13 entries lost after the unit's pass with WritebackFirst=no"
+
+# 7. FLUSHes, by what the disk sees, on a latency-bound disk (serial, 8 MiB/s, 20 ms per FLUSH).
+rm -f "$SS_STATE/handover" "$REL_TMP"/{unit,late}.{log,json}
+mount_dc || fail "7: cannot mount the disk with commit=60"
+head -c $((4 << 20)) /dev/urandom >"$REL_TMP/rand"
+cp "$REL_TMP/rand" "$m/data"
+sync -f "$m"
+stack_ctl dc serial 1 >/dev/null
+stack_ctl dc bandwidth $((8 << 20)) >/dev/null
+stack_ctl dc flush-delay 20ms >/dev/null
+
+# flushes MODE: sets f, the FLUSHes sent while MODE (sync, yes: unit + late pass, no: the same with
+# DeferCommit=no) makes a fresh 4 MiB overwrite durable, and u, l (the passes' outcomes)
+flushes() {
+        local conf=$conf_yes
+        sync -f "$m"
+        rm -f "$SS_STATE/handover"
+        cp "$REL_TMP/rand" "$m/data"
+        stack_ctl dc reset-counters >/dev/null
+        u=- l=-
+        case $1 in
+        sync) sync ;;
+        *)
+                [[ $1 == no ]] && conf=$conf_no
+                u=$(pass unit "$conf")
+                l=$(pass late "$conf")
+                ;;
+        esac
+        f=$(stack_get dc flushes) || fail "cannot read the disk's counters"
+}
+
+control_more=0
+for ((r = 1; r <= rounds; r++)); do
+        flushes sync
+        fa=$f
+        flushes yes
+        fb=$f ub=$u lb=$l
+        flushes no
+        fc=$f uc=$u lc=$l
+        echo "7 round $r: FLUSHes sync(2)=$fa unit+late=$fb (unit=$ub late=$lb) DeferCommit=no=$fc (unit=$uc late=$lc)"
+        [[ $ub == deferred && $lb == synced ]] || bad "7 round $r: defaults: unit '$ub' late '$lb', want deferred and synced"
+        [[ $uc == synced && $lc == synced ]] || bad "7 round $r: DeferCommit=no: unit '$uc' late '$lc', want synced twice"
+        ((fb <= fa)) || bad "7 round $r: unit + late pass sent $fb FLUSHes, sync(2) alone $fa"
+        ((fc > fb)) && control_more=$((control_more + 1))
+done
+# The control shows the count can tell: committing in both passes costs FLUSHes.
+((control_more > 0)) || bad "7: the control (DeferCommit=no) never sent more FLUSHes than the deferred cycle"
+
+((failures == 0)) || exit 1
+echo PASS
