@@ -19,8 +19,14 @@
  *   syncs);
  * - a sleep that requires this unit (require-sync.conf: RequiredBy=sleep.target) is called off by
  *   the unit's failure, which the late pass cannot do: the unit commits everything itself;
- * - a device whose writeback did not drain in the wait is synced now, where a stuck one is proven
- *   and handed over (the late pass then never waits on it).
+ * - a device is deferred only when its wait shows it wrote back its data in this pass
+ *   (writeback.h settle_written_back(): drained, more than the counters' error written since the
+ *   pass sampled it); one whose writeback did not drain, or that wrote nothing and so proved
+ *   nothing, is synced now, where a stuck one is proven and handed over (the late pass then never
+ *   waits on it);
+ * - a device that gets stuck after that is proven stuck by the late pass, and a deferred superblock
+ *   on it counts as such, not as left unsynced (run_unsynced_carried()): the kernel's serial sync
+ *   would block there.
  */
 
 #include <stdbool.h>

@@ -77,9 +77,12 @@ typedef struct ExecJob {
                                     * allow_other admits only its owner. Such a job must be alone in
                                     * its group (later jobs of the worker would run as the owner) */
         gid_t run_as_gid;
-        bool defer; /* with settle: once the wait ends with the writeback drained, no syncfs — the
-                     * job ends OUTCOME_DEFERRED (the worker reports EINPROGRESS) and the late pass
-                     * commits it. Any other end of the wait: syncfs as usual */
+        bool defer;            /* with settle: once the wait ends with the data written back (writeback.h
+                     * settle_written_back(), counting from written_from), no syncfs — the job ends
+                     * OUTCOME_DEFERRED (the worker reports EINPROGRESS) and the late pass commits
+                     * it. Any other end of the wait: syncfs as usual */
+        uint64_t written_from; /* BdiWritten of the device when the pass sampled it, before the
+                                * flushers were woken; UINT64_MAX: unknown (the wait's first one) */
         /* out */
         Outcome outcome;
         int error;           /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,

@@ -35,6 +35,10 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 .progress = probe,
                 .run_as_uid = e->run_as_uid,
                 .run_as_gid = e->run_as_gid,
+                .written_from = s->sbs[e->sb].has_bdi_stats &&
+                                                bdi_stats_has(&s->sbs[e->sb].bdi, BDI_STAT_WRITTEN)
+                                        ? s->sbs[e->sb].bdi.value[BDI_STAT_WRITTEN]
+                                        : UINT64_MAX,
         };
 }
 
@@ -413,15 +417,18 @@ void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t
                 }
 }
 
-bool run_unsynced_carried(const Handover *h, const ExecJob *jobs, size_t n_jobs, usec_t now_boottime) {
+bool run_unsynced_carried(const Handover *h, const RunJobs *j, usec_t now_boottime) {
         for (size_t k = 0; k < h->n_unsynced; k++) {
-                bool synced = false;
+                bool done = false;
 
                 if (!handover_unsynced_fresh(h, k, now_boottime))
                         continue;
-                for (size_t i = 0; i < n_jobs && !synced; i++)
-                        synced = jobs[i].dev == h->unsynced[k] && jobs[i].outcome == OUTCOME_SYNCED;
-                if (!synced)
+                /* Synced by this pass, or on a device it proved stuck: the kernel's serial sync
+                 * would block there, not write it (KnobFacts.hung decides then). */
+                for (size_t i = 0; i < j->n_jobs && !done; i++)
+                        done = j->jobs[i].dev == h->unsynced[k] &&
+                               (j->jobs[i].outcome == OUTCOME_SYNCED || run_job_hung(j, i));
+                if (!done)
                         return true;
         }
         return false;

@@ -116,5 +116,6 @@ bool run_earlier_hung(const Handover *h);
  * when the list is full its last entry becomes 0:0, a superblock no pass ever syncs, so the late
  * pass keeps the kernel's sync on. */
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime);
-/* The late pass: whether a fresh "unsynced" superblock of the unit's pass was not synced by it. */
-bool run_unsynced_carried(const Handover *h, const ExecJob *jobs, size_t n_jobs, usec_t now_boottime);
+/* The late pass: whether a fresh "unsynced" (or deferred) superblock of the unit's pass was neither
+ * synced by it nor on a device it proved stuck (run_job_hung(), so after executor_check_stuck()). */
+bool run_unsynced_carried(const Handover *h, const RunJobs *j, usec_t now_boottime);

@@ -448,7 +448,7 @@ static bool handover_update(Pass *p) {
         }
         if (streq_ptr(p->a->trigger, "unit") && !p->a->late)
                 run_handover_unsynced(&p->ho, p->t.left, p->t.n_left, boot);
-        return p->a->late && run_unsynced_carried(&p->ho, jobs, p->j.n_jobs, boot);
+        return p->a->late && run_unsynced_carried(&p->ho, &p->j, boot);
 }
 
 /* Late FUSE evidence, the record (saved under the lock), the handover for the next pass. */

@@ -271,10 +271,13 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
 }
 
 /* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout.
- * Returns the time waited; *ret_drained whether it ended with nothing left in flight. */
+ * Returns the time waited; *ret_drained whether the device's data is written back then
+ * (settle_written_back()). */
 static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet,
                      bool *ret_drained) {
         SettleWindows w = { .idle = MIN(SETTLE_IDLE_USEC, quiet), .quiet = quiet, .cap = job->timeout / 2 };
+        SettleState s;
+        SettleResult r;
         usec_t t0;
 
         *ret_drained = false;
@@ -282,7 +285,11 @@ static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, us
             !streq_ptr(job->progress->bdi_name, stats_bdi))
                 return 0;
         t0 = now(CLOCK_MONOTONIC);
-        *ret_drained = settle_wait(stats_fd, job->settle, &w) == SETTLE_DRAINED;
+        r = settle_wait(stats_fd, job->settle, &w, &s);
+        /* What the device wrote counts from the pass's sample: the woken flushers may have written
+         * it all before the wait's first look. */
+        s.written_start = MIN(s.written_start, job->written_from);
+        *ret_drained = settle_written_back(job->settle, r, &s, settle_slack_local());
         return now(CLOCK_MONOTONIC) - t0;
 }
 

@@ -14,7 +14,11 @@
 #      DeferCommit=no, with SUSPEND_SYNC_REQUIRED=1 (require-sync.conf), in a manual run (no
 #      --trigger=unit) and with WritebackFirst=no;
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
-#      pass send no more than sync(2) alone; the control, DeferCommit=no, sends more.
+#      pass send no more than sync(2) alone; the control, DeferCommit=no, sends more;
+#   8. data written before the pass, then the disk hangs: not deferred (the device wrote nothing in
+#      the wait), the unit's pass proves it hung;
+#   9. deferred, then the disk hangs: the late pass proves it hung and does not count the deferred
+#      superblock as left unsynced (that would keep the kernel's serial sync on, blocked for good).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rel_begin
@@ -30,9 +34,9 @@ knob=$sys/power/sync_on_suspend
 
 rel_config "$m"
 conf_yes=$SS_CONF
-conf_no=$REL_TMP/no.conf
-sed 's/^\[Sync\]$/[Sync]\nDeferCommit=no/' "$conf_yes" >"$conf_no"
-grep -q '^DeferCommit=no$' "$conf_no" || fail "cannot write the control's configuration"
+conf_no=$(rel_conf_variant no DeferCommit=no)
+
+head -c $((4 << 20)) /dev/urandom >"$REL_TMP/rand"
 
 # mount_dc: the disk mounted (again, after a power cut), with commit=60 in effect
 mount_dc() {
@@ -133,31 +137,27 @@ echo "3 control, no late pass, no sync(2): unit=$u lost=$lost/13 (want > 0)"
 [[ $u == deferred ]] || bad "3: unit pass outcome '$u', want deferred"
 ((lost > 0)) || bad "3: the control lost nothing: the unit's pass committed after all, or the cut keeps unflushed writes; checks 1 and 2 prove nothing"
 
+# expect_synced TAG WHAT CONF [VAR=VALUE...]: a unit pass that must not defer records "synced", and
+# a power cut with no sync(2) after it loses nothing
+expect_synced() {
+        local tag=$1 what=$2 conf=$3
+        shift 3
+        begin "$tag"
+        u=$(pass unit "$conf" "$@")
+        cut_check
+        echo "$tag $what: unit=$u lost=$lost/13 ($(why unit))"
+        [[ $u == synced ]] || bad "$tag: unit pass outcome '$u', want synced"
+        ((lost == 0)) || bad "$tag: $lost of 13 entries lost after the unit's pass ($what)"
+}
+
 # 4. The knob reads 0: no backstop, the unit's pass commits.
 echo 0 >"$knob"
-begin 4
-u=$(pass unit "$conf_yes")
-cut_check
+expect_synced 4 "sync_on_suspend=0" "$conf_yes"
 echo 1 >"$knob"
-echo "4 sync_on_suspend=0: unit=$u lost=$lost/13 ($(why unit))"
-[[ $u == synced ]] || bad "4: unit pass outcome '$u', want synced"
-((lost == 0)) || bad "4: $lost of 13 entries lost after the unit's pass with the knob at 0"
-
 # 5. DeferCommit=no.
-begin 5
-u=$(pass unit "$conf_no")
-cut_check
-echo "5 DeferCommit=no: unit=$u lost=$lost/13 ($(why unit))"
-[[ $u == synced ]] || bad "5: unit pass outcome '$u', want synced"
-((lost == 0)) || bad "5: $lost of 13 entries lost after the unit's pass with DeferCommit=no"
-
+expect_synced 5 "DeferCommit=no" "$conf_no"
 # 6. require-sync.conf: the unit itself must have committed.
-begin 6
-u=$(pass unit "$conf_yes" SUSPEND_SYNC_REQUIRED=1)
-cut_check
-echo "6 SUSPEND_SYNC_REQUIRED=1: unit=$u lost=$lost/13 ($(why unit))"
-[[ $u == synced ]] || bad "6: unit pass outcome '$u', want synced"
-((lost == 0)) || bad "6: $lost of 13 entries lost after the unit's pass with SUSPEND_SYNC_REQUIRED=1"
+expect_synced 6 "SUSPEND_SYNC_REQUIRED=1" "$conf_yes" SUSPEND_SYNC_REQUIRED=1
 
 # 6b. A manual run (no --trigger=unit): no late pass follows it.
 begin 6b
@@ -172,20 +172,65 @@ echo "6b manual run: outcome=$u lost=$lost/13 ($(why unit))"
 ((lost == 0)) || bad "6b: $lost of 13 entries lost after a manual run"
 
 # 6c. WritebackFirst=no: nothing tells that the data was written back.
-conf_nowb=$REL_TMP/nowb.conf
-sed 's/^\[Sync\]$/[Sync]\nWritebackFirst=no/' "$conf_yes" >"$conf_nowb"
-grep -q '^WritebackFirst=no$' "$conf_nowb" || fail "cannot write the WritebackFirst=no configuration"
-begin 6c
-u=$(pass unit "$conf_nowb")
-cut_check
-echo "6c WritebackFirst=no: unit=$u lost=$lost/13 ($(why unit))"
-[[ $u == synced ]] || bad "6c: unit pass outcome '$u', want synced"
-((lost == 0)) || bad "6c: $lost of 13 entries lost after the unit's pass with WritebackFirst=no"
+conf_nowb=$(rel_conf_variant nowb WritebackFirst=no)
+expect_synced 6c "WritebackFirst=no" "$conf_nowb"
+
+# A hung device must meet its syncfs in a pass that can prove it stuck, and a proven stuck device is
+# never "left unsynced" (that would keep the kernel's serial sync on, which would block on it for
+# good). Short timeouts; the disk is resumed after each, and the workers left in the kernel end.
+hang_conf=$(rel_conf_variant hang MountTimeoutSec=3s DeadlineSec=8s)
+# resume_dc: the disk answers again; the workers the passes left in the kernel end
+resume_dc() {
+        local pid
+        stack_ctl dc resume >/dev/null
+        for pid in $(awk '$1 == "stuck" { print $2 }' "$SS_STATE/handover" 2>/dev/null); do
+                ss_wait_gone "$pid" 30 || bad "$1: worker $pid still in the kernel 30 s after the disk resumed"
+        done
+}
+
+# 8. The data was written before the pass (as on the whole-suspend benchmark's hung disk, whose
+#    writeback ext4 starts at close), then the disk hangs: the wait saw the device write nothing,
+#    which proves nothing, so the unit's pass syncs it and proves it stuck there. (On d6f1010, which
+#    deferred any drained device, such a disk met its first syncfs in the late pass.)
+begin 8
+# The flushers write the data now (another value in vm.dirty_writeback_centisecs wakes them, as the
+# run does); jbd2 does not commit (commit=60). Then nothing is left for the pass's wait to see.
+v=$(cat /proc/sys/vm/dirty_writeback_centisecs)
+echo $((v + 1)) >/proc/sys/vm/dirty_writeback_centisecs && echo "$v" >/proc/sys/vm/dirty_writeback_centisecs ||
+        skip "/proc/sys/vm/dirty_writeback_centisecs is not writable here"
+stats=/sys/kernel/debug/bdi/$(mountpoint -d "$m")/stats
+for ((i = 0; i < 100; i++)); do
+        awk '/^BdiWriteback:|^BdiReclaimable:/ { s += $2 } END { exit !(s <= 200) }' "$stats" && break
+        sleep 0.1
+done
+grep -E '^Bdi(Writeback|Reclaimable):' "$stats" | tr -s ' \n' ' '
+echo
+stack_ctl dc hang io >/dev/null
+u=$(pass unit "$hang_conf")
+ureason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/unit.json" 2>/dev/null)
+resume_dc 8
+echo "8 written before the pass, then hung: unit=$u ($ureason)"
+[[ $u == timeout && $ureason == hung* ]] || bad "8: unit pass outcome '$u' ($ureason), want timeout, hung"
+
+# 9. The unit's pass deferred (the device wrote the data in its wait), then the disk hangs before
+#    the late pass: the late pass proves it stuck, and the deferral is not carried as unsynced.
+begin 9
+u=$(pass unit "$hang_conf")
+stack_ctl dc hang io >/dev/null
+l=$(pass late "$hang_conf")
+lreason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/late.json" 2>/dev/null)
+resume_dc 9
+echo "9 deferred, then hung: unit=$u late=$l ($lreason)"
+[[ $u == deferred ]] || bad "9: unit pass outcome '$u', want deferred"
+[[ $l == timeout && $lreason == hung* ]] || bad "9: late pass outcome '$l' ($lreason), want timeout, hung"
+if grep -qE "left superblocks unsynced that this pass did not sync|own sync on: a mount was left unsynced" "$REL_TMP/late.log"; then
+        bad "9: the late pass counted the deferred superblock on a stuck device as left unsynced"
+fi
+mount_dc || fail "9: cannot mount the disk again"
 
 # 7. FLUSHes, by what the disk sees, on a latency-bound disk (serial, 8 MiB/s, 20 ms per FLUSH).
 rm -f "$SS_STATE/handover" "$REL_TMP"/{unit,late}.{log,json}
 mount_dc || fail "7: cannot mount the disk with commit=60"
-head -c $((4 << 20)) /dev/urandom >"$REL_TMP/rand"
 cp "$REL_TMP/rand" "$m/data"
 sync -f "$m"
 stack_ctl dc serial 1 >/dev/null

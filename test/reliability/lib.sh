@@ -87,6 +87,22 @@ rel_config() {
         } >"$SS_CONF"
 }
 
+# rel_conf_variant NAME KEY=VALUE...: prints the path of a copy of $SS_CONF (rel_config's) with these
+# [Sync] keys set (a key it has already is replaced), checked; fails the test when it cannot.
+rel_conf_variant() {
+        local out=$REL_TMP/$1.conf kv sed_args=() add=""
+        shift
+        for kv in "$@"; do
+                sed_args+=(-e "/^${kv%%=*}=/d")
+                add+="\\n$kv"
+        done
+        sed "${sed_args[@]}" -e "s/^\[Sync\]\$/[Sync]$add/" "$SS_CONF" >"$out" || fail "cannot write $out"
+        for kv in "$@"; do
+                grep -qx "$kv" "$out" || fail "cannot set $kv in $out"
+        done
+        echo "$out"
+}
+
 rel_gen() {             # SEED OPS LATE NAME...
         local seed=$1 ops=$2 late=$3 n out line
         shift 3

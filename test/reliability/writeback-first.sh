@@ -22,9 +22,7 @@ stack_setup wb ext4 96M --hang-max=20s || fail "cannot set up the disk"
 m=$(stack_mnt wb)
 rel_config "$m"
 conf_yes=$SS_CONF
-conf_no=$REL_TMP/no.conf
-sed 's/^\[Sync\]$/[Sync]\nWritebackFirst=no/' "$conf_yes" >"$conf_no"
-grep -q '^WritebackFirst=no$' "$conf_no" || fail "cannot write the control's configuration"
+conf_no=$(rel_conf_variant no WritebackFirst=no)
 head -c $((4 << 20)) /dev/urandom >"$REL_TMP/rand"
 sync -f "$m"
 stack_ctl wb serial 1 >/dev/null
