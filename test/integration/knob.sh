@@ -57,9 +57,11 @@ ss --sysfs="$sys" --trigger=unit run || true
 fresh_cycle
 
 # off without evidence (a sysfs that shows no device counters): slow and stuck cannot be told
-# apart, so the kernel sync stays on (issue 9 case 1: fail closed) — also in the late pass of the
-# same sleep, which does not plan this loop device (file-backed) and must know from the unit's
-# pass that it was left unsynced (issue 10: the knob is the late pass's alone).
+# apart, so the kernel sync stays on (issue 9 case 1: fail closed) — also in a late pass of the
+# same sleep that does not reach this device (the same bare sysfs: it cannot classify it and leaves
+# it to the main pass) and must know from the unit's pass that it was left unsynced (issue 10: the
+# knob is the late pass's alone). A late pass that reaches the device and proves it stuck itself
+# turns it off: the kernel's serial sync would block there, not write it.
 ss_config "[Kernel]
 SyncOnSuspend=off
 [Sync]
@@ -72,8 +74,14 @@ ss --sysfs="$bare" --trigger=unit run || true
 [[ $(tr -d '\n' <"$bare/power/sync_on_suspend") == 1 ]] || fail "off, hung mount without evidence: knob turned off"
 grep -q "^unsynced $(mountpoint -d "$(stack_mnt hung)") " "$SS_STATE/handover" ||
         fail "the unit's pass did not hand its unsynced mount over: $(cat "$SS_STATE/handover" 2>&1)"
-ss --sysfs="$sys" --trigger=hook --late run
-[[ $(k) == 1 ]] || fail "off: the late pass turned the knob off although the unit's pass left a mount unsynced"
+ss --sysfs="$bare" --trigger=hook --late run 2>"$SS_TMP/late.log" || true
+[[ $(tr -d '\n' <"$bare/power/sync_on_suspend") == 1 ]] ||
+        fail "off: the late pass turned the knob off although the unit's pass left a mount unsynced"
+grep -q "left superblocks unsynced that this pass did not sync" "$SS_TMP/late.log" ||
+        fail "off: the late pass did not say it kept the knob for the unit's unsynced mount: $(cat "$SS_TMP/late.log")"
+ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late.log" || true
+[[ $(k) == 0 ]] ||
+        fail "off: the late pass proved the device stuck but kept the knob on: $(cat "$SS_TMP/late.log")"
 ss --sysfs="$sys" restore-knob
 grep -qs "^unsynced" "$SS_STATE/handover" && fail "restore-knob kept the unsynced lines of the cycle"
 fresh_cycle
