@@ -10,9 +10,9 @@
 # with the default configuration, checks that sync_on_suspend read 0 at the state write (else the
 # trial proves nothing and fails), then cuts the power of both disks keeping a random part of what
 # they had not made durable, remounts (journal replay), fscks and compares with the model.
-# The unit's pass leaves the ext4's commit to the late pass (DeferCommit=yes, the default; 4 MiB
-# more written there so that the device proves itself by writing in the pass): each trial checks
-# the records say so, so the cut covers that deferral too.
+# The unit's pass may leave the ext4's commit to the late pass (DeferCommit=yes, the default; 4 MiB
+# more written there so that the device can prove itself by writing in the pass): each trial reports
+# it and checks that the late pass synced both disks, so the cut covers that deferral too.
 # Negative control, first: the same workload and power cut without a sleep must lose entries (the
 # check can fail).
 # Env: SOURCE_ROOT, BUILD_ROOT, FAULTDISK, TEST_LIB (set by meson); PC_TRIALS (default 3).
@@ -75,6 +75,7 @@ bind || { echo "FAIL: bind after the control"; exit 1; }
 # One boot per trial: the cut needs the disks unmounted everywhere, and mount namespaces that
 # services of the container made since hold copies of the bed's mounts until it powers off.
 t0=$SECONDS
+deferred=0
 for ((t = 1; t <= trials; t++)); do
         s=$((seed + t))
         e2e_boot "$release" --bind="$bed:/mnt/bed" || { fail "trial $t: boot"; break; }
@@ -101,11 +102,19 @@ for ((t = 1; t <= trials; t++)); do
                 def pass(t): [.history[] | select(.trigger == t)] | last | .mounts[]
                         | select(.mount_point | startswith("/mnt/bed/")) | "\(t):\(.mount_point | ltrimstr("/mnt/bed/"))=\(.outcome)";
                 [pass("unit"), pass("hook")] | join(" ")')
+        wait_ext4=$(e2e_run suspend-sync status --json=short | jq -c '[.history[] | select(.trigger == "unit")] | last
+                | .mounts[] | select(.mount_point == "/mnt/bed/d-ext4") | {duration_usec, writeback_wait_usec, reason}')
         e2e_cleanup
-        echo "trial $t: passes: $outcomes"
-        [[ " $outcomes " == *" unit:d-ext4=deferred "* && " $outcomes " == *" unit:d-xfs=synced "* &&
+        echo "trial $t: passes: $outcomes; the unit's pass on d-ext4: $wait_ext4"
+        # Whether the ext4 was deferred depends on what it wrote in the pass (data the kernel wrote
+        # back before the pass proves nothing and is committed by the unit's pass): reported, and
+        # asserted deterministically by reliability/defer-commit.sh. What must hold either way:
+        # both passes synced both disks, or the unit's pass deferred the ext4 and the late pass
+        # synced it.
+        [[ " $outcomes " == *" unit:d-ext4=deferred "* ]] && deferred=$((deferred + 1))
+        [[ " $outcomes " =~ \ unit:d-ext4=(deferred|synced)\  && " $outcomes " == *" unit:d-xfs=synced "* &&
                 " $outcomes " == *" hook:d-ext4=synced "* && " $outcomes " == *" hook:d-xfs=synced "* ]] ||
-                fail "trial $t: want the ext4's commit deferred to the late pass and both disks synced by it: $outcomes"
+                fail "trial $t: want both disks synced by the late pass, the ext4 synced or deferred by the unit's: $outcomes"
         if [[ $knob != 0 ]]; then
                 fail "trial $t: sync_on_suspend was not 0 at the state write ('$knob'): $why"
                 continue
@@ -122,7 +131,7 @@ for ((t = 1; t <= trials; t++)); do
         done
         bind || { fail "trial $t: bind after the cut"; break; }
 done
-((fails == 0)) && ok "$trials trials: the kernel sync off after every sleep, 0 entries lost on ext4 and xfs"
+((fails == 0)) && ok "$trials trials: the kernel sync off after every sleep, 0 entries lost on ext4 and xfs ($deferred with the ext4's commit deferred to the late pass)"
 
 echo "$release: $fails failure(s), $((SECONDS - t0)) s"
 [[ $fails == 0 ]]
