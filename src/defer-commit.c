@@ -9,24 +9,18 @@
 #include "shared/parse-util.h"
 
 bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
-        const char *why = NULL;
-
+        *ret_why = NULL;
         if (!f->unit_pass || !f->policy)
-                why = NULL;
-        else if (!f->writeback_first)
-                why = "WritebackFirst=no: nothing tells when the data is written";
+                return false;
+        if (!f->writeback_first)
+                *ret_why = "WritebackFirst=no: nothing tells when the data is written";
         else if (f->knob < 0)
-                why = "sync_on_suspend cannot be read: no backstop if the late pass does not run";
+                *ret_why = "sync_on_suspend cannot be read: no backstop if the late pass does not run";
         else if (f->knob == 0)
-                why = "the kernel's own sync is off: no backstop if the late pass does not run";
+                *ret_why = "the kernel's own sync is off: no backstop if the late pass does not run";
         else if (f->required != 0)
-                why = "the sleep requires this unit (require-sync.conf): it commits everything itself";
-        else {
-                *ret_why = NULL;
-                return true;
-        }
-        *ret_why = why;
-        return false;
+                *ret_why = "the sleep requires this unit (require-sync.conf): it commits everything itself";
+        return !*ret_why;
 }
 
 int defer_commit_sleep_requires(int root_fd, const char *env_value) {

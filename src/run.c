@@ -19,6 +19,8 @@ void run_jobs_done(RunJobs *j) {
 }
 
 static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const ProgressProbe *probe) {
+        const Superblock *sb = &s->sbs[e->sb];
+
         return (ExecJob) {
                 .path = e->path,
                 .group = e->group,
@@ -35,9 +37,8 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 .progress = probe,
                 .run_as_uid = e->run_as_uid,
                 .run_as_gid = e->run_as_gid,
-                .written_from = s->sbs[e->sb].has_bdi_stats &&
-                                                bdi_stats_has(&s->sbs[e->sb].bdi, BDI_STAT_WRITTEN)
-                                        ? s->sbs[e->sb].bdi.value[BDI_STAT_WRITTEN]
+                .written_from = sb->has_bdi_stats && bdi_stats_has(&sb->bdi, BDI_STAT_WRITTEN)
+                                        ? sb->bdi.value[BDI_STAT_WRITTEN]
                                         : UINT64_MAX,
         };
 }

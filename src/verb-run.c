@@ -350,9 +350,8 @@ static void pass_defer_commit(Pass *p) {
         int value = -1;
 
         if (f.unit_pass && f.policy) {
-                _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-                f.knob = sysfs_fd < 0 ? negative_errno() : knob_read(sysfs_fd, &value);
+                /* the pass's own sysfs fd (pass_execute()), -EBADF when it could not be opened */
+                f.knob = p->sysfs_fd < 0 ? -EBADF : knob_read(p->sysfs_fd, &value);
                 if (f.knob >= 0)
                         f.knob = value;
                 f.required = defer_commit_sleep_requires(p->c.root_fd, a->sleep_requires);
