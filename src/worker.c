@@ -271,25 +271,16 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
 }
 
 /* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout.
- * Returns the time waited; *ret_drained whether the device's data is written back then
- * (settle_written_back()). */
-static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet,
-                     bool *ret_drained) {
+ * Returns the time waited. */
+static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
         SettleWindows w = { .idle = MIN(SETTLE_IDLE_USEC, quiet), .quiet = quiet, .cap = job->timeout / 2 };
-        SettleState s;
-        SettleResult r;
         usec_t t0;
 
-        *ret_drained = false;
         if (job->settle == SETTLE_NONE || stats_fd < 0 || !job->progress ||
             !streq_ptr(job->progress->bdi_name, stats_bdi))
                 return 0;
         t0 = now(CLOCK_MONOTONIC);
-        r = settle_wait(stats_fd, job->settle, &w, &s);
-        /* What the device wrote counts from the pass's sample: the woken flushers may have written
-         * it all before the wait's first look. */
-        s.written_start = MIN(s.written_start, job->written_from);
-        *ret_drained = settle_written_back(job->settle, r, &s, settle_slack_local());
+        (void) settle_wait(stats_fd, job->settle, &w);
         return now(CLOCK_MONOTONIC) - t0;
 }
 
@@ -316,11 +307,8 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
         for (; pos < end; pos++) {
                 size_t i = order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
-                bool drained;
-                usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet, &drained);
-                /* Written back, and the late pass commits it (ExecJob.defer). Anything else, a
-                 * device that did not drain above all, is synced now, where it can be proven stuck. */
-                int r = jobs[i].defer && drained ? -EINPROGRESS : sync_one(&jobs[i], userdata);
+                usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
+                int r = sync_one(&jobs[i], userdata);
                 WorkerReport rep = {
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,

@@ -31,8 +31,7 @@ int worker_sync_one(const ExecJob *job, void *userdata);
 /* The worker process: clean signal state, fds 0-2 on /dev/null, report_fd moved to 3, the bdi stats
  * of a job that waits for writeback (ExecJob.settle) on 4, every other fd closed; then, for
  * jobs[order[pos]] .. jobs[order[end - 1]], the wait (writeback.h; settle_quiet is its quiet window)
- * and sync_one — or, for a job with defer whose wait drained, error EINPROGRESS instead — one
- * WorkerReport each on fd 3. Never returns. */
+ * and sync_one, one WorkerReport each on fd 3. Never returns. */
 _noreturn_ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
                                   int (*sync_one)(const ExecJob *job, void *userdata), void *userdata,
                                   int report_fd, usec_t settle_quiet);

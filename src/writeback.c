@@ -52,20 +52,15 @@ SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, ui
         if (!s->seen) {
                 /* What is there now: written (in flight, and dirty when the flushers were woken). */
                 uint64_t goal = written + wb + (mode == SETTLE_ALL ? st->value[BDI_STAT_RECLAIMABLE] : 0);
-                *s = (SettleState) { .started = now,
-                                     .last_progress = now,
-                                     .written_start = written,
-                                     .written = written,
-                                     .goal = goal,
-                                     .seen = true };
+                *s = (SettleState) {
+                        .started = now, .last_progress = now, .written = written, .goal = goal, .seen = true
+                };
         } else if (written != s->written) {
                 s->written = written;
                 s->last_progress = now;
         }
         if (wb > slack)
                 s->saw_writeback = true;
-        s->reclaimable = bdi_stats_has(st, BDI_STAT_RECLAIMABLE) ? st->value[BDI_STAT_RECLAIMABLE]
-                                                                 : UINT64_MAX;
 
         /* Woken flushers write what was dirty; once they made their pass (writeback seen) what is
          * still dirty is new, and syncfs() writes it. Before they start, dirty data waits for them. */
@@ -95,37 +90,26 @@ static int read_stats(int fd, BdiStats *ret) {
         return bdi_stats_parse(buf, ret);
 }
 
-SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w, SettleState *ret_state) {
+SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w) {
         uint64_t slack = settle_slack_local();
         SettleState s = {};
-        SettleResult r = SETTLE_NO_EVIDENCE;
 
         if (mode == SETTLE_NONE)
-                r = SETTLE_DRAINED;
-        else if (stats_fd >= 0)
-                for (;;) {
-                        struct timespec ts = { .tv_nsec = SETTLE_POLL_USEC * NSEC_PER_USEC };
-                        BdiStats st = {};
+                return SETTLE_DRAINED;
+        if (stats_fd < 0)
+                return SETTLE_NO_EVIDENCE;
+        for (;;) {
+                struct timespec ts = { .tv_nsec = SETTLE_POLL_USEC * NSEC_PER_USEC };
+                BdiStats st = {};
+                SettleResult r;
 
-                        if (read_stats(stats_fd, &st) < 0) {
-                                r = SETTLE_NO_EVIDENCE;
-                                break;
-                        }
-                        r = settle_step(&s, mode, &st, slack, now(CLOCK_MONOTONIC), w);
-                        if (r != SETTLE_WAIT)
-                                break;
-                        (void) nanosleep(&ts, NULL);
-                }
-        if (ret_state)
-                *ret_state = s;
-        return r;
-}
-
-bool settle_written_back(SettleMode mode, SettleResult r, const SettleState *s, uint64_t slack) {
-        if (r != SETTLE_DRAINED || mode == SETTLE_NONE || !s->seen || s->written < s->written_start ||
-            s->written - s->written_start <= slack)
-                return false;
-        return mode == SETTLE_ALL || s->reclaimable <= slack;
+                if (read_stats(stats_fd, &st) < 0)
+                        return SETTLE_NO_EVIDENCE;
+                r = settle_step(&s, mode, &st, slack, now(CLOCK_MONOTONIC), w);
+                if (r != SETTLE_WAIT)
+                        return r;
+                (void) nanosleep(&ts, NULL);
+        }
 }
 
 static int write_value(int fd, unsigned v) {

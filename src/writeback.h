@@ -56,14 +56,11 @@ typedef struct SettleWindows {
 
 typedef struct SettleState {
         usec_t started, last_progress;
-        uint64_t written_start; /* BdiWritten at the first sample */
-        uint64_t written;       /* at the last one */
-        uint64_t reclaimable;   /* BdiReclaimable at the last sample (UINT64_MAX when the stats
-                                  * lack it) */
-        uint64_t goal;          /* BdiWritten once what was in flight (and dirty, SETTLE_ALL) at the
+        uint64_t written;
+        uint64_t goal;      /* BdiWritten once what was in flight (and dirty, SETTLE_ALL) at the
                               * first sample is written */
-        bool seen;              /* a sample was taken */
-        bool saw_writeback;     /* writeback above the slack was seen: the flushers did their pass */
+        bool seen;          /* a sample was taken */
+        bool saw_writeback; /* writeback above the slack was seen: the flushers did their pass */
 } SettleState;
 
 #define SETTLE_POLL_USEC (2U * USEC_PER_MSEC)
@@ -81,15 +78,8 @@ SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, ui
 
 /* The worker side: polls the stats file stats_fd (debugfs bdi/<name>/stats, read with pread) every
  * SETTLE_POLL_USEC until settle_step() says stop. Returns the result; SETTLE_NO_EVIDENCE when the
- * file cannot be read or parsed. ret_state (may be NULL) gets the wait's state at its end. */
-SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w, SettleState *ret_state);
-
-/* Whether a wait that ended r, in state s, shows the device's data written back, by a device that
- * works (DeferCommit=, defer-commit.h): drained; more than slack bytes completed during the wait (a
- * device that wrote nothing proved nothing: a stuck one must meet its syncfs in this pass, where it
- * is proven stuck and handed over); and, unless the flushers were woken (SETTLE_ALL: what was dirty
- * was waited for too), nothing dirty left at its end. Pure. */
-bool settle_written_back(SettleMode mode, SettleResult r, const SettleState *s, uint64_t slack);
+ * file cannot be read or parsed. */
+SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w);
 
 /* Wakes the kernel's flusher threads for every device (wakeup_flusher_threads(), as sync(2) does
  * first) by writing another value to <proc_fd>/sys/vm/dirty_writeback_centisecs and then its own

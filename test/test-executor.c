@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <linux/fuse.h>
 #include <poll.h>
 #include <sched.h>
@@ -19,7 +18,6 @@
 #include "executor.h"
 #include "shared/fileio.h"
 #include "tests.h"
-#include "writeback.h"
 
 /*
  * The fake sync_one runs in the worker and gets everything from its "path":
@@ -48,21 +46,6 @@ static void atomic_max(int *m, int v) {
 
         while (cur < v && !__atomic_compare_exchange_n(m, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
                 ;
-}
-
-/* What the "update" job of defer_after_drain writes over the "moving" devices' stats, in place and
- * at the same length (the workers hold them open): their 4 MiB in flight completed. */
-static char moving_paths[2][128];
-static char moving_after[2][128];
-
-static void update_moving(void) {
-        for (size_t i = 0; i < ELEMENTSOF(moving_paths); i++) {
-                int fd = open(moving_paths[i], O_WRONLY | O_CLOEXEC);
-
-                if (fd < 0 || pwrite(fd, moving_after[i], strlen(moving_after[i]), 0) < 0)
-                        abort();
-                close(fd);
-        }
 }
 
 static int fake_sync_one(const ExecJob *j, void *userdata) {
@@ -95,10 +78,7 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
                         pause();
         else if (streq(action, "eio"))
                 r = -EIO;
-        else if (streq(action, "update")) {
-                usleep(arg * 1000);
-                update_moving();
-        } else if (streq(action, "abort")) {
+        else if (streq(action, "abort")) {
                 struct rlimit rl = {};
 
                 (void) setrlimit(RLIMIT_CORE, &rl);
@@ -1163,98 +1143,6 @@ TEST(cannot_run) {
         check_children(jobs, 1);
 }
 
-static void write_stats(int dfd, const char *name, const char *text) {
-        char path[64];
-        int fd;
-
-        snprintf(path, sizeof path, "bdi/%s", name);
-        ASSERT_OK(mkdirat(dfd, path, 0755));
-        snprintf(path, sizeof path, "bdi/%s/stats", name);
-        fd = openat(dfd, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-}
-
-/* DeferCommit=: a job with defer whose device wrote its data during the wait and drained ends
- * OUTCOME_DEFERRED without a sync. Synced all the same: the control without defer; a device still
- * writing (its stats never move: the wait ends "quiet"); no stats; a device that wrote nothing
- * during the wait (it proved nothing: a stuck one must meet its syncfs in the unit's pass); dirty
- * data nobody waited for (the flushers were not woken). The "update" job completes the moving
- * devices' writes after 100 ms; a wait may last half the timeout, 2 s. */
-TEST(defer_after_drain) {
-        static const Spec spec[] = { { "a", "sleep 0", 4 * SEC },   { "b", "sleep 0", 4 * SEC },
-                                     { "c", "sleep 0", 4 * SEC },   { "d", "sleep 0", 4 * SEC },
-                                     { "e", "sleep 0", 4 * SEC },   { "f", "sleep 0", 4 * SEC },
-                                     { "g", "update 100", 4 * SEC } };
-        static const char *const bdi[] = { "moving", "moving", "busy", "missing", "still", "dirty", "still" };
-        char dir[] = "/tmp/test-executor-defer.XXXXXX", before[128];
-        ProgressProbe probes[ELEMENTSOF(spec)];
-        ExecJob jobs[ELEMENTSOF(spec)];
-        uint64_t inflight;
-        int dfd;
-
-        ASSERT_TRUE(mkdtemp(dir));
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(dfd >= 0);
-        ASSERT_OK(mkdirat(dfd, "bdi", 0755));
-        /* the data in flight: twice the counters' error on this machine, at least 4 MiB */
-        inflight = MAX(2 * settle_slack_local() / 1024, (uint64_t) 4096);
-        snprintf(before, sizeof before,
-                 "BdiWriteback: %07" PRIu64 " kB\nBdiReclaimable: %07u kB\nBdiWritten: %07u kB\n", inflight,
-                 0U, 100U);
-        write_stats(dfd, "moving", before);
-        snprintf(before, sizeof before,
-                 "BdiWriteback: %07" PRIu64 " kB\nBdiReclaimable: %07" PRIu64 " kB\nBdiWritten: %07u kB\n",
-                 inflight, inflight, 100U);
-        write_stats(dfd, "dirty", before);
-        for (size_t i = 0; i < 2; i++)
-                snprintf(moving_after[i], sizeof moving_after[i],
-                         "BdiWriteback: %07u kB\nBdiReclaimable: %07" PRIu64 " kB\nBdiWritten: %07" PRIu64
-                         " kB\n",
-                         0U, i == 0 ? (uint64_t) 0 : inflight, 100 + inflight);
-        write_stats(dfd, "busy", "BdiWriteback: 4096 kB\nBdiReclaimable: 0 kB\nBdiWritten: 100 kB\n");
-        write_stats(dfd, "still", "BdiWriteback: 0 kB\nBdiReclaimable: 0 kB\nBdiWritten: 100 kB\n");
-        snprintf(moving_paths[0], sizeof moving_paths[0], "%s/bdi/moving/stats", dir);
-        snprintf(moving_paths[1], sizeof moving_paths[1], "%s/bdi/dirty/stats", dir);
-
-        reset_shared();
-        make_jobs(jobs, spec, ELEMENTSOF(spec));
-        for (size_t i = 0; i < ELEMENTSOF(spec); i++) {
-                probes[i] = (ProgressProbe) { .sysfs_fd = -EBADF, .debugfs_fd = dfd, .bdi_name = bdi[i] };
-                jobs[i].progress = &probes[i];
-                jobs[i].settle = i == 5 ? SETTLE_IN_FLIGHT : i == 6 ? SETTLE_NONE : SETTLE_ALL;
-                jobs[i].defer = i != 1 && i != 6;
-                jobs[i].written_from = UINT64_MAX; /* not sampled: counted from the wait's first look */
-        }
-        ASSERT_EQ(run(jobs, ELEMENTSOF(spec), 8, in(10 * SEC), &fake_ops),
-                  1); /* not synced: the deferred one */
-        ASSERT_EQ(jobs[0].outcome, OUTCOME_DEFERRED);
-        ASSERT_EQ(sh->start_seq[0], 0); /* never synced */
-        ASSERT_TRUE(jobs[0].waited > 0);
-        for (size_t i = 1; i < ELEMENTSOF(spec); i++) {
-                if (jobs[i].outcome != OUTCOME_SYNCED)
-                        fprintf(stderr, "job %zu: %s\n", i, outcome_to_string(jobs[i].outcome));
-                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
-        }
-        ASSERT_TRUE(jobs[2].waited > 0);
-        ASSERT_EQ(sh->calls, (int) ELEMENTSOF(spec) - 1);
-        check_children(jobs, ELEMENTSOF(spec));
-
-        for (size_t i = 0; i < 4; i++) {
-                static const char *const names[] = { "moving", "dirty", "busy", "still" };
-                char path[64];
-
-                snprintf(path, sizeof path, "bdi/%s/stats", names[i]);
-                ASSERT_OK(unlinkat(dfd, path, 0));
-                snprintf(path, sizeof path, "bdi/%s", names[i]);
-                ASSERT_OK(unlinkat(dfd, path, AT_REMOVEDIR));
-        }
-        ASSERT_OK(unlinkat(dfd, "bdi", AT_REMOVEDIR));
-        close(dfd);
-        ASSERT_OK(rmdir(dir));
-}
-
 int main(void) {
         sh = mmap(NULL, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         ASSERT_TRUE(sh != MAP_FAILED);
@@ -1279,7 +1167,6 @@ int main(void) {
         RUN(mount_id_and_flush);
         RUN(restricted_view_never_gone);
         RUN(covered_if);
-        RUN(defer_after_drain);
         RUN(run_as_owner);
         RUN(many_jobs);
         RUN(cannot_run);

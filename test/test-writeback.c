@@ -137,7 +137,7 @@ TEST(no_evidence) {
         /* control: in-flight mode does not need the dirty count */
         ASSERT_EQ(settle_step(&s, SETTLE_IN_FLIGHT, &st, SLACK, 0, &windows), SETTLE_DRAINED);
         ASSERT_EQ(settle_step(&s, SETTLE_NONE, &st, SLACK, 0, &windows), SETTLE_DRAINED);
-        ASSERT_EQ(settle_wait(-EBADF, SETTLE_IN_FLIGHT, &windows, NULL), SETTLE_NO_EVIDENCE);
+        ASSERT_EQ(settle_wait(-EBADF, SETTLE_IN_FLIGHT, &windows), SETTLE_NO_EVIDENCE);
         ASSERT_STREQ(settle_result_to_string(SETTLE_STALLED), "stalled");
 }
 
@@ -237,56 +237,11 @@ TEST(kick) {
         rm_tree(dir);
 }
 
-/* DeferCommit=: "written back" is a drained wait during which the device completed more than the
- * counters' error, and, when only the writeback in flight was waited for (the flushers were not
- * woken), nothing dirty left at its end. */
-TEST(written_back) {
-        SettleState wrote = {
-                .seen = true, .written_start = 1000 * KB, .written = 5096 * KB, .reclaimable = 0
-        };
-        SettleState s;
-
-        ASSERT_TRUE(settle_written_back(SETTLE_ALL, SETTLE_DRAINED, &wrote, SLACK));
-        ASSERT_TRUE(settle_written_back(SETTLE_IN_FLIGHT, SETTLE_DRAINED, &wrote, SLACK));
-        s = wrote;
-        s.reclaimable = 4096 * KB; /* dirty data the flushers were asked to write: waited for */
-        ASSERT_TRUE(settle_written_back(SETTLE_ALL, SETTLE_DRAINED, &s, SLACK));
-        /* controls: dirty data nobody waited for, or no evidence of it */
-        ASSERT_TRUE(!settle_written_back(SETTLE_IN_FLIGHT, SETTLE_DRAINED, &s, SLACK));
-        s.reclaimable = UINT64_MAX;
-        ASSERT_TRUE(!settle_written_back(SETTLE_IN_FLIGHT, SETTLE_DRAINED, &s, SLACK));
-        /* a device that wrote nothing (or no more than the counters' error) proved nothing */
-        s = wrote;
-        s.written = s.written_start + SLACK;
-        ASSERT_TRUE(!settle_written_back(SETTLE_ALL, SETTLE_DRAINED, &s, SLACK));
-        s.written = s.written_start + SLACK + 1;
-        ASSERT_TRUE(settle_written_back(SETTLE_ALL, SETTLE_DRAINED, &s, SLACK));
-        s.seen = false;
-        ASSERT_TRUE(!settle_written_back(SETTLE_ALL, SETTLE_DRAINED, &s, SLACK));
-        /* any other end of the wait, or no wait */
-        ASSERT_TRUE(!settle_written_back(SETTLE_NONE, SETTLE_DRAINED, &wrote, SLACK));
-        for (SettleResult r = SETTLE_STALLED; r <= SETTLE_NO_EVIDENCE; r++)
-                ASSERT_TRUE(!settle_written_back(SETTLE_ALL, r, &wrote, SLACK));
-
-        /* what settle_step() leaves: the first and the last BdiWritten, the last BdiReclaimable */
-        s = (SettleState) {};
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 4096 * KB, 0, 1000 * KB, 0), SETTLE_WAIT);
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 0, 0, 5096 * KB, 10), SETTLE_DRAINED);
-        ASSERT_U64_EQ(s.written_start, 1000 * KB);
-        ASSERT_U64_EQ(s.written, 5096 * KB);
-        ASSERT_U64_EQ(s.reclaimable, 0);
-        ASSERT_TRUE(settle_written_back(SETTLE_IN_FLIGHT, SETTLE_DRAINED, &s, SLACK));
-        s = (SettleState) {}; /* control: drained at once, nothing written */
-        ASSERT_EQ(step(&s, SETTLE_IN_FLIGHT, 0, 0, 1000 * KB, 0), SETTLE_DRAINED);
-        ASSERT_TRUE(!settle_written_back(SETTLE_IN_FLIGHT, SETTLE_DRAINED, &s, SLACK));
-}
-
 int main(void) {
         RUN(slack);
         RUN(in_flight);
         RUN(all);
         RUN(no_evidence);
         RUN(kick);
-        RUN(written_back);
         return 0;
 }
