@@ -13,13 +13,15 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
         if (!f->unit_pass || !f->policy)
                 return false;
         if (!f->writeback_first)
-                *ret_why = "WritebackFirst=no: nothing tells when the data is written";
+                *ret_why = "WritebackFirst=no: the late pass would commit while the data is in flight";
         else if (f->knob < 0)
                 *ret_why = "sync_on_suspend cannot be read: no backstop if the late pass does not run";
         else if (f->knob == 0)
                 *ret_why = "the kernel's own sync is off: no backstop if the late pass does not run";
         else if (f->required != 0)
                 *ret_why = "the sleep requires this unit (require-sync.conf): it commits everything itself";
+        else if (f->fail_on_timeout)
+                *ret_why = "OnTimeout=fail: the unit's own result must tell of every timeout";
         return !*ret_why;
 }
 

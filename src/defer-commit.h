@@ -4,10 +4,12 @@
 /*
  * Defer commit: in the unit's pass, a local block filesystem whose syncfs sends a cache FLUSH even
  * when clean (ext4: ext4_sync_fs() flushes when no commit will; types flushed through their device)
- * gets its data written back (writeback.h) but no syncfs: the late pass, which syncs it anyway right
- * before the kernel's sync, commits it once. Without this the journal commits in the unit's pass
- * and the late pass pays one more FLUSH (200 ms per disk on the test bed, docs/PERFORMANCE.md): as
- * in sync(2), one commit per filesystem, after its data.
+ * gets no worker: the pass wakes the flusher threads when its device has dirty data (writeback.h)
+ * and leaves the rest to the late pass, which syncs it anyway right before the kernel's sync: its
+ * worker waits for the data, then commits once. Committing in the unit's pass cost one more FLUSH
+ * in the late pass (200 ms per disk on the test bed, docs/PERFORMANCE.md); waiting there for the
+ * data put the fixed cost of systemd's way from sleep.target to the hook after it, where it now
+ * runs while the device writes. As in sync(2): one commit per filesystem, after its data.
  *
  * Both promises stay whole, because the commit is left only where something else is certain to
  * make it before the sleep:
@@ -18,15 +20,13 @@
  *   the unit's pass (a late pass that never runs leaves it so; on hibernation the kernel always
  *   syncs);
  * - a sleep that requires this unit (require-sync.conf: RequiredBy=sleep.target) is called off by
- *   the unit's failure, which the late pass cannot do: the unit commits everything itself;
- * - a device is deferred only when its wait shows it wrote back its data in this pass
- *   (writeback.h settle_written_back(): drained, more than the counters' error written since the
- *   pass sampled it); one whose writeback did not drain, or that wrote nothing and so proved
- *   nothing, is synced now, where a stuck one is proven and handed over (the late pass then never
- *   waits on it);
- * - a device that gets stuck after that is proven stuck by the late pass, and a deferred superblock
- *   on it counts as such, not as left unsynced (run_unsynced_carried()): the kernel's serial sync
- *   would block there.
+ *   the unit's failure, which the late pass cannot do: the unit commits everything itself; with
+ *   OnTimeout=fail the unit's result is to tell of every timeout (a hung device), so likewise;
+ * - only a job whose device's writeback the pass can see (debugfs bdi stats: it waits for writeback,
+ *   writeback.h) is left, so that a device with dirty data gets its flushers woken here;
+ * - the late pass bounds its worker like any other, and a stuck device is proven stuck there: a
+ *   deferred superblock on it counts as such, not as left unsynced (run_unsynced_carried()), since
+ *   the kernel's serial sync would block there.
  */
 
 #include <stdbool.h>
@@ -34,9 +34,10 @@
 typedef struct DeferFacts {
         bool unit_pass;       /* --trigger=unit without --late: the late pass of the sleep follows */
         bool policy;          /* DeferCommit=yes */
-        bool writeback_first; /* WritebackFirst=yes: the wait that tells "written back" */
+        bool writeback_first; /* WritebackFirst=yes: dirty data starts here, the late pass waits for it */
         int knob;             /* sync_on_suspend as read now: 1, 0, or a negative errno */
         int required;         /* the sleep requires the unit: 1, 0, or a negative errno (unknown) */
+        bool fail_on_timeout; /* OnTimeout=fail: a timeout fails the unit, so the unit syncs it all */
 } DeferFacts;
 
 /* Whether the unit's pass may leave commits to the late pass; otherwise *ret_why says why not

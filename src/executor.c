@@ -230,9 +230,9 @@ static void worker_arm_timer(Worker *w) {
                 (void) sd_event_source_set_enabled(w->timer_source, SD_EVENT_ONESHOT);
 }
 
-/* What a worker's report means: EIDRM "gone" (no mount of the superblock left: unmounting synced
- * it) and EALREADY "covered" (an overlay whose upperdir lies on the upper superblock synced before
- * it), both from worker_sync_one(); EINPROGRESS "deferred" (ExecJob.defer, worker_child_main()). */
+/* What a worker's report means: the worker's sync_one says "gone" with EIDRM (no mount of the
+ * superblock left: unmounting synced it) and "covered" with EALREADY (an overlay whose upperdir
+ * lies on the upper superblock synced before it), see worker_sync_one(). */
 static Outcome report_outcome(int32_t error) {
         switch (error) {
         case 0:
@@ -241,8 +241,6 @@ static Outcome report_outcome(int32_t error) {
                 return OUTCOME_GONE;
         case EALREADY:
                 return OUTCOME_COVERED;
-        case EINPROGRESS:
-                return OUTCOME_DEFERRED;
         default:
                 return OUTCOME_ERROR;
         }

@@ -31,8 +31,7 @@ typedef enum Outcome {
         OUTCOME_SKIPPED,  /* not run (callers: planned skips) */
         OUTCOME_GONE,     /* no mount of the superblock is left (unmounting synced it): not ours */
         OUTCOME_COVERED,  /* an overlay whose upperdir lies on the upper layer synced before it */
-        OUTCOME_DEFERRED, /* ExecJob.defer: its device's writeback drained, no syncfs: the late pass
-                           * commits it (defer-commit.h) */
+        OUTCOME_DEFERRED, /* not run: the late pass syncs it (run_jobs_defer(), defer-commit.h) */
         _OUTCOME_MAX,
         _OUTCOME_INVALID = -EINVAL,
 } Outcome;
@@ -77,12 +76,6 @@ typedef struct ExecJob {
                                     * allow_other admits only its owner. Such a job must be alone in
                                     * its group (later jobs of the worker would run as the owner) */
         gid_t run_as_gid;
-        bool defer;            /* with settle: once the wait ends with the data written back (writeback.h
-                     * settle_written_back(), counting from written_from), no syncfs — the job ends
-                     * OUTCOME_DEFERRED (the worker reports EINPROGRESS) and the late pass commits
-                     * it. Any other end of the wait: syncfs as usual */
-        uint64_t written_from; /* BdiWritten of the device when the pass sampled it, before the
-                                * flushers were woken; UINT64_MAX: unknown (the wait's first one) */
         /* out */
         Outcome outcome;
         int error;           /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,

@@ -19,8 +19,6 @@ void run_jobs_done(RunJobs *j) {
 }
 
 static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const ProgressProbe *probe) {
-        const Superblock *sb = &s->sbs[e->sb];
-
         return (ExecJob) {
                 .path = e->path,
                 .group = e->group,
@@ -37,9 +35,6 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 .progress = probe,
                 .run_as_uid = e->run_as_uid,
                 .run_as_gid = e->run_as_gid,
-                .written_from = sb->has_bdi_stats && bdi_stats_has(&sb->bdi, BDI_STAT_WRITTEN)
-                                        ? sb->bdi.value[BDI_STAT_WRITTEN]
-                                        : UINT64_MAX,
         };
 }
 
@@ -128,16 +123,22 @@ static bool upper_of_overlay(const Plan *p, size_t i) {
 }
 
 size_t run_jobs_defer(RunJobs *j, const Plan *p) {
-        size_t n = 0;
+        size_t n = 0, kept = 0;
 
         for (size_t k = 0; k < j->n_run; k++) {
                 size_t i = j->run_index[k];
 
-                if (!p->entries[i].late_commit || j->run[k].settle == SETTLE_NONE || upper_of_overlay(p, i))
+                if (!p->entries[i].late_commit || j->run[k].settle == SETTLE_NONE || upper_of_overlay(p, i)) {
+                        j->run_index[kept] = i;
+                        j->run[kept++] = j->run[k];
                         continue;
-                j->jobs[i].defer = j->run[k].defer = true;
+                }
+                /* No worker and no wait here: the late pass waits for the data and commits. */
+                j->jobs[i].outcome = OUTCOME_DEFERRED;
+                j->jobs[i].error = 0;
                 n++;
         }
+        j->n_run = kept;
         return n;
 }
 
@@ -306,8 +307,8 @@ static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
                 m->error = 0;
                 t->n_deferred++;
                 t->left[t->n_left++] = dev;
-                return set_string(&m->reason, "written back; its commit is left to the late pass, "
-                                              "with the kernel's own sync on until then");
+                return set_string(&m->reason, "left to the late pass, which waits for its data and commits "
+                                              "it; the kernel's own sync is on until then");
         case OUTCOME_TIMEOUT:
                 t->n_timeout++;
                 r = timeout_reason(in->jobs, i, &hung, &reason);

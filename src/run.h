@@ -50,10 +50,11 @@ bool run_jobs_settle(RunJobs *j, const Plan *p, const Sample *s, uint64_t slack)
 /* After the flushers were woken: those jobs wait for the dirty data to be written as well. */
 void run_jobs_settle_all(RunJobs *j);
 
-/* The unit's pass, when defer-commit.h allows it, after run_jobs_settle(): the jobs that wait for
- * writeback on an entry with PlanEntry.late_commit leave their commit to the late pass
- * (ExecJob.defer), unless an overlay planned here counts on them as its synced upper layer. Returns
- * how many. */
+/* The unit's pass, when defer-commit.h allows it, after run_jobs_settle() (and the flushers woken
+ * for what it found dirty): the jobs to run that wait for writeback on an entry with
+ * PlanEntry.late_commit are left to the late pass, unless an overlay planned here counts on them as
+ * its synced upper layer. They leave run[] (no worker) and end OUTCOME_DEFERRED. Returns how
+ * many. */
 size_t run_jobs_defer(RunJobs *j, const Plan *p);
 
 /* Copies the results of run[] back into jobs[], after executor_run(). */

@@ -337,13 +337,14 @@ static void pass_writeback_first(Pass *p) {
 }
 
 /* DeferCommit= (defer-commit.h): in the unit's pass, the jobs that wait for writeback on a
- * filesystem the late pass commits anyway leave their commit to it, when that is safe. */
+ * filesystem the late pass syncs anyway are left to it, when that is safe. */
 static void pass_defer_commit(Pass *p) {
         const Args *a = p->a;
         DeferFacts f = {
                 .unit_pass = streq_ptr(a->trigger, "unit") && !a->late,
                 .policy = p->c.policy->defer_commit,
                 .writeback_first = p->c.policy->writeback_first,
+                .fail_on_timeout = p->c.policy->on_timeout == ON_TIMEOUT_FAIL,
         };
         const char *why;
         size_t n;
@@ -363,7 +364,7 @@ static void pass_defer_commit(Pass *p) {
         }
         n = run_jobs_defer(&p->j, p->c.plan);
         if (n > 0)
-                log_debug("%zu superblock(s) may leave their commit to the late pass once written back.", n);
+                log_debug("%zu superblock(s) left to the late pass.", n);
 }
 
 static int pass_execute(Pass *p) {
@@ -547,9 +548,7 @@ static int pass_log(const Pass *p) {
                   (double) (now(CLOCK_MONOTONIC) - p->a->started) / USEC_PER_SEC);
 
         if (t->n_deferred > 0)
-                log_info(
-                        "Wrote back %zu superblock(s) whose commit is left to the late pass (DeferCommit=yes).",
-                        t->n_deferred);
+                log_info("Left %zu superblock(s) to the late pass (DeferCommit=yes).", t->n_deferred);
         if (t->n_error > 0)
                 return EXIT_SYNC_ERROR;
         if (t->n_timeout > 0 && p->c.policy->on_timeout == ON_TIMEOUT_FAIL)

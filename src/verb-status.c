@@ -184,7 +184,7 @@ static void print_pass(const char *label, const RunRecord *r) {
                format_timespan(dur, sizeof dur, r->duration), r->result,
                format_timespan(dl, sizeof dl, r->deadline), synced, tried);
         if (deferred > 0)
-                printf(", %zu written back with the commit left to the late pass", deferred);
+                printf(", %zu left to the late pass", deferred);
         putchar('\n');
         if (r->has_complete && !r->complete) {
                 printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n",

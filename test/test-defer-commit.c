@@ -47,6 +47,10 @@ TEST(allowed) {
         ASSERT_TRUE(why && strstr(why, "require-sync.conf"));
         f.required = -EACCES; /* unknown counts as required */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        f = ok;
+        f.fail_on_timeout = true; /* OnTimeout=fail: the unit's result tells of every timeout */
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_TRUE(why && strstr(why, "OnTimeout=fail"));
 }
 
 static void make_link(int fd, const char *dir) {

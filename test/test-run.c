@@ -549,8 +549,8 @@ TEST(settle) {
         bed_done(&b);
 }
 
-/* DeferCommit=: which jobs leave their commit to the late pass, and what the record and the
- * handover say of them. */
+/* DeferCommit=: which jobs are left to the late pass (no worker: they leave run[]), and what the
+ * record and the handover say of them. */
 TEST(defer) {
         static char upper[] = "/m0/upper";
         Bed b;
@@ -559,22 +559,31 @@ TEST(defer) {
         for (size_t i = 0; i < 4; i++)
                 b.sbs[i].has_bdi_stats = true;
         b.entries[0].late_commit = b.entries[1].late_commit = b.entries[2].late_commit = true;
-        b.sbs[2].has_bdi_stats = false; /* control: no wait, no "written back": never deferred */
+        b.sbs[2].has_bdi_stats = false; /* control: no wait, nobody woke its flushers: never deferred */
         /* entry 3 (not late_commit) is an overlay whose upper layer is entry 1 */
         b.entries[3].covered_if_path = upper;
         b.entries[3].covered_if_dev = b.entries[1].dev;
         bed_jobs(&b);
         (void) run_jobs_settle(&b.j, &b.plan, &b.sample, 0);
+        ASSERT_EQ(b.j.n_run, 4U);
         ASSERT_EQ(run_jobs_defer(&b.j, &b.plan), 1U);
-        ASSERT_TRUE(b.j.jobs[0].defer && b.j.run[0].defer);
-        ASSERT_TRUE(!b.j.jobs[1].defer); /* the overlay counts on it being synced before it */
-        ASSERT_TRUE(!b.j.jobs[2].defer);
-        ASSERT_TRUE(!b.j.jobs[3].defer);
+        ASSERT_EQ(b.j.jobs[0].outcome, OUTCOME_DEFERRED);
+        ASSERT_EQ(b.j.jobs[0].error, 0);
+        /* what the executor gets: the others, in their order, each with its index */
+        ASSERT_EQ(b.j.n_run, 3U);
+        for (size_t k = 0; k < 3; k++) {
+                ASSERT_EQ(b.j.run_index[k], k + 1);
+                ASSERT_STREQ(b.j.run[k].path, b.j.jobs[k + 1].path);
+                ASSERT_EQ(b.j.jobs[k + 1].outcome, OUTCOME_PENDING);
+        }
+        /* entry 1: the overlay counts on it being synced before it; entry 2: control above */
 
         /* the record: deferred, error 0, listed for the handover but not unsynced */
-        set_result(&b.j.jobs[0], OUTCOME_DEFERRED, EINPROGRESS, 0, false, false);
-        for (size_t i = 1; i < 4; i++)
-                set_result(&b.j.jobs[i], OUTCOME_SYNCED, 0, 0, false, false);
+        for (size_t k = 0; k < 3; k++) /* as the executor would */
+                set_result(&b.j.run[k], OUTCOME_SYNCED, 0, 0, false, false);
+        run_jobs_collect(&b.j); /* the results back into jobs[]: job 0 stays deferred */
+        ASSERT_EQ(b.j.jobs[0].outcome, OUTCOME_DEFERRED);
+        ASSERT_EQ(b.j.jobs[3].outcome, OUTCOME_SYNCED);
         bed_record(&b);
         ASSERT_STREQ(b.rec.mounts[0].outcome, "deferred");
         ASSERT_EQ(b.rec.mounts[0].error, 0);

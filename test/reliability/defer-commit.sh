@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# DeferCommit=: in the unit's pass (--trigger=unit), a journaled ext4 whose writeback has drained is
-# not syncfs()ed: its commit and cache FLUSH are left to the late pass (the system-sleep hook), or,
-# when that never runs, to the kernel's own sync (sync_on_suspend=1). The record says "deferred".
+# DeferCommit=: in the unit's pass (--trigger=unit), a journaled ext4 gets no worker: the pass wakes
+# the flushers for its dirty data and leaves the wait for it, the commit and the cache FLUSH to the
+# late pass (the system-sleep hook), or, when that never runs, to the kernel's own sync
+# (sync_on_suspend=1). The record says "deferred".
 # Checked by power cuts that keep nothing unflushed (fault disk, keep=0), on an ext4 mounted with
 # commit=60 so that jbd2 never commits by itself while a scenario runs; one sleep cycle each:
 #   1. unit pass (deferred), no late pass, sync(2) as the kernel would: nothing lost;
 #   2. unit pass (deferred), late pass (synced), no sync(2): nothing lost;
 #   3. control: unit pass (deferred) and nothing after it: something MUST be lost, or the deferral
 #      is not real and checks 1 and 2 prove nothing;
-#   4-6c. no deferral, the pass commits itself ("synced", nothing lost) when the knob reads 0, with
+#   4-6d. no deferral, the pass commits itself ("synced", nothing lost) when the knob reads 0, with
 #      DeferCommit=no, with SUSPEND_SYNC_REQUIRED=1 (require-sync.conf), in a manual run (no
-#      --trigger=unit) and with WritebackFirst=no;
+#      --trigger=unit), with WritebackFirst=no and with OnTimeout=fail;
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
 #      pass send no more than sync(2) alone; the control, DeferCommit=no, sends more;
-#   8. data written before the pass, then the disk hangs: not deferred (the device wrote nothing in
-#      the wait), the unit's pass proves it hung;
-#   9. deferred, then the disk hangs: the late pass proves it hung and does not count the deferred
-#      superblock as left unsynced (that would keep the kernel's serial sync on, blocked for good).
+#   8. data written before the pass, the disk hung before it: deferred all the same (the unit's pass
+#      does not touch the device), the late pass proves it hung and does not count the deferred
+#      superblock as left unsynced (that would keep the kernel's serial sync on, blocked for good);
+#   9. deferred, then the disk hangs before the late pass, with data in flight: the same.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rel_begin
@@ -171,7 +172,11 @@ echo "6b manual run: outcome=$u lost=$lost/13 ($(why unit))"
 [[ $u == synced ]] || bad "6b: manual run outcome '$u', want synced"
 ((lost == 0)) || bad "6b: $lost of 13 entries lost after a manual run"
 
-# 6c. WritebackFirst=no: nothing tells that the data was written back.
+# 6d. OnTimeout=fail: the unit's result must tell of a hung device, so it syncs everything itself.
+expect_synced 6d "OnTimeout=fail" "$(rel_conf_variant otf OnTimeout=fail)"
+
+# 6c. WritebackFirst=no: nothing would start the data before the late pass, which would commit while
+#     it is in flight.
 conf_nowb=$(rel_conf_variant nowb WritebackFirst=no)
 expect_synced 6c "WritebackFirst=no" "$conf_nowb"
 
@@ -189,9 +194,9 @@ resume_dc() {
 }
 
 # 8. The data was written before the pass (as on the whole-suspend benchmark's hung disk, whose
-#    writeback ext4 starts at close), then the disk hangs: the wait saw the device write nothing,
-#    which proves nothing, so the unit's pass syncs it and proves it stuck there. (On d6f1010, which
-#    deferred any drained device, such a disk met its first syncfs in the late pass.)
+#    writeback ext4 starts at close), then the disk hangs: the unit's pass leaves it to the late
+#    pass, which meets its first syncfs on it and must prove it stuck. (On d6f1010 such a disk was
+#    counted as left unsynced there, and the kernel's sync stayed on, blocked for good.)
 begin 8
 # The flushers write the data now (another value in vm.dirty_writeback_centisecs wakes them, as the
 # run does); jbd2 does not commit (commit=60). Then nothing is left for the pass's wait to see.
@@ -207,13 +212,20 @@ grep -E '^Bdi(Writeback|Reclaimable):' "$stats" | tr -s ' \n' ' '
 echo
 stack_ctl dc hang io >/dev/null
 u=$(pass unit "$hang_conf")
-ureason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/unit.json" 2>/dev/null)
+l=$(pass late "$hang_conf")
+lreason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/late.json" 2>/dev/null)
 resume_dc 8
-echo "8 written before the pass, then hung: unit=$u ($ureason)"
-[[ $u == timeout && $ureason == hung* ]] || bad "8: unit pass outcome '$u' ($ureason), want timeout, hung"
+echo "8 written before the pass, then hung: unit=$u late=$l ($lreason)"
+[[ $u == deferred ]] || bad "8: unit pass outcome '$u', want deferred"
+[[ $l == timeout && $lreason == hung* ]] || bad "8: late pass outcome '$l' ($lreason), want timeout, hung"
+if grep -qE "left superblocks unsynced that this pass did not sync|own sync on: a mount was left unsynced" "$REL_TMP/late.log"; then
+        bad "8: the late pass counted the deferred superblock on a stuck device as left unsynced"
+fi
+mount_dc || fail "8: cannot mount the disk again"
 
-# 9. The unit's pass deferred (the device wrote the data in its wait), then the disk hangs before
-#    the late pass: the late pass proves it stuck, and the deferral is not carried as unsynced.
+# 9. The unit's pass deferred (the flushers woken for the data), then the disk hangs before the late
+#    pass, with data in flight: the late pass proves it stuck, and the deferral is not carried as
+#    unsynced.
 begin 9
 u=$(pass unit "$hang_conf")
 stack_ctl dc hang io >/dev/null
