@@ -11,7 +11,7 @@
  * data put the fixed cost of systemd's way from sleep.target to the hook after it, where it now
  * runs while the device writes. As in sync(2): one commit per filesystem, after its data.
  *
- * Both promises stay whole, because the commit is left only where something else is certain to
+ * Both promises stay whole, because the sync is left only where something else is certain to
  * make it before the sleep:
  * - the late pass syncs every local block filesystem of our namespace, and only it may turn the
  *   kernel's own sync off, after its own syncfs (a late pass that does not sync a deferred
@@ -24,6 +24,9 @@
  *   OnTimeout=fail the unit's result is to tell of every timeout (a hung device), so likewise;
  * - only a job whose device's writeback the pass can see (debugfs bdi stats: it waits for writeback,
  *   writeback.h) is left, so that a device with dirty data gets its flushers woken here;
+ * - a loop device only when the late pass reaches its backing file's filesystem (plan.c
+ *   loop_backing_reachable(): not network, not a FUSE mount of a user, whose server systemd 256+
+ *   freezes before the hooks; not unknown): the unit's pass syncs it while the server still runs;
  * - the late pass bounds its worker like any other, and a stuck device is proven stuck there: a
  *   deferred superblock on it counts as such, not as left unsynced (run_unsynced_carried()), since
  *   the kernel's serial sync would block there.

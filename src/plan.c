@@ -575,6 +575,39 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
 }
 
 /* The entry through which superblock k is synced. */
+/* A loop device writes through its backing file, so the late pass reaches it only if it reaches
+ * that file's filesystem: not one on a network filesystem or on a FUSE mount served from user.slice
+ * (user_id= not 0; systemd 256 and later freeze user.slice before the hooks run), whose filesystem
+ * the unit's pass syncs itself. The file is placed by the path the loop driver reports, in our own
+ * table; a loop device whose backing file is unknown is not left to the late pass. */
+static bool loop_backing_reachable(const PlanBuild *b, const Superblock *s) {
+        const char *path = s->device.loop_backing_file;
+        const Superblock *bs;
+        ssize_t k;
+
+        if (!(s->device.classes & DEVICE_LOOP))
+                return true;
+        if (!path || path[0] != '/')
+                return false;
+        k = sb_of_path(&b->pi, path, 0);
+        if (k < 0 || &b->sample->sbs[k] == s)
+                return false;
+        bs = &b->sample->sbs[k];
+        if (bs->fs_class == FS_CLASS_NETWORK || (bs->device.classes & DEVICE_NETWORK))
+                return false;
+        if (bs->fs_class != FS_CLASS_FUSE && !(bs->device.classes & DEVICE_FUSE))
+                return true;
+        /* FUSE: only a server that root mounted (user_id=0 on every mount) */
+        for (size_t i = 0; i < bs->n_mounts; i++) {
+                const char *o = b->sample->table->entries[bs->mounts[i]].fs_options;
+                _cleanup_free_ char *u = NULL;
+
+                if (!o || options_get(o, "user_id", &u) <= 0 || !streq(u, "0"))
+                        return false;
+        }
+        return bs->n_mounts > 0;
+}
+
 static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         const Superblock *s = &b->sample->sbs[k];
         SbDecision *d = &b->dec[k];
@@ -603,7 +636,7 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
          * mounts of our own table: the late pass runs in the same namespace. */
         e->late_commit = b->scope == PLAN_SCOPE_ALL && b->policy->defer_commit && is_local_block(s) &&
                          e->namespace_ino == 0 && !e->unlisted && e->run_as_uid == (uid_t) -1 &&
-                         fs_type_clean_sync_flushes(s->fstype, e->flush);
+                         fs_type_clean_sync_flushes(s->fstype, e->flush) && loop_backing_reachable(b, s);
         return r;
 }
 

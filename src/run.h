@@ -69,7 +69,7 @@ bool run_job_hung(const RunJobs *j, size_t i);
 typedef struct RunTally {
         size_t n_synced, n_timeout, n_hung, n_error;
         size_t n_skipped;  /* mounts: planned skips, gone, covered */
-        size_t n_deferred; /* written back, commit left to the late pass (listed in left, but
+        size_t n_deferred; /* left to the late pass, DeferCommit= (listed in left, but
                                          * not unsynced: the kernel's sync is the backstop) */
         bool unsynced;     /* a planned mount is left to the kernel's sync: an error, a
                                          * timeout without proof of a hang, not started */

@@ -651,7 +651,7 @@ TEST(ext4_journal_device_flush) {
         fake_journal_answer = EXT4_JOURNAL_YES;
 }
 
-/* DeferCommit=: which sync entries of the unit's pass may leave their commit to the late pass —
+/* DeferCommit=: which sync entries of the unit's pass are left to the late pass —
  * local block filesystems whose syncfs flushes even when clean (ext4; vfat through its device) —
  * and never in the late pass itself, nor with DeferCommit=no. */
 TEST(late_commit) {
@@ -695,6 +695,57 @@ TEST(late_commit) {
         ASSERT_EQ(find(p_off, "/")->action, PLAN_SYNC);
 }
 
+/* late_commit of /boot/efi's superblock, made a loop device whose backing file is 'backing' */
+static bool efi_on_loop(Sample *s, const Policy *pol, const char *backing) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Superblock *sb = NULL;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        sb = &s->sbs[find(p, "/boot/efi")->sb];
+        sb->device.classes |= DEVICE_LOOP;
+        free(sb->device.loop_backing_file);
+        sb->device.loop_backing_file = backing ? strdup(backing) : NULL;
+        ASSERT_TRUE(!backing || sb->device.loop_backing_file);
+        plan_free(p);
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        return find(p, "/boot/efi")->late_commit;
+}
+
+/* DeferCommit= and loop devices: left to the late pass only when it can reach the backing file's
+ * filesystem — not a network one, not a FUSE mount a user's session serves (frozen before the
+ * hooks), not an unknown one. */
+TEST(late_commit_loop) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Superblock *remote;
+        MountEntry *m;
+
+        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img")); /* on "/": ext4, local */
+        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img (deleted)"));
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/mnt/nfs/efi.img"));           /* network */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img")); /* sshfs: network */
+        ASSERT_TRUE(!efi_on_loop(s, pol, NULL));                         /* unknown */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "efi.img"));
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/boot/efi/self.img")); /* on itself: nonsense */
+
+        /* a plain FUSE mount: a user's (user_id=1000) is not reached, root's is */
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        remote = &s->sbs[find(p, "/home/alice/remote")->sb];
+        remote->fs_class = FS_CLASS_FUSE;
+        remote->device.classes = DEVICE_FUSE;
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img"));
+        m = &s->table->entries[remote->mounts[0]];
+        free(m->fs_options);
+        m->fs_options = strdup("rw,user_id=0,group_id=0");
+        ASSERT_TRUE(m->fs_options);
+        ASSERT_TRUE(efi_on_loop(s, pol, "/home/alice/remote/efi.img"));
+        free(m->fs_options);
+        m->fs_options = strdup("rw,group_id=0"); /* no user_id: not known to be root's */
+        ASSERT_TRUE(m->fs_options);
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img"));
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -712,5 +763,6 @@ int main(void) {
         RUN(eta_and_order);
         RUN(container_host_1000);
         RUN(late_commit);
+        RUN(late_commit_loop);
         return 0;
 }

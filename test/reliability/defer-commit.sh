@@ -193,6 +193,23 @@ resume_dc() {
         done
 }
 
+# late_proves_hung TAG WHAT: after a unit pass (outcome in u) on the hung disk, the late pass: the
+# unit's pass deferred, the late pass proved the device hung and did not carry the deferral as
+# unsynced; then the disk resumes and is mounted again
+late_proves_hung() {
+        local l lreason
+        l=$(pass late "$hang_conf")
+        lreason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/late.json" 2>/dev/null)
+        resume_dc "$1"
+        echo "$1 $2: unit=$u late=$l ($lreason)"
+        [[ $u == deferred ]] || bad "$1: unit pass outcome '$u', want deferred"
+        [[ $l == timeout && $lreason == hung* ]] || bad "$1: late pass outcome '$l' ($lreason), want timeout, hung"
+        if grep -qE "left superblocks unsynced that this pass did not sync|own sync on: a mount was left unsynced" "$REL_TMP/late.log"; then
+                bad "$1: the late pass counted the deferred superblock on a stuck device as left unsynced"
+        fi
+        mount_dc || fail "$1: cannot mount the disk again"
+}
+
 # 8. The data was written before the pass (as on the whole-suspend benchmark's hung disk, whose
 #    writeback ext4 starts at close), then the disk hangs: the unit's pass leaves it to the late
 #    pass, which meets its first syncfs on it and must prove it stuck. (On d6f1010 such a disk was
@@ -212,16 +229,7 @@ grep -E '^Bdi(Writeback|Reclaimable):' "$stats" | tr -s ' \n' ' '
 echo
 stack_ctl dc hang io >/dev/null
 u=$(pass unit "$hang_conf")
-l=$(pass late "$hang_conf")
-lreason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/late.json" 2>/dev/null)
-resume_dc 8
-echo "8 written before the pass, then hung: unit=$u late=$l ($lreason)"
-[[ $u == deferred ]] || bad "8: unit pass outcome '$u', want deferred"
-[[ $l == timeout && $lreason == hung* ]] || bad "8: late pass outcome '$l' ($lreason), want timeout, hung"
-if grep -qE "left superblocks unsynced that this pass did not sync|own sync on: a mount was left unsynced" "$REL_TMP/late.log"; then
-        bad "8: the late pass counted the deferred superblock on a stuck device as left unsynced"
-fi
-mount_dc || fail "8: cannot mount the disk again"
+late_proves_hung 8 "written before the pass, then hung"
 
 # 9. The unit's pass deferred (the flushers woken for the data), then the disk hangs before the late
 #    pass, with data in flight: the late pass proves it stuck, and the deferral is not carried as
@@ -229,16 +237,7 @@ mount_dc || fail "8: cannot mount the disk again"
 begin 9
 u=$(pass unit "$hang_conf")
 stack_ctl dc hang io >/dev/null
-l=$(pass late "$hang_conf")
-lreason=$(jq -r --arg m "$m" '.last_run.mounts[] | select(.mount_point == $m) | .reason' "$REL_TMP/late.json" 2>/dev/null)
-resume_dc 9
-echo "9 deferred, then hung: unit=$u late=$l ($lreason)"
-[[ $u == deferred ]] || bad "9: unit pass outcome '$u', want deferred"
-[[ $l == timeout && $lreason == hung* ]] || bad "9: late pass outcome '$l' ($lreason), want timeout, hung"
-if grep -qE "left superblocks unsynced that this pass did not sync|own sync on: a mount was left unsynced" "$REL_TMP/late.log"; then
-        bad "9: the late pass counted the deferred superblock on a stuck device as left unsynced"
-fi
-mount_dc || fail "9: cannot mount the disk again"
+late_proves_hung 9 "deferred, then hung"
 
 # 7. FLUSHes, by what the disk sees, on a latency-bound disk (serial, 8 MiB/s, 20 ms per FLUSH).
 rm -f "$SS_STATE/handover" "$REL_TMP"/{unit,late}.{log,json}
