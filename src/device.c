@@ -32,6 +32,7 @@
 #include "device.h"
 #include "shared/devnum-util.h"
 #include "shared/string-table.h"
+#include "shared/string-util.h"
 #include "shared/strv.h"
 
 #define DEVICE_SLAVES_DEPTH_MAX 16U
@@ -71,6 +72,8 @@ typedef struct Walk {
         unsigned visits;
         unsigned classes;
         char *backing_file;
+        unsigned n_loops;
+        bool served_remotely;
 } Walk;
 
 static int walk_add_leaf(Walk *w, dev_t d) {
@@ -89,7 +92,62 @@ static int walk_add_leaf(Walk *w, dev_t d) {
         return 0;
 }
 
-/* Facts of a whole disk: removable, rotational, usb, loop (+ backing file). */
+/* An NVMe multipath head (devices/virtual/nvme-subsystem/nvme-subsysN/nvmeXnY): local when every
+ * controller of its subsystem (the nvmeX links next to it) has transport "pcie". 1, 0, -ENOMEM. */
+static int nvme_head_local(Sysfs *s, const Node *disk) {
+        _cleanup_strv_free_ char **names = NULL;
+        size_t n = 0, n_ctrl = 0;
+        int r;
+
+        r = sysfs_node_list_dir(s, disk, "..", 64, &names, &n);
+        if (r == -ENOMEM)
+                return r;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                _cleanup_free_ char *t = NULL;
+                char attr[128];
+
+                if (!startswith(names[i], "nvme") || !names[i][4] ||
+                    strspn(names[i] + 4, "0123456789") != strlen(names[i] + 4))
+                        continue;
+                snprintf(attr, sizeof attr, "../%s/transport", names[i]);
+                r = sysfs_node_attr(s, disk, attr, &t);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !streq(t, "pcie"))
+                        return 0;
+                n_ctrl++;
+        }
+        return r >= 0 && n_ctrl > 0;
+}
+
+/* Whether a whole disk is served by the kernel on this machine, by where sysfs puts it: under
+ * devices/virtual/ only the kernel's own stacking and memory devices and NVMe multipath heads over
+ * PCIe are (nbd, ublk, rbd, vduse's virtio and NVMe over fabrics live there too, served by a
+ * process or over the network), and a SCSI disk below an iSCSI session is served over the network.
+ * A path that is not known counts as not served by the kernel. 1, 0, -ENOMEM. */
+static int disk_served_locally(Sysfs *s, const Node *disk, const char *name) {
+        static const char *const kernel_virtual[] = { "loop", "dm-", "md", "zram", "ram", "nullb" };
+        const char *path = disk->path, *v;
+
+        if (!path)
+                return 0;
+        for (const char *p = strstr(path, "/session"); p; p = strstr(p + 1, "/session"))
+                if (p[8] >= '0' && p[8] <= '9')
+                        return 0;
+        v = startswith(path, "devices/virtual/") ? path : strstr(path, "/devices/virtual/");
+        if (!v)
+                return 1;
+        if (strstr(v, "virtual/nvme-subsystem/"))
+                return nvme_head_local(s, disk);
+        if (!strstr(v, "virtual/block/"))
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(kernel_virtual); i++)
+                if (startswith(name, kernel_virtual[i]))
+                        return 1;
+        return 0;
+}
+
+/* Facts of a whole disk: removable, rotational, usb, loop (+ backing file), served locally. */
 static int disk_facts(Walk *w, const Node *disk) {
         Sysfs *s = w->sysfs;
         const char *name = disk->path ? sysfs_last_component(disk->path) : "";
@@ -110,8 +168,14 @@ static int disk_facts(Walk *w, const Node *disk) {
                 return r;
         if (r > 0)
                 w->classes |= DEVICE_USB;
+        r = disk_served_locally(s, disk, name);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                w->served_remotely = true;
         if (strncmp(name, "loop", 4) == 0) {
                 w->classes |= DEVICE_LOOP;
+                w->n_loops++;
                 if (!w->backing_file) {
                         _cleanup_free_ char *bf = NULL;
 
@@ -405,6 +469,8 @@ static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *s
         }
         info->classes |= w.classes;
         info->loop_backing_file = TAKE_PTR(w.backing_file);
+        info->n_loops = w.n_loops;
+        info->served_remotely = w.served_remotely;
         r = 0;
 finish:
         free(w.leaves);

@@ -49,6 +49,12 @@ typedef struct DeviceInfo {
                                     * union over the whole disk and the leaves, crypt over the
                                     * stack, network/fuse from fstype */
         bool classified;         /* sysfs/udev facts were read; false: only fstype classes */
+        unsigned n_loops;        /* loop devices among the whole disk and the leaves */
+        bool served_remotely;    /* a disk of the stack is served by a user-space process or over
+                                    * the network (nbd, ublk, rbd, vduse, NVMe over fabrics, iSCSI:
+                                    * a device under devices/virtual/ other than loop, dm, md, zram,
+                                    * ram, nullb; or below an iSCSI session), or where its device
+                                    * lives is not known */
 } DeviceInfo;
 
 void device_info_done(DeviceInfo *d);

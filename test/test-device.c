@@ -243,6 +243,40 @@ TEST(loop) {
         device_info_done(&l4p1);
 }
 
+/* Which stacks this machine's kernel serves alone (DeferCommit= leaves only those to the late pass):
+ * physical disks, loop devices, dm/md over them, an NVMe multipath head over PCIe; not nbd (a
+ * process serves it), an iSCSI disk, NVMe over fabrics. And how many loop devices a stack holds. */
+TEST(served_remotely) {
+        static const struct {
+                unsigned maj, min;
+                bool remote;
+                unsigned n_loops;
+        } cases[] = {
+                { 259, 1, false, 0 },  /* nvme0n1p1 on PCIe */
+                { 8, 1, false, 0 },    /* sda1, SATA */
+                { 8, 17, false, 0 },   /* sdb1, USB */
+                { 254, 0, false, 0 },  /* dm-crypt over nvme0n1p3 */
+                { 7, 3, false, 1 },    /* loop3 */
+                { 43, 0, true, 0 },    /* nbd0 */
+                { 8, 32, true, 0 },    /* sdc below an iSCSI session */
+                { 259, 20, false, 0 }, /* NVMe multipath head, controller over PCIe */
+                { 259, 21, true, 0 },  /* NVMe multipath head, controller over TCP */
+                { 9, 1, false, 2 },    /* md1 over loop3 and loop4 */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                DeviceInfo d = classify(LAPTOP, cases[i].maj, cases[i].min, "ext4", NULL);
+
+                if (d.served_remotely != cases[i].remote || d.n_loops != cases[i].n_loops)
+                        fprintf(stderr, "%u:%u: served_remotely %d n_loops %u\n", cases[i].maj, cases[i].min,
+                                d.served_remotely, d.n_loops);
+                ASSERT_TRUE(d.classified);
+                ASSERT_EQ(d.served_remotely, cases[i].remote);
+                ASSERT_EQ(d.n_loops, cases[i].n_loops);
+                device_info_done(&d);
+        }
+}
+
 TEST(btrfs) {
         DeviceInfo b1 = classify(LAPTOP, 0, 39, "btrfs", "/dev/loop9");
         DeviceInfo b2 = classify(LAPTOP, 0, 40, "btrfs", "/dev/sdb1");
@@ -482,6 +516,8 @@ static void print_info(FILE *f, const DeviceInfo *d) {
                 fprintf(f, "%s%u:%u", i > 0 ? "," : "", major(d->leaves[i]), minor(d->leaves[i]));
         fprintf(f, "\n");
         fprintf(f, "backing_file=%s\n", d->loop_backing_file ?: "");
+        fprintf(f, "n_loops=%u\n", d->n_loops);
+        fprintf(f, "served_remotely=%d\n", d->served_remotely);
         fprintf(f, "classes=");
         for (unsigned bit = 1, first = 1; bit & _DEVICE_CLASS_ALL; bit <<= 1)
                 if (d->classes & bit) {
@@ -634,6 +670,7 @@ int main(int argc, char **argv) {
         RUN(dm_crypt_and_lvm);
         RUN(md_raid);
         RUN(loop);
+        RUN(served_remotely);
         RUN(btrfs);
         RUN(anonymous_superblocks);
         RUN(no_sysfs);
