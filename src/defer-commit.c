@@ -22,6 +22,11 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
                 *ret_why = "the sleep requires this unit (require-sync.conf): it commits everything itself";
         else if (f->fail_on_timeout)
                 *ret_why = "OnTimeout=fail: the unit's own result must tell of every timeout";
+        else if (!f->handover_ok)
+                *ret_why =
+                        "the state directory cannot be used: the late pass would not learn what was left to it";
+        else if (f->kick_failed)
+                *ret_why = "the flusher threads could not be woken: the data would wait for the late pass";
         return !*ret_why;
 }
 

@@ -22,11 +22,15 @@
  * - a sleep that requires this unit (require-sync.conf: RequiredBy=sleep.target) is called off by
  *   the unit's failure, which the late pass cannot do: the unit commits everything itself; with
  *   OnTimeout=fail the unit's result is to tell of every timeout (a hung device), so likewise;
+ * - the handover must be writable (the late pass learns there what was left to it, and keeps the
+ *   kernel's sync on when it cannot read it), and the flushers woken where a device was dirty;
  * - only a job whose device's writeback the pass can see (debugfs bdi stats: it waits for writeback,
  *   writeback.h) is left, so that a device with dirty data gets its flushers woken here;
- * - a loop device only when the late pass reaches its backing file's filesystem (plan.c
- *   loop_backing_reachable(): not network, not a FUSE mount of a user, whose server systemd 256+
- *   freezes before the hooks; not unknown): the unit's pass syncs it while the server still runs;
+ * - only a device the late pass reaches as well as the unit's pass (plan.c late_reachable(): no
+ *   disk a process or the network serves, at most one loop device, whose backing file lies on
+ *   memory, on a block filesystem that passes the same test, or on a FUSE mount root made; not on
+ *   a network filesystem or a FUSE mount of a user, whose server systemd 256+ freezes before the
+ *   hooks): the unit's pass syncs the others while their servers still run;
  * - the late pass bounds its worker like any other, and a stuck device is proven stuck there: a
  *   deferred superblock on it counts as such, not as left unsynced (run_unsynced_carried()), since
  *   the kernel's serial sync would block there.
@@ -41,6 +45,9 @@ typedef struct DeferFacts {
         int knob;             /* sync_on_suspend as read now: 1, 0, or a negative errno */
         int required;         /* the sleep requires the unit: 1, 0, or a negative errno (unknown) */
         bool fail_on_timeout; /* OnTimeout=fail: a timeout fails the unit, so the unit syncs it all */
+        bool kick_failed;     /* a device was dirty and the flusher threads could not be woken */
+        bool handover_ok;     /* the state directory is locked and open: the handover tells the late
+                               * pass what was left to it */
 } DeferFacts;
 
 /* Whether the unit's pass may leave commits to the late pass; otherwise *ret_why says why not

@@ -122,9 +122,9 @@ static ssize_t path_index_find(const PathIndex *pi, unsigned ns, const char *pat
         return found;
 }
 
-/* The superblock holding 'path' in namespace ns: the mount with the longest mount point that is a
- * component-wise prefix of path, the last one in table order when stacked. -1 when none. */
-static ssize_t sb_of_path(const PathIndex *pi, const char *path, unsigned ns) {
+/* The mount holding 'path' in namespace ns (table index): the one with the longest mount point
+ * that is a component-wise prefix of path, the last one in table order when stacked. -1 when none. */
+static ssize_t mount_of_path(const PathIndex *pi, const char *path, unsigned ns) {
         size_t n = strlen(path);
         ssize_t idx;
 
@@ -134,9 +134,15 @@ static ssize_t sb_of_path(const PathIndex *pi, const char *path, unsigned ns) {
                         continue;
                 idx = path_index_find(pi, ns, path, len);
                 if (idx >= 0)
-                        return (ssize_t) pi->sample->sb_of_mount[idx];
+                        return idx;
         }
-        idx = path_index_find(pi, ns, "/", 1);
+        return path_index_find(pi, ns, "/", 1);
+}
+
+/* The superblock holding 'path' in namespace ns, as mount_of_path(). -1 when none. */
+static ssize_t sb_of_path(const PathIndex *pi, const char *path, unsigned ns) {
+        ssize_t idx = mount_of_path(pi, path, ns);
+
         return idx >= 0 ? (ssize_t) pi->sample->sb_of_mount[idx] : -1;
 }
 
@@ -575,37 +581,51 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
 }
 
 /* The entry through which superblock k is synced. */
-/* A loop device writes through its backing file, so the late pass reaches it only if it reaches
- * that file's filesystem: not one on a network filesystem or on a FUSE mount served from user.slice
- * (user_id= not 0; systemd 256 and later freeze user.slice before the hooks run), whose filesystem
- * the unit's pass syncs itself. The file is placed by the path the loop driver reports, in our own
- * table; a loop device whose backing file is unknown is not left to the late pass. */
-static bool loop_backing_reachable(const PlanBuild *b, const Superblock *s) {
-        const char *path = s->device.loop_backing_file;
+/* Whether the late pass can be the first to write a superblock's data: it reaches the device as
+ * well as the unit's pass did. Not so for a stack with a disk a process or the network serves
+ * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device. A loop device
+ * writes through its backing file, so it needs that file's filesystem to be reachable the same way:
+ * not a network filesystem, not a FUSE mount a user's session serves (user_id= not 0; systemd 256
+ * and later freeze user.slice before the hooks run), not an overlay, and a block filesystem only if
+ * it passes this test itself (depth bounds the recursion). The file is placed by the path the loop
+ * driver reports, in our own table; one that cannot be placed, or whose mount is covered by another,
+ * is not reachable. */
+static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned depth) {
+        const DeviceInfo *d = &s->device;
+        const char *path = d->loop_backing_file;
         const Superblock *bs;
-        ssize_t k;
+        ssize_t idx;
 
-        if (!(s->device.classes & DEVICE_LOOP))
+        if (d->served_remotely || d->n_loops > 1)
+                return false;
+        if (!(d->classes & DEVICE_LOOP))
                 return true;
-        if (!path || path[0] != '/')
+        if (depth == 0 || !path || path[0] != '/')
                 return false;
-        k = sb_of_path(&b->pi, path, 0);
-        if (k < 0 || &b->sample->sbs[k] == s)
+        idx = mount_of_path(&b->pi, path, 0);
+        if (idx < 0 || b->sample->overmounted[idx])
                 return false;
-        bs = &b->sample->sbs[k];
-        if (bs->fs_class == FS_CLASS_NETWORK || (bs->device.classes & DEVICE_NETWORK))
+        bs = &b->sample->sbs[b->sample->sb_of_mount[idx]];
+        if (bs == s)
                 return false;
-        if (bs->fs_class != FS_CLASS_FUSE && !(bs->device.classes & DEVICE_FUSE))
+        switch (bs->fs_class) {
+        case FS_CLASS_PSEUDO: /* tmpfs, ramfs: memory */
                 return true;
-        /* FUSE: only a server that root mounted (user_id=0 on every mount) */
-        for (size_t i = 0; i < bs->n_mounts; i++) {
-                const char *o = b->sample->table->entries[bs->mounts[i]].fs_options;
-                _cleanup_free_ char *u = NULL;
+        case FS_CLASS_BLOCK:
+                return is_local_block(bs) && late_reachable(b, bs, depth - 1);
+        case FS_CLASS_FUSE:
+                /* only a server that root mounted (user_id=0 on every mount) */
+                for (size_t i = 0; i < bs->n_mounts; i++) {
+                        const char *o = b->sample->table->entries[bs->mounts[i]].fs_options;
+                        _cleanup_free_ char *u = NULL;
 
-                if (!o || options_get(o, "user_id", &u) <= 0 || !streq(u, "0"))
-                        return false;
+                        if (!o || options_get(o, "user_id", &u) <= 0 || !streq(u, "0"))
+                                return false;
+                }
+                return bs->n_mounts > 0 && !(bs->device.classes & DEVICE_NETWORK);
+        default:
+                return false;
         }
-        return bs->n_mounts > 0;
 }
 
 static int plan_add_sync_entry(PlanBuild *b, size_t k) {
@@ -636,7 +656,7 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
          * mounts of our own table: the late pass runs in the same namespace. */
         e->late_commit = b->scope == PLAN_SCOPE_ALL && b->policy->defer_commit && is_local_block(s) &&
                          e->namespace_ino == 0 && !e->unlisted && e->run_as_uid == (uid_t) -1 &&
-                         fs_type_clean_sync_flushes(s->fstype, e->flush) && loop_backing_reachable(b, s);
+                         fs_type_clean_sync_flushes(s->fstype, e->flush) && late_reachable(b, s, 4);
         return r;
 }
 

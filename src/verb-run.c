@@ -219,6 +219,8 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
+        bool handover_bad; /* the handover could not be read whole: what the unit's pass left is unknown */
+        bool kick_failed;  /* WritebackFirst=: a device was dirty and the flushers could not be woken */
         usec_t started_rt, started_mono, deadline, t_executed, t_execute;
 } Pass;
 
@@ -247,6 +249,7 @@ static void pass_load_handover(Pass *p) {
                 log_warning_errno(r, "Failed to read '%s/" HANDOVER_FILE "', ignoring: %m", dir);
         else if (p->ho.n_bad > 0)
                 log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", p->ho.n_bad, dir);
+        p->handover_bad = r < 0 || p->ho.n_bad > 0;
         if (p->proc_fd >= 0) {
                 (void) handover_prune(&p->ho, p->proc_fd);
                 p->earlier_hung = run_earlier_hung(&p->ho);
@@ -325,10 +328,11 @@ static void pass_writeback_first(Pass *p) {
                 log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
                             "threads: it is %u now.",
                             value, left);
-        else if (r < 0)
+        else if (r < 0) {
                 log_debug("Could not wake the flusher threads (%s): syncfs() starts each device's writeback.",
                           strerror(-r));
-        else {
+                p->kick_failed = true;
+        } else {
                 log_debug("Woke the kernel's flusher threads (vm.dirty_writeback_centisecs %u, put back): "
                           "workers wait for their devices' data before syncfs().",
                           value);
@@ -345,6 +349,8 @@ static void pass_defer_commit(Pass *p) {
                 .policy = p->c.policy->defer_commit,
                 .writeback_first = p->c.policy->writeback_first,
                 .fail_on_timeout = p->c.policy->on_timeout == ON_TIMEOUT_FAIL,
+                .kick_failed = p->kick_failed,
+                .handover_ok = p->lock_fd >= 0 && p->state_fd >= 0,
         };
         const char *why;
         size_t n;
@@ -506,6 +512,11 @@ static int pass_record(Pass *p) {
         if (p->carried)
                 log_notice(
                         "The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
+        else if (a->late && (p->lock_fd < 0 || p->state_fd < 0 || p->handover_bad)) {
+                /* What the unit's pass left (unsynced, or to this pass) is not known: fail closed. */
+                p->carried = true;
+                log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
+        }
         return 0;
 }
 

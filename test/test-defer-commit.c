@@ -13,7 +13,12 @@
  * and DeferCommit=no withhold it without a reason for the journal. */
 TEST(allowed) {
         const DeferFacts ok = {
-                .unit_pass = true, .policy = true, .writeback_first = true, .knob = 1, .required = 0
+                .unit_pass = true,
+                .policy = true,
+                .writeback_first = true,
+                .knob = 1,
+                .required = 0,
+                .handover_ok = true,
         };
         DeferFacts f;
         const char *why = "unset";
@@ -51,6 +56,14 @@ TEST(allowed) {
         f.fail_on_timeout = true; /* OnTimeout=fail: the unit's result tells of every timeout */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
         ASSERT_TRUE(why && strstr(why, "OnTimeout=fail"));
+        f = ok;
+        f.handover_ok = false; /* the late pass would not learn what was left to it */
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_TRUE(why && strstr(why, "state directory"));
+        f = ok;
+        f.kick_failed = true;
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_TRUE(why && strstr(why, "flusher"));
 }
 
 static void make_link(int fd, const char *dir) {

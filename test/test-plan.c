@@ -718,7 +718,7 @@ TEST(late_commit_loop) {
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
         _cleanup_(plan_freep) Plan *p = NULL;
-        Superblock *remote;
+        Superblock *remote, *efi, *root;
         MountEntry *m;
 
         ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img")); /* on "/": ext4, local */
@@ -728,6 +728,33 @@ TEST(late_commit_loop) {
         ASSERT_TRUE(!efi_on_loop(s, pol, NULL));                         /* unknown */
         ASSERT_TRUE(!efi_on_loop(s, pol, "efi.img"));
         ASSERT_TRUE(!efi_on_loop(s, pol, "/boot/efi/self.img")); /* on itself: nonsense */
+        ASSERT_TRUE(efi_on_loop(s, pol, "/run/efi.img"));        /* tmpfs: memory */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/containers/storage/overlay/merged/efi.img"));
+
+        /* a stack with a disk a process or the network serves, or with two loop devices */
+        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        efi = &s->sbs[find(p, "/boot/efi")->sb];
+        efi->device.served_remotely = true;
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        efi->device.served_remotely = false;
+        efi->device.n_loops = 2;
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        efi->device.n_loops = 1;
+
+        /* nested: the image lies on "/", itself a loop device whose file is on the NFS mount */
+        root = &s->sbs[find(p, "/")->sb];
+        root->device.classes |= DEVICE_LOOP;
+        root->device.loop_backing_file = strdup("/mnt/nfs/root.img");
+        ASSERT_TRUE(root->device.loop_backing_file);
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        free(root->device.loop_backing_file);
+        root->device.loop_backing_file = strdup("/run/root.img"); /* on tmpfs: reachable */
+        ASSERT_TRUE(root->device.loop_backing_file);
+        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        root->device.classes &= ~DEVICE_LOOP;
+        plan_free(p);
+        p = NULL;
 
         /* a plain FUSE mount: a user's (user_id=1000) is not reached, root's is */
         ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
