@@ -28,9 +28,9 @@
  *   writeback.h) is left, so that a device with dirty data gets its flushers woken here;
  * - only a device the late pass reaches as well as the unit's pass (plan.c late_reachable(): no
  *   disk a process or the network serves, at most one loop device, whose backing file lies on
- *   memory, on a block filesystem that passes the same test, or on a FUSE mount root made; not on
- *   a network filesystem or a FUSE mount of a user, whose server systemd 256+ freezes before the
- *   hooks): the unit's pass syncs the others while their servers still run;
+ *   memory or on a block filesystem that passes the same test; not on a network filesystem nor on
+ *   FUSE, whose server may be in a user's session, which systemd 256+ freezes before the hooks):
+ *   the unit's pass syncs the others while their servers still run;
  * - the late pass bounds its worker like any other, and a stuck device is proven stuck there: a
  *   deferred superblock on it counts as such, not as left unsynced (run_unsynced_carried()), since
  *   the kernel's serial sync would block there.

@@ -585,9 +585,9 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
  * well as the unit's pass did. Not so for a stack with a disk a process or the network serves
  * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device. A loop device
  * writes through its backing file, so it needs that file's filesystem to be reachable the same way:
- * not a network filesystem, not a FUSE mount a user's session serves (user_id= not 0; systemd 256
- * and later freeze user.slice before the hooks run), not an overlay, and a block filesystem only if
- * it passes this test itself (depth bounds the recursion). The file is placed by the path the loop
+ * memory, or a block filesystem that passes this test itself (depth bounds the recursion); not a
+ * network filesystem, an overlay, nor FUSE — whoever mounted it, its server may run in a user's
+ * session (sudo keeps the session's scope), which systemd 256 and later freeze before the hooks. The file is placed by the path the loop
  * driver reports, in our own table; one that cannot be placed, or whose mount is covered by another,
  * is not reachable. */
 static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned depth) {
@@ -613,16 +613,6 @@ static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned dep
                 return true;
         case FS_CLASS_BLOCK:
                 return is_local_block(bs) && late_reachable(b, bs, depth - 1);
-        case FS_CLASS_FUSE:
-                /* only a server that root mounted (user_id=0 on every mount) */
-                for (size_t i = 0; i < bs->n_mounts; i++) {
-                        const char *o = b->sample->table->entries[bs->mounts[i]].fs_options;
-                        _cleanup_free_ char *u = NULL;
-
-                        if (!o || options_get(o, "user_id", &u) <= 0 || !streq(u, "0"))
-                                return false;
-                }
-                return bs->n_mounts > 0 && !(bs->device.classes & DEVICE_NETWORK);
         default:
                 return false;
         }

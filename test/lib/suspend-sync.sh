@@ -99,6 +99,30 @@ ss_fixture_sysfs() {
         echo 1 >"$1/power/sync_on_suspend"
 }
 
+# ss_fixture_sysfs_set DIR RELPATH VALUE: in a sysfs of ss_fixture_sysfs, RELPATH (a file below
+# devices/, say) reads VALUE. Each directory above it that was a link into /sys becomes a real
+# directory of links to its entries (links of the real sysfs are copied with their own relative
+# targets, so they resolve inside DIR as they do in /sys). Can be called again for other paths.
+ss_fixture_sysfs_set() {
+        local dir=$1 rel=$2 sub="" part real e
+        local -a parts
+        IFS=/ read -ra parts <<<"${rel%/*}"
+        for part in "${parts[@]}"; do
+                sub=${sub:+$sub/}$part
+                [[ -L $dir/$sub ]] || continue
+                real=$(readlink -f "$dir/$sub") || return 1
+                rm "$dir/$sub" && mkdir "$dir/$sub" || return 1
+                for e in "$real"/*; do
+                        if [[ -L $e ]]; then
+                                ln -s "$(readlink "$e")" "$dir/$sub/${e##*/}" || return 1
+                        else
+                                ln -s "$e" "$dir/$sub/${e##*/}" || return 1
+                        fi
+                done
+        done
+        rm -f "$dir/$rel" && printf '%s\n' "$3" >"$dir/$rel"
+}
+
 ss_json() {
         python3 -c '
 import json, sys

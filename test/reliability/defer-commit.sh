@@ -13,7 +13,8 @@
 #      is not real and checks 1 and 2 prove nothing;
 #   4-6d. no deferral, the pass commits itself ("synced", nothing lost) when the knob reads 0, with
 #      DeferCommit=no, with SUSPEND_SYNC_REQUIRED=1 (require-sync.conf), in a manual run (no
-#      --trigger=unit), with WritebackFirst=no and with OnTimeout=fail;
+#      --trigger=unit), with WritebackFirst=no, with OnTimeout=fail, and for the disk's real backing
+#      file (a FUSE file of the test bed: the fixture sysfs places it on the root filesystem else);
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
 #      pass send no more than sync(2) alone; the control, DeferCommit=no, sends more;
 #   8. data written before the pass, the disk hung before it: deferred all the same (the unit's pass
@@ -30,8 +31,21 @@ rounds=${REL_ROUNDS:-2}
 stack_setup dc ext4 96M --hang-max=20s || fail "cannot set up the disk"
 m=$(stack_mnt dc)
 sys=$REL_TMP/sys
-ss_fixture_sysfs "$sys" || fail "cannot make the fixture sysfs"
 knob=$sys/power/sync_on_suspend
+# fixture_sysfs: the fixture sysfs, (re)made for the disk's current loop device (a power cut gives it
+# another one), the knob's value kept. The test bed's disk is a loop device on a FUSE file whose
+# server stands for disk firmware; a FUSE backing file is never left to the late pass (its server
+# may run in a user's session, frozen before the hooks), so the fixture places the file on the
+# host's root filesystem, as a loop device on a local disk would be.
+fixture_sysfs() {
+        local k=1
+        [[ -f $knob ]] && k=$(cat "$knob")
+        rm -rf "$sys" && ss_fixture_sysfs "$sys" && echo "$k" >"$knob" || return 1
+        [[ ${real_backing:-0} == 1 ]] ||
+                ss_fixture_sysfs_set "$sys" "devices/virtual/block/$(basename "$(stack_dev dc)")/loop/backing_file" \
+                        /var/lib/suspend-sync-test/dc.img
+}
+fixture_sysfs || fail "cannot make the fixture sysfs"
 
 rel_config "$m"
 conf_yes=$SS_CONF
@@ -42,6 +56,7 @@ head -c $((4 << 20)) /dev/urandom >"$REL_TMP/rand"
 # mount_dc: the disk mounted (again, after a power cut), with commit=60 in effect
 mount_dc() {
         rel_mounted "$m" || stack_mount dc || return 1
+        fixture_sysfs || return 1
         mount -o remount,commit=60 "$m" || return 1
         findmnt -rno OPTIONS --mountpoint "$m" | tr , '\n' | grep -qx 'commit=60' ||
                 { echo "commit=60 not in effect on $m: $(findmnt -rno OPTIONS --mountpoint "$m")" >&2; return 1; }
@@ -174,6 +189,12 @@ echo "6b manual run: outcome=$u lost=$lost/13 ($(why unit))"
 
 # 6d. OnTimeout=fail: the unit's result must tell of a hung device, so it syncs everything itself.
 expect_synced 6d "OnTimeout=fail" "$(rel_conf_variant otf OnTimeout=fail)"
+
+# 6e. The disk's real backing file, on the test bed's FUSE server (see fixture_sysfs): not left to
+#     the late pass, which may find such a server frozen.
+real_backing=1
+expect_synced 6e "loop device on a FUSE file" "$conf_yes"
+real_backing=0
 
 # 6c. WritebackFirst=no: nothing would start the data before the late pass, which would commit while
 #     it is in flight.
