@@ -23,8 +23,7 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
         else if (f->fail_on_timeout)
                 *ret_why = "OnTimeout=fail: the unit's own result must tell of every timeout";
         else if (!f->handover_ok)
-                *ret_why =
-                        "the state directory cannot be used: the late pass would not learn what was left to it";
+                *ret_why = "no usable state directory: the late pass would not learn what was left to it";
         else if (f->kick_failed)
                 *ret_why = "the flusher threads could not be woken: the data would wait for the late pass";
         return !*ret_why;

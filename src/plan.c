@@ -580,16 +580,15 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
         return 0;
 }
 
-/* The entry through which superblock k is synced. */
 /* Whether the late pass can be the first to write a superblock's data: it reaches the device as
  * well as the unit's pass did. Not so for a stack with a disk a process or the network serves
  * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device. A loop device
  * writes through its backing file, so it needs that file's filesystem to be reachable the same way:
  * memory, or a block filesystem that passes this test itself (depth bounds the recursion); not a
  * network filesystem, an overlay, nor FUSE — whoever mounted it, its server may run in a user's
- * session (sudo keeps the session's scope), which systemd 256 and later freeze before the hooks. The file is placed by the path the loop
- * driver reports, in our own table; one that cannot be placed, or whose mount is covered by another,
- * is not reachable. */
+ * session (sudo keeps the session's scope), which systemd 256 and later freeze before the hooks.
+ * The file is placed by the path the loop driver reports, in our own table; one that cannot be
+ * placed, or whose mount is covered by another, is not reachable. */
 static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned depth) {
         const DeviceInfo *d = &s->device;
         const char *path = d->loop_backing_file;
@@ -618,6 +617,7 @@ static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned dep
         }
 }
 
+/* The entry through which superblock k is synced. */
 static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         const Superblock *s = &b->sample->sbs[k];
         SbDecision *d = &b->dec[k];
