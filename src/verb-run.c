@@ -224,6 +224,11 @@ typedef struct Pass {
         usec_t started_rt, started_mono, deadline, t_executed, t_execute;
 } Pass;
 
+/* The state directory is locked and open: the record and the handover can be read and written. */
+static bool pass_has_state(const Pass *p) {
+        return p->lock_fd >= 0 && p->state_fd >= 0;
+}
+
 static void pass_done(Pass *p) {
         safe_close(p->lock_fd);
         safe_close(p->state_fd);
@@ -350,7 +355,7 @@ static void pass_defer_commit(Pass *p) {
                 .writeback_first = p->c.policy->writeback_first,
                 .fail_on_timeout = p->c.policy->on_timeout == ON_TIMEOUT_FAIL,
                 .kick_failed = p->kick_failed,
-                .handover_ok = p->lock_fd >= 0 && p->state_fd >= 0,
+                .handover_ok = pass_has_state(p),
         };
         const char *why;
         size_t n;
@@ -512,7 +517,7 @@ static int pass_record(Pass *p) {
         if (p->carried)
                 log_notice(
                         "The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
-        else if (a->late && (p->lock_fd < 0 || p->state_fd < 0 || p->handover_bad)) {
+        else if (a->late && (!pass_has_state(p) || p->handover_bad)) {
                 /* What the unit's pass left (unsynced, or to this pass) is not known: fail closed. */
                 p->carried = true;
                 log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
