@@ -74,7 +74,7 @@ bind || { echo "FAIL: bind after the control"; exit 1; }
 # One boot per trial: the cut needs the disks unmounted everywhere, and mount namespaces that
 # services of the container made since hold copies of the bed's mounts until it powers off.
 t0=$SECONDS
-deferred=0
+deferred=0 repeats=0
 for ((t = 1; t <= trials; t++)); do
         s=$((seed + t))
         e2e_boot "$release" --bind="$bed:/mnt/bed" || { fail "trial $t: boot"; break; }
@@ -86,10 +86,15 @@ for ((t = 1; t <= trials; t++)); do
         w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
         e2e_suspend suspend 120 || fail "trial $t: the sleep cycle did not end"
         # The knob as the kernel would have read it: its last write before "mem" (none: still the 1
-        # it held since boot). Recorder lines: MONO DIR FILE EVENT "CONTENT".
-        knob=$(tail -n +"$w0" "$E2E_WATCH_LOG" | awk '
-                / power sync_on_suspend MODIFY / { v = substr($5, 2, 1) }
-                / power state MODIFY "mem/ { print (v == "" ? 1 : v); exit }')
+        # it held since boot). Recorder lines: MONO DIR FILE EVENT "CONTENT". The recorder reads a
+        # file's content when it handles the event: when it handled that write in one batch with a
+        # write after "mem" (the resume's restore, a few ms later), the content it shows may be the
+        # later one. Such a trial tells nothing of the knob (race=1): it is repeated, a bounded
+        # number of times; its power cut is checked all the same.
+        read -r knob race < <(tail -n +"$w0" "$E2E_WATCH_LOG" | awk '
+                / power state MODIFY "mem/ && !m { m = 1; next }
+                / power sync_on_suspend MODIFY / { if (!m) { v = substr($5, 2, 1); kt = $1 } else if ($1 == kt) r = 1 }
+                END { if (m) print (v == "" ? 1 : v), r + 0 }')
         why=$(e2e_run journalctl -q -b -o cat -t suspend-sync | grep -E "sync_on_suspend to 0|own sync on" | tail -n1)
         # DeferCommit=yes (the default): the unit's pass left the ext4 to the late pass (a clean
         # ext4's sync sends a FLUSH; xfs's does not, so it is synced at once), and the late pass
@@ -106,7 +111,12 @@ for ((t = 1; t <= trials; t++)); do
         [[ " $outcomes " == *" unit:d-ext4=deferred "* && " $outcomes " == *" unit:d-xfs=synced "* &&
                 " $outcomes " == *" hook:d-ext4=synced "* && " $outcomes " == *" hook:d-xfs=synced "* ]] ||
                 fail "trial $t: want the ext4 deferred and the xfs synced by the unit's pass, both synced by the late pass: $outcomes"
-        if [[ $knob != 0 ]]; then
+        if [[ $knob != 0 && $race == 1 ]]; then
+                repeats=$((repeats + 1))
+                echo "trial $t: the recorder read the knob after the resume put it back (race=1): repeated"
+                ((repeats <= 3)) && trials=$((trials + 1)) ||
+                        fail "trial $t: the knob at the state write could not be read in 4 trials"
+        elif [[ $knob != 0 ]]; then
                 fail "trial $t: sync_on_suspend was not 0 at the state write ('$knob'): $why"
                 continue
         fi

@@ -125,13 +125,25 @@ fi
 policy_new=$(jq -r "select(.MESSAGE_ID == \"$KNOB_CHANGED\") | .SUSPEND_SYNC_KNOB_NEW // empty" "$E2E_WORK/journal.json" | tail -n1)
 policy_msg=$(jq -r 'select(.MESSAGE // "" | test("sync_on_suspend")) | .MESSAGE' "$E2E_WORK/journal.json" | tail -n1)
 expect=${policy_new:-$knob_orig}
-at_write=$(grep ' power sync_on_suspend ' <<<"$before_write" | tail -n1 | sed 's/.* "\(.*\)"$/\1/; s/\\n//g')
+last_knob=$(grep ' power sync_on_suspend ' <<<"$before_write" | tail -n1)
+at_write=$(sed 's/.* "\(.*\)"$/\1/; s/\\n//g' <<<"$last_knob")
 at_write=${at_write:-$knob_orig}
+# The recorder reads the content when it handles an event: handled in one batch (same time) with a
+# knob write after the state write (the resume's restore), it may show that later value (race=1).
+race=0
+if [[ -n $last_knob ]] && grep ' power sync_on_suspend ' <<<"$after_write" | cut -d' ' -f1 | grep -qx "${last_knob%% *}"; then
+        race=1
+fi
 knob_after=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
 echo "knob: original $knob_orig, policy said '${policy_new:-leave it}' ($policy_msg), at the write $at_write, after $knob_after"
 echo "knob writes: $(grep -c ' power sync_on_suspend MODIFY' <<<"$ev")"
-[[ $at_write == "$expect" ]] && ok "sync_on_suspend at the state write = $at_write, as the policy said" ||
+if [[ $at_write == "$expect" ]]; then
+        ok "sync_on_suspend at the state write = $at_write, as the policy said"
+elif ((race)); then
+        echo "sync_on_suspend at the state write: not known (race=1: read after the resume's restore, $at_write); policy: $expect"
+else
         fail "sync_on_suspend at the state write = $at_write, policy: $expect"
+fi
 [[ $knob_after == "$knob_orig" ]] && ok "sync_on_suspend restored to $knob_orig" ||
         fail "sync_on_suspend after resume = $knob_after, original $knob_orig"
 
