@@ -227,7 +227,7 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
                  * reaching it, never be written. So a hung device turns it off even if this pass
                  * left mounts out (the unit's pass synced those; writes since are the window every
                  * pass leaves). */
-                off = safe && (f->covered || f->hung);
+                off = safe && ((f->covered && !f->records_on_disk) || f->hung);
                 break;
         case SYNC_ON_SUSPEND_OFF:
                 off = safe;

@@ -63,30 +63,34 @@ int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value);
 
 /* What one pass found, for the knob decision. */
 typedef struct KnobFacts {
-        bool unsynced; /* a planned mount ended neither synced nor on a device proven stuck (an
+        bool unsynced;        /* a planned mount ended neither synced nor on a device proven stuck (an
                              * error, a timeout of a slow or evidence-free device, not started): the
                              * kernel's sync is its only remaining chance */
-        bool hung;     /* a mount's device was proven stuck (no I/O completed for the proof
+        bool hung;            /* a mount's device was proven stuck (no I/O completed for the proof
                              * window) and its worker still is: the kernel's serial sync would block
                              * on it before tasks are frozen. Not "unsynced": nothing can sync it */
-        bool complete; /* our view was complete: every mount namespace read, no superblock
+        bool complete;        /* our view was complete: every mount namespace read, no superblock
                              * outside the scanned tables, nothing gone or unreachable since the
                              * plan */
-        bool covered;  /* this pass left nothing out that the kernel sync would write (false
+        bool covered;         /* this pass left nothing out that the kernel sync would write (false
                              * for a late pass that skipped FUSE/network/file-backed mounts, for
                              * Action=skip) AND it is the last pass before the kernel sync: false
                              * from the unit's main pass, because writes may follow it */
+        bool records_on_disk; /* this pass wrote its record and handover after its syncs to a state
+                               * directory that is not on tmpfs: writes only the kernel sync would
+                               * still make durable, as if a mount were left out */
 } KnobFacts;
 
 /* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a
  * mount may be left unsynced by it (f->unsynced), while our view was incomplete, or (auto) while a
  * mount was left out of the pass or writes may still follow it:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
- * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && (covered || hung): the last pass before the
- *                       kernel sync synced everything that sync would write, except devices proven
- *                       stuck, on which it would block before tasks are frozen — and with such a
- *                       device, even if mounts were left out: the kernel sync would never end, so
- *                       it could save nothing; otherwise leave it.
+ * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && ((covered && !records_on_disk) || hung):
+ *                       the last pass before the kernel sync synced everything that sync would
+ *                       write (its own record included), except devices proven stuck, on which it
+ *                       would block before tasks are frozen — and with such a device, even if
+ *                       mounts were left out: the kernel sync would never end, so it could save
+ *                       nothing; otherwise leave it.
  * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete, even if not covered (the administrator gave up the
  *                       kernel sync as a second chance for writes after our pass); otherwise leave
  *                       it (a sync error, a slow device or an incomplete view keeps it).

@@ -156,6 +156,9 @@ static const char *knob_kept_why(const KnobFacts *f) {
                 return "the view of the mounts was incomplete";
         if (!f->covered)
                 return "this pass left mounts out, or writes may still follow it";
+        if (f->records_on_disk)
+                return "the state directory is not on tmpfs, and this pass recorded its run there after "
+                       "its syncs";
         return NULL;
 }
 
@@ -177,7 +180,8 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
                 sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
                         knob_restore_logged(sysfs_fd, a->state_dir, why);
-                if (f->unsynced || !f->complete)
+                /* Left out of the pass: which mount is said below. Any other reason, as such. */
+                if (f->unsynced || !f->complete || f->covered)
                         log_notice("Leaving the kernel's own sync on: %s.", why);
                 else if (uncovered)
                         /* Which mount kept it on, so that an administrator can tell. */
@@ -219,8 +223,9 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
-        bool handover_bad; /* the handover could not be read whole: what the unit's pass left is unknown */
-        bool kick_failed;  /* WritebackFirst=: a device was dirty and the flushers could not be woken */
+        bool state_on_disk; /* locked, and the state directory is not on tmpfs (or cannot tell) */
+        bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
+        bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
         usec_t started_rt, started_mono, deadline, t_executed, t_execute;
 } Pass;
 
@@ -276,9 +281,14 @@ static int pass_lock(Pass *p) {
                 /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
                 log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
                                   dir);
-        else if (state_dir_check(dir, &is_tmpfs) >= 0 && !is_tmpfs)
-                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
-                            dir);
+        else {
+                /* What cannot be told is a real filesystem: the late pass keeps the kernel's sync. */
+                p->state_on_disk = state_dir_check(dir, &is_tmpfs) < 0 || !is_tmpfs;
+                if (p->state_on_disk)
+                        log_warning("State directory '%s' is not on tmpfs: recording dirties a real "
+                                    "filesystem.",
+                                    dir);
+        }
         if (p->lock_fd >= 0)
                 pass_load_handover(p);
         return 0;
@@ -534,6 +544,8 @@ static void pass_knob(Pass *p) {
         if (touches_knob(a) && a->late) {
                 KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
                                              p->earlier_hung);
+
+                f.records_on_disk = p->state_on_disk;
 
                 knob_apply(a, p->c.policy, &f,
                            p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,

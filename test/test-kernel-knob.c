@@ -77,12 +77,13 @@ TEST(decide_table) {
                                                    SYNC_ON_SUSPEND_OFF };
 
         for (size_t m = 0; m < ELEMENTSOF(modes); m++)
-                for (unsigned bits = 0; bits < 16; bits++) {
+                for (unsigned bits = 0; bits < 32; bits++) {
                         KnobFacts f = {
                                 .complete = bits & 1,
                                 .covered = bits & 2,
                                 .hung = bits & 4,
                                 .unsynced = bits & 8,
+                                .records_on_disk = bits & 16,
                         };
                         bool expect_off;
                         int v = 42, r;
@@ -92,7 +93,8 @@ TEST(decide_table) {
                                 expect_off = false;
                                 break;
                         case SYNC_ON_SUSPEND_AUTO:
-                                expect_off = !f.unsynced && f.complete && (f.covered || f.hung);
+                                expect_off = !f.unsynced && f.complete &&
+                                             ((f.covered && !f.records_on_disk) || f.hung);
                                 break;
                         default:
                                 expect_off = !f.unsynced && f.complete;
@@ -127,6 +129,13 @@ TEST(decide_table) {
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(true, false, true, true), &v), 0); /* error: keep */
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, FACTS(false, false, true, false), &v), 1);
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_KEEP, FACTS(false, true, true, true), &v), 0);
+        /* F6: the record written after the syncs to a state directory on a real filesystem keeps
+         * it in auto (only the kernel sync would write it), not with a hung device, not in off */
+        KnobFacts disk = { .complete = true, .covered = true, .records_on_disk = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &disk, &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &disk, &v), 1);
+        disk.hung = true;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &disk, &v), 1);
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, FACTS(false, true, true, true), &v), EINVAL);
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_MAX, FACTS(false, true, true, true), &v), EINVAL);
         ASSERT_ERR(knob_decide(SYNC_ON_SUSPEND_AUTO, NULL, &v), EINVAL);

@@ -9,6 +9,9 @@
 #   fail MESSAGE...       # print "FAIL: MESSAGE" on stderr and exit 1
 #   require_root          # skip "not root" unless we are root
 #   require_build_root    # skip unless $BUILD_ROOT is a meson build directory and meson runs
+#   tmpfs_mktemp NAME     # print a new directory on tmpfs (/run, else /dev/shm; the caller removes
+#                         # it): a state directory as on a real system, where /run is tmpfs. A late
+#                         # pass whose records go to a real filesystem keeps the kernel's sync on.
 #
 # Tests that check many independent things and report them all (hook.sh, install-layout.sh,
 # units-verify.sh) switch fail to counting:
@@ -42,6 +45,18 @@ require_build_root() {
         [ -n "${BUILD_ROOT:-}" ] || skip "BUILD_ROOT not set"
         [ -f "$BUILD_ROOT/meson-private/coredata.dat" ] || skip "BUILD_ROOT=$BUILD_ROOT is not a meson build directory"
         command -v meson >/dev/null || skip "meson not found"
+}
+
+tmpfs_mktemp() {         # NAME
+        local base
+        for base in /run /dev/shm; do
+                if [[ $(stat -f -c %T "$base" 2>/dev/null) == tmpfs ]]; then
+                        mktemp -d "$base/$1.XXXXXX"
+                        return
+                fi
+        done
+        echo "neither /run nor /dev/shm is a tmpfs: no place for a state directory" >&2
+        return 1
 }
 
 checks_begin() {

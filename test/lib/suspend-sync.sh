@@ -8,7 +8,8 @@
 #   source "$TEST_LIB/suspend-sync.sh"
 #   ss_begin                      # require_root_loop_fuse, then ss_init
 #
-#   ss_init                       # temp state dir + config dir under $SS_TMP; cleanup on EXIT
+#   ss_init                       # temp config dir $SS_TMP, state dir $SS_STATE on tmpfs
+#                                 # (tmpfs_mktemp); cleanup on EXIT
 #   ss_on_exit CMD...             # run CMD on exit, before the stacks are torn down (keeps the exit
 #                                 # status; do not install EXIT traps of your own)
 #   ss_config TEXT                # write $SS_CONF (used by ss with --config), followed by two rules
@@ -36,6 +37,7 @@ _ss_cleanup() {
                 umount /sys/kernel/debug 2>/dev/null || true
         fi
         [[ -n $SS_TMP ]] && rm -rf "$SS_TMP"
+        [[ -n $SS_STATE ]] && rm -rf "$SS_STATE"
 }
 
 _SS_ON_EXIT=()
@@ -64,8 +66,8 @@ ss_init() {
         [[ -x ${SUSPEND_SYNC:-} ]] || skip "SUSPEND_SYNC not set"
         SS_TMP=$(mktemp -d /run/suspend-sync-test.XXXXXX)
         SS_CONF=$SS_TMP/suspend-sync.conf
-        SS_STATE=$SS_TMP/state
         trap _ss_exit_trap EXIT
+        SS_STATE=$(tmpfs_mktemp suspend-sync-test-state) || fail "no state directory on tmpfs"
         ss_config ""
 }
 
