@@ -57,8 +57,19 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why);
 /* The environment variable require-sync.conf sets. */
 #define DEFER_COMMIT_REQUIRED_ENV "SUSPEND_SYNC_REQUIRED"
 
-/* Whether the sleep requires this unit: env_value (DEFER_COMMIT_REQUIRED_ENV) a true boolean, or a
- * sleep.target.requires/suspend-sync.service link where systemctl enable puts it (etc/ or
- * run/systemd/system below root_fd; an older copy of the drop-in sets no variable). 1 or 0; a value
- * that does not parse counts as 1. */
+#define DEFER_COMMIT_UNIT "suspend-sync.service"
+
+/* Whether a unit file's text has a Requires=, Requisite= or BindsTo= (continuation lines joined,
+ * sections not told apart) whose value mentions DEFER_COMMIT_UNIT. Pure. */
+bool defer_commit_text_requires(const char *text);
+
+/* Whether the sleep requires this unit: env_value (DEFER_COMMIT_REQUIRED_ENV, set by
+ * require-sync.conf) a true boolean; or, in any directory of systemd's system unit search path
+ * below root_fd (/etc, /run, /usr/local/lib, /usr/lib, control, transient, attached, generators),
+ * for a unit that calls the sleep off when a unit it requires fails (sleep.target, the four sleep
+ * targets and their services): a .requires/suspend-sync.service link (systemctl enable with
+ * RequiredBy=), or the unit file (not the vendor's, in /usr/lib) or a drop-in that applies to it
+ * (its own, a dash prefix's, its type's) requiring it (defer_commit_text_requires()). An older copy of the drop-in sets no
+ * variable. 1 or 0; a value that does not parse, or anything that cannot be read or is larger than
+ * the bounds, counts as 1: a false "yes" costs only the deferral. Each directory is listed once. */
 int defer_commit_sleep_requires(int root_fd, const char *env_value);

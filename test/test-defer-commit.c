@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "defer-commit.h"
+#include "shared/fileio.h"
 #include "shared/macro.h"
 #include "tests.h"
 
@@ -120,8 +124,113 @@ TEST(sleep_requires) {
         ASSERT_OK(rmdir(tmp));
 }
 
+TEST(text_requires) {
+        static const char *const yes[] = {
+                "Requires=suspend-sync.service\n",
+                "[Unit]\n  Requires = foo.service suspend-sync.service\n",
+                "[Unit]\nRequisite=suspend-sync.service",
+                "BindsTo=suspend-sync.service\n",
+                "Requires=a.service \\\n  suspend-sync.service\n", /* continued */
+                "# comment\nWants=x.service\nRequires=suspend-sync.service\n",
+                "Requires=my-suspend-sync.service\n", /* a false yes only costs the deferral */
+        };
+        static const char *const no[] = {
+                "",
+                "Wants=suspend-sync.service\n",
+                "After=suspend-sync.service\nBefore=suspend-sync.service\n",
+                "# Requires=suspend-sync.service\n",
+                "; Requires=suspend-sync.service\n",
+                "Requires=other.service\n",
+                "RequiresMountsFor=/suspend-sync.service\n",
+                "Requires=a.service\nsuspend-sync.service\n", /* not continued */
+                "Requires\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                ASSERT_TRUE(defer_commit_text_requires(yes[i]));
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                ASSERT_TRUE(!defer_commit_text_requires(no[i]));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) st, (void) flag, (void) ftw;
+        return remove(path) < 0 ? -errno : 0;
+}
+
+/* dir_fd/path with text, its directories made. */
+static void put(int dir_fd, const char *path, const char *text) {
+        char buf[512];
+
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *slash = strchr(buf, '/'); slash; slash = strchr(slash + 1, '/')) {
+                *slash = 0;
+                ASSERT_OK(mkdirat_public(dir_fd, buf));
+                *slash = '/';
+        }
+        ASSERT_OK(write_file_atomic_at(dir_fd, path, text, strlen(text)));
+}
+
+/* Every place of the unit search path where a requirement can be written is found; a control
+ * (the same place without it) is not. */
+TEST(sleep_requires_places) {
+        static const struct {
+                const char *path, *text;
+                int expect;
+        } cases[] = {
+                { "etc/systemd/system/sleep.target.d/x.conf", "[Unit]\nRequires=suspend-sync.service\n", 1 },
+                { "etc/systemd/system/sleep.target.d/x.conf", "[Unit]\nWants=suspend-sync.service\n", 0 },
+                { "etc/systemd/system/sleep.target.d/x.conf.off", "Requires=suspend-sync.service\n", 0 },
+                { "usr/lib/systemd/system/suspend.target.d/x.conf", "BindsTo=suspend-sync.service\n", 1 },
+                { "run/systemd/system/systemd-.service.d/x.conf", "Requires=suspend-sync.service\n", 1 },
+                { "run/systemd/system/systemd-suspend-.service.d/x.conf", "Requisite=suspend-sync.service\n",
+                  1 },
+                { "run/systemd/system/systemd-sleep-.service.d/x.conf", "Requires=suspend-sync.service\n",
+                  0 },
+                { "etc/systemd/system/target.d/x.conf", "Requires=suspend-sync.service\n", 1 },
+                { "etc/systemd/system/socket.d/x.conf", "Requires=suspend-sync.service\n", 0 },
+                { "etc/systemd/system/sleep.target", "[Unit]\nRequires=suspend-sync.service\n", 1 },
+                { "etc/systemd/system/sleep.target", "[Unit]\nDescription=Sleep\n", 0 },
+                { "etc/systemd/system/sleepy.target", "[Unit]\nRequires=suspend-sync.service\n", 0 },
+                { "usr/local/lib/systemd/system/sleep.target", "Requires=suspend-sync.service\n", 1 },
+                { "usr/lib/systemd/system/sleep.target", "Requires=suspend-sync.service\n", 0 }, /* vendor */
+                { "run/systemd/transient/hibernate.target.d/x.conf", "Requires=suspend-sync.service\n", 1 },
+                { "run/systemd/generator/hybrid-sleep.target.requires/suspend-sync.service", "", 1 },
+                { "usr/lib/systemd/system/suspend-then-hibernate.target.requires/suspend-sync.service", "",
+                  1 },
+                { "usr/local/lib/systemd/system/systemd-hibernate.service.requires/suspend-sync.service", "",
+                  1 },
+                { "etc/systemd/system/suspend.target.requires/other.service", "", 0 },
+                { "etc/systemd/system/suspend.target.wants/suspend-sync.service", "", 0 },
+                { "etc/systemd/system/sleep.target.d/x.conf", NULL /* too large */, 1 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char tmp[] = "/tmp/test-defer-commit-XXXXXX";
+                _cleanup_free_ char *big = NULL;
+                int fd;
+
+                ASSERT_TRUE(mkdtemp(tmp));
+                fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ASSERT_TRUE(fd >= 0);
+                if (!cases[i].text) {
+                        big = malloc(70000);
+                        ASSERT_TRUE(big);
+                        memset(big, '#', 69999);
+                        big[69999] = 0;
+                }
+                put(fd, cases[i].path, cases[i].text ?: big);
+                if (cases[i].expect != defer_commit_sleep_requires(fd, NULL))
+                        fprintf(stderr, "case %zu: %s\n", i, cases[i].path);
+                ASSERT_EQ(defer_commit_sleep_requires(fd, NULL), cases[i].expect);
+                close(fd);
+                ASSERT_OK(nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS));
+        }
+}
+
 int main(void) {
         RUN(allowed);
         RUN(sleep_requires);
+        RUN(text_requires);
+        RUN(sleep_requires_places);
         return 0;
 }
