@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -32,12 +33,9 @@ bool ext4_journal_readable(const char *release) {
         return major > 5 || (major == 5 && minor >= 7);
 }
 
-int ext4_journal_load(int sysfs_fd, const char *name) {
-        _cleanup_free_ char *text = NULL;
-        char path[64 + NAME_MAX];
-        int r;
-
-        if (sysfs_fd < 0)
+/* A block device's kernel name, as a path component. */
+static int check_name(int dir_fd, const char *name) {
+        if (dir_fd < 0)
                 return -EBADF;
         if (!name)
                 return -ENOENT;
@@ -45,10 +43,60 @@ int ext4_journal_load(int sysfs_fd, const char *name) {
                 return -EINVAL;
         if (strlen(name) > NAME_MAX)
                 return -ENAMETOOLONG;
+        return 0;
+}
+
+int ext4_journal_load(int sysfs_fd, const char *name) {
+        _cleanup_free_ char *text = NULL;
+        char path[64 + NAME_MAX];
+        int r;
+
+        r = check_name(sysfs_fd, name);
+        if (r < 0)
+                return r;
 
         snprintf(path, sizeof path, "fs/ext4/%.*s/journal_task", NAME_MAX, name);
         r = read_full_file_at(sysfs_fd, path, 64, &text, NULL);
         if (r < 0)
                 return r;
         return ext4_journal_parse(text);
+}
+
+bool ext4_journal_internal_entry(const char *entry, const char *name) {
+        size_t n, digits;
+
+        if (!entry || !name || !*name)
+                return false;
+        n = strlen(name);
+        if (strncmp(entry, name, n) != 0 || entry[n] != '-')
+                return false;
+        entry += n + 1;
+        digits = strspn(entry, "0123456789");
+        /* "%lu" of an inode number: no sign, no leading zero, at most 20 digits */
+        return digits > 0 && digits <= 20 && entry[digits] == 0 && entry[0] != '0';
+}
+
+int ext4_journal_internal(int proc_fd, const char *name) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        unsigned n = 0;
+        int r;
+
+        r = check_name(proc_fd, name);
+        if (r < 0)
+                return r;
+        r = opendir_at(proc_fd, "fs/jbd2", &d);
+        if (r < 0)
+                return r;
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                if (++n > EXT4_JOURNAL_JBD2_MAX)
+                        return -E2BIG;
+                if (ext4_journal_internal_entry(de->d_name, name))
+                        return 1;
+        }
+        return errno > 0 ? -errno : 0;
+}
+
+bool ext4_journal_on_own_device(int journal, int internal) {
+        return journal == EXT4_JOURNAL_NONE || internal == 1;
 }

@@ -34,3 +34,34 @@ bool ext4_journal_readable(const char *release);
  * on the block device of that kernel name (DeviceInfo.name). Negative errno when it cannot be told
  * (-ENOENT: no name, no such attribute; -EINVAL: not a name). */
 int ext4_journal_load(int sysfs_fd, const char *name);
+
+/*
+ * Where the journal lies. The late pass may be the first to write a superblock whose device it
+ * reaches (defer-commit.h), but a journal on a device of its own (mkfs.ext4 -J device=, on a device
+ * made with -O journal_dev) is in no device stack the sample knows: it may be served over the
+ * network, or be the device that hangs, and the late pass's syncfs waits for its commit there.
+ * jbd2 names its directory under proc fs/jbd2/ after the journal (fs/jbd2/journal.c, j_devname):
+ * "<device>-<inode number>" for a journal in an inode of the filesystem on <device>
+ * (jbd2_journal_init_inode()), "<device>" for a journal device (jbd2_journal_init_dev()); a '/' in
+ * a device name is written '!' in both, as in sysfs. Seen on 6.18: "loop0-8" for the ext4 on loop0,
+ * "loop1" for the journal device of the ext4 on loop2 (and no "loop2-<n>").
+ */
+
+/* Whether an entry of fs/jbd2/ names the journal in an inode of the superblock on the block device
+ * of that kernel name (pure): the name, '-', and an inode number in decimal without leading zeros. */
+bool ext4_journal_internal_entry(const char *entry, const char *name);
+
+#define EXT4_JOURNAL_JBD2_MAX 4096U /* entries of fs/jbd2/ looked at */
+
+/* Whether the journal of the ext4 superblock on the block device of that kernel name
+ * (DeviceInfo.name) lies in the filesystem, from fs/jbd2/ below the directory fd standing for
+ * "/proc": 1 an entry names it; 0 none does (a journal device, no journal, or jbd2 under another
+ * name); negative errno when it cannot be told (-ENOENT: no name, no fs/jbd2/; -EINVAL: not a name;
+ * -E2BIG: more than EXT4_JOURNAL_JBD2_MAX entries). Only 1 proves it: no block device is named
+ * "<another's name>-<digits>" (dm-N's "dm" is no device), so the entry is no journal device's. */
+int ext4_journal_internal(int proc_fd, const char *name);
+
+/* Whether the superblock's journal, if any, is written where its device is (pure): none
+ * (ext4_journal_load() said EXT4_JOURNAL_NONE), or one proven in the filesystem
+ * (ext4_journal_internal() said 1). Unknown either way: no. */
+bool ext4_journal_on_own_device(int journal, int internal);

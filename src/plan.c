@@ -9,6 +9,7 @@
 
 #include <limits.h>
 
+#include "ext4-journal.h"
 #include "fs-type.h"
 #include "plan.h"
 #include "shared/parse-util.h"
@@ -582,8 +583,9 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
 
 /* Whether the late pass can be the first to write a superblock's data: it reaches the device as
  * well as the unit's pass did. Not so for a stack with a disk a process or the network serves
- * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device. A loop device
- * writes through its backing file, so it needs that file's filesystem to be reachable the same way:
+ * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device, nor for an ext4
+ * whose journal is not proven to be in it (ext4-journal.h: a journal device is in no stack). A loop
+ * device writes through its backing file, so it needs that file's filesystem to be reachable the same way:
  * memory, or a block filesystem that passes this test itself (depth bounds the recursion); not a
  * network filesystem, an overlay, nor FUSE — whoever mounted it, its server may run in a user's
  * session (sudo keeps the session's scope), which systemd 256 and later freeze before the hooks.
@@ -596,6 +598,9 @@ static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned dep
         ssize_t idx;
 
         if (d->served_remotely || d->n_loops > 1)
+                return false;
+        if (fs_type_lookup(s->fstype)->flush_unless_journal &&
+            !ext4_journal_on_own_device(s->journal, s->journal_internal))
                 return false;
         if (!(d->classes & DEVICE_LOOP))
                 return true;

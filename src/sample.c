@@ -263,9 +263,13 @@ static int superblock_facts(Superblock *sb, const SampleOps *ops) {
         } else
                 sb->bdi_error = -ENOENT;
 
-        sb->journal = -ENODATA;
-        if (fs_type_lookup(sb->fstype)->flush_unless_journal && sb->device.is_block && ops && ops->journal)
+        sb->journal = sb->journal_internal = -ENODATA;
+        if (!fs_type_lookup(sb->fstype)->flush_unless_journal || !sb->device.is_block || !ops)
+                return 0;
+        if (ops->journal)
                 sb->journal = ops->journal(ops->userdata, sb->device.name);
+        if (ops->journal_internal && sb->journal != EXT4_JOURNAL_NONE)
+                sb->journal_internal = ops->journal_internal(ops->userdata, sb->device.name);
         return 0;
 }
 
@@ -348,6 +352,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
 typedef struct LiveFacts {
         const char *sysfs_root;
         int sysfs_fd;
+        int proc_fd;
         int journal_readable; /* ext4_journal_readable() of the running kernel; -1 not asked yet */
         int debugfs_fd;
         DeviceClassifier *classifier; /* opened at the first superblock that needs it */
@@ -375,6 +380,11 @@ static int live_journal(void *userdata, const char *name) {
         if (!f->journal_readable)
                 return -EOPNOTSUPP;
         return ext4_journal_load(f->sysfs_fd, name);
+}
+
+static int live_journal_internal(void *userdata, const char *name) {
+        LiveFacts *f = userdata;
+        return ext4_journal_internal(f->proc_fd, name);
 }
 
 static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
@@ -470,11 +480,13 @@ int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_close_ int sysfs_fd = open(src->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int proc_fd = openat(src->root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_(reasons_done) Reasons why = {};
         _cleanup_(hidden_set_done) HiddenSet hidden = {};
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
                 .sysfs_fd = sysfs_fd,
+                .proc_fd = proc_fd,
                 .journal_readable = -1,
                 .debugfs_fd = src->debugfs_fd,
         };
@@ -482,6 +494,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 .classify = live_classify,
                 .bdi_stats = live_bdi_stats,
                 .journal = live_journal,
+                .journal_internal = live_journal_internal,
                 .userdata = &facts,
         };
         Meminfo mi = {};

@@ -37,6 +37,9 @@ typedef struct Superblock {
         int journal;   /* types that need a device flush unless they have a journal (ext4):
                                      * ext4_journal_load()'s answer, 1 a journal, 0 none, negative
                                      * errno unknown; other types: -ENODATA (not read) */
+        /* The same types, unless journal is 0: ext4_journal_internal()'s answer, 1 the journal lies in
+         * the filesystem, 0 not proven so, negative errno unknown; otherwise -ENODATA (not read). */
+        int journal_internal;
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
@@ -106,6 +109,8 @@ typedef struct SampleOps {
         int (*bdi_stats)(void *userdata, const char *bdi_name, BdiStats *ret); /* -ENOENT ok */
         int (*journal)(void *userdata, const char *name); /* Superblock.journal from the device's
                                                            * kernel name; NULL: unknown */
+        /* Superblock.journal_internal, the same way; NULL: unknown. */
+        int (*journal_internal)(void *userdata, const char *name);
         void *userdata;
 } SampleOps;
 

@@ -102,11 +102,136 @@ TEST(load) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* jbd2's directory names (fs/jbd2/): "<device>-<inode>" for a journal in the filesystem, "<device>"
+ * for a journal device (seen on 6.18: "loop0-8", "loop1"). */
+TEST(internal_entry) {
+        static const struct {
+                const char *entry, *name;
+                bool internal;
+        } cases[] = {
+                { "loop0-8", "loop0", true },
+                { "sda1-8", "sda1", true },
+                { "nvme0n1p2-8", "nvme0n1p2", true },
+                { "dm-0-8", "dm-0", true },                 /* a '-' in the device's name */
+                { "cciss!c0d0p1-8", "cciss!c0d0p1", true }, /* '/' written '!' */
+                { "sdb3-4294967297", "sdb3", true },
+                { "sda1-12345678901234567890", "sda1", true },
+                { "loop1", "loop1", false },  /* a journal device */
+                { "loop1", "loop2", false },  /* the journal device of loop2's ext4 */
+                { "loop0-8", "loop", false }, /* another device's */
+                { "loop0-8", "loop0-", false },
+                { "loop10-8", "loop1", false },
+                { "loop1-8", "loop10", false },
+                { "dm-0-8", "dm", false },
+                { "dm-0-8", "dm-0-8", false },
+                { "sda1-", "sda1", false },
+                { "sda1--8", "sda1", false },
+                { "sda1-+8", "sda1", false },
+                { "sda1-08", "sda1", false }, /* "%lu" never pads */
+                { "sda1-0", "sda1", false },
+                { "sda1-8 ", "sda1", false },
+                { "sda1-8x", "sda1", false },
+                { "sda1-0x8", "sda1", false },
+                { "sda1-123456789012345678901", "sda1", false }, /* 21 digits */
+                { "sda1_8", "sda1", false },
+                { "SDA1-8", "sda1", false },
+                { ".", "sda1", false },
+                { "", "sda1", false },
+                { "-8", "", false },
+                { "sda1-8", "", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                if (ext4_journal_internal_entry(cases[i].entry, cases[i].name) != cases[i].internal)
+                        fprintf(stderr, "'%s' of '%s'\n", cases[i].entry, cases[i].name);
+                ASSERT_EQ(ext4_journal_internal_entry(cases[i].entry, cases[i].name), cases[i].internal);
+        }
+        ASSERT_TRUE(!ext4_journal_internal_entry(NULL, "sda1"));
+        ASSERT_TRUE(!ext4_journal_internal_entry("sda1-8", NULL));
+}
+
+/* A proc tree: fs/jbd2/ with loop0-8 (internal) and loop1 (the journal device of loop2's ext4). */
+TEST(internal_load) {
+        char dir[] = "/tmp/test-ext4-journal.XXXXXX", empty[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
+        char longname[NAME_MAX + 2];
+        int fd, fd_empty;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(mkdtemp(empty) != NULL);
+        mk(dir, "fs");
+        mk(dir, "fs/jbd2");
+        mk(dir, "fs/jbd2/loop0-8");
+        mk(dir, "fs/jbd2/loop1");
+        mk(dir, "fs/jbd2/dm-3-12");
+        put(dir, "fs/jbd2/loop0-8/info", "0 transactions (0 requested), each up to 1365 blocks\n");
+
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ext4_journal_internal(fd, "loop0"), 1);
+        ASSERT_EQ(ext4_journal_internal(fd, "dm-3"), 1);
+        ASSERT_EQ(ext4_journal_internal(fd, "loop2"), 0); /* external journal: not proven */
+        ASSERT_EQ(ext4_journal_internal(fd, "loop1"), 0); /* the journal device itself */
+        ASSERT_EQ(ext4_journal_internal(fd, "sda1"), 0);  /* no journal, or not ours to know */
+        ASSERT_EQ(ext4_journal_internal(fd, "dm"), 0);
+        ASSERT_EQ(ext4_journal_internal(fd, NULL), -ENOENT);
+        ASSERT_EQ(ext4_journal_internal(fd, ""), -EINVAL);
+        ASSERT_EQ(ext4_journal_internal(fd, ".."), -EINVAL);
+        ASSERT_EQ(ext4_journal_internal(fd, "x/loop0"), -EINVAL);
+        memset(longname, 'a', sizeof longname - 1);
+        longname[sizeof longname - 1] = 0;
+        ASSERT_EQ(ext4_journal_internal(fd, longname), -ENAMETOOLONG);
+        ASSERT_EQ(ext4_journal_internal(-EBADF, "loop0"), -EBADF);
+
+        /* no fs/jbd2/ at all (no jbd2 loaded, /proc masked): cannot be told */
+        fd_empty = open(empty, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd_empty >= 0);
+        ASSERT_EQ(ext4_journal_internal(fd_empty, "loop0"), -ENOENT);
+        mk(empty, "fs");
+        put(empty, "fs/jbd2", "not a directory\n");
+        ASSERT_EQ(ext4_journal_internal(fd_empty, "loop0"), -ENOTDIR);
+        close(fd_empty);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, empty);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+/* More entries than are looked at: cannot be told, unless the answer came first. */
+TEST(internal_bound) {
+        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600], name[64];
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        mk(dir, "fs");
+        mk(dir, "fs/jbd2");
+        for (unsigned i = 0; i <= EXT4_JOURNAL_JBD2_MAX; i++) {
+                snprintf(name, sizeof name, "fs/jbd2/nbd%u", i);
+                mk(dir, name);
+        }
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ext4_journal_internal(fd, "sda1"), -E2BIG);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+/* Where the late pass reaches the journal with the device: none, or one proven in the filesystem. */
+TEST(on_own_device) {
+        ASSERT_TRUE(ext4_journal_on_own_device(EXT4_JOURNAL_NONE, -ENODATA));
+        ASSERT_TRUE(ext4_journal_on_own_device(EXT4_JOURNAL_YES, 1));
+        ASSERT_TRUE(ext4_journal_on_own_device(-EOPNOTSUPP, 1));
+        ASSERT_TRUE(!ext4_journal_on_own_device(EXT4_JOURNAL_YES, 0));
+        ASSERT_TRUE(!ext4_journal_on_own_device(EXT4_JOURNAL_YES, -ENOENT));
+        ASSERT_TRUE(!ext4_journal_on_own_device(-ENOENT, 0));
+        ASSERT_TRUE(!ext4_journal_on_own_device(-ENOENT, -ENOENT));
+}
+
 /* The running kernel, as the sample reads it (the device's name from the classifier): every ext4
  * superblock sysfs lists answers yes or no. */
 TEST(live) {
         _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
         int fd = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         FILE *f = fopen("/proc/self/mountinfo", "re");
         char line[4096];
         unsigned n = 0;
@@ -128,6 +253,10 @@ TEST(live) {
                 ASSERT_OK(device_classifier_classify(c, makedev(ma, mi), "ext4", "", &d));
                 int r = ext4_journal_load(fd, d.name);
                 ASSERT_TRUE(r == EXT4_JOURNAL_YES || r == EXT4_JOURNAL_NONE || r == -ENOENT);
+                /* and where a journal lies, when proc has fs/jbd2/ */
+                int q = ext4_journal_internal(proc_fd, d.name);
+                ASSERT_TRUE(q == 1 || q == 0 || q == -ENOENT);
+                printf("live: %s journal %d internal %d\n", d.name ? d.name : "n/a", r, q);
                 device_info_done(&d);
                 n++;
         }
@@ -140,6 +269,10 @@ int main(void) {
         RUN(parse);
         RUN(readable);
         RUN(load);
+        RUN(internal_entry);
+        RUN(internal_load);
+        RUN(internal_bound);
+        RUN(on_own_device);
         RUN(live);
         return 0;
 }

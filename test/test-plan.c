@@ -25,10 +25,11 @@ typedef struct FakeDev {
         unsigned leaf_ma, leaf_mi; /* 0:0 = none */
         unsigned classes;
         bool is_block;
+        const char *name; /* kernel name, NULL: none */
 } FakeDev;
 
-static const FakeDev laptop_devs[] = { { 259, 2, "259:0", 259, 0, 0, true },
-                                       { 259, 1, "259:0", 259, 0, 0, true },
+static const FakeDev laptop_devs[] = { { 259, 2, "259:0", 259, 0, 0, true, "nvme0n1p2" },
+                                       { 259, 1, "259:0", 259, 0, 0, true, "nvme0n1p1" },
                                        { 0, 35, "btrfs-1", 8, 0, DEVICE_ROTATIONAL, false },
                                        { 0, 41, "0:41", 0, 0, DEVICE_NETWORK | DEVICE_FUSE, false },
                                        { 0, 52, "0:52", 0, 0, DEVICE_NETWORK, false },
@@ -38,6 +39,7 @@ static const FakeDev laptop_devs[] = { { 259, 2, "259:0", 259, 0, 0, true },
 typedef struct Facts {
         const FakeDev *devs;
         int debugfs_fd;
+        int proc_fd;
 } Facts;
 
 static int fake_classify(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret) {
@@ -52,6 +54,10 @@ static int fake_classify(void *userdata, dev_t dev, const char *fstype, const ch
                 ret->classes = d->classes;
                 ret->is_block = d->is_block;
                 ret->classified = true;
+                if (d->name) {
+                        ret->name = strdup(d->name);
+                        ASSERT_TRUE(ret->name);
+                }
                 if (d->leaf_ma || d->leaf_mi) {
                         ret->leaves = malloc(sizeof(dev_t));
                         ASSERT_TRUE(ret->leaves);
@@ -75,6 +81,12 @@ static int fake_journal(void *userdata, const char *name) {
         return fake_journal_answer;
 }
 
+/* Where the journal lies, read from the fixture root's proc fs/jbd2/ (laptop: nvme0n1p2-8). */
+static int fake_journal_internal(void *userdata, const char *name) {
+        Facts *f = userdata;
+        return ext4_journal_internal(f->proc_fd, name);
+}
+
 static Sample *load_sample(const char *root, const FakeDev *devs) {
         _cleanup_close_ int root_fd = -EBADF;
         MountTable *t = NULL;
@@ -83,15 +95,18 @@ static Sample *load_sample(const char *root, const FakeDev *devs) {
         SampleOps ops = { .classify = fake_classify,
                           .bdi_stats = fake_bdi,
                           .journal = fake_journal_op ? fake_journal : NULL,
+                          .journal_internal = fake_journal_internal,
                           .userdata = &f };
 
         root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root_fd >= 0);
         f.debugfs_fd = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        f.proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_OK(mount_table_load(root_fd, &t, NULL));
         ASSERT_OK(sample_build(&t, &ops, &s));
         ASSERT_TRUE(t == NULL);
         safe_close(f.debugfs_fd);
+        safe_close(f.proc_fd);
         return s;
 }
 
@@ -769,6 +784,62 @@ TEST(late_commit_loop) {
         ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img"));
 }
 
+/* F9: an ext4 whose journal may lie on a device of its own (mkfs.ext4 -J device=), which is in no
+ * device stack checked here, is not left to the late pass: only one with its journal proven in the
+ * filesystem (proc fs/jbd2/<device>-<inode>, ext4-journal.h) or without a journal. */
+static const FakeDev laptop_renamed_devs[] = { { 259, 2, "259:0", 259, 0, 0, true, "nvme0n1p3" },
+                                               { 259, 1, "259:0", 259, 0, 0, true, "nvme0n1p1" },
+                                               {} };
+
+TEST(late_commit_journal) {
+        static const struct {
+                int journal, internal;
+                bool late_commit;
+        } cases[] = {
+                { EXT4_JOURNAL_YES, 1, true },         /* fs/jbd2/nvme0n1p2-8 */
+                { EXT4_JOURNAL_YES, 0, false },        /* no such entry: a journal device */
+                { EXT4_JOURNAL_YES, -ENOENT, false },  /* no fs/jbd2/ */
+                { EXT4_JOURNAL_YES, -E2BIG, false },   /* too many entries */
+                { EXT4_JOURNAL_YES, -ENODATA, false }, /* not read */
+                { -EOPNOTSUPP, 1, true },              /* journal_task not read (before 5.7) */
+                { -EOPNOTSUPP, 0, false },
+                { -ENOENT, -ENOENT, false },           /* nothing known */
+                { EXT4_JOURNAL_NONE, -ENODATA, true }, /* no journal at all */
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(sample_freep)
+                Sample *renamed = load_sample(FIXTURES_DIR "/roots/laptop", laptop_renamed_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        Superblock *root;
+
+        /* the fixture: its entry proves "/"'s journal internal; under another name there is none */
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        root = &s->sbs[find(p, "/")->sb];
+        ASSERT_EQ(root->journal_internal, 1);
+        ASSERT_TRUE(find(p, "/")->late_commit);
+        ASSERT_OK(plan_build(renamed, pol, PLAN_SCOPE_ALL, &q));
+        ASSERT_EQ(renamed->sbs[find(q, "/")->sb].journal_internal, 0);
+        ASSERT_TRUE(!find(q, "/")->late_commit);
+        ASSERT_TRUE(find(q, "/boot/efi")->late_commit); /* vfat: no journal to look for */
+        ASSERT_EQ(renamed->sbs[find(q, "/boot/efi")->sb].journal_internal, -ENODATA);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                plan_free(p);
+                p = NULL;
+                root->journal = cases[i].journal;
+                root->journal_internal = cases[i].internal;
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                if (find(p, "/")->late_commit != cases[i].late_commit)
+                        fprintf(stderr, "case %zu: late_commit %d\n", i, find(p, "/")->late_commit);
+                ASSERT_EQ(find(p, "/")->late_commit, cases[i].late_commit);
+                ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
+                /* a loop device whose file lies on "/" is reached only as "/" is */
+                ASSERT_EQ(efi_on_loop(s, pol, "/var/lib/images/efi.img"), cases[i].late_commit);
+                s->sbs[find(p, "/boot/efi")->sb].device.classes &= ~DEVICE_LOOP;
+        }
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -787,5 +858,6 @@ int main(void) {
         RUN(container_host_1000);
         RUN(late_commit);
         RUN(late_commit_loop);
+        RUN(late_commit_journal);
         return 0;
 }

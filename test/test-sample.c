@@ -124,6 +124,12 @@ TEST(load_fixture_root) {
         ASSERT_U64_EQ(root->bdi.value[BDI_STAT_RECLAIMABLE], 14336ULL * 1024);
         /* The EFI partition is on the same disk: same group. */
         ASSERT_STREQ(root->group, find_sb(s, 259, 1)->group);
+        /* proc/fs/jbd2/nvme0n1p2-8: its journal lies in it (sysfs has no fs/ext4 here: unknown);
+         * vfat's is not looked for */
+        ASSERT_STREQ(root->device.name, "nvme0n1p2");
+        ASSERT_TRUE(root->journal < 0);
+        ASSERT_EQ(root->journal_internal, 1);
+        ASSERT_EQ(find_sb(s, 259, 1)->journal_internal, -ENODATA);
 }
 
 TEST(degraded_root) {
@@ -139,6 +145,7 @@ TEST(degraded_root) {
         for (size_t k = 0; k < s->n_sbs; k++) {
                 ASSERT_TRUE(!s->sbs[k].has_bdi_stats);
                 ASSERT_TRUE(!s->sbs[k].device.classified);
+                ASSERT_TRUE(s->sbs[k].journal_internal != 1);
         }
 }
 

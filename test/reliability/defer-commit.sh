@@ -15,6 +15,8 @@
 #      DeferCommit=no, with SUSPEND_SYNC_REQUIRED=1 (require-sync.conf), in a manual run (no
 #      --trigger=unit), with WritebackFirst=no, with OnTimeout=fail, and for the disk's real backing
 #      file (a FUSE file of the test bed: the fixture sysfs places it on the root filesystem else);
+#   6f. an ext4 whose journal is on a journal device (mkfs.ext4 -J device=) is synced by the unit's
+#      pass, while one with its journal inside, on the same kind of loop device, is deferred (F9);
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
 #      pass send no more than sync(2) alone; the control, DeferCommit=no, sends more;
 #   8. data written before the pass, the disk hung before it: deferred all the same (the unit's pass
@@ -200,6 +202,48 @@ real_backing=0
 #     it is in flight.
 conf_nowb=$(rel_conf_variant nowb WritebackFirst=no)
 expect_synced 6c "WritebackFirst=no" "$conf_nowb"
+
+# 6f. An ext4 whose journal lies on a journal device (mkfs.ext4 -J device=): that device is in no
+#     stack the late pass is checked to reach (it may be served over the network, or hang), so the
+#     unit's pass commits it; the control, an ext4 with its journal inside on the same kind of loop
+#     device (a file in /run: memory), is deferred in the same pass. Loop devices of its own, gone
+#     after it.
+xj=$REL_TMP/xj
+xj_loops=()
+xj_cleanup() {
+        local l
+        for l in int ext; do rel_mounted "$xj/$l" && umount "$xj/$l"; done
+        for l in "${xj_loops[@]}"; do losetup -d "$l"; done
+        xj_loops=()
+}
+ss_on_exit xj_cleanup
+mkdir -p "$xj/int" "$xj/ext"
+for l in int jdev ext; do
+        truncate -s 32M "$xj/$l.img" || fail "6f: cannot make $xj/$l.img"
+        loop=$(losetup -f --show "$xj/$l.img") || fail "6f: cannot make a loop device"
+        xj_loops+=("$loop")
+done
+mkfs.ext4 -q -F "${xj_loops[0]}" || fail "6f: mkfs.ext4 failed"
+mkfs.ext4 -q -F -b 4096 -O journal_dev "${xj_loops[1]}" >/dev/null ||
+        fail "6f: mkfs.ext4 -O journal_dev failed"
+mkfs.ext4 -q -F -b 4096 -J device="${xj_loops[1]}" "${xj_loops[2]}" || fail "6f: mkfs.ext4 -J device= failed"
+mount "${xj_loops[0]}" "$xj/int" || fail "6f: cannot mount ${xj_loops[0]}"
+mount "${xj_loops[2]}" "$xj/ext" || fail "6f: cannot mount ${xj_loops[2]}"
+echo "6f /proc/fs/jbd2: $(echo /proc/fs/jbd2/*)"
+fixture_sysfs || fail "6f: cannot make the fixture sysfs"
+conf_main=$SS_CONF
+rel_config "$m" "$xj/int" "$xj/ext"
+conf_xj=$SS_CONF
+SS_CONF=$conf_main
+rm -f "$SS_STATE/handover" "$REL_TMP"/{unit,late}.{log,json}
+echo x >"$xj/int/f" && echo x >"$xj/ext/f"
+u=$(pass unit "$conf_xj")
+ui=$(ss_mount_field "$REL_TMP/unit.json" "$xj/int" outcome 2>/dev/null || echo missing)
+ue=$(ss_mount_field "$REL_TMP/unit.json" "$xj/ext" outcome 2>/dev/null || echo missing)
+echo "6f journal inside / on a journal device: disk=$u int=$ui ext=$ue"
+[[ $ui == deferred ]] || bad "6f: ext4 with its journal inside: outcome '$ui', want deferred (the control)"
+[[ $ue == synced ]] || bad "6f: ext4 with a journal device: outcome '$ue', want synced"
+xj_cleanup
 
 # A hung device must meet its syncfs in a pass that can prove it stuck, and a proven stuck device is
 # never "left unsynced" (that would keep the kernel's serial sync on, which would block on it for
