@@ -179,7 +179,7 @@ _e2e_install() {
                                 -Dtests=false -Dman=disabled >"$E2E_WORK/build.log" 2>&1 ||
                                 { tail -n 20 "$E2E_WORK/build.log" >&2; return 1; }
                 fi
-                ninja -C "$bdir" >>"$E2E_WORK/build.log" 2>&1 &&
+                ninja -j2 -C "$bdir" >>"$E2E_WORK/build.log" 2>&1 &&
                         DESTDIR=$root meson install -C "$bdir" --no-rebuild >>"$E2E_WORK/build.log" 2>&1 ||
                         { tail -n 20 "$E2E_WORK/build.log" >&2; return 1; }
         else
@@ -189,7 +189,7 @@ _e2e_install() {
                         --bind-ro="$SOURCE_ROOT":/usr/src/suspend-sync \
                         sh -c 'meson setup /var/tmp/ss-build /usr/src/suspend-sync --prefix=/usr \
                                         --buildtype=debugoptimized -Dtests=false -Dman=disabled &&
-                                ninja -C /var/tmp/ss-build && meson install -C /var/tmp/ss-build --no-rebuild' \
+                                ninja -j2 -C /var/tmp/ss-build && meson install -C /var/tmp/ss-build --no-rebuild' \
                         </dev/null >"$E2E_WORK/build.log" 2>&1 ||
                         { tail -n 20 "$E2E_WORK/build.log" >&2; return 1; }
         fi
