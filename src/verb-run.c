@@ -223,9 +223,12 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
-        bool state_on_disk; /* locked, and the state directory is not on tmpfs (or cannot tell) */
+        bool state_on_disk; /* the state directory is not on tmpfs (or cannot tell) */
         bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
         bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
+        ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
+        int requirers_error;         /* ... or why it could not be asked */
+        usec_t requirers_until;      /* how long its answer is waited for */
         usec_t started_rt, started_mono, deadline, t_executed, t_execute;
 } Pass;
 
@@ -281,14 +284,12 @@ static int pass_lock(Pass *p) {
                 /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
                 log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
                                   dir);
-        else {
-                /* What cannot be told is a real filesystem: the late pass keeps the kernel's sync. */
-                p->state_on_disk = state_dir_check(dir, &is_tmpfs) < 0 || !is_tmpfs;
-                if (p->state_on_disk)
-                        log_warning("State directory '%s' is not on tmpfs: recording dirties a real "
-                                    "filesystem.",
-                                    dir);
-        }
+        /* Whether locked or not (knob.orig is written there all the same): what cannot be told is a
+         * real filesystem, and the late pass keeps the kernel's sync on. */
+        p->state_on_disk = state_dir_check(dir, &is_tmpfs) < 0 || !is_tmpfs;
+        if (r >= 0 && p->state_on_disk)
+                log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
+                            dir);
         if (p->lock_fd >= 0)
                 pass_load_handover(p);
         return 0;
