@@ -28,6 +28,7 @@ typedef struct Args {
         const char *trigger;        /* --trigger= */
         const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
         const char *sleep_requires; /* $SUSPEND_SYNC_REQUIRED (require-sync.conf, defer-commit.h) */
+        const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
         const char *root;           /* --root= (proc/ and config files) */
         const char *sysfs;          /* --sysfs= */
         const char *debugfs;        /* --debugfs= */

@@ -19,8 +19,9 @@
  * - until then the kernel's own sync is the backstop: deferral needs sync_on_suspend to read 1 at
  *   the unit's pass (a late pass that never runs leaves it so; on hibernation the kernel always
  *   syncs);
- * - a sleep that requires this unit (require-sync.conf: RequiredBy=sleep.target) is called off by
- *   the unit's failure, which the late pass cannot do: the unit commits everything itself; with
+ * - a sleep that requires this unit (require-sync.conf: RequiredBy=sleep.target; any Requires=,
+ *   Requisite= or BindsTo= on it, as PID 1 tells) is called off by the unit's failure, which the
+ *   late pass cannot do: the unit commits everything itself; with
  *   OnTimeout=fail the unit's result is to tell of every timeout (a hung device), so likewise;
  * - the handover must be writable (the late pass learns there what was left to it, and keeps the
  *   kernel's sync on when it cannot read it), and the flushers woken where a device was dirty;
@@ -57,19 +58,10 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why);
 /* The environment variable require-sync.conf sets. */
 #define DEFER_COMMIT_REQUIRED_ENV "SUSPEND_SYNC_REQUIRED"
 
-#define DEFER_COMMIT_UNIT "suspend-sync.service"
-
-/* Whether a unit file's text has a Requires=, Requisite= or BindsTo= (continuation lines joined,
- * sections not told apart) whose value mentions DEFER_COMMIT_UNIT. Pure. */
-bool defer_commit_text_requires(const char *text);
-
-/* Whether the sleep requires this unit: env_value (DEFER_COMMIT_REQUIRED_ENV, set by
- * require-sync.conf) a true boolean; or, in any directory of systemd's system unit search path
- * below root_fd (/etc, /run, /usr/local/lib, /usr/lib, control, transient, attached, generators),
- * for a unit that calls the sleep off when a unit it requires fails (sleep.target, the four sleep
- * targets and their services): a .requires/suspend-sync.service link (systemctl enable with
- * RequiredBy=), or the unit file (not the vendor's, in /usr/lib) or a drop-in that applies to it
- * (its own, a dash prefix's, its type's) requiring it (defer_commit_text_requires()). An older copy of the drop-in sets no
- * variable. 1 or 0; a value that does not parse, or anything that cannot be read or is larger than
- * the bounds, counts as 1: a false "yes" costs only the deferral. Each directory is listed once. */
-int defer_commit_sleep_requires(int root_fd, const char *env_value);
+/* Whether the sleep requires this unit, so that its failure calls the sleep off (pure): env_value
+ * (DEFER_COMMIT_REQUIRED_ENV, set by require-sync.conf) a true boolean, or a value that does not
+ * parse; otherwise, when run by a service manager ('managed': $INVOCATION_ID), what PID 1 says
+ * (manager.h: 'requirers' 1 some unit requires it, 0 none, negative errno when it could not tell,
+ * which counts as required: a false "yes" costs only the deferral). Not run by a service manager
+ * (a manual run, a test): 0. */
+int defer_commit_required(const char *env_value, bool managed, int requirers);

@@ -240,6 +240,7 @@ int main(int argc, char *argv[]) {
         log_setup();
         a.sleep_action = getenv("SYSTEMD_SLEEP_ACTION");
         a.sleep_requires = getenv(DEFER_COMMIT_REQUIRED_ENV);
+        a.invocation_id = getenv("INVOCATION_ID");
 
         r = parse_argv(argc, argv, &a, &verb);
         if (r < 0)

@@ -4,17 +4,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "manager.h"
 #include "scope.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/proc-util.h"
 
-#define SYSTEMD_PRIVATE_BUS "unix:path=/run/systemd/private"
 /* /proc/PID/cgroup is one line per hierarchy: a dozen lines on cgroup v1. */
 #define CGROUP_FILE_MAX (64U * 1024U)
 /* How often to look whether PID 1 has moved the processes. */
@@ -98,56 +97,19 @@ static bool pid_left(int proc_fd, pid_t pid, const CgroupId *ours) {
         return proc_pid_start_time(proc_fd, pid, NULL, &state) >= 0 && state == 'Z';
 }
 
-/* sd_bus_call() would finish the authentication with a wait of its own (up to 25 s): do it here,
- * bounded. */
-static int bus_wait_ready(sd_bus *bus, usec_t deadline) {
-        for (;;) {
-                usec_t n;
-                int r;
-
-                r = sd_bus_is_ready(bus);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-                r = sd_bus_process(bus, NULL);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                n = now(CLOCK_MONOTONIC);
-                if (n >= deadline)
-                        return -ETIMEDOUT;
-                r = sd_bus_wait(bus, deadline - n);
-                if (r < 0 && r != -EINTR)
-                        return r;
-        }
-}
-
 static int start_scope(const char *name, const pid_t *pids, size_t n, usec_t deadline) {
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        struct ucred peer = {};
-        socklen_t len = sizeof(peer);
         usec_t t;
         int r;
 
-        r = sd_bus_new(&bus);
+        /* sd_bus_call() would finish the authentication with a wait of its own (up to 25 s). */
+        r = manager_bus_open(&bus);
+        if (r >= 0)
+                r = manager_bus_wait_ready(bus, deadline);
         if (r < 0)
                 return r;
-        r = sd_bus_set_address(bus, SYSTEMD_PRIVATE_BUS);
-        if (r < 0)
-                return r;
-        r = sd_bus_start(bus);
-        if (r < 0)
-                return r;
-        r = bus_wait_ready(bus, deadline);
-        if (r < 0)
-                return r;
-        /* Only PID 1 (root) listens there; check, as systemctl does. */
-        if (getsockopt(sd_bus_get_fd(bus), SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
-                return negative_errno();
-        if (peer.uid != 0)
-                return -EPERM;
 
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                            "org.freedesktop.systemd1.Manager", "StartTransientUnit");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-login.h>
 
 #include "context.h"
 #include "defer-commit.h"
@@ -15,6 +16,7 @@
 #include "kernel-knob.h"
 #include "writeback.h"
 #include "log.h"
+#include "manager.h"
 #include "message-ids.h"
 #include "notify.h"
 #include "run.h"
@@ -24,6 +26,10 @@
 
 /* Time kept back from the executor for recording the run (tmpfs writes), so the whole command
  * returns by DeadlineSec. */
+/* How long the unit's pass waits for PID 1 to say which units require it (asked at its start): no
+ * answer by then keeps DeferCommit= out of this sleep. */
+#define REQUIRERS_TIMEOUT (500 * USEC_PER_MSEC)
+
 static usec_t record_reserve(usec_t deadline) {
         return MIN(deadline / 20, 50 * USEC_PER_MSEC);
 }
@@ -247,6 +253,7 @@ static void pass_done(Pass *p) {
         run_jobs_done(&p->j);
         handover_done(&p->ho);
         context_done(&p->c);
+        manager_requirers_free(p->requirers);
 }
 
 /* What earlier passes left: workers still stuck in the kernel (their devices get no second
@@ -373,11 +380,17 @@ static void pass_defer_commit(Pass *p) {
         int value = -1;
 
         if (f.unit_pass && f.policy) {
+                int requirers = p->requirers ? manager_requirers_finish(p->requirers, p->requirers_until)
+                                             : p->requirers_error;
+
                 /* the pass's own sysfs fd (pass_execute()), -EBADF when it could not be opened */
                 f.knob = p->sysfs_fd < 0 ? -EBADF : knob_read(p->sysfs_fd, &value);
                 if (f.knob >= 0)
                         f.knob = value;
-                f.required = defer_commit_sleep_requires(p->c.root_fd, a->sleep_requires);
+                f.required = defer_commit_required(a->sleep_requires, !isempty(a->invocation_id), requirers);
+                if (requirers < 0 && !isempty(a->invocation_id))
+                        log_debug("Could not ask PID 1 which units require this one (%s).",
+                                  strerror(-requirers));
         }
         if (!defer_commit_allowed(&f, &why)) {
                 if (why)
@@ -585,6 +598,21 @@ static int pass_log(const Pass *p) {
         return EXIT_SUCCESS;
 }
 
+/* The unit's pass started by a service manager asks PID 1 at once which units require it: the
+ * answer comes while the pass reads its configuration and samples (DeferCommit=, defer-commit.h). */
+static void pass_ask_requirers(Pass *p) {
+        _cleanup_free_ char *unit = NULL;
+        int r;
+
+        if (!streq_ptr(p->a->trigger, "unit") || p->a->late || isempty(p->a->invocation_id))
+                return;
+        p->requirers_until = now(CLOCK_MONOTONIC) + REQUIRERS_TIMEOUT;
+        r = sd_pid_get_unit(0, &unit);
+        if (r >= 0)
+                r = manager_requirers_start(unit, &p->requirers);
+        p->requirers_error = r < 0 ? r : 0;
+}
+
 /* lock → prepare → execute → record → knob → log. */
 int verb_run(const Args *a, int *ret_exit) {
         _cleanup_(pass_done) Pass p = {
@@ -601,6 +629,7 @@ int verb_run(const Args *a, int *ret_exit) {
 
         *ret_exit = EXIT_FAILURE;
 
+        pass_ask_requirers(&p);
         r = pass_lock(&p);
         if (r < 0)
                 return r;

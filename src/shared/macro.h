@@ -79,7 +79,6 @@ static inline bool streq_ptr(const char *a, const char *b) {
         return strcmp(a, b) == 0;
 }
 #define streq(a, b) (strcmp((a), (b)) == 0)
-#define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
 #define isempty(s) (!(s) || !(s)[0])
 
 /* Whether s equals one of the listed strings. */

@@ -22,10 +22,3 @@ static inline const char *startswith(const char *s, const char *prefix) {
 
         return s && strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
-
-/* Where suffix starts in s when s ends with it, else NULL. */
-static inline const char *endswith(const char *s, const char *suffix) {
-        size_t n = strlen(s), m = strlen(suffix);
-
-        return n >= m && memcmp(s + n - m, suffix, m) == 0 ? s + n - m : NULL;
-}

@@ -73,19 +73,40 @@ e2e_watch_start || exit 1
 knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
 state_orig=$(cat "$E2E_WORK/power/state")
 
+# cycle NAME: systemctl suspend, then the journal of the cycle in $E2E_WORK/journal-NAME.json. The
+# cycle ends with the start job of systemd-suspend.service done one way or another.
+cycle() {
+        local c i
+        c=$(e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p')
+        e2e_run systemctl suspend || true
+        for ((i = 0; i < 300; i++)); do
+                e2e_run journalctl -q -o json --after-cursor="$c" |
+                        jq -c 'select(.UNIT == "systemd-suspend.service" and .JOB_TYPE == "start" and .JOB_RESULT != null)' |
+                        grep -q . && [[ -z $(e2e_run systemctl list-jobs --no-legend) ]] && break
+                sleep 0.2
+        done
+        e2e_run journalctl -q -o json --after-cursor="$c" >"$E2E_WORK/journal-$1.json"
+}
+said_required() { # NAME: the unit's pass said that the sleep requires it
+        jq -r 'select((._COMM // "") == "suspend-sync") | .MESSAGE' "$E2E_WORK/journal-$1.json" |
+                grep -q "the sleep requires this unit"
+}
+resume_disk() { # NAME
+        local i left
+        stack_ctl h resume >/dev/null
+        for ((i = 0; i < 100; i++)); do
+                left=$(e2e_run pgrep -x suspend-sync | tr '\n' ' ')
+                [[ -z $left ]] && break
+                sleep 0.2
+        done
+        [[ -z $left ]] && ok "$1: no suspend-sync process left $((i * 200)) ms after the disk resumed" ||
+                fail "$1: suspend-sync processes left after the disk resumed: $left"
+}
+
 # ---------------------------------------------------------------- A: with the drop-in
 dirty 1
 w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
-c=$(e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p')
-e2e_run systemctl suspend || true
-# The cycle ends with the start job of systemd-suspend.service done one way or another.
-for ((i = 0; i < 300; i++)); do
-        e2e_run journalctl -q -o json --after-cursor="$c" |
-                jq -c 'select(.UNIT == "systemd-suspend.service" and .JOB_TYPE == "start" and .JOB_RESULT != null)' |
-                grep -q . && [[ -z $(e2e_run systemctl list-jobs --no-legend) ]] && break
-        sleep 0.2
-done
-e2e_run journalctl -q -o json --after-cursor="$c" >"$E2E_WORK/journal-a.json"
+cycle a
 jq -r 'select(.UNIT == "suspend-sync.service" or .UNIT == "systemd-suspend.service" or .UNIT == "sleep.target" or (._COMM // "") == "suspend-sync") |
         "\(.__MONOTONIC_TIMESTAMP) \(.MESSAGE)"' "$E2E_WORK/journal-a.json" | head -n 20 | sed 's/^/  journal: /'
 res=$(jq -r 'select(.UNIT == "systemd-suspend.service" and .JOB_TYPE == "start" and .JOB_RESULT != null) | .JOB_RESULT' "$E2E_WORK/journal-a.json" | head -n1)
@@ -111,8 +132,7 @@ else
 fi
 # The drop-in tells the binary (SUSPEND_SYNC_REQUIRED=1) that the sleep waits for the unit: its pass
 # commits everything itself, none is left to a late pass that cannot call the sleep off.
-if jq -r 'select((._COMM // "") == "suspend-sync") | .MESSAGE' "$E2E_WORK/journal-a.json" |
-        grep -q "the sleep requires this unit"; then
+if said_required a; then
         ok "A: the unit's pass knew the sleep requires it (no commit left to the late pass)"
 else
         fail "A: no 'the sleep requires this unit' in the unit's journal: DeferCommit= would not know"
@@ -126,14 +146,7 @@ else
 fi
 
 # Resume the disk; bounded wait until no suspend-sync process is left in the container.
-stack_ctl h resume >/dev/null
-for ((i = 0; i < 100; i++)); do
-        left=$(e2e_run pgrep -x suspend-sync | tr '\n' ' ')
-        [[ -z $left ]] && break
-        sleep 0.2
-done
-[[ -z $left ]] && ok "A: no suspend-sync process left $((i * 200)) ms after the disk resumed" ||
-        fail "A: suspend-sync processes left after the disk resumed: $left"
+resume_disk A
 
 # ---------------------------------------------------------------- B: without the drop-in
 e2e_run sh -c 'rm /etc/systemd/system/suspend-sync.service.d/require-sync.conf &&
@@ -143,11 +156,35 @@ printf '%s\n' "$knob_orig" >"$E2E_WORK/power/sync_on_suspend"      # whatever A 
 dirty 2
 w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
 t1=$SECONDS
+cb=$(e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p')
 e2e_suspend suspend 120 || fail "B: the suspend cycle did not end"
+e2e_run journalctl -q -o json --after-cursor="$cb" >"$E2E_WORK/journal-b.json"
+said_required b && fail "B: the unit's pass said the sleep requires it, without the drop-in" ||
+        ok "B: not required without the drop-in (PID 1 asked, no Requires= on the unit)"
 writes=$(tail -n +"$w0" "$E2E_WATCH_LOG" | grep -c ' power state MODIFY "mem')
 status=$(e2e_prop suspend-sync.service ExecMainStatus)
 echo "B: cycle $((SECONDS - t1)) s, unit exit $status, mem writes $writes, knob $(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")"
 ((writes >= 1)) && ok "B: without the drop-in the sleep went ahead" || fail "B: no state write without the drop-in"
+
+# ---------------------------------------------------------------- C: a Requires= of the admin's
+# No require-sync.conf (no SUSPEND_SYNC_REQUIRED, no sleep.target.requires link): a drop-in of
+# sleep.target's own. Only PID 1 knows (it is loaded with sleep.target), so the unit's pass asks it;
+# B is the control (not required, the same configuration otherwise).
+e2e_run sh -c 'mkdir -p /etc/systemd/system/sleep.target.d &&
+        printf "[Unit]\nRequires=suspend-sync.service\n" >/etc/systemd/system/sleep.target.d/e2e-requires.conf &&
+        systemctl daemon-reload'
+e2e_run systemctl reset-failed
+printf '%s\n' "$knob_orig" >"$E2E_WORK/power/sync_on_suspend"
+dirty 3
+cycle c
+res=$(jq -r 'select(.UNIT == "systemd-suspend.service" and .JOB_TYPE == "start" and .JOB_RESULT != null) | .JOB_RESULT' "$E2E_WORK/journal-c.json" | head -n1)
+echo "C: suspend job result '$res'; RequiredBy of the unit: $(e2e_run systemctl show -P RequiredBy suspend-sync.service)"
+said_required c && ok "C: PID 1 told the unit's pass that the sleep requires it" ||
+        fail "C: no 'the sleep requires this unit' with a Requires= in sleep.target.d"
+[[ -n $res && $res != "done" ]] && ok "C: sleep cancelled (systemd-suspend.service start job: $res)" ||
+        fail "C: sleep not cancelled (systemd-suspend.service start job: '$res')"
+resume_disk C
+e2e_run sh -c 'rm /etc/systemd/system/sleep.target.d/e2e-requires.conf && systemctl daemon-reload'
 
 echo "$release: $fails failure(s), $((SECONDS - t0)) s"
 [[ $fails == 0 ]]
