@@ -55,12 +55,12 @@ echo "control before: sync_on_suspend $(k) with the state directory on tmpfs"
 late "$disk_state" "$SS_TMP/disk.log"
 cat "$SS_TMP/disk.log"
 [[ -s $disk_state/last.json ]] || fail "the late pass did not record its run in $disk_state"
-[[ $(k) == 1 ]] || fail "state directory on ext4: the late pass turned the kernel's sync off (knob $(k))"
+[[ $(k) == 1 ]] || fail "state directory on a real filesystem: the late pass turned the kernel's sync off (knob $(k))"
 grep -q "State directory '$disk_state' is not on tmpfs" "$SS_TMP/disk.log" ||
-        fail "state directory on ext4: no warning naming it"
+        fail "state directory on a real filesystem: no warning naming it"
 grep -q "Leaving the kernel's own sync on: the state directory is not on tmpfs" "$SS_TMP/disk.log" ||
-        fail "state directory on ext4: the reason the kernel's sync stays on is not said"
-[[ ! -e $disk_state/knob.orig ]] || fail "state directory on ext4: a knob record was written"
+        fail "state directory on a real filesystem: the reason the kernel's sync stays on is not said"
+[[ ! -e $disk_state/knob.orig ]] || fail "state directory on a real filesystem: a knob record was written"
 
 control after
 echo "control after: sync_on_suspend $(k)"
