@@ -95,7 +95,8 @@ static int requirers_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 ManagerRequirers *manager_requirers_free(ManagerRequirers *q) {
         if (!q)
                 return NULL;
-        sd_bus_flush_close_unref(q->bus);
+        /* Never a flush: it waits without a bound for a connection PID 1 has not answered. */
+        sd_bus_close_unref(q->bus);
         free(q);
         return NULL;
 }
