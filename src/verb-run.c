@@ -24,12 +24,12 @@
 #include "state.h"
 #include "verbs.h"
 
-/* Time kept back from the executor for recording the run (tmpfs writes), so the whole command
- * returns by DeadlineSec. */
-/* How long the unit's pass waits for PID 1 to say which units require it (asked at its start): no
- * answer by then keeps DeferCommit= out of this sleep. */
+/* How long the unit's pass waits for PID 1 to say which units require it (asked at its start), and
+ * never past its deadline: no answer by then keeps DeferCommit= out of this sleep. */
 #define REQUIRERS_TIMEOUT (500 * USEC_PER_MSEC)
 
+/* Time kept back from the executor for recording the run (tmpfs writes), so the whole command
+ * returns by DeadlineSec. */
 static usec_t record_reserve(usec_t deadline) {
         return MIN(deadline / 20, 50 * USEC_PER_MSEC);
 }
@@ -380,7 +380,8 @@ static void pass_defer_commit(Pass *p) {
         int value = -1;
 
         if (f.unit_pass && f.policy) {
-                int requirers = p->requirers ? manager_requirers_finish(p->requirers, p->requirers_until)
+                int requirers = p->requirers ? manager_requirers_finish(p->requirers,
+                                                                        MIN(p->requirers_until, p->deadline))
                                              : p->requirers_error;
 
                 /* the pass's own sysfs fd (pass_execute()), -EBADF when it could not be opened */
