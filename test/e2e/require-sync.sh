@@ -165,6 +165,8 @@ writes=$(tail -n +"$w0" "$E2E_WATCH_LOG" | grep -c ' power state MODIFY "mem')
 status=$(e2e_prop suspend-sync.service ExecMainStatus)
 echo "B: cycle $((SECONDS - t1)) s, unit exit $status, mem writes $writes, knob $(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")"
 ((writes >= 1)) && ok "B: without the drop-in the sleep went ahead" || fail "B: no state write without the drop-in"
+# (C writes to the disk again: a write to it while hung would wait for its hang-max, 120 s)
+resume_disk B
 
 # ---------------------------------------------------------------- C: a Requires= of the admin's
 # No require-sync.conf (no SUSPEND_SYNC_REQUIRED, no sleep.target.requires link): a drop-in of
