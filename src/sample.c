@@ -397,11 +397,10 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
 
 /* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
  * table; what a process holds a file on is reached, the rest becomes reasons. */
-static int find_unlisted(const SampleSources *src, int sysfs_fd, MountTable *t, unsigned **ns_of,
+static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, MountTable *t, unsigned **ns_of,
                          const MountNamespace *nss, size_t n_nss, HiddenSet *hidden, Reasons *why) {
         _cleanup_free_ uint64_t *inos = NULL;
         _cleanup_free_ int *pids = NULL;
-        _cleanup_close_ int proc_fd = openat(src->root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         size_t n_inos = 0, before;
         int r;
 
@@ -528,7 +527,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 if (!ns_of)
                         return -ENOMEM;
         }
-        r = find_unlisted(src, sysfs_fd, table, &ns_of, nss, n_nss, &hidden, &why);
+        r = find_unlisted(src, sysfs_fd, proc_fd, table, &ns_of, nss, n_nss, &hidden, &why);
         if (r == -ENOMEM)
                 return r;
         /* Looking for them must not cost the sync of what we do see: incomplete, with the reason. */
