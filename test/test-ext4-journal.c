@@ -68,8 +68,24 @@ static void mk(const char *root, const char *path) {
 }
 
 /* A sysfs tree: fs/ext4/loop1 (journal), loop2 (none), sda2 (garbage); sda1 has no entry. */
+/* Both readers take a device's kernel name as a path component below a directory fd: no name (not
+ * a block device here), one that is no name, a bad fd. */
+static void bad_names(int (*f)(int dir_fd, const char *name), int fd, const char *with_slash,
+                      const char *good) {
+        char longname[NAME_MAX + 2];
+
+        ASSERT_EQ(f(fd, NULL), -ENOENT);
+        ASSERT_EQ(f(fd, ""), -EINVAL);
+        ASSERT_EQ(f(fd, ".."), -EINVAL);
+        ASSERT_EQ(f(fd, with_slash), -EINVAL);
+        memset(longname, 'a', sizeof longname - 1);
+        longname[sizeof longname - 1] = 0;
+        ASSERT_EQ(f(fd, longname), -ENAMETOOLONG);
+        ASSERT_EQ(f(-EBADF, good), -EBADF);
+}
+
 TEST(load) {
-        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600], longname[NAME_MAX + 2];
+        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
         int fd;
 
         ASSERT_TRUE(mkdtemp(dir) != NULL);
@@ -88,15 +104,7 @@ TEST(load) {
         ASSERT_EQ(ext4_journal_load(fd, "loop2"), EXT4_JOURNAL_NONE);
         ASSERT_EQ(ext4_journal_load(fd, "sda1"), -ENOENT);
         ASSERT_EQ(ext4_journal_load(fd, "sda2"), -EINVAL);
-        /* no name (not a block device here), or one that is no name */
-        ASSERT_EQ(ext4_journal_load(fd, NULL), -ENOENT);
-        ASSERT_EQ(ext4_journal_load(fd, ""), -EINVAL);
-        ASSERT_EQ(ext4_journal_load(fd, ".."), -EINVAL);
-        ASSERT_EQ(ext4_journal_load(fd, "../ext4/loop1"), -EINVAL);
-        memset(longname, 'a', sizeof longname - 1);
-        longname[sizeof longname - 1] = 0;
-        ASSERT_EQ(ext4_journal_load(fd, longname), -ENAMETOOLONG);
-        ASSERT_EQ(ext4_journal_load(-EBADF, "loop1"), -EBADF);
+        bad_names(ext4_journal_load, fd, "../ext4/loop1", "loop1");
         close(fd);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         ASSERT_EQ(system(cmd), 0);
@@ -153,7 +161,6 @@ TEST(internal_entry) {
 /* A proc tree: fs/jbd2/ with loop0-8 (internal) and loop1 (the journal device of loop2's ext4). */
 TEST(internal_load) {
         char dir[] = "/tmp/test-ext4-journal.XXXXXX", empty[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
-        char longname[NAME_MAX + 2];
         int fd, fd_empty;
 
         ASSERT_TRUE(mkdtemp(dir) != NULL);
@@ -173,14 +180,7 @@ TEST(internal_load) {
         ASSERT_EQ(ext4_journal_internal(fd, "loop1"), 0); /* the journal device itself */
         ASSERT_EQ(ext4_journal_internal(fd, "sda1"), 0);  /* no journal, or not ours to know */
         ASSERT_EQ(ext4_journal_internal(fd, "dm"), 0);
-        ASSERT_EQ(ext4_journal_internal(fd, NULL), -ENOENT);
-        ASSERT_EQ(ext4_journal_internal(fd, ""), -EINVAL);
-        ASSERT_EQ(ext4_journal_internal(fd, ".."), -EINVAL);
-        ASSERT_EQ(ext4_journal_internal(fd, "x/loop0"), -EINVAL);
-        memset(longname, 'a', sizeof longname - 1);
-        longname[sizeof longname - 1] = 0;
-        ASSERT_EQ(ext4_journal_internal(fd, longname), -ENAMETOOLONG);
-        ASSERT_EQ(ext4_journal_internal(-EBADF, "loop0"), -EBADF);
+        bad_names(ext4_journal_internal, fd, "x/loop0", "loop0");
 
         /* no fs/jbd2/ at all (no jbd2 loaded, /proc masked): cannot be told */
         fd_empty = open(empty, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
