@@ -30,7 +30,9 @@ static void help(void) {
                "  record-cycle    After resume: keep the last sleep cycle in the history, write metrics\n"
                "  history         Sync times per mount (p50/p95/max) and the cycles of the history\n"
                "  metrics         The last sleep cycle in Prometheus text format\n"
-               "  plot            The last sleep cycle as an SVG timeline\n\n"
+               "  plot            The last sleep cycle as an SVG timeline\n"
+               "  pre|post ACTION The system-sleep hook, as systemd-sleep runs it: the late pass before\n"
+               "                  the sleep; after it, restore-knob and the time of the resume\n\n"
                "Options:\n"
                "  -h --help               Show this help\n"
                "     --version            Show the version\n"
@@ -121,7 +123,18 @@ static int parse_output_option(int c, Args *a) {
         return 1;
 }
 
-static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
+static bool sleep_action_valid(const char *s) {
+        return s && STR_IN_SET(s, "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate");
+}
+
+/* The system-sleep hook: systemd-sleep runs every executable of its directory with "pre" or "post"
+ * and the action (units/meson.build links ours to this binary). Arguments after the action are
+ * systemd's to add and are ignored: nothing here may keep a sleep from happening. */
+static bool is_hook_verb(const char *verb) {
+        return STR_IN_SET(verb, "pre", "post");
+}
+
+static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, const char **ret_hook_action) {
         static const struct option options[] = { { "help", no_argument, NULL, 'h' },
                                                  { "version", no_argument, NULL, ARG_VERSION },
                                                  { "config", required_argument, NULL, ARG_CONFIG },
@@ -178,8 +191,7 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
                         a->trigger = optarg;
                         break;
                 case ARG_SLEEP_ACTION:
-                        if (!STR_IN_SET(optarg, "suspend", "hibernate", "hybrid-sleep",
-                                        "suspend-then-hibernate"))
+                        if (!sleep_action_valid(optarg))
                                 return log_error_errno(EINVAL, "Invalid --sleep-action= '%s'.", optarg);
                         a->sleep_action = optarg;
                         break;
@@ -202,9 +214,13 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb) {
 
         if (optind >= argc)
                 return log_error_errno(EINVAL, "A command is required, see --help.");
+        *ret_verb = argv[optind];
+        if (is_hook_verb(argv[optind])) {
+                *ret_hook_action = optind + 1 < argc ? argv[optind + 1] : NULL;
+                return 1;
+        }
         if (optind + 1 < argc)
                 return log_error_errno(EINVAL, "Too many arguments.");
-        *ret_verb = argv[optind];
         return 1;
 }
 
@@ -234,7 +250,7 @@ int main(int argc, char *argv[]) {
                 .debugfs = "/sys/kernel/debug",
                 .started = now(CLOCK_MONOTONIC),
         };
-        const char *verb = NULL;
+        const char *verb = NULL, *hook_action = NULL;
         int r, code = EXIT_FAILURE;
 
         log_setup();
@@ -242,12 +258,21 @@ int main(int argc, char *argv[]) {
         a.sleep_requires = getenv(DEFER_COMMIT_REQUIRED_ENV);
         a.invocation_id = getenv("INVOCATION_ID");
 
-        r = parse_argv(argc, argv, &a, &verb);
+        r = parse_argv(argc, argv, &a, &verb, &hook_action);
         if (r < 0)
                 return EXIT_USAGE;
         if (r == 0) /* --help, --version, --json=help */
                 return output_flushed(0) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         a.style = output_style(stdout, a.full);
+        if (is_hook_verb(verb)) {
+                /* The action systemd-sleep names, else $SYSTEMD_SLEEP_ACTION when it is one we know
+                 * (it may read suspend-after-failed-hibernate), else none. */
+                a.sleep_action = sleep_action_valid(hook_action)      ? hook_action
+                                 : sleep_action_valid(a.sleep_action) ? a.sleep_action
+                                                                      : NULL;
+                a.trigger = "hook";
+                a.late = streq(verb, "pre");
+        }
 
         /* A pass of a sleep (the unit's, or the late one from the hook in systemd-suspend.service):
          * every message names our unit, so that "journalctl -u suspend-sync.service" shows it. */
@@ -259,6 +284,11 @@ int main(int argc, char *argv[]) {
         if (a.deadline != USEC_INFINITY)
                 log_set_deadline(a.started + a.deadline);
 
+        if (is_hook_verb(verb)) {
+                (void) verb_hook(&a, verb);
+                (void) log_flush(LOG_FLUSH_WAIT);
+                return EXIT_SUCCESS;
+        }
         if (streq(verb, "run")) {
                 /* Unprivileged, every syncfs of another user's mount and every knob write would
                  * fail: one clear refusal instead of every mount reported as a sync error. */

@@ -766,26 +766,3 @@ int state_lock(const char *dir, int *ret_fd) {
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
-
-usec_t state_load_resumed(const char *dir) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        usec_t frac = 0, scale = USEC_PER_SEC;
-        struct tm tm = {};
-        const char *p, *end;
-        size_t size;
-
-        if (asprintf(&path, "%s/last-resume", dir) < 0 ||
-            read_full_file_at(AT_FDCWD, path, 4096, &text, &size) < 0)
-                return 0;
-        p = strstr(text, "REALTIME=");
-        if (!p || !(end = strptime(p + 9, "%Y-%m-%dT%H:%M:%S", &tm)))
-                return 0;
-        /* ".NNNNNNNNN": a sleep shorter than a second must still end after it began */
-        if (*end == '.')
-                for (end++; *end >= '0' && *end <= '9'; end++)
-                        if (scale > 1) {
-                                scale /= 10;
-                                frac += (usec_t) (*end - '0') * scale;
-                        }
-        return (usec_t) timegm(&tm) * USEC_PER_SEC + frac;
-}

@@ -127,10 +127,6 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
 int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunRecord **ret_history,
                size_t *ret_n_history);
 
-/* The last resume, as the system-sleep hook's post phase records it in dir/last-resume
- * (REALTIME=YYYY-MM-DDTHH:MM:SS…Z); 0 when there is none or it does not parse. */
-usec_t state_load_resumed(const char *dir);
-
 /* Reports whether dir (or, when it does not exist yet, its nearest existing ancestor, where it
  * would be created) is on tmpfs or ramfs. Returns 0 or negative errno from statfs(). */
 int state_dir_check(const char *dir, bool *ret_is_tmpfs);

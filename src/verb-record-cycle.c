@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "history.h"
+#include "last-resume.h"
 #include "log.h"
 #include "metrics.h"
 #include "shared/fileio.h"
@@ -42,7 +43,7 @@ static usec_t resumed_at(const Args *a, const SleepCycle *c) {
 
         if (!c->late)
                 return 0;
-        r = state_load_resumed(a->state_dir);
+        r = last_resume_load(a->state_dir);
         return r > c->late->started_realtime ? r : now(CLOCK_REALTIME);
 }
 

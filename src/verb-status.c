@@ -19,6 +19,7 @@
 #include "cycle.h"
 #include "handover.h"
 #include "kmsg.h"
+#include "last-resume.h"
 #include "log.h"
 #include "meminfo.h"
 #include "shared/fileio.h"
@@ -356,7 +357,7 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
 
         f->mi = meminfo_load(root_fd, mi) >= 0 ? mi : NULL;
         f->now = status_now();
-        f->resumed = state_load_resumed(a->state_dir);
+        f->resumed = last_resume_load(a->state_dir);
         f->ksync_error = kmsg_read(root_fd, &k, &size);
         if (f->ksync_error >= 0)
                 f->ksync = kmsg_last_sleep_sync(k, size);

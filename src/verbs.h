@@ -21,6 +21,8 @@ int verb_record_cycle(const Args *a);
 int verb_history(const Args *a);
 int verb_metrics(const Args *a);
 int verb_plot(const Args *a);
+/* pre|post: the system-sleep hook (phase "pre" or "post"); main() ignores the result, exit 0. */
+int verb_hook(const Args *a, const char *phase);
 
 int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **ret);
 

@@ -754,27 +754,6 @@ TEST(dir_check) {
                 fprintf(stderr, "dir_check: /dev/shm is not tmpfs here, positive case skipped\n");
 }
 
-/* The post hook's record of the last resume, to the microsecond: a sleep shorter than a second
- * still ends after it began (status "Slept"). */
-TEST(resumed) {
-        _cleanup_free_ char *d = fresh_dir("resumed"), *f = path_join(d, "last-resume");
-        FILE *w;
-
-        ASSERT_U64_EQ(state_load_resumed(d), 0); /* none */
-        ASSERT_TRUE((w = fopen(f, "we")));
-        fputs("ACTION=suspend\nREALTIME=2026-01-01T03:00:00.123456789Z\nBOOTTIME_SEC=1.00\n", w);
-        fclose(w);
-        ASSERT_U64_EQ(state_load_resumed(d), 1767236400123456ULL);
-        ASSERT_TRUE((w = fopen(f, "we")));
-        fputs("REALTIME=2026-01-01T03:00:00Z\n", w);
-        fclose(w);
-        ASSERT_U64_EQ(state_load_resumed(d), 1767236400000000ULL);
-        ASSERT_TRUE((w = fopen(f, "we")));
-        fputs("REALTIME=garbage\n", w);
-        fclose(w);
-        ASSERT_U64_EQ(state_load_resumed(d), 0);
-}
-
 int main(void) {
         ASSERT_TRUE(mkdtemp(test_root));
 
@@ -794,7 +773,6 @@ int main(void) {
         RUN(read_only);
         RUN(lock);
         RUN(dir_check);
-        RUN(resumed);
 
         rm_rf(test_root);
         return 0;

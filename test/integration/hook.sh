@@ -1,164 +1,134 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The system-sleep hook, called as systemd-sleep calls it ("pre suspend", "post suspend", with
-# SYSTEMD_SLEEP_ACTION in the environment).
+# The system-sleep hook: the binary itself, a symlink in systemd's system-sleep directory
+# (install-layout.sh checks the link), run as systemd-sleep runs it: "pre ACTION" before the sleep,
+# "post ACTION" after it, $SYSTEMD_SLEEP_ACTION in the environment. Options point it at a fixture
+# sysfs and a state directory of this test (systemd-sleep passes none).
 #
-# Part A (always): the hook against a stub binary that records its arguments: the right command
-#   line per phase and action, action fallback to $SYSTEMD_SLEEP_ACTION, invalid actions dropped,
-#   exit status 0 whatever happens, resume record written.
-# Part B (needs $SUSPEND_SYNC built with the verbs): the hook with the real binary:
-#   B1 post: restores the kernel knob of a fixture sysfs from a knob.orig record;
-#   B2 pre:  a late pass over a real loop-mounted ext4 with dirty data records a run with
-#            trigger=hook (root and loop devices needed; skipped otherwise).
-#   TODO(lead): B2 also with a FUSE mount present (must be left out by --late), and check the
-#   JSON field names against the state module once it is final.
-#
-# Env: BUILD_ROOT (for the configured hook), SOURCE_ROOT, SUSPEND_SYNC (binary, optional).
-
-set -u -o pipefail
-
-source "$(dirname "$0")/../lib/common.sh"
+# A: pre is the late pass (trigger hook) with the action as recorded sleep action: the action
+#    named, else $SYSTEMD_SLEEP_ACTION when it is one we know, else none; arguments after the
+#    action ignored; exit status 0 whatever happens.
+# B: post restores the knob of the fixture sysfs from knob.orig and writes last-resume (atomic, no
+#    temporary file left); without a state directory it makes none; exit status 0.
+# C: pre over a real loop-mounted ext4 with dirty data syncs it (record: trigger hook, the mount
+#    synced).
+set -euo pipefail
+source "$TEST_LIB/suspend-sync.sh"
+ss_begin
 checks_begin
-ran=0
 
-SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-hook=""
-[ -n "${BUILD_ROOT:-}" ] && [ -f "$BUILD_ROOT/hooks/suspend-sync" ] && hook=$BUILD_ROOT/hooks/suspend-sync
-[ -z "$hook" ] && hook=$SOURCE_ROOT/hooks/suspend-sync.in
-[ -f "$hook" ] || skip "hook script not found"
-echo "hook: $hook"
+sys=$SS_TMP/sys
+ss_fixture_sysfs "$sys"
+knob=$sys/power/sync_on_suspend
 
-tmp=$(mktemp -d /tmp/hook-test.XXXXXX) || exit 1
-loopdev=""
-mnt=""
-cleanup() {
-        if [ -n "$mnt" ] && mountpoint -q "$mnt"; then
-                umount "$mnt" || umount -l "$mnt"
-        fi
-        # detach exactly the loop device we created, identified by its backing file
-        if [ -n "$loopdev" ] && losetup -j "$tmp/disk.img" | grep -q "^$loopdev:"; then
-                losetup -d "$loopdev"
-        fi
-        rm -rf -- "$tmp"
-}
-trap cleanup EXIT
-
-# ---------------------------------------------------------------- Part A: stub binary
-cat >"$tmp/stub" <<'STUB'
-#!/bin/sh
-printf '%s\n' "$*" >>"$STUB_LOG"
-exit "${STUB_RC:-0}"
-STUB
-chmod +x "$tmp/stub"
-mkdir -p "$tmp/state"
-
-# run_hook EXPECTED_ARGS ENV... -- HOOK_ARGS...
-run_hook() {
-        local expect=$1; shift
+# hook ENV... -- ARGS...: the binary with a clean environment, as systemd-sleep would start it.
+hook() {
         local envs=()
-        while [ "$1" != -- ]; do envs+=("$1"); shift; done
+        while [[ $1 != -- ]]; do envs+=("$1"); shift; done
         shift
-        : >"$tmp/log"
-        env -i PATH="$PATH" STUB_LOG="$tmp/log" SUSPEND_SYNC_HOOK_BIN="$tmp/stub" \
-                SUSPEND_SYNC_STATE_DIR="$tmp/state" "${envs[@]}" sh "$hook" "$@" >"$tmp/out" 2>&1
-        local rc=$?
-        local got
-        got=$(cat "$tmp/log")
-        if [ $rc -ne 0 ]; then
-                fail "hook $* (${envs[*]}) exited $rc"
-        elif [ "$got" != "$expect" ]; then
-                fail "hook $* (${envs[*]}): ran '$got', expected '$expect'"
+        env -i PATH="$PATH" INVOCATION_ID= "${envs[@]}" "$SUSPEND_SYNC" --state-dir="$SS_STATE" \
+                --config="$SS_CONF" --sysfs="$sys" "$@"
+}
+
+# field NAME: a top-level string field of the last run record ("-" when absent or null).
+field() {
+        python3 -c 'import json, sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2])
+print("-" if v is None else v)' "$SS_STATE/last.json" "$1"
+}
+
+# pre_case EXPECTED_ACTION ENV... -- ARGS...
+pre_case() {
+        local want=$1 rc=0
+        shift
+        rm -f "$SS_STATE/last.json"
+        hook "$@" >"$SS_TMP/out" 2>&1 || rc=$?
+        if ((rc != 0)); then
+                fail "hook ${*}: exit $rc"
+        elif [[ ! -f $SS_STATE/last.json ]]; then
+                fail "hook ${*}: no run record"; cat "$SS_TMP/out"
+        elif [[ $(field trigger) != hook || $(field sleep_action) != "$want" ]]; then
+                fail "hook ${*}: trigger $(field trigger), sleep action $(field sleep_action), want hook, $want"
         else
-                ok "hook $* ${envs[*]} → ${got:-nothing}"
+                ok "hook ${*}: late pass recorded, trigger hook, sleep action $want"
         fi
 }
-S="--state-dir=$tmp/state"
 
-run_hook "$S --sleep-action=suspend --late --trigger=hook run" -- pre suspend
-run_hook "$S --sleep-action=hibernate --late --trigger=hook run" SYSTEMD_SLEEP_ACTION=hibernate -- pre hibernate
-run_hook "$S --sleep-action=hybrid-sleep --late --trigger=hook run" -- pre hybrid-sleep
-run_hook "$S --sleep-action=suspend-then-hibernate --late --trigger=hook run" \
-        SYSTEMD_SLEEP_ACTION=suspend -- pre suspend-then-hibernate
-run_hook "$S --sleep-action=suspend --trigger=hook restore-knob" SYSTEMD_SLEEP_ACTION=suspend -- post suspend
-# $2 missing or unknown: fall back to SYSTEMD_SLEEP_ACTION if valid, else no --sleep-action at all
-run_hook "$S --sleep-action=hibernate --late --trigger=hook run" SYSTEMD_SLEEP_ACTION=hibernate -- pre
-run_hook "$S --late --trigger=hook run" SYSTEMD_SLEEP_ACTION=suspend-after-failed-hibernate -- pre bogus
-run_hook "$S --late --trigger=hook run" -- pre
-# test-only extra options are passed through
-run_hook "$S --sleep-action=suspend --root=/x --sysfs=/y --late --trigger=hook run" \
-        "SUSPEND_SYNC_HOOK_ARGS=--root=/x --sysfs=/y" -- pre suspend
-# unknown phase: nothing run, still exit 0
-run_hook "" -- frobnicate suspend
-# failing binary: exit 0 anyway
-run_hook "$S --sleep-action=suspend --late --trigger=hook run" STUB_RC=4 -- pre suspend
-# missing binary: exit 0, nothing run
-if env -i PATH="$PATH" SUSPEND_SYNC_HOOK_BIN="$tmp/nonexistent" sh "$hook" pre suspend; then
-        ok "missing binary: exit 0"
+# ---------------------------------------------------------------- A: pre
+pre_case suspend -- pre suspend
+pre_case hibernate SYSTEMD_SLEEP_ACTION=hibernate -- pre hibernate
+pre_case hybrid-sleep -- pre hybrid-sleep
+pre_case suspend-then-hibernate SYSTEMD_SLEEP_ACTION=suspend -- pre suspend-then-hibernate
+# no action, or one we do not know: $SYSTEMD_SLEEP_ACTION if it is one we know, else none
+pre_case hibernate SYSTEMD_SLEEP_ACTION=hibernate -- pre
+pre_case - SYSTEMD_SLEEP_ACTION=suspend-after-failed-hibernate -- pre bogus
+pre_case - -- pre
+# arguments systemd may add later are ignored
+pre_case suspend -- pre suspend extra
+# a pass that cannot run (not root): exit 0 all the same, and it says why
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH="$PATH" INVOCATION_ID= "$@"; }
+rc=0
+as_nobody "$SUSPEND_SYNC" --state-dir="$SS_STATE" --sysfs="$sys" pre suspend >"$SS_TMP/out" 2>&1 || rc=$?
+# Negative control: the same pass through "run" fails, so the 0 above is the hook's own.
+rc_run=0
+as_nobody "$SUSPEND_SYNC" --state-dir="$SS_STATE" --sysfs="$sys" --late --trigger=hook run >/dev/null 2>&1 ||
+        rc_run=$?
+if ((rc == 0 && rc_run != 0)) && grep -q 'needs root' "$SS_TMP/out"; then
+        ok "a late pass that cannot run: hook exit 0, says why (run itself: exit $rc_run)"
 else
-        fail "missing binary: non-zero exit"
+        fail "a late pass that cannot run: hook exit $rc, run exit $rc_run (want 0 and non-zero): $(cat "$SS_TMP/out")"
 fi
 
-# resume record
-rm -f "$tmp/state/last-resume"
-run_hook "$S --sleep-action=suspend --trigger=hook restore-knob" SYSTEMD_SLEEP_ACTION=suspend -- post suspend
-if grep -qx 'ACTION=suspend' "$tmp/state/last-resume" 2>/dev/null &&
-   grep -q '^REALTIME=20' "$tmp/state/last-resume" &&
-   [ -z "$(find "$tmp/state" -name '.last-resume.*')" ]; then
-        ok "post writes state/last-resume"
+# ---------------------------------------------------------------- B: post
+printf '0\n' >"$knob"
+printf '1\n' >"$SS_STATE/knob.orig"
+rm -f "$SS_STATE/last-resume"
+rc=0
+hook SYSTEMD_SLEEP_ACTION=suspend-after-failed-hibernate -- post hibernate || rc=$?
+[[ $rc == 0 ]] || fail "post: exit $rc"
+if [[ $(tr -d '\n' <"$knob") == 1 && ! -e $SS_STATE/knob.orig ]]; then
+        ok "post restored the fixture knob and removed the record"
 else
-        fail "post did not write a complete state/last-resume"
+        fail "post: knob $(tr -d '\n' <"$knob"), record: $(ls "$SS_STATE")"
 fi
-ran=1
-
-# ---------------------------------------------------------------- Part B: real binary
-if [ -z "${SUSPEND_SYNC:-}" ] || [ ! -x "$SUSPEND_SYNC" ] || ! "$SUSPEND_SYNC" --help 2>&1 | grep -q restore-knob; then
-        echo "note: part B skipped: \$SUSPEND_SYNC not set or without restore-knob"
+if grep -qx 'ACTION=hibernate' "$SS_STATE/last-resume" 2>/dev/null &&
+   grep -qx 'SYSTEMD_SLEEP_ACTION=suspend-after-failed-hibernate' "$SS_STATE/last-resume" &&
+   grep -qE '^REALTIME=20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{9}Z$' "$SS_STATE/last-resume" &&
+   grep -qE '^BOOTTIME_SEC=[0-9]+\.[0-9]{2}$' "$SS_STATE/last-resume" &&
+   [[ -z $(find "$SS_STATE" -name '*.tmp*' -o -name '.#*' -o -name '.last-resume*') ]]; then
+        ok "post wrote last-resume, nothing else left"
 else
-        # B1: post restores the knob of a fixture sysfs (--root=DIR: sys/power below DIR)
-        root=$tmp/root
-        mkdir -p "$root/sys/power" "$tmp/state-b"
-        printf '0\n' >"$root/sys/power/sync_on_suspend"
-        printf '1\n' >"$tmp/state-b/knob.orig"
-        env -i PATH="$PATH" SUSPEND_SYNC_HOOK_BIN="$SUSPEND_SYNC" SUSPEND_SYNC_STATE_DIR="$tmp/state-b" \
-                SUSPEND_SYNC_HOOK_ARGS="--root=$root --sysfs=$root/sys" SYSTEMD_SLEEP_ACTION=suspend \
-                sh "$hook" post suspend
-        if [ "$(cat "$root/sys/power/sync_on_suspend")" = 1 ] && [ ! -e "$tmp/state-b/knob.orig" ]; then
-                ok "B1: post restored the fixture knob and removed the record"
-        else
-                fail "B1: knob=$(cat "$root/sys/power/sync_on_suspend"), record $(ls "$tmp/state-b")"
-        fi
-
-        # B2: pre, late pass on a real loop mount
-        if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null || ! losetup -f >/dev/null 2>&1; then
-                echo "note: B2 skipped: needs root, mkfs.ext4 and a free loop device"
-        else
-                truncate -s 64M "$tmp/disk.img"
-                loopdev=$(losetup -f --show "$tmp/disk.img") || loopdev=""
-                mnt=$tmp/mnt
-                mkdir -p "$mnt" "$tmp/state-c"
-                if [ -n "$loopdev" ] && mkfs.ext4 -q -E nodiscard "$loopdev" && mount "$loopdev" "$mnt"; then
-                        dd if=/dev/urandom of="$mnt/dirty" bs=1M count=4 status=none
-                        start=$(date +%s%N)
-                        env -i PATH="$PATH" SUSPEND_SYNC_HOOK_BIN="$SUSPEND_SYNC" \
-                                SUSPEND_SYNC_STATE_DIR="$tmp/state-c" SYSTEMD_SLEEP_ACTION=suspend \
-                                sh "$hook" pre suspend
-                        rc=$?
-                        end=$(date +%s%N)
-                        echo "B2: hook took $(((end - start) / 1000000)) ms"
-                        [ $rc = 0 ] || fail "B2: hook exit $rc"
-                        if [ -f "$tmp/state-c/last.json" ] && grep -q '"hook"' "$tmp/state-c/last.json" &&
-                           grep -qF "\"$mnt\"" "$tmp/state-c/last.json"; then
-                                ok "B2: late pass recorded with trigger hook and the loop mount"
-                        else
-                                fail "B2: no run record naming trigger hook and $mnt"
-                                head -40 "$tmp/state-c/last.json" 2>/dev/null
-                        fi
-                else
-                        fail "B2: could not set up the loop filesystem"
-                fi
-        fi
+        fail "post: last-resume is $(cat "$SS_STATE/last-resume" 2>/dev/null || echo missing)"
+fi
+# a state directory that cannot be made (below a file): exit 0, and it says why
+: >"$SS_TMP/file"
+rc=0
+env -i PATH="$PATH" "$SUSPEND_SYNC" --state-dir="$SS_TMP/file/state" --sysfs="$sys" post suspend \
+        >"$SS_TMP/out" 2>&1 || rc=$?
+if [[ $rc == 0 ]] && grep -q 'Failed to record the resume' "$SS_TMP/out"; then
+        ok "post with a state directory that cannot be made: exit 0, says why"
+else
+        fail "post with a state directory that cannot be made: exit $rc: $(cat "$SS_TMP/out")"
 fi
 
-[ "$ran" = 1 ] || skip "nothing ran"
+# ---------------------------------------------------------------- C: pre over a real dirty ext4
+stack_setup hookdisk ext4 64M
+mnt=$(stack_mnt hookdisk)
+dd if=/dev/urandom of="$mnt/dirty" bs=1M count=4 status=none
+start=$(date +%s%N)
+pre_case suspend SYSTEMD_SLEEP_ACTION=suspend -- pre suspend
+echo "C: the hook took $((($(date +%s%N) - start) / 1000000)) ms"
+outcome=$(python3 -c 'import json, sys
+for m in json.load(open(sys.argv[1])).get("mounts", []):
+    if m.get("mount_point") == sys.argv[2]:
+        print(m.get("outcome")); break
+else:
+    print("absent")' "$SS_STATE/last.json" "$mnt")
+if [[ $outcome == synced ]]; then
+        ok "C: the late pass synced the dirty loop ext4 ($mnt)"
+else
+        fail "C: the dirty loop ext4 is '$outcome' in the hook's record"
+fi
+
 checks_end hook

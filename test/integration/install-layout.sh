@@ -80,9 +80,14 @@ expect_file "$unitdir/suspend-sync.service" '^-rw-r--r--$' "unit" &&
                   fail "unit ExecStart= does not point at $sbindir/suspend-sync"; }
 expect_file "$exampledir/require-sync.conf" '^-rw-r--r--$' "require-sync drop-in example"
 [ -e "$dest$unitdir/suspend-sync.service.d" ] && fail "a drop-in directory is installed: the require drop-in must not be active"
-expect_file "$sleepdir/suspend-sync" '^-rwxr-xr-x$' "system-sleep hook" &&
-        { grep -qF "$sbindir/suspend-sync" "$dest$sleepdir/suspend-sync" ||
-                  fail "hook does not point at $sbindir/suspend-sync"; }
+# The hook is the binary: a symlink, absolute (it is read on the installed system, not in DESTDIR).
+if [ ! -L "$dest$sleepdir/suspend-sync" ]; then
+        fail "system-sleep hook missing or not a symlink: $sleepdir/suspend-sync"
+elif [ "$(readlink "$dest$sleepdir/suspend-sync")" != "$sbindir/suspend-sync" ]; then
+        fail "system-sleep hook points at $(readlink "$dest$sleepdir/suspend-sync"), not $sbindir/suspend-sync"
+else
+        ok "system-sleep hook: $sleepdir/suspend-sync -> $sbindir/suspend-sync"
+fi
 expect_file "$catalogdir/suspend-sync.catalog" '^-rw-r--r--$' "journal catalog"
 
 # Default configuration: shipped in /usr/lib (preferred) or in sysconfdir.

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The last resume, as the system-sleep hook's post phase records it in DIR/last-resume (tmpfs,
+ * key=value lines, written atomically):
+ *
+ *   ACTION=suspend                    the action systemd-sleep named ("unknown" when none was valid)
+ *   SYSTEMD_SLEEP_ACTION=...          $SYSTEMD_SLEEP_ACTION as given (may be empty)
+ *   REALTIME=2026-01-01T03:00:00.123456789Z    CLOCK_REALTIME, UTC, nanoseconds
+ *   BOOTTIME_SEC=1234.56              CLOCK_BOOTTIME in seconds, as /proc/uptime shows it
+ *
+ * status and record-cycle read REALTIME: the end of the last sleep.
+ */
+
+#include <time.h>
+
+#include "shared/time-util.h"
+
+/* The record's text (pure): action NULL reads "unknown", systemd_sleep_action NULL empty. Returns
+ * 0 or -ENOMEM; free *ret. */
+int last_resume_format(const char *action, const char *systemd_sleep_action, const struct timespec *realtime,
+                       usec_t boottime, char **ret);
+
+/* Writes DIR/last-resume now, atomically. A missing DIR is not made: -ENOENT. Returns 0 or
+ * negative errno. */
+int last_resume_save(const char *dir, const char *action, const char *systemd_sleep_action);
+
+/* REALTIME= of DIR/last-resume in usec; 0 when there is none or it does not parse. */
+usec_t last_resume_load(const char *dir);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/*
+ * `pre ACTION` / `post ACTION`: the system-sleep hook. systemd-sleep runs every executable of its
+ * system-sleep directory, ours a symlink to this binary, with the phase and the action, after the
+ * unit's pass (suspend-sync.service, Before=sleep.target):
+ *   pre:  the late pass (run --late --trigger=hook), as close as possible to the kernel's own sync:
+ *         local block filesystems, overlays through their upper layer; FUSE and network
+ *         filesystems only checked (user sessions may already be frozen);
+ *   post: restore-knob, then the time of the resume in STATE_DIR/last-resume (last-resume.h). The
+ *         persistent history and the metrics come from the unit's ExecStopPost= (record-cycle):
+ *         nothing here may hold up the end of a resume.
+ * A binary rather than a shell script: the script cost a shell's start-up (~1 ms) on every sleep,
+ * between the end of the unit's pass and the late pass. main() sets the trigger, --late and the
+ * action; the exit status is 0 whatever happens (systemd-sleep ignores it, and nothing here may
+ * stop a sleep).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "last-resume.h"
+#include "log.h"
+#include "verbs.h"
+
+int verb_hook(const Args *a, const char *phase) {
+        int r, code;
+
+        if (streq(phase, "pre")) {
+                if (geteuid() != 0)
+                        return log_error_errno(EPERM, "The late pass needs root; not syncing.");
+                return verb_run(a, &code);
+        }
+
+        (void) verb_restore_knob(a);
+        r = last_resume_save(a->state_dir, a->sleep_action, getenv("SYSTEMD_SLEEP_ACTION"));
+        if (r == -ENOENT) /* no state directory: no pass of ours ran */
+                return 0;
+        if (r < 0)
+                return log_warning_errno(r, "Failed to record the resume in '%s': %m", a->state_dir);
+        return 0;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "last-resume.h"
+#include "shared/fileio.h"
+#include "tests.h"
+
+static char test_root[] = "/tmp/test-last-resume.XXXXXX";
+
+static void put(const char *path, const char *text) {
+        FILE *w;
+
+        ASSERT_TRUE((w = fopen(path, "we")));
+        fputs(text, w);
+        ASSERT_TRUE(fclose(w) == 0);
+}
+
+/* The text systemd-sleep's post phase leaves, field by field. */
+TEST(format) {
+        struct timespec ts = { .tv_sec = 1767236400, .tv_nsec = 123456789 };
+        char *t = NULL;
+
+        ASSERT_OK(last_resume_format("suspend", "suspend", &ts, 1234 * USEC_PER_SEC + 567890, &t));
+        ASSERT_STREQ(t, "ACTION=suspend\nSYSTEMD_SLEEP_ACTION=suspend\n"
+                        "REALTIME=2026-01-01T03:00:00.123456789Z\nBOOTTIME_SEC=1234.56\n");
+        free(t);
+        ts.tv_nsec = 5;
+        ASSERT_OK(last_resume_format(NULL, NULL, &ts, 7 * USEC_PER_SEC, &t));
+        ASSERT_STREQ(t, "ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00.000000005Z\n"
+                        "BOOTTIME_SEC=7.00\n");
+        free(t);
+}
+
+/* To the microsecond: a sleep shorter than a second still ends after it began (status "Slept"). */
+TEST(load) {
+        char f[sizeof(test_root) + 16];
+
+        snprintf(f, sizeof(f), "%s/last-resume", test_root);
+        (void) unlink(f);
+        ASSERT_U64_EQ(last_resume_load(test_root), 0); /* none */
+        put(f, "ACTION=suspend\nREALTIME=2026-01-01T03:00:00.123456789Z\nBOOTTIME_SEC=1.00\n");
+        ASSERT_U64_EQ(last_resume_load(test_root), 1767236400123456ULL);
+        put(f, "REALTIME=2026-01-01T03:00:00Z\n");
+        ASSERT_U64_EQ(last_resume_load(test_root), 1767236400000000ULL);
+        put(f, "REALTIME=garbage\n");
+        ASSERT_U64_EQ(last_resume_load(test_root), 0);
+}
+
+/* What save writes, load reads back (within the time the two calls took); public, no leftovers;
+ * a missing directory is not made. */
+TEST(save) {
+        char f[sizeof(test_root) + 16], missing[sizeof(test_root) + 16];
+        usec_t before = now(CLOCK_REALTIME), got;
+        struct stat st;
+
+        snprintf(f, sizeof(f), "%s/last-resume", test_root);
+        snprintf(missing, sizeof(missing), "%s/nope", test_root);
+        (void) unlink(f);
+        ASSERT_OK(last_resume_save(test_root, "hibernate", "suspend-after-failed-hibernate"));
+        got = last_resume_load(test_root);
+        ASSERT_TRUE(got >= before && got <= now(CLOCK_REALTIME));
+        ASSERT_TRUE(stat(f, &st) == 0);
+        ASSERT_TRUE((st.st_mode & 07777) == PUBLIC_FILE_MODE);
+        ASSERT_TRUE(last_resume_save(missing, "suspend", NULL) == -ENOENT);
+        ASSERT_TRUE(access(missing, F_OK) < 0);
+}
+
+int main(void) {
+        ASSERT_TRUE(mkdtemp(test_root));
+        RUN(format);
+        RUN(load);
+        RUN(save);
+        /* Only the record is left: no temporary file. */
+        char f[sizeof(test_root) + 16];
+        snprintf(f, sizeof(f), "%s/last-resume", test_root);
+        ASSERT_TRUE(unlink(f) == 0);
+        ASSERT_TRUE(rmdir(test_root) == 0);
+        return 0;
+}
