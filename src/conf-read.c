@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "conf-read.h"
+#include "shared/strv.h"
+#include "sleep-hooks.h"
 
 /* ---- serialization (pure) --------------------------------------------------------------------- */
 
@@ -136,39 +138,55 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
         return 0;
 }
 
-int conf_stream_parse(const char *buf, size_t size, char **ret_progress, PolicySources **ret_sources) {
-        _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
-        _cleanup_free_ char *progress = NULL;
+void conf_stream_done(ConfStream *s) {
+        s->progress = mfree(s->progress);
+        s->sources = policy_sources_free(s->sources);
+        s->hooks = strv_free(s->hooks);
+        s->n_hooks = 0;
+        s->hooks_done = false;
+}
+
+int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
+        _cleanup_(conf_stream_done) ConfStream st = {};
         Reader rd = { buf, size };
         int r;
 
-        while (rd.left >= 5 && !sources) {
+        while (rd.left >= 5 && !st.hooks_done) {
                 char kind = rd.p[0];
                 uint32_t len;
 
                 memcpy(&len, rd.p + 1, sizeof len);
-                if (kind != 'P' && kind != 'S')
-                        return -EBADMSG;
-                if (kind == 'P' && (len == 0 || len > PATH_MAX))
+                /* P any time; one S; H and E (the end of the hooks) only after it. */
+                if (!strchr("PHSE", kind) || kind == '\0' || (kind == 'S' && st.sources) ||
+                    ((kind == 'H' || kind == 'E') && !st.sources) || (kind == 'E' && len != 0) ||
+                    ((kind == 'P' || kind == 'H') && (len == 0 || len > PATH_MAX)))
                         return -EBADMSG;
                 if (rd.left - 5 < len)
                         break; /* incomplete: more to come */
                 take(&rd, NULL, 5);
                 if (kind == 'P') {
-                        free(progress);
-                        progress = strndup(rd.p, len);
-                        if (!progress)
+                        free(st.progress);
+                        st.progress = strndup(rd.p, len);
+                        if (!st.progress)
                                 return -ENOMEM;
-                } else {
-                        r = conf_sources_parse(rd.p, len, &sources);
+                } else if (kind == 'H') {
+                        if (st.n_hooks > SLEEP_HOOKS_MAX)
+                                return -EBADMSG;
+                        r = strv_consume(&st.hooks, &st.n_hooks, strndup(rd.p, len));
                         if (r < 0)
                                 return r;
-                }
+                } else if (kind == 'S') {
+                        r = conf_sources_parse(rd.p, len, &st.sources);
+                        if (r < 0)
+                                return r;
+                } else
+                        st.hooks_done = true;
                 take(&rd, NULL, len);
         }
 
-        *ret_progress = TAKE_PTR(progress);
-        *ret_sources = TAKE_PTR(sources);
+        conf_stream_done(ret);
+        *ret = st;
+        st = (ConfStream) {};
         return 0;
 }
 
@@ -243,56 +261,59 @@ static void child_setup_fds(int *root_fd, int *fd) {
         *root_fd = r;
 }
 
-_noreturn_ static void child(int root_fd, const char *config_path, int fd) {
+/* The other hooks as 'H' records; a directory that cannot be read is named instead (it may hold one). */
+static int child_hooks(int root_fd, int fd) {
+        _cleanup_strv_free_ char **hooks = NULL;
+        int r;
+
+        r = sleep_hooks_list(root_fd, child_progress, &fd, &hooks);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                static const char unreadable[] = "a system-sleep directory that cannot be read";
+                return write_record(fd, 'H', unreadable, sizeof unreadable - 1);
+        }
+        for (char **h = hooks; h && *h; h++) {
+                r = write_record(fd, 'H', *h, strlen(*h));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+_noreturn_ static void child(int root_fd, const char *config_path, bool list_hooks, int fd) {
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
 
         child_setup_fds(&root_fd, &fd);
 
+        /* The configuration first: a hook directory that hangs then costs the hooks only. */
         if (policy_read_sources(root_fd, config_path, child_progress, &fd, &s) < 0 ||
             conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0)
+                _exit(EXIT_FAILURE);
+        if (list_hooks && (child_hooks(root_fd, fd) < 0 || write_record(fd, 'E', NULL, 0) < 0))
                 _exit(EXIT_FAILURE);
         _exit(EXIT_SUCCESS);
 }
 
 /* ---- the parent ------------------------------------------------------------------------------- */
 
-int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
-                      char **ret_stuck_at) {
-        _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
-        _cleanup_free_ char *progress = NULL;
-        _cleanup_close_ int rfd = -EBADF;
-        usec_t t0 = now(CLOCK_MONOTONIC),
-               until = timeout >= USEC_INFINITY - t0 ? USEC_INFINITY : t0 + timeout;
-        int pfd[2], r = 0;
-        bool eof = false;
+/* Reads the child's records until the sources (and, with want_hooks, the end of the hooks) are in,
+ * EOF, an error or 'until'. Returns 0 or negative errno (-ETIMEDOUT); st holds what arrived. */
+static int read_stream(int rfd, usec_t until, bool want_hooks, ConfStream *st) {
+        _cleanup_free_ char *data = NULL;
         Buf b = {};
-        pid_t pid;
+        int r = 0;
 
-        *ret_stuck_at = NULL;
-        if (pipe2(pfd, O_CLOEXEC) < 0)
-                return -errno;
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                safe_close(pfd[0]);
-                safe_close(pfd[1]);
-                return r;
-        }
-        if (pid == 0) {
-                safe_close(pfd[0]);
-                child(root_fd, config_path, pfd[1]);
-        }
-        safe_close(pfd[1]);
-        rfd = pfd[0];
-
-        while (!eof && !sources) {
+        for (;;) {
                 struct pollfd p = { .fd = rfd, .events = POLLIN };
                 usec_t t = now(CLOCK_MONOTONIC);
                 char chunk[16384];
                 ssize_t n;
 
+                if (st->sources && (!want_hooks || st->hooks_done))
+                        break; /* the child's exit is not waited for */
                 if (t >= until) {
                         r = -ETIMEDOUT;
                         break;
@@ -312,32 +333,71 @@ int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, Poli
                         break;
                 }
                 if (n == 0) {
-                        eof = true;
-                        continue;
+                        r = -EPROTO; /* EOF before the end: the child failed (out of memory) */
+                        break;
                 }
                 r = buf_put(&b, chunk, (size_t) n);
+                data = b.data;
                 if (r < 0)
                         break;
-                /* Done as soon as the sources are complete: the child's exit is not waited for. */
-                progress = mfree(progress);
-                r = conf_stream_parse(b.data, b.size, &progress, &sources);
+                r = conf_stream_parse(b.data, b.size, st);
                 if (r < 0)
                         break;
         }
-        free(b.data);
+        return r;
+}
 
-        if (!sources) {
+int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
+                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at) {
+        _cleanup_(conf_stream_done) ConfStream st = {};
+        _cleanup_close_ int rfd = -EBADF;
+        usec_t t0 = now(CLOCK_MONOTONIC),
+               until = timeout >= USEC_INFINITY - t0 ? USEC_INFINITY : t0 + timeout;
+        int pfd[2], r;
+        pid_t pid;
+
+        *ret_stuck_at = NULL;
+        if (ret_hooks_error)
+                *ret_hooks_error = -ENODATA;
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                safe_close(pfd[0]);
+                safe_close(pfd[1]);
+                return r;
+        }
+        if (pid == 0) {
+                safe_close(pfd[0]);
+                child(root_fd, config_path, ret_hooks, pfd[1]);
+        }
+        safe_close(pfd[1]);
+        rfd = pfd[0];
+
+        r = read_stream(rfd, until, ret_hooks, &st);
+        if (r < 0) {
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
                  * for. */
                 (void) kill(pid, SIGKILL);
-                if (r == -ETIMEDOUT)
-                        *ret_stuck_at = TAKE_PTR(progress);
-                (void) waitpid(pid, NULL, WNOHANG);
-                return r < 0 ? r : -EPROTO; /* EOF without sources: the child failed (out of memory) */
+                if (r == -ETIMEDOUT && !st.sources)
+                        *ret_stuck_at = TAKE_PTR(st.progress);
         }
-
         /* The child is exiting: reap it if it already has, else leave the zombie to our exit. */
         (void) waitpid(pid, NULL, WNOHANG);
-        *ret = TAKE_PTR(sources);
+        if (!st.sources) {
+                r = r < 0 ? r : -EPROTO;
+                if (ret_hooks_error)
+                        *ret_hooks_error = r;
+                return r;
+        }
+
+        /* The configuration is in; the hooks only when their end arrived too. */
+        if (ret_hooks && st.hooks_done) {
+                *ret_hooks = TAKE_PTR(st.hooks);
+                *ret_hooks_error = 0;
+        } else if (ret_hooks)
+                *ret_hooks_error = r < 0 ? r : -EPROTO;
+        *ret = TAKE_PTR(st.sources);
         return 0;
 }

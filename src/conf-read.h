@@ -8,10 +8,18 @@
  * a hung NFS or FUSE mount, where open() and stat() do not return: a child that does not answer in
  * time is killed and abandoned (never waited for), and the caller carries on with the defaults.
  *
+ * For the late pass the child also lists the other system-sleep hooks (sleep-hooks.h), whose
+ * directories may be on such a mount too.
+ *
  * The pipe carries records: 'P' <u32 len> <path> before each path the child looks at (so a timeout
- * can name where it got stuck), then one 'S' <u32 len> <sources> with everything read. Integers are
- * host-endian (same machine, same binary).
+ * can name where it got stuck), one 'S' <u32 len> <sources> with everything read, then (hooks asked)
+ * 'H' <u32 len> <path> for each other hook (or a hook directory that could not be read: it may hold
+ * one) and 'E' <u32 0>, the end of the hooks. The configuration comes first: a hook directory that
+ * hangs costs the hooks only. Integers are host-endian (same machine, same binary).
  */
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "policy.h"
 #include "shared/time-util.h"
@@ -24,16 +32,29 @@ int conf_sources_serialize(const PolicySources *s, char **ret, size_t *ret_size)
 /* Parses an 'S' payload (pure). -EBADMSG on anything malformed. */
 int conf_sources_parse(const char *buf, size_t size, PolicySources **ret);
 
-/* Walks the records in buf (pure): *ret_progress points to the last complete 'P' path (copied, may be
- * NULL), *ret_sources gets the parsed 'S' record, or NULL if it is not complete yet. -EBADMSG on an
- * unknown record or a malformed 'S'. */
-int conf_stream_parse(const char *buf, size_t size, char **ret_progress, PolicySources **ret_sources);
+/* What the records in a buffer say so far. */
+typedef struct ConfStream {
+        char *progress;         /* the last complete 'P' path, NULL: none */
+        PolicySources *sources; /* the 'S' record, NULL: not complete yet */
+        char **hooks;           /* the 'H' paths so far, NULL: none */
+        size_t n_hooks;
+        bool hooks_done; /* 'E' arrived: hooks is the whole list */
+} ConfStream;
+
+void conf_stream_done(ConfStream *s);
+
+/* Walks the records in buf (pure) into *ret (whatever it held is freed). -EBADMSG on an unknown
+ * record, one out of order ('S' twice, 'H' or 'E' before 'S') or a malformed 'S'. */
+int conf_stream_parse(const char *buf, size_t size, ConfStream *ret);
 
 /*
  * Reads the configuration (see policy_read_sources()) in a child, waiting at most 'timeout'.
  * Returns 0 and the sources; -ETIMEDOUT when the child did not finish in time (it is killed with
  * SIGKILL and abandoned; *ret_stuck_at names the last path it was looking at, or is NULL); another
  * negative errno when the child could not be started or failed.
+ * With ret_hooks (and ret_hooks_error), the child then lists the other system-sleep hooks, within the
+ * same bound: *ret_hooks (NULL when there are none) and *ret_hooks_error 0, or *ret_hooks_error
+ * negative when they are not known (the sources may still be).
  */
 int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
-                      char **ret_stuck_at);
+                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at);

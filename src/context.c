@@ -9,6 +9,7 @@
 #include "conf-read.h"
 #include "context.h"
 #include "shared/fileio.h"
+#include "shared/strv.h"
 #include "history.h"
 #include "log.h"
 #include "message-ids.h"
@@ -20,6 +21,7 @@ void context_done(Context *c) {
         c->sample = sample_free(c->sample);
         c->policy = NULL;
         c->config = policy_free(c->config);
+        c->sleep_hooks = strv_free(c->sleep_hooks);
 }
 
 PolicyOverrides context_overrides(const Args *a) {
@@ -34,7 +36,9 @@ usec_t context_conf_read_timeout(const Args *a) {
 /* Reads the configuration in a child with a timeout (its directories may be on a hung NFS or FUSE
  * mount) and parses it here. If it cannot be read in time, or the reader fails, the run carries on
  * with the defaults: a run that syncs by the defaults beats a run that never returns. */
-static int load_policy_bounded(const Args *a, int root_fd, Policy **ret, int *ret_config_error) {
+static int load_policy_bounded(const Args *a, Context *c) {
+        int root_fd = c->root_fd, *ret_config_error = &c->config_error;
+        Policy **ret = &c->config;
         _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
         _cleanup_free_ char *stuck_at = NULL;
         usec_t timeout = context_conf_read_timeout(a);
@@ -42,7 +46,9 @@ static int load_policy_bounded(const Args *a, int root_fd, Policy **ret, int *re
         int r;
 
         *ret_config_error = 0;
-        r = conf_read_bounded(root_fd, a->config, timeout, &sources, &stuck_at);
+        /* The late pass also needs the other system-sleep hooks (kernel-knob.h): read alongside. */
+        r = conf_read_bounded(root_fd, a->config, timeout, &sources, a->late ? &c->sleep_hooks : NULL,
+                              &c->sleep_hooks_error, &stuck_at);
         if (r >= 0) {
                 if (sources->explicit && sources->n_files > 0)
                         *ret_config_error = sources->files[0].error;
@@ -78,7 +84,7 @@ int context_read_policy(const Args *a, Context *c) {
                                                a->root);
         }
 
-        r = load_policy_bounded(a, c->root_fd, &c->config, &c->config_error);
+        r = load_policy_bounded(a, c);
         if (r < 0)
                 return r;
         /* The command line wins where the values are used, never in the configuration itself. */

@@ -42,12 +42,15 @@ typedef struct Context {
         Policy *policy; /* what the verbs act on: config with the command line's overrides
                                      * applied (points to 'effective', a view sharing config's rules) */
         Policy effective;
-        int config_error; /* --config= named a file that could not be read: its negative errno */
+        int config_error;      /* --config= named a file that could not be read: its negative errno */
+        char **sleep_hooks;    /* the late pass (--late): the other system-sleep hooks (sleep-hooks.h),
+                                 * NULL when none */
+        int sleep_hooks_error; /* ... or why they are not known (negative errno; -ENODATA: not asked) */
         Sample *sample;
         Plan *plan;
 } Context;
 
-#define CONTEXT_NULL ((Context) { .root_fd = -EBADF, .debugfs_fd = -EBADF })
+#define CONTEXT_NULL ((Context) { .root_fd = -EBADF, .debugfs_fd = -EBADF, .sleep_hooks_error = -ENODATA })
 
 void context_done(Context *c);
 

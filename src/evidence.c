@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "evidence.h"
+#include "shared/fileio.h"
 #include "shared/macro.h"
 
-bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
-                         const char **ret_why) {
+bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_why) {
         static const BdiStatKey lists[] = {
                 BDI_STAT_B_DIRTY,
                 BDI_STAT_B_IO,
@@ -26,7 +29,16 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
                         else if (bdi->value[lists[i]] != 0)
                                 why = "its bdi lists dirty inodes";
                 }
-        if (!why) {
+        if (ret_why)
+                *ret_why = why;
+        return !why;
+}
+
+bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
+                         const char **ret_why) {
+        const char *why = NULL;
+
+        if (evidence_bdi_lists_empty(bdi, bdi_r, &why)) {
                 if (global_r < 0 || !global || !global->has_writeback)
                         why = "the system's writeback count could not be read exactly";
                 else if (global->writeback_bytes != 0 ||
@@ -47,4 +59,48 @@ int evidence_load_global(int root_fd, Meminfo *ret) {
         if (write(fd, "1", 1) != 1)
                 return errno > 0 ? -errno : -EIO;
         return meminfo_load(root_fd, ret);
+}
+
+static bool name_in(const char *name, const char *const *names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (names[i] && streq(names[i], name))
+                        return true;
+        return false;
+}
+
+int evidence_unexplained_dirty(int debugfs_fd, const char *const *synced, size_t n_synced, char **ret_name,
+                               const char **ret_why) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        size_t n = 0;
+        int r;
+
+        if (debugfs_fd < 0)
+                return -EBADF;
+        r = opendir_at(debugfs_fd, "bdi", &d);
+        if (r < 0)
+                return r;
+        while ((errno = 0, de = readdir(d))) {
+                const char *why = NULL;
+                BdiStats s = {};
+                int sr;
+
+                if (de->d_name[0] == '.' || name_in(de->d_name, synced, n_synced))
+                        continue;
+                if (++n > EVIDENCE_BDIS_MAX)
+                        return -E2BIG;
+                sr = bdi_stats_load(debugfs_fd, de->d_name, &s);
+                if (sr == -ENOENT) /* gone since the listing: nothing left on it */
+                        continue;
+                if (sr == -ENOMEM)
+                        return sr;
+                if (evidence_bdi_lists_empty(&s, sr, &why))
+                        continue;
+                if (ret_name && !(*ret_name = strdup(de->d_name)))
+                        return -ENOMEM;
+                if (ret_why)
+                        *ret_why = why;
+                return 1;
+        }
+        return errno > 0 ? -errno : 0;
 }

@@ -25,6 +25,10 @@
 #include "bdi-stats.h"
 #include "meminfo.h"
 
+/* Pure: whether a bdi's writeback lists (b_dirty, b_io, b_more_io, b_dirty_time) are shown and all
+ * empty; false with a reason (static string) otherwise. bdi_r: the result of loading it. */
+bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_why);
+
 /* Pure. bdi_r/global_r: the results of loading them (negative errno: not available). Returns
  * true when the facts prove the superblock clean; false with a reason (static string) otherwise. */
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
@@ -33,3 +37,21 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
 /* Writes "1" to <root_fd>/proc/sys/vm/stat_refresh, then loads <root_fd>/proc/meminfo. Returns 0
  * or negative errno (the refresh needs root and CAP_SYS_ADMIN-free /proc/sys write access). */
 int evidence_load_global(int root_fd, Meminfo *ret);
+
+/*
+ * Data no planned filesystem explains, for the late pass's knob decision. The kernel's own sync
+ * also writes what no mount table shows: the page cache of every block device (a dd straight to a
+ * disk), and superblocks no table lists (a vfat or exfat lazily unmounted with files still open,
+ * which no sysfs list names either). Both keep inodes on their disk's bdi writeback lists until
+ * written. So: every bdi under <debugfs_fd>/bdi/ whose name is not in 'synced' (the bdis of the
+ * superblocks this pass has just synced, where new inodes are the writes after the pass that any
+ * pass leaves) must have empty lists. Writeback already in flight is not counted: its I/O is
+ * submitted and completes before the device suspends, as after the kernel's sync, which does not
+ * flush an unmounted device's cache either.
+ * Returns 0 when every such bdi is clean; 1 with the first that is not (*ret_name, free it;
+ * *ret_why a static reason); -E2BIG past EVIDENCE_BDIS_MAX bdis; another negative errno when
+ * debugfs cannot be read (no evidence). Reads debugfs only (kernel memory, no filesystem server).
+ */
+#define EVIDENCE_BDIS_MAX 4096U
+int evidence_unexplained_dirty(int debugfs_fd, const char *const *synced, size_t n_synced, char **ret_name,
+                               const char **ret_why);

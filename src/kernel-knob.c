@@ -216,7 +216,7 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
                 return -EINVAL;
 
         /* Nothing the kernel sync could still save may be left behind. */
-        safe = !f->unsynced && f->complete;
+        safe = !f->unsynced && f->complete && !f->unexplained;
 
         switch (mode) {
         case SYNC_ON_SUSPEND_KEEP:
@@ -227,7 +227,7 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
                  * reaching it, never be written. So a hung device turns it off even if this pass
                  * left mounts out (the unit's pass synced those; writes since are the window every
                  * pass leaves). */
-                off = safe && ((f->covered && !f->records_on_disk) || f->hung);
+                off = safe && ((f->covered && !f->records_on_disk && !f->other_hooks) || f->hung);
                 break;
         case SYNC_ON_SUSPEND_OFF:
                 off = safe;

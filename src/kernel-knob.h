@@ -79,19 +79,29 @@ typedef struct KnobFacts {
         bool records_on_disk; /* this pass wrote its record and handover after its syncs to a state
                                * directory that is not on tmpfs: writes only the kernel sync would
                                * still make durable, as if a mount were left out */
+        bool other_hooks;     /* another system-sleep hook runs alongside this pass (sleep-hooks.h), or
+                               * whether one does is not known: what it writes may land after our
+                               * syncs, as if a mount were left out */
+        bool unexplained;     /* a bdi no filesystem this pass synced explains holds dirty inodes: a
+                               * device's own page cache (written straight to the disk) or a
+                               * superblock no table shows (evidence.h evidence_unexplained_dirty()),
+                               * or that could not be checked. Data only the kernel sync would write:
+                               * like an incomplete view, it keeps that sync on in every mode */
 } KnobFacts;
 
 /* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a
  * mount may be left unsynced by it (f->unsynced), while our view was incomplete, or (auto) while a
  * mount was left out of the pass or writes may still follow it:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
- * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && ((covered && !records_on_disk) || hung):
+ * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && !unexplained &&
+ *                       ((covered && !records_on_disk && !other_hooks) || hung):
  *                       the last pass before the kernel sync synced everything that sync would
- *                       write (its own record included), except devices proven stuck, on which it
+ *                       write (its own record included, no other hook writing alongside), except
+ *                       devices proven stuck, on which it
  *                       would block before tasks are frozen — and with such a device, even if
  *                       mounts were left out: the kernel sync would never end, so it could save
  *                       nothing; otherwise leave it.
- * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete, even if not covered (the administrator gave up the
+ * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete && !unexplained, even if not covered (the administrator gave up the
  *                       kernel sync as a second chance for writes after our pass); otherwise leave
  *                       it (a sync error, a slow device or an incomplete view keeps it).
  * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,

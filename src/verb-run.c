@@ -160,16 +160,21 @@ static const char *knob_kept_why(const KnobFacts *f) {
                 return "a mount was left unsynced (error, slow device or timeout without proof of a hang)";
         if (!f->complete)
                 return "the view of the mounts was incomplete";
+        if (f->unexplained)
+                return "a device holds data no filesystem this pass synced explains";
         if (!f->covered)
                 return "this pass left mounts out, or writes may still follow it";
         if (f->records_on_disk)
                 return "the state directory is not on tmpfs, and this pass recorded its run there after "
                        "its syncs";
+        if (f->other_hooks)
+                return "another system-sleep hook runs alongside this pass and may write after it";
         return NULL;
 }
 
-static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const RunMount *uncovered,
-                       size_t n_uncovered) {
+/* detail: what kept it on, said in full (pass_knob_late_facts()); NULL: knob_kept_why(). */
+static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
+                       const RunMount *uncovered, size_t n_uncovered) {
         _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
         const char *why;
         int value, r;
@@ -187,7 +192,9 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
                 if (sysfs_fd >= 0)
                         knob_restore_logged(sysfs_fd, a->state_dir, why);
                 /* Left out of the pass: which mount is said below. Any other reason, as such. */
-                if (f->unsynced || !f->complete || f->covered)
+                if (detail)
+                        log_notice("Leaving the kernel's own sync on: %s.", detail);
+                else if (f->unsynced || !f->complete || f->covered)
                         log_notice("Leaving the kernel's own sync on: %s.", why);
                 else if (uncovered)
                         /* Which mount kept it on, so that an administrator can tell. */
@@ -550,6 +557,56 @@ static int pass_record(Pass *p) {
         return 0;
 }
 
+/* What the late pass can only tell at its end (kernel-knob.h): other system-sleep hooks (listed with
+ * the configuration, bounded) and dirty inodes on the bdi of a device without a superblock of the
+ * sample (evidence.h, debugfs). Sets f->other_hooks and f->unexplained; returns what keeps the
+ * kernel's sync on, said in full (NULL: nothing, or out of memory). */
+static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
+        const Context *c = &p->c;
+        _cleanup_free_ const char **known = calloc(MAX(c->sample->n_sbs, 1), sizeof(char *));
+        _cleanup_free_ char *bdi = NULL;
+        const char *why = NULL;
+        size_t n = 0;
+        char *s = NULL;
+        int r = 0;
+
+        f->other_hooks = c->sleep_hooks || c->sleep_hooks_error < 0;
+        if (c->sleep_hooks)
+                r = asprintf(
+                        &s,
+                        "another system-sleep hook runs alongside this pass and may write after it (%s%s)",
+                        c->sleep_hooks[0], c->sleep_hooks[1] ? ", and more" : "");
+        else if (c->sleep_hooks_error < 0)
+                r = asprintf(&s,
+                             "whether another system-sleep hook runs alongside this pass is not known (%s)",
+                             strerror(-c->sleep_hooks_error));
+        if (f->other_hooks)
+                return r < 0 ? NULL : s;
+
+        if (!known)
+                r = -ENOMEM;
+        else {
+                /* What the plan did with each superblock of the sample (synced, proven clean, left
+                 * out: the facts above weigh those) accounts for its device's dirty inodes. */
+                for (size_t k = 0; k < c->sample->n_sbs; k++)
+                        if (c->sample->sbs[k].device.bdi_name)
+                                known[n++] = c->sample->sbs[k].device.bdi_name;
+                r = evidence_unexplained_dirty(c->debugfs_fd, known, n, &bdi, &why);
+        }
+        f->unexplained = r != 0;
+        if (r > 0)
+                r = asprintf(&s,
+                             "device %s, on which no filesystem is mounted, holds dirty data (%s): written "
+                             "straight to the device, or a filesystem no mount table shows",
+                             bdi, why);
+        else if (r < 0)
+                r = asprintf(&s,
+                             "whether a device without a mounted filesystem holds dirty data cannot be "
+                             "told (debugfs bdi/: %s)",
+                             strerror(-r));
+        return f->unexplained && r >= 0 ? s : NULL;
+}
+
 static void pass_knob(Pass *p) {
         const Args *a = p->a;
 
@@ -559,10 +616,15 @@ static void pass_knob(Pass *p) {
         if (touches_knob(a) && a->late) {
                 KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
                                              p->earlier_hung);
+                _cleanup_free_ char *detail = NULL;
+                int v;
 
                 f.records_on_disk = p->state_on_disk;
+                /* Read only when nothing else keeps the kernel's sync on. */
+                if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
+                        detail = pass_knob_late_facts(p, &f);
 
-                knob_apply(a, p->c.policy, &f,
+                knob_apply(a, p->c.policy, &f, detail,
                            p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
                            p->t.n_uncovered);
         }

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "conf-read.h"
 #include "policy.h"
 #include "shared/macro.h"
+#include "shared/strv.h"
 #include "shared/time-util.h"
 #include "tests.h"
 
@@ -33,7 +35,8 @@ static int open_root(const char *scenario) {
 
 TEST(roundtrip) {
         _cleanup_(policy_sources_freep) PolicySources *s = calloc(1, sizeof(PolicySources)), *t = NULL;
-        _cleanup_free_ char *data = NULL, *progress = NULL;
+        _cleanup_(conf_stream_done) ConfStream st = {};
+        _cleanup_free_ char *data = NULL;
         char *stream;
         size_t size;
 
@@ -59,24 +62,42 @@ TEST(roundtrip) {
                 ASSERT_ERR(conf_sources_parse(data, cut, &u), EBADMSG);
         }
 
-        /* The stream: progress records, then the sources; an incomplete tail is "more to come". */
-        stream = malloc(64 + size);
+        /* The stream: progress records, then the sources, then the hooks and their end; an
+         * incomplete tail is "more to come". */
+        stream = malloc(128 + 2 * size);
         ASSERT_TRUE(stream);
         memcpy(stream, "P\x04\0\0\0/etcP\x08\0\0\0/usr/lib", 22);
         stream[22] = 'S';
         memcpy(stream + 23, &(uint32_t) { (uint32_t) size }, 4);
         memcpy(stream + 27, data, size);
+        memcpy(stream + 27 + size,
+               "P\x04\0\0\0/lib"
+               "H\x06\0\0\0/lib/a"
+               "H\x06\0\0\0/lib/b"
+               "E\0\0\0\0",
+               9 + 11 + 11 + 5);
         t = policy_sources_free(t);
-        ASSERT_OK(conf_stream_parse(stream, 27 + size - 1, &progress, &t));
-        ASSERT_STREQ(progress, "/usr/lib");
-        ASSERT_TRUE(t == NULL);
-        progress = mfree(progress);
-        ASSERT_OK(conf_stream_parse(stream, 27 + size, &progress, &t));
-        ASSERT_TRUE(t && t->n_files == 3);
-        progress = mfree(progress);
-        t = policy_sources_free(t);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size - 1, &st));
+        ASSERT_STREQ(st.progress, "/usr/lib");
+        ASSERT_TRUE(st.sources == NULL && st.hooks == NULL && !st.hooks_done);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size, &st));
+        ASSERT_TRUE(st.sources && st.sources->n_files == 3);
+        ASSERT_TRUE(st.hooks == NULL && !st.hooks_done);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 9 + 11 + 11 + 4, &st)); /* 'E' not whole yet */
+        ASSERT_STREQ(st.progress, "/lib");
+        ASSERT_TRUE(st.n_hooks == 2 && !st.hooks_done);
+        ASSERT_STREQ(st.hooks[0], "/lib/a");
+        ASSERT_STREQ(st.hooks[1], "/lib/b");
+        ASSERT_TRUE(st.hooks[2] == NULL);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 9 + 11 + 11 + 5, &st));
+        ASSERT_TRUE(st.n_hooks == 2 && st.hooks_done);
+        /* Out of order: a hook, or the end, before the sources; the sources twice. */
+        ASSERT_ERR(conf_stream_parse("H\x02\0\0\0/a", 7, &st), EBADMSG);
+        ASSERT_ERR(conf_stream_parse("E\0\0\0\0", 5, &st), EBADMSG);
+        memcpy(stream + 27 + size, stream + 22, 5 + size);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 5 + size, &st), EBADMSG);
         stream[0] = 'X';
-        ASSERT_ERR(conf_stream_parse(stream, 27 + size, &progress, &t), EBADMSG);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size, &st), EBADMSG);
         free(stream);
 }
 
@@ -87,7 +108,7 @@ TEST(bounded_equals_inprocess) {
         _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
         _cleanup_free_ char *stuck = NULL, *a = NULL, *b = NULL;
 
-        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &stuck));
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
         ASSERT_TRUE(stuck == NULL);
         ASSERT_OK(policy_build(s, &p));
         ASSERT_OK(policy_load(fd, NULL, &q));
@@ -99,7 +120,7 @@ TEST(bounded_equals_inprocess) {
 
         /* --config= names one file, relative to the root for an absolute path. */
         s = policy_sources_free(s);
-        ASSERT_OK(conf_read_bounded(fd, "/etc/custom.conf", CONF_READ_TIMEOUT, &s, &stuck));
+        ASSERT_OK(conf_read_bounded(fd, "/etc/custom.conf", CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
         ASSERT_TRUE(s->explicit && s->n_files == 1);
         ASSERT_STREQ(s->files[0].path, "/etc/custom.conf");
 }
@@ -121,7 +142,7 @@ TEST(hung_open) {
         ASSERT_TRUE(fd >= 0);
 
         t0 = now(CLOCK_MONOTONIC);
-        ASSERT_ERR(conf_read_bounded(fd, NULL, 200 * USEC_PER_MSEC, &s, &stuck), ETIMEDOUT);
+        ASSERT_ERR(conf_read_bounded(fd, NULL, 200 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
         took = now(CLOCK_MONOTONIC) - t0;
         fprintf(stderr, "   hung read returned after %.3fs, stuck at %s\n", (double) took / USEC_PER_SEC,
                 stuck ?: "(null)");
@@ -131,7 +152,7 @@ TEST(hung_open) {
 
         /* Explicit --config= on the FIFO: the same. */
         stuck = mfree(stuck);
-        ASSERT_ERR(conf_read_bounded(AT_FDCWD, path, 100 * USEC_PER_MSEC, &s, &stuck), ETIMEDOUT);
+        ASSERT_ERR(conf_read_bounded(AT_FDCWD, path, 100 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
         ASSERT_STREQ(stuck, path);
 
         ASSERT_OK(unlink(path));
@@ -140,9 +161,76 @@ TEST(hung_open) {
         ASSERT_OK(rmdir(dir));
 }
 
+static void put_file(const char *root, const char *rel, mode_t mode) {
+        char path[512];
+        int fd;
+
+        snprintf(path, sizeof path, "%s/%s", root, rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(fchmod(fd, mode));
+        close(fd);
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The other system-sleep hooks, listed by the child after the configuration: executables only
+ * (symlinks followed: a masked one, to /dev/null, and a dangling one are none), not hidden, not
+ * ours, from every directory a systemd release may read. */
+TEST(hooks) {
+        char root[] = "/tmp/test-conf-read-hooks.XXXXXX", cmd[256];
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_strv_free_ char **hooks = NULL;
+        _cleanup_free_ char *stuck = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int hooks_error = 1;
+
+        ASSERT_TRUE(mkdtemp(root) != NULL);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        /* None yet: no directory at all. */
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck));
+        ASSERT_TRUE(hooks == NULL && hooks_error == 0 && s);
+
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/usr/lib/systemd/system-sleep %s/etc/systemd/system-sleep/dir",
+                 root, root);
+        ASSERT_OK(system(cmd));
+        put_file(root, "usr/lib/systemd/system-sleep/suspend-sync", 0755); /* ours */
+        put_file(root, "usr/lib/systemd/system-sleep/other", 0755);
+        put_file(root, "usr/lib/systemd/system-sleep/.hidden", 0755);
+        put_file(root, "usr/lib/systemd/system-sleep/plain", 0644);
+        put_file(root, "etc/systemd/system-sleep/admin.sh", 0700);
+        snprintf(cmd, sizeof cmd,
+                 "ln -s /dev/null %s/usr/lib/systemd/system-sleep/masked && "
+                 "ln -s nowhere %s/usr/lib/systemd/system-sleep/dangling",
+                 root, root);
+        ASSERT_OK(system(cmd));
+
+        s = policy_sources_free(s);
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck));
+        ASSERT_TRUE(s && hooks_error == 0);
+        ASSERT_EQ(strv_length(hooks), 2);
+        qsort(hooks, 2, sizeof(char *), cmp_str);
+        ASSERT_STREQ(hooks[0], "/etc/systemd/system-sleep/admin.sh");
+        ASSERT_STREQ(hooks[1], "/usr/lib/systemd/system-sleep/other");
+
+        /* Not asked: not listed, and said so. */
+        s = policy_sources_free(s);
+        hooks = strv_free(hooks);
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, &hooks_error, &stuck));
+        ASSERT_TRUE(hooks_error == -ENODATA);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_OK(system(cmd));
+}
+
 int main(void) {
         RUN(roundtrip);
         RUN(bounded_equals_inprocess);
         RUN(hung_open);
+        RUN(hooks);
         return 0;
 }

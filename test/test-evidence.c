@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,8 +100,69 @@ TEST(load_global_fixture) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+static void put_stats(int fd, const char *bdi, const char *text) {
+        char path[128];
+        _cleanup_close_ int f = -EBADF;
+
+        snprintf(path, sizeof path, "bdi/%s", bdi);
+        ASSERT_OK(mkdirat(fd, path, 0755));
+        snprintf(path, sizeof path, "bdi/%s/stats", bdi);
+        f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_TRUE(f >= 0);
+        ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
+}
+
+/* Every bdi but those of the known superblocks must list no dirty inode: a dd straight to a disk
+ * (8:16) or a superblock no table shows is found, named, and anything unreadable is no evidence. */
+TEST(unexplained_dirty) {
+        char root[] = "/tmp/test-evidence-bdi.XXXXXX", cmd[64], dirty[sizeof clean_stats];
+        const char *known[] = { "8:0", "btrfs-1" }, *why = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *name = NULL;
+        char *p;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_ERR(evidence_unexplained_dirty(fd, known, 2, &name, &why), ENOENT); /* no bdi/ */
+        ASSERT_ERR(evidence_unexplained_dirty(-EBADF, known, 2, &name, &why), EBADF);
+        ASSERT_OK(mkdirat(fd, "bdi", 0755));
+        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 0); /* none at all */
+
+        memcpy(dirty, clean_stats, sizeof clean_stats);
+        p = strstr(dirty, "b_io:                     0");
+        ASSERT_TRUE(p);
+        p[strlen("b_io:                     ")] = '3';
+        put_stats(fd, "8:0", dirty); /* a known superblock's: the plan decides */
+        put_stats(fd, "7:0", clean_stats);
+        put_stats(fd, "btrfs-1", dirty);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 0);
+        /* Negative control: the same bdi with no known superblock. */
+        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 1, &name, &why), 1);
+        ASSERT_STREQ(name, "btrfs-1");
+        ASSERT_STREQ(why, "its bdi lists dirty inodes");
+        name = mfree(name);
+
+        put_stats(fd, "8:16", dirty);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 1);
+        ASSERT_STREQ(name, "8:16");
+        name = mfree(name);
+
+        /* A layout without the lists: no evidence either. */
+        snprintf(cmd, sizeof cmd, "rm -rf %s/bdi/8:16", root);
+        ASSERT_EQ(system(cmd), 0);
+        put_stats(fd, "0:52", "BdiWriteback: 0 kB\n");
+        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 1);
+        ASSERT_STREQ(name, "0:52");
+        ASSERT_STREQ(why, "its bdi's writeback lists are not all shown (debugfs layout)");
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(verdicts);
         RUN(load_global_fixture);
+        RUN(unexplained_dirty);
         return 0;
 }

@@ -77,13 +77,15 @@ TEST(decide_table) {
                                                    SYNC_ON_SUSPEND_OFF };
 
         for (size_t m = 0; m < ELEMENTSOF(modes); m++)
-                for (unsigned bits = 0; bits < 32; bits++) {
+                for (unsigned bits = 0; bits < 128; bits++) {
                         KnobFacts f = {
                                 .complete = bits & 1,
                                 .covered = bits & 2,
                                 .hung = bits & 4,
                                 .unsynced = bits & 8,
                                 .records_on_disk = bits & 16,
+                                .other_hooks = bits & 32,
+                                .unexplained = bits & 64,
                         };
                         bool expect_off;
                         int v = 42, r;
@@ -93,11 +95,11 @@ TEST(decide_table) {
                                 expect_off = false;
                                 break;
                         case SYNC_ON_SUSPEND_AUTO:
-                                expect_off = !f.unsynced && f.complete &&
-                                             ((f.covered && !f.records_on_disk) || f.hung);
+                                expect_off = !f.unsynced && f.complete && !f.unexplained &&
+                                             ((f.covered && !f.records_on_disk && !f.other_hooks) || f.hung);
                                 break;
                         default:
-                                expect_off = !f.unsynced && f.complete;
+                                expect_off = !f.unsynced && f.complete && !f.unexplained;
                         }
 
                         r = knob_decide(modes[m], &f, &v);
@@ -136,6 +138,20 @@ TEST(decide_table) {
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &disk, &v), 1);
         disk.hung = true;
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &disk, &v), 1);
+        /* Another system-sleep hook writes alongside: kept in auto as a record on disk is (a hung
+         * device still wins, off ignores it). */
+        KnobFacts hooks = { .complete = true, .covered = true, .other_hooks = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &hooks, &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &hooks, &v), 1);
+        hooks.hung = true;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &hooks, &v), 1);
+        /* Dirty inodes on a bdi no synced filesystem explains (a dd straight to a disk): kept in
+         * every mode, hung device or not, as an incomplete view is. */
+        KnobFacts raw = { .complete = true, .covered = true, .unexplained = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &raw, &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &raw, &v), 0);
+        raw.hung = true;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &raw, &v), 0);
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, FACTS(false, true, true, true), &v), EINVAL);
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_MAX, FACTS(false, true, true, true), &v), EINVAL);
         ASSERT_ERR(knob_decide(SYNC_ON_SUSPEND_AUTO, NULL, &v), EINVAL);

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# What only the kernel's own sync would still write, though no mount the late pass knows holds it:
+# SyncOnSuspend=auto (and off, for the first) keeps that sync on and says why.
+#   A: a block device with no filesystem mounted, written straight to by a process that keeps it
+#      open (a VM on a raw disk, a dd still running; the last close of a block device writes its
+#      page cache back itself): its page cache is dirty, and sync(2) ends with sync_bdevs(). The
+#      pass names the device (debugfs bdi/<MAJ:MIN>), with auto and off. Control: once the device is
+#      flushed, the same pass does not name it.
+#   B: another executable in systemd's system-sleep directory runs alongside the late pass and may
+#      write after it. The pass names it. Control: the same file not executable is no hook.
+# Each control also turns the knob off unless something else of this shared machine keeps it on
+# (then it says what, and the check that matters, that ours is not named, still holds).
+set -euo pipefail
+source "$TEST_LIB/suspend-sync.sh"
+ss_begin
+checks_begin
+ss_debugfs || skip "debugfs not available: no bdi evidence"
+
+sys=$SS_TMP/sys
+ss_fixture_sysfs "$sys"
+knob=$sys/power/sync_on_suspend
+k() { tr -d '\n' <"$knob"; }
+# Not hermetic: the test bed's usual rule skips every mount but ours (Action=skip), which alone would
+# keep the knob on. WritebackFirst=no: the pass must not wake the flusher threads itself (it does,
+# for every device, as soon as one is dirty), or they may write the device's pages back before it
+# looks (then rightly finding it clean: 1 run in 2 did).
+mode_config() { SS_HERMETIC=0 ss_config "[Kernel]
+SyncOnSuspend=$1
+[Sync]
+WritebackFirst=no"; }
+
+# late [PREFIX...]: a late pass (optionally inside PREFIX, e.g. another mount namespace); its log in
+# $SS_TMP/late.log.
+late() {
+        echo 1 >"$knob"
+        rm -f "$SS_STATE/knob.orig"
+        "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" --late --trigger=hook \
+                run >"$SS_TMP/late.log" 2>&1 || { cat "$SS_TMP/late.log"; fail "late pass failed"; }
+}
+kept_by() { grep -o "Leaving the kernel's own sync on: .*" "$SS_TMP/late.log" || true; }
+
+# ---------------------------------------------------------------- A: a device written straight to
+img=$(tmpfs_mktemp knob-late-facts-img) || fail "no tmpfs"
+truncate -s 16M "$img/disk.img"
+loop=$(losetup -f --show "$img/disk.img")
+# Exactly the loop device made here (by its backing file), before its file goes.
+ss_on_exit "exec 7>&- 2>/dev/null; losetup -j '$img/disk.img' | grep -q '^$loop:' && losetup -d '$loop'; rm -rf '$img'"
+bdi=$(lsblk -dno MAJ:MIN "$loop" | tr -d ' ')
+exec 7<>"$loop" # held open: the page cache stays dirty until written back
+dd if=/dev/urandom of=/dev/fd/7 bs=1M count=4 status=none # buffered: no fsync, no O_DIRECT
+echo "A: $loop (bdi $bdi): $(grep -E '^b_(dirty|io|more_io):' "/sys/kernel/debug/bdi/$bdi/stats" | tr -s ' \n' ' ')"
+for mode in auto off; do
+        mode_config "$mode"
+        late
+        if [[ $(k) == 1 ]] && kept_by | grep -qF "device $bdi, on which no filesystem is mounted, holds dirty data"; then
+                ok "A ($mode): knob kept on, the device named: $(kept_by)"
+        else
+                cat "$SS_TMP/late.log"
+                fail "A ($mode): knob $(k), kept by: '$(kept_by)' (want 1, device $bdi named)"
+        fi
+done
+# control: flushed, the device is no reason any more
+blockdev --flushbufs "$loop"
+exec 7>&-
+mode_config auto
+late
+if kept_by | grep -qF "device $bdi"; then
+        fail "A control: the flushed device still named: $(kept_by)"
+elif [[ $(k) == 0 ]]; then
+        ok "A control: flushed, knob 0"
+else
+        ok "A control: flushed, not named (knob kept on by this machine: $(kept_by))"
+fi
+
+# ---------------------------------------------------------------- B: another system-sleep hook
+# In a mount namespace of our own, a tmpfs over the hook directory (this machine's stays as it is).
+hookdir=/usr/lib/systemd/system-sleep
+[[ -d $hookdir ]] || mkdir -p "$hookdir" # the bind below needs a mount point; left empty
+in_ns() { # MODE: a late pass in a namespace whose hook directory holds one file of that mode
+        unshare -m --propagation private sh -c "mount -t tmpfs ss-hooks '$hookdir' &&
+                printf '#!/bin/sh\nexit 0\n' >'$hookdir/other-hook' && chmod $1 '$hookdir/other-hook' &&
+                exec \"\$@\"" sh "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" \
+                --late --trigger=hook run >"$SS_TMP/late.log" 2>&1 || { cat "$SS_TMP/late.log"; fail "late pass failed"; }
+}
+echo 1 >"$knob"; rm -f "$SS_STATE/knob.orig"
+in_ns 0755
+if [[ $(k) == 1 ]] && kept_by | grep -qF "another system-sleep hook runs alongside this pass" &&
+   kept_by | grep -qF "$hookdir/other-hook"; then
+        ok "B: knob kept on, the hook named: $(kept_by)"
+else
+        fail "B: knob $(k), kept by: '$(kept_by)' (want 1, $hookdir/other-hook named)"
+fi
+echo 1 >"$knob"; rm -f "$SS_STATE/knob.orig"
+in_ns 0644
+if kept_by | grep -qF "other-hook"; then
+        fail "B control: a file that is not executable taken for a hook: $(kept_by)"
+elif [[ $(k) == 0 ]]; then
+        ok "B control: no executable, knob 0"
+else
+        ok "B control: not named (knob kept on by this machine: $(kept_by))"
+fi
+mode_config off
+echo 1 >"$knob"; rm -f "$SS_STATE/knob.orig"
+in_ns 0755
+[[ $(k) == 0 ]] || kept_by | grep -qvF other-hook ||
+        fail "B (off): another hook kept the knob on, but off gives up the kernel sync for later writes"
+
+checks_end knob-late-facts
