@@ -71,9 +71,10 @@ typedef struct Worker {
                                  * the last read failed or none was made for this job */
         usec_t last_progress; /* last counter change or report */
         bool released;        /* gave its slot up: no progress for a stall window */
+        bool syncing;         /* the current job reported REPORT_SYNCING: it is in syncfs or the
+                               * device flush after it (else still in open, or waiting before) */
         sd_event_source *io_source, *child_source, *timer_source;
-        uint8_t buf[sizeof(WorkerReport)];
-        size_t buf_len;
+        WorkerReportBuffer buf;
 } Worker;
 
 struct Executor {
@@ -162,11 +163,12 @@ static void worker_detach(Worker *w) {
 }
 
 /* A new job starts (or a report arrived): progress by definition, and the evidence starts anew,
- * since the next job may sit on another device. */
+ * since the next job may sit on another device; the new job has not reached syncfs yet. */
 static void worker_progress_reset(Worker *w, usec_t n) {
         w->job_start = n;
         w->last_progress = n;
         w->known_since = USEC_INFINITY;
+        w->syncing = false;
 }
 
 /* Reads the progress counter of the worker's current job. */
@@ -249,31 +251,20 @@ static Outcome report_outcome(int32_t error) {
 /* Reads every report available now. Returns true on EOF or read error. */
 static bool worker_drain(Worker *w) {
         Executor *e = w->executor;
-        bool progressed = false, eof = false;
+        bool progressed = false;
+        WorkerReport rep;
+        int r;
 
-        for (;;) {
-                ssize_t k = read(w->fd, w->buf + w->buf_len, sizeof(w->buf) - w->buf_len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno != EAGAIN)
-                                eof = true;
-                        break;
-                }
-                if (k == 0) {
-                        eof = true;
-                        break;
-                }
-                w->buf_len += (size_t) k;
-                if (w->buf_len < sizeof(WorkerReport))
-                        continue;
-
-                WorkerReport rep;
-                memcpy(&rep, w->buf, sizeof(rep));
-                w->buf_len = 0;
-
-                /* Reports come in order; anything else is ignored (the timers still apply). */
+        while ((r = worker_report_read(w->fd, &w->buf, &rep)) > 0) {
+                /* Reports come in order, each names its job: anything else is ignored (the timers
+                 * still apply), so a job's DONE never counts for the next job's SYNCING. */
                 if (w->pos >= w->group->end || rep.index != e->order[w->pos])
+                        continue;
+                if (rep.kind == REPORT_SYNCING) {
+                        w->syncing = true;
+                        continue;
+                }
+                if (rep.kind != REPORT_DONE)
                         continue;
 
                 executor_set_result(
@@ -290,17 +281,19 @@ static bool worker_drain(Worker *w) {
 
         if (progressed)
                 worker_arm_timer(w);
-        if (eof)
+        if (r < 0)
                 (void) sd_event_source_set_enabled(w->io_source, SD_EVENT_OFF);
-        return eof;
+        return r < 0;
 }
 
 /* Gives up on a worker: its current job gets 'o' with the worker's pid when 'o' is a timeout. A
- * worker proven stuck takes the rest of its group with it: a new worker would only get stuck too. */
+ * worker proven stuck in syncfs takes the rest of its group with it: a new worker would only get
+ * stuck too. One stuck before syncfs (in open: a FUSE or NFS server gone) proves nothing about
+ * the device the kernel's sync would write: an ordinary timeout, never hung. */
 static void worker_abandon(Worker *w, Outcome o, int error) {
         Executor *e = w->executor;
         usec_t n = now(CLOCK_MONOTONIC);
-        bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n);
+        bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n) && w->syncing;
 
         if (w->pos < w->group->end) {
                 executor_set_result(e, w->pos,

@@ -86,11 +86,15 @@ typedef struct ExecJob {
                                     * parent's view: the worker's start or its previous report);
                                     * 0: never started */
         pid_t abandoned_pid; /* worker pid left behind on timeout, 0 otherwise */
-        bool hung;           /* OUTCOME_TIMEOUT only: the device was proven stuck — its
-                                    * progress counters were readable and did not move for the
-                                    * whole proof window before the job's worker, or the worker
-                                    * ahead of it in its group, was abandoned. False when the
-                                    * evidence was missing: slow and stuck cannot be told apart */
+        bool hung;           /* OUTCOME_TIMEOUT only: the device was proven stuck — the
+                                    * job's worker, or the worker ahead of it in its group, was
+                                    * abandoned inside syncfs (or the device flush after it: the
+                                    * worker said so, worker_report_syncing()) and its progress
+                                    * counters were readable and did not move for the whole
+                                    * proof window. False when the evidence was missing (slow and
+                                    * stuck cannot be told apart) and for a worker stuck before
+                                    * syncfs (in open: a dead FUSE or NFS server, which the
+                                    * kernel's own sync never asks) */
         bool stuck;          /* abandoned_pid is still in the kernel (has not exited), as of the
                                     * last executor_check_stuck(); false after executor_run() */
 } ExecJob;
@@ -103,7 +107,8 @@ typedef struct ExecOps {
          * some filesystem, missing one is worse), never O_PATH (syncfs fails with EBADF). Tests
          * substitute it. It runs after fork() with fds 0-2 on /dev/null, every other fd closed,
          * default signal handlers and an empty signal mask: it must not use the caller's fds or
-         * event loop, and should not allocate much. */
+         * event loop, and should not allocate much. It calls worker_report_syncing() (worker.h)
+         * right before its syncfs(): a job stuck without that call is never reported hung. */
         int (*sync_one)(const ExecJob *job, void *userdata);
         /* Runs in the parent: the current progress counter of the job's device, or negative errno
          * when unknown. Default: progress_read(job->progress). Must not block. */
@@ -132,8 +137,9 @@ typedef struct ExecOps {
  * - Per-job timeout: the job gets OUTCOME_TIMEOUT, abandoned_pid = the worker, duration = time until
  *   abandoned; the worker is sent SIGKILL and no longer counted against max_parallel; the rest of
  *   the group runs in a fresh worker (each worker consumes at least one job: at most n_jobs forks)
- *   unless the device was proven stuck (ExecJob.hung): then the rest of the group gets
- *   OUTCOME_TIMEOUT with hung set and pid 0 at once — a new worker would only get stuck too.
+ *   unless the device was proven stuck in syncfs (ExecJob.hung): then the rest of the group gets
+ *   OUTCOME_TIMEOUT with hung set and pid 0 at once — a new worker would only get stuck too. A
+ *   worker stuck before syncfs (in open) is a plain timeout, whatever the counters say.
  * - Stall: the progress counter of every running worker's job is read every stall/4 (at least
  *   every 100 ms). A worker with no counter change and no report for 'stall' stops counting
  *   against max_parallel (it keeps running and its results still count; its group stays with

@@ -67,8 +67,9 @@ typedef struct KnobFacts {
                              * error, a timeout of a slow or evidence-free device, not started): the
                              * kernel's sync is its only remaining chance */
         bool hung;            /* a mount's device was proven stuck (no I/O completed for the proof
-                             * window) and its worker still is: the kernel's serial sync would block
-                             * on it before tasks are frozen. Not "unsynced": nothing can sync it */
+                             * window, its worker inside syncfs) and its worker still is: the
+                             * kernel's serial sync would block on it before tasks are frozen. Not
+                             * "unsynced": nothing can sync it */
         bool complete;        /* our view was complete: every mount namespace read, no superblock
                              * outside the scanned tables, nothing gone or unreachable since the
                              * plan */

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,61 @@
 #include "shared/fileio.h"
 #include "worker.h"
 #include "writeback.h"
+
+/* --- the report pipe --- */
+
+_Static_assert(sizeof(WorkerReport) == 40 && sizeof(WorkerReport) % 8 == 0, "WorkerReport has padding");
+_Static_assert(sizeof(WorkerReport) <= PIPE_BUF, "WorkerReport writes must be atomic");
+
+/* The job the worker runs now and its index, set by worker_child_main() before each sync_one, for
+ * worker_report_syncing(): state of the worker process (after fork), like its report pipe on fd 3. */
+static const ExecJob *current_job = NULL;
+static uint32_t current_index = 0;
+
+static int loop_write(int fd, const void *p, size_t n) {
+        const uint8_t *b = p;
+
+        while (n > 0) {
+                ssize_t k = write(fd, b, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                b += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int worker_report_syncing(const ExecJob *job) {
+        WorkerReport rep = { .kind = REPORT_SYNCING };
+
+        if (!job || job != current_job)
+                return -EINVAL;
+        rep.index = current_index;
+        return loop_write(3, &rep, sizeof(rep));
+}
+
+int worker_report_read(int fd, WorkerReportBuffer *b, WorkerReport *ret) {
+        for (;;) {
+                ssize_t k = read(fd, b->buf + b->len, sizeof(b->buf) - b->len);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == EAGAIN ? 0 : -errno;
+                }
+                if (k == 0)
+                        return -EPIPE;
+                b->len += (size_t) k;
+                if (b->len == sizeof(b->buf)) {
+                        memcpy(ret, b->buf, sizeof(*ret));
+                        b->len = 0;
+                        return 1;
+                }
+        }
+}
 
 /* --- the default sync_one --- */
 
@@ -184,6 +240,9 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
                 }
         }
 
+        /* Only now may the worker block on the device the kernel's sync would block on too: an
+         * open stuck on a FUSE or NFS server says nothing about that (worker_report_syncing()). */
+        (void) worker_report_syncing(job);
         if (syncfs(fd) < 0)
                 r = negative_errno();
         if (r >= 0 && job->flush != FS_FLUSH_NONE)
@@ -227,22 +286,6 @@ static int worker_setup_fds(int report_fd, int stats_fd) {
                         (void) close(i);
         }
         return report_fd;
-}
-
-static int loop_write(int fd, const void *p, size_t n) {
-        const uint8_t *b = p;
-
-        while (n > 0) {
-                ssize_t k = write(fd, b, n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                b += k;
-                n -= (size_t) k;
-        }
-        return 0;
 }
 
 /* The bdi stats file of the first job of ours that waits for writeback (writeback.h), opened
@@ -308,8 +351,15 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
                 size_t i = order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
                 usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
-                int r = sync_one(&jobs[i], userdata);
+                int r;
+
+                current_job = &jobs[i];
+                current_index = (uint32_t) i;
+                r = sync_one(&jobs[i], userdata);
+                current_job = NULL;
+
                 WorkerReport rep = {
+                        .kind = REPORT_DONE,
                         .index = (uint32_t) i,
                         .error = r < 0 ? -r : 0,
                         .duration = now(CLOCK_MONOTONIC) - t0,

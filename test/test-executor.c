@@ -18,10 +18,13 @@
 #include "executor.h"
 #include "shared/fileio.h"
 #include "tests.h"
+#include "worker.h"
 
 /*
  * The fake sync_one runs in the worker and gets everything from its "path":
- *   "<job> <slot> <action> <arg>"   action: ok | sleep <ms> | hang | pause | eio | abort
+ *   "<job> <slot> <action> <arg>"   action: ok | sleep <ms> | hang | pause | eio | abort | openhang
+ * Every action first announces syncfs (worker_report_syncing()), as the real one does after its
+ * open, except openhang: it hangs like hang, but "in open", before syncfs.
  * It records what it saw in a MAP_SHARED page, so the parent can check concurrency and order.
  */
 
@@ -57,6 +60,8 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
 
         if (sscanf(path, "%u %u %15s %u", &job, &slot, action, &arg) < 3 || job >= MAXJ || slot >= MAXJ)
                 return -EBADMSG;
+        if (!streq(action, "openhang") && worker_report_syncing(j) < 0)
+                return -EPROTO;
 
         __atomic_add_fetch(&s->calls, 1, __ATOMIC_SEQ_CST);
         s->pid[job] = getpid();
@@ -70,7 +75,7 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
                         usleep(MIN(10U, arg - ms) * 1000);
                         __atomic_add_fetch(&s->progress[job], 1, __ATOMIC_SEQ_CST);
                 }
-        else if (streq(action, "hang"))
+        else if (streq(action, "hang") || streq(action, "openhang"))
                 while (!__atomic_load_n(&s->release, __ATOMIC_SEQ_CST))
                         usleep(1000);
         else if (streq(action, "pause"))
@@ -563,6 +568,58 @@ TEST(hung_group_rest) {
         check_children(jobs, 4);
 }
 
+/* Stuck, with readable counters that do not move: hung only in syncfs. A worker stuck before it
+ * (in open: a FUSE server gone) is an ordinary timeout, the rest of its group runs in a fresh
+ * worker; a job's syncfs report does not carry over to the next job of its worker. */
+TEST(hung_needs_syncfs) {
+        Spec spec[] = {
+                { "a", "hang", 400 * MS },
+                { "a", "ok", SEC },
+                { "b", "openhang", 400 * MS },
+                { "b", "ok", SEC },
+                { "b", "ok", SEC },
+                { "c", "ok", SEC },
+                { "d", "ok", SEC },
+                { "d", "openhang", 400 * MS },
+                { "d", "ok", SEC },
+        };
+        ExecJob jobs[9];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 9);
+        ops.progress = fake_progress;
+        ops.stall = 100 * MS;
+        ASSERT_EQ(run(jobs, 9, 1, in(5 * SEC), &ops), 4);
+        /* in syncfs: hung, and the rest of the group with it */
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[0].hung);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[1].hung);
+        ASSERT_EQ(jobs[1].abandoned_pid, 0);
+        /* in open: a timeout, not hung, the worker left behind; the rest runs in a fresh worker */
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[2].hung);
+        ASSERT_TRUE(jobs[2].abandoned_pid > 0);
+        ASSERT_EQ(jobs[2].abandoned_pid, sh->pid[2]);
+        ASSERT_TRUE(jobs[2].duration >= 400 * MS);
+        for (size_t i = 3; i < 5; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+                ASSERT_TRUE(sh->pid[i] != sh->pid[2]);
+        }
+        ASSERT_EQ(jobs[5].outcome, OUTCOME_SYNCED);
+        /* in open after a synced job of the same worker: that job's syncfs does not count */
+        ASSERT_EQ(jobs[6].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->pid[6], sh->pid[7]);
+        ASSERT_EQ(jobs[7].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[7].hung);
+        ASSERT_EQ(jobs[7].abandoned_pid, sh->pid[7]);
+        ASSERT_EQ(jobs[8].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->calls, 8);
+        check_children(jobs, 9);
+}
+
 TEST(deadline_passed) {
         Spec spec[] = { { "a", "ok", SEC }, { "b", "ok", SEC } };
         ExecJob jobs[2];
@@ -1041,9 +1098,16 @@ static char proc_state(pid_t pid) {
         return p && p[1] == ' ' ? p[2] : '?';
 }
 
+/* A device counter that is readable and never moves: "proven stuck" as far as counters go. */
+static int still_progress(const ExecJob *j, void *userdata, uint64_t *ret) {
+        *ret = 42;
+        return 0;
+}
+
 TEST(unkillable_worker) {
         StuckFuse f = {};
         ExecJob jobs[3];
+        ExecOps ops = { .progress = still_progress, .stall = 50 * MS };
         usec_t deadline;
         int r;
 
@@ -1063,7 +1127,7 @@ TEST(unkillable_worker) {
         jobs[1] = (ExecJob) { .path = "/tmp", .group = "tmp", .timeout = 10 * SEC };
         jobs[2] = (ExecJob) { .path = f.dir, .group = "fuse2", .timeout = 0 };
         deadline = in(1500 * MS);
-        r = run(jobs, 3, 1, deadline, NULL);
+        r = run(jobs, 3, 1, deadline, &ops);
         fprintf(stderr, "  returned %+.3f s after the deadline, stuck workers %d (%c) and %d (%c)\n",
                 ((double) now(CLOCK_MONOTONIC) - (double) deadline) / SEC, (int) jobs[0].abandoned_pid,
                 proc_state(jobs[0].abandoned_pid), (int) jobs[2].abandoned_pid,
@@ -1076,6 +1140,9 @@ TEST(unkillable_worker) {
         ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[2].outcome, OUTCOME_TIMEOUT);
         ASSERT_TRUE(jobs[2].abandoned_pid > 0);
+        /* Counters readable and still for far longer than the proof window, but the workers are
+         * stuck in open (FUSE_OPENDIR), before syncfs: not hung */
+        ASSERT_TRUE(!jobs[0].hung && !jobs[2].hung);
         /* SIGKILLed, yet still alive: the executor did not wait for them */
         ASSERT_EQ(proc_state(jobs[0].abandoned_pid), 'D');
         ASSERT_EQ(proc_state(jobs[2].abandoned_pid), 'D');
@@ -1161,6 +1228,7 @@ int main(void) {
         RUN(no_evidence);
         RUN(last_call);
         RUN(hung_group_rest);
+        RUN(hung_needs_syncfs);
         RUN(errors_and_crash);
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);

@@ -317,7 +317,8 @@ TEST(hung_abandoned) {
         bed_record(&b);
         ASSERT_EQ(b.t.n_hung, 0);
         ASSERT_TRUE(b.t.unsynced);
-        ASSERT_STREQ(b.rec.mounts[0].reason, "slow or without progress evidence: left to the kernel's sync");
+        ASSERT_STREQ(b.rec.mounts[0].reason,
+                     "slow, stuck before syncfs or without progress evidence: left to the kernel's sync");
 
         /* only a timeout can be hung */
         set_result(&b.j.jobs[0], OUTCOME_ERROR, EIO, 0, true, true);

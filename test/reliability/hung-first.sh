@@ -12,6 +12,10 @@
 #   B: MaxParallel=1, block disk b3 hung                                          -> knob 0
 #   C: MaxParallel=1, FUSE mount f1 hung, no debugfs (no evidence: slow and stuck cannot be told
 #      apart) -> healthy synced all the same, knob stays 1 ("left unsynced")
+#   D: MaxParallel=1, idle FUSE mount i1 (no dirty data) hung, debugfs: its BdiWritten is readable
+#      and still, but the worker is stuck in open (FUSE_OPENDIR), before syncfs: no proof that the
+#      kernel's sync (which opens nothing, and sends an idle FUSE server nothing) would block ->
+#      knob stays 1. Before the fix (hung only in syncfs) the late pass turned the knob off.
 # The knob is a plain file in a fixture sysfs whose dev/, devices/, block/, class/ and fs/ lead to
 # the real /sys, so the progress counters are real. Before the fix (664a966) run A left the healthy
 # mounts "timeout" (never started) and set the knob to 0.
@@ -31,12 +35,13 @@ stack_setup b1 ext4 128M
 stack_setup b2 ext4 128M
 stack_setup b3 ext4 128M
 stack_passthrough f1
+stack_passthrough i1
 healthy=(h-ext4 h-xfs)
-all=(h-ext4 h-xfs b1 b2 b3 f1)
+all=(h-ext4 h-xfs b1 b2 b3 f1 i1)
 mounts=()
 for n in "${all[@]}"; do
         mounts+=("$(stack_mnt "$n")")
-        [[ $n == [bf]* ]] && stack_ctl "$n" hang-max 60s >/dev/null
+        [[ $n == [bfi]* ]] && stack_ctl "$n" hang-max 60s >/dev/null
 done
 
 sysfs=$REL_TMP/sysfs
@@ -64,6 +69,8 @@ OnTimeout=continue"
 
         rel_gen "$((seed * 10 + i))" 30 6 "${healthy[@]}"
         for n in "${hung[@]}"; do
+                # An idle FUSE mount: hung with nothing to write, so its worker blocks in open.
+                [[ $n == i* ]] && { stack_ctl "$n" hang all >/dev/null; continue; }
                 # Block disks hang first, then get more dirty data than the healthy ones: it cannot
                 # be written back, so the plan puts them first. A FUSE server cannot take the write
                 # once hung: write, then hang.
@@ -106,7 +113,7 @@ print(" ".join(m["mount_point"] for m in runs["mounts"] if m["action"] == "sync"
                 # which the kernel keeps per device: the order is reported, not asserted here. The
                 # executor's unit test (test-executor hung_first) puts the stuck jobs first exactly.
                 for n in "${hung[@]}"; do
-                        pos=$(tr ' ' '\n' <<<"$order" | grep -nxF "$(stack_mnt "$n")" | cut -d: -f1)
+                        pos=$(tr ' ' '\n' <<<"$order" | grep -nxF "$(stack_mnt "$n")" | cut -d: -f1 || true)
                         echo "$name: hung $n planned at position ${pos:-none} of $(wc -w <<<"$order")"
                 done
         fi
@@ -151,6 +158,7 @@ scenario_seen=()
 scenario A 2 0 yes b1 b2
 scenario B 1 0 yes b3
 scenario C 1 1 no f1
+scenario D 1 1 yes i1
 
 echo "hung-first: $failures failure(s); seed $seed"
 ((failures == 0)) || exit 1
