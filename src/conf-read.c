@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "conf-read.h"
+#include "shared/bounded-child.h"
 #include "shared/strv.h"
 #include "sleep-hooks.h"
 
@@ -231,36 +228,6 @@ static void child_progress(const char *path, void *userdata) {
         (void) write_all(*(int *) userdata, rec, 5 + n);
 }
 
-/* Keeps only what the child needs: the pipe as fd 3, root_fd as fd 4 (unless it is AT_FDCWD), stdio on
- * /dev/null. An abandoned child must not hold anything of ours: the state directory's lock (an
- * flock() belongs to the open file description, so the next run would be refused), or a pipe
- * somebody reads until EOF (our stdout or stderr). */
-static void child_setup_fds(int *root_fd, int *fd) {
-        int p, r = *root_fd, null_fd, first_free;
-
-        /* Both out of the way first: either may be fd 3 or 4 now. */
-        p = fcntl(*fd, F_DUPFD, 10);
-        if (r >= 0)
-                r = fcntl(r, F_DUPFD, 10);
-        if (p < 0 || dup2(p, 3) < 0 || (*root_fd >= 0 && (r < 0 || dup2(r, 4) < 0)))
-                _exit(EXIT_FAILURE);
-        if (r >= 0)
-                r = 4;
-        first_free = r >= 0 ? 5 : 4;
-
-        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
-        for (int i = 0; i < 3; i++)
-                if (null_fd < 0)
-                        (void) close(i);
-                else if (null_fd != i)
-                        (void) dup2(null_fd, i);
-        if (close_range((unsigned) first_free, ~0U, 0) < 0)
-                for (int i = first_free; i < 65536; i++)
-                        (void) close(i);
-        *fd = 3;
-        *root_fd = r;
-}
-
 /* The other hooks as 'H' records; a directory that cannot be read is named instead (it may hold one). */
 static int child_hooks(int root_fd, int fd) {
         _cleanup_strv_free_ char **hooks = NULL;
@@ -281,123 +248,70 @@ static int child_hooks(int root_fd, int fd) {
         return 0;
 }
 
-_noreturn_ static void child(int root_fd, const char *config_path, bool list_hooks, int fd) {
+/* What the child is given (config_path, want_hooks) and what the parent received. */
+typedef struct ConfRead {
+        const char *config_path;
+        bool want_hooks;
+        ConfStream st;
+} ConfRead;
+
+static int child(int fd, int root_fd, void *userdata) {
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_free_ char *data = NULL;
+        const ConfRead *x = userdata;
         size_t size;
 
-        child_setup_fds(&root_fd, &fd);
-
         /* The configuration first: a hook directory that hangs then costs the hooks only. */
-        if (policy_read_sources(root_fd, config_path, child_progress, &fd, &s) < 0 ||
+        if (policy_read_sources(root_fd, x->config_path, child_progress, &fd, &s) < 0 ||
             conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0)
-                _exit(EXIT_FAILURE);
-        if (list_hooks && (child_hooks(root_fd, fd) < 0 || write_record(fd, 'E', NULL, 0) < 0))
-                _exit(EXIT_FAILURE);
-        _exit(EXIT_SUCCESS);
+                return EXIT_FAILURE;
+        if (x->want_hooks && (child_hooks(root_fd, fd) < 0 || write_record(fd, 'E', NULL, 0) < 0))
+                return EXIT_FAILURE;
+        return EXIT_SUCCESS;
 }
 
 /* ---- the parent ------------------------------------------------------------------------------- */
 
-/* Reads the child's records until the sources (and, with want_hooks, the end of the hooks) are in,
- * EOF, an error or 'until'. Returns 0 or negative errno (-ETIMEDOUT); st holds what arrived. */
-static int read_stream(int rfd, usec_t until, bool want_hooks, ConfStream *st) {
-        _cleanup_free_ char *data = NULL;
-        Buf b = {};
-        int r = 0;
+static void conf_read_done(ConfRead *x) {
+        conf_stream_done(&x->st);
+}
 
-        for (;;) {
-                struct pollfd p = { .fd = rfd, .events = POLLIN };
-                usec_t t = now(CLOCK_MONOTONIC);
-                char chunk[16384];
-                ssize_t n;
+/* Complete as soon as the sources are (and the end of the hooks, when asked): the child's exit is
+ * not waited for. */
+static int feed(const char *buf, size_t size, void *userdata) {
+        ConfRead *x = userdata;
+        int r;
 
-                if (st->sources && (!want_hooks || st->hooks_done))
-                        break; /* the child's exit is not waited for */
-                if (t >= until) {
-                        r = -ETIMEDOUT;
-                        break;
-                }
-                n = poll(&p, 1, (int) MIN((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC, (usec_t) INT_MAX));
-                if (n < 0 && errno != EINTR) {
-                        r = -errno;
-                        break;
-                }
-                if (n <= 0)
-                        continue;
-                n = read(rfd, chunk, sizeof chunk);
-                if (n < 0) {
-                        if (errno == EINTR || errno == EAGAIN)
-                                continue;
-                        r = -errno;
-                        break;
-                }
-                if (n == 0) {
-                        r = -EPROTO; /* EOF before the end: the child failed (out of memory) */
-                        break;
-                }
-                r = buf_put(&b, chunk, (size_t) n);
-                data = b.data;
-                if (r < 0)
-                        break;
-                r = conf_stream_parse(b.data, b.size, st);
-                if (r < 0)
-                        break;
-        }
-        return r;
+        r = conf_stream_parse(buf, size, &x->st);
+        return r < 0 ? r : x->st.sources && (!x->want_hooks || x->st.hooks_done);
 }
 
 int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
                       char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at) {
-        _cleanup_(conf_stream_done) ConfStream st = {};
-        _cleanup_close_ int rfd = -EBADF;
-        usec_t t0 = now(CLOCK_MONOTONIC),
-               until = timeout >= USEC_INFINITY - t0 ? USEC_INFINITY : t0 + timeout;
-        int pfd[2], r;
-        pid_t pid;
+        _cleanup_(conf_read_done) ConfRead x = { .config_path = config_path, .want_hooks = ret_hooks };
+        int r;
 
         *ret_stuck_at = NULL;
         if (ret_hooks_error)
                 *ret_hooks_error = -ENODATA;
-        if (pipe2(pfd, O_CLOEXEC) < 0)
-                return -errno;
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                safe_close(pfd[0]);
-                safe_close(pfd[1]);
-                return r;
-        }
-        if (pid == 0) {
-                safe_close(pfd[0]);
-                child(root_fd, config_path, ret_hooks, pfd[1]);
-        }
-        safe_close(pfd[1]);
-        rfd = pfd[0];
-
-        r = read_stream(rfd, until, ret_hooks, &st);
-        if (r < 0) {
-                /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
-                 * for. */
-                (void) kill(pid, SIGKILL);
-                if (r == -ETIMEDOUT && !st.sources)
-                        *ret_stuck_at = TAKE_PTR(st.progress);
-        }
-        /* The child is exiting: reap it if it already has, else leave the zombie to our exit. */
-        (void) waitpid(pid, NULL, WNOHANG);
-        if (!st.sources) {
-                r = r < 0 ? r : -EPROTO;
+        r = bounded_child_run(root_fd, timeout, CONF_STREAM_MAX, child, feed, &x);
+        if (r <= 0 && !x.st.sources) {
+                /* Stuck (most likely in the kernel, on a hung mount) or failed: the child was killed
+                 * and abandoned. */
+                if (r == -ETIMEDOUT)
+                        *ret_stuck_at = TAKE_PTR(x.st.progress);
+                r = r < 0 ? r : -EPROTO; /* EOF without sources: the child failed (out of memory) */
                 if (ret_hooks_error)
                         *ret_hooks_error = r;
                 return r;
         }
 
         /* The configuration is in; the hooks only when their end arrived too. */
-        if (ret_hooks && st.hooks_done) {
-                *ret_hooks = TAKE_PTR(st.hooks);
+        if (ret_hooks && x.st.hooks_done) {
+                *ret_hooks = TAKE_PTR(x.st.hooks);
                 *ret_hooks_error = 0;
         } else if (ret_hooks)
                 *ret_hooks_error = r < 0 ? r : -EPROTO;
-        *ret = TAKE_PTR(st.sources);
+        *ret = TAKE_PTR(x.st.sources);
         return 0;
 }

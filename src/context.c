@@ -33,6 +33,10 @@ usec_t context_conf_read_timeout(const Args *a) {
                                             : CONF_READ_TIMEOUT;
 }
 
+usec_t context_reach_timeout(const Policy *p) {
+        return MAX(MIN((usec_t) UNLISTED_REACH_TIMEOUT, p->deadline / 4), (usec_t) 1);
+}
+
 /* Reads the configuration in a child with a timeout (its directories may be on a hung NFS or FUSE
  * mount) and parses it here. If it cannot be read in time, or the reader fails, the run carries on
  * with the defaults: a run that syncs by the defaults beats a run that never returns. */
@@ -202,6 +206,7 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
                 .sysfs_root = a->sysfs,
                 .debugfs_fd = c->debugfs_fd,
                 .scan_namespaces = true,
+                .reach_timeout = context_reach_timeout(c->policy),
         };
 
         r = sample_load(&src, &c->sample);

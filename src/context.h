@@ -58,6 +58,9 @@ void context_done(Context *c);
 PolicyOverrides context_overrides(const Args *a);
 /* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter --deadline=. */
 usec_t context_conf_read_timeout(const Args *a);
+/* The bound on the search through /proc for holders of files on superblocks no mount table shows:
+ * UNLISTED_REACH_TIMEOUT, or a quarter of a shorter DeadlineSec= (with --deadline= applied). */
+usec_t context_reach_timeout(const Policy *p);
 
 /* Opens the root and reads the configuration (bounded, see conf-read.h) into c->config, and sets
  * c->policy. Logs only what kept it from being read (then: the defaults). */

@@ -428,7 +428,10 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, Mo
                 return r;
 
         before = t->n_entries;
-        r = unlisted_reach(src->root_fd, hidden, t);
+        /* In a child, bounded: a hit that arrived counts, a superblock not reached in time stays hidden
+         * with that reason. */
+        r = unlisted_reach(src->root_fd, src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT,
+                           src->reach_stat, hidden, t);
         /* Entries reached (even before a failure) are ours: ns_of must cover them. */
         if (t->n_entries > before) {
                 unsigned *x = reallocarray(*ns_of, t->n_entries, sizeof(unsigned));

@@ -92,6 +92,10 @@ typedef struct SampleSources {
                                           * process's ns/mnt, the way taken before Linux 6.12, instead
                                           * of stopping once each namespace the kernel lists (nsfs
                                           * NS_MNT_GET_NEXT) has a member */
+        usec_t reach_timeout;            /* bound on the search through /proc for holders of files on
+                                          * superblocks no table shows (unlisted_reach(), in a child);
+                                          * 0: UNLISTED_REACH_TIMEOUT */
+        UnlistedStatFn reach_stat;       /* tests: how that search looks at a file; NULL: statx(2) */
 } SampleSources;
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in

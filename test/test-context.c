@@ -113,6 +113,15 @@ TEST(conf_read_timeout) {
         ASSERT_U64_EQ(context_conf_read_timeout(&a), 500 * USEC_PER_MSEC);
 }
 
+/* The search through proc is bounded by UNLISTED_REACH_TIMEOUT, or a quarter of a short deadline. */
+TEST(reach_timeout) {
+        Policy p = { .deadline = 30 * USEC_PER_SEC };
+
+        ASSERT_U64_EQ(context_reach_timeout(&p), UNLISTED_REACH_TIMEOUT);
+        p.deadline = 2 * USEC_PER_SEC;
+        ASSERT_U64_EQ(context_reach_timeout(&p), 500 * USEC_PER_MSEC);
+}
+
 /* The whole preparation on a fixture root: the plan follows --deadline=, the configuration not. */
 TEST(prepare) {
         _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
@@ -142,6 +151,7 @@ int main(void) {
         RUN(format_with_overrides);
         RUN(explicit_config_error);
         RUN(conf_read_timeout);
+        RUN(reach_timeout);
         RUN(prepare);
         return 0;
 }

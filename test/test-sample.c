@@ -263,6 +263,215 @@ TEST(chrooted_namespaces) {
                            "mounts outside that root were not scanned"));
 }
 
+/* ---- the search through proc, bounded (unlisted_reach() in a child) ---------------------------- */
+
+/* Stands in for statx(2) on the reach-hung fixture: proc/100/cwd on 0:77, proc/100/fd/3 on 0:78. */
+static int fake_stat(int proc_fd, const char *path, struct statx *ret) {
+        (void) proc_fd;
+        *ret = (struct statx) { .stx_mask = STATX_TYPE | STATX_MNT_ID, .stx_dev_major = 0 };
+        if (streq(path, "100/cwd")) {
+                ret->stx_mode = S_IFDIR;
+                ret->stx_dev_minor = 77;
+                ret->stx_mnt_id = 177;
+                return 0;
+        }
+        if (streq(path, "100/fd/3")) {
+                ret->stx_mode = S_IFREG;
+                ret->stx_dev_minor = 78;
+                ret->stx_mnt_id = 178;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* The same, but proc/100/fd/3 never answers: a file on a dead CIFS or 9p server, whose getattr asks
+ * the server in spite of AT_STATX_DONT_SYNC. */
+static int fake_stat_hung(int proc_fd, const char *path, struct statx *ret) {
+        if (streq(path, "100/fd/3"))
+                for (;;)
+                        pause();
+        return fake_stat(proc_fd, path, ret);
+}
+
+static Sample *load_reach(UnlistedStatFn stat_fn, usec_t timeout, usec_t *ret_took) {
+        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/reach-hung",
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dbg = -EBADF;
+        SampleSources src;
+        Sample *s = NULL;
+        usec_t t0;
+
+        ASSERT_TRUE(root_fd >= 0);
+        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dbg >= 0);
+        src = (SampleSources) { .root_fd = root_fd,
+                                .sysfs_root = "/nonexistent",
+                                .debugfs_fd = dbg,
+                                .scan_namespaces = true,
+                                .reach_timeout = timeout,
+                                .reach_stat = stat_fn };
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_OK(sample_load(&src, &s));
+        if (ret_took)
+                *ret_took = now(CLOCK_MONOTONIC) - t0;
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                fprintf(stderr, "   incomplete: %s\n", s->incomplete_why[i]);
+        return s;
+}
+
+static const MountEntry *find_unlisted(const Sample *s, const char *path) {
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (s->table->entries[i].unlisted && streq(s->table->entries[i].mount_point, path))
+                        return &s->table->entries[i];
+        return NULL;
+}
+
+/* Found by the child, applied by the parent: the unlisted entries are the ones the scan in the main
+ * process gave (mount point, device, mount id), and nothing is left to report. */
+TEST(reach_bounded) {
+        _cleanup_(sample_freep) Sample *s = load_reach(fake_stat, 0, NULL);
+        const MountEntry *e;
+
+        ASSERT_TRUE(s->complete);
+        e = find_unlisted(s, "/proc/100/cwd");
+        ASSERT_TRUE(e && e->dev == makedev(0, 77) && e->mount_id == 177);
+        e = find_unlisted(s, "/proc/100/fd/3");
+        ASSERT_TRUE(e && e->dev == makedev(0, 78) && e->mount_id == 178);
+        ASSERT_TRUE(find_sb(s, 0, 77) && find_sb(s, 0, 78));
+
+        /* statx(2) itself: proc/100/fd/3 points nowhere, nothing is reached, as before. */
+        s = sample_free(s);
+        s = load_reach(NULL, 0, NULL);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_EQ(s->n_incomplete_why, 2U);
+        ASSERT_TRUE(has_reason(s, "superblock 0:77 is mounted but in no scanned mount table",
+                               "and no process holds a file on it"));
+        ASSERT_TRUE(has_reason(s, "superblock 0:78", "and no process holds a file on it"));
+}
+
+/* The scan blocks on proc/100/fd/3 (a dead server): the sample returns within the bound, 0:77 (found
+ * before) is reached, 0:78 stays hidden and makes the sample incomplete, the reason naming the
+ * bound. */
+TEST(reach_hung) {
+        usec_t took;
+        _cleanup_(sample_freep) Sample *s = load_reach(fake_stat_hung, 200 * USEC_PER_MSEC, &took);
+        const MountEntry *e;
+
+        fprintf(stderr, "   hung reach returned after %.3fs\n", (double) took / USEC_PER_SEC);
+        ASSERT_TRUE(took >= 200 * USEC_PER_MSEC && took < 700 * USEC_PER_MSEC);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_EQ(s->n_incomplete_why, 1U);
+        ASSERT_TRUE(has_reason(s, "superblock 0:78 is mounted but in no scanned mount table",
+                               "did not finish within 200ms"));
+        e = find_unlisted(s, "/proc/100/cwd");
+        ASSERT_TRUE(e && e->dev == makedev(0, 77) && e->mount_id == 177);
+        ASSERT_TRUE(find_unlisted(s, "/proc/100/fd/3") == NULL);
+}
+
+/* The child through the kernel: proc/<pid>/{cwd,fd/N} of a fake proc tree are symlinks, which statx
+ * follows as it follows the magic links. Our own process (the parent's pid) is never looked at. */
+static int real_stat_hung(int proc_fd, const char *path, struct statx *ret) {
+        if (streq(path, "100/fd/3"))
+                for (;;)
+                        pause();
+        return statx(proc_fd, path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, ret) < 0 ? -errno : 0;
+}
+
+static void make_link(const char *dir, const char *name, const char *target) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        ASSERT_OK(symlink(target, path));
+}
+
+static dev_t dev_of(const char *path, int *ret_mnt_id) {
+        struct statx stx;
+
+        ASSERT_OK(statx(AT_FDCWD, path, 0, STATX_MNT_ID, &stx));
+        if (ret_mnt_id)
+                *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) ? (int) stx.stx_mnt_id : 0;
+        return makedev(stx.stx_dev_major, stx.stx_dev_minor);
+}
+
+static int hidden_one(HiddenSet *h, dev_t dev) {
+        HiddenSb *v = reallocarray(h->v, h->n + 1, sizeof(HiddenSb));
+
+        ASSERT_TRUE(v);
+        h->v = v;
+        h->v[h->n] = (HiddenSb) { .dev = dev, .fstype = strdup("unknown"), .what = strdup("a test") };
+        ASSERT_TRUE(h->v[h->n].fstype && h->v[h->n].what);
+        h->n++;
+        return 0;
+}
+
+static void reach_tree(bool hung) {
+        char dir[] = "/tmp/test-sample-reach.XXXXXX", path[PATH_MAX], target[PATH_MAX];
+        _cleanup_(mount_table_freep) MountTable *t = calloc(1, sizeof(MountTable));
+        _cleanup_(reasons_done) Reasons why = {};
+        _cleanup_(hidden_set_done) HiddenSet h = {};
+        _cleanup_close_ int root_fd = -EBADF;
+        int mnt_tmp, mnt_proc, r;
+        usec_t t0, took;
+
+        ASSERT_TRUE(t && mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/proc", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/proc/100", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/proc/100/fd", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/proc/%d", dir, (int) getpid());
+        ASSERT_OK(mkdir(path, 0755));
+        make_link(dir, "proc/100/cwd", dir);                 /* the tree's filesystem */
+        make_link(dir, "proc/100/fd/3", "/proc");            /* procfs */
+        snprintf(target, sizeof target, "%s/proc/100", dir); /* the tree's again: one entry */
+        make_link(dir, "proc/100/fd/4", target);
+        snprintf(path, sizeof path, "proc/%d/cwd", (int) getpid());
+        make_link(dir, path, "/sys"); /* ours: never looked at */
+        ASSERT_OK(hidden_one(&h, dev_of(dir, &mnt_tmp)));
+        ASSERT_OK(hidden_one(&h, dev_of("/proc", &mnt_proc)));
+        ASSERT_OK(hidden_one(&h, dev_of("/sys", NULL)));
+        ASSERT_TRUE(h.v[0].dev != h.v[1].dev && h.v[0].dev != h.v[2].dev && h.v[1].dev != h.v[2].dev);
+        root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root_fd >= 0);
+
+        t0 = now(CLOCK_MONOTONIC);
+        r = unlisted_reach(root_fd, 200 * USEC_PER_MSEC, hung ? real_stat_hung : NULL, &h, t);
+        took = now(CLOCK_MONOTONIC) - t0;
+        ASSERT_EQ(r, hung ? 1 : 2);
+        ASSERT_EQ(t->n_entries, (size_t) r);
+        ASSERT_STREQ(t->entries[0].mount_point, "/proc/100/cwd");
+        ASSERT_TRUE(t->entries[0].unlisted && t->entries[0].dev == dev_of(dir, NULL));
+        ASSERT_EQ(t->entries[0].mount_id, mnt_tmp);
+        if (hung) {
+                ASSERT_TRUE(took >= 200 * USEC_PER_MSEC && took < 700 * USEC_PER_MSEC);
+                ASSERT_EQ(h.reach_error, -ETIMEDOUT);
+        } else {
+                ASSERT_STREQ(t->entries[1].mount_point, "/proc/100/fd/3");
+                ASSERT_EQ(t->entries[1].mount_id, mnt_proc);
+                ASSERT_EQ(h.reach_error, 0);
+        }
+        /* Left hidden: /sys (and procfs when hung), in the order found. */
+        ASSERT_EQ(h.n, hung ? 2U : 1U);
+        ASSERT_TRUE(h.v[h.n - 1].dev == dev_of("/sys", NULL));
+        ASSERT_OK(unlisted_report(&h, &why));
+        ASSERT_EQ(why.n, h.n);
+        ASSERT_TRUE(strstr(why.v[0], hung ? "did not finish within 200ms" : "no process holds a file on it"));
+
+        /* Nothing hidden: nothing forked, nothing to report. */
+        hidden_set_done(&h);
+        ASSERT_EQ(unlisted_reach(root_fd, 0, fake_stat_hung, &h, t), 0);
+        ASSERT_EQ(h.reach_error, 0);
+
+        snprintf(path, sizeof path, "rm -rf -- '%s'", dir);
+        ASSERT_EQ(system(path), 0);
+}
+
+TEST(reach_tree) {
+        reach_tree(false);
+        reach_tree(true);
+}
+
 /* The live sample on both mount-table backends: the same superblocks, mounts and read-only state
  * (sysfs and debugfs left out: only the table differs). Read again when the shared machine's table
  * changed in between. */
@@ -515,6 +724,9 @@ int main(void) {
         RUN(all_listed);
         RUN(chroot_view);
         RUN(chrooted_namespaces);
+        RUN(reach_bounded);
+        RUN(reach_hung);
+        RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         return 0;
 }

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bounded-child.h"
+#include "macro.h"
+
+/* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), stdio
+ * on /dev/null, every other fd closed. */
+static void child_setup_fds(int *keep_fd, int *fd) {
+        int p, r = *keep_fd, null_fd, first_free;
+
+        /* Both out of the way first: either may be fd 3 or 4 now. */
+        p = fcntl(*fd, F_DUPFD, 10);
+        if (r >= 0)
+                r = fcntl(r, F_DUPFD, 10);
+        if (p < 0 || dup2(p, 3) < 0 || (*keep_fd >= 0 && (r < 0 || dup2(r, 4) < 0)))
+                _exit(EXIT_FAILURE);
+        if (r >= 0)
+                r = 4;
+        first_free = r >= 0 ? 5 : 4;
+
+        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        for (int i = 0; i < 3; i++)
+                if (null_fd < 0)
+                        (void) close(i);
+                else if (null_fd != i)
+                        (void) dup2(null_fd, i);
+        if (close_range((unsigned) first_free, ~0U, 0) < 0)
+                for (int i = first_free; i < 65536; i++)
+                        (void) close(i);
+        *fd = 3;
+        *keep_fd = r;
+}
+
+typedef struct Collected {
+        char *data;
+        size_t size, allocated, max;
+} Collected;
+
+static int collected_put(Collected *c, const char *p, size_t n) {
+        if (n > c->max || c->size > c->max - n)
+                return -E2BIG;
+        if (c->size + n > c->allocated) {
+                size_t a = MIN(MAX(c->allocated * 2, c->size + n + 256), c->max);
+                char *t = realloc(c->data, a);
+
+                if (!t)
+                        return -ENOMEM;
+                c->data = t;
+                c->allocated = a;
+        }
+        memcpy(c->data + c->size, p, n);
+        c->size += n;
+        return 0;
+}
+
+/* Reads from rfd until feed says complete (1), EOF (0), the deadline (-ETIMEDOUT) or an error. */
+static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed, void *userdata) {
+        Collected c = { .max = max_size };
+        char chunk[16384];
+        int r = 0;
+
+        for (;;) {
+                struct pollfd p = { .fd = rfd, .events = POLLIN };
+                usec_t t = now(CLOCK_MONOTONIC);
+                ssize_t n;
+
+                if (t >= until) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                n = poll(&p, 1, (int) MIN((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC, (usec_t) INT_MAX));
+                if (n < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                if (n <= 0)
+                        continue;
+                n = read(rfd, chunk, sizeof chunk);
+                if (n < 0) {
+                        if (errno == EINTR || errno == EAGAIN)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                if (n == 0) {
+                        r = 0; /* EOF: the child exited (or died) without completing */
+                        break;
+                }
+                r = collected_put(&c, chunk, (size_t) n);
+                if (r < 0)
+                        break;
+                r = feed(c.data, c.size, userdata);
+                if (r != 0)
+                        break;
+        }
+        free(c.data);
+        return r;
+}
+
+int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                      BoundedChildFeed feed, void *userdata) {
+        _cleanup_close_ int rfd = -EBADF;
+        usec_t t0 = now(CLOCK_MONOTONIC), until = usec_add(t0, timeout);
+        int pfd[2], r;
+        pid_t pid;
+
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                safe_close(pfd[0]);
+                safe_close(pfd[1]);
+                return r;
+        }
+        if (pid == 0) {
+                int fd = pfd[1];
+
+                safe_close(pfd[0]);
+                child_setup_fds(&keep_fd, &fd);
+                _exit(work(fd, keep_fd, userdata));
+        }
+        safe_close(pfd[1]);
+        rfd = pfd[0];
+
+        r = collect(rfd, until, max_size, feed, userdata);
+        if (r <= 0)
+                /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
+                 * for. */
+                (void) kill(pid, SIGKILL);
+        /* Reap it if it has exited already, else leave the zombie to our exit. */
+        (void) waitpid(pid, NULL, WNOHANG);
+        return r > 0 ? 1 : r;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Work that may block in the kernel (a path on a hung NFS, CIFS, 9p or FUSE server), bounded in time
+ * without threads: a forked child does it and writes its answer to a pipe; the parent collects what
+ * arrives until the answer is complete, the child closes the pipe, or a deadline passes. A child that
+ * did not complete its answer is killed with SIGKILL and abandoned, never waited for (one stuck in
+ * the kernel dies only when the server answers). The child keeps nothing of the parent's but the pipe
+ * and one directory fd: an abandoned child holds no lock (an flock() belongs to the open file
+ * description) and no pipe somebody reads until EOF (our stdout or stderr).
+ */
+
+#include <stddef.h>
+
+#include "time-util.h"
+
+/* Runs in the child: the pipe's write end is fd 3, keep_fd is fd 4 (a negative keep_fd, such as
+ * AT_FDCWD, is passed on as it is), stdin, stdout and stderr are /dev/null, every other fd is closed.
+ * Returns the exit status. */
+typedef int (*BoundedChildWork)(int pipe_fd, int keep_fd, void *userdata);
+
+/* Runs in the parent each time data arrived, with everything received so far (the buffer only grows
+ * at its end). Returns 0 to wait for more, > 0 when the answer is complete, a negative errno when
+ * the stream is malformed. */
+typedef int (*BoundedChildFeed)(const char *buf, size_t size, void *userdata);
+
+/*
+ * Forks a child that runs work(userdata) and feeds what it writes to feed(userdata), waiting at most
+ * timeout in all. Returns 1 when feed said the answer is complete (the child, exiting, is reaped if
+ * it has exited already, else left to our own exit); 0 when the child closed the pipe first (it
+ * exited or died); -ETIMEDOUT when the timeout passed first; -E2BIG when it sent more than max_size
+ * bytes; feed's negative errno; or the error of pipe2(), fork(), poll() or read(). In every case but
+ * 1 the child is killed and abandoned. Both sides share userdata as it was at fork().
+ */
+int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                      BoundedChildFeed feed, void *userdata);
