@@ -167,7 +167,7 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
                         if (!st.progress)
                                 return -ENOMEM;
                 } else if (kind == 'H') {
-                        if (st.n_hooks > SLEEP_HOOKS_MAX)
+                        if (st.n_hooks > SLEEP_HOOKS_MAX || memchr(rd.p, 0, len))
                                 return -EBADMSG;
                         r = strv_consume(&st.hooks, &st.n_hooks, strndup(rd.p, len));
                         if (r < 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-login.h>
+#include <sys/sysmacros.h>
 
 #include "context.h"
 #include "defer-commit.h"
@@ -563,7 +564,8 @@ static int pass_record(Pass *p) {
  * kernel's sync on, said in full (NULL: nothing, or out of memory). */
 static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         const Context *c = &p->c;
-        _cleanup_free_ const char **known = calloc(MAX(c->sample->n_sbs, 1), sizeof(char *));
+        _cleanup_free_ const char **known = calloc(MAX(c->sample->n_sbs, 1) * 2, sizeof(char *));
+        _cleanup_free_ char *devs = malloc(MAX(c->sample->n_sbs, 1) * 24);
         _cleanup_free_ char *bdi = NULL;
         const char *why = NULL;
         size_t n = 0;
@@ -583,14 +585,22 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         if (f->other_hooks)
                 return r < 0 ? NULL : s;
 
-        if (!known)
+        if (!known || !devs)
                 r = -ENOMEM;
         else {
                 /* What the plan did with each superblock of the sample (synced, proven clean, left
-                 * out: the facts above weigh those) accounts for its device's dirty inodes. */
-                for (size_t k = 0; k < c->sample->n_sbs; k++)
-                        if (c->sample->sbs[k].device.bdi_name)
-                                known[n++] = c->sample->sbs[k].device.bdi_name;
+                 * out: the facts above weigh those) accounts for its device's dirty inodes. Its bdi
+                 * as classified, and its own MAJ:MIN (the bdi of a whole disk or an anonymous
+                 * superblock, should classification have found none). */
+                for (size_t k = 0; k < c->sample->n_sbs; k++) {
+                        const Superblock *sb = &c->sample->sbs[k];
+                        char *d = devs + k * 24;
+
+                        if (sb->device.bdi_name)
+                                known[n++] = sb->device.bdi_name;
+                        snprintf(d, 24, "%u:%u", major(sb->dev), minor(sb->dev));
+                        known[n++] = d;
+                }
                 r = evidence_unexplained_dirty(c->debugfs_fd, known, n, &bdi, &why);
         }
         f->unexplained = r != 0;

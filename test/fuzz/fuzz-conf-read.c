@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 /* Fuzzes conf_stream_parse() (the records the configuration reader child sends): never crashes,
- * and complete sources serialize back to the same payload and build a Policy. */
+ * complete sources serialize back to the same payload and build a Policy, and hooks arrive only
+ * after the sources, each a non-empty path. */
 
 #include <errno.h>
 
@@ -10,14 +11,20 @@
 #include "policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        PolicySources *s = NULL;
+        ConfStream st = {};
+        PolicySources *s;
         Policy *p = NULL;
-        char *progress = NULL, *again = NULL;
+        char *again = NULL;
         size_t n;
         int r;
 
-        r = conf_stream_parse((const char *) data, size, &progress, &s);
+        r = conf_stream_parse((const char *) data, size, &st);
         FUZZ_ASSERT(r >= 0 || r == -EBADMSG || r == -ENOMEM);
+        s = st.sources;
+        FUZZ_ASSERT(!st.hooks || s);
+        FUZZ_ASSERT(!st.hooks_done || s);
+        for (size_t i = 0; i < st.n_hooks; i++)
+                FUZZ_ASSERT(st.hooks[i] && st.hooks[i][0] != '\0');
         if (r >= 0 && s) {
                 if (conf_sources_serialize(s, &again, &n) >= 0) {
                         PolicySources *t = NULL;
@@ -30,7 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (policy_build(s, &p) >= 0)
                         policy_free(p);
         }
-        policy_sources_free(s);
-        free(progress);
+        conf_stream_done(&st);
         return 0;
 }

@@ -31,7 +31,7 @@ mountinfo) sources=(src/mount-table.c) ;;
 meminfo) sources=(src/meminfo.c) ;;
 bdi-stats) sources=(src/bdi-stats.c) ;;
 policy) sources=(src/policy.c src/policy-keys.c src/policy-parse.c src/device.c src/device-sysfs.c src/fs-type.c) ;;
-conf-read) sources=(src/conf-read.c src/policy.c src/policy-keys.c src/policy-parse.c src/device.c src/device-sysfs.c
+conf-read) sources=(src/conf-read.c src/sleep-hooks.c src/policy.c src/policy-keys.c src/policy-parse.c src/device.c src/device-sysfs.c
         src/fs-type.c) ;;
 state) sources=(src/state.c) ;;
 timespan) sources=() ;;

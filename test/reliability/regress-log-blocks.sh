@@ -25,8 +25,10 @@ command -v python3 >/dev/null || skip "python3 missing"
 [[ -d /run/systemd ]] || skip "no /run/systemd to cover in a private mount namespace"
 ss_init
 
+# A sysfs whose devices are the machine's (the late pass classifies them: a device it cannot tell
+# would rightly keep the knob on, see knob-late-facts.sh) and whose power/sync_on_suspend is a file.
 sys=$SS_TMP/sys
-mkdir -p "$sys/power"
+ss_fixture_sysfs "$sys"
 knob=$sys/power/sync_on_suspend
 ss_config "[Sync]
 DeadlineSec=2s
