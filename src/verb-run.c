@@ -162,7 +162,7 @@ static const char *knob_kept_why(const KnobFacts *f) {
         if (!f->complete)
                 return "the view of the mounts was incomplete";
         if (f->unexplained)
-                return "a device holds data no filesystem this pass synced explains";
+                return "a device without a mounted filesystem holds dirty data, or that cannot be told";
         if (!f->covered)
                 return "this pass left mounts out, or writes may still follow it";
         if (f->records_on_disk)
@@ -570,20 +570,7 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         const char *why = NULL;
         size_t n = 0;
         char *s = NULL;
-        int r = 0;
-
-        f->other_hooks = c->sleep_hooks || c->sleep_hooks_error < 0;
-        if (c->sleep_hooks)
-                r = asprintf(
-                        &s,
-                        "another system-sleep hook runs alongside this pass and may write after it (%s%s)",
-                        c->sleep_hooks[0], c->sleep_hooks[1] ? ", and more" : "");
-        else if (c->sleep_hooks_error < 0)
-                r = asprintf(&s,
-                             "whether another system-sleep hook runs alongside this pass is not known (%s)",
-                             strerror(-c->sleep_hooks_error));
-        if (f->other_hooks)
-                return r < 0 ? NULL : s;
+        int r;
 
         if (!known || !devs)
                 r = -ENOMEM;
@@ -604,6 +591,9 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                 r = evidence_unexplained_dirty(c->debugfs_fd, known, n, &bdi, &why);
         }
         f->unexplained = r != 0;
+        f->other_hooks = c->sleep_hooks || c->sleep_hooks_error < 0;
+
+        /* The first reason that keeps it on: the unexplained data in every mode, the hooks in auto. */
         if (r > 0)
                 r = asprintf(&s,
                              "device %s, on which no filesystem is mounted, holds dirty data (%s): written "
@@ -614,7 +604,18 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                              "whether a device without a mounted filesystem holds dirty data cannot be "
                              "told (debugfs bdi/: %s)",
                              strerror(-r));
-        return f->unexplained && r >= 0 ? s : NULL;
+        else if (c->sleep_hooks)
+                r = asprintf(
+                        &s,
+                        "another system-sleep hook runs alongside this pass and may write after it (%s%s)",
+                        c->sleep_hooks[0], c->sleep_hooks[1] ? ", and more" : "");
+        else if (c->sleep_hooks_error < 0)
+                r = asprintf(&s,
+                             "whether another system-sleep hook runs alongside this pass is not known (%s)",
+                             strerror(-c->sleep_hooks_error));
+        else
+                return NULL;
+        return r < 0 ? NULL : s;
 }
 
 static void pass_knob(Pass *p) {

@@ -9,7 +9,9 @@
 #      pass names the device (debugfs bdi/<MAJ:MIN>), with auto and off. Control: once the device is
 #      flushed, the same pass does not name it.
 #   B: another executable in systemd's system-sleep directory runs alongside the late pass and may
-#      write after it. The pass names it. Control: the same file not executable is no hook.
+#      write after it. The pass names it. Control: the same file not executable is no hook; off
+#      ignores it.
+#   C: both, with off: the device is still looked at and named (the hook no reason there).
 # Each control also turns the knob off unless something else of this shared machine keeps it on
 # (then it says what, and the check that matters, that ours is not named, still holds).
 set -euo pipefail
@@ -106,5 +108,19 @@ echo 1 >"$knob"; rm -f "$SS_STATE/knob.orig"
 in_ns 0755
 [[ $(k) == 0 ]] || kept_by | grep -qvF other-hook ||
         fail "B (off): another hook kept the knob on, but off gives up the kernel sync for later writes"
+
+# ---------------------------------------------------------------- C: both, with off
+# The hook is no reason with off, the dirty device is: it must still be looked at and named.
+exec 7<>"$loop"
+dd if=/dev/urandom of=/dev/fd/7 bs=1M count=4 status=none
+echo 1 >"$knob"; rm -f "$SS_STATE/knob.orig"
+in_ns 0755
+if [[ $(k) == 1 ]] && kept_by | grep -qF "device $bdi, on which no filesystem is mounted"; then
+        ok "C (off): another hook and a dirty device: knob kept on, the device named"
+else
+        fail "C (off): knob $(k), kept by: '$(kept_by)' (want 1, device $bdi named)"
+fi
+blockdev --flushbufs "$loop"
+exec 7>&-
 
 checks_end knob-late-facts
