@@ -570,12 +570,14 @@ int mount_table_load_namespace(int ns_fd, MountTable **ret) {
 }
 
 /* Whether root_fd is our own root directory: only then do listmount's mounts (our namespace, seen
- * from our root) equal what root_fd's proc/self/mountinfo shows. */
+ * from our root) equal what root_fd's proc/self/mountinfo shows. AT_STATX_DONT_SYNC: the inode
+ * number and mount id are the VFS's own, and an NFS or FUSE root must not be asked (CIFS and 9p
+ * may ask all the same). */
 static bool is_our_root(int root_fd) {
         struct statx a, b;
 
-        if (statx(root_fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &a) < 0 ||
-            statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &b) < 0)
+        if (statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &a) < 0 ||
+            statx(AT_FDCWD, "/", AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &b) < 0)
                 return false;
         return (a.stx_mask & b.stx_mask & STATX_MNT_ID) && a.stx_mnt_id == b.stx_mnt_id &&
                a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major &&

@@ -164,7 +164,7 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
 
         /* Not a mount point in our own table: a chroot. syncfs() on our root syncs its superblock
          * even so; the entry's mount id lets the worker check it opened that very mount. */
-        if (statx(root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+        if (statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
                 return negative_errno();
         if (fstatfs(root_fd, &sfs) < 0)
                 return negative_errno();
