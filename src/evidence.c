@@ -68,7 +68,7 @@ static bool name_in(const char *name, const char *const *names, size_t n) {
         return false;
 }
 
-int evidence_unexplained_dirty(int debugfs_fd, const char *const *synced, size_t n_synced, char **ret_name,
+int evidence_unexplained_dirty(int debugfs_fd, const char *const *known, size_t n_known, char **ret_name,
                                const char **ret_why) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
@@ -85,7 +85,7 @@ int evidence_unexplained_dirty(int debugfs_fd, const char *const *synced, size_t
                 BdiStats s = {};
                 int sr;
 
-                if (de->d_name[0] == '.' || name_in(de->d_name, synced, n_synced))
+                if (de->d_name[0] == '.' || name_in(de->d_name, known, n_known))
                         continue;
                 if (++n > EVIDENCE_BDIS_MAX)
                         return -E2BIG;

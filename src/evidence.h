@@ -43,9 +43,9 @@ int evidence_load_global(int root_fd, Meminfo *ret);
  * also writes what no mount table shows: the page cache of every block device (a dd straight to a
  * disk), and superblocks no table lists (a vfat or exfat lazily unmounted with files still open,
  * which no sysfs list names either). Both keep inodes on their disk's bdi writeback lists until
- * written. So: every bdi under <debugfs_fd>/bdi/ whose name is not in 'synced' (the bdis of the
- * superblocks this pass has just synced, where new inodes are the writes after the pass that any
- * pass leaves) must have empty lists. Writeback already in flight is not counted: its I/O is
+ * written. So: every bdi under <debugfs_fd>/bdi/ whose name is not in 'known' (the bdis of the
+ * superblocks of the sample: what the plan did with those decides) must have empty lists. Not
+ * seen: such data on a device that also holds a known superblock (its inodes look alike). Writeback already in flight is not counted: its I/O is
  * submitted and completes before the device suspends, as after the kernel's sync, which does not
  * flush an unmounted device's cache either.
  * Returns 0 when every such bdi is clean; 1 with the first that is not (*ret_name, free it;
@@ -53,5 +53,5 @@ int evidence_load_global(int root_fd, Meminfo *ret);
  * debugfs cannot be read (no evidence). Reads debugfs only (kernel memory, no filesystem server).
  */
 #define EVIDENCE_BDIS_MAX 4096U
-int evidence_unexplained_dirty(int debugfs_fd, const char *const *synced, size_t n_synced, char **ret_name,
+int evidence_unexplained_dirty(int debugfs_fd, const char *const *known, size_t n_known, char **ret_name,
                                const char **ret_why);

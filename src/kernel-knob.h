@@ -83,11 +83,12 @@ typedef struct KnobFacts {
         bool other_hooks;     /* another system-sleep hook runs alongside this pass (sleep-hooks.h), or
                                * whether one does is not known: what it writes may land after our
                                * syncs, as if a mount were left out */
-        bool unexplained;     /* a bdi no filesystem this pass synced explains holds dirty inodes: a
-                               * device's own page cache (written straight to the disk) or a
-                               * superblock no table shows (evidence.h evidence_unexplained_dirty()),
-                               * or that could not be checked. Data only the kernel sync would write:
-                               * like an incomplete view, it keeps that sync on in every mode */
+        bool unexplained;     /* the bdi of a device without a superblock of the sample holds dirty
+                               * inodes: the device's own page cache (written straight to the disk)
+                               * or a superblock no table shows (evidence.h
+                               * evidence_unexplained_dirty()), or that could not be checked. Data
+                               * only the kernel sync would write: like an incomplete view, it keeps
+                               * that sync on in every mode */
 } KnobFacts;
 
 /* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a
