@@ -9,6 +9,7 @@
 
 #include "conf-read.h"
 #include "shared/bounded-child.h"
+#include "shared/fileio.h"
 #include "shared/strv.h"
 #include "sleep-hooks.h"
 
@@ -189,21 +190,6 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
 
 /* ---- the child -------------------------------------------------------------------------------- */
 
-static int write_all(int fd, const void *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p = (const char *) p + k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static int write_record(int fd, char kind, const char *p, size_t n) {
         char head[5];
         uint32_t len = (uint32_t) n;
@@ -211,8 +197,8 @@ static int write_record(int fd, char kind, const char *p, size_t n) {
 
         head[0] = kind;
         memcpy(head + 1, &len, sizeof len);
-        r = write_all(fd, head, sizeof head);
-        return r < 0 ? r : write_all(fd, p, n);
+        r = loop_write(fd, head, sizeof head);
+        return r < 0 ? r : loop_write(fd, p, n);
 }
 
 /* One write per progress record: the parent wakes once per path, not twice. */
@@ -225,7 +211,7 @@ static void child_progress(const char *path, void *userdata) {
         rec[0] = 'P';
         memcpy(rec + 1, &n, sizeof n);
         memcpy(rec + 5, path, n);
-        (void) write_all(*(int *) userdata, rec, 5 + n);
+        (void) loop_write(*(int *) userdata, rec, 5 + n);
 }
 
 /* The other hooks as 'H' records; a directory that cannot be read is named instead (it may hold one). */

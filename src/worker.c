@@ -26,22 +26,6 @@ _Static_assert(sizeof(WorkerReport) <= PIPE_BUF, "WorkerReport writes must be at
 static const ExecJob *current_job = NULL;
 static uint32_t current_index = 0;
 
-static int loop_write(int fd, const void *p, size_t n) {
-        const uint8_t *b = p;
-
-        while (n > 0) {
-                ssize_t k = write(fd, b, n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                b += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 int worker_report_syncing(const ExecJob *job) {
         WorkerReport rep = { .kind = REPORT_SYNCING };
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,4 +156,21 @@ int mkdirat_public(int dir_fd, const char *path) {
         if (mkdirat(dir_fd, path, PUBLIC_DIR_MODE) < 0)
                 return errno == EEXIST ? 0 : negative_errno();
         return fchmodat(dir_fd, path, PUBLIC_DIR_MODE, 0) < 0 ? negative_errno() : 0;
+}
+
+int loop_write(int fd, const void *p, size_t n) {
+        const uint8_t *b = p;
+
+        while (n > 0) {
+                ssize_t k = write(fd, b, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                b += k;
+                n -= (size_t) k;
+        }
+        return 0;
 }

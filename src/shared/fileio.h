@@ -18,6 +18,10 @@ int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size
  * counter. Returns 0, or negative errno (-EINVAL/-ERANGE for other content). */
 int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret);
 
+/* Writes all n bytes to fd, retrying short writes and EINTR (pipes, sockets). Allocates nothing:
+ * safe in a forked child. Returns 0 or negative errno. */
+int loop_write(int fd, const void *p, size_t n);
+
 /* Writes 'data' to dir_fd/path atomically: temporary file in the same directory, fsync-free
  * (tmpfs), rename. Mode 0644. */
 int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t size);
