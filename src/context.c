@@ -207,6 +207,8 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
                 .debugfs_fd = c->debugfs_fd,
                 .scan_namespaces = true,
                 .reach_timeout = context_reach_timeout(c->policy),
+                /* Only a deferral (plan.h: late_commit) needs to know where a loop device writes. */
+                .loop_backing = scope == PLAN_SCOPE_ALL && c->policy->defer_commit,
         };
 
         r = sample_load(&src, &c->sample);

@@ -72,6 +72,8 @@ typedef struct Walk {
         unsigned visits;
         unsigned classes;
         char *backing_file;
+        dev_t loop_dev;
+        char *loop_devname;
         unsigned n_loops;
         bool served_remotely;
 } Walk;
@@ -148,6 +150,59 @@ static int disk_served_locally(Sysfs *s, const Node *disk, const char *name) {
 }
 
 /* Facts of a whole disk: removable, rotational, usb, loop (+ backing file), served locally. */
+/* The node name a device's uevent gives (DEVNAME=), when it is a single path component. */
+static int node_devname(Sysfs *s, const Node *n, char **ret) {
+        _cleanup_free_ char *uevent = NULL;
+        const char *p;
+        size_t len;
+        int r;
+
+        r = sysfs_node_attr(s, n, "uevent", &uevent);
+        if (r < 0)
+                return r;
+        p = uevent;
+        while (p && !startswith(p, "DEVNAME=")) {
+                p = strchr(p, '\n');
+                if (p)
+                        p++;
+        }
+        if (!p)
+                return -ENOENT;
+        p += strlen("DEVNAME=");
+        len = strcspn(p, "\n");
+        if (len == 0 || memchr(p, '/', len) || (len <= 2 && strspn(p, ".") == len))
+                return -EINVAL;
+        *ret = strndup(p, len);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* The first loop device of the stack: its backing file's path (for humans) and how to ask the
+ * driver where that file really is (loop-backing.h): its MAJ:MIN and node name. */
+static int loop_facts(Walk *w, const Node *disk) {
+        _cleanup_free_ char *bf = NULL, *name = NULL;
+        dev_t d;
+        int r;
+
+        r = sysfs_node_attr(w->sysfs, disk, "loop/backing_file", &bf);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && !isempty(bf))
+                w->backing_file = TAKE_PTR(bf);
+        r = sysfs_node_attr_devnum(w->sysfs, disk, "dev", &d);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        r = node_devname(w->sysfs, disk, &name);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        w->loop_dev = d;
+        w->loop_devname = TAKE_PTR(name);
+        return 0;
+}
+
 static int disk_facts(Walk *w, const Node *disk) {
         Sysfs *s = w->sysfs;
         const char *name = disk->path ? sysfs_last_component(disk->path) : "";
@@ -176,15 +231,8 @@ static int disk_facts(Walk *w, const Node *disk) {
         if (strncmp(name, "loop", 4) == 0) {
                 w->classes |= DEVICE_LOOP;
                 w->n_loops++;
-                if (!w->backing_file) {
-                        _cleanup_free_ char *bf = NULL;
-
-                        r = sysfs_node_attr(s, disk, "loop/backing_file", &bf);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r >= 0 && !isempty(bf))
-                                w->backing_file = TAKE_PTR(bf);
-                }
+                if (w->n_loops == 1)
+                        return loop_facts(w, disk);
         }
         return 0;
 }
@@ -391,6 +439,7 @@ void device_info_done(DeviceInfo *d) {
         free(d->name);
         free(d->leaves);
         free(d->loop_backing_file);
+        free(d->loop_devname);
         *d = (DeviceInfo) {};
 }
 
@@ -469,12 +518,15 @@ static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *s
         }
         info->classes |= w.classes;
         info->loop_backing_file = TAKE_PTR(w.backing_file);
+        info->loop_dev = w.loop_dev;
+        info->loop_devname = TAKE_PTR(w.loop_devname);
         info->n_loops = w.n_loops;
         info->served_remotely = w.served_remotely;
         r = 0;
 finish:
         free(w.leaves);
         free(w.backing_file);
+        free(w.loop_devname);
         return r;
 }
 

@@ -589,13 +589,13 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
  * memory, or a block filesystem that passes this test itself (depth bounds the recursion); not a
  * network filesystem, an overlay, nor FUSE — whoever mounted it, its server may run in a user's
  * session (sudo keeps the session's scope), which systemd 256 and later freeze before the hooks.
- * The file is placed by the path the loop driver reports, in our own table; one that cannot be
- * placed, or whose mount is covered by another, is not reachable. */
+ * The file is placed by the st_dev the loop driver answers (Superblock.loop_backing_dev), among the
+ * superblocks of the sample; not by the path it reports, a name that may resolve elsewhere here (the
+ * loop attached in another namespace, or the mount under the path changed since). A file the driver
+ * did not place, or whose filesystem no scanned table shows, is not reachable. */
 static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned depth) {
         const DeviceInfo *d = &s->device;
-        const char *path = d->loop_backing_file;
-        const Superblock *bs;
-        ssize_t idx;
+        const Superblock *bs = NULL;
 
         if (d->served_remotely || d->n_loops > 1)
                 return false;
@@ -604,13 +604,12 @@ static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned dep
                 return false;
         if (!(d->classes & DEVICE_LOOP))
                 return true;
-        if (depth == 0 || !path || path[0] != '/')
+        if (depth == 0 || s->loop_backing_error < 0)
                 return false;
-        idx = mount_of_path(&b->pi, path, 0);
-        if (idx < 0 || b->sample->overmounted[idx])
-                return false;
-        bs = &b->sample->sbs[b->sample->sb_of_mount[idx]];
-        if (bs == s)
+        for (size_t k = 0; k < b->sample->n_sbs && !bs; k++)
+                if (b->sample->sbs[k].dev == s->loop_backing_dev)
+                        bs = &b->sample->sbs[k];
+        if (!bs || bs == s)
                 return false;
         switch (bs->fs_class) {
         case FS_CLASS_PSEUDO: /* tmpfs, ramfs: memory */

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 
 #include "ext4-journal.h"
+#include "loop-backing.h"
 #include "sample.h"
 #include "sample-ns.h"
 #include "shared/fileio.h"
@@ -263,6 +264,7 @@ static int superblock_facts(Superblock *sb, const SampleOps *ops) {
         } else
                 sb->bdi_error = -ENOENT;
 
+        sb->loop_backing_error = -ENODATA;
         sb->journal = sb->journal_internal = -ENODATA;
         if (!fs_type_lookup(sb->fstype)->flush_unless_journal || !sb->device.is_block || !ops)
                 return 0;
@@ -458,6 +460,44 @@ static int check_btrfs(int sysfs_fd, const Sample *s, Reasons *why) {
         return unlisted_check_btrfs(sysfs_fd, names, n, why);
 }
 
+/* Where the backing file of each writable superblock on one loop device lives (loop-backing.h): one
+ * bounded child for all of them. Read-only ones never write through it; the others keep -ENODATA. */
+static int ask_loop_backing(const SampleSources *src, Sample *s) {
+        _cleanup_free_ LoopBackingQuery *q = NULL;
+        _cleanup_free_ size_t *of = NULL;
+        _cleanup_close_ int dev_fd = -EBADF;
+        size_t n = 0, max = MIN(s->n_sbs, (size_t) LOOP_BACKING_QUERY_MAX);
+        int r;
+
+        q = calloc(MAX(max, 1), sizeof(LoopBackingQuery));
+        of = calloc(MAX(max, 1), sizeof(size_t));
+        if (!q || !of)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_sbs && n < max; k++) {
+                const DeviceInfo *d = &s->sbs[k].device;
+
+                if (d->n_loops != 1 || !d->loop_devname || s->sbs[k].all_read_only)
+                        continue;
+                q[n] = (LoopBackingQuery) { .loop = d->loop_dev, .name = d->loop_devname };
+                of[n++] = k;
+        }
+        if (n == 0)
+                return 0;
+        dev_fd = openat(src->root_fd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = loop_backing_query(dev_fd, q, n,
+                               src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                Superblock *sb = &s->sbs[of[i]];
+
+                sb->loop_backing_error = q[i].error;
+                if (q[i].error == 0)
+                        sb->loop_backing_dev = q[i].backing_dev;
+        }
+        return 0;
+}
+
 /* Our own view first: in a chroot, "/" is not in our table, yet syncfs("/") reaches it. Sets
  * *ret_restricted when our root is not a mount point of our table. */
 static int add_own_root(int root_fd, MountTable *table, Reasons *why, bool *ret_restricted) {
@@ -548,6 +588,12 @@ int sample_load(const SampleSources *src, Sample **ret) {
         s->ns_of_mount = TAKE_PTR(ns_of);
         s->namespaces = TAKE_PTR(nss);
         s->n_namespaces = n_nss;
+
+        if (src->loop_backing) {
+                r = ask_loop_backing(src, s);
+                if (r < 0)
+                        return r;
+        }
 
         r = check_btrfs(sysfs_fd, s, &why);
         if (r == -ENOMEM)

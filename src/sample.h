@@ -40,6 +40,11 @@ typedef struct Superblock {
         /* The same types, unless journal is 0: ext4_journal_internal()'s answer, 1 the journal lies in
          * the filesystem, 0 not proven so, negative errno unknown; otherwise -ENODATA (not read). */
         int journal_internal;
+        /* A stack with one loop device (DeviceInfo.loop_dev): the filesystem its backing file is on,
+         * as the driver answers (loop-backing.h), when loop_backing_error is 0. Otherwise unknown:
+         * -ENODATA not asked (SampleSources.loop_backing), or why the answer is missing. */
+        int loop_backing_error;
+        dev_t loop_backing_dev;
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
@@ -96,6 +101,9 @@ typedef struct SampleSources {
                                           * superblocks no table shows (unlisted_reach(), in a child);
                                           * 0: UNLISTED_REACH_TIMEOUT */
         UnlistedStatFn reach_stat;       /* tests: how that search looks at a file; NULL: statx(2) */
+        bool loop_backing;               /* ask the loop driver where the backing file of each
+                                          * writable superblock on one loop device is (in a child,
+                                          * bounded as the search above); "dev" below root_fd */
 } SampleSources;
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in

@@ -230,12 +230,16 @@ TEST(loop) {
         ASSERT_TRUE(l3.whole_disk == makedev(7, 3));
         ASSERT_STREQ(l3.bdi_name, "7:3");
         ASSERT_STREQ(l3.loop_backing_file, "/var/lib/images/disk image.img");
+        ASSERT_TRUE(l3.loop_dev == makedev(7, 3)); /* what loop-backing.h asks the driver through */
+        ASSERT_STREQ(l3.loop_devname, "loop3");
         ASSERT_EQ(l3.classes, DEVICE_LOOP | DEVICE_ROTATIONAL);
         assert_leaves(&l3, 1, 7, 3);
 
         ASSERT_TRUE(l4p1.whole_disk == makedev(7, 4));
         ASSERT_STREQ(l4p1.bdi_name, "7:4");
         ASSERT_STREQ(l4p1.loop_backing_file, "/srv/part.img (deleted)");
+        ASSERT_TRUE(l4p1.loop_dev == makedev(7, 4)); /* the disk's, not the partition's */
+        ASSERT_STREQ(l4p1.loop_devname, "loop4");
         ASSERT_EQ(l4p1.classes, DEVICE_LOOP);
         assert_leaves(&l4p1, 1, 7, 4);
 
@@ -516,6 +520,7 @@ static void print_info(FILE *f, const DeviceInfo *d) {
                 fprintf(f, "%s%u:%u", i > 0 ? "," : "", major(d->leaves[i]), minor(d->leaves[i]));
         fprintf(f, "\n");
         fprintf(f, "backing_file=%s\n", d->loop_backing_file ?: "");
+        fprintf(f, "loop=%u:%u %s\n", major(d->loop_dev), minor(d->loop_dev), d->loop_devname ?: "");
         fprintf(f, "n_loops=%u\n", d->n_loops);
         fprintf(f, "served_remotely=%d\n", d->served_remotely);
         fprintf(f, "classes=");

@@ -710,17 +710,20 @@ TEST(late_commit) {
         ASSERT_EQ(find(p_off, "/")->action, PLAN_SYNC);
 }
 
-/* late_commit of /boot/efi's superblock, made a loop device whose backing file is 'backing' */
-static bool efi_on_loop(Sample *s, const Policy *pol, const char *backing) {
+/* Makes sb a loop device whose backing file the driver placed on the superblock mounted at 'on'
+ * (error 0; NULL: a superblock no table shows), or did not place (error < 0). */
+static void set_loop(Sample *s, const Plan *p, Superblock *sb, const char *on, int error) {
+        sb->device.classes |= DEVICE_LOOP;
+        sb->loop_backing_error = error;
+        sb->loop_backing_dev = on ? s->sbs[find(p, on)->sb].dev : makedev(0, 4095);
+}
+
+/* late_commit of /boot/efi's superblock, made a loop device as set_loop() */
+static bool efi_on_loop(Sample *s, const Policy *pol, const char *on, int error) {
         _cleanup_(plan_freep) Plan *p = NULL;
-        Superblock *sb = NULL;
 
         ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
-        sb = &s->sbs[find(p, "/boot/efi")->sb];
-        sb->device.classes |= DEVICE_LOOP;
-        free(sb->device.loop_backing_file);
-        sb->device.loop_backing_file = backing ? strdup(backing) : NULL;
-        ASSERT_TRUE(!backing || sb->device.loop_backing_file);
+        set_loop(s, p, &s->sbs[find(p, "/boot/efi")->sb], on, error);
         plan_free(p);
         ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
         return find(p, "/boot/efi")->late_commit;
@@ -728,7 +731,8 @@ static bool efi_on_loop(Sample *s, const Policy *pol, const char *backing) {
 
 /* DeferCommit= and loop devices: left to the late pass only when it can reach the backing file's
  * filesystem — memory or a local block filesystem; not a network one, not FUSE (its server may be
- * in a user's session, frozen before the hooks), not an unknown one. */
+ * in a user's session, frozen before the hooks), not an unknown one. Where the file is, is the loop
+ * driver's answer (its st_dev), never the path sysfs reports. */
 TEST(late_commit_loop) {
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -736,37 +740,42 @@ TEST(late_commit_loop) {
         Superblock *remote, *efi, *root;
         MountEntry *m;
 
-        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img")); /* on "/": ext4, local */
-        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img (deleted)"));
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/mnt/nfs/efi.img"));           /* network */
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img")); /* sshfs: network */
-        ASSERT_TRUE(!efi_on_loop(s, pol, NULL));                         /* unknown */
-        ASSERT_TRUE(!efi_on_loop(s, pol, "efi.img"));
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/boot/efi/self.img")); /* on itself: nonsense */
-        ASSERT_TRUE(efi_on_loop(s, pol, "/run/efi.img"));        /* tmpfs: memory */
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/containers/storage/overlay/merged/efi.img"));
+        ASSERT_TRUE(efi_on_loop(s, pol, "/", 0));                   /* ext4, local */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/mnt/nfs", 0));           /* network */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote", 0)); /* sshfs: network */
+        ASSERT_TRUE(!efi_on_loop(s, pol, NULL, 0));                 /* in no scanned table */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", -ENODATA));           /* not asked */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", -ETIMEDOUT));         /* no answer in time */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", -ENOTBLK));           /* the node was another device */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/boot/efi", 0));          /* on itself: nonsense */
+        ASSERT_TRUE(efi_on_loop(s, pol, "/run", 0));                /* tmpfs: memory */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/containers/storage/overlay/merged", 0));
 
-        /* a stack with a disk a process or the network serves, or with two loop devices */
-        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        /* the path sysfs reports is a name only: it may place the file on "/" while the driver
+         * says NFS (attached in another namespace), and the driver's answer counts */
         ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
         efi = &s->sbs[find(p, "/boot/efi")->sb];
+        efi->device.loop_backing_file = strdup("/var/lib/images/efi.img");
+        ASSERT_TRUE(efi->device.loop_backing_file);
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/mnt/nfs", 0));
+        ASSERT_TRUE(efi_on_loop(s, pol, "/", 0));
+
+        /* a stack with a disk a process or the network serves, or with two loop devices */
         efi->device.served_remotely = true;
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", 0));
         efi->device.served_remotely = false;
         efi->device.n_loops = 2;
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", 0));
         efi->device.n_loops = 1;
 
         /* nested: the image lies on "/", itself a loop device whose file is on the NFS mount */
         root = &s->sbs[find(p, "/")->sb];
-        root->device.classes |= DEVICE_LOOP;
-        root->device.loop_backing_file = strdup("/mnt/nfs/root.img");
-        ASSERT_TRUE(root->device.loop_backing_file);
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/images/efi.img"));
-        free(root->device.loop_backing_file);
-        root->device.loop_backing_file = strdup("/run/root.img"); /* on tmpfs: reachable */
-        ASSERT_TRUE(root->device.loop_backing_file);
-        ASSERT_TRUE(efi_on_loop(s, pol, "/var/lib/images/efi.img"));
+        set_loop(s, p, root, "/mnt/nfs", 0);
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", 0));
+        set_loop(s, p, root, "/run", 0); /* on tmpfs: reachable */
+        ASSERT_TRUE(efi_on_loop(s, pol, "/", 0));
+        set_loop(s, p, root, "/run", -ETIMEDOUT); /* not placed */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/", 0));
         root->device.classes &= ~DEVICE_LOOP;
         plan_free(p);
         p = NULL;
@@ -776,12 +785,12 @@ TEST(late_commit_loop) {
         remote = &s->sbs[find(p, "/home/alice/remote")->sb];
         remote->fs_class = FS_CLASS_FUSE;
         remote->device.classes = DEVICE_FUSE;
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img"));
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote", 0));
         m = &s->table->entries[remote->mounts[0]];
         free(m->fs_options);
         m->fs_options = strdup("rw,user_id=0,group_id=0");
         ASSERT_TRUE(m->fs_options);
-        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote/efi.img"));
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/home/alice/remote", 0));
 }
 
 /* F9: an ext4 whose journal may lie on a device of its own (mkfs.ext4 -J device=), which is in no
@@ -835,7 +844,7 @@ TEST(late_commit_journal) {
                 ASSERT_EQ(find(p, "/")->late_commit, cases[i].late_commit);
                 ASSERT_EQ(find(p, "/")->action, PLAN_SYNC);
                 /* a loop device whose file lies on "/" is reached only as "/" is */
-                ASSERT_EQ(efi_on_loop(s, pol, "/var/lib/images/efi.img"), cases[i].late_commit);
+                ASSERT_EQ(efi_on_loop(s, pol, "/", 0), cases[i].late_commit);
                 s->sbs[find(p, "/boot/efi")->sb].device.classes &= ~DEVICE_LOOP;
         }
 }

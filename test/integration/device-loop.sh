@@ -4,9 +4,11 @@
 # Device classification on real loop devices: ext4 on a loop device, ext4 on a partition of a
 # partitioned loop device, and btrfs (anonymous superblock device, bdi "btrfs-N"). Checks the
 # libudev backend ("/sys") against the facts in sysfs and against the directory-fd backend
-# ("/sys/.") run on the same devices.
+# ("/sys/.") run on the same devices. Where the loop driver says a backing file is
+# (LOOP_GET_STATUS64, loop-backing.h: test-loop-backing --query) is checked against stat(1).
 #
-# Usage: device-loop.sh [TEST_DEVICE]   (or env TEST_DEVICE: path of the test-device binary)
+# Usage: device-loop.sh [TEST_DEVICE]   (or env TEST_DEVICE: path of the test-device binary;
+#        env TEST_LOOP_BACKING: path of the test-loop-backing binary)
 # Needs root and loop devices; exits 77 otherwise. Cleans up exactly what it created.
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -82,6 +84,19 @@ expect whole_disk "$mm" "$out" ext4
 expect bdi "$mm" "$out" ext4
 expect leaves "$mm" "$out" ext4
 expect backing_file "$work/ext4.img" "$out" ext4
+expect loop "$mm $name" "$out" ext4
+# The driver's answer is the file's st_dev and inode, whatever path sysfs shows.
+lb=${TEST_LOOP_BACKING:-}
+[ -n "$lb" ] && [ -x "$lb" ] || fail "test-loop-backing binary not given (\$TEST_LOOP_BACKING)"
+want="dev=$(stat -c '%Hd:%Ld' "$work/ext4.img") ino=$(stat -c %i "$work/ext4.img")"
+got=$("$lb" --query "$mm" "$name") || fail "test-loop-backing --query $mm $name failed"
+[ "$got" = "$want" ] || fail "loop backing of $dev: '$got', expected '$want'"
+echo "loop backing of $dev: $got (stat: $want)"
+# Negative controls: a node that is not the device asked for (ENOTBLK), a name with a slash (EINVAL).
+got=$("$lb" --query 1:3 "$name")
+[ "$got" = "error=15" ] || fail "a node of another device answered: '$got'"
+got=$("$lb" --query "$mm" "../dev/$name")
+[ "$got" = "error=22" ] || fail "a name with a slash answered: '$got'"
 expect_class loop "$out" ext4
 [ "$(cat /sys/block/"$name"/queue/rotational)" = 1 ] && expect_class rotational "$out" ext4
 case ",$(field classes "$out")," in *,usb,*|*,crypt,*|*,network,*) fail "ext4: unexpected class" ;; esac
@@ -110,6 +125,7 @@ if [ -e "/sys/block/$pname/${pname}p1/dev" ] && [ -b "${pdev}p1" ]; then
         expect bdi "$disk" "$out" partition
         expect leaves "$disk" "$out" partition
         expect backing_file "$work/part.img" "$out" partition
+        expect loop "$disk $pname" "$out" partition
         expect_class loop "$out" partition
 else
         echo "partition scanning unavailable, partition case not run"

@@ -14,7 +14,8 @@
 #   4-6d. no deferral, the pass commits itself ("synced", nothing lost) when the knob reads 0, with
 #      DeferCommit=no, with SUSPEND_SYNC_REQUIRED=1 (require-sync.conf), in a manual run (no
 #      --trigger=unit), with WritebackFirst=no, with OnTimeout=fail, and for the disk's real backing
-#      file (a FUSE file of the test bed: the fixture sysfs places it on the root filesystem else);
+#      file (a FUSE file of the test bed: the fixture sysfs gives the loop device a decoy's node
+#      else), also when only the path sysfs reports names the root filesystem (6g);
 #   6f. an ext4 whose journal is on a journal device (mkfs.ext4 -J device=) is synced by the unit's
 #      pass, while one with its journal inside, on the same kind of loop device, is deferred (F9);
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
@@ -34,18 +35,40 @@ stack_setup dc ext4 96M --hang-max=20s || fail "cannot set up the disk"
 m=$(stack_mnt dc)
 sys=$REL_TMP/sys
 knob=$sys/power/sync_on_suspend
+# The test bed's disk is a loop device on a FUSE file whose server stands for disk firmware; a FUSE
+# backing file is never left to the late pass (its server may run in a user's session, frozen before
+# the hooks). Where the file is, suspend-sync asks the loop driver (LOOP_GET_STATUS64 through the
+# node the device's uevent names, loop-backing.h), so the fixture sysfs gives the disk's loop device
+# the node of a decoy: a loop device of ours on a tmpfs file, placed in memory, as a loop device on a
+# local disk would be. The disk itself stays the one synced.
+decoy_img=$(mktemp /dev/shm/ss-test-dc-decoy.XXXXXX) || fail "cannot make the decoy's file"
+_dc_decoy_cleanup() {
+        local d
+        for d in $(losetup -j "$decoy_img" -O NAME -n 2>/dev/null); do losetup -d "$d"; done
+        rm -f "$decoy_img"
+}
+ss_on_exit _dc_decoy_cleanup
+truncate -s 1M "$decoy_img" && decoy=$(losetup -f --show "$decoy_img") || fail "cannot attach the decoy"
+decoy_mm=$(cat "/sys/class/block/${decoy#/dev/}/dev")
 # fixture_sysfs: the fixture sysfs, (re)made for the disk's current loop device (a power cut gives it
-# another one), the knob's value kept. The test bed's disk is a loop device on a FUSE file whose
-# server stands for disk firmware; a FUSE backing file is never left to the late pass (its server
-# may run in a user's session, frozen before the hooks), so the fixture places the file on the
-# host's root filesystem, as a loop device on a local disk would be.
+# another one), the knob's value kept. $backing: decoy (above, the default), real (the disk's own
+# node: its FUSE file), or path (only loop/backing_file says the root filesystem: a name, which
+# must not count).
 fixture_sysfs() {
-        local k=1
+        local k=1 node
         [[ -f $knob ]] && k=$(cat "$knob")
         rm -rf "$sys" && ss_fixture_sysfs "$sys" && echo "$k" >"$knob" || return 1
-        [[ ${real_backing:-0} == 1 ]] ||
-                ss_fixture_sysfs_set "$sys" "devices/virtual/block/$(basename "$(stack_dev dc)")/loop/backing_file" \
-                        /var/lib/suspend-sync-test/dc.img
+        node=devices/virtual/block/$(basename "$(stack_dev dc)")
+        case ${backing:-decoy} in
+        real) ;;
+        path) ss_fixture_sysfs_set "$sys" "$node/loop/backing_file" /var/lib/suspend-sync-test/dc.img ;;
+        decoy)
+                ss_fixture_sysfs_set "$sys" "$node/loop/backing_file" "$decoy_img" &&
+                        ss_fixture_sysfs_set "$sys" "$node/dev" "$decoy_mm" &&
+                        ss_fixture_sysfs_set "$sys" "$node/uevent" \
+                                "$(printf 'MAJOR=%s\nMINOR=%s\nDEVNAME=%s\nDEVTYPE=disk' "${decoy_mm%:*}" \
+                                        "${decoy_mm#*:}" "${decoy#/dev/}")" ;;
+        esac
 }
 fixture_sysfs || fail "cannot make the fixture sysfs"
 
@@ -193,10 +216,13 @@ echo "6b manual run: outcome=$u lost=$lost/13 ($(why unit))"
 expect_synced 6d "OnTimeout=fail" "$(rel_conf_variant otf OnTimeout=fail)"
 
 # 6e. The disk's real backing file, on the test bed's FUSE server (see fixture_sysfs): not left to
-#     the late pass, which may find such a server frozen.
-real_backing=1
+#     the late pass, which may find such a server frozen. Nor when only the path sysfs reports names
+#     the root filesystem (a loop device attached in another mount namespace shows such a name).
+backing=real
 expect_synced 6e "loop device on a FUSE file" "$conf_yes"
-real_backing=0
+backing=path
+expect_synced 6g "loop device on a FUSE file, its path on the root filesystem" "$conf_yes"
+backing=decoy
 
 # 6c. WritebackFirst=no: nothing would start the data before the late pass, which would commit while
 #     it is in flight.
