@@ -240,6 +240,10 @@ e2e_boot() {
         # The host's debugfs, read-only: bdi statistics, the evidence suspend-sync needs to prove
         # a device stuck (as on a real machine, where debugfs is normally mounted).
         local debugfs=()
+        # A fresh machine may have none mounted: mount it, and unmount it with the rest.
+        if [[ ! -d /sys/kernel/debug/bdi ]] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null; then
+                _E2E_MOUNTS=(/sys/kernel/debug "${_E2E_MOUNTS[@]}")
+        fi
         if mountpoint -q /sys/kernel/debug && [[ ${E2E_MACHINE_VIEW:-} == 1 ]]; then
                 mkdir -p "$E2E_WORK/debugfs"
                 mount -t tmpfs -o mode=0755,size=1M e2e-debugfs "$E2E_WORK/debugfs" || return 1
