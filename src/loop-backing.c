@@ -22,7 +22,8 @@ typedef struct LoopBackingRecord {
 
 typedef struct LoopBackingRun {
         LoopBackingQuery *q;
-        size_t n;
+        size_t *ask; /* indices into q of the queries the child answers, in order */
+        size_t n_ask;
         size_t done;
 } LoopBackingRun;
 
@@ -50,10 +51,10 @@ static int query_one(int dev_fd, const LoopBackingQuery *q, LoopBackingRecord *r
 static int loop_backing_child(int pipe_fd, int dev_fd, void *userdata) {
         const LoopBackingRun *x = userdata;
 
-        for (size_t i = 0; i < x->n; i++) {
+        for (size_t i = 0; i < x->n_ask; i++) {
                 LoopBackingRecord rec = { .index = (uint32_t) i };
 
-                rec.error = query_one(dev_fd, &x->q[i], &rec);
+                rec.error = query_one(dev_fd, &x->q[x->ask[i]], &rec);
                 if (loop_write(pipe_fd, &rec, sizeof rec) < 0)
                         return 1;
         }
@@ -67,38 +68,45 @@ static int loop_backing_feed(const char *buf, size_t size, void *userdata) {
                 LoopBackingRecord rec;
 
                 memcpy(&rec, buf + x->done * sizeof rec, sizeof rec);
+                LoopBackingQuery *q;
+
                 if (rec.index != x->done || rec.error > 0)
                         return -EBADMSG;
-                x->q[rec.index].error = rec.error;
+                q = &x->q[x->ask[x->done]];
+                q->error = rec.error;
                 if (rec.error == 0) {
-                        x->q[rec.index].backing_dev = (dev_t) rec.dev;
-                        x->q[rec.index].backing_ino = rec.ino;
+                        q->backing_dev = (dev_t) rec.dev;
+                        q->backing_ino = rec.ino;
                 }
         }
-        return x->done == x->n;
+        return x->done == x->n_ask;
 }
 
 int loop_backing_query(int dev_fd, LoopBackingQuery *q, size_t n, usec_t timeout) {
-        LoopBackingRun x = { .q = q, .n = n };
+        size_t ask[LOOP_BACKING_QUERY_MAX];
+        LoopBackingRun x = { .q = q, .ask = ask };
         int r;
 
         if (n > LOOP_BACKING_QUERY_MAX)
                 return -E2BIG;
-        if (n == 0)
-                return 0;
-        if (dev_fd < 0) {
-                for (size_t i = 0; i < n; i++)
-                        q[i].error = -EBADF;
-                return 0;
+        /* No node (a container's /dev): answered here, without a child. Whatever else a node is, the
+         * child finds out: opening it may block. */
+        for (size_t i = 0; i < n; i++) {
+                q[i].error = dev_fd < 0 ? -EBADF : -ETIMEDOUT;
+                if (dev_fd >= 0 && q[i].name && !strchr(q[i].name, '/') &&
+                    faccessat(dev_fd, q[i].name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                        q[i].error = -ENOENT;
+                if (q[i].error == -ETIMEDOUT)
+                        ask[x.n_ask++] = i;
         }
-        for (size_t i = 0; i < n; i++)
-                q[i].error = -ETIMEDOUT;
-        r = bounded_child_run(dev_fd, timeout, n * sizeof(LoopBackingRecord), loop_backing_child,
+        if (x.n_ask == 0)
+                return 0;
+        r = bounded_child_run(dev_fd, timeout, x.n_ask * sizeof(LoopBackingRecord), loop_backing_child,
                               loop_backing_feed, &x);
         if (r == -ENOMEM)
                 return r;
         /* What arrived counts; the rest carries why it did not. */
-        for (size_t i = x.done; i < n; i++)
-                q[i].error = r == 0 ? -EPROTO : r < 0 ? r : -EPROTO;
+        for (size_t i = x.done; i < x.n_ask; i++)
+                q[ask[i]].error = r < 0 ? r : -EPROTO;
         return 0;
 }
