@@ -52,6 +52,29 @@ static int plan_entry_add_journal(json_object *o, const Superblock *s) {
         return json_add_null(o, "journal");
 }
 
+/* A superblock on loop devices: its backing file as sysfs names it, and where the loop driver placed
+ * it (loop-backing.h) or why it did not — what DeferCommit= went by. */
+static int plan_entry_add_loop(json_object *o, const Superblock *s) {
+        _cleanup_json_ json_object *l = NULL;
+        int e = s->loop_backing_error, r;
+
+        if (!(s->device.classes & DEVICE_LOOP))
+                return 0;
+        l = json_object_new_object();
+        if (!l)
+                return -ENOMEM;
+        if ((r = json_add_string(l, "backing_file", s->device.loop_backing_file)) < 0 ||
+            (r = json_add_u64(l, "loop_devices", s->device.n_loops)) < 0 ||
+            (r = e == 0 ? json_add_string(l, "backing_device", FORMAT_DEVNUM(s->loop_backing_dev))
+                        : json_add_null(l, "backing_device")) < 0 ||
+            (r = json_add_string(l, "backing_error",
+                                 e == 0          ? NULL
+                                 : e == -ENODATA ? "not asked"
+                                                 : strerror(-e))) < 0)
+                return r;
+        return json_add(o, "loop", TAKE_PTR(l));
+}
+
 static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_object **ret) {
         _cleanup_json_ json_object *o = json_object_new_object();
         _cleanup_free_ char *ns = NULL;
@@ -84,7 +107,8 @@ static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_obje
             (r = json_add_string(o, "flush_device", e->flush_device)) < 0 ||
             (r = json_add_string(o, "flush", fs_flush_to_string(e->flush))) < 0 ||
             (r = json_add_bool(o, "late_commit", e->late_commit)) < 0 ||
-            (r = plan_entry_add_journal(o, s)) < 0 || (r = plan_entry_add_run_as(o, e)) < 0)
+            (r = plan_entry_add_journal(o, s)) < 0 || (r = plan_entry_add_run_as(o, e)) < 0 ||
+            (r = plan_entry_add_loop(o, s)) < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;

@@ -8,7 +8,7 @@
 # (LOOP_GET_STATUS64, loop-backing.h: test-loop-backing --query) is checked against stat(1).
 #
 # Usage: device-loop.sh [TEST_DEVICE]   (or env TEST_DEVICE: path of the test-device binary;
-#        env TEST_LOOP_BACKING: path of the test-loop-backing binary)
+#        env TEST_LOOP_BACKING: path of the test-loop-backing binary; SUSPEND_SYNC: the binary)
 # Needs root and loop devices; exits 77 otherwise. Cleans up exactly what it created.
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -97,6 +97,16 @@ got=$("$lb" --query 1:3 "$name")
 [ "$got" = "error=15" ] || fail "a node of another device answered: '$got'"
 got=$("$lb" --query "$mm" "../dev/$name")
 [ "$got" = "error=22" ] || fail "a name with a slash answered: '$got'"
+# And `plan --json` shows what DeferCommit= went by: the same placement.
+[ -n "${SUSPEND_SYNC:-}" ] && [ -x "$SUSPEND_SYNC" ] || fail "suspend-sync binary not given (\$SUSPEND_SYNC)"
+command -v jq >/dev/null || fail "no jq (tools/setup installs it)"
+{
+        got=$("$SUSPEND_SYNC" plan --json=short | jq -c --arg m "$work/m1" \
+                '.mounts[] | select(.mount_point == $m) | .loop')
+        want="{\"backing_file\":\"$work/ext4.img\",\"loop_devices\":1,\"backing_device\":\"$(stat -c '%Hd:%Ld' "$work/ext4.img")\",\"backing_error\":null}"
+        [ "$got" = "$want" ] || fail "plan --json loop: '$got', expected '$want'"
+        echo "plan --json: $got"
+}
 expect_class loop "$out" ext4
 [ "$(cat /sys/block/"$name"/queue/rotational)" = 1 ] && expect_class rotational "$out" ext4
 case ",$(field classes "$out")," in *,usb,*|*,crypt,*|*,network,*) fail "ext4: unexpected class" ;; esac
