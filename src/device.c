@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -31,6 +32,7 @@
 #include "device-sysfs.h"
 #include "device.h"
 #include "shared/devnum-util.h"
+#include "shared/parse-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/strv.h"
@@ -150,37 +152,43 @@ static int disk_served_locally(Sysfs *s, const Node *disk, const char *name) {
 }
 
 /* Facts of a whole disk: removable, rotational, usb, loop (+ backing file), served locally. */
-/* The node name a device's uevent gives (DEVNAME=), when it is a single path component. */
-static int node_devname(Sysfs *s, const Node *n, char **ret) {
-        _cleanup_free_ char *uevent = NULL;
-        const char *p;
-        size_t len;
+/* The node a device's uevent names: MAJOR=, MINOR= and DEVNAME=, a single path component. */
+static int node_uevent(Sysfs *s, const Node *n, dev_t *ret_dev, char **ret_name) {
+        _cleanup_free_ char *uevent = NULL, *name = NULL;
+        unsigned maj = UINT_MAX, min = UINT_MAX;
+        char *line, *save = NULL;
         int r;
 
         r = sysfs_node_attr(s, n, "uevent", &uevent);
         if (r < 0)
                 return r;
-        p = uevent;
-        while (p && !startswith(p, "DEVNAME=")) {
-                p = strchr(p, '\n');
-                if (p)
-                        p++;
+        for (line = strtok_r(uevent, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                const char *v;
+
+                if ((v = startswith(line, "MAJOR=")) && safe_atou(v, &maj) < 0)
+                        return -EINVAL;
+                if ((v = startswith(line, "MINOR=")) && safe_atou(v, &min) < 0)
+                        return -EINVAL;
+                if ((v = startswith(line, "DEVNAME="))) {
+                        if (isempty(v) || strchr(v, '/') || streq(v, ".") || streq(v, ".."))
+                                return -EINVAL;
+                        free(name);
+                        name = strdup(v);
+                        if (!name)
+                                return -ENOMEM;
+                }
         }
-        if (!p)
+        if (maj > 0xfffU || min > 0xfffffU || !name)
                 return -ENOENT;
-        p += strlen("DEVNAME=");
-        len = strcspn(p, "\n");
-        if (len == 0 || memchr(p, '/', len) || (len <= 2 && strspn(p, ".") == len))
-                return -EINVAL;
-        *ret = strndup(p, len);
-        return *ret ? 0 : -ENOMEM;
+        *ret_dev = makedev(maj, min);
+        *ret_name = TAKE_PTR(name);
+        return 0;
 }
 
 /* The first loop device of the stack: its backing file's path (for humans) and how to ask the
- * driver where that file really is (loop-backing.h): its MAJ:MIN and node name. */
+ * driver where that file really is (loop-backing.h): the node its uevent names. */
 static int loop_facts(Walk *w, const Node *disk) {
-        _cleanup_free_ char *bf = NULL, *name = NULL;
-        dev_t d;
+        _cleanup_free_ char *bf = NULL;
         int r;
 
         r = sysfs_node_attr(w->sysfs, disk, "loop/backing_file", &bf);
@@ -188,19 +196,8 @@ static int loop_facts(Walk *w, const Node *disk) {
                 return r;
         if (r >= 0 && !isempty(bf))
                 w->backing_file = TAKE_PTR(bf);
-        r = sysfs_node_attr_devnum(w->sysfs, disk, "dev", &d);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return 0;
-        r = node_devname(w->sysfs, disk, &name);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return 0;
-        w->loop_dev = d;
-        w->loop_devname = TAKE_PTR(name);
-        return 0;
+        r = node_uevent(w->sysfs, disk, &w->loop_dev, &w->loop_devname);
+        return r == -ENOMEM ? r : 0;
 }
 
 static int disk_facts(Walk *w, const Node *disk) {

@@ -45,9 +45,9 @@ typedef struct DeviceInfo {
         size_t n_leaves;
         char *loop_backing_file; /* loop/backing_file of the first loop device among the whole
                                     * disk and the leaves, NULL if none */
-        dev_t loop_dev;          /* that loop device's MAJ:MIN ('dev'), 0 if none */
-        char *loop_devname;      /* its node name below /dev (uevent DEVNAME, one path component),
-                                    * NULL if none or not known */
+        dev_t loop_dev;          /* that loop device's node, as its uevent names it: MAJOR:MINOR */
+        char *loop_devname;      /* and DEVNAME (one path component below /dev); NULL if none or
+                                    * not known (loop_dev is then 0) */
         unsigned classes;        /* DeviceClassBit mask: usb/removable/rotational/loop are the
                                     * union over the whole disk and the leaves, crypt over the
                                     * stack, network/fuse from fstype */

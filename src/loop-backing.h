@@ -11,7 +11,7 @@
  * so the queries run in one bounded child (shared/bounded-child.h); a node that does not exist (a
  * container's /dev) is answered -ENOENT without one. The node is opened read-only, by
  * the name the device's uevent gives (DEVNAME) below a /dev directory fd, and must be the block
- * device asked for (st_rdev). Only loop devices held open by a mounted superblock are asked, so our
+ * device the same uevent gives (MAJOR, MINOR: st_rdev). Only loop devices held open by a mounted superblock are asked, so our
  * close is never the last one (which would write the device's cache back, or detach an autoclear
  * loop device).
  */

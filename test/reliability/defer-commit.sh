@@ -39,8 +39,8 @@ knob=$sys/power/sync_on_suspend
 # backing file is never left to the late pass (its server may run in a user's session, frozen before
 # the hooks). Where the file is, suspend-sync asks the loop driver (LOOP_GET_STATUS64 through the
 # node the device's uevent names, loop-backing.h), so the fixture sysfs gives the disk's loop device
-# the node of a decoy: a loop device of ours on a tmpfs file, placed in memory, as a loop device on a
-# local disk would be. The disk itself stays the one synced.
+# the node of a decoy (its uevent's MAJOR, MINOR and DEVNAME): a loop device of ours on a tmpfs file,
+# placed in memory, as a loop device on a local disk would be. The disk itself stays the one synced.
 decoy_img=$(mktemp /dev/shm/ss-test-dc-decoy.XXXXXX) || fail "cannot make the decoy's file"
 _dc_decoy_cleanup() {
         local d
@@ -64,7 +64,6 @@ fixture_sysfs() {
         path) ss_fixture_sysfs_set "$sys" "$node/loop/backing_file" /var/lib/suspend-sync-test/dc.img ;;
         decoy)
                 ss_fixture_sysfs_set "$sys" "$node/loop/backing_file" "$decoy_img" &&
-                        ss_fixture_sysfs_set "$sys" "$node/dev" "$decoy_mm" &&
                         ss_fixture_sysfs_set "$sys" "$node/uevent" \
                                 "$(printf 'MAJOR=%s\nMINOR=%s\nDEVNAME=%s\nDEVTYPE=disk' "${decoy_mm%:*}" \
                                         "${decoy_mm#*:}" "${decoy#/dev/}")" ;;
