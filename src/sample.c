@@ -460,8 +460,9 @@ static int check_btrfs(int sysfs_fd, const Sample *s, Reasons *why) {
         return unlisted_check_btrfs(sysfs_fd, names, n, why);
 }
 
-/* Where the backing file of each writable superblock on one loop device lives (loop-backing.h): one
- * bounded child for all of them. Read-only ones never write through it; the others keep -ENODATA. */
+/* Where the backing file of each writable superblock on one loop device lives (loop-backing.h), when
+ * src->loop_backing asks: one bounded child for all of them. Read-only ones never write through it;
+ * the others keep -ENODATA. */
 static int ask_loop_backing(const SampleSources *src, Sample *s) {
         _cleanup_free_ LoopBackingQuery *q = NULL;
         _cleanup_free_ size_t *of = NULL;
@@ -469,6 +470,8 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         size_t n = 0, max = MIN(s->n_sbs, (size_t) LOOP_BACKING_QUERY_MAX);
         int r;
 
+        if (!src->loop_backing)
+                return 0;
         q = calloc(MAX(max, 1), sizeof(LoopBackingQuery));
         of = calloc(MAX(max, 1), sizeof(size_t));
         if (!q || !of)
@@ -589,11 +592,9 @@ int sample_load(const SampleSources *src, Sample **ret) {
         s->namespaces = TAKE_PTR(nss);
         s->n_namespaces = n_nss;
 
-        if (src->loop_backing) {
-                r = ask_loop_backing(src, s);
-                if (r < 0)
-                        return r;
-        }
+        r = ask_loop_backing(src, s);
+        if (r < 0)
+                return r;
 
         r = check_btrfs(sysfs_fd, s, &why);
         if (r == -ENOMEM)

@@ -10,10 +10,13 @@
 # with the default configuration, checks that sync_on_suspend read 0 at the state write (else the
 # trial proves nothing and fails), then cuts the power of both disks keeping a random part of what
 # they had not made durable, remounts (journal replay), fscks and compares with the model.
-# Both passes sync both disks: DeferCommit= (the default) leaves an ext4 to the late pass only when
-# the loop driver places the loop device's backing file on a filesystem the late pass reaches, and
-# here it is a FUSE file of the host that no table of the container shows (loop-backing.h). Each
-# trial checks that. The deferral's own power cuts run on the host: reliability/defer-commit.sh.
+# DeferCommit= (the default) leaves an ext4 to the late pass only when the loop driver places the
+# loop device's backing file on a filesystem the late pass reaches (loop-backing.h). The disks'
+# files are FUSE files of the host, which the container cannot place: in even trials nothing is
+# deferred, and each such trial checks that both passes synced both disks. Odd trials give the disks
+# the decoy (lib.sh e2e_decoy_*), which places them as a machine's local disks: each checks that
+# the unit's pass deferred the ext4 and synced the xfs, and that the late pass synced both, so the
+# power cuts cover the deferral too.
 # Negative control, first: the same workload and power cut without a sleep must lose entries (the
 # check can fail).
 # Env: SOURCE_ROOT, BUILD_ROOT, FAULTDISK, TEST_LIB (set by meson); PC_TRIALS (default 3).
@@ -42,12 +45,14 @@ source "$SOURCE_ROOT/test/reliability/lib.sh"
 rel_init
 
 disks=(d-ext4 d-xfs)
+e2e_decoy_attach "$bed/.decoy" /mnt/bed/.decoy || { echo "FAIL: cannot attach the decoy"; exit 1; }
 unbind() { local n; for n in "${disks[@]}"; do mountpoint -q "$bed/$n" && { umount "$bed/$n" 2>/dev/null || umount -l "$bed/$n"; }; done; }
 bind() { local n; for n in "${disks[@]}"; do mkdir -p "$bed/$n" && mount --bind "$(stack_mnt "$n")" "$bed/$n" || return 1; done; }
 cleanup() {
         unbind
         e2e_cleanup
         stack_cleanup
+        e2e_decoy_detach
         e2e_bed_teardown "$bed" "$work"
 }
 trap cleanup EXIT
@@ -80,6 +85,12 @@ deferred=0 repeats=0
 for ((t = 1; t <= trials; t++)); do
         s=$((seed + t))
         e2e_boot "$release" --bind="$bed:/mnt/bed" || { fail "trial $t: boot"; break; }
+        placement=exact
+        if ((t % 2)); then
+                placement=decoy
+                e2e_decoy_node && e2e_decoy_on "$(stack_dev d-ext4)" && e2e_decoy_on "$(stack_dev d-xfs)" ||
+                        { fail "trial $t: decoy"; break; }
+        fi
         e2e_watch_start || { fail "trial $t: write recorder"; break; }
         for n in "${disks[@]}"; do
                 e2e_run findmnt -n "/mnt/bed/$n" >/dev/null || fail "trial $t: /mnt/bed/$n not in the container"
@@ -103,8 +114,9 @@ for ((t = 1; t <= trials; t++)); do
                 END { if (m) print (v == "" ? 1 : v), r + 0, a + 0 }')
         why=$(e2e_run journalctl -q -b -o cat -t suspend-sync | grep -E "sync_on_suspend to 0|own sync on" | tail -n1)
         [[ $knob == 1 && $after == 1 && $why == *"sync_on_suspend to 0"* ]] && race=1
-        # DeferCommit=yes (the default) and yet no deferral: the disks' backing files are out of
-        # the container's view. Both passes synced both disks.
+        # DeferCommit=yes (the default): with the decoy the unit's pass left the ext4 to the late
+        # pass (a clean ext4's sync sends a FLUSH; xfs's does not, so it is synced at once); without
+        # it nothing was deferred. The late pass synced both either way.
         outcomes=$(e2e_run suspend-sync status --json=short | jq -r '
                 def pass(t): [.history[] | select(.trigger == t)] | last | .mounts[]
                         | select(.mount_point | startswith("/mnt/bed/")) | "\(t):\(.mount_point | ltrimstr("/mnt/bed/"))=\(.outcome)";
@@ -112,11 +124,13 @@ for ((t = 1; t <= trials; t++)); do
         wait_ext4=$(e2e_run suspend-sync status --json=short | jq -c '[.history[] | select(.trigger == "unit")] | last
                 | .mounts[] | select(.mount_point == "/mnt/bed/d-ext4") | {duration_usec, writeback_wait_usec, reason}')
         e2e_cleanup
-        echo "trial $t: passes: $outcomes; the unit's pass on d-ext4: $wait_ext4"
+        echo "trial $t ($placement): passes: $outcomes; the unit's pass on d-ext4: $wait_ext4"
         [[ " $outcomes " == *" unit:d-ext4=deferred "* ]] && deferred=$((deferred + 1))
-        [[ " $outcomes " == *" unit:d-ext4=synced "* && " $outcomes " == *" unit:d-xfs=synced "* &&
+        want=synced
+        [[ $placement == decoy ]] && want=deferred
+        [[ " $outcomes " == *" unit:d-ext4=$want "* && " $outcomes " == *" unit:d-xfs=synced "* &&
                 " $outcomes " == *" hook:d-ext4=synced "* && " $outcomes " == *" hook:d-xfs=synced "* ]] ||
-                fail "trial $t: want both disks synced by both passes (no deferral: backing files out of view): $outcomes"
+                fail "trial $t ($placement): want the ext4 $want and the xfs synced by the unit's pass, both synced by the late pass: $outcomes"
         if [[ $knob != 0 && $race == 1 ]]; then
                 repeats=$((repeats + 1))
                 echo "trial $t: the recorder read the knob after the resume put it back (race=1): repeated"
@@ -137,7 +151,7 @@ for ((t = 1; t <= trials; t++)); do
         done
         bind || { fail "trial $t: bind after the cut"; break; }
 done
-((fails == 0)) && ok "$trials trials: the kernel sync off after every sleep, 0 entries lost on ext4 and xfs (the ext4 deferred in $deferred: want 0)"
+((fails == 0)) && ok "$trials trials: the kernel sync off after every sleep, 0 entries lost on ext4 and xfs (the ext4 deferred in $deferred, the trials with the decoy)"
 
 echo "$release: $fails failure(s), $((SECONDS - t0)) s"
 [[ $fails == 0 ]]

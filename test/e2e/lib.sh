@@ -321,6 +321,50 @@ e2e_bed_teardown() {
         return 0
 }
 
+# The decoy: a test-bed disk is a loop device on a FUSE file of the host, which the container cannot
+# place (no loop node, and that file's filesystem is in none of its tables): suspend-sync asks the
+# loop driver (src/loop-backing.h), gets no answer, and defers nothing (DeferCommit=). To stand for
+# a machine's local disk instead, inside the container each disk's loop device shows, in its uevent
+# (MAJOR, MINOR, DEVNAME), the node of a decoy loop device attached to a file of the host's root
+# filesystem, which the container sees (its root, and the bed, are on it). The driver's answer then
+# places the disk's file there, a local block device; the I/O still goes through the bed.
+#   e2e_decoy_attach DIR CDIR  the decoy on DIR/decoy.img (DIR on the host's root filesystem, seen
+#                              as CDIR in the container); sets E2E_DECOY, E2E_DECOY_MM
+#   e2e_decoy_node             its node in the booted container's /dev
+#   e2e_decoy_on LOOPDEV       the container's sysfs uevent of LOOPDEV names the decoy
+#   e2e_decoy_off              every e2e_decoy_on undone (the container's power-off undoes them too)
+#   e2e_decoy_detach           the decoy detached (by its file), in the caller's cleanup
+E2E_DECOY="" E2E_DECOY_MM="" _E2E_DECOY_DIR="" _E2E_DECOY_CDIR="" _E2E_DECOYED=()
+e2e_decoy_attach() {
+        _E2E_DECOY_DIR=$1 _E2E_DECOY_CDIR=$2
+        mkdir -p "$1" && truncate -s 1M "$1/decoy.img" && E2E_DECOY=$(losetup -f --show "$1/decoy.img") &&
+                E2E_DECOY_MM=$(cat "/sys/class/block/${E2E_DECOY#/dev/}/dev")
+}
+e2e_decoy_node() {
+        nsenter -t "$E2E_PID1" -m mknod "/dev/${E2E_DECOY#/dev/}" b "${E2E_DECOY_MM%:*}" "${E2E_DECOY_MM#*:}"
+}
+e2e_decoy_on() {
+        local l=${1#/dev/}
+        printf 'MAJOR=%s\nMINOR=%s\nDEVNAME=%s\nDEVTYPE=disk\n' "${E2E_DECOY_MM%:*}" "${E2E_DECOY_MM#*:}" \
+                "${E2E_DECOY#/dev/}" >"$_E2E_DECOY_DIR/$l.uevent" &&
+                nsenter -t "$E2E_PID1" -m mount --bind "$_E2E_DECOY_CDIR/$l.uevent" "/sys/devices/virtual/block/$l/uevent" &&
+                _E2E_DECOYED+=("$l")
+}
+e2e_decoy_off() {
+        local l
+        # (-p: umount reads /proc/self/mountinfo, which only a process in its PID namespace has)
+        for l in "${_E2E_DECOYED[@]}"; do
+                nsenter -t "$E2E_PID1" -m -p umount "/sys/devices/virtual/block/$l/uevent"
+        done
+        _E2E_DECOYED=()
+}
+e2e_decoy_detach() {
+        local d
+        [[ -n $_E2E_DECOY_DIR ]] || return 0
+        for d in $(losetup -j "$_E2E_DECOY_DIR/decoy.img" -O NAME -n 2>/dev/null); do losetup -d "$d"; done
+        _E2E_DECOYED=()
+}
+
 # E2E_MACHINE_VIEW: the container's debugfs bdi/ holds one symlink per bdi it may see, into the
 # host's debugfs bound at /run/host-debugfs: every block device's, and the anonymous ones
 # (MAJ 0) named by e2e_debugfs_allow.
@@ -440,6 +484,7 @@ e2e_cleanup() {
                 mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m"; }
         done
         _E2E_MOUNTS=()
+        _E2E_DECOYED=() # their mounts went with the container
         if [[ -n $E2E_WORK && -d $E2E_WORK ]]; then
                 if [[ -n ${E2E_KEEP:-} ]]; then
                         e2e_log "kept $E2E_WORK (E2E_KEEP)"
