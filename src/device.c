@@ -151,7 +151,6 @@ static int disk_served_locally(Sysfs *s, const Node *disk, const char *name) {
         return 0;
 }
 
-/* Facts of a whole disk: removable, rotational, usb, loop (+ backing file), served locally. */
 /* The node a device's uevent names: MAJOR=, MINOR= and DEVNAME=, a single path component. */
 static int node_uevent(Sysfs *s, const Node *n, dev_t *ret_dev, char **ret_name) {
         _cleanup_free_ char *uevent = NULL, *name = NULL;
@@ -200,6 +199,7 @@ static int loop_facts(Walk *w, const Node *disk) {
         return r == -ENOMEM ? r : 0;
 }
 
+/* Facts of a whole disk: removable, rotational, usb, loop (+ backing file), served locally. */
 static int disk_facts(Walk *w, const Node *disk) {
         Sysfs *s = w->sysfs;
         const char *name = disk->path ? sysfs_last_component(disk->path) : "";

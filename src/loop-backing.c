@@ -18,6 +18,7 @@ typedef struct LoopBackingRecord {
         int32_t error;
         uint64_t dev; /* lo_device: the kernel's huge_encode_dev(), glibc's dev_t encoding */
         uint64_t ino;
+        uint64_t rdev; /* lo_rdevice, the same encoding */
 } LoopBackingRecord;
 
 typedef struct LoopBackingRun {
@@ -45,16 +46,19 @@ static int query_one(int dev_fd, const LoopBackingQuery *q, LoopBackingRecord *r
                 return -errno;
         rec->dev = info.lo_device;
         rec->ino = info.lo_inode;
+        rec->rdev = info.lo_rdevice;
         return 0;
 }
 
-static int loop_backing_child(int pipe_fd, int dev_fd, void *userdata) {
+static int loop_backing_child(int pipe_fd, int root_fd, void *userdata) {
         const LoopBackingRun *x = userdata;
+        _cleanup_close_ int dev_fd = openat(root_fd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int dev_error = dev_fd < 0 ? -errno : 0;
 
         for (size_t i = 0; i < x->n_ask; i++) {
                 LoopBackingRecord rec = { .index = (uint32_t) i };
 
-                rec.error = query_one(dev_fd, &x->q[x->ask[i]], &rec);
+                rec.error = dev_error ?: query_one(dev_fd, &x->q[x->ask[i]], &rec);
                 if (loop_write(pipe_fd, &rec, sizeof rec) < 0)
                         return 1;
         }
@@ -77,35 +81,40 @@ static int loop_backing_feed(const char *buf, size_t size, void *userdata) {
                 if (rec.error == 0) {
                         q->backing_dev = (dev_t) rec.dev;
                         q->backing_ino = rec.ino;
+                        q->backing_rdev = (dev_t) rec.rdev;
                 }
         }
         return x->done == x->n_ask;
 }
 
-int loop_backing_query(int dev_fd, LoopBackingQuery *q, size_t n, usec_t timeout) {
+/* A node that does not exist, found without a child: only on a /dev the caller knows is in memory. */
+static bool node_missing(int dev_fd, const char *name) {
+        return dev_fd >= 0 && name && !strchr(name, '/') &&
+               faccessat(dev_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+int loop_backing_query(int root_fd, bool dev_in_memory, LoopBackingQuery *q, size_t n, usec_t timeout) {
+        _cleanup_close_ int dev_fd = -EBADF;
         size_t ask[LOOP_BACKING_QUERY_MAX];
         LoopBackingRun x = { .q = q, .ask = ask };
         int r;
 
         if (n > LOOP_BACKING_QUERY_MAX)
                 return -E2BIG;
-        /* No node (a container's /dev): answered here, without a child. Whatever else a node is, the
-         * child finds out: opening it may block. */
+        if (dev_in_memory)
+                dev_fd = openat(root_fd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         for (size_t i = 0; i < n; i++) {
-                q[i].error = dev_fd < 0 ? -EBADF : -ETIMEDOUT;
-                if (dev_fd >= 0 && q[i].name && !strchr(q[i].name, '/') &&
-                    faccessat(dev_fd, q[i].name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                q[i].error = -ETIMEDOUT;
+                if (node_missing(dev_fd, q[i].name))
                         q[i].error = -ENOENT;
-                if (q[i].error == -ETIMEDOUT)
+                else
                         ask[x.n_ask++] = i;
         }
         if (x.n_ask == 0)
                 return 0;
-        r = bounded_child_run(dev_fd, timeout, x.n_ask * sizeof(LoopBackingRecord), loop_backing_child,
+        r = bounded_child_run(root_fd, timeout, x.n_ask * sizeof(LoopBackingRecord), loop_backing_child,
                               loop_backing_feed, &x);
-        if (r == -ENOMEM)
-                return r;
-        /* What arrived counts; the rest carries why it did not. */
+        /* What arrived counts; the rest carries why it did not, our own failure to ask included. */
         for (size_t i = x.done; i < x.n_ask; i++)
                 q[ask[i]].error = r < 0 ? r : -EPROTO;
         return 0;

@@ -8,14 +8,22 @@
  * another namespace, or after the mount under it changed, it names another filesystem, or none.
  *
  * The ioctl stats the file (vfs_getattr()), which a dead FUSE, NFS or CIFS server can hold forever,
- * so the queries run in one bounded child (shared/bounded-child.h); a node that does not exist (a
- * container's /dev) is answered -ENOENT without one. The node is opened read-only, by
- * the name the device's uevent gives (DEVNAME) below a /dev directory fd, and must be the block
- * device the same uevent gives (MAJOR, MINOR: st_rdev). Only loop devices held open by a mounted superblock are asked, so our
- * close is never the last one (which would write the device's cache back, or detach an autoclear
- * loop device).
+ * so the queries run in one bounded child (shared/bounded-child.h), which opens "dev" below the root
+ * fd itself. Only when the caller knows /dev to be a memory filesystem (devtmpfs, tmpfs: a lookup
+ * there never waits for a server) does the parent look first, and answer a node that does not exist
+ * (a container's /dev) with -ENOENT, without a child. The node is opened read-only, by the name the
+ * device's uevent gives (DEVNAME), and must be the block device the same uevent gives (MAJOR, MINOR:
+ * st_rdev); the uevent is taken as the kernel's (tests redirect it to a decoy on purpose). Only loop
+ * devices of mounted superblocks are asked, so our close is normally not the last one; after a
+ * concurrent umount it may be (the driver then detaches an autoclear device, and the block layer
+ * writes the device's cache back), in the bounded child all the same.
+ *
+ * Not placed, and so never left to the late pass: a file on btrfs (its st_dev is the subvolume's
+ * anonymous device, not the superblock's) or on an overlay over several filesystems (a pseudo
+ * device number), whatever the path says.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -31,8 +39,12 @@ typedef struct LoopBackingQuery {
                               * -ETIMEDOUT no answer in time, -EPROTO the child died */
         dev_t backing_dev;    /* out, when error is 0: st_dev of the backing file */
         uint64_t backing_ino; /* out, when error is 0: its inode */
+        dev_t backing_rdev;   /* out, when error is 0: its st_rdev (lo_rdevice): not 0 when the "file"
+                               * is a device node, whose writes go to that device, not to st_dev */
 } LoopBackingQuery;
 
-/* Answers q[0..n) (n ≤ LOOP_BACKING_QUERY_MAX, else -E2BIG) in one child bounded by timeout; a query
- * without an answer gets the reason as its error. Returns 0, or -ENOMEM / -E2BIG / -EINVAL (ours). */
-int loop_backing_query(int dev_fd, LoopBackingQuery *q, size_t n, usec_t timeout);
+/* Answers q[0..n) (n ≤ LOOP_BACKING_QUERY_MAX, else -E2BIG) for the nodes below root_fd's "dev", in
+ * one child bounded by timeout; dev_in_memory allows the look for missing nodes in the parent. A
+ * query without an answer gets the reason as its error (the child's failure included: the answer is
+ * optional, it never fails the caller). Returns 0 or -E2BIG. */
+int loop_backing_query(int root_fd, bool dev_in_memory, LoopBackingQuery *q, size_t n, usec_t timeout);

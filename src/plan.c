@@ -581,6 +581,13 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
         return 0;
 }
 
+/* Whether superblock options hold key=...; when that cannot be told (out of memory), they do. */
+static bool has_option(const char *opts, const char *key) {
+        _cleanup_free_ char *v = NULL;
+
+        return options_get(opts, key, &v) != 0;
+}
+
 /* Whether the late pass can be the first to write a superblock's data: it reaches the device as
  * well as the unit's pass did. Not so for a stack with a disk a process or the network serves
  * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device, nor for an ext4
@@ -592,19 +599,24 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
  * The file is placed by the st_dev the loop driver answers (Superblock.loop_backing_dev), among the
  * superblocks of the sample; not by the path it reports, a name that may resolve elsewhere here (the
  * loop attached in another namespace, or the mount under the path changed since). A file the driver
- * did not place, or whose filesystem no scanned table shows, is not reachable. */
+ * did not place, whose filesystem no scanned table shows, or that is a device node (its writes go to
+ * that device, in no stack walked here), is not reachable. Nor is a filesystem with a device outside
+ * its stack: an xfs with logdev= or rtdev=. */
 static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned depth) {
         const DeviceInfo *d = &s->device;
         const Superblock *bs = NULL;
+        const char *opts = s->n_mounts > 0 ? b->sample->table->entries[s->mounts[0]].fs_options : NULL;
 
         if (d->served_remotely || d->n_loops > 1)
+                return false;
+        if (has_option(opts, "logdev") || has_option(opts, "rtdev"))
                 return false;
         if (fs_type_lookup(s->fstype)->flush_unless_journal &&
             !ext4_journal_on_own_device(s->journal, s->journal_internal))
                 return false;
         if (!(d->classes & DEVICE_LOOP))
                 return true;
-        if (depth == 0 || s->loop_backing_error < 0)
+        if (depth == 0 || s->loop_backing_error < 0 || s->loop_backing_rdev != 0)
                 return false;
         for (size_t k = 0; k < b->sample->n_sbs && !bs; k++)
                 if (b->sample->sbs[k].dev == s->loop_backing_dev)
@@ -612,8 +624,8 @@ static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned dep
         if (!bs || bs == s)
                 return false;
         switch (bs->fs_class) {
-        case FS_CLASS_PSEUDO: /* tmpfs, ramfs: memory */
-                return true;
+        case FS_CLASS_PSEUDO: /* memory; not proc, sysfs, ... */
+                return STR_IN_SET(bs->fstype, "tmpfs", "ramfs", "devtmpfs");
         case FS_CLASS_BLOCK:
                 return is_local_block(bs) && late_reachable(b, bs, depth - 1);
         default:

@@ -460,13 +460,24 @@ static int check_btrfs(int sysfs_fd, const Sample *s, Reasons *why) {
         return unlisted_check_btrfs(sysfs_fd, names, n, why);
 }
 
+/* Whether our /dev is a memory filesystem, as our own table shows it: a lookup there never waits. */
+static bool dev_in_memory(const Sample *s) {
+        const MountTable *t = s->table;
+
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (s->ns_of_mount[i] == 0 && !s->overmounted[i] && !t->entries[i].unlisted &&
+                    streq(t->entries[i].mount_point, "/dev") &&
+                    STR_IN_SET(t->entries[i].fstype, "devtmpfs", "tmpfs"))
+                        return true;
+        return false;
+}
+
 /* Where the backing file of each writable superblock on one loop device lives (loop-backing.h), when
  * src->loop_backing asks: one bounded child for all of them. Read-only ones never write through it;
  * the others keep -ENODATA. */
 static int ask_loop_backing(const SampleSources *src, Sample *s) {
         _cleanup_free_ LoopBackingQuery *q = NULL;
         _cleanup_free_ size_t *of = NULL;
-        _cleanup_close_ int dev_fd = -EBADF;
         size_t n = 0, max = MIN(s->n_sbs, (size_t) LOOP_BACKING_QUERY_MAX);
         int r;
 
@@ -486,8 +497,7 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         }
         if (n == 0)
                 return 0;
-        dev_fd = openat(src->root_fd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = loop_backing_query(dev_fd, q, n,
+        r = loop_backing_query(src->root_fd, dev_in_memory(s), q, n,
                                src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT);
         if (r < 0)
                 return r;
@@ -495,8 +505,10 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
                 Superblock *sb = &s->sbs[of[i]];
 
                 sb->loop_backing_error = q[i].error;
-                if (q[i].error == 0)
+                if (q[i].error == 0) {
                         sb->loop_backing_dev = q[i].backing_dev;
+                        sb->loop_backing_rdev = q[i].backing_rdev;
+                }
         }
         return 0;
 }

@@ -45,6 +45,7 @@ typedef struct Superblock {
          * -ENODATA not asked (SampleSources.loop_backing), or why the answer is missing. */
         int loop_backing_error;
         dev_t loop_backing_dev;
+        dev_t loop_backing_rdev; /* not 0: the "file" is that device's node (a loop device on a disk) */
 } Superblock;
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */

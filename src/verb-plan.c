@@ -53,7 +53,8 @@ static int plan_entry_add_journal(json_object *o, const Superblock *s) {
 }
 
 /* A superblock on loop devices: its backing file as sysfs names it, and where the loop driver placed
- * it (loop-backing.h) or why it did not — what DeferCommit= went by. */
+ * it (loop-backing.h: its filesystem, and the device when the "file" is a device node) or why it did
+ * not — what DeferCommit= went by. */
 static int plan_entry_add_loop(json_object *o, const Superblock *s) {
         _cleanup_json_ json_object *l = NULL;
         int e = s->loop_backing_error, r;
@@ -67,6 +68,9 @@ static int plan_entry_add_loop(json_object *o, const Superblock *s) {
             (r = json_add_u64(l, "loop_devices", s->device.n_loops)) < 0 ||
             (r = e == 0 ? json_add_string(l, "backing_device", FORMAT_DEVNUM(s->loop_backing_dev))
                         : json_add_null(l, "backing_device")) < 0 ||
+            (r = e == 0 && s->loop_backing_rdev != 0
+                         ? json_add_string(l, "backing_rdev", FORMAT_DEVNUM(s->loop_backing_rdev))
+                         : json_add_null(l, "backing_rdev")) < 0 ||
             (r = json_add_string(l, "backing_error",
                                  e == 0          ? NULL
                                  : e == -ENODATA ? "not asked"

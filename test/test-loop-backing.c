@@ -16,75 +16,91 @@
 
 static char test_root[] = "/tmp/test-loop-backing.XXXXXX";
 
-/* What is not the loop device asked for is never taken for it; a node that blocks costs the bound,
- * and what was answered before it still counts. */
-TEST(fixture_nodes) {
-        LoopBackingQuery q[] = {
-                { .loop = makedev(7, 1), .name = "file" },    /* a regular file */
-                { .loop = makedev(7, 2), .name = "missing" }, /* no such node */
-                { .loop = makedev(7, 3), .name = "a/b" },     /* not one path component */
-                { .loop = makedev(7, 4), .name = ".." },      { .loop = makedev(7, 5), .name = NULL },
-                { .loop = makedev(7, 6), .name = "link" }, /* a symlink to a block device */
-                { .loop = makedev(7, 7), .name = "fifo" }, /* open() blocks: no writer */
-                { .loop = makedev(7, 8), .name = "file" }, /* after it: never asked */
-        };
+static void make_nodes(void) {
         char p[sizeof(test_root) + 16];
         int fd;
 
-        snprintf(p, sizeof p, "%s/file", test_root);
+        snprintf(p, sizeof p, "%s/dev", test_root);
+        ASSERT_TRUE(mkdir(p, 0755) == 0);
+        snprintf(p, sizeof p, "%s/dev/file", test_root);
         ASSERT_TRUE((fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0);
         close(fd);
-        snprintf(p, sizeof p, "%s/fifo", test_root);
+        snprintf(p, sizeof p, "%s/dev/fifo", test_root);
         ASSERT_TRUE(mkfifo(p, 0600) == 0);
-        snprintf(p, sizeof p, "%s/link", test_root);
+        snprintf(p, sizeof p, "%s/dev/link", test_root);
         ASSERT_TRUE(symlink("/dev/loop0", p) == 0);
-        ASSERT_TRUE((fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
-
-        ASSERT_OK(loop_backing_query(fd, q, ELEMENTSOF(q), 300 * USEC_PER_MSEC));
-        ASSERT_EQ(q[0].error, -ENOTBLK);
-        ASSERT_EQ(q[1].error, -ENOENT);
-        ASSERT_EQ(q[2].error, -EINVAL);
-        ASSERT_EQ(q[3].error, -EINVAL);
-        ASSERT_EQ(q[4].error, -EINVAL);
-        ASSERT_EQ(q[5].error, -ELOOP);
-        ASSERT_EQ(q[6].error, -ETIMEDOUT);
-        ASSERT_EQ(q[7].error, -ETIMEDOUT);
-        close(fd);
 }
 
-/* The real /dev: a character device is not a block device; no /dev fd answers nothing. */
+/* What is not the loop device asked for is never taken for it; a node that blocks costs the bound,
+ * and what was answered before it still counts. The same answers whether the parent may look for
+ * missing nodes itself (a /dev in memory) or leaves everything to the child. */
+TEST(fixture_nodes) {
+        for (int in_memory = 0; in_memory <= 1; in_memory++) {
+                LoopBackingQuery q[] = {
+                        { .loop = makedev(7, 1), .name = "file" },    /* a regular file */
+                        { .loop = makedev(7, 2), .name = "missing" }, /* no such node */
+                        { .loop = makedev(7, 3), .name = "a/b" },     /* not one path component */
+                        { .loop = makedev(7, 4), .name = ".." },      { .loop = makedev(7, 5), .name = NULL },
+                        { .loop = makedev(7, 6), .name = "link" }, /* a symlink to a block device */
+                        { .loop = makedev(7, 7), .name = "fifo" }, /* open() blocks: no writer */
+                        { .loop = makedev(7, 8), .name = "file" }, /* after it: never asked */
+                };
+                int fd;
+
+                ASSERT_TRUE((fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+                ASSERT_OK(loop_backing_query(fd, in_memory, q, ELEMENTSOF(q), 300 * USEC_PER_MSEC));
+                ASSERT_EQ(q[0].error, -ENOTBLK);
+                ASSERT_EQ(q[1].error, -ENOENT);
+                ASSERT_EQ(q[2].error, -EINVAL);
+                ASSERT_EQ(q[3].error, -EINVAL);
+                ASSERT_EQ(q[4].error, -EINVAL);
+                ASSERT_EQ(q[5].error, -ELOOP);
+                ASSERT_EQ(q[6].error, -ETIMEDOUT);
+                ASSERT_EQ(q[7].error, -ETIMEDOUT);
+                close(fd);
+        }
+}
+
+/* The real /dev: a character device is not a block device. A root without dev/: every query gets
+ * why, whoever looks. Bounds. */
 TEST(dev_and_bounds) {
         LoopBackingQuery q[] = { { .loop = makedev(1, 3), .name = "null" } };
         LoopBackingQuery many[LOOP_BACKING_QUERY_MAX + 1] = {};
         int fd;
 
-        ASSERT_TRUE((fd = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
-        ASSERT_OK(loop_backing_query(fd, q, 1, USEC_PER_SEC));
+        ASSERT_TRUE((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+        ASSERT_OK(loop_backing_query(fd, false, q, 1, USEC_PER_SEC));
         ASSERT_EQ(q[0].error, -ENOTBLK);
-        ASSERT_ERR(loop_backing_query(fd, many, ELEMENTSOF(many), USEC_PER_SEC), E2BIG);
-        ASSERT_OK(loop_backing_query(fd, many, 0, USEC_PER_SEC));
+        ASSERT_OK(loop_backing_query(fd, true, q, 1, USEC_PER_SEC));
+        ASSERT_EQ(q[0].error, -ENOTBLK);
+        ASSERT_ERR(loop_backing_query(fd, false, many, ELEMENTSOF(many), USEC_PER_SEC), E2BIG);
+        ASSERT_OK(loop_backing_query(fd, false, many, 0, USEC_PER_SEC));
         close(fd);
-        ASSERT_OK(loop_backing_query(-EBADF, q, 1, USEC_PER_SEC));
-        ASSERT_EQ(q[0].error, -EBADF);
+        ASSERT_TRUE((fd = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+        for (int in_memory = 0; in_memory <= 1; in_memory++) {
+                ASSERT_OK(loop_backing_query(fd, in_memory, q, 1, USEC_PER_SEC));
+                ASSERT_EQ(q[0].error, -ENOENT);
+        }
+        close(fd);
 }
 
 /* test-loop-backing --query MAJ:MIN NAME: the answer for a node of the real /dev, for
- * integration/device-loop.sh ("dev=MAJ:MIN ino=N" or "error=ERRNO"). */
+ * integration/device-loop.sh ("dev=MAJ:MIN ino=N rdev=MAJ:MIN" or "error=ERRNO"). */
 static int query(const char *devnum, const char *name) {
         LoopBackingQuery q = { .name = name };
         int fd, r;
 
         if (parse_devnum(devnum, &q.loop) < 0)
                 return fprintf(stderr, "bad MAJ:MIN '%s'\n", devnum), 2;
-        fd = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = loop_backing_query(fd, &q, 1, 5 * USEC_PER_SEC);
+        fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = loop_backing_query(fd, true, &q, 1, 5 * USEC_PER_SEC);
         if (r < 0)
                 return fprintf(stderr, "query: %s\n", strerror(-r)), 1;
         if (q.error < 0)
                 printf("error=%d\n", -q.error);
         else
-                printf("dev=%u:%u ino=%llu\n", major(q.backing_dev), minor(q.backing_dev),
-                       (unsigned long long) q.backing_ino);
+                printf("dev=%u:%u ino=%llu rdev=%u:%u\n", major(q.backing_dev), minor(q.backing_dev),
+                       (unsigned long long) q.backing_ino, major(q.backing_rdev), minor(q.backing_rdev));
         return 0;
 }
 
@@ -94,6 +110,7 @@ int main(int argc, char **argv) {
         if (argc == 4 && streq(argv[1], "--query"))
                 return query(argv[2], argv[3]);
         ASSERT_TRUE(mkdtemp(test_root));
+        make_nodes();
         RUN(fixture_nodes);
         RUN(dev_and_bounds);
         snprintf(cmd, sizeof cmd, "rm -rf %s", test_root);

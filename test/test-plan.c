@@ -729,6 +729,21 @@ static bool efi_on_loop(Sample *s, const Policy *pol, const char *on, int error)
         return find(p, "/boot/efi")->late_commit;
 }
 
+/* The same, the "file" a device node of the filesystem at 'on' (lo_rdevice): its writes go to rdev. */
+static bool efi_on_node(Sample *s, const Policy *pol, const char *on, dev_t rdev) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Superblock *efi;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        efi = &s->sbs[find(p, "/boot/efi")->sb];
+        set_loop(s, p, efi, on, 0);
+        efi->loop_backing_rdev = rdev;
+        plan_free(p);
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        efi->loop_backing_rdev = 0;
+        return find(p, "/boot/efi")->late_commit;
+}
+
 /* DeferCommit= and loop devices: left to the late pass only when it can reach the backing file's
  * filesystem — memory or a local block filesystem; not a network one, not FUSE (its server may be
  * in a user's session, frozen before the hooks), not an unknown one. Where the file is, is the loop
@@ -749,6 +764,12 @@ TEST(late_commit_loop) {
         ASSERT_TRUE(!efi_on_loop(s, pol, "/", -ENOTBLK));           /* the node was another device */
         ASSERT_TRUE(!efi_on_loop(s, pol, "/boot/efi", 0));          /* on itself: nonsense */
         ASSERT_TRUE(efi_on_loop(s, pol, "/run", 0));                /* tmpfs: memory */
+        ASSERT_TRUE(efi_on_loop(s, pol, "/dev", 0));                /* devtmpfs: memory */
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/proc", 0));              /* not memory one writes to */
+        /* a device node (/dev/nbd0, another loop device): its writes go to a device in no stack
+         * walked here, served by whoever; the node's own filesystem tells nothing */
+        ASSERT_TRUE(!efi_on_node(s, pol, "/dev", makedev(43, 0)));
+        ASSERT_TRUE(!efi_on_node(s, pol, "/dev", makedev(7, 1)));
         ASSERT_TRUE(!efi_on_loop(s, pol, "/var/lib/containers/storage/overlay/merged", 0));
 
         /* the path sysfs reports is a name only: it may place the file on "/" while the driver
@@ -777,6 +798,18 @@ TEST(late_commit_loop) {
         set_loop(s, p, root, "/run", -ETIMEDOUT); /* not placed */
         ASSERT_TRUE(!efi_on_loop(s, pol, "/", 0));
         root->device.classes &= ~DEVICE_LOOP;
+
+        /* the image's filesystem with a device outside its stack: an external log or realtime
+         * device (xfs logdev=, rtdev=), which the late pass may not reach */
+        m = &s->table->entries[root->mounts[0]];
+        for (size_t i = 0; i < 2; i++) {
+                char *saved = m->fs_options;
+
+                m->fs_options = (char *) (i == 0 ? "rw,logdev=/dev/nbd0p1" : "rw,rtdev=/dev/sdb2,noquota");
+                ASSERT_TRUE(!efi_on_loop(s, pol, "/", 0));
+                m->fs_options = saved;
+        }
+        ASSERT_TRUE(efi_on_loop(s, pol, "/", 0)); /* the control */
         plan_free(p);
         p = NULL;
 

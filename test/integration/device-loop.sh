@@ -23,8 +23,10 @@ command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
 
 work=$(mktemp -d /tmp/device-loop.XXXXXX)
 mounts=()
+nodeloop=
 cleanup() {
         local m img dev
+        [ -z "$nodeloop" ] || losetup -d "$nodeloop" 2>/dev/null || true
         for m in "${mounts[@]}"; do
                 umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
         done
@@ -88,7 +90,7 @@ expect loop "$mm $name" "$out" ext4
 # The driver's answer is the file's st_dev and inode, whatever path sysfs shows.
 lb=${TEST_LOOP_BACKING:-}
 [ -n "$lb" ] && [ -x "$lb" ] || fail "test-loop-backing binary not given (\$TEST_LOOP_BACKING)"
-want="dev=$(stat -c '%Hd:%Ld' "$work/ext4.img") ino=$(stat -c %i "$work/ext4.img")"
+want="dev=$(stat -c '%Hd:%Ld' "$work/ext4.img") ino=$(stat -c %i "$work/ext4.img") rdev=0:0"
 got=$("$lb" --query "$mm" "$name") || fail "test-loop-backing --query $mm $name failed"
 [ "$got" = "$want" ] || fail "loop backing of $dev: '$got', expected '$want'"
 echo "loop backing of $dev: $got (stat: $want)"
@@ -97,13 +99,19 @@ got=$("$lb" --query 1:3 "$name")
 [ "$got" = "error=15" ] || fail "a node of another device answered: '$got'"
 got=$("$lb" --query "$mm" "../dev/$name")
 [ "$got" = "error=22" ] || fail "a name with a slash answered: '$got'"
+# A loop device on a device node (here: on the ext4's loop device): the driver names the node's
+# device (lo_rdevice), which suspend-sync never takes for memory or a local disk.
+nodeloop=$(losetup -f --show -r "$dev") || fail "losetup on $dev failed"
+got=$("$lb" --query "$(cat "/sys/block/${nodeloop#/dev/}/dev")" "${nodeloop#/dev/}")
+case $got in *" rdev=$mm") echo "loop on a node: $got" ;; *) fail "loop on the node $dev: '$got', want rdev=$mm" ;; esac
+losetup -d "$nodeloop" && nodeloop=
 # And `plan --json` shows what DeferCommit= went by: the same placement.
 [ -n "${SUSPEND_SYNC:-}" ] && [ -x "$SUSPEND_SYNC" ] || fail "suspend-sync binary not given (\$SUSPEND_SYNC)"
 command -v jq >/dev/null || fail "no jq (tools/setup installs it)"
 {
         got=$("$SUSPEND_SYNC" plan --json=short | jq -c --arg m "$work/m1" \
                 '.mounts[] | select(.mount_point == $m) | .loop')
-        want="{\"backing_file\":\"$work/ext4.img\",\"loop_devices\":1,\"backing_device\":\"$(stat -c '%Hd:%Ld' "$work/ext4.img")\",\"backing_error\":null}"
+        want="{\"backing_file\":\"$work/ext4.img\",\"loop_devices\":1,\"backing_device\":\"$(stat -c '%Hd:%Ld' "$work/ext4.img")\",\"backing_rdev\":null,\"backing_error\":null}"
         [ "$got" = "$want" ] || fail "plan --json loop: '$got', expected '$want'"
         echo "plan --json: $got"
 }
