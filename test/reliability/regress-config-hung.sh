@@ -71,7 +71,8 @@ echo "$out"
 grep -q "cwd: rc=0 " <<<"$out" || fail "cwd: run blocked or failed with its working directory on a hung mount"
 took_ms=$(sed -n 's/^cwd: rc=0 took=\([0-9]*\)ms$/\1/p' <<<"$out")
 ((took_ms < 2000)) || fail "cwd: run took ${took_ms} ms"
-! grep -q "not readable" <<<"$out" || fail "cwd: a local configuration file timed out"
+# (the configuration's own message: "No bdi stats ... not readable" is debugfs's, on a machine without)
+! grep -q "not readable within" <<<"$out" || fail "cwd: a local configuration file timed out"
 
 # config: the configuration directories, with the server still hung.
 

@@ -24,6 +24,9 @@ command -v unshare >/dev/null || skip "unshare missing"
 command -v python3 >/dev/null || skip "python3 missing"
 [[ -d /run/systemd ]] || skip "no /run/systemd to cover in a private mount namespace"
 ss_init
+# The knob goes off only with debugfs to look at (evidence.h: no dirty data on devices without a
+# superblock); a fresh machine may have none mounted.
+ss_debugfs || fail "debugfs cannot be mounted: the knob would stay on for want of evidence"
 
 # A sysfs whose devices are the machine's (the late pass classifies them: a device it cannot tell
 # would rightly keep the knob on, see knob-late-facts.sh) and whose power/sync_on_suspend is a file.
