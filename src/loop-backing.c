@@ -70,10 +70,9 @@ static int loop_backing_feed(const char *buf, size_t size, void *userdata) {
 
         for (; (x->done + 1) * sizeof(LoopBackingRecord) <= size; x->done++) {
                 LoopBackingRecord rec;
-
-                memcpy(&rec, buf + x->done * sizeof rec, sizeof rec);
                 LoopBackingQuery *q;
 
+                memcpy(&rec, buf + x->done * sizeof rec, sizeof rec);
                 if (rec.index != x->done || rec.error > 0)
                         return -EBADMSG;
                 q = &x->q[x->ask[x->done]];
