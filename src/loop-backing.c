@@ -13,21 +13,6 @@
 #include "shared/fileio.h"
 #include "shared/macro.h"
 
-typedef struct LoopBackingRecord {
-        uint32_t index;
-        int32_t error;
-        uint64_t dev; /* lo_device: the kernel's huge_encode_dev(), glibc's dev_t encoding */
-        uint64_t ino;
-        uint64_t rdev; /* lo_rdevice, the same encoding */
-} LoopBackingRecord;
-
-typedef struct LoopBackingRun {
-        LoopBackingQuery *q;
-        size_t *ask; /* indices into q of the queries the child answers, in order */
-        size_t n_ask;
-        size_t done;
-} LoopBackingRun;
-
 static int query_one(int dev_fd, const LoopBackingQuery *q, LoopBackingRecord *rec) {
         _cleanup_close_ int fd = -EBADF;
         struct loop_info64 info = {};
@@ -65,7 +50,7 @@ static int loop_backing_child(int pipe_fd, int root_fd, void *userdata) {
         return 0;
 }
 
-static int loop_backing_feed(const char *buf, size_t size, void *userdata) {
+int loop_backing_feed(const char *buf, size_t size, void *userdata) {
         LoopBackingRun *x = userdata;
 
         for (; (x->done + 1) * sizeof(LoopBackingRecord) <= size; x->done++) {

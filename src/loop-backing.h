@@ -43,6 +43,27 @@ typedef struct LoopBackingQuery {
                                * is a device node, whose writes go to that device, not to st_dev */
 } LoopBackingQuery;
 
+/* The child's answer to one query, as it travels on the pipe. */
+typedef struct LoopBackingRecord {
+        uint32_t index; /* position in the run's ask list */
+        int32_t error;  /* 0 or a negative errno */
+        uint64_t dev;   /* lo_device: the kernel's huge_encode_dev(), glibc's dev_t encoding */
+        uint64_t ino;
+        uint64_t rdev; /* lo_rdevice, the same encoding */
+} LoopBackingRecord;
+
+typedef struct LoopBackingRun {
+        LoopBackingQuery *q;
+        size_t *ask; /* indices into q of the queries the child answers, in order */
+        size_t n_ask;
+        size_t done; /* records applied */
+} LoopBackingRun;
+
+/* The parent's side of the pipe (a BoundedChildFeed, pure): applies the whole records in buf (all that
+ * arrived so far) beyond those applied. 1 when every query of the run is answered, 0 to wait for
+ * more, -EBADMSG for a record out of order or with a positive error. */
+int loop_backing_feed(const char *buf, size_t size, void *userdata);
+
 /* Answers q[0..n) (n ≤ LOOP_BACKING_QUERY_MAX, else -E2BIG) for the nodes below root_fd's "dev", in
  * one child bounded by timeout; dev_in_memory allows the look for missing nodes in the parent. A
  * query without an answer gets the reason as its error (the child's failure included: the answer is

@@ -84,6 +84,45 @@ TEST(dev_and_bounds) {
         close(fd);
 }
 
+/* The parent's side of the pipe: records arrive in pieces, in order, each applied once; one out of
+ * order or with a positive error ends the run as malformed. */
+TEST(feed) {
+        LoopBackingQuery q[3] = {};
+        size_t ask[] = { 2, 0 }; /* q[1] was answered without the child */
+        LoopBackingRecord rec[2] = {
+                { .index = 0, .error = 0, .dev = makedev(254, 1), .ino = 12, .rdev = 0 },
+                { .index = 1, .error = -ENOENT },
+        };
+        LoopBackingRun x = { .q = q, .ask = ask, .n_ask = 2 };
+        const char *buf = (const char *) rec;
+
+        q[0].error = q[2].error = -ETIMEDOUT;
+        ASSERT_EQ(loop_backing_feed(buf, sizeof rec[0] - 1, &x), 0); /* half a record: wait */
+        ASSERT_EQ(x.done, 0U);
+        ASSERT_EQ(loop_backing_feed(buf, sizeof rec[0] + 3, &x), 0); /* one, and a piece */
+        ASSERT_EQ(x.done, 1U);
+        ASSERT_EQ(q[2].error, 0);
+        ASSERT_TRUE(q[2].backing_dev == makedev(254, 1) && q[2].backing_ino == 12 && q[2].backing_rdev == 0);
+        ASSERT_EQ(q[0].error, -ETIMEDOUT);
+        ASSERT_EQ(loop_backing_feed(buf, 2 * sizeof rec[0], &x), 1); /* complete */
+        ASSERT_EQ(q[0].error, -ENOENT);
+        ASSERT_TRUE(q[0].backing_dev == 0);
+
+        /* out of order: the second record claims index 0 again */
+        x = (LoopBackingRun) { .q = q, .ask = ask, .n_ask = 2 };
+        rec[1].index = 0;
+        ASSERT_EQ(loop_backing_feed(buf, 2 * sizeof rec[0], &x), -EBADMSG);
+        /* a positive error */
+        x = (LoopBackingRun) { .q = q, .ask = ask, .n_ask = 2 };
+        rec[1] = (LoopBackingRecord) { .index = 1, .error = EIO };
+        ASSERT_EQ(loop_backing_feed(buf, 2 * sizeof rec[0], &x), -EBADMSG);
+        /* the control: the same two records, well formed */
+        x = (LoopBackingRun) { .q = q, .ask = ask, .n_ask = 2 };
+        rec[1].error = -EIO;
+        ASSERT_EQ(loop_backing_feed(buf, 2 * sizeof rec[0], &x), 1);
+        ASSERT_EQ(q[0].error, -EIO);
+}
+
 /* test-loop-backing --query MAJ:MIN NAME: the answer for a node of the real /dev, for
  * integration/device-loop.sh ("dev=MAJ:MIN ino=N rdev=MAJ:MIN" or "error=ERRNO"). */
 static int query(const char *devnum, const char *name) {
@@ -113,6 +152,7 @@ int main(int argc, char **argv) {
         make_nodes();
         RUN(fixture_nodes);
         RUN(dev_and_bounds);
+        RUN(feed);
         snprintf(cmd, sizeof cmd, "rm -rf %s", test_root);
         return system(cmd) == 0 ? 0 : 1;
 }
