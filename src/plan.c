@@ -581,13 +581,6 @@ static int sync_entry_set_owner(PlanEntry *e, const Superblock *s, const MountEn
         return 0;
 }
 
-/* Whether superblock options hold key=...; when that cannot be told (out of memory), they do. */
-static bool has_option(const char *opts, const char *key) {
-        _cleanup_free_ char *v = NULL;
-
-        return options_get(opts, key, &v) != 0;
-}
-
 /* Whether the late pass can be the first to write a superblock's data: it reaches the device as
  * well as the unit's pass did. Not so for a stack with a disk a process or the network serves
  * (DeviceInfo.served_remotely: nbd, iSCSI, ...), nor with more than one loop device, nor for an ext4
@@ -609,7 +602,7 @@ static bool late_reachable(const PlanBuild *b, const Superblock *s, unsigned dep
 
         if (d->served_remotely || d->n_loops > 1)
                 return false;
-        if (has_option(opts, "logdev") || has_option(opts, "rtdev"))
+        if (options_get(opts, "logdev", NULL) > 0 || options_get(opts, "rtdev", NULL) > 0)
                 return false;
         if (fs_type_lookup(s->fstype)->flush_unless_journal &&
             !ext4_journal_on_own_device(s->journal, s->journal_internal))

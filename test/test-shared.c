@@ -107,6 +107,8 @@ TEST(options) {
         ASSERT_STREQ(v, "/u/p");
         ASSERT_EQ(options_get("lowerdir=/a", "upperdir", &v), 0);
         ASSERT_EQ(options_get("upperdirx=/a", "upperdir", &v), 0);
+        ASSERT_EQ(options_get("rw,logdev=/dev/sdb1", "logdev", NULL), 1); /* only whether */
+        ASSERT_EQ(options_get("rw,logdevx=/dev/sdb1,logdev", "logdev", NULL), 0);
 }
 
 TEST(files) {

@@ -26,7 +26,11 @@ int options_get(const char *opts, const char *key, char **ret) {
         for (const char *p = opts; p && *p;) {
                 size_t l = strcspn(p, ",");
                 if (l > n && strncmp(p, key, n) == 0 && p[n] == '=') {
-                        char *v = strndup(p + n + 1, l - n - 1);
+                        char *v;
+
+                        if (!ret)
+                                return 1;
+                        v = strndup(p + n + 1, l - n - 1);
                         if (!v)
                                 return -ENOMEM;
                         *ret = v;

@@ -13,7 +13,7 @@
 bool options_has(const char *opts, const char *opt);
 
 /* Finds "key=value" in a comma-separated option list; returns a newly allocated value in *ret
- * (1), 0 when absent, -ENOMEM. */
+ * (1), 0 when absent, -ENOMEM. ret NULL: only whether it is there (1 or 0). */
 int options_get(const char *opts, const char *key, char **ret);
 
 /* s without prefix when s starts with it, else NULL. */
