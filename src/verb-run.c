@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-login.h>
-#include <sys/sysmacros.h>
 
 #include "context.h"
 #include "defer-commit.h"
 #include "evidence.h"
 #include "executor.h"
 #include "handover.h"
+#include "shared/devnum-util.h"
 #include "shared/proc-util.h"
 #include "kernel-knob.h"
 #include "writeback.h"
@@ -565,7 +565,7 @@ static int pass_record(Pass *p) {
 static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         const Context *c = &p->c;
         _cleanup_free_ const char **known = calloc(MAX(c->sample->n_sbs, 1) * 2, sizeof(char *));
-        _cleanup_free_ char *devs = malloc(MAX(c->sample->n_sbs, 1) * 24);
+        _cleanup_free_ char *devs = malloc(MAX(c->sample->n_sbs, 1) * DEVNUM_STR_MAX);
         _cleanup_free_ char *bdi = NULL;
         const char *why = NULL;
         size_t n = 0;
@@ -581,12 +581,9 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                  * superblock, should classification have found none). */
                 for (size_t k = 0; k < c->sample->n_sbs; k++) {
                         const Superblock *sb = &c->sample->sbs[k];
-                        char *d = devs + k * 24;
-
                         if (sb->device.bdi_name)
                                 known[n++] = sb->device.bdi_name;
-                        snprintf(d, 24, "%u:%u", major(sb->dev), minor(sb->dev));
-                        known[n++] = d;
+                        known[n++] = format_devnum(devs + k * DEVNUM_STR_MAX, sb->dev);
                 }
                 r = evidence_unexplained_dirty(c->debugfs_fd, known, n, &bdi, &why);
         }
