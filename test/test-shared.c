@@ -5,13 +5,17 @@
  * atomic file I/O.
  */
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "shared/devnum-util.h"
+#include "shared/dirent-util.h"
 #include "shared/fileio.h"
 #include "shared/format-util.h"
 #include "shared/hexdecoct.h"
@@ -147,6 +151,75 @@ TEST(files) {
                 ASSERT_TRUE(unlinkat(fd, "d", AT_REMOVEDIR) == 0);
         }
         ASSERT_TRUE(unlinkat(fd, "x", 0) == 0);
+        ASSERT_TRUE(rmdir(dir) == 0);
+}
+
+/* DirBatch gives what readdir(3) gives, a few entries per getdents64(2), with an fd of its own. */
+TEST(dir_batch) {
+        char dir[] = "/tmp/test-shared-XXXXXX", name[256];
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_dir_batch_ DirBatch b = { .fd = -EBADF };
+        const struct dirent64 *de;
+        bool seen[300] = {};
+        size_t n = 0, dots = 0;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        /* 300 entries, some with names of 255 bytes (one entry then fills a quarter of a batch) */
+        for (unsigned i = 0; i < 300; i++) {
+                int l = snprintf(name, sizeof name, "%u-", i);
+
+                if (i % 7 == 0) {
+                        memset(name + l, 'x', 255 - l);
+                        name[255] = 0;
+                }
+                ASSERT_TRUE(mknodat(fd, name, S_IFREG | 0644, 0) == 0);
+        }
+        /* an earlier readdir through a dup moves fd's offset to the end: DirBatch starts anew */
+        {
+                DIR *d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
+
+                ASSERT_TRUE(d != NULL);
+                while (readdir(d))
+                        ;
+                closedir(d);
+        }
+        ASSERT_OK(dir_batch_open(fd, ".", &b));
+        while ((de = dir_batch_next(&b))) {
+                unsigned i;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+                        dots++;
+                        continue;
+                }
+                ASSERT_TRUE(sscanf(de->d_name, "%u-", &i) == 1 && i < 300);
+                ASSERT_TRUE(!seen[i]);
+                ASSERT_EQ(strlen(de->d_name),
+                          i % 7 == 0 ? 255U : (size_t) snprintf(name, sizeof name, "%u-", i));
+                seen[i] = true;
+                n++;
+        }
+        ASSERT_EQ(b.error, 0);
+        ASSERT_EQ(n, 300U);
+        ASSERT_EQ(dots, 2U);
+        ASSERT_TRUE(dir_batch_next(&b) == NULL); /* stays at the end */
+        dir_batch_close(&b);
+        dir_batch_close(&b); /* idempotent */
+        ASSERT_TRUE(dir_batch_next(&b) == NULL);
+        ASSERT_ERR(dir_batch_open(fd, "missing", &b), ENOENT);
+        ASSERT_TRUE(b.fd < 0 && dir_batch_next(&b) == NULL);
+        ASSERT_ERR(dir_batch_open(fd, "1-", &b), ENOTDIR);
+
+        for (unsigned i = 0; i < 300; i++) {
+                int l = snprintf(name, sizeof name, "%u-", i);
+
+                if (i % 7 == 0) {
+                        memset(name + l, 'x', 255 - l);
+                        name[255] = 0;
+                }
+                ASSERT_TRUE(unlinkat(fd, name, 0) == 0);
+        }
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
@@ -427,6 +500,7 @@ int main(void) {
         RUN(numbers);
         RUN(options);
         RUN(files);
+        RUN(dir_batch);
         RUN(strv);
         RUN(string_table);
         RUN(sort);
