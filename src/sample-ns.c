@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sample-ns.h"
+#include "shared/dirent-util.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 
@@ -90,20 +91,22 @@ static void ns_known_found(NsKnown *k, uint64_t ino) {
 
 /* One candidate per mount namespace other than 'self', from the processes in proc (at most
  * SAMPLE_MAX_NAMESPACES; *ret_overflow says there were more). known: NULL, or the namespaces the
- * kernel lists, to stop early. */
+ * kernel lists, to stop early. *ret_walk_error: the error that ended the listing of proc early (the
+ * candidates found until then are returned), or 0. */
 static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, NsCandidate **ret, size_t *ret_n,
-                         bool *ret_overflow) {
+                         bool *ret_overflow, int *ret_walk_error) {
         _cleanup_free_ NsCandidate *cand = NULL;
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
+        _cleanup_dir_batch_ DirBatch d = { .fd = -EBADF };
+        const struct dirent64 *de;
         size_t n_cand = 0;
         bool overflow = false;
+        int r;
 
-        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
-        if (!d)
-                return negative_errno();
-
-        while ((de = readdir(d))) {
+        /* A few processes at a time: the walk usually stops at the first ones (dirent-util.h). */
+        r = dir_batch_open(proc_fd, ".", &d);
+        if (r < 0)
+                return r;
+        while ((de = dir_batch_next(&d))) {
                 NsCandidate *c = NULL;
                 char root[128];
                 uint64_t ino;
@@ -150,6 +153,7 @@ static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, NsCandidate
                 snprintf(cand[n_cand].root, sizeof cand[n_cand].root, "%s", root);
                 n_cand++;
         }
+        *ret_walk_error = d.error;
         *ret = TAKE_PTR(cand);
         *ret_n = n_cand;
         *ret_overflow = overflow;
@@ -169,12 +173,14 @@ typedef struct NsScan {
         bool text_only;    /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
 } NsScan;
 
-/* Another member of namespace ino than 'except', as chrooted as it, for a walk that stopped early. */
-static unsigned ns_other_member(int proc_fd, uint64_t ino, unsigned except, bool chrooted) {
-        _cleanup_closedir_ DIR *d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
-        struct dirent *de;
+unsigned sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, bool chrooted) {
+        _cleanup_dir_batch_ DirBatch d = { .fd = -EBADF };
+        const struct dirent64 *de;
 
-        while (d && (de = readdir(d))) {
+        /* From the first process: a walk of its own (dirent-util.h), not a dup of proc_fd. */
+        if (dir_batch_open(proc_fd, ".", &d) < 0)
+                return 0;
+        while ((de = dir_batch_next(&d))) {
                 char root[128];
                 uint64_t i;
                 unsigned pid;
@@ -251,7 +257,7 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
         snprintf(path, sizeof path, "%u/mountinfo", pid);
         r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
         if ((r == -ENOENT || r == -ESRCH) && c->alt_pid == 0 && x->walk_stopped)
-                alt = ns_other_member(x->proc_fd, c->ino, pid, c->chrooted);
+                alt = sample_ns_other_member(x->proc_fd, c->ino, pid, c->chrooted);
         if ((r == -ENOENT || r == -ESRCH) && alt != 0) {
                 pid = alt;
                 snprintf(path, sizeof path, "%u/mountinfo", pid);
@@ -317,7 +323,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
         uint64_t self;
         size_t n_cand = 0;
         bool overflow;
-        int r;
+        int r, walk_error = 0;
 
         x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
         if (!x.of)
@@ -350,13 +356,19 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 free(known.inos);
                 return r;
         }
-        r = ns_candidates(proc_fd, self, r >= 0 ? &known : NULL, &cand, &n_cand, &overflow);
+        r = ns_candidates(proc_fd, self, r >= 0 ? &known : NULL, &cand, &n_cand, &overflow, &walk_error);
         x.walk_stopped = known.stopped;
         free(known.inos);
         free(known.found);
         if (r >= 0 && overflow &&
             reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
                         SAMPLE_MAX_NAMESPACES) < 0)
+                r = -ENOMEM;
+        if (r >= 0 && walk_error < 0 &&
+            reasons_add(why,
+                        "the processes in proc could not all be listed (%s): mount namespaces of the "
+                        "rest were not scanned",
+                        strerror(-walk_error)) < 0)
                 r = -ENOMEM;
         for (size_t c = 0; r >= 0 && c < n_cand; c++) {
                 r = ns_add(&x, &cand[c]);

@@ -17,6 +17,11 @@
 /* The inode number of proc/<pid>/ns/mnt ("mnt:[ino]"). negative errno. */
 int sample_read_ns(int proc_fd, const char *pid, uint64_t *ret);
 
+/* Another member of namespace ino than process 'except', as chrooted as it (proc/PID/root not "/"),
+ * for a walk that stopped early and whose candidate exited: 0 when there is none. Walks proc_fd from
+ * its first process with an fd of its own, whatever the offset of proc_fd (exported for tests). */
+unsigned sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, bool chrooted);
+
 /*
  * Mounts that exist only in other mount namespaces, appended to t: *ns_of maps each entry of t to 0
  * (ours) or 1 + its index into *ret_ns. walk_all: read every process (tests; the way taken before

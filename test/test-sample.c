@@ -5,6 +5,7 @@
  * flagged, the loaders joined on fixture roots (proc, sysfs, debugfs), and degraded roots.
  */
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sample-ns.h"
 #include "sample.h"
 #include "tests.h"
 
@@ -261,6 +263,31 @@ TEST(chrooted_namespaces) {
                            "mount namespace mnt:[4026532600] (seen only through chrooted process 200, root "
                            "/srv/jail2)",
                            "mounts outside that root were not scanned"));
+}
+
+/* A walk that stopped early and whose candidate exited looks for another member from the first
+ * process, whatever an earlier walk left in proc_fd's offset: the walks used to read through dups of
+ * proc_fd, which share it, so the second started where the first one's read-ahead had ended. */
+TEST(other_member_after_a_walk) {
+        _cleanup_close_ int proc_fd = open(FIXTURES_DIR "/roots/chroot-ns/proc",
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+        size_t n = 0;
+
+        ASSERT_TRUE(proc_fd >= 0);
+        /* an earlier walk, to the end, through a dup */
+        d = fdopendir(fcntl(proc_fd, F_DUPFD_CLOEXEC, 3));
+        ASSERT_TRUE(d != NULL);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        ASSERT_EQ(n, 6U); /* ".", "..", 123, 124, 200, self */
+
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 123, false), 124U);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 124, true), 123U);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 124, false), 0U);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532600ULL, 200, true), 0U);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532999ULL, 0, false), 0U);
 }
 
 /* ---- the search through proc, bounded (unlisted_reach() in a child) ---------------------------- */
@@ -724,6 +751,7 @@ int main(void) {
         RUN(all_listed);
         RUN(chroot_view);
         RUN(chrooted_namespaces);
+        RUN(other_member_after_a_walk);
         RUN(reach_bounded);
         RUN(reach_hung);
         RUN(reach_tree);
