@@ -191,7 +191,7 @@ static void context_learn_eta(const Args *a, PlanScope scope, Plan *plan) {
         log_debug("The ETA of %i mount(s) learned from past sleeps.", r);
 }
 
-int context_prepare(const Args *a, PlanScope scope, Context *c) {
+int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c) {
         SampleSources src;
         usec_t t0;
         int r;
@@ -208,7 +208,7 @@ int context_prepare(const Args *a, PlanScope scope, Context *c) {
                 .scan_namespaces = true,
                 .reach_timeout = context_reach_timeout(c->policy),
                 /* Only a deferral (plan.h: late_commit) needs to know where a loop device writes. */
-                .loop_backing = scope == PLAN_SCOPE_ALL && c->policy->defer_commit,
+                .loop_backing = deferral && scope == PLAN_SCOPE_ALL && c->policy->defer_commit,
         };
 
         r = sample_load(&src, &c->sample);

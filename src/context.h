@@ -69,8 +69,11 @@ int context_read_policy(const Args *a, Context *c);
 void context_log_policy(const Context *c);
 /* Both: the policy, its warnings logged. */
 int context_load_policy(const Args *a, Context *c);
-/* Policy, sample and plan. Logs what is missing (debugfs, meminfo). */
-int context_prepare(const Args *a, PlanScope scope, Context *c);
+/* Policy, sample and plan. Logs what is missing (debugfs, meminfo). deferral: the caller may leave
+ * commits to the late pass, or shows what the unit's pass would (plan.h: late_commit), so the sample
+ * asks where loop devices write (loop-backing.h, a bounded child) when DeferCommit= is on; a manual
+ * run or the late pass never defers and need not ask. */
+int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c);
 
 /* JSON output of an object according to the mode, to stdout. */
 struct json_object;

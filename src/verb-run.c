@@ -324,7 +324,9 @@ static int pass_prepare(Pass *p) {
                         knob_restore_logged(sysfs_fd, a->state_dir, "left over from an interrupted run");
         }
 
-        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, &p->c);
+        /* Only the unit's pass defers (pass_defer_commit()). */
+        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL,
+                            streq_ptr(a->trigger, "unit") && !a->late, &p->c);
         if (r < 0)
                 return r;
 
