@@ -214,14 +214,30 @@ stack_umount() {
 }
 
 stack_fsck() {
-        local name=$1 dev=${_STK_LOOP[$1]} out rc=0
-        case ${_STK_FSTYPE[$name]} in
-        ext4|ext2|ext4-nojournal) out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
-        ntfs-3g) out=$(ntfsfix -n "$dev" 2>&1) || rc=$? ;;
-        xfs)   out=$(xfs_repair -n "$dev" 2>&1) || rc=$? ;;
-        btrfs) out=$(btrfs check --readonly "$dev" 2>&1) || rc=$? ;;
-        vfat)  out=$(fsck.vfat -n "$dev" 2>&1) || rc=$? ;;
-        esac
+        local name=$1 dev=${_STK_LOOP[$1]} out rc i
+        # A checker that cannot open the device exclusively ("Device or resource busy") has checked
+        # nothing: some other opener of the device (another engineer's prober on this shared machine)
+        # holds it for a moment after our umount. Ask again, bounded (5 s), and name the holders if it
+        # stays busy.
+        for ((i = 0; i < 20; i++)); do
+                rc=0
+                case ${_STK_FSTYPE[$name]} in
+                ext4|ext2|ext4-nojournal) out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
+                ntfs-3g) out=$(ntfsfix -n "$dev" 2>&1) || rc=$? ;;
+                xfs)   out=$(xfs_repair -n "$dev" 2>&1) || rc=$? ;;
+                btrfs) out=$(btrfs check --readonly "$dev" 2>&1) || rc=$? ;;
+                vfat)  out=$(fsck.vfat -n "$dev" 2>&1) || rc=$? ;;
+                esac
+                [[ $rc != 0 && $out == *"Device or resource busy"* ]] || break
+                sleep 0.25
+        done
+        if [[ $rc != 0 && $out == *"Device or resource busy"* ]]; then
+                _stk_log "$name: $dev stayed busy for 5 s after the umount; holders:" \
+                        "$(ls "/sys/class/block/${dev##*/}/holders" 2>/dev/null | tr '\n' ' ')" \
+                        "mounted in: $(grep -l " ${dev} " /proc/[0-9]*/mountinfo 2>/dev/null | head -n 5 | tr '\n' ' ')"
+        elif ((i > 0)); then
+                _stk_log "$name: $dev was busy after the umount, checked on attempt $((i + 1))"
+        fi
         if [[ $rc != 0 ]]; then
                 _stk_log "$name: fsck of ${_STK_FSTYPE[$name]} on $dev reports problems (rc=$rc):"
                 echo "$out" | tail -n 20 >&2
