@@ -74,12 +74,17 @@ int progress_read(const ProgressProbe *p, uint64_t *ret) {
         if (!p)
                 return -ENODATA;
 
-        if (p->sysfs_fd >= 0)
-                for (size_t i = 0; i < p->n_leaves; i++)
-                        if (leaf_read(p->sysfs_fd, p->leaves[i], &v) >= 0) {
-                                sum += v;
-                                any = true;
-                        }
+        /* Every leaf or none: I/O on a leaf that cannot be read, or does not account it, would pass
+         * for a stall of the others, and a device proven stuck turns the kernel's sync off. Nor do
+         * the bdi's BdiWritten count a journal's writes. */
+        if (p->n_leaves > 0 && p->sysfs_fd < 0)
+                return -ENODATA;
+        for (size_t i = 0; i < p->n_leaves; i++) {
+                if (leaf_read(p->sysfs_fd, p->leaves[i], &v) < 0)
+                        return -ENODATA;
+                sum += v;
+                any = true;
+        }
 
         if (p->debugfs_fd >= 0 && p->bdi_name) {
                 BdiStats st;

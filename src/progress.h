@@ -29,6 +29,7 @@ typedef struct ProgressProbe {
  * flushes completed). At least the 11 fields of old kernels. -EBADMSG otherwise. Pure. */
 int progress_parse_block_stat(const char *text, uint64_t *ret);
 
-/* Reads every source of p and returns the sum of what it found in *ret. -ENODATA when no source
- * gave evidence (no leaves with iostats on, no bdi stats): the caller cannot tell slow from stuck. */
+/* Reads every source of p and returns the sum in *ret. -ENODATA when the sources give no evidence:
+ * a leaf whose counters cannot be read or that does not account I/O (iostats 0; its I/O would look
+ * like a stall of the others), or no leaves and no bdi stats. The caller cannot tell slow from stuck. */
 int progress_read(const ProgressProbe *p, uint64_t *ret);

@@ -58,13 +58,25 @@ TEST(read_fixture) {
         put(fd, "dev/block/8:0/queue/iostats", "0\n");
 
         p = (ProgressProbe) { .sysfs_fd = fd, .debugfs_fd = -EBADF, .leaves = leaves, .n_leaves = 2 };
-        /* 8:0 does not account I/O (iostats 0): its frozen counters are no evidence */
-        ASSERT_OK(progress_read(&p, &v));
-        ASSERT_U64_EQ(v, 5);
+        /* 8:0 does not account I/O (iostats 0): its frozen counters are no evidence, and the counters
+         * of 7:1 alone would call a device stuck while 8:0 writes */
+        ASSERT_ERR(progress_read(&p, &v), ENODATA);
         /* negative control: with accounting on, 8:0 counts */
         put(fd, "dev/block/8:0/queue/iostats", "1\n");
         ASSERT_OK(progress_read(&p, &v));
         ASSERT_U64_EQ(v, 505);
+        /* a leaf whose counters cannot be read: no evidence either */
+        ASSERT_TRUE(unlinkat(fd, "dev/block/8:0/stat", 0) == 0);
+        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        p.n_leaves = 1; /* 7:1 alone is evidence */
+        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_U64_EQ(v, 5);
+        p.n_leaves = 2;
+        put(fd, "dev/block/8:0/stat", "100 0 100 0 100 0 100 0 0 0 0 0 0 0 0 100 0\n");
+        /* leaves but no sysfs to read them from */
+        p.sysfs_fd = -EBADF;
+        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        p.sysfs_fd = fd;
         /* nothing that accounts: no evidence at all */
         put(fd, "dev/block/7:1/queue/iostats", "0\n");
         put(fd, "dev/block/8:0/queue/iostats", "0\n");
