@@ -169,33 +169,69 @@ typedef struct NsScan {
         size_t n;
         HiddenSet *hidden;
         Reasons *why;
-        bool walk_stopped; /* candidates have no alt_pid: look for one when needed */
-        bool text_only;    /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
+        bool text_only; /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
 } NsScan;
 
-unsigned sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, bool chrooted) {
+int sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, SampleNsMember *ret) {
         _cleanup_dir_batch_ DirBatch d = { .fd = -EBADF };
         const struct dirent64 *de;
+        SampleNsMember first_chrooted = {};
+        int r;
 
         /* From the first process: a walk of its own (dirent-util.h), not a dup of proc_fd. */
-        if (dir_batch_open(proc_fd, ".", &d) < 0)
-                return 0;
+        r = dir_batch_open(proc_fd, ".", &d);
+        if (r < 0)
+                return r;
         while ((de = dir_batch_next(&d))) {
-                char root[128];
+                SampleNsMember m = {};
                 uint64_t i;
-                unsigned pid;
 
-                if (safe_atou(de->d_name, &pid) >= 0 && pid != except &&
-                    sample_read_ns(proc_fd, de->d_name, &i) >= 0 && i == ino &&
-                    proc_root_chrooted(proc_fd, pid, root, sizeof root) == chrooted)
-                        return pid;
+                if (safe_atou(de->d_name, &m.pid) < 0 || m.pid == except ||
+                    sample_read_ns(proc_fd, de->d_name, &i) < 0 || i != ino)
+                        continue;
+                m.chrooted = proc_root_chrooted(proc_fd, m.pid, m.root, sizeof m.root);
+                if (!m.chrooted) {
+                        *ret = m;
+                        return 1;
+                }
+                if (first_chrooted.pid == 0)
+                        first_chrooted = m;
         }
+        if (d.error < 0)
+                return d.error;
+        *ret = first_chrooted;
+        return first_chrooted.pid != 0;
+}
+
+int sample_ns_member_mountinfo(int proc_fd, unsigned pid, uint64_t ino, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *text = NULL;
+        char path[64], name[16];
+        uint64_t now_ino;
+        size_t size;
+        int r;
+
+        snprintf(path, sizeof path, "%u/mountinfo", pid);
+        r = read_full_file_at(proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
+        if (r == -ENOENT || r == -ESRCH)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        /* After the read: the text is the namespace's only if the process is still in it (it may
+         * have moved with setns(2), or exited and its number been reused). */
+        snprintf(name, sizeof name, "%u", pid);
+        r = sample_read_ns(proc_fd, name, &now_ino);
+        if (r == -ENOENT || r == -ESRCH || (r >= 0 && now_ino != ino))
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(text);
+        *ret_size = size;
         return 0;
 }
 
 /* A namespace seen only through chrooted process pid lists only mounts below its root: compare with
  * the namespace's whole list, which listmount gives without entering it. */
-static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
+static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid, const char *root) {
         _cleanup_close_ int ns_fd = -EBADF;
         char path[64], desc[256];
         int r;
@@ -204,7 +240,7 @@ static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid) {
         snprintf(desc, sizeof desc,
                  "mount namespace mnt:[%llu] (seen only through chrooted "
                  "process %u, root %s)",
-                 (unsigned long long) c->ino, pid, c->root);
+                 (unsigned long long) c->ino, pid, root);
         ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC);
         r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->hidden);
         if (r == -ENOMEM)
@@ -239,32 +275,50 @@ static int ns_load_listmount(int proc_fd, const NsCandidate *c, bool text_only, 
         return mount_table_load_namespace(ns_fd, ret);
 }
 
+/* The mountinfo text of a member of c's namespace: c's process, else the other member the walk saw,
+ * else one looked for now, up to SAMPLE_NS_MEMBER_TRIES of them. *m says which member it came from.
+ * -ESRCH when no member is left: the namespace is gone. */
+static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, char **ret, size_t *ret_size) {
+        int r;
+
+        *m = (SampleNsMember) { .pid = c->pid, .chrooted = c->chrooted };
+        snprintf(m->root, sizeof m->root, "%s", c->root);
+        for (unsigned i = 0;; i++) {
+                unsigned left = m->pid;
+
+                r = sample_ns_member_mountinfo(x->proc_fd, m->pid, c->ino, ret, ret_size);
+                if (r != -ESRCH || i + 1 >= SAMPLE_NS_MEMBER_TRIES)
+                        return r;
+                if (i == 0 && c->alt_pid != 0) {
+                        m->pid = c->alt_pid;
+                        m->chrooted = proc_root_chrooted(x->proc_fd, m->pid, m->root, sizeof m->root);
+                        continue;
+                }
+                r = sample_ns_other_member(x->proc_fd, c->ino, left, m);
+                if (r <= 0)
+                        return r == 0 ? -ESRCH : r;
+        }
+}
+
 /* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
 static int ns_add(NsScan *x, const NsCandidate *c) {
         _cleanup_(mount_table_freep) MountTable *other = NULL;
         _cleanup_free_ char *text = NULL;
-        unsigned *nof, pid = c->pid, alt = c->alt_pid;
-        char path[64];
+        SampleNsMember m = { .pid = c->pid, .chrooted = c->chrooted };
+        unsigned *nof;
         size_t size, before;
         int r;
 
+        snprintf(m.root, sizeof m.root, "%s", c->root);
         r = ns_load_listmount(x->proc_fd, c, x->text_only, &other);
         if (r == -ENOMEM)
                 return r;
         if (r >= 0)
                 goto loaded;
 
-        snprintf(path, sizeof path, "%u/mountinfo", pid);
-        r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
-        if ((r == -ENOENT || r == -ESRCH) && c->alt_pid == 0 && x->walk_stopped)
-                alt = sample_ns_other_member(x->proc_fd, c->ino, pid, c->chrooted);
-        if ((r == -ENOENT || r == -ESRCH) && alt != 0) {
-                pid = alt;
-                snprintf(path, sizeof path, "%u/mountinfo", pid);
-                r = read_full_file_at(x->proc_fd, path, SAMPLE_NAMESPACE_MAX_BYTES, &text, &size);
-        }
-        if (r == -ENOENT || r == -ESRCH)
-                return 0; /* every member we knew exited: the namespace is gone */
+        r = ns_member_text(x, c, &m, &text, &size);
+        if (r == -ESRCH)
+                return 0; /* every member exited or left: the namespace is gone */
         if (r >= 0)
                 r = mount_table_parse(text, size, &other, NULL);
         if (r == -ENOMEM)
@@ -273,7 +327,7 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
                 return reasons_add(x->why,
                                    "mounts of mount namespace mnt:[%llu] (process %u) could not be "
                                    "read: %s",
-                                   (unsigned long long) c->ino, pid, strerror(-r));
+                                   (unsigned long long) c->ino, m.pid, strerror(-r));
 
 loaded:
         if (x->n % 16 == 0) {
@@ -295,12 +349,12 @@ loaded:
                                : 1;
         if (r < 0)
                 return r;
-        x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) pid };
+        x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) m.pid };
         for (size_t i = before; i < x->t->n_entries; i++)
                 x->of[i] = (unsigned) x->n + 1;
         x->n++;
 
-        return c->chrooted ? ns_check_chrooted(x, c, pid) : 0;
+        return m.chrooted ? ns_check_chrooted(x, c, m.pid, m.root) : 0;
 }
 
 /*
@@ -357,7 +411,6 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 return r;
         }
         r = ns_candidates(proc_fd, self, r >= 0 ? &known : NULL, &cand, &n_cand, &overflow, &walk_error);
-        x.walk_stopped = known.stopped;
         free(known.inos);
         free(known.found);
         if (r >= 0 && overflow &&

@@ -17,10 +17,28 @@
 /* The inode number of proc/<pid>/ns/mnt ("mnt:[ino]"). negative errno. */
 int sample_read_ns(int proc_fd, const char *pid, uint64_t *ret);
 
-/* Another member of namespace ino than process 'except', as chrooted as it (proc/PID/root not "/"),
- * for a walk that stopped early and whose candidate exited: 0 when there is none. Walks proc_fd from
- * its first process with an fd of its own, whatever the offset of proc_fd (exported for tests). */
-unsigned sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, bool chrooted);
+/* A member process of a mount namespace; chrooted: its proc/PID/root is not "/" (root: where). */
+typedef struct SampleNsMember {
+        unsigned pid;
+        bool chrooted;
+        char root[128];
+} SampleNsMember;
+
+/* How many members are tried, one after the other, when they exit or leave while their namespace's
+ * table is read (each try after the second walks proc). */
+#define SAMPLE_NS_MEMBER_TRIES 8U
+
+/* Another member of namespace ino than process 'except', for a candidate that exited or left:
+ * the first unchrooted one, else the first chrooted one. 1 with *ret, 0 when there is none, negative
+ * errno when proc could not be listed (no verdict). Walks proc_fd from its first process with an fd
+ * of its own, whatever the offset of proc_fd (exported for tests). */
+int sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, SampleNsMember *ret);
+
+/* The mountinfo text of process pid (bounded by SAMPLE_NAMESPACE_MAX_BYTES), checked after the read
+ * to come from namespace ino: -ESRCH when the process exited or is in another namespace (setns(2),
+ * or its number reused); another negative errno when it could not be read or checked (exported for
+ * tests). */
+int sample_ns_member_mountinfo(int proc_fd, unsigned pid, uint64_t ino, char **ret, size_t *ret_size);
 
 /*
  * Mounts that exist only in other mount namespaces, appended to t: *ns_of maps each entry of t to 0

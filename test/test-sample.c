@@ -265,12 +265,15 @@ TEST(chrooted_namespaces) {
                            "mounts outside that root were not scanned"));
 }
 
-/* A walk that stopped early and whose candidate exited looks for another member from the first
- * process, whatever an earlier walk left in proc_fd's offset: the walks used to read through dups of
- * proc_fd, which share it, so the second started where the first one's read-ahead had ended. */
+/* A candidate that exited or left its namespace: another member is looked for from the first
+ * process, whatever an earlier walk left in proc_fd's offset (the walks used to read through dups of
+ * proc_fd, which share it, so the second started where the first one's read-ahead had ended); an
+ * unchrooted member first, else a chrooted one. Fixture: 123 (mnt:[4026532500], chrooted), 124
+ * (4026532500, root "/"), 200 (4026532600, chrooted). */
 TEST(other_member_after_a_walk) {
         _cleanup_close_ int proc_fd = open(FIXTURES_DIR "/roots/chroot-ns/proc",
                                            O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        SampleNsMember m;
         DIR *d;
         size_t n = 0;
 
@@ -283,11 +286,34 @@ TEST(other_member_after_a_walk) {
         closedir(d);
         ASSERT_EQ(n, 6U); /* ".", "..", 123, 124, 200, self */
 
-        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 123, false), 124U);
-        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 124, true), 123U);
-        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 124, false), 0U);
-        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532600ULL, 200, true), 0U);
-        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532999ULL, 0, false), 0U);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 123, &m), 1);
+        ASSERT_TRUE(m.pid == 124 && !m.chrooted);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 0, &m), 1); /* unchrooted first */
+        ASSERT_TRUE(m.pid == 124 && !m.chrooted);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532500ULL, 124, &m), 1); /* else chrooted */
+        ASSERT_TRUE(m.pid == 123 && m.chrooted);
+        ASSERT_STREQ(m.root, "/srv/jail");
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532600ULL, 200, &m), 0);
+        ASSERT_EQ(sample_ns_other_member(proc_fd, 4026532999ULL, 0, &m), 0);
+}
+
+/* A member's text counts only if the member is still in the namespace after the read: a process
+ * that moved (setns) or whose number was reused shows another namespace's mounts. */
+TEST(member_mountinfo_checked) {
+        _cleanup_close_ int proc_fd = open(FIXTURES_DIR "/roots/chroot-ns/proc",
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *text = NULL;
+        size_t size = 0;
+
+        ASSERT_TRUE(proc_fd >= 0);
+        ASSERT_OK(sample_ns_member_mountinfo(proc_fd, 124, 4026532500ULL, &text, &size));
+        ASSERT_TRUE(text && size > 0);
+        free(text);
+        text = NULL;
+        /* 124 is in mnt:[4026532500], not in the namespace asked for: as if it had moved */
+        ASSERT_ERR(sample_ns_member_mountinfo(proc_fd, 124, 4026532600ULL, &text, &size), ESRCH);
+        ASSERT_TRUE(text == NULL);
+        ASSERT_ERR(sample_ns_member_mountinfo(proc_fd, 999, 4026532500ULL, &text, &size), ESRCH);
 }
 
 /* ---- the search through proc, bounded (unlisted_reach() in a child) ---------------------------- */
@@ -752,6 +778,7 @@ int main(void) {
         RUN(chroot_view);
         RUN(chrooted_namespaces);
         RUN(other_member_after_a_walk);
+        RUN(member_mountinfo_checked);
         RUN(reach_bounded);
         RUN(reach_hung);
         RUN(reach_tree);
