@@ -63,17 +63,20 @@ static int load_policy_bounded(const Args *a, Context *c) {
         if (r == -ETIMEDOUT)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL,
                           "Configuration not readable within %s (stuck at '%s'%s%s, on a hung filesystem?): "
-                          "using the defaults.",
+                          "using the defaults, and SyncOnSuspend=keep.",
                           format_timespan(ts, sizeof ts, timeout), stuck_at ?: a->config ?: "/etc",
                           streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root);
         else
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR,
-                          &(LogEvent) { .error = -r },
-                          "Failed to read the configuration in a helper process (%s): using the defaults.",
-                          strerror(-r));
+                log_event(
+                        LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, &(LogEvent) { .error = -r },
+                        "Failed to read the configuration in a helper process (%s): using the defaults, and "
+                        "SyncOnSuspend=keep.",
+                        strerror(-r));
         if (a->config)
                 *ret_config_error = r;
         r = policy_new(ret);
+        if (r >= 0)
+                r = policy_mark_unread(*ret, stuck_at ?: a->config ?: "/etc/suspend-sync.conf");
         return r < 0 ? log_oom() : 0;
 }
 

@@ -235,8 +235,18 @@ static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
         return policy_parse_text(p, f->path, f->text, f->size);
 }
 
+int policy_mark_unread(Policy *p, const char *file) {
+        p->unread = true;
+        p->sync_on_suspend = SYNC_ON_SUSPEND_KEEP;
+        p->o_sync_on_suspend = (Origin) {};
+        return policy_warn(p, file, 0,
+                           "Configuration not read in full: SyncOnSuspend=keep whatever it sets, the "
+                           "kernel's own sync stays as it is");
+}
+
 int policy_build(const PolicySources *s, Policy **ret) {
         _cleanup_(policy_freep) Policy *p = NULL;
+        const char *unread = s->truncated ? "suspend-sync.conf.d" : NULL;
         int r;
 
         r = policy_new(&p);
@@ -250,7 +260,17 @@ int policy_build(const PolicySources *s, Policy **ret) {
                         return r;
         }
         for (size_t i = 0; i < s->n_files; i++) {
-                r = build_one(p, &s->files[i], s->explicit);
+                const PolicyFile *f = &s->files[i];
+
+                r = build_one(p, f, s->explicit);
+                if (r < 0)
+                        return r;
+                /* Not read, but for a drop-in that vanished since it was listed (build_one()). */
+                if (!unread && f->error < 0 && (f->error != -ENOENT || s->explicit))
+                        unread = f->path;
+        }
+        if (unread) {
+                r = policy_mark_unread(p, unread);
                 if (r < 0)
                         return r;
         }
@@ -399,7 +419,11 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
                 if (!section || !streq(section, k->section))
                         fprintf(f, "\n[%s]\n", k->section);
                 section = k->section;
-                put_key(f, k, p, o);
+                if (p->unread && k->offset == offsetof(Policy, sync_on_suspend))
+                        policy_key_print(f, k, p,
+                                         "keep: the configuration was not read in full (see the warnings)");
+                else
+                        put_key(f, k, p, o);
         }
         for (size_t i = 0; i < p->n_rules; i++)
                 put_rule(f, &p->rules[i]);

@@ -133,6 +133,8 @@ typedef struct Policy {
         char **warnings;         /* "file:line: message" (NULL-terminated), bounded */
         Origin *warning_origins; /* n_warnings: file (owned copy) and line (0: none) of each */
         size_t n_warnings;
+
+        bool unread; /* not read in full (policy_mark_unread()): SyncOnSuspend= is keep */
 } Policy;
 
 /* What the command line sets over the configuration (--deadline=): applied where the values are
@@ -152,6 +154,12 @@ typedef struct PolicyOverrides {
 
 /* A Policy with every default set and no rules. */
 int policy_new(Policy **ret);
+
+/* The configuration was not read in full: a file could not be read or was ignored whole (too large,
+ * too many), or the reader did not answer. What it sets is unknown, so the kernel's own sync is
+ * left as it is (SyncOnSuspend=keep, whatever the files read say): fail closed. Warns, naming file;
+ * the other values stay as read (defaults where nothing was). negative errno only on -ENOMEM. */
+int policy_mark_unread(Policy *p, const char *file);
 Policy *policy_free(Policy *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
 

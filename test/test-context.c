@@ -88,6 +88,8 @@ TEST(explicit_config_error) {
         ASSERT_OK(context_read_policy(&a, &c));
         ASSERT_ERR(c.config_error, ENOENT);
         ASSERT_EQ(c.config->max_parallel, 16);
+        /* what the named file sets is unknown: the kernel's sync is left alone */
+        ASSERT_TRUE(c.config->unread && c.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
 
         a.config = "/etc/suspend-sync.conf.d"; /* a directory */
         ASSERT_OK(context_read_policy(&a, &d));
@@ -97,12 +99,14 @@ TEST(explicit_config_error) {
         ASSERT_OK(context_read_policy(&a, &e));
         ASSERT_EQ(e.config_error, 0);
         ASSERT_EQ(e.config->max_parallel, 11);
+        ASSERT_TRUE(!e.config->unread); /* negative control: read in full */
 
         /* Without --config=, an unreadable file is a warning, not an error of the command. */
         a = args(CONFIG_DIR "/unreadable");
         ASSERT_OK(context_read_policy(&a, &f));
         ASSERT_EQ(f.config_error, 0);
-        ASSERT_EQ(f.config->n_warnings, 1);
+        ASSERT_EQ(f.config->n_warnings, 2); /* the file, and SyncOnSuspend=keep */
+        ASSERT_TRUE(f.config->unread && f.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
 }
 
 TEST(conf_read_timeout) {

@@ -61,14 +61,19 @@ static void dump_warnings(const Policy *p) {
                 ASSERT_TRUE(has_warning((p), (w))); \
         } while (0)
 
+/* The defaults; a configuration not read in full keeps the kernel's sync alone (SyncOnSuspend=keep). */
 static void assert_defaults(const Policy *p) {
         ASSERT_EQ(p->max_parallel, 16);
         ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
         ASSERT_U64_EQ(p->deadline, 30 * USEC_PER_SEC);
         ASSERT_TRUE(!p->skip_clean);
         ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE);
-        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
+        ASSERT_EQ(p->sync_on_suspend, p->unread ? SYNC_ON_SUSPEND_KEEP : SYNC_ON_SUSPEND_AUTO);
 }
+
+#define UNREAD_WARNING                                                                                \
+        "Configuration not read in full: SyncOnSuspend=keep whatever it sets, the kernel's own sync " \
+        "stays as it is"
 
 TEST(defaults_and_tables) {
         _cleanup_(policy_freep) Policy *p = NULL;
@@ -473,11 +478,14 @@ TEST(config_path_only) {
         ASSERT_EQ(p->on_timeout, ON_TIMEOUT_CONTINUE); /* 30-admin.conf not read */
         ASSERT_EQ(p->n_rules, 0);
 
-        /* An explicitly named file that does not exist: defaults and one warning. */
+        ASSERT_TRUE(!p->unread);
+        /* An explicitly named file that does not exist: defaults, SyncOnSuspend=keep, two warnings. */
         ASSERT_OK(policy_load(fd, "/etc/nonexistent.conf", &q));
+        ASSERT_TRUE(q->unread);
         assert_defaults(q);
         ASSERT_WARNING(q, "/etc/nonexistent.conf: File not found, using defaults");
-        ASSERT_EQ(q->n_warnings, 1);
+        ASSERT_WARNING(q, "/etc/nonexistent.conf: " UNREAD_WARNING);
+        ASSERT_EQ(q->n_warnings, 2);
 }
 
 TEST(missing_and_unreadable) {
@@ -488,12 +496,52 @@ TEST(missing_and_unreadable) {
         assert_defaults(p);
         ASSERT_EQ(p->n_warnings, 0);
         ASSERT_TRUE(p->files && p->files[0] == NULL);
+        ASSERT_TRUE(!p->unread); /* no file at all is not a file unread */
 
+        /* What an unreadable file sets is unknown: fail closed, the kernel's sync left alone. */
         ASSERT_OK(policy_load(u, NULL, &q));
+        ASSERT_TRUE(q->unread);
         assert_defaults(q);
         dump_warnings(q);
         ASSERT_WARNING(q, "/etc/suspend-sync.conf: Failed to read: Is a directory, ignoring");
-        ASSERT_EQ(q->n_warnings, 1);
+        ASSERT_WARNING(q, "/etc/suspend-sync.conf: " UNREAD_WARNING);
+        ASSERT_EQ(q->n_warnings, 2);
+}
+
+static Policy *build(bool truncated, int error_a, const char *text_b) {
+        PolicySources s = { .truncated = truncated };
+        Policy *p = NULL;
+
+        ASSERT_OK(policy_sources_add(&s, "/etc/suspend-sync.conf.d/10-a.conf", error_a, "", 0));
+        ASSERT_OK(policy_sources_add(&s, "/etc/suspend-sync.conf.d/20-b.conf", 0, text_b, strlen(text_b)));
+        ASSERT_OK(policy_build(&s, &p));
+        for (size_t i = 0; i < s.n_files; i++) {
+                free(s.files[i].path);
+                free(s.files[i].text);
+        }
+        free(s.files);
+        return p;
+}
+
+/* A configuration not read in full keeps the kernel's sync alone whatever the files read set; a
+ * drop-in that vanished between the listing and the read was not part of it. */
+TEST(unread_keeps_the_knob) {
+        static const char off[] = "[Kernel]\nSyncOnSuspend=off\n[Sync]\nMaxParallel=5\n";
+        _cleanup_(policy_freep) Policy *a = build(false, -EIO, off), *b = build(false, -EFBIG, off),
+                                       *c = build(true, 0, off), *d = build(false, -ENOENT, off),
+                                       *e = build(false, 0, off);
+
+        ASSERT_TRUE(a->unread && a->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_EQ(a->max_parallel, 5); /* the rest as read */
+        ASSERT_TRUE(a->o_sync_on_suspend.file == NULL);
+        ASSERT_WARNING(a, "/etc/suspend-sync.conf.d/10-a.conf: " UNREAD_WARNING);
+        ASSERT_TRUE(b->unread && b->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_TRUE(c->unread && c->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_WARNING(c, "suspend-sync.conf.d: " UNREAD_WARNING);
+        /* negative controls: vanished, and read in full */
+        ASSERT_TRUE(!d->unread && d->sync_on_suspend == SYNC_ON_SUSPEND_OFF);
+        ASSERT_TRUE(!e->unread && e->sync_on_suspend == SYNC_ON_SUSPEND_OFF);
+        ASSERT_EQ(e->n_warnings, 0);
 }
 
 TEST(matching) {
@@ -825,6 +873,7 @@ int main(void) {
         RUN(main_file_order);
         RUN(config_path_only);
         RUN(missing_and_unreadable);
+        RUN(unread_keeps_the_knob);
         RUN(matching);
         RUN(rules_fail_closed);
         RUN(bounds);
