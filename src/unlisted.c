@@ -11,7 +11,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -163,7 +162,9 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
                         return 0;
 
         /* Not a mount point in our own table: a chroot. syncfs() on our root syncs its superblock
-         * even so; the entry's mount id lets the worker check it opened that very mount. */
+         * even so; the entry's mount id lets the worker check it opened that very mount. Never "ro":
+         * statfs()'s ST_RDONLY is also set by a read-only mount of a writable superblock (a
+         * read-only bind as our root), and syncfs() on a read-only superblock costs nothing. */
         if (statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
                 return negative_errno();
         if (fstatfs(root_fd, &sfs) < 0)
@@ -171,8 +172,7 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
         return append_unlisted(
                        t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
                        (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
-                       fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)",
-                       sfs.f_flags & ST_RDONLY) < 0
+                       fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)", false) < 0
                        ? -ENOMEM
                        : 1;
 }

@@ -85,6 +85,22 @@ outcome=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j.g
 echo "run record: complete, / synced: $outcome"
 check "$([[ $outcome == "False True" ]] && echo ok)" "run record: $outcome"
 
+# The same chroot seen through a read-only bind of the writable filesystem (review finding 9):
+# statfs() says ST_RDONLY for the mount, but the superblock takes writes through $mnt, so "/" must
+# still be planned for sync, not skipped as read-only.
+ro=$SS_TMP/ro
+mkdir -p "$ro"
+mount --rbind "$mnt" "$ro"
+binds+=("$ro")
+mount -o remount,bind,ro "$ro"
+chroot "$ro/chroot" /suspend-sync --config=/suspend-sync.conf plan --json=short >"$SS_TMP/plan-ro.json" \
+        2>"$SS_TMP/plan-ro.err" || { cat "$SS_TMP/plan-ro.err" >&2; fail "plan failed in the read-only view"; }
+actions=$(ss_json "$root_actions" <"$SS_TMP/plan-ro.json")
+echo "plan through a read-only bind: \"/\": $actions"
+check "$([[ $actions == "['sync']" ]] && echo ok)" "\"/\" is not planned for sync through a read-only bind ($actions)"
+umount -R "$ro" || umount -l "$ro"
+unset 'binds[-1]'
+
 # Power cut right after the run: what the run synced must survive.
 unbind
 stack_power_cut cv 0 4242 >/dev/null || fail "power cut failed"
