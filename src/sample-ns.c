@@ -13,6 +13,7 @@
 #include "shared/dirent-util.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
 
 static int parse_ns_link(const char *link, uint64_t *ret) {
         unsigned long long v;
@@ -357,6 +358,24 @@ loaded:
         return m.chrooted ? ns_check_chrooted(x, c, m.pid, m.root) : 0;
 }
 
+static int cmp_u64(const uint64_t *a, const uint64_t *b) {
+        return CMP(*a, *b);
+}
+
+/* The namespaces the kernel lists with no candidate from the walk (held by an fd only, or their
+ * processes in another PID namespace): listed through listmount, their superblocks that t lacks into
+ * x->hidden (unlisted.h). 0 or -ENOMEM. */
+static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, NsScan *x) {
+        _cleanup_free_ uint64_t *seen = malloc(MAX(n_cand, 1) * sizeof(uint64_t));
+
+        if (!seen)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_cand; i++)
+                seen[i] = cand[i].ino;
+        typesafe_qsort(seen, n_cand, cmp_u64);
+        return unlisted_scan_unseen_namespaces(proc_fd, seen, n_cand, x->t, x->hidden, x->why);
+}
+
 /*
  * Mounts that exist only in other mount namespaces (containers, flatpak, unshare -m): one process
  * per distinct namespace, its mountinfo appended to the table. An unchrooted member is preferred:
@@ -376,7 +395,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
         NsKnown known = {};
         uint64_t self;
         size_t n_cand = 0;
-        bool overflow;
+        bool overflow, listed, unseen;
         int r, walk_error = 0;
 
         x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
@@ -410,7 +429,11 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 free(known.inos);
                 return r;
         }
-        r = ns_candidates(proc_fd, self, r >= 0 ? &known : NULL, &cand, &n_cand, &overflow, &walk_error);
+        listed = r >= 0;
+        r = ns_candidates(proc_fd, self, listed ? &known : NULL, &cand, &n_cand, &overflow, &walk_error);
+        /* A walk that did not find a member of every namespace the kernel lists: those left are
+         * listed by the kernel after the merge (ns_scan_unseen()). */
+        unseen = listed && known.n_found < known.n;
         free(known.inos);
         free(known.found);
         if (r >= 0 && overflow &&
@@ -428,6 +451,8 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 if (r > 0)
                         break;
         }
+        if (r >= 0 && unseen)
+                r = ns_scan_unseen(proc_fd, cand, n_cand, &x);
         if (r < 0) {
                 free(x.of);
                 free(x.nss);

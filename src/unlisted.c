@@ -303,20 +303,17 @@ static int cmp_u64(const uint64_t *a, const uint64_t *b) {
         return CMP(*a, *b);
 }
 
-int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n) {
+/* Calls cb(ns_fd, ino, userdata) for every mount namespace the kernel lists but ours: from our own
+ * namespace backwards to the first, then forwards to the last. Stops at cb's first nonzero return
+ * and returns it; 0 at the end; negative errno when the list cannot be read (see
+ * unlisted_list_namespaces()). */
+static int ns_foreach(int proc_fd, int (*cb)(int ns_fd, uint64_t ino, void *userdata), void *userdata) {
         static const unsigned long dirs[] = { SS_NS_MNT_GET_PREV, SS_NS_MNT_GET_NEXT };
         _cleanup_close_ int self_fd = -EBADF;
-        _cleanup_free_ uint64_t *inos = NULL;
-        size_t n = 0;
 
         self_fd = openat(proc_fd, "self/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (self_fd < 0)
                 return negative_errno();
-        inos = malloc(MAX(max, 1) * sizeof(uint64_t));
-        if (!inos)
-                return -ENOMEM;
-
-        /* From our own namespace backwards to the first, then forwards to the last. */
         for (size_t d = 0; d < ELEMENTSOF(dirs); d++)
                 for (int fd = self_fd;;) {
                         struct ss_mnt_ns_info info = { .size = sizeof info };
@@ -329,22 +326,88 @@ int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *re
                                 break; /* the end of the list */
                         if (next < 0)
                                 return r; /* -ENOTTY, -EINVAL: before 6.12; -EPERM: not allowed to see all */
-                        if (fstat(next, &st) < 0) {
-                                r = negative_errno();
+                        r = fstat(next, &st) < 0 ? negative_errno()
+                                                 : cb(next, (uint64_t) st.st_ino, userdata);
+                        if (r != 0) {
                                 safe_close(next);
                                 return r;
                         }
-                        if (n >= max) {
-                                safe_close(next);
-                                return -E2BIG;
-                        }
-                        inos[n++] = (uint64_t) st.st_ino;
                         fd = next;
                 }
+        return 0;
+}
 
-        typesafe_qsort(inos, n, cmp_u64);
-        *ret = TAKE_PTR(inos);
-        *ret_n = n;
+typedef struct NsList {
+        uint64_t *inos;
+        size_t n, max;
+} NsList;
+
+static int ns_list_one(int ns_fd, uint64_t ino, void *userdata) {
+        NsList *l = userdata;
+
+        if (l->n >= l->max)
+                return -E2BIG;
+        l->inos[l->n++] = ino;
+        return 0;
+}
+
+int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n) {
+        NsList l = { .max = max };
+        int r;
+
+        l.inos = malloc(MAX(max, 1) * sizeof(uint64_t));
+        if (!l.inos)
+                return -ENOMEM;
+        r = ns_foreach(proc_fd, ns_list_one, &l);
+        if (r < 0) {
+                free(l.inos);
+                return r;
+        }
+        typesafe_qsort(l.inos, l.n, cmp_u64);
+        *ret = l.inos;
+        *ret_n = l.n;
+        return 0;
+}
+
+typedef struct NsUnseen {
+        const uint64_t *seen; /* sorted */
+        size_t n_seen;
+        const MountTable *t;
+        HiddenSet *h;
+        Reasons *why;
+} NsUnseen;
+
+static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
+        NsUnseen *x = userdata;
+        char desc[128];
+        int r;
+
+        if (typesafe_bsearch(&ino, x->seen, x->n_seen, cmp_u64))
+                return 0;
+        snprintf(desc, sizeof desc,
+                 "mount namespace mnt:[%llu] (listed by the kernel, no process in it seen)",
+                 (unsigned long long) ino);
+        r = unlisted_scan_namespace(ns_fd, desc, x->t, x->h);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && reasons_add(x->why, "%s: its mounts could not be listed (%s)", desc, strerror(-r)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,
+                                    HiddenSet *h, Reasons *why) {
+        NsUnseen x = { .seen = seen, .n_seen = n_seen, .t = t, .h = h, .why = why };
+        int r;
+
+        r = ns_foreach(proc_fd, ns_scan_unseen_one, &x);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && reasons_add(why,
+                                 "the kernel's list of mount namespaces could not be read again (%s): "
+                                 "namespaces with no process seen were not scanned",
+                                 strerror(-r)) < 0)
+                return -ENOMEM;
         return 0;
 }
 

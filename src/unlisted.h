@@ -88,6 +88,13 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
  * -ENOENT or -ENOTTY when proc_fd is not a real /proc (fixtures), -E2BIG over max, -ENOMEM. */
 int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n);
 
+/* The mount namespaces the kernel lists (as unlisted_list_namespaces()) whose inode number is not in
+ * seen (sorted: the namespaces whose members the walk over proc found): kept by an fd only, or their
+ * processes in another PID namespace. Each is listed as unlisted_scan_namespace() does, into h; one
+ * that cannot be listed, or a list that cannot be read again, becomes a reason. -ENOMEM or 0. */
+int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,
+                                    HiddenSet *h, Reasons *why);
+
 /* Lists every mount of the namespace behind nsfs file ns_fd (listmount/statmount by namespace id,
  * Linux 6.11+); superblocks (not pseudo filesystems) that t lacks go into h, described as
  * "<desc>, at <mount point>". -ENOSYS, -EINVAL, -ENOTTY on older kernels. */
