@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "dirent-util.h"
@@ -14,9 +12,9 @@ int dir_batch_open(int dir_fd, const char *path, DirBatch *ret) {
         ret->fd = -EBADF;
         ret->error = 0;
         ret->pos = ret->len = 0;
-        fd = openat(dir_fd, skip_root_prefix(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = open_dir_at(dir_fd, path);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         ret->fd = fd;
         return 0;
 }

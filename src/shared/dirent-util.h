@@ -25,8 +25,7 @@ typedef struct DirBatch {
         _Alignas(struct dirent64) uint8_t buf[DIR_BATCH_BYTES];
 } DirBatch;
 
-/* Opens dir_fd/path (O_RDONLY|O_DIRECTORY|O_CLOEXEC, a leading '/' stripped; "." for dir_fd itself)
- * for dir_batch_next(). Returns 0 or negative errno; on error *ret holds no fd. */
+/* Opens dir_fd/path (open_dir_at(): "." for dir_fd itself) for dir_batch_next(). Returns 0 or negative errno; on error *ret holds no fd. */
 int dir_batch_open(int dir_fd, const char *path, DirBatch *ret);
 
 /* The next entry ("." and ".." included, as readdir(3) gives them), valid until the next call on d.
