@@ -13,7 +13,6 @@
 #include "shared/dirent-util.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
-#include "shared/sort-util.h"
 
 static int parse_ns_link(const char *link, uint64_t *ret) {
         unsigned long long v;
@@ -358,10 +357,6 @@ loaded:
         return m.chrooted ? ns_check_chrooted(x, c, m.pid, m.root) : 0;
 }
 
-static int cmp_u64(const uint64_t *a, const uint64_t *b) {
-        return CMP(*a, *b);
-}
-
 /* The namespaces the kernel lists with no candidate from the walk (held by an fd only, or their
  * processes in another PID namespace): listed through listmount, their superblocks that t lacks into
  * x->hidden (unlisted.h). 0 or -ENOMEM. */
@@ -372,7 +367,6 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, N
                 return -ENOMEM;
         for (size_t i = 0; i < n_cand; i++)
                 seen[i] = cand[i].ino;
-        typesafe_qsort(seen, n_cand, cmp_u64);
         return unlisted_scan_unseen_namespaces(proc_fd, seen, n_cand, x->t, x->hidden, x->why);
 }
 

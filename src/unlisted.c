@@ -370,7 +370,7 @@ int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *re
 }
 
 typedef struct NsUnseen {
-        const uint64_t *seen; /* sorted */
+        const uint64_t *seen;
         size_t n_seen;
         const MountTable *t;
         HiddenSet *h;
@@ -382,8 +382,9 @@ static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
         char desc[128];
         int r;
 
-        if (typesafe_bsearch(&ino, x->seen, x->n_seen, cmp_u64))
-                return 0;
+        for (size_t i = 0; i < x->n_seen; i++)
+                if (x->seen[i] == ino)
+                        return 0;
         snprintf(desc, sizeof desc,
                  "mount namespace mnt:[%llu] (listed by the kernel, no process in it seen)",
                  (unsigned long long) ino);

@@ -89,7 +89,7 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
 int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n);
 
 /* The mount namespaces the kernel lists (as unlisted_list_namespaces()) whose inode number is not in
- * seen (sorted: the namespaces whose members the walk over proc found): kept by an fd only, or their
+ * seen (the namespaces whose members the walk over proc found, at most SAMPLE_MAX_NAMESPACES): kept by an fd only, or their
  * processes in another PID namespace. Each is listed as unlisted_scan_namespace() does, into h; one
  * that cannot be listed, or a list that cannot be read again, becomes a reason. -ENOMEM or 0. */
 int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,

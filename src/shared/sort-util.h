@@ -28,22 +28,6 @@ static inline void qsort_r_safe(void *base, size_t n, size_t size, comparison_us
         qsort_r(base, n, size, cmp, userdata);
 }
 
-/* bsearch() that takes a NULL base with n == 0. */
-static inline void *bsearch_safe(const void *key, const void *base, size_t n, size_t size,
-                                 comparison_fn_t cmp) {
-        if (n == 0)
-                return NULL;
-        return bsearch(key, base, n, size, cmp);
-}
-
-/* Type-checked bsearch(): key points to an element's type, func compares two elements. */
-#define typesafe_bsearch(k, p, n, func)                                                                      \
-        ({                                                                                                   \
-                const __typeof__((p)[0]) *_k_ = (k);                                                         \
-                int (*_func_)(const __typeof__((p)[0]) *, const __typeof__((p)[0]) *) = func;                \
-                (__typeof__(&(p)[0])) bsearch_safe(_k_, (p), (n), sizeof((p)[0]), (comparison_fn_t) _func_); \
-        })
-
 #define typesafe_qsort(p, n, func)                                                            \
         ({                                                                                    \
                 int (*_func_)(const __typeof__((p)[0]) *, const __typeof__((p)[0]) *) = func; \
