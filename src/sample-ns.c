@@ -275,14 +275,12 @@ static int ns_load_listmount(int proc_fd, const NsCandidate *c, bool text_only, 
         return mount_table_load_namespace(ns_fd, ret);
 }
 
-/* The mountinfo text of a member of c's namespace: c's process, else the other member the walk saw,
- * else one looked for now, up to SAMPLE_NS_MEMBER_TRIES of them. *m says which member it came from.
- * -ESRCH when no member is left: the namespace is gone. */
+/* The mountinfo text of a member of c's namespace: *m (c's process, as set by the caller), else the
+ * other member the walk saw, else one looked for now, up to SAMPLE_NS_MEMBER_TRIES of them. *m says
+ * which member it came from. -ESRCH when no member is left: the namespace is gone. */
 static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, char **ret, size_t *ret_size) {
         int r;
 
-        *m = (SampleNsMember) { .pid = c->pid, .chrooted = c->chrooted };
-        snprintf(m->root, sizeof m->root, "%s", c->root);
         for (unsigned i = 0;; i++) {
                 unsigned left = m->pid;
 
