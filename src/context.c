@@ -134,7 +134,7 @@ static int bdi_level(const Args *a) {
 }
 
 static void report_missing_facts(const Args *a, const Sample *s) {
-        size_t n_unclassified = 0, n_stats = 0;
+        size_t n_unclassified = 0, n_incomplete = 0, n_stats = 0;
         int stats_error = 0;
 
         for (size_t k = 0; k < s->n_sbs; k++) {
@@ -144,6 +144,7 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                         continue;
                 if (!sb->device.classified) {
                         n_unclassified++;
+                        n_incomplete += sb->device.incomplete;
                         continue;
                 }
                 if (!s->has_debugfs || !sb->device.bdi_name)
@@ -159,10 +160,12 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                 }
         }
         if (n_unclassified > 0)
-                log_notice("sysfs at '%s' could not classify %zu block filesystem(s) (device, bdi and device "
-                           "group unknown): they are synced all the same; the late pass leaves them to the "
-                           "main pass.",
-                           a->sysfs, n_unclassified);
+                log_notice("sysfs at '%s' could not classify %zu block filesystem(s)%s (device, bdi and "
+                           "device group unknown): they are synced all the same; the late pass leaves them "
+                           "to the main pass.",
+                           a->sysfs, n_unclassified,
+                           n_incomplete > 0 ? ", some with a device stack that could not be read in full"
+                                            : "");
         if (n_stats > 0)
                 log_internal(bdi_level(a), 0,
                              "bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "

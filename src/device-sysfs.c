@@ -394,25 +394,37 @@ int sysfs_node_link_name(Sysfs *s, const Node *n, const char *name, char **ret) 
 }
 
 /* Entry names of the directory 'path' (relative to the sysfs root, or absolute), at most max of them,
- * as a strv (NULL when empty). -ENOENT or -ENOMEM. */
+ * as a strv (NULL when empty). -ENOENT when there is no such directory; a listing that cannot be had in
+ * full is an error, never a shorter list: -E2BIG beyond max entries, the errno of open or readdir;
+ * -ENOMEM. *ret is set on success only. */
 int sysfs_list_dir(Sysfs *s, const char *path, size_t max, char ***ret, size_t *ret_n) {
         _cleanup_strv_free_ char **v = NULL;
         _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
         size_t n = 0;
         int fd, r;
 
         fd = openat(s->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return errno == ENOMEM ? -ENOMEM : -ENOENT;
+                return negative_errno();
         d = fdopendir(fd);
         if (!d) {
                 safe_close(fd);
                 return -ENOMEM;
         }
-        while (n < max && (de = readdir(d))) {
+        for (;;) {
+                struct dirent *de;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno > 0)
+                                return -errno;
+                        break;
+                }
                 if (de->d_name[0] == '.')
                         continue;
+                if (n >= max)
+                        return -E2BIG;
                 r = strv_extend(&v, &n, de->d_name);
                 if (r < 0)
                         return r;

@@ -83,7 +83,8 @@ int sysfs_node_list_dir(Sysfs *s, const Node *n, const char *name, size_t max, c
 
 /* The same for paths relative to the sysfs root (fs/btrfs/..., class/bdi/...). */
 int sysfs_link_name(Sysfs *s, const char *path, char **ret);
-/* Entry names (no dot files), at most max, as a strv (NULL when empty). -ENOENT or -ENOMEM. */
+/* Entry names (no dot files), at most max, as a strv (NULL when empty). -ENOENT (no such directory),
+ * -E2BIG (more than max), another errno when it cannot be read in full, or -ENOMEM. */
 int sysfs_list_dir(Sysfs *s, const char *path, size_t max, char ***ret, size_t *ret_n);
 int sysfs_read_devnum(Sysfs *s, const char *path, dev_t *ret);
 

@@ -18,7 +18,9 @@
  * any device from the whole disk of dev down to the leaves; network/fuse come from the fstype.
  * loop_backing_file is the one of the first loop device among the whole disk and the leaves.
  *
- * Bounds: slaves/ recursion depth 16, 1024 devices visited, 256 leaves, 64 btrfs filesystems.
+ * Bounds: slaves/ recursion depth 16, 1024 devices visited, 256 leaves, 64 btrfs filesystems. A stack
+ * beyond a bound, or one with a listing or member that cannot be read, is not classified (incomplete):
+ * what was seen of it is never taken for all of it.
  */
 
 #include <errno.h>
@@ -32,6 +34,8 @@
 #include "device-sysfs.h"
 #include "device.h"
 #include "shared/devnum-util.h"
+#include "shared/fileio.h"
+#include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
@@ -78,6 +82,7 @@ typedef struct Walk {
         char *loop_devname;
         unsigned n_loops;
         bool served_remotely;
+        bool incomplete; /* a part of the stack could not be read or was beyond a bound */
 } Walk;
 
 static int walk_add_leaf(Walk *w, dev_t d) {
@@ -86,8 +91,10 @@ static int walk_add_leaf(Walk *w, dev_t d) {
         for (size_t i = 0; i < w->n_leaves; i++)
                 if (w->leaves[i] == d)
                         return 0;
-        if (w->n_leaves >= DEVICE_LEAVES_MAX)
+        if (w->n_leaves >= DEVICE_LEAVES_MAX) {
+                w->incomplete = true;
                 return 0;
+        }
         nl = realloc(w->leaves, (w->n_leaves + 1) * sizeof(dev_t));
         if (!nl)
                 return -ENOMEM;
@@ -258,8 +265,10 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
         size_t n_slaves = 0, n_used = 0;
         int r;
 
-        if (++w->visits > DEVICE_VISIT_MAX)
+        if (++w->visits > DEVICE_VISIT_MAX) {
+                w->incomplete = true;
                 return 0;
+        }
 
         /* The top node (depth 0) is a whole disk already, its facts read by walk_block(). */
         r = depth > 0 ? node_to_whole(s, node) : 0;
@@ -272,10 +281,14 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
         if (r >= 0 && strncmp(uuid, "CRYPT-", 6) == 0)
                 w->classes |= DEVICE_CRYPT;
 
-        if (depth < DEVICE_SLAVES_DEPTH_MAX) {
-                r = sysfs_node_list_dir(s, node, "slaves", DEVICE_LEAVES_MAX * 2, &slaves, &n_slaves);
-                if (r == -ENOMEM)
-                        return r;
+        /* No slaves/ directory: a disk of its own. One that cannot be listed in full, a slave that
+         * cannot be followed, or a stack deeper than the bound: what lies below is not known. */
+        r = sysfs_node_list_dir(s, node, "slaves", DEVICE_LEAVES_MAX * 2, &slaves, &n_slaves);
+        if (r == -ENOMEM)
+                return r;
+        if ((r < 0 && r != -ENOENT) || (n_slaves > 0 && depth >= DEVICE_SLAVES_DEPTH_MAX)) {
+                w->incomplete = true;
+                n_slaves = 0;
         }
 
         for (size_t i = 0; i < n_slaves; i++) {
@@ -286,15 +299,14 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
                 if (asprintf(&attr, "slaves/%s/dev", slaves[i]) < 0)
                         return -ENOMEM;
                 r = sysfs_node_attr_devnum(s, node, attr, &d);
+                if (r >= 0)
+                        r = s->backend->node_from_devnum(s, d, &child);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0)
+                if (r < 0) {
+                        w->incomplete = true;
                         continue;
-                r = s->backend->node_from_devnum(s, d, &child);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        continue;
+                }
                 n_used++;
                 r = walk_node(w, &child, depth + 1);
                 node_done(&child);
@@ -361,6 +373,25 @@ finish:
         return r;
 }
 
+/* The name a /dev path resolves to (/dev/mapper/x, /dev/disk/by-...: links to /dev/dm-N, /dev/sdX), read
+ * without waiting in the path walk (open_cached_at(): a /dev in memory is always in the lookup cache).
+ * Negative errno when it cannot be had so: the member is then matched by the name as given. */
+static int dev_path_resolve(const char *path, char **ret) {
+        _cleanup_close_ int fd = open_cached_at(AT_FDCWD, path, O_PATH);
+        char link[64], buf[PATH_MAX];
+        ssize_t k;
+
+        if (fd < 0)
+                return fd;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        k = readlink(link, buf, sizeof buf - 1);
+        if (k < 0)
+                return negative_errno();
+        buf[k] = 0;
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* Finds the btrfs filesystem with a member device named like the mount source; walks its member
  * devices and reads its bdi name. Returns 1 if found, 0 if not. */
 static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
@@ -375,12 +406,12 @@ static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
         want = sysfs_last_component(source);
         if (isempty(want))
                 return 0;
-        /* /dev/mapper/x and /dev/disk/by-... are symlinks to /dev/dm-N, /dev/sdX (real sysfs only). */
+        /* Real sysfs only: a fixture's names are not this machine's /dev. */
         if (w->sysfs->live && strncmp(source, "/dev/", 5) == 0) {
-                real = realpath(source, NULL);
-                if (!real && errno == ENOMEM)
-                        return -ENOMEM;
-                if (real)
+                r = dev_path_resolve(source, &real);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0)
                         want_real = sysfs_last_component(real);
         }
 
@@ -412,11 +443,16 @@ static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
                         r = sysfs_read_devnum(w->sysfs, p, &d);
                         if (r == -ENOMEM)
                                 return r;
-                        if (r < 0)
+                        /* A member that cannot be followed: the stack is not known in full. */
+                        if (r < 0) {
+                                w->incomplete = true;
                                 continue;
+                        }
                         r = walk_block(w, d, NULL, NULL, NULL);
                         if (r < 0)
                                 return r;
+                        if (r == 0)
+                                w->incomplete = true;
                 }
 
                 if (asprintf(&bdi_link, "fs/btrfs/%s/bdi", fss[i]) < 0)
@@ -493,7 +529,15 @@ static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *s
                         info->classified = true;
         }
 
-        if (!info->classified) {
+        if (w.incomplete) {
+                /* Some of the stack could not be read: its leaves (device group, the disks whose
+                 * counters prove a hang) and its classes (served remotely?) are not known. So it is
+                 * not classified: synced by the main pass, never proven stuck, out of the late pass,
+                 * never deferred. The top device's own bdi is still its bdi. */
+                info->is_block = info->classified = false;
+                info->incomplete = true;
+                w.served_remotely = true;
+        } else if (!info->classified) {
                 /* Superblocks with their own anonymous bdi (nfs, fuse, ...): class/bdi/MAJ:MIN. */
                 char p[64];
 
@@ -508,7 +552,7 @@ static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *s
                 }
         }
 
-        if (w.n_leaves > 0) {
+        if (w.n_leaves > 0 && !w.incomplete) {
                 qsort(w.leaves, w.n_leaves, sizeof(dev_t), cmp_dev);
                 info->leaves = TAKE_PTR(w.leaves);
                 info->n_leaves = w.n_leaves;

@@ -52,6 +52,9 @@ typedef struct DeviceInfo {
                                     * union over the whole disk and the leaves, crypt over the
                                     * stack, network/fuse from fstype */
         bool classified;         /* sysfs/udev facts were read; false: only fstype classes */
+        bool incomplete;         /* the device stack could not be read in full (a slaves/ or
+                                    * btrfs devices/ listing or a member unreadable, or beyond
+                                    * the bounds): not classified, leaves [dev] */
         unsigned n_loops;        /* loop devices among the whole disk and the leaves */
         bool served_remotely;    /* a disk of the stack is served by a user-space process or over
                                     * the network (nbd, ublk, rbd, vduse, NVMe over fabrics, iSCSI:

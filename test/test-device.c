@@ -410,14 +410,14 @@ TEST(broken_stacks) {
         DeviceInfo cyc = classify(BROKEN, 254, 2, "ext4", "/dev/dm-2");
         DeviceInfo dm4 = classify(BROKEN, 254, 4, "ext4", "/dev/dm-4");
 
-        /* A slaves/ cycle terminates at the depth bound. */
-        ASSERT_TRUE(cyc.classified);
-        ASSERT_EQ(cyc.n_leaves, 1);
-        ASSERT_TRUE(cyc.leaves[0] == makedev(254, 2) || cyc.leaves[0] == makedev(254, 3));
+        /* A slaves/ cycle terminates at the depth bound, and what was seen of it is not taken for
+         * the whole stack: not classified, its own leaf, served remotely as far as anyone knows. */
+        ASSERT_TRUE(!cyc.classified && !cyc.is_block && cyc.incomplete && cyc.served_remotely);
+        assert_leaves(&cyc, 1, 254, 2);
         ASSERT_TRUE(cyc.classes & DEVICE_CRYPT);
 
-        /* Slaves that cannot be followed: the device is its own leaf. */
-        ASSERT_TRUE(dm4.classified);
+        /* Slaves that cannot be followed: the same. */
+        ASSERT_TRUE(!dm4.classified && !dm4.is_block && dm4.incomplete && dm4.served_remotely);
         assert_leaves(&dm4, 1, 254, 4);
         ASSERT_EQ(dm4.classes & DEVICE_CRYPT, 0);
 
@@ -491,19 +491,81 @@ TEST(bounds) {
                 put_link(dfd, p, t);
         }
 
+        /* Beyond a bound the stack is not known in full: not classified, its own leaf. */
         wide = classify(tmpl, 254, 5, "ext4", "/dev/dm-5");
-        ASSERT_EQ(wide.n_leaves, 256);
-        for (size_t i = 1; i < wide.n_leaves; i++)
-                ASSERT_TRUE(wide.leaves[i - 1] < wide.leaves[i]);
+        ASSERT_TRUE(!wide.classified && wide.incomplete);
+        assert_leaves(&wide, 1, 254, 5);
         deep = classify(tmpl, 254, 100, "ext4", "/dev/dm-100");
-        assert_leaves(&deep, 1, 254, 116);
+        ASSERT_TRUE(!deep.classified && deep.incomplete);
+        assert_leaves(&deep, 1, 254, 100);
         /* Negative control for the chain: starting lower reaches the real bottom. */
         device_info_done(&deep);
         deep = classify(tmpl, 254, 130, "ext4", "/dev/dm-130");
+        ASSERT_TRUE(deep.classified && !deep.incomplete && deep.is_block);
         assert_leaves(&deep, 1, 254, 139);
+        /* ... and 250 slaves are within the bounds: every one a leaf. */
+        device_info_done(&wide);
+        for (unsigned i = 250; i < 300; i++) {
+                snprintf(p, sizeof(p), "devices/virtual/block/dm-5/slaves/leaf%u", i);
+                ASSERT_TRUE(unlinkat(dfd, p, 0) == 0);
+        }
+        wide = classify(tmpl, 254, 5, "ext4", "/dev/dm-5");
+        ASSERT_TRUE(wide.classified && !wide.incomplete);
+        ASSERT_EQ(wide.n_leaves, 250);
+        for (size_t i = 1; i < wide.n_leaves; i++)
+                ASSERT_TRUE(wide.leaves[i - 1] < wide.leaves[i]);
 
         device_info_done(&wide);
         device_info_done(&deep);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+/* A stack read in part is never classified as what was seen: a slaves/ that cannot be listed, a
+ * btrfs member whose device cannot be read. Each with its control (the same tree made readable). */
+TEST(unreadable_stacks) {
+        char tmpl[] = "/tmp/test-device.XXXXXX", cmd[64];
+        _cleanup_close_ int dfd = -EBADF;
+        DeviceInfo dm, b;
+
+        ASSERT_TRUE(mkdtemp(tmpl));
+        dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dfd >= 0);
+        put(dfd, "devices/virtual/block/dm-7/dev", "254:7\n");
+        put_link(dfd, "dev/block/254:7", "../../devices/virtual/block/dm-7");
+        put(dfd, "devices/virtual/block/dm-7/slaves", "not a directory\n");
+        put(dfd, "devices/pci0000:00/block/sda/dev", "8:0\n");
+        put_link(dfd, "dev/block/8:0", "../../devices/pci0000:00/block/sda");
+        put(dfd, "devices/pci0000:00/block/sdb/dev", "8:16\n");
+        put_link(dfd, "dev/block/8:16", "../../devices/pci0000:00/block/sdb");
+        put_link(dfd, "fs/btrfs/u1/devices/sda", "../../../../devices/pci0000:00/block/sda");
+        put_link(dfd, "fs/btrfs/u1/devices/sdb", "../../../../devices/pci0000:00/block/sdc");
+        put_link(dfd, "fs/btrfs/u1/bdi", "../../../devices/virtual/bdi/btrfs-7");
+
+        dm = classify(tmpl, 254, 7, "ext4", "/dev/dm-7");
+        ASSERT_TRUE(!dm.classified && dm.incomplete && dm.served_remotely);
+        assert_leaves(&dm, 1, 254, 7);
+        b = classify(tmpl, 0, 77, "btrfs", "/dev/sda");
+        ASSERT_TRUE(!b.classified && b.incomplete);
+        ASSERT_STREQ(b.bdi_name, "btrfs-7");
+        assert_leaves(&b, 1, 0, 77);
+        device_info_done(&dm);
+        device_info_done(&b);
+
+        /* Controls: slaves/ an empty directory, the member's link pointing at its device. */
+        ASSERT_TRUE(unlinkat(dfd, "devices/virtual/block/dm-7/slaves", 0) == 0);
+        ASSERT_TRUE(mkdirat(dfd, "devices/virtual/block/dm-7/slaves", 0755) == 0);
+        ASSERT_TRUE(unlinkat(dfd, "fs/btrfs/u1/devices/sdb", 0) == 0);
+        put_link(dfd, "fs/btrfs/u1/devices/sdb", "../../../../devices/pci0000:00/block/sdb");
+        dm = classify(tmpl, 254, 7, "ext4", "/dev/dm-7");
+        ASSERT_TRUE(dm.classified && !dm.incomplete && dm.is_block);
+        assert_leaves(&dm, 1, 254, 7);
+        b = classify(tmpl, 0, 77, "btrfs", "/dev/sda");
+        ASSERT_TRUE(b.classified && !b.incomplete);
+        assert_leaves(&b, 2, 8, 0, 8, 16);
+        device_info_done(&dm);
+        device_info_done(&b);
+
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
         ASSERT_EQ(system(cmd), 0);
 }
@@ -682,6 +744,7 @@ int main(int argc, char **argv) {
         RUN(broken_attributes);
         RUN(broken_stacks);
         RUN(bounds);
+        RUN(unreadable_stacks);
         RUN(live_backends);
         return 0;
 }

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -31,6 +33,16 @@ int open_dir_at(int dir_fd, const char *path) {
         if (fd < 0)
                 return negative_errno();
         return fd;
+}
+
+int open_cached_at(int dir_fd, const char *path, int flags) {
+        struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_CACHED };
+        long fd;
+
+        fd = syscall(SYS_openat2, dir_fd, at_path(dir_fd, path), &how, sizeof how);
+        if (fd < 0)
+                return negative_errno();
+        return (int) fd;
 }
 
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {

@@ -38,6 +38,13 @@ int mkdirat_public(int dir_fd, const char *path);
 /* Opens a directory relative to dir_fd (O_DIRECTORY|O_CLOEXEC), leading '/' stripped. */
 int open_dir_at(int dir_fd, const char *path);
 
+/* openat() that never waits in the path walk (openat2() with RESOLVE_CACHED, Linux 5.12): every
+ * component must be in the kernel's lookup cache, needing no I/O and no revalidation (a network or
+ * FUSE server, a hung disk). Leading '/' stripped relative to a dir fd. Returns the fd, -EAGAIN when
+ * the walk would have had to wait, -ENOSYS/-EINVAL before 5.12, or another negative errno. Not with
+ * O_CREAT or O_TRUNC. */
+int open_cached_at(int dir_fd, const char *path, int flags);
+
 /* Skips leading slashes so absolute paths can be used relative to a root dir fd; "/" gives ".". */
 const char *skip_root_prefix(const char *path);
 

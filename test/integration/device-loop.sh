@@ -24,8 +24,10 @@ command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
 work=$(mktemp -d /tmp/device-loop.XXXXXX)
 mounts=()
 nodeloop=
+devlink=/dev/ss-test-device-loop.$$
 cleanup() {
         local m img dev
+        rm -f "$devlink"
         [ -z "$nodeloop" ] || losetup -d "$nodeloop" 2>/dev/null || true
         for m in "${mounts[@]}"; do
                 umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
@@ -176,6 +178,13 @@ if command -v mkfs.btrfs >/dev/null &&
         expect leaves "$(cat /sys/block/"$bname"/dev)" "$out" btrfs
         expect backing_file "$work/btrfs.img" "$out" btrfs
         expect_class loop "$out" btrfs
+        # A source named through a link in /dev (as /dev/mapper/x, /dev/disk/by-uuid/...): resolved
+        # to its member without waiting in the path walk (RESOLVE_CACHED, device.c).
+        ln -s "$bdev" "$devlink"
+        ls -l "$devlink" >/dev/null # the walk resolution needs the link in the lookup cache
+        out=$(both "$bmm" btrfs "$devlink")
+        expect classified 1 "$out" btrfs-link
+        expect bdi "$want_bdi" "$out" btrfs-link
         # Negative control: a wrong source is not resolved.
         out=$("$bin" --live "$bmm" btrfs /dev/nonexistent-loop)
         expect classified 0 "$out" btrfs-wrong-source
