@@ -387,7 +387,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
         NsKnown known = {};
         uint64_t self;
         size_t n_cand = 0;
-        bool overflow, listed, unseen;
+        bool overflow = false, listed, unseen;
         int r, walk_error = 0;
 
         x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));

@@ -422,10 +422,10 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, Mo
         r = unlisted_scan_nsfs(src->root_fd, t, *ns_of, pids, inos, n_inos, hidden, why);
         if (r < 0)
                 return r;
-        r = unlisted_scan_sysfs(sysfs_fd, t, hidden);
+        r = unlisted_scan_sysfs(sysfs_fd, t, hidden, why);
         if (r < 0)
                 return r;
-        r = unlisted_scan_bdis(src->debugfs_fd, t, hidden);
+        r = unlisted_scan_bdis(src->debugfs_fd, t, hidden, why);
         if (r < 0)
                 return r;
 

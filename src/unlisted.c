@@ -55,6 +55,7 @@ void hidden_set_done(HiddenSet *h) {
         for (size_t i = 0; i < h->n; i++)
                 hidden_sb_done(&h->v[i]);
         free(h->v);
+        free(h->ns_listed);
         *h = (HiddenSet) {};
 }
 
@@ -195,28 +196,54 @@ static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {
         return 0;
 }
 
-/* Calls f(dir_fd, name, userdata) for each entry of dir_fd/path but "." and "..", reading at most max
- * entries. A directory that is missing or unreadable, or dir_fd < 0, has none (absence is normal: a
- * filesystem type not loaded, no debugfs). Stops at the first negative return of f; -ENOMEM. */
-static int foreach_entry(int dir_fd, const char *path, size_t max,
-                         int (*f)(int dir_fd, const char *name, void *userdata), void *userdata) {
+/* Calls f(dir_fd, name, userdata) for each entry of dir_fd/path but "." and "..", at most max
+ * entries. A missing directory, or dir_fd < 0, has none (absence is normal: a filesystem type not
+ * loaded, no debugfs). A listing that cannot be had in full (open or readdir failing, more than max
+ * entries) is a reason in why, naming what (desc) and that its superblocks were not all compared:
+ * the view is incomplete. Returns f's first negative return, or -ENOMEM. */
+static int foreach_entry(int dir_fd, const char *path, const char *desc, size_t max,
+                         int (*f)(int dir_fd, const char *name, void *userdata), void *userdata,
+                         Reasons *why) {
         _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
         size_t n = 0;
         int r;
 
         if (dir_fd < 0)
                 return 0;
         r = opendir_at(dir_fd, path, &d);
-        if (r < 0)
-                return r == -ENOMEM ? r : 0;
-        while ((de = readdir(d)) && n++ < max) {
+        if (r == -ENOENT)
+                return 0;
+        while (r >= 0) {
+                struct dirent *de;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        r = errno > 0 ? -errno : 1;
+                        break;
+                }
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
+                if (n++ >= max) {
+                        r = -E2BIG;
+                        break;
+                }
                 r = f(dir_fd, de->d_name, userdata);
                 if (r < 0)
                         return r;
         }
+        if (r == -ENOMEM)
+                return r;
+        if (r == -E2BIG)
+                return reasons_add(why,
+                                   "%s lists more than %zu entries: superblocks it shows beyond them "
+                                   "were not compared with the mount tables",
+                                   desc, max);
+        if (r < 0)
+                return reasons_add(why,
+                                   "%s could not be listed in full (%s): superblocks it shows were "
+                                   "not all compared with the mount tables",
+                                   desc, strerror(-r));
         return 0;
 }
 
@@ -238,20 +265,21 @@ static int scan_sysfs_entry(int sysfs_fd, const char *name, void *userdata) {
         return hidden_add(x->h, dev, x->type, source, "sysfs fs/%s/%s", x->type, name);
 }
 
-int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h) {
+int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h, Reasons *why) {
         const FsType *types;
         size_t n_types;
 
         types = fs_type_table(&n_types);
         for (size_t k = 0; k < n_types; k++) {
                 SysfsScan x = { .t = t, .h = h, .type = types[k].name };
-                char path[32];
+                char path[32], desc[48];
                 int r;
 
                 if (!types[k].sysfs_lists)
                         continue;
                 snprintf(path, sizeof path, "fs/%s", types[k].name);
-                r = foreach_entry(sysfs_fd, path, 4096, scan_sysfs_entry, &x);
+                snprintf(desc, sizeof desc, "sysfs %s", path);
+                r = foreach_entry(sysfs_fd, path, desc, 4096, scan_sysfs_entry, &x, why);
                 if (r < 0)
                         return r;
         }
@@ -274,10 +302,10 @@ static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
                           name);
 }
 
-int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h) {
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reasons *why) {
         SysfsScan x = { .t = t, .h = h };
 
-        return foreach_entry(debugfs_fd, "bdi", 65536, scan_bdi_entry, &x);
+        return foreach_entry(debugfs_fd, "bdi", "debugfs bdi", 65536, scan_bdi_entry, &x, why);
 }
 
 static int parse_ns_root(const char *root, uint64_t *ret) {
@@ -391,8 +419,16 @@ static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
         r = unlisted_scan_namespace(ns_fd, desc, x->t, x->h);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 && reasons_add(x->why, "%s: its mounts could not be listed (%s)", desc, strerror(-r)) < 0)
-                return -ENOMEM;
+        if (r < 0)
+                return reasons_add(x->why, "%s: its mounts could not be listed (%s)", desc, strerror(-r));
+        /* Listed in full: an nsfs mount that keeps it needs no second look (unlisted_scan_nsfs()). */
+        if (x->h->n_ns_listed % 16 == 0) {
+                uint64_t *v = reallocarray(x->h->ns_listed, x->h->n_ns_listed + 16, sizeof(uint64_t));
+                if (!v)
+                        return -ENOMEM;
+                x->h->ns_listed = v;
+        }
+        x->h->ns_listed[x->h->n_ns_listed++] = ino;
         return 0;
 }
 
@@ -480,6 +516,8 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                         known = scanned_inos[j] == ino;
                 for (size_t j = 0; j < n_done && !known; j++)
                         known = done[j] == ino;
+                for (size_t j = 0; j < h->n_ns_listed && !known; j++)
+                        known = h->ns_listed[j] == ino;
                 if (known)
                         continue;
                 if (n_done % 16 == 0) {
@@ -494,9 +532,11 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                         snprintf(path, sizeof path, "%s", skip_root_prefix(e->mount_point));
                 else
                         snprintf(path, sizeof path, "proc/%d/root%s", ns_pids[ns - 1], e->mount_point);
-                fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                /* In the main process: never a lookup that waits (a mount point below a network or
+                 * FUSE mount, a hung disk). */
+                fd = open_cached_at(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
                 if (fd < 0)
-                        r = negative_errno();
+                        r = fd;
                 else {
                         char desc[PATH_MAX + 128];
                         snprintf(desc, sizeof desc,
@@ -510,7 +550,10 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                 if (r < 0 && reasons_add(why,
                                          "mount namespace mnt:[%llu] is kept by the nsfs mount %s with no "
                                          "process in it: its mounts could not be listed (%s)",
-                                         (unsigned long long) ino, e->mount_point, strerror(-r)) < 0)
+                                         (unsigned long long) ino, e->mount_point,
+                                         r == -EAGAIN ? "its path cannot be walked from the lookup cache "
+                                                        "alone, and a walk that may wait is not made here"
+                                                      : strerror(-r)) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -780,5 +823,5 @@ static int check_btrfs_entry(int sysfs_fd, const char *fs, void *userdata) {
 int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why) {
         BtrfsCheck x = { .bdi_names = bdi_names, .n_bdi_names = n_bdi_names, .why = why };
 
-        return foreach_entry(sysfs_fd, "fs/btrfs", 4096, check_btrfs_entry, &x);
+        return foreach_entry(sysfs_fd, "fs/btrfs", "sysfs fs/btrfs", 4096, check_btrfs_entry, &x, why);
 }

@@ -54,6 +54,9 @@ typedef struct HiddenSet {
         int reach_error;      /* unlisted_reach() did not finish: -ETIMEDOUT (after reach_timeout) or
                                * why it failed; 0 when it did (or found nothing to look for) */
         usec_t reach_timeout; /* its bound */
+        uint64_t *ns_listed;  /* mount namespaces (nsfs inode) whose whole mount list was compared
+                               * through listmount (unlisted_scan_unseen_namespaces()) */
+        size_t n_ns_listed;
 } HiddenSet;
 
 void hidden_set_done(HiddenSet *h);
@@ -66,18 +69,22 @@ void hidden_set_prune(HiddenSet *h, const MountTable *t);
 int unlisted_add_root(int root_fd, MountTable *t, size_t n_own);
 
 /* Superblocks under sysfs fs/{ext4,xfs,f2fs}/<block device> (device number from
- * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0: nothing. */
-int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h);
+ * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0 or no such directory: nothing. A
+ * directory that cannot be listed in full (an error, more than 4096 entries) is a reason in why. */
+int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h, Reasons *why);
 
 /* Anonymous per-superblock bdis under debugfs bdi/ ("0:N": FUSE, NFS, …) whose device no entry of t
- * has. debugfs_fd < 0: nothing. */
-int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h);
+ * has. debugfs_fd < 0: nothing. A listing not had in full (more than 65536) is a reason in why. */
+int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reasons *why);
 
 /* nsfs mounts (fstype nsfs, root "mnt:[ino]") in t of mount namespaces that were not scanned (ino not
- * in scanned_inos): their mounts are listed with listmount/statmount; superblocks (not pseudo
- * filesystems) that t does not have go into h. When the namespace cannot be listed (kernel before
- * 6.11, no permission), a reason. ns_of/ns_pids locate an entry of another namespace
- * (/proc/PID/root/<mount point>); ns_of may be NULL (all ours). */
+ * in scanned_inos nor in h->ns_listed): their mounts are listed with listmount/statmount; superblocks
+ * (not pseudo filesystems) that t does not have go into h. When the namespace cannot be listed (kernel
+ * before 6.11, no permission), a reason. ns_of/ns_pids locate an entry of another namespace
+ * (/proc/PID/root/<mount point>); ns_of may be NULL (all ours). The path is walked from the lookup
+ * cache only (open_cached_at()): one that would need I/O or a server's answer is a reason too, and so
+ * is every path through /proc/PID/root (a magic link is never followed from the cache). With the
+ * kernel's list of namespaces (6.12+) these namespaces were listed already (h->ns_listed). */
 int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
                        const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why);
 
@@ -124,5 +131,5 @@ int unlisted_reach(int root_fd, usec_t timeout, UnlistedStatFn stat_fn, HiddenSe
 int unlisted_report(const HiddenSet *h, Reasons *why);
 
 /* btrfs: filesystems under sysfs fs/btrfs/<uuid>/ whose bdi (the 'bdi' link) is none of bdi_names
- * (the sampled btrfs superblocks' bdis) give a reason each. */
+ * (the sampled btrfs superblocks' bdis) give a reason each; so does a listing not had in full. */
 int unlisted_check_btrfs(int sysfs_fd, char *const *bdi_names, size_t n_bdi_names, Reasons *why);

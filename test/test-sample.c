@@ -226,6 +226,47 @@ TEST(all_listed) {
         ASSERT_TRUE(!s->view_restricted);
 }
 
+/* The same root with its listings broken one at a time: a directory that cannot be listed and one
+ * with more entries than the bound are reasons, never a shorter list taken for all of it. */
+TEST(unlisted_listings_fail_closed) {
+        static const char *const breaks[] = {
+                "rm -rf sys/fs/xfs && echo x >sys/fs/xfs",                              /* ENOTDIR */
+                "rm -rf debugfs/bdi && echo x >debugfs/bdi",                            /* ENOTDIR */
+                "mkdir -p sys/fs/btrfs && cd sys/fs/btrfs && seq 0 4096 | xargs mkdir", /* 4097 */
+        };
+        static const char *const want[] = {
+                "sysfs fs/xfs could not be listed in full (Not a directory)",
+                "debugfs bdi could not be listed in full (Not a directory)",
+                "sysfs fs/btrfs lists more than 4096 entries",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(breaks); i++) {
+                char tmpl[] = "/tmp/test-sample.XXXXXX", cmd[PATH_MAX * 2], sys[PATH_MAX];
+                _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
+                _cleanup_(sample_freep) Sample *s = NULL;
+                SampleSources src;
+
+                ASSERT_TRUE(mkdtemp(tmpl));
+                snprintf(cmd, sizeof cmd, "cp -a '%s/roots/all-listed/.' '%s' && cd '%s' && %s", FIXTURES_DIR,
+                         tmpl, tmpl, breaks[i]);
+                ASSERT_EQ(system(cmd), 0);
+                snprintf(sys, sizeof sys, "%s/sys", tmpl);
+                root_fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ASSERT_TRUE(root_fd >= 0);
+                dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                src = (SampleSources) {
+                        .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true
+                };
+                ASSERT_OK(sample_load(&src, &s));
+                for (size_t k = 0; k < s->n_incomplete_why; k++)
+                        fprintf(stderr, "%s: incomplete: %s\n", breaks[i], s->incomplete_why[k]);
+                ASSERT_TRUE(!s->complete);
+                ASSERT_TRUE(has_reason(s, want[i], NULL));
+                snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+                ASSERT_EQ(system(cmd), 0);
+        }
+}
+
 /* Issue 9 case 10: inside a chroot "/" is not in our own table: a restricted view, incomplete, and
  * "/" itself added (unlisted) so that it is synced through the root directory. */
 TEST(chroot_view) {
@@ -775,6 +816,7 @@ int main(void) {
         RUN(container_host_1000);
         RUN(hidden_superblocks);
         RUN(all_listed);
+        RUN(unlisted_listings_fail_closed);
         RUN(chroot_view);
         RUN(chrooted_namespaces);
         RUN(other_member_after_a_walk);

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shared/devnum-util.h"
@@ -221,6 +223,43 @@ TEST(dir_batch) {
                 ASSERT_TRUE(unlinkat(fd, name, 0) == 0);
         }
         ASSERT_TRUE(rmdir(dir) == 0);
+}
+
+/* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc) is
+ * refused with -EAGAIN, not walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is
+ * never followed from the cache alone: always -EAGAIN. */
+TEST(open_cached) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64], link[80];
+        struct stat st;
+        pid_t pid;
+
+        fd = open_cached_at(AT_FDCWD, "/", O_PATH);
+        if (fd == -ENOSYS || fd == -EINVAL) {
+                printf("  no openat2 RESOLVE_CACHED (before Linux 5.12), skipped\n");
+                return;
+        }
+        ASSERT_TRUE(fd >= 0);
+        fd = safe_close(fd);
+
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                alarm(10);
+                pause();
+                _exit(0);
+        }
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        snprintf(link, sizeof link, "/proc/%d/cwd", (int) pid);
+        fd = open_cached_at(AT_FDCWD, path, O_RDONLY);
+        ASSERT_EQ(fd, -EAGAIN);
+        ASSERT_OK(stat(path, &st)); /* the walk that may wait: now it is in the cache */
+        fd = open_cached_at(AT_FDCWD, path, O_RDONLY);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(stat(link, &st));
+        ASSERT_EQ(open_cached_at(AT_FDCWD, link, O_PATH), -EAGAIN);
+        ASSERT_OK(kill(pid, SIGKILL));
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
 }
 
 TEST(strv) {
@@ -501,6 +540,7 @@ int main(void) {
         RUN(options);
         RUN(files);
         RUN(dir_batch);
+        RUN(open_cached);
         RUN(strv);
         RUN(string_table);
         RUN(sort);
