@@ -88,6 +88,7 @@ void handover_clear_unsynced(Handover *h) {
         h->unsynced = mfree(h->unsynced);
         h->unsynced_boottime = mfree(h->unsynced_boottime);
         h->n_unsynced = 0;
+        h->unit_pass = 0;
 }
 
 void handover_clear_stuck(Handover *h) {
@@ -106,11 +107,17 @@ const StuckWorker *handover_find_stuck(const Handover *h, const char *group) {
         return NULL;
 }
 
-bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
-        usec_t t = h->unsynced_boottime[i];
-
-        /* A time in the future (another boot's file on a persistent directory) is not fresh. */
+/* A time in the future (another boot's file on a persistent directory) is not fresh. */
+static bool fresh(usec_t t, usec_t now_boottime) {
         return t <= now_boottime && now_boottime - t <= HANDOVER_UNSYNCED_MAX_AGE;
+}
+
+bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
+        return fresh(h->unsynced_boottime[i], now_boottime);
+}
+
+bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime) {
+        return h->unit_pass > 0 && fresh(h->unit_pass, now_boottime);
 }
 
 static int parse_line(Handover *h, const char *line) {
@@ -128,6 +135,12 @@ static int parse_line(Handover *h, const char *line) {
                     safe_atou64(w[4], &boot) < 0)
                         return -EINVAL;
                 return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5]);
+        }
+        if (n == 2 && streq(w[0], "unit")) {
+                if (safe_atou64(w[1], &boot) < 0 || boot == 0)
+                        return -EINVAL;
+                h->unit_pass = boot;
+                return 0;
         }
         if (n == 3 && streq(w[0], "unsynced")) {
                 if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
@@ -176,6 +189,8 @@ int handover_format(const Handover *h, char **ret) {
         for (size_t i = 0; i < h->n_unsynced; i++)
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
+        if (h->unit_pass > 0)
+                fprintf(f, "unit %" PRIu64 "\n", (uint64_t) h->unit_pass);
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
@@ -219,7 +234,7 @@ int handover_save(int state_dir_fd, const Handover *h) {
         _cleanup_free_ char *text = NULL;
         int r;
 
-        if (h->n_stuck == 0 && h->n_unsynced == 0) {
+        if (h->n_stuck == 0 && h->n_unsynced == 0 && h->unit_pass == 0) {
                 if (unlinkat(state_dir_fd, HANDOVER_FILE, 0) < 0 && errno != ENOENT)
                         return -errno;
                 return 0;

@@ -10,14 +10,18 @@
  *                                             HUNG 1 when its device was proven stuck
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
+ *   unit BOOTTIME                             the unit's pass of this sleep ended and wrote the
+ *                                             "unsynced" lines above (none: it left nothing)
  *
  * BOOTTIME is CLOCK_BOOTTIME (usec) when the line was written: it counts across the sleep itself.
  * Every pass reads the file, drops workers that have ended, never starts a worker on a group that
  * still has one stuck (the earlier worker may end any moment, a second one only piles up), and
  * writes it back with its own abandoned workers. The unit's pass replaces the "unsynced" lines with
  * its own; the late pass, the only one that may turn the kernel's own sync off, counts those it
- * did not sync itself as unsynced (the kernel sync is their only chance). restore-knob (after
- * resume, or when the sleep did not happen) drops the "unsynced" lines.
+ * did not sync itself as unsynced (the kernel sync is their only chance). Without a fresh "unit"
+ * line, what the unit's pass synced or left is not known (it did not run, or did not finish): a
+ * late pass with SyncOnSuspend=off then keeps the kernel's sync on. restore-knob (after resume, or
+ * when the sleep did not happen) drops the "unsynced" and "unit" lines.
  *
  * Parsing is pure; unknown or malformed lines are skipped and counted (a damaged file costs at
  * most a second worker or a kernel sync left on, never a skipped sync).
@@ -50,7 +54,8 @@ typedef struct Handover {
         dev_t *unsynced;
         usec_t *unsynced_boottime;
         size_t n_unsynced;
-        size_t n_bad; /* lines skipped by the parser */
+        usec_t unit_pass; /* the "unit" line: CLOCK_BOOTTIME; 0 when there is none */
+        size_t n_bad;     /* lines skipped by the parser */
 } Handover;
 
 void handover_done(Handover *h);
@@ -67,6 +72,7 @@ int handover_format(const Handover *h, char **ret);
 int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
                        const char *group);
 int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime);
+/* Forgets what the unit's pass left: the "unsynced" lines and the "unit" line. */
 void handover_clear_unsynced(Handover *h);
 void handover_clear_stuck(Handover *h);
 
@@ -74,6 +80,8 @@ void handover_clear_stuck(Handover *h);
 const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
 /* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
+/* Whether the "unit" line is no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
+bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime);
 
 /* Drops stuck workers that are gone: no such pid, another process under that pid (start time),
  * or a zombie (proc_pid_start_time(), shared/proc-util.h). Returns the number dropped. */

@@ -139,7 +139,7 @@ static void handover_end_cycle(const char *state_dir) {
         if (state_lock(state_dir, &lock_fd) < 0)
                 return;
         dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0 || handover_load(dir_fd, &h) < 0 || h.n_unsynced == 0)
+        if (dir_fd < 0 || handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
                 return;
         handover_clear_unsynced(&h);
         if (handover_save(dir_fd, &h) < 0)
@@ -237,9 +237,10 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
-        bool state_on_disk; /* the state directory is not on tmpfs (or cannot tell) */
-        bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
-        bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
+        const char *carried_why; /* why carried, when not for an "unsynced" line (the knob's notice) */
+        bool state_on_disk;      /* the state directory is not on tmpfs (or cannot tell) */
+        bool handover_bad; /* the handover could not be read whole: what the unit's pass left is unknown */
+        bool kick_failed;  /* WritebackFirst=: a device was dirty and the flushers could not be woken */
         ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
@@ -555,7 +556,19 @@ static int pass_record(Pass *p) {
         else if (a->late && (!pass_has_state(p) || p->handover_bad)) {
                 /* What the unit's pass left (unsynced, or to this pass) is not known: fail closed. */
                 p->carried = true;
+                p->carried_why = "what the unit's pass of this sleep left to this pass cannot be read";
                 log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
+        } else if (a->late && p->c.policy->sync_on_suspend == SYNC_ON_SUSPEND_OFF &&
+                   !handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME))) {
+                /* off gives up the kernel's sync for writes after our passes, not for mounts only the
+                 * unit's pass syncs (network, FUSE) when it did not run. auto needs no such record:
+                 * it turns the knob off only over what this pass synced or proved clean itself. */
+                p->carried = true;
+                p->carried_why = "SyncOnSuspend=off, and no record of the unit's pass of this sleep "
+                                 "(suspend-sync.service not enabled, or it did not finish): what it synced "
+                                 "or left is not known";
+                log_notice("No record of the unit's pass of this sleep (suspend-sync.service not enabled, "
+                           "or it did not finish): what it synced or left is not known.");
         }
         return 0;
 }
@@ -633,6 +646,8 @@ static void pass_knob(Pass *p) {
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);
+                else if (p->carried_why && !p->t.unsynced)
+                        detail = strdup(p->carried_why);
 
                 knob_apply(a, p->c.policy, &f, detail,
                            p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,

@@ -38,6 +38,7 @@ WritebackFirst=no"; }
 late() {
         echo 1 >"$knob"
         rm -f "$SS_STATE/knob.orig"
+        ss_unit_pass_record # as after the unit's pass (off needs it, handover.h)
         "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" --late --trigger=hook \
                 run >"$SS_TMP/late.log" 2>&1 || { cat "$SS_TMP/late.log"; fail "late pass failed"; }
 }
@@ -86,6 +87,7 @@ control "A control (flushed)" "device $bdi"
 hookdir=/usr/lib/systemd/system-sleep
 [[ -d $hookdir ]] || mkdir -p "$hookdir" # the bind below needs a mount point; left empty
 in_ns() { # MODE: a late pass in a namespace whose hook directory holds one file of that mode
+        ss_unit_pass_record
         unshare -m --propagation private sh -c "mount -t tmpfs ss-hooks '$hookdir' &&
                 printf '#!/bin/sh\nexit 0\n' >'$hookdir/other-hook' && chmod $1 '$hookdir/other-hook' &&
                 exec \"\$@\"" sh "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" \

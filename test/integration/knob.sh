@@ -29,6 +29,21 @@ for ((i = 0; i < 120; i++)); do
         sleep 0.5
 done
 ((i == 0)) || echo "waited $((i / 2)) s for superblocks of earlier tests to go"
+# Without the unit's pass (the unit not enabled, or it did not finish): what it would have synced
+# (network, FUSE mounts) is not known, so off keeps the kernel sync on, and says why.
+rm -f "$SS_STATE/handover"
+ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late.log"
+[[ $(k) == 1 ]] || fail "off: knob is $(k) after a late pass without the unit's pass"
+grep -q "No record of the unit's pass of this sleep" "$SS_TMP/late.log" ||
+        fail "off: no notice of the missing unit's pass: $(cat "$SS_TMP/late.log")"
+# A record of the unit's pass of another sleep (older than 10 minutes) is no record either.
+printf '# suspend-sync handover v1\nunit %s\n' \
+        "$(($(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime) - 11 * 60 * 1000000))" >"$SS_STATE/handover"
+ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late.log"
+[[ $(k) == 1 ]] || fail "off: knob is $(k) after a late pass with a stale record of the unit's pass"
+# With it: a complete late pass turns it off.
+ss --sysfs="$sys" --trigger=unit run
+grep -q "^unit [0-9]" "$SS_STATE/handover" || fail "the unit's pass left no record: $(cat "$SS_STATE/handover" 2>&1)"
 ss --sysfs="$sys" --trigger=hook --late run
 [[ $(k) == 0 ]] || fail "off: knob is $(k) after a complete pass"
 [[ $(tr -d '\n' <"$SS_STATE/knob.orig") == 1 ]] || fail "original value not recorded"
@@ -38,6 +53,7 @@ ss --sysfs="$sys" run
 # resume: restore-knob puts the original back and drops the record
 ss --sysfs="$sys" restore-knob
 [[ $(k) == 1 && ! -e $SS_STATE/knob.orig ]] || fail "restore-knob: knob $(k)"
+! grep -qs "^unit " "$SS_STATE/handover" || fail "restore-knob kept the unit's record: $(cat "$SS_STATE/handover")"
 ss --sysfs="$sys" restore-knob
 [[ $(k) == 1 ]] || fail "restore-knob is not idempotent"
 

@@ -83,6 +83,13 @@ ss() {
         "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" "$@"
 }
 
+# ss_unit_pass_record: the handover as the unit's pass of this sleep leaves it when it left nothing
+# unsynced (handover.h, a fresh "unit" line): a late pass run alone, as if that pass had run.
+ss_unit_pass_record() {
+        printf '# suspend-sync handover v1\nunit %s\n' "$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)" \
+                >"$SS_STATE/handover"
+}
+
 ss_debugfs() {
         if [[ ! -d /sys/kernel/debug/bdi ]]; then
                 mount -t debugfs none /sys/kernel/debug || return 1

@@ -151,6 +151,8 @@ SyncOnSuspend=$mode
 [Sync]
 MountTimeoutSec=10s
 DeadlineSec=20s"
+# The unit's pass of this sleep ran (off would keep the knob on without it, which is not the point).
+ss_unit_pass_record
 knob=$(unshare -m -p --fork --mount-proc --propagation private bash -c '
         set -e
         # everything but / and the pseudo filesystems under /proc /sys /dev goes

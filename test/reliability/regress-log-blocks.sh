@@ -41,6 +41,7 @@ SyncOnSuspend=off"
 for case in ${REL_LOG_CASES:-journal pipe}; do
         echo 1 >"$knob"
         rm -f "$SS_STATE/knob.orig"
+        ss_unit_pass_record # SyncOnSuspend=off needs the unit's pass of the sleep (handover.h)
         out=$(unshare -m --propagation private python3 - "$case" "$SUSPEND_SYNC" "$SS_STATE" "$SS_CONF" "$sys" <<'EOF'
 import fcntl, os, socket, subprocess, sys, time
 
