@@ -89,6 +89,7 @@ void handover_clear_unsynced(Handover *h) {
         h->unsynced_boottime = mfree(h->unsynced_boottime);
         h->n_unsynced = 0;
         h->unit_pass = 0;
+        memset(h->unit_boot_id, 0, sizeof h->unit_boot_id);
 }
 
 void handover_clear_stuck(Handover *h) {
@@ -116,8 +117,21 @@ bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
         return fresh(h->unsynced_boottime[i], now_boottime);
 }
 
-bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime) {
-        return h->unit_pass > 0 && fresh(h->unit_pass, now_boottime);
+static bool boot_id_valid(const char *s) {
+        return s && strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
+}
+
+int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id) {
+        if (boottime == 0 || !boot_id_valid(boot_id))
+                return -EINVAL;
+        h->unit_pass = boottime;
+        memcpy(h->unit_boot_id, boot_id, sizeof h->unit_boot_id);
+        return 0;
+}
+
+bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id) {
+        return h->unit_pass > 0 && boot_id_valid(boot_id) && streq(h->unit_boot_id, boot_id) &&
+               fresh(h->unit_pass, now_boottime);
 }
 
 static int parse_line(Handover *h, const char *line) {
@@ -136,12 +150,8 @@ static int parse_line(Handover *h, const char *line) {
                         return -EINVAL;
                 return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5]);
         }
-        if (n == 2 && streq(w[0], "unit")) {
-                if (safe_atou64(w[1], &boot) < 0 || boot == 0)
-                        return -EINVAL;
-                h->unit_pass = boot;
-                return 0;
-        }
+        if (n == 3 && streq(w[0], "unit"))
+                return safe_atou64(w[1], &boot) < 0 ? -EINVAL : handover_set_unit_pass(h, boot, w[2]);
         if (n == 3 && streq(w[0], "unsynced")) {
                 if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
                         return -EINVAL;
@@ -190,7 +200,7 @@ int handover_format(const Handover *h, char **ret) {
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
         if (h->unit_pass > 0)
-                fprintf(f, "unit %" PRIu64 "\n", (uint64_t) h->unit_pass);
+                fprintf(f, "unit %" PRIu64 " %s\n", (uint64_t) h->unit_pass, h->unit_boot_id);
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);

@@ -10,18 +10,21 @@
  *                                             HUNG 1 when its device was proven stuck
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
- *   unit BOOTTIME                             the unit's pass of this sleep ended and wrote the
- *                                             "unsynced" lines above (none: it left nothing)
+ *   unit BOOTTIME BOOT_ID                     the unit's pass ended with a complete view and wrote
+ *                                             the "unsynced" lines above (none: it left nothing);
+ *                                             BOOT_ID (32 hex digits) is the boot it ran in
  *
  * BOOTTIME is CLOCK_BOOTTIME (usec) when the line was written: it counts across the sleep itself.
  * Every pass reads the file, drops workers that have ended, never starts a worker on a group that
  * still has one stuck (the earlier worker may end any moment, a second one only piles up), and
  * writes it back with its own abandoned workers. The unit's pass replaces the "unsynced" lines with
  * its own; the late pass, the only one that may turn the kernel's own sync off, counts those it
- * did not sync itself as unsynced (the kernel sync is their only chance). Without a fresh "unit"
- * line, what the unit's pass synced or left is not known (it did not run, or did not finish): a
- * late pass with SyncOnSuspend=off then keeps the kernel's sync on. restore-knob (after resume, or
- * when the sleep did not happen) drops the "unsynced" and "unit" lines.
+ * did not sync itself as unsynced (the kernel sync is their only chance). The "unit" line is for one
+ * late pass only, which drops it: without a fresh one of this boot, what the unit's pass synced or
+ * left is not known (it did not run, did not finish, saw only part, or a later sleep of
+ * suspend-then-hibernate), and the knob decision may not lean on it (kernel-knob.h
+ * KnobFacts.unit_pass). restore-knob (after resume, or when the sleep did not happen) drops the
+ * "unsynced" and "unit" lines.
  *
  * Parsing is pure; unknown or malformed lines are skipped and counted (a damaged file costs at
  * most a second worker or a kernel sync left on, never a skipped sync).
@@ -54,8 +57,9 @@ typedef struct Handover {
         dev_t *unsynced;
         usec_t *unsynced_boottime;
         size_t n_unsynced;
-        usec_t unit_pass; /* the "unit" line: CLOCK_BOOTTIME; 0 when there is none */
-        size_t n_bad;     /* lines skipped by the parser */
+        usec_t unit_pass;      /* the "unit" line: CLOCK_BOOTTIME; 0 when there is none */
+        char unit_boot_id[33]; /* ... and its boot id */
+        size_t n_bad;          /* lines skipped by the parser */
 } Handover;
 
 void handover_done(Handover *h);
@@ -80,8 +84,10 @@ void handover_clear_stuck(Handover *h);
 const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
 /* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
-/* Whether the "unit" line is no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
-bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime);
+/* Sets the "unit" line (boot_id: 32 lowercase hex digits, else -EINVAL). */
+int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id);
+/* Whether there is a "unit" line of boot_id no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
+bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id);
 
 /* Drops stuck workers that are gone: no such pid, another process under that pid (start time),
  * or a zombie (proc_pid_start_time(), shared/proc-util.h). Returns the number dropped. */

@@ -225,12 +225,13 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
                 /* A device proven stuck blocks the kernel's serial sync for as long as it stays
                  * stuck: the suspend would never happen, and what that sync would write after
                  * reaching it, never be written. So a hung device turns it off even if this pass
-                 * left mounts out (the unit's pass synced those; writes since are the window every
-                 * pass leaves). */
-                off = safe && ((f->covered && !f->records_on_disk && !f->other_hooks) || f->hung);
+                 * left mounts out, if the unit's pass synced those (writes since are the window
+                 * every pass leaves). */
+                off = safe && ((f->covered && !f->records_on_disk && !f->other_hooks) ||
+                               (f->hung && (f->covered || f->unit_pass)));
                 break;
         case SYNC_ON_SUSPEND_OFF:
-                off = safe;
+                off = safe && (f->covered || f->unit_pass);
                 break;
         default:
                 return -EINVAL;

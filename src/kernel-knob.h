@@ -83,6 +83,10 @@ typedef struct KnobFacts {
         bool other_hooks;     /* another system-sleep hook runs alongside this pass (sleep-hooks.h), or
                                * whether one does is not known: what it writes may land after our
                                * syncs, as if a mount were left out */
+        bool unit_pass;       /* the unit's pass of this sleep ran with a complete view and left its
+                               * record (handover.h): what this pass left out (network, FUSE) was
+                               * synced by it or is listed as unsynced. Without it, mounts left out
+                               * may never have been synced by anyone */
         bool unexplained;     /* the bdi of a device without a superblock of the sample holds dirty
                                * inodes: the device's own page cache (written straight to the disk)
                                * or a superblock no table shows (evidence.h
@@ -96,16 +100,19 @@ typedef struct KnobFacts {
  * mount was left out of the pass or writes may still follow it:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
  * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && !unexplained &&
- *                       ((covered && !records_on_disk && !other_hooks) || hung):
+ *                       ((covered && !records_on_disk && !other_hooks) ||
+ *                        (hung && (covered || unit_pass))):
  *                       the last pass before the kernel sync synced everything that sync would
  *                       write (its own record included, no other hook writing alongside), except
  *                       devices proven stuck, on which it
  *                       would block before tasks are frozen — and with such a device, even if
- *                       mounts were left out: the kernel sync would never end, so it could save
- *                       nothing; otherwise leave it.
- * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete && !unexplained, even if not covered (the administrator gave up the
- *                       kernel sync as a second chance for writes after our pass); otherwise leave
- *                       it (a sync error, a slow device or an incomplete view keeps it).
+ *                       mounts were left out, as long as the unit's pass synced those (unit_pass):
+ *                       the kernel sync would never end; otherwise leave it.
+ * SYNC_ON_SUSPEND_OFF:  0 when !unsynced && complete && !unexplained && (covered || unit_pass): even
+ *                       if this pass left mounts out, when the unit's pass synced them (the
+ *                       administrator gave up the kernel sync as a second chance for writes after
+ *                       our passes, not as the only chance of mounts no pass synced); otherwise
+ *                       leave it (a sync error, a slow device or an incomplete view keeps it).
  * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,
  * -EINVAL for an invalid mode. Never asks for 1: restoring is knob_restore()'s job. */
 int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value);

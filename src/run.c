@@ -410,7 +410,6 @@ bool run_earlier_hung(const Handover *h) {
 
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime) {
         handover_clear_unsynced(h);
-        h->unit_pass = now_boottime;
         for (size_t k = 0; k < n_left; k++)
                 if (handover_add_unsynced(h, left[k], now_boottime) < 0) {
                         /* Full: 0:0 is a superblock no pass ever syncs, so the late pass keeps the

@@ -113,9 +113,8 @@ int run_record_build(const RunInput *in, RunRecord *ret, RunTally *ret_tally);
 KnobFacts run_knob_facts(const RunTally *t, bool complete, bool late, bool carried, bool earlier_hung);
 bool run_earlier_hung(const Handover *h);
 
-/* The unit's pass replaces the handover's "unsynced" superblocks with the ones it left (t->left) and
- * marks it as its own ("unit" line, now_boottime);
- * when the list is full its last entry becomes 0:0, a superblock no pass ever syncs, so the late
+/* The unit's pass replaces the handover's "unsynced" superblocks with the ones it left (t->left)
+ * (and drops the "unit" line: the caller sets it); when the list is full its last entry becomes 0:0, a superblock no pass ever syncs, so the late
  * pass keeps the kernel's sync on. */
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime);
 /* The late pass: whether a fresh "unsynced" (or deferred) superblock of the unit's pass was neither

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-id128.h>
 #include <systemd/sd-login.h>
 
 #include "context.h"
@@ -156,13 +157,17 @@ int verb_restore_knob(const Args *a) {
         return 0;
 }
 
-static const char *knob_kept_why(const KnobFacts *f) {
+static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
         if (f->unsynced)
                 return "a mount was left unsynced (error, slow device or timeout without proof of a hang)";
         if (!f->complete)
                 return "the view of the mounts was incomplete";
         if (f->unexplained)
                 return "a device without a mounted filesystem holds dirty data, or that cannot be told";
+        if (!f->covered && !f->unit_pass && (mode == SYNC_ON_SUSPEND_OFF || f->hung))
+                return "this pass left mounts out, and there is no record of the unit's pass of this sleep "
+                       "that synced them (suspend-sync.service not enabled, it did not finish or saw only "
+                       "part, or a later sleep of suspend-then-hibernate)";
         if (!f->covered)
                 return "this pass left mounts out, or writes may still follow it";
         if (f->records_on_disk)
@@ -184,7 +189,7 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
         if (r < 0)
                 return;
         if (r == 0) {
-                why = knob_kept_why(f);
+                why = knob_kept_why(p->sync_on_suspend, f);
                 if (!why || p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP)
                         return;
                 /* An earlier pass of this cycle (the unit's) may have turned the kernel sync off:
@@ -195,7 +200,8 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
                 /* Left out of the pass: which mount is said below. Any other reason, as such. */
                 if (detail)
                         log_notice("Leaving the kernel's own sync on: %s.", detail);
-                else if (f->unsynced || !f->complete || f->covered)
+                else if (f->unsynced || !f->complete || f->covered ||
+                         (!f->unit_pass && (p->sync_on_suspend == SYNC_ON_SUSPEND_OFF || f->hung)))
                         log_notice("Leaving the kernel's own sync on: %s.", why);
                 else if (uncovered)
                         /* Which mount kept it on, so that an administrator can tell. */
@@ -237,10 +243,11 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
-        const char *carried_why; /* why carried, when not for an "unsynced" line (the knob's notice) */
-        bool state_on_disk;      /* the state directory is not on tmpfs (or cannot tell) */
-        bool handover_bad; /* the handover could not be read whole: what the unit's pass left is unknown */
-        bool kick_failed;  /* WritebackFirst=: a device was dirty and the flushers could not be woken */
+        bool unit_pass;     /* the late pass: a fresh record of the unit's pass of this sleep */
+        char boot_id[33];   /* this boot's id, "" when it cannot be read */
+        bool state_on_disk; /* the state directory is not on tmpfs (or cannot tell) */
+        bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
+        bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
         ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
@@ -269,7 +276,12 @@ static void pass_done(Pass *p) {
  * worker), what the unit's pass left unsynced. Only under the lock. */
 static void pass_load_handover(Pass *p) {
         const char *dir = p->a->state_dir;
+        sd_id128_t id;
         int r;
+
+        /* The "unit" line is matched to this boot (a state directory may outlive one). */
+        if (sd_id128_get_boot(&id) >= 0)
+                (void) sd_id128_to_string(id, p->boot_id);
 
         p->state_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         p->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -279,6 +291,7 @@ static void pass_load_handover(Pass *p) {
         else if (p->ho.n_bad > 0)
                 log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", p->ho.n_bad, dir);
         p->handover_bad = r < 0 || p->ho.n_bad > 0;
+        p->unit_pass = !p->handover_bad && handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id);
         if (p->proc_fd >= 0) {
                 (void) handover_prune(&p->ho, p->proc_fd);
                 p->earlier_hung = run_earlier_hung(&p->ho);
@@ -493,8 +506,15 @@ static bool handover_update(Pass *p) {
                         log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
                                   jobs[i].abandoned_pid, strerror(-r));
         }
-        if (streq_ptr(p->a->trigger, "unit") && !p->a->late)
+        if (streq_ptr(p->a->trigger, "unit") && !p->a->late) {
                 run_handover_unsynced(&p->ho, p->t.left, p->t.n_left, boot);
+                /* Its record, for one late pass: only with a complete view (what it did not see,
+                 * it did not sync, and listed nothing for). */
+                if (p->c.sample->complete && !p->t.gone)
+                        (void) handover_set_unit_pass(&p->ho, boot, p->boot_id);
+        }
+        if (p->a->late)
+                p->ho.unit_pass = 0; /* read at load (p->unit_pass): no second late pass leans on it */
         return p->a->late && run_unsynced_carried(&p->ho, &p->j, boot);
 }
 
@@ -556,19 +576,7 @@ static int pass_record(Pass *p) {
         else if (a->late && (!pass_has_state(p) || p->handover_bad)) {
                 /* What the unit's pass left (unsynced, or to this pass) is not known: fail closed. */
                 p->carried = true;
-                p->carried_why = "what the unit's pass of this sleep left to this pass cannot be read";
                 log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
-        } else if (a->late && p->c.policy->sync_on_suspend == SYNC_ON_SUSPEND_OFF &&
-                   !handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME))) {
-                /* off gives up the kernel's sync for writes after our passes, not for mounts only the
-                 * unit's pass syncs (network, FUSE) when it did not run. auto needs no such record:
-                 * it turns the knob off only over what this pass synced or proved clean itself. */
-                p->carried = true;
-                p->carried_why = "SyncOnSuspend=off, and no record of the unit's pass of this sleep "
-                                 "(suspend-sync.service not enabled, or it did not finish): what it synced "
-                                 "or left is not known";
-                log_notice("No record of the unit's pass of this sleep (suspend-sync.service not enabled, "
-                           "or it did not finish): what it synced or left is not known.");
         }
         return 0;
 }
@@ -643,11 +651,10 @@ static void pass_knob(Pass *p) {
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
+                f.unit_pass = p->unit_pass;
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);
-                else if (p->carried_why && !p->t.unsynced)
-                        detail = strdup(p->carried_why);
 
                 knob_apply(a, p->c.policy, &f, detail,
                            p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,

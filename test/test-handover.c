@@ -19,7 +19,7 @@ TEST(round_trip) {
         ASSERT_OK(handover_add_stuck(&h, 1234, 98765, true, 5000000, "7:3"));
         ASSERT_OK(handover_add_stuck(&h, 42, 1, false, 6000000, "owner:1000:1000:sb:0:55"));
         ASSERT_OK(handover_add_unsynced(&h, makedev(259, 1048575), 7000000));
-        h.unit_pass = 7000001;
+        ASSERT_OK(handover_set_unit_pass(&h, 7000001, "0123456789abcdef0123456789abcdef"));
         ASSERT_OK(handover_format(&h, &text));
         ASSERT_OK(handover_parse(text, &back));
         ASSERT_EQ(back.n_bad, 0U);
@@ -33,6 +33,7 @@ TEST(round_trip) {
         ASSERT_EQ(back.n_unsynced, 1U);
         ASSERT_TRUE(back.unsynced[0] == makedev(259, 1048575));
         ASSERT_U64_EQ(back.unit_pass, 7000001);
+        ASSERT_STREQ(back.unit_boot_id, "0123456789abcdef0123456789abcdef");
         ASSERT_OK(handover_format(&back, &text2));
         ASSERT_STREQ(text, text2);
 
@@ -64,16 +65,18 @@ TEST(bad_input) {
                                  "unsynced 8:x 99\n"
                                  "unsynced 99999999999:1 99\n"
                                  "future 1 2 3\n"
-                                 "unit 0\n"
-                                 "unit x\n"
-                                 "unit 5 6\n"
+                                 "unit 0 0123456789abcdef0123456789abcdef\n"
+                                 "unit x 0123456789abcdef0123456789abcdef\n"
+                                 "unit 5\n"
+                                 "unit 5 0123456789ABCDEF0123456789ABCDEF\n"
+                                 "unit 5 0123456789abcdef\n"
                                  "stuck 12 34 1 56 8:0", /* no final newline */
                                  &h));
         ASSERT_EQ(h.n_stuck, 2U);
         ASSERT_STREQ(h.stuck[1].group, "8:0");
         ASSERT_EQ(h.n_unsynced, 1U);
         ASSERT_U64_EQ(h.unit_pass, 0);
-        ASSERT_EQ(h.n_bad, 12U);
+        ASSERT_EQ(h.n_bad, 14U);
 }
 
 TEST(bounded) {
@@ -101,14 +104,21 @@ TEST(fresh) {
         /* From the future: another boot. */
         ASSERT_TRUE(!handover_unsynced_fresh(&h, 0, 99 * USEC_PER_SEC));
 
-        /* The unit's pass: none, fresh, stale, from the future; forgotten with its lines. */
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC));
-        h.unit_pass = 100 * USEC_PER_SEC;
-        ASSERT_TRUE(handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE));
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE));
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 99 * USEC_PER_SEC));
+        /* The unit's pass: none, fresh, stale, from the future, another boot; forgotten with its
+         * lines. */
+        const char *boot = "0123456789abcdef0123456789abcdef", *other = "fedcba9876543210fedcba9876543210";
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot));
+        ASSERT_ERR(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, "not-a-boot-id"), EINVAL);
+        ASSERT_ERR(handover_set_unit_pass(&h, 0, boot), EINVAL);
+        ASSERT_OK(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, boot));
+        ASSERT_TRUE(handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE, boot));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE, boot));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 99 * USEC_PER_SEC, boot));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, other));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, ""));
         handover_clear_unsynced(&h);
         ASSERT_TRUE(h.n_unsynced == 0 && h.unit_pass == 0);
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot));
 }
 
 /* A fake /proc: PID/stat files. */

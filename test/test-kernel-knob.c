@@ -77,7 +77,7 @@ TEST(decide_table) {
                                                    SYNC_ON_SUSPEND_OFF };
 
         for (size_t m = 0; m < ELEMENTSOF(modes); m++)
-                for (unsigned bits = 0; bits < 128; bits++) {
+                for (unsigned bits = 0; bits < 256; bits++) {
                         KnobFacts f = {
                                 .complete = bits & 1,
                                 .covered = bits & 2,
@@ -86,6 +86,7 @@ TEST(decide_table) {
                                 .records_on_disk = bits & 16,
                                 .other_hooks = bits & 32,
                                 .unexplained = bits & 64,
+                                .unit_pass = bits & 128,
                         };
                         bool expect_off;
                         int v = 42, r;
@@ -96,10 +97,12 @@ TEST(decide_table) {
                                 break;
                         case SYNC_ON_SUSPEND_AUTO:
                                 expect_off = !f.unsynced && f.complete && !f.unexplained &&
-                                             ((f.covered && !f.records_on_disk && !f.other_hooks) || f.hung);
+                                             ((f.covered && !f.records_on_disk && !f.other_hooks) ||
+                                              (f.hung && (f.covered || f.unit_pass)));
                                 break;
                         default:
-                                expect_off = !f.unsynced && f.complete && !f.unexplained;
+                                expect_off = !f.unsynced && f.complete && !f.unexplained &&
+                                             (f.covered || f.unit_pass);
                         }
 
                         r = knob_decide(modes[m], &f, &v);
@@ -110,7 +113,8 @@ TEST(decide_table) {
 
         /* Spot checks written out, independent of the loop's formula. */
         int v = 42;
-#define FACTS(u, h, c, cov) (&(KnobFacts) { .unsynced = u, .hung = h, .complete = c, .covered = cov })
+#define FACTS(u, h, c, cov) \
+        (&(KnobFacts) { .unsynced = u, .hung = h, .complete = c, .covered = cov, .unit_pass = true })
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, false), &v),
                   0); /* late pass left FUSE out */
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, FACTS(false, false, true, true), &v), 1); /* redundant */
@@ -155,11 +159,27 @@ TEST(decide_table) {
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_INVALID, FACTS(false, true, true, true), &v), EINVAL);
         ASSERT_ERR(knob_decide(_SYNC_ON_SUSPEND_MAX, FACTS(false, true, true, true), &v), EINVAL);
         ASSERT_ERR(knob_decide(SYNC_ON_SUSPEND_AUTO, NULL, &v), EINVAL);
+        /* Mounts left out by this pass that no unit's pass of this sleep synced (none ran, it did
+         * not finish or saw only part): neither off nor a hung device turns the kernel sync off
+         * then; a pass that left nothing out needs no such record. */
+        KnobFacts alone = { .complete = true, .hung = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &alone, &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &alone, &v), 0);
+        alone.hung = false;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &alone, &v), 0);
+        alone.covered = true;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &alone, &v), 1);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &alone, &v), 1);
+        alone = (KnobFacts) { .complete = true, .hung = true, .unit_pass = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &alone, &v), 1);
 }
 
-/* One sleep cycle as the service would run it: decide, apply, (sleep), restore on resume. */
+/* One sleep cycle as the service would run it (after the unit's pass): decide, apply, (sleep), restore
+ * on resume. */
 static void cycle(SyncOnSuspendMode mode, bool unsynced, bool hung, bool covered, bool expect_change) {
-        KnobFacts f = { .complete = true, .covered = covered, .hung = hung, .unsynced = unsynced };
+        KnobFacts f = {
+                .complete = true, .covered = covered, .hung = hung, .unsynced = unsynced, .unit_pass = true
+        };
         int v, r;
 
         setup("1\n");
