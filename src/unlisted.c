@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -21,9 +22,9 @@
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
 #include "shared/strv.h"
+#include "unlisted-internal.h"
 #include "unlisted.h"
 
-#define PROC_FDS_MAX 65536U /* fds looked at per reach scan */
 
 int reasons_add(Reasons *r, const char *fmt, ...) {
         va_list ap;
@@ -45,7 +46,7 @@ void reasons_done(Reasons *r) {
         *r = (Reasons) {};
 }
 
-static void hidden_sb_done(HiddenSb *s) {
+void hidden_sb_done(HiddenSb *s) {
         free(s->fstype);
         free(s->what);
         free(s->source);
@@ -129,8 +130,8 @@ static int table_append(MountTable *t, MountEntry *e) {
         return mount_table_merge(t, &one);
 }
 
-static int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, const char *fstype,
-                           const char *source, bool read_only) {
+int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, const char *fstype,
+                    const char *source, bool read_only) {
         MountEntry e = {
                 .mount_id = mount_id,
                 .dev = dev,
@@ -205,6 +206,7 @@ static int foreach_entry(int dir_fd, const char *path, const char *desc, size_t 
                          int (*f)(int dir_fd, const char *name, void *userdata), void *userdata,
                          Reasons *why) {
         _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_strv_free_ char **names = NULL;
         size_t n = 0;
         int r;
 
@@ -213,6 +215,8 @@ static int foreach_entry(int dir_fd, const char *path, const char *desc, size_t 
         r = opendir_at(dir_fd, path, &d);
         if (r == -ENOENT)
                 return 0;
+        /* The names first, so that a listing cut short is said before what its entries say (the
+         * reasons are bounded too). */
         while (r >= 0) {
                 struct dirent *de;
 
@@ -224,42 +228,55 @@ static int foreach_entry(int dir_fd, const char *path, const char *desc, size_t 
                 }
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
-                if (n++ >= max) {
+                if (n >= max) {
                         r = -E2BIG;
                         break;
                 }
-                r = f(dir_fd, de->d_name, userdata);
-                if (r < 0)
-                        return r;
+                r = strv_extend(&names, &n, de->d_name);
         }
         if (r == -ENOMEM)
                 return r;
         if (r == -E2BIG)
-                return reasons_add(why,
-                                   "%s lists more than %zu entries: superblocks it shows beyond them "
-                                   "were not compared with the mount tables",
-                                   desc, max);
-        if (r < 0)
-                return reasons_add(why,
-                                   "%s could not be listed in full (%s): superblocks it shows were "
-                                   "not all compared with the mount tables",
-                                   desc, strerror(-r));
-        return 0;
+                r = reasons_add(why,
+                                "%s lists more than %zu entries: superblocks it shows beyond them "
+                                "were not compared with the mount tables",
+                                desc, max);
+        else if (r < 0)
+                r = reasons_add(why,
+                                "%s could not be listed in full (%s): superblocks it shows were "
+                                "not all compared with the mount tables",
+                                desc, strerror(-r));
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = f(dir_fd, names[i], userdata);
+        return r < 0 ? r : 0;
 }
 
 typedef struct SysfsScan {
         const MountTable *t;
         HiddenSet *h;
+        Reasons *why;
         const char *type;
 } SysfsScan;
+
+/* The entries of sysfs fs/<type>/ that are not a filesystem: any other one is, and one that cannot be
+ * read is a reason, never taken for one of these. */
+static bool sysfs_fs_not_a_filesystem(const char *name) {
+        return name[0] == '.' || STR_IN_SET(name, "features", "stats", "extra", "debug");
+}
 
 static int scan_sysfs_entry(int sysfs_fd, const char *name, void *userdata) {
         SysfsScan *x = userdata;
         char source[300];
         dev_t dev;
 
-        /* "features", "stats", "extra": not a block device. */
-        if (name[0] == '.' || read_dev_file(sysfs_fd, name, &dev) < 0 || table_has_dev(x->t, dev))
+        if (sysfs_fs_not_a_filesystem(name))
+                return 0;
+        if (read_dev_file(sysfs_fd, name, &dev) < 0)
+                return reasons_add(x->why,
+                                   "sysfs fs/%s/%s: a filesystem whose device number cannot be read "
+                                   "(class/block/%s/dev): it was not compared with the mount tables",
+                                   x->type, name, name);
+        if (table_has_dev(x->t, dev))
                 return 0;
         snprintf(source, sizeof source, "/dev/%s", name);
         return hidden_add(x->h, dev, x->type, source, "sysfs fs/%s/%s", x->type, name);
@@ -271,7 +288,7 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h, Reasons
 
         types = fs_type_table(&n_types);
         for (size_t k = 0; k < n_types; k++) {
-                SysfsScan x = { .t = t, .h = h, .type = types[k].name };
+                SysfsScan x = { .t = t, .h = h, .why = why, .type = types[k].name };
                 char path[32], desc[48];
                 int r;
 
@@ -496,6 +513,37 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
         return 0;
 }
 
+/* The nsfs file at mount_point, in our namespace (pid 0) or through pid's root, for reading: the path
+ * walked from the lookup cache only (open_cached_at()), first as O_PATH, which opens nothing (an nsfs
+ * mount replaced by a FUSE directory meanwhile is never opened: its server might not answer), then
+ * opened again through /proc/self/fd once it is an nsfs inode. -EAGAIN when the walk would wait,
+ * -EMEDIUMTYPE when the path is no longer nsfs. */
+static int open_nsfs(int root_fd, int pid, const char *mount_point) {
+        _cleanup_close_ int base = -EBADF, p = -EBADF;
+        struct statfs sfs;
+        char path[64];
+        int fd;
+
+        if (pid > 0) {
+                /* The magic link, opened O_PATH: a jump to that root, no lookup below it. */
+                snprintf(path, sizeof path, "proc/%d/root", pid);
+                base = openat(root_fd, path, O_PATH | O_CLOEXEC);
+                if (base < 0)
+                        return negative_errno();
+        }
+        p = open_cached_at(pid > 0 ? base : root_fd, skip_root_prefix(mount_point), O_PATH);
+        if (p < 0)
+                return p;
+        if (fstatfs(p, &sfs) < 0)
+                return negative_errno();
+        if (sfs.f_type != NSFS_MAGIC)
+                return -EMEDIUMTYPE;
+        /* Our own fd: our own /proc, whatever root is scanned. */
+        snprintf(path, sizeof path, "/proc/self/fd/%d", p);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
 int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
                        const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why) {
         _cleanup_free_ uint64_t *done = NULL;
@@ -506,7 +554,6 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                 const MountEntry *e = &t->entries[i];
                 _cleanup_close_ int fd = -EBADF;
                 unsigned ns = ns_of ? ns_of[i] : 0;
-                char path[PATH_MAX];
                 uint64_t ino;
                 bool known = false;
 
@@ -528,13 +575,9 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                 }
                 done[n_done++] = ino;
 
-                if (ns == 0)
-                        snprintf(path, sizeof path, "%s", skip_root_prefix(e->mount_point));
-                else
-                        snprintf(path, sizeof path, "proc/%d/root%s", ns_pids[ns - 1], e->mount_point);
                 /* In the main process: never a lookup that waits (a mount point below a network or
                  * FUSE mount, a hung disk). */
-                fd = open_cached_at(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+                fd = open_nsfs(root_fd, ns == 0 ? 0 : ns_pids[ns - 1], e->mount_point);
                 if (fd < 0)
                         r = fd;
                 else {
@@ -557,208 +600,6 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                         return -ENOMEM;
         }
         return 0;
-}
-
-/* ---- reaching hidden superblocks through /proc, in a bounded child ----------------------------- */
-
-/* What the child sends for each superblock it reached: its index into the HiddenSet as it was at
- * fork(), the mount id of the file, the path below proc/. index UINT32_MAX ends the scan, mnt_id
- * then being 0 or the scan's negative errno. One write() each (below PIPE_BUF: never split). */
-#define REACH_PATH_MAX 56
-
-typedef struct ReachRecord {
-        uint32_t index;
-        int32_t mnt_id;
-        char path[REACH_PATH_MAX]; /* "4294967295/fd/4294967295" at most */
-} ReachRecord;
-
-typedef struct Reach {
-        const HiddenSet *h; /* as at fork(): the child's copy does not change */
-        UnlistedStatFn stat_fn;
-        pid_t parent;
-        bool *reached; /* per index of h; each side updates its own copy */
-        size_t n_left; /* child: not reached yet */
-        /* The parent's side. */
-        MountTable *t;
-        size_t consumed; /* bytes of records applied */
-        int end_error;   /* from the end record */
-} Reach;
-
-static int statx_dont_sync(int dir_fd, const char *path, struct statx *ret) {
-        return statx(dir_fd, path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, ret) < 0 ? negative_errno()
-                                                                                           : 0;
-}
-
-/* proc/PID/<name>: a regular file or directory on a hidden superblock? Index into h or -1. statx with
- * AT_STATX_DONT_SYNC lets FUSE and NFS answer from their caches (the magic link is followed without
- * LOOKUP_OPEN/LOOKUP_REVAL, so NFS's weak revalidation stays local too), but it is only a hint: CIFS
- * revalidates an expired attribute cache with the server, 9p with cache=none always asks it. So this
- * runs in a child the main process abandons after a bound (unlisted_reach()). Opening the path is
- * left to the worker. */
-static ssize_t on_hidden(int proc_fd, const char *path, const Reach *x, int *ret_mnt_id) {
-        struct statx stx;
-        dev_t dev;
-
-        if (x->stat_fn(proc_fd, path, &stx) < 0)
-                return -1;
-        if (!S_ISREG(stx.stx_mode) && !S_ISDIR(stx.stx_mode))
-                return -1;
-        dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-        for (size_t i = 0; i < x->h->n; i++)
-                if (x->h->v[i].dev == dev) {
-                        /* The worker checks it opens this very mount: fd numbers get reused. */
-                        *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX
-                                              ? (int) stx.stx_mnt_id
-                                              : 0;
-                        return (ssize_t) i;
-                }
-        return -1;
-}
-
-static int write_record(int fd, const ReachRecord *rec) {
-        while (write(fd, rec, sizeof *rec) < 0)
-                if (errno != EINTR)
-                        return negative_errno();
-        return 0;
-}
-
-/* Child: one path, sent to the parent when it is on a hidden superblock not reached yet. */
-static int reach_one(int proc_fd, int fd, const char *path, Reach *x) {
-        ReachRecord rec = {};
-        ssize_t k;
-        int mnt_id = 0;
-
-        k = on_hidden(proc_fd, path, x, &mnt_id);
-        if (k < 0 || x->reached[k])
-                return 0;
-        x->reached[k] = true;
-        x->n_left--;
-        rec.index = (uint32_t) k;
-        rec.mnt_id = mnt_id;
-        snprintf(rec.path, sizeof rec.path, "%s", path);
-        return write_record(fd, &rec);
-}
-
-/* Child: every process's cwd, root and open files (at most PROC_FDS_MAX), but the parent's and ours. */
-static int reach_scan(int proc_fd, int fd, Reach *x) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        size_t n_fds = 0;
-        int r;
-
-        r = opendir_at(proc_fd, ".", &d);
-        if (r < 0)
-                return r;
-        while (x->n_left > 0 && n_fds < PROC_FDS_MAX && (de = readdir(d))) {
-                static const char *const links[] = { "cwd", "root" };
-                _cleanup_closedir_ DIR *fds = NULL;
-                char path[REACH_PATH_MAX];
-                struct dirent *fe;
-                unsigned pid;
-
-                if (safe_atou(de->d_name, &pid) < 0 || pid == (unsigned) x->parent ||
-                    pid == (unsigned) getpid())
-                        continue;
-                for (size_t i = 0; i < ELEMENTSOF(links) && x->n_left > 0; i++) {
-                        snprintf(path, sizeof path, "%u/%s", pid, links[i]);
-                        r = reach_one(proc_fd, fd, path, x);
-                        if (r < 0)
-                                return r;
-                }
-                snprintf(path, sizeof path, "%u/fd", pid);
-                if (opendir_at(proc_fd, path, &fds) < 0)
-                        continue;
-                while (x->n_left > 0 && n_fds < PROC_FDS_MAX && (fe = readdir(fds))) {
-                        unsigned nfd;
-
-                        if (safe_atou(fe->d_name, &nfd) < 0)
-                                continue;
-                        n_fds++;
-                        snprintf(path, sizeof path, "%u/fd/%u", pid, nfd);
-                        r = reach_one(proc_fd, fd, path, x);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
-}
-
-static int reach_child(int fd, int proc_fd, void *userdata) {
-        Reach *x = userdata;
-        ReachRecord end = { .index = UINT32_MAX };
-
-        x->n_left = x->h->n;
-        end.mnt_id = reach_scan(proc_fd, fd, x);
-        return write_record(fd, &end) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-/* Parent: applies the records that arrived since the last call. 1 at the end record. */
-static int reach_feed(const char *buf, size_t size, void *userdata) {
-        Reach *x = userdata;
-
-        for (; size - x->consumed >= sizeof(ReachRecord); x->consumed += sizeof(ReachRecord)) {
-                const HiddenSb *s;
-                ReachRecord rec;
-                char path[REACH_PATH_MAX + 8];
-                size_t l;
-                int r;
-
-                memcpy(&rec, buf + x->consumed, sizeof rec);
-                if (rec.index == UINT32_MAX) {
-                        if (rec.mnt_id > 0 || rec.mnt_id < -4095)
-                                return -EBADMSG;
-                        x->end_error = rec.mnt_id;
-                        return 1;
-                }
-                l = strnlen(rec.path, sizeof rec.path);
-                if (rec.index >= x->h->n || x->reached[rec.index] || rec.mnt_id < 0 || l == 0 ||
-                    l == sizeof rec.path)
-                        return -EBADMSG;
-                s = &x->h->v[rec.index];
-                snprintf(path, sizeof path, "/proc/%s", rec.path);
-                r = append_unlisted(x->t, path, s->dev, rec.mnt_id, s->fstype, s->source, false);
-                if (r < 0)
-                        return r;
-                x->reached[rec.index] = true;
-        }
-        return 0;
-}
-
-int unlisted_reach(int root_fd, usec_t timeout, UnlistedStatFn stat_fn, HiddenSet *h, MountTable *t) {
-        _cleanup_close_ int proc_fd = -EBADF;
-        _cleanup_free_ bool *reached = NULL;
-        size_t n_before = h->n, k = 0;
-        Reach x;
-        int r;
-
-        h->reach_error = 0;
-        h->reach_timeout = timeout;
-        if (h->n == 0)
-                return 0;
-        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0)
-                return 0;
-        reached = calloc(h->n, sizeof(bool));
-        if (!reached)
-                return -ENOMEM;
-        x = (Reach) {
-                .h = h, .stat_fn = stat_fn ?: statx_dont_sync, .parent = getpid(), .reached = reached, .t = t
-        };
-
-        r = bounded_child_run(proc_fd, timeout, (h->n + 1) * sizeof(ReachRecord), reach_child, reach_feed,
-                              &x);
-        /* Whatever arrived counts, even when the child did not finish: it is in t already. */
-        for (size_t i = 0; i < n_before; i++)
-                if (reached[i])
-                        hidden_sb_done(&h->v[i]);
-                else
-                        h->v[k++] = h->v[i];
-        h->n = k;
-        if (r == -ENOMEM)
-                return r; /* ours, not the child's */
-        /* EOF before the end record: the child died (out of memory, killed). */
-        h->reach_error = r == 1 ? x.end_error : r == 0 ? -EPROTO : r;
-        return (int) (n_before - k);
 }
 
 int unlisted_report(const HiddenSet *h, Reasons *why) {
@@ -802,12 +643,15 @@ static int check_btrfs_entry(int sysfs_fd, const char *fs, void *userdata) {
         const char *name;
         ssize_t k;
 
-        if (fs[0] == '.')
+        if (sysfs_fs_not_a_filesystem(fs))
                 return 0;
         snprintf(path, sizeof path, "fs/btrfs/%s/bdi", fs);
         k = readlinkat(sysfs_fd, path, link, sizeof link - 1);
         if (k < 0)
-                return 0; /* "features" */
+                return reasons_add(x->why,
+                                   "btrfs filesystem %s: its bdi cannot be read (sysfs fs/btrfs/%s/bdi: %s), "
+                                   "so it was not compared with the mount tables",
+                                   fs, fs, strerror(errno));
         link[k] = 0;
         name = strrchr(link, '/');
         name = name ? name + 1 : link;
