@@ -160,7 +160,7 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                 }
         }
         if (n_unclassified > 0)
-                log_notice("sysfs at '%s' could not classify %zu block filesystem(s)%s (device, bdi and "
+                log_notice("sysfs at '%s' could not classify %zu block filesystem(s)%s (device stack and "
                            "device group unknown): they are synced all the same; the late pass leaves them "
                            "to the main pass.",
                            a->sysfs, n_unclassified,

@@ -110,7 +110,7 @@ static int nvme_head_local(Sysfs *s, const Node *disk) {
         size_t n = 0, n_ctrl = 0;
         int r;
 
-        r = sysfs_node_list_dir(s, disk, "..", 64, &names, &n);
+        r = sysfs_node_list_dir(s, disk, "..", 4096, &names, &n);
         if (r == -ENOMEM)
                 return r;
         for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -378,7 +378,7 @@ finish:
  * Negative errno when it cannot be had so: the member is then matched by the name as given. */
 static int dev_path_resolve(const char *path, char **ret) {
         _cleanup_close_ int fd = open_cached_at(AT_FDCWD, path, O_PATH);
-        char link[64], buf[PATH_MAX];
+        char link[64], buf[PATH_MAX], *s;
         ssize_t k;
 
         if (fd < 0)
@@ -388,8 +388,11 @@ static int dev_path_resolve(const char *path, char **ret) {
         if (k < 0)
                 return negative_errno();
         buf[k] = 0;
-        *ret = strdup(buf);
-        return *ret ? 0 : -ENOMEM;
+        s = strdup(buf);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
 }
 
 /* Finds the btrfs filesystem with a member device named like the mount source; walks its member

@@ -51,7 +51,8 @@ typedef struct DeviceInfo {
         unsigned classes;        /* DeviceClassBit mask: usb/removable/rotational/loop are the
                                     * union over the whole disk and the leaves, crypt over the
                                     * stack, network/fuse from fstype */
-        bool classified;         /* sysfs/udev facts were read; false: only fstype classes */
+        bool classified;         /* sysfs/udev facts were read; false: only fstype classes, or
+                                    * (incomplete) the classes of the part of the stack read */
         bool incomplete;         /* the device stack could not be read in full (a slaves/ or
                                     * btrfs devices/ listing or a member unreadable, or beyond
                                     * the bounds): not classified, leaves [dev] */

@@ -225,9 +225,10 @@ TEST(dir_batch) {
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
-/* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc) is
- * refused with -EAGAIN, not walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is
- * never followed from the cache alone: always -EAGAIN. */
+/* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc: a
+ * corner of its directory no /proc walker reads, task/TID/fdinfo) is refused with -EAGAIN, not
+ * walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is never followed from the
+ * cache alone: always -EAGAIN. */
 TEST(open_cached) {
         _cleanup_close_ int fd = -EBADF;
         char path[64], link[80];
@@ -249,12 +250,12 @@ TEST(open_cached) {
                 pause();
                 _exit(0);
         }
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        snprintf(path, sizeof path, "/proc/%d/task/%d/fdinfo", (int) pid, (int) pid);
         snprintf(link, sizeof link, "/proc/%d/cwd", (int) pid);
-        fd = open_cached_at(AT_FDCWD, path, O_RDONLY);
+        fd = open_cached_at(AT_FDCWD, path, O_RDONLY | O_DIRECTORY);
         ASSERT_EQ(fd, -EAGAIN);
         ASSERT_OK(stat(path, &st)); /* the walk that may wait: now it is in the cache */
-        fd = open_cached_at(AT_FDCWD, path, O_RDONLY);
+        fd = open_cached_at(AT_FDCWD, path, O_RDONLY | O_DIRECTORY);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(stat(link, &st));
         ASSERT_EQ(open_cached_at(AT_FDCWD, link, O_PATH), -EAGAIN);
