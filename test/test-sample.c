@@ -267,6 +267,34 @@ TEST(unlisted_listings_fail_closed) {
         }
 }
 
+/* An nsfs mount point that is no longer nsfs (a directory mounted over it, replaced) is never opened
+ * for reading, only O_PATH, and is a reason: opened for reading, a FUSE directory there could wait on
+ * its server. */
+TEST(nsfs_no_longer_nsfs) {
+        char tmpl[] = "/tmp/test-sample.XXXXXX", cmd[PATH_MAX * 2], sys[PATH_MAX];
+        _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
+        _cleanup_(sample_freep) Sample *s = NULL;
+        SampleSources src;
+
+        ASSERT_TRUE(mkdtemp(tmpl));
+        snprintf(cmd, sizeof cmd, "cp -a '%s/roots/hidden-sb/.' '%s' && mkdir -p '%s/run/held-ns'",
+                 FIXTURES_DIR, tmpl, tmpl);
+        ASSERT_EQ(system(cmd), 0);
+        snprintf(sys, sizeof sys, "%s/sys", tmpl);
+        root_fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root_fd >= 0);
+        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        src = (SampleSources) {
+                .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true
+        };
+        ASSERT_OK(sample_load(&src, &s));
+        for (size_t k = 0; k < s->n_incomplete_why; k++)
+                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[k]);
+        ASSERT_TRUE(has_reason(s, "kept by the nsfs mount /run/held-ns", strerror(EMEDIUMTYPE)));
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 /* Issue 9 case 10: inside a chroot "/" is not in our own table: a restricted view, incomplete, and
  * "/" itself added (unlisted) so that it is synced through the root directory. */
 TEST(chroot_view) {
@@ -817,6 +845,7 @@ int main(void) {
         RUN(hidden_superblocks);
         RUN(all_listed);
         RUN(unlisted_listings_fail_closed);
+        RUN(nsfs_no_longer_nsfs);
         RUN(chroot_view);
         RUN(chrooted_namespaces);
         RUN(other_member_after_a_walk);
