@@ -453,18 +453,36 @@ static void put_link(int dfd, const char *path, const char *target) {
         ASSERT_TRUE(symlinkat(target, dfd, path) == 0);
 }
 
+/* A temporary sysfs tree: mkdtemp(tmpl), its fd. */
+static int tree_new(char *tmpl) {
+        int dfd;
+
+        ASSERT_TRUE(mkdtemp(tmpl));
+        dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dfd >= 0);
+        return dfd;
+}
+
+/* A block device at dir (its dev file) and its dev/block/MAJ:MIN link. */
+static void put_block(int dfd, const char *dir, const char *devnum) {
+        char p[256], t[256];
+
+        snprintf(p, sizeof p, "%s/dev", dir);
+        snprintf(t, sizeof t, "%s\n", devnum);
+        put(dfd, p, t);
+        snprintf(p, sizeof p, "dev/block/%s", devnum);
+        snprintf(t, sizeof t, "../../%s", dir);
+        put_link(dfd, p, t);
+}
+
 TEST(bounds) {
         char tmpl[] = "/tmp/test-device.XXXXXX", cmd[64], p[256], t[256];
         _cleanup_close_ int dfd = -EBADF;
         DeviceInfo wide, deep;
 
-        ASSERT_TRUE(mkdtemp(tmpl));
-        dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(dfd >= 0);
-
-        /* dm-5 over 300 devices: leaves capped at 256. */
-        put(dfd, "devices/virtual/block/dm-5/dev", "254:5\n");
-        put_link(dfd, "dev/block/254:5", "../../devices/virtual/block/dm-5");
+        dfd = tree_new(tmpl);
+        /* dm-5 over 300 devices: more leaves than the bound (256). */
+        put_block(dfd, "devices/virtual/block/dm-5", "254:5");
         for (unsigned i = 0; i < 300; i++) {
                 snprintf(p, sizeof(p), "devices/virtual/block/leaf%u/dev", i);
                 snprintf(t, sizeof(t), "7:%u\n", 100 + i);
@@ -528,16 +546,11 @@ TEST(unreadable_stacks) {
         _cleanup_close_ int dfd = -EBADF;
         DeviceInfo dm, b;
 
-        ASSERT_TRUE(mkdtemp(tmpl));
-        dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(dfd >= 0);
-        put(dfd, "devices/virtual/block/dm-7/dev", "254:7\n");
-        put_link(dfd, "dev/block/254:7", "../../devices/virtual/block/dm-7");
+        dfd = tree_new(tmpl);
+        put_block(dfd, "devices/virtual/block/dm-7", "254:7");
         put(dfd, "devices/virtual/block/dm-7/slaves", "not a directory\n");
-        put(dfd, "devices/pci0000:00/block/sda/dev", "8:0\n");
-        put_link(dfd, "dev/block/8:0", "../../devices/pci0000:00/block/sda");
-        put(dfd, "devices/pci0000:00/block/sdb/dev", "8:16\n");
-        put_link(dfd, "dev/block/8:16", "../../devices/pci0000:00/block/sdb");
+        put_block(dfd, "devices/pci0000:00/block/sda", "8:0");
+        put_block(dfd, "devices/pci0000:00/block/sdb", "8:16");
         put_link(dfd, "fs/btrfs/u1/devices/sda", "../../../../devices/pci0000:00/block/sda");
         put_link(dfd, "fs/btrfs/u1/devices/sdb", "../../../../devices/pci0000:00/block/sdc");
         put_link(dfd, "fs/btrfs/u1/bdi", "../../../devices/virtual/bdi/btrfs-7");

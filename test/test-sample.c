@@ -162,14 +162,14 @@ TEST(container_host_1000) {
 }
 
 
-static Sample *load_root(const char *name, const char *sysfs) {
-        char root[PATH_MAX], sys[PATH_MAX];
+/* The sample of the root directory root, with root/sysfs as sysfs and root/debugfs as debugfs. */
+static Sample *load_dir(const char *root, const char *sysfs) {
+        char sys[PATH_MAX];
         _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
         SampleSources src;
         Sample *s = NULL;
 
-        snprintf(root, sizeof root, "%s/roots/%s", FIXTURES_DIR, name);
-        snprintf(sys, sizeof sys, "%s/roots/%s/%s", FIXTURES_DIR, name, sysfs);
+        snprintf(sys, sizeof sys, "%s/%s", root, sysfs);
         root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root_fd >= 0);
         dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -177,6 +177,31 @@ static Sample *load_root(const char *name, const char *sysfs) {
                 .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true
         };
         ASSERT_OK(sample_load(&src, &s));
+        return s;
+}
+
+static Sample *load_root(const char *name, const char *sysfs) {
+        char root[PATH_MAX];
+
+        snprintf(root, sizeof root, "%s/roots/%s", FIXTURES_DIR, name);
+        return load_dir(root, sysfs);
+}
+
+/* load_root() of a copy of the fixture root, changed by the shell command change run in it first;
+ * prints the reasons. */
+static Sample *load_changed_root(const char *name, const char *change) {
+        char tmpl[] = "/tmp/test-sample.XXXXXX", cmd[PATH_MAX * 2];
+        Sample *s;
+
+        ASSERT_TRUE(mkdtemp(tmpl));
+        snprintf(cmd, sizeof cmd, "cp -a '%s/roots/%s/.' '%s' && cd '%s' && %s", FIXTURES_DIR, name, tmpl,
+                 tmpl, change);
+        ASSERT_EQ(system(cmd), 0);
+        s = load_dir(tmpl, "sys");
+        for (size_t k = 0; k < s->n_incomplete_why; k++)
+                fprintf(stderr, "%s: incomplete: %s\n", change, s->incomplete_why[k]);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+        ASSERT_EQ(system(cmd), 0);
         return s;
 }
 
@@ -241,29 +266,10 @@ TEST(unlisted_listings_fail_closed) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(breaks); i++) {
-                char tmpl[] = "/tmp/test-sample.XXXXXX", cmd[PATH_MAX * 2], sys[PATH_MAX];
-                _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
-                _cleanup_(sample_freep) Sample *s = NULL;
-                SampleSources src;
+                _cleanup_(sample_freep) Sample *s = load_changed_root("all-listed", breaks[i]);
 
-                ASSERT_TRUE(mkdtemp(tmpl));
-                snprintf(cmd, sizeof cmd, "cp -a '%s/roots/all-listed/.' '%s' && cd '%s' && %s", FIXTURES_DIR,
-                         tmpl, tmpl, breaks[i]);
-                ASSERT_EQ(system(cmd), 0);
-                snprintf(sys, sizeof sys, "%s/sys", tmpl);
-                root_fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                ASSERT_TRUE(root_fd >= 0);
-                dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                src = (SampleSources) {
-                        .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true
-                };
-                ASSERT_OK(sample_load(&src, &s));
-                for (size_t k = 0; k < s->n_incomplete_why; k++)
-                        fprintf(stderr, "%s: incomplete: %s\n", breaks[i], s->incomplete_why[k]);
                 ASSERT_TRUE(!s->complete);
                 ASSERT_TRUE(has_reason(s, want[i], NULL));
-                snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
-                ASSERT_EQ(system(cmd), 0);
         }
 }
 
@@ -271,28 +277,9 @@ TEST(unlisted_listings_fail_closed) {
  * for reading, only O_PATH, and is a reason: opened for reading, a FUSE directory there could wait on
  * its server. */
 TEST(nsfs_no_longer_nsfs) {
-        char tmpl[] = "/tmp/test-sample.XXXXXX", cmd[PATH_MAX * 2], sys[PATH_MAX];
-        _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
-        _cleanup_(sample_freep) Sample *s = NULL;
-        SampleSources src;
+        _cleanup_(sample_freep) Sample *s = load_changed_root("hidden-sb", "mkdir -p run/held-ns");
 
-        ASSERT_TRUE(mkdtemp(tmpl));
-        snprintf(cmd, sizeof cmd, "cp -a '%s/roots/hidden-sb/.' '%s' && mkdir -p '%s/run/held-ns'",
-                 FIXTURES_DIR, tmpl, tmpl);
-        ASSERT_EQ(system(cmd), 0);
-        snprintf(sys, sizeof sys, "%s/sys", tmpl);
-        root_fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(root_fd >= 0);
-        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        src = (SampleSources) {
-                .root_fd = root_fd, .sysfs_root = sys, .debugfs_fd = dbg, .scan_namespaces = true
-        };
-        ASSERT_OK(sample_load(&src, &s));
-        for (size_t k = 0; k < s->n_incomplete_why; k++)
-                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[k]);
         ASSERT_TRUE(has_reason(s, "kept by the nsfs mount /run/held-ns", strerror(EMEDIUMTYPE)));
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
-        ASSERT_EQ(system(cmd), 0);
 }
 
 /* Issue 9 case 10: inside a chroot "/" is not in our own table: a restricted view, incomplete, and
