@@ -821,6 +821,63 @@ TEST(live_namespaces_both_ways) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* A mount namespace kept only by an nsfs mount whose mount point is hidden under another mount: with
+ * the kernel's list of namespaces (6.12+) it is compared through listmount and never walked to (no
+ * reason names it); found by reading every process instead, the walk to its mount point is made
+ * and, the point being hidden, is a reason (fail closed). */
+TEST(live_nsfs_listed_not_walked) {
+        char dir[] = "/tmp/test-sample-nsfs.XXXXXX", sub[64], nsf[80], cmd[512], want[128];
+        _cleanup_close_ int proc_fd = -EBADF;
+        _cleanup_free_ uint64_t *inos = NULL;
+        size_t n = 0;
+
+        if (geteuid() != 0) {
+                printf("  not root, skipped\n");
+                return;
+        }
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(proc_fd >= 0);
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) < 0) {
+                printf("  no kernel list of mount namespaces, skipped\n");
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(dir));
+        snprintf(sub, sizeof sub, "%s/sub", dir);
+        snprintf(nsf, sizeof nsf, "%s/ns", sub);
+        snprintf(cmd, sizeof cmd,
+                 "mkdir '%s' && touch '%s' && unshare --mount='%s' --propagation private true && "
+                 "mount -t tmpfs ss-test-over '%s'",
+                 sub, nsf, nsf, sub);
+        if (system(cmd) != 0) {
+                printf("  cannot keep a mount namespace by an nsfs mount, skipped\n");
+                snprintf(cmd, sizeof cmd, "umount -l '%s' 2>/dev/null; rm -rf '%s'", nsf, dir);
+                (void) system(cmd);
+                return;
+        }
+        snprintf(want, sizeof want, "kept by the nsfs mount %s", nsf);
+        bool named[2] = {};
+        for (int walk_all = 0; walk_all <= 1; walk_all++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                SampleSources src = { .root_fd = root_fd,
+                                      .sysfs_root = "/sys",
+                                      .debugfs_fd = -EBADF,
+                                      .scan_namespaces = true,
+                                      .walk_all_processes = walk_all };
+
+                ASSERT_OK(sample_load(&src, &s));
+                for (size_t k = 0; k < s->n_incomplete_why; k++)
+                        if (strstr(s->incomplete_why[k], nsf))
+                                fprintf(stderr, "  walk_all=%d: %s\n", walk_all, s->incomplete_why[k]);
+                named[walk_all] = has_reason(s, want, NULL);
+        }
+        /* The mounts go before any assertion can end the test. */
+        snprintf(cmd, sizeof cmd, "umount '%s' && umount '%s' && rm -rf '%s'", sub, nsf, dir);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_TRUE(!named[0]);
+        ASSERT_TRUE(named[1]);
+}
+
 int main(void) {
         RUN(laptop_superblocks);
         RUN(live_both_backends);
@@ -841,5 +898,6 @@ int main(void) {
         RUN(reach_hung);
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
+        RUN(live_nsfs_listed_not_walked);
         return 0;
 }
