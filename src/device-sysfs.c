@@ -91,22 +91,6 @@ static int resolve_link_path(const char *dir, const char *target, char **ret) {
         return 0;
 }
 
-static int readlink_malloc_at(int dir_fd, const char *path, char **ret) {
-        char buf[PATH_MAX];
-        ssize_t n;
-        char *r;
-
-        n = readlinkat(dir_fd, path, buf, sizeof(buf) - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
-        r = strdup(buf);
-        if (!r)
-                return -ENOMEM;
-        *ret = r;
-        return 0;
-}
-
 /* ---------------------------------------------------------------------------------------------- */
 /* sysfs backends: libudev for "/sys", a directory fd otherwise */
 

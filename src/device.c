@@ -378,21 +378,12 @@ finish:
  * Negative errno when it cannot be had so: the member is then matched by the name as given. */
 static int dev_path_resolve(const char *path, char **ret) {
         _cleanup_close_ int fd = open_cached_at(AT_FDCWD, path, O_PATH);
-        char link[64], buf[PATH_MAX], *s;
-        ssize_t k;
+        char link[64];
 
         if (fd < 0)
                 return fd;
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        k = readlink(link, buf, sizeof buf - 1);
-        if (k < 0)
-                return negative_errno();
-        buf[k] = 0;
-        s = strdup(buf);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
+        return readlink_malloc_at(AT_FDCWD, link, ret);
 }
 
 /* Finds the btrfs filesystem with a member device named like the mount source; walks its member

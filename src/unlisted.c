@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <linux/magic.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -24,7 +24,6 @@
 #include "shared/strv.h"
 #include "unlisted-internal.h"
 #include "unlisted.h"
-
 
 int reasons_add(Reasons *r, const char *fmt, ...) {
         va_list ap;
@@ -414,6 +413,18 @@ int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *re
         return 0;
 }
 
+/* Appends x to *v (*n entries), growing it 16 at a time. 0 or -ENOMEM. */
+static int u64_append(uint64_t **v, size_t *n, uint64_t x) {
+        if (*n % 16 == 0) {
+                uint64_t *w = reallocarray(*v, *n + 16, sizeof(uint64_t));
+                if (!w)
+                        return -ENOMEM;
+                *v = w;
+        }
+        (*v)[(*n)++] = x;
+        return 0;
+}
+
 typedef struct NsUnseen {
         const uint64_t *seen;
         size_t n_seen;
@@ -439,14 +450,7 @@ static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
         if (r < 0)
                 return reasons_add(x->why, "%s: its mounts could not be listed (%s)", desc, strerror(-r));
         /* Listed in full: an nsfs mount that keeps it needs no second look (unlisted_scan_nsfs()). */
-        if (x->h->n_ns_listed % 16 == 0) {
-                uint64_t *v = reallocarray(x->h->ns_listed, x->h->n_ns_listed + 16, sizeof(uint64_t));
-                if (!v)
-                        return -ENOMEM;
-                x->h->ns_listed = v;
-        }
-        x->h->ns_listed[x->h->n_ns_listed++] = ino;
-        return 0;
+        return u64_append(&x->h->ns_listed, &x->h->n_ns_listed, ino);
 }
 
 int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,
@@ -567,13 +571,9 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                         known = h->ns_listed[j] == ino;
                 if (known)
                         continue;
-                if (n_done % 16 == 0) {
-                        uint64_t *x = reallocarray(done, n_done + 16, sizeof(uint64_t));
-                        if (!x)
-                                return -ENOMEM;
-                        done = x;
-                }
-                done[n_done++] = ino;
+                r = u64_append(&done, &n_done, ino);
+                if (r < 0)
+                        return r;
 
                 /* In the main process: never a lookup that waits (a mount point below a network or
                  * FUSE mount, a hung disk). */

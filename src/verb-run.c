@@ -157,6 +157,12 @@ int verb_restore_knob(const Args *a) {
         return 0;
 }
 
+/* The knob was kept for want of the unit's record only: a rule that lets the late pass turn it off over
+ * mounts it left out (off, auto with a hung device) needed it (knob_decide()). */
+static bool kept_for_no_unit_record(SyncOnSuspendMode mode, const KnobFacts *f) {
+        return !f->covered && !f->unit_pass && (mode == SYNC_ON_SUSPEND_OFF || f->hung);
+}
+
 static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
         if (f->unsynced)
                 return "a mount was left unsynced (error, slow device or timeout without proof of a hang)";
@@ -164,7 +170,7 @@ static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
                 return "the view of the mounts was incomplete";
         if (f->unexplained)
                 return "a device without a mounted filesystem holds dirty data, or that cannot be told";
-        if (!f->covered && !f->unit_pass && (mode == SYNC_ON_SUSPEND_OFF || f->hung))
+        if (kept_for_no_unit_record(mode, f))
                 return "this pass left mounts out, and there is no record of the unit's pass of this sleep "
                        "that synced them (suspend-sync.service not enabled, it did not finish or saw only "
                        "part, or a later sleep of suspend-then-hibernate)";
@@ -201,7 +207,7 @@ static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const
                 if (detail)
                         log_notice("Leaving the kernel's own sync on: %s.", detail);
                 else if (f->unsynced || !f->complete || f->covered ||
-                         (!f->unit_pass && (p->sync_on_suspend == SYNC_ON_SUSPEND_OFF || f->hung)))
+                         kept_for_no_unit_record(p->sync_on_suspend, f))
                         log_notice("Leaving the kernel's own sync on: %s.", why);
                 else if (uncovered)
                         /* Which mount kept it on, so that an administrator can tell. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,22 @@ int open_dir_at(int dir_fd, const char *path) {
         if (fd < 0)
                 return negative_errno();
         return fd;
+}
+
+int readlink_malloc_at(int dir_fd, const char *path, char **ret) {
+        char buf[PATH_MAX];
+        ssize_t n;
+        char *r;
+
+        n = readlinkat(dir_fd, path, buf, sizeof buf - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        r = strdup(buf);
+        if (!r)
+                return -ENOMEM;
+        *ret = r;
+        return 0;
 }
 
 int open_cached_at(int dir_fd, const char *path, int flags) {

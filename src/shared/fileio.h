@@ -38,6 +38,11 @@ int mkdirat_public(int dir_fd, const char *path);
 /* Opens a directory relative to dir_fd (O_DIRECTORY|O_CLOEXEC), leading '/' stripped. */
 int open_dir_at(int dir_fd, const char *path);
 
+/* The target of the symbolic link at path, relative to dir_fd as readlinkat() takes it (an absolute
+ * path is not stripped), at most PATH_MAX - 1 bytes. *ret is set on success only; negative errno
+ * otherwise. */
+int readlink_malloc_at(int dir_fd, const char *path, char **ret);
+
 /* openat() that never waits in the path walk (openat2() with RESOLVE_CACHED, Linux 5.12): every
  * component must be in the kernel's lookup cache, needing no I/O and no revalidation (a network or
  * FUSE server, a hung disk). Leading '/' stripped relative to a dir fd. Returns the fd, -EAGAIN when
