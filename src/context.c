@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -197,14 +198,12 @@ static void context_learn_eta(const Args *a, PlanScope scope, Plan *plan) {
         log_debug("The ETA of %i mount(s) learned from past sleeps.", r);
 }
 
-int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c) {
+int context_sample_plan(const Args *a, PlanScope scope, bool deferral, Context *c) {
         SampleSources src;
         usec_t t0;
         int r;
 
-        r = context_load_policy(a, c);
-        if (r < 0)
-                return r;
+        assert(c->policy);
 
         c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         src = (SampleSources) {
@@ -245,6 +244,15 @@ int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c) {
         context_learn_eta(a, scope, c->plan);
         c->plan->t_plan = now(CLOCK_MONOTONIC) - t0;
         return 0;
+}
+
+int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c) {
+        int r;
+
+        r = context_load_policy(a, c);
+        if (r < 0)
+                return r;
+        return context_sample_plan(a, scope, deferral, c);
 }
 
 int print_json(struct json_object *o, JsonMode mode) {

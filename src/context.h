@@ -74,6 +74,8 @@ int context_load_policy(const Args *a, Context *c);
  * asks where loop devices write (loop-backing.h, a bounded child) when DeferCommit= is on; a manual
  * run or the late pass never defers and need not ask. */
 int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c);
+/* Its second half: sample and plan, the policy already loaded. */
+int context_sample_plan(const Args *a, PlanScope scope, bool deferral, Context *c);
 
 /* JSON output of an object according to the mode, to stdout. */
 struct json_object;

@@ -183,6 +183,9 @@ static int record_header(const RunInput *in, RunRecord *rec) {
                 .t_sample = s->t_sample,
                 .t_plan = in->plan->t_plan,
                 .t_execute = in->t_execute,
+                .flushers_woken = in->flushers_woken > in->started_monotonic
+                                          ? in->flushers_woken - in->started_monotonic
+                                          : 0,
                 .eta = in->plan->eta == USEC_INFINITY ? 0 : in->plan->eta,
                 .has_complete = true,
                 .complete = s->complete,

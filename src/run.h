@@ -99,6 +99,8 @@ typedef struct RunInput {
         usec_t started_monotonic; /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
         usec_t deadline;          /* DeadlineSec= */
         usec_t t_execute;         /* phase time of the executor */
+        usec_t flushers_woken;    /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:
+                                   * not woken */
 } RunInput;
 
 /* The run record of the pass (every field but duration and t_record, which the caller sets when

@@ -196,6 +196,8 @@ static int run_record_build_json(const RunRecord *rec, bool stream, json_object 
             (r = json_add_u64(o, "deadline_usec", rec->deadline)) < 0 ||
             (rec->eta > 0 && (r = json_add_u64(o, "eta_usec", rec->eta)) < 0) ||
             (r = run_record_phases_to_json(rec, &phases)) < 0 ||
+            (rec->flushers_woken > 0 &&
+             (r = json_add_u64(o, "flushers_woken_usec", rec->flushers_woken)) < 0) ||
             (r = json_add(o, "phases_usec", phases)) < 0 ||
             (r = stream ? json_stream_array_new(rec->n_mounts, &mounts)
                         : run_record_mounts_to_json(rec, &mounts)) < 0 ||
@@ -326,6 +328,7 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
             (r = get_str(o, "sleep_action", JSON_OPTIONAL, &rec.sleep_action)) < 0 ||
             (r = json_get_u64(o, "deadline_usec", JSON_OPTIONAL, 0, &rec.deadline)) < 0 ||
             (r = json_get_u64(o, "eta_usec", JSON_OPTIONAL, 0, &rec.eta)) < 0 ||
+            (r = json_get_u64(o, "flushers_woken_usec", JSON_OPTIONAL, 0, &rec.flushers_woken)) < 0 ||
             (r = json_get_object(o, "phases_usec", JSON_OPTIONAL, &phases)) < 0)
                 return r;
         /* A missing phases_usec reads as an empty object: every phase 0. */

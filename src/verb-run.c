@@ -18,6 +18,7 @@
 #include "kernel-knob.h"
 #include "writeback.h"
 #include "log.h"
+#include "meminfo.h"
 #include "manager.h"
 #include "message-ids.h"
 #include "notify.h"
@@ -254,6 +255,8 @@ typedef struct Pass {
         bool state_on_disk; /* the state directory is not on tmpfs (or cannot tell) */
         bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
         bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
+        int kicked;         /* the flushers were woken: 1; could not be: < 0; not tried: 0 */
+        usec_t kicked_at;   /* CLOCK_MONOTONIC, when kicked > 0 */
         ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
@@ -330,6 +333,47 @@ static int pass_lock(Pass *p) {
         return 0;
 }
 
+/* Wakes the kernel's flusher threads (writeback.h) once per pass; p->kicked says how it went. */
+static void pass_kick(Pass *p) {
+        _cleanup_close_ int proc_fd = -EBADF;
+        unsigned value = 0, left = 0;
+        int r;
+
+        if (p->kicked > 0)
+                return;
+        proc_fd = openat(p->c.root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
+        if (r == -EUCLEAN)
+                log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
+                            "threads: it is %u now.",
+                            value, left);
+        else if (r < 0) {
+                log_debug("Could not wake the flusher threads (%s): syncfs() starts each device's writeback.",
+                          strerror(-r));
+                p->kicked = r;
+                return;
+        } else
+                log_debug("Woke the kernel's flusher threads (vm.dirty_writeback_centisecs %u, put back): "
+                          "workers wait for their devices' data before syncfs().",
+                          value);
+        p->kicked = 1;
+        p->kicked_at = now(CLOCK_MONOTONIC);
+}
+
+/* WritebackFirst=, the main pass: when proc/meminfo counts dirty data, the flushers are woken as
+ * soon as the policy allows it, before the sample and the plan, so that the data is on its way
+ * while they are made (what sync(2) does first). Whether workers wait for it is decided as before,
+ * by pass_writeback_first(). Not in the late pass: there the unit's pass has already done it, and
+ * what is dirty may be a frozen user's FUSE mount, which only the plan tells apart. */
+static void pass_kick_early(Pass *p) {
+        Meminfo m = {};
+
+        if (p->a->late || !p->c.policy->writeback_first || meminfo_load(p->c.root_fd, &m) < 0 ||
+            !m.has_dirty || m.dirty_bytes <= settle_slack_local())
+                return;
+        pass_kick(p);
+}
+
 /* A knob left over, then policy, sample and plan, and the deadline that follows from them. */
 static int pass_prepare(Pass *p) {
         const Args *a = p->a;
@@ -344,9 +388,13 @@ static int pass_prepare(Pass *p) {
                         knob_restore_logged(sysfs_fd, a->state_dir, "left over from an interrupted run");
         }
 
+        r = context_load_policy(a, &p->c);
+        if (r < 0)
+                return r;
+        pass_kick_early(p);
         /* Only the unit's pass defers (pass_defer_commit()). */
-        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL,
-                            streq_ptr(a->trigger, "unit") && !a->late, &p->c);
+        r = context_sample_plan(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL,
+                                streq_ptr(a->trigger, "unit") && !a->late, &p->c);
         if (r < 0)
                 return r;
 
@@ -366,31 +414,17 @@ static int pass_prepare(Pass *p) {
 }
 
 /* WritebackFirst= (writeback.h): the workers of block filesystems wait for their device's
- * writeback; when one of those devices had dirty data, the flushers are woken for all of them. */
+ * writeback; when one of those devices had dirty data, the flushers are woken for all of them
+ * (again, when waking them early failed). */
 static void pass_writeback_first(Pass *p) {
-        _cleanup_close_ int proc_fd = -EBADF;
-        unsigned value = 0, left = 0;
-        int r;
-
         if (!p->c.policy->writeback_first ||
             !run_jobs_settle(&p->j, p->c.plan, p->c.sample, settle_slack_local()))
                 return;
-        proc_fd = openat(p->c.root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
-        if (r == -EUCLEAN)
-                log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
-                            "threads: it is %u now.",
-                            value, left);
-        else if (r < 0) {
-                log_debug("Could not wake the flusher threads (%s): syncfs() starts each device's writeback.",
-                          strerror(-r));
-                p->kick_failed = true;
-        } else {
-                log_debug("Woke the kernel's flusher threads (vm.dirty_writeback_centisecs %u, put back): "
-                          "workers wait for their devices' data before syncfs().",
-                          value);
+        pass_kick(p);
+        if (p->kicked > 0)
                 run_jobs_settle_all(&p->j);
-        }
+        else
+                p->kick_failed = true;
 }
 
 /* DeferCommit= (defer-commit.h): in the unit's pass, the jobs that wait for writeback on a
@@ -542,6 +576,7 @@ static int pass_record(Pass *p) {
                 .started_monotonic = p->started_mono,
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
+                .flushers_woken = p->kicked > 0 ? p->kicked_at : 0,
         };
         int r;
 

@@ -24,6 +24,7 @@ typedef struct Bed {
         RunJobs j;
         RunRecord rec;
         RunTally t;
+        usec_t flushers_woken; /* RunInput.flushers_woken, CLOCK_MONOTONIC (the pass started at 1000) */
 } Bed;
 
 /* n_sync planned entries, then n_skip skipped ones; entry i on superblock i, dev 8:i, group "gI". */
@@ -92,6 +93,7 @@ static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
                 .started_monotonic = 1000,
                 .deadline = 30,
                 .t_execute = 4,
+                .flushers_woken = b->flushers_woken,
         };
 
         run_tally_done(&b->t);
@@ -213,6 +215,12 @@ TEST(tallies) {
         ASSERT_STREQ(b.rec.mounts[0].action, "sync");
         ASSERT_EQ(b.rec.mounts[0].duration, 7);
         ASSERT_U64_EQ(b.rec.mounts[0].start_offset, 250); /* job start - pass start */
+        ASSERT_U64_EQ(b.rec.flushers_woken, 0);           /* not woken */
+        b.flushers_woken = 1100;
+        bed_record(&b);
+        ASSERT_U64_EQ(b.rec.flushers_woken, 100); /* since the pass started */
+        b.flushers_woken = 0;
+        bed_record(&b);
         ASSERT_U64_EQ(b.rec.mounts[0].writeback_wait, 5);
         ASSERT_U64_EQ(b.rec.mounts[1].writeback_wait, 0); /* control: no wait reported */
         ASSERT_STREQ(b.rec.mounts[1].outcome, "error");

@@ -72,6 +72,7 @@ static void make_record(RunRecord *r, usec_t started) {
                 .t_plan = 42,
                 .t_execute = 840000,
                 .t_record = 560,
+                .flushers_woken = 4264,
         };
         r->n_mounts = 4;
         r->mounts = calloc(r->n_mounts, sizeof(RunMount));
@@ -97,6 +98,7 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         ASSERT_U64_EQ(a->t_plan, b->t_plan);
         ASSERT_U64_EQ(a->t_execute, b->t_execute);
         ASSERT_U64_EQ(a->t_record, b->t_record);
+        ASSERT_U64_EQ(a->flushers_woken, b->flushers_woken);
         ASSERT_EQ(a->n_mounts, b->n_mounts);
         for (size_t i = 0; i < a->n_mounts; i++) {
                 const RunMount *x = a->mounts + i, *y = b->mounts + i;
@@ -176,6 +178,7 @@ TEST(round_trip) {
         /* Names from the schema contract, no escaped slashes. */
         ASSERT_TRUE(strstr(s, "\"started_realtime_usec\""));
         ASSERT_TRUE(strstr(s, "\"deadline_usec\""));
+        ASSERT_TRUE(strstr(s, "\"flushers_woken_usec\": 4264"));
         ASSERT_TRUE(strstr(s, "\"mount_point\": \"/\""));
         ASSERT_TRUE(!strstr(s, "\\/"));
 }
@@ -252,6 +255,7 @@ TEST(extremes) {
         r.result = strdup("success");
         ASSERT_OK(run_record_to_json_string(&r, false, &s));
         ASSERT_TRUE(strstr(s, "18446744073709551615"));
+        ASSERT_TRUE(!strstr(s, "flushers_woken_usec")); /* 0: not written */
         ASSERT_OK(run_record_from_json_string(s, &back));
         assert_record_eq(&r, &back);
         ASSERT_TRUE(back.trigger == NULL);
@@ -390,6 +394,7 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(full.mounts[3].namespace_ino, 0);  /* records without the key: our namespace */
         ASSERT_U64_EQ(full.mounts[1].start_offset, 0);   /* records without the key: unknown */
         ASSERT_U64_EQ(full.mounts[0].writeback_wait, 0); /* records without the key: no wait */
+        ASSERT_U64_EQ(full.flushers_woken, 0);           /* records without the key: not woken */
 
         /* missing optional fields → defaults */
         b = read_fixture("good-minimal.json", NULL);

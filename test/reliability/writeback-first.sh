@@ -8,8 +8,9 @@
 #   overwrite: the data is already in flight when the run starts (ext4 starts the writeback of a
 #     truncated and rewritten file at close, auto_da_alloc): WritebackFirst=yes must send as many
 #     FLUSHes as sync(2); the control, WritebackFirst=no, sends more (the early commit).
-#   new file: dirty, not in flight: the run wakes the flusher threads first (needs a writable
-#     /proc/sys; not a container): as many FLUSHes as sync(2).
+#   new file: dirty, not in flight: the run wakes the flusher threads first, before it reads the
+#     mount table (the record's flushers_woken_usec against the worker's start and the phases; needs
+#     a writable /proc/sys; not a container): as many FLUSHes as sync(2).
 # Then a power cut that keeps nothing unflushed: nothing lost. And vm.dirty_writeback_centisecs is
 # what it was.
 set -euo pipefail
@@ -58,6 +59,20 @@ print(next((x.get("writeback_wait_usec", 0) for x in (d.get("last_run") or {}).g
             if x.get("mount_point") == sys.argv[1]), "missing"))' "$m"
 }
 
+# last_kick: "WOKEN AFTER LEFT" of the last run's record: when it woke the flusher threads
+# (flushers_woken_usec, 0 when absent), the time its phases took (mount table, sample, plan,
+# execute, record: one after the other) and the time left after WOKEN (duration - WOKEN). Woken
+# before the mount table was read, every phase comes after it: AFTER <= LEFT. Woken in the execute
+# phase (after the plan), AFTER exceeds LEFT by about the table, sample and plan.
+last_kick() {
+        ss status --json=short | python3 -c '
+import json, sys
+r = json.load(sys.stdin).get("last_run") or {}
+p = r.get("phases_usec") or {}
+w = r.get("flushers_woken_usec", 0)
+print(w, sum(p.get(k, 0) for k in ("read", "sample", "plan", "execute", "record")), r.get("duration_usec", 0) - w)'
+}
+
 failures=0 control_more=0
 cases=(overwrite)
 ((kick)) && cases+=(new) || echo "new file: not run, /proc/sys is not writable here"
@@ -66,13 +81,23 @@ for ((r = 1; r <= rounds; r++)); do
                 s=$(flushes "$case" sync)
                 y=$(flushes "$case" yes)
                 wy=$(last_wait)
+                read -r ky after left < <(last_kick)
                 n=$(flushes "$case" no)
                 wn=$(last_wait)
-                echo "round $r, $case: FLUSHes sync(2)=$s WritebackFirst=yes=$y WritebackFirst=no=$n; recorded wait yes=${wy} us no=${wn} us"
+                read -r kn _ _ < <(last_kick)
+                echo "round $r, $case: FLUSHes sync(2)=$s WritebackFirst=yes=$y WritebackFirst=no=$n; recorded wait yes=${wy} us no=${wn} us;" \
+                        "flushers woken yes=${ky} us (phases after it ${after} us of ${left} us left) no=${kn} us"
                 # The record says how long the worker waited: data was in flight (or woken), so a
                 # wait; with no, none.
                 if [[ $wy == missing || $wy == 0 || $wn != 0 ]]; then
                         echo "FAIL: $case: recorded writeback wait yes=$wy no=$wn (want > 0 and 0)" >&2
+                        failures=$((failures + 1))
+                fi
+                # Dirty data, not in flight: the flushers are woken as soon as the configuration
+                # allows it, before the mount table is read; with no, never.
+                if [[ $case == new ]] && ((ky == 0 || after > left || kn != 0)); then
+                        echo "FAIL: new: flushers woken at ${ky} us, then phases of ${after} us in the ${left} us" \
+                                "left (want them all after it); no: woken at ${kn} us (want 0)" >&2
                         failures=$((failures + 1))
                 fi
                 if ((y > s)); then
