@@ -189,6 +189,7 @@ typedef struct SbDecision {
         char *covered_if_path; /* overlays: upperdir, see PlanEntry */
         dev_t covered_if_dev;
         bool uncovered;     /* skipped, yet possibly holding data: see PlanEntry */
+        bool skip_rule;     /* see PlanEntry */
         bool fuse_evidence; /* see PlanEntry */
         char *reason;
         usec_t timeout;
@@ -249,6 +250,23 @@ static int decide_overlay(const Sample *sample, const PathIndex *pi, PlanScope s
         return r < 0 ? -ENOMEM : 0;
 }
 
+/* A rule decides for the mounts it matches: a superblock is skipped only when a skip rule matches
+ * every one of its mounts. Returns true with the rule of the first mount none matches (NULL: no rule
+ * matches it) in *ret_rule; false when skip rules match them all. */
+static bool skip_rule_misses(const Sample *sample, const Policy *policy, const Superblock *s,
+                             const Rule **ret_rule) {
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const MountEntry *o = &sample->table->entries[s->mounts[i]];
+                const Rule *r = policy_match(policy, o->mount_point, s->fstype, s->device.classes);
+
+                if (!r || r->action != RULE_ACTION_SKIP) {
+                        *ret_rule = r;
+                        return true;
+                }
+        }
+        return false;
+}
+
 static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope,
                      size_t k, SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
@@ -291,9 +309,16 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                         d->timeout = rule->mount_timeout;
         }
 
+        if (ra == RULE_ACTION_SKIP && skip_rule_misses(sample, policy, s, &rule)) {
+                /* another mount of it (bind mount, subvolume) is not skipped: that one decides */
+                ra = rule ? rule->action : RULE_ACTION_AUTO;
+                d->rule = rule ? rule->name : NULL;
+                d->timeout = rule && rule->mount_timeout != USEC_INFINITY ? rule->mount_timeout
+                                                                          : policy->mount_timeout;
+        }
         if (ra == RULE_ACTION_SKIP) {
                 d->action = PLAN_SKIP;
-                d->uncovered = true;
+                d->uncovered = d->skip_rule = true;
                 r = asprintf(&d->reason, "rule '%s': Action=skip", rule->name);
                 return r < 0 ? -ENOMEM : 0;
         }
@@ -366,6 +391,7 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .rule = d->rule,
                 .mount_id = m->mount_id,
                 .uncovered = d->uncovered,
+                .skip_rule = d->skip_rule,
                 .fuse_evidence = d->fuse_evidence,
                 .bdi_name = s->device.bdi_name,
                 .run_as_uid = (uid_t) -1,
@@ -510,6 +536,7 @@ static int plan_decide_overlays(PlanBuild *b) {
                 } else {
                         d->action = PLAN_SKIP;
                         d->uncovered = u->uncovered;
+                        d->skip_rule = u->skip_rule;
                         d->covered_if_path = mfree(d->covered_if_path);
                         r = asprintf(&d->reason, "overlay: upper layer skipped (%s)", u->reason);
                 }

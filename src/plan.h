@@ -49,6 +49,8 @@ typedef struct PlanEntry {
         uint64_t namespace_ino; /* 0: our own mount namespace */
         bool uncovered;         /* skipped although it may hold data (Action=skip, late scope): the
                                      * kernel's own sync is then not redundant */
+        bool skip_rule;         /* skipped by an Action=skip rule (or an overlay over such a
+                                     * layer): no pass syncs it, the kernel's sync is its only chance */
         char *covered_if_path;  /* overlays: their upperdir (owned); the worker skips the overlay's
                                      * own syncfs if this path is on covered_if_dev, the upper layer's
                                      * superblock synced just before in the same group */

@@ -222,13 +222,18 @@ static int set_string(char **s, const char *v) {
 }
 
 /* A mount the plan skipped. The kernel sync is redundant only if nothing it would write was left
- * out (late scope, Action=skip), unless evidence read after our own workers proves it clean. */
+ * out (late scope, Action=skip), unless evidence read after our own workers proves it clean. A
+ * superblock skipped by rule is on the list of those left unsynced (t->left, not t->unsynced: the
+ * run did what it was told): the unit's pass hands it to the late pass, which then keeps the
+ * kernel's sync on whatever else it knows of the unit's pass. */
 static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
         const PlanEntry *e = &in->plan->entries[i];
         bool clean = in->fuse_clean && in->fuse_clean[i];
         const char *why = in->fuse_why ? in->fuse_why[i] : NULL;
 
         t->n_skipped++;
+        if (e->skip_rule && e->primary)
+                t->left[t->n_left++] = e->dev;
         if (e->uncovered && e->fuse_evidence && (clean || why)) {
                 char *reason;
 
@@ -362,7 +367,7 @@ int run_record_build(const RunInput *in, RunRecord *ret, RunTally *ret_tally) {
         r = record_header(in, &rec);
         if (r < 0)
                 return r;
-        t.left = calloc(MAX(p->n_sync, 1), sizeof(dev_t));
+        t.left = calloc(MAX(p->n_entries, 1), sizeof(dev_t));
         if (!t.left)
                 return -ENOMEM;
 

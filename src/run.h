@@ -79,7 +79,8 @@ typedef struct RunTally {
                                          * write (PlanEntry.uncovered, unless proven clean) */
         size_t n_uncovered;
         size_t first_uncovered; /* index in the plan (and the record) of the first one */
-        dev_t *left;            /* the superblocks left unsynced, n_left */
+        dev_t *left;            /* the superblocks left unsynced (deferred and skipped by rule
+                                         * included), n_left */
         size_t n_left;
 } RunTally;
 

@@ -166,7 +166,8 @@ static bool kept_for_no_unit_record(SyncOnSuspendMode mode, const KnobFacts *f) 
 
 static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
         if (f->unsynced)
-                return "a mount was left unsynced (error, slow device or timeout without proof of a hang)";
+                return "a mount was left unsynced (error, slow device, timeout without proof of a hang, or "
+                       "an Action=skip rule)";
         if (!f->complete)
                 return "the view of the mounts was incomplete";
         if (f->unexplained)
@@ -612,8 +613,8 @@ static int pass_record(Pass *p) {
                                           a->state_dir);
         }
         if (p->carried)
-                log_notice(
-                        "The unit's pass of this sleep left superblocks unsynced that this pass did not sync.");
+                log_notice("The unit's pass of this sleep left superblocks unsynced (errors, timeouts, "
+                           "Action=skip) that this pass did not sync.");
         else if (a->late && (!pass_has_state(p) || p->handover_bad)) {
                 /* What the unit's pass left (unsynced, or to this pass) is not known: fail closed. */
                 p->carried = true;

@@ -223,10 +223,40 @@ TEST(rules) {
         ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
         ASSERT_EQ(find(p, "/mnt/nfs")->action, PLAN_SKIP);
         ASSERT_TRUE(strstr(find(p, "/mnt/nfs")->reason, "rule 'nfs'"));
+        /* skipped by rule: no pass syncs it, the handover lists it (run.c) */
+        ASSERT_TRUE(find(p, "/mnt/nfs")->skip_rule && find(p, "/mnt/nfs")->primary);
+        ASSERT_TRUE(!find(p, "/boot/efi")->skip_rule && !find(p, "/run")->skip_rule);
         ASSERT_U64_EQ(find(p, "/boot/efi")->timeout, USEC_PER_SEC);
         ASSERT_U64_EQ(find(p, "/home/alice/remote")->timeout, 500 * USEC_PER_MSEC);
         ASSERT_STREQ(find(p, "/home/alice/remote")->rule, "all-network");
         ASSERT_U64_EQ(find(p, "/")->timeout, 3 * USEC_PER_SEC);
+}
+
+/* Review (stop 26, finding 4): a rule decides for the mounts it matches. /home and /srv/data are
+ * subvolumes of one btrfs (0:35): a skip rule on /home alone used to skip /srv/data with it. */
+TEST(skip_rule_needs_every_mount) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *one = parse_policy(
+                "[Rule home]\nPath=/home\nAction=skip\n[Rule data]\nPath=/srv/*\nMountTimeoutSec=2s\n");
+        _cleanup_(policy_freep)
+                Policy *both = parse_policy("[Rule home]\nPath=/home /srv/data\nAction=skip\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        const PlanEntry *h, *d;
+
+        ASSERT_OK(plan_build(s, one, PLAN_SCOPE_ALL, &p));
+        h = find(p, "/home"), d = find(p, "/srv/data");
+        ASSERT_TRUE((h->action == PLAN_SYNC && h->primary) || (d->action == PLAN_SYNC && d->primary));
+        ASSERT_TRUE(!h->skip_rule && !d->skip_rule && !h->uncovered && !d->uncovered);
+        /* the mount that is not skipped decides: its rule, its timeout */
+        ASSERT_STREQ((h->action == PLAN_SYNC ? h : d)->rule, "data");
+        ASSERT_U64_EQ((h->action == PLAN_SYNC ? h : d)->timeout, 2 * USEC_PER_SEC);
+
+        /* control: skip rules on both mounts skip the superblock */
+        ASSERT_OK(plan_build(s, both, PLAN_SCOPE_ALL, &q));
+        h = find(q, "/home"), d = find(q, "/srv/data");
+        ASSERT_EQ(h->action, PLAN_SKIP);
+        ASSERT_EQ(d->action, PLAN_SKIP);
+        ASSERT_TRUE(h->skip_rule && d->skip_rule);
 }
 
 /* Issue 9 case 5: a rule whose match key could not be parsed used to match every mount, so
@@ -888,6 +918,7 @@ int main(void) {
         RUN(laptop_golden);
         RUN(ext4_journal_device_flush);
         RUN(rules);
+        RUN(skip_rule_needs_every_mount);
         RUN(bad_rule_never_skips);
         RUN(device_flush_parity);
         RUN(fuse_owner);

@@ -484,6 +484,51 @@ TEST(handover_inputs) {
         handover_done(&h);
 }
 
+/* Review finding (stop 26, F1): a superblock skipped by an Action=skip rule is synced by no pass,
+ * so the unit's pass hands it to the late pass as unsynced; with the unit's record alone the late
+ * pass would turn the kernel's sync off over it (off; auto with a hung device). */
+TEST(skip_rule_handed_over) {
+        const usec_t boot = 100 * USEC_PER_MINUTE;
+        ExecJob late_jobs[1] = { { .dev = makedev(8, 0), .outcome = OUTCOME_SYNCED } };
+        Handover h = {};
+        KnobFacts f;
+        Bed b;
+        int v = -1;
+
+        /* the unit's pass: 8:0 synced, 8:1 skipped by rule (its primary mount), 8:2 a duplicate */
+        bed_init(&b, 1, 2);
+        b.entries[1].uncovered = b.entries[1].skip_rule = b.entries[1].primary = true;
+        b.entries[2].uncovered = b.entries[2].skip_rule = true;
+        b.entries[2].dev = makedev(8, 1);
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record(&b);
+        ASSERT_TRUE(!b.t.unsynced); /* the run did what it was told */
+        ASSERT_EQ(b.t.n_left, 1);
+        ASSERT_EQ(b.t.left[0], makedev(8, 1));
+        run_handover_unsynced(&h, b.t.left, b.t.n_left, boot);
+        ASSERT_OK(handover_set_unit_pass(&h, boot, "0123456789abcdef0123456789abcdef"));
+
+        /* the late pass syncs 8:0 and leaves 8:1 out: carried, the kernel's sync stays on */
+        ASSERT_TRUE(carried(&h, late_jobs, 1, boot + 1));
+        f = (KnobFacts) { .unsynced = true, .complete = true, .unit_pass = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &f, &v), 0);
+        f.hung = true;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &f, &v), 0);
+        /* control: without the carried superblock both modes turn it off */
+        f.unsynced = false;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &f, &v), 1);
+        f.hung = false;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &f, &v), 1);
+
+        /* control: a skip that is no rule's (late scope, network) is not listed */
+        b.entries[1].skip_rule = b.entries[2].skip_rule = false;
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_left, 0);
+        handover_done(&h);
+        bed_done(&b);
+}
+
 /* More unsynced superblocks than the handover holds: the last line becomes 0:0, which no pass
  * syncs, so the late pass keeps the kernel's sync on. */
 TEST(handover_unsynced_full) {
@@ -636,5 +681,6 @@ int main(void) {
         RUN(knob_facts_late_left_out);
         RUN(handover_inputs);
         RUN(handover_unsynced_full);
+        RUN(skip_rule_handed_over);
         return 0;
 }

@@ -64,7 +64,10 @@ scenario() {            # NAME MAXPARALLEL EXPECT_KNOB DEBUGFS HUNG...
 MountTimeoutSec=10s
 DeadlineSec=${deadline_s}s
 OnTimeout=continue"
-        rel_config "${mounts[@]}" -- "[Kernel]" "SyncOnSuspend=off"
+        # Nothing skipped by rule, which would keep the knob on (run.c): the host's root and the test
+        # bed's own mounts (the FUSE files behind the disks) are synced too.
+        rel_config "${mounts[@]}" -- "[Kernel]" "SyncOnSuspend=off" "[Rule host-root]" "Path=/" "Action=auto" \
+                "[Rule test-bed]" "Path=$SS_TEST_WORKDIR/*" "Action=auto"
         echo "== $name: MaxParallel=$mp hung=${hung[*]} debugfs=$debugfs"
 
         rel_gen "$((seed * 10 + i))" 30 6 "${healthy[@]}"
