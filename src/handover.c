@@ -250,7 +250,13 @@ int handover_save(int state_dir_fd, const Handover *h) {
                 return 0;
         }
         r = handover_format(h, &text);
+        if (r >= 0)
+                r = write_file_atomic_at(state_dir_fd, HANDOVER_FILE, text, strlen(text));
         if (r < 0)
-                return r;
-        return write_file_atomic_at(state_dir_fd, HANDOVER_FILE, text, strlen(text));
+                /* What is there is an earlier pass's: it must not stand for this one (its "unit" line
+                 * would vouch for a pass whose unsynced superblocks it does not list). Without it the
+                 * late pass keeps the kernel's sync on; stuck workers are forgotten (at worst a second
+                 * worker on a stuck device). unlink works on a full tmpfs. */
+                (void) unlinkat(state_dir_fd, HANDOVER_FILE, 0);
+        return r;
 }

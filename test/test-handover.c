@@ -215,6 +215,36 @@ TEST(load_save) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* Review (stop 26, F2): a handover that cannot be written must not leave the earlier one in place,
+ * whose "unit" line would vouch for this pass (its unsynced superblocks unlisted). The write fails
+ * here because its temporary file's name is taken by a directory. */
+TEST(save_failure_removes_stale) {
+        char root[] = "/tmp/test-handover.XXXXXX", tmp[64], cmd[64];
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(handover_set_unit_pass(&h, 100, "0123456789abcdef0123456789abcdef"));
+        ASSERT_OK(handover_save(fd, &h));
+        ASSERT_EQ(faccessat(fd, HANDOVER_FILE, F_OK, 0), 0);
+
+        snprintf(tmp, sizeof tmp, HANDOVER_FILE ".tmp.%d", (int) getpid());
+        ASSERT_EQ(mkdirat(fd, tmp, 0700), 0);
+        ASSERT_OK(handover_add_unsynced(&h, makedev(8, 1), 100));
+        ASSERT_TRUE(handover_save(fd, &h) < 0);
+        ASSERT_TRUE(faccessat(fd, HANDOVER_FILE, F_OK, 0) < 0 && errno == ENOENT);
+
+        /* control: the write works again */
+        ASSERT_EQ(unlinkat(fd, tmp, AT_REMOVEDIR), 0);
+        ASSERT_OK(handover_save(fd, &h));
+        ASSERT_EQ(faccessat(fd, HANDOVER_FILE, F_OK, 0), 0);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(round_trip);
         RUN(bad_input);
@@ -223,5 +253,6 @@ int main(void) {
         RUN(prune);
         RUN(prune_real_proc);
         RUN(load_save);
+        RUN(save_failure_removes_stale);
         return 0;
 }
