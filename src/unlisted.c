@@ -20,6 +20,7 @@
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
 #include "shared/parse-util.h"
+#include "shared/proc-util.h"
 #include "shared/sort-util.h"
 #include "shared/strv.h"
 #include "unlisted-internal.h"
@@ -517,16 +518,18 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
         return 0;
 }
 
-/* The nsfs file at mount_point, in our namespace (pid 0) or through pid's root, for reading: the path
- * walked from the lookup cache only (open_cached_at()), first as O_PATH, which opens nothing (an nsfs
- * mount replaced by a FUSE directory meanwhile is never opened: its server might not answer), then
- * opened again through /proc/self/fd once it is an nsfs inode. -EAGAIN when the walk would wait,
- * -EMEDIUMTYPE when the path is no longer nsfs. */
-static int open_nsfs(int root_fd, int pid, const char *mount_point) {
+/* The nsfs file of namespace ns_ino mounted at e, in our namespace (pid 0) or through pid's root, for
+ * reading: the path walked from the lookup cache only (open_cached_at()), first as O_PATH, which opens
+ * nothing (an nsfs mount replaced by a FUSE directory meanwhile is never opened: its server might not
+ * answer), then opened again through /proc/self/fd once it is that mount's inode of that namespace.
+ * That is told by /proc/self/fdinfo, never by fstatfs() or fstat(), which call into whatever
+ * filesystem the path now leads to (an RPC to a dead NFS or 9p server would never return). -EAGAIN
+ * when the walk would wait, -EMEDIUMTYPE when the path leads elsewhere now. */
+static int open_nsfs(int root_fd, int pid, const MountEntry *e, uint64_t ns_ino) {
         _cleanup_close_ int base = -EBADF, p = -EBADF;
-        struct statfs sfs;
+        uint64_t ino;
         char path[64];
-        int fd;
+        int fd, mnt_id, r;
 
         if (pid > 0) {
                 /* The magic link, opened O_PATH: a jump to that root, no lookup below it. */
@@ -535,12 +538,13 @@ static int open_nsfs(int root_fd, int pid, const char *mount_point) {
                 if (base < 0)
                         return negative_errno();
         }
-        p = open_cached_at(pid > 0 ? base : root_fd, skip_root_prefix(mount_point), O_PATH);
+        p = open_cached_at(pid > 0 ? base : root_fd, skip_root_prefix(e->mount_point), O_PATH);
         if (p < 0)
                 return p;
-        if (fstatfs(p, &sfs) < 0)
-                return negative_errno();
-        if (sfs.f_type != NSFS_MAGIC)
+        r = proc_fdinfo_mnt_ino(p, &mnt_id, &ino);
+        if (r < 0)
+                return r;
+        if (mnt_id != e->mount_id || ino != ns_ino)
                 return -EMEDIUMTYPE;
         /* Our own fd: our own /proc, whatever root is scanned. */
         snprintf(path, sizeof path, "/proc/self/fd/%d", p);
@@ -577,7 +581,7 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
 
                 /* In the main process: never a lookup that waits (a mount point below a network or
                  * FUSE mount, a hung disk). */
-                fd = open_nsfs(root_fd, ns == 0 ? 0 : ns_pids[ns - 1], e->mount_point);
+                fd = open_nsfs(root_fd, ns == 0 ? 0 : ns_pids[ns - 1], e, ino);
                 if (fd < 0)
                         r = fd;
                 else {

@@ -24,6 +24,7 @@
 #include "shared/json-util.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
+#include "shared/proc-util.h"
 #include "shared/sort-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
@@ -229,6 +230,29 @@ TEST(dir_batch) {
  * corner of its directory no /proc walker reads, task/TID/fdinfo) is refused with -EAGAIN, not
  * walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is never followed from the
  * cache alone: always -EAGAIN. */
+/* fdinfo's mount id and inode number are what statx() says of the same fd; an fd that is not
+ * open has none. */
+TEST(fdinfo_mnt_ino) {
+        _cleanup_close_ int fd = open("/proc/self", O_PATH | O_CLOEXEC), dir = open("/", O_PATH | O_CLOEXEC);
+        struct statx stx;
+        uint64_t ino, proc_ino;
+        int mnt_id, proc_mnt_id;
+
+        ASSERT_TRUE(fd >= 0 && dir >= 0);
+        ASSERT_EQ(statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx), 0);
+        ASSERT_OK(proc_fdinfo_mnt_ino(fd, &mnt_id, &ino));
+        ASSERT_U64_EQ(ino, stx.stx_ino);
+        ASSERT_U64_EQ((uint64_t) mnt_id, stx.stx_mnt_id);
+        proc_ino = ino, proc_mnt_id = mnt_id;
+        /* control: another file on another mount differs in both */
+        ASSERT_EQ(statx(dir, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx), 0);
+        ASSERT_OK(proc_fdinfo_mnt_ino(dir, &mnt_id, &ino));
+        ASSERT_U64_EQ(ino, stx.stx_ino);
+        ASSERT_U64_EQ((uint64_t) mnt_id, stx.stx_mnt_id);
+        ASSERT_TRUE(mnt_id != proc_mnt_id && ino != proc_ino);
+        ASSERT_ERR(proc_fdinfo_mnt_ino(999999, &mnt_id, &ino), ENOENT);
+}
+
 TEST(open_cached) {
         _cleanup_close_ int fd = -EBADF;
         char path[64], link[80];
@@ -541,6 +565,7 @@ int main(void) {
         RUN(options);
         RUN(files);
         RUN(dir_batch);
+        RUN(fdinfo_mnt_ino);
         RUN(open_cached);
         RUN(strv);
         RUN(string_table);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 #include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/proc-util.h"
+#include "shared/string-util.h"
 
 int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *ret_state) {
         _cleanup_free_ char *text = NULL;
@@ -37,5 +41,32 @@ int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *
                 *ret_start_time = start;
         if (ret_state)
                 *ret_state = state;
+        return 0;
+}
+
+int proc_fdinfo_mnt_ino(int fd, int *ret_mnt_id, uint64_t *ret_ino) {
+        _cleanup_free_ char *text = NULL;
+        char path[64], *line, *save = NULL;
+        bool has_mnt = false, has_ino = false;
+        uint64_t mnt = 0, ino = 0;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, &text, NULL);
+        if (r < 0)
+                return r;
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (startswith(line, "mnt_id:"))
+                        has_mnt = safe_atou64(line + strspn(line + 7, " \t") + 7, &mnt) >= 0 &&
+                                  mnt <= INT_MAX;
+                else if (startswith(line, "ino:"))
+                        has_ino = safe_atou64(line + strspn(line + 4, " \t") + 4, &ino) >= 0;
+        }
+        if (!has_mnt)
+                return -EBADMSG;
+        if (!has_ino)
+                return -EOPNOTSUPP; /* before Linux 5.14 */
+        *ret_mnt_id = (int) mnt;
+        *ret_ino = ino;
         return 0;
 }
