@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "sample-ns.h"
@@ -43,6 +45,7 @@ typedef struct NsCandidate {
         uint64_t ino;
         unsigned pid, alt_pid; /* alt: another member, tried when pid exited meanwhile */
         bool chrooted;
+        bool gone;      /* every member exited or left before its table was read */
         char root[128]; /* its root (proc/PID/root link), when chrooted */
 } NsCandidate;
 
@@ -299,7 +302,7 @@ static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, ch
 }
 
 /* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
-static int ns_add(NsScan *x, const NsCandidate *c) {
+static int ns_add(NsScan *x, NsCandidate *c) {
         _cleanup_(mount_table_freep) MountTable *other = NULL;
         _cleanup_free_ char *text = NULL;
         SampleNsMember m = { .pid = c->pid, .chrooted = c->chrooted };
@@ -315,8 +318,12 @@ static int ns_add(NsScan *x, const NsCandidate *c) {
                 goto loaded;
 
         r = ns_member_text(x, c, &m, &text, &size);
-        if (r == -ESRCH)
-                return 0; /* every member exited or left: the namespace is gone */
+        if (r == -ESRCH) {
+                /* Every member exited or left: gone, unless an fd or an nsfs mount keeps it (then the
+                 * kernel still lists it, and ns_scan_unseen() or unlisted_scan_nsfs() reads it). */
+                c->gone = true;
+                return 0;
+        }
         if (r >= 0)
                 r = mount_table_parse(text, size, &other, NULL);
         if (r == -ENOMEM)
@@ -360,12 +367,34 @@ loaded:
  * x->hidden (unlisted.h). 0 or -ENOMEM. */
 static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, NsScan *x) {
         _cleanup_free_ uint64_t *seen = malloc(MAX(n_cand, 1) * sizeof(uint64_t));
+        size_t n = 0;
 
         if (!seen)
                 return -ENOMEM;
         for (size_t i = 0; i < n_cand; i++)
-                seen[i] = cand[i].ino;
-        return unlisted_scan_unseen_namespaces(proc_fd, seen, n_cand, x->t, x->hidden, x->why);
+                if (!cand[i].gone)
+                        seen[n++] = cand[i].ino;
+        return unlisted_scan_unseen_namespaces(proc_fd, seen, n, x->t, x->hidden, x->why);
+}
+
+/* Without the kernel's list of mount namespaces, one kept only by an open file (no process in it, no
+ * nsfs mount) is seen by nothing: on a real procfs (a fixture has no namespaces of its own) that is a
+ * reason, so the view is incomplete and the kernel's sync stays on. 0 or -ENOMEM. */
+static int ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why) {
+        struct statfs sfs;
+
+        if (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+                return 0;
+        return reasons_add(
+                why,
+                "the kernel's list of mount namespaces was not %s (%s): a namespace kept only by an open "
+                "file, with no process in it, would be seen by nothing",
+                walk_all || selinux ? "used" : "had",
+                walk_all                                         ? "every process read instead"
+                : selinux                                        ? "SELinux may leave namespaces out of it"
+                : list_error == -ENOTTY || list_error == -EINVAL ? "Linux 6.12 or later is needed"
+                : list_error == -E2BIG                           ? "more mount namespaces than it is read for"
+                                                                 : strerror(-list_error));
 }
 
 /*
@@ -387,7 +416,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
         NsKnown known = {};
         uint64_t self;
         size_t n_cand = 0;
-        bool overflow = false, listed, unseen;
+        bool overflow = false, listed, unseen, selinux;
         int r, walk_error = 0;
 
         x.of = calloc(MAX(t->n_entries, 1), sizeof(unsigned));
@@ -408,7 +437,8 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
          * list leaves out namespaces whose owning user namespace we lack CAP_SYS_ADMIN in
          * (ns_capable_noaudit() in get_sequential_mnt_ns()); for root in the initial user namespace
          * only an LSM can deny that, and SELinux does per class (cap_userns): not trusted there. */
-        r = walk_all || faccessat(root_fd, "sys/fs/selinux/enforce", F_OK, 0) >= 0
+        selinux = faccessat(root_fd, "sys/fs/selinux/enforce", F_OK, 0) >= 0;
+        r = walk_all || selinux
                     ? -EOPNOTSUPP
                     : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &known.inos, &known.n);
         if (r >= 0) {
@@ -422,6 +452,11 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 return r;
         }
         listed = r >= 0;
+        if (!listed && ns_unlisted_reason(proc_fd, r, walk_all, selinux, why) < 0) {
+                free(x.of);
+                free(known.inos);
+                return -ENOMEM;
+        }
         r = ns_candidates(proc_fd, self, listed ? &known : NULL, &cand, &n_cand, &overflow, &walk_error);
         /* A walk that did not find a member of every namespace the kernel lists: those left are
          * listed by the kernel after the merge (ns_scan_unseen()). */
@@ -442,6 +477,8 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 r = ns_add(&x, &cand[c]);
                 if (r > 0)
                         break;
+                /* its members gone while the kernel may still list it: compare it all the same */
+                unseen = unseen || (listed && cand[c].gone);
         }
         if (r >= 0 && unseen)
                 r = ns_scan_unseen(proc_fd, cand, n_cand, &x);

@@ -902,8 +902,42 @@ TEST(live_nsfs_listed_not_walked) {
         ASSERT_TRUE(!named[0]);
 }
 
+/* Review (stop 26, finding 1): without the kernel's list of mount namespaces (before 6.12, SELinux,
+ * no privilege, more than it is read for) a namespace kept only by an open file is seen by nothing:
+ * on the real /proc that is a reason; with the list (the control), or on a fixture, none. */
+TEST(namespace_list_unavailable) {
+        static const char want[] = "the kernel's list of mount namespaces was not used (every process read "
+                                   "instead)";
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ uint64_t *inos = NULL;
+        _cleanup_(sample_freep) Sample *f = load_root("laptop", "nonexistent");
+        size_t n = 0;
+
+        ASSERT_TRUE(!has_reason(f, "the kernel's list of mount namespaces", NULL));
+        ASSERT_TRUE(proc_fd >= 0);
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) < 0) {
+                printf("  no kernel list of mount namespaces, skipped\n");
+                return;
+        }
+        for (int walk_all = 0; walk_all <= 1; walk_all++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                SampleSources src = { .root_fd = root_fd,
+                                      .sysfs_root = "/sys",
+                                      .debugfs_fd = -EBADF,
+                                      .scan_namespaces = true,
+                                      .walk_all_processes = walk_all };
+
+                ASSERT_OK(sample_load(&src, &s));
+                ASSERT_EQ(has_reason(s, want, NULL), walk_all == 1);
+                if (walk_all)
+                        ASSERT_TRUE(!s->complete);
+        }
+}
+
 int main(void) {
         RUN(laptop_superblocks);
+        RUN(namespace_list_unavailable);
         RUN(live_both_backends);
         RUN(overmounted);
         RUN(hidden_by_sibling_on_ancestor_path);
