@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,12 +70,42 @@ static bool name_in(const char *name, const char *const *names, size_t n) {
         return false;
 }
 
-int evidence_unexplained_dirty(int debugfs_fd, const char *const *known, size_t n_known, char **ret_name,
-                               const char **ret_why) {
+/* Whether an inode of a block device may be written back through another writeback context than
+ * the root cgroup's: cgroup writeback needs the io and memory controllers of cgroup v2, and exists
+ * below a cgroup only if both are enabled for the root's children. True unless the root's
+ * cgroup.subtree_control (fs/cgroup or, hybrid, fs/cgroup/unified under sysfs_fd) is read and
+ * lacks one of them. */
+static bool cgroup_writeback_possible(int sysfs_fd) {
+        static const char *const paths[] = { "fs/cgroup/cgroup.subtree_control",
+                                             "fs/cgroup/unified/cgroup.subtree_control" };
+
+        if (sysfs_fd < 0)
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                _cleanup_free_ char *text = NULL;
+                bool io = false, memory = false;
+                char *w, *save = NULL;
+                int r = read_full_file_at(sysfs_fd, paths[i], 4096, &text, NULL);
+
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return true;
+                for (w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+                        io = io || streq(w, "io");
+                        memory = memory || streq(w, "memory");
+                }
+                return io && memory;
+        }
+        return true; /* no cgroup v2 root where it is looked for: it may be elsewhere */
+}
+
+int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
+                               char **ret_name, const char **ret_why) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        int r;
+        int cgwb = -1, r;
 
         if (debugfs_fd < 0)
                 return -EBADF;
@@ -94,8 +126,20 @@ int evidence_unexplained_dirty(int debugfs_fd, const char *const *known, size_t 
                         continue;
                 if (sr == -ENOMEM)
                         return sr;
-                if (evidence_bdi_lists_empty(&s, sr, &why))
-                        continue;
+                if (evidence_bdi_lists_empty(&s, sr, &why)) {
+                        char path[PATH_MAX];
+
+                        /* Before Linux 6.10 (no wb_stats) the lists are the root cgroup's only. */
+                        snprintf(path, sizeof path, "bdi/%s/wb_stats", de->d_name);
+                        if (faccessat(debugfs_fd, path, F_OK, 0) >= 0)
+                                continue;
+                        if (cgwb < 0)
+                                cgwb = cgroup_writeback_possible(sysfs_fd);
+                        if (!cgwb)
+                                continue;
+                        why = "its bdi shows the root cgroup's writeback lists only (Linux before 6.10), "
+                              "and cgroup writeback may hold others (io and memory controllers on)";
+                }
                 if (ret_name && !(*ret_name = strdup(de->d_name)))
                         return -ENOMEM;
                 if (ret_why)

@@ -48,10 +48,14 @@ int evidence_load_global(int root_fd, Meminfo *ret);
  * seen: such data on a device that also holds a known superblock (its inodes look alike). Writeback already in flight is not counted: its I/O is
  * submitted and completes before the device suspends, as after the kernel's sync, which does not
  * flush an unmounted device's cache either.
+ * Before Linux 6.10 (no bdi/<name>/wb_stats) `stats` shows only the root cgroup's writeback context,
+ * and a block device's inode written from a cgroup goes on that cgroup's lists (cgroup writeback):
+ * there, unless <sysfs_fd>/fs/cgroup's cgroup.subtree_control shows io or memory off, every such
+ * bdi counts as not proven clean.
  * Returns 0 when every such bdi is clean; 1 with the first that is not (*ret_name, free it;
  * *ret_why a static reason); -E2BIG past EVIDENCE_BDIS_MAX bdis; another negative errno when
  * debugfs cannot be read (no evidence). Reads debugfs only (kernel memory, no filesystem server).
  */
 #define EVIDENCE_BDIS_MAX 4096U
-int evidence_unexplained_dirty(int debugfs_fd, const char *const *known, size_t n_known, char **ret_name,
-                               const char **ret_why);
+int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
+                               char **ret_name, const char **ret_why);

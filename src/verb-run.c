@@ -650,7 +650,7 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                                 known[n++] = sb->device.bdi_name;
                         known[n++] = format_devnum(devs + k * DEVNUM_STR_MAX, sb->dev);
                 }
-                r = evidence_unexplained_dirty(c->debugfs_fd, known, n, &bdi, &why);
+                r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, &bdi, &why);
         }
         f->unexplained = r != 0;
         f->other_hooks = c->sleep_hooks || c->sleep_hooks_error < 0;

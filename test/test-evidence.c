@@ -100,6 +100,13 @@ TEST(load_global_fixture) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+static void put_file(int fd, const char *path, const char *text) {
+        _cleanup_close_ int f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        ASSERT_TRUE(f >= 0);
+        ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
+}
+
 static void put_stats(int fd, const char *bdi, const char *text) {
         char path[128];
         _cleanup_close_ int f = -EBADF;
@@ -110,24 +117,29 @@ static void put_stats(int fd, const char *bdi, const char *text) {
         f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         ASSERT_TRUE(f >= 0);
         ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
+        /* Linux 6.10+: stats sums every writeback context, and wb_stats is there */
+        snprintf(path, sizeof path, "bdi/%s/wb_stats", bdi);
+        f = safe_close(f);
+        f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_TRUE(f >= 0);
 }
 
 /* Every bdi but those of the known superblocks must list no dirty inode: a dd straight to a disk
  * (8:16) or a superblock no table shows is found, named, and anything unreadable is no evidence. */
 TEST(unexplained_dirty) {
-        char root[] = "/tmp/test-evidence-bdi.XXXXXX", cmd[64], dirty[sizeof clean_stats];
+        char root[] = "/tmp/test-evidence-bdi.XXXXXX", cmd[160], dirty[sizeof clean_stats];
         const char *known[] = { "8:0", "btrfs-1" }, *why = NULL;
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF, sysfs = -EBADF;
         _cleanup_free_ char *name = NULL;
         char *p;
 
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_ERR(evidence_unexplained_dirty(fd, known, 2, &name, &why), ENOENT); /* no bdi/ */
-        ASSERT_ERR(evidence_unexplained_dirty(-EBADF, known, 2, &name, &why), EBADF);
+        ASSERT_ERR(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), ENOENT); /* no bdi/ */
+        ASSERT_ERR(evidence_unexplained_dirty(-EBADF, -EBADF, known, 2, &name, &why), EBADF);
         ASSERT_OK(mkdirat(fd, "bdi", 0755));
-        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 0); /* none at all */
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 0); /* none at all */
 
         memcpy(dirty, clean_stats, sizeof clean_stats);
         p = strstr(dirty, "b_io:                     0");
@@ -136,15 +148,15 @@ TEST(unexplained_dirty) {
         put_stats(fd, "8:0", dirty); /* a known superblock's: the plan decides */
         put_stats(fd, "7:0", clean_stats);
         put_stats(fd, "btrfs-1", dirty);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 0);
         /* Negative control: the same bdi with no known superblock. */
-        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 1, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 1, &name, &why), 1);
         ASSERT_STREQ(name, "btrfs-1");
         ASSERT_STREQ(why, "its bdi lists dirty inodes");
         name = mfree(name);
 
         put_stats(fd, "8:16", dirty);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 1);
         ASSERT_STREQ(name, "8:16");
         name = mfree(name);
 
@@ -152,9 +164,32 @@ TEST(unexplained_dirty) {
         snprintf(cmd, sizeof cmd, "rm -rf %s/bdi/8:16", root);
         ASSERT_EQ(system(cmd), 0);
         put_stats(fd, "0:52", "BdiWriteback: 0 kB\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 1);
         ASSERT_STREQ(name, "0:52");
         ASSERT_STREQ(why, "its bdi's writeback lists are not all shown (debugfs layout)");
+        name = mfree(name);
+        snprintf(cmd, sizeof cmd, "rm -rf %s/bdi/0:52", root);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 0);
+
+        /* Review (stop 26, finding 2): before Linux 6.10 (no wb_stats) the lists are the root
+         * cgroup's only; with cgroup writeback possible, an empty list proves nothing. */
+        snprintf(cmd, sizeof cmd, "rm %s/bdi/7:0/wb_stats && mkdir -p %s/sys/fs/cgroup", root, root);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 1);
+        ASSERT_STREQ(name, "7:0");
+        ASSERT_TRUE(strstr(why, "root cgroup's writeback lists only"));
+        name = mfree(name);
+        sysfs = openat(fd, "sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(sysfs >= 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1); /* no v2 root seen */
+        name = mfree(name);
+        put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpuset cpu io memory pids\n");
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1);
+        name = mfree(name);
+        /* io (or memory) off for the root's children: no cgroup has a writeback context of its own */
+        put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpu memory pids\n");
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 0);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);
