@@ -38,12 +38,16 @@ static bool group_valid(const char *g) {
         return true;
 }
 
+static bool boot_id_valid(const char *s) {
+        return s && strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
+}
+
 int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
-                       const char *group) {
+                       const char *boot_id, const char *group) {
         StuckWorker *n;
         char *g;
 
-        if (pid <= 0 || !group_valid(group))
+        if (pid <= 0 || !group_valid(group) || !boot_id_valid(boot_id))
                 return -EINVAL;
         if (h->n_stuck >= HANDOVER_ENTRIES_MAX)
                 return -E2BIG;
@@ -61,6 +65,7 @@ int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, u
                 .boottime = boottime,
                 .group = g,
         };
+        memcpy(h->stuck[h->n_stuck - 1].boot_id, boot_id, sizeof h->stuck[0].boot_id);
         return 0;
 }
 
@@ -117,10 +122,6 @@ bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
         return fresh(h->unsynced_boottime[i], now_boottime);
 }
 
-static bool boot_id_valid(const char *s) {
-        return s && strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
-}
-
 int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id) {
         if (boottime == 0 || !boot_id_valid(boot_id))
                 return -EINVAL;
@@ -136,19 +137,20 @@ bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char
 
 static int parse_line(Handover *h, const char *line) {
         _cleanup_strv_free_ char **w = NULL;
-        int n = strv_split_words(line, 6, &w);
+        int n = strv_split_words(line, 7, &w);
         uint64_t pid, start, hung, boot;
         dev_t dev;
 
         if (n == -ENOMEM)
                 return n;
 
-        if (n == 6 && streq(w[0], "stuck")) {
+        /* (a line without the boot id, as written before it was added, is malformed: dropped) */
+        if (n == 7 && streq(w[0], "stuck")) {
                 if (safe_atou64(w[1], &pid) < 0 || pid == 0 || pid > INT32_MAX ||
                     safe_atou64(w[2], &start) < 0 || safe_atou64(w[3], &hung) < 0 || hung > 1 ||
                     safe_atou64(w[4], &boot) < 0)
                         return -EINVAL;
-                return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5]);
+                return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5], w[6]);
         }
         if (n == 3 && streq(w[0], "unit"))
                 return safe_atou64(w[1], &boot) < 0 ? -EINVAL : handover_set_unit_pass(h, boot, w[2]);
@@ -193,9 +195,9 @@ int handover_format(const Handover *h, char **ret) {
         fputs(HANDOVER_HEADER, f);
         for (size_t i = 0; i < h->n_stuck; i++)
                 if (h->stuck[i].pid > 0 && group_valid(h->stuck[i].group))
-                        fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s\n", (int) h->stuck[i].pid,
+                        fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s %s\n", (int) h->stuck[i].pid,
                                 h->stuck[i].start_time, h->stuck[i].hung, (uint64_t) h->stuck[i].boottime,
-                                h->stuck[i].group);
+                                h->stuck[i].boot_id, h->stuck[i].group);
         for (size_t i = 0; i < h->n_unsynced; i++)
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
@@ -207,7 +209,7 @@ int handover_format(const Handover *h, char **ret) {
         return 0;
 }
 
-size_t handover_prune(Handover *h, int proc_fd) {
+size_t handover_prune(Handover *h, int proc_fd, const char *boot_id) {
         size_t kept = 0, dropped = 0;
 
         for (size_t i = 0; i < h->n_stuck; i++) {
@@ -215,7 +217,8 @@ size_t handover_prune(Handover *h, int proc_fd) {
                 uint64_t start;
                 char state;
 
-                if (proc_pid_start_time(proc_fd, w->pid, &start, &state) < 0 || start != w->start_time ||
+                if (!boot_id_valid(boot_id) || !streq(w->boot_id, boot_id) ||
+                    proc_pid_start_time(proc_fd, w->pid, &start, &state) < 0 || start != w->start_time ||
                     state == 'Z' || state == 'X' || state == 'x') {
                         free(w->group);
                         dropped++;

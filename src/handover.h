@@ -4,10 +4,13 @@
 /*
  * Handover: what one pass leaves for the next, in the state directory (tmpfs) file "handover".
  *
- *   stuck PID STARTTIME HUNG BOOTTIME GROUP   a worker abandoned in the kernel (D state) on the
+ *   stuck PID STARTTIME HUNG BOOTTIME BOOT_ID GROUP
+ *                                             a worker abandoned in the kernel (D state) on the
  *                                             device group GROUP; STARTTIME is field 22 of
  *                                             /proc/PID/stat (so a reused pid is not taken for it),
- *                                             HUNG 1 when its device was proven stuck
+ *                                             HUNG 1 when its device was proven stuck, BOOT_ID the
+ *                                             boot it was abandoned in (a state directory that
+ *                                             outlives a boot must not block a group for good)
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
  *   unit BOOTTIME BOOT_ID                     the unit's pass ended with a complete view and wrote
@@ -48,6 +51,7 @@ typedef struct StuckWorker {
         uint64_t start_time; /* /proc/PID/stat field 22 (clock ticks since boot) */
         bool hung;           /* its device was proven stuck when it was abandoned */
         usec_t boottime;     /* when it was recorded */
+        char boot_id[33];    /* of the boot it was recorded in */
         char *group;         /* device group (Superblock.group): printable, no blanks */
 } StuckWorker;
 
@@ -72,9 +76,10 @@ int handover_parse(const char *text, Handover *ret);
 int handover_format(const Handover *h, char **ret);
 
 /* Appends one stuck worker / unsynced superblock (copies group). -ENOMEM, -E2BIG when full,
- * -EINVAL for a group that is empty or holds blanks or control characters. */
+ * -EINVAL for a group that is empty or holds blanks or control characters, or a boot id that is not
+ * 32 lowercase hex digits. */
 int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
-                       const char *group);
+                       const char *boot_id, const char *group);
 int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime);
 /* Forgets what the unit's pass left: the "unsynced" lines and the "unit" line. */
 void handover_clear_unsynced(Handover *h);
@@ -89,9 +94,10 @@ int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id);
 /* Whether there is a "unit" line of boot_id no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id);
 
-/* Drops stuck workers that are gone: no such pid, another process under that pid (start time),
- * or a zombie (proc_pid_start_time(), shared/proc-util.h). Returns the number dropped. */
-size_t handover_prune(Handover *h, int proc_fd);
+/* Drops stuck workers that are gone: of another boot than boot_id (all of them when boot_id is not
+ * known), no such pid, another process under that pid (start time), or a zombie
+ * (proc_pid_start_time(), shared/proc-util.h). Returns the number dropped. */
+size_t handover_prune(Handover *h, int proc_fd, const char *boot_id);
 
 /* Loads state_dir_fd/HANDOVER_FILE (missing: empty). Returns 0 or negative errno (then *ret is
  * empty and usable). */

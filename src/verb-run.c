@@ -303,7 +303,7 @@ static void pass_load_handover(Pass *p) {
         p->handover_bad = r < 0 || p->ho.n_bad > 0;
         p->unit_pass = !p->handover_bad && handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id);
         if (p->proc_fd >= 0) {
-                (void) handover_prune(&p->ho, p->proc_fd);
+                (void) handover_prune(&p->ho, p->proc_fd, p->boot_id);
                 p->earlier_hung = run_earlier_hung(&p->ho);
         } else
                 /* Cannot tell live from ended: forget them (at worst a second worker). */
@@ -541,7 +541,7 @@ static bool handover_update(Pass *p) {
                     proc_pid_start_time(p->proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
                     handover_find_stuck(&p->ho, jobs[i].group))
                         continue;
-                r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot,
+                r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot, p->boot_id,
                                        jobs[i].group);
                 if (r < 0)
                         log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",

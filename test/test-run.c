@@ -5,6 +5,8 @@
 #include "run.h"
 #include "tests.h"
 
+#define BOOT_ID "0123456789abcdef0123456789abcdef"
+
 /*
  * The pure steps of a pass on small hand-built plans: no fixture root, no worker. Each case sets
  * the executor's results by hand (as executor_run() and executor_check_stuck() would) and checks
@@ -121,7 +123,7 @@ TEST(jobs_from_plan) {
         bed_init(&b, 3, 1);
         b.entries[2].namespace_ino = 4026531840; /* another namespace: no "gone" check */
         b.entries[0].flush_device = "/dev/sda";
-        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, BOOT_ID, "g1"));
         bed_jobs(&b);
 
         ASSERT_EQ(b.j.n_jobs, 3); /* sync entries only */
@@ -259,7 +261,7 @@ TEST(hung_blocked_by_earlier_pass) {
         Bed b;
 
         bed_init(&b, 2, 0);
-        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, BOOT_ID, "g1"));
         bed_jobs(&b);
         set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
         ASSERT_TRUE(run_job_hung(&b.j, 1));
@@ -277,7 +279,7 @@ TEST(hung_blocked_by_earlier_pass) {
 
         /* control: the earlier worker was not proven hung: busy, left to the kernel's sync */
         bed_init(&b, 2, 0);
-        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, "g1"));
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, BOOT_ID, "g1"));
         bed_jobs(&b);
         set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
         ASSERT_TRUE(!run_job_hung(&b.j, 1));
@@ -449,9 +451,9 @@ TEST(handover_inputs) {
         Handover h = {};
 
         ASSERT_TRUE(!run_earlier_hung(&h));
-        ASSERT_OK(handover_add_stuck(&h, 11, 1, false, boot, "g0"));
+        ASSERT_OK(handover_add_stuck(&h, 11, 1, false, boot, BOOT_ID, "g0"));
         ASSERT_TRUE(!run_earlier_hung(&h));
-        ASSERT_OK(handover_add_stuck(&h, 12, 1, true, boot, "g1"));
+        ASSERT_OK(handover_add_stuck(&h, 12, 1, true, boot, BOOT_ID, "g1"));
         ASSERT_TRUE(run_earlier_hung(&h));
 
         /* the unit's pass replaces what an earlier one left */
@@ -594,7 +596,7 @@ TEST(settle) {
         /* control: without debugfs nothing waits; a job held by an earlier pass's worker neither */
         bed_init(&b, 2, 0);
         b.sbs[0].has_bdi_stats = b.sbs[1].has_bdi_stats = true;
-        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, "g1"));
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, BOOT_ID, "g1"));
         bed_jobs(&b);
         b.j.probes[0].debugfs_fd = -EBADF;
         ASSERT_TRUE(!run_jobs_settle(&b.j, &b.plan, &b.sample, slack));
