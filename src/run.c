@@ -221,11 +221,17 @@ static int set_string(char **s, const char *v) {
         return 0;
 }
 
+static void left_unsynced(RunTally *t, dev_t dev) {
+        t->unsynced = true;
+        t->left[t->n_left++] = dev;
+}
+
 /* A mount the plan skipped. The kernel sync is redundant only if nothing it would write was left
  * out (late scope, Action=skip), unless evidence read after our own workers proves it clean. A
- * superblock skipped by rule is on the list of those left unsynced (t->left, not t->unsynced: the
- * run did what it was told): the unit's pass hands it to the late pass, which then keeps the
- * kernel's sync on whatever else it knows of the unit's pass. */
+ * superblock skipped by rule is left unsynced (not an error: the run did what it was told): the
+ * kernel's sync is its only chance, in every mode. The unit's pass hands it to the late pass
+ * (t->left), and the late pass's own skip keeps the knob on too (one mounted since the unit's
+ * pass is on no list). */
 static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
         const PlanEntry *e = &in->plan->entries[i];
         bool clean = in->fuse_clean && in->fuse_clean[i];
@@ -233,7 +239,7 @@ static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTa
 
         t->n_skipped++;
         if (e->skip_rule && e->primary)
-                t->left[t->n_left++] = e->dev;
+                left_unsynced(t, e->dev);
         if (e->uncovered && e->fuse_evidence && (clean || why)) {
                 char *reason;
 
@@ -287,10 +293,6 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
         return *ret ? 0 : -ENOMEM;
 }
 
-static void left_unsynced(RunTally *t, dev_t dev) {
-        t->unsynced = true;
-        t->left[t->n_left++] = dev;
-}
 
 /* A planned mount: what its job did. */
 static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
