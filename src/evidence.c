@@ -70,34 +70,49 @@ static bool name_in(const char *name, const char *const *names, size_t n) {
         return false;
 }
 
-/* Whether an inode of a block device may be written back through another writeback context than
- * the root cgroup's: cgroup writeback needs the io and memory controllers of cgroup v2, and exists
- * below a cgroup only if both are enabled for the root's children. True unless the root's
- * cgroup.subtree_control (fs/cgroup or, hybrid, fs/cgroup/unified under sysfs_fd) is read and
- * lacks one of them. */
-static bool cgroup_writeback_possible(int sysfs_fd) {
-        static const char *const paths[] = { "fs/cgroup/cgroup.subtree_control",
-                                             "fs/cgroup/unified/cgroup.subtree_control" };
+/* Reads the words of <sysfs_fd>/fs/cgroup[/unified]/NAME (the cgroup v2 root) into *ret_io and
+ * *ret_memory. 0, -ENOENT when there is no v2 root where it is looked for, another negative errno. */
+static int cgroup_root_has(int sysfs_fd, const char *name, bool *ret_io, bool *ret_memory) {
+        static const char *const dirs[] = { "fs/cgroup", "fs/cgroup/unified" };
 
-        if (sysfs_fd < 0)
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 _cleanup_free_ char *text = NULL;
-                bool io = false, memory = false;
-                char *w, *save = NULL;
-                int r = read_full_file_at(sysfs_fd, paths[i], 4096, &text, NULL);
+                char path[64], *w, *save = NULL;
+                int r;
 
+                snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+                r = read_full_file_at(sysfs_fd, path, 4096, &text, NULL);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0)
-                        return true;
+                        return r;
+                *ret_io = *ret_memory = false;
                 for (w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
-                        io = io || streq(w, "io");
-                        memory = memory || streq(w, "memory");
+                        *ret_io = *ret_io || streq(w, "io");
+                        *ret_memory = *ret_memory || streq(w, "memory");
                 }
-                return io && memory;
+                return 0;
         }
-        return true; /* no cgroup v2 root where it is looked for: it may be elsewhere */
+        return -ENOENT;
+}
+
+/* Whether an inode of a block device may be written back through another writeback context than
+ * the root's (cgroup writeback, inode_cgwb_enabled()): it needs the io and memory controllers on
+ * cgroup v2 (the root's cgroup.controllers), and a context of its own exists per memory cgroup
+ * (wb_get_create_current()), so below the root only when memory is enabled for the root's children
+ * (its cgroup.subtree_control; io need not be). True unless those files are read and rule it out. */
+static bool cgroup_writeback_possible(int sysfs_fd) {
+        bool io, memory;
+
+        if (sysfs_fd < 0)
+                return true;
+        if (cgroup_root_has(sysfs_fd, "cgroup.controllers", &io, &memory) < 0)
+                return true; /* no cgroup v2 root where it is looked for: it may be elsewhere */
+        if (!io || !memory)
+                return false; /* bound to cgroup v1: no cgroup writeback */
+        if (cgroup_root_has(sysfs_fd, "cgroup.subtree_control", &io, &memory) < 0)
+                return true;
+        return memory;
 }
 
 int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
@@ -138,7 +153,7 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
                         if (!cgwb)
                                 continue;
                         why = "its bdi shows the root cgroup's writeback lists only (Linux before 6.10), "
-                              "and cgroup writeback may hold others (io and memory controllers on)";
+                              "and cgroup writeback may hold others (the memory controller on cgroup v2)";
                 }
                 if (ret_name && !(*ret_name = strdup(de->d_name)))
                         return -ENOMEM;

@@ -50,8 +50,9 @@ int evidence_load_global(int root_fd, Meminfo *ret);
  * flush an unmounted device's cache either.
  * Before Linux 6.10 (no bdi/<name>/wb_stats) `stats` shows only the root cgroup's writeback context,
  * and a block device's inode written from a cgroup goes on that cgroup's lists (cgroup writeback):
- * there, unless <sysfs_fd>/fs/cgroup's cgroup.subtree_control shows io or memory off, every such
- * bdi counts as not proven clean.
+ * there, unless the cgroup v2 root under <sysfs_fd>/fs/cgroup shows no memory controller for its
+ * children (cgroup.subtree_control) or io or memory bound to v1 (cgroup.controllers), every such bdi
+ * counts as not proven clean.
  * Returns 0 when every such bdi is clean; 1 with the first that is not (*ret_name, free it;
  * *ret_why a static reason); -E2BIG past EVIDENCE_BDIS_MAX bdis; another negative errno when
  * debugfs cannot be read (no evidence). Reads debugfs only (kernel memory, no filesystem server).
