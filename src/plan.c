@@ -165,13 +165,19 @@ static int decide_overlay(const Sample *sample, const PathIndex *pi, PlanScope s
 }
 
 /* A rule decides for the mounts it matches: a superblock is skipped only when a skip rule matches
- * every one of its mounts. Returns true with the rule of the first mount none matches (NULL: no rule
- * matches it) in *ret_rule; false when skip rules match them all. */
-static bool skip_rule_misses(const Sample *sample, const Policy *policy, const Superblock *s,
+ * every one of its mounts in the namespace of its primary mount (paths are matched as that
+ * namespace names them: a container's view of the same disk under another path does not undo a
+ * host's rule). Returns true with the rule of the first mount none matches (NULL: no rule matches
+ * it) in *ret_rule; false when skip rules match them all. */
+static bool skip_rule_misses(const Sample *sample, const Policy *policy, const Superblock *s, size_t primary,
                              const Rule **ret_rule) {
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const MountEntry *o = &sample->table->entries[s->mounts[i]];
-                const Rule *r = policy_match(policy, o->mount_point, s->fstype, s->device.classes);
+                const Rule *r;
+
+                if (sample->ns_of_mount[s->mounts[i]] != sample->ns_of_mount[primary])
+                        continue;
+                r = policy_match(policy, o->mount_point, s->fstype, s->device.classes);
 
                 if (!r || r->action != RULE_ACTION_SKIP) {
                         *ret_rule = r;
@@ -223,7 +229,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                         d->timeout = rule->mount_timeout;
         }
 
-        if (ra == RULE_ACTION_SKIP && skip_rule_misses(sample, policy, s, &rule)) {
+        if (ra == RULE_ACTION_SKIP && skip_rule_misses(sample, policy, s, d->primary, &rule)) {
                 /* another mount of it (bind mount, subvolume) is not skipped: that one decides */
                 ra = rule ? rule->action : RULE_ACTION_AUTO;
                 d->rule = rule ? rule->name : NULL;

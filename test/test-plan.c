@@ -259,6 +259,28 @@ TEST(skip_rule_needs_every_mount) {
         ASSERT_TRUE(h->skip_rule && d->skip_rule);
 }
 
+/* Review of that fix: paths are matched as the primary mount's namespace names them; the same disk
+ * seen by a container under another path does not undo a host's skip rule. Here /srv/data is made
+ * a mount of another namespace. */
+TEST(skip_rule_other_namespace) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *one = parse_policy("[Rule home]\nPath=/home\nAction=skip\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanEntry *h;
+
+        s->namespaces = calloc(1, sizeof(MountNamespace));
+        ASSERT_TRUE(s->namespaces);
+        s->namespaces[0] = (MountNamespace) { .ino = 4026532999ULL, .pid = 4242 };
+        s->n_namespaces = 1;
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (streq(s->table->entries[i].mount_point, "/srv/data"))
+                        s->ns_of_mount[i] = 1;
+        ASSERT_OK(plan_build(s, one, PLAN_SCOPE_ALL, &p));
+        h = find(p, "/home");
+        ASSERT_EQ(h->action, PLAN_SKIP);
+        ASSERT_TRUE(h->skip_rule && h->primary);
+}
+
 /* Issue 9 case 5: a rule whose match key could not be parsed used to match every mount, so
  * a relative "Path=media/..." skipped / with data dirty. Now the rule is disabled and / is synced. */
 TEST(bad_rule_never_skips) {
@@ -919,6 +941,7 @@ int main(void) {
         RUN(ext4_journal_device_flush);
         RUN(rules);
         RUN(skip_rule_needs_every_mount);
+        RUN(skip_rule_other_namespace);
         RUN(bad_rule_never_skips);
         RUN(device_flush_parity);
         RUN(fuse_owner);
