@@ -257,7 +257,7 @@ typedef struct Pass {
         bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
         bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
         int kicked;         /* the flushers were woken: 1; could not be: < 0; not tried: 0 */
-        usec_t kicked_at;   /* CLOCK_MONOTONIC, when kicked > 0 */
+        usec_t kicked_at;   /* CLOCK_MONOTONIC, when a kick first worked; 0: none did */
         ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
@@ -302,6 +302,15 @@ static void pass_load_handover(Pass *p) {
                 log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", p->ho.n_bad, dir);
         p->handover_bad = r < 0 || p->ho.n_bad > 0;
         p->unit_pass = !p->handover_bad && handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id);
+        /* The unit's pass stands for this sleep from now on: an earlier one's record (its sleep called
+         * off before any hook ran) must not vouch for it should this one end before it writes its
+         * own (an error, SIGKILL). */
+        if (streq_ptr(p->a->trigger, "unit") && !p->a->late && p->ho.unit_pass != 0) {
+                p->ho.unit_pass = 0;
+                r = handover_save(p->state_fd, &p->ho);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to write '%s/" HANDOVER_FILE "', ignoring: %m", dir);
+        }
         if (p->proc_fd >= 0) {
                 (void) handover_prune(&p->ho, p->proc_fd, p->boot_id);
                 p->earlier_hung = run_earlier_hung(&p->ho);
@@ -334,14 +343,13 @@ static int pass_lock(Pass *p) {
         return 0;
 }
 
-/* Wakes the kernel's flusher threads (writeback.h) once per pass; p->kicked says how it went. */
+/* Wakes the kernel's flusher threads (writeback.h); p->kicked says how the last try went,
+ * p->kicked_at when the first one worked. */
 static void pass_kick(Pass *p) {
         _cleanup_close_ int proc_fd = -EBADF;
         unsigned value = 0, left = 0;
         int r;
 
-        if (p->kicked > 0)
-                return;
         proc_fd = openat(p->c.root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
         if (r == -EUCLEAN)
@@ -358,7 +366,8 @@ static void pass_kick(Pass *p) {
                           "workers wait for their devices' data before syncfs().",
                           value);
         p->kicked = 1;
-        p->kicked_at = now(CLOCK_MONOTONIC);
+        if (p->kicked_at == 0)
+                p->kicked_at = now(CLOCK_MONOTONIC);
 }
 
 /* WritebackFirst=, the main pass: when proc/meminfo counts dirty data, the flushers are woken as
@@ -415,8 +424,9 @@ static int pass_prepare(Pass *p) {
 }
 
 /* WritebackFirst= (writeback.h): the workers of block filesystems wait for their device's
- * writeback; when one of those devices had dirty data, the flushers are woken for all of them
- * (again, when waking them early failed). */
+ * writeback; when one of those devices had dirty data, the flushers are woken for all of them, as
+ * before the early wake-up (pass_kick_early()): data dirtied since then is started too, and whether
+ * that worked decides as it always did. */
 static void pass_writeback_first(Pass *p) {
         if (!p->c.policy->writeback_first ||
             !run_jobs_settle(&p->j, p->c.plan, p->c.sample, settle_slack_local()))
@@ -577,7 +587,7 @@ static int pass_record(Pass *p) {
                 .started_monotonic = p->started_mono,
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
-                .flushers_woken = p->kicked > 0 ? p->kicked_at : 0,
+                .flushers_woken = p->kicked_at,
         };
         int r;
 
