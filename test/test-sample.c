@@ -921,6 +921,36 @@ TEST(namespace_list_unavailable) {
                 printf("  no kernel list of mount namespaces, skipped\n");
                 return;
         }
+        /* Under SELinux the list is not trusted: a root whose sys/fs/selinux/enforce exists, its proc
+         * the real one (a bind mount, gone before any assertion). */
+        {
+                char dir[] = "/tmp/test-sample-selinux.XXXXXX", cmd[256];
+                _cleanup_close_ int root_fd = -EBADF;
+                _cleanup_(sample_freep) Sample *s = NULL;
+                SampleSources src = { .sysfs_root = "/sys", .debugfs_fd = -EBADF, .scan_namespaces = true };
+                int r;
+
+                ASSERT_TRUE(mkdtemp(dir));
+                snprintf(cmd, sizeof cmd,
+                         "mkdir -p %s/proc %s/sys/fs/selinux && touch %s/sys/fs/selinux/enforce && "
+                         "mount --bind /proc %s/proc",
+                         dir, dir, dir, dir);
+                if (system(cmd) == 0) {
+                        root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        src.root_fd = root_fd;
+                        r = sample_load(&src, &s);
+                        snprintf(cmd, sizeof cmd, "umount %s/proc", dir);
+                        ASSERT_EQ(system(cmd), 0);
+                        ASSERT_OK(r);
+                        ASSERT_TRUE(has_reason(s,
+                                               "the kernel's list of mount namespaces was not used (SELinux "
+                                               "may leave namespaces out of it)",
+                                               NULL));
+                } else
+                        printf("  cannot bind /proc, SELinux case skipped\n");
+                snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+                ASSERT_EQ(system(cmd), 0);
+        }
         for (int walk_all = 0; walk_all <= 1; walk_all++) {
                 _cleanup_(sample_freep) Sample *s = load_live(walk_all);
 

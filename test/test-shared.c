@@ -226,10 +226,6 @@ TEST(dir_batch) {
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
-/* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc: a
- * corner of its directory no /proc walker reads, task/TID/fdinfo) is refused with -EAGAIN, not
- * walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is never followed from the
- * cache alone: always -EAGAIN. */
 /* fdinfo's mount id and inode number are what statx() says of the same fd; an fd that is not
  * open has none. */
 TEST(fdinfo_mnt_ino) {
@@ -253,6 +249,10 @@ TEST(fdinfo_mnt_ino) {
         ASSERT_ERR(proc_fdinfo_mnt_ino(999999, &mnt_id, &ino), ENOENT);
 }
 
+/* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc: a
+ * corner of its directory no /proc walker reads, task/TID/fdinfo) is refused with -EAGAIN, not
+ * walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is never followed from the
+ * cache alone: always -EAGAIN. */
 TEST(open_cached) {
         _cleanup_close_ int fd = -EBADF;
         char path[64], link[80];

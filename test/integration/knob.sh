@@ -51,6 +51,12 @@ no_record() { # LABEL
 }
 rm -f "$SS_STATE/handover"
 no_record "no record of the unit's pass"
+# A unit's pass that ends before it writes its own record (here: it cannot open its root) leaves
+# none of an earlier one's behind (review, stop 26: a sleep called off before any hook left one).
+ss_unit_pass_record
+! ss --root=/nonexistent --trigger=unit run 2>/dev/null || fail "a unit's pass without its root succeeded"
+! grep -qs "^unit " "$SS_STATE/handover" || fail "an earlier unit's record outlived a failed unit's pass"
+no_record "a unit's pass that failed after an earlier one's record"
 ss_unit_pass_record $((3600 * 1000000))
 no_record "a record from the future"
 ss_unit_pass_record 0 0123456789abcdef0123456789abcdef

@@ -12,13 +12,15 @@ ss_begin
 ss_config "[Sync]
 DeadlineSec=40s"
 
-# listen ADDRESS: receive datagrams on ADDRESS ("/path" or "@name") for 10 s, print each.
+# listen ADDRESS READY: receive datagrams on ADDRESS ("/path" or "@name") for 10 s, print each;
+# READY is created once it is bound.
 listen() {
-        python3 - "$1" <<'PY' &
+        python3 - "$1" "$2" <<'PY' &
 import socket, sys
 a = sys.argv[1]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind("\0" + a[1:] if a[0] == "@" else a)
+open(sys.argv[2], "w").close()
 s.settimeout(10)
 try:
     while True:
@@ -29,11 +31,17 @@ PY
 }
 
 check() {       # ADDRESS TRIGGER WANT(yes|no)
-        local addr=$1 out=$SS_TMP/notify.out pid v
-        listen "$addr" >"$out"
+        local addr=$1 out=$SS_TMP/notify.out ready=$SS_TMP/notify.ready pid v i
+        rm -f "$ready"
+        listen "$addr" "$ready" >"$out"
         pid=$!
-        sleep 0.5
+        # Bound before the run, however long python takes to start on a loaded machine (a fixed
+        # 0.5 s wait lost the datagram once in a full run).
+        for ((i = 0; i < 200 && ! -e $ready; i++)); do sleep 0.05; done
+        [[ -e $ready ]] || fail "the listener on $addr did not start within 10 s"
         NOTIFY_SOCKET=$addr ss --trigger="$2" run >/dev/null 2>&1 || fail "$2 run with NOTIFY_SOCKET=$addr failed"
+        # The datagram is queued when the run exits: give the listener time to print it (bounded).
+        for ((i = 0; i < 200 && $3 == yes && ! -s $out; i++)); do sleep 0.05; done
         sleep 0.2
         kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
         v=$(sed -n 's/^EXTEND_TIMEOUT_USEC=//p' "$out")
