@@ -377,13 +377,22 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, N
         return unlisted_scan_unseen_namespaces(proc_fd, seen, n, x->t, x->hidden, x->why);
 }
 
+/* The initial PID namespace has a fixed inode number (PROC_PID_INIT_INO). */
+#define PID_NS_INIT_INO 0xEFFFFFFCULL
+
 /* Without the kernel's list of mount namespaces, one kept only by an open file (no process in it, no
  * nsfs mount) is seen by nothing: on a real procfs (a fixture has no namespaces of its own) that is a
- * reason, so the view is incomplete and the kernel's sync stays on. 0 or -ENOMEM. */
+ * reason, so the view is incomplete and the kernel's sync stays on. Not for EPERM in a PID namespace
+ * of its own (a container, whose view is the container's: its walk over /proc never saw the rest of
+ * the machine either, and the kernel does not list namespaces to it). 0 or -ENOMEM. */
 static int ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why) {
         struct statfs sfs;
+        struct stat st;
 
         if (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+                return 0;
+        if (!walk_all && !selinux && list_error == -EPERM && fstatat(proc_fd, "self/ns/pid", &st, 0) >= 0 &&
+            (unsigned long long) st.st_ino != PID_NS_INIT_INO)
                 return 0;
         return reasons_add(
                 why,

@@ -201,7 +201,8 @@ stack_ctl hung resume >/dev/null
 # Absent knob (kernel < 5.6): said, and the run carries on.
 rm -rf "$sys/power"
 ss_config "[Kernel]
-SyncOnSuspend=off"
+SyncOnSuspend=off
+$host_root"
 rc=0
 out=$(ss --sysfs="$sys" --trigger=hook --late run 2>&1) || rc=$?
 [[ $rc == 0 ]] || fail "absent knob: run failed ($rc): $out"

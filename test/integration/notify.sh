@@ -37,11 +37,11 @@ check() {       # ADDRESS TRIGGER WANT(yes|no)
         pid=$!
         # Bound before the run, however long python takes to start on a loaded machine (a fixed
         # 0.5 s wait lost the datagram once in a full run).
-        for ((i = 0; i < 200 && ! -e $ready; i++)); do sleep 0.05; done
+        for ((i = 0; i < 200; i++)); do [[ -e $ready ]] && break; sleep 0.05; done
         [[ -e $ready ]] || fail "the listener on $addr did not start within 10 s"
         NOTIFY_SOCKET=$addr ss --trigger="$2" run >/dev/null 2>&1 || fail "$2 run with NOTIFY_SOCKET=$addr failed"
         # The datagram is queued when the run exits: give the listener time to print it (bounded).
-        for ((i = 0; i < 200 && $3 == yes && ! -s $out; i++)); do sleep 0.05; done
+        for ((i = 0; i < 200; i++)); do [[ $3 != yes || -s $out ]] && break; sleep 0.05; done
         sleep 0.2
         kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
         v=$(sed -n 's/^EXTEND_TIMEOUT_USEC=//p' "$out")
