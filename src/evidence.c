@@ -106,6 +106,11 @@ static bool cgroup_writeback_possible(int sysfs_fd) {
 
         if (sysfs_fd < 0)
                 return true;
+        /* Only a cgroup below the root has cgroup.type: fs/cgroup is then a cgroup namespace's root
+         * (a container), whose files say nothing of the rest of the machine. */
+        if (faccessat(sysfs_fd, "fs/cgroup/cgroup.type", F_OK, 0) >= 0 ||
+            faccessat(sysfs_fd, "fs/cgroup/unified/cgroup.type", F_OK, 0) >= 0)
+                return true;
         if (cgroup_root_has(sysfs_fd, "cgroup.controllers", &io, &memory) < 0)
                 return true; /* no cgroup v2 root where it is looked for: it may be elsewhere */
         if (!io || !memory)

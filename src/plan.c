@@ -171,11 +171,18 @@ static int decide_overlay(const Sample *sample, const PathIndex *pi, PlanScope s
  * it) in *ret_rule; false when skip rules match them all. */
 static bool skip_rule_misses(const Sample *sample, const Policy *policy, const Superblock *s, size_t primary,
                              const Rule **ret_rule) {
+        unsigned ns = sample->ns_of_mount[primary];
+
+        /* Ours, whenever it is mounted in our namespace at all (the primary may be another
+         * namespace's mount when all of ours are read-only or covered). */
+        for (size_t i = 0; i < s->n_mounts && ns != 0; i++)
+                if (sample->ns_of_mount[s->mounts[i]] == 0)
+                        ns = 0;
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const MountEntry *o = &sample->table->entries[s->mounts[i]];
                 const Rule *r;
 
-                if (sample->ns_of_mount[s->mounts[i]] != sample->ns_of_mount[primary])
+                if (sample->ns_of_mount[s->mounts[i]] != ns)
                         continue;
                 r = policy_match(policy, o->mount_point, s->fstype, s->device.classes);
 

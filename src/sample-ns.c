@@ -387,12 +387,17 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, N
  * the machine either, and the kernel does not list namespaces to it). 0 or -ENOMEM. */
 static int ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why) {
         struct statfs sfs;
-        struct stat st;
+        struct stat st, init;
 
         if (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
                 return 0;
+        /* ... and only when this procfs is that PID namespace's own (its PID 1 is in it): a procfs of
+         * the whole machine seen from a PID namespace (unshare -p without a new /proc) shows every
+         * process, and its view is no container's. */
         if (!walk_all && !selinux && list_error == -EPERM && fstatat(proc_fd, "self/ns/pid", &st, 0) >= 0 &&
-            (unsigned long long) st.st_ino != PID_NS_INIT_INO)
+            (unsigned long long) st.st_ino != PID_NS_INIT_INO &&
+            fstatat(proc_fd, "1/ns/pid", &init, 0) >= 0 && init.st_ino == st.st_ino &&
+            init.st_dev == st.st_dev)
                 return 0;
         return reasons_add(
                 why,

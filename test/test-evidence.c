@@ -196,6 +196,12 @@ TEST(unexplained_dirty) {
         /* memory off for the root's children: every inode on the root's context */
         put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpu io pids\n");
         ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 0);
+        /* a cgroup namespace's root (a container: only a non-root cgroup has cgroup.type) says nothing
+         * of the rest of the machine (review of the fix, stop 26) */
+        put_file(sysfs, "fs/cgroup/cgroup.type", "domain\n");
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1);
+        name = mfree(name);
+        ASSERT_OK(unlinkat(sysfs, "fs/cgroup/cgroup.type", 0));
         /* io or memory bound to cgroup v1: no cgroup writeback at all */
         put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpu io memory pids\n");
         put_file(sysfs, "fs/cgroup/cgroup.controllers", "cpu memory pids\n");

@@ -281,6 +281,35 @@ TEST(skip_rule_other_namespace) {
         ASSERT_TRUE(h->skip_rule && h->primary);
 }
 
+/* Review of that fix: with our own mount read-only, the primary is the other namespace's; a rule
+ * matching only its path must not skip a superblock we have at a path no rule matches. */
+TEST(skip_rule_ours_first) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *srv = parse_policy("[Rule srv]\nPath=/srv/*\nAction=skip\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanEntry *e = NULL;
+
+        s->namespaces = calloc(1, sizeof(MountNamespace));
+        ASSERT_TRUE(s->namespaces);
+        s->namespaces[0] = (MountNamespace) { .ino = 4026532999ULL, .pid = 4242 };
+        s->n_namespaces = 1;
+        for (size_t i = 0; i < s->table->n_entries; i++) {
+                if (streq(s->table->entries[i].mount_point, "/srv/data"))
+                        s->ns_of_mount[i] = 1;
+                if (streq(s->table->entries[i].mount_point, "/home"))
+                        s->table->entries[i].read_only = true;
+        }
+        ASSERT_OK(plan_build(s, srv, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < p->n_entries; i++)
+                if (p->entries[i].primary && streq(p->entries[i].fstype, "btrfs") &&
+                    (streq(p->entries[i].mount_point, "/home") ||
+                     streq(p->entries[i].mount_point, "/srv/data")))
+                        e = &p->entries[i];
+        ASSERT_TRUE(e);
+        ASSERT_EQ(e->action, PLAN_SYNC);
+        ASSERT_TRUE(!e->skip_rule);
+}
+
 /* Issue 9 case 5: a rule whose match key could not be parsed used to match every mount, so
  * a relative "Path=media/..." skipped / with data dirty. Now the rule is disabled and / is synced. */
 TEST(bad_rule_never_skips) {
@@ -942,6 +971,7 @@ int main(void) {
         RUN(rules);
         RUN(skip_rule_needs_every_mount);
         RUN(skip_rule_other_namespace);
+        RUN(skip_rule_ours_first);
         RUN(bad_rule_never_skips);
         RUN(device_flush_parity);
         RUN(fuse_owner);

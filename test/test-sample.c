@@ -960,9 +960,97 @@ TEST(namespace_list_unavailable) {
         }
 }
 
+/* In a PID namespace of its own (a grandchild after unshare(CLONE_NEWPID)), the kernel does not list
+ * namespaces (EPERM). Exit status of the grandchild: 0 when the reason is there, 1 when not, 77 when
+ * this cannot be set up. own_proc: a procfs of its own (a container), else the machine's /proc. */
+static int pidns_sample_reason(bool own_proc) {
+        pid_t child = fork();
+        int status;
+
+        ASSERT_TRUE(child >= 0);
+        if (child == 0) {
+                pid_t g;
+
+                if (unshare(CLONE_NEWPID | (own_proc ? CLONE_NEWNS : 0)) < 0)
+                        _exit(77);
+                g = fork();
+                if (g < 0)
+                        _exit(77);
+                if (g == 0) {
+                        char dir[] = "/tmp/test-sample-pidns.XXXXXX", proc[64];
+                        _cleanup_free_ uint64_t *inos = NULL;
+                        _cleanup_close_ int root_fd = -EBADF, proc_fd = -EBADF;
+                        Sample *s = NULL;
+                        SampleSources src = { .sysfs_root = "/sys",
+                                              .debugfs_fd = -EBADF,
+                                              .scan_namespaces = true };
+                        size_t n = 0;
+                        bool reason;
+
+                        if (own_proc) {
+                                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || !mkdtemp(dir))
+                                        _exit(77);
+                                snprintf(proc, sizeof proc, "%s/proc", dir);
+                                if (mkdir(proc, 0755) < 0 || mount("proc", proc, "proc", 0, NULL) < 0) {
+                                        (void) rmdir(proc);
+                                        (void) rmdir(dir);
+                                        _exit(77);
+                                }
+                        }
+                        root_fd = open(own_proc ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (proc_fd < 0 ||
+                            unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) != -EPERM) {
+                                proc_fd = safe_close(proc_fd);
+                                root_fd = safe_close(root_fd);
+                                if (own_proc) {
+                                        (void) umount(proc);
+                                        (void) rmdir(proc);
+                                        (void) rmdir(dir);
+                                }
+                                _exit(77); /* listed, or not for want of privilege: another case */
+                        }
+                        src.root_fd = root_fd;
+                        if (sample_load(&src, &s) < 0)
+                                _exit(2);
+                        reason = has_reason(s, "the kernel's list of mount namespaces was not had", NULL);
+                        sample_free(s);
+                        root_fd = safe_close(root_fd);
+                        proc_fd = safe_close(proc_fd);
+                        if (own_proc) {
+                                (void) umount(proc);
+                                (void) rmdir(proc);
+                                (void) rmdir(dir);
+                        }
+                        _exit(reason ? 0 : 1);
+                }
+                if (waitpid(g, &status, 0) != g || !WIFEXITED(status))
+                        _exit(2);
+                _exit(WEXITSTATUS(status));
+        }
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* Review (stop 26, third): EPERM in a PID namespace is the container's view only when its procfs is
+ * its own; seen through the machine's /proc (unshare -p without a new /proc), every process shows,
+ * and a namespace kept only by an open file is seen by nothing: a reason. */
+TEST(namespace_list_pidns) {
+        int machine = pidns_sample_reason(false), own = pidns_sample_reason(true);
+
+        if (machine == 77 || own == 77) {
+                printf("  no PID namespace without the kernel's list here, skipped\n");
+                return;
+        }
+        ASSERT_EQ(machine, 0); /* the machine's /proc: a reason */
+        ASSERT_EQ(own, 1);     /* a container's own procfs: none */
+}
+
 int main(void) {
         RUN(laptop_superblocks);
         RUN(namespace_list_unavailable);
+        RUN(namespace_list_pidns);
         RUN(live_both_backends);
         RUN(overmounted);
         RUN(hidden_by_sibling_on_ancestor_path);
