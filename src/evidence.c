@@ -125,7 +125,7 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        int cgwb = -1, r;
+        int whole = -1, cgwb = -1, r;
 
         if (debugfs_fd < 0)
                 return -EBADF;
@@ -147,11 +147,15 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
                 if (sr == -ENOMEM)
                         return sr;
                 if (evidence_bdi_lists_empty(&s, sr, &why)) {
-                        char path[PATH_MAX];
+                        /* Before Linux 6.10 (no wb_stats) the lists are the root cgroup's only: a
+                         * property of the kernel, looked at once. */
+                        if (whole < 0) {
+                                char path[PATH_MAX];
 
-                        /* Before Linux 6.10 (no wb_stats) the lists are the root cgroup's only. */
-                        snprintf(path, sizeof path, "bdi/%s/wb_stats", de->d_name);
-                        if (faccessat(debugfs_fd, path, F_OK, 0) >= 0)
+                                snprintf(path, sizeof path, "bdi/%s/wb_stats", de->d_name);
+                                whole = faccessat(debugfs_fd, path, F_OK, 0) >= 0;
+                        }
+                        if (whole)
                                 continue;
                         if (cgwb < 0)
                                 cgwb = cgroup_writeback_possible(sysfs_fd);

@@ -293,7 +293,6 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
         return *ret ? 0 : -ENOMEM;
 }
 
-
 /* A planned mount: what its job did. */
 static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
         const ExecJob *job = &in->jobs->jobs[i];
