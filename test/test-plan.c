@@ -259,6 +259,17 @@ TEST(skip_rule_needs_every_mount) {
         ASSERT_TRUE(h->skip_rule && d->skip_rule);
 }
 
+/* Makes the mount at mount_point one of another namespace (the only one, pid 4242). */
+static void move_to_other_namespace(Sample *s, const char *mount_point) {
+        s->namespaces = calloc(1, sizeof(MountNamespace));
+        ASSERT_TRUE(s->namespaces);
+        s->namespaces[0] = (MountNamespace) { .ino = 4026532999ULL, .pid = 4242 };
+        s->n_namespaces = 1;
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (streq(s->table->entries[i].mount_point, mount_point))
+                        s->ns_of_mount[i] = 1;
+}
+
 /* Review of that fix: paths are matched as the primary mount's namespace names them; the same disk
  * seen by a container under another path does not undo a host's skip rule. Here /srv/data is made
  * a mount of another namespace. */
@@ -268,13 +279,7 @@ TEST(skip_rule_other_namespace) {
         _cleanup_(plan_freep) Plan *p = NULL;
         const PlanEntry *h;
 
-        s->namespaces = calloc(1, sizeof(MountNamespace));
-        ASSERT_TRUE(s->namespaces);
-        s->namespaces[0] = (MountNamespace) { .ino = 4026532999ULL, .pid = 4242 };
-        s->n_namespaces = 1;
-        for (size_t i = 0; i < s->table->n_entries; i++)
-                if (streq(s->table->entries[i].mount_point, "/srv/data"))
-                        s->ns_of_mount[i] = 1;
+        move_to_other_namespace(s, "/srv/data");
         ASSERT_OK(plan_build(s, one, PLAN_SCOPE_ALL, &p));
         h = find(p, "/home");
         ASSERT_EQ(h->action, PLAN_SKIP);
@@ -289,16 +294,10 @@ TEST(skip_rule_ours_first) {
         _cleanup_(plan_freep) Plan *p = NULL;
         const PlanEntry *e = NULL;
 
-        s->namespaces = calloc(1, sizeof(MountNamespace));
-        ASSERT_TRUE(s->namespaces);
-        s->namespaces[0] = (MountNamespace) { .ino = 4026532999ULL, .pid = 4242 };
-        s->n_namespaces = 1;
-        for (size_t i = 0; i < s->table->n_entries; i++) {
-                if (streq(s->table->entries[i].mount_point, "/srv/data"))
-                        s->ns_of_mount[i] = 1;
+        move_to_other_namespace(s, "/srv/data");
+        for (size_t i = 0; i < s->table->n_entries; i++)
                 if (streq(s->table->entries[i].mount_point, "/home"))
                         s->table->entries[i].read_only = true;
-        }
         ASSERT_OK(plan_build(s, srv, PLAN_SCOPE_ALL, &p));
         for (size_t i = 0; i < p->n_entries; i++)
                 if (p->entries[i].primary && streq(p->entries[i].fstype, "btrfs") &&

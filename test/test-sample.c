@@ -960,9 +960,47 @@ TEST(namespace_list_unavailable) {
         }
 }
 
+/* The grandchild of pidns_sample_reason(), PID 1 of its namespace: 0 when the reason is there, 1
+ * when not, 77 when the case cannot be set up here, 2 on failure. */
+static int pidns_grandchild(bool own_proc) {
+        char dir[] = "/tmp/test-sample-pidns.XXXXXX", proc[64] = "";
+        _cleanup_free_ uint64_t *inos = NULL;
+        int root_fd = -EBADF, proc_fd = -EBADF, ret = 77;
+        Sample *s = NULL;
+        SampleSources src = { .sysfs_root = "/sys", .debugfs_fd = -EBADF, .scan_namespaces = true };
+        size_t n = 0;
+
+        if (own_proc) {
+                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || !mkdtemp(dir))
+                        return 77;
+                snprintf(proc, sizeof proc, "%s/proc", dir);
+                if (mkdir(proc, 0755) < 0 || mount("proc", proc, "proc", 0, NULL) < 0)
+                        goto finish;
+        }
+        root_fd = open(own_proc ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* listed, or refused for another reason than the PID namespace: another case */
+        if (proc_fd < 0 || unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) != -EPERM)
+                goto finish;
+        src.root_fd = root_fd;
+        ret = sample_load(&src, &s) < 0                                                  ? 2
+              : has_reason(s, "the kernel's list of mount namespaces was not had", NULL) ? 0
+                                                                                         : 1;
+        sample_free(s);
+finish:
+        safe_close(proc_fd);
+        safe_close(root_fd);
+        if (own_proc) {
+                (void) umount(proc);
+                (void) rmdir(proc);
+                (void) rmdir(dir);
+        }
+        return ret;
+}
+
 /* In a PID namespace of its own (a grandchild after unshare(CLONE_NEWPID)), the kernel does not list
- * namespaces (EPERM). Exit status of the grandchild: 0 when the reason is there, 1 when not, 77 when
- * this cannot be set up. own_proc: a procfs of its own (a container), else the machine's /proc. */
+ * namespaces (EPERM). Returns pidns_grandchild()'s status. own_proc: a procfs of its own (a
+ * container), else the machine's /proc. */
 static int pidns_sample_reason(bool own_proc) {
         pid_t child = fork();
         int status;
@@ -976,54 +1014,8 @@ static int pidns_sample_reason(bool own_proc) {
                 g = fork();
                 if (g < 0)
                         _exit(77);
-                if (g == 0) {
-                        char dir[] = "/tmp/test-sample-pidns.XXXXXX", proc[64];
-                        _cleanup_free_ uint64_t *inos = NULL;
-                        _cleanup_close_ int root_fd = -EBADF, proc_fd = -EBADF;
-                        Sample *s = NULL;
-                        SampleSources src = { .sysfs_root = "/sys",
-                                              .debugfs_fd = -EBADF,
-                                              .scan_namespaces = true };
-                        size_t n = 0;
-                        bool reason;
-
-                        if (own_proc) {
-                                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || !mkdtemp(dir))
-                                        _exit(77);
-                                snprintf(proc, sizeof proc, "%s/proc", dir);
-                                if (mkdir(proc, 0755) < 0 || mount("proc", proc, "proc", 0, NULL) < 0) {
-                                        (void) rmdir(proc);
-                                        (void) rmdir(dir);
-                                        _exit(77);
-                                }
-                        }
-                        root_fd = open(own_proc ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (proc_fd < 0 ||
-                            unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) != -EPERM) {
-                                proc_fd = safe_close(proc_fd);
-                                root_fd = safe_close(root_fd);
-                                if (own_proc) {
-                                        (void) umount(proc);
-                                        (void) rmdir(proc);
-                                        (void) rmdir(dir);
-                                }
-                                _exit(77); /* listed, or not for want of privilege: another case */
-                        }
-                        src.root_fd = root_fd;
-                        if (sample_load(&src, &s) < 0)
-                                _exit(2);
-                        reason = has_reason(s, "the kernel's list of mount namespaces was not had", NULL);
-                        sample_free(s);
-                        root_fd = safe_close(root_fd);
-                        proc_fd = safe_close(proc_fd);
-                        if (own_proc) {
-                                (void) umount(proc);
-                                (void) rmdir(proc);
-                                (void) rmdir(dir);
-                        }
-                        _exit(reason ? 0 : 1);
-                }
+                if (g == 0)
+                        _exit(pidns_grandchild(own_proc));
                 if (waitpid(g, &status, 0) != g || !WIFEXITED(status))
                         _exit(2);
                 _exit(WEXITSTATUS(status));
