@@ -38,7 +38,7 @@ static bool group_valid(const char *g) {
         return true;
 }
 
-static bool boot_id_valid(const char *s) {
+static bool id128_valid(const char *s) {
         return s && strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
 }
 
@@ -47,7 +47,7 @@ int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, u
         StuckWorker *n;
         char *g;
 
-        if (pid <= 0 || !group_valid(group) || !boot_id_valid(boot_id))
+        if (pid <= 0 || !group_valid(group) || !id128_valid(boot_id))
                 return -EINVAL;
         if (h->n_stuck >= HANDOVER_ENTRIES_MAX)
                 return -E2BIG;
@@ -95,6 +95,7 @@ void handover_clear_unsynced(Handover *h) {
         h->n_unsynced = 0;
         h->unit_pass = 0;
         memset(h->unit_boot_id, 0, sizeof h->unit_boot_id);
+        memset(h->unit_token, 0, sizeof h->unit_token);
 }
 
 void handover_clear_stuck(Handover *h) {
@@ -122,17 +123,19 @@ bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
         return fresh(h->unsynced_boottime[i], now_boottime);
 }
 
-int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id) {
-        if (boottime == 0 || !boot_id_valid(boot_id))
+int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id, const char *token) {
+        if (boottime == 0 || !id128_valid(boot_id) || !id128_valid(token))
                 return -EINVAL;
         h->unit_pass = boottime;
         memcpy(h->unit_boot_id, boot_id, sizeof h->unit_boot_id);
+        memcpy(h->unit_token, token, sizeof h->unit_token);
         return 0;
 }
 
-bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id) {
-        return h->unit_pass > 0 && boot_id_valid(boot_id) && streq(h->unit_boot_id, boot_id) &&
-               fresh(h->unit_pass, now_boottime);
+bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id,
+                              const char *token) {
+        return h->unit_pass > 0 && id128_valid(boot_id) && streq(h->unit_boot_id, boot_id) &&
+               id128_valid(token) && streq(h->unit_token, token) && fresh(h->unit_pass, now_boottime);
 }
 
 static int parse_line(Handover *h, const char *line) {
@@ -152,8 +155,9 @@ static int parse_line(Handover *h, const char *line) {
                         return -EINVAL;
                 return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5], w[6]);
         }
-        if (n == 3 && streq(w[0], "unit"))
-                return safe_atou64(w[1], &boot) < 0 ? -EINVAL : handover_set_unit_pass(h, boot, w[2]);
+        /* (likewise a "unit" line without the token) */
+        if (n == 4 && streq(w[0], "unit"))
+                return safe_atou64(w[1], &boot) < 0 ? -EINVAL : handover_set_unit_pass(h, boot, w[2], w[3]);
         if (n == 3 && streq(w[0], "unsynced")) {
                 if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
                         return -EINVAL;
@@ -202,7 +206,8 @@ int handover_format(const Handover *h, char **ret) {
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
         if (h->unit_pass > 0)
-                fprintf(f, "unit %" PRIu64 " %s\n", (uint64_t) h->unit_pass, h->unit_boot_id);
+                fprintf(f, "unit %" PRIu64 " %s %s\n", (uint64_t) h->unit_pass, h->unit_boot_id,
+                        h->unit_token);
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
@@ -217,7 +222,7 @@ size_t handover_prune(Handover *h, int proc_fd, const char *boot_id) {
                 uint64_t start;
                 char state;
 
-                if (!boot_id_valid(boot_id) || !streq(w->boot_id, boot_id) ||
+                if (!id128_valid(boot_id) || !streq(w->boot_id, boot_id) ||
                     proc_pid_start_time(proc_fd, w->pid, &start, &state) < 0 || start != w->start_time ||
                     state == 'Z' || state == 'X' || state == 'x') {
                         free(w->group);
@@ -262,4 +267,37 @@ int handover_save(int state_dir_fd, const Handover *h) {
                  * worker on a stuck device). unlink works on a full tmpfs. */
                 (void) unlinkat(state_dir_fd, HANDOVER_FILE, 0);
         return r;
+}
+
+int handover_unit_mark_write(int state_dir_fd, const char *token) {
+        char line[34];
+        int r;
+
+        if (!id128_valid(token))
+                return -EINVAL;
+        (void) snprintf(line, sizeof line, "%s\n", token);
+        r = write_file_atomic_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, line, strlen(line));
+        if (r < 0)
+                (void) unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0);
+        return r;
+}
+
+int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = read_full_file_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 64, &text, NULL);
+        if (r < 0)
+                return r;
+        text[strcspn(text, "\n")] = 0;
+        if (!id128_valid(text))
+                return -EBADMSG;
+        memcpy(ret, text, 33);
+        return 0;
+}
+
+int handover_unit_mark_remove(int state_dir_fd) {
+        if (unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
 }

@@ -13,9 +13,11 @@
  *                                             outlives a boot must not block a group for good)
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
- *   unit BOOTTIME BOOT_ID                     the unit's pass ended with a complete view and wrote
+ *   unit BOOTTIME BOOT_ID TOKEN               the unit's pass ended with a complete view and wrote
  *                                             the "unsynced" lines above (none: it left nothing);
- *                                             BOOT_ID (32 hex digits) is the boot it ran in
+ *                                             BOOT_ID (32 hex digits) is the boot it ran in, TOKEN
+ *                                             (32 hex digits) the one it wrote to "unit-pass" as it
+ *                                             started
  *
  * BOOTTIME is CLOCK_BOOTTIME (usec) when the line was written: it counts across the sleep itself.
  * Every pass reads the file, drops workers that have ended, never starts a worker on a group that
@@ -29,6 +31,12 @@
  * KnobFacts.unit_pass). restore-knob (after resume, or when the sleep did not happen) drops the
  * "unsynced" and "unit" lines.
  *
+ * The file "unit-pass" holds the TOKEN of the unit's pass of this sleep: that pass writes a new
+ * random one first thing, without the lock, and restore-knob removes it at the end of the cycle,
+ * also without the lock. A "unit" line vouches only with the same TOKEN there: a unit's pass that
+ * could not take the lock (a manual run holds it), or ended before it wrote its line, leaves an
+ * earlier sleep's line behind, and that line must not stand for this sleep (review, stop 26).
+ *
  * Parsing is pure; unknown or malformed lines are skipped and counted (a damaged file costs at
  * most a second worker or a kernel sync left on, never a skipped sync).
  */
@@ -41,6 +49,7 @@
 #include "shared/time-util.h"
 
 #define HANDOVER_FILE "handover"
+#define HANDOVER_UNIT_MARK_FILE "unit-pass"
 #define HANDOVER_FILE_MAX (256U * 1024U)
 #define HANDOVER_ENTRIES_MAX 1024U
 /* "unsynced" lines older than this are ignored: a sleep that never came. */
@@ -62,7 +71,8 @@ typedef struct Handover {
         usec_t *unsynced_boottime;
         size_t n_unsynced;
         usec_t unit_pass;      /* the "unit" line: CLOCK_BOOTTIME; 0 when there is none */
-        char unit_boot_id[33]; /* ... and its boot id */
+        char unit_boot_id[33]; /* ... its boot id */
+        char unit_token[33];   /* ... and its pass's token (HANDOVER_UNIT_MARK_FILE) */
         size_t n_bad;          /* lines skipped by the parser */
 } Handover;
 
@@ -89,10 +99,11 @@ void handover_clear_stuck(Handover *h);
 const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
 /* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
-/* Sets the "unit" line (boot_id: 32 lowercase hex digits, else -EINVAL). */
-int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id);
-/* Whether there is a "unit" line of boot_id no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
-bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id);
+/* Sets the "unit" line (boot_id, token: 32 lowercase hex digits each, else -EINVAL). */
+int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id, const char *token);
+/* Whether there is a "unit" line of boot_id and token (the one in HANDOVER_UNIT_MARK_FILE now) no
+ * older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
+bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id, const char *token);
 
 /* Drops stuck workers that are gone: of another boot than boot_id (all of them when boot_id is not
  * known), no such pid, another process under that pid (start time), or a zombie
@@ -104,3 +115,11 @@ size_t handover_prune(Handover *h, int proc_fd, const char *boot_id);
 int handover_load(int state_dir_fd, Handover *ret);
 /* Writes it atomically; an empty handover removes the file. */
 int handover_save(int state_dir_fd, const Handover *h);
+
+/* HANDOVER_UNIT_MARK_FILE. write: token (32 lowercase hex digits) atomically; on failure the file
+ * is removed (an earlier token must not outlive a pass that could not write its own). read: the
+ * token into ret (33 bytes), -ENOENT without one, -EBADMSG for anything but a token. remove: no
+ * pass of this sleep stands; a missing file is not an error. */
+int handover_unit_mark_write(int state_dir_fd, const char *token);
+int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
+int handover_unit_mark_remove(int state_dir_fd);

@@ -559,7 +559,7 @@ static int mkdir_p(const char *path) {
         return 0;
 }
 
-static int state_dir_open(const char *dir) {
+int state_dir_open(const char *dir) {
         int r, fd;
 
         r = mkdir_p(dir);

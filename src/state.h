@@ -134,6 +134,10 @@ int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunReco
  * would be created) is on tmpfs or ramfs. Returns 0 or negative errno from statfs(). */
 int state_dir_check(const char *dir, bool *ret_is_tmpfs);
 
+/* Creates dir and its parents (0755) when missing, and opens it (O_DIRECTORY). Returns the fd or
+ * negative errno. */
+int state_dir_open(const char *dir);
+
 /* Creates dir (like state_save()) and takes flock(LOCK_EX|LOCK_NB) on dir/lock. Returns 0 and the
  * locked fd (O_CLOEXEC; close it to release), or -EBUSY when another open file description holds
  * the lock (another run, or the same process through a different fd). The lock file is never

@@ -138,10 +138,18 @@ static void handover_end_cycle(const char *state_dir) {
         _cleanup_(handover_done) Handover h = {};
         _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
 
-        if (state_lock(state_dir, &lock_fd) < 0)
-                return;
+        int r;
+
         dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0 || handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
+        /* Without the lock (a manual run may hold it): the unit's record, wherever it stays, no longer
+         * stands for a sleep (handover.h). */
+        r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd);
+        if (r < 0)
+                log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
+                                state_dir);
+        if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
+                return;
+        if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
                 return;
         handover_clear_unsynced(&h);
         if (handover_save(dir_fd, &h) < 0)
@@ -251,13 +259,14 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
-        bool unit_pass;     /* the late pass: a fresh record of the unit's pass of this sleep */
-        char boot_id[33];   /* this boot's id, "" when it cannot be read */
-        bool state_on_disk; /* the state directory is not on tmpfs (or cannot tell) */
-        bool handover_bad;  /* the handover could not be read whole: what the unit's pass left is unknown */
-        bool kick_failed;   /* WritebackFirst=: a device was dirty and the flushers could not be woken */
-        int kicked;         /* the flushers were woken: 1; could not be: < 0; not tried: 0 */
-        usec_t kicked_at;   /* CLOCK_MONOTONIC, when a kick first worked; 0: none did */
+        bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
+        char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one */
+        char boot_id[33];    /* this boot's id, "" when it cannot be read */
+        bool state_on_disk;  /* the state directory is not on tmpfs (or cannot tell) */
+        bool handover_bad;   /* the handover could not be read whole: what the unit's pass left is unknown */
+        bool kick_failed;    /* WritebackFirst=: a device was dirty and the flushers could not be woken */
+        int kicked;          /* the flushers were woken: 1; could not be: < 0; not tried: 0 */
+        usec_t kicked_at;    /* CLOCK_MONOTONIC, when a kick first worked; 0: none did */
         ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
@@ -282,10 +291,39 @@ static void pass_done(Pass *p) {
         manager_requirers_free(p->requirers);
 }
 
+static bool pass_is_unit(const Pass *p) {
+        return streq_ptr(p->a->trigger, "unit") && !p->a->late;
+}
+
+/* The unit's pass, first thing and without the lock: a new token (handover.h). From now on no
+ * earlier pass's "unit" line vouches for this sleep, whether or not this one gets the lock. */
+static void pass_mark_unit(Pass *p) {
+        _cleanup_close_ int dir_fd = -EBADF;
+        sd_id128_t id;
+        int r;
+
+        dir_fd = state_dir_open(p->a->state_dir);
+        r = dir_fd < 0 ? dir_fd : sd_id128_randomize(&id);
+        if (r >= 0) {
+                (void) sd_id128_to_string(id, p->unit_token);
+                r = handover_unit_mark_write(dir_fd, p->unit_token);
+        }
+        if (r >= 0)
+                return;
+        p->unit_token[0] = 0;
+        if (dir_fd >= 0)
+                (void) handover_unit_mark_remove(dir_fd);
+        log_warning_errno(r,
+                          "Failed to write '%s/" HANDOVER_UNIT_MARK_FILE "', the late pass will keep the "
+                          "kernel's sync on: %m",
+                          p->a->state_dir);
+}
+
 /* What earlier passes left: workers still stuck in the kernel (their devices get no second
  * worker), what the unit's pass left unsynced. Only under the lock. */
 static void pass_load_handover(Pass *p) {
         const char *dir = p->a->state_dir;
+        char token[33] = "";
         sd_id128_t id;
         int r;
 
@@ -301,11 +339,15 @@ static void pass_load_handover(Pass *p) {
         else if (p->ho.n_bad > 0)
                 log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", p->ho.n_bad, dir);
         p->handover_bad = r < 0 || p->ho.n_bad > 0;
-        p->unit_pass = !p->handover_bad && handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id);
+        /* ... and to the unit's pass of this sleep (its token) */
+        if (p->a->late && p->state_fd >= 0)
+                (void) handover_unit_mark_read(p->state_fd, token);
+        p->unit_pass = !p->handover_bad &&
+                       handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id, token);
         /* The unit's pass stands for this sleep from now on: an earlier one's record (its sleep called
          * off before any hook ran) must not vouch for it should this one end before it writes its
          * own (an error, SIGKILL). */
-        if (streq_ptr(p->a->trigger, "unit") && !p->a->late && p->ho.unit_pass != 0) {
+        if (pass_is_unit(p) && p->ho.unit_pass != 0) {
                 p->ho.unit_pass = 0;
                 r = handover_save(p->state_fd, &p->ho);
                 if (r < 0)
@@ -324,6 +366,8 @@ static int pass_lock(Pass *p) {
         bool is_tmpfs = true;
         int r;
 
+        if (pass_is_unit(p))
+                pass_mark_unit(p);
         r = state_lock(dir, &p->lock_fd);
         if (r == -EBUSY)
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
@@ -557,12 +601,12 @@ static bool handover_update(Pass *p) {
                         log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
                                   jobs[i].abandoned_pid, strerror(-r));
         }
-        if (streq_ptr(p->a->trigger, "unit") && !p->a->late) {
+        if (pass_is_unit(p)) {
                 run_handover_unsynced(&p->ho, p->t.left, p->t.n_left, boot);
                 /* Its record, for one late pass: only with a complete view (what it did not see,
                  * it did not sync, and listed nothing for). */
                 if (p->c.sample->complete && !p->t.gone)
-                        (void) handover_set_unit_pass(&p->ho, boot, p->boot_id);
+                        (void) handover_set_unit_pass(&p->ho, boot, p->boot_id, p->unit_token);
         }
         if (p->a->late)
                 p->ho.unit_pass = 0; /* read at load (p->unit_pass): no second late pass leans on it */

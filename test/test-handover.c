@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include "handover.h"
+#include "shared/fileio.h"
 #include "shared/proc-util.h"
 #include "shared/macro.h"
 #include "tests.h"
 
 #define BOOT_ID "0123456789abcdef0123456789abcdef"
+#define TOKEN "00112233445566778899aabbccddeeff"
 
 TEST(round_trip) {
         _cleanup_(handover_done) Handover h = {}, back = {};
@@ -21,7 +23,7 @@ TEST(round_trip) {
         ASSERT_OK(handover_add_stuck(&h, 1234, 98765, true, 5000000, BOOT_ID, "7:3"));
         ASSERT_OK(handover_add_stuck(&h, 42, 1, false, 6000000, BOOT_ID, "owner:1000:1000:sb:0:55"));
         ASSERT_OK(handover_add_unsynced(&h, makedev(259, 1048575), 7000000));
-        ASSERT_OK(handover_set_unit_pass(&h, 7000001, "0123456789abcdef0123456789abcdef"));
+        ASSERT_OK(handover_set_unit_pass(&h, 7000001, "0123456789abcdef0123456789abcdef", TOKEN));
         ASSERT_OK(handover_format(&h, &text));
         ASSERT_OK(handover_parse(text, &back));
         ASSERT_EQ(back.n_bad, 0U);
@@ -37,6 +39,7 @@ TEST(round_trip) {
         ASSERT_TRUE(back.unsynced[0] == makedev(259, 1048575));
         ASSERT_U64_EQ(back.unit_pass, 7000001);
         ASSERT_STREQ(back.unit_boot_id, "0123456789abcdef0123456789abcdef");
+        ASSERT_STREQ(back.unit_token, TOKEN);
         ASSERT_OK(handover_format(&back, &text2));
         ASSERT_STREQ(text, text2);
 
@@ -71,18 +74,21 @@ TEST(bad_input) {
                                  "unsynced 8:x 99\n"
                                  "unsynced 99999999999:1 99\n"
                                  "future 1 2 3\n"
-                                 "unit 0 0123456789abcdef0123456789abcdef\n"
-                                 "unit x 0123456789abcdef0123456789abcdef\n"
+                                 "unit 0 0123456789abcdef0123456789abcdef " TOKEN "\n"
+                                 "unit x 0123456789abcdef0123456789abcdef " TOKEN "\n"
                                  "unit 5\n"
-                                 "unit 5 0123456789ABCDEF0123456789ABCDEF\n"
-                                 "unit 5 0123456789abcdef\n"
+                                 "unit 5 0123456789ABCDEF0123456789ABCDEF " TOKEN "\n"
+                                 "unit 5 0123456789abcdef " TOKEN "\n"
+                                 "unit 5 " BOOT_ID "\n"            /* no token (written before it was) */
+                                 "unit 5 " BOOT_ID " 0123456789\n" /* not a token */
+                                 "unit 5 " BOOT_ID " " TOKEN " x\n"
                                  "stuck 12 34 1 56 " BOOT_ID " 8:0", /* no final newline */
                                  &h));
         ASSERT_EQ(h.n_stuck, 2U);
         ASSERT_STREQ(h.stuck[1].group, "8:0");
         ASSERT_EQ(h.n_unsynced, 1U);
         ASSERT_U64_EQ(h.unit_pass, 0);
-        ASSERT_EQ(h.n_bad, 16U);
+        ASSERT_EQ(h.n_bad, 19U);
 }
 
 TEST(bounded) {
@@ -110,21 +116,26 @@ TEST(fresh) {
         /* From the future: another boot. */
         ASSERT_TRUE(!handover_unsynced_fresh(&h, 0, 99 * USEC_PER_SEC));
 
-        /* The unit's pass: none, fresh, stale, from the future, another boot; forgotten with its
-         * lines. */
+        /* The unit's pass: none, fresh, stale, from the future, another boot, another pass's token
+         * (or none: the mark file gone); forgotten with its lines. */
         const char *boot = "0123456789abcdef0123456789abcdef", *other = "fedcba9876543210fedcba9876543210";
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot));
-        ASSERT_ERR(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, "not-a-boot-id"), EINVAL);
-        ASSERT_ERR(handover_set_unit_pass(&h, 0, boot), EINVAL);
-        ASSERT_OK(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, boot));
-        ASSERT_TRUE(handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE, boot));
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE, boot));
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 99 * USEC_PER_SEC, boot));
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, other));
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, ""));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot, TOKEN));
+        ASSERT_ERR(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, "not-a-boot-id", TOKEN), EINVAL);
+        ASSERT_ERR(handover_set_unit_pass(&h, 0, boot, TOKEN), EINVAL);
+        ASSERT_ERR(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, boot, ""), EINVAL);
+        ASSERT_OK(handover_set_unit_pass(&h, 100 * USEC_PER_SEC, boot, TOKEN));
+        ASSERT_TRUE(
+                handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE, boot, TOKEN));
+        ASSERT_TRUE(
+                !handover_unit_pass_fresh(&h, 101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE, boot, TOKEN));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 99 * USEC_PER_SEC, boot, TOKEN));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, other, TOKEN));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, "", TOKEN));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot, other));
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot, ""));
         handover_clear_unsynced(&h);
-        ASSERT_TRUE(h.n_unsynced == 0 && h.unit_pass == 0);
-        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot));
+        ASSERT_TRUE(h.n_unsynced == 0 && h.unit_pass == 0 && h.unit_token[0] == 0);
+        ASSERT_TRUE(!handover_unit_pass_fresh(&h, 100 * USEC_PER_SEC, boot, TOKEN));
 }
 
 /* A fake /proc: PID/stat files. */
@@ -238,7 +249,7 @@ TEST(save_failure_removes_stale) {
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(handover_set_unit_pass(&h, 100, "0123456789abcdef0123456789abcdef"));
+        ASSERT_OK(handover_set_unit_pass(&h, 100, "0123456789abcdef0123456789abcdef", TOKEN));
         ASSERT_OK(handover_save(fd, &h));
         ASSERT_EQ(faccessat(fd, HANDOVER_FILE, F_OK, 0), 0);
 
@@ -257,6 +268,40 @@ TEST(save_failure_removes_stale) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* Review (stop 26, open until stop 27): the unit's mark file. A write that fails removes the
+ * earlier token (the pass that could not write its own must not inherit one); anything but one
+ * token reads as -EBADMSG; removal of a missing file is no error. */
+TEST(unit_mark) {
+        char root[] = "/tmp/test-handover.XXXXXX", tmp[64], cmd[64], got[33];
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+        ASSERT_ERR(handover_unit_mark_write(fd, "short"), EINVAL);
+        ASSERT_OK(handover_unit_mark_write(fd, TOKEN));
+        ASSERT_OK(handover_unit_mark_read(fd, got));
+        ASSERT_STREQ(got, TOKEN);
+
+        snprintf(tmp, sizeof tmp, HANDOVER_UNIT_MARK_FILE ".tmp.%d", (int) getpid());
+        ASSERT_EQ(mkdirat(fd, tmp, 0700), 0);
+        ASSERT_TRUE(handover_unit_mark_write(fd, "fedcba9876543210fedcba9876543210") < 0);
+        ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+        ASSERT_EQ(unlinkat(fd, tmp, AT_REMOVEDIR), 0);
+
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN "x\n", 34));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, "", 0));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
+        ASSERT_OK(handover_unit_mark_remove(fd));
+        ASSERT_OK(handover_unit_mark_remove(fd));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(round_trip);
         RUN(bad_input);
@@ -266,5 +311,6 @@ int main(void) {
         RUN(prune_real_proc);
         RUN(load_save);
         RUN(save_failure_removes_stale);
+        RUN(unit_mark);
         return 0;
 }

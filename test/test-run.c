@@ -510,7 +510,8 @@ TEST(skip_rule_handed_over) {
         ASSERT_EQ(b.t.n_left, 1);
         ASSERT_EQ(b.t.left[0], makedev(8, 1));
         run_handover_unsynced(&h, b.t.left, b.t.n_left, boot);
-        ASSERT_OK(handover_set_unit_pass(&h, boot, "0123456789abcdef0123456789abcdef"));
+        ASSERT_OK(handover_set_unit_pass(&h, boot, "0123456789abcdef0123456789abcdef",
+                                         "00112233445566778899aabbccddeeff"));
 
         /* the late pass syncs 8:0 and leaves 8:1 out: carried, the kernel's sync stays on */
         ASSERT_TRUE(carried(&h, late_jobs, 1, boot + 1));

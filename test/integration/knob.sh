@@ -57,14 +57,34 @@ ss_unit_pass_record
 ! ss --root=/nonexistent --trigger=unit run 2>/dev/null || fail "a unit's pass without its root succeeded"
 ! grep -qs "^unit " "$SS_STATE/handover" || fail "an earlier unit's record outlived a failed unit's pass"
 no_record "a unit's pass that failed after an earlier one's record"
+# A unit's pass that cannot take the lock (a manual run holds it) refuses to run and cannot touch
+# the handover, so an earlier sleep's record stays there; the token it wrote first, without the
+# lock, keeps that record from standing for this sleep (review, stop 26). Likewise a restore-knob
+# (the end of a sleep called off) that cannot take the lock: the record stays, the token goes.
+ss_unit_pass_record
+exec {lock_fd}>"$SS_STATE/lock"
+flock -x "$lock_fd"
+! ss --sysfs="$sys" --trigger=unit run 2>"$SS_TMP/refused.log" || fail "a unit's pass ran without the lock"
+grep -q "refusing to run twice" "$SS_TMP/refused.log" || fail "no word of the lock: $(cat "$SS_TMP/refused.log")"
+flock -u "$lock_fd"
+grep -q "^unit " "$SS_STATE/handover" || fail "the earlier record is gone: this case tests nothing"
+no_record "a unit's pass refused by the lock after an earlier one's record"
+ss_unit_pass_record
+flock -x "$lock_fd"
+ss --sysfs="$sys" restore-knob
+flock -u "$lock_fd"
+exec {lock_fd}>&-
+grep -q "^unit " "$SS_STATE/handover" || fail "restore-knob took the record: this case tests nothing"
+[[ ! -e $SS_STATE/unit-pass ]] || fail "restore-knob kept the unit's token"
+no_record "a restore-knob refused by the lock after the unit's record"
 ss_unit_pass_record $((3600 * 1000000))
 no_record "a record from the future"
 ss_unit_pass_record 0 0123456789abcdef0123456789abcdef
 no_record "a record of another boot"
 # With it: a complete late pass turns it off; the record is for that one late pass.
 ss --sysfs="$sys" --trigger=unit run
-grep -q "^unit [0-9]* [0-9a-f]\{32\}$" "$SS_STATE/handover" ||
-        fail "the unit's pass left no record: $(cat "$SS_STATE/handover" 2>&1)"
+grep -q "^unit [0-9]* [0-9a-f]\{32\} $(cat "$SS_STATE/unit-pass")$" "$SS_STATE/handover" ||
+        fail "the unit's pass left no record with its token: $(cat "$SS_STATE/handover" "$SS_STATE/unit-pass" 2>&1)"
 ss --sysfs="$sys" --trigger=hook --late run
 [[ $(k) == 0 ]] || fail "off: knob is $(k) after a complete pass"
 [[ $(tr -d '\n' <"$SS_STATE/knob.orig") == 1 ]] || fail "original value not recorded"
