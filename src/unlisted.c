@@ -155,9 +155,55 @@ int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, co
         return r;
 }
 
-int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
-        struct statx stx;
+/* Before statmount (Linux 6.8): fstatfs() in a bounded child, which asks the filesystem (an RPC on
+ * NFS, a request a frozen FUSE server never answers). fd 4 is the root. */
+#define UNLISTED_ROOT_STATFS_TIMEOUT (250U * USEC_PER_MSEC)
+
+static int root_statfs_work(int pipe_fd, int keep_fd, void *userdata) {
         struct statfs sfs;
+        uint64_t magic;
+
+        if (fstatfs(keep_fd, &sfs) < 0)
+                return EXIT_FAILURE;
+        magic = (uint64_t) sfs.f_type;
+        return write(pipe_fd, &magic, sizeof magic) == (ssize_t) sizeof magic ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static int root_statfs_feed(const char *buf, size_t size, void *userdata) {
+        if (size < sizeof(uint64_t))
+                return 0;
+        memcpy(userdata, buf, sizeof(uint64_t));
+        return 1;
+}
+
+void unlisted_root_fs_type(int root_fd, bool use_statmount, char *buf, size_t size) {
+        _cleanup_free_ struct ss_statmount *sm = NULL;
+        const size_t sm_size = 4096;
+        struct statx stx;
+        uint64_t magic = 0;
+
+        snprintf(buf, size, "unknown");
+        if (use_statmount &&
+            statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, SS_STATX_MNT_ID_UNIQUE, &stx) >= 0 &&
+            (stx.stx_mask & SS_STATX_MNT_ID_UNIQUE) && (sm = malloc(sm_size))) {
+                struct ss_mnt_id_req q = {
+                        .size = SS_MNT_ID_REQ_SIZE_VER0,
+                        .mnt_id = stx.stx_mnt_id,
+                        .param = SS_STATMOUNT_FS_TYPE,
+                };
+                if (ss_statmount(&q, sm, sm_size, 0) >= 0 && (sm->mask & SS_STATMOUNT_FS_TYPE)) {
+                        snprintf(buf, size, "%s", sm->str + sm->fs_type);
+                        return;
+                }
+        }
+        if (bounded_child_run(root_fd, UNLISTED_ROOT_STATFS_TIMEOUT, sizeof magic, root_statfs_work,
+                              root_statfs_feed, &magic) > 0)
+                snprintf(buf, size, "%s", fs_type_from_magic((unsigned long) magic));
+}
+
+int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
+        char fstype[64];
+        struct statx stx;
 
         for (size_t i = 0; i < n_own && i < t->n_entries; i++)
                 if (streq(t->entries[i].mount_point, "/"))
@@ -169,12 +215,11 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
          * read-only bind as our root), and syncfs() on a read-only superblock costs nothing. */
         if (statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
                 return negative_errno();
-        if (fstatfs(root_fd, &sfs) < 0)
-                return negative_errno();
+        unlisted_root_fs_type(root_fd, true, fstype, sizeof fstype);
         return append_unlisted(
                        t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
                        (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
-                       fs_type_from_magic((unsigned long) sfs.f_type), "(root directory)", false) < 0
+                       fstype, "(root directory)", false) < 0
                        ? -ENOMEM
                        : 1;
 }

@@ -64,9 +64,15 @@ void hidden_set_done(HiddenSet *h);
 void hidden_set_prune(HiddenSet *h, const MountTable *t);
 
 /* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/". When not, appends an unlisted
- * entry for "/" (device and mount id from statx of root_fd, fstype from statfs) and returns 1 (a
+ * entry for "/" (device and mount id from statx of root_fd, fstype from unlisted_root_fs_type()) and returns 1 (a
  * restricted view); 0 when "/" is listed; negative errno. */
 int unlisted_add_root(int root_fd, MountTable *t, size_t n_own);
+/* The type of the superblock of root_fd's mount, into buf: from the VFS alone (statx() with
+ * AT_STATX_DONT_SYNC for the mount's unique id, then statmount(2), 6.8+); without statmount (or
+ * !use_statmount: tests) a bounded child's fstatfs(), which asks the filesystem (an RPC on NFS, a
+ * request a frozen FUSE server never answers), its magic named by fs_type_from_magic(). "unknown"
+ * (planned as a block filesystem: synced) when neither answers. */
+void unlisted_root_fs_type(int root_fd, bool use_statmount, char *buf, size_t size);
 
 /* Superblocks under sysfs fs/{ext4,xfs,f2fs}/<block device> (device number from
  * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0 or no such directory: nothing. A

@@ -20,6 +20,7 @@
 #include "sample-ns.h"
 #include "sample.h"
 #include "tests.h"
+#include "unlisted.h"
 
 static const Superblock *find_sb(const Sample *s, unsigned ma, unsigned mi) {
         for (size_t k = 0; k < s->n_sbs; k++)
@@ -1039,6 +1040,53 @@ TEST(namespace_list_pidns) {
         ASSERT_EQ(own, 1);     /* a container's own procfs: none */
 }
 
+/* Our root's type in a chroot (unlisted_add_root()): from statmount, never by asking the
+ * filesystem in our process (review, stop 26: fstatfs() there is an RPC on an NFS root, a request a
+ * frozen FUSE server never answers); without statmount, a bounded child's fstatfs(). On "/" both
+ * ways name a type; on a FUSE mount whose server never answers (not even FUSE_INIT), statmount names
+ * it at once and the fallback gives "unknown" after its bound. */
+TEST(root_fs_type) {
+        char with[64], without[64], dir[] = "/tmp/test-sample-fuse.XXXXXX", opts[128];
+        _cleanup_close_ int root = -EBADF, fuse = -EBADF, d = -EBADF;
+        usec_t t0, took;
+
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root >= 0);
+        unlisted_root_fs_type(root, true, with, sizeof with);
+        unlisted_root_fs_type(root, false, without, sizeof without);
+        fprintf(stderr, "   '/': '%s' by statmount, '%s' by fstatfs\n", with, without);
+        ASSERT_TRUE(!streq(with, "unknown") && !streq(without, "unknown"));
+
+        if (geteuid() != 0) {
+                printf("  not root, frozen FUSE case skipped\n");
+                return;
+        }
+        fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        ASSERT_TRUE(mkdtemp(dir));
+        snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse);
+        if (fuse < 0 || mount("test-sample", dir, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+                printf("  cannot mount FUSE, frozen FUSE case skipped\n");
+                (void) rmdir(dir);
+                return;
+        }
+        d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(d >= 0);
+        t0 = now(CLOCK_MONOTONIC);
+        unlisted_root_fs_type(d, true, with, sizeof with);
+        took = now(CLOCK_MONOTONIC) - t0;
+        unlisted_root_fs_type(d, false, without, sizeof without);
+        fprintf(stderr,
+                "   frozen FUSE: '%s' by statmount (%.1f ms), '%s' by the bounded fstatfs (%.1f ms in all)\n",
+                with, (double) took / USEC_PER_MSEC, without,
+                (double) (now(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC);
+        ASSERT_STREQ(with, "fuse");
+        ASSERT_STREQ(without, "unknown");
+        d = safe_close(d);
+        ASSERT_OK(umount2(dir, MNT_DETACH));
+        fuse = safe_close(fuse); /* aborts the connection: the abandoned child's request ends */
+        ASSERT_OK(rmdir(dir));
+}
+
 int main(void) {
         RUN(laptop_superblocks);
         RUN(namespace_list_unavailable);
@@ -1062,5 +1110,6 @@ int main(void) {
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_nsfs_listed_not_walked);
+        RUN(root_fs_type);
         return 0;
 }

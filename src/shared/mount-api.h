@@ -100,6 +100,9 @@ _Static_assert(sizeof(struct ss_statmount) == 512, "statmount layout");
 
 #define SS_NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
 
+/* statx(2): the mount's unique (64-bit) id, the one statmount takes (6.8). */
+#define SS_STATX_MNT_ID_UNIQUE 0x00004000U
+
 static inline long ss_listmount(const struct ss_mnt_id_req *req, uint64_t *ids, size_t n, unsigned flags) {
         return syscall(__NR_listmount, req, ids, n, flags);
 }
