@@ -38,6 +38,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
         { .name = n, .class = FS_CLASS_PSEUDO }
 #define FLUSH(n) \
         { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true }
+#define COUNTED(n, m) \
+        { .name = n, .class = FS_CLASS_BLOCK, .module = m }
 
 /*
  * Device flush: filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes
@@ -95,12 +97,21 @@ static const FsType fs_types[] = {
         FLUSH("msdos"),
         FLUSH("fat"),
         FLUSH("hfs"),
-        FLUSH("hfsplus"),
+        { .name = "hfsplus", .class = FS_CLASS_BLOCK, .device_flush = true, .module = "hfsplus" },
         FLUSH("minix"),
         FLUSH("ext2"),
         FLUSH("udf"),
         FLUSH("ntfs3"),
         FLUSH("ntfs"),
+        /* Journaled or log-structured, and no listing of their superblocks this program reads
+         * (counted by their module instead, fs-module.h); otherwise as an unknown type. */
+        COUNTED("jfs", "jfs"),
+        COUNTED("nilfs2", "nilfs2"),
+        COUNTED("reiserfs", "reiserfs"),
+        COUNTED("gfs2", "gfs2"),
+        COUNTED("gfs2meta", "gfs2"),
+        COUNTED("ocfs2", "ocfs2"),
+        COUNTED("bcachefs", "bcachefs"),
 
         /* network */
         { .name = "nfs", .class = FS_CLASS_NETWORK, .magic = 0x6969 },

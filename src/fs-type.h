@@ -63,6 +63,10 @@ typedef struct FsType {
                                     * find superblocks no mount table shows, unlisted.h) */
         unsigned long magic; /* statfs f_type naming the type for a root that is no mount point in
                                     * our table (unlisted.h); 0: none */
+        const char *module;  /* a type no listing shows a hidden superblock of, and whose hidden
+                                    * superblock could hold what no bdi list shows (a journal's
+                                    * running transaction): the kernel module whose refcnt counts
+                                    * its superblocks (fs-module.h); NULL: not such a type */
         FsCleanRule clean_rule;
         const char *write_counter; /* sysfs fs/<name>/<device>/ attribute its clean rule reads; NULL:
                                     * none (no rule, no counter today) */

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 
 #include "ext4-journal.h"
+#include "fs-module.h"
 #include "loop-backing.h"
 #include "sample.h"
 #include "sample-ns.h"
@@ -442,6 +443,10 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, Mo
                 memset(x + before, 0, (t->n_entries - before) * sizeof(unsigned));
                 *ns_of = x;
         }
+        if (r < 0)
+                return r;
+        /* Types no listing shows: counted by their module. */
+        r = fs_module_check(proc_fd, sysfs_fd, t, hidden, why);
         if (r < 0)
                 return r;
         return unlisted_report(hidden, why);

@@ -259,7 +259,7 @@ TEST(table_sane) {
         ASSERT_STREQ(fs_type_lookup("fuse.faultdisk")->name, "fuse.*");
         ASSERT_STREQ(fs_type_lookup("fuseblk.ntfs")->name, "fuseblk.*");
         ASSERT_STREQ(fs_type_lookup("fuse.sshfs")->name, "fuse.sshfs");
-        ASSERT_STREQ(fs_type_lookup("bcachefs")->name, "");
+        ASSERT_STREQ(fs_type_lookup("zfs")->name, "");
 }
 
 /* Types without a row get the default (block, no device flush); a type given a row after the lists
@@ -270,9 +270,9 @@ TEST(new_types) {
                 FsClass class;
                 bool device_flush;
         } cases[] = {
-                { "bcachefs", FS_CLASS_BLOCK, false },
-                { "erofs", FS_CLASS_BLOCK, false },
-                { "zfs", FS_CLASS_BLOCK, false },
+                { "bcachefs", FS_CLASS_BLOCK, false }, { "jfs", FS_CLASS_BLOCK, false },
+                { "nilfs2", FS_CLASS_BLOCK, false },   { "gfs2meta", FS_CLASS_BLOCK, false },
+                { "erofs", FS_CLASS_BLOCK, false },    { "zfs", FS_CLASS_BLOCK, false },
                 { "iso9660", FS_CLASS_BLOCK, false },
         };
 

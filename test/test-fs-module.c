@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fs-module.h"
+#include "shared/macro.h"
+#include "shared/strv.h"
+#include "tests.h"
+
+TEST(parse_filesystems) {
+        _cleanup_strv_free_ char **v = NULL;
+
+        ASSERT_OK(fs_module_parse_filesystems("nodev\tsysfs\n"
+                                              "\text4\n"
+                                              "nodev\tfuse\n"
+                                              "\tjfs\n"
+                                              "jfs\n"         /* no tab */
+                                              "nodevx\tbad\n" /* not "nodev" */
+                                              "nodev jfs2\n"  /* a blank, not a tab */
+                                              "\t\n"          /* no name */
+                                              "\ta\tb\n"      /* two tabs */
+                                              "\n"
+                                              "\tnilfs2", /* no final newline */
+                                              &v));
+        ASSERT_EQ(strv_length(v), 5U);
+        ASSERT_STREQ(v[0], "sysfs");
+        ASSERT_STREQ(v[1], "ext4");
+        ASSERT_STREQ(v[2], "fuse");
+        ASSERT_STREQ(v[3], "jfs");
+        ASSERT_STREQ(v[4], "nilfs2");
+        v = strv_free(v);
+        ASSERT_OK(fs_module_parse_filesystems("", &v));
+        ASSERT_TRUE(v && strv_length(v) == 0);
+}
+
+TEST(reason) {
+        _cleanup_(reasons_done) Reasons why = {};
+
+        ASSERT_OK(fs_module_reason("jfs", 0, 0, &why));
+        ASSERT_OK(fs_module_reason("jfs", 2, 2, &why));
+        ASSERT_OK(fs_module_reason("jfs", 1, 3, &why)); /* cannot be; not a hidden one */
+        ASSERT_EQ(why.n, 0U);
+        ASSERT_OK(fs_module_reason("jfs", 3, 2, &why));
+        ASSERT_OK(fs_module_reason("jfs", -ENOENT, 5, &why));
+        ASSERT_OK(fs_module_reason("jfs", -EACCES, 0, &why));
+        ASSERT_EQ(why.n, 3U);
+        ASSERT_TRUE(strstr(why.v[0], "module 'jfs' holds 3 reference(s), and the mount tables show 2"));
+        ASSERT_TRUE(strstr(why.v[1], "'jfs' is registered and built into the kernel"));
+        ASSERT_TRUE(strstr(why.v[2], "could not be read (Permission denied)"));
+}
+
+static void write_at(const char *dir, const char *path, const char *text) {
+        char p[512];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", dir, path);
+        f = fopen(p, "we");
+        ASSERT_TRUE(f);
+        fputs(text, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+/* One module, two types (gfs2 and gfs2meta, whose mount shares the gfs2 superblock): counted once,
+ * by distinct device, over mounts of several namespaces and the hidden set; unregistered types are
+ * not looked at; a missing list (a fixture root) is nothing, an unreadable one a reason. */
+TEST(check) {
+        char root[] = "/tmp/test-fs-module.XXXXXX", cmd[128];
+        _cleanup_close_ int proc_fd = -EBADF, sys_fd = -EBADF;
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        static const char mi[] = "20 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                                 "30 20 8:1 / /g rw - gfs2 /dev/sda1 rw\n"
+                                 "31 20 8:1 / /gm rw - gfs2meta /dev/sda1 rw\n"
+                                 "32 20 8:1 / /g2 rw - gfs2 /dev/sda1 rw\n";
+        unsigned n_bad = 0;
+
+        ASSERT_OK(mount_table_parse(mi, sizeof mi - 1, &t, &n_bad));
+        ASSERT_EQ(n_bad, 0U);
+        ASSERT_TRUE(mkdtemp(root));
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/proc %s/sys/module/gfs2 %s/sys/module/jfs", root, root, root);
+        ASSERT_EQ(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s/proc", root);
+        proc_fd = open(cmd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        snprintf(cmd, sizeof cmd, "%s/sys", root);
+        sys_fd = open(cmd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(proc_fd >= 0 && sys_fd >= 0);
+
+        struct {
+                const char *filesystems, *gfs2_refcnt;
+                const HiddenSet *hidden;
+                size_t n_reasons;
+                const char *want;
+        } cases[] = {
+                /* no list: nothing */
+                { NULL, "9\n", NULL, 0, NULL },
+                /* gfs2 not registered: its count is not read */
+                { "\text4\n", "9\n", NULL, 0, NULL },
+                { "\text4\n\tgfs2\n\tgfs2meta\n", "1\n", NULL, 0, NULL },
+                { "\text4\n\tgfs2\n\tgfs2meta\n", "2\n", NULL, 1,
+                  "module 'gfs2' holds 2 reference(s), and the mount tables show 1" },
+                { "\tgfs2meta\n", "2\n", NULL, 1, "module 'gfs2' holds 2" },
+                /* jfs registered, built in (no refcnt file) */
+                { "\tjfs\n\tgfs2\n", "1\n", NULL, 1, "'jfs' is registered and built into the kernel" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(reasons_done) Reasons why = {};
+                HiddenSet none = {};
+
+                snprintf(cmd, sizeof cmd, "%s/proc/filesystems", root);
+                (void) unlink(cmd);
+                if (cases[i].filesystems)
+                        write_at(root, "proc/filesystems", cases[i].filesystems);
+                write_at(root, "sys/module/gfs2/refcnt", cases[i].gfs2_refcnt);
+                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, cases[i].hidden ?: &none, &why));
+                for (size_t k = 0; k < why.n; k++)
+                        fprintf(stderr, "   case %zu: %s\n", i, why.v[k]);
+                ASSERT_EQ(why.n, cases[i].n_reasons);
+                if (cases[i].want)
+                        ASSERT_TRUE(strstr(why.v[0], cases[i].want));
+        }
+
+        /* A superblock in the hidden set (found by another listing, a reason of its own) counts as
+         * seen: one reason for it, not two. */
+        {
+                _cleanup_(reasons_done) Reasons why = {};
+                HiddenSb sb = { .dev = makedev(8, 2), .fstype = (char *) "gfs2" };
+                HiddenSet h = { .v = &sb, .n = 1 };
+
+                write_at(root, "proc/filesystems", "\tgfs2\n");
+                write_at(root, "sys/module/gfs2/refcnt", "2\n");
+                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &h, &why));
+                ASSERT_EQ(why.n, 0U);
+                ASSERT_OK(fs_module_check(proc_fd, -EBADF, t, &h, &why));
+                ASSERT_EQ(why.n, 1U);
+                ASSERT_TRUE(strstr(why.v[0], "could not be read (Bad file descriptor)"));
+        }
+
+        /* the list itself unreadable (here: a directory) */
+        {
+                _cleanup_(reasons_done) Reasons why = {};
+
+                snprintf(cmd, sizeof cmd, "%s/proc/filesystems", root);
+                ASSERT_EQ(unlink(cmd), 0);
+                ASSERT_EQ(mkdir(cmd, 0755), 0);
+                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
+                ASSERT_EQ(why.n, 1U);
+                ASSERT_TRUE(strstr(why.v[0], "list of filesystem types could not be read"));
+        }
+        ASSERT_OK(fs_module_check(-EBADF, sys_fd, t, &(HiddenSet) {}, &(Reasons) {}));
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+int main(void) {
+        RUN(parse_filesystems);
+        RUN(reason);
+        RUN(check);
+        return 0;
+}
