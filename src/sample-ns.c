@@ -380,12 +380,7 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, N
 /* The initial PID namespace has a fixed inode number (PROC_PID_INIT_INO). */
 #define PID_NS_INIT_INO 0xEFFFFFFCULL
 
-/* Without the kernel's list of mount namespaces, one kept only by an open file (no process in it, no
- * nsfs mount) is seen by nothing: on a real procfs (a fixture has no namespaces of its own) that is a
- * reason, so the view is incomplete and the kernel's sync stays on. Not for EPERM in a PID namespace
- * of its own (a container, whose view is the container's: its walk over /proc never saw the rest of
- * the machine either, and the kernel does not list namespaces to it). 0 or -ENOMEM. */
-static int ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why) {
+int sample_ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why) {
         struct statfs sfs;
         struct stat st, init;
 
@@ -466,7 +461,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 return r;
         }
         listed = r >= 0;
-        if (!listed && ns_unlisted_reason(proc_fd, r, walk_all, selinux, why) < 0) {
+        if (!listed && sample_ns_unlisted_reason(proc_fd, r, walk_all, selinux, why) < 0) {
                 free(x.of);
                 free(known.inos);
                 return -ENOMEM;

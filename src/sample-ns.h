@@ -40,6 +40,15 @@ int sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, SampleNsM
  * tests). */
 int sample_ns_member_mountinfo(int proc_fd, unsigned pid, uint64_t ino, char **ret, size_t *ret_size);
 
+/* Without the kernel's list of mount namespaces (unlisted_list_namespaces() failed with list_error,
+ * or it was not used: walk_all, selinux), one kept only by an open file (no process in it, no nsfs
+ * mount) is seen by nothing: on a real procfs (a fixture has no namespaces of its own) that is a
+ * reason in why, so the view is incomplete and the kernel's sync stays on. Not for EPERM in a PID
+ * namespace of its own (a container, whose view is the container's: its walk over /proc never saw the
+ * rest of the machine either, and the kernel does not list namespaces to it). 0 or -ENOMEM (exported
+ * for tests: the errors of other kernels). */
+int sample_ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why);
+
 /*
  * Mounts that exist only in other mount namespaces, appended to t: *ns_of maps each entry of t to 0
  * (ours) or 1 + its index into *ret_ns. walk_all: read every process (tests; the way taken before

@@ -942,6 +942,43 @@ TEST(live_nsfs_listed_not_walked) {
 /* Review (stop 26, finding 1): without the kernel's list of mount namespaces (before 6.12, SELinux,
  * no privilege, more than it is read for) a namespace kept only by an open file is seen by nothing:
  * on the real /proc that is a reason; with the list (the control), or on a fixture, none. */
+/* Every way the kernel's list of mount namespaces can be missing on a real procfs is a reason, each
+ * named: the errors of kernels before 6.12 (ENOTTY, EINVAL), over the bound (E2BIG), and any other,
+ * EPERM included outside a PID namespace of its own (this test runs in the initial one). A fixture
+ * procfs gives none (it has no namespaces of its own). */
+TEST(namespace_list_errors) {
+        static const struct {
+                int error;
+                const char *want;
+        } cases[] = {
+                { -ENOTTY, "was not had (Linux 6.12 or later is needed)" },
+                { -EINVAL, "was not had (Linux 6.12 or later is needed)" },
+                { -E2BIG, "was not had (more mount namespaces than it is read for)" },
+                { -EPERM, "was not had (Operation not permitted)" },
+                { -ENOSYS, "was not had (Function not implemented)" },
+        };
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fixture_fd = open(FIXTURES_DIR "/roots/laptop/proc",
+                                              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+
+        ASSERT_TRUE(proc_fd >= 0 && fixture_fd >= 0);
+        if (fstatat(proc_fd, "self/ns/pid", &st, 0) < 0 || st.st_ino != 0xEFFFFFFCULL) {
+                printf("  not in the initial PID namespace, skipped\n");
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(reasons_done) Reasons why = {}, none = {};
+
+                ASSERT_OK(sample_ns_unlisted_reason(proc_fd, cases[i].error, false, false, &why));
+                ASSERT_EQ(why.n, 1U);
+                fprintf(stderr, "   %s\n", why.v[0]);
+                ASSERT_TRUE(strstr(why.v[0], cases[i].want));
+                ASSERT_OK(sample_ns_unlisted_reason(fixture_fd, cases[i].error, false, false, &none));
+                ASSERT_EQ(none.n, 0U);
+        }
+}
+
 TEST(namespace_list_unavailable) {
         static const char want[] = "the kernel's list of mount namespaces was not used (every process read "
                                    "instead)";
@@ -1123,6 +1160,7 @@ TEST(root_fs_type) {
 
 int main(void) {
         RUN(laptop_superblocks);
+        RUN(namespace_list_errors);
         RUN(namespace_list_unavailable);
         RUN(namespace_list_pidns);
         RUN(live_both_backends);
