@@ -155,55 +155,100 @@ int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, co
         return r;
 }
 
-/* Before statmount (Linux 6.8): fstatfs() in a bounded child, which asks the filesystem (an RPC on
- * NFS, a request a frozen FUSE server never answers). fd 4 is the root. */
-#define UNLISTED_ROOT_STATFS_TIMEOUT (250U * USEC_PER_MSEC)
+/* Our root's mount from the VFS alone (Linux 6.8+): its old mount id from /proc/self/fdinfo, the mount
+ * of our namespace with that id (listmount(2), then statmount(2) of each until it is found), its
+ * device and type. No call reaches the filesystem. -ENOENT when no listed mount has the id (a kernel
+ * whose listmount shows only what is below our root). */
+static int root_facts_vfs(int root_fd, UnlistedRoot *ret) {
+        _cleanup_free_ struct ss_statmount *sm = NULL;
+        _cleanup_free_ uint64_t *ids = NULL;
+        const size_t sm_size = 4096;
+        uint64_t ino;
+        size_t n;
+        int mnt_id, r;
 
-static int root_statfs_work(int pipe_fd, int keep_fd, void *userdata) {
-        struct statfs sfs;
-        uint64_t magic;
-
-        if (fstatfs(keep_fd, &sfs) < 0)
-                return EXIT_FAILURE;
-        magic = (uint64_t) sfs.f_type;
-        return write(pipe_fd, &magic, sizeof magic) == (ssize_t) sizeof magic ? EXIT_SUCCESS : EXIT_FAILURE;
+        r = proc_fdinfo_mnt_ino(root_fd, &mnt_id, &ino);
+        if (r < 0)
+                return r;
+        r = mount_table_list_ids(0, &ids, &n);
+        if (r < 0)
+                return r;
+        sm = malloc(sm_size);
+        if (!sm)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct ss_mnt_id_req q = {
+                        .size = SS_MNT_ID_REQ_SIZE_VER0,
+                        .mnt_id = ids[i],
+                        .param = SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE,
+                };
+                if (ss_statmount(&q, sm, sm_size, 0) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* unmounted meanwhile */
+                        return negative_errno();
+                }
+                if ((sm->mask & q.param) != q.param)
+                        return -EOPNOTSUPP;
+                if ((int) sm->mnt_id_old != mnt_id)
+                        continue;
+                *ret = (UnlistedRoot) {
+                        .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
+                        .mount_id = mnt_id,
+                };
+                snprintf(ret->fstype, sizeof ret->fstype, "%s", sm->str + sm->fs_type);
+                return 0;
+        }
+        return -ENOENT;
 }
 
-static int root_statfs_feed(const char *buf, size_t size, void *userdata) {
-        if (size < sizeof(uint64_t))
+/* The child's way (before Linux 6.8, or when the VFS alone did not answer): statx() and fstatfs(),
+ * which call into the filesystem (AT_STATX_DONT_SYNC is only a hint for CIFS and 9p; fstatfs() is an
+ * RPC on NFS, a request a frozen FUSE server never answers). fd 4 is the root. */
+static int root_facts_work(int pipe_fd, int keep_fd, void *userdata) {
+        UnlistedRoot f = {};
+        struct statfs sfs;
+        struct statx stx;
+
+        if (statx(keep_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+            fstatfs(keep_fd, &sfs) < 0)
+                return EXIT_FAILURE;
+        f.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+        f.mount_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0;
+        snprintf(f.fstype, sizeof f.fstype, "%s", fs_type_from_magic((unsigned long) sfs.f_type));
+        return write(pipe_fd, &f, sizeof f) == (ssize_t) sizeof f ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static int root_facts_feed(const char *buf, size_t size, void *userdata) {
+        if (size < sizeof(UnlistedRoot))
                 return 0;
-        memcpy(userdata, buf, sizeof(uint64_t));
+        memcpy(userdata, buf, sizeof(UnlistedRoot));
         return 1;
 }
 
-void unlisted_root_fs_type(int root_fd, bool use_statmount, char *buf, size_t size) {
-        _cleanup_free_ struct ss_statmount *sm = NULL;
-        const size_t sm_size = 4096;
-        struct statx stx;
-        uint64_t magic = 0;
+int unlisted_root_facts(int root_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret) {
+        UnlistedRoot f = {};
+        int r;
 
-        snprintf(buf, size, "unknown");
-        if (use_statmount &&
-            statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, SS_STATX_MNT_ID_UNIQUE, &stx) >= 0 &&
-            (stx.stx_mask & SS_STATX_MNT_ID_UNIQUE) && (sm = malloc(sm_size))) {
-                struct ss_mnt_id_req q = {
-                        .size = SS_MNT_ID_REQ_SIZE_VER0,
-                        .mnt_id = stx.stx_mnt_id,
-                        .param = SS_STATMOUNT_FS_TYPE,
-                };
-                if (ss_statmount(&q, sm, sm_size, 0) >= 0 && (sm->mask & SS_STATMOUNT_FS_TYPE)) {
-                        snprintf(buf, size, "%s", sm->str + sm->fs_type);
-                        return;
-                }
-        }
-        if (bounded_child_run(root_fd, UNLISTED_ROOT_STATFS_TIMEOUT, sizeof magic, root_statfs_work,
-                              root_statfs_feed, &magic) > 0)
-                snprintf(buf, size, "%s", fs_type_from_magic((unsigned long) magic));
+        if (use_vfs && root_facts_vfs(root_fd, &f) >= 0)
+                goto done;
+        r = bounded_child_run(root_fd, timeout, sizeof f, root_facts_work, root_facts_feed, &f);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EPROTO; /* the child failed or died */
+        f.fstype[sizeof f.fstype - 1] = 0;
+done:
+        /* An overlay entry without its upperdir option would be planned as "nothing to write"
+         * (plan.c): as an unknown type it is synced, which syncs its upper layer. */
+        if (fs_class_from_fstype(f.fstype) == FS_CLASS_OVERLAY)
+                snprintf(f.fstype, sizeof f.fstype, "unknown");
+        *ret = f;
+        return 0;
 }
 
-int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
-        char fstype[64];
-        struct statx stx;
+int unlisted_add_root(int root_fd, usec_t timeout, MountTable *t, size_t n_own) {
+        UnlistedRoot f;
+        int r;
 
         for (size_t i = 0; i < n_own && i < t->n_entries; i++)
                 if (streq(t->entries[i].mount_point, "/"))
@@ -213,15 +258,11 @@ int unlisted_add_root(int root_fd, MountTable *t, size_t n_own) {
          * even so; the entry's mount id lets the worker check it opened that very mount. Never "ro":
          * statfs()'s ST_RDONLY is also set by a read-only mount of a writable superblock (a
          * read-only bind as our root), and syncfs() on a read-only superblock costs nothing. */
-        if (statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
-                return negative_errno();
-        unlisted_root_fs_type(root_fd, true, fstype, sizeof fstype);
-        return append_unlisted(
-                       t, "/", makedev(stx.stx_dev_major, stx.stx_dev_minor),
-                       (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX ? (int) stx.stx_mnt_id : 0,
-                       fstype, "(root directory)", false) < 0
-                       ? -ENOMEM
-                       : 1;
+        r = unlisted_root_facts(root_fd, true, timeout, &f);
+        if (r < 0)
+                return r;
+        return append_unlisted(t, "/", f.dev, f.mount_id, f.fstype, "(root directory)", false) < 0 ? -ENOMEM
+                                                                                                   : 1;
 }
 
 static int read_dev_file(int sysfs_fd, const char *name, dev_t *ret) {

@@ -63,16 +63,27 @@ void hidden_set_done(HiddenSet *h);
 /* Drops the superblocks t has after all (found while t was still being filled). */
 void hidden_set_prune(HiddenSet *h, const MountTable *t);
 
+/* Our root's superblock and mount, for an entry "/" when it is no mount point of our table. */
+typedef struct UnlistedRoot {
+        dev_t dev;
+        int mount_id;    /* old-style (mountinfo) id, 0: not known */
+        char fstype[64]; /* "unknown" for a type without a name or an overlay (synced all the same) */
+} UnlistedRoot;
+
+/* The bound on unlisted_root_facts()'s child: the smaller of this and the search's bound. */
+#define UNLISTED_ROOT_TIMEOUT (250U * USEC_PER_MSEC)
+
+/* root_fd's mount: from the VFS alone where the kernel has statmount (Linux 6.8+: the old mount id
+ * from /proc/self/fdinfo, matched in our namespace's listmount), else (or !use_vfs: tests) from
+ * statx() and fstatfs() in a bounded child (shared/bounded-child.h), since both may call into the
+ * filesystem (an RPC on 9p, CIFS or NFS, a request a frozen FUSE server never answers). Returns 0, or
+ * -ETIMEDOUT (the child abandoned after timeout), -EPROTO (it failed), another negative errno. */
+int unlisted_root_facts(int root_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret);
+
 /* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/". When not, appends an unlisted
- * entry for "/" (device and mount id from statx of root_fd, fstype from unlisted_root_fs_type()) and returns 1 (a
- * restricted view); 0 when "/" is listed; negative errno. */
-int unlisted_add_root(int root_fd, MountTable *t, size_t n_own);
-/* The type of the superblock of root_fd's mount, into buf: from the VFS alone (statx() with
- * AT_STATX_DONT_SYNC for the mount's unique id, then statmount(2), 6.8+); without statmount (or
- * !use_statmount: tests) a bounded child's fstatfs(), which asks the filesystem (an RPC on NFS, a
- * request a frozen FUSE server never answers), its magic named by fs_type_from_magic(). "unknown"
- * (planned as a block filesystem: synced) when neither answers. */
-void unlisted_root_fs_type(int root_fd, bool use_statmount, char *buf, size_t size);
+ * entry for "/" (unlisted_root_facts(), its child bounded by timeout) and returns 1 (a restricted
+ * view); 0 when "/" is listed; negative errno. */
+int unlisted_add_root(int root_fd, usec_t timeout, MountTable *t, size_t n_own);
 
 /* Superblocks under sysfs fs/{ext4,xfs,f2fs}/<block device> (device number from
  * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0 or no such directory: nothing. A

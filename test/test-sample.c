@@ -1111,26 +1111,61 @@ TEST(namespace_list_pidns) {
         ASSERT_EQ(own, 1);     /* a container's own procfs: none */
 }
 
-/* Our root's type in a chroot (unlisted_add_root()): from statmount, never by asking the
- * filesystem in our process (review, stop 26: fstatfs() there is an RPC on an NFS root, a request a
- * frozen FUSE server never answers); without statmount, a bounded child's fstatfs(). On "/" both
- * ways name a type; on a FUSE mount whose server never answers (not even FUSE_INIT), statmount names
- * it at once and the fallback gives "unknown" after its bound. */
-TEST(root_fs_type) {
-        char with[64], without[64], dir[] = "/tmp/test-sample-fuse.XXXXXX", opts[128];
+/* Our root in a chroot (unlisted_add_root()): never a call into its filesystem in our process
+ * (reviews, stop 26 and 27: fstatfs() there is an RPC on an NFS root, statx() one on 9p or CIFS, a
+ * request a frozen FUSE server never answers). From the VFS alone (fdinfo, listmount, statmount), or
+ * from a bounded child. On "/" both ways give the same device, mount id and type; on a FUSE mount
+ * whose server never answers (not even FUSE_INIT) the VFS answers at once and the child is abandoned
+ * after its bound. */
+TEST(root_facts) {
+        char dir[] = "/tmp/test-sample-fuse.XXXXXX", opts[128];
         _cleanup_close_ int root = -EBADF, fuse = -EBADF, d = -EBADF;
+        UnlistedRoot vfs, child;
+        struct statx stx;
         usec_t t0, took;
+        int r;
 
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root >= 0);
-        unlisted_root_fs_type(root, true, with, sizeof with);
-        unlisted_root_fs_type(root, false, without, sizeof without);
-        fprintf(stderr, "   '/': '%s' by statmount, '%s' by fstatfs\n", with, without);
-        ASSERT_TRUE(!streq(with, "unknown") && !streq(without, "unknown"));
+        ASSERT_OK(statx(root, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx));
+        ASSERT_OK(unlisted_root_facts(root, true, UNLISTED_ROOT_TIMEOUT, &vfs));
+        ASSERT_OK(unlisted_root_facts(root, false, UNLISTED_ROOT_TIMEOUT, &child));
+        fprintf(stderr, "   '/': %u:%u mount %d '%s' from the VFS, %u:%u mount %d '%s' from the child\n",
+                major(vfs.dev), minor(vfs.dev), vfs.mount_id, vfs.fstype, major(child.dev), minor(child.dev),
+                child.mount_id, child.fstype);
+        ASSERT_TRUE(vfs.dev == makedev(stx.stx_dev_major, stx.stx_dev_minor) && vfs.dev == child.dev);
+        ASSERT_TRUE(vfs.mount_id == (int) stx.stx_mnt_id && child.mount_id == vfs.mount_id);
+        ASSERT_TRUE(!streq(vfs.fstype, "unknown") && !streq(child.fstype, "unknown"));
 
         if (geteuid() != 0) {
-                printf("  not root, frozen FUSE case skipped\n");
+                printf("  not root, overlay and frozen FUSE cases skipped\n");
                 return;
+        }
+        /* An overlay root is "unknown" both ways (review, stop 27): as "overlay" without its upperdir
+         * option, the plan would call it "nothing to write". */
+        {
+                char ovl[] = "/tmp/test-sample-ovl.XXXXXX", cmd[512], path[128];
+                _cleanup_close_ int o = -EBADF;
+
+                ASSERT_TRUE(mkdtemp(ovl));
+                snprintf(
+                        cmd, sizeof cmd,
+                        "cd %s && mkdir l u w m && mount -t overlay overlay -o lowerdir=l,upperdir=u,workdir=w m",
+                        ovl);
+                if (system(cmd) == 0) {
+                        snprintf(path, sizeof path, "%s/m", ovl);
+                        o = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        ASSERT_TRUE(o >= 0);
+                        ASSERT_OK(unlisted_root_facts(o, true, UNLISTED_ROOT_TIMEOUT, &vfs));
+                        ASSERT_OK(unlisted_root_facts(o, false, UNLISTED_ROOT_TIMEOUT, &child));
+                        ASSERT_STREQ(vfs.fstype, "unknown");
+                        ASSERT_STREQ(child.fstype, "unknown");
+                        o = safe_close(o);
+                        ASSERT_OK(umount2(path, MNT_DETACH));
+                } else
+                        printf("  cannot mount an overlay, overlay case skipped\n");
+                snprintf(cmd, sizeof cmd, "rm -rf %s", ovl);
+                ASSERT_EQ(system(cmd), 0);
         }
         fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
         ASSERT_TRUE(mkdtemp(dir));
@@ -1143,15 +1178,16 @@ TEST(root_fs_type) {
         d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(d >= 0);
         t0 = now(CLOCK_MONOTONIC);
-        unlisted_root_fs_type(d, true, with, sizeof with);
+        ASSERT_OK(unlisted_root_facts(d, true, UNLISTED_ROOT_TIMEOUT, &vfs));
         took = now(CLOCK_MONOTONIC) - t0;
-        unlisted_root_fs_type(d, false, without, sizeof without);
+        r = unlisted_root_facts(d, false, UNLISTED_ROOT_TIMEOUT, &child);
         fprintf(stderr,
-                "   frozen FUSE: '%s' by statmount (%.1f ms), '%s' by the bounded fstatfs (%.1f ms in all)\n",
-                with, (double) took / USEC_PER_MSEC, without,
+                "   frozen FUSE: '%s' mount %d from the VFS (%.1f ms); the child: %s (%.1f ms in all)\n",
+                vfs.fstype, vfs.mount_id, (double) took / USEC_PER_MSEC, strerror(-r),
                 (double) (now(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC);
-        ASSERT_STREQ(with, "fuse");
-        ASSERT_STREQ(without, "unknown");
+        ASSERT_STREQ(vfs.fstype, "fuse");
+        ASSERT_TRUE(vfs.mount_id > 0 && major(vfs.dev) == 0);
+        ASSERT_EQ(r, -ETIMEDOUT);
         d = safe_close(d);
         ASSERT_OK(umount2(dir, MNT_DETACH));
         fuse = safe_close(fuse); /* aborts the connection: the abandoned child's request ends */
@@ -1183,6 +1219,6 @@ int main(void) {
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_nsfs_listed_not_walked);
-        RUN(root_fs_type);
+        RUN(root_facts);
         return 0;
 }
