@@ -284,12 +284,16 @@ int handover_unit_mark_write(int state_dir_fd, const char *token) {
 
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
         _cleanup_free_ char *text = NULL;
+        size_t size = 0;
         int r;
 
-        r = read_full_file_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 64, &text, NULL);
+        r = read_full_file_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 64, &text, &size);
         if (r < 0)
                 return r;
-        text[strcspn(text, "\n")] = 0;
+        /* exactly the token and a newline, as written */
+        if (size != 33 || text[32] != '\n')
+                return -EBADMSG;
+        text[32] = 0;
         if (!id128_valid(text))
                 return -EBADMSG;
         memcpy(ret, text, 33);

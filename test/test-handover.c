@@ -294,6 +294,10 @@ TEST(unit_mark) {
         ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
         ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, "", 0));
         ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN, 32)); /* no newline */
+        ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN "\n\n", 34));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
         ASSERT_OK(handover_unit_mark_remove(fd));
         ASSERT_OK(handover_unit_mark_remove(fd));
         ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
