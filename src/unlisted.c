@@ -411,7 +411,7 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reason
         return foreach_entry(debugfs_fd, "bdi", "debugfs bdi", 65536, scan_bdi_entry, &x, why);
 }
 
-static int parse_ns_root(const char *root, uint64_t *ret) {
+int unlisted_parse_ns_root(const char *root, uint64_t *ret) {
         unsigned long long v;
         int n = 0;
 
@@ -500,8 +500,7 @@ int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *re
         return 0;
 }
 
-/* Appends x to *v (*n entries), growing it 16 at a time. 0 or -ENOMEM. */
-static int u64_append(uint64_t **v, size_t *n, uint64_t x) {
+int unlisted_u64_append(uint64_t **v, size_t *n, uint64_t x) {
         if (*n % 16 == 0) {
                 uint64_t *w = reallocarray(*v, *n + 16, sizeof(uint64_t));
                 if (!w)
@@ -537,7 +536,7 @@ static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
         if (r < 0)
                 return reasons_add(x->why, "%s: its mounts could not be listed (%s)", desc, strerror(-r));
         /* Listed in full: an nsfs mount that keeps it needs no second look (unlisted_scan_nsfs()). */
-        return u64_append(&x->h->ns_listed, &x->h->n_ns_listed, ino);
+        return unlisted_u64_append(&x->h->ns_listed, &x->h->n_ns_listed, ino);
 }
 
 int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,
@@ -600,94 +599,6 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
                 r = hidden_add(h, dev, fstype, NULL, "%s, at %s", desc, mp);
                 if (r < 0)
                         return r;
-        }
-        return 0;
-}
-
-/* The nsfs file of namespace ns_ino mounted at e, in our namespace (pid 0) or through pid's root, for
- * reading: the path walked from the lookup cache only (open_cached_at()), first as O_PATH, which opens
- * nothing (an nsfs mount replaced by a FUSE directory meanwhile is never opened: its server might not
- * answer), then opened again through /proc/self/fd once it is that mount's inode of that namespace.
- * That is told by /proc/self/fdinfo, never by fstatfs() or fstat(), which call into whatever
- * filesystem the path now leads to (an RPC to a dead NFS or 9p server would never return). -EAGAIN
- * when the walk would wait, -EMEDIUMTYPE when the path leads elsewhere now. */
-static int open_nsfs(int root_fd, int pid, const MountEntry *e, uint64_t ns_ino) {
-        _cleanup_close_ int base = -EBADF, p = -EBADF;
-        uint64_t ino;
-        char path[64];
-        int fd, mnt_id, r;
-
-        if (pid > 0) {
-                /* The magic link, opened O_PATH: a jump to that root, no lookup below it. */
-                snprintf(path, sizeof path, "proc/%d/root", pid);
-                base = openat(root_fd, path, O_PATH | O_CLOEXEC);
-                if (base < 0)
-                        return negative_errno();
-        }
-        p = open_cached_at(pid > 0 ? base : root_fd, skip_root_prefix(e->mount_point), O_PATH);
-        if (p < 0)
-                return p;
-        r = proc_fdinfo_mnt_ino(p, &mnt_id, &ino);
-        if (r < 0)
-                return r;
-        if (mnt_id != e->mount_id || ino != ns_ino)
-                return -EMEDIUMTYPE;
-        /* Our own fd: our own /proc, whatever root is scanned. */
-        snprintf(path, sizeof path, "/proc/self/fd/%d", p);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        return fd < 0 ? negative_errno() : fd;
-}
-
-int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
-                       const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why) {
-        _cleanup_free_ uint64_t *done = NULL;
-        size_t n_done = 0;
-        int r;
-
-        for (size_t i = 0; i < t->n_entries; i++) {
-                const MountEntry *e = &t->entries[i];
-                _cleanup_close_ int fd = -EBADF;
-                unsigned ns = ns_of ? ns_of[i] : 0;
-                uint64_t ino;
-                bool known = false;
-
-                if (!streq_ptr(e->fstype, "nsfs") || parse_ns_root(e->root, &ino) < 0)
-                        continue;
-                for (size_t j = 0; j < n_scanned && !known; j++)
-                        known = scanned_inos[j] == ino;
-                for (size_t j = 0; j < n_done && !known; j++)
-                        known = done[j] == ino;
-                for (size_t j = 0; j < h->n_ns_listed && !known; j++)
-                        known = h->ns_listed[j] == ino;
-                if (known)
-                        continue;
-                r = u64_append(&done, &n_done, ino);
-                if (r < 0)
-                        return r;
-
-                /* In the main process: never a lookup that waits (a mount point below a network or
-                 * FUSE mount, a hung disk). */
-                fd = open_nsfs(root_fd, ns == 0 ? 0 : ns_pids[ns - 1], e, ino);
-                if (fd < 0)
-                        r = fd;
-                else {
-                        char desc[PATH_MAX + 128];
-                        snprintf(desc, sizeof desc,
-                                 "mount namespace mnt:[%llu] (kept by the nsfs mount %s, no "
-                                 "process in it)",
-                                 (unsigned long long) ino, e->mount_point);
-                        r = unlisted_scan_namespace(fd, desc, t, h);
-                }
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0 && reasons_add(why,
-                                         "mount namespace mnt:[%llu] is kept by the nsfs mount %s with no "
-                                         "process in it: its mounts could not be listed (%s)",
-                                         (unsigned long long) ino, e->mount_point,
-                                         r == -EAGAIN ? "its path cannot be walked from the lookup cache "
-                                                        "alone, and a walk that may wait is not made here"
-                                                      : strerror(-r)) < 0)
-                        return -ENOMEM;
         }
         return 0;
 }

@@ -20,6 +20,7 @@
 #include "sample-ns.h"
 #include "sample.h"
 #include "tests.h"
+#include "unlisted-internal.h"
 #include "unlisted.h"
 
 static const Superblock *find_sb(const Sample *s, unsigned ma, unsigned mi) {
@@ -1111,6 +1112,44 @@ TEST(namespace_list_pidns) {
         ASSERT_EQ(own, 1);     /* a container's own procfs: none */
 }
 
+/* The walk's last check (review, stop 26: mount ids are reused): the mount our fd is on must be
+ * listed, under its id, as the nsfs mount of that namespace. A namespace kept by an nsfs mount
+ * (unshare --mount=FILE): listed; another inode, a tmpfs's id, an id no mount has: not. */
+TEST(nsfs_mount_listed) {
+        char dir[] = "/tmp/test-sample-nsfs.XXXXXX", cmd[256], path[128];
+        struct statx ns, tmp;
+        int r1, r2, r3, r4;
+
+        if (geteuid() != 0) {
+                printf("  not root, skipped\n");
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(dir));
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && mkdir t && mount -t tmpfs none t && touch ns && unshare --mount=%s/ns true", dir,
+                 dir);
+        if (system(cmd) != 0) {
+                printf("  cannot keep a mount namespace by an nsfs mount, skipped\n");
+                snprintf(cmd, sizeof cmd, "umount -l %s/t; rm -rf %s", dir, dir);
+                (void) system(cmd);
+                return;
+        }
+        snprintf(path, sizeof path, "%s/ns", dir);
+        ASSERT_OK(statx(AT_FDCWD, path, 0, STATX_MNT_ID | STATX_INO, &ns));
+        snprintf(path, sizeof path, "%s/t", dir);
+        ASSERT_OK(statx(AT_FDCWD, path, 0, STATX_MNT_ID | STATX_INO, &tmp));
+        r1 = unlisted_nsfs_mount_listed(0, (int) ns.stx_mnt_id, ns.stx_ino);
+        r2 = unlisted_nsfs_mount_listed(0, (int) ns.stx_mnt_id, ns.stx_ino + 1);
+        r3 = unlisted_nsfs_mount_listed(0, (int) tmp.stx_mnt_id, ns.stx_ino);
+        r4 = unlisted_nsfs_mount_listed(0, INT_MAX, ns.stx_ino);
+        snprintf(cmd, sizeof cmd, "umount %s/ns %s/t && rm -rf %s", dir, dir, dir);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(r1, 1);
+        ASSERT_EQ(r2, 0);
+        ASSERT_EQ(r3, 0);
+        ASSERT_EQ(r4, 0);
+}
+
 /* Our root in a chroot (unlisted_add_root()): never a call into its filesystem in our process
  * (reviews, stop 26 and 27: fstatfs() there is an RPC on an NFS root, statx() one on 9p or CIFS, a
  * request a frozen FUSE server never answers). From the VFS alone (fdinfo, listmount, statmount), or
@@ -1219,6 +1258,7 @@ int main(void) {
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_nsfs_listed_not_walked);
+        RUN(nsfs_mount_listed);
         RUN(root_facts);
         return 0;
 }
