@@ -520,8 +520,10 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
 
 /* Our own view first: in a chroot, "/" is not in our table, yet syncfs("/") reaches it. Sets
  * *ret_restricted when our root is not a mount point of our table. */
-static int add_own_root(int root_fd, usec_t timeout, MountTable *table, Reasons *why, bool *ret_restricted) {
-        int r = unlisted_add_root(root_fd, MIN(timeout, UNLISTED_ROOT_TIMEOUT), table, table->n_entries);
+static int add_own_root(int root_fd, int proc_fd, usec_t timeout, MountTable *table, Reasons *why,
+                        bool *ret_restricted) {
+        int r = unlisted_add_root(root_fd, proc_fd, MIN(timeout, UNLISTED_ROOT_TIMEOUT), table,
+                                  table->n_entries);
 
         if (r == -ENOMEM)
                 return r;
@@ -573,8 +575,9 @@ int sample_load(const SampleSources *src, Sample **ret) {
         if (r < 0)
                 return r;
 
-        r = add_own_root(src->root_fd, src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT,
-                         table, &why, &restricted);
+        r = add_own_root(src->root_fd, proc_fd,
+                         src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT, table, &why,
+                         &restricted);
         if (r < 0)
                 return r;
 

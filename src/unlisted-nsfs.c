@@ -16,18 +16,14 @@
 #include "unlisted-internal.h"
 #include "unlisted.h"
 
-int unlisted_nsfs_mount_listed(int pid, int mnt_id, uint64_t ns_ino) {
+int unlisted_nsfs_mount_listed(int proc_fd, int pid, int mnt_id, uint64_t ns_ino) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
-        _cleanup_close_ int proc_fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         char path[64];
         size_t size = 0;
         uint64_t ino;
         int r;
 
-        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0)
-                return negative_errno();
         if (pid > 0)
                 snprintf(path, sizeof path, "%d/mountinfo", pid);
         else
@@ -53,7 +49,7 @@ int unlisted_nsfs_mount_listed(int pid, int mnt_id, uint64_t ns_ino) {
  * filesystem the path now leads to (an RPC to a dead NFS or 9p server would never return). -EAGAIN
  * when the walk would wait, -EMEDIUMTYPE when the path leads elsewhere now. */
 static int open_nsfs(int root_fd, int pid, const MountEntry *e, uint64_t ns_ino) {
-        _cleanup_close_ int base = -EBADF, p = -EBADF;
+        _cleanup_close_ int base = -EBADF, p = -EBADF, proc_fd = -EBADF;
         uint64_t ino;
         char path[64];
         int fd, mnt_id, r;
@@ -68,19 +64,22 @@ static int open_nsfs(int root_fd, int pid, const MountEntry *e, uint64_t ns_ino)
         p = open_cached_at(pid > 0 ? base : root_fd, skip_root_prefix(e->mount_point), O_PATH);
         if (p < 0)
                 return p;
-        r = proc_fdinfo_mnt_ino(p, &mnt_id, &ino);
+        /* Our own procfs (the fd is ours), whatever root is scanned. */
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return negative_errno();
+        r = proc_fdinfo_mnt_ino(proc_fd, p, &mnt_id, &ino);
         if (r < 0)
                 return r;
         if (mnt_id != e->mount_id || ino != ns_ino)
                 return -EMEDIUMTYPE;
-        r = unlisted_nsfs_mount_listed(pid, mnt_id, ns_ino);
+        r = unlisted_nsfs_mount_listed(proc_fd, pid, mnt_id, ns_ino);
         if (r < 0)
                 return r;
         if (r == 0)
                 return -EMEDIUMTYPE;
-        /* Our own fd: our own /proc, whatever root is scanned. */
-        snprintf(path, sizeof path, "/proc/self/fd/%d", p);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        snprintf(path, sizeof path, "self/fd/%d", p);
+        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
         return fd < 0 ? negative_errno() : fd;
 }
 

@@ -155,19 +155,43 @@ int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, co
         return r;
 }
 
-/* Our root's mount from the VFS alone (Linux 6.8+): its old mount id from /proc/self/fdinfo, the mount
- * of our namespace with that id (listmount(2), then statmount(2) of each until it is found), its
- * device and type. No call reaches the filesystem. -ENOENT when no listed mount has the id (a kernel
- * whose listmount shows only what is below our root). */
-static int root_facts_vfs(int root_fd, UnlistedRoot *ret) {
+/* statmount() of the mount with unique id: its old id, device and type into *ret when its old id is
+ * old_id; its parent's unique id into *ret_parent. 1 found, 0 not this one, negative errno. */
+static int root_facts_one(struct ss_statmount *sm, size_t sm_size, uint64_t id, int old_id, UnlistedRoot *ret,
+                          uint64_t *ret_parent) {
+        struct ss_mnt_id_req q = {
+                .size = SS_MNT_ID_REQ_SIZE_VER0,
+                .mnt_id = id,
+                .param = SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE,
+        };
+
+        if (ss_statmount(&q, sm, sm_size, 0) < 0)
+                return errno == ENOENT ? 0 : negative_errno(); /* ENOENT: unmounted meanwhile */
+        if ((sm->mask & q.param) != q.param)
+                return -EOPNOTSUPP;
+        if (ret_parent)
+                *ret_parent = sm->mnt_parent_id;
+        if ((int) sm->mnt_id_old != old_id)
+                return 0;
+        *ret = (UnlistedRoot) { .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor), .mount_id = old_id };
+        snprintf(ret->fstype, sizeof ret->fstype, "%s", sm->str + sm->fs_type);
+        return 1;
+}
+
+/* Our root's mount from the VFS alone (Linux 6.8+): its old mount id from proc_fd's self/fdinfo, then
+ * that mount among our namespace's listmount(2) ids, or (in a chroot, where listmount leaves out the
+ * mounts our root cannot reach, the one our root is in among them) the parent of one of them (our
+ * proc is mounted below our root); device and type by statmount(2). No call reaches the filesystem.
+ * -ENOENT when none is that mount. */
+static int root_facts_vfs(int root_fd, int proc_fd, UnlistedRoot *ret) {
         _cleanup_free_ struct ss_statmount *sm = NULL;
         _cleanup_free_ uint64_t *ids = NULL;
         const size_t sm_size = 4096;
-        uint64_t ino;
+        uint64_t ino, parent;
         size_t n;
         int mnt_id, r;
 
-        r = proc_fdinfo_mnt_ino(root_fd, &mnt_id, &ino);
+        r = proc_fdinfo_mnt_ino(proc_fd, root_fd, &mnt_id, &ino);
         if (r < 0)
                 return r;
         r = mount_table_list_ids(0, &ids, &n);
@@ -177,26 +201,12 @@ static int root_facts_vfs(int root_fd, UnlistedRoot *ret) {
         if (!sm)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                struct ss_mnt_id_req q = {
-                        .size = SS_MNT_ID_REQ_SIZE_VER0,
-                        .mnt_id = ids[i],
-                        .param = SS_STATMOUNT_MNT_BASIC | SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE,
-                };
-                if (ss_statmount(&q, sm, sm_size, 0) < 0) {
-                        if (errno == ENOENT)
-                                continue; /* unmounted meanwhile */
-                        return negative_errno();
-                }
-                if ((sm->mask & q.param) != q.param)
-                        return -EOPNOTSUPP;
-                if ((int) sm->mnt_id_old != mnt_id)
-                        continue;
-                *ret = (UnlistedRoot) {
-                        .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
-                        .mount_id = mnt_id,
-                };
-                snprintf(ret->fstype, sizeof ret->fstype, "%s", sm->str + sm->fs_type);
-                return 0;
+                parent = 0;
+                r = root_facts_one(sm, sm_size, ids[i], mnt_id, ret, &parent);
+                if (r == 0 && parent != 0 && parent != ids[i])
+                        r = root_facts_one(sm, sm_size, parent, mnt_id, ret, NULL);
+                if (r != 0)
+                        return r < 0 ? r : 0;
         }
         return -ENOENT;
 }
@@ -225,11 +235,11 @@ static int root_facts_feed(const char *buf, size_t size, void *userdata) {
         return 1;
 }
 
-int unlisted_root_facts(int root_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret) {
+int unlisted_root_facts(int root_fd, int proc_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret) {
         UnlistedRoot f = {};
         int r;
 
-        if (use_vfs && root_facts_vfs(root_fd, &f) >= 0)
+        if (use_vfs && proc_fd >= 0 && root_facts_vfs(root_fd, proc_fd, &f) >= 0)
                 goto done;
         r = bounded_child_run(root_fd, timeout, sizeof f, root_facts_work, root_facts_feed, &f);
         if (r < 0)
@@ -246,7 +256,7 @@ done:
         return 0;
 }
 
-int unlisted_add_root(int root_fd, usec_t timeout, MountTable *t, size_t n_own) {
+int unlisted_add_root(int root_fd, int proc_fd, usec_t timeout, MountTable *t, size_t n_own) {
         UnlistedRoot f;
         int r;
 
@@ -258,7 +268,7 @@ int unlisted_add_root(int root_fd, usec_t timeout, MountTable *t, size_t n_own) 
          * even so; the entry's mount id lets the worker check it opened that very mount. Never "ro":
          * statfs()'s ST_RDONLY is also set by a read-only mount of a writable superblock (a
          * read-only bind as our root), and syncfs() on a read-only superblock costs nothing. */
-        r = unlisted_root_facts(root_fd, true, timeout, &f);
+        r = unlisted_root_facts(root_fd, proc_fd, true, timeout, &f);
         if (r < 0)
                 return r;
         return append_unlisted(t, "/", f.dev, f.mount_id, f.fstype, "(root directory)", false) < 0 ? -ENOMEM

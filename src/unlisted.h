@@ -74,16 +74,17 @@ typedef struct UnlistedRoot {
 #define UNLISTED_ROOT_TIMEOUT (250U * USEC_PER_MSEC)
 
 /* root_fd's mount: from the VFS alone where the kernel has statmount (Linux 6.8+: the old mount id
- * from /proc/self/fdinfo, matched in our namespace's listmount), else (or !use_vfs: tests) from
- * statx() and fstatfs() in a bounded child (shared/bounded-child.h), since both may call into the
- * filesystem (an RPC on 9p, CIFS or NFS, a request a frozen FUSE server never answers). Returns 0, or
- * -ETIMEDOUT (the child abandoned after timeout), -EPROTO (it failed), another negative errno. */
-int unlisted_root_facts(int root_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret);
+ * from proc_fd's self/fdinfo, that mount found through our namespace's listmount, or as the parent of
+ * a mount below our root, such as our proc, in a chroot), else (or !use_vfs: tests) from statx() and
+ * fstatfs() in a bounded child (shared/bounded-child.h), since both may call into the filesystem (an
+ * RPC on 9p, CIFS or NFS, a request a frozen FUSE server never answers). Returns 0, or -ETIMEDOUT
+ * (the child abandoned after timeout), -EPROTO (it failed), another negative errno. */
+int unlisted_root_facts(int root_fd, int proc_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret);
 
 /* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/". When not, appends an unlisted
  * entry for "/" (unlisted_root_facts(), its child bounded by timeout) and returns 1 (a restricted
  * view); 0 when "/" is listed; negative errno. */
-int unlisted_add_root(int root_fd, usec_t timeout, MountTable *t, size_t n_own);
+int unlisted_add_root(int root_fd, int proc_fd, usec_t timeout, MountTable *t, size_t n_own);
 
 /* Superblocks under sysfs fs/{ext4,xfs,f2fs}/<block device> (device number from
  * class/block/<name>/dev) that no entry of t has. sysfs_fd < 0 or no such directory: nothing. A

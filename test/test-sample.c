@@ -1118,12 +1118,14 @@ TEST(namespace_list_pidns) {
 TEST(nsfs_mount_listed) {
         char dir[] = "/tmp/test-sample-nsfs.XXXXXX", cmd[256], path[128];
         struct statx ns, tmp;
+        _cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int r1, r2, r3, r4;
 
         if (geteuid() != 0) {
                 printf("  not root, skipped\n");
                 return;
         }
+        ASSERT_TRUE(proc >= 0);
         ASSERT_TRUE(mkdtemp(dir));
         snprintf(cmd, sizeof cmd,
                  "cd %s && mkdir t && mount -t tmpfs none t && touch ns && unshare --mount=%s/ns true", dir,
@@ -1138,10 +1140,10 @@ TEST(nsfs_mount_listed) {
         ASSERT_OK(statx(AT_FDCWD, path, 0, STATX_MNT_ID | STATX_INO, &ns));
         snprintf(path, sizeof path, "%s/t", dir);
         ASSERT_OK(statx(AT_FDCWD, path, 0, STATX_MNT_ID | STATX_INO, &tmp));
-        r1 = unlisted_nsfs_mount_listed(0, (int) ns.stx_mnt_id, ns.stx_ino);
-        r2 = unlisted_nsfs_mount_listed(0, (int) ns.stx_mnt_id, ns.stx_ino + 1);
-        r3 = unlisted_nsfs_mount_listed(0, (int) tmp.stx_mnt_id, ns.stx_ino);
-        r4 = unlisted_nsfs_mount_listed(0, INT_MAX, ns.stx_ino);
+        r1 = unlisted_nsfs_mount_listed(proc, 0, (int) ns.stx_mnt_id, ns.stx_ino);
+        r2 = unlisted_nsfs_mount_listed(proc, 0, (int) ns.stx_mnt_id, ns.stx_ino + 1);
+        r3 = unlisted_nsfs_mount_listed(proc, 0, (int) tmp.stx_mnt_id, ns.stx_ino);
+        r4 = unlisted_nsfs_mount_listed(proc, 0, INT_MAX, ns.stx_ino);
         snprintf(cmd, sizeof cmd, "umount %s/ns %s/t && rm -rf %s", dir, dir, dir);
         ASSERT_EQ(system(cmd), 0);
         ASSERT_EQ(r1, 1);
@@ -1158,7 +1160,8 @@ TEST(nsfs_mount_listed) {
  * after its bound. */
 TEST(root_facts) {
         char dir[] = "/tmp/test-sample-fuse.XXXXXX", opts[128];
-        _cleanup_close_ int root = -EBADF, fuse = -EBADF, d = -EBADF;
+        _cleanup_close_ int root = -EBADF, fuse = -EBADF, d = -EBADF,
+                            proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         UnlistedRoot vfs, child;
         struct statx stx;
         usec_t t0, took;
@@ -1167,8 +1170,8 @@ TEST(root_facts) {
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root >= 0);
         ASSERT_OK(statx(root, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx));
-        ASSERT_OK(unlisted_root_facts(root, true, UNLISTED_ROOT_TIMEOUT, &vfs));
-        ASSERT_OK(unlisted_root_facts(root, false, UNLISTED_ROOT_TIMEOUT, &child));
+        ASSERT_OK(unlisted_root_facts(root, proc, true, UNLISTED_ROOT_TIMEOUT, &vfs));
+        ASSERT_OK(unlisted_root_facts(root, proc, false, UNLISTED_ROOT_TIMEOUT, &child));
         fprintf(stderr, "   '/': %u:%u mount %d '%s' from the VFS, %u:%u mount %d '%s' from the child\n",
                 major(vfs.dev), minor(vfs.dev), vfs.mount_id, vfs.fstype, major(child.dev), minor(child.dev),
                 child.mount_id, child.fstype);
@@ -1177,8 +1180,52 @@ TEST(root_facts) {
         ASSERT_TRUE(!streq(vfs.fstype, "unknown") && !streq(child.fstype, "unknown"));
 
         if (geteuid() != 0) {
-                printf("  not root, overlay and frozen FUSE cases skipped\n");
+                printf("  not root, chroot, overlay and frozen FUSE cases skipped\n");
                 return;
+        }
+        /* In a chroot into a directory (review, stop 27): listmount leaves out the mount our root is
+         * in; it is the parent of our proc's mount. The VFS answers (a zero bound: the child would
+         * time out at once), the same device as statx of that directory from outside. */
+        {
+                char croot[] = "/tmp/test-sample-chroot.XXXXXX", path[128];
+                int pipefd[2];
+                struct {
+                        int r;
+                        UnlistedRoot f;
+                } got = {};
+                pid_t pid;
+
+                ASSERT_TRUE(mkdtemp(croot));
+                snprintf(path, sizeof path, "%s/proc", croot);
+                ASSERT_OK(mkdir(path, 0755));
+                ASSERT_OK(statx(AT_FDCWD, croot, 0, STATX_MNT_ID, &stx));
+                ASSERT_OK(pipe2(pipefd, O_CLOEXEC));
+                pid = fork();
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0) {
+                        int cr, cp;
+
+                        if (unshare(CLONE_NEWNS) < 0 ||
+                            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                            mount("proc", path, "proc", 0, NULL) < 0 || chroot(croot) < 0 || chdir("/") < 0)
+                                _exit(2);
+                        cr = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        cp = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        got.r = unlisted_root_facts(cr, cp, true, 0, &got.f);
+                        _exit(write(pipefd[1], &got, sizeof got) == (ssize_t) sizeof got ? 0 : 3);
+                }
+                pipefd[1] = safe_close(pipefd[1]);
+                ASSERT_EQ(read(pipefd[0], &got, sizeof got), (ssize_t) sizeof got);
+                safe_close(pipefd[0]);
+                ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+                fprintf(stderr, "   chroot: %s, %u:%u '%s' (outside: %u:%u)\n", strerror(-got.r),
+                        major(got.f.dev), minor(got.f.dev), got.f.fstype, stx.stx_dev_major,
+                        stx.stx_dev_minor);
+                ASSERT_OK(rmdir(path));
+                ASSERT_OK(rmdir(croot));
+                ASSERT_OK(got.r);
+                ASSERT_TRUE(got.f.dev == makedev(stx.stx_dev_major, stx.stx_dev_minor) && got.f.mount_id > 0);
+                ASSERT_TRUE(!streq(got.f.fstype, "unknown"));
         }
         /* An overlay root is "unknown" both ways (review, stop 27): as "overlay" without its upperdir
          * option, the plan would call it "nothing to write". */
@@ -1195,8 +1242,8 @@ TEST(root_facts) {
                         snprintf(path, sizeof path, "%s/m", ovl);
                         o = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         ASSERT_TRUE(o >= 0);
-                        ASSERT_OK(unlisted_root_facts(o, true, UNLISTED_ROOT_TIMEOUT, &vfs));
-                        ASSERT_OK(unlisted_root_facts(o, false, UNLISTED_ROOT_TIMEOUT, &child));
+                        ASSERT_OK(unlisted_root_facts(o, proc, true, UNLISTED_ROOT_TIMEOUT, &vfs));
+                        ASSERT_OK(unlisted_root_facts(o, proc, false, UNLISTED_ROOT_TIMEOUT, &child));
                         ASSERT_STREQ(vfs.fstype, "unknown");
                         ASSERT_STREQ(child.fstype, "unknown");
                         o = safe_close(o);
@@ -1217,9 +1264,9 @@ TEST(root_facts) {
         d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(d >= 0);
         t0 = now(CLOCK_MONOTONIC);
-        ASSERT_OK(unlisted_root_facts(d, true, UNLISTED_ROOT_TIMEOUT, &vfs));
+        ASSERT_OK(unlisted_root_facts(d, proc, true, UNLISTED_ROOT_TIMEOUT, &vfs));
         took = now(CLOCK_MONOTONIC) - t0;
-        r = unlisted_root_facts(d, false, UNLISTED_ROOT_TIMEOUT, &child);
+        r = unlisted_root_facts(d, proc, false, UNLISTED_ROOT_TIMEOUT, &child);
         fprintf(stderr,
                 "   frozen FUSE: '%s' mount %d from the VFS (%.1f ms); the child: %s (%.1f ms in all)\n",
                 vfs.fstype, vfs.mount_id, (double) took / USEC_PER_MSEC, strerror(-r),

@@ -229,24 +229,25 @@ TEST(dir_batch) {
 /* fdinfo's mount id and inode number are what statx() says of the same fd; an fd that is not
  * open has none. */
 TEST(fdinfo_mnt_ino) {
-        _cleanup_close_ int fd = open("/proc/self", O_PATH | O_CLOEXEC), dir = open("/", O_PATH | O_CLOEXEC);
+        _cleanup_close_ int fd = open("/proc/self", O_PATH | O_CLOEXEC), dir = open("/", O_PATH | O_CLOEXEC),
+                            proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct statx stx;
         uint64_t ino, proc_ino;
         int mnt_id, proc_mnt_id;
 
-        ASSERT_TRUE(fd >= 0 && dir >= 0);
+        ASSERT_TRUE(fd >= 0 && dir >= 0 && proc >= 0);
         ASSERT_EQ(statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx), 0);
-        ASSERT_OK(proc_fdinfo_mnt_ino(fd, &mnt_id, &ino));
+        ASSERT_OK(proc_fdinfo_mnt_ino(proc, fd, &mnt_id, &ino));
         ASSERT_U64_EQ(ino, stx.stx_ino);
         ASSERT_U64_EQ((uint64_t) mnt_id, stx.stx_mnt_id);
         proc_ino = ino, proc_mnt_id = mnt_id;
         /* control: another file on another mount differs in both */
         ASSERT_EQ(statx(dir, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx), 0);
-        ASSERT_OK(proc_fdinfo_mnt_ino(dir, &mnt_id, &ino));
+        ASSERT_OK(proc_fdinfo_mnt_ino(proc, dir, &mnt_id, &ino));
         ASSERT_U64_EQ(ino, stx.stx_ino);
         ASSERT_U64_EQ((uint64_t) mnt_id, stx.stx_mnt_id);
         ASSERT_TRUE(mnt_id != proc_mnt_id && ino != proc_ino);
-        ASSERT_ERR(proc_fdinfo_mnt_ino(999999, &mnt_id, &ino), ENOENT);
+        ASSERT_ERR(proc_fdinfo_mnt_ino(proc, 999999, &mnt_id, &ino), ENOENT);
 }
 
 /* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc: a

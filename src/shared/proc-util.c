@@ -44,15 +44,15 @@ int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *
         return 0;
 }
 
-int proc_fdinfo_mnt_ino(int fd, int *ret_mnt_id, uint64_t *ret_ino) {
+int proc_fdinfo_mnt_ino(int proc_fd, int fd, int *ret_mnt_id, uint64_t *ret_ino) {
         _cleanup_free_ char *text = NULL;
         char path[64], *line, *save = NULL;
         bool has_mnt = false, has_ino = false;
         uint64_t mnt = 0, ino = 0;
         int r;
 
-        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, &text, NULL);
+        snprintf(path, sizeof(path), "self/fdinfo/%d", fd);
+        r = read_full_file_at(proc_fd, path, 64 * 1024, &text, NULL);
         if (r < 0)
                 return r;
         for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

@@ -14,7 +14,8 @@
 int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *ret_state);
 
 /* The mount fd is on ("mnt_id:", the id of /proc/PID/mountinfo and STATX_MNT_ID) and its inode
- * number ("ino:", Linux 5.14+; else -EOPNOTSUPP), from /proc/self/fdinfo/FD: procfs alone, no call
- * into the file's filesystem (fstatfs() or fstat() would make one: an RPC on NFS or 9p, a request to
- * a FUSE server). */
-int proc_fdinfo_mnt_ino(int fd, int *ret_mnt_id, uint64_t *ret_ino);
+ * number ("ino:", Linux 5.14+; else -EOPNOTSUPP), from proc_fd's self/fdinfo/FD (proc_fd: our procfs;
+ * a path from "/" would be looked up on the root filesystem first): procfs alone, no call into the
+ * file's filesystem (fstatfs() or fstat() would make one: an RPC on NFS or 9p, a request to a FUSE
+ * server). */
+int proc_fdinfo_mnt_ino(int proc_fd, int fd, int *ret_mnt_id, uint64_t *ret_ino);
