@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
 
 #include "fs-module.h"
 #include "fs-type.h"
@@ -43,11 +46,12 @@ int fs_module_parse_filesystems(const char *text, char ***ret) {
 
 int fs_module_reason(const char *m, int64_t refcnt, size_t seen, Reasons *why) {
         if (refcnt == -ENOENT)
-                return reasons_add(why,
-                                   "filesystem type '%s' is registered and built into the kernel: its "
-                                   "superblocks cannot be counted, so one no mount table shows (unmounted "
-                                   "lazily while a file is held) cannot be ruled out",
-                                   m) < 0
+                return reasons_add(
+                               why,
+                               "filesystem type or module '%s' is registered but its superblocks cannot be "
+                               "counted (built into the kernel, or modules cannot be unloaded), so one no "
+                               "mount table shows (unmounted lazily while a file is held) cannot be ruled out",
+                               m) < 0
                                ? -ENOMEM
                                : 0;
         if (refcnt < 0)
@@ -73,19 +77,30 @@ static int cmp_dev(const dev_t *a, const dev_t *b) {
         return *a < *b ? -1 : *a > *b;
 }
 
-/* Distinct devices of the superblocks of module m's types in t and h. */
-static int count_seen(const char *m, const MountTable *t, const HiddenSet *h, size_t *ret) {
+/* A registered type of a counted row and the module that serves it here. */
+typedef struct Served {
+        const FsType *row;
+        char module[64]; /* "" when no candidate is loaded (built in, or served by a listed driver) */
+} Served;
+
+/* Distinct devices of the superblocks in t and h whose type is one of served[] with module m. */
+static int count_seen(const char *m, const Served *served, size_t n_served, const MountTable *t,
+                      const HiddenSet *h, size_t *ret) {
         _cleanup_free_ dev_t *devs = calloc(t->n_entries + h->n + 1, sizeof(dev_t));
         size_t n = 0, distinct = 0;
 
         if (!devs)
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n_entries; i++)
-                if (streq_ptr(fs_type_lookup(t->entries[i].fstype)->module, m))
-                        devs[n++] = t->entries[i].dev;
-        for (size_t i = 0; i < h->n; i++)
-                if (streq_ptr(fs_type_lookup(h->v[i].fstype)->module, m))
-                        devs[n++] = h->v[i].dev;
+        for (size_t i = 0; i < t->n_entries + h->n; i++) {
+                const char *fstype = i < t->n_entries ? t->entries[i].fstype : h->v[i - t->n_entries].fstype;
+                const FsType *row = fs_type_lookup(fstype);
+
+                for (size_t k = 0; k < n_served; k++)
+                        if (served[k].row == row && streq(served[k].module, m)) {
+                                devs[n++] = i < t->n_entries ? t->entries[i].dev : h->v[i - t->n_entries].dev;
+                                break;
+                        }
+        }
         typesafe_qsort(devs, n, cmp_dev);
         for (size_t i = 0; i < n; i++)
                 if (i == 0 || devs[i] != devs[i - 1])
@@ -94,26 +109,33 @@ static int count_seen(const char *m, const MountTable *t, const HiddenSet *h, si
         return 0;
 }
 
-/* Whether module m was checked already: an earlier registered type of the same module. */
-static bool module_done(const FsType *rows, size_t k, char *const *registered) {
-        for (size_t j = 0; j < k; j++)
-                if (rows[j].module && streq(rows[j].module, rows[k].module) &&
-                    strv_contains(registered, rows[j].name))
-                        return true;
-        return false;
+/* The first of row's candidate modules ("a|b") that sysfs lists under module/, into buf; "" when
+ * none is. */
+static void resolve_module(int sysfs_fd, const FsType *row, char *buf, size_t size) {
+        const char *p = row->module;
+
+        buf[0] = 0;
+        while (p && *p) {
+                size_t len = strcspn(p, "|");
+                char path[128];
+
+                snprintf(path, sizeof path, "module/%.*s", (int) len, p);
+                if (sysfs_fd >= 0 && faccessat(sysfs_fd, path, F_OK, 0) >= 0) {
+                        snprintf(buf, size, "%.*s", (int) len, p);
+                        return;
+                }
+                p += len + (p[len] == '|');
+        }
 }
 
-int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
-        _cleanup_strv_free_ char **registered = NULL;
+static int read_registered(int proc_fd, char ***ret, Reasons *why) {
         _cleanup_free_ char *text = NULL;
-        const FsType *rows;
-        size_t n_rows;
+        struct statfs sfs;
         int r;
 
-        if (proc_fd < 0)
-                return 0;
         r = read_full_file_at(proc_fd, "filesystems", FS_MODULE_FILESYSTEMS_MAX, &text, NULL);
-        if (r == -ENOENT)
+        /* A fixture root has none; a real procfs without it (subset=pid) cannot tell. */
+        if (r == -ENOENT && (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC))
                 return 0;
         if (r < 0)
                 return reasons_add(
@@ -123,27 +145,64 @@ int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const Hidden
                                strerror(-r)) < 0
                                ? -ENOMEM
                                : 0;
-        r = fs_module_parse_filesystems(text, &registered);
-        if (r < 0)
-                return r;
+        r = fs_module_parse_filesystems(text, ret);
+        return r < 0 ? r : 1;
+}
 
+int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
+        _cleanup_strv_free_ char **registered = NULL;
+        _cleanup_free_ Served *served = NULL;
+        size_t n_rows, n_served = 0;
+        const FsType *rows;
+        int r;
+
+        if (proc_fd < 0)
+                return 0;
+        r = read_registered(proc_fd, &registered, why);
+        if (r <= 0)
+                return r;
         rows = fs_type_table(&n_rows);
-        for (size_t k = 0; k < n_rows; k++) {
+        served = calloc(n_rows, sizeof(Served));
+        if (!served)
+                return -ENOMEM;
+        for (size_t k = 0; k < n_rows; k++)
+                if (rows[k].module && strv_contains(registered, rows[k].name)) {
+                        served[n_served].row = &rows[k];
+                        resolve_module(sysfs_fd, &rows[k], served[n_served].module,
+                                       sizeof served[n_served].module);
+                        n_served++;
+                }
+
+        for (size_t k = 0; k < n_served; k++) {
+                const char *m = served[k].module;
+                bool done = false;
                 char path[128];
                 uint64_t refcnt;
                 size_t seen;
 
-                if (!rows[k].module || !strv_contains(registered, rows[k].name) ||
-                    module_done(rows, k, registered))
+                if (!m[0]) {
+                        /* ext2 with no module of its own is served by ext4 (listed in sysfs) where
+                         * CONFIG_EXT4_USE_FOR_EXT2 is set (Debian), else built in (not counted). */
+                        if (served[k].row->module_listed_if_builtin)
+                                continue;
+                        r = fs_module_reason(served[k].row->name, -ENOENT, 0, why);
+                        if (r < 0)
+                                return r;
                         continue;
-                r = count_seen(rows[k].module, t, h, &seen);
+                }
+                for (size_t j = 0; j < k && !done; j++)
+                        done = streq(served[j].module, m);
+                if (done)
+                        continue;
+                r = count_seen(m, served, n_served, t, h, &seen);
                 if (r < 0)
                         return r;
-                snprintf(path, sizeof path, "module/%s/refcnt", rows[k].module);
+                snprintf(path, sizeof path, "module/%s/refcnt", m);
                 r = sysfs_fd < 0 ? -EBADF : read_u64_file_at(sysfs_fd, path, &refcnt);
                 if (r >= 0 && refcnt > INT64_MAX)
                         r = -ERANGE;
-                r = fs_module_reason(rows[k].module, r < 0 ? r : (int64_t) refcnt, seen, why);
+                /* a module directory without refcnt: built in with parameters, or no unloading */
+                r = fs_module_reason(m, r < 0 ? r : (int64_t) refcnt, seen, why);
                 if (r < 0)
                         return r;
         }

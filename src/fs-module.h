@@ -7,17 +7,21 @@
  * A superblock no scanned mount table shows (unmounted lazily while a process holds a file on it,
  * or mounted only in a namespace nobody scanned) is found by the listings of unlisted.h: sysfs
  * fs/{ext4,xfs,f2fs}/, btrfs, debugfs's anonymous bdis, listmount of every namespace the kernel
- * lists. Of the other block types, the late pass's look at the writeback lists (evidence.h) sees
- * the dirty inodes and buffers, but a journaled or log-structured one may hold a running transaction
- * no list shows (FsType.module: jfs, nilfs2, reiserfs, gfs2, ocfs2, bcachefs, hfsplus).
+ * lists. Of the other block types (FsType.module), the late pass's look at the writeback lists
+ * (evidence.h) sees dirty inodes only on a disk without a known superblock, and a journaled or
+ * log-structured one may hold a running transaction no list shows at all: vfat, msdos, exfat, hfs,
+ * hfsplus, minix, ext2, udf, ntfs3, jfs, nilfs2, reiserfs, gfs2, ocfs2, bcachefs, ubifs, jffs2.
  *
  * Each superblock holds a reference on the module of its type (fs/super.c: sget_fc() takes it with
- * get_filesystem(), deactivate_locked_super() drops it), and so does a mount being set up (an
- * fs_context) and any module built on it. So where proc/filesystems lists such a type, a sysfs
- * module/<m>/refcnt above the number of superblocks of the module's types the tables show means
- * one may be hidden; a type built into the kernel (no refcnt file) cannot be counted. Either is a
- * reason: the view is incomplete, and the late pass keeps the kernel's sync on. A type that is not
- * registered has no superblock: nothing to read beyond proc/filesystems (~20 µs).
+ * get_filesystem(), deactivate_locked_super() drops it after kill_sb), and so do a mount being set up
+ * (an fs_context), a module built on it and an open file of its. So where proc/filesystems lists such
+ * a type, the sysfs module/<m>/refcnt of the module serving it (the first of the row's candidates
+ * sysfs has: "ntfs" is ntfs3's since Linux 6.9) above the number of superblocks of that module's types
+ * the tables show means one may be hidden. No module directory (built in), or one without refcnt
+ * (built in with parameters, no module unloading), cannot be counted; but ext2 with no module of its
+ * own is ext4's where CONFIG_EXT4_USE_FOR_EXT2 is set, listed in sysfs fs/ext4 (fs/ext2 built in is
+ * not counted). Each is a reason: the view is incomplete, and the late pass keeps the kernel's sync
+ * on. A type that is not registered has no superblock: one read of proc/filesystems (~20 µs).
  */
 
 #include "mount-table.h"
@@ -32,8 +36,8 @@ int fs_module_parse_filesystems(const char *text, char ***ret);
  * fewer; nothing otherwise. -ENOMEM or 0. */
 int fs_module_reason(const char *m, int64_t refcnt, size_t seen, Reasons *why);
 
-/* For each module of FsType.module with a type registered in proc_fd's "filesystems", the
+/* For each module serving a type of FsType.module registered in proc_fd's "filesystems", the
  * superblocks of its types in t and h (distinct devices) against its sysfs_fd "module/<m>/refcnt"
- * (fs_module_reason()). proc_fd < 0, or no "filesystems" file (a fixture root): nothing; another
- * error reading it is a reason. -ENOMEM or 0. */
+ * (fs_module_reason()). proc_fd < 0, or no "filesystems" file where proc_fd is no procfs (a fixture
+ * root): nothing; another error reading it is a reason. -ENOMEM or 0. */
 int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why);

@@ -40,6 +40,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
         { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true }
 #define COUNTED(n, m) \
         { .name = n, .class = FS_CLASS_BLOCK, .module = m }
+#define COUNTED_FLUSH(n, m) \
+        { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true, .module = m }
 
 /*
  * Device flush: filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes
@@ -92,26 +94,43 @@ static const FsType fs_types[] = {
         { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
         { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E },
         { .name = "squashfs", .class = FS_CLASS_BLOCK, .magic = 0x73717368 },
-        { .name = "vfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x4d44 },
-        { .name = "exfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x2011BAB0 },
-        FLUSH("msdos"),
-        FLUSH("fat"),
-        FLUSH("hfs"),
-        { .name = "hfsplus", .class = FS_CLASS_BLOCK, .device_flush = true, .module = "hfsplus" },
-        FLUSH("minix"),
-        FLUSH("ext2"),
-        FLUSH("udf"),
-        FLUSH("ntfs3"),
-        FLUSH("ntfs"),
-        /* Journaled or log-structured, and no listing of their superblocks this program reads
-         * (counted by their module instead, fs-module.h); otherwise as an unknown type. */
-        COUNTED("jfs", "jfs"),
+        /* .module: no listing shows a hidden superblock of these types (unmounted lazily while a
+         * file is held); counted by the references to their module instead (fs-module.h). Their
+         * dirty inodes would be seen on their disk's bdi lists (evidence.h), but not on a disk
+         * that also holds a known superblock, and a journal's running transaction not at all. */
+        { .name = "vfat", .class = FS_CLASS_BLOCK, .device_flush = true, .magic = 0x4d44, .module = "vfat" },
+        { .name = "exfat",
+          .class = FS_CLASS_BLOCK,
+          .device_flush = true,
+          .magic = 0x2011BAB0,
+          .module = "exfat" },
+        COUNTED_FLUSH("msdos", "msdos"),
+        FLUSH("fat"), /* no type of that name; kept for the table's users */
+        COUNTED_FLUSH("hfs", "hfs"),
+        COUNTED_FLUSH("hfsplus", "hfsplus"),
+        COUNTED_FLUSH("minix", "minix"),
+        /* Without a module of its own, served by ext4 (CONFIG_EXT4_USE_FOR_EXT2: listed in sysfs
+         * fs/ext4), or fs/ext2 built in, which is not counted. */
+        { .name = "ext2",
+          .class = FS_CLASS_BLOCK,
+          .device_flush = true,
+          .module = "ext2",
+          .module_listed_if_builtin = true },
+        COUNTED_FLUSH("udf", "udf"),
+        COUNTED_FLUSH("ntfs3", "ntfs3"),
+        COUNTED_FLUSH("ntfs", "ntfs3|ntfs"), /* ntfs3 registers it since Linux 6.9 */
+        /* jfs_sync_fs() sends no FLUSH, and its log writes carry no PREFLUSH or FUA */
+        COUNTED_FLUSH("jfs", "jfs"),
+        /* journaled or log-structured; otherwise as an unknown type */
         COUNTED("nilfs2", "nilfs2"),
         COUNTED("reiserfs", "reiserfs"),
         COUNTED("gfs2", "gfs2"),
         COUNTED("gfs2meta", "gfs2"),
         COUNTED("ocfs2", "ocfs2"),
         COUNTED("bcachefs", "bcachefs"),
+        /* on MTD: their bdi is no device number, which debugfs's listing does not compare */
+        COUNTED("ubifs", "ubifs"),
+        COUNTED("jffs2", "jffs2"),
 
         /* network */
         { .name = "nfs", .class = FS_CLASS_NETWORK, .magic = 0x6969 },

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -50,7 +51,7 @@ TEST(reason) {
         ASSERT_OK(fs_module_reason("jfs", -EACCES, 0, &why));
         ASSERT_EQ(why.n, 3U);
         ASSERT_TRUE(strstr(why.v[0], "module 'jfs' holds 3 reference(s), and the mount tables show 2"));
-        ASSERT_TRUE(strstr(why.v[1], "'jfs' is registered and built into the kernel"));
+        ASSERT_TRUE(strstr(why.v[1], "'jfs' is registered but its superblocks cannot be counted"));
         ASSERT_TRUE(strstr(why.v[2], "could not be read (Permission denied)"));
 }
 
@@ -69,19 +70,24 @@ static void write_at(const char *dir, const char *path, const char *text) {
  * by distinct device, over mounts of several namespaces and the hidden set; unregistered types are
  * not looked at; a missing list (a fixture root) is nothing, an unreadable one a reason. */
 TEST(check) {
-        char root[] = "/tmp/test-fs-module.XXXXXX", cmd[128];
+        char root[] = "/tmp/test-fs-module.XXXXXX", cmd[512];
         _cleanup_close_ int proc_fd = -EBADF, sys_fd = -EBADF;
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         static const char mi[] = "20 1 254:0 / / rw - ext4 /dev/vda rw\n"
                                  "30 20 8:1 / /g rw - gfs2 /dev/sda1 rw\n"
                                  "31 20 8:1 / /gm rw - gfs2meta /dev/sda1 rw\n"
-                                 "32 20 8:1 / /g2 rw - gfs2 /dev/sda1 rw\n";
+                                 "32 20 8:1 / /g2 rw - gfs2 /dev/sda1 rw\n"
+                                 "33 20 8:5 / /n rw - ntfs /dev/sda5 rw\n"
+                                 "34 20 8:6 / /n3 rw - ntfs3 /dev/sda6 rw\n";
         unsigned n_bad = 0;
 
         ASSERT_OK(mount_table_parse(mi, sizeof mi - 1, &t, &n_bad));
         ASSERT_EQ(n_bad, 0U);
         ASSERT_TRUE(mkdtemp(root));
-        snprintf(cmd, sizeof cmd, "mkdir -p %s/proc %s/sys/module/gfs2 %s/sys/module/jfs", root, root, root);
+        snprintf(
+                cmd, sizeof cmd,
+                "mkdir -p %s/proc %s/sys/module/gfs2 %s/sys/module/jfs %s/sys/module/ntfs3 && echo 2 >%s/sys/module/ntfs3/refcnt",
+                root, root, root, root, root);
         ASSERT_EQ(system(cmd), 0);
         snprintf(cmd, sizeof cmd, "%s/proc", root);
         proc_fd = open(cmd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -103,8 +109,16 @@ TEST(check) {
                 { "\text4\n\tgfs2\n\tgfs2meta\n", "2\n", NULL, 1,
                   "module 'gfs2' holds 2 reference(s), and the mount tables show 1" },
                 { "\tgfs2meta\n", "2\n", NULL, 1, "module 'gfs2' holds 2" },
-                /* jfs registered, built in (no refcnt file) */
-                { "\tjfs\n\tgfs2\n", "1\n", NULL, 1, "'jfs' is registered and built into the kernel" },
+                /* jfs registered, its module directory without refcnt (built in with parameters, or
+                 * no unloading) */
+                { "\tjfs\n\tgfs2\n", "1\n", NULL, 1,
+                  "'jfs' is registered but its superblocks cannot be counted" },
+                /* vfat registered, no module directory at all: built in */
+                { "\tvfat\n", "1\n", NULL, 1, "'vfat' is registered but its superblocks cannot be counted" },
+                /* ext2 with no module of its own: served by ext4, listed in sysfs; not counted */
+                { "\text2\n\text4\n", "1\n", NULL, 0, NULL },
+                /* "ntfs" served by ntfs3 (its first candidate loaded): one module, both types */
+                { "\tntfs3\n\tntfs\n", "1\n", NULL, 0, NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -137,7 +151,26 @@ TEST(check) {
                 ASSERT_EQ(why.n, 0U);
                 ASSERT_OK(fs_module_check(proc_fd, -EBADF, t, &h, &why));
                 ASSERT_EQ(why.n, 1U);
-                ASSERT_TRUE(strstr(why.v[0], "could not be read (Bad file descriptor)"));
+                ASSERT_TRUE(strstr(why.v[0], "'gfs2' is registered but its superblocks cannot be counted"));
+        }
+
+        /* ntfs3 holding more references than both types show; ext2 with a module of its own */
+        {
+                _cleanup_(reasons_done) Reasons why = {};
+
+                write_at(root, "proc/filesystems", "\tntfs3\n\tntfs\n\text2\n");
+                write_at(root, "sys/module/ntfs3/refcnt", "3\n");
+                snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ext2 && echo 1 >%s/sys/module/ext2/refcnt",
+                         root, root);
+                ASSERT_EQ(system(cmd), 0);
+                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
+                for (size_t k = 0; k < why.n; k++)
+                        fprintf(stderr, "   ntfs3, ext2: %s\n", why.v[k]);
+                ASSERT_EQ(why.n, 2U);
+                ASSERT_TRUE(
+                        strstr(why.v[0], "module 'ext2' holds 1 reference(s), and the mount tables show 0"));
+                ASSERT_TRUE(
+                        strstr(why.v[1], "module 'ntfs3' holds 3 reference(s), and the mount tables show 2"));
         }
 
         /* the list itself unreadable (here: a directory) */
@@ -152,6 +185,26 @@ TEST(check) {
                 ASSERT_TRUE(strstr(why.v[0], "list of filesystem types could not be read"));
         }
         ASSERT_OK(fs_module_check(-EBADF, sys_fd, t, &(HiddenSet) {}, &(Reasons) {}));
+
+        /* A real procfs without the list (subset=pid) cannot tell: a reason, not a fixture's nothing. */
+        if (geteuid() == 0) {
+                _cleanup_(reasons_done) Reasons why = {};
+                _cleanup_close_ int sub = -EBADF;
+
+                snprintf(cmd, sizeof cmd,
+                         "mkdir -p %s/pidproc && mount -t proc -o subset=pid none %s/pidproc", root, root);
+                if (system(cmd) == 0) {
+                        snprintf(cmd, sizeof cmd, "%s/pidproc", root);
+                        sub = open(cmd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        ASSERT_TRUE(sub >= 0);
+                        ASSERT_OK(fs_module_check(sub, sys_fd, t, &(HiddenSet) {}, &why));
+                        sub = safe_close(sub);
+                        ASSERT_OK(umount2(cmd, MNT_DETACH));
+                        ASSERT_EQ(why.n, 1U);
+                        ASSERT_TRUE(strstr(why.v[0], "list of filesystem types could not be read"));
+                } else
+                        printf("  cannot mount a procfs with subset=pid, skipped\n");
+        }
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);

@@ -294,7 +294,7 @@ TEST(hidden_counted_by_module) {
                   false },
                 { "echo 1 >sys/module/jfs/refcnt", mount, NULL, true },
                 { "echo 2 >sys/module/jfs/refcnt", mount, "show 1 superblock(s)", false },
-                { "true", mount, "'jfs' is registered and built into the kernel", false },
+                { "true", mount, "'jfs' is registered but its superblocks cannot be counted", false },
                 { "echo x >sys/module/jfs/refcnt", mount, "references to module 'jfs' could not be read",
                   false },
         };
@@ -940,9 +940,6 @@ TEST(live_nsfs_listed_not_walked) {
         ASSERT_TRUE(!reached_named);
 }
 
-/* Review (stop 26, finding 1): without the kernel's list of mount namespaces (before 6.12, SELinux,
- * no privilege, more than it is read for) a namespace kept only by an open file is seen by nothing:
- * on the real /proc that is a reason; with the list (the control), or on a fixture, none. */
 /* Every way the kernel's list of mount namespaces can be missing on a real procfs is a reason, each
  * named: the errors of kernels before 6.12 (ENOTTY, EINVAL), over the bound (E2BIG), and any other,
  * EPERM included outside a PID namespace of its own (this test runs in the initial one). A fixture
@@ -980,6 +977,9 @@ TEST(namespace_list_errors) {
         }
 }
 
+/* Review (stop 26, finding 1): without the kernel's list of mount namespaces (before 6.12, SELinux,
+ * no privilege, more than it is read for) a namespace kept only by an open file is seen by nothing:
+ * on the real /proc that is a reason; with the list (the control), or on a fixture, none. */
 TEST(namespace_list_unavailable) {
         static const char want[] = "the kernel's list of mount namespaces was not used (every process read "
                                    "instead)";
