@@ -73,6 +73,8 @@ typedef struct Worker {
         bool released;        /* gave its slot up: no progress for a stall window */
         bool syncing;         /* the current job reported REPORT_SYNCING: it is in syncfs or the
                                * device flush after it (else still in open, or waiting before) */
+        bool accounted;       /* ... and its leaf disks account their I/O (WORKER_SYNCING_ACCOUNTED):
+                               * frozen counters are evidence */
         sd_event_source *io_source, *child_source, *timer_source;
         WorkerReportBuffer buf;
 } Worker;
@@ -168,7 +170,7 @@ static void worker_progress_reset(Worker *w, usec_t n) {
         w->job_start = n;
         w->last_progress = n;
         w->known_since = USEC_INFINITY;
-        w->syncing = false;
+        w->syncing = w->accounted = false;
 }
 
 /* Reads the progress counter of the worker's current job. */
@@ -262,6 +264,7 @@ static bool worker_drain(Worker *w) {
                         continue;
                 if (rep.kind == REPORT_SYNCING) {
                         w->syncing = true;
+                        w->accounted = rep.flags & WORKER_SYNCING_ACCOUNTED;
                         continue;
                 }
                 if (rep.kind != REPORT_DONE)
@@ -293,7 +296,7 @@ static bool worker_drain(Worker *w) {
 static void worker_abandon(Worker *w, Outcome o, int error) {
         Executor *e = w->executor;
         usec_t n = now(CLOCK_MONOTONIC);
-        bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n) && w->syncing;
+        bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n) && w->syncing && w->accounted;
 
         if (w->pos < w->group->end) {
                 executor_set_result(e, w->pos,

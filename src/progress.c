@@ -48,18 +48,12 @@ int progress_parse_block_stat(const char *text, uint64_t *ret) {
 static int leaf_read(int sysfs_fd, dev_t dev, uint64_t *ret) {
         _cleanup_free_ char *text = NULL;
         char path[96];
-        uint64_t iostats;
         int r;
 
-        /* A disk that does not account I/O has frozen counters: no evidence either way. Partitions
-         * have no queue/ of their own; leaves are whole disks. */
-        snprintf(path, sizeof path, "dev/block/%u:%u/queue/iostats", major(dev), minor(dev));
-        r = read_u64_file_at(sysfs_fd, path, &iostats);
-        if (r < 0)
-                return r;
-        if (iostats == 0)
-                return -ENODATA;
-
+        /* Never queue/iostats here: reading it takes the queue's limits lock, which a task stuck in
+         * the device's revalidation or reconfiguration holds (sd_revalidate_disk(), a loop device
+         * frozen on a dead backing file). The worker reads it (worker.h); partitions have no queue/
+         * of their own, leaves are whole disks. part_stat_show() takes no lock. */
         snprintf(path, sizeof path, "dev/block/%u:%u/stat", major(dev), minor(dev));
         r = read_full_file_at(sysfs_fd, path, STAT_FILE_MAX, &text, NULL);
         if (r < 0)

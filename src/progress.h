@@ -6,10 +6,12 @@
  * stuck one by its completion counters, never by the age of a sync. Sources, summed: the block
  * layer's per-disk completion counters (sysfs dev/block/MAJ:MIN/stat: read, write, discard and
  * flush requests and sectors completed — never the in-flight or time fields, which move while a
- * device is stuck), for every leaf disk whose queue/iostats is 1 (with iostats 0 the counters
- * freeze: no evidence), and the bdi's BdiWritten (debugfs bdi/<name>/stats: pages whose writeback
- * completed), which covers FUSE, NFS and btrfs superblock bdis. Read from the parent, on sysfs and
- * debugfs only: never touches a mounted filesystem, never blocks on a device.
+ * device is stuck) of every leaf disk, and the bdi's BdiWritten (debugfs bdi/<name>/stats: pages
+ * whose writeback completed), which covers FUSE, NFS and btrfs superblock bdis. Read from the
+ * parent, on sysfs and debugfs only: never touches a mounted filesystem, never blocks on a device.
+ * Not queue/iostats: with iostats 0 the counters freeze, but reading it takes the queue's limits
+ * lock, which a task stuck in the device's revalidation holds; the worker reads it and says so with
+ * its syncfs report (worker.h WORKER_SYNCING_ACCOUNTED), without which frozen counters prove no hang.
  */
 
 #include <stddef.h>
@@ -30,6 +32,5 @@ typedef struct ProgressProbe {
 int progress_parse_block_stat(const char *text, uint64_t *ret);
 
 /* Reads every source of p and returns the sum in *ret. -ENODATA when the sources give no evidence:
- * a leaf whose counters cannot be read or that does not account I/O (iostats 0; its I/O would look
- * like a stall of the others), or no leaves and no bdi stats. The caller cannot tell slow from stuck. */
+ * a leaf whose counters cannot be read (its I/O would look like a stall of the others), or no leaves and no bdi stats. The caller cannot tell slow from stuck. */
 int progress_read(const ProgressProbe *p, uint64_t *ret);

@@ -25,6 +25,33 @@ _Static_assert(sizeof(WorkerReport) <= PIPE_BUF, "WorkerReport writes must be at
  * worker_report_syncing(): state of the worker process (after fork), like its report pipe on fd 3. */
 static const ExecJob *current_job = NULL;
 static uint32_t current_index = 0;
+static int block_dir_fd = -EBADF; /* sysfs dev/block (fd 5), or -EBADF */
+
+/* Whether every leaf disk of job accounts its I/O: queue/iostats reads 1 (no allocation). A job
+ * without leaves (FUSE, NFS: the bdi's own counters) is accounted. */
+static bool leaves_accounted(const ExecJob *job) {
+        const ProgressProbe *p = job->progress;
+
+        if (!p || p->n_leaves == 0)
+                return true;
+        if (p->sysfs_fd < 0 || block_dir_fd < 0)
+                return false;
+        for (size_t i = 0; i < p->n_leaves; i++) {
+                char path[64], buf[16];
+                ssize_t k;
+                int fd;
+
+                snprintf(path, sizeof path, "%u:%u/queue/iostats", major(p->leaves[i]), minor(p->leaves[i]));
+                fd = openat(block_dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0)
+                        return false;
+                k = read(fd, buf, sizeof buf - 1);
+                safe_close(fd);
+                if (k < 1 || buf[0] != '1' || (k > 1 && buf[1] != '\n'))
+                        return false;
+        }
+        return true;
+}
 
 int worker_report_syncing(const ExecJob *job) {
         WorkerReport rep = { .kind = REPORT_SYNCING };
@@ -32,6 +59,7 @@ int worker_report_syncing(const ExecJob *job) {
         if (!job || job != current_job)
                 return -EINVAL;
         rep.index = current_index;
+        rep.flags = leaves_accounted(job) ? WORKER_SYNCING_ACCOUNTED : 0;
         return loop_write(3, &rep, sizeof(rep));
 }
 
@@ -237,9 +265,10 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
 
 /* --- the worker process (after fork; no sd-event, no allocation) --- */
 
-/* The worker's fds: 0-2 /dev/null, 3 the report pipe, 4 stats_fd (when >= 0), nothing else. */
-static int worker_setup_fds(int report_fd, int stats_fd) {
-        int null_fd, keep = 4;
+/* The worker's fds: 0-2 /dev/null, 3 the report pipe, 4 stats_fd and 5 block_fd (when >= 0; both
+ * were opened above 15), nothing else. */
+static int worker_setup_fds(int report_fd, int stats_fd, int block_fd) {
+        int null_fd, keep = 6;
 
         if (report_fd != 3) {
                 if (dup2(report_fd, 3) < 0)
@@ -258,8 +287,10 @@ static int worker_setup_fds(int report_fd, int stats_fd) {
                 for (int i = 0; i < 3; i++)
                         (void) close(i);
 
-        if (stats_fd >= 0 && dup2(stats_fd, 4) >= 0)
-                keep = 5;
+        if (stats_fd < 0 || dup2(stats_fd, 4) < 0)
+                (void) close(4);
+        if (block_fd < 0 || dup2(block_fd, 5) < 0)
+                (void) close(5);
         if (close_range(keep, ~0U, 0) < 0) {
                 struct rlimit rl;
                 int max = 65536;
@@ -297,6 +328,25 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
         return -EBADF;
 }
 
+/* sysfs dev/block for the leaf disks of our jobs, opened while the parent's sysfs fd is still ours, on
+ * an fd above 15; -EBADF when none has leaves. */
+static int open_block_dir(const ExecJob *jobs, const size_t *order, size_t pos, size_t end) {
+        for (; pos < end; pos++) {
+                const ProgressProbe *p = jobs[order[pos]].progress;
+                int fd, fd2;
+
+                if (!p || p->n_leaves == 0 || p->sysfs_fd < 0)
+                        continue;
+                fd = openat(p->sysfs_fd, "dev/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return -EBADF;
+                fd2 = fcntl(fd, F_DUPFD_CLOEXEC, 16);
+                safe_close(fd);
+                return fd2 >= 0 ? fd2 : -EBADF;
+        }
+        return -EBADF;
+}
+
 /* Before syncfs(): the device's writeback drains first (writeback.h), within half the timeout.
  * Returns the time waited. */
 static usec_t settle(const ExecJob *job, int stats_fd, const char *stats_bdi, usec_t quiet) {
@@ -316,7 +366,8 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
                        usec_t settle_quiet) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
         const char *stats_bdi = NULL;
-        int stats_fd = open_settle_stats(jobs, order, pos, end, &stats_bdi);
+        int stats_fd = open_settle_stats(jobs, order, pos, end, &stats_bdi),
+            block_fd = open_block_dir(jobs, order, pos, end);
         sigset_t ss;
 
         /* Start from a clean signal state: default handlers, nothing blocked. */
@@ -326,10 +377,11 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
         sigemptyset(&ss);
         (void) sigprocmask(SIG_SETMASK, &ss, NULL);
 
-        report_fd = worker_setup_fds(report_fd, stats_fd);
+        report_fd = worker_setup_fds(report_fd, stats_fd, block_fd);
         if (report_fd < 0)
                 _exit(EXIT_FAILURE);
         stats_fd = stats_fd >= 0 ? 4 : -EBADF;
+        block_dir_fd = block_fd >= 0 ? 5 : -EBADF;
 
         for (; pos < end; pos++) {
                 size_t i = order[pos];

@@ -18,9 +18,16 @@
 typedef enum WorkerReportKind {
         REPORT_DONE = 1,    /* the job ended: error, duration, started, waited are set */
         REPORT_SYNCING = 2, /* the job is about to enter syncfs(): its open and mount check are
-                             * behind it, only syncfs and the device flush are ahead. The others
-                             * are 0 */
+                             * behind it, only syncfs and the device flush are ahead. flags is set,
+                             * the others are 0 */
 } WorkerReportKind;
+
+/* REPORT_SYNCING flags. */
+#define WORKER_SYNCING_ACCOUNTED \
+        1U /* every leaf disk of the job accounts its I/O (queue/iostats 1,
+                                     * read by the worker: in the parent, that read could wait on a
+                                     * queue lock held by a stuck task): its completion counters
+                                     * are evidence (progress.h) */
 
 /* One record, written by the worker on its pipe: for each job at most one REPORT_SYNCING, then one
  * REPORT_DONE, in that order. 40 bytes < PIPE_BUF: writes are atomic. The size is a multiple of 8
@@ -29,7 +36,7 @@ typedef struct WorkerReport {
         uint32_t kind;     /* WorkerReportKind; any other value is ignored */
         uint32_t index;    /* job index in ExecJob[] */
         int32_t error;     /* positive errno, 0 on success */
-        uint32_t reserved; /* 0 */
+        uint32_t flags;    /* REPORT_SYNCING: WORKER_SYNCING_*; else 0 */
         uint64_t duration; /* usec spent in the wait for writeback + open+syncfs+close, measured in
                             * the worker */
         uint64_t started;  /* CLOCK_MONOTONIC (system-wide) when the worker began the job */
@@ -59,7 +66,8 @@ int worker_report_syncing(const ExecJob *job);
 int worker_sync_one(const ExecJob *job, void *userdata);
 
 /* The worker process: clean signal state, fds 0-2 on /dev/null, report_fd moved to 3, the bdi stats
- * of a job that waits for writeback (ExecJob.settle) on 4, every other fd closed; then, for
+ * of a job that waits for writeback (ExecJob.settle) on 4, sysfs dev/block of the jobs' leaf disks
+ * on 5 (worker_report_syncing() reads their queue/iostats), every other fd closed; then, for
  * jobs[order[pos]] .. jobs[order[end - 1]], the wait (writeback.h; settle_quiet is its quiet window)
  * and sync_one, one REPORT_DONE each on fd 3 (after the REPORT_SYNCING that sync_one may send through
  * worker_report_syncing()). Never returns. */

@@ -568,6 +568,49 @@ TEST(hung_group_rest) {
         check_children(jobs, 4);
 }
 
+/* Frozen counters are evidence only where the worker read queue/iostats 1 on every leaf disk of the
+ * job before syncfs (review, stop 27: the parent no longer reads it, since its lock may be held by a
+ * task stuck in the device's revalidation). A leaf with iostats 0, or none readable: a timeout, never
+ * hung; the control with 1 is hung. */
+TEST(hung_needs_accounting) {
+        char root[] = "/tmp/test-executor.XXXXXX", cmd[256];
+        const char *iostats[] = { "1", "0", NULL };
+        dev_t leaves[2] = { makedev(8, 0), makedev(8, 16) };
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        for (size_t c = 0; c < ELEMENTSOF(iostats); c++) {
+                Spec spec[] = { { "a", "hang", 300 * MS } };
+                ProgressProbe probe = {
+                        .sysfs_fd = fd, .debugfs_fd = -EBADF, .leaves = leaves, .n_leaves = 2
+                };
+                ExecJob jobs[1];
+                ExecOps ops = fake_ops;
+
+                snprintf(cmd, sizeof cmd,
+                         "cd %s && rm -rf dev && mkdir -p dev/block/8:0/queue dev/block/8:16/queue && "
+                         "echo 1 >dev/block/8:0/queue/iostats%s%s%s",
+                         root, iostats[c] ? " && echo " : "", iostats[c] ?: "",
+                         iostats[c] ? " >dev/block/8:16/queue/iostats" : "");
+                ASSERT_EQ(system(cmd), 0);
+                reset_shared();
+                make_jobs(jobs, spec, 1);
+                jobs[0].progress = &probe;
+                ops.progress = fake_progress;
+                ops.stall = 100 * MS;
+                ASSERT_EQ(run(jobs, 1, 1, in(5 * SEC), &ops), 1);
+                fprintf(stderr, "   iostats of the second leaf %s: %s%s\n", iostats[c] ?: "(missing)",
+                        outcome_to_string(jobs[0].outcome), jobs[0].hung ? ", hung" : "");
+                ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+                ASSERT_EQ(jobs[0].hung, c == 0);
+                check_children(jobs, 1);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 /* Stuck, with readable counters that do not move: hung only in syncfs. A worker stuck before it
  * (in open: a FUSE server gone) is an ordinary timeout, the rest of its group runs in a fresh
  * worker; a job's syncfs report does not carry over to the next job of its worker. */
@@ -1229,6 +1272,7 @@ int main(void) {
         RUN(last_call);
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);
+        RUN(hung_needs_accounting);
         RUN(errors_and_crash);
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);

@@ -58,11 +58,11 @@ TEST(read_fixture) {
         put(fd, "dev/block/8:0/queue/iostats", "0\n");
 
         p = (ProgressProbe) { .sysfs_fd = fd, .debugfs_fd = -EBADF, .leaves = leaves, .n_leaves = 2 };
-        /* 8:0 does not account I/O (iostats 0): its frozen counters are no evidence, and the counters
-         * of 7:1 alone would call a device stuck while 8:0 writes */
-        ASSERT_ERR(progress_read(&p, &v), ENODATA);
-        /* negative control: with accounting on, 8:0 counts */
-        put(fd, "dev/block/8:0/queue/iostats", "1\n");
+        /* queue/iostats is never read here (its lock may be held by a stuck task: review, stop 27);
+         * whether frozen counters are evidence is the worker's report (executor: hung_needs_accounting) */
+        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_U64_EQ(v, 505);
+        ASSERT_TRUE(unlinkat(fd, "dev/block/8:0/queue/iostats", 0) == 0);
         ASSERT_OK(progress_read(&p, &v));
         ASSERT_U64_EQ(v, 505);
         /* a leaf whose counters cannot be read: no evidence either */
@@ -77,10 +77,7 @@ TEST(read_fixture) {
         p.sysfs_fd = -EBADF;
         ASSERT_ERR(progress_read(&p, &v), ENODATA);
         p.sysfs_fd = fd;
-        /* nothing that accounts: no evidence at all */
-        put(fd, "dev/block/7:1/queue/iostats", "0\n");
-        put(fd, "dev/block/8:0/queue/iostats", "0\n");
-        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        /* no leaves and no bdi: no evidence at all */
         p.n_leaves = 0;
         ASSERT_ERR(progress_read(&p, &v), ENODATA);
         ASSERT_ERR(progress_read(NULL, &v), ENODATA);
