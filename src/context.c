@@ -198,7 +198,7 @@ static void context_learn_eta(const Args *a, PlanScope scope, Plan *plan) {
         log_debug("The ETA of %i mount(s) learned from past sleeps.", r);
 }
 
-int context_sample_plan(const Args *a, PlanScope scope, bool deferral, Context *c) {
+int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
         SampleSources src;
         usec_t t0;
         int r;
@@ -213,7 +213,12 @@ int context_sample_plan(const Args *a, PlanScope scope, bool deferral, Context *
                 .scan_namespaces = true,
                 .reach_timeout = context_reach_timeout(c->policy),
                 /* Only a deferral (plan.h: late_commit) needs to know where a loop device writes. */
-                .loop_backing = deferral && scope == PLAN_SCOPE_ALL && c->policy->defer_commit,
+                .loop_backing = (flags & CONTEXT_DEFERRAL) && scope == PLAN_SCOPE_ALL &&
+                                c->policy->defer_commit,
+                /* queue/rotational takes the queue's limits lock, which a task stuck in the disk's
+                 * revalidation holds: a pass reads it only for a rule (Device=rotational). */
+                .no_rotational = (flags & CONTEXT_RUN) &&
+                                 !policy_uses_device_class(c->policy, DEVICE_ROTATIONAL),
         };
 
         r = sample_load(&src, &c->sample);
@@ -246,13 +251,13 @@ int context_sample_plan(const Args *a, PlanScope scope, bool deferral, Context *
         return 0;
 }
 
-int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c) {
+int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
         int r;
 
         r = context_load_policy(a, c);
         if (r < 0)
                 return r;
-        return context_sample_plan(a, scope, deferral, c);
+        return context_sample_plan(a, scope, flags, c);
 }
 
 int print_json(struct json_object *o, JsonMode mode) {

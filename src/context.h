@@ -62,6 +62,14 @@ usec_t context_conf_read_timeout(const Args *a);
  * UNLISTED_REACH_TIMEOUT, or a quarter of a shorter DeadlineSec= (with --deadline= applied). */
 usec_t context_reach_timeout(const Policy *p);
 
+/* How a command samples and plans. */
+typedef enum ContextFlags {
+        CONTEXT_DEFERRAL = 1U << 0, /* the plan may leave superblocks to the late pass (plan.h) */
+        CONTEXT_RUN = 1U << 1,      /* a pass that syncs, bound by its deadline: sysfs attributes that
+                                     * may wait on a queue lock (queue/rotational) are read only where
+                                     * a rule needs them */
+} ContextFlags;
+
 /* Opens the root and reads the configuration (bounded, see conf-read.h) into c->config, and sets
  * c->policy. Logs only what kept it from being read (then: the defaults). */
 int context_read_policy(const Args *a, Context *c);
@@ -73,9 +81,9 @@ int context_load_policy(const Args *a, Context *c);
  * commits to the late pass, or shows what the unit's pass would (plan.h: late_commit), so the sample
  * asks where loop devices write (loop-backing.h, a bounded child) when DeferCommit= is on; a manual
  * run or the late pass never defers and need not ask. */
-int context_prepare(const Args *a, PlanScope scope, bool deferral, Context *c);
+int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 /* Its second half: sample and plan, the policy already loaded. */
-int context_sample_plan(const Args *a, PlanScope scope, bool deferral, Context *c);
+int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 
 /* JSON output of an object according to the mode, to stdout. */
 struct json_object;

@@ -73,6 +73,7 @@ int device_class_from_string(const char *s) {
 
 typedef struct Walk {
         Sysfs *sysfs;
+        bool no_rotational; /* leave queue/rotational unread (device_classifier_set_rotational()) */
         dev_t *leaves;
         size_t n_leaves;
         unsigned visits;
@@ -217,7 +218,7 @@ static int disk_facts(Walk *w, const Node *disk) {
                 return r;
         if (r > 0)
                 w->classes |= DEVICE_REMOVABLE;
-        r = sysfs_node_attr_true(s, disk, "queue/rotational");
+        r = w->no_rotational ? 0 : sysfs_node_attr_true(s, disk, "queue/rotational");
         if (r < 0)
                 return r;
         if (r > 0)
@@ -472,8 +473,13 @@ void device_info_done(DeviceInfo *d) {
 
 struct DeviceClassifier {
         Sysfs sysfs;
-        bool has_sysfs; /* false: sysfs_root could not be opened, nothing is classified */
+        bool has_sysfs;     /* false: sysfs_root could not be opened, nothing is classified */
+        bool no_rotational; /* device_classifier_set_rotational() */
 };
+
+void device_classifier_set_rotational(DeviceClassifier *c, bool read) {
+        c->no_rotational = !read;
+}
 
 int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceClassifier **ret) {
         _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
@@ -501,8 +507,9 @@ DeviceClassifier *device_classifier_free(DeviceClassifier *c) {
         return NULL;
 }
 
-static int classify_sysfs(Sysfs *s, dev_t dev, const char *fstype, const char *source, DeviceInfo *info) {
-        Walk w = { .sysfs = s };
+static int classify_sysfs(Sysfs *s, bool no_rotational, dev_t dev, const char *fstype, const char *source,
+                          DeviceInfo *info) {
+        Walk w = { .sysfs = s, .no_rotational = no_rotational };
         int r;
 
         if (major(dev) != 0) {
@@ -582,7 +589,7 @@ int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstyp
         }
 
         if (c->has_sysfs) {
-                r = classify_sysfs(&c->sysfs, dev, fstype, source, &info);
+                r = classify_sysfs(&c->sysfs, c->no_rotational, dev, fstype, source, &info);
                 if (r < 0) {
                         device_info_done(&info);
                         return r;

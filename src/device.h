@@ -90,5 +90,10 @@ typedef enum SysfsBackendKind {
 int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceClassifier **ret);
 DeviceClassifier *device_classifier_free(DeviceClassifier *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceClassifier *, device_classifier_free);
+/* Whether the "rotational" class is read (default: yes). Its attribute, queue/rotational, takes the
+ * queue's limits lock (Linux 6.11+), which a task stuck in the disk's revalidation (a SCSI command to
+ * a disk that stopped answering) or a loop device's reconfiguration holds: a pass bound by a deadline
+ * reads it only where a rule asks for the class. Unread, no disk has it. */
+void device_classifier_set_rotational(DeviceClassifier *c, bool read);
 int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstype, const char *source,
                                DeviceInfo *ret);

@@ -441,3 +441,10 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
 int policy_format(const Policy *p, char **ret) {
         return policy_format_overrides(p, NULL, ret);
 }
+
+bool policy_uses_device_class(const Policy *p, unsigned c) {
+        for (size_t i = 0; p && i < p->n_rules; i++)
+                if (p->rules[i].device_classes & c)
+                        return true;
+        return false;
+}

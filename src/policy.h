@@ -152,6 +152,9 @@ typedef struct PolicyOverrides {
         "SkipClean=yes has no effect: no filesystem type has an exact clean test, every mount that " \
         "may hold data is synced (see suspend-sync.conf(5))"
 
+/* Whether a rule matches by device class c (a DeviceClassBit). */
+bool policy_uses_device_class(const Policy *p, unsigned c);
+
 /* A Policy with every default set and no rules. */
 int policy_new(Policy **ret);
 

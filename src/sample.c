@@ -359,6 +359,7 @@ typedef struct LiveFacts {
         int journal_readable; /* ext4_journal_readable() of the running kernel; -1 not asked yet */
         int debugfs_fd;
         DeviceClassifier *classifier; /* opened at the first superblock that needs it */
+        bool no_rotational;
 } LiveFacts;
 
 static int live_classify(void *userdata, dev_t dev, const char *fstype, const char *source, DeviceInfo *ret) {
@@ -368,6 +369,7 @@ static int live_classify(void *userdata, dev_t dev, const char *fstype, const ch
                 int r = device_classifier_new(f->sysfs_root, SYSFS_DIRFD, &f->classifier);
                 if (r < 0)
                         return r;
+                device_classifier_set_rotational(f->classifier, !f->no_rotational);
         }
         return device_classifier_classify(f->classifier, dev, fstype, source, ret);
 }
@@ -553,6 +555,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 .proc_fd = proc_fd,
                 .journal_readable = -1,
                 .debugfs_fd = src->debugfs_fd,
+                .no_rotational = src->no_rotational,
         };
         SampleOps ops = {
                 .classify = live_classify,

@@ -102,6 +102,7 @@ typedef struct SampleSources {
                                           * superblocks no table shows (unlisted_reach(), in a child);
                                           * 0: UNLISTED_REACH_TIMEOUT */
         UnlistedStatFn reach_stat;       /* tests: how that search looks at a file; NULL: statx(2) */
+        bool no_rotational;              /* leave queue/rotational unread (device.h) */
         bool loop_backing;               /* ask the loop driver where the backing file of each
                                           * writable superblock on one loop device is (in a child,
                                           * bounded as the search above); "dev" below root_fd */

@@ -276,7 +276,7 @@ int verb_plan(const Args *a) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
         int r;
 
-        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, true, &c);
+        r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &c);
         if (r < 0)
                 return r;
 

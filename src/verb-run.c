@@ -450,7 +450,7 @@ static int pass_prepare(Pass *p) {
         pass_kick_early(p);
         /* Only the unit's pass defers (pass_defer_commit()). */
         r = context_sample_plan(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL,
-                                streq_ptr(a->trigger, "unit") && !a->late, &p->c);
+                                CONTEXT_RUN | (pass_is_unit(p) ? CONTEXT_DEFERRAL : 0), &p->c);
         if (r < 0)
                 return r;
 

@@ -135,13 +135,13 @@ TEST(prepare) {
 
         a.sysfs = FIXTURES_DIR "/sysfs/laptop";
         a.debugfs = FIXTURES_DIR "/roots/laptop/debugfs";
-        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, true, &c));
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &c));
         ASSERT_TRUE(c.sample && c.plan && c.debugfs_fd >= 0);
         ASSERT_U64_EQ(c.plan->deadline, 30 * USEC_PER_SEC);
         ASSERT_TRUE(c.plan->n_entries > 0 && c.plan->n_sync > 0);
 
         a.deadline = 7 * USEC_PER_SEC;
-        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, true, &d));
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &d));
         ASSERT_U64_EQ(d.plan->deadline, 7 * USEC_PER_SEC);
         ASSERT_U64_EQ(d.config->deadline, 30 * USEC_PER_SEC);
         ASSERT_TRUE(d.config->o_deadline.file == NULL);
@@ -166,7 +166,7 @@ TEST(prepare_loop_backing) {
         const Superblock *s;
 
         a.sysfs = FIXTURES_DIR "/sysfs/laptop";
-        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, true, &c));
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &c));
         ASSERT_TRUE((s = sb_of(&c, makedev(7, 3))) && s->device.loop_backing_file);
         ASSERT_TRUE(s->loop_backing_error < 0 && s->loop_backing_error != -ENODATA);
 

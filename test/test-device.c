@@ -166,6 +166,23 @@ TEST(partitions_share_disk) {
         device_info_done(&sda1);
 }
 
+/* queue/rotational unread (a pass whose rules do not ask for the class: its read takes the queue's
+ * limits lock, review stop 27): the class is missing, nothing else changes; read, it is there. */
+TEST(rotational_unread) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
+        DeviceInfo on = {}, off = {};
+
+        ASSERT_OK(device_classifier_new(LAPTOP, SYSFS_DIRFD, &c));
+        ASSERT_OK(device_classifier_classify(c, makedev(8, 17), "vfat", "/dev/sdb1", &on));
+        device_classifier_set_rotational(c, false);
+        ASSERT_OK(device_classifier_classify(c, makedev(8, 17), "vfat", "/dev/sdb1", &off));
+        ASSERT_EQ(on.classes, DEVICE_USB | DEVICE_REMOVABLE | DEVICE_ROTATIONAL);
+        ASSERT_EQ(off.classes, DEVICE_USB | DEVICE_REMOVABLE);
+        ASSERT_TRUE(off.whole_disk == on.whole_disk && same_leaves(&on, &off));
+        device_info_done(&on);
+        device_info_done(&off);
+}
+
 TEST(usb_stick) {
         DeviceInfo d = classify(LAPTOP, 8, 17, "vfat", "/dev/sdb1");
         DeviceInfo sda = classify(LAPTOP, 8, 0, "ext4", "/dev/sda");
@@ -746,6 +763,7 @@ int main(int argc, char **argv) {
         RUN(fs_class);
         RUN(device_class_strings);
         RUN(partitions_share_disk);
+        RUN(rotational_unread);
         RUN(usb_stick);
         RUN(dm_crypt_and_lvm);
         RUN(md_raid);

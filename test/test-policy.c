@@ -586,6 +586,20 @@ TEST(matching) {
 }
 
 /* Issue 9 case 5: a rule that cannot be understood never widens to every mount. */
+/* Whether a rule asks for a device class (context.c reads queue/rotational in a pass only then). */
+TEST(uses_device_class) {
+        _cleanup_(policy_freep)
+                Policy *none = parse("[Sync]\nDeadlineSec=20s\n"),
+                       *usb = parse("[Rule a]\nDevice=usb removable\nAction=skip\n"),
+                       *rot = parse("[Rule a]\nDevice=usb\n[Rule b]\nDevice=rotational\nAction=skip\n");
+
+        ASSERT_TRUE(!policy_uses_device_class(none, DEVICE_ROTATIONAL));
+        ASSERT_TRUE(!policy_uses_device_class(usb, DEVICE_ROTATIONAL));
+        ASSERT_TRUE(policy_uses_device_class(usb, DEVICE_USB));
+        ASSERT_TRUE(policy_uses_device_class(rot, DEVICE_ROTATIONAL));
+        ASSERT_TRUE(!policy_uses_device_class(NULL, DEVICE_ROTATIONAL));
+}
+
 TEST(rules_fail_closed) {
         _cleanup_(policy_freep) Policy *p = NULL;
         _cleanup_free_ char *text = NULL;
@@ -876,6 +890,7 @@ int main(void) {
         RUN(unread_keeps_the_knob);
         RUN(matching);
         RUN(rules_fail_closed);
+        RUN(uses_device_class);
         RUN(bounds);
         RUN(format);
         RUN(skip_clean_without_effect);
