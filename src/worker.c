@@ -303,6 +303,17 @@ static int worker_setup_fds(int report_fd, int stats_fd, int block_fd) {
         return report_fd;
 }
 
+/* openat() onto an fd above 15 (the worker's fds 3-5 are placed by dup2 later); -EBADF on failure. */
+static int open_high(int dir_fd, const char *path, int flags) {
+        int fd = openat(dir_fd, path, flags), fd2;
+
+        if (fd < 0)
+                return -EBADF;
+        fd2 = fcntl(fd, F_DUPFD_CLOEXEC, 16);
+        safe_close(fd);
+        return fd2 >= 0 ? fd2 : -EBADF;
+}
+
 /* The bdi stats file of the first job of ours that waits for writeback (writeback.h), opened
  * while the parent's debugfs fd is still ours, on an fd above 3 and 4; -EBADF when none. */
 static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
@@ -310,20 +321,14 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
         for (; pos < end; pos++) {
                 const ExecJob *job = &jobs[order[pos]];
                 char path[128];
-                int fd, fd2;
 
                 if (job->settle == SETTLE_NONE || !job->progress || job->progress->debugfs_fd < 0 ||
                     !job->progress->bdi_name || strchr(job->progress->bdi_name, '/') ||
                     job->progress->bdi_name[0] == '.')
                         continue;
                 snprintf(path, sizeof path, "bdi/%s/stats", job->progress->bdi_name);
-                fd = openat(job->progress->debugfs_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0)
-                        return -EBADF;
-                fd2 = fcntl(fd, F_DUPFD_CLOEXEC, 16);
-                safe_close(fd);
                 *ret_bdi = job->progress->bdi_name;
-                return fd2 >= 0 ? fd2 : -EBADF;
+                return open_high(job->progress->debugfs_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         }
         return -EBADF;
 }
@@ -333,16 +338,10 @@ static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t po
 static int open_block_dir(const ExecJob *jobs, const size_t *order, size_t pos, size_t end) {
         for (; pos < end; pos++) {
                 const ProgressProbe *p = jobs[order[pos]].progress;
-                int fd, fd2;
 
                 if (!p || p->n_leaves == 0 || p->sysfs_fd < 0)
                         continue;
-                fd = openat(p->sysfs_fd, "dev/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
-                        return -EBADF;
-                fd2 = fcntl(fd, F_DUPFD_CLOEXEC, 16);
-                safe_close(fd);
-                return fd2 >= 0 ? fd2 : -EBADF;
+                return open_high(p->sysfs_fd, "dev/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         }
         return -EBADF;
 }
