@@ -128,6 +128,23 @@ static void resolve_module(int sysfs_fd, const FsType *row, char *buf, size_t si
         }
 }
 
+/* Whether registered (in proc/filesystems order) shows row's type right between the two names of
+ * row->listed_between ("A|B"). */
+static bool listed_between(const FsType *row, char *const *registered) {
+        size_t n = strv_length(registered), len;
+        const char *bar;
+
+        if (!row->listed_between || !(bar = strchr(row->listed_between, '|')))
+                return false;
+        len = (size_t) (bar - row->listed_between);
+        for (size_t i = 1; i + 1 < n; i++)
+                if (streq(registered[i], row->name))
+                        return strlen(registered[i - 1]) == len &&
+                               strncmp(registered[i - 1], row->listed_between, len) == 0 &&
+                               streq(registered[i + 1], bar + 1);
+        return false;
+}
+
 static int read_registered(int proc_fd, char ***ret, Reasons *why) {
         _cleanup_free_ char *text = NULL;
         struct statfs sfs;
@@ -181,9 +198,9 @@ int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const Hidden
                 size_t seen;
 
                 if (!m[0]) {
-                        /* ext2 with no module of its own is served by ext4 (listed in sysfs) where
-                         * CONFIG_EXT4_USE_FOR_EXT2 is set (Debian), else built in (not counted). */
-                        if (served[k].row->module_listed_if_builtin)
+                        /* ext2 with no module of its own: ext4's (listed in sysfs) when registered
+                         * between ext3 and ext4; else fs/ext2 built in, not countable. */
+                        if (listed_between(served[k].row, registered))
                                 continue;
                         r = fs_module_reason(served[k].row->name, -ENOENT, 0, why);
                         if (r < 0)

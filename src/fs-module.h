@@ -16,11 +16,12 @@
  * get_filesystem(), deactivate_locked_super() drops it after kill_sb), and so do a mount being set up
  * (an fs_context), a module built on it and an open file of its. So where proc/filesystems lists such
  * a type, the sysfs module/<m>/refcnt of the module serving it (the first of the row's candidates
- * sysfs has: "ntfs" is ntfs3's since Linux 6.9) above the number of superblocks of that module's types
+ * sysfs has: "ntfs" is the classic driver's where a module "ntfs" is loaded, else ntfs3's since 6.9) above the number of superblocks of that module's types
  * the tables show means one may be hidden. No module directory (built in), or one without refcnt
  * (built in with parameters, no module unloading), cannot be counted; but ext2 with no module of its
- * own is ext4's where CONFIG_EXT4_USE_FOR_EXT2 is set, listed in sysfs fs/ext4 (fs/ext2 built in is
- * not counted). Each is a reason: the view is incomplete, and the late pass keeps the kernel's sync
+ * own is ext4's where CONFIG_EXT4_USE_FOR_EXT2 is set, listed in sysfs fs/ext4, which proc/filesystems
+ * shows by ext4's registration order ("ext3", "ext2", "ext4" in a row); fs/ext2 built in cannot be
+ * counted. Each is a reason: the view is incomplete, and the late pass keeps the kernel's sync
  * on. A type that is not registered has no superblock: one read of proc/filesystems (~20 µs).
  */
 

@@ -109,16 +109,19 @@ static const FsType fs_types[] = {
         COUNTED_FLUSH("hfs", "hfs"),
         COUNTED_FLUSH("hfsplus", "hfsplus"),
         COUNTED_FLUSH("minix", "minix"),
-        /* Without a module of its own, served by ext4 (CONFIG_EXT4_USE_FOR_EXT2: listed in sysfs
-         * fs/ext4), or fs/ext2 built in, which is not counted. */
+        /* Without a module of its own, served by ext4 (CONFIG_EXT4_USE_FOR_EXT2, listed in sysfs
+         * fs/ext4: ext4_init_fs() registers "ext3", "ext2", "ext4" in a row), or fs/ext2 built in,
+         * which cannot be counted. */
         { .name = "ext2",
           .class = FS_CLASS_BLOCK,
           .device_flush = true,
           .module = "ext2",
-          .module_listed_if_builtin = true },
+          .listed_between = "ext3|ext4" },
         COUNTED_FLUSH("udf", "udf"),
         COUNTED_FLUSH("ntfs3", "ntfs3"),
-        COUNTED_FLUSH("ntfs", "ntfs3|ntfs"), /* ntfs3 registers it since Linux 6.9 */
+        /* the classic driver (before Linux 6.9, and again where a new one replaces ntfs3's alias), else
+         * ntfs3, which registers "ntfs" since 6.9: a module of that name registers the type */
+        COUNTED_FLUSH("ntfs", "ntfs|ntfs3"),
         /* jfs_sync_fs() sends no FLUSH, and its log writes carry no PREFLUSH or FUA */
         COUNTED_FLUSH("jfs", "jfs"),
         /* journaled or log-structured; otherwise as an unknown type */

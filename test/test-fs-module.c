@@ -115,8 +115,15 @@ TEST(check) {
                   "'jfs' is registered but its superblocks cannot be counted" },
                 /* vfat registered, no module directory at all: built in */
                 { "\tvfat\n", "1\n", NULL, 1, "'vfat' is registered but its superblocks cannot be counted" },
-                /* ext2 with no module of its own: served by ext4, listed in sysfs; not counted */
-                { "\text2\n\text4\n", "1\n", NULL, 0, NULL },
+                /* ext2 with no module of its own, between ext3 and ext4 (ext4_init_fs()'s order): ext4
+                 * serves it, listed in sysfs, not counted; elsewhere fs/ext2 is built in: a reason
+                 * (review, stop 27) */
+                { "\text3\n\text2\n\text4\n", "1\n", NULL, 0, NULL },
+                { "\text2\n\text3\n\text4\n", "1\n", NULL, 1,
+                  "'ext2' is registered but its superblocks cannot be counted" },
+                { "\text3\n\text4\n\text2\n", "1\n", NULL, 1,
+                  "'ext2' is registered but its superblocks cannot be counted" },
+                { "\text2\n", "1\n", NULL, 1, "'ext2' is registered but its superblocks cannot be counted" },
                 /* "ntfs" served by ntfs3 (its first candidate loaded): one module, both types */
                 { "\tntfs3\n\tntfs\n", "1\n", NULL, 0, NULL },
         };
@@ -171,6 +178,23 @@ TEST(check) {
                         strstr(why.v[0], "module 'ext2' holds 1 reference(s), and the mount tables show 0"));
                 ASSERT_TRUE(
                         strstr(why.v[1], "module 'ntfs3' holds 3 reference(s), and the mount tables show 2"));
+        }
+
+        /* "ntfs" with a module of that name loaded is that module's, not ntfs3's (review, stop 27) */
+        {
+                _cleanup_(reasons_done) Reasons why = {};
+
+                write_at(root, "proc/filesystems", "\tntfs3\n\tntfs\n");
+                write_at(root, "sys/module/ntfs3/refcnt", "1\n");
+                snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ntfs && echo 2 >%s/sys/module/ntfs/refcnt",
+                         root, root);
+                ASSERT_EQ(system(cmd), 0);
+                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
+                for (size_t k = 0; k < why.n; k++)
+                        fprintf(stderr, "   ntfs, ntfs3: %s\n", why.v[k]);
+                ASSERT_EQ(why.n, 1U);
+                ASSERT_TRUE(
+                        strstr(why.v[0], "module 'ntfs' holds 2 reference(s), and the mount tables show 1"));
         }
 
         /* the list itself unreadable (here: a directory) */
