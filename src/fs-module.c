@@ -19,9 +19,9 @@
 /* proc/filesystems: a line per registered type, well under 4 KiB on any kernel. */
 #define FS_MODULE_FILESYSTEMS_MAX (64U * 1024U)
 
-int fs_module_parse_filesystems(const char *text, char ***ret) {
-        _cleanup_strv_free_ char **v = NULL;
-        size_t n = 0;
+int fs_module_parse_filesystems(const char *text, char ***ret, char ***ret_block) {
+        _cleanup_strv_free_ char **v = NULL, **b = NULL;
+        size_t n = 0, n_b = 0;
 
         for (const char *p = text; p && *p;) {
                 const char *eol = strchrnul(p, '\n'), *tab = memchr(p, '\t', eol - p);
@@ -32,15 +32,16 @@ int fs_module_parse_filesystems(const char *text, char ***ret) {
                         name = strndup(tab + 1, eol - tab - 1);
                         if (!name || strv_consume(&v, &n, name) < 0)
                                 return -ENOMEM;
+                        if (tab == p && ret_block && strv_extend(&b, &n_b, v[n - 1]) < 0)
+                                return -ENOMEM;
                 }
                 p = *eol ? eol + 1 : eol;
         }
-        if (!v) {
-                v = calloc(1, sizeof(char *));
-                if (!v)
-                        return -ENOMEM;
-        }
+        if ((!v && !(v = calloc(1, sizeof(char *)))) || (ret_block && !b && !(b = calloc(1, sizeof(char *)))))
+                return -ENOMEM;
         *ret = TAKE_PTR(v);
+        if (ret_block)
+                *ret_block = TAKE_PTR(b);
         return 0;
 }
 
@@ -50,7 +51,8 @@ int fs_module_reason(const char *m, int64_t refcnt, size_t seen, Reasons *why) {
                                why,
                                "filesystem type or module '%s' is registered but its superblocks cannot be "
                                "counted (built into the kernel, or modules cannot be unloaded), so one no "
-                               "mount table shows (unmounted lazily while a file is held) cannot be ruled out",
+                               "mount table shows (unmounted lazily while a file is held) cannot be "
+                               "ruled out",
                                m) < 0
                                ? -ENOMEM
                                : 0;
@@ -73,86 +75,98 @@ int fs_module_reason(const char *m, int64_t refcnt, size_t seen, Reasons *why) {
                        : 0;
 }
 
-static int cmp_dev(const dev_t *a, const dev_t *b) {
-        return *a < *b ? -1 : *a > *b;
-}
-
-/* A registered type of a counted row and the module that serves it here. */
+/* A registered type that is counted, and the module serving it here. */
 typedef struct Served {
-        const FsType *row;
-        char module[64]; /* "" when no candidate is loaded (built in, or served by a listed driver) */
+        const char *type; /* borrowed from the registered list */
+        char module[64];  /* "" when none: built in, or listed (then skipped) */
 } Served;
 
-/* Distinct devices of the superblocks in t and h whose type is one of served[] with module m. */
-static int count_seen(const char *m, const Served *served, size_t n_served, const MountTable *t,
-                      const HiddenSet *h, size_t *ret) {
-        _cleanup_free_ dev_t *devs = calloc(t->n_entries + h->n + 1, sizeof(dev_t));
-        size_t n = 0, distinct = 0;
+typedef struct DevOf {
+        size_t module; /* index of the first Served with that module */
+        dev_t dev;
+} DevOf;
 
-        if (!devs)
+static int cmp_dev_of(const DevOf *a, const DevOf *b) {
+        if (a->module != b->module)
+                return a->module < b->module ? -1 : 1;
+        return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+/* The first Served index with s[k]'s module. */
+static size_t module_index(const Served *s, size_t k) {
+        for (size_t j = 0; j < k; j++)
+                if (streq(s[j].module, s[k].module))
+                        return j;
+        return k;
+}
+
+/* The distinct devices of the superblocks in t and h of each module's types, one pass over them:
+ * seen[module_index()] (seen has n_served entries, zeroed by the caller). */
+static int count_seen(const Served *served, size_t n_served, const MountTable *t, const HiddenSet *h,
+                      size_t *seen) {
+        _cleanup_free_ DevOf *d = calloc(t->n_entries + h->n + 1, sizeof(DevOf));
+        size_t n = 0;
+
+        if (!d)
                 return -ENOMEM;
         for (size_t i = 0; i < t->n_entries + h->n; i++) {
                 const char *fstype = i < t->n_entries ? t->entries[i].fstype : h->v[i - t->n_entries].fstype;
-                const FsType *row = fs_type_lookup(fstype);
 
                 for (size_t k = 0; k < n_served; k++)
-                        if (served[k].row == row && streq(served[k].module, m)) {
-                                devs[n++] = i < t->n_entries ? t->entries[i].dev : h->v[i - t->n_entries].dev;
+                        if (served[k].module[0] && streq_ptr(fstype, served[k].type)) {
+                                d[n++] = (DevOf) { module_index(served, k),
+                                                   i < t->n_entries ? t->entries[i].dev
+                                                                    : h->v[i - t->n_entries].dev };
                                 break;
                         }
         }
-        typesafe_qsort(devs, n, cmp_dev);
+        typesafe_qsort(d, n, cmp_dev_of);
         for (size_t i = 0; i < n; i++)
-                if (i == 0 || devs[i] != devs[i - 1])
-                        distinct++;
-        *ret = distinct;
+                if (i == 0 || cmp_dev_of(&d[i], &d[i - 1]) != 0)
+                        seen[d[i].module]++;
         return 0;
 }
 
-/* The first of row's candidate modules ("a|b") that sysfs lists under module/, into buf; "" when
- * none is. */
-static void resolve_module(int sysfs_fd, const FsType *row, char *buf, size_t size) {
-        const char *p = row->module;
+/* The first of the candidates ("a|b") that sysfs lists under module/, into buf ("" when none is);
+ * a look that fails otherwise than with ENOENT: that errno. */
+static int resolve_module(int sysfs_fd, const char *candidates, char *buf, size_t size) {
+        const char *p = candidates;
 
         buf[0] = 0;
+        if (sysfs_fd < 0)
+                return -EBADF;
         while (p && *p) {
                 size_t len = strcspn(p, "|");
                 char path[128];
 
                 snprintf(path, sizeof path, "module/%.*s", (int) len, p);
-                if (sysfs_fd >= 0 && faccessat(sysfs_fd, path, F_OK, 0) >= 0) {
+                if (faccessat(sysfs_fd, path, F_OK, 0) >= 0) {
                         snprintf(buf, size, "%.*s", (int) len, p);
-                        return;
+                        return 0;
                 }
+                if (errno != ENOENT)
+                        return negative_errno();
                 p += len + (p[len] == '|');
         }
+        return 0;
 }
 
-/* Whether registered (in proc/filesystems order) shows row's type right between the two names of
- * row->listed_between ("A|B"). */
-static bool listed_between(const FsType *row, char *const *registered) {
-        size_t n = strv_length(registered), len;
-        const char *bar;
-
-        if (!row->listed_between || !(bar = strchr(row->listed_between, '|')))
-                return false;
-        len = (size_t) (bar - row->listed_between);
-        for (size_t i = 1; i + 1 < n; i++)
-                if (streq(registered[i], row->name))
-                        return strlen(registered[i - 1]) == len &&
-                               strncmp(registered[i - 1], row->listed_between, len) == 0 &&
-                               streq(registered[i + 1], bar + 1);
+/* Whether registered (in proc/filesystems order) lists type right before next. */
+static bool registered_before(char *const *registered, const char *type, const char *next) {
+        for (size_t i = 0; registered[i]; i++)
+                if (streq(registered[i], type))
+                        return registered[i + 1] && streq(registered[i + 1], next);
         return false;
 }
 
-static int read_registered(int proc_fd, char ***ret, Reasons *why) {
+static int read_registered(int proc_fd, char ***ret, char ***ret_block, Reasons *why) {
         _cleanup_free_ char *text = NULL;
         struct statfs sfs;
         int r;
 
         r = read_full_file_at(proc_fd, "filesystems", FS_MODULE_FILESYSTEMS_MAX, &text, NULL);
         /* A fixture root has none; a real procfs without it (subset=pid) cannot tell. */
-        if (r == -ENOENT && (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC))
+        if (r == -ENOENT && fstatfs(proc_fd, &sfs) >= 0 && sfs.f_type != PROC_SUPER_MAGIC)
                 return 0;
         if (r < 0)
                 return reasons_add(
@@ -162,64 +176,78 @@ static int read_registered(int proc_fd, char ***ret, Reasons *why) {
                                strerror(-r)) < 0
                                ? -ENOMEM
                                : 0;
-        r = fs_module_parse_filesystems(text, ret);
+        r = fs_module_parse_filesystems(text, ret, ret_block);
         return r < 0 ? r : 1;
 }
 
-int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
-        _cleanup_strv_free_ char **registered = NULL;
-        _cleanup_free_ Served *served = NULL;
-        size_t n_rows, n_served = 0;
-        const FsType *rows;
+/* Which module serves registered type, into s (s->module "" when none); 1 to count it, 0 when it
+ * needs no count (listed, or read-only), or a reason added (-ENOMEM, else 0 after the reason). */
+static int serve(int sysfs_fd, char *const *registered, const char *type, bool block, Served *s,
+                 Reasons *why) {
+        const FsType *row = fs_type_lookup(type);
         int r;
 
+        *s = (Served) { .type = type };
+        /* rows name their module; a block type without a row is counted by its name */
+        if (!row->module && (!block || row->uncounted || row->sysfs_lists))
+                return 0;
+        r = resolve_module(sysfs_fd, row->module ?: type, s->module, sizeof s->module);
+        if (r >= 0 && !s->module[0] && row->served_before &&
+            registered_before(registered, type, row->served_before)) {
+                /* registered by the driver of served_before right before its own type (ext2 by ext4,
+                 * "ntfs" by ntfs3): listed with it, or counted by its module */
+                const FsType *by = fs_type_lookup(row->served_before);
+
+                if (by->sysfs_lists)
+                        return 0;
+                r = resolve_module(sysfs_fd, by->module ?: row->served_before, s->module, sizeof s->module);
+        }
+        if (r < 0 || !s->module[0])
+                return fs_module_reason(type, r < 0 ? r : -ENOENT, 0, why) < 0 ? -ENOMEM : 0;
+        return 1;
+}
+
+int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
+        _cleanup_strv_free_ char **registered = NULL, **block = NULL;
+        _cleanup_free_ Served *served = NULL;
+        _cleanup_free_ size_t *seen = NULL;
+        size_t n, n_served = 0;
+        int r;
+
+        /* No procfs: sample-ns.c and the mount table's read say so first. */
         if (proc_fd < 0)
                 return 0;
-        r = read_registered(proc_fd, &registered, why);
+        r = read_registered(proc_fd, &registered, &block, why);
         if (r <= 0)
                 return r;
-        rows = fs_type_table(&n_rows);
-        served = calloc(n_rows, sizeof(Served));
-        if (!served)
+        n = strv_length(registered);
+        served = calloc(n + 1, sizeof(Served));
+        seen = calloc(n + 1, sizeof(size_t));
+        if (!served || !seen)
                 return -ENOMEM;
-        for (size_t k = 0; k < n_rows; k++)
-                if (rows[k].module && strv_contains(registered, rows[k].name)) {
-                        served[n_served].row = &rows[k];
-                        resolve_module(sysfs_fd, &rows[k], served[n_served].module,
-                                       sizeof served[n_served].module);
-                        n_served++;
-                }
-
-        for (size_t k = 0; k < n_served; k++) {
-                const char *m = served[k].module;
-                bool done = false;
-                char path[128];
-                uint64_t refcnt;
-                size_t seen;
-
-                if (!m[0]) {
-                        /* ext2 with no module of its own: ext4's (listed in sysfs) when registered
-                         * between ext3 and ext4; else fs/ext2 built in, not countable. */
-                        if (listed_between(served[k].row, registered))
-                                continue;
-                        r = fs_module_reason(served[k].row->name, -ENOENT, 0, why);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                for (size_t j = 0; j < k && !done; j++)
-                        done = streq(served[j].module, m);
-                if (done)
-                        continue;
-                r = count_seen(m, served, n_served, t, h, &seen);
+        for (size_t i = 0; i < n; i++) {
+                r = serve(sysfs_fd, registered, registered[i], strv_contains(block, registered[i]),
+                          &served[n_served], why);
                 if (r < 0)
                         return r;
-                snprintf(path, sizeof path, "module/%s/refcnt", m);
-                r = sysfs_fd < 0 ? -EBADF : read_u64_file_at(sysfs_fd, path, &refcnt);
+                if (r > 0)
+                        n_served++;
+        }
+        r = count_seen(served, n_served, t, h, seen);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n_served; k++) {
+                char path[128];
+                uint64_t refcnt;
+
+                if (module_index(served, k) != k)
+                        continue;
+                snprintf(path, sizeof path, "module/%s/refcnt", served[k].module);
+                r = read_u64_file_at(sysfs_fd, path, &refcnt);
                 if (r >= 0 && refcnt > INT64_MAX)
                         r = -ERANGE;
                 /* a module directory without refcnt: built in with parameters, or no unloading */
-                r = fs_module_reason(m, r < 0 ? r : (int64_t) refcnt, seen, why);
+                r = fs_module_reason(served[k].module, r < 0 ? r : (int64_t) refcnt, seen[k], why);
                 if (r < 0)
                         return r;
         }

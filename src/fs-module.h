@@ -6,31 +6,35 @@
  *
  * A superblock no scanned mount table shows (unmounted lazily while a process holds a file on it,
  * or mounted only in a namespace nobody scanned) is found by the listings of unlisted.h: sysfs
- * fs/{ext4,xfs,f2fs}/, btrfs, debugfs's anonymous bdis, listmount of every namespace the kernel
- * lists. Of the other block types (FsType.module), the late pass's look at the writeback lists
- * (evidence.h) sees dirty inodes only on a disk without a known superblock, and a journaled or
- * log-structured one may hold a running transaction no list shows at all: vfat, msdos, exfat, hfs,
- * hfsplus, minix, ext2, udf, ntfs3, jfs, nilfs2, reiserfs, gfs2, ocfs2, bcachefs, ubifs, jffs2.
+ * fs/{ext4,xfs,f2fs}/ and fs/btrfs/, debugfs's anonymous bdis, listmount of every namespace the
+ * kernel lists. Of every other block type, the late pass's look at the writeback lists (evidence.h)
+ * sees dirty inodes only on a disk without a known superblock, and a journal's running transaction
+ * not at all: vfat, exfat, ntfs3, hfsplus, udf, jfs, nilfs2, gfs2, ocfs2, bcachefs, hpfs, ufs, ...;
+ * and ubifs and jffs2, whose bdi is no device number.
  *
  * Each superblock holds a reference on the module of its type (fs/super.c: sget_fc() takes it with
  * get_filesystem(), deactivate_locked_super() drops it after kill_sb), and so do a mount being set up
- * (an fs_context), a module built on it and an open file of its. So where proc/filesystems lists such
- * a type, the sysfs module/<m>/refcnt of the module serving it (the first of the row's candidates
- * sysfs has: "ntfs" is the classic driver's where a module "ntfs" is loaded, else ntfs3's since 6.9) above the number of superblocks of that module's types
- * the tables show means one may be hidden. No module directory (built in), or one without refcnt
- * (built in with parameters, no module unloading), cannot be counted; but ext2 with no module of its
- * own is ext4's where CONFIG_EXT4_USE_FOR_EXT2 is set, listed in sysfs fs/ext4, which proc/filesystems
- * shows by ext4's registration order ("ext3", "ext2", "ext4" in a row); fs/ext2 built in cannot be
- * counted. Each is a reason: the view is incomplete, and the late pass keeps the kernel's sync
- * on. A type that is not registered has no superblock: one read of proc/filesystems (~20 µs).
+ * (an fs_context), a module built on it and an open file of its. So each type proc/filesystems
+ * registers is counted: block types ("nodev" absent) but those listed or read-only
+ * (FsType.uncounted, FsType.sysfs_lists), and the rows naming a module (FsType.module: ubifs,
+ * jffs2). The module serving it is the first of the row's candidates sysfs has under module/, else
+ * the type's own name; with none loaded, a type its row says another driver registers right before
+ * its own (FsType.served_before: ext2 by ext4, "ntfs" by ntfs3) when proc/filesystems shows that order
+ * is that driver's (listed, or counted with it). A refcnt above the superblocks of the module's
+ * types the tables show means one may be hidden; no module (built in), no refcnt (built in with
+ * parameters, or no module unloading) or an unreadable one cannot be counted. Each is a reason: the
+ * view is incomplete, and the late pass keeps the kernel's sync on (for good where such a type is
+ * built in: upstream arm64's defconfig has vfat so). One read of proc/filesystems when nothing is
+ * registered to count.
  */
 
 #include "mount-table.h"
 #include "unlisted.h"
 
-/* Pure. The type names of proc/filesystems text ("nodev\tNAME" and "\tNAME" lines), as a strv
- * (shared/strv.h). 0 or -ENOMEM; lines of another shape are skipped. */
-int fs_module_parse_filesystems(const char *text, char ***ret);
+/* Pure. The type names of proc/filesystems text ("nodev\tNAME" and "\tNAME" lines), in order, as a
+ * strv (shared/strv.h); ret_block (may be NULL): those of block types (no "nodev"). 0 or -ENOMEM;
+ * lines of another shape are skipped. */
+int fs_module_parse_filesystems(const char *text, char ***ret, char ***ret_block);
 
 /* Pure. Appends to why the reason for module m whose refcnt read as refcnt (a negative errno: could
  * not be read, -ENOENT: built in or no module unloading) when seen superblocks of its types are

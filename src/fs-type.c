@@ -38,6 +38,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
         { .name = n, .class = FS_CLASS_PSEUDO }
 #define FLUSH(n) \
         { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true }
+#define READ_ONLY(n) \
+        { .name = n, .class = FS_CLASS_BLOCK, .uncounted = true }
 #define COUNTED(n, m) \
         { .name = n, .class = FS_CLASS_BLOCK, .module = m }
 #define COUNTED_FLUSH(n, m) \
@@ -89,11 +91,26 @@ static const FsType fs_types[] = {
           .magic = 0xEF53 },
         /* served by the ext4 driver (fs/ext4/<device> in sysfs): journaled, except when mounted
          * read-write with norecovery/noload over a clean journal */
-        { .name = "ext3", .class = FS_CLASS_BLOCK, .flush_unless_journal = true, .clean_sync_flushes = true },
+        { .name = "ext3",
+          .class = FS_CLASS_BLOCK,
+          .flush_unless_journal = true,
+          .clean_sync_flushes = true,
+          .uncounted = true },
         { .name = "xfs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0x58465342 },
         { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
-        { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E },
-        { .name = "squashfs", .class = FS_CLASS_BLOCK, .magic = 0x73717368 },
+        /* listed in sysfs fs/btrfs (unlisted.h), not counted */
+        { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E, .uncounted = true },
+        /* read-only: nothing to write back, not counted */
+        { .name = "squashfs", .class = FS_CLASS_BLOCK, .magic = 0x73717368, .uncounted = true },
+        READ_ONLY("iso9660"),
+        READ_ONLY("erofs"),
+        READ_ONLY("cramfs"),
+        READ_ONLY("romfs"),
+        READ_ONLY("efs"),
+        READ_ONLY("befs"),
+        READ_ONLY("qnx4"),
+        READ_ONLY("qnx6"),
+        READ_ONLY("vxfs"),
         /* .module: no listing shows a hidden superblock of these types (unmounted lazily while a
          * file is held); counted by the references to their module instead (fs-module.h). Their
          * dirty inodes would be seen on their disk's bdi lists (evidence.h), but not on a disk
@@ -110,18 +127,22 @@ static const FsType fs_types[] = {
         COUNTED_FLUSH("hfsplus", "hfsplus"),
         COUNTED_FLUSH("minix", "minix"),
         /* Without a module of its own, served by ext4 (CONFIG_EXT4_USE_FOR_EXT2, listed in sysfs
-         * fs/ext4: ext4_init_fs() registers "ext3", "ext2", "ext4" in a row), or fs/ext2 built in,
-         * which cannot be counted. */
+         * fs/ext4: ext4_init_fs() registers "ext2" right before "ext4"), or fs/ext2 built in, which
+         * registers after ext4 (fs/Makefile) and cannot be counted. */
         { .name = "ext2",
           .class = FS_CLASS_BLOCK,
           .device_flush = true,
           .module = "ext2",
-          .listed_between = "ext3|ext4" },
+          .served_before = "ext4" },
         COUNTED_FLUSH("udf", "udf"),
         COUNTED_FLUSH("ntfs3", "ntfs3"),
-        /* the classic driver (before Linux 6.9, and again where a new one replaces ntfs3's alias), else
-         * ntfs3, which registers "ntfs" since 6.9: a module of that name registers the type */
-        COUNTED_FLUSH("ntfs", "ntfs|ntfs3"),
+        /* the classic driver's (before Linux 6.9, and again where a new one replaces ntfs3's alias)
+         * where a module "ntfs" is loaded; ntfs3's since 6.9, which registers it right before "ntfs3" */
+        { .name = "ntfs",
+          .class = FS_CLASS_BLOCK,
+          .device_flush = true,
+          .module = "ntfs",
+          .served_before = "ntfs3" },
         /* jfs_sync_fs() sends no FLUSH, and its log writes carry no PREFLUSH or FUA */
         COUNTED_FLUSH("jfs", "jfs"),
         /* journaled or log-structured; otherwise as an unknown type */
@@ -182,7 +203,13 @@ static const FsType fs_types[] = {
 
         /* FUSE */
         { .name = "fuse", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_PLAIN, .magic = 0x65735546 },
-        { .name = "fuseblk", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_BLK, .device_flush = true },
+        /* a bdi of its own ("0:N-fuseblk" in debugfs): its dirty pages are on no disk's lists, which the
+         * late pass checks (evidence.h); the fuse module's refcnt also counts /dev/fuse users */
+        { .name = "fuseblk",
+          .class = FS_CLASS_FUSE,
+          .fuse = FS_FUSE_BLK,
+          .device_flush = true,
+          .uncounted = true },
         { .name = "fuse.*", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_PLAIN },
         { .name = "fuseblk.*", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_BLK, .device_flush = true },
 

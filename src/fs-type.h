@@ -59,19 +59,19 @@ typedef struct FsType {
                                     * (ext4_sync_fs() flushes when no commit will): a second pass
                                     * costs one FLUSH whatever the first did (defer-commit.h) */
         FsFuse fuse;
-        bool sysfs_lists;           /* sysfs fs/<name>/<block device name> per mounted superblock (used to
+        bool sysfs_lists;          /* sysfs fs/<name>/<block device name> per mounted superblock (used to
                                     * find superblocks no mount table shows, unlisted.h) */
-        unsigned long magic;        /* statfs f_type naming the type for a root that is no mount point in
+        unsigned long magic;       /* statfs f_type naming the type for a root that is no mount point in
                                     * our table (unlisted.h); 0: none */
-        const char *module;         /* a type no listing shows a hidden superblock of, and whose hidden
-                                    * superblock could hold what no bdi list shows (a journal's
-                                    * running transaction): the kernel module whose refcnt counts
-                                    * its superblocks (fs-module.h), or candidates "a|b" (the first
-                                    * loaded serves it); NULL: not such a type */
-        const char *listed_between; /* "A|B": with no candidate module loaded, the type is served by a
-                                    * driver whose superblocks sysfs lists (ext2 by ext4) when
-                                    * proc/filesystems shows it between A and B, the order that
-                                    * driver registers them in; else it cannot be counted */
+        const char *module;        /* the kernel module serving the type, or candidates "a|b" (the
+                                     * first loaded serves it), whose refcnt counts its superblocks
+                                     * (fs-module.h); NULL: the type's own name, for a block type */
+        const char *served_before; /* with no candidate loaded, the type belongs to the driver of this
+                                     * type when proc/filesystems lists it right before this one, the
+                                     * order that driver registers both in (ext2 by ext4, "ntfs" by
+                                     * ntfs3) */
+        bool uncounted;            /* a block type whose hidden superblocks need no count: listed
+                                     * (btrfs in sysfs, a FUSE bdi in debugfs) or read-only */
         FsCleanRule clean_rule;
         const char *write_counter; /* sysfs fs/<name>/<device>/ attribute its clean rule reads; NULL:
                                     * none (no rule, no counter today) */

@@ -32,5 +32,6 @@ typedef struct ProgressProbe {
 int progress_parse_block_stat(const char *text, uint64_t *ret);
 
 /* Reads every source of p and returns the sum in *ret. -ENODATA when the sources give no evidence:
- * a leaf whose counters cannot be read (its I/O would look like a stall of the others), or no leaves and no bdi stats. The caller cannot tell slow from stuck. */
+ * a leaf whose counters cannot be read (its I/O would look like a stall of the others), or no
+ * leaves and no bdi stats. The caller cannot tell slow from stuck. */
 int progress_read(const ProgressProbe *p, uint64_t *ret);

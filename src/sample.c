@@ -564,14 +564,13 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 .journal_internal = live_journal_internal,
                 .userdata = &facts,
         };
+        _cleanup_free_ unsigned *ns_of = NULL;
+        _cleanup_free_ MountNamespace *nss = NULL;
+        size_t n_nss = 0;
         Meminfo mi = {};
         usec_t t0, t1;
         bool has_meminfo, restricted;
         int r;
-
-        _cleanup_free_ unsigned *ns_of = NULL;
-        _cleanup_free_ MountNamespace *nss = NULL;
-        size_t n_nss = 0;
 
         t0 = now(CLOCK_MONOTONIC);
         r = mount_table_load_backend(src->root_fd, src->mount_backend, &table, NULL, NULL);
@@ -621,10 +620,10 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 return r;
 
         r = check_btrfs(sysfs_fd, s, &why);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 && reasons_add(&why, "could not compare btrfs filesystems with the mount tables: %s",
-                                 strerror(-r)) < 0)
+        if (r == -ENOMEM || (r < 0 && reasons_add(&why,
+                                                  "could not compare btrfs filesystems with the mount "
+                                                  "tables: %s",
+                                                  strerror(-r)) < 0))
                 return -ENOMEM;
 
         s->meminfo = mi;
@@ -635,10 +634,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         s->n_incomplete_why = why.n;
         s->n_incomplete_dropped = why.n_dropped;
         why = (Reasons) {};
-        if (src->debugfs_fd >= 0) {
-                _cleanup_close_ int fd = openat(src->debugfs_fd, "bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                s->has_debugfs = fd >= 0;
-        }
+        s->has_debugfs = src->debugfs_fd >= 0 && faccessat(src->debugfs_fd, "bdi", R_OK | X_OK, 0) >= 0;
         s->timestamp = now(CLOCK_MONOTONIC);
         s->t_read = t1 - t0;
         s->t_sample = s->timestamp - t1;

@@ -25,6 +25,7 @@
 #include "run.h"
 #include "scope.h"
 #include "state.h"
+#include "verb-knob.h"
 #include "verbs.h"
 
 /* How long the unit's pass waits for PID 1 to say which units require it (asked at its start), and
@@ -114,141 +115,6 @@ static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean
 
 static bool touches_knob(const Args *a) {
         return streq_ptr(a->trigger, "unit") || streq_ptr(a->trigger, "hook");
-}
-
-static void knob_restore_logged(int sysfs_fd, const char *state_dir, const char *why) {
-        _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int value = -1, r;
-
-        if (dir_fd < 0)
-                return;
-        r = knob_restore(sysfs_fd, dir_fd, &value);
-        if (r == -ENOENT)
-                log_notice("The kernel has no sync_on_suspend knob any more; dropped the record.");
-        else if (r < 0)
-                log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
-        else if (r != KNOB_RESTORE_NOTHING)
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR,
-                          &(LogEvent) { .knob_new = value },
-                          "Restored /sys/power/sync_on_suspend to %d (%s)%s.", value, why,
-                          r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
-}
-
-/* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
- * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. */
-static void handover_end_cycle(const char *state_dir) {
-        _cleanup_(handover_done) Handover h = {};
-        _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
-
-        int r;
-
-        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        /* Without the lock (a manual run may hold it): the unit's record, wherever it stays, no longer
-         * stands for a sleep (handover.h). */
-        r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd);
-        if (r < 0)
-                log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
-                                state_dir);
-        if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
-                return;
-        if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
-                return;
-        handover_clear_unsynced(&h);
-        if (handover_save(dir_fd, &h) < 0)
-                log_debug("Failed to update the handover file, ignoring.");
-}
-
-int verb_restore_knob(const Args *a) {
-        _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        if (sysfs_fd < 0)
-                return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
-        knob_restore_logged(sysfs_fd, a->state_dir, "resume");
-        handover_end_cycle(a->state_dir);
-        return 0;
-}
-
-/* The knob was kept for want of the unit's record only: a rule that lets the late pass turn it off over
- * mounts it left out (off, auto with a hung device) needed it (knob_decide()). */
-static bool kept_for_no_unit_record(SyncOnSuspendMode mode, const KnobFacts *f) {
-        return !f->covered && !f->unit_pass && (mode == SYNC_ON_SUSPEND_OFF || f->hung);
-}
-
-static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
-        if (f->unsynced)
-                return "a mount was left unsynced (error, slow device, timeout without proof of a hang, or "
-                       "an Action=skip rule)";
-        if (!f->complete)
-                return "the view of the mounts was incomplete";
-        if (f->unexplained)
-                return "a device without a mounted filesystem holds dirty data, or that cannot be told";
-        if (kept_for_no_unit_record(mode, f))
-                return "this pass left mounts out, and there is no record of the unit's pass of this sleep "
-                       "that synced them (suspend-sync.service not enabled, it did not finish or saw only "
-                       "part, or a later sleep of suspend-then-hibernate)";
-        if (!f->covered)
-                return "this pass left mounts out, or writes may still follow it";
-        if (f->records_on_disk)
-                return "the state directory is not on tmpfs, and this pass recorded its run there after "
-                       "its syncs";
-        if (f->other_hooks)
-                return "another system-sleep hook runs alongside this pass and may write after it";
-        return NULL;
-}
-
-/* detail: what kept it on, said in full (pass_knob_late_facts()); NULL: knob_kept_why(). */
-static void knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
-                       const RunMount *uncovered, size_t n_uncovered) {
-        _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
-        const char *why;
-        int value, r;
-
-        r = knob_decide(p->sync_on_suspend, f, &value);
-        if (r < 0)
-                return;
-        if (r == 0) {
-                why = knob_kept_why(p->sync_on_suspend, f);
-                if (!why || p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP)
-                        return;
-                /* An earlier pass of this cycle (the unit's) may have turned the kernel sync off:
-                 * what this pass found wins, so put the original back. */
-                sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sysfs_fd >= 0)
-                        knob_restore_logged(sysfs_fd, a->state_dir, why);
-                /* Left out of the pass: which mount is said below. Any other reason, as such. */
-                if (detail)
-                        log_notice("Leaving the kernel's own sync on: %s.", detail);
-                else if (f->unsynced || !f->complete || f->covered ||
-                         kept_for_no_unit_record(p->sync_on_suspend, f))
-                        log_notice("Leaving the kernel's own sync on: %s.", why);
-                else if (uncovered)
-                        /* Which mount kept it on, so that an administrator can tell. */
-                        log_notice("Leaving the kernel's own sync on: this pass left %s out (%s)%s.",
-                                   uncovered->mount_point, uncovered->reason,
-                                   n_uncovered > 1 ? ", and more mounts" : "");
-                return;
-        }
-        sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        dir_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (sysfs_fd < 0 || dir_fd < 0) {
-                log_warning_errno(negative_errno(), "Cannot reach sysfs or the state directory, leaving "
-                                                    "sync_on_suspend alone: %m");
-                return;
-        }
-        r = knob_save_and_set(sysfs_fd, dir_fd, value);
-        if (r == -ENOENT)
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, NULL,
-                          "SyncOnSuspend=%s: this kernel has no /sys/power/sync_on_suspend, carrying on.",
-                          sync_on_suspend_mode_to_string(p->sync_on_suspend));
-        else if (r < 0)
-                log_warning_errno(r, "Failed to set /sys/power/sync_on_suspend, ignoring: %m");
-        else if (r > 0)
-                /* r > 0: the knob (0 or 1, else -EBADMSG) was written, so it held the other value. */
-                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR,
-                          &(LogEvent) { .knob_old = !value, .knob_new = value },
-                          "Set /sys/power/sync_on_suspend to %d for this sleep (%s).", value,
-                          f->hung ? "a mount is hung, the kernel sync would block on it"
-                                  : "everything the kernel sync would write was just synced");
 }
 
 /* One pass of the run verb: what its steps hand each other. */
@@ -441,7 +307,7 @@ static int pass_prepare(Pass *p) {
         if (touches_knob(a) && !a->late) {
                 _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
-                        knob_restore_logged(sysfs_fd, a->state_dir, "left over from an interrupted run");
+                        verb_knob_restore(sysfs_fd, a->state_dir, "left over from an interrupted run");
         }
 
         r = context_load_policy(a, &p->c);
@@ -754,9 +620,9 @@ static void pass_knob(Pass *p) {
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);
 
-                knob_apply(a, p->c.policy, &f, detail,
-                           p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
-                           p->t.n_uncovered);
+                verb_knob_apply(a, p->c.policy, &f, detail,
+                                p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
+                                p->t.n_uncovered);
         }
         /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
         if (touches_knob(a))

@@ -315,7 +315,7 @@ static int open_high(int dir_fd, const char *path, int flags) {
 }
 
 /* The bdi stats file of the first job of ours that waits for writeback (writeback.h), opened
- * while the parent's debugfs fd is still ours, on an fd above 3 and 4; -EBADF when none. */
+ * while the parent's debugfs fd is still ours, on an fd above 15; -EBADF when none. */
 static int open_settle_stats(const ExecJob *jobs, const size_t *order, size_t pos, size_t end,
                              const char **ret_bdi) {
         for (; pos < end; pos++) {

@@ -170,11 +170,11 @@ TEST(prepare_loop_backing) {
         ASSERT_TRUE((s = sb_of(&c, makedev(7, 3))) && s->device.loop_backing_file);
         ASSERT_TRUE(s->loop_backing_error < 0 && s->loop_backing_error != -ENODATA);
 
-        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, false, &d));
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, 0, &d));
         ASSERT_TRUE((s = sb_of(&d, makedev(7, 3))));
         ASSERT_EQ(s->loop_backing_error, -ENODATA); /* not asked */
 
-        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_LOCAL_BLOCK, true, &e));
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_LOCAL_BLOCK, CONTEXT_DEFERRAL, &e));
         ASSERT_TRUE((s = sb_of(&e, makedev(7, 3))));
         ASSERT_EQ(s->loop_backing_error, -ENODATA);
 }

@@ -14,7 +14,7 @@
 #include "tests.h"
 
 TEST(parse_filesystems) {
-        _cleanup_strv_free_ char **v = NULL;
+        _cleanup_strv_free_ char **v = NULL, **b = NULL;
 
         ASSERT_OK(fs_module_parse_filesystems("nodev\tsysfs\n"
                                               "\text4\n"
@@ -27,16 +27,24 @@ TEST(parse_filesystems) {
                                               "\ta\tb\n"      /* two tabs */
                                               "\n"
                                               "\tnilfs2", /* no final newline */
-                                              &v));
+                                              &v, &b));
         ASSERT_EQ(strv_length(v), 5U);
         ASSERT_STREQ(v[0], "sysfs");
         ASSERT_STREQ(v[1], "ext4");
         ASSERT_STREQ(v[2], "fuse");
         ASSERT_STREQ(v[3], "jfs");
         ASSERT_STREQ(v[4], "nilfs2");
+        ASSERT_EQ(strv_length(b), 3U); /* the block types: no "nodev" */
+        ASSERT_STREQ(b[0], "ext4");
+        ASSERT_STREQ(b[1], "jfs");
+        ASSERT_STREQ(b[2], "nilfs2");
         v = strv_free(v);
-        ASSERT_OK(fs_module_parse_filesystems("", &v));
-        ASSERT_TRUE(v && strv_length(v) == 0);
+        b = strv_free(b);
+        ASSERT_OK(fs_module_parse_filesystems("", &v, &b));
+        ASSERT_TRUE(v && strv_length(v) == 0 && b && strv_length(b) == 0);
+        v = strv_free(v);
+        ASSERT_OK(fs_module_parse_filesystems("\text4\n", &v, NULL));
+        ASSERT_EQ(strv_length(v), 1U);
 }
 
 TEST(reason) {
@@ -115,17 +123,27 @@ TEST(check) {
                   "'jfs' is registered but its superblocks cannot be counted" },
                 /* vfat registered, no module directory at all: built in */
                 { "\tvfat\n", "1\n", NULL, 1, "'vfat' is registered but its superblocks cannot be counted" },
-                /* ext2 with no module of its own, between ext3 and ext4 (ext4_init_fs()'s order): ext4
+                /* ext2 with no module of its own, right before ext4 (ext4_init_fs()'s order): ext4
                  * serves it, listed in sysfs, not counted; elsewhere fs/ext2 is built in: a reason
                  * (review, stop 27) */
                 { "\text3\n\text2\n\text4\n", "1\n", NULL, 0, NULL },
+                { "\text2\n\text4\n", "1\n", NULL, 0, NULL },
                 { "\text2\n\text3\n\text4\n", "1\n", NULL, 1,
                   "'ext2' is registered but its superblocks cannot be counted" },
                 { "\text3\n\text4\n\text2\n", "1\n", NULL, 1,
                   "'ext2' is registered but its superblocks cannot be counted" },
                 { "\text2\n", "1\n", NULL, 1, "'ext2' is registered but its superblocks cannot be counted" },
-                /* "ntfs" served by ntfs3 (its first candidate loaded): one module, both types */
-                { "\tntfs3\n\tntfs\n", "1\n", NULL, 0, NULL },
+                /* "ntfs" right before "ntfs3", no module "ntfs": ntfs3's alias, one module for both */
+                { "\tntfs\n\tntfs3\n", "1\n", NULL, 0, NULL },
+                /* "ntfs" elsewhere with no module of that name: a built-in driver, not ntfs3's; its mount
+                 * then is not ntfs3's either, which holds 2 references for 1 superblock */
+                { "\tntfs3\n\tntfs\n", "1\n", NULL, 2,
+                  "'ntfs' is registered but its superblocks cannot be counted" },
+                /* every block type is counted, by its name where no row names a module (review, stop
+                 * 27: hpfs, ufs, affs, ...); read-only and listed ones and nodev types are not */
+                { "\thpfs\n", "1\n", NULL, 1, "'hpfs' is registered but its superblocks cannot be counted" },
+                { "\tiso9660\n\tsquashfs\n\tbtrfs\n\txfs\n\tfuseblk\n\text3\nnodev\tmyfs\n", "1\n", NULL, 0,
+                  NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -158,14 +176,15 @@ TEST(check) {
                 ASSERT_EQ(why.n, 0U);
                 ASSERT_OK(fs_module_check(proc_fd, -EBADF, t, &h, &why));
                 ASSERT_EQ(why.n, 1U);
-                ASSERT_TRUE(strstr(why.v[0], "'gfs2' is registered but its superblocks cannot be counted"));
+                ASSERT_TRUE(strstr(why.v[0],
+                                   "references to module 'gfs2' could not be read (Bad file descriptor)"));
         }
 
         /* ntfs3 holding more references than both types show; ext2 with a module of its own */
         {
                 _cleanup_(reasons_done) Reasons why = {};
 
-                write_at(root, "proc/filesystems", "\tntfs3\n\tntfs\n\text2\n");
+                write_at(root, "proc/filesystems", "\tntfs\n\tntfs3\n\text2\n");
                 write_at(root, "sys/module/ntfs3/refcnt", "3\n");
                 snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ext2 && echo 1 >%s/sys/module/ext2/refcnt",
                          root, root);
@@ -175,9 +194,9 @@ TEST(check) {
                         fprintf(stderr, "   ntfs3, ext2: %s\n", why.v[k]);
                 ASSERT_EQ(why.n, 2U);
                 ASSERT_TRUE(
-                        strstr(why.v[0], "module 'ext2' holds 1 reference(s), and the mount tables show 0"));
+                        strstr(why.v[0], "module 'ntfs3' holds 3 reference(s), and the mount tables show 2"));
                 ASSERT_TRUE(
-                        strstr(why.v[1], "module 'ntfs3' holds 3 reference(s), and the mount tables show 2"));
+                        strstr(why.v[1], "module 'ext2' holds 1 reference(s), and the mount tables show 0"));
         }
 
         /* "ntfs" with a module of that name loaded is that module's, not ntfs3's (review, stop 27) */

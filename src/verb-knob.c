@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+/* The kernel's sync_on_suspend knob: restore-knob (after resume, or when the sleep did not happen)
+ * and what a pass does with knob_decide()'s answer (verb-knob.h). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "handover.h"
+#include "kernel-knob.h"
+#include "log.h"
+#include "message-ids.h"
+#include "state.h"
+#include "verb-knob.h"
+#include "verbs.h"
+
+void verb_knob_restore(int sysfs_fd, const char *state_dir, const char *why) {
+        _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int value = -1, r;
+
+        if (dir_fd < 0)
+                return;
+        r = knob_restore(sysfs_fd, dir_fd, &value);
+        if (r == -ENOENT)
+                log_notice("The kernel has no sync_on_suspend knob any more; dropped the record.");
+        else if (r < 0)
+                log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
+        else if (r != KNOB_RESTORE_NOTHING)
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR,
+                          &(LogEvent) { .knob_new = value },
+                          "Restored /sys/power/sync_on_suspend to %d (%s)%s.", value, why,
+                          r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
+}
+
+/* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
+ * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. */
+static void handover_end_cycle(const char *state_dir) {
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
+
+        int r;
+
+        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0 && errno != ENOENT)
+                log_warning_errno(negative_errno(),
+                                  "Failed to open '%s', the unit's record of this sleep stays: %m",
+                                  state_dir);
+        /* Without the lock (a manual run may hold it): the unit's record, wherever it stays, no longer
+         * stands for a sleep (handover.h). */
+        r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd);
+        if (r < 0)
+                log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
+                                state_dir);
+        if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
+                return;
+        if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
+                return;
+        handover_clear_unsynced(&h);
+        if (handover_save(dir_fd, &h) < 0)
+                log_debug("Failed to update the handover file, ignoring.");
+}
+
+int verb_restore_knob(const Args *a) {
+        _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (sysfs_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
+        verb_knob_restore(sysfs_fd, a->state_dir, "resume");
+        handover_end_cycle(a->state_dir);
+        return 0;
+}
+
+/* The knob was kept for want of the unit's record only: a rule that lets the late pass turn it off over
+ * mounts it left out (off, auto with a hung device) needed it (knob_decide()). */
+static bool kept_for_no_unit_record(SyncOnSuspendMode mode, const KnobFacts *f) {
+        return !f->covered && !f->unit_pass && (mode == SYNC_ON_SUSPEND_OFF || f->hung);
+}
+
+static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
+        if (f->unsynced)
+                return "a mount was left unsynced (error, slow device, timeout without proof of a hang, or "
+                       "an Action=skip rule)";
+        if (!f->complete)
+                return "the view of the mounts was incomplete";
+        if (f->unexplained)
+                return "a device without a mounted filesystem holds dirty data, or that cannot be told";
+        if (kept_for_no_unit_record(mode, f))
+                return "this pass left mounts out, and there is no record of the unit's pass of this sleep "
+                       "that synced them (suspend-sync.service not enabled, it did not finish or saw only "
+                       "part, or a later sleep of suspend-then-hibernate)";
+        if (!f->covered)
+                return "this pass left mounts out, or writes may still follow it";
+        if (f->records_on_disk)
+                return "the state directory is not on tmpfs, and this pass recorded its run there after "
+                       "its syncs";
+        if (f->other_hooks)
+                return "another system-sleep hook runs alongside this pass and may write after it";
+        return NULL;
+}
+
+void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
+                     const RunMount *uncovered, size_t n_uncovered) {
+        _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
+        const char *why;
+        int value, r;
+
+        r = knob_decide(p->sync_on_suspend, f, &value);
+        if (r < 0)
+                return;
+        if (r == 0) {
+                why = knob_kept_why(p->sync_on_suspend, f);
+                if (!why || p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP)
+                        return;
+                /* An earlier pass of this cycle (the unit's) may have turned the kernel sync off:
+                 * what this pass found wins, so put the original back. */
+                sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sysfs_fd >= 0)
+                        verb_knob_restore(sysfs_fd, a->state_dir, why);
+                /* Left out of the pass: which mount is said below. Any other reason, as such. */
+                if (detail)
+                        log_notice("Leaving the kernel's own sync on: %s.", detail);
+                else if (f->unsynced || !f->complete || f->covered ||
+                         kept_for_no_unit_record(p->sync_on_suspend, f))
+                        log_notice("Leaving the kernel's own sync on: %s.", why);
+                else if (uncovered)
+                        /* Which mount kept it on, so that an administrator can tell. */
+                        log_notice("Leaving the kernel's own sync on: this pass left %s out (%s)%s.",
+                                   uncovered->mount_point, uncovered->reason,
+                                   n_uncovered > 1 ? ", and more mounts" : "");
+                return;
+        }
+        sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dir_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sysfs_fd < 0 || dir_fd < 0) {
+                log_warning_errno(negative_errno(), "Cannot reach sysfs or the state directory, leaving "
+                                                    "sync_on_suspend alone: %m");
+                return;
+        }
+        r = knob_save_and_set(sysfs_fd, dir_fd, value);
+        if (r == -ENOENT)
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, NULL,
+                          "SyncOnSuspend=%s: this kernel has no /sys/power/sync_on_suspend, carrying on.",
+                          sync_on_suspend_mode_to_string(p->sync_on_suspend));
+        else if (r < 0)
+                log_warning_errno(r, "Failed to set /sys/power/sync_on_suspend, ignoring: %m");
+        else if (r > 0)
+                /* r > 0: the knob (0 or 1, else -EBADMSG) was written, so it held the other value. */
+                log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_CHANGED_STR,
+                          &(LogEvent) { .knob_old = !value, .knob_new = value },
+                          "Set /sys/power/sync_on_suspend to %d for this sleep (%s).", value,
+                          f->hung ? "a mount is hung, the kernel sync would block on it"
+                                  : "everything the kernel sync would write was just synced");
+}

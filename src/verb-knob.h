@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The knob verbs' shared steps (verb-knob.c): verb-run.c's passes and restore-knob. Log. */
+
+#include <stddef.h>
+
+#include "context.h"
+#include "kernel-knob.h"
+#include "run.h"
+
+/* Puts back the value a pass recorded in state_dir (kernel-knob.h knob_restore()), saying why. */
+void verb_knob_restore(int sysfs_fd, const char *state_dir, const char *why);
+
+/* Carries out knob_decide() for policy p and facts f: sets the knob (the original saved first), or
+ * keeps it on and says why — detail, when given, in full; else the first reason, with the first of
+ * uncovered[n_uncovered] (mounts the pass left out) where that is why. */
+void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
+                     const RunMount *uncovered, size_t n_uncovered);
