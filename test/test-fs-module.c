@@ -216,6 +216,21 @@ TEST(check) {
                         strstr(why.v[0], "module 'ntfs' holds 2 reference(s), and the mount tables show 1"));
         }
 
+        /* a look under module/ that fails otherwise than "no such module": a reason, not "built in" */
+        {
+                _cleanup_(reasons_done) Reasons why = {};
+
+                write_at(root, "proc/filesystems", "\tvfat\n");
+                snprintf(cmd, sizeof cmd, "cd %s/sys && mv module module.d && touch module", root);
+                ASSERT_EQ(system(cmd), 0);
+                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
+                snprintf(cmd, sizeof cmd, "cd %s/sys && rm module && mv module.d module", root);
+                ASSERT_EQ(system(cmd), 0);
+                ASSERT_EQ(why.n, 1U);
+                ASSERT_TRUE(
+                        strstr(why.v[0], "references to module 'vfat' could not be read (Not a directory)"));
+        }
+
         /* the list itself unreadable (here: a directory) */
         {
                 _cleanup_(reasons_done) Reasons why = {};
