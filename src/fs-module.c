@@ -207,49 +207,106 @@ static int serve(int sysfs_fd, char *const *registered, const char *type, bool b
         return 1;
 }
 
-int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
-        _cleanup_strv_free_ char **registered = NULL, **block = NULL;
-        _cleanup_free_ Served *served = NULL;
-        _cleanup_free_ size_t *seen = NULL;
-        size_t n, n_served = 0;
+struct FsModuleCounts {
+        char **registered, **block;
+        Served *served;
+        size_t n_served;
+        int64_t *before; /* refcnt read by fs_module_begin(), per Served (negative errno: not read) */
+};
+
+FsModuleCounts *fs_module_counts_free(FsModuleCounts *c) {
+        if (!c)
+                return NULL;
+        strv_free(c->registered);
+        strv_free(c->block);
+        free(c->served);
+        free(c->before);
+        free(c);
+        return NULL;
+}
+
+static int64_t read_refcnt(int sysfs_fd, const char *m) {
+        char path[128];
+        uint64_t v;
         int r;
 
+        snprintf(path, sizeof path, "module/%s/refcnt", m);
+        r = read_u64_file_at(sysfs_fd, path, &v);
+        if (r >= 0 && v > INT64_MAX)
+                r = -ERANGE;
+        return r < 0 ? r : (int64_t) v;
+}
+
+int fs_module_begin(int proc_fd, int sysfs_fd, FsModuleCounts **ret, Reasons *why) {
+        _cleanup_(fs_module_counts_freep) FsModuleCounts *c = NULL;
+        size_t n;
+        int r;
+
+        *ret = NULL;
         /* No procfs: sample-ns.c and the mount table's read say so first. */
         if (proc_fd < 0)
                 return 0;
-        r = read_registered(proc_fd, &registered, &block, why);
+        c = calloc(1, sizeof(FsModuleCounts));
+        if (!c)
+                return -ENOMEM;
+        r = read_registered(proc_fd, &c->registered, &c->block, why);
         if (r <= 0)
                 return r;
-        n = strv_length(registered);
-        served = calloc(n + 1, sizeof(Served));
-        seen = calloc(n + 1, sizeof(size_t));
-        if (!served || !seen)
+        n = strv_length(c->registered);
+        c->served = calloc(n + 1, sizeof(Served));
+        c->before = calloc(n + 1, sizeof(int64_t));
+        if (!c->served || !c->before)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                r = serve(sysfs_fd, registered, registered[i], strv_contains(block, registered[i]),
-                          &served[n_served], why);
+                r = serve(sysfs_fd, c->registered, c->registered[i],
+                          strv_contains(c->block, c->registered[i]), &c->served[c->n_served], why);
                 if (r < 0)
                         return r;
-                if (r > 0)
-                        n_served++;
+                if (r > 0) {
+                        c->before[c->n_served] = read_refcnt(sysfs_fd, c->served[c->n_served].module);
+                        c->n_served++;
+                }
         }
-        r = count_seen(served, n_served, t, h, seen);
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int fs_module_end(FsModuleCounts *c, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
+        _cleanup_free_ size_t *seen = NULL;
+        int r;
+
+        if (!c || c->n_served == 0)
+                return 0;
+        seen = calloc(c->n_served, sizeof(size_t));
+        if (!seen)
+                return -ENOMEM;
+        r = count_seen(c->served, c->n_served, t, h, seen);
         if (r < 0)
                 return r;
-        for (size_t k = 0; k < n_served; k++) {
-                char path[128];
-                uint64_t refcnt;
+        for (size_t k = 0; k < c->n_served; k++) {
+                int64_t after;
 
-                if (module_index(served, k) != k)
+                if (module_index(c->served, k) != k)
                         continue;
-                snprintf(path, sizeof path, "module/%s/refcnt", served[k].module);
-                r = read_u64_file_at(sysfs_fd, path, &refcnt);
-                if (r >= 0 && refcnt > INT64_MAX)
-                        r = -ERANGE;
-                /* a module directory without refcnt: built in with parameters, or no unloading */
-                r = fs_module_reason(served[k].module, r < 0 ? r : (int64_t) refcnt, seen[k], why);
+                /* Read before and after the tables: a mount made or undone meanwhile cannot hide a
+                 * hidden superblock from both (a module directory without refcnt: built in with
+                 * parameters, or no unloading). */
+                after = read_refcnt(sysfs_fd, c->served[k].module);
+                if (c->before[k] < 0 || after < 0)
+                        after = c->before[k] < 0 ? c->before[k] : after;
+                else
+                        after = MAX(after, c->before[k]);
+                r = fs_module_reason(c->served[k].module, after, seen[k], why);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why) {
+        _cleanup_(fs_module_counts_freep) FsModuleCounts *c = NULL;
+        int r;
+
+        r = fs_module_begin(proc_fd, sysfs_fd, &c, why);
+        return r < 0 ? r : fs_module_end(c, sysfs_fd, t, h, why);
 }

@@ -29,6 +29,7 @@
  */
 
 #include "mount-table.h"
+#include "shared/macro.h"
 #include "unlisted.h"
 
 /* Pure. The type names of proc/filesystems text ("nodev\tNAME" and "\tNAME" lines), in order, as a
@@ -41,8 +42,21 @@ int fs_module_parse_filesystems(const char *text, char ***ret, char ***ret_block
  * fewer; nothing otherwise. -ENOMEM or 0. */
 int fs_module_reason(const char *m, int64_t refcnt, size_t seen, Reasons *why);
 
-/* For each module serving a type of FsType.module registered in proc_fd's "filesystems", the
- * superblocks of its types in t and h (distinct devices) against its sysfs_fd "module/<m>/refcnt"
- * (fs_module_reason()). proc_fd < 0, or no "filesystems" file where proc_fd is no procfs (a fixture
- * root): nothing; another error reading it is a reason. -ENOMEM or 0. */
+/* The counts, read in two halves around the mount tables' read. */
+typedef struct FsModuleCounts FsModuleCounts;
+FsModuleCounts *fs_module_counts_free(FsModuleCounts *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(FsModuleCounts *, fs_module_counts_free);
+
+/* Before the tables are read: which registered types are counted, by which module (a reason in why for
+ * each that cannot be), and their refcnt. proc_fd < 0, or no "filesystems" file where proc_fd is no
+ * procfs (a fixture root): *ret NULL, nothing to count; another error reading it is a reason.
+ * -ENOMEM or 0. */
+int fs_module_begin(int proc_fd, int sysfs_fd, FsModuleCounts **ret, Reasons *why);
+
+/* After: the superblocks of each module's types in t and h (distinct devices) against the larger of
+ * its refcnt then and now (fs_module_reason()), so that a mount made or undone in between does not
+ * hide a hidden one. c NULL: nothing. -ENOMEM or 0. */
+int fs_module_end(FsModuleCounts *c, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why);
+
+/* Both halves at once (tests). */
 int fs_module_check(int proc_fd, int sysfs_fd, const MountTable *t, const HiddenSet *h, Reasons *why);

@@ -152,6 +152,9 @@ static const FsType fs_types[] = {
         COUNTED("gfs2meta", "gfs2"),
         COUNTED("ocfs2", "ocfs2"),
         COUNTED("bcachefs", "bcachefs"),
+        /* the sysv module registers both */
+        COUNTED("sysv", "sysv"),
+        COUNTED("v7", "sysv"),
         /* on MTD: their bdi is no device number, which debugfs's listing does not compare */
         COUNTED("ubifs", "ubifs"),
         COUNTED("jffs2", "jffs2"),
@@ -203,8 +206,9 @@ static const FsType fs_types[] = {
 
         /* FUSE */
         { .name = "fuse", .class = FS_CLASS_FUSE, .fuse = FS_FUSE_PLAIN, .magic = 0x65735546 },
-        /* a bdi of its own ("0:N-fuseblk" in debugfs): its dirty pages are on no disk's lists, which the
-         * late pass checks (evidence.h); the fuse module's refcnt also counts /dev/fuse users */
+        /* a bdi of its own ("MAJ:MIN-fuseblk" in debugfs, after its device): its dirty pages are on no
+         * disk's lists, and the late pass checks every bdi no known superblock has (evidence.h); the
+         * fuse module's refcnt also counts /dev/fuse users */
         { .name = "fuseblk",
           .class = FS_CLASS_FUSE,
           .fuse = FS_FUSE_BLK,

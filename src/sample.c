@@ -403,7 +403,8 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
 /* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
  * table; what a process holds a file on is reached, the rest becomes reasons. */
 static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, MountTable *t, unsigned **ns_of,
-                         const MountNamespace *nss, size_t n_nss, HiddenSet *hidden, Reasons *why) {
+                         const MountNamespace *nss, size_t n_nss, FsModuleCounts *counts, HiddenSet *hidden,
+                         Reasons *why) {
         _cleanup_free_ uint64_t *inos = NULL;
         _cleanup_free_ int *pids = NULL;
         size_t n_inos = 0, before;
@@ -447,8 +448,8 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, Mo
         }
         if (r < 0)
                 return r;
-        /* Types no listing shows: counted by their module. */
-        r = fs_module_check(proc_fd, sysfs_fd, t, hidden, why);
+        /* Types no listing shows: counted by their module (the first half read before the tables). */
+        r = fs_module_end(counts, sysfs_fd, t, hidden, why);
         if (r < 0)
                 return r;
         return unlisted_report(hidden, why);
@@ -549,6 +550,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_close_ int proc_fd = openat(src->root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_(reasons_done) Reasons why = {};
         _cleanup_(hidden_set_done) HiddenSet hidden = {};
+        _cleanup_(fs_module_counts_freep) FsModuleCounts *counts = NULL;
         LiveFacts facts = {
                 .sysfs_root = src->sysfs_root,
                 .sysfs_fd = sysfs_fd,
@@ -573,6 +575,9 @@ int sample_load(const SampleSources *src, Sample **ret) {
         int r;
 
         t0 = now(CLOCK_MONOTONIC);
+        r = fs_module_begin(proc_fd, sysfs_fd, &counts, &why);
+        if (r < 0)
+                return r;
         r = mount_table_load_backend(src->root_fd, src->mount_backend, &table, NULL, NULL);
         if (r < 0)
                 return r;
@@ -588,15 +593,10 @@ int sample_load(const SampleSources *src, Sample **ret) {
                                           &ns_of, &nss, &n_nss, &hidden, &why);
                 if (r < 0)
                         return r;
-        } else {
-                r = reasons_add(&why, "other mount namespaces were not scanned");
-                if (r < 0)
-                        return r;
-                ns_of = calloc(MAX(table->n_entries, 1), sizeof(unsigned));
-                if (!ns_of)
-                        return -ENOMEM;
-        }
-        r = find_unlisted(src, sysfs_fd, proc_fd, table, &ns_of, nss, n_nss, &hidden, &why);
+        } else if (reasons_add(&why, "other mount namespaces were not scanned") < 0 ||
+                   !(ns_of = calloc(MAX(table->n_entries, 1), sizeof(unsigned))))
+                return -ENOMEM;
+        r = find_unlisted(src, sysfs_fd, proc_fd, table, &ns_of, nss, n_nss, counts, &hidden, &why);
         if (r == -ENOMEM)
                 return r;
         /* Looking for them must not cost the sync of what we do see: incomplete, with the reason. */

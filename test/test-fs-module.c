@@ -231,6 +231,27 @@ TEST(check) {
                         strstr(why.v[0], "references to module 'vfat' could not be read (Not a directory)"));
         }
 
+        /* Read before and after the tables (review, stop 27): a visible superblock unmounted, or one
+         * mounted, in between does not hide a hidden one from both reads. */
+        {
+                static const char *const counts[][2] = { { "2\n", "1\n" },
+                                                         { "1\n", "2\n" },
+                                                         { "1\n", "1\n" } };
+
+                write_at(root, "proc/filesystems", "\tgfs2\n");
+                for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
+                        _cleanup_(fs_module_counts_freep) FsModuleCounts *c = NULL;
+                        _cleanup_(reasons_done) Reasons why = {};
+
+                        write_at(root, "sys/module/gfs2/refcnt", counts[i][0]);
+                        ASSERT_OK(fs_module_begin(proc_fd, sys_fd, &c, &why));
+                        ASSERT_TRUE(c != NULL);
+                        write_at(root, "sys/module/gfs2/refcnt", counts[i][1]);
+                        ASSERT_OK(fs_module_end(c, sys_fd, t, &(HiddenSet) {}, &why));
+                        ASSERT_EQ(why.n, i < 2 ? 1U : 0U);
+                }
+        }
+
         /* the list itself unreadable (here: a directory) */
         {
                 _cleanup_(reasons_done) Reasons why = {};
