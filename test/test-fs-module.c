@@ -74,6 +74,19 @@ static void write_at(const char *dir, const char *path, const char *text) {
         ASSERT_EQ(fclose(f), 0);
 }
 
+/* fs_module_check() gives exactly the reasons first (and second, unless NULL), in that order. */
+static void check_reasons(int proc_fd, int sys_fd, const MountTable *t, const char *first,
+                          const char *second) {
+        _cleanup_(reasons_done) Reasons why = {};
+
+        ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
+        for (size_t k = 0; k < why.n; k++)
+                fprintf(stderr, "   %s\n", why.v[k]);
+        ASSERT_EQ(why.n, second ? 2U : 1U);
+        ASSERT_TRUE(strstr(why.v[0], first));
+        ASSERT_TRUE(!second || strstr(why.v[1], second));
+}
+
 /* One module, two types (gfs2 and gfs2meta, whose mount shares the gfs2 superblock): counted once,
  * by distinct device, over mounts of several namespaces and the hidden set; unregistered types are
  * not looked at; a missing list (a fixture root) is nothing, an unreadable one a reason. */
@@ -181,40 +194,22 @@ TEST(check) {
         }
 
         /* ntfs3 holding more references than both types show; ext2 with a module of its own */
-        {
-                _cleanup_(reasons_done) Reasons why = {};
-
-                write_at(root, "proc/filesystems", "\tntfs\n\tntfs3\n\text2\n");
-                write_at(root, "sys/module/ntfs3/refcnt", "3\n");
-                snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ext2 && echo 1 >%s/sys/module/ext2/refcnt",
-                         root, root);
-                ASSERT_EQ(system(cmd), 0);
-                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
-                for (size_t k = 0; k < why.n; k++)
-                        fprintf(stderr, "   ntfs3, ext2: %s\n", why.v[k]);
-                ASSERT_EQ(why.n, 2U);
-                ASSERT_TRUE(
-                        strstr(why.v[0], "module 'ntfs3' holds 3 reference(s), and the mount tables show 2"));
-                ASSERT_TRUE(
-                        strstr(why.v[1], "module 'ext2' holds 1 reference(s), and the mount tables show 0"));
-        }
+        write_at(root, "proc/filesystems", "\tntfs\n\tntfs3\n\text2\n");
+        write_at(root, "sys/module/ntfs3/refcnt", "3\n");
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ext2 && echo 1 >%s/sys/module/ext2/refcnt", root,
+                 root);
+        ASSERT_EQ(system(cmd), 0);
+        check_reasons(proc_fd, sys_fd, t, "module 'ntfs3' holds 3 reference(s), and the mount tables show 2",
+                      "module 'ext2' holds 1 reference(s), and the mount tables show 0");
 
         /* "ntfs" with a module of that name loaded is that module's, not ntfs3's (review, stop 27) */
-        {
-                _cleanup_(reasons_done) Reasons why = {};
-
-                write_at(root, "proc/filesystems", "\tntfs3\n\tntfs\n");
-                write_at(root, "sys/module/ntfs3/refcnt", "1\n");
-                snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ntfs && echo 2 >%s/sys/module/ntfs/refcnt",
-                         root, root);
-                ASSERT_EQ(system(cmd), 0);
-                ASSERT_OK(fs_module_check(proc_fd, sys_fd, t, &(HiddenSet) {}, &why));
-                for (size_t k = 0; k < why.n; k++)
-                        fprintf(stderr, "   ntfs, ntfs3: %s\n", why.v[k]);
-                ASSERT_EQ(why.n, 1U);
-                ASSERT_TRUE(
-                        strstr(why.v[0], "module 'ntfs' holds 2 reference(s), and the mount tables show 1"));
-        }
+        write_at(root, "proc/filesystems", "\tntfs3\n\tntfs\n");
+        write_at(root, "sys/module/ntfs3/refcnt", "1\n");
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/sys/module/ntfs && echo 2 >%s/sys/module/ntfs/refcnt", root,
+                 root);
+        ASSERT_EQ(system(cmd), 0);
+        check_reasons(proc_fd, sys_fd, t, "module 'ntfs' holds 2 reference(s), and the mount tables show 1",
+                      NULL);
 
         /* a look under module/ that fails otherwise than "no such module": a reason, not "built in" */
         {
