@@ -5,14 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include "fs-module.h"
 #include "fs-type.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/proc-util.h"
 #include "shared/sort-util.h"
 #include "shared/strv.h"
 
@@ -113,7 +112,7 @@ static int count_seen(const Served *served, size_t n_served, const MountTable *t
                 const char *fstype = i < t->n_entries ? t->entries[i].fstype : h->v[i - t->n_entries].fstype;
 
                 for (size_t k = 0; k < n_served; k++)
-                        if (served[k].module[0] && streq_ptr(fstype, served[k].type)) {
+                        if (streq_ptr(fstype, served[k].type)) {
                                 d[n++] = (DevOf) { module_index(served, k),
                                                    i < t->n_entries ? t->entries[i].dev
                                                                     : h->v[i - t->n_entries].dev };
@@ -161,12 +160,11 @@ static bool registered_before(char *const *registered, const char *type, const c
 
 static int read_registered(int proc_fd, char ***ret, char ***ret_block, Reasons *why) {
         _cleanup_free_ char *text = NULL;
-        struct statfs sfs;
         int r;
 
         r = read_full_file_at(proc_fd, "filesystems", FS_MODULE_FILESYSTEMS_MAX, &text, NULL);
         /* A fixture root has none; a real procfs without it (subset=pid) cannot tell. */
-        if (r == -ENOENT && fstatfs(proc_fd, &sfs) >= 0 && sfs.f_type != PROC_SUPER_MAGIC)
+        if (r == -ENOENT && proc_fd_is_procfs(proc_fd) == 0)
                 return 0;
         if (r < 0)
                 return reasons_add(
@@ -263,7 +261,9 @@ int fs_module_begin(int proc_fd, int sysfs_fd, FsModuleCounts **ret, Reasons *wh
                 if (r < 0)
                         return r;
                 if (r > 0) {
-                        c->before[c->n_served] = read_refcnt(sysfs_fd, c->served[c->n_served].module);
+                        /* once per module: its first type */
+                        if (module_index(c->served, c->n_served) == c->n_served)
+                                c->before[c->n_served] = read_refcnt(sysfs_fd, c->served[c->n_served].module);
                         c->n_served++;
                 }
         }
@@ -292,11 +292,11 @@ int fs_module_end(FsModuleCounts *c, int sysfs_fd, const MountTable *t, const Hi
                  * hidden superblock from both (a module directory without refcnt: built in with
                  * parameters, or no unloading). */
                 after = read_refcnt(sysfs_fd, c->served[k].module);
-                if (c->before[k] < 0 || after < 0)
-                        after = c->before[k] < 0 ? c->before[k] : after;
-                else
-                        after = MAX(after, c->before[k]);
-                r = fs_module_reason(c->served[k].module, after, seen[k], why);
+                r = fs_module_reason(c->served[k].module,
+                                     c->before[k] < 0 ? c->before[k]
+                                     : after < 0      ? after
+                                                      : MAX(after, c->before[k]),
+                                     seen[k], why);
                 if (r < 0)
                         return r;
         }

@@ -3,18 +3,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "sample-ns.h"
 #include "shared/dirent-util.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/proc-util.h"
 
 static int parse_ns_link(const char *link, uint64_t *ret) {
         unsigned long long v;
@@ -381,10 +380,9 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, N
 #define PID_NS_INIT_INO 0xEFFFFFFCULL
 
 int sample_ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why) {
-        struct statfs sfs;
         struct stat st, init;
 
-        if (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+        if (proc_fd_is_procfs(proc_fd) <= 0)
                 return 0;
         /* ... and only when this procfs is that PID namespace's own (its PID 1 is in it): a procfs of
          * the whole machine seen from a PID namespace (unshare -p without a new /proc) shows every

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -69,4 +71,12 @@ int proc_fdinfo_mnt_ino(int proc_fd, int fd, int *ret_mnt_id, uint64_t *ret_ino)
         *ret_mnt_id = (int) mnt;
         *ret_ino = ino;
         return 0;
+}
+
+int proc_fd_is_procfs(int fd) {
+        struct statfs sfs;
+
+        if (fstatfs(fd, &sfs) < 0)
+                return negative_errno();
+        return sfs.f_type == PROC_SUPER_MAGIC;
 }

@@ -19,3 +19,7 @@ int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *
  * file's filesystem (fstatfs() or fstat() would make one: an RPC on NFS or 9p, a request to a FUSE
  * server). */
 int proc_fdinfo_mnt_ino(int proc_fd, int fd, int *ret_mnt_id, uint64_t *ret_ino);
+
+/* Whether fd is a directory of a procfs (statfs magic), as opposed to a fixture tree: 1, 0, or
+ * negative errno when fstatfs() fails. procfs answers it from memory. */
+int proc_fd_is_procfs(int fd);
