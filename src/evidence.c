@@ -120,12 +120,38 @@ static bool cgroup_writeback_possible(int sysfs_fd) {
         return memory;
 }
 
+int evidence_bdi_empty(int debugfs_fd, int sysfs_fd, const char *name, int *cgwb, const char **ret_why) {
+        char path[PATH_MAX];
+        const char *why = NULL;
+        BdiStats s = {};
+        int r;
+
+        r = bdi_stats_load(debugfs_fd, name, &s);
+        if (r == -ENOENT || r == -ENOMEM)
+                return r;
+        if (evidence_bdi_lists_empty(&s, r, &why)) {
+                /* Before Linux 6.10 (no bdi/<name>/wb_stats) the lists are the root cgroup's only. */
+                snprintf(path, sizeof path, "bdi/%s/wb_stats", name);
+                if (faccessat(debugfs_fd, path, F_OK, 0) >= 0)
+                        return 1;
+                if (*cgwb < 0)
+                        *cgwb = cgroup_writeback_possible(sysfs_fd);
+                if (!*cgwb)
+                        return 1;
+                why = "its bdi shows the root cgroup's writeback lists only (Linux before 6.10), "
+                      "and cgroup writeback may hold others (the memory controller on cgroup v2)";
+        }
+        if (ret_why)
+                *ret_why = why;
+        return 0;
+}
+
 int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
                                char **ret_name, const char **ret_why) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        int whole = -1, cgwb = -1, r;
+        int cgwb = -1, r;
 
         if (debugfs_fd < 0)
                 return -EBADF;
@@ -133,41 +159,17 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
         if (r < 0)
                 return r;
         while ((errno = 0, de = readdir(d))) {
-                const char *why = NULL;
-                BdiStats s = {};
-                int sr;
-
                 if (de->d_name[0] == '.' || name_in(de->d_name, known, n_known))
                         continue;
                 if (++n > EVIDENCE_BDIS_MAX)
                         return -E2BIG;
-                sr = bdi_stats_load(debugfs_fd, de->d_name, &s);
-                if (sr == -ENOENT) /* gone since the listing: nothing left on it */
+                r = evidence_bdi_empty(debugfs_fd, sysfs_fd, de->d_name, &cgwb, ret_why);
+                if (r == -ENOENT || r > 0) /* gone since the listing: nothing left on it */
                         continue;
-                if (sr == -ENOMEM)
-                        return sr;
-                if (evidence_bdi_lists_empty(&s, sr, &why)) {
-                        /* Before Linux 6.10 (no wb_stats) the lists are the root cgroup's only: a
-                         * property of the kernel, looked at once. */
-                        if (whole < 0) {
-                                char path[PATH_MAX];
-
-                                snprintf(path, sizeof path, "bdi/%s/wb_stats", de->d_name);
-                                whole = faccessat(debugfs_fd, path, F_OK, 0) >= 0;
-                        }
-                        if (whole)
-                                continue;
-                        if (cgwb < 0)
-                                cgwb = cgroup_writeback_possible(sysfs_fd);
-                        if (!cgwb)
-                                continue;
-                        why = "its bdi shows the root cgroup's writeback lists only (Linux before 6.10), "
-                              "and cgroup writeback may hold others (the memory controller on cgroup v2)";
-                }
+                if (r < 0)
+                        return r;
                 if (ret_name && !(*ret_name = strdup(de->d_name)))
                         return -ENOMEM;
-                if (ret_why)
-                        *ret_why = why;
                 return 1;
         }
         return errno > 0 ? -errno : 0;

@@ -38,14 +38,21 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
  * or negative errno (the refresh needs root and CAP_SYS_ADMIN-free /proc/sys write access). */
 int evidence_load_global(int root_fd, Meminfo *ret);
 
+/* Whether bdi 'name' (under <debugfs_fd>/bdi/) shows writeback lists that are empty and all of its
+ * lists: before Linux 6.10 (no wb_stats) `stats` shows only the root cgroup's, which proves nothing
+ * where cgroup writeback can be (see below). *cgwb caches that look at <sysfs_fd>/fs/cgroup (-1: not
+ * yet looked). Returns 1 proven empty; 0 not, with a static reason in *ret_why; -ENOENT the bdi is
+ * gone; -ENOMEM. Reads debugfs and sysfs only. */
+int evidence_bdi_empty(int debugfs_fd, int sysfs_fd, const char *name, int *cgwb, const char **ret_why);
+
 /*
  * Data no planned filesystem explains, for the late pass's knob decision. The kernel's own sync
  * also writes what no mount table shows: the page cache of every block device (a dd straight to a
  * disk), and superblocks no table lists (a vfat or exfat lazily unmounted with files still open,
  * which no sysfs list names either). Both keep inodes on their disk's bdi writeback lists until
  * written. So: every bdi under <debugfs_fd>/bdi/ whose name is not in 'known' (the bdis of the
- * superblocks of the sample: what the plan did with those decides) must have empty lists. Not
- * seen: such data on a device that also holds a known superblock (its inodes look alike). Writeback already in flight is not counted: its I/O is
+ * superblocks of the sample: what the plan did with those decides) must have empty lists. Such data
+ * on a disk that also holds a known superblock, whose inodes look alike: raw-cache.h. Writeback already in flight is not counted: its I/O is
  * submitted and completes before the device suspends, as after the kernel's sync, which does not
  * flush an unmounted device's cache either.
  * Before Linux 6.10 (no bdi/<name>/wb_stats) `stats` shows only the root cgroup's writeback context,

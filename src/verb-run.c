@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "message-ids.h"
 #include "notify.h"
+#include "raw-cache.h"
 #include "run.h"
 #include "scope.h"
 #include "state.h"
@@ -545,9 +546,37 @@ static int pass_record(Pass *p) {
         return 0;
 }
 
+/* Block devices written straight to, on the disks of the superblocks of the sample (raw-cache.h): the
+ * devices of writable superblocks explain their own cache (a read-only one's cache is looked at). 1
+ * with the reason in *ret_why, 0, -ENOMEM. */
+static int pass_raw_cache(const Pass *p, char **ret_why) {
+        const Sample *sample = p->c.sample;
+        _cleanup_free_ const char **bdis = calloc(MAX(sample->n_sbs, 1), sizeof(char *));
+        _cleanup_free_ char *names = malloc(MAX(sample->n_sbs, 1) * DEVNUM_STR_MAX);
+        _cleanup_free_ dev_t *known = calloc(MAX(sample->n_sbs, 1), sizeof(dev_t));
+        size_t n = 0;
+        usec_t t = now(CLOCK_MONOTONIC);
+
+        if (!bdis || !names || !known)
+                return -ENOMEM;
+        for (size_t k = 0; k < sample->n_sbs; k++) {
+                const Superblock *sb = &sample->sbs[k];
+
+                if (!sb->all_read_only)
+                        known[n++] = sb->dev;
+                bdis[k] = sb->device.bdi_name
+                                  ?: format_devnum(names + k * DEVNUM_STR_MAX,
+                                                   sb->device.whole_disk ?: sb->dev);
+        }
+        return raw_cache_unexplained(
+                p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, bdis, sample->n_sbs, known, n,
+                MIN(context_reach_timeout(p->c.policy), p->deadline > t ? p->deadline - t : 1), ret_why);
+}
+
 /* What the late pass can only tell at its end (kernel-knob.h): other system-sleep hooks (listed with
- * the configuration, bounded) and dirty inodes on the bdi of a device without a superblock of the
- * sample (evidence.h, debugfs). Sets f->other_hooks and f->unexplained; returns what keeps the
+ * the configuration, bounded), dirty inodes on the bdi of a device without a superblock of the
+ * sample (evidence.h, debugfs) and dirty pages of the other block devices of a disk with one
+ * (raw-cache.h, a bounded child). Sets f->other_hooks and f->unexplained; returns what keeps the
  * kernel's sync on, said in full (NULL: nothing, or out of memory). */
 static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         const Context *c = &p->c;
@@ -574,10 +603,14 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                 }
                 r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, &bdi, &why);
         }
+        if (r == 0)
+                r = pass_raw_cache(p, &s);
         f->unexplained = r != 0;
         f->other_hooks = c->sleep_hooks || c->sleep_hooks_error < 0;
 
         /* The first reason that keeps it on: the unexplained data in every mode, the hooks in auto. */
+        if (s)
+                return s;
         if (r > 0)
                 r = asprintf(&s,
                              "device %s, on which no filesystem is mounted, holds dirty data (%s): written "

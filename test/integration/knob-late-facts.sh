@@ -12,6 +12,10 @@
 #      write after it. The pass names it. Control: the same file not executable is no hook; off
 #      ignores it.
 #   C: both, with off: the device is still looked at and named (the hook no reason there).
+#   D: a partition written straight to and held open, on a disk whose other partition holds an ext4
+#      the pass syncs: the disk's bdi is that ext4's, whose inodes look alike, so A's rule does not
+#      look at it; the pass asks the page cache of the disk's other devices (raw-cache.h) and names
+#      the partition, with auto and off. Control: once the partition is flushed, it is not named.
 # Each control also turns the knob off unless something else of this shared machine keeps it on
 # (then it says what, and the check that matters, that ours is not named, still holds).
 set -euo pipefail
@@ -123,5 +127,41 @@ else
 fi
 blockdev --flushbufs "$loop"
 exec 7>&-
+
+# ---------------------------------------------------------------- D: a partition written straight to
+pimg=$(tmpfs_mktemp knob-late-facts-pimg) || fail "no tmpfs"
+truncate -s 96M "$pimg/disk.img"
+printf 'label: dos\n,48M,L\n,,L\n' | sfdisk -q "$pimg/disk.img"
+ploop=$(losetup -f -P --show "$pimg/disk.img")
+mkdir -p "$SS_TMP/pmnt"
+ss_on_exit "exec 8>&- 2>/dev/null; umount '$SS_TMP/pmnt' 2>/dev/null; losetup -j '$pimg/disk.img' | grep -q '^$ploop:' && losetup -d '$ploop'; rm -rf '$pimg'"
+# The kernel may not read the table itself (a kernel without its msdos parser): partx adds the
+# partitions through BLKPG all the same.
+[[ -b ${ploop}p2 ]] || partx -a "$ploop"
+[[ -b ${ploop}p1 && -b ${ploop}p2 ]] || fail "no partitions on $ploop"
+mkfs.ext4 -q "${ploop}p1"
+mount "${ploop}p1" "$SS_TMP/pmnt"
+pdisk=$(lsblk -dno MAJ:MIN "$ploop" | tr -d ' ')
+part=${ploop#/dev/}p2
+exec 8<>"${ploop}p2"
+dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 status=none
+echo data >"$SS_TMP/pmnt/file" # the ext4 is dirty too: the pass syncs it, and its commit dirties p1's cache
+echo "D: $ploop (bdi $pdisk): $(grep -E '^b_(dirty|io|more_io):' "/sys/kernel/debug/bdi/$pdisk/stats" | tr -s ' \n' ' ')"
+for mode in auto off; do
+        mode_config "$mode"
+        late
+        if [[ $(k) == 1 ]] && kept_by | grep -qF "block device $part (" && kept_by | grep -qF "on disk $pdisk"; then
+                ok "D ($mode): knob kept on, the partition named: $(kept_by)"
+        else
+                cat "$SS_TMP/late.log"
+                fail "D ($mode): knob $(k), kept by: '$(kept_by)' (want 1, block device $part named)"
+        fi
+done
+blockdev --flushbufs "${ploop}p2"
+exec 8>&-
+echo more >>"$SS_TMP/pmnt/file"
+mode_config auto
+late
+control "D control (flushed)" "block device $part"
 
 checks_end knob-late-facts
