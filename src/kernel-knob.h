@@ -90,7 +90,9 @@ typedef struct KnobFacts {
         bool unexplained;     /* the bdi of a device without a superblock of the sample holds dirty
                                * inodes: the device's own page cache (written straight to the disk)
                                * or a superblock no table shows (evidence.h
-                               * evidence_unexplained_dirty()), or that could not be checked. Data
+                               * evidence_unexplained_dirty()); or a block device of a disk with
+                               * such a superblock, other than those of its writable superblocks,
+                               * holds dirty pages (raw-cache.h); or that could not be checked. Data
                                * only the kernel sync would write: like an incomplete view, it keeps
                                * that sync on in every mode */
 } KnobFacts;

@@ -21,6 +21,7 @@
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
+#include "shared/sort-util.h"
 #include "shared/string-util.h"
 
 /* cachestat(2), Linux 6.5: the same number on every architecture of the unified table. Debian 12's
@@ -57,49 +58,42 @@ static bool dev_in(dev_t d, const dev_t *known, size_t n) {
         return false;
 }
 
-/* <dir_fd>/<entry>/uevent: its MAJOR:MINOR and DEVNAME (a single path component). */
-static int uevent_node(int dir_fd, const char *entry, dev_t *ret_dev, char **ret_name) {
+/* <dir_fd>/<entry>/dev: the device number, as the kernel writes it ("MAJ:MIN\n"). */
+static int dev_attr(int dir_fd, const char *entry, dev_t *ret) {
         _cleanup_free_ char *path = NULL, *text = NULL;
-        unsigned maj = UINT_MAX, min = UINT_MAX;
-        const char *name = NULL;
-        char *line, *save = NULL;
         int r;
 
-        if (asprintf(&path, "%s/uevent", entry) < 0)
+        if (asprintf(&path, "%s/dev", entry) < 0)
                 return -ENOMEM;
-        r = read_full_file_at(dir_fd, path, 4096, &text, NULL);
+        r = read_full_file_at(dir_fd, path, 64, &text, NULL);
         if (r < 0)
                 return r;
-        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                const char *v;
+        text[strcspn(text, "\n")] = 0;
+        return parse_devnum(text, ret);
+}
 
-                if ((v = startswith(line, "MAJOR=")) && safe_atou(v, &maj) < 0)
-                        return -EINVAL;
-                if ((v = startswith(line, "MINOR=")) && safe_atou(v, &min) < 0)
-                        return -EINVAL;
-                if ((v = startswith(line, "DEVNAME=")))
-                        name = v;
-        }
-        if (maj > 0xfffU || min > 0xfffffU || isempty(name) || strchr(name, '/') || streq(name, ".") ||
-            streq(name, ".."))
+/* devtmpfs names a block device's node after the kernel's name, '!' standing for '/'. */
+static int node_name(const char *kernel_name, char **ret) {
+        char *n;
+
+        if (isempty(kernel_name) || strchr(kernel_name, '/') || streq(kernel_name, ".") ||
+            streq(kernel_name, ".."))
                 return -EINVAL;
-        *ret_name = strdup(name);
-        if (!*ret_name)
+        n = strdup(kernel_name);
+        if (!n)
                 return -ENOMEM;
-        *ret_dev = makedev(maj, min);
+        for (char *c = n; *c; c++)
+                if (*c == '!')
+                        *c = '/';
+        *ret = n;
         return 0;
 }
 
-static int add_device(int dir_fd, const char *entry, const char *bdi, const dev_t *known, size_t n_known,
+static int add_device(dev_t d, const char *kernel_name, const char *bdi, const dev_t *known, size_t n_known,
                       RawDevice **devs, size_t *n) {
-        _cleanup_free_ char *name = NULL;
         RawDevice *a;
-        dev_t d;
         int r;
 
-        r = uevent_node(dir_fd, entry, &d, &name);
-        if (r < 0)
-                return r;
         if (dev_in(d, known, n_known))
                 return 0;
         if (*n >= RAW_CACHE_DEVICES_MAX)
@@ -108,9 +102,14 @@ static int add_device(int dir_fd, const char *entry, const char *bdi, const dev_
         if (!a)
                 return -ENOMEM;
         *devs = a;
-        a[*n] = (RawDevice) { .dev = d, .name = TAKE_PTR(name), .disk = strdup(bdi), .error = -ENODATA };
-        if (!a[(*n)++].disk)
-                return -ENOMEM;
+        a[*n] = (RawDevice) { .dev = d, .error = -ENODATA };
+        a[*n].disk = strdup(bdi);
+        r = a[*n].disk ? node_name(kernel_name, &a[*n].name) : -ENOMEM;
+        if (r < 0) {
+                free(a[*n].disk);
+                return r;
+        }
+        (*n)++;
         return 0;
 }
 
@@ -118,23 +117,28 @@ int raw_cache_others(int sysfs_fd, const char *bdi, const dev_t *known, size_t n
                      size_t *n) {
         _cleanup_dir_batch_ DirBatch b = { .fd = -EBADF };
         _cleanup_close_ int disk_fd = -EBADF;
-        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *path = NULL, *target = NULL;
         const struct dirent64 *de;
         dev_t d;
         int r;
 
-        if (parse_devnum(bdi, &d) < 0) /* anonymous-style names only: "btrfs-1" is no disk */
+        if (parse_devnum(bdi, &d) < 0 || major(d) == 0) /* "btrfs-1", an anonymous 0:N: no disk */
                 return 0;
         if (asprintf(&path, "dev/block/%s", bdi) < 0)
                 return -ENOMEM;
         disk_fd = open_dir_at(sysfs_fd, path);
-        if (disk_fd == -ENOENT) /* no block device: an anonymous bdi (0:N) */
+        if (disk_fd == -ENOENT) /* no block device by that number */
                 return 0;
         if (disk_fd < 0)
                 return disk_fd;
         if (faccessat(disk_fd, "partition", F_OK, 0) >= 0) /* a partition names no bdi */
                 return 0;
-        r = add_device(disk_fd, ".", bdi, known, n_known, devs, n);
+        /* The disk's kernel name: the last component of the link dev/block/<bdi> (../../devices/...). */
+        r = readlink_malloc_at(sysfs_fd, path, &target);
+        if (r < 0)
+                return r;
+        r = add_device(d, strrchr(target, '/') ? strrchr(target, '/') + 1 : target, bdi, known, n_known, devs,
+                       n);
         if (r < 0)
                 return r;
         r = dir_batch_open(disk_fd, ".", &b);
@@ -142,36 +146,41 @@ int raw_cache_others(int sysfs_fd, const char *bdi, const dev_t *known, size_t n
                 return r;
         while ((de = dir_batch_next(&b))) {
                 char part[NAME_MAX + 16];
+                dev_t pd;
 
                 if (de->d_name[0] == '.' || de->d_type != DT_DIR)
                         continue;
                 snprintf(part, sizeof part, "%s/partition", de->d_name);
                 if (faccessat(disk_fd, part, F_OK, 0) < 0)
                         continue;
-                r = add_device(disk_fd, de->d_name, bdi, known, n_known, devs, n);
+                r = dev_attr(disk_fd, de->d_name, &pd);
+                if (r >= 0)
+                        r = add_device(pd, de->d_name, bdi, known, n_known, devs, n);
                 if (r < 0)
                         return r;
         }
         return b.error;
 }
 
-static int query_one(int dev_fd, const RawDevice *d, uint64_t *ret_dirty) {
+static int query_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
         _cleanup_close_ int fd = -EBADF;
         struct ss_cachestat_range range = {};
         struct ss_cachestat cs = {};
         struct stat st;
 
-        /* O_NONBLOCK: a removable disk without its medium opens all the same. */
+        /* O_NONBLOCK: a removable disk without its medium opens all the same. The name may hold a
+         * '/' (a subdirectory of devtmpfs), never a ".." (node_name()). */
+        rec->stage = RAW_CACHE_OPEN;
         fd = openat(dev_fd, d->name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        if (fd < 0)
+        if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
+        rec->stage = RAW_CACHE_NODE;
         if (!S_ISBLK(st.st_mode) || st.st_rdev != d->dev)
                 return -ENOTBLK;
+        rec->stage = RAW_CACHE_STAT;
         if (syscall(__NR_cachestat, fd, &range, &cs, 0) < 0)
                 return -errno;
-        *ret_dirty = cs.nr_dirty;
+        rec->dirty = cs.nr_dirty;
         return 0;
 }
 
@@ -181,9 +190,9 @@ static int raw_cache_child(int pipe_fd, int root_fd, void *userdata) {
         int dev_error = dev_fd < 0 ? -errno : 0;
 
         for (size_t i = 0; i < x->n; i++) {
-                RawCacheRecord rec = { .index = (uint32_t) i };
+                RawCacheRecord rec = { .index = (uint32_t) i, .stage = RAW_CACHE_OPEN };
 
-                rec.error = dev_error ?: query_one(dev_fd, &x->d[i], &rec.dirty);
+                rec.error = dev_error ?: query_one(dev_fd, &x->d[i], &rec);
                 if (loop_write(pipe_fd, &rec, sizeof rec) < 0)
                         return 1;
         }
@@ -195,12 +204,14 @@ int raw_cache_feed(const char *buf, size_t size, void *userdata) {
 
         for (; x->done < x->n && (x->done + 1) * sizeof(RawCacheRecord) <= size; x->done++) {
                 RawCacheRecord rec;
+                RawDevice *d = &x->d[x->done];
 
                 memcpy(&rec, buf + x->done * sizeof rec, sizeof rec);
-                if (rec.index != x->done || rec.error > 0)
+                if (rec.index != x->done || rec.error > 0 || rec.stage > RAW_CACHE_STAT)
                         return -EBADMSG;
-                x->d[x->done].error = rec.error;
-                x->d[x->done].dirty = rec.error == 0 ? rec.dirty : 0;
+                d->error = rec.error;
+                d->stage = rec.stage;
+                d->dirty = rec.error == 0 ? rec.dirty : 0;
         }
         return x->done == x->n;
 }
@@ -214,90 +225,139 @@ void raw_cache_query(int root_fd, RawDevice *d, size_t n, usec_t timeout) {
         r = bounded_child_run(root_fd, timeout, n * sizeof(RawCacheRecord), raw_cache_child, raw_cache_feed,
                               &x);
         /* What arrived counts; the rest carries why it did not. */
-        for (size_t i = x.done; i < n; i++)
+        for (size_t i = x.done; i < n; i++) {
                 d[i].error = r < 0 ? r : -EPROTO;
+                d[i].stage = RAW_CACHE_ASKED;
+        }
 }
 
-/* The first device with dirty pages, else the first that could not be asked: its reason. */
-static int devices_verdict(const RawDevice *d, size_t n, char **ret_why) {
+static const char *failure(const RawDevice *d, char *buf, size_t size) {
+        switch (d->stage) {
+        case RAW_CACHE_OPEN:
+                snprintf(buf, size, "opening /dev/%s: %s", d->name, strerror(-d->error));
+                break;
+        case RAW_CACHE_NODE:
+                snprintf(buf, size, "/dev/%s is not that block device", d->name);
+                break;
+        case RAW_CACHE_STAT:
+                snprintf(buf, size, "cachestat: %s",
+                         d->error == -ENOSYS ? "needs Linux 6.5" : strerror(-d->error));
+                break;
+        default:
+                snprintf(buf, size, "%s",
+                         d->error == -ETIMEDOUT ? "no answer in time"
+                         : d->error == -EPROTO  ? "the child asking it died"
+                                                : strerror(-d->error));
+        }
+        return buf;
+}
+
+int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why) {
         const RawDevice *bad = NULL;
+        char buf[PATH_MAX + 64];
 
         for (size_t i = 0; i < n; i++) {
-                if (d[i].error == 0 && d[i].dirty > 0) {
-                        if (asprintf(ret_why,
-                                     "block device %s (%s, on disk %s, which also holds a filesystem of "
-                                     "this pass) holds %" PRIu64 " dirty pages written straight to it",
-                                     d[i].name, FORMAT_DEVNUM(d[i].dev), d[i].disk, d[i].dirty) < 0)
-                                return -ENOMEM;
-                        return 1;
-                }
+                if (d[i].error == 0 && d[i].dirty > 0)
+                        return asprintf(ret_why,
+                                        "block device %s (%s, on disk %s, which also holds a filesystem of "
+                                        "this pass) holds %" PRIu64 " dirty pages written straight to it",
+                                        d[i].name, FORMAT_DEVNUM(d[i].dev), d[i].disk, d[i].dirty) < 0
+                                       ? -ENOMEM
+                                       : 1;
                 if (d[i].error < 0 && !bad)
                         bad = &d[i];
         }
         if (!bad)
                 return 0;
-        if (asprintf(ret_why,
-                     "whether block device %s (%s, on disk %s, which also holds a filesystem of this pass) "
-                     "holds dirty pages written straight to it cannot be told (cachestat: %s)",
-                     bad->name, FORMAT_DEVNUM(bad->dev), bad->disk,
-                     bad->error == -ENOSYS ? "needs Linux 6.5" : strerror(-bad->error)) < 0)
-                return -ENOMEM;
-        return 1;
+        return asprintf(ret_why,
+                        "whether block device %s (%s, on disk %s, which also holds a filesystem of this "
+                        "pass) holds dirty pages written straight to it cannot be told (%s)",
+                        bad->name, FORMAT_DEVNUM(bad->dev), bad->disk, failure(bad, buf, sizeof buf)) < 0
+                       ? -ENOMEM
+                       : 1;
 }
 
-static bool listed_before(const char *const *bdis, size_t i) {
-        for (size_t j = 0; j < i; j++)
-                if (bdis[j] && streq(bdis[j], bdis[i]))
-                        return true;
-        return false;
+static int cmp_dev(const dev_t *a, const dev_t *b) {
+        return *a < *b ? -1 : *a > *b;
 }
 
-/* The other devices of disk 'bdi' (raw_cache_others()), unless its writeback lists are proven empty:
- * then nothing on any of its devices waits to be written, and none needs to be asked. */
-static int disk_others(int sysfs_fd, int debugfs_fd, const char *bdi, const dev_t *known, size_t n_known,
-                       int *cgwb, RawDevice **devs, size_t *n) {
-        size_t before = *n;
+/* The disks among the bdi names, each once: MAJ:MIN, major not 0 (anonymous superblocks, of which a
+ * container host has thousands, are no disk). */
+static size_t disks_of(const char *const *bdis, size_t n_bdis, dev_t *ret) {
+        size_t n = 0, m = 0;
+
+        for (size_t i = 0; i < n_bdis; i++) {
+                dev_t d;
+
+                if (bdis[i] && parse_devnum(bdis[i], &d) >= 0 && major(d) != 0)
+                        ret[n++] = d;
+        }
+        typesafe_qsort(ret, n, cmp_dev);
+        for (size_t i = 0; i < n; i++)
+                if (m == 0 || ret[m - 1] != ret[i])
+                        ret[m++] = ret[i];
+        return m;
+}
+
+/* The other devices of one disk, unless its writeback lists are proven empty. 0, or 1 with the
+ * reason in *ret_why, or -ENOMEM. */
+static int disk_others(int sysfs_fd, int debugfs_fd, dev_t disk, const dev_t *known, size_t n_known,
+                       int *cgwb, RawDevice **devs, size_t *n, char **ret_why) {
+        const char *bdi = FORMAT_DEVNUM(disk);
         int r;
 
-        r = raw_cache_others(sysfs_fd, bdi, known, n_known, devs, n);
-        if (r < 0 || *n == before)
-                return r;
         r = evidence_bdi_empty(debugfs_fd, sysfs_fd, bdi, cgwb, NULL);
         if (r == -ENOMEM)
                 return r;
-        if (r != 0) { /* proven empty, or the disk is gone (-ENOENT) */
-                for (size_t k = before; k < *n; k++) {
-                        free((*devs)[k].name);
-                        free((*devs)[k].disk);
-                }
-                *n = before;
-        }
-        return 0;
+        if (r > 0) /* nothing on any of its devices waits to be written */
+                return 0;
+        /* Not proven; -ENOENT too: the kernel does not fail a bdi whose debugfs directory could not be
+         * made, and a disk gone since the sample fails closed at its node. */
+        r = raw_cache_others(sysfs_fd, bdi, known, n_known, devs, n);
+        if (r == -ENOMEM || r >= 0)
+                return r;
+        if (r == -E2BIG)
+                r = asprintf(ret_why,
+                             "the disks of this pass have more than %u other block devices to look at",
+                             RAW_CACHE_DEVICES_MAX);
+        else
+                r = asprintf(
+                        ret_why,
+                        "the block devices of disk %s, which holds a filesystem of this pass, cannot be listed "
+                        "(sysfs: %s)",
+                        bdi, strerror(-r));
+        return r < 0 ? -ENOMEM : 1;
 }
 
 int raw_cache_unexplained(int root_fd, int sysfs_fd, int debugfs_fd, const char *const *bdis, size_t n_bdis,
-                          const dev_t *known, size_t n_known, usec_t timeout, char **ret_why) {
+                          const dev_t *known, size_t n_known, usec_t until, usec_t max_timeout,
+                          char **ret_why) {
+        _cleanup_free_ dev_t *disks = calloc(MAX(n_bdis, 1), sizeof(dev_t));
         RawDevice *devs = NULL;
-        size_t n = 0;
+        size_t n = 0, n_disks;
         int cgwb = -1, r = 0;
+        usec_t t;
 
         *ret_why = NULL;
-        for (size_t i = 0; i < n_bdis && r >= 0; i++) {
-                if (!bdis[i] || listed_before(bdis, i))
-                        continue;
-                r = disk_others(sysfs_fd, debugfs_fd, bdis[i], known, n_known, &cgwb, &devs, &n);
-                if (r < 0 && r != -ENOMEM &&
-                    asprintf(ret_why,
-                             "the block devices of disk %s, which holds a filesystem of this pass, cannot be "
-                             "listed (sysfs: %s)",
-                             bdis[i], strerror(-r)) < 0)
-                        r = -ENOMEM;
+        if (!disks)
+                return -ENOMEM;
+        n_disks = disks_of(bdis, n_bdis, disks);
+        for (size_t i = 0; i < n_disks && r == 0; i++)
+                r = disk_others(sysfs_fd, debugfs_fd, disks[i], known, n_known, &cgwb, &devs, &n, ret_why);
+        if (r == 0 && n > 0) {
+                /* Reasons that need no child: no cachestat(2) here (it answers EBADF for the fd -1
+                 * where it exists), no time left. */
+                t = now(CLOCK_MONOTONIC);
+                if (syscall(__NR_cachestat, -1, NULL, NULL, 0) < 0 && errno == ENOSYS) {
+                        for (size_t i = 0; i < n; i++)
+                                devs[i].error = -ENOSYS, devs[i].stage = RAW_CACHE_STAT;
+                } else if (until <= t) {
+                        for (size_t i = 0; i < n; i++)
+                                devs[i].error = -ETIMEDOUT, devs[i].stage = RAW_CACHE_ASKED;
+                } else
+                        raw_cache_query(root_fd, devs, n, MIN(until - t, max_timeout));
+                r = raw_cache_verdict(devs, n, ret_why);
         }
-        if (r >= 0) {
-                raw_cache_query(root_fd, devs, n, timeout);
-                r = devices_verdict(devs, n, ret_why);
-        } else if (r != -ENOMEM)
-                r = 1;
         raw_devices_free(devs, n);
         return r;
 }

@@ -546,6 +546,9 @@ static int pass_record(Pass *p) {
         return 0;
 }
 
+/* What the late pass leaves for the knob, write and message, after the raw-device look. */
+#define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
+
 /* Block devices written straight to, on the disks of the superblocks of the sample (raw-cache.h): the
  * devices of writable superblocks explain their own cache (a read-only one's cache is looked at). 1
  * with the reason in *ret_why, 0, -ENOMEM. */
@@ -555,7 +558,6 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
         _cleanup_free_ char *names = malloc(MAX(sample->n_sbs, 1) * DEVNUM_STR_MAX);
         _cleanup_free_ dev_t *known = calloc(MAX(sample->n_sbs, 1), sizeof(dev_t));
         size_t n = 0;
-        usec_t t = now(CLOCK_MONOTONIC);
 
         if (!bdis || !names || !known)
                 return -ENOMEM;
@@ -568,9 +570,9 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                                   ?: format_devnum(names + k * DEVNUM_STR_MAX,
                                                    sb->device.whole_disk ?: sb->dev);
         }
-        return raw_cache_unexplained(
-                p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, bdis, sample->n_sbs, known, n,
-                MIN(context_reach_timeout(p->c.policy), p->deadline > t ? p->deadline - t : 1), ret_why);
+        return raw_cache_unexplained(p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, bdis, sample->n_sbs, known,
+                                     n, p->deadline > RAW_CACHE_RESERVE ? p->deadline - RAW_CACHE_RESERVE : 0,
+                                     context_reach_timeout(p->c.policy), ret_why);
 }
 
 /* What the late pass can only tell at its end (kernel-knob.h): other system-sleep hooks (listed with
@@ -603,8 +605,14 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                 }
                 r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, &bdi, &why);
         }
-        if (r == 0)
+        /* Not with a device proven stuck: the kernel's sync would block on its superblock before it
+         * reaches the block devices' caches (ksys_sync(): iterate_supers(), then sync_bdevs()). */
+        if (r == 0 && !f->hung) {
                 r = pass_raw_cache(p, &s);
+                if (r == -ENOMEM)
+                        s = strdup(
+                                "out of memory while looking at the block devices of the disks of this pass");
+        }
         f->unexplained = r != 0;
         f->other_hooks = c->sleep_hooks || c->sleep_hooks_error < 0;
 

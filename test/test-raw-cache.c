@@ -32,40 +32,45 @@ static void put_dir(int fd, const char *path) {
         ASSERT_OK(fchdir(cwd));
 }
 
-/* A block device's sysfs directory: its uevent, and "partition" for a partition. */
-static void put_device(int fd, const char *dir, unsigned maj, unsigned min, const char *name, bool part) {
-        char path[PATH_MAX], text[128];
+/* A block device's sysfs directory below devices/virtual/block/: its "dev", and "partition" for a
+ * partition; a disk is linked from dev/block/MAJ:MIN as in sysfs. */
+static void put_device(int fd, const char *dir, unsigned maj, unsigned min, bool part) {
+        char path[PATH_MAX], text[64];
 
-        put_dir(fd, dir);
-        snprintf(path, sizeof path, "%s/uevent", dir);
-        snprintf(text, sizeof text, "MAJOR=%u\nMINOR=%u\nDEVNAME=%s\nDEVTYPE=%s\n", maj, min, name,
-                 part ? "partition" : "disk");
+        snprintf(path, sizeof path, "devices/virtual/block/%s", dir);
+        put_dir(fd, path);
+        snprintf(path, sizeof path, "devices/virtual/block/%s/dev", dir);
+        snprintf(text, sizeof text, "%u:%u\n", maj, min);
         put_file(fd, path, text);
         if (part) {
-                snprintf(path, sizeof path, "%s/partition", dir);
+                snprintf(path, sizeof path, "devices/virtual/block/%s/partition", dir);
                 put_file(fd, path, "1\n");
         }
+        put_dir(fd, "dev/block");
+        snprintf(path, sizeof path, "dev/block/%u:%u", maj, min);
+        snprintf(text, sizeof text, "../../devices/virtual/block/%s", dir);
+        ASSERT_OK(symlinkat(text, fd, path));
 }
 
-/* A partitioned disk 7:1 (loop1p1 259:0, loop1p2 259:1), a disk 7:2 with no partition, and a
- * partition's own directory under dev/block/. */
+/* A partitioned disk 7:1 (loop1p1 259:0, loop1p2 259:1), a disk 7:2 with no partition, a disk whose
+ * kernel name holds a '!' (104:0, cciss!c0d0, node cciss/c0d0). */
 static int fixture_sysfs(char *root) {
         int fd;
 
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        put_device(fd, "dev/block/7:1", 7, 1, "loop1", false);
-        put_device(fd, "dev/block/7:1/loop1p1", 259, 0, "loop1p1", true);
-        put_device(fd, "dev/block/7:1/loop1p2", 259, 1, "loop1p2", true);
-        put_dir(fd, "dev/block/7:1/queue"); /* no partition file: an attribute directory */
-        put_dir(fd, "dev/block/7:1/holders");
-        put_device(fd, "dev/block/7:2", 7, 2, "loop2", false);
-        put_device(fd, "dev/block/259:0", 259, 0, "loop1p1", true);
+        put_device(fd, "loop1", 7, 1, false);
+        put_device(fd, "loop1/loop1p1", 259, 0, true);
+        put_device(fd, "loop1/loop1p2", 259, 1, true);
+        put_dir(fd, "devices/virtual/block/loop1/queue"); /* no partition file: an attribute directory */
+        put_dir(fd, "devices/virtual/block/loop1/holders");
+        put_device(fd, "loop2", 7, 2, false);
+        put_device(fd, "cciss!c0d0", 104, 0, false);
         return fd;
 }
 
-/* Which devices of a disk no superblock of the sample explains. */
+/* Which devices of a disk no writable superblock of the sample explains. */
 TEST(others) {
         char root[] = "/tmp/test-raw-cache.XXXXXX", cmd[96];
         _cleanup_close_ int fd = fixture_sysfs(root);
@@ -97,19 +102,22 @@ TEST(others) {
         ASSERT_OK(raw_cache_others(fd, "7:2", p1, 1, &d, &n)); /* its control */
         ASSERT_EQ(n, 1U);
         ASSERT_STREQ(d[0].name, "loop2");
+        /* devtmpfs's name for a kernel name with '!' */
+        ASSERT_OK(raw_cache_others(fd, "104:0", NULL, 0, &d, &n));
+        ASSERT_EQ(n, 2U);
+        ASSERT_STREQ(d[1].name, "cciss/c0d0");
         raw_devices_free(d, n);
         d = NULL, n = 0;
 
-        /* No disk by that name: an anonymous bdi, btrfs's, a partition's number. */
+        /* No disk by that name: an anonymous bdi, btrfs's, a partition's number, one not there. */
         ASSERT_OK(raw_cache_others(fd, "0:52", NULL, 0, &d, &n));
         ASSERT_OK(raw_cache_others(fd, "btrfs-1", NULL, 0, &d, &n));
         ASSERT_OK(raw_cache_others(fd, "259:0", NULL, 0, &d, &n));
+        ASSERT_OK(raw_cache_others(fd, "8:0", NULL, 0, &d, &n));
         ASSERT_EQ(n, 0U);
 
-        /* A uevent that names no single node: an error, never "nothing". */
-        put_file(fd, "dev/block/7:1/loop1p2/uevent", "MAJOR=259\nMINOR=1\nDEVNAME=../sda\n");
-        ASSERT_ERR(raw_cache_others(fd, "7:1", p1, 1, &d, &n), EINVAL);
-        put_file(fd, "dev/block/7:1/loop1p2/uevent", "MAJOR=259\nMINOR=1\n");
+        /* A "dev" that is no device number: an error, never "nothing". */
+        put_file(fd, "devices/virtual/block/loop1/loop1p2/dev", "259\n");
         ASSERT_ERR(raw_cache_others(fd, "7:1", p1, 1, &d, &n), EINVAL);
         raw_devices_free(d, n);
 
@@ -117,11 +125,50 @@ TEST(others) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* The verdict: a dirty device is named before one that could not be asked; each failure says where. */
+TEST(verdict) {
+        RawDevice d[3] = {
+                { .dev = makedev(7, 1),
+                  .name = (char *) "loop1",
+                  .disk = (char *) "7:1",
+                  .error = -ETIMEDOUT },
+                { .dev = makedev(259, 1), .name = (char *) "loop1p2", .disk = (char *) "7:1", .dirty = 1024 },
+                { .dev = makedev(259, 2), .name = (char *) "loop1p3", .disk = (char *) "7:1" },
+        };
+        _cleanup_free_ char *why = NULL;
+
+        ASSERT_EQ(raw_cache_verdict(d, 3, &why), 1);
+        ASSERT_STREQ(why, "block device loop1p2 (259:1, on disk 7:1, which also holds a filesystem of this "
+                          "pass) holds 1024 dirty pages written straight to it");
+        why = mfree(why);
+        /* Negative control: nothing dirty, nothing failed. */
+        ASSERT_EQ(raw_cache_verdict(d + 2, 1, &why), 0);
+        ASSERT_TRUE(!why);
+        d[1].dirty = 0;
+        ASSERT_EQ(raw_cache_verdict(d, 3, &why), 1);
+        ASSERT_STREQ(why,
+                     "whether block device loop1 (7:1, on disk 7:1, which also holds a filesystem of this "
+                     "pass) holds dirty pages written straight to it cannot be told (no answer in time)");
+        why = mfree(why);
+        d[0].stage = RAW_CACHE_OPEN, d[0].error = -ENOENT;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
+        ASSERT_TRUE(strstr(why, "(opening /dev/loop1: No such file or directory)"));
+        why = mfree(why);
+        d[0].stage = RAW_CACHE_NODE, d[0].error = -ENOTBLK;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
+        ASSERT_TRUE(strstr(why, "(/dev/loop1 is not that block device)"));
+        why = mfree(why);
+        d[0].stage = RAW_CACHE_STAT, d[0].error = -ENOSYS;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
+        ASSERT_TRUE(strstr(why, "(cachestat: needs Linux 6.5)"));
+}
+
 /* The child's records: in order, no positive error, complete when every device is answered. */
 TEST(feed) {
         RawDevice d[2] = { { .error = -ETIMEDOUT }, { .error = -ETIMEDOUT } };
         RawCacheRun x = { .d = d, .n = 2 };
-        RawCacheRecord rec[2] = { { .index = 0, .dirty = 5 }, { .index = 1, .error = -ENOTBLK, .dirty = 9 } };
+        RawCacheRecord rec[2] = { { .index = 0, .stage = RAW_CACHE_STAT, .dirty = 5 },
+                                  { .index = 1, .error = -ENOTBLK, .stage = RAW_CACHE_NODE, .dirty = 9 } };
 
         ASSERT_EQ(raw_cache_feed((const char *) rec, sizeof rec[0] + 3, &x), 0);
         ASSERT_EQ(d[0].error, 0);
@@ -129,6 +176,7 @@ TEST(feed) {
         ASSERT_EQ(d[1].error, -ETIMEDOUT);
         ASSERT_EQ(raw_cache_feed((const char *) rec, sizeof rec, &x), 1);
         ASSERT_EQ(d[1].error, -ENOTBLK);
+        ASSERT_EQ(d[1].stage, RAW_CACHE_NODE);
         ASSERT_EQ(d[1].dirty, 0U);
 
         x.done = 0;
@@ -136,6 +184,9 @@ TEST(feed) {
         ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
         x.done = 0;
         rec[0] = (RawCacheRecord) { .index = 0, .error = 5 };
+        ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
+        x.done = 0;
+        rec[0] = (RawCacheRecord) { .index = 0, .stage = 9 };
         ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
 }
 
@@ -151,14 +202,18 @@ static void put_stats(int fd, const char *bdi, unsigned b_dirty) {
         put_file(fd, path, "");
 }
 
-/* The whole look: no child while the disk's lists are empty; once they are not, every device that
- * cannot be asked (no node, a node of another device) keeps the sync on, with its name. */
+#define LOOK(bdis, n, until, why) \
+        raw_cache_unexplained(rootfd, sysfs, debugfs, bdis, n, known, 1, until, USEC_PER_SEC, why)
+
+/* The whole look: no child while the disk's lists are empty; once they are not (or not shown), every
+ * device that cannot be asked keeps the sync on, with its name. */
 TEST(unexplained) {
         char root[] = "/tmp/test-raw-cache-root.XXXXXX", dbg[] = "/tmp/test-raw-cache-dbg.XXXXXX", cmd[160];
         _cleanup_close_ int sysfs = -EBADF, debugfs = -EBADF, rootfd = -EBADF;
-        const char *bdis[] = { "7:1", "7:1", "0:52" };
+        const char *bdis[] = { "7:1", "7:1", "0:52", "btrfs-1" };
         dev_t known[] = { makedev(259, 0) };
         _cleanup_free_ char *why = NULL;
+        usec_t later = now(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC;
 
         sysfs = fixture_sysfs(root);
         rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -167,38 +222,66 @@ TEST(unexplained) {
         ASSERT_TRUE(rootfd >= 0 && debugfs >= 0);
 
         put_stats(debugfs, "7:1", 0);
-        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, debugfs, bdis, 3, known, 1, USEC_PER_SEC, &why), 0);
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 0);
         ASSERT_TRUE(!why);
 
         /* Lists not empty: the devices are asked, and this root has no "dev". */
         put_stats(debugfs, "7:1", 2);
-        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, debugfs, bdis, 3, known, 1, USEC_PER_SEC, &why), 1);
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 1);
         ASSERT_TRUE(strstr(why, "whether block device loop1 (7:1, on disk 7:1"));
-        ASSERT_TRUE(strstr(why, "cannot be told (cachestat: No such file or directory)"));
+        ASSERT_TRUE(strstr(why, "cannot be told (opening /dev/loop1: No such file or directory)"));
         why = mfree(why);
 
         /* A node that is not that device. */
         put_dir(rootfd, "dev");
         put_file(rootfd, "dev/loop1", "");
-        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, debugfs, bdis, 3, known, 1, USEC_PER_SEC, &why), 1);
-        ASSERT_TRUE(strstr(why, "Block device required"));
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 1);
+        ASSERT_TRUE(strstr(why, "(/dev/loop1 is not that block device)"));
         why = mfree(why);
 
-        /* No debugfs: the lists prove nothing, the devices are asked. */
-        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, -EBADF, bdis, 3, known, 1, USEC_PER_SEC, &why), 1);
+        /* No time left: the reason, without a child. */
+        ASSERT_EQ(LOOK(bdis, 4, 1, &why), 1);
+        ASSERT_TRUE(strstr(why, "(no answer in time)"));
         why = mfree(why);
+
+        /* No debugfs, or no entry for the disk in it (review of 4236419: read as "gone", nothing was
+         * asked): the lists prove nothing, the devices are asked. */
+        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, -EBADF, bdis, 4, known, 1, later, USEC_PER_SEC, &why),
+                  1);
+        why = mfree(why);
+        snprintf(cmd, sizeof cmd, "rm -rf %s/bdi/7:1", dbg);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 1);
+        ASSERT_TRUE(strstr(why, "whether block device loop1 (7:1"));
+        why = mfree(why);
+        put_stats(debugfs, "7:1", 2);
 
         /* A disk whose devices cannot be listed. */
-        put_file(sysfs, "dev/block/7:1/loop1p2/uevent", "MAJOR=x\n");
-        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, debugfs, bdis, 3, known, 1, USEC_PER_SEC, &why), 1);
-        ASSERT_TRUE(strstr(
-                why,
-                "the block devices of disk 7:1, which holds a filesystem of this pass, cannot be listed"));
+        put_file(sysfs, "devices/virtual/block/loop1/loop1p2/dev", "x\n");
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 1);
+        ASSERT_STREQ(why,
+                     "the block devices of disk 7:1, which holds a filesystem of this pass, cannot be listed "
+                     "(sysfs: Invalid argument)");
+        why = mfree(why);
+        /* ... but its lists empty: nothing to list. */
+        put_stats(debugfs, "7:1", 0);
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 0);
+        put_file(sysfs, "devices/virtual/block/loop1/loop1p2/dev", "259:1\n");
+        put_stats(debugfs, "7:1", 2);
+
+        /* More devices than it asks about: a reason. */
+        for (unsigned i = 3; i < RAW_CACHE_DEVICES_MAX + 3; i++) {
+                char name[64];
+
+                snprintf(name, sizeof name, "loop1/loop1p%u", i);
+                put_device(sysfs, name, 259, i, true);
+        }
+        ASSERT_EQ(LOOK(bdis, 4, later, &why), 1);
+        ASSERT_STREQ(why, "the disks of this pass have more than 256 other block devices to look at");
         why = mfree(why);
 
         /* Nothing but anonymous bdis: nothing to look at. */
-        ASSERT_EQ(raw_cache_unexplained(rootfd, sysfs, debugfs, bdis + 2, 1, known, 1, USEC_PER_SEC, &why),
-                  0);
+        ASSERT_EQ(LOOK(bdis + 2, 2, later, &why), 0);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s %s", root, dbg);
         ASSERT_EQ(system(cmd), 0);
@@ -206,6 +289,7 @@ TEST(unexplained) {
 
 int main(void) {
         RUN(others);
+        RUN(verdict);
         RUN(feed);
         RUN(unexplained);
         return 0;

@@ -103,6 +103,25 @@ ss_unit_pass_record() {
         fi
 }
 
+# ss_partitioned_disk MNT: a 96 MiB loop disk (its file on tmpfs) with two partitions, an ext4 on
+# the first mounted at MNT. Sets SS_PLOOP (the disk's node) and SS_PDISK (its MAJ:MIN). Torn down at
+# exit: exactly this loop device, by its backing file (close any fd on its partitions first).
+ss_partitioned_disk() {
+        local mnt=$1 img
+        img=$(tmpfs_mktemp ss-pdisk) || return 1
+        truncate -s 96M "$img/disk.img"
+        printf 'label: dos\n,48M,L\n,,L\n' | sfdisk -q "$img/disk.img" || return 1
+        SS_PLOOP=$(losetup -f -P --show "$img/disk.img") || return 1
+        mkdir -p "$mnt"
+        ss_on_exit "umount '$mnt' 2>/dev/null; losetup -j '$img/disk.img' | grep -q '^$SS_PLOOP:' && losetup -d '$SS_PLOOP'; rm -rf '$img'"
+        # The kernel may not read the table itself (a kernel without its msdos parser): partx adds
+        # the partitions through BLKPG all the same.
+        [[ -b ${SS_PLOOP}p2 ]] || partx -a "$SS_PLOOP" || return 1
+        [[ -b ${SS_PLOOP}p1 && -b ${SS_PLOOP}p2 ]] || return 1
+        mkfs.ext4 -q "${SS_PLOOP}p1" && mount "${SS_PLOOP}p1" "$mnt" || return 1
+        SS_PDISK=$(lsblk -dno MAJ:MIN "$SS_PLOOP" | tr -d ' ')
+}
+
 ss_debugfs() {
         if [[ ! -d /sys/kernel/debug/bdi ]]; then
                 mount -t debugfs none /sys/kernel/debug || return 1
