@@ -27,7 +27,11 @@
 /* cachestat(2), Linux 6.5: the same number on every architecture of the unified table. Debian 12's
  * headers (Linux 6.1) have neither the number nor the structures. */
 #ifndef __NR_cachestat
+#if defined(__alpha__)
+#define __NR_cachestat 561
+#else
 #define __NR_cachestat 451
+#endif
 #endif
 
 struct ss_cachestat_range {
@@ -162,11 +166,20 @@ int raw_cache_others(int sysfs_fd, const char *bdi, const dev_t *known, size_t n
         return b.error;
 }
 
-static int query_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
-        _cleanup_close_ int fd = -EBADF;
+static int cachestat_dirty(int fd, uint64_t *ret) {
         struct ss_cachestat_range range = {};
         struct ss_cachestat cs = {};
+
+        if (syscall(__NR_cachestat, fd, &range, &cs, 0) < 0)
+                return -errno;
+        *ret = cs.nr_dirty;
+        return 0;
+}
+
+static int query_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
+        int r;
 
         /* O_NONBLOCK: a removable disk without its medium opens all the same. The name may hold a
          * '/' (a subdirectory of devtmpfs), never a ".." (node_name()). */
@@ -178,10 +191,17 @@ static int query_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
         if (!S_ISBLK(st.st_mode) || st.st_rdev != d->dev)
                 return -ENOTBLK;
         rec->stage = RAW_CACHE_STAT;
-        if (syscall(__NR_cachestat, fd, &range, &cs, 0) < 0)
+        r = cachestat_dirty(fd, &rec->dirty);
+        if (r < 0 || rec->dirty == 0)
+                return r;
+        /* What sync_bdevs() would write, written here (and the device's cache flushed after it,
+         * blkdev_fsync()), then asked again: what is still dirty was written since. */
+        rec->synced = rec->dirty;
+        rec->stage = RAW_CACHE_SYNC;
+        if (fsync(fd) < 0)
                 return -errno;
-        rec->dirty = cs.nr_dirty;
-        return 0;
+        rec->stage = RAW_CACHE_STAT;
+        return cachestat_dirty(fd, &rec->dirty);
 }
 
 static int raw_cache_child(int pipe_fd, int root_fd, void *userdata) {
@@ -193,6 +213,8 @@ static int raw_cache_child(int pipe_fd, int root_fd, void *userdata) {
                 RawCacheRecord rec = { .index = (uint32_t) i, .stage = RAW_CACHE_OPEN };
 
                 rec.error = dev_error ?: query_one(dev_fd, &x->d[i], &rec);
+                if (rec.error < 0)
+                        rec.dirty = 0;
                 if (loop_write(pipe_fd, &rec, sizeof rec) < 0)
                         return 1;
         }
@@ -207,11 +229,12 @@ int raw_cache_feed(const char *buf, size_t size, void *userdata) {
                 RawDevice *d = &x->d[x->done];
 
                 memcpy(&rec, buf + x->done * sizeof rec, sizeof rec);
-                if (rec.index != x->done || rec.error > 0 || rec.stage > RAW_CACHE_STAT)
+                if (rec.index != x->done || rec.error > 0 || rec.stage > RAW_CACHE_SYNC)
                         return -EBADMSG;
                 d->error = rec.error;
                 d->stage = rec.stage;
                 d->dirty = rec.error == 0 ? rec.dirty : 0;
+                d->synced = rec.synced;
         }
         return x->done == x->n;
 }
@@ -243,6 +266,10 @@ static const char *failure(const RawDevice *d, char *buf, size_t size) {
                 snprintf(buf, size, "cachestat: %s",
                          d->error == -ENOSYS ? "needs Linux 6.5" : strerror(-d->error));
                 break;
+        case RAW_CACHE_SYNC:
+                snprintf(buf, size, "fsync of its %" PRIu64 " dirty pages: %s", d->synced,
+                         strerror(-d->error));
+                break;
         default:
                 snprintf(buf, size, "%s",
                          d->error == -ETIMEDOUT ? "no answer in time"
@@ -260,8 +287,10 @@ int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why) {
                 if (d[i].error == 0 && d[i].dirty > 0)
                         return asprintf(ret_why,
                                         "block device %s (%s, on disk %s, which also holds a filesystem of "
-                                        "this pass) holds %" PRIu64 " dirty pages written straight to it",
-                                        d[i].name, FORMAT_DEVNUM(d[i].dev), d[i].disk, d[i].dirty) < 0
+                                        "this pass) still holds %" PRIu64 " dirty pages written straight to "
+                                        "it, after this pass wrote %" PRIu64,
+                                        d[i].name, FORMAT_DEVNUM(d[i].dev), d[i].disk, d[i].dirty,
+                                        d[i].synced) < 0
                                        ? -ENOMEM
                                        : 1;
                 if (d[i].error < 0 && !bad)
@@ -329,34 +358,82 @@ static int disk_others(int sysfs_fd, int debugfs_fd, dev_t disk, const dev_t *kn
         return r < 0 ? -ENOMEM : 1;
 }
 
-int raw_cache_unexplained(int root_fd, int sysfs_fd, int debugfs_fd, const char *const *bdis, size_t n_bdis,
-                          const dev_t *known, size_t n_known, usec_t until, usec_t max_timeout,
-                          char **ret_why) {
-        _cleanup_free_ dev_t *disks = calloc(MAX(n_bdis, 1), sizeof(dev_t));
+bool raw_cache_supported(void) {
+        return !(syscall(__NR_cachestat, -1, NULL, NULL, 0) < 0 && errno == ENOSYS);
+}
+
+int raw_cache_group_disks(const char *group, dev_t **disks, size_t *n) {
+        _cleanup_free_ char *copy = NULL;
+        char *w, *save = NULL;
+
+        if (!group || startswith(group, "sb:"))
+                return 0;
+        copy = strdup(group);
+        if (!copy)
+                return -ENOMEM;
+        for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+                dev_t d, *a;
+
+                if (parse_devnum(w, &d) < 0)
+                        return -EINVAL;
+                a = reallocarray(*disks, *n + 1, sizeof **disks);
+                if (!a)
+                        return -ENOMEM;
+                *disks = a;
+                a[(*n)++] = d;
+        }
+        return 0;
+}
+
+/* The devices the child wrote, for the journal: "loop1p2 (1024 pages), ...". NULL when none. */
+static int synced_summary(const RawDevice *d, size_t n, char **ret) {
+        _cleanup_free_ char *s = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                char *t;
+
+                if (d[i].synced == 0)
+                        continue;
+                if (asprintf(&t, "%s%s%s (%" PRIu64 " pages)", s ?: "", s ? ", " : "", d[i].name,
+                             d[i].synced) < 0)
+                        return -ENOMEM;
+                free(s);
+                s = t;
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int raw_cache_unexplained(int root_fd, int sysfs_fd, int debugfs_fd, const RawCacheLook *look, char **ret_why,
+                          char **ret_synced) {
+        _cleanup_free_ dev_t *disks = calloc(MAX(look->n_bdis, 1), sizeof(dev_t));
         RawDevice *devs = NULL;
         size_t n = 0, n_disks;
         int cgwb = -1, r = 0;
         usec_t t;
 
-        *ret_why = NULL;
+        *ret_why = *ret_synced = NULL;
         if (!disks)
                 return -ENOMEM;
-        n_disks = disks_of(bdis, n_bdis, disks);
+        n_disks = disks_of(look->bdis, look->n_bdis, disks);
         for (size_t i = 0; i < n_disks && r == 0; i++)
-                r = disk_others(sysfs_fd, debugfs_fd, disks[i], known, n_known, &cgwb, &devs, &n, ret_why);
+                if (!dev_in(disks[i], look->stuck, look->n_stuck))
+                        r = disk_others(sysfs_fd, debugfs_fd, disks[i], look->known, look->n_known, &cgwb,
+                                        &devs, &n, ret_why);
         if (r == 0 && n > 0) {
-                /* Reasons that need no child: no cachestat(2) here (it answers EBADF for the fd -1
-                 * where it exists), no time left. */
+                /* Reasons that need no child: no cachestat(2) here, no time left. */
                 t = now(CLOCK_MONOTONIC);
-                if (syscall(__NR_cachestat, -1, NULL, NULL, 0) < 0 && errno == ENOSYS) {
+                if (!raw_cache_supported()) {
                         for (size_t i = 0; i < n; i++)
                                 devs[i].error = -ENOSYS, devs[i].stage = RAW_CACHE_STAT;
-                } else if (until <= t) {
+                } else if (look->until <= t) {
                         for (size_t i = 0; i < n; i++)
                                 devs[i].error = -ETIMEDOUT, devs[i].stage = RAW_CACHE_ASKED;
                 } else
-                        raw_cache_query(root_fd, devs, n, MIN(until - t, max_timeout));
+                        raw_cache_query(root_fd, devs, n, MIN(look->until - t, look->max_timeout));
                 r = raw_cache_verdict(devs, n, ret_why);
+                if (r >= 0 && synced_summary(devs, n, ret_synced) < 0)
+                        r = -ENOMEM;
         }
         raw_devices_free(devs, n);
         return r;

@@ -17,15 +17,17 @@
  *     and each partition no writable superblock of the sample is on (<sysfs>/dev/block/<bdi>/:
  *     entries holding a "partition" file; the "dev" attribute and the kernel's name, never the
  *     uevent, whose read took the device lock in some kernels). A read-only superblock's device is
- *     asked: sync_filesystem() leaves a read-only superblock's device alone;
- *   - cachestat(2) (Linux 6.5+) of each, in one bounded child that opens the node devtmpfs gives
+ *     asked: sync_filesystem() leaves a read-only superblock's device alone; *   - cachestat(2) (Linux 6.5+) of each, in one bounded child that opens the node devtmpfs gives
  *     the kernel's name ('!' as '/') below the root's "dev", which must be that device (st_rdev).
- *     Any dirty page keeps the kernel's sync on. Writeback in flight is not counted (evidence.h).
+ *     A device with dirty pages is synced there (fsync(2): what sync_bdevs() would write, and a
+ *     cache flush) and asked again: a dirty page left keeps the kernel's sync on. Writeback in
+ *     flight is not counted (evidence.h).
  * What cannot be told (no cachestat, no node, no answer in time, a sysfs that cannot be read) keeps
- * the sync on, and says why. Not asked at all when a device was proven stuck: the kernel's sync
- * would block on its superblock (iterate_supers() in ksys_sync()) before it reaches sync_bdevs().
+ * the sync on, and says why. Disks of a device proven stuck are left out: nothing written to them
+ * completes, and the open of their nodes may wait on them.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,8 +39,9 @@
 typedef enum RawCacheStage {
         RAW_CACHE_ASKED, /* no answer (the child's failure, a timeout) */
         RAW_CACHE_OPEN,  /* opening the node */
-        RAW_CACHE_NODE,  /* the node is not that block device */
-        RAW_CACHE_STAT,  /* cachestat(2) */
+        RAW_CACHE_NODE,
+        /* the node is not that block device */ RAW_CACHE_STAT, /* cachestat(2) */
+        RAW_CACHE_SYNC,                                         /* fsync(2) of a dirty device */
 } RawCacheStage;
 
 typedef struct RawDevice {
@@ -47,7 +50,8 @@ typedef struct RawDevice {
         char *disk;          /* the bdi (disk) it belongs to */
         int error;           /* after the query: 0 or a negative errno, at stage */
         RawCacheStage stage; /* where error happened */
-        uint64_t dirty;      /* after the query, when error is 0: its dirty pages */
+        uint64_t dirty;      /* after the query, when error is 0: its dirty pages (after the fsync) */
+        uint64_t synced;     /* after the query: the dirty pages found, and written, by the fsync */
 } RawDevice;
 
 void raw_devices_free(RawDevice *d, size_t n);
@@ -67,6 +71,7 @@ typedef struct RawCacheRecord {
         uint32_t stage;
         uint32_t reserved;
         uint64_t dirty;
+        uint64_t synced;
 } RawCacheRecord;
 
 /* The parent's side of the pipe (a BoundedChildFeed, pure): applies the whole records that arrived
@@ -78,22 +83,42 @@ typedef struct RawCacheRun {
 } RawCacheRun;
 int raw_cache_feed(const char *buf, size_t size, void *userdata);
 
-/* cachestat(2) of d[0..n) through the nodes below <root_fd>/dev, in one child bounded by timeout.
- * Fills each device's error, stage and dirty; a device without an answer gets the reason. */
+/* cachestat(2) of d[0..n) through the nodes below <root_fd>/dev, in one child bounded by timeout; a
+ * device with dirty pages is fsync()ed and asked again. Fills each device's error, stage, dirty and
+ * synced; a device without an answer gets the reason. */
 void raw_cache_query(int root_fd, RawDevice *d, size_t n, usec_t timeout);
 
-/* Pure: 1 with the reason in *ret_why (free it) when a device holds dirty pages (the first such),
- * else when one could not be asked (the first such); 0 when every device answered clean; -ENOMEM. */
+/* Pure: 1 with the reason in *ret_why (free it) when a device still holds dirty pages (the first
+ * such), else when one could not be asked or synced (the first such); 0 when every device answered
+ * clean; -ENOMEM. */
 int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why);
 
+/* Whether this kernel has cachestat(2) (it answers EBADF for the fd -1 where it exists). */
+bool raw_cache_supported(void);
+
+/* Appends the whole disks of a device group key (sample.h Superblock.group: "8:0,8:16"; "sb:..."
+ * names none) to *disks. 0, -EINVAL for a malformed key, -ENOMEM. */
+int raw_cache_group_disks(const char *group, dev_t **disks, size_t *n);
+
+typedef struct RawCacheLook {
+        const char *const *bdis; /* the disks of the superblocks of the sample (any bdi names: those
+                                  * of no block disk are passed over) */
+        size_t n_bdis;
+        const dev_t *known; /* the devices of its writable superblocks */
+        size_t n_known;
+        const dev_t *stuck; /* disks of a device proven stuck: not looked at (their writes cannot
+                             * complete, and opening their nodes may wait) */
+        size_t n_stuck;
+        usec_t until;       /* CLOCK_MONOTONIC: the child gets what is left until then */
+        usec_t max_timeout; /* ... at most this */
+} RawCacheLook;
+
 /*
- * The whole look, for the late pass: bdis[0..n_bdis) are the disks of the superblocks of the sample
- * (any bdi names: those of no block disk are passed over), known[0..n_known) the devices of its
- * writable ones. The child gets what is left until 'until' (CLOCK_MONOTONIC), at most max_timeout;
- * nothing left, or no cachestat(2) in this kernel, is a reason without a child. Returns 0 when no
- * other device of those disks holds a dirty page; 1 when one does, or when it cannot be told, with
- * the reason in *ret_why (free it); -ENOMEM.
+ * The whole look, for the late pass. Nothing left until 'until', or no cachestat(2) in this kernel,
+ * is a reason without a child. Returns 0 when no other device of those disks holds a dirty page
+ * after the child synced those it found dirty; 1 when one does, or when it cannot be told, with the
+ * reason in *ret_why (free it); -ENOMEM. *ret_synced (free it; NULL when none) names the devices the
+ * child synced, for the journal.
  */
-int raw_cache_unexplained(int root_fd, int sysfs_fd, int debugfs_fd, const char *const *bdis, size_t n_bdis,
-                          const dev_t *known, size_t n_known, usec_t until, usec_t max_timeout,
-                          char **ret_why);
+int raw_cache_unexplained(int root_fd, int sysfs_fd, int debugfs_fd, const RawCacheLook *look, char **ret_why,
+                          char **ret_synced);

@@ -152,8 +152,8 @@ bool run_job_hung(const RunJobs *j, size_t i) {
 
         if (jobs[i].outcome != OUTCOME_TIMEOUT || !jobs[i].hung)
                 return false;
-        /* Not started: a worker of an earlier pass is still stuck on the device, which was proven
-         * stuck then (handover_prune() checked that it still is in the kernel). */
+        /* Not started: a worker of an earlier pass is still there on the device, which was proven
+         * stuck then (handover_prune() checked that it exists, is that process and is no zombie). */
         if (j->blocked[i])
                 return true;
         if (jobs[i].abandoned_pid > 0)

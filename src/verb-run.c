@@ -550,14 +550,22 @@ static int pass_record(Pass *p) {
 #define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
 
 /* Block devices written straight to, on the disks of the superblocks of the sample (raw-cache.h): the
- * devices of writable superblocks explain their own cache (a read-only one's cache is looked at). 1
- * with the reason in *ret_why, 0, -ENOMEM. */
+ * devices of writable superblocks explain their own cache (a read-only one's cache is looked at);
+ * disks of a device proven stuck (of this pass, or an earlier one's worker still there) are left
+ * out. 1 with the reason in *ret_why, 0, -ENOMEM. Logs what it synced. */
 static int pass_raw_cache(const Pass *p, char **ret_why) {
         const Sample *sample = p->c.sample;
         _cleanup_free_ const char **bdis = calloc(MAX(sample->n_sbs, 1), sizeof(char *));
-        _cleanup_free_ char *names = malloc(MAX(sample->n_sbs, 1) * DEVNUM_STR_MAX);
-        _cleanup_free_ dev_t *known = calloc(MAX(sample->n_sbs, 1), sizeof(dev_t));
-        size_t n = 0;
+        _cleanup_free_ char *names = malloc(MAX(sample->n_sbs, 1) * DEVNUM_STR_MAX), *synced = NULL;
+        _cleanup_free_ dev_t *known = calloc(MAX(sample->n_sbs, 1), sizeof(dev_t)), *stuck = NULL;
+        RawCacheLook look = {
+                .bdis = bdis,
+                .n_bdis = sample->n_sbs,
+                .known = known,
+                .until = p->deadline > RAW_CACHE_RESERVE ? p->deadline - RAW_CACHE_RESERVE : 0,
+                .max_timeout = context_reach_timeout(p->c.policy),
+        };
+        int r = 0;
 
         if (!bdis || !names || !known)
                 return -ENOMEM;
@@ -565,14 +573,25 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                 const Superblock *sb = &sample->sbs[k];
 
                 if (!sb->all_read_only)
-                        known[n++] = sb->dev;
+                        known[look.n_known++] = sb->dev;
                 bdis[k] = sb->device.bdi_name
                                   ?: format_devnum(names + k * DEVNUM_STR_MAX,
                                                    sb->device.whole_disk ?: sb->dev);
         }
-        return raw_cache_unexplained(p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, bdis, sample->n_sbs, known,
-                                     n, p->deadline > RAW_CACHE_RESERVE ? p->deadline - RAW_CACHE_RESERVE : 0,
-                                     context_reach_timeout(p->c.policy), ret_why);
+        for (size_t i = 0; i < p->j.n_jobs && r >= 0; i++)
+                if (run_job_hung(&p->j, i))
+                        r = raw_cache_group_disks(p->j.jobs[i].group, &stuck, &look.n_stuck);
+        for (size_t i = 0; i < p->ho.n_stuck && r >= 0; i++)
+                if (p->ho.stuck[i].hung)
+                        r = raw_cache_group_disks(p->ho.stuck[i].group, &stuck, &look.n_stuck);
+        if (r == -ENOMEM)
+                return r;
+        /* A malformed group names no disk: that disk is looked at like any other. */
+        look.stuck = stuck;
+        r = raw_cache_unexplained(p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, &look, ret_why, &synced);
+        if (synced)
+                log_info("Synced the page cache of block devices written straight to: %s.", synced);
+        return r;
 }
 
 /* What the late pass can only tell at its end (kernel-knob.h): other system-sleep hooks (listed with
@@ -605,9 +624,7 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                 }
                 r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, &bdi, &why);
         }
-        /* Not with a device proven stuck: the kernel's sync would block on its superblock before it
-         * reaches the block devices' caches (ksys_sync(): iterate_supers(), then sync_bdevs()). */
-        if (r == 0 && !f->hung) {
+        if (r == 0) {
                 r = pass_raw_cache(p, &s);
                 if (r == -ENOMEM)
                         s = strdup(

@@ -14,11 +14,11 @@
 #   C: both, with off: the device is still looked at and named (the hook no reason there).
 #   D: a partition written straight to and held open, on a disk whose other partition holds an ext4
 #      the pass syncs: the disk's bdi is that ext4's, whose inodes look alike, so A's rule does not
-#      look at it; the pass asks the page cache of the disk's other devices (raw-cache.h) and names
-#      the partition, with auto and off. Control: once the partition is flushed, it is not named.
-#      Then the ext4 remounted read-only and its own partition written straight to: a read-only
-#      superblock's device is asked too (sync_filesystem() leaves it alone). Needs cachestat(2)
-#      (Linux 6.5); before, D only checks that the pass says it cannot tell.
+#      look at it; the pass asks the page cache of the disk's other devices (raw-cache.h), finds the
+#      partition dirty and syncs it itself (it says so, and a second pass finds nothing there), with
+#      auto and off. Then the ext4 remounted read-only and its own partition written straight to:
+#      a read-only superblock's device is asked too (sync_filesystem() leaves it alone). Needs
+#      cachestat(2) (Linux 6.5); before, D checks that the pass says it cannot tell.
 # Each control also turns the knob off unless something else of this shared machine keeps it on
 # (then it says what, and the check that matters, that ours is not named, still holds).
 set -euo pipefail
@@ -136,44 +136,41 @@ ss_on_exit "exec 8>&- 2>/dev/null" # first: the fd holds a partition of the disk
 ss_partitioned_disk "$SS_TMP/pmnt" || fail "no partitioned loop disk"
 ploop=$SS_PLOOP pdisk=$SS_PDISK
 part=${ploop#/dev/}p2
-exec 8<>"${ploop}p2"
-dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 status=none
-echo data >"$SS_TMP/pmnt/file" # the ext4 is dirty too: the pass syncs it, and its commit dirties p1's cache
-echo "D: $ploop (bdi $pdisk): $(grep -E '^b_(dirty|io|more_io):' "/sys/kernel/debug/bdi/$pdisk/stats" | tr -s ' \n' ' ')"
 # cachestat(2) is Linux 6.5: before, every other device is "cannot be told".
 IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-if ((kmaj > 6 || (kmaj == 6 && kmin >= 5))); then
-        named() { kept_by | grep -qE "block device $1 \(.*, on disk $pdisk, .*\) holds [0-9]+ dirty pages"; }
-else
-        named() { kept_by | grep -qF "whether block device $1 (" && kept_by | grep -qF "cachestat: needs Linux 6.5"; }
-fi
-# expect_named CASE MODE PARTITION: a late pass with MODE keeps the knob on and names PARTITION.
-expect_named() {
+has_cachestat=0
+((kmaj > 6 || (kmaj == 6 && kmin >= 5))) && has_cachestat=1
+# raw_case NAME MODE PARTITION SEEK_MIB: PARTITION written straight to (4 MiB at SEEK_MIB, held open),
+# then a late pass with MODE. It syncs the partition itself and says so, and the partition is no
+# reason to keep the knob on; a second pass finds nothing left there. Before Linux 6.5 the pass
+# cannot tell: the knob stays on and the partition is named.
+raw_case() {
+        exec 8<>"/dev/$3"
+        dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 seek="$4" status=none
+        echo "$1: disk $pdisk $(grep -E '^b_(dirty|io|more_io):' "/sys/kernel/debug/bdi/$pdisk/stats" | tr -s ' \n' ' ')"
         mode_config "$2"
         late
-        if [[ $(k) == 1 ]] && named "$3"; then
-                ok "$1: knob kept on, $3 named: $(kept_by)"
+        if ((has_cachestat)); then
+                grep -qE "Synced the page cache of block devices written straight to: (.*, )?$3 \(1024 pages\)" \
+                        "$SS_TMP/late.log" || { cat "$SS_TMP/late.log"; fail "$1: the pass did not sync $3"; }
+                ! kept_by | grep -qF "block device $3 (" || fail "$1: $3 still named: $(kept_by)"
+                ok "$1: $(grep -o 'Synced the page cache.*' "$SS_TMP/late.log"); knob $(k)"
+                late
+                ! grep -qF "$3 (" "$SS_TMP/late.log" || { cat "$SS_TMP/late.log"; fail "$1: a second pass found $3 dirty"; }
+        elif [[ $(k) == 1 ]] && kept_by | grep -qF "whether block device $3 (" &&
+                kept_by | grep -qF "cachestat: needs Linux 6.5"; then
+                ok "$1 (no cachestat): knob kept on, $3 named"
         else
-                cat "$SS_TMP/late.log"
-                fail "$1: knob $(k), kept by: '$(kept_by)' (want 1, block device $3 named)"
+                fail "$1 (no cachestat): knob $(k), kept by: '$(kept_by)'"
         fi
+        exec 8>&-
 }
-for mode in auto off; do
-        expect_named "D ($mode)" "$mode" "$part"
-done
-blockdev --flushbufs "${ploop}p2"
-exec 8>&-
+echo data >"$SS_TMP/pmnt/file" # the ext4 is dirty too: the pass syncs it, and its commit dirties p1's cache
+raw_case "D (auto)" auto "$part" 0
 echo more >>"$SS_TMP/pmnt/file"
-mode_config auto
-late
-control "D control (flushed)" "block device $part"
-
-# The ext4 read-only, its own partition written straight to (its tail, past the 1 MiB written).
+raw_case "D (off)" off "$part" 8
+# The ext4 read-only, its own partition written straight to (its tail, past what the ext4 wrote).
 mount -o remount,ro "$SS_TMP/pmnt"
-exec 8<>"${ploop}p1"
-dd if=/dev/urandom of=/dev/fd/8 bs=1M count=1 seek=40 status=none
-expect_named "D (read-only ext4)" auto "${part%2}1"
-blockdev --flushbufs "${ploop}p1"
-exec 8>&-
+raw_case "D (read-only ext4)" auto "${part%2}1" 40
 
 checks_end knob-late-facts

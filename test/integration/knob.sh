@@ -170,10 +170,11 @@ grep -q "left superblocks unsynced (errors, timeouts, Action=skip) that this pas
         fail "off: the late pass did not say it kept the knob for the unit's unsynced mount: $(cat "$SS_TMP/late.log")"
 # (the first late pass used up the unit's record: this one is given it back)
 # With it, a partition written straight to and held open on another disk, whose other partition
-# holds an ext4 of ours: the kernel's sync would block on the stuck superblock before it reaches any
-# block device's cache (ksys_sync(): sync_bdevs() last), so that is no reason to keep it either
-# (review of 4236419: the look asked, and named the partition). WritebackFirst=no: the pass's wake-up
-# of the flusher threads would write the partition back first.
+# holds an ext4 of ours: the stuck disk is left out of the look at block devices' caches
+# (raw-cache.h), the healthy one is not: the pass syncs the partition itself and says so, and the
+# knob goes off (reviews of 4236419 and b63003b: the look first kept the knob on, then was skipped
+# whenever a device was stuck, though the kernel's sync wakes every flusher first). WritebackFirst=no:
+# the pass's own wake-up of the flusher threads would write the partition back first.
 exec 8<>"${SS_PLOOP}p2" # only now: a daemon started since (the test bed's) would hold it open too
 dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 status=none
 echo data >"$SS_TMP/pmnt/f"
@@ -188,6 +189,8 @@ ss_unit_pass_record -a
 ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late.log" || true
 [[ $(k) == 0 ]] ||
         fail "off: the late pass proved the device stuck but kept the knob on: $(cat "$SS_TMP/late.log")"
+grep -qE "Synced the page cache of block devices written straight to: (.*, )?${SS_PLOOP#/dev/}p2 \(1024 pages\)" \
+        "$SS_TMP/late.log" || fail "off, a stuck device: the partition on another disk was not synced: $(cat "$SS_TMP/late.log")"
 blockdev --flushbufs "${SS_PLOOP}p2"
 exec 8>&-
 # Gone before the next case: unmounted, its disk alone would be a device no filesystem explains.
