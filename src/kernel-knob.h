@@ -92,7 +92,8 @@ typedef struct KnobFacts {
                                * or a superblock no table shows (evidence.h
                                * evidence_unexplained_dirty()); or a block device of a disk with
                                * such a superblock, other than those of its writable superblocks,
-                               * holds dirty pages (raw-cache.h); or that could not be checked. Data
+                               * still holds dirty pages after the pass synced it (raw-cache.h); or
+                               * that could not be checked. Data
                                * only the kernel sync would write: like an incomplete view, it keeps
                                * that sync on in every mode */
 } KnobFacts;

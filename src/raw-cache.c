@@ -176,7 +176,7 @@ static int cachestat_dirty(int fd, uint64_t *ret) {
         return 0;
 }
 
-static int query_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
+static int query_one(int pipe_fd, int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
         int r;
@@ -195,11 +195,17 @@ static int query_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
         if (r < 0 || rec->dirty == 0)
                 return r;
         /* What sync_bdevs() would write, written here (and the device's cache flushed after it,
-         * blkdev_fsync()), then asked again: what is still dirty was written since. */
-        rec->synced = rec->dirty;
+         * blkdev_fsync()), then asked again: what is still dirty was written since. Said first, so
+         * that an fsync that does not end in time is told as such. */
+        rec->found = rec->dirty;
         rec->stage = RAW_CACHE_SYNC;
+        rec->provisional = 1;
+        if (loop_write(pipe_fd, rec, sizeof *rec) < 0)
+                return -EPIPE;
+        rec->provisional = 0;
         if (fsync(fd) < 0)
                 return -errno;
+        rec->synced = rec->found;
         rec->stage = RAW_CACHE_STAT;
         return cachestat_dirty(fd, &rec->dirty);
 }
@@ -212,7 +218,7 @@ static int raw_cache_child(int pipe_fd, int root_fd, void *userdata) {
         for (size_t i = 0; i < x->n; i++) {
                 RawCacheRecord rec = { .index = (uint32_t) i, .stage = RAW_CACHE_OPEN };
 
-                rec.error = dev_error ?: query_one(dev_fd, &x->d[i], &rec);
+                rec.error = dev_error ?: query_one(pipe_fd, dev_fd, &x->d[i], &rec);
                 if (rec.error < 0)
                         rec.dirty = 0;
                 if (loop_write(pipe_fd, &rec, sizeof rec) < 0)
@@ -224,17 +230,23 @@ static int raw_cache_child(int pipe_fd, int root_fd, void *userdata) {
 int raw_cache_feed(const char *buf, size_t size, void *userdata) {
         RawCacheRun *x = userdata;
 
-        for (; x->done < x->n && (x->done + 1) * sizeof(RawCacheRecord) <= size; x->done++) {
+        for (; x->done < x->n && (x->pos + 1) * sizeof(RawCacheRecord) <= size; x->pos++) {
                 RawCacheRecord rec;
                 RawDevice *d = &x->d[x->done];
 
-                memcpy(&rec, buf + x->done * sizeof rec, sizeof rec);
-                if (rec.index != x->done || rec.error > 0 || rec.stage > RAW_CACHE_SYNC)
+                memcpy(&rec, buf + x->pos * sizeof rec, sizeof rec);
+                if (rec.index != x->done || rec.error > 0 || rec.stage > RAW_CACHE_SYNC ||
+                    rec.provisional > 1 ||
+                    (rec.provisional && (rec.stage != RAW_CACHE_SYNC || rec.error != 0)))
                         return -EBADMSG;
-                d->error = rec.error;
                 d->stage = rec.stage;
+                d->found = rec.found;
+                if (rec.provisional) /* found dirty, the fsync runs: its final record follows */
+                        continue;
+                d->error = rec.error;
                 d->dirty = rec.error == 0 ? rec.dirty : 0;
                 d->synced = rec.synced;
+                x->done++;
         }
         return x->done == x->n;
 }
@@ -245,12 +257,15 @@ void raw_cache_query(int root_fd, RawDevice *d, size_t n, usec_t timeout) {
 
         if (n == 0)
                 return;
-        r = bounded_child_run(root_fd, timeout, n * sizeof(RawCacheRecord), raw_cache_child, raw_cache_feed,
-                              &x);
-        /* What arrived counts; the rest carries why it did not. */
+        /* At most a provisional and a final record per device. */
+        r = bounded_child_run(root_fd, timeout, 2 * n * sizeof(RawCacheRecord), raw_cache_child,
+                              raw_cache_feed, &x);
+        /* What arrived counts; the rest carries why it did not (a device whose fsync was running keeps
+         * that stage). */
         for (size_t i = x.done; i < n; i++) {
                 d[i].error = r < 0 ? r : -EPROTO;
-                d[i].stage = RAW_CACHE_ASKED;
+                if (!(i == x.done && d[i].stage == RAW_CACHE_SYNC))
+                        d[i].stage = RAW_CACHE_ASKED;
         }
 }
 
@@ -267,8 +282,8 @@ static const char *failure(const RawDevice *d, char *buf, size_t size) {
                          d->error == -ENOSYS ? "needs Linux 6.5" : strerror(-d->error));
                 break;
         case RAW_CACHE_SYNC:
-                snprintf(buf, size, "fsync of its %" PRIu64 " dirty pages: %s", d->synced,
-                         strerror(-d->error));
+                snprintf(buf, size, "fsync of its %" PRIu64 " dirty pages: %s", d->found,
+                         d->error == -ETIMEDOUT ? "did not end in time" : strerror(-d->error));
                 break;
         default:
                 snprintf(buf, size, "%s",
@@ -293,7 +308,8 @@ int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why) {
                                         d[i].synced) < 0
                                        ? -ENOMEM
                                        : 1;
-                if (d[i].error < 0 && !bad)
+                /* A leaf of a device proven stuck: no one writes it if it is stuck itself. */
+                if (d[i].error < 0 && !d[i].on_stuck_disk && !bad)
                         bad = &d[i];
         }
         if (!bad)
@@ -392,7 +408,7 @@ static int synced_summary(const RawDevice *d, size_t n, char **ret) {
         for (size_t i = 0; i < n; i++) {
                 char *t;
 
-                if (d[i].synced == 0)
+                if (d[i].synced == 0 || d[i].error < 0)
                         continue;
                 if (asprintf(&t, "%s%s%s (%" PRIu64 " pages)", s ?: "", s ? ", " : "", d[i].name,
                              d[i].synced) < 0)
@@ -416,10 +432,24 @@ int raw_cache_unexplained(int root_fd, int sysfs_fd, int debugfs_fd, const RawCa
         if (!disks)
                 return -ENOMEM;
         n_disks = disks_of(look->bdis, look->n_bdis, disks);
-        for (size_t i = 0; i < n_disks && r == 0; i++)
-                if (!dev_in(disks[i], look->stuck, look->n_stuck))
+        /* The leaves of devices proven stuck last: a child waiting on one of them has answered for
+         * every other device by then. */
+        for (int last = 0; last < 2 && r == 0; last++)
+                for (size_t i = 0; i < n_disks && r == 0; i++) {
+                        bool stuck = dev_in(disks[i], look->stuck, look->n_stuck);
+                        size_t before = n;
+
+                        if (stuck != last)
+                                continue;
                         r = disk_others(sysfs_fd, debugfs_fd, disks[i], look->known, look->n_known, &cgwb,
                                         &devs, &n, ret_why);
+                        if (r > 0 && stuck) { /* its failures are no reason */
+                                *ret_why = mfree(*ret_why);
+                                r = 0;
+                        }
+                        for (size_t k = before; k < n; k++)
+                                devs[k].on_stuck_disk = stuck;
+                }
         if (r == 0 && n > 0) {
                 /* Reasons that need no child: no cachestat(2) here, no time left. */
                 t = now(CLOCK_MONOTONIC);

@@ -3,28 +3,34 @@
 
 /*
  * The page cache of block devices written straight to, on a disk that also holds a writable
- * superblock of the sample (evidence.h looks at disks without one). The kernel's own sync ends with
- * sync_bdevs() (every block device someone holds open; a device nobody holds open has no page
- * cache: its last close wrote it back and dropped it); our syncfs() writes only its filesystem's own
- * device. Such a device's dirty pages put its inode on the disk's bdi writeback lists, where the
- * inodes of the disk's filesystems look alike, and every jbd2 commit leaves the in-place copies of
- * the metadata it journaled as dirty buffers of the filesystem's own block device until its
- * checkpoint: the lists of a disk with an ext4 are rarely empty after a pass. So, per disk (a bdi
- * named MAJ:MIN, major not 0) of a superblock of the sample:
+ * superblock of the sample (evidence.h looks at disks without one). The kernel's own sync wakes every
+ * flusher first (block devices' inodes included) and ends with sync_bdevs() (every block device
+ * someone holds open; a device nobody holds open has no page cache: its last close wrote it back and
+ * dropped it); our syncfs() writes only its filesystem's own device. Such a device's dirty pages put
+ * its inode on the disk's bdi writeback lists, where the inodes of the disk's filesystems look alike,
+ * and every jbd2 commit leaves the in-place copies of the metadata it journaled as dirty buffers of
+ * the filesystem's own block device until its checkpoint: the lists of a disk with an ext4 are
+ * rarely empty after a pass. So, per disk (a bdi named MAJ:MIN, major not 0) of a superblock of the
+ * sample:
  *   - its writeback lists proven empty (evidence_bdi_empty()): nothing on any of its devices waits
  *     to be written, nothing to ask;
  *   - else its other devices: the disk itself unless a writable superblock of the sample is on it,
  *     and each partition no writable superblock of the sample is on (<sysfs>/dev/block/<bdi>/:
  *     entries holding a "partition" file; the "dev" attribute and the kernel's name, never the
  *     uevent, whose read took the device lock in some kernels). A read-only superblock's device is
- *     asked: sync_filesystem() leaves a read-only superblock's device alone; *   - cachestat(2) (Linux 6.5+) of each, in one bounded child that opens the node devtmpfs gives
+ *     asked: sync_filesystem() leaves a read-only superblock's device alone;
+ *   - cachestat(2) (Linux 6.5+) of each, in one bounded child that opens the node devtmpfs gives
  *     the kernel's name ('!' as '/') below the root's "dev", which must be that device (st_rdev).
  *     A device with dirty pages is synced there (fsync(2): what sync_bdevs() would write, and a
  *     cache flush) and asked again: a dirty page left keeps the kernel's sync on. Writeback in
  *     flight is not counted (evidence.h).
- * What cannot be told (no cachestat, no node, no answer in time, a sysfs that cannot be read) keeps
- * the sync on, and says why. Disks of a device proven stuck are left out: nothing written to them
- * completes, and the open of their nodes may wait on them.
+ * What cannot be told (no cachestat, no node, no answer in time, an fsync that fails, a sysfs that
+ * cannot be read) keeps the sync on, and says why. But a disk that is a leaf of a device proven
+ * stuck is asked last, and its devices' failures are no reason: a leaf truly stuck is written by
+ * no one (the kernel's sync blocks there too), and one that only sits below a stuck layer (a
+ * suspended dm device over another partition) answers, and is synced, like any other. A child
+ * killed inside fsync() stays until its writes end, and a task in the kernel holds the freezer
+ * off: the sleep waits for it, or fails.
  */
 
 #include <stdbool.h>
@@ -39,19 +45,21 @@
 typedef enum RawCacheStage {
         RAW_CACHE_ASKED, /* no answer (the child's failure, a timeout) */
         RAW_CACHE_OPEN,  /* opening the node */
-        RAW_CACHE_NODE,
-        /* the node is not that block device */ RAW_CACHE_STAT, /* cachestat(2) */
-        RAW_CACHE_SYNC,                                         /* fsync(2) of a dirty device */
+        RAW_CACHE_NODE,  /* the node is not that block device */
+        RAW_CACHE_STAT,  /* cachestat(2) */
+        RAW_CACHE_SYNC,  /* fsync(2) of a dirty device */
 } RawCacheStage;
 
 typedef struct RawDevice {
         dev_t dev;           /* the block device (MAJ:MIN) */
         char *name;          /* its node below "dev": the kernel's name, '!' as '/' */
         char *disk;          /* the bdi (disk) it belongs to */
+        bool on_stuck_disk;  /* the disk is a leaf of a device proven stuck */
         int error;           /* after the query: 0 or a negative errno, at stage */
-        RawCacheStage stage; /* where error happened */
-        uint64_t dirty;      /* after the query, when error is 0: its dirty pages (after the fsync) */
-        uint64_t synced;     /* after the query: the dirty pages found, and written, by the fsync */
+        RawCacheStage stage; /* where error happened (RAW_CACHE_SYNC: also while the fsync runs) */
+        uint64_t dirty;      /* after the query, when error is 0: its dirty pages (after any fsync) */
+        uint64_t found;      /* the dirty pages the first cachestat found (0: no fsync) */
+        uint64_t synced;     /* ... written by an fsync that succeeded */
 } RawDevice;
 
 void raw_devices_free(RawDevice *d, size_t n);
@@ -64,33 +72,37 @@ void raw_devices_free(RawDevice *d, size_t n);
 int raw_cache_others(int sysfs_fd, const char *bdi, const dev_t *known, size_t n_known, RawDevice **devs,
                      size_t *n);
 
-/* The child's answer about one device, as it travels on the pipe. */
+/* The child's answer about one device, as it travels on the pipe. A provisional record (before an
+ * fsync) says the device was found dirty; the final record for the same index follows. */
 typedef struct RawCacheRecord {
         uint32_t index;
         int32_t error;
         uint32_t stage;
-        uint32_t reserved;
+        uint32_t provisional;
         uint64_t dirty;
+        uint64_t found;
         uint64_t synced;
 } RawCacheRecord;
 
 /* The parent's side of the pipe (a BoundedChildFeed, pure): applies the whole records that arrived
- * beyond those applied. 1 when every device is answered, 0 to wait, -EBADMSG for a record out of
- * order, with a positive error or an unknown stage. */
+ * beyond those applied. 1 when every device has its final record, 0 to wait, -EBADMSG for a record
+ * out of order, with a positive error or an unknown stage. */
 typedef struct RawCacheRun {
         RawDevice *d;
-        size_t n, done;
+        size_t n;
+        size_t done; /* devices with their final record */
+        size_t pos;  /* records consumed */
 } RawCacheRun;
 int raw_cache_feed(const char *buf, size_t size, void *userdata);
 
-/* cachestat(2) of d[0..n) through the nodes below <root_fd>/dev, in one child bounded by timeout; a
- * device with dirty pages is fsync()ed and asked again. Fills each device's error, stage, dirty and
- * synced; a device without an answer gets the reason. */
+/* cachestat(2) of d[0..n) through the nodes below <root_fd>/dev, in order, in one child bounded by
+ * timeout; a device with dirty pages is fsync()ed and asked again. Fills each device's error, stage,
+ * dirty, found and synced; a device without an answer gets the reason. */
 void raw_cache_query(int root_fd, RawDevice *d, size_t n, usec_t timeout);
 
 /* Pure: 1 with the reason in *ret_why (free it) when a device still holds dirty pages (the first
- * such), else when one could not be asked or synced (the first such); 0 when every device answered
- * clean; -ENOMEM. */
+ * such), else when one not on a stuck disk could not be asked or synced (the first such); 0 when
+ * every device answered clean, or failed on a stuck disk; -ENOMEM. */
 int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why);
 
 /* Whether this kernel has cachestat(2) (it answers EBADF for the fd -1 where it exists). */
@@ -106,8 +118,8 @@ typedef struct RawCacheLook {
         size_t n_bdis;
         const dev_t *known; /* the devices of its writable superblocks */
         size_t n_known;
-        const dev_t *stuck; /* disks of a device proven stuck: not looked at (their writes cannot
-                             * complete, and opening their nodes may wait) */
+        const dev_t *stuck; /* leaf disks of the devices proven stuck (their group keys): asked last,
+                             * their devices' failures no reason */
         size_t n_stuck;
         usec_t until;       /* CLOCK_MONOTONIC: the child gets what is left until then */
         usec_t max_timeout; /* ... at most this */

@@ -546,13 +546,16 @@ static int pass_record(Pass *p) {
         return 0;
 }
 
-/* What the late pass leaves for the knob, write and message, after the raw-device look. */
+/* What the late pass leaves for the knob, write and message, after the raw-device look; and more
+ * when stuck workers are to be moved to a scope (a round trip to PID 1). */
 #define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
+#define RAW_CACHE_SCOPE_RESERVE (200U * USEC_PER_MSEC)
 
 /* Block devices written straight to, on the disks of the superblocks of the sample (raw-cache.h): the
  * devices of writable superblocks explain their own cache (a read-only one's cache is looked at);
- * disks of a device proven stuck (of this pass, or an earlier one's worker still there) are left
- * out. 1 with the reason in *ret_why, 0, -ENOMEM. Logs what it synced. */
+ * the leaf disks of a device proven stuck (of this pass, or an earlier one's worker still there)
+ * are asked last, their failures no reason. 1 with the reason in *ret_why, 0, -ENOMEM. Logs what it
+ * synced. */
 static int pass_raw_cache(const Pass *p, char **ret_why) {
         const Sample *sample = p->c.sample;
         _cleanup_free_ const char **bdis = calloc(MAX(sample->n_sbs, 1), sizeof(char *));
@@ -565,6 +568,7 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                 .until = p->deadline > RAW_CACHE_RESERVE ? p->deadline - RAW_CACHE_RESERVE : 0,
                 .max_timeout = context_reach_timeout(p->c.policy),
         };
+        bool moving = false;
         int r = 0;
 
         if (!bdis || !names || !known)
@@ -578,16 +582,22 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                                   ?: format_devnum(names + k * DEVNUM_STR_MAX,
                                                    sb->device.whole_disk ?: sb->dev);
         }
-        for (size_t i = 0; i < p->j.n_jobs && r >= 0; i++)
+        /* A malformed group names no disk: that disk is looked at like any other. */
+        for (size_t i = 0; i < p->j.n_jobs && r != -ENOMEM; i++) {
+                if (p->j.jobs[i].abandoned_pid > 0 && p->j.jobs[i].stuck)
+                        moving = true;
                 if (run_job_hung(&p->j, i))
                         r = raw_cache_group_disks(p->j.jobs[i].group, &stuck, &look.n_stuck);
-        for (size_t i = 0; i < p->ho.n_stuck && r >= 0; i++)
+        }
+        for (size_t i = 0; i < p->ho.n_stuck && r != -ENOMEM; i++)
                 if (p->ho.stuck[i].hung)
                         r = raw_cache_group_disks(p->ho.stuck[i].group, &stuck, &look.n_stuck);
         if (r == -ENOMEM)
                 return r;
-        /* A malformed group names no disk: that disk is looked at like any other. */
         look.stuck = stuck;
+        /* Stuck workers still go to a scope of their own after this (stuck_workers_to_scope()). */
+        if (moving)
+                look.until = look.until > RAW_CACHE_SCOPE_RESERVE ? look.until - RAW_CACHE_SCOPE_RESERVE : 0;
         r = raw_cache_unexplained(p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, &look, ret_why, &synced);
         if (synced)
                 log_info("Synced the page cache of block devices written straight to: %s.", synced);

@@ -175,8 +175,11 @@ grep -q "left superblocks unsynced (errors, timeouts, Action=skip) that this pas
 # knob goes off (reviews of 4236419 and b63003b: the look first kept the knob on, then was skipped
 # whenever a device was stuck, though the kernel's sync wakes every flusher first). WritebackFirst=no:
 # the pass's own wake-up of the flusher threads would write the partition back first.
-exec 8<>"${SS_PLOOP}p2" # only now: a daemon started since (the test bed's) would hold it open too
-dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 status=none
+# (before Linux 6.5 there is no cachestat: the partition would be "cannot be told", and the knob on)
+ss_has_cachestat && {
+        exec 8<>"${SS_PLOOP}p2" # only now: a daemon started since (the test bed's) would hold it open too
+        dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 status=none
+}
 echo data >"$SS_TMP/pmnt/f"
 ss_config "[Kernel]
 SyncOnSuspend=off
@@ -189,10 +192,20 @@ ss_unit_pass_record -a
 ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late.log" || true
 [[ $(k) == 0 ]] ||
         fail "off: the late pass proved the device stuck but kept the knob on: $(cat "$SS_TMP/late.log")"
-grep -qE "Synced the page cache of block devices written straight to: (.*, )?${SS_PLOOP#/dev/}p2 \(1024 pages\)" \
-        "$SS_TMP/late.log" || fail "off, a stuck device: the partition on another disk was not synced: $(cat "$SS_TMP/late.log")"
-blockdev --flushbufs "${SS_PLOOP}p2"
-exec 8>&-
+if ss_has_cachestat; then
+        # A sync elsewhere on this shared machine may write it back first: then it is clean, and this
+        # run does not show the pass syncing it (said, not failed).
+        if grep -qE "Synced the page cache of block devices written straight to: (.*, )?${SS_PLOOP#/dev/}p2 \([0-9]+ pages\)" \
+                "$SS_TMP/late.log"; then
+                echo "off, a stuck device: $(grep -o 'Synced the page cache.*' "$SS_TMP/late.log")"
+        elif [[ $(ss_dirty_pages "${SS_PLOOP}p2") == 0 ]]; then
+                echo "note: ${SS_PLOOP}p2 was written back before the pass looked (a sync elsewhere): not shown this run"
+        else
+                fail "off, a stuck device: the partition on another disk was not synced: $(cat "$SS_TMP/late.log")"
+        fi
+        blockdev --flushbufs "${SS_PLOOP}p2"
+        exec 8>&-
+fi
 # Gone before the next case: unmounted, its disk alone would be a device no filesystem explains.
 umount "$SS_TMP/pmnt"
 losetup -d "$SS_PLOOP"

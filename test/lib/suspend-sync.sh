@@ -122,6 +122,30 @@ ss_partitioned_disk() {
         SS_PDISK=$(lsblk -dno MAJ:MIN "$SS_PLOOP" | tr -d ' ')
 }
 
+# ss_dirty_pages DEV: the dirty pages of DEV's page cache (cachestat(2), Linux 6.5), on stdout.
+ss_dirty_pages() {
+        python3 - "$1" <<'EOF'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Range(ctypes.Structure):
+    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+class Stat(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in ("cache", "dirty", "writeback", "evicted", "recently_evicted")]
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+r, s = Range(0, 0), Stat()
+if libc.syscall(451, fd, ctypes.byref(r), ctypes.byref(s), 0) != 0:
+    sys.exit("cachestat: " + os.strerror(ctypes.get_errno()))
+print(s.dirty)
+EOF
+}
+
+# ss_has_cachestat: the kernel is Linux 6.5 or later (cachestat(2)).
+ss_has_cachestat() {
+        local kmaj kmin
+        IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+        ((kmaj > 6 || (kmaj == 6 && kmin >= 5)))
+}
+
 ss_debugfs() {
         if [[ ! -d /sys/kernel/debug/bdi ]]; then
                 mount -t debugfs none /sys/kernel/debug || return 1
