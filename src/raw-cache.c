@@ -176,7 +176,9 @@ static int cachestat_dirty(int fd, uint64_t *ret) {
         return 0;
 }
 
-static int query_one(int pipe_fd, int dev_fd, const RawDevice *d, RawCacheRecord *rec) {
+/* Phase 1 for one device: its node opened and checked, its dirty pages counted. The fd stays open
+ * (in *ret_fd) when there are some. */
+static int look_one(int dev_fd, const RawDevice *d, RawCacheRecord *rec, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
         int r;
@@ -192,38 +194,86 @@ static int query_one(int pipe_fd, int dev_fd, const RawDevice *d, RawCacheRecord
                 return -ENOTBLK;
         rec->stage = RAW_CACHE_STAT;
         r = cachestat_dirty(fd, &rec->dirty);
-        if (r < 0 || rec->dirty == 0)
-                return r;
-        /* What sync_bdevs() would write, written here (and the device's cache flushed after it,
-         * blkdev_fsync()), then asked again: what is still dirty was written since. Said first, so
-         * that an fsync that does not end in time is told as such. */
-        rec->found = rec->dirty;
-        rec->stage = RAW_CACHE_SYNC;
-        rec->provisional = 1;
-        if (loop_write(pipe_fd, rec, sizeof *rec) < 0)
-                return -EPIPE;
-        rec->provisional = 0;
-        if (fsync(fd) < 0)
-                return -errno;
-        rec->synced = rec->found;
-        rec->stage = RAW_CACHE_STAT;
-        return cachestat_dirty(fd, &rec->dirty);
+        if (r >= 0 && rec->dirty > 0)
+                *ret_fd = TAKE_FD(fd);
+        return r;
 }
 
+static int send_record(int pipe_fd, RawCacheRecord rec, RawCacheKind kind) {
+        rec.kind = kind;
+        return loop_write(pipe_fd, &rec, sizeof rec);
+}
+
+/* Every device is looked at before any is synced: a slow fsync costs only the answers of the
+ * devices synced after it. Each device's work is announced first (RAW_CACHE_START, RAW_CACHE_SYNCING):
+ * the parent knows which device the child was on when it stopped. */
 static int raw_cache_child(int pipe_fd, int root_fd, void *userdata) {
         const RawCacheRun *x = userdata;
         _cleanup_close_ int dev_fd = openat(root_fd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int dev_error = dev_fd < 0 ? -errno : 0;
+        int *fds = calloc(MAX(x->n, 1), sizeof(int));
+        RawCacheRecord *recs = calloc(MAX(x->n, 1), sizeof(RawCacheRecord));
 
+        if (!fds || !recs)
+                return 1;
         for (size_t i = 0; i < x->n; i++) {
-                RawCacheRecord rec = { .index = (uint32_t) i, .stage = RAW_CACHE_OPEN };
-
-                rec.error = dev_error ?: query_one(pipe_fd, dev_fd, &x->d[i], &rec);
-                if (rec.error < 0)
-                        rec.dirty = 0;
-                if (loop_write(pipe_fd, &rec, sizeof rec) < 0)
+                recs[i] = (RawCacheRecord) { .index = (uint32_t) i, .stage = RAW_CACHE_OPEN };
+                fds[i] = -EBADF;
+                if (send_record(pipe_fd, recs[i], RAW_CACHE_START) < 0)
+                        return 1;
+                recs[i].error = dev_error ?: look_one(dev_fd, &x->d[i], &recs[i], &fds[i]);
+                if (fds[i] >= 0) {
+                        recs[i].found = recs[i].dirty;
+                        recs[i].stage = RAW_CACHE_SYNC;
+                }
+                if (send_record(pipe_fd, recs[i], fds[i] >= 0 ? RAW_CACHE_DIRTY : RAW_CACHE_FINAL) < 0)
                         return 1;
         }
+        /* What sync_bdevs() would write, written here (and the device's cache flushed after it,
+         * blkdev_fsync()), then asked again: what is still dirty was written since. */
+        for (size_t i = 0; i < x->n; i++) {
+                if (fds[i] < 0)
+                        continue;
+                if (send_record(pipe_fd, recs[i], RAW_CACHE_SYNCING) < 0)
+                        return 1;
+                if (fsync(fds[i]) < 0)
+                        recs[i].error = -errno;
+                else {
+                        recs[i].synced = recs[i].found;
+                        recs[i].stage = RAW_CACHE_STAT;
+                        recs[i].error = cachestat_dirty(fds[i], &recs[i].dirty);
+                }
+                if (send_record(pipe_fd, recs[i], RAW_CACHE_FINAL) < 0)
+                        return 1;
+        }
+        return 0;
+}
+
+/* One record, checked against what came before for its device. */
+static int feed_one(RawCacheRun *x, const RawCacheRecord *rec) {
+        RawDevice *d;
+
+        if (rec->index >= x->n || rec->error > 0 || rec->stage > RAW_CACHE_SYNC ||
+            rec->kind > RAW_CACHE_SYNCING)
+                return -EBADMSG;
+        d = &x->d[rec->index];
+        if (rec->kind == RAW_CACHE_START) { /* phase 1 goes in order */
+                if (rec->index != x->started)
+                        return -EBADMSG;
+                x->started++;
+        } else if (rec->index >= x->started || d->answered ||
+                   (rec->kind == RAW_CACHE_SYNCING && d->stage != RAW_CACHE_SYNC))
+                return -EBADMSG;
+        x->current = rec->index;
+        d->stage = rec->stage;
+        d->found = rec->found;
+        if (rec->kind != RAW_CACHE_FINAL)
+                return 0;
+        d->answered = true;
+        d->error = rec->error;
+        d->dirty = rec->error == 0 ? rec->dirty : 0;
+        d->synced = rec->error == 0 ? rec->synced : 0;
+        x->done++;
         return 0;
 }
 
@@ -232,44 +282,46 @@ int raw_cache_feed(const char *buf, size_t size, void *userdata) {
 
         for (; x->done < x->n && (x->pos + 1) * sizeof(RawCacheRecord) <= size; x->pos++) {
                 RawCacheRecord rec;
-                RawDevice *d = &x->d[x->done];
+                int r;
 
                 memcpy(&rec, buf + x->pos * sizeof rec, sizeof rec);
-                if (rec.index != x->done || rec.error > 0 || rec.stage > RAW_CACHE_SYNC ||
-                    rec.provisional > 1 ||
-                    (rec.provisional && (rec.stage != RAW_CACHE_SYNC || rec.error != 0)))
-                        return -EBADMSG;
-                d->stage = rec.stage;
-                d->found = rec.found;
-                if (rec.provisional) /* found dirty, the fsync runs: its final record follows */
-                        continue;
-                d->error = rec.error;
-                d->dirty = rec.error == 0 ? rec.dirty : 0;
-                d->synced = rec.synced;
-                x->done++;
+                r = feed_one(x, &rec);
+                if (r < 0)
+                        return r;
         }
         return x->done == x->n;
 }
 
 void raw_cache_query(int root_fd, RawDevice *d, size_t n, usec_t timeout) {
-        RawCacheRun x = { .d = d, .n = n };
+        RawCacheRun x = { .d = d, .n = n, .current = SIZE_MAX };
         int r;
 
         if (n == 0)
                 return;
-        /* At most a provisional and a final record per device. */
-        r = bounded_child_run(root_fd, timeout, 2 * n * sizeof(RawCacheRecord), raw_cache_child,
+        /* At most four records per device: start, dirty, syncing, final. */
+        r = bounded_child_run(root_fd, timeout, 4 * n * sizeof(RawCacheRecord), raw_cache_child,
                               raw_cache_feed, &x);
-        /* What arrived counts; the rest carries why it did not (a device whose fsync was running keeps
-         * that stage). */
-        for (size_t i = x.done; i < n; i++) {
+        /* What arrived counts; the rest carries why it did not. Only the device the child was on
+         * when it stopped can have been held up by that device itself. */
+        for (size_t i = 0; i < n; i++) {
+                if (d[i].answered)
+                        continue;
                 d[i].error = r < 0 ? r : -EPROTO;
-                if (!(i == x.done && d[i].stage == RAW_CACHE_SYNC))
+                d[i].current = i == x.current;
+                if (!d[i].current && d[i].stage != RAW_CACHE_SYNC)
                         d[i].stage = RAW_CACHE_ASKED;
         }
 }
 
 static const char *failure(const RawDevice *d, char *buf, size_t size) {
+        const char *stop = d->error == -ETIMEDOUT ? "no answer in time"
+                           : d->error == -EPROTO  ? "the child asking it died"
+                                                  : strerror(-d->error);
+
+        if (!d->answered && !d->current) {
+                snprintf(buf, size, "not reached: %s", stop);
+                return buf;
+        }
         switch (d->stage) {
         case RAW_CACHE_OPEN:
                 snprintf(buf, size, "opening /dev/%s: %s", d->name, strerror(-d->error));
@@ -283,15 +335,25 @@ static const char *failure(const RawDevice *d, char *buf, size_t size) {
                 break;
         case RAW_CACHE_SYNC:
                 snprintf(buf, size, "fsync of its %" PRIu64 " dirty pages: %s", d->found,
-                         d->error == -ETIMEDOUT ? "did not end in time" : strerror(-d->error));
+                         d->error == -ETIMEDOUT ? "did not end in time" : stop);
                 break;
         default:
-                snprintf(buf, size, "%s",
-                         d->error == -ETIMEDOUT ? "no answer in time"
-                         : d->error == -EPROTO  ? "the child asking it died"
-                                                : strerror(-d->error));
+                snprintf(buf, size, "%s", stop);
         }
         return buf;
+}
+
+/* A failure of the device itself on a leaf of a device proven stuck: the child stopped on it, or
+ * the kernel failed it. No one writes such a leaf if it is stuck itself (the kernel's sync blocks
+ * there too), and a child stuck in the kernel on it holds the freezer off. Anything else — not
+ * reached, no cachestat, no node — is no evidence. */
+static bool excused(const RawDevice *d) {
+        if (!d->on_stuck_disk || d->error >= 0)
+                return false;
+        if (d->current)
+                return true;
+        return d->answered && (d->stage == RAW_CACHE_OPEN || d->stage == RAW_CACHE_SYNC) &&
+               (d->error == -EIO || d->error == -ENXIO || d->error == -ENODEV || d->error == -ENOMEDIUM);
 }
 
 int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why) {
@@ -308,8 +370,7 @@ int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why) {
                                         d[i].synced) < 0
                                        ? -ENOMEM
                                        : 1;
-                /* A leaf of a device proven stuck: no one writes it if it is stuck itself. */
-                if (d[i].error < 0 && !d[i].on_stuck_disk && !bad)
+                if (d[i].error < 0 && !excused(&d[i]) && !bad)
                         bad = &d[i];
         }
         if (!bad)
@@ -380,24 +441,28 @@ bool raw_cache_supported(void) {
 
 int raw_cache_group_disks(const char *group, dev_t **disks, size_t *n) {
         _cleanup_free_ char *copy = NULL;
+        _cleanup_free_ dev_t *parsed = NULL;
+        size_t k = 0, cap;
         char *w, *save = NULL;
+        dev_t *a;
 
         if (!group || startswith(group, "sb:"))
                 return 0;
         copy = strdup(group);
-        if (!copy)
+        cap = strlen(group) / 2 + 1; /* a key of k disks has at least 2k - 1 characters */
+        parsed = calloc(cap, sizeof(dev_t));
+        if (!copy || !parsed)
                 return -ENOMEM;
-        for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-                dev_t d, *a;
-
-                if (parse_devnum(w, &d) < 0)
+        /* The whole key parses, or none of it counts. */
+        for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+                if (k >= cap || parse_devnum(w, &parsed[k++]) < 0)
                         return -EINVAL;
-                a = reallocarray(*disks, *n + 1, sizeof **disks);
-                if (!a)
-                        return -ENOMEM;
-                *disks = a;
-                a[(*n)++] = d;
-        }
+        a = reallocarray(*disks, *n + k + 1, sizeof **disks);
+        if (!a)
+                return -ENOMEM;
+        *disks = a;
+        memcpy(a + *n, parsed, k * sizeof(dev_t));
+        *n += k;
         return 0;
 }
 

@@ -55,6 +55,8 @@ typedef struct RawDevice {
         char *name;          /* its node below "dev": the kernel's name, '!' as '/' */
         char *disk;          /* the bdi (disk) it belongs to */
         bool on_stuck_disk;  /* the disk is a leaf of a device proven stuck */
+        bool answered;       /* after the query: the child's final word on it arrived */
+        bool current;        /* after the query: not answered, the child was on it when it stopped */
         int error;           /* after the query: 0 or a negative errno, at stage */
         RawCacheStage stage; /* where error happened (RAW_CACHE_SYNC: also while the fsync runs) */
         uint64_t dirty;      /* after the query, when error is 0: its dirty pages (after any fsync) */
@@ -72,13 +74,21 @@ void raw_devices_free(RawDevice *d, size_t n);
 int raw_cache_others(int sysfs_fd, const char *bdi, const dev_t *known, size_t n_known, RawDevice **devs,
                      size_t *n);
 
-/* The child's answer about one device, as it travels on the pipe. A provisional record (before an
- * fsync) says the device was found dirty; the final record for the same index follows. */
+/* What the child says of one device, as it travels on the pipe: START as it begins looking (in
+ * order), DIRTY when it found dirty pages (the fsync comes after every device was looked at),
+ * SYNCING as that fsync begins, FINAL its last word. */
+typedef enum RawCacheKind {
+        RAW_CACHE_FINAL,
+        RAW_CACHE_START,
+        RAW_CACHE_DIRTY,
+        RAW_CACHE_SYNCING,
+} RawCacheKind;
+
 typedef struct RawCacheRecord {
         uint32_t index;
         int32_t error;
         uint32_t stage;
-        uint32_t provisional;
+        uint32_t kind;
         uint64_t dirty;
         uint64_t found;
         uint64_t synced;
@@ -86,23 +96,27 @@ typedef struct RawCacheRecord {
 
 /* The parent's side of the pipe (a BoundedChildFeed, pure): applies the whole records that arrived
  * beyond those applied. 1 when every device has its final record, 0 to wait, -EBADMSG for a record
- * out of order, with a positive error or an unknown stage. */
+ * out of order (a START not next, anything else for a device not started or already answered, a
+ * SYNCING for a device not found dirty), with a positive error, an unknown stage or kind. */
 typedef struct RawCacheRun {
         RawDevice *d;
         size_t n;
-        size_t done; /* devices with their final record */
-        size_t pos;  /* records consumed */
+        size_t done;    /* devices with their final record */
+        size_t pos;     /* records consumed */
+        size_t started; /* devices the child began (START) */
+        size_t current; /* the device of the last record (SIZE_MAX: none yet) */
 } RawCacheRun;
 int raw_cache_feed(const char *buf, size_t size, void *userdata);
 
 /* cachestat(2) of d[0..n) through the nodes below <root_fd>/dev, in order, in one child bounded by
- * timeout; a device with dirty pages is fsync()ed and asked again. Fills each device's error, stage,
- * dirty, found and synced; a device without an answer gets the reason. */
+ * timeout; then each device found dirty is fsync()ed and asked again. Fills each device's error,
+ * stage, dirty, found, synced, answered and current; a device without an answer gets the reason. */
 void raw_cache_query(int root_fd, RawDevice *d, size_t n, usec_t timeout);
 
 /* Pure: 1 with the reason in *ret_why (free it) when a device still holds dirty pages (the first
- * such), else when one not on a stuck disk could not be asked or synced (the first such); 0 when
- * every device answered clean, or failed on a stuck disk; -ENOMEM. */
+ * such), else when one could not be asked or synced (the first such) but for a failure of the
+ * device itself on a leaf of a device proven stuck (the child stopped on it, or the kernel failed
+ * its open or fsync with EIO, ENXIO, ENODEV, ENOMEDIUM); 0 when every device answered clean; -ENOMEM. */
 int raw_cache_verdict(const RawDevice *d, size_t n, char **ret_why);
 
 /* Whether this kernel has cachestat(2) (it answers EBADF for the fd -1 where it exists). */

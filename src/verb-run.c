@@ -41,6 +41,20 @@ static usec_t record_reserve(usec_t deadline, size_t n_entries) {
         return MIN(deadline / 10, 50 * USEC_PER_MSEC + (usec_t) MIN(n_entries, MOUNT_TABLE_MAX_ENTRIES) * 10);
 }
 
+/* What the late pass leaves for the knob, write and message, after the raw-device look; and more
+ * when stuck workers are to be moved to a scope (a round trip to PID 1). */
+#define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
+#define RAW_CACHE_SCOPE_RESERVE (200U * USEC_PER_MSEC)
+/* The least the raw-device look's child is given (raw-cache.h). */
+#define RAW_CACHE_CHILD_MIN (100U * USEC_PER_MSEC)
+
+/* The late pass that decides the knob keeps back, on top, the raw-device look and what follows it:
+ * a pass that the deadline stops (a stuck device) still looks, and still moves its stuck workers
+ * (review of 87cc0de). */
+static usec_t knob_reserve(usec_t deadline) {
+        return MIN(deadline / 8, RAW_CACHE_RESERVE + RAW_CACHE_SCOPE_RESERVE + RAW_CACHE_CHILD_MIN);
+}
+
 /* Abandoned workers still in the kernel would keep the unit that ran us busy after resume
  * (systemd-suspend.service "deactivating", "left-over process" at suspend-sync.service's next start):
  * hand them to a scope of their own, with what is left before the deadline (less a few ms for the
@@ -392,7 +406,7 @@ static void pass_defer_commit(Pass *p) {
 }
 
 static int pass_execute(Pass *p) {
-        usec_t t0;
+        usec_t t0, reserve;
         int r;
 
         /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
@@ -404,8 +418,10 @@ static int pass_execute(Pass *p) {
         t0 = now(CLOCK_MONOTONIC);
         pass_writeback_first(p);
         pass_defer_commit(p);
-        r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel,
-                         p->deadline - record_reserve(p->c.policy->deadline, p->c.plan->n_entries), NULL);
+        reserve = record_reserve(p->c.policy->deadline, p->c.plan->n_entries);
+        if (touches_knob(p->a) && p->a->late)
+                reserve += knob_reserve(p->c.policy->deadline);
+        r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel, p->deadline - reserve, NULL);
         p->t_executed = now(CLOCK_MONOTONIC);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the sync workers: %m");
@@ -546,10 +562,6 @@ static int pass_record(Pass *p) {
         return 0;
 }
 
-/* What the late pass leaves for the knob, write and message, after the raw-device look; and more
- * when stuck workers are to be moved to a scope (a round trip to PID 1). */
-#define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
-#define RAW_CACHE_SCOPE_RESERVE (200U * USEC_PER_MSEC)
 
 /* Block devices written straight to, on the disks of the superblocks of the sample (raw-cache.h): the
  * devices of writable superblocks explain their own cache (a read-only one's cache is looked at);

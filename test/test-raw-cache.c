@@ -134,11 +134,19 @@ TEST(verdict) {
                   .name = (char *) "loop1",
                   .disk = (char *) "7:1",
                   .error = -ETIMEDOUT },
-                { .dev = makedev(259, 1), .name = (char *) "loop1p2", .disk = (char *) "7:1", .dirty = 1024 },
-                { .dev = makedev(259, 2), .name = (char *) "loop1p3", .disk = (char *) "7:1" },
+                { .dev = makedev(259, 1),
+                  .name = (char *) "loop1p2",
+                  .disk = (char *) "7:1",
+                  .answered = true,
+                  .dirty = 1024,
+                  .synced = 4096 },
+                { .dev = makedev(259, 2),
+                  .name = (char *) "loop1p3",
+                  .disk = (char *) "7:1",
+                  .answered = true },
         };
         _cleanup_free_ char *why = NULL;
-        d[1].synced = 4096;
+
         ASSERT_EQ(raw_cache_verdict(d, 3, &why), 1);
         ASSERT_STREQ(why, "block device loop1p2 (259:1, on disk 7:1, which also holds a filesystem of this "
                           "pass) still holds 1024 dirty pages written straight to it, after this pass wrote "
@@ -149,10 +157,17 @@ TEST(verdict) {
         ASSERT_TRUE(!why);
         d[1].dirty = 0;
         ASSERT_EQ(raw_cache_verdict(d, 3, &why), 1);
-        ASSERT_STREQ(why,
-                     "whether block device loop1 (7:1, on disk 7:1, which also holds a filesystem of this "
-                     "pass) holds dirty pages written straight to it cannot be told (no answer in time)");
+        ASSERT_STREQ(
+                why,
+                "whether block device loop1 (7:1, on disk 7:1, which also holds a filesystem of this "
+                "pass) holds dirty pages written straight to it cannot be told (not reached: no answer in "
+                "time)");
         why = mfree(why);
+        d[0].current = true; /* the child was on it */
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
+        ASSERT_TRUE(strstr(why, "cannot be told (no answer in time)"));
+        why = mfree(why);
+        d[0].current = false, d[0].answered = true;
         d[0].stage = RAW_CACHE_OPEN, d[0].error = -ENOENT;
         ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
         ASSERT_TRUE(strstr(why, "(opening /dev/loop1: No such file or directory)"));
@@ -169,65 +184,84 @@ TEST(verdict) {
         ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
         ASSERT_TRUE(strstr(why, "(fsync of its 12 dirty pages: Input/output error)"));
         why = mfree(why);
-        d[0].error = -ETIMEDOUT;
+        d[0].answered = false, d[0].current = true, d[0].error = -ETIMEDOUT;
         ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
         ASSERT_TRUE(strstr(why, "(fsync of its 12 dirty pages: did not end in time)"));
         why = mfree(why);
-        /* On a leaf of a device proven stuck a failure is no reason; a dirty page left is. */
+
+        /* On a leaf of a device proven stuck (review of 87cc0de): the device the child stopped on,
+         * or one the kernel failed, is no reason; one not reached, no cachestat, a missing node
+         * are; a dirty page left is. */
         d[0].on_stuck_disk = true;
-        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 0);
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 0); /* stopped in its fsync */
+        d[0].current = false;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1); /* not reached */
+        why = mfree(why);
+        d[0].answered = true, d[0].error = -EIO;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 0); /* its fsync failed */
+        d[0].stage = RAW_CACHE_OPEN, d[0].error = -ENXIO;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 0); /* gone */
+        d[0].error = -ENOENT;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1); /* no node */
+        why = mfree(why);
+        d[0].stage = RAW_CACHE_STAT, d[0].error = -ENOSYS;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
+        why = mfree(why);
         d[0].error = 0, d[0].dirty = 3;
         ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
         ASSERT_TRUE(strstr(why, "still holds 3 dirty pages"));
 }
 
-/* The child's records: in order, no positive error, complete when every device is answered. */
+#define REC(i, k, ...) ((RawCacheRecord) { .index = (i), .kind = RAW_CACHE_##k, __VA_ARGS__ })
+
+/* The child's records: a device begun in order, then its final word; one found dirty is synced
+ * after all were looked at. */
 TEST(feed) {
-        RawDevice d[2] = { { .error = -ETIMEDOUT }, { .error = -ETIMEDOUT } };
-        RawCacheRun x = { .d = d, .n = 2 };
-        RawCacheRecord rec[2] = { { .index = 0, .stage = RAW_CACHE_STAT, .dirty = 5, .synced = 7 },
-                                  { .index = 1, .error = -ENOTBLK, .stage = RAW_CACHE_NODE, .dirty = 9 } };
-
-        ASSERT_EQ(raw_cache_feed((const char *) rec, sizeof rec[0] + 3, &x), 0);
-        ASSERT_EQ(d[0].error, 0);
-        ASSERT_EQ(d[0].dirty, 5U);
-        ASSERT_EQ(d[0].synced, 7U);
-        ASSERT_EQ(d[1].error, -ETIMEDOUT);
-        ASSERT_EQ(raw_cache_feed((const char *) rec, sizeof rec, &x), 1);
-        ASSERT_EQ(d[1].error, -ENOTBLK);
-        ASSERT_EQ(d[1].stage, RAW_CACHE_NODE);
-        ASSERT_EQ(d[1].dirty, 0U);
-
-        /* A provisional record (found dirty, the fsync runs), then the final one. */
-        RawCacheRecord two[3] = {
-                { .index = 0, .stage = RAW_CACHE_SYNC, .provisional = 1, .dirty = 8, .found = 8 },
-                { .index = 0, .stage = RAW_CACHE_STAT, .found = 8, .synced = 8 },
-                { .index = 1, .stage = RAW_CACHE_STAT },
+        RawDevice d[2];
+        RawCacheRun x;
+        RawCacheRecord ok[] = {
+                REC(0, START, .stage = RAW_CACHE_OPEN),
+                REC(0, DIRTY, .stage = RAW_CACHE_SYNC, .dirty = 8, .found = 8),
+                REC(1, START, .stage = RAW_CACHE_OPEN),
+                REC(1, FINAL, .stage = RAW_CACHE_NODE, .error = -ENOTBLK),
+                REC(0, SYNCING, .stage = RAW_CACHE_SYNC, .found = 8),
+                REC(0, FINAL, .stage = RAW_CACHE_STAT, .found = 8, .synced = 8),
         };
-        x = (RawCacheRun) { .d = d, .n = 2 };
-        d[0] = (RawDevice) { .error = -ENODATA };
-        ASSERT_EQ(raw_cache_feed((const char *) two, sizeof two[0], &x), 0);
+        const RawCacheRecord bad[][2] = {
+                { REC(1, START), REC(1, FINAL) },                            /* not in order */
+                { REC(0, FINAL), REC(0, START) },                            /* before its start */
+                { REC(0, START), REC(0, FINAL, .error = 5) },                /* a positive error */
+                { REC(0, START), REC(0, FINAL, .stage = 9) },                /* an unknown stage */
+                { REC(0, START), { .index = 0, .kind = 9 } },                /* an unknown kind */
+                { REC(0, START), REC(0, SYNCING, .stage = RAW_CACHE_STAT) }, /* syncing what was clean */
+                { REC(0, START), REC(2, FINAL) },                            /* no such device */
+                { REC(0, START), REC(0, START) },                            /* begun twice */
+        };
+
+        x = (RawCacheRun) { .d = d, .n = 2, .current = SIZE_MAX };
+        d[0] = d[1] = (RawDevice) { .error = -ENODATA };
+        ASSERT_EQ(raw_cache_feed((const char *) ok, 2 * sizeof ok[0] + 3, &x), 0);
         ASSERT_EQ(d[0].stage, RAW_CACHE_SYNC);
         ASSERT_EQ(d[0].found, 8U);
         ASSERT_EQ(d[0].error, -ENODATA); /* not answered yet */
-        ASSERT_EQ(x.done, 0U);
-        ASSERT_EQ(raw_cache_feed((const char *) two, sizeof two, &x), 1);
+        ASSERT_TRUE(!d[0].answered);
+        ASSERT_EQ(x.current, 0U);
+        ASSERT_EQ(raw_cache_feed((const char *) ok, 4 * sizeof ok[0], &x), 0);
+        ASSERT_TRUE(d[1].answered);
+        ASSERT_EQ(d[1].error, -ENOTBLK);
+        ASSERT_EQ(d[1].stage, RAW_CACHE_NODE);
+        ASSERT_EQ(raw_cache_feed((const char *) ok, 5 * sizeof ok[0], &x), 0);
+        ASSERT_EQ(x.current, 0U); /* the child is in device 0's fsync */
+        ASSERT_EQ(raw_cache_feed((const char *) ok, sizeof ok, &x), 1);
         ASSERT_EQ(d[0].error, 0);
         ASSERT_EQ(d[0].synced, 8U);
         ASSERT_EQ(d[0].dirty, 0U);
 
-        x = (RawCacheRun) { .d = d, .n = 2 };
-        rec[0].index = 1;
-        ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
-        x = (RawCacheRun) { .d = d, .n = 2 };
-        rec[0] = (RawCacheRecord) { .index = 0, .error = 5 };
-        ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
-        x = (RawCacheRun) { .d = d, .n = 2 };
-        rec[0] = (RawCacheRecord) { .index = 0, .stage = 9 };
-        ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
-        x = (RawCacheRun) { .d = d, .n = 2 };
-        rec[0] = (RawCacheRecord) { .index = 0, .stage = RAW_CACHE_STAT, .provisional = 1 };
-        ASSERT_ERR(raw_cache_feed((const char *) rec, sizeof rec, &x), EBADMSG);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                x = (RawCacheRun) { .d = d, .n = 2, .current = SIZE_MAX };
+                d[0] = d[1] = (RawDevice) { .error = -ENODATA };
+                ASSERT_ERR(raw_cache_feed((const char *) bad[i], sizeof bad[i], &x), EBADMSG);
+        }
 }
 
 static void put_stats(int fd, const char *bdi, unsigned b_dirty) {
@@ -312,16 +346,18 @@ TEST(unexplained) {
 
         /* No time left: the reason, without a child. */
         ASSERT_EQ(LOOK(bdis, 4, 1, &why), 1);
-        expect_why(why, "(no answer in time)");
+        expect_why(why, "(not reached: no answer in time)");
         why = mfree(why);
 
-        /* A leaf of a device proven stuck: its devices are asked (review of b63003b: a healthy leaf
-         * below a stuck layer is written by the kernel's sync), their failures no reason (review
-         * of 428fbf9: no longer left out). Its control: another disk stuck. */
-        ASSERT_EQ(look(rootfd, sysfs, debugfs, bdis, 4, later, stuck, 1, &why), 0);
-        ASSERT_TRUE(!why);
-        stuck[0] = makedev(8, 0);
+        /* A leaf of a device proven stuck is asked too (reviews of b63003b and 428fbf9: a healthy
+         * leaf below a stuck layer is written by the kernel's sync), and only a failure of the
+         * device itself is no reason there (review of 87cc0de; test verdict): not a node of another
+         * device, not "no time left" (nothing asked). */
         ASSERT_EQ(look(rootfd, sysfs, debugfs, bdis, 4, later, stuck, 1, &why), 1);
+        expect_why(why, "(/dev/loop1 is not that block device)");
+        why = mfree(why);
+        ASSERT_EQ(look(rootfd, sysfs, debugfs, bdis, 4, 1, stuck, 1, &why), 1);
+        expect_why(why, "(not reached: no answer in time)");
         why = mfree(why);
 
         /* No debugfs, or no entry for the disk in it (review of 4236419: read as "gone", nothing was
@@ -377,7 +413,8 @@ TEST(group_disks) {
         ASSERT_EQ(n, 2U);
         ASSERT_EQ(d[0], makedev(8, 0));
         ASSERT_EQ(d[1], makedev(8, 16));
-        ASSERT_ERR(raw_cache_group_disks("8:0,x", &d, &n), EINVAL);
+        ASSERT_ERR(raw_cache_group_disks("8:32,x", &d, &n), EINVAL);
+        ASSERT_EQ(n, 2U); /* nothing of a malformed key (review of 87cc0de: its 8:32 counted) */
 }
 
 int main(void) {

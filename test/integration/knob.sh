@@ -123,8 +123,13 @@ ss --sysfs="$sys" restore-knob
 
 # A partitioned disk for the stuck-device case below, made before any disk hangs (losetup -f, partx
 # and mkfs look at other loop devices, and wait for the hung one).
-ss_on_exit "exec 8>&- 2>/dev/null"
-ss_partitioned_disk "$SS_TMP/pmnt" || fail "no partitioned loop disk"
+# Not before Linux 6.5: without cachestat the partition would be "cannot be told", the knob on.
+raw=0
+if ss_has_cachestat; then
+        raw=1
+        ss_on_exit "exec 8>&- 2>/dev/null"
+        ss_partitioned_disk "$SS_TMP/pmnt" || fail "no partitioned loop disk"
+fi
 
 # keep: never touched, even with a hung mount.
 stack_setup hung ext4 64M
@@ -170,17 +175,17 @@ grep -q "left superblocks unsynced (errors, timeouts, Action=skip) that this pas
         fail "off: the late pass did not say it kept the knob for the unit's unsynced mount: $(cat "$SS_TMP/late.log")"
 # (the first late pass used up the unit's record: this one is given it back)
 # With it, a partition written straight to and held open on another disk, whose other partition
-# holds an ext4 of ours: the stuck disk is left out of the look at block devices' caches
-# (raw-cache.h), the healthy one is not: the pass syncs the partition itself and says so, and the
-# knob goes off (reviews of 4236419 and b63003b: the look first kept the knob on, then was skipped
-# whenever a device was stuck, though the kernel's sync wakes every flusher first). WritebackFirst=no:
-# the pass's own wake-up of the flusher threads would write the partition back first.
-# (before Linux 6.5 there is no cachestat: the partition would be "cannot be told", and the knob on)
-ss_has_cachestat && {
+# holds an ext4 of ours: the look at block devices' caches (raw-cache.h) asks that disk, the pass
+# syncs the partition itself and says so, and the knob goes off (reviews of 4236419 and b63003b: the
+# look first kept the knob on, then was skipped whenever a device was stuck, though the kernel's
+# sync wakes every flusher first). WritebackFirst=no: the pass's own wake-up of the flusher threads
+# would write the partition back first.
+if ((raw)); then
         exec 8<>"${SS_PLOOP}p2" # only now: a daemon started since (the test bed's) would hold it open too
         dd if=/dev/urandom of=/dev/fd/8 bs=1M count=4 status=none
-}
-echo data >"$SS_TMP/pmnt/f"
+        echo data >"$SS_TMP/pmnt/f"
+        echo "${SS_PLOOP}p2 holds $(ss_dirty_pages "${SS_PLOOP}p2") dirty pages before the pass"
+fi
 ss_config "[Kernel]
 SyncOnSuspend=off
 [Sync]
@@ -192,7 +197,7 @@ ss_unit_pass_record -a
 ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late.log" || true
 [[ $(k) == 0 ]] ||
         fail "off: the late pass proved the device stuck but kept the knob on: $(cat "$SS_TMP/late.log")"
-if ss_has_cachestat; then
+if ((raw)); then
         # A sync elsewhere on this shared machine may write it back first: then it is clean, and this
         # run does not show the pass syncing it (said, not failed).
         if grep -qE "Synced the page cache of block devices written straight to: (.*, )?${SS_PLOOP#/dev/}p2 \([0-9]+ pages\)" \
@@ -205,10 +210,10 @@ if ss_has_cachestat; then
         fi
         blockdev --flushbufs "${SS_PLOOP}p2"
         exec 8>&-
+        # Gone before the next case: unmounted, its disk alone would be a device no filesystem explains.
+        umount "$SS_TMP/pmnt"
+        losetup -d "$SS_PLOOP"
 fi
-# Gone before the next case: unmounted, its disk alone would be a device no filesystem explains.
-umount "$SS_TMP/pmnt"
-losetup -d "$SS_PLOOP"
 ss --sysfs="$sys" restore-knob
 grep -qs "^unsynced" "$SS_STATE/handover" && fail "restore-knob kept the unsynced lines of the cycle"
 fresh_cycle

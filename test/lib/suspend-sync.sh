@@ -139,11 +139,13 @@ print(s.dirty)
 EOF
 }
 
-# ss_has_cachestat: the kernel is Linux 6.5 or later (cachestat(2)).
+# ss_has_cachestat: the kernel has cachestat(2) (Linux 6.5, CONFIG_CACHESTAT_SYSCALL): it answers
+# EBADF for the fd -1, ENOSYS where it does not exist.
 ss_has_cachestat() {
-        local kmaj kmin
-        IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-        ((kmaj > 6 || (kmaj == 6 && kmin >= 5)))
+        python3 -c '
+import ctypes, errno, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(0 if libc.syscall(451, -1, None, None, 0) == 0 or ctypes.get_errno() != errno.ENOSYS else 1)'
 }
 
 ss_debugfs() {
