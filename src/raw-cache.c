@@ -262,9 +262,12 @@ static int feed_one(RawCacheRun *x, const RawCacheRecord *rec) {
                         return -EBADMSG;
                 x->started++;
         } else if (rec->index >= x->started || d->answered ||
+                   (rec->kind == RAW_CACHE_DIRTY && rec->stage != RAW_CACHE_SYNC) ||
                    (rec->kind == RAW_CACHE_SYNCING && d->stage != RAW_CACHE_SYNC))
                 return -EBADMSG;
-        x->current = rec->index;
+        /* The child is on a device from its START or SYNCING to its next record: only there can the
+         * device itself hold it up. */
+        x->current = (rec->kind == RAW_CACHE_START || rec->kind == RAW_CACHE_SYNCING) ? rec->index : SIZE_MAX;
         d->stage = rec->stage;
         d->found = rec->found;
         if (rec->kind != RAW_CACHE_FINAL)

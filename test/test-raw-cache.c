@@ -236,6 +236,7 @@ TEST(feed) {
                 { REC(0, START), REC(0, SYNCING, .stage = RAW_CACHE_STAT) }, /* syncing what was clean */
                 { REC(0, START), REC(2, FINAL) },                            /* no such device */
                 { REC(0, START), REC(0, START) },                            /* begun twice */
+                { REC(0, START), REC(0, DIRTY, .stage = RAW_CACHE_STAT) },   /* dirty, not to be synced */
         };
 
         x = (RawCacheRun) { .d = d, .n = 2, .current = SIZE_MAX };
@@ -245,7 +246,7 @@ TEST(feed) {
         ASSERT_EQ(d[0].found, 8U);
         ASSERT_EQ(d[0].error, -ENODATA); /* not answered yet */
         ASSERT_TRUE(!d[0].answered);
-        ASSERT_EQ(x.current, 0U);
+        ASSERT_EQ(x.current, SIZE_MAX); /* found dirty: not on it any more */
         ASSERT_EQ(raw_cache_feed((const char *) ok, 4 * sizeof ok[0], &x), 0);
         ASSERT_TRUE(d[1].answered);
         ASSERT_EQ(d[1].error, -ENOTBLK);
