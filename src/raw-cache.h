@@ -29,7 +29,8 @@
  * stuck is asked last, and its devices' failures are no reason: a leaf truly stuck is written by
  * no one (the kernel's sync blocks there too), and one that only sits below a stuck layer (a
  * suspended dm device over another partition) answers, and is synced, like any other. A child
- * killed inside fsync() stays until its writes end, and a task in the kernel holds the freezer
+ * killed inside fsync() stays until its writes end (bounded_child_abandoned(): a pass started by
+ * systemd hands it to the scope of its stuck workers), and a task in the kernel holds the freezer
  * off: the sleep waits for it, or fails.
  */
 

@@ -13,6 +13,7 @@
 #include "evidence.h"
 #include "executor.h"
 #include "handover.h"
+#include "shared/bounded-child.h"
 #include "shared/devnum-util.h"
 #include "shared/proc-util.h"
 #include "kernel-knob.h"
@@ -41,8 +42,9 @@ static usec_t record_reserve(usec_t deadline, size_t n_entries) {
         return MIN(deadline / 10, 50 * USEC_PER_MSEC + (usec_t) MIN(n_entries, MOUNT_TABLE_MAX_ENTRIES) * 10);
 }
 
-/* What the late pass leaves for the knob, write and message, after the raw-device look; and more
- * when stuck workers are to be moved to a scope (a round trip to PID 1). */
+/* What the late pass leaves for the knob, write and message, after the raw-device look, and for
+ * moving stuck workers (the look's child among them, if it is stuck in an fsync) to a scope (a
+ * round trip to PID 1). */
 #define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
 #define RAW_CACHE_SCOPE_RESERVE (200U * USEC_PER_MSEC)
 /* The least the raw-device look's child is given (raw-cache.h). */
@@ -58,9 +60,10 @@ static usec_t knob_reserve(usec_t deadline) {
 /* Abandoned workers still in the kernel would keep the unit that ran us busy after resume
  * (systemd-suspend.service "deactivating", "left-over process" at suspend-sync.service's next start):
  * hand them to a scope of their own, with what is left before the deadline (less a few ms for the
- * summary). */
+ * summary). So too the bounded children killed on their way (bounded-child.h: the raw-device look's
+ * fsync, a read on a hung server). */
 static void stuck_workers_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
-        _cleanup_free_ pid_t *pids = calloc(MAX(n, 1), sizeof(pid_t));
+        _cleanup_free_ pid_t *pids = calloc(n + BOUNDED_CHILD_ABANDONED_MAX, sizeof(pid_t));
         _cleanup_free_ char *unit = NULL;
         usec_t t = now(CLOCK_MONOTONIC), margin = 5 * USEC_PER_MSEC;
         size_t k = 0;
@@ -78,6 +81,7 @@ static void stuck_workers_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
                 if (!seen && jobs[i].stuck)
                         pids[k++] = jobs[i].abandoned_pid;
         }
+        k += bounded_child_abandoned(pids + k, BOUNDED_CHILD_ABANDONED_MAX);
         if (k == 0)
                 return;
         r = t + margin < deadline ? scope_adopt(pids, k, deadline - margin - t, &unit) : -ETIMEDOUT;
@@ -577,10 +581,13 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                 .bdis = bdis,
                 .n_bdis = sample->n_sbs,
                 .known = known,
-                .until = p->deadline > RAW_CACHE_RESERVE ? p->deadline - RAW_CACHE_RESERVE : 0,
+                /* Stuck workers, and this look's child if it is stuck in an fsync, go to a scope of
+                 * their own after it (stuck_workers_to_scope()). */
+                .until = p->deadline > RAW_CACHE_RESERVE + RAW_CACHE_SCOPE_RESERVE
+                                 ? p->deadline - RAW_CACHE_RESERVE - RAW_CACHE_SCOPE_RESERVE
+                                 : 0,
                 .max_timeout = context_reach_timeout(p->c.policy),
         };
-        bool moving = false;
         int r = 0;
 
         if (!bdis || !names || !known)
@@ -595,21 +602,15 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                                                    sb->device.whole_disk ?: sb->dev);
         }
         /* A malformed group names no disk: that disk is looked at like any other. */
-        for (size_t i = 0; i < p->j.n_jobs && r != -ENOMEM; i++) {
-                if (p->j.jobs[i].abandoned_pid > 0 && p->j.jobs[i].stuck)
-                        moving = true;
+        for (size_t i = 0; i < p->j.n_jobs && r != -ENOMEM; i++)
                 if (run_job_hung(&p->j, i))
                         r = raw_cache_group_disks(p->j.jobs[i].group, &stuck, &look.n_stuck);
-        }
         for (size_t i = 0; i < p->ho.n_stuck && r != -ENOMEM; i++)
                 if (p->ho.stuck[i].hung)
                         r = raw_cache_group_disks(p->ho.stuck[i].group, &stuck, &look.n_stuck);
         if (r == -ENOMEM)
                 return r;
         look.stuck = stuck;
-        /* Stuck workers still go to a scope of their own after this (stuck_workers_to_scope()). */
-        if (moving)
-                look.until = look.until > RAW_CACHE_SCOPE_RESERVE ? look.until - RAW_CACHE_SCOPE_RESERVE : 0;
         r = raw_cache_unexplained(p->c.root_fd, p->sysfs_fd, p->c.debugfs_fd, &look, ret_why, &synced);
         if (synced)
                 log_info("Synced the page cache of block devices written straight to: %s.", synced);

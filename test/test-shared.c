@@ -2,7 +2,7 @@
 
 /*
  * Tests for src/shared: time spans, checked number and boolean parsing, option lists, bounded and
- * atomic file I/O.
+ * atomic file I/O, bounded children.
  */
 
 #include <dirent.h>
@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shared/bounded-child.h"
 #include "shared/devnum-util.h"
 #include "shared/dirent-util.h"
 #include "shared/fileio.h"
@@ -560,6 +561,61 @@ TEST(format) {
         ASSERT_STREQ(format_timestamp(t, sizeof t, 0), "n/a");
 }
 
+/* The child writes its pid, then answers "done" or waits forever (killed at the timeout). */
+static int child_pid_then(int pipe_fd, int keep_fd, void *userdata) {
+        pid_t pid = getpid();
+        bool answer = *(bool *) userdata;
+
+        (void) keep_fd;
+        if (write(pipe_fd, &pid, sizeof pid) != sizeof pid)
+                return EXIT_FAILURE;
+        if (answer)
+                return write(pipe_fd, "done", 4) == 4 ? EXIT_SUCCESS : EXIT_FAILURE;
+        for (;;)
+                pause();
+}
+
+typedef struct PidFeed {
+        bool answer;
+        pid_t pid;
+} PidFeed;
+
+static int feed_pid(const char *buf, size_t size, void *userdata) {
+        PidFeed *f = userdata;
+
+        if (size >= sizeof(pid_t))
+                memcpy(&f->pid, buf, sizeof(pid_t));
+        return size >= sizeof(pid_t) + 4;
+}
+
+TEST(bounded_child_abandoned) {
+        pid_t pids[BOUNDED_CHILD_ABANDONED_MAX];
+        PidFeed f = { .answer = true };
+        size_t n;
+
+        /* An answer: nothing abandoned. */
+        ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f), 1);
+        ASSERT_TRUE(f.pid > 0);
+        ASSERT_EQ(bounded_child_abandoned(pids, ELEMENTSOF(pids)), 0U);
+
+        /* No answer: killed. Listed while it is there (a SIGKILL takes a moment), never after it
+         * exited, and reaped by then (by the run, or by the listing). */
+        f = (PidFeed) { .answer = false };
+        ASSERT_ERR(bounded_child_run(-EBADF, 50 * USEC_PER_MSEC, 64, child_pid_then, feed_pid, &f),
+                   ETIMEDOUT);
+        ASSERT_TRUE(f.pid > 0);
+        n = bounded_child_abandoned(pids, ELEMENTSOF(pids));
+        ASSERT_TRUE(n == 0 || (n == 1 && pids[0] == f.pid));
+        for (int i = 0; i < 500 && n > 0; i++) {
+                usleep(10 * 1000);
+                n = bounded_child_abandoned(pids, ELEMENTSOF(pids));
+        }
+        ASSERT_EQ(n, 0U);
+        ASSERT_TRUE(waitpid(f.pid, NULL, WNOHANG) < 0 && errno == ECHILD);
+        /* max 0: nothing written (ret may be NULL). */
+        ASSERT_EQ(bounded_child_abandoned(NULL, 0), 0U);
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
@@ -572,6 +628,7 @@ int main(void) {
         RUN(string_table);
         RUN(sort);
         RUN(format);
+        RUN(bounded_child_abandoned);
         RUN(utf8);
         RUN(hex);
         RUN(json_build);

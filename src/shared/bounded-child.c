@@ -13,6 +13,10 @@
 #include "bounded-child.h"
 #include "macro.h"
 
+/* Children killed and abandoned, not yet reaped (bounded_child_abandoned()). */
+static pid_t abandoned[BOUNDED_CHILD_ABANDONED_MAX];
+static size_t n_abandoned;
+
 /* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), stdio
  * on /dev/null, every other fd closed. */
 static void child_setup_fds(int *keep_fd, int *fd) {
@@ -138,7 +142,26 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
                  * for. */
                 (void) kill(pid, SIGKILL);
-        /* Reap it if it has exited already, else leave the zombie to our exit. */
-        (void) waitpid(pid, NULL, WNOHANG);
+        /* Reap it if it has exited already, else leave the zombie to our exit; one killed that is
+         * still there is remembered. */
+        if (waitpid(pid, NULL, WNOHANG) == 0 && r <= 0 && n_abandoned < ELEMENTSOF(abandoned))
+                abandoned[n_abandoned++] = pid;
         return r > 0 ? 1 : r;
+}
+
+size_t bounded_child_abandoned(pid_t *ret, size_t max) {
+        size_t k = 0, n = 0;
+
+        for (size_t i = 0; i < n_abandoned; i++) {
+                pid_t pid = abandoned[i];
+
+                /* Exited (reaped here) or no longer our child (reaped elsewhere): forgotten. */
+                if (waitpid(pid, NULL, WNOHANG) != 0)
+                        continue;
+                abandoned[k++] = pid;
+                if (n < max)
+                        ret[n++] = pid;
+        }
+        n_abandoned = k;
+        return n;
 }

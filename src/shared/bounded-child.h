@@ -35,3 +35,14 @@ typedef int (*BoundedChildFeed)(const char *buf, size_t size, void *userdata);
  */
 int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
                       BoundedChildFeed feed, void *userdata);
+
+/* How many abandoned children this process remembers (the first ones; later ones are not). */
+#define BOUNDED_CHILD_ABANDONED_MAX 16U
+
+/*
+ * The children bounded_child_run() killed and abandoned that are still there (not yet exited: most
+ * likely in the kernel, on a hung device or server), at most max of them in ret; those that have
+ * exited are reaped and forgotten. A process started by systemd hands them to a scope of their own
+ * with its stuck workers (scope.h): left in the unit's cgroup, they would keep it busy after resume.
+ */
+size_t bounded_child_abandoned(pid_t *ret, size_t max);
