@@ -10,12 +10,16 @@
 #   stack_setup NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
 #                                      # faultdisk -> loop (losetup -f --show) -> mkfs (4K, no discard)
 #                                      # -> mount. FSTYPE: ext4 xfs btrfs vfat ext2 ext4-nojournal
-#                                      # ntfs-3g (fuseblk; needs ntfs-3g). SIZE default 320M.
+#                                      # ntfs-3g (fuseblk; needs ntfs-3g); ext4-parts: an msdos table
+#                                      # of two halves (losetup -P; partx -a where the kernel does not
+#                                      # read it), the ext4 on the first, the second left raw
+#                                      # (stack_part NAME 2). SIZE default 320M.
 #   stack_passthrough NAME [FAULTDISK_OPTION...]
 #                                      # faultdisk --passthrough over an empty dir ("network fs")
 #   stack_mnt NAME / stack_dev NAME / stack_pid NAME / stack_sock NAME / stack_dir NAME
 #                                      # print mount point, loop device, daemon pid, control socket,
 #                                      # work dir (passthrough: its backing dir is $(stack_dir NAME)/lower)
+#   stack_part NAME N                  # print partition N's node (ext4-parts)
 #   stack_ctl NAME COMMAND [ARG...]    # send a control command; non-zero on "ERR" (see TESTING.md)
 #   stack_get NAME KEY                 # print one status counter (e.g. parked, flushes, bytes_written)
 #   stack_umount NAME / stack_mount NAME / stack_fsck NAME   # fsck needs the fs unmounted
@@ -71,6 +75,11 @@ stack_mnt() {
 }
 stack_dir()  { echo "${_STK_DIR[$1]}"; }
 stack_dev()  { echo "${_STK_LOOP[$1]}"; }
+stack_part() { echo "${_STK_LOOP[$1]}p$2"; }
+# The node the filesystem is on: the first partition of an ext4-parts disk, else the loop device.
+_stk_fsdev() {
+        if [[ ${_STK_FSTYPE[$1]} == ext4-parts ]]; then stack_part "$1" 1; else echo "${_STK_LOOP[$1]}"; fi
+}
 stack_pid()  { echo "${_STK_PID[$1]}"; }
 stack_sock() { echo "${_STK_DIR[$1]}/ctl"; }
 stack_backing() {
@@ -126,12 +135,31 @@ _stk_new() {            # NAME FSTYPE
 }
 
 _stk_attach() {         # NAME: a new loop device on the FUSE file
-        local name=$1 backing loop
+        local name=$1 backing loop parts=()
         backing=$(stack_backing "$name")
-        loop=$(losetup -f --show "$backing") || { _stk_log "$name: losetup failed"; return 1; }
+        [[ ${_STK_FSTYPE[$name]} == ext4-parts ]] && parts=(-P)
+        loop=$(losetup -f "${parts[@]}" --show "$backing") || { _stk_log "$name: losetup failed"; return 1; }
         _STK_LOOP[$name]=$loop
         _stk_record "$name" loop "$loop"
         _stk_record "$name" backing "$backing"
+        # A table written before (a power cut's re-attach): the kernel may not read it itself.
+        if [[ ${#parts[@]} -gt 0 && ! -b ${loop}p2 ]] && [[ -n $(sfdisk -d "$loop" 2>/dev/null | grep '^/dev') ]]; then
+                partx -a "$loop" 2>/dev/null
+        fi
+        return 0
+}
+
+_stk_partition() {      # NAME: two halves on its loop device, both nodes there
+        local loop=${_STK_LOOP[$1]} i half
+        half=$(($(blockdev --getsize64 "$loop") / 2 / 1048576))M
+        printf 'label: dos\n,%s,L\n,,L\n' "$half" | sfdisk -q "$loop" >/dev/null 2>&1 || { _stk_log "$1: sfdisk failed"; return 1; }
+        [[ -b ${loop}p2 ]] || partx -a "$loop" 2>/dev/null
+        for ((i = 0; i < 50; i++)); do
+                [[ -b ${loop}p1 && -b ${loop}p2 ]] && return 0
+                sleep 0.1
+        done
+        _stk_log "$1: no partition nodes on $loop"
+        return 1
 }
 
 _stk_detach() {         # NAME: detach exactly our loop device, verified by backing file
@@ -155,7 +183,7 @@ _stk_detach() {         # NAME: detach exactly our loop device, verified by back
 
 _stk_mkfs() {           # FSTYPE DEV
         case $1 in
-        ext4)  mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$2" ;;
+        ext4|ext4-parts) mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$2" ;;
         xfs)   mkfs.xfs -q -f -K -b size=4096 "$2" ;;
         btrfs) mkfs.btrfs -q -f -K "$2" >/dev/null ;;
         vfat)  mkfs.vfat -S 4096 "$2" >/dev/null ;;
@@ -173,7 +201,8 @@ stack_setup() {         # NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
         local d=${_STK_DIR[$name]}
         _stk_start_daemon "$name" --image="$d/image" --size="$size" "$@" || return 1
         _stk_attach "$name" || return 1
-        _stk_mkfs "$fstype" "${_STK_LOOP[$name]}" || { _stk_log "$name: mkfs.$fstype failed"; return 1; }
+        if [[ $fstype == ext4-parts ]]; then _stk_partition "$name" || return 1; fi
+        _stk_mkfs "$fstype" "$(_stk_fsdev "$name")" || { _stk_log "$name: mkfs.$fstype failed"; return 1; }
         stack_mount "$name"
 }
 
@@ -189,8 +218,8 @@ stack_mount() {
         local name=$1 mnt
         mnt=$(stack_mnt "$name")
         local type=${_STK_FSTYPE[$name]}
-        [[ $type == ext4-nojournal ]] && type=ext4
-        mount -t "$type" "${_STK_LOOP[$name]}" "$mnt" || return 1
+        [[ $type == ext4-nojournal || $type == ext4-parts ]] && type=ext4
+        mount -t "$type" "$(_stk_fsdev "$name")" "$mnt" || return 1
         _stk_record "$name" mnt "$mnt"
 }
 
@@ -214,7 +243,8 @@ stack_umount() {
 }
 
 stack_fsck() {
-        local name=$1 dev=${_STK_LOOP[$1]} out rc i
+        local name=$1 dev out rc i
+        dev=$(_stk_fsdev "$name")
         # A checker that cannot open the device exclusively ("Device or resource busy") has checked
         # nothing: some other opener of the device (another engineer's prober on this shared machine)
         # holds it for a moment after our umount. Ask again, bounded (5 s), and name the holders if it
@@ -222,7 +252,7 @@ stack_fsck() {
         for ((i = 0; i < 20; i++)); do
                 rc=0
                 case ${_STK_FSTYPE[$name]} in
-                ext4|ext2|ext4-nojournal) out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
+                ext4|ext2|ext4-nojournal|ext4-parts) out=$(fsck.ext4 -fn "$dev" 2>&1) || rc=$? ;;
                 ntfs-3g) out=$(ntfsfix -n "$dev" 2>&1) || rc=$? ;;
                 xfs)   out=$(xfs_repair -n "$dev" 2>&1) || rc=$? ;;
                 btrfs) out=$(btrfs check --readonly "$dev" 2>&1) || rc=$? ;;
