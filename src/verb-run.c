@@ -13,7 +13,6 @@
 #include "evidence.h"
 #include "executor.h"
 #include "handover.h"
-#include "shared/bounded-child.h"
 #include "shared/devnum-util.h"
 #include "shared/proc-util.h"
 #include "kernel-knob.h"
@@ -25,9 +24,9 @@
 #include "notify.h"
 #include "raw-cache.h"
 #include "run.h"
-#include "scope.h"
 #include "state.h"
 #include "verb-knob.h"
+#include "verb-scope.h"
 #include "verbs.h"
 
 /* How long the unit's pass waits for PID 1 to say which units require it (asked at its start), and
@@ -42,13 +41,11 @@ static usec_t record_reserve(usec_t deadline, size_t n_entries) {
         return MIN(deadline / 10, 50 * USEC_PER_MSEC + (usec_t) MIN(n_entries, MOUNT_TABLE_MAX_ENTRIES) * 10);
 }
 
-/* What the late pass leaves for the knob, write and message, after the raw-device look, and for
- * moving stuck workers (the look's child among them, if it is stuck in an fsync) to a scope (a
- * round trip to PID 1). */
+/* After the raw-device look: the knob, its write and message (RAW_CACHE_RESERVE), and moving stuck
+ * workers (the look's child among them, if stuck in an fsync) to a scope, a round trip to PID 1. */
 #define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
 #define RAW_CACHE_SCOPE_RESERVE (200U * USEC_PER_MSEC)
-/* The least the raw-device look's child is given (raw-cache.h). */
-#define RAW_CACHE_CHILD_MIN (100U * USEC_PER_MSEC)
+#define RAW_CACHE_CHILD_MIN (100U * USEC_PER_MSEC) /* the least the look's child is given */
 
 /* The late pass that decides the knob keeps back, on top, the raw-device look and what follows it:
  * a pass that the deadline stops (a stuck device) still looks, and still moves its stuck workers
@@ -57,41 +54,11 @@ static usec_t knob_reserve(usec_t deadline) {
         return MIN(deadline / 8, RAW_CACHE_RESERVE + RAW_CACHE_SCOPE_RESERVE + RAW_CACHE_CHILD_MIN);
 }
 
-/* Abandoned workers still in the kernel would keep the unit that ran us busy after resume
- * (systemd-suspend.service "deactivating", "left-over process" at suspend-sync.service's next start):
- * hand them to a scope of their own, with what is left before the deadline (less a few ms for the
- * summary). So too the bounded children killed on their way (bounded-child.h: the raw-device look's
- * fsync, a read on a hung server). */
-static void stuck_workers_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
-        _cleanup_free_ pid_t *pids = calloc(n + BOUNDED_CHILD_ABANDONED_MAX, sizeof(pid_t));
-        _cleanup_free_ char *unit = NULL;
-        usec_t t = now(CLOCK_MONOTONIC), margin = 5 * USEC_PER_MSEC;
-        size_t k = 0;
-        int r;
-
-        if (!pids) {
-                log_oom();
-                return;
-        }
-        executor_check_stuck(jobs, n);
-        for (size_t i = 0; i < n; i++) {
-                bool seen = false;
-                for (size_t j = 0; j < k; j++)
-                        seen = seen || pids[j] == jobs[i].abandoned_pid;
-                if (!seen && jobs[i].stuck)
-                        pids[k++] = jobs[i].abandoned_pid;
-        }
-        k += bounded_child_abandoned(pids + k, BOUNDED_CHILD_ABANDONED_MAX);
-        if (k == 0)
-                return;
-        r = t + margin < deadline ? scope_adopt(pids, k, deadline - margin - t, &unit) : -ETIMEDOUT;
-        if (r == -ENOMEDIUM)
-                log_debug("systemd is not PID 1: %zu stuck worker(s) stay in our cgroup.", k);
-        else if (r < 0)
-                log_warning_errno(
-                        r, "Failed to move %zu stuck worker(s) out of this unit to a scope, ignoring: %m", k);
-        else
-                log_notice("Moved %zu stuck worker(s) out of this unit to %s.", k, unit);
+/* What the look leaves before the deadline: knob_reserve() less the child's least, so that a
+ * short DeadlineSec= still gives the child its time (the scope's then has less). */
+static usec_t raw_cache_margin(usec_t deadline) {
+        usec_t k = knob_reserve(deadline);
+        return k > RAW_CACHE_CHILD_MIN + RAW_CACHE_RESERVE ? k - RAW_CACHE_CHILD_MIN : RAW_CACHE_RESERVE;
 }
 
 /* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
@@ -592,9 +559,9 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
                 .n_bdis = sample->n_sbs,
                 .known = known,
                 /* Stuck workers, and this look's child if it is stuck in an fsync, go to a scope of
-                 * their own after it (stuck_workers_to_scope()). */
-                .until = p->deadline > RAW_CACHE_RESERVE + RAW_CACHE_SCOPE_RESERVE
-                                 ? p->deadline - RAW_CACHE_RESERVE - RAW_CACHE_SCOPE_RESERVE
+                 * their own after it (verb_stuck_to_scope()). */
+                .until = p->deadline > raw_cache_margin(p->c.policy->deadline)
+                                 ? p->deadline - raw_cache_margin(p->c.policy->deadline)
                                  : 0,
                 .max_timeout = context_reach_timeout(p->c.policy),
         };
@@ -717,7 +684,7 @@ static void pass_knob(Pass *p) {
         }
         /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
         if (touches_knob(a))
-                stuck_workers_to_scope(p->j.jobs, p->j.n_jobs, p->deadline);
+                verb_stuck_to_scope(p->j.jobs, p->j.n_jobs, p->deadline);
 }
 
 static int pass_log(const Pass *p) {

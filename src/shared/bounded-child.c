@@ -13,7 +13,7 @@
 #include "bounded-child.h"
 #include "macro.h"
 
-/* Children killed and abandoned, not yet reaped (bounded_child_abandoned()). */
+/* Children not yet reaped when bounded_child_run() returned (bounded_child_abandoned()). */
 static pid_t abandoned[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_abandoned;
 
@@ -142,14 +142,18 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
                  * for. */
                 (void) kill(pid, SIGKILL);
-        /* Reap it if it has exited already, else leave the zombie to our exit; one killed that is
-         * still there is remembered. */
-        if (waitpid(pid, NULL, WNOHANG) == 0 && r <= 0 && n_abandoned < ELEMENTSOF(abandoned))
-                abandoned[n_abandoned++] = pid;
+        /* Reap it if it has exited already, else remember it (the listing reaps it later, or our
+         * exit leaves its zombie to init): room is made by forgetting those that exited since. */
+        if (waitpid(pid, NULL, WNOHANG) == 0) {
+                if (n_abandoned == ELEMENTSOF(abandoned))
+                        (void) bounded_child_abandoned(0, NULL);
+                if (n_abandoned < ELEMENTSOF(abandoned))
+                        abandoned[n_abandoned++] = pid;
+        }
         return r > 0 ? 1 : r;
 }
 
-size_t bounded_child_abandoned(pid_t *ret, size_t max) {
+size_t bounded_child_abandoned(size_t max, pid_t *ret_pids) {
         size_t k = 0, n = 0;
 
         for (size_t i = 0; i < n_abandoned; i++) {
@@ -160,7 +164,7 @@ size_t bounded_child_abandoned(pid_t *ret, size_t max) {
                         continue;
                 abandoned[k++] = pid;
                 if (n < max)
-                        ret[n++] = pid;
+                        ret_pids[n++] = pid;
         }
         n_abandoned = k;
         return n;

@@ -12,8 +12,9 @@
 #   - returns by DeadlineSec=;
 #   - keeps the kernel's sync on, naming the partition and the fsync that did not end in time (fail
 #     closed: the device is not known to be stuck, the kernel's sync may still write it);
-#   - counts the killed child with its stuck workers (bounded-child.h: handed to a scope when systemd
-#     runs the pass; here, not PID 1, "2 stuck worker(s) stay in our cgroup");
+#   - counts the killed child apart from its stuck workers (bounded-child.h: handed to a scope with
+#     them when systemd runs the pass; "... and 1 helper process(es) stay in our cgroup" where
+#     systemd is not PID 1, "Moved ... and 1 helper process(es)" where it is);
 #   - leaves no process behind once the disks answer again.
 # Needs cachestat(2) (Linux 6.5) and debugfs.
 set -euo pipefail
@@ -35,7 +36,9 @@ stack_setup rc ext4-parts 96M || fail "stack_setup rc"
 stack_setup hung ext4 64M || fail "stack_setup hung"
 mount -o remount,ro "$(stack_mnt rc)"
 part=$(stack_part rc 2)
-ss_on_exit "exec 8>&- 2>/dev/null" # first: the fd holds a partition of a disk torn down after
+# First at exit: the disks answer again, then the fd on the partition goes (its last close writes
+# the partition back, which on a hung disk would wait for hang-max).
+ss_on_exit "stack_ctl rc resume >/dev/null 2>&1; stack_ctl hung resume >/dev/null 2>&1; exec 8>&- 2>/dev/null"
 stack_ctl rc hang-max 120s >/dev/null
 stack_ctl hung hang-max 120s >/dev/null
 # Not hermetic (the test bed's skip rule would keep the knob on before any look); WritebackFirst=no:
@@ -46,7 +49,7 @@ SyncOnSuspend=off
 MountTimeoutSec=10s
 DeadlineSec=$((deadline_ms / 1000))s
 WritebackFirst=no"
-ours() { pgrep -f -- "--state-dir=$SS_STATE" | tr '\n' ' '; }
+ours() { { pgrep -f -- "--state-dir=$SS_STATE" || true; } | tr '\n' ' '; }
 
 # A sync elsewhere on this shared machine may start the partition's writeback before the pass looks:
 # its pages are then in flight, not dirty (the look rightly asks no fsync). Then the disks answer
@@ -87,8 +90,9 @@ done
 echo "late pass: ${elapsed_ms} ms (DeadlineSec=${deadline_ms} ms); knob $(k); processes left: [${left% }]"
 grep -E "stuck|Synced [0-9]+ of" "$SS_TMP/late.log" || true
 # By its own clock (its summary, from its start), the pass ends by DeadlineSec=; with the child given
-# its usual bound, here past the deadline, it ends ~150 ms after it. By this shell's clock the exec
-# and exit of the process add to that (ASan builds, a loaded machine): 500 ms.
+# its usual bound (750 ms from the executor's end, ~2.6 s), here past the deadline, it ended ~400 ms
+# after it (3396 ms). By this shell's clock the exec and exit of the process add to that (ASan
+# builds, a loaded machine): 500 ms.
 own_ms=$(sed -n 's/.*superblocks (.*) in \([0-9]*\)\.\([0-9]*\)s\.$/\1\2/p' "$SS_TMP/late.log" | tail -n 1)
 own_ms=$((10#${own_ms:-999999}))
 ((own_ms <= deadline_ms)) && ok "the late pass ended by DeadlineSec= by its own clock (${own_ms} ms)" ||
@@ -99,9 +103,10 @@ own_ms=$((10#${own_ms:-999999}))
 [[ $kept == *"block device ${part#/dev/} ("*"fsync of its "*" dirty pages: did not end in time"* ]] &&
         ok "the reason names $part and its fsync: ${kept#*: }" || fail "reason: '$kept'"
 grep -q "proven stuck\|hung" "$SS_TMP/late.log" || echo "note: the pass did not say the other disk was stuck"
-grep -qE "systemd is not PID 1: 2 stuck worker\(s\) stay in our cgroup" "$SS_TMP/late.log" &&
-        ok "the look's child counted with the stuck worker" ||
-        fail "the look's child not counted with the stuck worker: $(grep -o 'systemd is not PID 1.*' "$SS_TMP/late.log")"
+moved=$(grep -oE "(systemd is not PID 1: |Moved )[0-9]+ stuck worker\(s\).*" "$SS_TMP/late.log" || true)
+[[ $moved =~ [0-9]+\ stuck\ worker\(s\)\ and\ 1\ helper\ process\(es\) ]] &&
+        ok "the look's child counted apart from the stuck workers: $moved" ||
+        fail "the look's child not counted: '$moved'"
 
 stack_ctl rc resume >/dev/null
 stack_ctl hung resume >/dev/null

@@ -140,11 +140,11 @@ _stk_attach() {         # NAME: a new loop device on the FUSE file
         [[ ${_STK_FSTYPE[$name]} == ext4-parts ]] && parts=(-P)
         loop=$(losetup -f "${parts[@]}" --show "$backing") || { _stk_log "$name: losetup failed"; return 1; }
         _STK_LOOP[$name]=$loop
-        _stk_record "$name" loop "$loop"
-        _stk_record "$name" backing "$backing"
+        _stk_record "$name" loop "$loop" || return 1
+        _stk_record "$name" backing "$backing" || return 1
         # A table written before (a power cut's re-attach): the kernel may not read it itself.
-        if [[ ${#parts[@]} -gt 0 && ! -b ${loop}p2 ]] && [[ -n $(sfdisk -d "$loop" 2>/dev/null | grep '^/dev') ]]; then
-                partx -a "$loop" 2>/dev/null
+        if [[ ${#parts[@]} -gt 0 && ! -b ${loop}p2 ]] && [[ -n $(sfdisk -d "$loop" 2>/dev/null | grep '^/dev' || true) ]]; then
+                partx -a "$loop" 2>/dev/null || true
         fi
         return 0
 }
@@ -153,7 +153,7 @@ _stk_partition() {      # NAME: two halves on its loop device, both nodes there
         local loop=${_STK_LOOP[$1]} i half
         half=$(($(blockdev --getsize64 "$loop") / 2 / 1048576))M
         printf 'label: dos\n,%s,L\n,,L\n' "$half" | sfdisk -q "$loop" >/dev/null 2>&1 || { _stk_log "$1: sfdisk failed"; return 1; }
-        [[ -b ${loop}p2 ]] || partx -a "$loop" 2>/dev/null
+        [[ -b ${loop}p2 ]] || partx -a "$loop" 2>/dev/null || true
         for ((i = 0; i < 50; i++)); do
                 [[ -b ${loop}p1 && -b ${loop}p2 ]] && return 0
                 sleep 0.1

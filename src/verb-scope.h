@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The end of a pass started by systemd (unit and hook): its processes still in the kernel leave the
+ * unit's cgroup (verb-scope.c, scope.h). Logs. */
+
+#include <stddef.h>
+
+#include "executor.h"
+#include "shared/time-util.h"
+
+/* The workers of jobs[0..n) proven still there (executor_check_stuck()) and the bounded children
+ * still there (bounded_child_abandoned()) go to a transient scope of their own, within what is left
+ * before deadline (CLOCK_MONOTONIC) less a few ms; says what moved, or why not. */
+void verb_stuck_to_scope(ExecJob *jobs, size_t n, usec_t deadline);
