@@ -61,6 +61,7 @@ static int load_policy_bounded(const Args *a, Context *c) {
                 sources = TAKE_PTR(c->preread->sources);
                 c->sleep_hooks = TAKE_PTR(c->preread->hooks);
                 c->sleep_hooks_error = 0;
+                c->config_preread = true;
                 log_debug("Configuration as the unit's pass of this sleep read it.");
                 r = 0;
         } else

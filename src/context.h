@@ -52,7 +52,8 @@ typedef struct Context {
         ConfStream *preread; /* the late pass: the unit's pass's stream, parsed; used instead of
                               * a reader, and freed here; NULL: read */
         bool keep_stream;    /* the unit's pass: list the hooks too, and keep the reader's stream */
-        char *config_stream; /* ... when read: what the reader sent, whole (NULL: it was not) */
+        bool config_preread; /* ... when read: the policy and hooks came from preread */
+        char *config_stream; /* ... what the reader sent, whole (NULL: it was not) */
         size_t config_stream_size;
         Sample *sample;
         Plan *plan;

@@ -498,6 +498,7 @@ static int pass_record(Pass *p) {
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
                 .flushers_woken = p->kicked_at,
+                .config_from_unit_pass = p->c.config_preread,
         };
         int r;
 
