@@ -234,14 +234,11 @@ static int child_hooks(int root_fd, int fd) {
         return 0;
 }
 
-/* What the child is given (config_path, want_hooks), what the parent received and, asked for
- * (want_stream), the stream itself once whole. */
+/* What the child is given (config_path, want_hooks) and what the parent received. */
 typedef struct ConfRead {
         const char *config_path;
-        bool want_hooks, want_stream;
+        bool want_hooks;
         ConfStream st;
-        char *stream;
-        size_t stream_size;
 } ConfRead;
 
 static int child(int fd, int root_fd, void *userdata) {
@@ -263,7 +260,6 @@ static int child(int fd, int root_fd, void *userdata) {
 
 static void conf_read_done(ConfRead *x) {
         conf_stream_done(&x->st);
-        free(x->stream);
 }
 
 /* Complete as soon as the sources are (and the end of the hooks, when asked): the child's exit is
@@ -273,29 +269,15 @@ static int feed(const char *buf, size_t size, void *userdata) {
         int r;
 
         r = conf_stream_parse(buf, size, &x->st);
-        if (r < 0 || !x->st.sources || (x->want_hooks && !x->st.hooks_done))
-                return r;
-        if (x->want_stream && x->st.hooks_done) {
-                x->stream = malloc(MAX(size, 1));
-                if (!x->stream)
-                        return -ENOMEM;
-                memcpy(x->stream, buf, size);
-                x->stream_size = size;
-        }
-        return 1;
+        return r < 0 ? r : x->st.sources && (!x->want_hooks || x->st.hooks_done);
 }
 
 int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
-                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at, char **ret_stream,
-                      size_t *ret_stream_size) {
-        _cleanup_(conf_read_done) ConfRead x = { .config_path = config_path,
-                                                 .want_hooks = ret_hooks,
-                                                 .want_stream = ret_hooks && ret_stream };
+                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at) {
+        _cleanup_(conf_read_done) ConfRead x = { .config_path = config_path, .want_hooks = ret_hooks };
         int r;
 
         *ret_stuck_at = NULL;
-        if (ret_stream)
-                *ret_stream = NULL, *ret_stream_size = 0;
         if (ret_hooks_error)
                 *ret_hooks_error = -ENODATA;
         r = bounded_child_run(root_fd, timeout, CONF_STREAM_MAX, child, feed, &x);
@@ -316,10 +298,6 @@ int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, Poli
                 *ret_hooks_error = 0;
         } else if (ret_hooks)
                 *ret_hooks_error = r < 0 ? r : -EPROTO;
-        if (x.stream) {
-                *ret_stream = TAKE_PTR(x.stream);
-                *ret_stream_size = x.stream_size;
-        }
         *ret = TAKE_PTR(x.st.sources);
         return 0;
 }

@@ -55,9 +55,6 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret);
  * With ret_hooks (and ret_hooks_error), the child then lists the other system-sleep hooks, within the
  * same bound: *ret_hooks (NULL when there are none) and *ret_hooks_error 0, or *ret_hooks_error
  * negative when they are not known (the sources may still be).
- * With ret_hooks and ret_stream, *ret_stream gets the stream as it came, when it is whole (the
- * sources and the end of the hooks; else NULL): what conf-snapshot.h keeps.
  */
 int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
-                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at, char **ret_stream,
-                      size_t *ret_stream_size);
+                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "conf-read.h"
-#include "conf-snapshot.h"
 #include "context.h"
 #include "shared/fileio.h"
 #include "shared/strv.h"
@@ -24,10 +23,6 @@ void context_done(Context *c) {
         c->policy = NULL;
         c->config = policy_free(c->config);
         c->sleep_hooks = strv_free(c->sleep_hooks);
-        if (c->preread)
-                conf_stream_done(c->preread);
-        c->preread = mfree(c->preread);
-        c->config_stream = mfree(c->config_stream);
 }
 
 PolicyOverrides context_overrides(const Args *a) {
@@ -56,21 +51,9 @@ static int load_policy_bounded(const Args *a, Context *c) {
         int r;
 
         *ret_config_error = 0;
-        if (c->preread) {
-                /* The unit's pass of this sleep read it (conf-snapshot.h). */
-                sources = TAKE_PTR(c->preread->sources);
-                c->sleep_hooks = TAKE_PTR(c->preread->hooks);
-                c->sleep_hooks_error = 0;
-                c->config_preread = true;
-                log_debug("Configuration as the unit's pass of this sleep read it.");
-                r = 0;
-        } else
-                /* The late pass also needs the other system-sleep hooks (kernel-knob.h): read
-                 * alongside; so does the unit's pass that keeps the stream for it. */
-                r = conf_read_bounded(root_fd, a->config, timeout, &sources,
-                                      a->late || c->keep_stream ? &c->sleep_hooks : NULL,
-                                      &c->sleep_hooks_error, &stuck_at,
-                                      c->keep_stream ? &c->config_stream : NULL, &c->config_stream_size);
+        /* The late pass also needs the other system-sleep hooks (kernel-knob.h): read alongside. */
+        r = conf_read_bounded(root_fd, a->config, timeout, &sources, a->late ? &c->sleep_hooks : NULL,
+                              &c->sleep_hooks_error, &stuck_at);
         if (r >= 0) {
                 if (sources->explicit && sources->n_files > 0)
                         *ret_config_error = sources->files[0].error;
@@ -116,29 +99,6 @@ int context_read_policy(const Args *a, Context *c) {
         policy_apply_overrides(c->config, &o, &c->effective);
         c->policy = &c->effective;
         return 0;
-}
-
-void context_snapshot_load(const Args *a, int state_fd, const char *token, Context *c) {
-        int r;
-
-        c->preread = calloc(1, sizeof(ConfStream));
-        r = c->preread ? conf_snapshot_load(state_fd, token, a->root, a->config, c->preread) : -ENOMEM;
-        if (r >= 0)
-                return;
-        log_debug("No configuration from the unit's pass of this sleep (%s): reading it.", strerror(-r));
-        conf_stream_done(c->preread);
-        c->preread = mfree(c->preread);
-}
-
-void context_snapshot_save(const Args *a, int state_fd, const char *token, Context *c) {
-        int r;
-
-        r = c->config_stream ? conf_snapshot_save(state_fd, token, a->root, a->config, c->config_stream,
-                                                  c->config_stream_size)
-                             : conf_snapshot_remove(state_fd);
-        if (r < 0)
-                log_debug("Could not leave the configuration to the late pass (%s): it reads it itself.",
-                          strerror(-r));
 }
 
 void context_log_policy(const Context *c) {

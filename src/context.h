@@ -8,7 +8,6 @@
 
 #include <stdbool.h>
 
-#include "conf-read.h"
 #include "output.h"
 #include "plan.h"
 #include "policy.h"
@@ -47,14 +46,6 @@ typedef struct Context {
         char **sleep_hooks;    /* the late pass (--late): the other system-sleep hooks (sleep-hooks.h),
                                  * NULL when none */
         int sleep_hooks_error; /* ... or why they are not known (negative errno; -ENODATA: not asked) */
-        /* The configuration handed from the unit's pass to the late pass (conf-snapshot.h). Set by
-         * the caller before the policy is read: */
-        ConfStream *preread; /* the late pass: the unit's pass's stream, parsed; used instead of
-                              * a reader, and freed here; NULL: read */
-        bool keep_stream;    /* the unit's pass: list the hooks too, and keep the reader's stream */
-        bool config_preread; /* ... when read: the policy and hooks came from preread */
-        char *config_stream; /* ... what the reader sent, whole (NULL: it was not) */
-        size_t config_stream_size;
         Sample *sample;
         Plan *plan;
 } Context;
@@ -82,13 +73,6 @@ typedef enum ContextFlags {
 /* Opens the root and reads the configuration (bounded, see conf-read.h) into c->config, and sets
  * c->policy. Logs only what kept it from being read (then: the defaults). */
 int context_read_policy(const Args *a, Context *c);
-/* The late pass of a sleep whose unit's pass left its configuration under token (conf-snapshot.h,
- * state_fd on tmpfs): sets c->preread from it, before the policy is read. Logs at debug level why
- * it cannot (then the policy is read as always). */
-void context_snapshot_load(const Args *a, int state_fd, const char *token, Context *c);
-/* The unit's pass (c->keep_stream), after the policy is read: leaves the stream under its token, or
- * removes an older snapshot when the stream is not whole. Logs at debug level what fails. */
-void context_snapshot_save(const Args *a, int state_fd, const char *token, Context *c);
 /* Logs the configuration's warnings (file:line) and notices. */
 void context_log_policy(const Context *c);
 /* Both: the policy, its warnings logged. */

@@ -187,7 +187,6 @@ static int record_header(const RunInput *in, RunRecord *rec) {
                                           ? in->flushers_woken - in->started_monotonic
                                           : 0,
                 .eta = in->plan->eta == USEC_INFINITY ? 0 : in->plan->eta,
-                .config_from_unit_pass = in->config_from_unit_pass,
                 .has_complete = true,
                 .complete = s->complete,
         };

@@ -97,13 +97,11 @@ typedef struct RunInput {
         const char *trigger;         /* --trigger= */
         const char *sleep_action;    /* may be NULL */
         usec_t started_realtime;
-        usec_t started_monotonic;   /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
-        usec_t deadline;            /* DeadlineSec= */
-        usec_t t_execute;           /* phase time of the executor */
-        usec_t flushers_woken;      /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:
+        usec_t started_monotonic; /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
+        usec_t deadline;          /* DeadlineSec= */
+        usec_t t_execute;         /* phase time of the executor */
+        usec_t flushers_woken;    /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:
                                    * not woken */
-        bool config_from_unit_pass; /* the late pass used the unit's pass's configuration
-                                     * (conf-snapshot.h) */
 } RunInput;
 
 /* The run record of the pass (every field but duration and t_record, which the caller sets when

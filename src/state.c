@@ -198,7 +198,6 @@ static int run_record_build_json(const RunRecord *rec, bool stream, json_object 
             (r = run_record_phases_to_json(rec, &phases)) < 0 ||
             (rec->flushers_woken > 0 &&
              (r = json_add_u64(o, "flushers_woken_usec", rec->flushers_woken)) < 0) ||
-            (rec->config_from_unit_pass && (r = json_add_bool(o, "config_from_unit_pass", true)) < 0) ||
             (r = json_add(o, "phases_usec", phases)) < 0 ||
             (r = stream ? json_stream_array_new(rec->n_mounts, &mounts)
                         : run_record_mounts_to_json(rec, &mounts)) < 0 ||
@@ -330,8 +329,6 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
             (r = json_get_u64(o, "deadline_usec", JSON_OPTIONAL, 0, &rec.deadline)) < 0 ||
             (r = json_get_u64(o, "eta_usec", JSON_OPTIONAL, 0, &rec.eta)) < 0 ||
             (r = json_get_u64(o, "flushers_woken_usec", JSON_OPTIONAL, 0, &rec.flushers_woken)) < 0 ||
-            (r = json_get_bool(o, "config_from_unit_pass", JSON_OPTIONAL, false,
-                               &rec.config_from_unit_pass)) < 0 ||
             (r = json_get_object(o, "phases_usec", JSON_OPTIONAL, &phases)) < 0)
                 return r;
         /* A missing phases_usec reads as an empty object: every phase 0. */

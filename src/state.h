@@ -59,12 +59,9 @@ typedef struct RunRecord {
                              * written only when known) */
         /* phase times, usec */
         usec_t t_read, t_sample, t_plan, t_execute, t_record;
-        usec_t flushers_woken;      /* since the start of the pass, when WritebackFirst= woke the kernel's
+        usec_t flushers_woken; /* since the start of the pass, when WritebackFirst= woke the kernel's
                                 * flusher threads; 0: not woken (JSON "flushers_woken_usec", written
                                 * only when not 0) */
-        bool config_from_unit_pass; /* the late pass used the configuration the unit's pass of its
-                                     * sleep read (conf-snapshot.h; JSON "config_from_unit_pass",
-                                     * written only when true) */
         RunMount *mounts;
         size_t n_mounts;
         /* Whether the pass saw every superblock the kernel's own sync writes (Sample.complete);

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "conf-snapshot.h"
 #include "handover.h"
 #include "kernel-knob.h"
 #include "log.h"
@@ -53,9 +52,6 @@ static void handover_end_cycle(const char *state_dir) {
         if (r < 0)
                 log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
                                 state_dir);
-        /* ... nor does its configuration (conf-snapshot.h; without its token it is never used). */
-        if (dir_fd >= 0)
-                (void) conf_snapshot_remove(dir_fd);
         if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
                 return;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))

@@ -114,8 +114,7 @@ typedef struct Pass {
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
         bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
-        char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one;
-                              * the late pass: the token "unit-pass" holds, "" when none */
+        char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one */
         char boot_id[33];    /* this boot's id, "" when it cannot be read */
         bool state_on_disk;  /* the state directory is not on tmpfs (or cannot tell) */
         bool handover_bad;   /* the handover could not be read whole: what the unit's pass left is unknown */
@@ -195,8 +194,8 @@ static void pass_load_handover(Pass *p) {
                 log_notice("Ignored %zu malformed lines in '%s/" HANDOVER_FILE "'.", p->ho.n_bad, dir);
         p->handover_bad = r < 0 || p->ho.n_bad > 0;
         /* ... and to the unit's pass of this sleep (its token) */
-        if (p->a->late && p->state_fd >= 0 && handover_unit_mark_read(p->state_fd, token) >= 0)
-                memcpy(p->unit_token, token, sizeof token);
+        if (p->a->late && p->state_fd >= 0)
+                (void) handover_unit_mark_read(p->state_fd, token);
         p->unit_pass = !p->handover_bad &&
                        handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id, token);
         /* The unit's pass stands for this sleep from now on: an earlier one's record (its sleep called
@@ -286,7 +285,6 @@ static void pass_kick_early(Pass *p) {
 /* A knob left over, then policy, sample and plan, and the deadline that follows from them. */
 static int pass_prepare(Pass *p) {
         const Args *a = p->a;
-        bool snapshot;
         int r;
 
         /* A knob left changed by a run that was killed is put back before anything else. Only the
@@ -298,17 +296,9 @@ static int pass_prepare(Pass *p) {
                         verb_knob_restore(sysfs_fd, a->state_dir, "left over from an interrupted run");
         }
 
-        /* The configuration handed from the unit's pass to the late pass of this sleep, through a
-         * state directory on tmpfs (conf-snapshot.h). */
-        snapshot = pass_has_state(p) && !p->state_on_disk && p->unit_token[0];
-        p->c.keep_stream = snapshot && pass_is_unit(p);
-        if (snapshot && a->late && p->unit_pass)
-                context_snapshot_load(a, p->state_fd, p->unit_token, &p->c);
         r = context_load_policy(a, &p->c);
         if (r < 0)
                 return r;
-        if (p->c.keep_stream)
-                context_snapshot_save(a, p->state_fd, p->unit_token, &p->c);
         pass_kick_early(p);
         /* Only the unit's pass defers (pass_defer_commit()). */
         r = context_sample_plan(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL,
@@ -498,7 +488,6 @@ static int pass_record(Pass *p) {
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
                 .flushers_woken = p->kicked_at,
-                .config_from_unit_pass = p->c.config_preread,
         };
         int r;
 

@@ -108,7 +108,7 @@ TEST(bounded_equals_inprocess) {
         _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
         _cleanup_free_ char *stuck = NULL, *a = NULL, *b = NULL;
 
-        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck, NULL, NULL));
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
         ASSERT_TRUE(stuck == NULL);
         ASSERT_OK(policy_build(s, &p));
         ASSERT_OK(policy_load(fd, NULL, &q));
@@ -120,8 +120,7 @@ TEST(bounded_equals_inprocess) {
 
         /* --config= names one file, relative to the root for an absolute path. */
         s = policy_sources_free(s);
-        ASSERT_OK(conf_read_bounded(fd, "/etc/custom.conf", CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck, NULL,
-                                    NULL));
+        ASSERT_OK(conf_read_bounded(fd, "/etc/custom.conf", CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
         ASSERT_TRUE(s->explicit && s->n_files == 1);
         ASSERT_STREQ(s->files[0].path, "/etc/custom.conf");
 }
@@ -143,8 +142,7 @@ TEST(hung_open) {
         ASSERT_TRUE(fd >= 0);
 
         t0 = now(CLOCK_MONOTONIC);
-        ASSERT_ERR(conf_read_bounded(fd, NULL, 200 * USEC_PER_MSEC, &s, NULL, NULL, &stuck, NULL, NULL),
-                   ETIMEDOUT);
+        ASSERT_ERR(conf_read_bounded(fd, NULL, 200 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
         took = now(CLOCK_MONOTONIC) - t0;
         fprintf(stderr, "   hung read returned after %.3fs, stuck at %s\n", (double) took / USEC_PER_SEC,
                 stuck ?: "(null)");
@@ -154,8 +152,7 @@ TEST(hung_open) {
 
         /* Explicit --config= on the FIFO: the same. */
         stuck = mfree(stuck);
-        ASSERT_ERR(conf_read_bounded(AT_FDCWD, path, 100 * USEC_PER_MSEC, &s, NULL, NULL, &stuck, NULL, NULL),
-                   ETIMEDOUT);
+        ASSERT_ERR(conf_read_bounded(AT_FDCWD, path, 100 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
         ASSERT_STREQ(stuck, path);
 
         ASSERT_OK(unlink(path));
@@ -195,8 +192,7 @@ TEST(hooks) {
         ASSERT_TRUE(fd >= 0);
 
         /* None yet: no directory at all. */
-        ASSERT_OK(
-                conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck, NULL, NULL));
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck));
         ASSERT_TRUE(hooks == NULL && hooks_error == 0 && s);
 
         snprintf(cmd, sizeof cmd, "mkdir -p %s/usr/lib/systemd/system-sleep %s/etc/systemd/system-sleep/dir",
@@ -214,8 +210,7 @@ TEST(hooks) {
         ASSERT_OK(system(cmd));
 
         s = policy_sources_free(s);
-        ASSERT_OK(
-                conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck, NULL, NULL));
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck));
         ASSERT_TRUE(s && hooks_error == 0);
         ASSERT_EQ(strv_length(hooks), 2);
         qsort(hooks, 2, sizeof(char *), cmp_str);
@@ -225,7 +220,7 @@ TEST(hooks) {
         /* Not asked: not listed, and said so. */
         s = policy_sources_free(s);
         hooks = strv_free(hooks);
-        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, &hooks_error, &stuck, NULL, NULL));
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, &hooks_error, &stuck));
         ASSERT_TRUE(hooks_error == -ENODATA);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);

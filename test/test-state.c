@@ -73,7 +73,6 @@ static void make_record(RunRecord *r, usec_t started) {
                 .t_execute = 840000,
                 .t_record = 560,
                 .flushers_woken = 4264,
-                .config_from_unit_pass = true,
         };
         r->n_mounts = 4;
         r->mounts = calloc(r->n_mounts, sizeof(RunMount));
@@ -100,7 +99,6 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         ASSERT_U64_EQ(a->t_execute, b->t_execute);
         ASSERT_U64_EQ(a->t_record, b->t_record);
         ASSERT_U64_EQ(a->flushers_woken, b->flushers_woken);
-        ASSERT_EQ(a->config_from_unit_pass, b->config_from_unit_pass);
         ASSERT_EQ(a->n_mounts, b->n_mounts);
         for (size_t i = 0; i < a->n_mounts; i++) {
                 const RunMount *x = a->mounts + i, *y = b->mounts + i;
@@ -181,7 +179,6 @@ TEST(round_trip) {
         ASSERT_TRUE(strstr(s, "\"started_realtime_usec\""));
         ASSERT_TRUE(strstr(s, "\"deadline_usec\""));
         ASSERT_TRUE(strstr(s, "\"flushers_woken_usec\": 4264"));
-        ASSERT_TRUE(strstr(s, "\"config_from_unit_pass\": true"));
         ASSERT_TRUE(strstr(s, "\"mount_point\": \"/\""));
         ASSERT_TRUE(!strstr(s, "\\/"));
 }
@@ -258,8 +255,7 @@ TEST(extremes) {
         r.result = strdup("success");
         ASSERT_OK(run_record_to_json_string(&r, false, &s));
         ASSERT_TRUE(strstr(s, "18446744073709551615"));
-        ASSERT_TRUE(!strstr(s, "flushers_woken_usec"));   /* 0: not written */
-        ASSERT_TRUE(!strstr(s, "config_from_unit_pass")); /* false: not written */
+        ASSERT_TRUE(!strstr(s, "flushers_woken_usec")); /* 0: not written */
         ASSERT_OK(run_record_from_json_string(s, &back));
         assert_record_eq(&r, &back);
         ASSERT_TRUE(back.trigger == NULL);

@@ -12,8 +12,7 @@
 #   - "mem" reached the fake state file;
 #   - sync_on_suspend at the moment of the write was what the policy said (the late pass's
 #     KNOB_CHANGED message if any, else unchanged) and is back to the original after;
-#   - `suspend-sync status` shows the unit pass and the late pass of this sleep; the late pass used
-#     the configuration the unit's pass read (its record's config_from_unit_pass);
+#   - `suspend-sync status` shows the unit pass and the late pass of this sleep;
 #   - the journal has our RUN_SUMMARY MESSAGE_ID from both passes; `journalctl -x` shows the
 #     catalog text with every field filled in (no SUSPEND_SYNC_* placeholder);
 #   - `journalctl -u suspend-sync.service` has the RUN_SUMMARY of both passes (OBJECT_SYSTEMD_UNIT=).
@@ -168,11 +167,6 @@ if [[ -n $defer && ${defer#* } == "" ]]; then
 else
         fail "DeferCommit: deferred by the unit's pass but not synced by the late pass: '$defer'"
 fi
-# conf-snapshot.h: the late pass used the configuration the unit's pass of this sleep read (no
-# reader child on the sleep path), as its record says.
-handed=$(e2e_run suspend-sync status --json=short | jq -r '[.history[] | select(.trigger == "hook")] | last | .config_from_unit_pass // false')
-[[ $handed == true ]] && ok "the late pass used the unit's pass's configuration (config_from_unit_pass)" ||
-        fail "the late pass read its configuration itself: config_from_unit_pass '$handed'"
 # One sleep cycle: the unit pass and the late pass of this sleep, paired.
 cyc=$(e2e_run suspend-sync status --json=short | jq -r '.last_cycle | "\(.sleep_action) \(.unit_started_realtime != null) \(.late_started_realtime != null)"')
 if [[ $cyc == "suspend true true" ]] && grep -q '^ *Unit pass: ' <<<"$status" && grep -q '^ *Late pass: ' <<<"$status"; then

@@ -86,22 +86,16 @@ ss() {
 # ss_unit_pass_record [-a] [OFFSET_US [BOOT_ID]]: the handover as the unit's pass of this sleep
 # leaves it when it left nothing unsynced (handover.h: a "unit" line of this boot, now + OFFSET_US,
 # with the token the pass wrote to the state directory's "unit-pass" as it started): a late pass run
-# alone, as if that pass had run. -a: the line added to the handover as it is. -k: with the token
-# "unit-pass" holds (a real unit's pass wrote it; its configuration snapshot stays valid), added.
+# alone, as if that pass had run. -a: the line added to the handover as it is.
 ss_unit_pass_record() {
-        local now boot up _ append=0 keep=0 token
+        local now boot up _ append=0 token
         [[ ${1:-} == -a ]] && { append=1; shift; }
-        [[ ${1:-} == -k ]] && { append=1; keep=1; shift; }
         read -r up _ </proc/uptime # CLOCK_BOOTTIME, "SECONDS.CC" (not awk: mawk's %d stops at 2^31)
         now=$((${up%.*} * 1000000 + 10#${up#*.} * 10000))
         boot=${2:-$(tr -d '\n-' </proc/sys/kernel/random/boot_id)}
-        if ((keep)); then
-                token=$(tr -d '\n' <"$SS_STATE/unit-pass") || return 1
-        else
-                token=$(tr -d '\n-' </proc/sys/kernel/random/uuid)
-                printf '%s\n' "$token" >"$SS_STATE/unit-pass"
-        fi
-        if ((append)) && [[ -s $SS_STATE/handover ]]; then
+        token=$(tr -d '\n-' </proc/sys/kernel/random/uuid)
+        printf '%s\n' "$token" >"$SS_STATE/unit-pass"
+        if ((append)); then
                 printf 'unit %s %s %s\n' "$((now + ${1:-0}))" "$boot" "$token" >>"$SS_STATE/handover"
         else
                 printf '# suspend-sync handover v1\nunit %s %s %s\n' "$((now + ${1:-0}))" "$boot" "$token" \
