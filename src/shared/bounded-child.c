@@ -13,7 +13,7 @@
 #include "bounded-child.h"
 #include "macro.h"
 
-/* Children not yet reaped when bounded_child_run() returned (bounded_child_abandoned()). */
+/* Children killed and not yet reaped when bounded_child_run() returned (bounded_child_abandoned()). */
 static pid_t abandoned[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_abandoned;
 
@@ -142,9 +142,11 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
                  * for. */
                 (void) kill(pid, SIGKILL);
-        /* Reap it if it has exited already, else remember it (the listing reaps it later, or our
-         * exit leaves its zombie to init): room is made by forgetting those that exited since. */
-        if (waitpid(pid, NULL, WNOHANG) == 0) {
+        /* Reap it if it has exited already, else leave the zombie to our exit; one killed is
+         * remembered (room is made by forgetting those that exited since). One that answered is
+         * not: it is on its way out, and handing it to a scope would cost the pass a round trip
+         * to PID 1 for nothing. */
+        if (waitpid(pid, NULL, WNOHANG) == 0 && r <= 0) {
                 if (n_abandoned == ELEMENTSOF(abandoned))
                         (void) bounded_child_abandoned(0, NULL);
                 if (n_abandoned < ELEMENTSOF(abandoned))

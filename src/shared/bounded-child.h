@@ -40,10 +40,10 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
 #define BOUNDED_CHILD_ABANDONED_MAX 16U
 
 /*
- * The children of bounded_child_run() that are still there (killed and abandoned, or done with their
- * answer but not yet exited: one closing a device it wrote, as its last opener, writes it back), at
- * most max of them in ret_pids; those that have exited are reaped and forgotten. A process started
- * by systemd hands them to a scope of their own with its stuck workers (scope.h): left in the unit's
- * cgroup, they would keep it busy after resume.
+ * The children bounded_child_run() killed and abandoned that are still there (not yet exited: most
+ * likely in the kernel, on a hung device or server), at most max of them in ret_pids; those that
+ * have exited are reaped and forgotten. A child that answered is never listed (it is exiting). A
+ * process started by systemd hands them to a scope of their own with its stuck workers (scope.h):
+ * left in the unit's cgroup, they would keep it busy after resume.
  */
 size_t bounded_child_abandoned(size_t max, pid_t *ret_pids);
