@@ -544,15 +544,14 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
         _cleanup_free_ const char **bdis = calloc(MAX(sample->n_sbs, 1), sizeof(char *));
         _cleanup_free_ char *names = malloc(MAX(sample->n_sbs, 1) * DEVNUM_STR_MAX), *synced = NULL;
         _cleanup_free_ dev_t *known = calloc(MAX(sample->n_sbs, 1), sizeof(dev_t)), *stuck = NULL;
+        usec_t margin = raw_cache_margin(p->c.policy->deadline);
         RawCacheLook look = {
                 .bdis = bdis,
                 .n_bdis = sample->n_sbs,
                 .known = known,
                 /* Stuck workers, and this look's child if it is stuck in an fsync, go to a scope of
                  * their own after it (verb_stuck_to_scope()). */
-                .until = p->deadline > raw_cache_margin(p->c.policy->deadline)
-                                 ? p->deadline - raw_cache_margin(p->c.policy->deadline)
-                                 : 0,
+                .until = p->deadline > margin ? p->deadline - margin : 0,
                 .max_timeout = context_reach_timeout(p->c.policy),
         };
         int r = 0;

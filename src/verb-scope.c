@@ -2,7 +2,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "log.h"
 #include "scope.h"
@@ -37,9 +36,10 @@ void verb_stuck_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
         m = bounded_child_abandoned(BOUNDED_CHILD_ABANDONED_MAX, pids + k);
         if (k + m == 0)
                 return;
-        (void) snprintf(what, sizeof what, "%zu stuck worker(s)%s", k, m == 0 ? "" : " and ");
-        if (m > 0)
-                (void) snprintf(what + strlen(what), sizeof what - strlen(what), "%zu helper process(es)", m);
+        if (m == 0)
+                (void) snprintf(what, sizeof what, "%zu stuck worker(s)", k);
+        else
+                (void) snprintf(what, sizeof what, "%zu stuck worker(s) and %zu helper process(es)", k, m);
         r = t + margin < deadline ? scope_adopt(pids, k + m, deadline - margin - t, &unit) : -ETIMEDOUT;
         if (r == -ENOMEDIUM)
                 log_debug("systemd is not PID 1: %s stay in our cgroup.", what);

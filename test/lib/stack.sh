@@ -142,10 +142,9 @@ _stk_attach() {         # NAME: a new loop device on the FUSE file
         _STK_LOOP[$name]=$loop
         _stk_record "$name" loop "$loop" || return 1
         _stk_record "$name" backing "$backing" || return 1
-        # A table written before (a power cut's re-attach): the kernel may not read it itself.
-        if [[ ${#parts[@]} -gt 0 && ! -b ${loop}p2 ]] && [[ -n $(sfdisk -d "$loop" 2>/dev/null | grep '^/dev' || true) ]]; then
-                partx -a "$loop" 2>/dev/null || true
-        fi
+        # A table written before (a power cut's re-attach): the kernel may not read it itself (none
+        # yet at the first attach: partx finds nothing).
+        if [[ ${#parts[@]} -gt 0 && ! -b ${loop}p2 ]]; then partx -a "$loop" 2>/dev/null || true; fi
         return 0
 }
 
