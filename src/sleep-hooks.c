@@ -23,7 +23,8 @@ bool sleep_hook_name_other(const char *name) {
         return name && name[0] != '\0' && name[0] != '.' && !streq(name, SLEEP_HOOK_OURS);
 }
 
-static int list_dir(int root_fd, const char *dir, char ***l, size_t *n) {
+static int list_dir(int root_fd, const char *dir, PolicyProgress progress, void *userdata, char ***l,
+                    size_t *n) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         int r;
@@ -34,19 +35,22 @@ static int list_dir(int root_fd, const char *dir, char ***l, size_t *n) {
         if (r < 0)
                 return r;
         while ((errno = 0, de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
                 struct stat st;
-                char *path;
 
                 if (!sleep_hook_name_other(de->d_name))
                         continue;
-                /* Symlinks followed, as systemd does: a dangling one or one to /dev/null runs nothing. */
+                if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+                        return -ENOMEM;
+                /* Symlinks followed, as systemd does: a dangling one or one to /dev/null runs nothing.
+                 * Followed elsewhere (a filesystem that may hang): named on its own. */
+                if (progress && (de->d_type == DT_LNK || de->d_type == DT_UNKNOWN))
+                        progress(path, userdata);
                 if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
                         continue;
                 if (*n >= SLEEP_HOOKS_MAX)
                         return -E2BIG;
-                if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-                        return -ENOMEM;
-                r = strv_consume(l, n, path);
+                r = strv_consume(l, n, TAKE_PTR(path));
                 if (r < 0)
                         return r;
         }
@@ -76,7 +80,7 @@ int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char 
                 if (dup)
                         continue;
                 seen[n_seen++] = st;
-                r = list_dir(root_fd, sleep_hook_dirs[i], &l, &n);
+                r = list_dir(root_fd, sleep_hook_dirs[i], progress, userdata, &l, &n);
                 if (r < 0)
                         return r;
         }

@@ -57,8 +57,11 @@ TEST(dropins) {
                 /* not: .hidden.conf, 80-directory.conf (a directory), not-a-dropin.txt */
         };
         static const char *const looked_at[] = {
-                "/etc/suspend-sync.conf",       "/etc/suspend-sync.conf.d",
-                "/run/suspend-sync.conf.d",     "/usr/local/lib/suspend-sync.conf.d",
+                "/etc/suspend-sync.conf",
+                "/etc/suspend-sync.conf.d",
+                "/etc/suspend-sync.conf.d/40-masked.conf", /* a symlink: followed, named */
+                "/run/suspend-sync.conf.d",
+                "/usr/local/lib/suspend-sync.conf.d",
                 "/usr/lib/suspend-sync.conf.d",
         };
         _cleanup_close_ int fd = open_root("dropins");
@@ -68,7 +71,8 @@ TEST(dropins) {
         ASSERT_OK(conf_files_list(fd, dirs, "suspend-sync.conf", 256, record, &seen, &l, &truncated));
         assert_list(l, expected, ELEMENTSOF(expected));
         ASSERT_TRUE(!truncated);
-        /* Progress: each main file candidate until one exists, then each drop-in directory. */
+        /* Progress: each main file candidate until one exists, then each drop-in directory and each
+         * symlink in it (followed elsewhere, maybe onto a filesystem that hangs). */
         assert_list(seen, looked_at, ELEMENTSOF(looked_at));
         l = strv_free(l);
 
@@ -96,10 +100,11 @@ TEST(main_file_order) {
         ASSERT_TRUE(n && !n[0]);
 }
 
-/* A tree made here: /dev/null itself (a device node, when we may make one) masks like a symlink. */
+/* A tree made here: /dev/null itself (a device node, when we may make one) masks like a symlink; a
+ * symlink to a drop-in elsewhere is followed, and named in the progress. */
 TEST(masked_by_device_node) {
         char tmp[] = "/tmp/test-conf-files-XXXXXX";
-        _cleanup_strv_free_ char **l = NULL;
+        _cleanup_strv_free_ char **l = NULL, **seen = NULL;
         _cleanup_close_ int fd = -EBADF;
         bool node;
 
@@ -112,20 +117,30 @@ TEST(masked_by_device_node) {
         ASSERT_OK(mkdirat(fd, "run/x.d", 0755));
         close(openat(fd, "run/x.d/a.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
         close(openat(fd, "run/x.d/b.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        close(openat(fd, "c.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        ASSERT_OK(symlinkat("../../c.conf", fd, "run/x.d/c.conf"));
         node = mknodat(fd, "etc/x.d/a.conf", S_IFCHR | 0666, makedev(1, 3)) >= 0;
         if (!node)
                 fprintf(stderr, "   cannot make a device node (%m): masking by a node not tested\n");
 
-        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", "/run", NULL }, "x", 16, NULL, NULL, &l,
-                                  NULL));
+        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", "/run", NULL }, "x", 16, record, &seen,
+                                  &l, NULL));
         if (node)
-                assert_list(l, (const char *const[]) { "/run/x.d/b.conf" }, 1);
+                assert_list(l, (const char *const[]) { "/run/x.d/b.conf", "/run/x.d/c.conf" }, 2);
         else
-                assert_list(l, (const char *const[]) { "/run/x.d/a.conf", "/run/x.d/b.conf" }, 2);
+                assert_list(l,
+                            (const char *const[]) { "/run/x.d/a.conf", "/run/x.d/b.conf", "/run/x.d/c.conf" },
+                            3);
+        /* The directories, and the one symlink (a node or a file of the directory is not named). */
+        assert_list(seen,
+                    (const char *const[]) { "/etc/x", "/run/x", "/etc/x.d", "/run/x.d", "/run/x.d/c.conf" },
+                    5);
 
         (void) unlinkat(fd, "etc/x.d/a.conf", 0);
         (void) unlinkat(fd, "run/x.d/a.conf", 0);
         (void) unlinkat(fd, "run/x.d/b.conf", 0);
+        (void) unlinkat(fd, "run/x.d/c.conf", 0);
+        (void) unlinkat(fd, "c.conf", 0);
         (void) unlinkat(fd, "etc/x.d", AT_REMOVEDIR);
         (void) unlinkat(fd, "run/x.d", AT_REMOVEDIR);
         (void) unlinkat(fd, "etc", AT_REMOVEDIR);

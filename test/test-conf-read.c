@@ -16,6 +16,7 @@
 
 #include "conf-read.h"
 #include "policy.h"
+#include "sleep-hooks.h"
 #include "shared/macro.h"
 #include "shared/strv.h"
 #include "shared/time-util.h"
@@ -172,6 +173,13 @@ static void put_file(const char *root, const char *rel, mode_t mode) {
         close(fd);
 }
 
+static void record(const char *path, void *userdata) {
+        char ***seen = userdata;
+        size_t n = strv_length(*seen);
+
+        ASSERT_OK(strv_extend(seen, &n, path));
+}
+
 static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -182,7 +190,7 @@ static int cmp_str(const void *a, const void *b) {
 TEST(hooks) {
         char root[] = "/tmp/test-conf-read-hooks.XXXXXX", cmd[256];
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
-        _cleanup_strv_free_ char **hooks = NULL;
+        _cleanup_strv_free_ char **hooks = NULL, **seen = NULL, **listed = NULL;
         _cleanup_free_ char *stuck = NULL;
         _cleanup_close_ int fd = -EBADF;
         int hooks_error = 1;
@@ -216,6 +224,15 @@ TEST(hooks) {
         qsort(hooks, 2, sizeof(char *), cmp_str);
         ASSERT_STREQ(hooks[0], "/etc/systemd/system-sleep/admin.sh");
         ASSERT_STREQ(hooks[1], "/usr/lib/systemd/system-sleep/other");
+
+        /* A symlink is followed elsewhere (maybe onto a filesystem that hangs): it is named in the
+         * progress, so a reader stuck on it says where; a file of the directory is covered by the
+         * directory's name. */
+        ASSERT_EQ(sleep_hooks_list(fd, record, &seen, &listed), 2);
+        ASSERT_TRUE(strv_contains(seen, "/usr/lib/systemd/system-sleep"));
+        ASSERT_TRUE(strv_contains(seen, "/usr/lib/systemd/system-sleep/masked"));
+        ASSERT_TRUE(strv_contains(seen, "/usr/lib/systemd/system-sleep/dangling"));
+        ASSERT_TRUE(!strv_contains(seen, "/usr/lib/systemd/system-sleep/other"));
 
         /* Not asked: not listed, and said so. */
         s = policy_sources_free(s);

@@ -76,8 +76,20 @@ static int candidates_add(Candidates *c, const char *name, size_t prio, bool mas
         return 1;
 }
 
+/* A symlink is followed to another place, maybe another filesystem (which may hang): named on its
+ * own. Entries of the directory itself are covered by the directory's name. */
+static void entry_progress(const char *dir, const struct dirent *de, ConfFilesProgress progress,
+                           void *userdata) {
+        _cleanup_free_ char *path = NULL;
+
+        if (progress && (de->d_type == DT_LNK || de->d_type == DT_UNKNOWN) &&
+            asprintf(&path, "%s/%s", dir, de->d_name) >= 0)
+                progress(path, userdata);
+}
+
 /* Gathers the "*.conf" entries of one drop-in directory. */
-static int gather_dropins(int root_fd, const char *dir, size_t prio, Candidates *c) {
+static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesProgress progress,
+                          void *userdata, Candidates *c) {
         _cleanup_closedir_ DIR *d = NULL;
 
         if (opendir_at(root_fd, dir, &d) < 0)
@@ -91,6 +103,7 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, Candidates 
 
                 if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
                         continue;
+                entry_progress(dir, de, progress, userdata);
                 masked = is_dev_null(dirfd(d), de->d_name, de);
                 if (!masked && (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode)))
                         continue;
@@ -136,7 +149,7 @@ int conf_files_list(int root_fd, const char *const *dirs, const char *name, size
                         return -ENOMEM;
                 if (progress)
                         progress(dir, userdata);
-                r = gather_dropins(root_fd, dir, i, &c);
+                r = gather_dropins(root_fd, dir, i, progress, userdata, &c);
                 if (r < 0)
                         return r;
         }
