@@ -18,6 +18,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "shared/fileio.h"
+#include "verb-scope.h"
 #include "verbs.h"
 
 /* The boot id without dashes, "" when unknown. */
@@ -140,5 +141,9 @@ int verb_record_cycle(const Args *a) {
 
         write_learned(a, fd);
         r = write_textfile(a, &set.cycles[0], set.n_cycles);
+        /* Run by systemd (the unit's ExecStopPost=): a configuration reader killed on a hung server
+         * would stay in suspend-sync.service ("left-over process" at its next start). */
+        if (!isempty(a->invocation_id))
+                verb_stuck_to_scope(NULL, 0, usec_add(now(CLOCK_MONOTONIC), RECORD_CYCLE_SCOPE_TIMEOUT));
         return ret < 0 ? ret : r;
 }

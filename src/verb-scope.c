@@ -38,6 +38,8 @@ void verb_stuck_to_scope(ExecJob *jobs, size_t n, usec_t deadline) {
                 return;
         if (m == 0)
                 (void) snprintf(what, sizeof what, "%zu stuck worker(s)", k);
+        else if (k == 0)
+                (void) snprintf(what, sizeof what, "%zu stuck helper process(es)", m);
         else
                 (void) snprintf(what, sizeof what, "%zu stuck worker(s) and %zu helper process(es)", k, m);
         r = t + margin < deadline ? scope_adopt(pids, k + m, deadline - margin - t, &unit) : -ETIMEDOUT;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* The end of a pass started by systemd (unit and hook): its processes still in the kernel leave the
- * unit's cgroup (verb-scope.c, scope.h). Logs. */
+/* The end of a pass started by systemd (unit and hook), and of record-cycle (the unit's
+ * ExecStopPost=, which reads the configuration): its processes still in the kernel leave the unit's
+ * cgroup (verb-scope.c, scope.h). Logs. */
 
 #include <stddef.h>
 
@@ -13,3 +14,6 @@
  * still there (bounded_child_abandoned()) go to a transient scope of their own, within what is left
  * before deadline (CLOCK_MONOTONIC) less a few ms; says what moved, or why not. */
 void verb_stuck_to_scope(ExecJob *jobs, size_t n, usec_t deadline);
+
+/* The bound on record-cycle's move: one round trip to PID 1, well within the unit's TimeoutStopSec=. */
+#define RECORD_CYCLE_SCOPE_TIMEOUT (1U * USEC_PER_SEC)
