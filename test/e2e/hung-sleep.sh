@@ -126,29 +126,7 @@ echo "suspend-sync processes left while the disk is hung: [${leftover% }]; left-
 # systemd-suspend.service keeps it "deactivating" and delays resume; one left in
 # suspend-sync.service draws "left-over process" warnings at its next start): suspend-sync hands
 # it to a transient scope suspend-sync-stuck-PID.scope.
-cg_procs() { # UNIT: the pids in its control group, none when the cgroup is gone
-        local cg
-        cg=$(e2e_run systemctl show -P ControlGroup "$1")
-        [[ -n $cg ]] || cg=/system.slice/$1
-        e2e_run sh -c "cat '/sys/fs/cgroup$cg/cgroup.procs' 2>/dev/null" | tr '\n' ' '
-}
-check_cgroups() { # WHEN: the units' cgroups are empty and every suspend-sync process is in a scope
-        local unit p pid cg in_scope=0 n=0
-        for unit in suspend-sync.service systemd-suspend.service; do
-                p=$(cg_procs "$unit")
-                [[ -z ${p// /} ]] && ok "$1: no process left in $unit's cgroup" ||
-                        fail "$1: processes left in $unit's cgroup: $p"
-        done
-        for pid in $(e2e_run pgrep -x suspend-sync); do
-                cg=$(e2e_run cat "/proc/$pid/cgroup" 2>/dev/null | sed -n 's/^0:://p')
-                echo "  worker $pid: cgroup $cg"
-                n=$((n + 1))
-                [[ $cg == */suspend-sync-stuck-*.scope ]] && in_scope=$((in_scope + 1))
-        done
-        ((n > 0 && in_scope == n)) && ok "$1: the $n stuck worker(s) are in suspend-sync-stuck-*.scope" ||
-                fail "$1: $in_scope of $n stuck worker(s) in a suspend-sync-stuck-*.scope"
-}
-check_cgroups "after the hung suspend"
+e2e_check_stuck "after the hung suspend"
 
 # A second suspend while the disk is still hung: suspend-sync.service starts again with no
 # left-over process of the first one.
@@ -162,7 +140,7 @@ leftover_msgs=$(e2e_run journalctl -q -o json --after-cursor="$c2" |
 grep -q '^suspend-sync.service:' <<<"$leftover_msgs" &&
         fail "suspend-sync.service warned of left-over processes at its second start" ||
         ok "no left-over process warning for suspend-sync.service at its second start"
-check_cgroups "after the second hung suspend"
+e2e_check_stuck "after the second hung suspend"
 # No pile-up (issue 10): the second sleep's passes start no worker beside the one still stuck on the
 # disk (handover), and say so.
 n_workers=$(e2e_run pgrep -x suspend-sync | wc -l)
@@ -177,16 +155,7 @@ echo "second sleep, unit pass, hung mount: $reason_unit2"
         fail "the second unit pass on the hung mount: '$reason_unit2'"
 
 stack_ctl h resume >/dev/null
-for ((i = 0; i < 100; i++)); do
-        left=$(e2e_run pgrep -x suspend-sync | tr '\n' ' ')
-        scopes=$(e2e_run systemctl list-units --all --no-legend --plain 'suspend-sync-stuck-*' | awk '{ print $1 }' | tr '\n' ' ')
-        [[ -z $left && -z $scopes ]] && break
-        sleep 0.2
-done
-[[ -z $left ]] && ok "no suspend-sync process left $((i * 200)) ms after the disk resumed" ||
-        fail "suspend-sync processes left after the disk resumed: $left"
-[[ -z $scopes ]] && ok "no suspend-sync-stuck scope left after the disk resumed" ||
-        fail "scopes left after the disk resumed: $scopes"
+e2e_check_none_left "the disk resumed"
 t2=$SECONDS
 e2e_suspend suspend 60 && ok "the next suspend was accepted and completed ($((SECONDS - t2)) s)" ||
         fail "the next suspend did not complete"

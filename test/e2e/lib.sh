@@ -433,6 +433,52 @@ e2e_watch_stop() {
 # A property of a unit, as systemctl show prints it.
 e2e_prop() { e2e_run systemctl show -P "$2" "$1"; }
 
+# e2e_check_stuck WHEN: processes suspend-sync left in the kernel (stuck workers, helper processes
+# it killed) must not keep a unit busy: the cgroups of suspend-sync.service and
+# systemd-suspend.service are empty, and every suspend-sync process of the container is in a
+# suspend-sync-stuck-*.scope (at least one). Sets E2E_STUCK to their number.
+_e2e_cg_procs() { # UNIT: the pids in its control group, none when the cgroup is gone
+        local cg
+        cg=$(e2e_run systemctl show -P ControlGroup "$1")
+        [[ -n $cg ]] || cg=/system.slice/$1
+        e2e_run sh -c "cat '/sys/fs/cgroup$cg/cgroup.procs' 2>/dev/null" | tr '\n' ' '
+}
+e2e_check_stuck() {
+        local unit p pid cg in_scope=0
+        E2E_STUCK=0
+        for unit in suspend-sync.service systemd-suspend.service; do
+                p=$(_e2e_cg_procs "$unit")
+                [[ -z ${p// /} ]] && ok "$1: no process left in $unit's cgroup" ||
+                        fail "$1: processes left in $unit's cgroup: $p"
+        done
+        for pid in $(e2e_run pgrep -x suspend-sync); do
+                cg=$(e2e_run cat "/proc/$pid/cgroup" 2>/dev/null | sed -n 's/^0:://p')
+                echo "  stuck $pid ($(e2e_run cat "/proc/$pid/wchan" 2>/dev/null)): cgroup $cg"
+                E2E_STUCK=$((E2E_STUCK + 1))
+                [[ $cg == */suspend-sync-stuck-*.scope ]] && in_scope=$((in_scope + 1))
+        done
+        ((E2E_STUCK > 0 && in_scope == E2E_STUCK)) &&
+                ok "$1: the $E2E_STUCK stuck process(es) are in suspend-sync-stuck-*.scope" ||
+                fail "$1: $in_scope of $E2E_STUCK stuck process(es) in a suspend-sync-stuck-*.scope"
+}
+
+# e2e_check_none_left WHAT: once the cause is gone (WHAT: "the disk resumed"), no suspend-sync
+# process and no suspend-sync-stuck scope is left within 20 s.
+e2e_check_none_left() {
+        local i left scopes
+        for ((i = 0; i < 100; i++)); do
+                left=$(e2e_run pgrep -x suspend-sync | tr '\n' ' ')
+                scopes=$(e2e_run systemctl list-units --all --no-legend --plain 'suspend-sync-stuck-*' |
+                        awk '{ print $1 }' | tr '\n' ' ')
+                [[ -z $left && -z $scopes ]] && break
+                sleep 0.2
+        done
+        [[ -z $left ]] && ok "no suspend-sync process left $((i * 200)) ms after $1" ||
+                fail "suspend-sync processes left after $1: $left"
+        [[ -z $scopes ]] && ok "no suspend-sync-stuck scope left after $1" ||
+                fail "scopes left after $1: $scopes"
+}
+
 # e2e_suspend [VERB] [TIMEOUT_S]: systemctl VERB (default suspend) inside, then wait (bounded) until
 # the start job of systemd-VERB.service has ended (the journal's JOB_RESULT for it: the unit itself
 # is garbage-collected once inactive, so its properties cannot tell) and no job is left. Returns
