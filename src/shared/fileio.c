@@ -182,6 +182,14 @@ int opendir_at(int dir_fd, const char *path, DIR **ret) {
 }
 
 int mkdirat_public(int dir_fd, const char *path) {
+        struct stat st;
+
+        /* One that exists is only looked at: mkdir(2) asks for write access to the parent's
+         * filesystem before it finds the name taken (filename_create(): mnt_want_write(), i.e.
+         * sb_start_write()), which waits without bound while that filesystem is frozen (fsfreeze,
+         * a snapshot being taken), even to say EEXIST. */
+        if (fstatat(dir_fd, path, &st, 0) >= 0 && S_ISDIR(st.st_mode))
+                return 0;
         if (mkdirat(dir_fd, path, PUBLIC_DIR_MODE) < 0)
                 return errno == EEXIST ? 0 : negative_errno();
         return fchmodat(dir_fd, path, PUBLIC_DIR_MODE, 0) < 0 ? negative_errno() : 0;
