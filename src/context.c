@@ -98,6 +98,17 @@ int context_read_policy(const Args *a, Context *c) {
         /* The command line wins where the values are used, never in the configuration itself. */
         policy_apply_overrides(c->config, &o, &c->effective);
         c->policy = &c->effective;
+        /* systemd-sleep runs its hooks under one alarm (90 s as systemd builds by default) and ends
+         * them with SIGTERM: the late pass must end first, with its record, knob decision and scope. */
+        if (a->late && streq_ptr(a->trigger, "hook") && c->effective.deadline > LATE_PASS_DEADLINE_MAX) {
+                char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
+
+                log_notice("DeadlineSec=%s is longer than systemd-sleep waits for its hooks: this pass ends "
+                           "within %s.",
+                           format_timespan(x, sizeof x, c->effective.deadline),
+                           format_timespan(y, sizeof y, LATE_PASS_DEADLINE_MAX));
+                c->effective.deadline = LATE_PASS_DEADLINE_MAX;
+        }
         return 0;
 }
 
@@ -212,6 +223,9 @@ int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Cont
                 .debugfs_fd = c->debugfs_fd,
                 .scan_namespaces = true,
                 .reach_timeout = context_reach_timeout(c->policy),
+                /* A pass's sample may not take more than half its deadline, however long the
+                 * configuration took to read: the rest is the executor's. */
+                .until = (flags & CONTEXT_RUN) ? usec_add(a->started, c->policy->deadline / 2) : 0,
                 /* Only a deferral (plan.h: late_commit) needs to know where a loop device writes. */
                 .loop_backing = (flags & CONTEXT_DEFERRAL) && scope == PLAN_SCOPE_ALL &&
                                 c->policy->defer_commit,

@@ -54,6 +54,11 @@ typedef struct Context {
 
 void context_done(Context *c);
 
+/* The late pass started by systemd-sleep (--late --trigger=hook) ends within this, whatever
+ * DeadlineSec= says: systemd-sleep gives all its hooks together 90 s (DEFAULT_TIMEOUT_USEC) before
+ * it kills them. */
+#define LATE_PASS_DEADLINE_MAX (80U * USEC_PER_SEC)
+
 /* What the command line overrides in the configuration (--deadline=). */
 PolicyOverrides context_overrides(const Args *a);
 /* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter --deadline=. */

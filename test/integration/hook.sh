@@ -13,6 +13,8 @@
 #    temporary file left); without a state directory it makes none; exit status 0.
 # C: pre over a real loop-mounted ext4 with dirty data syncs it (record: trigger hook, the mount
 #    synced).
+# D: DeadlineSec= past what systemd-sleep gives its hooks (90 s): pre ends within 80 s and says so
+#    (record: deadline 80 s); control: the same late pass run by hand keeps DeadlineSec=.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 ss_begin
@@ -129,6 +131,19 @@ if [[ $outcome == synced ]]; then
         ok "C: the late pass synced the dirty loop ext4 ($mnt)"
 else
         fail "C: the dirty loop ext4 is '$outcome' in the hook's record"
+fi
+
+# ---------------------------------------------------------------- D: pre within systemd-sleep's 90 s
+ss_config "[Sync]
+DeadlineSec=2min"
+hook -- pre suspend >"$SS_TMP/out" 2>&1 || true
+d_hook=$(field deadline_usec)
+"$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" --late run >"$SS_TMP/out2" 2>&1 || true
+d_hand=$(field deadline_usec)
+if [[ $d_hook == 80000000 && $d_hand == 120000000 ]] && grep -q "DeadlineSec=2min is longer than systemd-sleep waits for its hooks: this pass ends within 1min 20s" "$SS_TMP/out"; then
+        ok "D: pre ends within 80 s with DeadlineSec=2min and says so; by hand the late pass keeps 2 min"
+else
+        fail "D: deadline of pre $d_hook, by hand $d_hand (want 80000000, 120000000): $(grep -i deadline "$SS_TMP/out")"
 fi
 
 checks_end hook
