@@ -402,6 +402,18 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
 
 /* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
  * table; what a process holds a file on is reached, the rest becomes reasons. */
+/* A bounded child's time: its own bound, cut to what is left before src->until (at least 1 µs: a
+ * child past it is killed at once, and what it would have found counts as not known). */
+static usec_t child_timeout(const SampleSources *src) {
+        usec_t t = src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT, n;
+
+        if (src->until > 0) {
+                n = now(CLOCK_MONOTONIC);
+                t = MIN(t, src->until > n ? src->until - n : 1);
+        }
+        return MAX(t, (usec_t) 1);
+}
+
 static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, MountTable *t, unsigned **ns_of,
                          const MountNamespace *nss, size_t n_nss, FsModuleCounts *counts, HiddenSet *hidden,
                          Reasons *why) {
@@ -436,8 +448,7 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, Mo
         before = t->n_entries;
         /* In a child, bounded: a hit that arrived counts, a superblock not reached in time stays hidden
          * with that reason. */
-        r = unlisted_reach(src->root_fd, src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT,
-                           src->reach_stat, hidden, t);
+        r = unlisted_reach(src->root_fd, child_timeout(src), src->reach_stat, hidden, t);
         /* Entries reached (even before a failure) are ours: ns_of must cover them. */
         if (t->n_entries > before) {
                 unsigned *x = reallocarray(*ns_of, t->n_entries, sizeof(unsigned));
@@ -505,8 +516,7 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         }
         if (n == 0)
                 return 0;
-        r = loop_backing_query(src->root_fd, dev_in_memory(s), q, n,
-                               src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT);
+        r = loop_backing_query(src->root_fd, dev_in_memory(s), q, n, child_timeout(src));
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
@@ -582,9 +592,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         if (r < 0)
                 return r;
 
-        r = add_own_root(src->root_fd, proc_fd,
-                         src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT, table, &why,
-                         &restricted);
+        r = add_own_root(src->root_fd, proc_fd, child_timeout(src), table, &why, &restricted);
         if (r < 0)
                 return r;
 

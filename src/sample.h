@@ -101,6 +101,9 @@ typedef struct SampleSources {
         usec_t reach_timeout;            /* bound on the search through /proc for holders of files on
                                           * superblocks no table shows (unlisted_reach(), in a child);
                                           * 0: UNLISTED_REACH_TIMEOUT */
+        usec_t until;                    /* CLOCK_MONOTONIC: no bounded child of the sample (reach,
+                                          * loop backing, root facts) runs past it, whatever its own
+                                          * bound; 0: none */
         UnlistedStatFn reach_stat;       /* tests: how that search looks at a file; NULL: statx(2) */
         bool no_rotational;              /* leave queue/rotational unread (device.h) */
         bool loop_backing;               /* ask the loop driver where the backing file of each

@@ -438,7 +438,7 @@ static int fake_stat_hung(int proc_fd, const char *path, struct statx *ret) {
         return fake_stat(proc_fd, path, ret);
 }
 
-static Sample *load_reach(UnlistedStatFn stat_fn, usec_t timeout, usec_t *ret_took) {
+static Sample *load_reach_until(UnlistedStatFn stat_fn, usec_t timeout, usec_t until, usec_t *ret_took) {
         _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/reach-hung",
                                            O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int dbg = -EBADF;
@@ -454,6 +454,7 @@ static Sample *load_reach(UnlistedStatFn stat_fn, usec_t timeout, usec_t *ret_to
                                 .debugfs_fd = dbg,
                                 .scan_namespaces = true,
                                 .reach_timeout = timeout,
+                                .until = until,
                                 .reach_stat = stat_fn };
         t0 = now(CLOCK_MONOTONIC);
         ASSERT_OK(sample_load(&src, &s));
@@ -462,6 +463,10 @@ static Sample *load_reach(UnlistedStatFn stat_fn, usec_t timeout, usec_t *ret_to
         for (size_t i = 0; i < s->n_incomplete_why; i++)
                 fprintf(stderr, "   incomplete: %s\n", s->incomplete_why[i]);
         return s;
+}
+
+static Sample *load_reach(UnlistedStatFn stat_fn, usec_t timeout, usec_t *ret_took) {
+        return load_reach_until(stat_fn, timeout, 0, ret_took);
 }
 
 static const MountEntry *find_unlisted(const Sample *s, const char *path) {
@@ -511,6 +516,28 @@ TEST(reach_hung) {
         e = find_unlisted(s, "/proc/100/cwd");
         ASSERT_TRUE(e && e->dev == makedev(0, 77) && e->mount_id == 177);
         ASSERT_TRUE(find_unlisted(s, "/proc/100/fd/3") == NULL);
+}
+
+/* The sample's children end by SampleSources.until whatever their own bound (a pass whose
+ * configuration took long to read has less left of its deadline): the hung scan given 2 s returns
+ * by until, 250 ms away; and a child started past until is killed at once. */
+TEST(reach_hung_until) {
+        usec_t took;
+        _cleanup_(sample_freep) Sample *s = load_reach_until(
+                fake_stat_hung, 2 * USEC_PER_SEC, now(CLOCK_MONOTONIC) + 250 * USEC_PER_MSEC, &took);
+
+        fprintf(stderr, "   hung reach with until 250 ms away returned after %.3fs\n",
+                (double) took / USEC_PER_SEC);
+        ASSERT_TRUE(took >= 200 * USEC_PER_MSEC && took < 750 * USEC_PER_MSEC);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(has_reason(s, "superblock 0:78 is mounted but in no scanned mount table",
+                               "did not finish within"));
+
+        s = sample_free(s);
+        s = load_reach_until(fake_stat, 2 * USEC_PER_SEC, now(CLOCK_MONOTONIC) - 1, &took);
+        fprintf(stderr, "   reach past until returned after %.3fs\n", (double) took / USEC_PER_SEC);
+        ASSERT_TRUE(took < 500 * USEC_PER_MSEC);
+        ASSERT_TRUE(!s->complete); /* never taken as complete: what it would have found is not known */
 }
 
 /* The child through the kernel: proc/<pid>/{cwd,fd/N} of a fake proc tree are symlinks, which statx
@@ -1302,6 +1329,7 @@ int main(void) {
         RUN(member_mountinfo_checked);
         RUN(reach_bounded);
         RUN(reach_hung);
+        RUN(reach_hung_until);
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_nsfs_listed_not_walked);
