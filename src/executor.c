@@ -70,6 +70,7 @@ typedef struct Worker {
         usec_t known_since;   /* start of the current run of successful reads; USEC_INFINITY:
                                  * the last read failed or none was made for this job */
         usec_t last_progress; /* last counter change or report */
+        bool held;            /* at the last read the device held I/O it had not completed */
         bool released;        /* gave its slot up: no progress for a stall window */
         bool syncing;         /* the current job reported REPORT_SYNCING: it is in syncfs or the
                                * device flush after it (else still in open, or waiting before) */
@@ -83,7 +84,7 @@ struct Executor {
         const ExecJob *jobs;
         size_t n_jobs;
         int (*sync_one)(const ExecJob *job, void *userdata);
-        int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret);
+        int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held);
         void *userdata;
         unsigned max_parallel;
         usec_t deadline;
@@ -109,8 +110,8 @@ struct Executor {
         int fatal; /* < 0: could not run at all (nothing started) */
 };
 
-static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret) {
-        return progress_read(job->progress, ret);
+static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held) {
+        return progress_read(job->progress, ret, ret_held);
 }
 
 /* --- parent side --- */
@@ -176,14 +177,16 @@ static void worker_progress_reset(Worker *w, usec_t n) {
 /* Reads the progress counter of the worker's current job. */
 static void worker_probe(Worker *w, usec_t n) {
         Executor *e = w->executor;
+        bool held = false;
         uint64_t v;
 
         if (w->pos >= w->group->end)
                 return;
-        if (!e->progress || e->progress(&e->jobs[e->order[w->pos]], e->userdata, &v) < 0) {
+        if (!e->progress || e->progress(&e->jobs[e->order[w->pos]], e->userdata, &v, &held) < 0) {
                 w->known_since = USEC_INFINITY;
                 return;
         }
+        w->held = held;
         if (w->known_since == USEC_INFINITY)
                 w->known_since = n; /* a new baseline, not a change */
         else if (v != w->progress)
@@ -191,12 +194,13 @@ static void worker_probe(Worker *w, usec_t n) {
         w->progress = v;
 }
 
-/* Proven stuck: the counter was readable throughout the last stall window and did not move. */
+/* Proven stuck: the counter was readable throughout the last stall window and did not move, and
+ * at the last read the device held I/O it had not completed (else what waits does so above it). */
 static bool worker_proven_stuck(const Worker *w, usec_t n) {
         const Executor *e = w->executor;
         usec_t quiet_since;
 
-        if (w->known_since == USEC_INFINITY)
+        if (w->known_since == USEC_INFINITY || !w->held)
                 return false;
         quiet_since = MAX(w->known_since, w->last_progress);
         return n >= quiet_since && n - quiet_since >= e->proof;

@@ -111,8 +111,10 @@ typedef struct ExecOps {
          * right before its syncfs(): a job stuck without that call is never reported hung. */
         int (*sync_one)(const ExecJob *job, void *userdata);
         /* Runs in the parent: the current progress counter of the job's device, or negative errno
-         * when unknown. Default: progress_read(job->progress). Must not block. */
-        int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret);
+         * when unknown, and whether the device holds I/O it has not completed (progress_read():
+         * a device whose counters are quiet but holds nothing is waited on from above, and is never
+         * proven stuck). Default: progress_read(job->progress). Must not block. */
+        int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held);
         void *userdata;
         usec_t stall;     /* a worker whose device completes no I/O for this long gives its slot
                              * up. 0: default, (deadline - now) / 8 clamped to 250 ms .. 2 s. A

@@ -11,7 +11,7 @@
 
 #define STAT_FILE_MAX 1024U
 
-int progress_parse_block_stat(const char *text, uint64_t *ret) {
+int progress_parse_block_stat(const char *text, uint64_t *ret, uint64_t *ret_in_flight) {
         /* 0-based field indices that only move when a request completes. */
         static const unsigned completion_fields[] = { 0, 2, 4, 6, 11, 13, 15 };
         uint64_t v[17] = {}, sum = 0;
@@ -42,10 +42,12 @@ int progress_parse_block_stat(const char *text, uint64_t *ret) {
                 if (completion_fields[i] < n)
                         sum += v[completion_fields[i]];
         *ret = sum;
+        if (ret_in_flight)
+                *ret_in_flight = v[8];
         return 0;
 }
 
-static int leaf_read(int sysfs_fd, dev_t dev, uint64_t *ret) {
+static int leaf_read(int sysfs_fd, dev_t dev, uint64_t *ret, uint64_t *ret_in_flight) {
         _cleanup_free_ char *text = NULL;
         char path[96];
         int r;
@@ -58,11 +60,11 @@ static int leaf_read(int sysfs_fd, dev_t dev, uint64_t *ret) {
         r = read_full_file_at(sysfs_fd, path, STAT_FILE_MAX, &text, NULL);
         if (r < 0)
                 return r;
-        return progress_parse_block_stat(text, ret);
+        return progress_parse_block_stat(text, ret, ret_in_flight);
 }
 
-int progress_read(const ProgressProbe *p, uint64_t *ret) {
-        uint64_t sum = 0, v;
+int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
+        uint64_t sum = 0, v, in_flight, held = 0;
         bool any = false;
 
         if (!p)
@@ -74,9 +76,10 @@ int progress_read(const ProgressProbe *p, uint64_t *ret) {
         if (p->n_leaves > 0 && p->sysfs_fd < 0)
                 return -ENODATA;
         for (size_t i = 0; i < p->n_leaves; i++) {
-                if (leaf_read(p->sysfs_fd, p->leaves[i], &v) < 0)
+                if (leaf_read(p->sysfs_fd, p->leaves[i], &v, &in_flight) < 0)
                         return -ENODATA;
                 sum += v;
+                held += in_flight;
                 any = true;
         }
 
@@ -93,5 +96,7 @@ int progress_read(const ProgressProbe *p, uint64_t *ret) {
         if (!any)
                 return -ENODATA;
         *ret = sum;
+        if (ret_held)
+                *ret_held = p->n_leaves == 0 || held > 0;
         return 0;
 }

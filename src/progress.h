@@ -14,6 +14,7 @@
  * its syncfs report (worker.h WORKER_SYNCING_ACCOUNTED), without which frozen counters prove no hang.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,10 +29,16 @@ typedef struct ProgressProbe {
 
 /* Sums the completion counters of one dev/block/.../stat text (Documentation/block/stat.rst:
  * fields 1, 3, 5, 7, 12, 14, 16 — I/Os and sectors completed for reads, writes, discards, and
- * flushes completed). At least the 11 fields of old kernels. -EBADMSG otherwise. Pure. */
-int progress_parse_block_stat(const char *text, uint64_t *ret);
+ * flushes completed). At least the 11 fields of old kernels. -EBADMSG otherwise. ret_in_flight
+ * (may be NULL) gets field 9, the requests the device holds and has not completed (a pending cache
+ * FLUSH counts). Pure. */
+int progress_parse_block_stat(const char *text, uint64_t *ret, uint64_t *ret_in_flight);
 
 /* Reads every source of p and returns the sum in *ret. -ENODATA when the sources give no evidence:
  * a leaf whose counters cannot be read (its I/O would look like a stall of the others), or no
- * leaves and no bdi stats. The caller cannot tell slow from stuck. */
-int progress_read(const ProgressProbe *p, uint64_t *ret);
+ * leaves and no bdi stats. The caller cannot tell slow from stuck. *ret_held (may be NULL): a leaf
+ * disk holds requests it has not completed; true too where there are no leaves to ask (a bdi alone:
+ * FUSE, NFS). Quiet leaves that hold nothing are not stuck: what waits does so above them (a
+ * dm-thin pool out of space, a suspended dm device, a filesystem's own long commit), and the other
+ * filesystems of those disks may still be written. */
+int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held);

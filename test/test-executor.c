@@ -40,6 +40,7 @@ typedef struct Shared {
         int release;             /* hanging jobs return once set */
         uint64_t progress[MAXJ]; /* fake device counters: "sleep" moves them */
         int no_evidence[MAXJ];   /* the fake probe answers -ENODATA for this job */
+        int not_held[MAXJ];      /* the fake device holds no I/O (waited on from above it) */
 } Shared;
 
 static Shared *sh;
@@ -98,7 +99,7 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
 static ExecOps fake_ops = { .sync_one = fake_sync_one };
 
 /* Parent side: the fake device counter of the job ("hang" and "pause" never move it). */
-static int fake_progress(const ExecJob *j, void *userdata, uint64_t *ret) {
+static int fake_progress(const ExecJob *j, void *userdata, uint64_t *ret, bool *ret_held) {
         Shared *s = userdata;
         unsigned job;
 
@@ -107,6 +108,7 @@ static int fake_progress(const ExecJob *j, void *userdata, uint64_t *ret) {
         if (s->no_evidence[job])
                 return -ENODATA;
         *ret = __atomic_load_n(&s->progress[job], __ATOMIC_SEQ_CST);
+        *ret_held = !s->not_held[job];
         return 0;
 }
 
@@ -565,6 +567,32 @@ TEST(hung_group_rest) {
         }
         ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(sh->calls, 2);
+        check_children(jobs, 4);
+}
+
+/* The same group, but the quiet device holds no I/O (review, seventh session: a dm-thin pool out of
+ * space, a suspended dm device, a filesystem's own long commit wait above healthy disks): nothing
+ * is proven stuck; the stuck job is a plain timeout and the rest of its group is synced, one after
+ * another as always. Control: hung_group_rest. */
+TEST(quiet_not_held) {
+        Spec spec[] = {
+                { "a", "hang", 400 * MS }, { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC }
+        };
+        ExecJob jobs[4];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        sh->not_held[0] = 1;
+        make_jobs(jobs, spec, 4);
+        ops.progress = fake_progress;
+        ops.stall = 100 * MS;
+        ASSERT_EQ(run(jobs, 4, 2, in(5 * SEC), &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        for (size_t i = 1; i < 4; i++)
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->calls, 4);
         check_children(jobs, 4);
 }
 
@@ -1142,8 +1170,9 @@ static char proc_state(pid_t pid) {
 }
 
 /* A device counter that is readable and never moves: "proven stuck" as far as counters go. */
-static int still_progress(const ExecJob *j, void *userdata, uint64_t *ret) {
+static int still_progress(const ExecJob *j, void *userdata, uint64_t *ret, bool *ret_held) {
         *ret = 42;
+        *ret_held = true;
         return 0;
 }
 
@@ -1269,6 +1298,7 @@ int main(void) {
         RUN(hung_first);
         RUN(slow_keeps_slot);
         RUN(no_evidence);
+        RUN(quiet_not_held);
         RUN(last_call);
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);

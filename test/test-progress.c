@@ -9,23 +9,26 @@
 #include "tests.h"
 
 TEST(parse_block_stat) {
-        uint64_t v = 7;
+        uint64_t v = 7, in_flight = 0;
 
         /* kernel 6.18, 17 fields: completion fields 1 3 5 7 12 14 16 = 1+3+5+7+12+14+16 */
-        ASSERT_OK(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", &v));
+        ASSERT_OK(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", &v, &in_flight));
         ASSERT_U64_EQ(v, 58);
+        ASSERT_U64_EQ(in_flight, 9); /* what the device holds: told apart */
         /* in-flight (9), io_ticks (10), time_in_queue (11) move while a device is stuck: ignored */
-        ASSERT_OK(progress_parse_block_stat("1 2 3 4 5 6 7 8 999 999 999 12 13 14 15 16 17", &v));
+        ASSERT_OK(progress_parse_block_stat("1 2 3 4 5 6 7 8 999 999 999 12 13 14 15 16 17", &v, NULL));
         ASSERT_U64_EQ(v, 58);
         /* old kernels: 11 fields (no discard, no flush) */
-        ASSERT_OK(progress_parse_block_stat("    1    0    3    0    5    0    7    0    0    0    0\n", &v));
+        ASSERT_OK(progress_parse_block_stat("    1    0    3    0    5    0    7    0    0    0    0\n", &v,
+                                            NULL));
         ASSERT_U64_EQ(v, 16);
         v = 7;
-        ASSERT_ERR(progress_parse_block_stat("1 2 3\n", &v), EBADMSG);
-        ASSERT_ERR(progress_parse_block_stat("", &v), EBADMSG);
-        ASSERT_ERR(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 x\n", &v), EBADMSG);
-        ASSERT_ERR(progress_parse_block_stat("99999999999999999999999 2 3 4 5 6 7 8 9 10 11\n", &v), EBADMSG);
-        ASSERT_ERR(progress_parse_block_stat(NULL, &v), EINVAL);
+        ASSERT_ERR(progress_parse_block_stat("1 2 3\n", &v, NULL), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat("", &v, NULL), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat("1 2 3 4 5 6 7 8 9 10 x\n", &v, NULL), EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat("99999999999999999999999 2 3 4 5 6 7 8 9 10 11\n", &v, NULL),
+                   EBADMSG);
+        ASSERT_ERR(progress_parse_block_stat(NULL, &v, NULL), EINVAL);
         ASSERT_U64_EQ(v, 7); /* untouched on failure */
 }
 
@@ -42,6 +45,7 @@ TEST(read_fixture) {
         dev_t leaves[2] = { makedev(7, 1), makedev(8, 0) };
         ProgressProbe p;
         uint64_t v = 0;
+        bool held = false;
 
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -58,29 +62,39 @@ TEST(read_fixture) {
         put(fd, "dev/block/8:0/queue/iostats", "0\n");
 
         p = (ProgressProbe) { .sysfs_fd = fd, .debugfs_fd = -EBADF, .leaves = leaves, .n_leaves = 2 };
+        /* held: 7:1 has 4 requests in flight; 8:0 alone holds none */
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(held);
+        p.leaves = leaves + 1;
+        p.n_leaves = 1;
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        ASSERT_U64_EQ(v, 500);
+        p.leaves = leaves;
+        p.n_leaves = 2;
         /* queue/iostats is never read here (its lock may be held by a stuck task: review, stop 27);
          * whether frozen counters are evidence is the worker's report (executor: hung_needs_accounting) */
-        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_OK(progress_read(&p, &v, NULL));
         ASSERT_U64_EQ(v, 505);
         ASSERT_TRUE(unlinkat(fd, "dev/block/8:0/queue/iostats", 0) == 0);
-        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_OK(progress_read(&p, &v, NULL));
         ASSERT_U64_EQ(v, 505);
         /* a leaf whose counters cannot be read: no evidence either */
         ASSERT_TRUE(unlinkat(fd, "dev/block/8:0/stat", 0) == 0);
-        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        ASSERT_ERR(progress_read(&p, &v, NULL), ENODATA);
         p.n_leaves = 1; /* 7:1 alone is evidence */
-        ASSERT_OK(progress_read(&p, &v));
+        ASSERT_OK(progress_read(&p, &v, NULL));
         ASSERT_U64_EQ(v, 5);
         p.n_leaves = 2;
         put(fd, "dev/block/8:0/stat", "100 0 100 0 100 0 100 0 0 0 0 0 0 0 0 100 0\n");
         /* leaves but no sysfs to read them from */
         p.sysfs_fd = -EBADF;
-        ASSERT_ERR(progress_read(&p, &v), ENODATA);
+        ASSERT_ERR(progress_read(&p, &v, NULL), ENODATA);
         p.sysfs_fd = fd;
         /* no leaves and no bdi: no evidence at all */
         p.n_leaves = 0;
-        ASSERT_ERR(progress_read(&p, &v), ENODATA);
-        ASSERT_ERR(progress_read(NULL, &v), ENODATA);
+        ASSERT_ERR(progress_read(&p, &v, NULL), ENODATA);
+        ASSERT_ERR(progress_read(NULL, &v, NULL), ENODATA);
 
         char cmd[64];
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
