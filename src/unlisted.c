@@ -400,18 +400,23 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h, Reasons
 }
 
 /* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS, …); block disks'
- * bdis exist whether mounted or not, btrfs-N is checked by bdi. */
+ * bdis exist whether mounted or not, btrfs-N is checked by bdi. "MAJ:MIN-fuseblk": the bdi of a
+ * fuseblk superblock (ntfs-3g, fuse2fs: fuse_bdi_init()), whose device is the block device MAJ:MIN
+ * and which no sysfs listing shows. */
 static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
         const SysfsScan *x = userdata;
         unsigned ma, mi;
+        bool fuseblk;
         int k = 0;
 
-        if (sscanf(name, "%u:%u%n", &ma, &mi, &k) != 2 || name[k] != 0 || ma != 0 ||
-            table_has_dev(x->t, makedev(ma, mi)))
+        if (sscanf(name, "%u:%u%n", &ma, &mi, &k) != 2)
                 return 0;
-        return hidden_add(x->h, makedev(ma, mi), "unknown", NULL,
-                          "debugfs bdi/%s, a filesystem without a "
-                          "block device",
+        fuseblk = streq(name + k, "-fuseblk");
+        if ((!fuseblk && (name[k] != 0 || ma != 0)) || table_has_dev(x->t, makedev(ma, mi)))
+                return 0;
+        return hidden_add(x->h, makedev(ma, mi), fuseblk ? "fuseblk" : "unknown", NULL,
+                          fuseblk ? "debugfs bdi/%s, a FUSE filesystem on a block device"
+                                  : "debugfs bdi/%s, a filesystem without a block device",
                           name);
 }
 

@@ -253,6 +253,22 @@ TEST(all_listed) {
         ASSERT_TRUE(!s->view_restricted);
 }
 
+/* A fuseblk superblock (ntfs-3g, fuse2fs) has a bdi named "MAJ:MIN-fuseblk" after its block device,
+ * and no sysfs listing: one no table shows (lazily unmounted, a file still open) makes the view
+ * incomplete (review, seventh session); the control: the same bdi with its mount in the table. */
+TEST(hidden_fuseblk) {
+        _cleanup_(sample_freep) Sample *s = load_changed_root("all-listed", "mkdir debugfs/bdi/8:17-fuseblk");
+        _cleanup_(sample_freep) Sample *c = load_changed_root(
+                "all-listed",
+                "mkdir debugfs/bdi/8:17-fuseblk && echo '30 20 8:17 / /media/win rw,relatime shared:30 - "
+                "fuseblk /dev/sdb1 rw,user_id=0,group_id=0,allow_other,blksize=4096' >>proc/self/mountinfo");
+
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(has_reason(s, "superblock 8:17 is mounted but in no scanned mount table",
+                               "debugfs bdi/8:17-fuseblk, a FUSE filesystem on a block device"));
+        ASSERT_TRUE(c->complete);
+}
+
 /* The same root with its listings broken one at a time: a directory that cannot be listed and one
  * with more entries than the bound are reasons, never a shorter list taken for all of it. */
 TEST(unlisted_listings_fail_closed) {
@@ -1320,6 +1336,7 @@ int main(void) {
         RUN(container_host_1000);
         RUN(hidden_superblocks);
         RUN(all_listed);
+        RUN(hidden_fuseblk);
         RUN(unlisted_listings_fail_closed);
         RUN(hidden_counted_by_module);
         RUN(nsfs_no_longer_nsfs);
