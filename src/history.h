@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Persistent history of sleep cycles (StateDirectory=, default /var/lib/suspend-sync/cycles/):
+ * Persistent history of sleep cycles (default /var/lib/suspend-sync/cycles/, made by record-cycle):
  * one JSON file per cycle — boot id, resume time, the unit's pass and the late pass as run
  * records (state's schema) — written after resume only (never before sleep: nothing may be
  * written to a disk that was just synced), atomically, mode 0644 so that an unprivileged `status`

@@ -533,36 +533,10 @@ static int history_append(int dir_fd, const char *tmp, const char *name) {
 
 /* ---- directory ---- */
 
-static int mkdir_p(const char *path) {
-        _cleanup_free_ char *copy = NULL;
-        int r;
-
-        if (!path || path[0] != '/')
-                return -EINVAL;
-        copy = strdup(path);
-        if (!copy)
-                return -ENOMEM;
-
-        for (char *p = copy + 1;; p++) {
-                char c = *p;
-
-                if (c != '/' && c != 0)
-                        continue;
-                *p = 0;
-                r = mkdirat_public(AT_FDCWD, copy);
-                if (r < 0)
-                        return r;
-                *p = c;
-                if (c == 0)
-                        break;
-        }
-        return 0;
-}
-
 int state_dir_open(const char *dir) {
         int r, fd;
 
-        r = mkdir_p(dir);
+        r = mkdir_p_public(dir);
         if (r < 0)
                 return r;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

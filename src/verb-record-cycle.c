@@ -51,7 +51,7 @@ static usec_t resumed_at(const Args *a, const SleepCycle *c) {
 static int open_or_create_dir(const char *path) {
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        if (fd < 0 && errno == ENOENT && mkdirat_public(AT_FDCWD, path) >= 0)
+        if (fd < 0 && errno == ENOENT && mkdir_p_public(path) >= 0)
                 fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return fd < 0 ? negative_errno() : fd;
 }

@@ -195,6 +195,32 @@ int mkdirat_public(int dir_fd, const char *path) {
         return fchmodat(dir_fd, path, PUBLIC_DIR_MODE, 0) < 0 ? negative_errno() : 0;
 }
 
+int mkdir_p_public(const char *path) {
+        _cleanup_free_ char *copy = NULL;
+        int r;
+
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+
+        for (char *p = copy + 1;; p++) {
+                char c = *p;
+
+                if (c != '/' && c != 0)
+                        continue;
+                *p = 0;
+                r = mkdirat_public(AT_FDCWD, copy);
+                if (r < 0)
+                        return r;
+                *p = c;
+                if (c == 0)
+                        break;
+        }
+        return 0;
+}
+
 int loop_write(int fd, const void *p, size_t n) {
         const uint8_t *b = p;
 

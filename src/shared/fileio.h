@@ -34,6 +34,9 @@ int write_file_atomic_at(int dir_fd, const char *path, const char *data, size_t 
 #define PUBLIC_DIR_MODE 0755
 /* mkdirat() with PUBLIC_DIR_MODE; 0 when made or already there, negative errno. */
 int mkdirat_public(int dir_fd, const char *path);
+/* The absolute path and every missing parent, each as mkdirat_public() makes it (an existing one is
+ * only looked at). 0, or a negative errno (-EINVAL: not absolute). */
+int mkdir_p_public(const char *path);
 
 /* Opens a directory relative to dir_fd (O_DIRECTORY|O_CLOEXEC), leading '/' stripped. */
 int open_dir_at(int dir_fd, const char *path);
