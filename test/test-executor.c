@@ -544,19 +544,27 @@ TEST(last_call) {
         check_children(jobs, 2);
 }
 
-/* A device proven stuck takes the rest of its group: no fresh worker to get stuck as well. */
-TEST(hung_group_rest) {
+/* A stuck job first in group a, two more of a, one of b; held: whether the quiet device holds I/O.
+ * Returns run()'s count of jobs not synced. */
+static int group_rest_case(bool held, ExecJob jobs[static 4]) {
         Spec spec[] = {
                 { "a", "hang", 400 * MS }, { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC }
         };
-        ExecJob jobs[4];
         ExecOps ops = fake_ops;
 
         reset_shared();
+        sh->not_held[0] = !held;
         make_jobs(jobs, spec, 4);
         ops.progress = fake_progress;
         ops.stall = 100 * MS;
-        ASSERT_EQ(run(jobs, 4, 2, in(5 * SEC), &ops), 3);
+        return run(jobs, 4, 2, in(5 * SEC), &ops);
+}
+
+/* A device proven stuck takes the rest of its group: no fresh worker to get stuck as well. */
+TEST(hung_group_rest) {
+        ExecJob jobs[4];
+
+        ASSERT_EQ(group_rest_case(true, jobs), 3);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
         ASSERT_TRUE(jobs[0].hung);
         ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
@@ -575,18 +583,9 @@ TEST(hung_group_rest) {
  * is proven stuck; the stuck job is a plain timeout and the rest of its group is synced, one after
  * another as always. Control: hung_group_rest. */
 TEST(quiet_not_held) {
-        Spec spec[] = {
-                { "a", "hang", 400 * MS }, { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC }
-        };
         ExecJob jobs[4];
-        ExecOps ops = fake_ops;
 
-        reset_shared();
-        sh->not_held[0] = 1;
-        make_jobs(jobs, spec, 4);
-        ops.progress = fake_progress;
-        ops.stall = 100 * MS;
-        ASSERT_EQ(run(jobs, 4, 2, in(5 * SEC), &ops), 1);
+        ASSERT_EQ(group_rest_case(false, jobs), 1);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
         ASSERT_TRUE(!jobs[0].hung);
         ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);

@@ -24,14 +24,7 @@ echo "boot: systemd $E2E_SYSTEMD_VERSION, $((SECONDS - t0)) s"
 
 mnt=/mnt/fuse
 sock=/run/e2e-fuse.sock
-e2e_run mkdir -p /var/tmp/fuse-lower "$mnt"
-e2e_run systemd-run -q --slice=user.slice --unit=e2e-fuse --property=Type=exec \
-        /usr/local/bin/faultdisk --passthrough=/var/tmp/fuse-lower --control="$sock" --status=/run/e2e-fuse.status "$mnt" ||
-        { echo "FAIL: systemd-run faultdisk"; exit 1; }
-for ((i = 0; i < 100; i++)); do
-        e2e_run /usr/local/bin/faultdisk ctl "$sock" ping >/dev/null 2>&1 && break
-        sleep 0.1
-done
+e2e_fuse_user "$mnt" "$sock" --status=/run/e2e-fuse.status || { echo "FAIL: FUSE server"; exit 1; }
 cg=$(e2e_run systemctl show -P ControlGroup e2e-fuse.service)
 echo "FUSE daemon: $(e2e_run systemctl show -P MainPID e2e-fuse.service) in $cg; $(e2e_run findmnt -n -o FSTYPE,OPTIONS "$mnt")"
 [[ $cg == /user.slice/* ]] || fail "FUSE daemon not in user.slice ($cg)"

@@ -406,6 +406,25 @@ e2e_install_faultdisk() {
         e2e_run test -x /usr/local/bin/faultdisk
 }
 
+# e2e_fuse_user MNT SOCK [FAULTDISK_OPTION...]: a FUSE mount at MNT served from user.slice (unit
+# e2e-fuse.service: faultdisk --passthrough=/var/tmp/fuse-lower, control socket SOCK), as a user's
+# session would run it; returns once it answers. Needs e2e_boot --bind=/dev/fuse and
+# e2e_install_faultdisk.
+e2e_fuse_user() {
+        local mnt=$1 sock=$2 i
+        shift 2
+        e2e_run mkdir -p /var/tmp/fuse-lower "$mnt" || return 1
+        e2e_run systemd-run -q --slice=user.slice --unit=e2e-fuse --property=Type=exec \
+                /usr/local/bin/faultdisk --passthrough=/var/tmp/fuse-lower --control="$sock" "$@" "$mnt" ||
+                { e2e_log "systemd-run faultdisk failed"; return 1; }
+        for ((i = 0; i < 100; i++)); do
+                e2e_run /usr/local/bin/faultdisk ctl "$sock" ping >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        e2e_log "the FUSE server at $mnt does not answer"
+        return 1
+}
+
 # Record writes to the fake power files and to suspend-sync's state directory in the container.
 e2e_watch_start() {
         local i

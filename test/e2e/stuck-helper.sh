@@ -44,14 +44,8 @@ echo "boot: systemd $E2E_SYSTEMD_VERSION, $((SECONDS - t0)) s"
 mnt=/mnt/fuse
 sock=/run/e2e-fuse.sock
 fdctl() { e2e_run /usr/local/bin/faultdisk ctl "$sock" "$@"; }
-e2e_run mkdir -p /var/tmp/fuse-lower "$mnt" /etc/suspend-sync.conf.d
-e2e_run systemd-run -q --slice=user.slice --unit=e2e-fuse --property=Type=exec \
-        /usr/local/bin/faultdisk --passthrough=/var/tmp/fuse-lower --control="$sock" --hang-max=90s "$mnt" ||
-        { echo "FAIL: systemd-run faultdisk"; exit 1; }
-for ((i = 0; i < 100; i++)); do
-        fdctl ping >/dev/null 2>&1 && break
-        sleep 0.1
-done
+e2e_fuse_user "$mnt" "$sock" --hang-max=90s || { echo "FAIL: FUSE server"; exit 1; }
+e2e_run mkdir -p /etc/suspend-sync.conf.d
 # A drop-in the reader must follow onto the FUSE mount (written below it, not through it).
 e2e_run sh -c "printf '[Sync]\nMaxParallel=15\n' >/var/tmp/fuse-lower/zz.conf &&
         ln -s $mnt/zz.conf /etc/suspend-sync.conf.d/zz-fuse.conf"
