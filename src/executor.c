@@ -70,7 +70,9 @@ typedef struct Worker {
         usec_t known_since;   /* start of the current run of successful reads; USEC_INFINITY:
                                  * the last read failed or none was made for this job */
         usec_t last_progress; /* last counter change or report */
-        bool held;            /* at the last read the device held I/O it had not completed */
+        bool held;            /* a read since the last counter change found the device holding I/O
+                               * it had not completed (sticky: a controller reset requeues, and
+                               * for a moment holds nothing) */
         bool released;        /* gave its slot up: no progress for a stall window */
         bool syncing;         /* the current job reported REPORT_SYNCING: it is in syncfs or the
                                * device flush after it (else still in open, or waiting before) */
@@ -171,6 +173,7 @@ static void worker_progress_reset(Worker *w, usec_t n) {
         w->job_start = n;
         w->last_progress = n;
         w->known_since = USEC_INFINITY;
+        w->held = false;
         w->syncing = w->accounted = false;
 }
 
@@ -184,18 +187,21 @@ static void worker_probe(Worker *w, usec_t n) {
                 return;
         if (!e->progress || e->progress(&e->jobs[e->order[w->pos]], e->userdata, &v, &held) < 0) {
                 w->known_since = USEC_INFINITY;
+                w->held = false;
                 return;
         }
-        w->held = held;
         if (w->known_since == USEC_INFINITY)
                 w->known_since = n; /* a new baseline, not a change */
-        else if (v != w->progress)
+        else if (v != w->progress) {
                 w->last_progress = n;
+                w->held = false; /* what it held then, it completed */
+        }
+        w->held = w->held || held;
         w->progress = v;
 }
 
 /* Proven stuck: the counter was readable throughout the last stall window and did not move, and
- * at the last read the device held I/O it had not completed (else what waits does so above it). */
+ * meanwhile the device was seen holding I/O it had not completed (else what waits does so above it). */
 static bool worker_proven_stuck(const Worker *w, usec_t n) {
         const Executor *e = w->executor;
         usec_t quiet_since;

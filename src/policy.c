@@ -184,10 +184,27 @@ static int read_one(PolicySources *s, int dir_fd, const char *path, size_t *tota
         return policy_sources_add(s, path, r < 0 ? r : 0, text, size);
 }
 
+/* The caller's progress, remembering the last path: where a listing that failed was. */
+typedef struct LastPath {
+        PolicyProgress progress;
+        void *userdata;
+        char *last;
+} LastPath;
+
+static void last_path(const char *path, void *userdata) {
+        LastPath *l = userdata;
+
+        free(l->last);
+        l->last = strdup(path);
+        if (l->progress)
+                l->progress(path, l->userdata);
+}
+
 int policy_read_sources(int root_fd, const char *config_path, PolicyProgress progress, void *userdata,
                         PolicySources **ret) {
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_strv_free_ char **files = NULL;
+        LastPath l = { .progress = progress, .userdata = userdata };
         size_t total = 0;
         int r;
 
@@ -203,8 +220,19 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
                 if (r < 0)
                         return r;
         } else {
-                r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, progress,
-                                    userdata, &files, &s->truncated);
+                r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, last_path,
+                                    &l, &files, &s->truncated);
+                if (r < 0 && r != -ENOMEM) {
+                        /* A directory there but not readable in full: its drop-ins are not known, so
+                         * the configuration is not read in full (policy_build()), named by it. */
+                        r = policy_sources_add(s, l.last ?: "suspend-sync.conf.d", r, NULL, 0);
+                        free(l.last);
+                        if (r < 0)
+                                return r;
+                        *ret = TAKE_PTR(s);
+                        return 0;
+                }
+                free(l.last);
                 if (r < 0)
                         return r;
                 for (char **f = files; *f; f++) {

@@ -37,8 +37,11 @@ int progress_parse_block_stat(const char *text, uint64_t *ret, uint64_t *ret_in_
 /* Reads every source of p and returns the sum in *ret. -ENODATA when the sources give no evidence:
  * a leaf whose counters cannot be read (its I/O would look like a stall of the others), or no
  * leaves and no bdi stats. The caller cannot tell slow from stuck. *ret_held (may be NULL): a leaf
- * disk holds requests it has not completed; true too where there are no leaves to ask (a bdi alone:
- * FUSE, NFS). Quiet leaves that hold nothing are not stuck: what waits does so above them (a
- * dm-thin pool out of space, a suspended dm device, a filesystem's own long commit), and the other
- * filesystems of those disks may still be written. */
+ * disk holds requests it has not completed (true for a probe without leaves, which run.c never
+ * makes: FUSE, NFS and btrfs get no sysfs, hence no evidence, and are never proven stuck). Quiet
+ * leaves that hold nothing are not stuck: what waits does so above them (a dm-thin pool out of
+ * space, a suspended dm device, a filesystem's own long commit), and the other filesystems of those
+ * disks may still be written. Where the kernel does not count a request in field 9 (a cache FLUSH,
+ * a request being requeued, on some kernels), a disk stuck on it alone is not proven stuck either:
+ * the kernel's sync stays on. */
 int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held);

@@ -287,9 +287,10 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
                                 : "hung: not started, its device is stuck");
         else
                 *ret = strdup(job->abandoned_pid == 0 ? "not started before the deadline"
-                              : job->hung             ? "stuck device woke up: left to the kernel's sync"
-                                          : "slow, stuck before syncfs or without progress evidence: "
-                                            "left to the kernel's sync");
+                              : job->hung
+                                      ? "stuck device woke up: left to the kernel's sync"
+                                      : "slow, stuck before syncfs, above its disks (they held no request) "
+                                        "or without progress evidence: left to the kernel's sync");
         return *ret ? 0 : -ENOMEM;
 }
 

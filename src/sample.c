@@ -399,9 +399,6 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
         return bdi_stats_load(f->debugfs_fd, name, ret);
 }
 
-
-/* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
- * table; what a process holds a file on is reached, the rest becomes reasons. */
 /* A bounded child's time: its own bound, cut to what is left before src->until (at least 1 µs: a
  * child past it is killed at once, and what it would have found counts as not known). */
 static usec_t child_timeout(const SampleSources *src) {
@@ -413,6 +410,9 @@ static usec_t child_timeout(const SampleSources *src) {
         }
         return MAX(t, (usec_t) 1);
 }
+
+/* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
+ * table; what a process holds a file on is reached, the rest becomes reasons. */
 
 static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, MountTable *t, unsigned **ns_of,
                          const MountNamespace *nss, size_t n_nss, FsModuleCounts *counts, HiddenSet *hidden,

@@ -126,6 +126,49 @@ TEST(bounded_equals_inprocess) {
         ASSERT_STREQ(s->files[0].path, "/etc/custom.conf");
 }
 
+/* A drop-in directory that is there but cannot be listed (here a symlink loop: ELOOP; an I/O error
+ * part way on a real disk): its drop-ins are not known, so the configuration is not read in full
+ * (SyncOnSuspend=keep), with a warning naming it; the control reads the same tree without it. Before
+ * the seventh session such a directory counted as empty. */
+TEST(unreadable_dropin_dir) {
+        char dir[] = "/tmp/test-conf-read-dir.XXXXXX", cmd[256];
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_free_ char *stuck = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        bool named = false;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        snprintf(cmd, sizeof cmd,
+                 "mkdir -p %s/etc && printf '[Kernel]\nSyncOnSuspend=auto\n' >%s/etc/suspend-sync.conf", dir,
+                 dir);
+        ASSERT_OK(system(cmd));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        /* control: read in full */
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
+        ASSERT_OK(policy_build(s, &p));
+        ASSERT_TRUE(!p->unread);
+        p = policy_free(p);
+        s = policy_sources_free(s);
+
+        snprintf(cmd, sizeof cmd, "ln -s suspend-sync.conf.d %s/etc/suspend-sync.conf.d", dir);
+        ASSERT_OK(system(cmd));
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
+        ASSERT_OK(policy_build(s, &p));
+        ASSERT_TRUE(p->unread);
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_KEEP);
+        for (size_t i = 0; i < p->n_warnings; i++) {
+                fprintf(stderr, "   %s: %s\n", p->warning_origins[i].file, p->warnings[i]);
+                named = named || streq_ptr(p->warning_origins[i].file, "/etc/suspend-sync.conf.d");
+        }
+        ASSERT_TRUE(named);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        ASSERT_OK(system(cmd));
+}
+
 /* A main file whose open() never returns: -ETIMEDOUT in about the bound, the path named. */
 TEST(hung_open) {
         char dir[] = "/tmp/test-conf-read.XXXXXX", path[128];
@@ -248,6 +291,7 @@ int main(void) {
         RUN(roundtrip);
         RUN(bounded_equals_inprocess);
         RUN(hung_open);
+        RUN(unreadable_dropin_dir);
         RUN(hooks);
         return 0;
 }

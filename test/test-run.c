@@ -328,7 +328,8 @@ TEST(hung_abandoned) {
         ASSERT_EQ(b.t.n_hung, 0);
         ASSERT_TRUE(b.t.unsynced);
         ASSERT_STREQ(b.rec.mounts[0].reason,
-                     "slow, stuck before syncfs or without progress evidence: left to the kernel's sync");
+                     "slow, stuck before syncfs, above its disks (they held no request) or without progress "
+                     "evidence: left to the kernel's sync");
 
         /* only a timeout can be hung */
         set_result(&b.j.jobs[0], OUTCOME_ERROR, EIO, 0, true, true);

@@ -91,15 +91,17 @@ static void entry_progress(const char *dir, const struct dirent *de, ConfFilesPr
 static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesProgress progress,
                           void *userdata, Candidates *c) {
         _cleanup_closedir_ DIR *d = NULL;
+        int r = opendir_at(root_fd, dir, &d);
 
-        if (opendir_at(root_fd, dir, &d) < 0)
-                return 0; /* missing or unreadable directory: nothing there */
+        if (r == -ENOENT || r == -ENOTDIR)
+                return 0; /* no directory: nothing there */
+        if (r < 0)
+                return r; /* there but unreadable: its drop-ins are not known */
 
-        for (struct dirent *de; (de = readdir(d));) {
+        for (struct dirent *de; (errno = 0, de = readdir(d));) {
                 size_t len = strlen(de->d_name);
                 struct stat st;
                 bool masked;
-                int r;
 
                 if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
                         continue;
@@ -111,7 +113,7 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                 if (r <= 0)
                         return r;
         }
-        return 0;
+        return errno > 0 ? -errno : 0; /* a read error part way: not all of it */
 }
 
 /* Appends the first DIR/NAME that exists. */

@@ -26,7 +26,9 @@ typedef void (*ConfFilesProgress)(const char *path, void *userdata);
  * Lists the files of configuration 'name' under root_fd (dirs: absolute, e.g. "/etc", NULL-terminated),
  * in the order they apply, as paths with a leading '/'. At most max_files; *ret_truncated (may be
  * NULL) says whether more drop-ins (or more than CONF_FILES_MAX_CANDIDATES entries) were left out.
- * Returns 0 (an empty vector when there is nothing), or -ENOMEM.
+ * Returns 0 (an empty vector when there is nothing), -ENOMEM, or the error of a drop-in directory
+ * that is there but could not be listed in full (progress was last called with it, or with a
+ * symlink in it).
  */
 int conf_files_list(int root_fd, const char *const *dirs, const char *name, size_t max_files,
                     ConfFilesProgress progress, void *userdata, char ***ret, bool *ret_truncated);

@@ -15,12 +15,14 @@ command -v fsfreeze >/dev/null || skip "no fsfreeze (util-linux)"
 
 stack_setup fz ext4 64M || fail "stack_setup fz"
 mnt=$(stack_mnt fz)
+# At exit, in this order (ss_on_exit runs first in, first out): the thaw, so that anything still
+# waiting on the frozen filesystem goes on, then the tmpfs.
+ss_on_exit "fsfreeze -u '$mnt' 2>/dev/null || true"
+ss_on_exit "umount '$mnt/run' 2>/dev/null || umount -l '$mnt/run'"
 mkdir -p "$mnt/run"
 mount -t tmpfs -o size=8M,mode=0755 suspend-sync-test "$mnt/run"
-ss_on_exit "umount '$mnt/run' 2>/dev/null || umount -l '$mnt/run'"
 mkdir -p "$mnt/run/ss"
 fsfreeze -f "$mnt"
-ss_on_exit "fsfreeze -u '$mnt' 2>/dev/null || true"  # first at exit: anything still waiting goes on
 
 checks_begin
 # Control: mkdir of the existing $mnt/run waits while $mnt is frozen.
