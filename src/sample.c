@@ -413,7 +413,6 @@ static usec_t child_timeout(const SampleSources *src) {
 
 /* The unlisted superblocks: nsfs-held namespaces and sysfs fs/<type>/ lists, compared with the
  * table; what a process holds a file on is reached, the rest becomes reasons. */
-
 static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, MountTable *t, unsigned **ns_of,
                          const MountNamespace *nss, size_t n_nss, FsModuleCounts *counts, HiddenSet *hidden,
                          Reasons *why) {
