@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -17,6 +18,7 @@
 #include "last-resume.h"
 #include "log.h"
 #include "metrics.h"
+#include "shared/bounded-child.h"
 #include "shared/fileio.h"
 #include "verb-scope.h"
 #include "verbs.h"
@@ -80,33 +82,67 @@ static void write_learned(const Args *a, int history_fd) {
         cycle_record_array_free(c, n);
 }
 
+/* The metrics write, in a bounded child: the directory may be on a hung server. */
+typedef struct TextfileWrite {
+        const char *dir, *text;
+        int32_t answer[2]; /* the negative errno of open() of the directory, then of the write; 0: done */
+} TextfileWrite;
+
+static int textfile_child(int pipe_fd, int keep_fd, void *userdata) {
+        const TextfileWrite *x = userdata;
+        _cleanup_close_ int fd = open(x->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int32_t answer[2] = { fd < 0 ? negative_errno() : 0, 0 };
+
+        if (fd >= 0)
+                answer[1] = write_file_atomic_at(fd, METRICS_FILE_NAME, x->text, strlen(x->text));
+        return loop_write(pipe_fd, answer, sizeof answer) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int textfile_feed(const char *buf, size_t size, void *userdata) {
+        TextfileWrite *x = userdata;
+
+        if (size < sizeof x->answer)
+                return 0;
+        memcpy(x->answer, buf, sizeof x->answer);
+        return 1;
+}
+
 /* [Metrics] TextfileDirectory=: written only when the directory exists. */
 static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
-        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
-        const char *dir;
+        TextfileWrite x = {};
+        char ts[FORMAT_TIMESPAN_MAX];
         int r;
 
         r = context_load_policy(a, &c);
         if (r < 0)
                 return r;
-        dir = c.policy->textfile_directory;
-        if (!dir)
+        x.dir = c.policy->textfile_directory;
+        if (!x.dir)
                 return 0;
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                log_debug_errno(negative_errno(), "No metrics directory '%s' (%m), not writing metrics.",
-                                dir);
-                return 0;
-        }
         r = metrics_format(last, n_cycles, &text);
         if (r < 0)
                 return log_oom();
-        r = write_file_atomic_at(fd, METRICS_FILE_NAME, text, strlen(text));
-        if (r < 0)
-                return log_warning_errno(r, "Failed to write '%s/" METRICS_FILE_NAME "': %m", dir);
-        log_debug("Wrote '%s/" METRICS_FILE_NAME "'.", dir);
+        x.text = text;
+        r = bounded_child_run(AT_FDCWD, RECORD_CYCLE_TEXTFILE_TIMEOUT, sizeof x.answer, textfile_child,
+                              textfile_feed, &x);
+        if (r == -ETIMEDOUT)
+                return log_warning_errno(
+                        r,
+                        "Metrics directory '%s' did not answer within %s (on a hung filesystem?): "
+                        "metrics not written.",
+                        x.dir, format_timespan(ts, sizeof ts, RECORD_CYCLE_TEXTFILE_TIMEOUT));
+        if (r <= 0)
+                return log_warning_errno(r < 0 ? r : -EPROTO, "Failed to write metrics into '%s': %m", x.dir);
+        if (x.answer[0] < 0) {
+                log_debug_errno(x.answer[0], "No metrics directory '%s' (%m), not writing metrics.", x.dir);
+                return 0;
+        }
+        if (x.answer[1] < 0)
+                return log_warning_errno(x.answer[1], "Failed to write '%s/" METRICS_FILE_NAME "': %m",
+                                         x.dir);
+        log_debug("Wrote '%s/" METRICS_FILE_NAME "'.", x.dir);
         return 0;
 }
 

@@ -17,3 +17,6 @@ void verb_stuck_to_scope(ExecJob *jobs, size_t n, usec_t deadline);
 
 /* The bound on record-cycle's move: one round trip to PID 1, well within the unit's TimeoutStopSec=. */
 #define RECORD_CYCLE_SCOPE_TIMEOUT (1U * USEC_PER_SEC)
+/* The bound on its metrics write (a bounded child: TextfileDirectory= may be on a hung server); with
+ * the configuration read (1 s) and the move, well within TimeoutStopSec=10s. */
+#define RECORD_CYCLE_TEXTFILE_TIMEOUT (2U * USEC_PER_SEC)
