@@ -70,9 +70,8 @@ typedef struct Worker {
         usec_t known_since;   /* start of the current run of successful reads; USEC_INFINITY:
                                  * the last read failed or none was made for this job */
         usec_t last_progress; /* last counter change or report */
-        bool held;            /* a read since the last counter change found the device holding I/O
-                               * it had not completed (sticky: a controller reset requeues, and
-                               * for a moment holds nothing) */
+        bool held;            /* seen holding I/O since the last counter change (sticky: a
+                               * controller reset requeues, and for a moment holds nothing) */
         bool released;        /* gave its slot up: no progress for a stall window */
         bool syncing;         /* the current job reported REPORT_SYNCING: it is in syncfs or the
                                * device flush after it (else still in open, or waiting before) */
@@ -187,16 +186,13 @@ static void worker_probe(Worker *w, usec_t n) {
                 return;
         if (!e->progress || e->progress(&e->jobs[e->order[w->pos]], e->userdata, &v, &held) < 0) {
                 w->known_since = USEC_INFINITY;
-                w->held = false;
                 return;
         }
         if (w->known_since == USEC_INFINITY)
                 w->known_since = n; /* a new baseline, not a change */
-        else if (v != w->progress) {
+        else if (v != w->progress)
                 w->last_progress = n;
-                w->held = false; /* what it held then, it completed */
-        }
-        w->held = w->held || held;
+        w->held = (w->held && v == w->progress) || held; /* sticky while nothing completes */
         w->progress = v;
 }
 
