@@ -222,17 +222,16 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
         } else {
                 r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, last_path,
                                     &l, &files, &s->truncated);
+                _cleanup_free_ char *failed = TAKE_PTR(l.last);
                 if (r < 0 && r != -ENOMEM) {
                         /* A directory there but not readable in full: its drop-ins are not known, so
                          * the configuration is not read in full (policy_build()), named by it. */
-                        r = policy_sources_add(s, l.last ?: "suspend-sync.conf.d", r, NULL, 0);
-                        free(l.last);
+                        r = policy_sources_add(s, failed ?: "suspend-sync.conf.d", r, NULL, 0);
                         if (r < 0)
                                 return r;
                         *ret = TAKE_PTR(s);
                         return 0;
                 }
-                free(l.last);
                 if (r < 0)
                         return r;
                 for (char **f = files; *f; f++) {
