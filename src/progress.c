@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "bdi-stats.h"
 #include "progress.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
+#include "shared/string-util.h"
 
 #define STAT_FILE_MAX 1024U
 
@@ -63,6 +68,57 @@ static int leaf_read(int sysfs_fd, dev_t dev, uint64_t *ret, uint64_t *ret_in_fl
         return progress_parse_block_stat(text, ret, ret_in_flight);
 }
 
+bool progress_busy_needed(const char *release) {
+        unsigned maj, min;
+
+        /* Unknown: field 9 alone, and no debugfs read that might wait (6.16+ takes a lock there). */
+        if (!release || sscanf(release, "%u.%u", &maj, &min) != 2)
+                return false;
+        return maj < 6 || (maj == 6 && min < 10);
+}
+
+bool progress_busy_needed_here(void) {
+        static int cached = -1;
+        struct utsname u;
+
+        if (cached < 0)
+                cached = uname(&u) >= 0 && progress_busy_needed(u.release);
+        return cached;
+}
+
+/* Does the driver hold a started request of this disk: one line per request in any of its blk-mq
+ * debugfs block/<disk>/hctx<N>/busy files. Errors and a missing file mean no. */
+static bool leaf_busy(int sysfs_fd, int debugfs_fd, dev_t dev) {
+        _cleanup_free_ char *link = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        char path[96];
+        const char *name;
+        struct dirent *de;
+
+        snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
+        if (readlink_malloc_at(sysfs_fd, path, &link) < 0)
+                return false;
+        name = strrchr(link, '/');
+        name = name ? name + 1 : link;
+        if (isempty(name) || strlen(name) > 64)
+                return false;
+        snprintf(path, sizeof path, "block/%s", name);
+        if (opendir_at(debugfs_fd, path, &d) < 0)
+                return false;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                char busy[64], c;
+
+                if (!startswith(de->d_name, "hctx") || strlen(de->d_name) > 32)
+                        continue;
+                snprintf(busy, sizeof busy, "%.32s/busy", de->d_name);
+                fd = openat(dirfd(d), busy, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd >= 0 && read(fd, &c, 1) == 1)
+                        return true;
+        }
+        return false;
+}
+
 int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
         uint64_t sum = 0, v, in_flight, held = 0;
         bool any = false;
@@ -95,6 +151,10 @@ int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
 
         if (!any)
                 return -ENODATA;
+        /* Before Linux 6.10 field 9 counts no pending cache FLUSH (progress.h): ask the driver. */
+        if (ret_held && held == 0 && p->busy_fallback && p->sysfs_fd >= 0 && p->debugfs_fd >= 0)
+                for (size_t i = 0; i < p->n_leaves && held == 0; i++)
+                        held = leaf_busy(p->sysfs_fd, p->debugfs_fd, p->leaves[i]);
         *ret = sum;
         if (ret_held)
                 *ret_held = p->n_leaves == 0 || held > 0;

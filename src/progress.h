@@ -25,6 +25,7 @@ typedef struct ProgressProbe {
         const dev_t *leaves; /* borrowed: leaf whole disks (DeviceInfo.leaves) */
         size_t n_leaves;
         const char *bdi_name; /* borrowed, may be NULL */
+        bool busy_fallback;   /* field 9 counts no pending FLUSH here: progress_busy_needed() */
 } ProgressProbe;
 
 /* Sums the completion counters of one dev/block/.../stat text (Documentation/block/stat.rst:
@@ -34,6 +35,19 @@ typedef struct ProgressProbe {
  * FLUSH counts). Pure. */
 int progress_parse_block_stat(const char *text, uint64_t *ret, uint64_t *ret_in_flight);
 
+/* Does a kernel of this release (uname -r) need the blk-mq debugfs busy files to see a pending cache
+ * FLUSH? Linux 6.10 (7be835694dae, "block: fix that util can be greater than 100%") made field 9
+ * of the disk's stat the per-CPU count of requests from submission to completion, a caller's
+ * preflush included. Before, field 9 walked the tags for requests with I/O statistics in flight,
+ * which neither the flush request blk-flush.c sends (no part, no RQF_IO_STAT) nor the caller's
+ * request it holds back (never started) is: a disk stuck on a FLUSH alone showed 0 (Debian 12's
+ * 6.1). Before 6.16 the busy file's read takes no lock (it walks the tags); from 6.16 it takes the
+ * queue's elevator_lock, which a stuck elevator switch may hold, so it is read only where needed.
+ * Unknown or unparsable releases: false (field 9 alone). Pure. */
+bool progress_busy_needed(const char *release);
+/* progress_busy_needed() of the running kernel, asked once. */
+bool progress_busy_needed_here(void);
+
 /* Reads every source of p and returns the sum in *ret. -ENODATA when the sources give no evidence:
  * a leaf whose counters cannot be read (its I/O would look like a stall of the others), or no
  * leaves and no bdi stats. The caller cannot tell slow from stuck. *ret_held (may be NULL): a leaf
@@ -41,7 +55,9 @@ int progress_parse_block_stat(const char *text, uint64_t *ret, uint64_t *ret_in_
  * makes: FUSE, NFS and btrfs get no sysfs, hence no evidence, and are never proven stuck). Quiet
  * leaves that hold nothing are not stuck: what waits does so above them (a dm-thin pool out of
  * space, a suspended dm device, a filesystem's own long commit), and the other filesystems of those
- * disks may still be written. Where the kernel does not count a request in field 9 (a cache FLUSH,
- * a request being requeued, on some kernels), a disk stuck on it alone is not proven stuck either:
- * the kernel's sync stays on. */
+ * disks may still be written. With p->busy_fallback, a leaf whose field 9 is 0 is also asked in
+ * debugfs (block/<disk>/hctx<N>/busy: the requests its driver has started and not completed, the
+ * flush request included). Where neither shows a request (a request being requeued, no debugfs,
+ * a driver without blk-mq), a disk stuck on it alone is not proven stuck: the kernel's sync stays
+ * on. */
 int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held);

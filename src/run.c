@@ -63,6 +63,7 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
                         .leaves = sb->device.leaves,
                         .n_leaves = sb->device.n_leaves,
                         .bdi_name = sb->device.bdi_name,
+                        .busy_fallback = sb->device.is_block && progress_busy_needed_here(),
                 };
                 j.jobs[i] = job_from_entry(e, s, &j.probes[i]);
                 /* A worker of an earlier pass is still stuck on this device: a second one would only

@@ -101,8 +101,112 @@ TEST(read_fixture) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+TEST(busy_needed) {
+        /* field 9 counts a pending preflush from 6.10 on (7be835694dae) */
+        ASSERT_TRUE(progress_busy_needed("6.1.0-28-amd64"));
+        ASSERT_TRUE(progress_busy_needed("6.9.12"));
+        ASSERT_TRUE(progress_busy_needed("5.10.0-33-amd64"));
+        ASSERT_TRUE(progress_busy_needed("4.19.0"));
+        ASSERT_TRUE(!progress_busy_needed("6.10.0"));
+        ASSERT_TRUE(!progress_busy_needed("6.18.44"));
+        ASSERT_TRUE(!progress_busy_needed("7.0-rc1"));
+        /* unknown: field 9 alone, no debugfs read that might wait */
+        ASSERT_TRUE(!progress_busy_needed(NULL));
+        ASSERT_TRUE(!progress_busy_needed(""));
+        ASSERT_TRUE(!progress_busy_needed("linux"));
+        ASSERT_TRUE(!progress_busy_needed("6"));
+}
+
+/* A kernel before 6.10: field 9 shows 0 while the driver holds a flush request; debugfs busy shows it. */
+TEST(busy_fallback) {
+        char root[] = "/tmp/test-progress.XXXXXX";
+        _cleanup_close_ int fd = -EBADF, sys = -EBADF, dbg = -EBADF;
+        dev_t leaves[2] = { makedev(7, 3), makedev(8, 0) };
+        ProgressProbe p;
+        uint64_t v = 0;
+        bool held = true;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "sys", 0755));
+        ASSERT_OK(mkdirat(fd, "sys/dev", 0755));
+        ASSERT_OK(mkdirat(fd, "sys/dev/block", 0755));
+        ASSERT_OK(mkdirat(fd, "sys/devices", 0755));
+        ASSERT_OK(mkdirat(fd, "sys/devices/loop3", 0755));
+        ASSERT_OK(mkdirat(fd, "sys/devices/sda", 0755));
+        ASSERT_OK(symlinkat("../../devices/loop3", fd, "sys/dev/block/7:3"));
+        ASSERT_OK(symlinkat("../../devices/sda", fd, "sys/dev/block/8:0"));
+        put(fd, "sys/devices/loop3/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        put(fd, "sys/devices/sda/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        ASSERT_OK(mkdirat(fd, "dbg", 0755));
+        ASSERT_OK(mkdirat(fd, "dbg/block", 0755));
+        ASSERT_OK(mkdirat(fd, "dbg/block/loop3", 0755));
+        ASSERT_OK(mkdirat(fd, "dbg/block/loop3/hctx0", 0755));
+        ASSERT_OK(mkdirat(fd, "dbg/block/loop3/hctx1", 0755));
+        put(fd, "dbg/block/loop3/hctx0/busy", "");
+        put(fd, "dbg/block/loop3/hctx1/busy", "");
+        sys = openat(fd, "sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dbg = openat(fd, "dbg", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(sys >= 0 && dbg >= 0);
+
+        p = (ProgressProbe) {
+                .sysfs_fd = sys, .debugfs_fd = dbg, .leaves = leaves, .n_leaves = 2, .busy_fallback = true
+        };
+        /* control: nothing in flight, nothing busy */
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        ASSERT_U64_EQ(v, 10);
+        /* the flush request on the second hardware queue of the first leaf */
+        put(fd, "dbg/block/loop3/hctx1/busy",
+            "000000003e0b8a6e {.op=FLUSH, .cmd_flags=, .rq_flags=FLUSH_SEQ|MQ_INFLIGHT, .state=in_flight, .tag=12, .internal_tag=-1}\n");
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(held);
+        /* the counters are the same with or without it */
+        ASSERT_U64_EQ(v, 10);
+        /* negative control: a kernel whose field 9 counts the flush is not asked */
+        p.busy_fallback = false;
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        p.busy_fallback = true;
+        /* only the other leaf is probed: it holds nothing */
+        p.leaves = leaves + 1;
+        p.n_leaves = 1;
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        p.leaves = leaves;
+        p.n_leaves = 2;
+        /* no debugfs, or no blk-mq directory for the disk: no evidence of a held request */
+        p.debugfs_fd = -EBADF;
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        p.debugfs_fd = dbg;
+        ASSERT_TRUE(renameat(fd, "dbg/block/loop3", fd, "dbg/block/loop9") == 0);
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        ASSERT_TRUE(renameat(fd, "dbg/block/loop9", fd, "dbg/block/loop3") == 0);
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(held);
+        /* a sysfs whose dev/block entry is not a link (a fixture of another shape): no */
+        ASSERT_TRUE(unlinkat(fd, "sys/dev/block/7:3", 0) == 0);
+        ASSERT_OK(mkdirat(fd, "sys/dev/block/7:3", 0755));
+        put(fd, "sys/dev/block/7:3/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        /* field 9 alone still says held, busy or not */
+        put(fd, "sys/dev/block/7:3/stat", "1 0 1 0 1 0 1 0 2 9 9 0 0 0 0 1 0\n");
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(held);
+
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(parse_block_stat);
         RUN(read_fixture);
+        RUN(busy_needed);
+        RUN(busy_fallback);
         return 0;
 }

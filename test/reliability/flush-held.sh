@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A disk stuck on a cache FLUSH alone: its ext4 is clean, so the pass's syncfs sends nothing but the
+# FLUSH, and the disk (a fault disk, hang io) never completes it.
+#  1. What progress.h's held rule reads, on this kernel, while the FLUSH is held: the disk's stat
+#     field 9, and its blk-mq debugfs busy files (block/<disk>/hctx<N>/busy). Asserted: busy shows a
+#     FLUSH request (the evidence progress_read() asks for before Linux 6.10, whose field 9 counts
+#     no pending FLUSH); on 6.10 and later field 9 counts it too (7be835694dae), which is what the
+#     pass reads there. The negative control: with the disk resumed, both show nothing.
+#  2. The pass proves the disk stuck within its deadline (no completion, a request held), reports the
+#     mount "timeout" with its abandoned worker, and the late pass turns the kernel's sync off
+#     (SyncOnSuspend=off: every mount left unsynced is proven stuck). Before the held rule existed
+#     the proof needed no held request; with a held rule that missed the FLUSH it would stay on.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+rel_begin
+
+deadline_s=3
+slack=${REL_SLACK_MS:-1000}
+ss_debugfs || skip "debugfs not available (the blk-mq busy files are there)"
+
+stack_setup fl ext4 64M
+m=$(stack_mnt fl)
+dev=$(stack_dev fl)
+name=${dev#/dev/}
+[[ -d /sys/kernel/debug/block/$name ]] || skip "no blk-mq debugfs directory for $name (CONFIG_BLK_DEBUG_FS)"
+stack_ctl fl hang-max 60s >/dev/null
+echo data >"$m/file"
+sync -f "$m"
+sync -f "$m" # the second one finds the journal idle: one FLUSH, nothing else
+
+sysfs=$REL_TMP/sysfs
+ss_fixture_sysfs "$sysfs"
+knob() { cat "$sysfs/power/sync_on_suspend"; }
+REL_SYNC="MaxParallel=2
+MountTimeoutSec=10s
+DeadlineSec=${deadline_s}s
+OnTimeout=continue"
+# Nothing skipped by rule, which would keep the knob on (as in hung-first.sh): the host's root and
+# the test bed's own mounts are synced too.
+rel_config "$m" -- "[Kernel]" "SyncOnSuspend=off" "[Rule host-root]" "Path=/" "Action=auto" \
+        "[Rule test-bed]" "Path=$SS_TEST_WORKDIR/*" "Action=auto"
+
+field9() { awk '{ print $9 }' "/sys/block/$name/stat"; }
+# every line of the disk's busy files; `timeout`: from Linux 6.16 the read takes a queue lock
+busy() { timeout 5 sh -c "cat /sys/kernel/debug/block/$name/hctx*/busy" || echo "(busy read failed: $?)"; }
+
+# negative control: an idle disk shows nothing in either
+[[ $(field9) == 0 ]] || fail "field 9 of $name is $(field9) on an idle disk"
+[[ -z $(busy) ]] || fail "busy of $name is not empty on an idle disk: $(busy)"
+
+stack_ctl fl hang io >/dev/null
+t0=$(rel_ms)
+ss run --trigger=unit --sysfs="$sysfs" >"$REL_TMP/run.log" 2>&1 &
+pass=$!
+held_busy="" held_f9=0
+for ((i = 0; i < 40; i++)); do
+        sleep 0.05
+        b=$(busy)
+        f=$(field9)
+        [[ -n $b ]] && held_busy=$b
+        ((f > held_f9)) && held_f9=$f
+        [[ -n $held_busy ]] && ((held_f9 > 0)) && break
+done
+echo "flush-held: while the FLUSH is held: field 9 = $held_f9; busy:"
+echo "${held_busy:-(empty)}"
+grep -qi 'op=FLUSH' <<<"$held_busy" || fail "no FLUSH request in the busy files of $name"
+if ! grep -q '^[0-9]' <<<"$held_busy"; then
+        fail "busy lines of $name do not look like requests"
+fi
+ver=$(uname -r)
+if [[ $(printf '%s\n' "$ver" 6.10 | sort -V | head -1) == 6.10 ]]; then
+        ((held_f9 >= 1)) || fail "kernel $ver: field 9 did not count the held FLUSH"
+else
+        echo "flush-held: kernel $ver, before 6.10: field 9 = $held_f9 (the pass asks busy)"
+fi
+
+rc=0
+wait "$pass" || rc=$?
+t1=$(rel_ms)
+over=$((t1 - t0 - deadline_s * 1000))
+echo "flush-held: unit pass exit $rc after $((t1 - t0)) ms (over the deadline by $over ms)"
+[[ $rc == 0 ]] || { cat "$REL_TMP/run.log"; fail "unit pass exit status $rc"; }
+((over <= slack)) || fail "the unit pass returned $over ms after the deadline"
+ss status --json=short >"$REL_TMP/status.json"
+out=$(rel_outcome "$REL_TMP/status.json" "$m")
+pid=$(ss_mount_field "$REL_TMP/status.json" "$m" abandoned_pid)
+echo "flush-held: $m: $out (worker $pid)"
+[[ $out == timeout* && $pid =~ ^[0-9]+$ ]] || { cat "$REL_TMP/run.log"; fail "$m reported '$out' (pid '$pid')"; }
+
+ss run --late --trigger=hook --sysfs="$sysfs" >>"$REL_TMP/run.log" 2>&1 || fail "late pass failed"
+echo "flush-held: knob after the late pass: $(knob)"
+[[ $(knob) == 0 ]] || { cat "$REL_TMP/run.log"; fail "the kernel's sync stayed on: the FLUSH-only stall was not proven stuck"; }
+
+stack_ctl fl resume >/dev/null
+ss_wait_gone "$pid" 30 || fail "abandoned worker $pid still there 30 s after resume"
+# the control again: resumed, nothing held
+for ((i = 0; i < 100; i++)); do [[ $(field9) == 0 && -z $(busy) ]] && break; sleep 0.05; done
+[[ $(field9) == 0 ]] || fail "field 9 of $name is $(field9) after resume"
+[[ -z $(busy) ]] || fail "busy of $name not empty after resume: $(busy)"
+echo PASS
