@@ -9,6 +9,7 @@
 
 #include "bdi-stats.h"
 #include "progress.h"
+#include "shared/bounded-child.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
@@ -86,22 +87,39 @@ bool progress_busy_needed_here(void) {
         return cached;
 }
 
-/* Does the driver hold a started request of this disk: one line per request in any of its blk-mq
- * debugfs block/<disk>/hctx<N>/busy files. Errors and a missing file mean no. */
-static bool leaf_busy(int sysfs_fd, int debugfs_fd, dev_t dev) {
+#define BUSY_LEAVES_MAX 16U
+#define BUSY_NAME_MAX 64U
+
+typedef struct BusyAsk {
+        char names[BUSY_LEAVES_MAX][BUSY_NAME_MAX + 1];
+        size_t n;
+        bool busy;
+} BusyAsk;
+
+/* The kernel's name of a whole disk (sysfs dev/block/MAJ:MIN links to .../block/NAME). */
+static int leaf_name(int sysfs_fd, dev_t dev, char ret[static BUSY_NAME_MAX + 1]) {
         _cleanup_free_ char *link = NULL;
-        _cleanup_closedir_ DIR *d = NULL;
-        char path[96];
+        char path[64];
         const char *name;
-        struct dirent *de;
 
         snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
         if (readlink_malloc_at(sysfs_fd, path, &link) < 0)
-                return false;
+                return -ENOENT;
         name = strrchr(link, '/');
         name = name ? name + 1 : link;
-        if (isempty(name) || strlen(name) > 64)
-                return false;
+        if (isempty(name) || strlen(name) > BUSY_NAME_MAX || streq(name, "..") || streq(name, "."))
+                return -EINVAL;
+        strcpy(ret, name);
+        return 0;
+}
+
+/* Does the driver hold a started request of this disk: one line per request in any of its blk-mq
+ * debugfs block/<disk>/hctx<N>/busy files. Errors and a missing file mean no. */
+static bool leaf_busy(int debugfs_fd, const char *name) {
+        _cleanup_closedir_ DIR *d = NULL;
+        char path[BUSY_NAME_MAX + 16];
+        struct dirent *de;
+
         snprintf(path, sizeof path, "block/%s", name);
         if (opendir_at(debugfs_fd, path, &d) < 0)
                 return false;
@@ -117,6 +135,39 @@ static bool leaf_busy(int sysfs_fd, int debugfs_fd, dev_t dev) {
                         return true;
         }
         return false;
+}
+
+static int busy_child(int pipe_fd, int keep_fd, void *userdata) {
+        const BusyAsk *x = userdata;
+        char answer = '0';
+
+        for (size_t i = 0; i < x->n && answer == '0'; i++)
+                if (leaf_busy(keep_fd, x->names[i]))
+                        answer = '1';
+        return loop_write(pipe_fd, &answer, 1) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int busy_feed(const char *buf, size_t size, void *userdata) {
+        BusyAsk *x = userdata;
+
+        if (size < 1)
+                return 0;
+        x->busy = buf[0] == '1';
+        return 1;
+}
+
+/* Asked in a bounded child: a kernel that took the busy file's lock before 6.16 (a backport) must
+ * not hold the executor. No answer in time: no. */
+static bool leaves_busy(const ProgressProbe *p) {
+        BusyAsk x = {};
+
+        for (size_t i = 0; i < p->n_leaves && x.n < BUSY_LEAVES_MAX; i++)
+                if (leaf_name(p->sysfs_fd, p->leaves[i], x.names[x.n]) >= 0)
+                        x.n++;
+        if (x.n == 0)
+                return false;
+        return bounded_child_run(p->debugfs_fd, PROGRESS_BUSY_TIMEOUT, 1, busy_child, busy_feed, &x) == 1 &&
+               x.busy;
 }
 
 int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
@@ -151,10 +202,20 @@ int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
 
         if (!any)
                 return -ENODATA;
-        /* Before Linux 6.10 field 9 counts no pending cache FLUSH (progress.h): ask the driver. */
-        if (ret_held && held == 0 && p->busy_fallback && p->sysfs_fd >= 0 && p->debugfs_fd >= 0)
-                for (size_t i = 0; i < p->n_leaves && held == 0; i++)
-                        held = leaf_busy(p->sysfs_fd, p->debugfs_fd, p->leaves[i]);
+        /* Before Linux 6.10 field 9 counts no pending cache FLUSH (progress.h): ask the driver, once
+         * per quiet spell (no completion since the last read), and keep its yes until one. */
+        if (ret_held && held == 0 && p->memo && p->sysfs_fd >= 0 && p->debugfs_fd >= 0) {
+                ProgressMemo *m = p->memo;
+
+                if (m->read && m->sum == sum)
+                        held = m->busy || (m->busy = leaves_busy(p));
+                else
+                        m->busy = false;
+        }
+        if (p->memo) {
+                p->memo->read = true;
+                p->memo->sum = sum;
+        }
         *ret = sum;
         if (ret_held)
                 *ret_held = p->n_leaves == 0 || held > 0;

@@ -19,13 +19,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "shared/time-util.h"
+
+/* What one probe's earlier read saw, for the busy fallback (progress_busy_needed()). */
+typedef struct ProgressMemo {
+        bool read;    /* a read before this one */
+        uint64_t sum; /* its completion counters */
+        bool busy;    /* debugfs busy said yes while they stayed sum */
+} ProgressMemo;
+
+/* How long the bounded child that reads the busy files may take. */
+#define PROGRESS_BUSY_TIMEOUT (50 * USEC_PER_MSEC)
+
 typedef struct ProgressProbe {
         int sysfs_fd;        /* borrowed: "/sys" or a fixture tree; -EBADF: none */
         int debugfs_fd;      /* borrowed: debugfs root (holds bdi/); -EBADF: none */
         const dev_t *leaves; /* borrowed: leaf whole disks (DeviceInfo.leaves) */
         size_t n_leaves;
         const char *bdi_name; /* borrowed, may be NULL */
-        bool busy_fallback;   /* field 9 counts no pending FLUSH here: progress_busy_needed() */
+        ProgressMemo *memo;   /* borrowed, mutable; non-NULL where field 9 counts no pending FLUSH
+                               * (progress_busy_needed()): the busy fallback */
 } ProgressProbe;
 
 /* Sums the completion counters of one dev/block/.../stat text (Documentation/block/stat.rst:
@@ -55,9 +68,11 @@ bool progress_busy_needed_here(void);
  * makes: FUSE, NFS and btrfs get no sysfs, hence no evidence, and are never proven stuck). Quiet
  * leaves that hold nothing are not stuck: what waits does so above them (a dm-thin pool out of
  * space, a suspended dm device, a filesystem's own long commit), and the other filesystems of those
- * disks may still be written. With p->busy_fallback, a leaf whose field 9 is 0 is also asked in
- * debugfs (block/<disk>/hctx<N>/busy: the requests its driver has started and not completed, the
- * flush request included). Where neither shows a request (a request being requeued, no debugfs,
+ * disks may still be written. With p->memo, leaves whose field 9 is 0 are also asked in debugfs
+ * (block/<disk>/hctx<N>/busy: the requests the driver has started and not completed, the flush
+ * request included) when no completion happened since the probe's last read, in a bounded child
+ * (PROGRESS_BUSY_TIMEOUT; no answer: no), and a yes is kept until a completion. Where none shows a
+ * request (a request being requeued, no debugfs,
  * a driver without blk-mq), a disk stuck on it alone is not proven stuck: the kernel's sync stays
  * on. */
 int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held);

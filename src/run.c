@@ -12,6 +12,7 @@ void run_jobs_done(RunJobs *j) {
                 return;
         free(j->jobs);
         free(j->probes);
+        free(j->memos);
         free(j->blocked);
         free(j->run);
         free(j->run_index);
@@ -45,10 +46,11 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
 
         j.jobs = calloc(MAX(n, 1), sizeof(ExecJob));
         j.probes = calloc(MAX(n, 1), sizeof(ProgressProbe));
+        j.memos = calloc(MAX(n, 1), sizeof(ProgressMemo));
         j.blocked = calloc(MAX(n, 1), sizeof(StuckWorker *));
         j.run = calloc(MAX(n, 1), sizeof(ExecJob));
         j.run_index = calloc(MAX(n, 1), sizeof(size_t));
-        if (!j.jobs || !j.probes || !j.blocked || !j.run || !j.run_index)
+        if (!j.jobs || !j.probes || !j.memos || !j.blocked || !j.run || !j.run_index)
                 return -ENOMEM;
         j.n_jobs = n;
 
@@ -63,7 +65,7 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
                         .leaves = sb->device.leaves,
                         .n_leaves = sb->device.n_leaves,
                         .bdi_name = sb->device.bdi_name,
-                        .busy_fallback = sb->device.is_block && progress_busy_needed_here(),
+                        .memo = sb->device.is_block && progress_busy_needed_here() ? &j.memos[i] : NULL,
                 };
                 j.jobs[i] = job_from_entry(e, s, &j.probes[i]);
                 /* A worker of an earlier pass is still stuck on this device: a second one would only

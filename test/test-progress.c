@@ -122,6 +122,7 @@ TEST(busy_fallback) {
         char root[] = "/tmp/test-progress.XXXXXX";
         _cleanup_close_ int fd = -EBADF, sys = -EBADF, dbg = -EBADF;
         dev_t leaves[2] = { makedev(7, 3), makedev(8, 0) };
+        ProgressMemo memo = {};
         ProgressProbe p;
         uint64_t v = 0;
         bool held = true;
@@ -151,12 +152,14 @@ TEST(busy_fallback) {
         ASSERT_TRUE(sys >= 0 && dbg >= 0);
 
         p = (ProgressProbe) {
-                .sysfs_fd = sys, .debugfs_fd = dbg, .leaves = leaves, .n_leaves = 2, .busy_fallback = true
+                .sysfs_fd = sys, .debugfs_fd = dbg, .leaves = leaves, .n_leaves = 2, .memo = &memo
         };
-        /* control: nothing in flight, nothing busy */
+        /* control: nothing in flight, nothing busy (first read: no quiet spell yet, nothing asked) */
         ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_TRUE(!held);
         ASSERT_U64_EQ(v, 10);
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
         /* the flush request on the second hardware queue of the first leaf */
         put(fd, "dbg/block/loop3/hctx1/busy",
             "000000003e0b8a6e {.op=FLUSH, .cmd_flags=, .rq_flags=FLUSH_SEQ|MQ_INFLIGHT, .state=in_flight, .tag=12, .internal_tag=-1}\n");
@@ -164,20 +167,36 @@ TEST(busy_fallback) {
         ASSERT_TRUE(held);
         /* the counters are the same with or without it */
         ASSERT_U64_EQ(v, 10);
-        /* negative control: a kernel whose field 9 counts the flush is not asked */
-        p.busy_fallback = false;
+        /* a yes is kept while nothing completes (not asked again) ... */
+        put(fd, "dbg/block/loop3/hctx1/busy", "");
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(held);
+        /* ... and forgotten at a completion, when the busy files are not asked (not quiet) */
+        put(fd, "sys/devices/sda/stat", "2 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        put(fd, "dbg/block/loop3/hctx1/busy", "000000003e0b8a6e {.op=FLUSH, .state=in_flight}\n");
         ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_TRUE(!held);
-        p.busy_fallback = true;
+        ASSERT_U64_EQ(v, 11);
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(held);
+        /* negative control: a kernel whose field 9 counts the flush is not asked */
+        p.memo = NULL;
+        ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_TRUE(!held);
+        p.memo = &memo;
+        memo = (ProgressMemo) {};
         /* only the other leaf is probed: it holds nothing */
         p.leaves = leaves + 1;
         p.n_leaves = 1;
         ASSERT_OK(progress_read(&p, &v, &held));
+        ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_TRUE(!held);
         p.leaves = leaves;
         p.n_leaves = 2;
+        memo = (ProgressMemo) {};
         /* no debugfs, or no blk-mq directory for the disk: no evidence of a held request */
         p.debugfs_fd = -EBADF;
+        ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_TRUE(!held);
         p.debugfs_fd = dbg;
@@ -187,10 +206,12 @@ TEST(busy_fallback) {
         ASSERT_TRUE(renameat(fd, "dbg/block/loop9", fd, "dbg/block/loop3") == 0);
         ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_TRUE(held);
+        memo = (ProgressMemo) {};
         /* a sysfs whose dev/block entry is not a link (a fixture of another shape): no */
         ASSERT_TRUE(unlinkat(fd, "sys/dev/block/7:3", 0) == 0);
         ASSERT_OK(mkdirat(fd, "sys/dev/block/7:3", 0755));
         put(fd, "sys/dev/block/7:3/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_OK(progress_read(&p, &v, &held));
         ASSERT_TRUE(!held);
         /* field 9 alone still says held, busy or not */
