@@ -89,22 +89,29 @@ bool progress_busy_needed_here(void) {
 
 #define BUSY_LEAVES_MAX 16U
 #define BUSY_NAME_MAX 64U
+#define BUSY_ANSWER_MAX (PROGRESS_BUSY_IDS_MAX * (PROGRESS_BUSY_ID_MAX + 1) + 2)
 
 typedef struct BusyAsk {
         char names[BUSY_LEAVES_MAX][BUSY_NAME_MAX + 1];
         size_t n;
-        bool busy;
+        ProgressMemo *memo; /* the answer: memo->now (parent side) */
 } BusyAsk;
+
+/* A busy read that did not answer in time: the kernel takes a lock there after all (6.16's
+ * elevator_lock, backported), and asking again would hold the executor again. Off for this process. */
+static bool busy_off = false;
 
 /* The kernel's name of a whole disk (sysfs dev/block/MAJ:MIN links to .../block/NAME). */
 static int leaf_name(int sysfs_fd, dev_t dev, char ret[static BUSY_NAME_MAX + 1]) {
         _cleanup_free_ char *link = NULL;
         char path[64];
         const char *name;
+        int r;
 
         snprintf(path, sizeof path, "dev/block/%u:%u", major(dev), minor(dev));
-        if (readlink_malloc_at(sysfs_fd, path, &link) < 0)
-                return -ENOENT;
+        r = readlink_malloc_at(sysfs_fd, path, &link);
+        if (r < 0)
+                return r;
         name = strrchr(link, '/');
         name = name ? name + 1 : link;
         if (isempty(name) || strlen(name) > BUSY_NAME_MAX || streq(name, "..") || streq(name, "."))
@@ -113,61 +120,112 @@ static int leaf_name(int sysfs_fd, dev_t dev, char ret[static BUSY_NAME_MAX + 1]
         return 0;
 }
 
-/* Does the driver hold a started request of this disk: one line per request in any of its blk-mq
- * debugfs block/<disk>/hctx<N>/busy files. Errors and a missing file mean no. */
-static bool leaf_busy(int debugfs_fd, const char *name) {
+/* Writes the identity of every request the driver has started and not completed for this disk: the
+ * first word of each line of its blk-mq debugfs block/<disk>/hctx<N>/busy files (the request's
+ * address as %p prints it, stable while the request lives), at most *budget of them. */
+static void leaf_busy_ids(int pipe_fd, int debugfs_fd, const char *name, size_t *budget) {
         _cleanup_closedir_ DIR *d = NULL;
         char path[BUSY_NAME_MAX + 16];
         struct dirent *de;
 
         snprintf(path, sizeof path, "block/%s", name);
         if (opendir_at(debugfs_fd, path, &d) < 0)
-                return false;
-        while ((de = readdir(d))) {
-                _cleanup_close_ int fd = -EBADF;
-                char busy[64], c;
+                return;
+        while (*budget > 0 && (de = readdir(d))) {
+                _cleanup_free_ char *text = NULL;
+                char busy[64];
 
                 if (!startswith(de->d_name, "hctx") || strlen(de->d_name) > 32)
                         continue;
                 snprintf(busy, sizeof busy, "%.32s/busy", de->d_name);
-                fd = openat(dirfd(d), busy, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (fd >= 0 && read(fd, &c, 1) == 1)
-                        return true;
+                if (read_full_file_at(dirfd(d), busy, 64 * 1024, &text, NULL) < 0)
+                        continue;
+                for (const char *l = text; *l && *budget > 0; l += strcspn(l, "\n"), l += !!*l) {
+                        size_t k = strcspn(l, " \n");
+
+                        if (k == 0 || k > PROGRESS_BUSY_ID_MAX)
+                                continue;
+                        (void) loop_write(pipe_fd, l, k);
+                        (void) loop_write(pipe_fd, "\n", 1);
+                        (*budget)--;
+                }
         }
-        return false;
 }
 
 static int busy_child(int pipe_fd, int keep_fd, void *userdata) {
         const BusyAsk *x = userdata;
-        char answer = '0';
+        size_t budget = PROGRESS_BUSY_IDS_MAX;
 
-        for (size_t i = 0; i < x->n && answer == '0'; i++)
-                if (leaf_busy(keep_fd, x->names[i]))
-                        answer = '1';
-        return loop_write(pipe_fd, &answer, 1) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        for (size_t i = 0; i < x->n; i++)
+                leaf_busy_ids(pipe_fd, keep_fd, x->names[i], &budget);
+        return loop_write(pipe_fd, ".\n", 2) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* Complete at the ".\n" line; the identities before it go to memo->now. */
 static int busy_feed(const char *buf, size_t size, void *userdata) {
         BusyAsk *x = userdata;
+        ProgressMemo *m = x->memo;
 
-        if (size < 1)
+        if (size < 2 || buf[size - 1] != '\n' || (size > 2 && buf[size - 3] != '\n') || buf[size - 2] != '.')
                 return 0;
-        x->busy = buf[0] == '1';
+        m->n_now = 0;
+        for (const char *l = buf; l < buf + size - 2 && m->n_now < PROGRESS_BUSY_IDS_MAX;) {
+                size_t k = strcspn(l, "\n");
+
+                if (k > 0 && k <= PROGRESS_BUSY_ID_MAX) {
+                        memcpy(m->now[m->n_now], l, k);
+                        m->now[m->n_now++][k] = '\0';
+                }
+                l += k + 1;
+        }
         return 1;
 }
 
 /* Asked in a bounded child: a kernel that took the busy file's lock before 6.16 (a backport) must
- * not hold the executor. No answer in time: no. */
-static bool leaves_busy(const ProgressProbe *p) {
-        BusyAsk x = {};
+ * not hold the executor. Held: a request seen now was also seen at this quiet spell's earlier ask,
+ * so one request has been in the driver across that time (a single sighting could be a stale tag
+ * entry of an old kernel's iteration). No answer in time: no, and no more asks (busy_off). */
+static bool leaves_busy(const ProgressProbe *p, ProgressMemo *m) {
+        BusyAsk x = { .memo = m };
 
         for (size_t i = 0; i < p->n_leaves && x.n < BUSY_LEAVES_MAX; i++)
                 if (leaf_name(p->sysfs_fd, p->leaves[i], x.names[x.n]) >= 0)
                         x.n++;
         if (x.n == 0)
                 return false;
-        return bounded_child_run(p->debugfs_fd, PROGRESS_BUSY_TIMEOUT, 1, busy_child, busy_feed, &x) == 1 &&
-               x.busy;
+        m->n_before = m->n_now;
+        memcpy(m->before, m->now, sizeof m->now);
+        m->n_now = 0;
+        if (bounded_child_run(p->debugfs_fd, PROGRESS_BUSY_TIMEOUT, BUSY_ANSWER_MAX, busy_child, busy_feed,
+                              &x) != 1) {
+                busy_off = true;
+                m->n_now = 0;
+                return false;
+        }
+        for (size_t i = 0; i < m->n_now; i++)
+                for (size_t j = 0; j < m->n_before; j++)
+                        if (streq(m->now[i], m->before[j]))
+                                return true;
+        return false;
+}
+
+/* The busy fallback of one read: asks at the 1st, 2nd, 4th, 8th, ... read of a quiet spell (no
+ * completion since the spell began), so a wait above the disk costs a few children, and keeps a yes
+ * until a completion ends the spell. */
+static bool busy_fallback(const ProgressProbe *p, uint64_t sum, bool ask) {
+        ProgressMemo *m = p->memo;
+        bool quiet = m->read && m->sum == sum;
+
+        m->read = true;
+        m->sum = sum;
+        if (!quiet) {
+                *m = (ProgressMemo) { .read = true, .sum = sum };
+                return false;
+        }
+        m->quiet_reads++;
+        if (ask && !m->held && !busy_off && (m->quiet_reads & (m->quiet_reads - 1)) == 0)
+                m->held = leaves_busy(p, m);
+        return m->held;
 }
 
 int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
@@ -202,20 +260,10 @@ int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
 
         if (!any)
                 return -ENODATA;
-        /* Before Linux 6.10 field 9 counts no pending cache FLUSH (progress.h): ask the driver, once
-         * per quiet spell (no completion since the last read), and keep its yes until one. */
-        if (ret_held && held == 0 && p->memo && p->sysfs_fd >= 0 && p->debugfs_fd >= 0) {
-                ProgressMemo *m = p->memo;
-
-                if (m->read && m->sum == sum)
-                        held = m->busy || (m->busy = leaves_busy(p));
-                else
-                        m->busy = false;
-        }
-        if (p->memo) {
-                p->memo->read = true;
-                p->memo->sum = sum;
-        }
+        /* Before Linux 6.10 field 9 counts no pending cache FLUSH (progress.h): ask the driver. Every
+         * read updates the memo, so that a completion ends a spell whatever field 9 said. */
+        if (p->memo && busy_fallback(p, sum, ret_held && held == 0 && p->sysfs_fd >= 0 && p->debugfs_fd >= 0))
+                held = held ?: 1;
         *ret = sum;
         if (ret_held)
                 *ret_held = p->n_leaves == 0 || held > 0;

@@ -21,14 +21,22 @@
 
 #include "shared/time-util.h"
 
-/* What one probe's earlier read saw, for the busy fallback (progress_busy_needed()). */
+#define PROGRESS_BUSY_IDS_MAX 16U /* requests compared between two asks */
+#define PROGRESS_BUSY_ID_MAX 24U  /* the first word of a busy line (%p: 16 hex digits) */
+
+/* What one probe's earlier reads saw, for the busy fallback (progress_busy_needed()). */
 typedef struct ProgressMemo {
-        bool read;    /* a read before this one */
-        uint64_t sum; /* its completion counters */
-        bool busy;    /* debugfs busy said yes while they stayed sum */
+        bool read;            /* a read before this one */
+        uint64_t sum;         /* its completion counters */
+        unsigned quiet_reads; /* reads since the last completion (the quiet spell) */
+        bool held;            /* a request stayed in the driver during this spell */
+        char now[PROGRESS_BUSY_IDS_MAX][PROGRESS_BUSY_ID_MAX + 1],
+                before[PROGRESS_BUSY_IDS_MAX][PROGRESS_BUSY_ID_MAX + 1];
+        size_t n_now, n_before; /* the requests of this spell's last ask, and of the ask before */
 } ProgressMemo;
 
-/* How long the bounded child that reads the busy files may take. */
+/* How long the bounded child that reads the busy files may take; one that does not answer turns the
+ * fallback off for the process. */
 #define PROGRESS_BUSY_TIMEOUT (50 * USEC_PER_MSEC)
 
 typedef struct ProgressProbe {
@@ -56,7 +64,10 @@ int progress_parse_block_stat(const char *text, uint64_t *ret, uint64_t *ret_in_
  * request it holds back (never started) is: a disk stuck on a FLUSH alone showed 0 (Debian 12's
  * 6.1). Before 6.16 the busy file's read takes no lock (it walks the tags); from 6.16 it takes the
  * queue's elevator_lock, which a stuck elevator switch may hold, so it is read only where needed.
- * Unknown or unparsable releases: false (field 9 alone). Pure. */
+ * Unknown or unparsable releases: false (field 9 alone). Pure.
+ * Either way a FLUSH still pending after the proof window counts as held, as field 9 counts it from
+ * 6.10: a disk spinning up or an SMR disk cleaning its cache for that long is taken for stuck. At
+ * most 16 leaves of a device are asked (the others count as holding nothing). */
 bool progress_busy_needed(const char *release);
 /* progress_busy_needed() of the running kernel, asked once. */
 bool progress_busy_needed_here(void);

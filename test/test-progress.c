@@ -117,7 +117,23 @@ TEST(busy_needed) {
         ASSERT_TRUE(!progress_busy_needed("6"));
 }
 
-/* A kernel before 6.10: field 9 shows 0 while the driver holds a flush request; debugfs busy shows it. */
+/* n reads of p; whether the last one said held */
+static bool reads(const ProgressProbe *p, unsigned n) {
+        uint64_t v;
+        bool held = false;
+
+        for (unsigned i = 0; i < n; i++)
+                ASSERT_OK(progress_read(p, &v, &held));
+        return held;
+}
+
+#define FLUSH_A \
+        "000000003e0b8a6e {.op=FLUSH, .cmd_flags=, .rq_flags=FLUSH_SEQ|MQ_INFLIGHT, .state=in_flight, .tag=12}\n"
+#define FLUSH_B \
+        "00000000deadbeef {.op=FLUSH, .cmd_flags=, .rq_flags=FLUSH_SEQ|MQ_INFLIGHT, .state=in_flight, .tag=12}\n"
+
+/* A kernel before 6.10: field 9 shows 0 while the driver holds a flush request; debugfs busy shows
+ * it. Asked at the 1st, 2nd, 4th, 8th ... quiet read; held when one request is seen at two asks. */
 TEST(busy_fallback) {
         char root[] = "/tmp/test-progress.XXXXXX";
         _cleanup_close_ int fd = -EBADF, sys = -EBADF, dbg = -EBADF;
@@ -125,7 +141,6 @@ TEST(busy_fallback) {
         ProgressMemo memo = {};
         ProgressProbe p;
         uint64_t v = 0;
-        bool held = true;
 
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -145,8 +160,11 @@ TEST(busy_fallback) {
         ASSERT_OK(mkdirat(fd, "dbg/block/loop3", 0755));
         ASSERT_OK(mkdirat(fd, "dbg/block/loop3/hctx0", 0755));
         ASSERT_OK(mkdirat(fd, "dbg/block/loop3/hctx1", 0755));
+        ASSERT_OK(mkdirat(fd, "dbg/block/sda", 0755));
+        ASSERT_OK(mkdirat(fd, "dbg/block/sda/hctx0", 0755));
         put(fd, "dbg/block/loop3/hctx0/busy", "");
         put(fd, "dbg/block/loop3/hctx1/busy", "");
+        put(fd, "dbg/block/sda/hctx0/busy", "");
         sys = openat(fd, "sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         dbg = openat(fd, "dbg", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(sys >= 0 && dbg >= 0);
@@ -154,70 +172,81 @@ TEST(busy_fallback) {
         p = (ProgressProbe) {
                 .sysfs_fd = sys, .debugfs_fd = dbg, .leaves = leaves, .n_leaves = 2, .memo = &memo
         };
-        /* control: nothing in flight, nothing busy (first read: no quiet spell yet, nothing asked) */
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
-        ASSERT_U64_EQ(v, 10);
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
-        /* the flush request on the second hardware queue of the first leaf */
-        put(fd, "dbg/block/loop3/hctx1/busy",
-            "000000003e0b8a6e {.op=FLUSH, .cmd_flags=, .rq_flags=FLUSH_SEQ|MQ_INFLIGHT, .state=in_flight, .tag=12, .internal_tag=-1}\n");
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(held);
-        /* the counters are the same with or without it */
-        ASSERT_U64_EQ(v, 10);
+        /* control: nothing in flight, nothing busy, however long the spell */
+        ASSERT_TRUE(!reads(&p, 1));
+        ASSERT_U64_EQ(memo.sum, 10);
+        ASSERT_TRUE(!reads(&p, 9));
+        /* the flush request on the second hardware queue of the first leaf, from a completion on */
+        put(fd, "sys/devices/sda/stat", "2 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        put(fd, "dbg/block/loop3/hctx1/busy", FLUSH_A);
+        ASSERT_TRUE(!reads(&p, 1)); /* a completion: a new spell, nothing asked */
+        ASSERT_TRUE(!reads(&p, 1)); /* 1st quiet read: seen once, could be a stale tag entry */
+        ASSERT_TRUE(reads(&p, 1));  /* 2nd: the same request again */
+        ASSERT_OK(progress_read(&p, &v, NULL));
+        ASSERT_U64_EQ(v, 11); /* the counters are the same with or without it */
         /* a yes is kept while nothing completes (not asked again) ... */
         put(fd, "dbg/block/loop3/hctx1/busy", "");
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(held);
-        /* ... and forgotten at a completion, when the busy files are not asked (not quiet) */
-        put(fd, "sys/devices/sda/stat", "2 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
-        put(fd, "dbg/block/loop3/hctx1/busy", "000000003e0b8a6e {.op=FLUSH, .state=in_flight}\n");
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
-        ASSERT_U64_EQ(v, 11);
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(held);
+        ASSERT_TRUE(reads(&p, 3));
+        /* ... and ends with the spell, even at a read that did not ask for held */
+        put(fd, "sys/devices/sda/stat", "3 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+        ASSERT_OK(progress_read(&p, &v, NULL));
+        ASSERT_TRUE(!memo.held);
+        /* two different requests at two asks: not one request held across them */
+        put(fd, "dbg/block/loop3/hctx1/busy", FLUSH_A);
+        ASSERT_TRUE(!reads(&p, 1));
+        put(fd, "dbg/block/loop3/hctx1/busy", FLUSH_B);
+        ASSERT_TRUE(!reads(&p, 1));
+        /* asked again at the 4th quiet read only: B seen at the 2nd and 4th */
+        ASSERT_TRUE(!reads(&p, 1));
+        ASSERT_TRUE(reads(&p, 1));
         /* negative control: a kernel whose field 9 counts the flush is not asked */
         p.memo = NULL;
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
+        ASSERT_TRUE(!reads(&p, 4));
         p.memo = &memo;
         memo = (ProgressMemo) {};
-        /* only the other leaf is probed: it holds nothing */
+        /* only the other leaf is probed: its busy file is empty */
         p.leaves = leaves + 1;
         p.n_leaves = 1;
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
+        ASSERT_TRUE(!reads(&p, 5));
         p.leaves = leaves;
         p.n_leaves = 2;
         memo = (ProgressMemo) {};
         /* no debugfs, or no blk-mq directory for the disk: no evidence of a held request */
         p.debugfs_fd = -EBADF;
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
+        ASSERT_TRUE(!reads(&p, 5));
         p.debugfs_fd = dbg;
+        memo = (ProgressMemo) {};
         ASSERT_TRUE(renameat(fd, "dbg/block/loop3", fd, "dbg/block/loop9") == 0);
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
+        ASSERT_TRUE(!reads(&p, 5));
         ASSERT_TRUE(renameat(fd, "dbg/block/loop9", fd, "dbg/block/loop3") == 0);
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(held);
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(reads(&p, 3));
         memo = (ProgressMemo) {};
         /* a sysfs whose dev/block entry is not a link (a fixture of another shape): no */
         ASSERT_TRUE(unlinkat(fd, "sys/dev/block/7:3", 0) == 0);
         ASSERT_OK(mkdirat(fd, "sys/dev/block/7:3", 0755));
         put(fd, "sys/dev/block/7:3/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(!held);
+        ASSERT_TRUE(!reads(&p, 5));
         /* field 9 alone still says held, busy or not */
         put(fd, "sys/dev/block/7:3/stat", "1 0 1 0 1 0 1 0 2 9 9 0 0 0 0 1 0\n");
-        ASSERT_OK(progress_read(&p, &v, &held));
-        ASSERT_TRUE(held);
+        ASSERT_TRUE(reads(&p, 1));
+        ASSERT_TRUE(unlinkat(fd, "sys/dev/block/7:3/stat", 0) == 0);
+        ASSERT_TRUE(unlinkat(fd, "sys/dev/block/7:3", AT_REMOVEDIR) == 0);
+        ASSERT_OK(symlinkat("../../devices/loop3", fd, "sys/dev/block/7:3"));
+
+        /* Last (it turns the fallback off for this process): a busy read that blocks, a FIFO nobody
+         * writes. The child is killed after PROGRESS_BUSY_TIMEOUT: no, and no more asks, even where
+         * the files would now say yes. */
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(reads(&p, 3)); /* control: the fixture says yes */
+        ASSERT_TRUE(unlinkat(fd, "dbg/block/loop3/hctx0/busy", 0) == 0);
+        ASSERT_OK(mkfifoat(fd, "dbg/block/loop3/hctx0/busy", 0600));
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(!reads(&p, 3));
+        ASSERT_TRUE(unlinkat(fd, "dbg/block/loop3/hctx0/busy", 0) == 0);
+        put(fd, "dbg/block/loop3/hctx0/busy", FLUSH_A);
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(!reads(&p, 9));
 
         char cmd[64];
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);

@@ -16,6 +16,19 @@
 /* Children killed and not yet reaped when bounded_child_run() returned (bounded_child_abandoned()). */
 static pid_t abandoned[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_abandoned;
+/* Children that answered and had not exited yet: zombies until reaped here (a pass that asks often,
+ * progress's busy files, would otherwise pile them up against TasksMax=). */
+static pid_t exiting[BOUNDED_CHILD_ABANDONED_MAX];
+static size_t n_exiting;
+
+static void reap_exiting(void) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n_exiting; i++)
+                if (waitpid(exiting[i], NULL, WNOHANG) == 0)
+                        exiting[k++] = exiting[i];
+        n_exiting = k;
+}
 
 /* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), stdio
  * on /dev/null, every other fd closed. */
@@ -118,6 +131,7 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
         int pfd[2], r;
         pid_t pid;
 
+        reap_exiting();
         if (pipe2(pfd, O_CLOEXEC) < 0)
                 return -errno;
         pid = fork();
@@ -146,11 +160,14 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
          * remembered (room is made by forgetting those that exited since). One that answered is
          * not: it is on its way out, and handing it to a scope would cost the pass a round trip
          * to PID 1 for nothing. */
-        if (waitpid(pid, NULL, WNOHANG) == 0 && r <= 0) {
-                if (n_abandoned == ELEMENTSOF(abandoned))
-                        (void) bounded_child_abandoned(0, NULL);
-                if (n_abandoned < ELEMENTSOF(abandoned))
-                        abandoned[n_abandoned++] = pid;
+        if (waitpid(pid, NULL, WNOHANG) == 0) {
+                if (r <= 0) {
+                        if (n_abandoned == ELEMENTSOF(abandoned))
+                                (void) bounded_child_abandoned(0, NULL);
+                        if (n_abandoned < ELEMENTSOF(abandoned))
+                                abandoned[n_abandoned++] = pid;
+                } else if (n_exiting < ELEMENTSOF(exiting))
+                        exiting[n_exiting++] = pid; /* reaped at a later call, not waited for */
         }
         return r > 0 ? 1 : r;
 }
