@@ -184,7 +184,9 @@ static int busy_feed(const char *buf, size_t size, void *userdata) {
 /* Asked in a bounded child: a kernel that took the busy file's lock before 6.16 (a backport) must
  * not hold the executor. Held: a request seen now was also seen at this quiet spell's earlier ask,
  * so one request has been in the driver across that time (a single sighting could be a stale tag
- * entry of an old kernel's iteration). No answer in time: no, and no more asks (busy_off). */
+ * entry of an old kernel's iteration). The flush request is one object per queue, at one address
+ * for every flush; a flush that completed between the asks moved the flush counter (stat field 16,
+ * Linux 5.8+) or the caller's request's write counter, which ended the spell. No answer in time: no, and no more asks (busy_off). */
 static bool leaves_busy(const ProgressProbe *p, ProgressMemo *m) {
         BusyAsk x = { .memo = m };
 
@@ -244,7 +246,7 @@ int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
                 if (leaf_read(p->sysfs_fd, p->leaves[i], &v, &in_flight) < 0)
                         return -ENODATA;
                 sum += v;
-                held += in_flight;
+                held += p->busy_only ? 0 : in_flight;
                 any = true;
         }
 

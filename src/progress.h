@@ -39,6 +39,14 @@ typedef struct ProgressMemo {
  * fallback off for the process. */
 #define PROGRESS_BUSY_TIMEOUT (50 * USEC_PER_MSEC)
 
+/* Where held I/O is seen (progress_read()): field 9; field 9 or the busy files (kernels before 6.10,
+ * progress_busy_needed()); the busy files alone (tests: that path on a 6.10+ kernel). */
+typedef enum ProgressHeld {
+        PROGRESS_HELD_STAT,
+        PROGRESS_HELD_STAT_OR_BUSY,
+        PROGRESS_HELD_BUSY,
+} ProgressHeld;
+
 typedef struct ProgressProbe {
         int sysfs_fd;        /* borrowed: "/sys" or a fixture tree; -EBADF: none */
         int debugfs_fd;      /* borrowed: debugfs root (holds bdi/); -EBADF: none */
@@ -47,6 +55,7 @@ typedef struct ProgressProbe {
         const char *bdi_name; /* borrowed, may be NULL */
         ProgressMemo *memo;   /* borrowed, mutable; non-NULL where field 9 counts no pending FLUSH
                                * (progress_busy_needed()): the busy fallback */
+        bool busy_only;       /* field 9 not read for held I/O (PROGRESS_HELD_BUSY) */
 } ProgressProbe;
 
 /* Sums the completion counters of one dev/block/.../stat text (Documentation/block/stat.rst:

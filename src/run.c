@@ -40,7 +40,7 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
 }
 
 int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_fd, int debugfs_fd,
-                   bool busy_fallback, RunJobs *ret) {
+                   ProgressHeld held_from, RunJobs *ret) {
         _cleanup_(run_jobs_done) RunJobs j = {};
         size_t n = p->n_sync;
 
@@ -65,7 +65,8 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
                         .leaves = sb->device.leaves,
                         .n_leaves = sb->device.n_leaves,
                         .bdi_name = sb->device.bdi_name,
-                        .memo = sb->device.is_block && busy_fallback ? &j.memos[i] : NULL,
+                        .memo = sb->device.is_block && held_from != PROGRESS_HELD_STAT ? &j.memos[i] : NULL,
+                        .busy_only = held_from == PROGRESS_HELD_BUSY,
                 };
                 j.jobs[i] = job_from_entry(e, s, &j.probes[i]);
                 /* A worker of an earlier pass is still stuck on this device: a second one would only

@@ -40,11 +40,11 @@ void run_jobs_done(RunJobs *j);
 
 /* One job per sync entry of p (s is the sample p was built from, h what earlier passes left;
  * sysfs_fd and debugfs_fd are stored in the progress probes: sysfs only for block devices; block
- * devices' probes get a ProgressMemo with busy_fallback, progress_busy_needed_here()). "Gone"
+ * devices' probes get a ProgressMemo unless held_from is PROGRESS_HELD_STAT). "Gone"
  * is checked only for mounts of our own namespace in a full view, never for unlisted paths. The
  * strings stay borrowed from p and s. 0 or -ENOMEM. */
 int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_fd, int debugfs_fd,
-                   bool busy_fallback, RunJobs *ret);
+                   ProgressHeld held_from, RunJobs *ret);
 /* Writeback first (writeback.h): the jobs to run on a block filesystem with bdi stats wait for
  * their device's writeback in flight before syncfs(). Returns whether any of their devices had
  * more than slack bytes dirty when sampled: worth waking the kernel's flusher threads. */

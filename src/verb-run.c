@@ -383,7 +383,10 @@ static int pass_execute(Pass *p) {
         /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
         p->sysfs_fd = open(p->a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = run_jobs_build(p->c.plan, p->c.sample, &p->ho, p->sysfs_fd, p->c.debugfs_fd,
-                           progress_busy_needed_here(), &p->j);
+                           p->a->busy_only               ? PROGRESS_HELD_BUSY
+                           : progress_busy_needed_here() ? PROGRESS_HELD_STAT_OR_BUSY
+                                                         : PROGRESS_HELD_STAT,
+                           &p->j);
         if (r < 0)
                 return log_oom();
 

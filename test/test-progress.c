@@ -234,6 +234,20 @@ TEST(busy_fallback) {
         ASSERT_TRUE(unlinkat(fd, "sys/dev/block/7:3", AT_REMOVEDIR) == 0);
         ASSERT_OK(symlinkat("../../devices/loop3", fd, "sys/dev/block/7:3"));
 
+        /* busy_only (this path tested on 6.10+): field 9 is not read for held I/O, the busy files are */
+        put(fd, "sys/devices/loop3/stat", "1 0 1 0 1 0 1 0 3 9 9 0 0 0 0 1 0\n");
+        put(fd, "dbg/block/loop3/hctx1/busy", "");
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(reads(&p, 1)); /* control: field 9 says held */
+        p.busy_only = true;
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(!reads(&p, 5));
+        put(fd, "dbg/block/loop3/hctx1/busy", FLUSH_B);
+        memo = (ProgressMemo) {};
+        ASSERT_TRUE(reads(&p, 3));
+        p.busy_only = false;
+        put(fd, "sys/devices/loop3/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
+
         /* Last (it turns the fallback off for this process): a busy read that blocks, a FIFO nobody
          * writes. The child is killed after PROGRESS_BUSY_TIMEOUT: no, and no more asks, even where
          * the files would now say yes. */

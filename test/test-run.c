@@ -78,7 +78,7 @@ static void bed_done(Bed *b) {
 }
 
 static void bed_jobs(Bed *b) {
-        ASSERT_OK(run_jobs_build(&b->plan, &b->sample, &b->ho, 10, 11, false, &b->j));
+        ASSERT_OK(run_jobs_build(&b->plan, &b->sample, &b->ho, 10, 11, PROGRESS_HELD_STAT, &b->j));
 }
 
 /* Builds the record from the jobs as they are now (after bed_jobs() and hand-set results). */
