@@ -113,7 +113,9 @@ typedef struct ExecOps {
         /* Runs in the parent: the current progress counter of the job's device, or negative errno
          * when unknown, and whether the device holds I/O it has not completed (progress_read():
          * a device whose counters are quiet but holds nothing is waited on from above, and is never
-         * proven stuck). Default: progress_read(job->progress). Must not block. */
+         * proven stuck). Default: progress_read(job->progress). Must not block (the default's busy
+         * fallback, kernels before 6.10, costs a pass at most PROGRESS_BUSY_BUDGET +
+         * PROGRESS_BUSY_TIMEOUT in all). */
         int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held);
         void *userdata;
         usec_t stall;     /* a worker whose device completes no I/O for this long gives its slot

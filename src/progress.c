@@ -97,9 +97,6 @@ typedef struct BusyAsk {
         ProgressMemo *memo; /* the answer: memo->now (parent side) */
 } BusyAsk;
 
-/* A busy read that did not answer in time: the kernel takes a lock there after all (6.16's
- * elevator_lock, backported), and asking again would hold the executor again. Off for this process. */
-static bool busy_off = false;
 
 /* The kernel's name of a whole disk (sysfs dev/block/MAJ:MIN links to .../block/NAME). */
 static int leaf_name(int sysfs_fd, dev_t dev, char ret[static BUSY_NAME_MAX + 1]) {
@@ -120,9 +117,13 @@ static int leaf_name(int sysfs_fd, dev_t dev, char ret[static BUSY_NAME_MAX + 1]
         return 0;
 }
 
-/* Writes the identity of every request the driver has started and not completed for this disk: the
- * first word of each line of its blk-mq debugfs block/<disk>/hctx<N>/busy files (the request's
- * address as %p prints it, stable while the request lives), at most *budget of them. */
+/* Writes the identity of every flush request the driver has started and not completed for this
+ * disk: the first word of each ".op=FLUSH" line of its blk-mq debugfs block/<disk>/hctx<N>/busy
+ * files (the request's address as %p prints it), at most *budget of them. Only flushes: the one
+ * request field 9 misses before 6.10; others (a passthrough command of smartd, say) move no
+ * completion counter, and one seen twice on a disk that waits from above would prove it stuck. Only
+ * hexadecimal words: "(____ptrval____)", printed before the kernel's pointer key is ready, is the
+ * same for every request. */
 static void leaf_busy_ids(int pipe_fd, int debugfs_fd, const char *name, size_t *budget) {
         _cleanup_closedir_ DIR *d = NULL;
         char path[BUSY_NAME_MAX + 16];
@@ -141,9 +142,10 @@ static void leaf_busy_ids(int pipe_fd, int debugfs_fd, const char *name, size_t 
                 if (read_full_file_at(dirfd(d), busy, 64 * 1024, &text, NULL) < 0)
                         continue;
                 for (const char *l = text; *l && *budget > 0; l += strcspn(l, "\n"), l += !!*l) {
-                        size_t k = strcspn(l, " \n");
+                        size_t k = strcspn(l, " \n"), len = strcspn(l, "\n");
 
-                        if (k == 0 || k > PROGRESS_BUSY_ID_MAX)
+                        if (k == 0 || k > PROGRESS_BUSY_ID_MAX || strspn(l, "0123456789abcdef") != k ||
+                            !memmem(l, len, "{.op=FLUSH,", strlen("{.op=FLUSH,")))
                                 continue;
                         (void) loop_write(pipe_fd, l, k);
                         (void) loop_write(pipe_fd, "\n", 1);
@@ -186,9 +188,13 @@ static int busy_feed(const char *buf, size_t size, void *userdata) {
  * so one request has been in the driver across that time (a single sighting could be a stale tag
  * entry of an old kernel's iteration). The flush request is one object per queue, at one address
  * for every flush; a flush that completed between the asks moved the flush counter (stat field 16,
- * Linux 5.8+) or the caller's request's write counter, which ended the spell. No answer in time: no, and no more asks (busy_off). */
+ * Linux 5.8+) or the caller's request's write counter, which ended the spell. No answer in time:
+ * no, and no more asks in this pass (ProgressBusy.off); nor once the asks have cost the pass
+ * PROGRESS_BUSY_BUDGET. */
 static bool leaves_busy(const ProgressProbe *p, ProgressMemo *m) {
         BusyAsk x = { .memo = m };
+        usec_t t0;
+        int r;
 
         for (size_t i = 0; i < p->n_leaves && x.n < BUSY_LEAVES_MAX; i++)
                 if (leaf_name(p->sysfs_fd, p->leaves[i], x.names[x.n]) >= 0)
@@ -198,9 +204,13 @@ static bool leaves_busy(const ProgressProbe *p, ProgressMemo *m) {
         m->n_before = m->n_now;
         memcpy(m->before, m->now, sizeof m->now);
         m->n_now = 0;
-        if (bounded_child_run(p->debugfs_fd, PROGRESS_BUSY_TIMEOUT, BUSY_ANSWER_MAX, busy_child, busy_feed,
-                              &x) != 1) {
-                busy_off = true;
+        t0 = now(CLOCK_MONOTONIC);
+        r = bounded_child_run(p->debugfs_fd, PROGRESS_BUSY_TIMEOUT, BUSY_ANSWER_MAX, busy_child, busy_feed,
+                              &x);
+        p->busy->spent = usec_add(p->busy->spent, now(CLOCK_MONOTONIC) - t0);
+        if (r != 1 || p->busy->spent >= PROGRESS_BUSY_BUDGET)
+                p->busy->off = true;
+        if (r != 1) {
                 m->n_now = 0;
                 return false;
         }
@@ -225,7 +235,7 @@ static bool busy_fallback(const ProgressProbe *p, uint64_t sum, bool ask) {
                 return false;
         }
         m->quiet_reads++;
-        if (ask && !m->held && !busy_off && (m->quiet_reads & (m->quiet_reads - 1)) == 0)
+        if (ask && !m->held && !p->busy->off && (m->quiet_reads & (m->quiet_reads - 1)) == 0)
                 m->held = leaves_busy(p, m);
         return m->held;
 }
@@ -264,7 +274,8 @@ int progress_read(const ProgressProbe *p, uint64_t *ret, bool *ret_held) {
                 return -ENODATA;
         /* Before Linux 6.10 field 9 counts no pending cache FLUSH (progress.h): ask the driver. Every
          * read updates the memo, so that a completion ends a spell whatever field 9 said. */
-        if (p->memo && busy_fallback(p, sum, ret_held && held == 0 && p->sysfs_fd >= 0 && p->debugfs_fd >= 0))
+        if (p->memo && p->busy &&
+            busy_fallback(p, sum, ret_held && held == 0 && p->sysfs_fd >= 0 && p->debugfs_fd >= 0))
                 held = held ?: 1;
         *ret = sum;
         if (ret_held)

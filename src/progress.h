@@ -24,6 +24,15 @@
 #define PROGRESS_BUSY_IDS_MAX 16U /* requests compared between two asks */
 #define PROGRESS_BUSY_ID_MAX 24U  /* the first word of a busy line (%p: 16 hex digits) */
 
+/* The busy fallback's state for all probes of one pass: a busy read that did not answer in time (the
+ * kernel takes a lock there after all, 6.16's elevator_lock backported: asking again would hold the
+ * executor again), or asks that have cost PROGRESS_BUSY_BUDGET (an executor's tick asks for every
+ * quiet worker in a row), turn it off. */
+typedef struct ProgressBusy {
+        bool off;
+        usec_t spent;
+} ProgressBusy;
+
 /* What one probe's earlier reads saw, for the busy fallback (progress_busy_needed()). */
 typedef struct ProgressMemo {
         bool read;            /* a read before this one */
@@ -36,8 +45,10 @@ typedef struct ProgressMemo {
 } ProgressMemo;
 
 /* How long the bounded child that reads the busy files may take; one that does not answer turns the
- * fallback off for the process. */
+ * fallback off for the process, and so does the total time of the asks reaching the budget: they
+ * hold the executor's parent at most PROGRESS_BUSY_BUDGET + PROGRESS_BUSY_TIMEOUT in a pass. */
 #define PROGRESS_BUSY_TIMEOUT (50 * USEC_PER_MSEC)
+#define PROGRESS_BUSY_BUDGET (100 * USEC_PER_MSEC)
 
 /* Where held I/O is seen (progress_read()): field 9; field 9 or the busy files (kernels before 6.10,
  * progress_busy_needed()); the busy files alone (tests: that path on a 6.10+ kernel). */
@@ -55,6 +66,7 @@ typedef struct ProgressProbe {
         const char *bdi_name; /* borrowed, may be NULL */
         ProgressMemo *memo;   /* borrowed, mutable; non-NULL where field 9 counts no pending FLUSH
                                * (progress_busy_needed()): the busy fallback */
+        ProgressBusy *busy;   /* borrowed, mutable, shared by the pass's probes; with memo */
         bool busy_only;       /* field 9 not read for held I/O (PROGRESS_HELD_BUSY) */
 } ProgressProbe;
 

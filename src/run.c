@@ -13,6 +13,7 @@ void run_jobs_done(RunJobs *j) {
         free(j->jobs);
         free(j->probes);
         free(j->memos);
+        free(j->busy);
         free(j->blocked);
         free(j->run);
         free(j->run_index);
@@ -47,10 +48,11 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
         j.jobs = calloc(MAX(n, 1), sizeof(ExecJob));
         j.probes = calloc(MAX(n, 1), sizeof(ProgressProbe));
         j.memos = calloc(MAX(n, 1), sizeof(ProgressMemo));
+        j.busy = calloc(1, sizeof(ProgressBusy));
         j.blocked = calloc(MAX(n, 1), sizeof(StuckWorker *));
         j.run = calloc(MAX(n, 1), sizeof(ExecJob));
         j.run_index = calloc(MAX(n, 1), sizeof(size_t));
-        if (!j.jobs || !j.probes || !j.memos || !j.blocked || !j.run || !j.run_index)
+        if (!j.jobs || !j.probes || !j.memos || !j.busy || !j.blocked || !j.run || !j.run_index)
                 return -ENOMEM;
         j.n_jobs = n;
 
@@ -66,6 +68,7 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
                         .n_leaves = sb->device.n_leaves,
                         .bdi_name = sb->device.bdi_name,
                         .memo = sb->device.is_block && held_from != PROGRESS_HELD_STAT ? &j.memos[i] : NULL,
+                        .busy = j.busy,
                         .busy_only = held_from == PROGRESS_HELD_BUSY,
                 };
                 j.jobs[i] = job_from_entry(e, s, &j.probes[i]);

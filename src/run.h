@@ -27,6 +27,7 @@ typedef struct RunJobs {
         ExecJob *jobs;               /* one per sync entry of the plan, in plan order */
         ProgressProbe *probes;       /* jobs[i].progress = &probes[i] */
         ProgressMemo *memos;         /* probes[i].memo = &memos[i] where the kernel needs it */
+        ProgressBusy *busy;          /* every probe's busy: one pass's busy fallback */
         const StuckWorker **blocked; /* non-NULL: a worker of an earlier pass is still stuck on
                                          * jobs[i]'s group (borrowed from the Handover): not
                                          * started, OUTCOME_TIMEOUT, hung as that worker was */

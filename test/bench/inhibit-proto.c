@@ -82,6 +82,10 @@ static void run_pass(Proto *p) {
                 return;
         }
         if (pid == 0) {
+                sigset_t mask;
+
+                sigemptyset(&mask); /* the pass gets SIGTERM like any process: not blocked as here */
+                sigprocmask(SIG_SETMASK, &mask, NULL);
                 unsetenv("INVOCATION_ID");
                 execv(p->argv[0], p->argv);
                 _exit(127);
@@ -96,7 +100,16 @@ static void run_pass(Proto *p) {
                         return; /* not waited for: it may be stuck on a device; reaped later */
                 }
                 close(pidfd);
-        }
+        } else /* no pidfd (before Linux 5.3): look every 10 ms */
+                for (int waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 10) {
+                        if (waited >= p->timeout_ms) {
+                                kill(pid, SIGKILL);
+                                fprintf(stderr, "inhibit-proto: %.3f pass killed after %d ms\n", mono_ms(),
+                                        p->timeout_ms);
+                                return;
+                        }
+                        usleep(10 * 1000);
+                }
         (void) waitpid(pid, &status, 0);
         fprintf(stderr, "inhibit-proto: %.3f pass ended (status %d) after %.3f ms\n", mono_ms(), status,
                 mono_ms() - t0);
@@ -118,8 +131,9 @@ static int on_prepare(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
                         p->lock_fd = -1;
                         fprintf(stderr, "inhibit-proto: %.3f lock released\n", mono_ms());
                 }
-        } else if (p->lock_fd < 0)
-                (void) take_lock(p);
+        } else if (p->lock_fd < 0 && take_lock(p) < 0)
+                /* No lock, no use: exit, so that the harness (suspend-e2e lock_holder) starts it anew. */
+                (void) sd_event_exit(sd_bus_get_event(p->bus), 1);
         return 0;
 }
 

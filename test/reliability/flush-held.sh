@@ -52,6 +52,10 @@ busy() { timeout 5 sh -c "cat /sys/kernel/debug/block/$name/hctx*/busy" || echo 
 [[ $(field9) == 0 ]] || fail "field 9 of $name is $(field9) on an idle disk"
 [[ -z $(busy) ]] || fail "busy of $name is not empty on an idle disk: $(busy)"
 
+# a pass still running when a check fails is ended before the disks are torn down
+PASS_PID=
+ss_on_exit '[[ -z $PASS_PID ]] || { kill "$PASS_PID"; wait "$PASS_PID"; }'
+
 # round NAME DEBUGFS WANT: one sleep's two passes against the disk holding a FLUSH alone, with
 # $SUSPEND_SYNC_TEST_BUSY_ONLY as the caller exports it; WANT "hung" (proven stuck, knob 0) or
 # "unproven" (a timeout without proof, knob 1).
@@ -63,13 +67,16 @@ round() {
         t0=$(rel_ms)
         ss run --trigger=unit --sysfs="$sysfs" --debugfs="$debugfs" >"$REL_TMP/run.log" 2>&1 &
         pass=$!
-        for ((i = 0; i < 40; i++)); do
-                sleep 0.05
+        PASS_PID=$pass
+        # Until the FLUSH shows (in both, on 6.10+) or the pass has ended: only a sample that lists a
+        # flush request by its address is kept.
+        while kill -0 "$pass" 2>/dev/null; do
                 b=$(busy)
                 f=$(field9)
-                [[ -n $b ]] && held_busy=$b
+                grep -q '^[0-9a-f]* {.op=FLUSH,' <<<"$b" && held_busy=$b
                 ((f > held_f9)) && held_f9=$f
                 [[ -n $held_busy ]] && ((held_f9 > 0)) && break
+                sleep 0.05
         done
         echo "$label: while the FLUSH is held: field 9 = $held_f9; busy:"
         echo "${held_busy:-(empty)}"
@@ -81,6 +88,7 @@ round() {
                 echo "$label: kernel $(uname -r), before 6.10: field 9 = $held_f9 (the pass asks busy)"
         fi
         wait "$pass" || rc=$?
+        PASS_PID=
         t1=$(rel_ms)
         over=$((t1 - t0 - deadline_s * 1000))
         echo "$label: unit pass exit $rc after $((t1 - t0)) ms (over the deadline by $over ms)"
