@@ -97,7 +97,6 @@ typedef struct BusyAsk {
         ProgressMemo *memo; /* the answer: memo->now (parent side) */
 } BusyAsk;
 
-
 /* The kernel's name of a whole disk (sysfs dev/block/MAJ:MIN links to .../block/NAME). */
 static int leaf_name(int sysfs_fd, dev_t dev, char ret[static BUSY_NAME_MAX + 1]) {
         _cleanup_free_ char *link = NULL;
