@@ -624,6 +624,35 @@ TEST(bounded_child_abandoned) {
         ASSERT_EQ(bounded_child_abandoned(0, NULL), 0U);
 }
 
+/* Children that answered are reaped by later runs (by pidfd), not left as zombies: after 40 in a row
+ * and one more run, none of the 40 is still our child. */
+TEST(bounded_child_reaped) {
+        pid_t pids[40];
+        PidFeed f;
+        size_t left = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(pids); i++) {
+                f = (PidFeed) { .answer = true };
+                ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f), 1);
+                pids[i] = f.pid;
+        }
+        usleep(200 * 1000); /* every one has exited (a zombie until reaped) */
+        f = (PidFeed) { .answer = true };
+        ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f), 1);
+        for (size_t i = 0; i < ELEMENTSOF(pids); i++) {
+                siginfo_t si = {};
+
+                if (waitid(P_PID, (id_t) pids[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0)
+                        left++; /* still ours: a zombie */
+        }
+        ASSERT_EQ(left, 0U);
+        /* Reaped by somebody else (here): the next run forgets it, whatever its pid becomes. */
+        (void) waitpid(f.pid, NULL, 0);
+        f = (PidFeed) { .answer = true };
+        ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f), 1);
+        (void) waitpid(f.pid, NULL, 0);
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
@@ -637,6 +666,7 @@ int main(void) {
         RUN(sort);
         RUN(format);
         RUN(bounded_child_abandoned);
+        RUN(bounded_child_reaped);
         RUN(utf8);
         RUN(hex);
         RUN(json_build);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,18 +17,38 @@
 /* Children killed and not yet reaped when bounded_child_run() returned (bounded_child_abandoned()). */
 static pid_t abandoned[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_abandoned;
-/* Children that answered and had not exited yet: zombies until reaped here (a pass that asks often,
- * progress's busy files, would otherwise pile them up against TasksMax=). */
-static pid_t exiting[BOUNDED_CHILD_ABANDONED_MAX];
+/* Children that answered and had not exited yet, by pidfd: zombies until reaped here (a pass that
+ * asks often, progress's busy files, would otherwise pile them up against TasksMax=). By pidfd, not
+ * by pid: should anything else reap one, its pid may be reused by another child of ours (a sync
+ * worker), which a waitpid() here would reap from under sd-event. Without pidfds (before Linux 5.4)
+ * they are left to our exit, as before. */
+static int exiting[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_exiting;
 
 static void reap_exiting(void) {
         size_t k = 0;
 
-        for (size_t i = 0; i < n_exiting; i++)
-                if (waitpid(exiting[i], NULL, WNOHANG) == 0)
-                        exiting[k++] = exiting[i];
+        for (size_t i = 0; i < n_exiting; i++) {
+                siginfo_t si = {};
+
+                if (waitid(P_PIDFD, (id_t) exiting[i], &si, WEXITED | WNOHANG) == 0 && si.si_pid == 0)
+                        exiting[k++] = exiting[i]; /* still running */
+                else
+                        safe_close(exiting[i]); /* reaped now, or by somebody else */
+        }
         n_exiting = k;
+}
+
+static void remember_exiting(pid_t pid) {
+        int fd;
+
+        if (n_exiting == ELEMENTSOF(exiting))
+                reap_exiting();
+        if (n_exiting == ELEMENTSOF(exiting))
+                return;
+        fd = (int) syscall(SYS_pidfd_open, pid, 0); /* O_CLOEXEC by default */
+        if (fd >= 0)
+                exiting[n_exiting++] = fd;
 }
 
 /* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), stdio
@@ -166,8 +187,8 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
                                 (void) bounded_child_abandoned(0, NULL);
                         if (n_abandoned < ELEMENTSOF(abandoned))
                                 abandoned[n_abandoned++] = pid;
-                } else if (n_exiting < ELEMENTSOF(exiting))
-                        exiting[n_exiting++] = pid; /* reaped at a later call, not waited for */
+                } else
+                        remember_exiting(pid); /* reaped at a later call, not waited for */
         }
         return r > 0 ? 1 : r;
 }
