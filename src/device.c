@@ -26,8 +26,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -374,17 +380,108 @@ finish:
         return r;
 }
 
-/* The name a /dev path resolves to (/dev/mapper/x, /dev/disk/by-...: links to /dev/dm-N, /dev/sdX), read
- * without waiting in the path walk (open_cached_at(): a /dev in memory is always in the lookup cache).
+#define DEV_LINK_HOPS_MAX 8U
+
+/* dir/target made one path below /dev, lexically ("." and ".." resolved; a /dev/... target taken as
+ * it is): -EXDEV when it leaves /dev. dir and the result are relative to /dev. */
+static int dev_rel_join(const char *dir, const char *target, char **ret) {
+        _cleanup_free_ char *in = NULL, *out = NULL;
+        size_t n = 0;
+
+        if (target[0] == '/') {
+                if (!startswith(target, "/dev/"))
+                        return -EXDEV;
+                in = strdup(target + 5);
+        } else if (asprintf(&in, "%s/%s", dir, target) < 0)
+                in = NULL;
+        out = malloc(strlen(in ?: "") + 1);
+        if (!in || !out)
+                return -ENOMEM;
+        for (char *c = in, *next; c; c = next) {
+                next = strchr(c, '/');
+                if (next)
+                        *next++ = '\0';
+                if (isempty(c) || streq(c, "."))
+                        continue;
+                if (streq(c, "..")) {
+                        if (n == 0)
+                                return -EXDEV;
+                        while (n > 0 && out[n - 1] != '/')
+                                n--;
+                        n = n > 0 ? n - 1 : 0;
+                        continue;
+                }
+                n += (size_t) sprintf(out + n, "%s%s", n > 0 ? "/" : "", c);
+        }
+        if (n == 0)
+                return -EINVAL;
+        out[n] = '\0';
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* The name a /dev path resolves to (/dev/mapper/x, /dev/disk/by-...: links to /dev/dm-N, /dev/sdX),
+ * read without waiting: /dev itself is opened from the lookup cache (open_cached_at()) and must be
+ * in memory (devtmpfs or tmpfs); below it each link is opened O_PATH|O_NOFOLLOW without leaving
+ * that mount (RESOLVE_BENEATH, RESOLVE_NO_XDEV) and read, and followed by hand. Not a cached walk
+ * through the links: following a link updates its atime, which an RCU walk cannot, so that walk
+ * fails whenever relatime asks for it (a link never followed since it was made, or not for a day).
  * Negative errno when it cannot be had so: the member is then matched by the name as given. */
 static int dev_path_resolve(const char *path, char **ret) {
-        _cleanup_close_ int fd = open_cached_at(AT_FDCWD, path, O_PATH);
-        char link[64];
+        _cleanup_close_ int dev_fd = -EBADF;
+        _cleanup_free_ char *rel = NULL;
+        struct statfs sfs;
+        int r;
 
-        if (fd < 0)
-                return fd;
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        return readlink_malloc_at(AT_FDCWD, link, ret);
+        if (!startswith(path, "/dev/"))
+                return -EINVAL;
+        dev_fd = open_cached_at(AT_FDCWD, "/dev", O_PATH | O_DIRECTORY);
+        if (dev_fd < 0)
+                return dev_fd;
+        if (fstatfs(dev_fd, &sfs) < 0)
+                return -errno;
+        if (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC)
+                return -EOPNOTSUPP;
+        r = dev_rel_join("", path, &rel);
+        if (r < 0)
+                return r;
+        for (unsigned hop = 0; hop <= DEV_LINK_HOPS_MAX; hop++) {
+                struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
+                                                   RESOLVE_NO_MAGICLINKS };
+                _cleanup_free_ char *target = NULL, *dir = NULL, *next = NULL;
+                _cleanup_close_ int fd = -EBADF;
+                struct stat st;
+                char *slash;
+
+                fd = (int) syscall(SYS_openat2, dev_fd, rel, &how, sizeof how);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISLNK(st.st_mode)) {
+                        if (!S_ISBLK(st.st_mode))
+                                return -ENOTBLK;
+                        char *p;
+
+                        if (asprintf(&p, "/dev/%s", rel) < 0)
+                                return -ENOMEM;
+                        *ret = p;
+                        return 0;
+                }
+                r = readlink_malloc_at(fd, "", &target);
+                if (r < 0)
+                        return r;
+                dir = strdup(rel);
+                if (!dir)
+                        return -ENOMEM;
+                slash = strrchr(dir, '/');
+                *(slash ?: dir) = '\0';
+                r = dev_rel_join(dir, target, &next);
+                if (r < 0)
+                        return r;
+                free(rel);
+                rel = TAKE_PTR(next);
+        }
+        return -ELOOP;
 }
 
 /* Finds the btrfs filesystem with a member device named like the mount source; walks its member

@@ -54,9 +54,13 @@ int readlink_malloc_at(int dir_fd, const char *path, char **ret) {
 
 int open_cached_at(int dir_fd, const char *path, int flags) {
         struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_CACHED };
-        long fd;
+        long fd = -1;
 
-        fd = syscall(SYS_openat2, dir_fd, at_path(dir_fd, path), &how, sizeof how);
+        for (unsigned i = 0; i < OPEN_CACHED_TRIES; i++) {
+                fd = syscall(SYS_openat2, dir_fd, at_path(dir_fd, path), &how, sizeof how);
+                if (fd >= 0 || errno != EAGAIN)
+                        break;
+        }
         if (fd < 0)
                 return negative_errno();
         return (int) fd;

@@ -50,7 +50,10 @@ int readlink_malloc_at(int dir_fd, const char *path, char **ret);
  * component must be in the kernel's lookup cache, needing no I/O and no revalidation (a network or
  * FUSE server, a hung disk). Leading '/' stripped relative to a dir fd. Returns the fd, -EAGAIN when
  * the walk would have had to wait, -ENOSYS/-EINVAL before 5.12, or another negative errno. Not with
- * O_CREAT or O_TRUNC. */
+ * O_CREAT or O_TRUNC. The cached walk is the kernel's RCU walk, which also gives up (-EAGAIN) when a
+ * mount, unmount or rename anywhere on the machine changed a sequence count under it: tried
+ * OPEN_CACHED_TRIES times. */
+#define OPEN_CACHED_TRIES 4
 int open_cached_at(int dir_fd, const char *path, int flags);
 
 /* Skips leading slashes so absolute paths can be used relative to a root dir fd; "/" gives ".". */

@@ -25,9 +25,11 @@ work=$(mktemp -d /tmp/device-loop.XXXXXX)
 mounts=()
 nodeloop=
 devlink=/dev/ss-test-device-loop.$$
+devdir=/dev/ss-test-device-loop-dir.$$
 cleanup() {
         local m img dev
         rm -f "$devlink"
+        rm -rf "$devdir"
         [ -z "$nodeloop" ] || losetup -d "$nodeloop" 2>/dev/null || true
         for m in "${mounts[@]}"; do
                 umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
@@ -179,12 +181,26 @@ if command -v mkfs.btrfs >/dev/null &&
         expect backing_file "$work/btrfs.img" "$out" btrfs
         expect_class loop "$out" btrfs
         # A source named through a link in /dev (as /dev/mapper/x, /dev/disk/by-uuid/...): resolved
-        # to its member without waiting in the path walk (RESOLVE_CACHED, device.c).
+        # to its member without waiting (device.c dev_path_resolve(): /dev from the lookup cache, the
+        # links below it followed by hand). A link never followed since it was made is the case a
+        # cached walk through it failed on, whenever following it had to update its atime (it
+        # failed this test about one run in three: ls -l, which reads no link, did not help).
         ln -s "$bdev" "$devlink"
-        ls -l "$devlink" >/dev/null # the walk resolution needs the link in the lookup cache
         out=$(both "$bmm" btrfs "$devlink")
         expect classified 1 "$out" btrfs-link
         expect bdi "$want_bdi" "$out" btrfs-link
+        # As udev makes them: relative, in a directory, through another link (by-uuid -> ../../x,
+        # x -> ../loopN as mapper/x -> ../dm-N).
+        mkdir -p "$devdir/by-uuid"
+        ln -s "../${bname}" "$devdir/member"
+        ln -s ../member "$devdir/by-uuid/fs"
+        out=$(both "$bmm" btrfs "$devdir/by-uuid/fs")
+        expect classified 1 "$out" btrfs-link-chain
+        expect bdi "$want_bdi" "$out" btrfs-link-chain
+        # Negative control: a link that leaves /dev is not followed (nor is the name as given a member).
+        ln -s "$work/btrfs.img" "$devdir/outside"
+        out=$("$bin" --live "$bmm" btrfs "$devdir/outside")
+        expect classified 0 "$out" btrfs-link-outside
         # Negative control: a wrong source is not resolved.
         out=$("$bin" --live "$bmm" btrfs /dev/nonexistent-loop)
         expect classified 0 "$out" btrfs-wrong-source
