@@ -225,11 +225,8 @@ static bool leaves_busy(const ProgressProbe *p, ProgressMemo *m) {
  * until a completion ends the spell. */
 static bool busy_fallback(const ProgressProbe *p, uint64_t sum, bool ask) {
         ProgressMemo *m = p->memo;
-        bool quiet = m->read && m->sum == sum;
 
-        m->read = true;
-        m->sum = sum;
-        if (!quiet) {
+        if (!m->read || m->sum != sum) { /* a first read, or a completion: a new spell */
                 *m = (ProgressMemo) { .read = true, .sum = sum };
                 return false;
         }
