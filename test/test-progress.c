@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -39,6 +40,21 @@ static void put(int dir_fd, const char *path, const char *text) {
         ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
 }
 
+/* mkdtemp(root), then each directory of the NULL-terminated list below it, in order; its fd. */
+static int fixture(char *root, ...) {
+        va_list ap;
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        va_start(ap, root);
+        for (const char *d; (d = va_arg(ap, const char *));)
+                ASSERT_OK(mkdirat(fd, d, 0755));
+        va_end(ap);
+        return fd;
+}
+
 TEST(read_fixture) {
         char root[] = "/tmp/test-progress.XXXXXX";
         _cleanup_close_ int fd = -EBADF;
@@ -47,15 +63,8 @@ TEST(read_fixture) {
         uint64_t v = 0;
         bool held = false;
 
-        ASSERT_TRUE(mkdtemp(root));
-        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "dev", 0755));
-        ASSERT_OK(mkdirat(fd, "dev/block", 0755));
-        ASSERT_OK(mkdirat(fd, "dev/block/7:1", 0755));
-        ASSERT_OK(mkdirat(fd, "dev/block/7:1/queue", 0755));
-        ASSERT_OK(mkdirat(fd, "dev/block/8:0", 0755));
-        ASSERT_OK(mkdirat(fd, "dev/block/8:0/queue", 0755));
+        fd = fixture(root, "dev", "dev/block", "dev/block/7:1", "dev/block/7:1/queue", "dev/block/8:0",
+                     "dev/block/8:0/queue", NULL);
         put(fd, "dev/block/7:1/stat", "1 0 1 0 1 0 1 0 4 9 9 0 0 0 0 1 0\n");
         put(fd, "dev/block/7:1/queue/iostats", "1\n");
         put(fd, "dev/block/8:0/stat", "100 0 100 0 100 0 100 0 0 0 0 0 0 0 0 100 0\n");
@@ -148,26 +157,13 @@ TEST(busy_fallback) {
         uint64_t v = 0;
         bool held;
 
-        ASSERT_TRUE(mkdtemp(root));
-        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "sys", 0755));
-        ASSERT_OK(mkdirat(fd, "sys/dev", 0755));
-        ASSERT_OK(mkdirat(fd, "sys/dev/block", 0755));
-        ASSERT_OK(mkdirat(fd, "sys/devices", 0755));
-        ASSERT_OK(mkdirat(fd, "sys/devices/loop3", 0755));
-        ASSERT_OK(mkdirat(fd, "sys/devices/sda", 0755));
+        fd = fixture(root, "sys", "sys/dev", "sys/dev/block", "sys/devices", "sys/devices/loop3",
+                     "sys/devices/sda", "dbg", "dbg/block", "dbg/block/loop3", "dbg/block/loop3/hctx0",
+                     "dbg/block/loop3/hctx1", "dbg/block/sda", "dbg/block/sda/hctx0", NULL);
         ASSERT_OK(symlinkat("../../devices/loop3", fd, "sys/dev/block/7:3"));
         ASSERT_OK(symlinkat("../../devices/sda", fd, "sys/dev/block/8:0"));
         put(fd, "sys/devices/loop3/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
         put(fd, "sys/devices/sda/stat", "1 0 1 0 1 0 1 0 0 9 9 0 0 0 0 1 0\n");
-        ASSERT_OK(mkdirat(fd, "dbg", 0755));
-        ASSERT_OK(mkdirat(fd, "dbg/block", 0755));
-        ASSERT_OK(mkdirat(fd, "dbg/block/loop3", 0755));
-        ASSERT_OK(mkdirat(fd, "dbg/block/loop3/hctx0", 0755));
-        ASSERT_OK(mkdirat(fd, "dbg/block/loop3/hctx1", 0755));
-        ASSERT_OK(mkdirat(fd, "dbg/block/sda", 0755));
-        ASSERT_OK(mkdirat(fd, "dbg/block/sda/hctx0", 0755));
         put(fd, "dbg/block/loop3/hctx0/busy", "");
         put(fd, "dbg/block/loop3/hctx1/busy", "");
         put(fd, "dbg/block/sda/hctx0/busy", "");
