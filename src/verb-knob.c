@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "handover.h"
 #include "kernel-knob.h"
 #include "log.h"
@@ -68,6 +69,10 @@ int verb_restore_knob(const Args *a) {
                 return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
         verb_knob_restore(sysfs_fd, a->state_dir, "resume");
         handover_end_cycle(a->state_dir);
+        /* The daemon's mark stood for the sleep that just ended and for no other (the daemon
+         * removes it too, when logind tells it; this also covers a sleep logind lost track of). */
+        if (unlink(DAEMON_PASS_MARK) < 0 && errno != ENOENT)
+                log_warning_errno(negative_errno(), "Failed to remove " DAEMON_PASS_MARK ": %m");
         return 0;
 }
 

@@ -18,6 +18,7 @@ int verb_status(const Args *a);
 int verb_cat_config(const Args *a);
 int verb_restore_knob(const Args *a);
 int verb_record_cycle(const Args *a);
+int verb_daemon(const Args *a);
 int verb_history(const Args *a);
 int verb_metrics(const Args *a);
 int verb_plot(const Args *a);
@@ -25,6 +26,8 @@ int verb_plot(const Args *a);
 int verb_hook(const Args *a, const char *phase);
 
 int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **ret);
+
+#define SUSPEND_SYNC_UNIT "suspend-sync.service" /* units/suspend-sync.service.in */
 
 /* Exit statuses (documented in --help and suspend-sync(8)). */
 #define PID_FMT "%d"

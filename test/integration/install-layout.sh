@@ -78,6 +78,9 @@ expect_file "$sbindir/suspend-sync" '^-rwx' "binary"
 expect_file "$unitdir/suspend-sync.service" '^-rw-r--r--$' "unit" &&
         { grep -qxF "ExecStart=$sbindir/suspend-sync run --trigger=unit" "$dest$unitdir/suspend-sync.service" ||
                   fail "unit ExecStart= does not point at $sbindir/suspend-sync"; }
+expect_file "$unitdir/suspend-sync-daemon.service" '^-rw-r--r--$' "daemon unit" &&
+        { grep -qxF "ExecStart=$sbindir/suspend-sync daemon" "$dest$unitdir/suspend-sync-daemon.service" ||
+                  fail "daemon unit ExecStart= does not point at $sbindir/suspend-sync"; }
 expect_file "$exampledir/require-sync.conf" '^-rw-r--r--$' "require-sync drop-in example"
 [ -e "$dest$unitdir/suspend-sync.service.d" ] && fail "a drop-in directory is installed: the require drop-in must not be active"
 # The hook is the binary: a symlink, absolute (it is read on the installed system, not in DESTDIR).

@@ -3,7 +3,9 @@
 #
 # Installs the build tree into a temporary DESTDIR and checks the systemd pieces there, without
 # systemd running as PID 1:
-#  1. `systemd-analyze verify --root=DESTDIR` on the installed unit. --root makes verify resolve
+#  1. `systemd-analyze verify --root=DESTDIR` on the installed units (suspend-sync.service, and
+#     suspend-sync-daemon.service with stubs of the targets its default dependencies name, which
+#     DESTDIR does not have). --root makes verify resolve
 #     ExecStart=/ExecStop= binaries inside DESTDIR (without it, 252 fails with "Command ... is not
 #     executable" unless the package is installed on the host); MANPATH points verify's
 #     Documentation=man: check at DESTDIR's man pages (--man=no when they were not built).
@@ -11,7 +13,10 @@
 #  2. The same with the require-sync.conf example drop-in activated under DESTDIR/etc.
 #  3. `systemctl --root=DESTDIR enable`: default → sleep.target.wants/; with the drop-in, after
 #     disable + enable → sleep.target.requires/ (the procedure documented in the drop-in).
-#  4. Hardening: the unit sets none of the options that imply a private mount namespace.
+#  4. Hardening: the unit sets none of the options that imply a private mount namespace; the
+#     daemon's unit has the same hardening lines. The daemon's mark: the path in the unit's
+#     ConditionPathExists=! is DAEMON_PASS_MARK of src/daemon.h, in the daemon's RuntimeDirectory=;
+#     require-sync.conf resets the condition; enabling suspend-sync.service enables the daemon.
 #  5. Journal catalog: `journalctl --root=DESTDIR --update-catalog` accepts the installed catalog and
 #     lists exactly the MESSAGE_IDs defined in src/message-ids.h.
 #
@@ -46,14 +51,14 @@ mandir=$(find "$dest" -path '*/man8/suspend-sync.8' -printf '%h\n' | head -n1)
 mandir=${mandir#"$dest"}
 echo "unit: $unit  drop-in example: ${dropin:-none}  man: ${mandir:-not built}"
 
-verify() {              # description
-        local out manopt=()
+verify() {              # description [UNIT]
+        local out manopt=() u=${2:-$unit}
         if [ -n "$mandir" ]; then
                 export MANPATH=$dest${mandir%/man8}
         else
                 manopt=(--man=no)
         fi
-        out=$(systemd-analyze verify "${manopt[@]}" --root="$dest" "$dest$unit" 2>&1)
+        out=$(systemd-analyze verify "${manopt[@]}" --root="$dest" "$dest$u" 2>&1)
         local rc=$?
         if [ $rc -ne 0 ] || [ -n "$out" ]; then
                 fail "$1: systemd-analyze verify rc=$rc"
@@ -63,8 +68,17 @@ verify() {              # description
         fi
 }
 
-# 1. the unit as installed
+# 1. the units as installed
 verify "installed unit"
+daemon_unit=${unit%/*}/suspend-sync-daemon.service
+if [ -f "$dest$daemon_unit" ]; then
+        for t in sysinit basic shutdown multi-user; do
+                [ -e "$dest${unit%/*}/$t.target" ] || printf '[Unit]\nDescription=stub for verify\n' >"$dest${unit%/*}/$t.target"
+        done
+        verify "installed daemon unit" "$daemon_unit"
+else
+        fail "no suspend-sync-daemon.service installed"
+fi
 
 # 2. with the drop-in activated as documented
 if [ -n "$dropin" ]; then
@@ -81,6 +95,9 @@ links() { (cd "$dest/etc/systemd/system" 2>/dev/null && find . -type l -name sus
 if systemctl --root="$dest" enable suspend-sync.service >"$tmp/enable.log" 2>&1; then
         [ "$(links)" = "./sleep.target.wants" ] && ok "enable: sleep.target.wants/" ||
                 fail "enable created: $(links | tr '\n' ' ') (expected ./sleep.target.wants)"
+        [ -L "$dest/etc/systemd/system/multi-user.target.wants/suspend-sync-daemon.service" ] &&
+                ok "enable: the daemon too (Also=), multi-user.target.wants/" ||
+                fail "enabling suspend-sync.service did not enable suspend-sync-daemon.service"
 else
         fail "systemctl --root enable: $(cat "$tmp/enable.log")"
 fi
@@ -119,6 +136,27 @@ grep -Eq '^ExecStart=/.*/suspend-sync run --trigger=unit$' "$dest$unit" || fail 
 grep -Eq '^ExecStopPost=/.*/suspend-sync restore-knob$' "$dest$unit" || fail "unit ExecStopPost= unexpected"
 # The binary extends the start timeout to DeadlineSec= (EXTEND_TIMEOUT_USEC=, test/integration/notify.sh).
 grep -qx 'NotifyAccess=main' "$dest$unit" || fail "unit lacks NotifyAccess=main: EXTEND_TIMEOUT_USEC= would be ignored"
+
+# The daemon: same hardening, its mark where the binary makes it and the unit's condition looks.
+hardening() { sed -n '/^# Hardening that does NOT/,/^SystemCallErrorNumber=/p' "$1"; }
+if [ -f "$dest$daemon_unit" ]; then
+        [ -n "$(hardening "$dest$unit")" ] && [ "$(hardening "$dest$unit")" = "$(hardening "$dest$daemon_unit")" ] &&
+                ok "daemon unit: the same hardening as suspend-sync.service" ||
+                fail "daemon unit's hardening differs from suspend-sync.service's"
+        grep -Eq "$mntns" "$dest$daemon_unit" && fail "daemon unit sets an option implying a mount namespace"
+        rundir=$(sed -n 's/^#define DAEMON_RUNTIME_DIR "\(.*\)"$/\1/p' "$SOURCE_ROOT/src/daemon.h")
+        mark=$rundir/$(sed -n 's/^#define DAEMON_PASS_MARK DAEMON_RUNTIME_DIR "\/\(.*\)"$/\1/p' "$SOURCE_ROOT/src/daemon.h")
+        cond=$(sed -n 's/^ConditionPathExists=!//p' "$dest$unit")
+        [ -n "$rundir" ] && [ "$cond" = "$mark" ] && ok "condition: ConditionPathExists=!$cond is src/daemon.h's mark" ||
+                fail "unit's ConditionPathExists=!'$cond', src/daemon.h's mark '$mark'"
+        grep -qx "RuntimeDirectory=${rundir#/run/}" "$dest$daemon_unit" && ok "daemon unit: RuntimeDirectory=${rundir#/run/}" ||
+                fail "daemon unit's RuntimeDirectory= is not ${rundir#/run/}"
+        grep -qx 'Type=notify' "$dest$daemon_unit" && grep -qx 'NotifyAccess=main' "$dest$daemon_unit" ||
+                fail "daemon unit: Type=notify and NotifyAccess=main expected"
+        grep -Eq '^ExecStart=/.*/suspend-sync daemon$' "$dest$daemon_unit" || fail "daemon unit ExecStart= unexpected"
+fi
+[ -n "$dropin" ] && { grep -qx 'ConditionPathExists=' "$dest$dropin" && ok "require-sync.conf resets the condition" ||
+        fail "require-sync.conf does not reset ConditionPathExists="; }
 
 # 5. catalog
 if ! command -v journalctl >/dev/null; then

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# daemon.sh RELEASE — suspend-sync-daemon.service under a real systemd and logind:
+#   1. enabling suspend-sync.service as the package does enables the daemon too (Also=); started,
+#      it holds logind's delay lock for sleep;
+#   2. `systemctl suspend`: the daemon's pass (trigger unit) ends before systemd starts the sleep,
+#      suspend-sync.service is skipped by its condition, the late pass runs before "mem" is
+#      written; after resume the mark is gone, the lock is held again, the knob is back and the
+#      cycle is in the history (the unit's ExecStopPost= steps, done by the daemon);
+#   3. a sleep that bypasses logind (`systemctl start suspend.target`): no daemon pass, the unit
+#      runs its own;
+#   4. a unit that requires suspend-sync.service (a drop-in on sleep.target, no condition reset):
+#      the daemon's pass runs but sets no mark, and the unit runs its own pass (the negative control
+#      of 2: without the daemon's question to PID 1 the unit would be skipped);
+#   5. the mark never outlives the daemon: a mark left in place when the daemon is killed is gone
+#      once systemd has restarted it;
+#   6. the daemon stopped: the unit runs as it always did.
+# Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
+
+set -u -o pipefail
+release=${1:?usage: daemon.sh RELEASE}
+SOURCE_ROOT=${SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+source "$SOURCE_ROOT/test/e2e/lib.sh"
+
+RUN_SUMMARY=68604cfcdf4543a8af217e49559df3e8
+UNIT_STARTING=7d4958e842da4a758f6c1cdc7b36dcc5
+MARK=/run/suspend-sync-daemon/pass-done
+
+e2e_require "$release"
+t_start=$SECONDS
+e2e_boot "$release" || { echo "FAIL: boot"; exit 1; }
+echo "boot: systemd $E2E_SYSTEMD_VERSION, $((SECONDS - t_start)) s"
+e2e_watch_start || exit 1
+
+cursor() { e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p'; }
+journal_since() { e2e_run journalctl -q -o json --after-cursor="$1" >"$E2E_WORK/journal.json"; }
+jmono() { jq -r "select($1) | .__MONOTONIC_TIMESTAMP" "$E2E_WORK/journal.json" | sed -n "${2:-1}p"; }
+jcount() { jq -c "select($1)" "$E2E_WORK/journal.json" | grep -c .; }
+# The run summaries of this cycle by the unit that logged them (journald's _SYSTEMD_UNIT).
+summaries_of() { jcount ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\" and ._SYSTEMD_UNIT == \"$1\""; }
+unit_started() { jcount ".UNIT == \"suspend-sync.service\" and .MESSAGE_ID == \"$UNIT_STARTING\""; }
+has_lock() { e2e_run systemd-inhibit --list --no-legend --no-pager 2>/dev/null | grep -q 'suspend-sync.*delay'; }
+wait_lock() { local i; for ((i = 0; i < 50; i++)); do has_lock && return 0; sleep 0.1; done; return 1; }
+show_journal() { echo "--- journal ($1)"; e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$2"; echo "---"; }
+knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
+cycles() { e2e_run sh -c 'ls /var/lib/suspend-sync/cycles 2>/dev/null | grep -c "\.json$"'; }
+
+# ---------------------------------------------------------------- 1
+e2e_run systemctl disable -q suspend-sync.service
+e2e_run systemctl enable -q suspend-sync.service
+en=$(e2e_run systemctl is-enabled suspend-sync-daemon.service)
+[[ $en == enabled ]] && ok "1: enabling suspend-sync.service enabled suspend-sync-daemon.service (Also=)" ||
+        fail "1: suspend-sync-daemon.service is '$en' after enabling suspend-sync.service"
+e2e_run systemctl start suspend-sync-daemon.service || fail "1: the daemon did not start"
+wait_lock && ok "1: the daemon holds logind's delay lock: $(e2e_run systemd-inhibit --list --no-legend --no-pager | grep suspend-sync | tr -s ' ')" ||
+        fail "1: no delay lock of suspend-sync: $(e2e_run systemd-inhibit --list --no-legend --no-pager)"
+
+# ---------------------------------------------------------------- 2
+c=$(cursor)
+w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+n0=$(cycles)
+e2e_suspend suspend || fail "2: the suspend cycle did not complete"
+journal_since "$c"
+show_journal "2: systemctl suspend with the daemon" "$c"
+pass=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\" and ._SYSTEMD_UNIT == \"suspend-sync-daemon.service\"")
+marked=$(jmono '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("is not needed for this sleep"))')
+susp=$(jmono ".UNIT == \"systemd-suspend.service\" and .MESSAGE_ID == \"$UNIT_STARTING\"")
+late=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\"")
+skipped=$(jcount '(.UNIT == "suspend-sync.service" or ._SYSTEMD_UNIT == "init.scope") and (.MESSAGE | test("suspend-sync.service.*(unmet condition|Condition check)|ConditionPathExists=!/run/suspend-sync-daemon"))')
+echo "2: daemon pass summary $pass, marked $marked, systemd-suspend starting $susp, late pass $late"
+[[ -n $pass && -n $susp ]] && ((pass < susp)) &&
+        ok "2: the daemon's pass ended before systemd started systemd-suspend.service" ||
+        fail "2: daemon pass '$pass', systemd-suspend.service starting '$susp'"
+[[ -n $marked ]] && ok "2: the daemon marked the pass done" || fail "2: no mark message from the daemon"
+[[ $(unit_started) == 0 ]] && ok "2: suspend-sync.service was not started" ||
+        fail "2: suspend-sync.service started although the daemon's pass was done"
+((skipped >= 1)) && ok "2: systemd logged the unit's unmet condition" ||
+        fail "2: no condition message for suspend-sync.service"
+[[ -n $late && -n $susp ]] && ((late > susp)) && ok "2: the late pass ran in systemd-suspend.service" ||
+        fail "2: late pass summary '$late'"
+tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "2: mem reached the fake state file" ||
+        fail "2: no write of mem"
+e2e_run test ! -e "$MARK" && ok "2: the mark is gone after resume" || fail "2: $MARK still there after resume"
+wait_lock && ok "2: the lock is held again after resume" || fail "2: no delay lock after resume"
+for ((i = 0; i < 50; i++)); do (($(cycles) > n0)) && break; sleep 0.1; done
+(($(cycles) > n0)) && ok "2: record-cycle kept the sleep ($(cycles) cycles)" || fail "2: no new cycle in the history"
+knob=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
+[[ $knob == "$knob_orig" ]] && ok "2: sync_on_suspend back to $knob" || fail "2: sync_on_suspend $knob after resume"
+st=$(e2e_run suspend-sync status --json=short)
+jq -e '.last_cycle.unit_started_realtime != null and .last_cycle.late_started_realtime != null' <<<"$st" >/dev/null 2>&1 &&
+        ok "2: status shows the unit's pass (the daemon's) and the late pass of this sleep" ||
+        fail "2: status's last cycle: $(jq -c '.last_cycle' <<<"$st" 2>&1)"
+failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
+[[ -z $failed ]] && ok "2: no failed units" || fail "2: failed units: $failed"
+
+# ---------------------------------------------------------------- 3
+c=$(cursor)
+e2e_run systemctl start suspend.target || fail "3: systemctl start suspend.target failed"
+sleep 0.5
+journal_since "$c"
+show_journal "3: systemctl start suspend.target" "$c"
+[[ $(summaries_of suspend-sync-daemon.service) == 0 ]] && ok "3: no daemon pass (logind not asked)" ||
+        fail "3: a daemon pass in a sleep that bypassed logind"
+[[ $(unit_started) -ge 1 && $(summaries_of suspend-sync.service) -ge 1 ]] &&
+        ok "3: suspend-sync.service ran its pass" || fail "3: suspend-sync.service did not run its pass"
+e2e_run systemctl stop suspend.target sleep.target >/dev/null 2>&1
+
+# ---------------------------------------------------------------- 4
+e2e_run sh -c 'mkdir -p /etc/systemd/system/sleep.target.d &&
+        printf "[Unit]\nRequires=suspend-sync.service\n" >/etc/systemd/system/sleep.target.d/ss-test.conf &&
+        systemctl daemon-reload'
+c=$(cursor)
+e2e_suspend suspend || fail "4: the suspend cycle did not complete"
+journal_since "$c"
+show_journal "4: sleep.target requires suspend-sync.service" "$c"
+[[ $(summaries_of suspend-sync-daemon.service) -ge 1 ]] && ok "4: the daemon's pass ran" || fail "4: no daemon pass"
+[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("a unit requires it"))') -ge 1 ]] &&
+        ok "4: the daemon left the sleep to the unit: a unit requires it" || fail "4: no 'a unit requires it' from the daemon"
+[[ $(unit_started) -ge 1 && $(summaries_of suspend-sync.service) -ge 1 ]] &&
+        ok "4: suspend-sync.service ran its own pass" || fail "4: suspend-sync.service did not run"
+e2e_run sh -c 'rm /etc/systemd/system/sleep.target.d/ss-test.conf && systemctl daemon-reload'
+
+# ---------------------------------------------------------------- 5
+e2e_run touch "$MARK" || fail "5: cannot create $MARK"
+e2e_run systemctl kill -s KILL suspend-sync-daemon.service
+for ((i = 0; i < 50; i++)); do
+        [[ $(e2e_run systemctl is-active suspend-sync-daemon.service) == active ]] && e2e_run test ! -e "$MARK" && break
+        sleep 0.1
+done
+[[ $(e2e_run systemctl is-active suspend-sync-daemon.service) == active ]] && ok "5: systemd restarted the killed daemon" ||
+        fail "5: the daemon is $(e2e_run systemctl is-active suspend-sync-daemon.service) after SIGKILL"
+e2e_run test ! -e "$MARK" && ok "5: the mark did not outlive the daemon" || fail "5: $MARK outlived the daemon"
+wait_lock && ok "5: the restarted daemon holds the lock" || fail "5: no lock after the restart"
+
+# ---------------------------------------------------------------- 6
+e2e_run systemctl stop suspend-sync-daemon.service
+has_lock && fail "6: a delay lock is left after the daemon stopped"
+c=$(cursor)
+e2e_suspend suspend || fail "6: the suspend cycle did not complete"
+journal_since "$c"
+[[ $(unit_started) -ge 1 && $(summaries_of suspend-sync.service) -ge 1 ]] &&
+        ok "6: without the daemon suspend-sync.service ran its pass" || fail "6: suspend-sync.service did not run"
+failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
+[[ -z $failed ]] && ok "6: no failed units" || fail "6: failed units: $failed"
+
+echo "$release: $fails failure(s), $((SECONDS - t_start)) s"
+[[ $fails == 0 ]]
