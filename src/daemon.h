@@ -2,37 +2,59 @@
 #pragma once
 
 /*
- * The daemon's bounds and its mark (verb-daemon.c): what suspend-sync-daemon.service and
- * suspend-sync.service agree on. Pure.
+ * What suspend-sync-daemon.service and suspend-sync.service agree on (verb-daemon.c), and the
+ * daemon's decision whether its pass stands for the unit's. Pure.
  */
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
 /* The daemon's RuntimeDirectory= (units/suspend-sync-daemon.service.in): systemd removes it, and
- * the mark with it, whenever the daemon stops. */
+ * the mark with it, whenever the daemon stops. The daemon refuses to run without it. */
 #define DAEMON_RUNTIME_DIR "/run/suspend-sync-daemon"
 /* This sleep's pass is done: suspend-sync.service has ConditionPathExists=!DAEMON_PASS_MARK
  * (units/suspend-sync.service.in; integration/units-verify.sh checks that the two agree). */
 #define DAEMON_PASS_MARK DAEMON_RUNTIME_DIR "/pass-done"
 
-/* What the bound keeps back from logind's wait: a fifth of it, at most 1 s (5 s: a 4 s pass). */
+/* What the wait keeps back from logind's: a fifth of it, at most 1 s (5 s: 4 s). */
 #define DAEMON_MARGIN_MAX (1 * USEC_PER_SEC)
-/* No pass at all under this bound (a tiny InhibitDelayMaxSec=): the unit runs it. */
+/* No pass at all under this (a tiny InhibitDelayMaxSec=): the unit runs it. */
 #define DAEMON_PASS_MIN (500 * USEC_PER_MSEC)
-/* The pass's own deadline ends this much before the bound: its exec, exit and our answer. */
-#define DAEMON_EXIT_SLACK (250 * USEC_PER_MSEC)
-/* How long PID 1's answer (which units require suspend-sync.service) is waited for once the pass
- * has ended; it was asked when the pass began. */
-#define DAEMON_REQUIRERS_TIMEOUT (100 * USEC_PER_MSEC)
-
+/* PID 1's answer (which units require suspend-sync.service), asked before the pass starts. */
+#define DAEMON_REQUIRERS_TIMEOUT (200 * USEC_PER_MSEC)
+/* logind's answer (ListInhibitors), asked as the pass starts, waited for once it has ended. */
+#define DAEMON_INHIBITORS_TIMEOUT (100 * USEC_PER_MSEC)
 /* The daemon's own calls to logind (the lock, its InhibitDelayMaxUSec). */
 #define DAEMON_BUS_TIMEOUT (10 * USEC_PER_SEC)
+/* restore-knob and record-cycle after a sleep the mark stood for: the unit's TimeoutStopSec=. */
+#define DAEMON_POST_TIMEOUT (10 * USEC_PER_SEC)
+/* Taking the lock again after a sleep: tries, one a second, before the daemon exits (and systemd
+ * restarts it). */
+#define DAEMON_RELOCK_TRIES 30
 
-/* How long the daemon's pass may take when logind waits at most delay_max for delay locks; 0: too
- * short for a pass. */
+/* How long the daemon waits for its pass while logind waits at most delay_max for delay locks; 0:
+ * too short for a pass. A pass still running then goes on (it has its own deadline); the lock is
+ * released and the unit waits for the pass's state lock. */
 static inline usec_t daemon_pass_bound(usec_t delay_max) {
         usec_t margin = MIN(delay_max / 5, (usec_t) DAEMON_MARGIN_MAX);
 
         return delay_max != USEC_INFINITY && delay_max > margin + DAEMON_PASS_MIN ? delay_max - margin : 0;
 }
+
+/* What is known when the pass has ended, or its bound has passed. */
+typedef struct DaemonPassFacts {
+        bool ended;            /* the pass exited within the bound */
+        int status;            /* its exit status (ended); -1: killed by a signal */
+        const char *record;    /* NULL: its record is this pass's and says "success"; else why not */
+        bool same_sleep;       /* no PrepareForSleep since the pass began */
+        int inhibitors;        /* 0: no other delay lock for sleep; 1: one (other_who); <0: unknown */
+        const char *other_who; /* the other lock's holder ("who"), may be NULL */
+} DaemonPassFacts;
+
+/* NULL when the daemon may mark its pass done (suspend-sync.service skipped for this sleep), else
+ * the reason it may not, for the log: the unit then runs its own pass. Pure; buf holds the text
+ * when it needs formatting. */
+const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size);

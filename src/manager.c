@@ -59,14 +59,16 @@ int manager_bus_wait_ready(sd_bus *bus, usec_t deadline) {
         return peer.uid == 0 ? 0 : -EPERM;
 }
 
+static const char *const requirer_properties[] = { "RequiredBy", "RequisiteOf", "BoundBy" };
+
 struct ManagerRequirers {
         sd_bus *bus;
+        bool borrowed; /* the caller's connection: kept open, our calls cancelled */
+        sd_bus_slot *slots[ELEMENTSOF(requirer_properties)];
         unsigned pending; /* replies still to come */
         bool found;       /* a property listed a unit */
         int error;        /* the first failed reply */
 };
-
-static const char *const requirer_properties[] = { "RequiredBy", "RequisiteOf", "BoundBy" };
 
 static int requirers_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ManagerRequirers *q = userdata;
@@ -95,13 +97,22 @@ static int requirers_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 ManagerRequirers *manager_requirers_free(ManagerRequirers *q) {
         if (!q)
                 return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(q->slots); i++)
+                sd_bus_slot_unref(q->slots[i]);
         /* Never a flush: it waits without a bound for a connection PID 1 has not answered. */
-        sd_bus_close_unref(q->bus);
+        if (q->borrowed)
+                sd_bus_unref(q->bus);
+        else
+                sd_bus_close_unref(q->bus);
         free(q);
         return NULL;
 }
 
 int manager_requirers_start(const char *unit, ManagerRequirers **ret) {
+        return manager_requirers_start_on(NULL, unit, ret);
+}
+
+int manager_requirers_start_on(sd_bus *bus, const char *unit, ManagerRequirers **ret) {
         _cleanup_(manager_requirers_freep) ManagerRequirers *q = NULL;
         _cleanup_free_ char *path = NULL;
         int r;
@@ -111,14 +122,19 @@ int manager_requirers_start(const char *unit, ManagerRequirers **ret) {
         q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
-        r = manager_bus_open(&q->bus);
-        if (r < 0)
-                return r;
+        if (bus) {
+                q->bus = sd_bus_ref(bus);
+                q->borrowed = true;
+        } else {
+                r = manager_bus_open(&q->bus);
+                if (r < 0)
+                        return r;
+        }
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(requirer_properties); i++) {
-                r = sd_bus_call_method_async(q->bus, NULL, "org.freedesktop.systemd1", path,
+                r = sd_bus_call_method_async(q->bus, &q->slots[i], "org.freedesktop.systemd1", path,
                                              "org.freedesktop.DBus.Properties", "Get", requirers_reply, q,
                                              "ss", "org.freedesktop.systemd1.Unit", requirer_properties[i]);
                 if (r < 0)

@@ -27,8 +27,13 @@ int manager_bus_wait_ready(sd_bus *bus, usec_t deadline);
 
 typedef struct ManagerRequirers ManagerRequirers;
 
-/* Asks PID 1, without waiting, which units require 'unit'. Negative errno when it cannot ask. */
+/* Asks PID 1, without waiting, which units require 'unit', on a connection of its own. Negative
+ * errno when it cannot ask. */
 int manager_requirers_start(const char *unit, ManagerRequirers **ret);
+/* The same on the caller's connection to PID 1 (manager_bus_open()), which stays open when the
+ * question is freed (its calls are cancelled): a resident process asks without setting up a
+ * connection each time. */
+int manager_requirers_start_on(sd_bus *bus, const char *unit, ManagerRequirers **ret);
 /* The answer, waited for until 'deadline': 1 some unit requires it, 0 none does, negative errno
  * when no complete answer came (-ETIMEDOUT, an error reply, a closed connection). */
 int manager_requirers_finish(ManagerRequirers *q, usec_t deadline);

@@ -721,6 +721,23 @@ int state_dir_check(const char *dir, bool *ret_is_tmpfs) {
         return 0;
 }
 
+int state_lock_wait(const char *dir, usec_t until, int *ret_fd) {
+        int r;
+
+        while ((r = state_lock(dir, ret_fd)) == -EBUSY) {
+                usec_t n = now(CLOCK_MONOTONIC);
+
+                if (n >= until)
+                        return -EBUSY;
+                usec_t d = MIN(until - n, (usec_t) STATE_LOCK_POLL_USEC);
+
+                (void) nanosleep(&(struct timespec) { .tv_sec = d / USEC_PER_SEC,
+                                                      .tv_nsec = (d % USEC_PER_SEC) * 1000 },
+                                 NULL);
+        }
+        return r;
+}
+
 int state_lock(const char *dir, int *ret_fd) {
         _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
 

@@ -3,41 +3,43 @@
  * daemon: the unit's pass started when logind announces the sleep, not when systemd gets to
  * suspend-sync.service (suspend-sync-daemon.service; docs/SYSTEMD.md, "The daemon").
  *
- * Holds logind's "delay" inhibitor lock for "sleep". On PrepareForSleep(true) it runs
- * "suspend-sync run --trigger=unit --deadline-max=BOUND" (BOUND under logind's InhibitDelayMaxUSec:
- * logind sleeps when that has passed, whatever a lock holder is doing) and asks PID 1 whether any
- * unit requires suspend-sync.service. When the pass succeeded (exit 0) and none does, it creates
- * DAEMON_PASS_MARK, which suspend-sync.service's ConditionPathExists=! reads: systemd does not
- * start that unit for this sleep. Then it releases the lock. In every other case (a pass that
- * failed, timed out, or could not start; a requirer, or no answer) there is no mark and the unit
- * runs its own pass as before: the daemon can only save a pass, never lose one.
+ * Holds logind's "delay" inhibitor lock for "sleep". On PrepareForSleep(true) it wakes the flusher
+ * threads (WritebackFirst=), starts "suspend-sync run --trigger=unit", asks logind which other
+ * programs delay the sleep and PID 1 which units require suspend-sync.service, and waits for the
+ * pass while logind waits for it (daemon_pass_bound()). When daemon_mark_why_not() finds nothing
+ * against it (the pass ended in time, exited 0 with a "success" record, in the same sleep, no
+ * other delay lock, no requirer), it creates DAEMON_PASS_MARK, which suspend-sync.service's
+ * ConditionPathExists=! reads: systemd does not start the unit for this sleep. Then it releases
+ * the lock. Otherwise the unit runs its own pass, as without the daemon (waiting for the state lock
+ * while the daemon's pass still runs): the daemon can save the unit's pass, never lose it.
  *
- * On PrepareForSleep(false) (resumed, or the sleep called off) it removes the mark, takes the lock
- * again, and, when its mark kept the unit from running, does what the unit's ExecStopPost= would
- * have: restore-knob, then record-cycle. The mark lives in the daemon's RuntimeDirectory=, which
- * systemd removes whenever the daemon stops, a crash included.
+ * On PrepareForSleep(false) (resumed, or the sleep called off) it takes the lock again and, when
+ * its mark kept the unit from running, runs what the unit's ExecStopPost= would have: restore-knob,
+ * then record-cycle, each bounded. The mark is removed on every PrepareForSleep, by restore-knob
+ * after every sleep, and with the daemon's RuntimeDirectory= whenever the daemon stops.
  */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "context.h"
 #include "daemon.h"
 #include "log.h"
 #include "manager.h"
+#include "meminfo.h"
 #include "notify.h"
-#include "shared/fileio.h"
+#include "shared/bounded-child.h"
 #include "state.h"
 #include "verbs.h"
+#include "writeback.h"
 
 #define LOGIN1 "org.freedesktop.login1"
 #define LOGIN1_PATH "/org/freedesktop/login1"
@@ -46,15 +48,31 @@
 typedef struct Daemon {
         const Args *a;
         sd_event *event;
-        sd_bus *bus;
+        sd_bus *bus;     /* the system bus: logind */
+        sd_bus *manager; /* PID 1's private bus, kept open: no connection set up in a sleep */
+        const char *exe; /* our binary, which each child runs */
+        int root_fd;
         int lock_fd;
-        usec_t delay_max; /* logind's InhibitDelayMaxUSec */
-        pid_t pass_pid;   /* the pass under way, 0 when none */
-        usec_t pass_started;
-        usec_t pass_started_realtime;
+        usec_t delay_max;     /* logind's InhibitDelayMaxUSec, read with the lock */
+        bool writeback_first; /* WritebackFirst= as of the last read (start, each resume) */
+        unsigned sleeps;      /* PrepareForSleep signals seen */
+
+        pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
+        unsigned pass_sleeps; /* ... begun at this count */
+        bool pass_decided;    /* ... its bound passed: decided, lock released */
+        usec_t pass_started, pass_started_realtime;
         sd_event_source *pass_timer;
-        ManagerRequirers *requirers;
-        bool marked; /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+        int inhibitors; /* another delay lock for sleep: 1, none: 0, unknown: <0 */
+        char other_who[64];
+        int required; /* some unit requires suspend-sync.service: 1, none: 0, unknown: <0 */
+        bool marked;  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+
+        pid_t post_pid; /* restore-knob, then record-cycle, after a sleep the mark stood for */
+        bool post_recorded;
+        sd_event_source *post_timer;
+        sd_event_source *relock_timer;
+        unsigned relock_tries;
+        sd_event_source *tidy_timer;
 } Daemon;
 
 static int mark_remove(void) {
@@ -63,12 +81,10 @@ static int mark_remove(void) {
         return 0;
 }
 
+/* In the RuntimeDirectory= systemd made (never made here: a mark outside it would outlive us). */
 static int mark_create(void) {
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = open(DAEMON_PASS_MARK, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 
-        if (mkdir(DAEMON_RUNTIME_DIR, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
-        fd = open(DAEMON_PASS_MARK, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
         return fd < 0 ? negative_errno() : 0;
 }
 
@@ -81,20 +97,20 @@ static int lock_take(Daemon *d) {
         r = sd_bus_get_property_trivial(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "InhibitDelayMaxUSec",
                                         &error, 't', &delay);
         if (r < 0)
-                return log_error_errno(r, "Failed to read logind's InhibitDelayMaxUSec: %s",
-                                       error.message ?: strerror(-r));
-        d->delay_max = delay;
+                return log_warning_errno(r, "Failed to read logind's InhibitDelayMaxUSec: %s",
+                                         error.message ?: strerror(-r));
         r = sd_bus_call_method(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit", &error, &reply, "ssss",
                                "sleep", "suspend-sync", "Syncing filesystems before sleep", "delay");
         if (r < 0)
-                return log_error_errno(r, "Failed to take logind's delay lock: %s",
-                                       error.message ?: strerror(-r));
+                return log_warning_errno(r, "Failed to take logind's delay lock: %s",
+                                         error.message ?: strerror(-r));
         r = sd_bus_message_read(reply, "h", &fd);
         if (r < 0)
-                return log_error_errno(r, "Failed to read logind's answer: %m");
+                return log_warning_errno(r, "Failed to read logind's answer: %m");
         d->lock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (d->lock_fd < 0)
-                return log_error_errno(negative_errno(), "Failed to keep the lock's fd: %m");
+                return log_warning_errno(negative_errno(), "Failed to keep the lock's fd: %m");
+        d->delay_max = delay;
         return 0;
 }
 
@@ -102,44 +118,166 @@ static void lock_release(Daemon *d) {
         d->lock_fd = safe_close(d->lock_fd);
 }
 
-/* Every child's event source ends with the child. */
-static int on_child_done(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        sd_event_source_unref(s);
+static int on_relock(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* After a sleep: the lock again, or a try a second until DAEMON_RELOCK_TRIES, then exit (systemd
+ * restarts us). */
+static void relock(Daemon *d) {
+        int r;
+
+        if (d->lock_fd >= 0 || d->relock_timer)
+                return;
+        if (lock_take(d) >= 0) {
+                d->relock_tries = 0;
+                return;
+        }
+        if (++d->relock_tries >= DAEMON_RELOCK_TRIES) {
+                log_error("Could not take logind's delay lock again in %u tries, exiting.", d->relock_tries);
+                (void) sd_event_exit(d->event, -ENOLCK);
+                return;
+        }
+        r = sd_event_add_time_relative(d->event, &d->relock_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
+                                       on_relock, d);
+        if (r < 0)
+                (void) sd_event_exit(d->event, r);
+}
+
+static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
+        relock(d);
         return 0;
 }
 
 /* Forks "suspend-sync ARGS..." with the environment of a process no service manager started (a
- * pass that saw our $INVOCATION_ID or $NOTIFY_SOCKET would take this unit for its own), reaped by
- * an event source whose callback (NULL: none) must unref it. Returns the pid or a negative errno. */
+ * pass that saw our $INVOCATION_ID or $NOTIFY_SOCKET would take this unit for its own). Its event
+ * source (callback) must unref itself. Returns the pid or a negative errno. */
 static pid_t spawn(Daemon *d, char *const *argv, sd_event_child_handler_t callback) {
+        static const char *const vars[] = { "INVOCATION_ID", "NOTIFY_SOCKET",     "WATCHDOG_PID",
+                                            "WATCHDOG_USEC", "RUNTIME_DIRECTORY", "MAINPID" };
         sd_event_source *s = NULL;
-        pid_t pid = fork();
+        pid_t pid;
         int r;
 
+        pid = fork();
         if (pid < 0)
                 return negative_errno();
         if (pid == 0) {
-                static const char *const vars[] = { "INVOCATION_ID", "NOTIFY_SOCKET",     "WATCHDOG_PID",
-                                                    "WATCHDOG_USEC", "RUNTIME_DIRECTORY", "MAINPID" };
                 sigset_t mask;
 
                 (void) sigemptyset(&mask);
                 (void) sigprocmask(SIG_SETMASK, &mask, NULL);
                 for (size_t i = 0; i < ELEMENTSOF(vars); i++)
                         (void) unsetenv(vars[i]);
-                (void) execv("/proc/self/exe", argv);
+                (void) execv(d->exe, argv);
                 _exit(EXIT_FAILURE);
         }
-        r = sd_event_add_child(d->event, &s, pid, WEXITED, callback ?: on_child_done, d);
+        r = sd_event_add_child(d->event, &s, pid, WEXITED, callback, d);
         if (r < 0) /* it runs all the same; a zombie once it ends, until we exit */
                 log_warning_errno(r, "Failed to watch child " PID_FMT ": %m", pid);
         return pid;
 }
 
-/* Whether the pass that just exited 0 synced everything it planned: its record (last.json) is ours
- * (a unit's pass that began after we started it) and says "success". Exit status 0 also covers
- * timeouts with OnTimeout=continue, which the unit's pass, with all of DeadlineSec=, might not
- * have had. NULL when so, else why not. */
+/* ---- before the pass ------------------------------------------------------------------------ */
+
+/* WritebackFirst=, read off the sleep path (at start and after each sleep) in conf-read's bounded
+ * child; the pass reads the configuration again, so a change made since costs at most one early
+ * wake-up of the flusher threads, which the pass would make anyway. */
+static void policy_refresh(Daemon *d) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+        d->writeback_first = context_read_policy(d->a, &c) >= 0 && c.policy->writeback_first;
+}
+
+/* What the pass does first (WritebackFirst=, verb-run.c pass_kick_early()), done here as logind
+ * announces the sleep: the data starts to the disks before the pass has even been exec'd. */
+static void kick_flushers(Daemon *d) {
+        _cleanup_close_ int proc_fd = -EBADF;
+        unsigned value = 0, left = 0;
+        Meminfo m = {};
+        int r;
+
+        if (!d->writeback_first || meminfo_load(d->root_fd, &m) < 0 || !m.has_dirty ||
+            m.dirty_bytes <= settle_slack_local())
+                return;
+        proc_fd = openat(d->root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
+        if (r == -EUCLEAN)
+                log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
+                            "threads: it is %u now.",
+                            value, left);
+        else if (r < 0)
+                log_debug_errno(r, "Could not wake the flusher threads, the pass will try: %m");
+}
+
+/* The connection to PID 1, (re)opened when it is not open (PID 1 closes them when it re-executes). */
+static sd_bus *manager_bus(Daemon *d) {
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (d->manager && sd_bus_is_open(d->manager) > 0)
+                return d->manager;
+        if (d->manager) {
+                (void) sd_bus_detach_event(d->manager);
+                d->manager = sd_bus_close_unref(d->manager);
+        }
+        r = manager_bus_open(&bus);
+        if (r >= 0)
+                r = manager_bus_wait_ready(bus, now(CLOCK_MONOTONIC) + DAEMON_BUS_TIMEOUT);
+        if (r >= 0) /* so that whatever PID 1 sends meanwhile is read and dropped */
+                r = sd_bus_attach_event(bus, d->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot connect to PID 1's private bus: %m");
+                return NULL;
+        }
+        d->manager = TAKE_PTR(bus);
+        return d->manager;
+}
+
+/* Whether some unit requires suspend-sync.service (defer-commit.h: then its failure calls the sleep
+ * off, so its pass must run and commit everything itself): 1, 0, or a negative errno. */
+static int ask_requirers(Daemon *d) {
+        _cleanup_(manager_requirers_freep) ManagerRequirers *q = NULL;
+        sd_bus *bus = manager_bus(d);
+        int r;
+
+        r = bus ? manager_requirers_start_on(bus, SUSPEND_SYNC_UNIT, &q) : -ENOTCONN;
+        if (r >= 0)
+                r = manager_requirers_finish(q, now(CLOCK_MONOTONIC) + DAEMON_REQUIRERS_TIMEOUT);
+        return r;
+}
+
+/* Whether a program other than us holds a delay lock for sleep: its work (what it does on
+ * PrepareForSleep) may write after our pass. 1 (its name in other_who), 0, or a negative errno. A
+ * synchronous call: logind is waiting for its delay locks and answers at once; the reply is read
+ * without dispatching anything else. */
+static int ask_inhibitors(Daemon *d) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *what, *who, *why, *mode;
+        uint32_t uid, pid;
+        int r;
+
+        r = sd_bus_call_method(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "ListInhibitors", &error, &reply,
+                               NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
+        while (r >= 0 &&
+               (r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0)
+                if (streq(mode, "delay") && strstr(what, "sleep") && (pid_t) pid != getpid()) {
+                        (void) snprintf(d->other_who, sizeof d->other_who, "%s", who);
+                        return 1;
+                }
+        return r;
+}
+
+/* ---- the pass ------------------------------------------------------------------------------ */
+
+/* Its record (last.json) is this pass's (a unit's pass begun after we started it) and says
+ * "success": exit status 0 also covers timeouts with OnTimeout=continue, which the unit's pass, with
+ * all of DeadlineSec=, might not have had. NULL when so, else why not. */
 static const char *pass_record_why_not(const Daemon *d) {
         _cleanup_(run_record_done) RunRecord rec = {};
         bool has = false;
@@ -153,66 +291,70 @@ static const char *pass_record_why_not(const Daemon *d) {
         return NULL;
 }
 
-/* The pass is over (exited, or past its bound): set the mark or not, release the lock. */
-static void pass_end(Daemon *d, int status) {
+/* The pass ended (ended, its status) or its bound passed: mark or not, and release the lock of the
+ * sleep it was started for (a later sleep's lock, taken again meanwhile, stays). */
+static void pass_decide(Daemon *d, bool ended, int status) {
         usec_t n = now(CLOCK_MONOTONIC);
-        int required = -ETIMEDOUT, r;
-        char t[FORMAT_TIMESPAN_MAX];
-        const char *why = NULL;
+        DaemonPassFacts f = {
+                .ended = ended,
+                .status = status,
+                .same_sleep = d->sleeps == d->pass_sleeps,
+                .inhibitors = d->inhibitors,
+                .other_who = d->other_who,
+        };
+        char t[FORMAT_TIMESPAN_MAX], buf[128];
+        const char *why;
+        int r;
 
         d->pass_timer = sd_event_source_disable_unref(d->pass_timer);
-        d->pass_pid = 0;
-        if (d->requirers)
-                required = manager_requirers_finish(d->requirers, n + DAEMON_REQUIRERS_TIMEOUT);
-        d->requirers = manager_requirers_free(d->requirers);
+        if (ended && status == 0)
+                f.record = pass_record_why_not(d);
+        why = daemon_mark_why_not(&f, buf, sizeof buf);
+        if (!why && d->required != 0)
+                why = d->required > 0 ? "a unit requires suspend-sync.service"
+                                      : "PID 1 did not say which units require suspend-sync.service";
         (void) format_timespan(t, sizeof t, n > d->pass_started ? n - d->pass_started : 0);
-        if (status == 0)
-                why = pass_record_why_not(d);
-        if (status != 0)
-                log_notice("The pass ended %s after %s: suspend-sync.service runs its own.",
-                           status < 0 ? "without an exit status" : "with an error", t);
-        else if (why)
-                log_notice("The pass took %s, but %s: suspend-sync.service runs its own.", t, why);
-        else if (required != 0)
-                log_notice("The pass took %s; suspend-sync.service runs its own: %s.", t,
-                           required > 0 ? "a unit requires it" : "PID 1 did not say which units require it");
+        if (why)
+                log_notice("The pass %s %s; %s: suspend-sync.service runs its own.",
+                           ended ? "took" : "is still running after", t, why);
+        else if ((r = mark_create()) < 0)
+                log_warning_errno(r, "Failed to create " DAEMON_PASS_MARK
+                                     ", suspend-sync.service runs its own pass: %m");
         else {
-                r = mark_create();
-                if (r < 0)
-                        log_warning_errno(r, "Failed to create " DAEMON_PASS_MARK
-                                             ", suspend-sync.service runs its own pass: %m");
-                else {
-                        d->marked = true;
-                        log_info("The pass took %s; suspend-sync.service is not needed for this sleep.", t);
-                }
+                d->marked = true;
+                log_info("The pass took %s; suspend-sync.service is not needed for this sleep.", t);
         }
-        lock_release(d);
+        if (f.same_sleep)
+                lock_release(d);
 }
 
 static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Daemon *d = userdata;
+        bool decided = d->pass_decided;
 
         sd_event_source_unref(s);
-        if (si->si_pid != d->pass_pid) /* a pass that ended after its bound: already dealt with */
-                return 0;
-        pass_end(d, si->si_code == CLD_EXITED ? si->si_status : -1);
+        d->pass_pid = 0;
+        d->pass_decided = false;
+        if (!decided)
+                pass_decide(d, true, si->si_code == CLD_EXITED ? si->si_status : -1);
         return 0;
 }
 
+/* logind sleeps after InhibitDelayMaxSec= whatever we do: release the lock before. The pass goes on
+ * with its own deadline; the unit waits for its state lock and then runs its own. */
 static int on_pass_bound(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
-        /* The pass promises to end by its deadline; one that did not is left to end on its own
-         * (its workers may be in the kernel) and logind must not wait for it. */
-        log_warning("The pass did not end within its bound; releasing the delay lock.");
-        (void) kill(d->pass_pid, SIGKILL);
-        pass_end(d, -1);
+        d->pass_decided = true;
+        pass_decide(d, false, -1);
         return 0;
 }
 
 static void pass_start(Daemon *d) {
         usec_t bound = daemon_pass_bound(d->delay_max);
-        char opt[64], x[FORMAT_TIMESPAN_MAX];
+        char *argv[] = { (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL };
+        _cleanup_free_ char *state = NULL;
+        char x[FORMAT_TIMESPAN_MAX];
         pid_t pid;
         int r;
 
@@ -221,41 +363,92 @@ static void pass_start(Daemon *d) {
                            format_timespan(x, sizeof x, d->delay_max));
                 return lock_release(d);
         }
-        (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us", bound - DAEMON_EXIT_SLACK);
-        char *argv[] = { (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", opt, NULL, NULL };
-        _cleanup_free_ char *state = NULL;
         if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
             asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
-                argv[4] = state;
+                argv[3] = state;
 
-        r = manager_requirers_start(SUSPEND_SYNC_UNIT, &d->requirers);
-        if (r < 0)
-                log_debug_errno(r, "Cannot ask PID 1 which units require " SUSPEND_SYNC_UNIT ": %m");
+        kick_flushers(d);
         d->pass_started = now(CLOCK_MONOTONIC);
         d->pass_started_realtime = now(CLOCK_REALTIME);
+        d->pass_sleeps = d->sleeps;
         pid = spawn(d, argv, on_pass_exit);
         if (pid < 0) {
-                log_warning_errno(pid, "Failed to start the pass: %m");
-                return pass_end(d, -1);
+                log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
+                return lock_release(d);
         }
         d->pass_pid = pid;
+        /* While the pass runs: who else delays the sleep, and who requires the unit. */
+        d->other_who[0] = 0;
+        d->inhibitors = ask_inhibitors(d);
+        d->required = ask_requirers(d);
         r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + bound, 0,
                               on_pass_bound, d);
         if (r < 0) {
                 log_warning_errno(r, "Failed to arm the pass's bound, not waiting for it: %m");
-                pass_end(d, -1);
+                d->pass_decided = true;
+                pass_decide(d, false, -1);
         }
 }
 
-/* After a sleep our mark kept suspend-sync.service from: its ExecStopPost= steps, in order. */
-static int on_restored(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        static char *const argv[] = { (char *) "suspend-sync", (char *) "record-cycle", NULL };
+/* ---- after a sleep the mark stood for: the unit's ExecStopPost= steps, each bounded ------------ */
+
+static int on_post_exit(sd_event_source *s, const siginfo_t *si, void *userdata);
+
+static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        char x[FORMAT_TIMESPAN_MAX];
+
+        log_warning("'%s' did not end within %s, killing it.",
+                    d->post_recorded ? "record-cycle" : "restore-knob",
+                    format_timespan(x, sizeof x, DAEMON_POST_TIMEOUT));
+        (void) kill(d->post_pid, SIGKILL);
+        return 0;
+}
+
+static void post_step(Daemon *d, const char *verb) {
+        char *argv[] = { (char *) "suspend-sync", (char *) verb, NULL };
+        pid_t pid;
+
+        d->post_timer = sd_event_source_disable_unref(d->post_timer);
+        pid = spawn(d, argv, on_post_exit);
+        d->post_pid = pid > 0 ? pid : 0;
+        if (pid > 0 && sd_event_add_time_relative(d->event, &d->post_timer, CLOCK_MONOTONIC,
+                                                  DAEMON_POST_TIMEOUT, 0, on_post_timeout, d) < 0)
+                log_debug("No bound on '%s'.", verb);
+}
+
+static int on_post_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Daemon *d = userdata;
 
         sd_event_source_unref(s);
-        (void) spawn(d, argv, NULL);
+        d->post_pid = 0;
+        d->post_timer = sd_event_source_disable_unref(d->post_timer);
+        if (!d->post_recorded) {
+                d->post_recorded = true;
+                post_step(d, "record-cycle");
+        }
         return 0;
 }
+
+/* The configuration reader's child (conf-read, shared/bounded-child) is reaped by the next call; a
+ * resident process reaps it a little after, so that no zombie waits for the next sleep. */
+static int on_tidy(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
+        (void) bounded_child_abandoned(0, NULL);
+        return 0;
+}
+
+static void policy_refresh_tidy(Daemon *d) {
+        policy_refresh(d);
+        if (!d->tidy_timer)
+                (void) sd_event_add_time_relative(d->event, &d->tidy_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
+                                                  on_tidy, d);
+}
+
+/* ---- logind's signal ----------------------------------------------------------------------- */
 
 static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Daemon *d = userdata;
@@ -264,41 +457,89 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         r = sd_bus_message_read(m, "b", &start);
         if (r < 0)
                 return 0;
+        d->sleeps++;
         r = mark_remove();
         if (r < 0)
                 log_warning_errno(r, "Failed to remove " DAEMON_PASS_MARK ": %m");
         if (start) {
                 d->marked = false;
-                if (d->pass_pid != 0 || d->lock_fd < 0)
-                        return 0; /* a pass is under way, or we hold no lock to delay anything */
+                if (d->lock_fd < 0)
+                        return 0; /* nothing of ours delays this sleep: the unit runs */
+                if (d->pass_pid != 0 || d->post_pid != 0) {
+                        /* An earlier pass, restore-knob or record-cycle still runs: it could undo
+                         * this sleep's pass's work. The unit runs, after them (the state lock). */
+                        log_notice(
+                                "%s of the last sleep is still running: suspend-sync.service runs the pass.",
+                                d->pass_pid != 0 ? "The pass" : "The bookkeeping");
+                        lock_release(d);
+                        return 0;
+                }
                 pass_start(d);
                 return 0;
         }
-        if (d->marked) {
-                static char *const argv[] = { (char *) "suspend-sync", (char *) "restore-knob", NULL };
-
-                (void) spawn(d, argv, on_restored);
+        if (d->marked && d->post_pid == 0) {
+                d->post_recorded = false;
+                post_step(d, "restore-knob");
         }
         d->marked = false;
-        if (d->lock_fd < 0 && lock_take(d) < 0)
-                /* Without the lock we are of no use: exit, so that systemd restarts us. */
-                (void) sd_event_exit(d->event, -ENOLCK);
+        relock(d);
+        policy_refresh_tidy(d);
         return 0;
+}
+
+/* ---- the verb ------------------------------------------------------------------------------ */
+
+static int daemon_connect(Daemon *d) {
+        int r;
+
+        r = sd_bus_open_system(&d->bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(d->bus, d->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = sd_bus_set_exit_on_disconnect(d->bus, true);
+        if (r >= 0) /* logind that does not answer must not hold us for sd-bus's 25 s */
+                r = sd_bus_set_method_call_timeout(d->bus, DAEMON_BUS_TIMEOUT);
+        if (r >= 0)
+                r = sd_bus_match_signal(d->bus, NULL, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForSleep",
+                                        on_prepare_for_sleep, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to logind on the system bus: %m");
+        return 0;
+}
+
+static void daemon_done(Daemon *d) {
+        (void) mark_remove();
+        lock_release(d);
+        d->pass_timer = sd_event_source_disable_unref(d->pass_timer);
+        d->post_timer = sd_event_source_disable_unref(d->post_timer);
+        d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
+        d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
+        if (d->manager) {
+                (void) sd_bus_detach_event(d->manager);
+                d->manager = sd_bus_close_unref(d->manager);
+        }
+        d->bus = sd_bus_flush_close_unref(d->bus);
+        d->root_fd = safe_close(d->root_fd);
 }
 
 int verb_daemon(const Args *a) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        Daemon d = { .a = a, .lock_fd = -EBADF };
+        _cleanup_free_ char *exe = NULL;
+        Daemon d = { .a = a, .lock_fd = -EBADF, .root_fd = -EBADF };
         char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
         sigset_t mask;
         int r;
 
         if (geteuid() != 0)
                 return log_error_errno(EPERM, "'daemon' needs root (it runs the pass).");
+        /* Only as suspend-sync-daemon.service: its mark must go with the directory systemd removes. */
+        if (!streq_ptr(getenv("RUNTIME_DIRECTORY"), DAEMON_RUNTIME_DIR))
+                return log_error_errno(EPERM, "'daemon' runs as suspend-sync-daemon.service only "
+                                              "($RUNTIME_DIRECTORY=" DAEMON_RUNTIME_DIR ").");
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGTERM);
         (void) sigaddset(&mask, SIGINT);
+        (void) sigaddset(&mask, SIGHUP);
         (void) sigaddset(&mask, SIGCHLD);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
 
@@ -310,38 +551,42 @@ int verb_daemon(const Args *a) {
                 r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
         if (r >= 0)
                 r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGHUP, NULL, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
-        r = sd_bus_open_system(&bus);
-        if (r >= 0)
-                r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
-        if (r >= 0)
-                r = sd_bus_set_exit_on_disconnect(bus, true);
-        if (r >= 0) /* logind that does not answer must not hold us for sd-bus's 25 s */
-                r = sd_bus_set_method_call_timeout(bus, DAEMON_BUS_TIMEOUT);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForSleep",
-                                        on_prepare_for_sleep, &d);
-        if (r < 0)
-                return log_error_errno(r, "Failed to connect to logind on the system bus: %m");
         d.event = event;
-        d.bus = bus;
+        r = daemon_connect(&d);
+        if (r < 0)
+                goto finish;
+        /* Our own binary by its path, so that a child's comm reads suspend-sync, not "exe". */
+        exe = realpath("/proc/self/exe", NULL);
+        d.exe = exe ?: "/proc/self/exe";
+        d.root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d.root_fd < 0) {
+                r = log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
+                goto finish;
+        }
+        policy_refresh_tidy(&d);
         r = lock_take(&d);
         if (r < 0)
-                return r;
-        log_info("Holding logind's delay lock for sleep (logind waits at most %s; the pass ends within %s).",
-                 format_timespan(x, sizeof x, d.delay_max),
-                 format_timespan(y, sizeof y, daemon_pass_bound(d.delay_max)));
+                goto finish;
+        (void) manager_bus(&d); /* set up now, off the sleep path */
+        log_info(
+                "Holding logind's delay lock for sleep (logind waits at most %s; the pass is waited for %s).",
+                format_timespan(x, sizeof x, d.delay_max),
+                format_timespan(y, sizeof y, daemon_pass_bound(d.delay_max)));
         (void) notify_send("READY=1");
 
         r = sd_event_loop(event);
         (void) notify_send("STOPPING=1");
-        (void) mark_remove();
-        lock_release(&d);
-        d.requirers = manager_requirers_free(d.requirers);
-        d.pass_timer = sd_event_source_disable_unref(d.pass_timer);
-        if (r < 0)
-                return log_error_errno(r, "The daemon stops: %s",
-                                       r == -ENOLCK ? "cannot take the delay lock again" : strerror(-r));
-        return 0;
+        /* 0: SIGTERM, SIGINT or SIGHUP. Anything else (the bus went away, the lock could not be taken
+         * again) is a failure, so that Restart=on-failure starts us again. */
+        if (r == -ENOLCK)
+                r = log_error_errno(r, "Cannot take logind's delay lock again, exiting.");
+        else if (r != 0)
+                r = log_error_errno(r < 0 ? r : EPIPE, "The system bus went away, exiting.");
+finish:
+        daemon_done(&d);
+        return r;
 }

@@ -32,6 +32,9 @@
 /* How long the unit's pass waits for PID 1 to say which units require it (asked at its start), and
  * never past its deadline: no answer by then keeps DeferCommit= out of this sleep. */
 #define REQUIRERS_TIMEOUT (500 * USEC_PER_MSEC)
+/* How long the unit's pass waits for another run's state lock (the daemon's pass, verb-daemon.c):
+ * within the unit's TimeoutStartSec=45s, which it extends only once its configuration is read. */
+#define UNIT_LOCK_WAIT (40 * USEC_PER_SEC)
 
 /* Time kept back from the executor for what follows it (the record on tmpfs, a journal message per
  * mount left out, the late pass's evidence and knob), so the whole command returns by DeadlineSec.
@@ -223,6 +226,16 @@ static int pass_lock(Pass *p) {
         if (pass_is_unit(p))
                 pass_mark_unit(p);
         r = state_lock(dir, &p->lock_fd);
+        if (r == -EBUSY && pass_is_unit(p)) {
+                /* The daemon's pass of this sleep, still running after logind stopped waiting for it
+                 * (or a manual run): this pass runs after it, within the unit's start timeout. */
+                log_notice("Another suspend-sync run holds '%s/lock' (the daemon's pass of this sleep?): "
+                           "waiting for it.",
+                           dir);
+                r = state_lock_wait(dir, p->a->started + UNIT_LOCK_WAIT, &p->lock_fd);
+                /* PID 1's answer came meanwhile, unread: its bound starts again. */
+                p->requirers_until = now(CLOCK_MONOTONIC) + REQUIRERS_TIMEOUT;
+        }
         if (r == -EBUSY)
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
                                        dir);

@@ -722,6 +722,41 @@ TEST(lock) {
         close(b);
 }
 
+/* The unit's pass waits for the daemon's: the lock is taken once its holder lets go, and a holder
+ * that does not is given up on at the bound. */
+TEST(lock_wait) {
+        _cleanup_free_ char *dir = fresh_dir("lock-wait");
+        int a = -1, b = -1, status;
+        usec_t t0;
+        pid_t pid;
+
+        ASSERT_OK(state_lock(dir, &a));
+        /* held throughout: -EBUSY at the bound, not before */
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_ERR(state_lock_wait(dir, t0 + 50 * USEC_PER_MSEC, &b), EBUSY);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) >= t0 + 50 * USEC_PER_MSEC);
+        ASSERT_EQ(b, -1);
+
+        /* released by another process 100 ms on: taken then */
+        close(a);
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                int fd = -1;
+
+                if (state_lock(dir, &fd) < 0)
+                        _exit(1);
+                (void) usleep(100 * 1000);
+                _exit(0);
+        }
+        (void) usleep(20 * 1000); /* let the child take it (the wait below also passes if it has not) */
+        ASSERT_OK(state_lock_wait(dir, now(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, &b));
+        ASSERT_TRUE(b >= 0);
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(b);
+}
+
 static const char *fstype_of(const char *mp) {
         static char buf[64];
         char line[4096];
@@ -777,6 +812,7 @@ int main(void) {
         RUN(not_a_dir);
         RUN(read_only);
         RUN(lock);
+        RUN(lock_wait);
         RUN(dir_check);
 
         rm_rf(test_root);

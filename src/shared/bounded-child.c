@@ -196,6 +196,7 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
 size_t bounded_child_abandoned(size_t max, pid_t *ret_pids) {
         size_t k = 0, n = 0;
 
+        reap_exiting();
         for (size_t i = 0; i < n_abandoned; i++) {
                 pid_t pid = abandoned[i];
 

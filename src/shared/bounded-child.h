@@ -42,7 +42,9 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
 /*
  * The children bounded_child_run() killed and abandoned that are still there (not yet exited: most
  * likely in the kernel, on a hung device or server), at most max of them in ret_pids; those that
- * have exited are reaped and forgotten. A child that answered is never listed (it is exiting). A
+ * have exited are reaped and forgotten, as are those that answered and have exited since (a resident
+ * process calls this to leave no zombie between its calls). A child that answered is never listed
+ * (it is exiting). A
  * process started by systemd hands them to a scope of their own with its stuck workers (scope.h):
  * left in the unit's cgroup, they would keep it busy after resume.
  */

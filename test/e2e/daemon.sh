@@ -14,8 +14,14 @@
 #      the daemon's pass runs but sets no mark, and the unit runs its own pass (the negative control
 #      of 2: without the daemon's question to PID 1 the unit would be skipped);
 #   5. the mark never outlives the daemon: a mark left in place when the daemon is killed is gone
-#      once systemd has restarted it;
-#   6. the daemon stopped: the unit runs as it always did.
+#      while systemd waits to restart it (RestartSec=, before the new daemon could remove it);
+#   6. another program holds a delay lock for sleep too (it may write after our pass): no mark, the
+#      unit runs after it (the negative control of the inhibitor check);
+#   7. a pass that outlasts logind's wait (a FUSE mount of user.slice whose server hangs,
+#      DeadlineSec=6s): the daemon releases the lock at its bound without a mark, the unit waits for
+#      the pass's state lock and then runs its own, the sleep goes ahead; nothing is left once the
+#      server answers;
+#   8. the daemon stopped: the unit runs as it always did.
 # Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
 
 set -u -o pipefail
@@ -28,8 +34,10 @@ UNIT_STARTING=7d4958e842da4a758f6c1cdc7b36dcc5
 MARK=/run/suspend-sync-daemon/pass-done
 
 e2e_require "$release"
+[[ -c /dev/fuse ]] || e2e_skip "no /dev/fuse"
 t_start=$SECONDS
-e2e_boot "$release" || { echo "FAIL: boot"; exit 1; }
+e2e_boot "$release" --bind=/dev/fuse || { echo "FAIL: boot"; exit 1; }
+e2e_install_faultdisk || { echo "FAIL: faultdisk for $release"; exit 1; }
 echo "boot: systemd $E2E_SYSTEMD_VERSION, $((SECONDS - t_start)) s"
 e2e_watch_start || exit 1
 
@@ -37,10 +45,14 @@ cursor() { e2e_run journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p';
 journal_since() { e2e_run journalctl -q -o json --after-cursor="$1" >"$E2E_WORK/journal.json"; }
 jmono() { jq -r "select($1) | .__MONOTONIC_TIMESTAMP" "$E2E_WORK/journal.json" | sed -n "${2:-1}p"; }
 jcount() { jq -c "select($1)" "$E2E_WORK/journal.json" | grep -c .; }
-# The run summaries of this cycle by the unit that logged them (journald's _SYSTEMD_UNIT).
-summaries_of() { jcount ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\" and ._SYSTEMD_UNIT == \"$1\""; }
+# Whether each ran its pass in this cycle, from long-lived processes only: journald reads a
+# process's unit from /proc when it reads the datagram, which a pass that has exited by then no
+# longer has. The unit: its start job done (its ExecStart=, the pass, exited 0). The daemon: its own
+# word on the pass.
+unit_ran() { jcount '.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" and .JOB_RESULT == "done"'; }
+daemon_ran() { jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^The pass "))'; }
 unit_started() { jcount ".UNIT == \"suspend-sync.service\" and .MESSAGE_ID == \"$UNIT_STARTING\""; }
-has_lock() { e2e_run systemd-inhibit --list --no-legend --no-pager 2>/dev/null | grep -q 'suspend-sync.*delay'; }
+has_lock() { e2e_run systemd-inhibit --list --no-legend --no-pager 2>/dev/null | grep -q 'Syncing filesystems before sleep'; }
 wait_lock() { local i; for ((i = 0; i < 50; i++)); do has_lock && return 0; sleep 0.1; done; return 1; }
 show_journal() { echo "--- journal ($1)"; e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$2"; echo "---"; }
 knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
@@ -63,7 +75,7 @@ n0=$(cycles)
 e2e_suspend suspend || fail "2: the suspend cycle did not complete"
 journal_since "$c"
 show_journal "2: systemctl suspend with the daemon" "$c"
-pass=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\" and ._SYSTEMD_UNIT == \"suspend-sync-daemon.service\"")
+pass=$(jmono '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^The pass "))')
 marked=$(jmono '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("is not needed for this sleep"))')
 susp=$(jmono ".UNIT == \"systemd-suspend.service\" and .MESSAGE_ID == \"$UNIT_STARTING\"")
 late=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\"")
@@ -100,9 +112,9 @@ e2e_run systemctl start suspend.target || fail "3: systemctl start suspend.targe
 sleep 0.5
 journal_since "$c"
 show_journal "3: systemctl start suspend.target" "$c"
-[[ $(summaries_of suspend-sync-daemon.service) == 0 ]] && ok "3: no daemon pass (logind not asked)" ||
+[[ $(daemon_ran) == 0 ]] && ok "3: no daemon pass (logind not asked)" ||
         fail "3: a daemon pass in a sleep that bypassed logind"
-[[ $(unit_started) -ge 1 && $(summaries_of suspend-sync.service) -ge 1 ]] &&
+[[ $(unit_ran) -ge 1 ]] &&
         ok "3: suspend-sync.service ran its pass" || fail "3: suspend-sync.service did not run its pass"
 e2e_run systemctl stop suspend.target sleep.target >/dev/null 2>&1
 
@@ -114,35 +126,105 @@ c=$(cursor)
 e2e_suspend suspend || fail "4: the suspend cycle did not complete"
 journal_since "$c"
 show_journal "4: sleep.target requires suspend-sync.service" "$c"
-[[ $(summaries_of suspend-sync-daemon.service) -ge 1 ]] && ok "4: the daemon's pass ran" || fail "4: no daemon pass"
-[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("a unit requires it"))') -ge 1 ]] &&
-        ok "4: the daemon left the sleep to the unit: a unit requires it" || fail "4: no 'a unit requires it' from the daemon"
-[[ $(unit_started) -ge 1 && $(summaries_of suspend-sync.service) -ge 1 ]] &&
+[[ $(daemon_ran) -ge 1 ]] && ok "4: the daemon's pass ran" || fail "4: no daemon pass"
+[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("a unit requires suspend-sync.service"))') -ge 1 ]] &&
+        ok "4: the daemon left the sleep to the unit: a unit requires it" || fail "4: no 'a unit requires suspend-sync.service' from the daemon"
+[[ $(unit_ran) -ge 1 ]] &&
         ok "4: suspend-sync.service ran its own pass" || fail "4: suspend-sync.service did not run"
 e2e_run sh -c 'rm /etc/systemd/system/sleep.target.d/ss-test.conf && systemctl daemon-reload'
 
 # ---------------------------------------------------------------- 5
 e2e_run touch "$MARK" || fail "5: cannot create $MARK"
 e2e_run systemctl kill -s KILL suspend-sync-daemon.service
+gap=""
+for ((i = 0; i < 100; i++)); do
+        sub=$(e2e_run systemctl show -P SubState suspend-sync-daemon.service)
+        if [[ $sub == auto-restart ]]; then
+                e2e_run test ! -e "$MARK" && gap=gone || gap=there
+                break
+        fi
+        sleep 0.01
+done
+case $gap in
+gone) ok "5: the mark was gone while systemd waited to restart the killed daemon (RuntimeDirectory=)" ;;
+there) fail "5: $MARK outlived the killed daemon" ;;
+*) fail "5: the killed daemon was not seen waiting to restart (SubState '$sub')" ;;
+esac
 for ((i = 0; i < 50; i++)); do
-        [[ $(e2e_run systemctl is-active suspend-sync-daemon.service) == active ]] && e2e_run test ! -e "$MARK" && break
+        [[ $(e2e_run systemctl is-active suspend-sync-daemon.service) == active ]] && break
         sleep 0.1
 done
 [[ $(e2e_run systemctl is-active suspend-sync-daemon.service) == active ]] && ok "5: systemd restarted the killed daemon" ||
         fail "5: the daemon is $(e2e_run systemctl is-active suspend-sync-daemon.service) after SIGKILL"
-e2e_run test ! -e "$MARK" && ok "5: the mark did not outlive the daemon" || fail "5: $MARK outlived the daemon"
 wait_lock && ok "5: the restarted daemon holds the lock" || fail "5: no lock after the restart"
 
 # ---------------------------------------------------------------- 6
-e2e_run systemctl stop suspend-sync-daemon.service
-has_lock && fail "6: a delay lock is left after the daemon stopped"
+e2e_run systemd-run -q --unit=ss-other-lock --property=Type=exec \
+        systemd-inhibit --what=sleep --mode=delay --who=ss-other --why="e2e: another delay lock" sleep 600 ||
+        fail "6: cannot start the other lock holder"
+for ((i = 0; i < 50; i++)); do e2e_run systemd-inhibit --list --no-legend | grep -q ss-other && break; sleep 0.1; done
 c=$(cursor)
 e2e_suspend suspend || fail "6: the suspend cycle did not complete"
 journal_since "$c"
-[[ $(unit_started) -ge 1 && $(summaries_of suspend-sync.service) -ge 1 ]] &&
-        ok "6: without the daemon suspend-sync.service ran its pass" || fail "6: suspend-sync.service did not run"
+show_journal "6: another program holds a delay lock" "$c"
+[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("another program delays the sleep too \\(ss-other\\)"))') -ge 1 ]] &&
+        ok "6: the daemon set no mark: another program (ss-other) delays the sleep too" ||
+        fail "6: no 'another program delays the sleep too (ss-other)' from the daemon"
+[[ $(unit_ran) -ge 1 ]] &&
+        ok "6: suspend-sync.service ran its own pass, after the other lock" || fail "6: suspend-sync.service did not run"
+e2e_run systemctl stop ss-other-lock.service
+wait_lock || fail "6: no lock after the sleep"
+
+# ---------------------------------------------------------------- 7
+mnt=/mnt/fuse
+sock=/run/e2e-fuse.sock
+e2e_fuse_user "$mnt" "$sock" --hang-max=90s || fail "7: FUSE server"
+e2e_run sh -c 'mkdir -p /etc/suspend-sync.conf.d && printf "[Sync]\nDeadlineSec=6s\n" >/etc/suspend-sync.conf.d/e2e.conf'
+e2e_run /usr/local/bin/faultdisk ctl "$sock" hang >/dev/null || fail "7: faultdisk hang"
+c=$(cursor)
+w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+t7=$SECONDS
+e2e_suspend suspend 60 || fail "7: the suspend cycle did not complete within 60 s"
+journal_since "$c"
+show_journal "7: the daemon's pass outlasts logind's wait" "$c"
+echo "7: cycle $((SECONDS - t7)) s"
+[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("is still running after .*did not end while logind waited"))') -ge 1 ]] &&
+        ok "7: the daemon released the lock at its bound without a mark" ||
+        fail "7: no 'still running ... did not end while logind waited' from the daemon"
+waited=$(jmono '._SYSTEMD_UNIT == "suspend-sync.service" and (.MESSAGE | test("waiting for it"))')
+# The unit's pass is the process that said it waited; the daemon's, the other unit-trigger summary.
+unit_pid=$(jq -r 'select(.MESSAGE // "" | test("waiting for it")) | ._PID' "$E2E_WORK/journal.json" | head -n1)
+daemon_done=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\" and ._PID != \"${unit_pid:-none}\"")
+unit_done=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._PID == \"${unit_pid:-none}\"")
+[[ -n $waited ]] && ok "7: the unit waited for the daemon's pass (its state lock)" || fail "7: the unit did not say it waited"
+[[ -n $daemon_done && -n $unit_done ]] && ((daemon_done < unit_done)) &&
+        ok "7: the unit's pass ended after the daemon's ($(((unit_done - daemon_done) / 1000)) ms later)" ||
+        fail "7: daemon's pass summary '$daemon_done', unit's '$unit_done'"
+tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "7: the sleep went ahead" || fail "7: no write of mem"
+e2e_run /usr/local/bin/faultdisk ctl "$sock" resume >/dev/null || fail "7: faultdisk resume"
+# Nothing of ours left but the daemon itself (e2e_check_none_left counts every suspend-sync).
+main=$(e2e_prop suspend-sync-daemon.service MainPID)
+for ((i = 0; i < 100; i++)); do
+        left=$(e2e_run pgrep -x suspend-sync | grep -vx "$main" | tr '\n' ' ')
+        scopes=$(e2e_run systemctl list-units --all --no-legend --plain 'suspend-sync-stuck-*' | awk '{ print $1 }' | tr '\n' ' ')
+        [[ -z $left && -z $scopes ]] && break
+        sleep 0.2
+done
+[[ -z $left && -z $scopes ]] && ok "7: nothing of ours left once the server answered again ($((i * 200)) ms), but the daemon" ||
+        fail "7: left once the server answered: processes [$left], scopes [$scopes]"
+e2e_run sh -c 'rm /etc/suspend-sync.conf.d/e2e.conf'
+e2e_run systemctl stop e2e-fuse.service
+
+# ---------------------------------------------------------------- 8
+e2e_run systemctl stop suspend-sync-daemon.service
+has_lock && fail "8: a delay lock is left after the daemon stopped"
+c=$(cursor)
+e2e_suspend suspend || fail "8: the suspend cycle did not complete"
+journal_since "$c"
+[[ $(unit_ran) -ge 1 ]] &&
+        ok "8: without the daemon suspend-sync.service ran its pass" || fail "8: suspend-sync.service did not run"
 failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
-[[ -z $failed ]] && ok "6: no failed units" || fail "6: failed units: $failed"
+[[ -z $failed ]] && ok "8: no failed units" || fail "8: failed units: $failed"
 
 echo "$release: $fails failure(s), $((SECONDS - t_start)) s"
 [[ $fails == 0 ]]

@@ -17,6 +17,8 @@
 # the decoy (lib.sh e2e_decoy_*), which places them as a machine's local disks: each checks that
 # the unit's pass deferred the ext4 and synced the xfs, and that the late pass synced both, so the
 # power cuts cover the deferral too.
+# Every third trial runs the main pass from suspend-sync-daemon.service (logind's delay lock, the
+# unit skipped by its condition; docs/SYSTEMD.md "The daemon") and checks that it did.
 # Negative control, first: the same workload and power cut without a sleep must lose entries (the
 # check can fail).
 # Env: SOURCE_ROOT, BUILD_ROOT, FAULTDISK, TEST_LIB (set by meson); PC_TRIALS (default 3).
@@ -91,6 +93,15 @@ for ((t = 1; t <= trials; t++)); do
                 e2e_decoy_node && e2e_decoy_on "$(stack_dev d-ext4)" && e2e_decoy_on "$(stack_dev d-xfs)" ||
                         { fail "trial $t: decoy"; break; }
         fi
+        daemon=0
+        if ((t % 3 == 0)); then
+                daemon=1
+                e2e_run systemctl start suspend-sync-daemon.service || { fail "trial $t: the daemon did not start"; break; }
+                for ((i = 0; i < 50; i++)); do
+                        e2e_run systemd-inhibit --list --no-legend 2>/dev/null | grep -q 'Syncing filesystems before sleep' && break
+                        sleep 0.1
+                done
+        fi
         e2e_watch_start || { fail "trial $t: write recorder"; break; }
         for n in "${disks[@]}"; do
                 e2e_run findmnt -n "/mnt/bed/$n" >/dev/null || fail "trial $t: /mnt/bed/$n not in the container"
@@ -121,13 +132,19 @@ for ((t = 1; t <= trials; t++)); do
                 def pass(t): [.history[] | select(.trigger == t)] | last | .mounts[]
                         | select(.mount_point | startswith("/mnt/bed/")) | "\(t):\(.mount_point | ltrimstr("/mnt/bed/"))=\(.outcome)";
                 [pass("unit"), pass("hook")] | join(" ")')
+        if ((daemon)); then
+                placement+=", the daemon's pass"
+                e2e_run journalctl -q -b -o cat -u suspend-sync-daemon.service | grep -q "is not needed for this sleep" &&
+                        [[ -z $(e2e_run journalctl -q -b -o cat _SYSTEMD_UNIT=suspend-sync.service) ]] ||
+                        fail "trial $t: the daemon's pass did not stand for the unit's: $(e2e_run journalctl -q -b -o cat -u suspend-sync-daemon.service | tail -n 3)"
+        fi
         wait_ext4=$(e2e_run suspend-sync status --json=short | jq -c '[.history[] | select(.trigger == "unit")] | last
                 | .mounts[] | select(.mount_point == "/mnt/bed/d-ext4") | {duration_usec, writeback_wait_usec, reason}')
         e2e_cleanup
         echo "trial $t ($placement): passes: $outcomes; the unit's pass on d-ext4: $wait_ext4"
         [[ " $outcomes " == *" unit:d-ext4=deferred "* ]] && deferred=$((deferred + 1))
         want=synced
-        [[ $placement == decoy ]] && want=deferred
+        [[ $placement == decoy* ]] && want=deferred
         [[ " $outcomes " == *" unit:d-ext4=$want "* && " $outcomes " == *" unit:d-xfs=synced "* &&
                 " $outcomes " == *" hook:d-ext4=synced "* && " $outcomes " == *" hook:d-xfs=synced "* ]] ||
                 fail "trial $t ($placement): want the ext4 $want and the xfs synced by the unit's pass, both synced by the late pass: $outcomes"
