@@ -29,9 +29,14 @@ PolicyOverrides context_overrides(const Args *a) {
         return (PolicyOverrides) { .deadline = a->deadline };
 }
 
+usec_t context_deadline_bound(const Args *a) {
+        return MIN(a->deadline, a->deadline_max);
+}
+
 usec_t context_conf_read_timeout(const Args *a) {
-        return a->deadline != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, a->deadline / 2)
-                                            : CONF_READ_TIMEOUT;
+        usec_t d = context_deadline_bound(a);
+
+        return d != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, d / 2) : CONF_READ_TIMEOUT;
 }
 
 usec_t context_reach_timeout(const Policy *p) {
@@ -108,6 +113,11 @@ int context_read_policy(const Args *a, Context *c) {
                            format_timespan(x, sizeof x, c->effective.deadline),
                            format_timespan(y, sizeof y, LATE_PASS_DEADLINE_MAX));
                 c->effective.deadline = LATE_PASS_DEADLINE_MAX;
+        }
+        /* The daemon's pass must end while logind still waits for its delay lock. */
+        if (c->effective.deadline > a->deadline_max) {
+                c->effective.deadline = a->deadline_max;
+                c->effective.o_deadline = (Origin) { .file = "--deadline-max=" };
         }
         return 0;
 }

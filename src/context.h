@@ -24,6 +24,7 @@ typedef struct Args {
         bool full;                  /* -l --full: never ellipsize */
         OutputStyle style;          /* tables on stdout: width, colours (from full and the terminal) */
         usec_t deadline;            /* --deadline=, USEC_INFINITY = from policy */
+        usec_t deadline_max;        /* --deadline-max=: caps the deadline (the daemon's pass) */
         bool late;                  /* --late */
         const char *trigger;        /* --trigger= */
         const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
@@ -62,7 +63,10 @@ void context_done(Context *c);
 
 /* What the command line overrides in the configuration (--deadline=). */
 PolicyOverrides context_overrides(const Args *a);
-/* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter --deadline=. */
+/* The deadline the command line allows at most: --deadline= capped by --deadline-max=
+ * (USEC_INFINITY: neither given). */
+usec_t context_deadline_bound(const Args *a);
+/* The bound on reading the configuration: CONF_READ_TIMEOUT, or half of a shorter deadline bound. */
 usec_t context_conf_read_timeout(const Args *a);
 /* The bound on the search through /proc for holders of files on superblocks no mount table shows:
  * UNLISTED_REACH_TIMEOUT, or a quarter of a shorter DeadlineSec= (with --deadline= applied). */

@@ -24,6 +24,7 @@ static Args args(const char *root) {
                 .json = JSON_OFF,
                 .legend = true,
                 .deadline = USEC_INFINITY,
+                .deadline_max = USEC_INFINITY,
                 .trigger = "manual",
                 .root = root,
                 .sysfs = "/nonexistent",
@@ -55,6 +56,35 @@ TEST(overrides_not_in_config) {
         ASSERT_EQ(d.policy->max_parallel, d.config->max_parallel);
         ASSERT_TRUE(d.policy->rules == d.config->rules && d.policy->n_rules == 2);
         ASSERT_U64_EQ(context_overrides(&a).deadline, 5 * USEC_PER_SEC);
+}
+
+/* --deadline-max= (the daemon's pass) only ever shortens: DeadlineSec=, --deadline= and the bound on
+ * the configuration read. */
+TEST(deadline_max) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL, e = CONTEXT_NULL;
+        Args a = args(CONFIG_DIR "/dropins");
+
+        a.deadline_max = 4 * USEC_PER_SEC;
+        ASSERT_OK(context_read_policy(&a, &c));
+        ASSERT_U64_EQ(c.config->deadline, 20 * USEC_PER_SEC);
+        ASSERT_U64_EQ(c.policy->deadline, 4 * USEC_PER_SEC);
+        ASSERT_STREQ(c.policy->o_deadline.file, "--deadline-max=");
+        ASSERT_U64_EQ(context_deadline_bound(&a), 4 * USEC_PER_SEC);
+        ASSERT_U64_EQ(context_conf_read_timeout(&a), CONF_READ_TIMEOUT);
+
+        /* A shorter DeadlineSec= (here from --deadline=) stays as it is. */
+        a.deadline = 2 * USEC_PER_SEC;
+        ASSERT_OK(context_read_policy(&a, &d));
+        ASSERT_U64_EQ(d.policy->deadline, 2 * USEC_PER_SEC);
+        ASSERT_STREQ(d.policy->o_deadline.file, "--deadline=");
+        ASSERT_U64_EQ(context_deadline_bound(&a), 2 * USEC_PER_SEC);
+
+        /* ... and a longer --deadline= is capped. */
+        a.deadline = 60 * USEC_PER_SEC;
+        a.deadline_max = 1 * USEC_PER_SEC;
+        ASSERT_OK(context_read_policy(&a, &e));
+        ASSERT_U64_EQ(e.policy->deadline, 1 * USEC_PER_SEC);
+        ASSERT_U64_EQ(context_conf_read_timeout(&a), 500 * USEC_PER_MSEC);
 }
 
 /* cat-config: the file's value with its origin, the override apart. */
@@ -182,6 +212,7 @@ TEST(prepare_loop_backing) {
 int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
+        RUN(deadline_max);
         RUN(format_with_overrides);
         RUN(explicit_config_error);
         RUN(conf_read_timeout);
