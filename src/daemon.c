@@ -1,8 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <stdio.h>
+#include <string.h>
 
 #include "daemon.h"
+
+#include "shared/macro.h"
+
+const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t size) {
+        char x[FORMAT_TIMESPAN_MAX];
+
+        if (f->bound == 0)
+                return "logind waits for delay locks too briefly for a pass";
+        if (f->deadline > DAEMON_PASS_DEADLINE_MAX) {
+                (void) snprintf(buf, size, "DeadlineSec= is above %s, which the unit's pass would wait for",
+                                format_timespan(x, sizeof x, DAEMON_PASS_DEADLINE_MAX));
+                return buf;
+        }
+        if (f->busy)
+                return "the last sleep's pass or bookkeeping still runs";
+        if (f->required < 0)
+                return "PID 1 did not say which units require suspend-sync.service";
+        if (f->required > 0)
+                return "a unit requires suspend-sync.service";
+        if (!f->unit_state)
+                return "PID 1 did not say whether suspend-sync.service runs";
+        /* inactive, or failed the last time: not running; anything else may still write (its
+         * ExecStopPost= of the last sleep: restore-knob removes the unit's record of this one). */
+        if (!STR_IN_SET(f->unit_state, "inactive", "failed")) {
+                (void) snprintf(buf, size, "suspend-sync.service is %s", f->unit_state);
+                return buf;
+        }
+        return NULL;
+}
 
 const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size) {
         if (!f->same_sleep)

@@ -23,10 +23,17 @@
 #define DAEMON_MARGIN_MAX (1 * USEC_PER_SEC)
 /* No pass at all under this (a tiny InhibitDelayMaxSec=): the unit runs it. */
 #define DAEMON_PASS_MIN (500 * USEC_PER_MSEC)
-/* PID 1's answer (which units require suspend-sync.service), asked before the pass starts. */
-#define DAEMON_REQUIRERS_TIMEOUT (200 * USEC_PER_MSEC)
-/* logind's answer (ListInhibitors), asked as the pass starts, waited for once it has ended. */
-#define DAEMON_INHIBITORS_TIMEOUT (100 * USEC_PER_MSEC)
+/* Each question asked before the pass starts (logind's ListInhibitors; PID 1: which units require
+ * suspend-sync.service, and its ActiveState), on the system bus. */
+#define DAEMON_QUERY_TIMEOUT (200 * USEC_PER_MSEC)
+/* The unit's pass waits this long for a state lock the daemon's pass holds (verb-run.c), inside the
+ * unit's TimeoutStartSec=45s (it asks for more before it waits: EXTEND_TIMEOUT_USEC=) ... */
+#define DAEMON_UNIT_LOCK_WAIT (40 * USEC_PER_SEC)
+/* ... so the daemon's pass gets at most this (--deadline-max=), and none at all when DeadlineSec=
+ * is above it: the unit's pass then runs it, with all of it, as without the daemon. */
+#define DAEMON_PASS_DEADLINE_MAX (35 * USEC_PER_SEC)
+_Static_assert(DAEMON_PASS_DEADLINE_MAX + 5 * USEC_PER_SEC <= DAEMON_UNIT_LOCK_WAIT,
+               "the unit's pass must outwait the daemon's, its exit included");
 /* The daemon's own calls to logind (the lock, its InhibitDelayMaxUSec). */
 #define DAEMON_BUS_TIMEOUT (10 * USEC_PER_SEC)
 /* restore-knob and record-cycle after a sleep the mark stood for: the unit's TimeoutStopSec=. */
@@ -43,6 +50,19 @@ static inline usec_t daemon_pass_bound(usec_t delay_max) {
 
         return delay_max != USEC_INFINITY && delay_max > margin + DAEMON_PASS_MIN ? delay_max - margin : 0;
 }
+
+/* What is known as logind announces the sleep, before any pass. */
+typedef struct DaemonStartFacts {
+        usec_t bound;           /* daemon_pass_bound(): 0, too short for a pass */
+        usec_t deadline;        /* DeadlineSec=, as last read */
+        bool busy;              /* a pass, restore-knob or record-cycle of the last sleep still runs */
+        int required;           /* some unit requires suspend-sync.service: 1, none: 0, unknown: <0 */
+        const char *unit_state; /* suspend-sync.service's ActiveState; NULL: unknown */
+} DaemonStartFacts;
+
+/* NULL when the daemon runs a pass for this sleep, else why not (the unit runs it, as without the
+ * daemon). Pure; buf holds the text when it needs formatting. */
+const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t size);
 
 /* What is known when the pass has ended, or its bound has passed. */
 typedef struct DaemonPassFacts {

@@ -47,6 +47,7 @@ static void help(void) {
                "  -l --full               Do not ellipsize table cells to fit the terminal\n"
                "     --no-pager           Accepted for systemd compatibility (output is never paged)\n"
                "     --deadline=TIMESPAN  Override DeadlineSec=\n"
+               "     --deadline-max=TIMESPAN  End within this, whatever DeadlineSec= says\n"
                "     --late               Late pass (system-sleep hook): local block filesystems only\n"
                "     --trigger=NAME       Recorded in the run record: unit, hook or manual [manual]\n"
                "     --sleep-action=ACT   suspend, hibernate, hybrid-sleep, suspend-then-hibernate\n"
@@ -73,6 +74,7 @@ enum {
         ARG_LEGEND,
         ARG_NO_PAGER,
         ARG_DEADLINE,
+        ARG_DEADLINE_MAX,
         ARG_LATE,
         ARG_TRIGGER,
         ARG_SLEEP_ACTION,
@@ -136,26 +138,28 @@ static bool is_hook_verb(const char *verb) {
 }
 
 static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, const char **ret_hook_action) {
-        static const struct option options[] = { { "help", no_argument, NULL, 'h' },
-                                                 { "version", no_argument, NULL, ARG_VERSION },
-                                                 { "config", required_argument, NULL, ARG_CONFIG },
-                                                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
-                                                 { "history-dir", required_argument, NULL, ARG_HISTORY_DIR },
-                                                 { "json", required_argument, NULL, ARG_JSON },
-                                                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
-                                                 { "legend", required_argument, NULL, ARG_LEGEND },
-                                                 { "no-pager", no_argument, NULL, ARG_NO_PAGER },
-                                                 { "all", no_argument, NULL, 'a' },
-                                                 { "full", no_argument, NULL, 'l' },
-                                                 { "deadline", required_argument, NULL, ARG_DEADLINE },
-                                                 { "late", no_argument, NULL, ARG_LATE },
-                                                 { "trigger", required_argument, NULL, ARG_TRIGGER },
-                                                 { "sleep-action", required_argument, NULL,
-                                                   ARG_SLEEP_ACTION },
-                                                 { "root", required_argument, NULL, ARG_ROOT },
-                                                 { "sysfs", required_argument, NULL, ARG_SYSFS },
-                                                 { "debugfs", required_argument, NULL, ARG_DEBUGFS },
-                                                 {} };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "history-dir", required_argument, NULL, ARG_HISTORY_DIR },
+                { "json", required_argument, NULL, ARG_JSON },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "legend", required_argument, NULL, ARG_LEGEND },
+                { "no-pager", no_argument, NULL, ARG_NO_PAGER },
+                { "all", no_argument, NULL, 'a' },
+                { "full", no_argument, NULL, 'l' },
+                { "deadline", required_argument, NULL, ARG_DEADLINE },
+                { "deadline-max", required_argument, NULL, ARG_DEADLINE_MAX },
+                { "late", no_argument, NULL, ARG_LATE },
+                { "trigger", required_argument, NULL, ARG_TRIGGER },
+                { "sleep-action", required_argument, NULL, ARG_SLEEP_ACTION },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "sysfs", required_argument, NULL, ARG_SYSFS },
+                { "debugfs", required_argument, NULL, ARG_DEBUGFS },
+                {}
+        };
         int c, r;
 
         while ((c = getopt_long(argc, argv, "hjal", options, NULL)) >= 0)
@@ -184,6 +188,12 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, co
                             a->deadline == USEC_INFINITY)
                                 return log_error_errno(
                                         EINVAL, "Invalid --deadline= '%s' (a finite time span).", optarg);
+                        break;
+                case ARG_DEADLINE_MAX:
+                        if (parse_timespan(optarg, &a->deadline_max) < 0 || a->deadline_max == 0 ||
+                            a->deadline_max == USEC_INFINITY)
+                                return log_error_errno(
+                                        EINVAL, "Invalid --deadline-max= '%s' (a finite time span).", optarg);
                         break;
                 case ARG_LATE:
                         a->late = true;
@@ -245,6 +255,7 @@ int main(int argc, char *argv[]) {
                 .json = JSON_OFF,
                 .legend = true,
                 .deadline = USEC_INFINITY,
+                .deadline_max = USEC_INFINITY,
                 .trigger = "manual",
                 .root = "/",
                 .sysfs = "/sys",
@@ -284,8 +295,8 @@ int main(int argc, char *argv[]) {
 
         /* Logging never blocks; what it queued gets one bounded last chance (never past the run's
          * deadline, which verb_run() sets once the configuration is known). */
-        if (a.deadline != USEC_INFINITY)
-                log_set_deadline(a.started + a.deadline);
+        if (context_deadline_bound(&a) != USEC_INFINITY)
+                log_set_deadline(a.started + context_deadline_bound(&a));
 
         if (is_hook_verb(verb)) {
                 (void) verb_hook(&a, verb);

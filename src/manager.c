@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "manager.h"
@@ -59,16 +60,14 @@ int manager_bus_wait_ready(sd_bus *bus, usec_t deadline) {
         return peer.uid == 0 ? 0 : -EPERM;
 }
 
-static const char *const requirer_properties[] = { "RequiredBy", "RequisiteOf", "BoundBy" };
-
 struct ManagerRequirers {
         sd_bus *bus;
-        bool borrowed; /* the caller's connection: kept open, our calls cancelled */
-        sd_bus_slot *slots[ELEMENTSOF(requirer_properties)];
         unsigned pending; /* replies still to come */
         bool found;       /* a property listed a unit */
         int error;        /* the first failed reply */
 };
+
+static const char *const requirer_properties[] = { "RequiredBy", "RequisiteOf", "BoundBy" };
 
 static int requirers_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ManagerRequirers *q = userdata;
@@ -97,22 +96,13 @@ static int requirers_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 ManagerRequirers *manager_requirers_free(ManagerRequirers *q) {
         if (!q)
                 return NULL;
-        for (size_t i = 0; i < ELEMENTSOF(q->slots); i++)
-                sd_bus_slot_unref(q->slots[i]);
         /* Never a flush: it waits without a bound for a connection PID 1 has not answered. */
-        if (q->borrowed)
-                sd_bus_unref(q->bus);
-        else
-                sd_bus_close_unref(q->bus);
+        sd_bus_close_unref(q->bus);
         free(q);
         return NULL;
 }
 
 int manager_requirers_start(const char *unit, ManagerRequirers **ret) {
-        return manager_requirers_start_on(NULL, unit, ret);
-}
-
-int manager_requirers_start_on(sd_bus *bus, const char *unit, ManagerRequirers **ret) {
         _cleanup_(manager_requirers_freep) ManagerRequirers *q = NULL;
         _cleanup_free_ char *path = NULL;
         int r;
@@ -122,19 +112,14 @@ int manager_requirers_start_on(sd_bus *bus, const char *unit, ManagerRequirers *
         q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
-        if (bus) {
-                q->bus = sd_bus_ref(bus);
-                q->borrowed = true;
-        } else {
-                r = manager_bus_open(&q->bus);
-                if (r < 0)
-                        return r;
-        }
+        r = manager_bus_open(&q->bus);
+        if (r < 0)
+                return r;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(requirer_properties); i++) {
-                r = sd_bus_call_method_async(q->bus, &q->slots[i], "org.freedesktop.systemd1", path,
+                r = sd_bus_call_method_async(q->bus, NULL, "org.freedesktop.systemd1", path,
                                              "org.freedesktop.DBus.Properties", "Get", requirers_reply, q,
                                              "ss", "org.freedesktop.systemd1.Unit", requirer_properties[i]);
                 if (r < 0)
@@ -156,4 +141,61 @@ int manager_requirers_finish(ManagerRequirers *q, usec_t deadline) {
         if (r < 0)
                 return r;
         return q->error < 0 ? q->error : 0;
+}
+
+/* Properties.Get of unit's property on bus within timeout: the reply, or a negative errno. */
+static int unit_property(sd_bus *bus, const char *path, const char *property, usec_t timeout,
+                         sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", path,
+                                           "org.freedesktop.DBus.Properties", "Get");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", "org.freedesktop.systemd1.Unit", property);
+        if (r >= 0)
+                r = sd_bus_call(bus, m, timeout, &error, ret);
+        return r;
+}
+
+int manager_unit_requirers_sync(sd_bus *bus, const char *unit, usec_t timeout, char **ret_active_state) {
+        _cleanup_free_ char *path = NULL;
+        bool found = false;
+        int r;
+
+        if (!bus || !unit)
+                return -EINVAL;
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(requirer_properties) && !found; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *name;
+
+                r = unit_property(bus, path, requirer_properties[i], timeout, &reply);
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(reply, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(reply, 'a', "s");
+                if (r >= 0)
+                        r = sd_bus_message_read_basic(reply, 's', &name);
+                if (r < 0)
+                        return r;
+                found = r > 0;
+        }
+        if (ret_active_state) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *state;
+
+                r = unit_property(bus, path, "ActiveState", timeout, &reply);
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "v", "s", &state);
+                if (r < 0)
+                        return r;
+                *ret_active_state = strdup(state);
+                if (!*ret_active_state)
+                        return -ENOMEM;
+        }
+        return found;
 }

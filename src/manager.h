@@ -27,15 +27,15 @@ int manager_bus_wait_ready(sd_bus *bus, usec_t deadline);
 
 typedef struct ManagerRequirers ManagerRequirers;
 
-/* Asks PID 1, without waiting, which units require 'unit', on a connection of its own. Negative
- * errno when it cannot ask. */
+/* Asks PID 1, without waiting, which units require 'unit'. Negative errno when it cannot ask. */
 int manager_requirers_start(const char *unit, ManagerRequirers **ret);
-/* The same on the caller's connection to PID 1 (manager_bus_open()), which stays open when the
- * question is freed (its calls are cancelled): a resident process asks without setting up a
- * connection each time. */
-int manager_requirers_start_on(sd_bus *bus, const char *unit, ManagerRequirers **ret);
 /* The answer, waited for until 'deadline': 1 some unit requires it, 0 none does, negative errno
  * when no complete answer came (-ETIMEDOUT, an error reply, a closed connection). */
 int manager_requirers_finish(ManagerRequirers *q, usec_t deadline);
 ManagerRequirers *manager_requirers_free(ManagerRequirers *q);
+/* The same question and the unit's ActiveState (into *ret_active_state, may be NULL), asked on bus
+ * (PID 1's private bus, or the system bus) with synchronous calls, each bounded by timeout:
+ * sd_bus_call() dispatches nothing else, so a callback of the same bus may ask. 1 some unit requires
+ * it, 0 none does, negative errno when an answer is missing. */
+int manager_unit_requirers_sync(sd_bus *bus, const char *unit, usec_t timeout, char **ret_active_state);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ManagerRequirers *, manager_requirers_free);

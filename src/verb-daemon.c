@@ -21,10 +21,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
@@ -54,7 +56,8 @@ typedef struct Daemon {
         int root_fd;
         int lock_fd;
         usec_t delay_max;     /* logind's InhibitDelayMaxUSec, read with the lock */
-        bool writeback_first; /* WritebackFirst= as of the last read (start, each resume) */
+        bool writeback_first; /* WritebackFirst= and ... */
+        usec_t deadline;      /* ... DeadlineSec= as of the last read (start, each resume, SIGHUP) */
         unsigned sleeps;      /* PrepareForSleep signals seen */
 
         pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
@@ -64,8 +67,7 @@ typedef struct Daemon {
         sd_event_source *pass_timer;
         int inhibitors; /* another delay lock for sleep: 1, none: 0, unknown: <0 */
         char other_who[64];
-        int required; /* some unit requires suspend-sync.service: 1, none: 0, unknown: <0 */
-        bool marked;  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+        bool marked; /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
 
         pid_t post_pid; /* restore-knob, then record-cycle, after a sleep the mark stood for */
         bool post_recorded;
@@ -174,20 +176,30 @@ static pid_t spawn(Daemon *d, char *const *argv, sd_event_child_handler_t callba
                 _exit(EXIT_FAILURE);
         }
         r = sd_event_add_child(d->event, &s, pid, WEXITED, callback, d);
-        if (r < 0) /* it runs all the same; a zombie once it ends, until we exit */
-                log_warning_errno(r, "Failed to watch child " PID_FMT ": %m", pid);
+        if (r < 0) { /* unwatched, it would never count as ended: not at all */
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return r;
+        }
         return pid;
 }
 
 /* ---- before the pass ------------------------------------------------------------------------ */
 
-/* WritebackFirst=, read off the sleep path (at start and after each sleep) in conf-read's bounded
- * child; the pass reads the configuration again, so a change made since costs at most one early
- * wake-up of the flusher threads, which the pass would make anyway. */
+/* WritebackFirst= and DeadlineSec=, read off the sleep path (at start, after each sleep, on SIGHUP)
+ * in conf-read's bounded child. The pass reads the configuration again: a change made since costs
+ * at most one early wake-up of the flusher threads, which the pass would make anyway, and the pass
+ * is capped (DAEMON_PASS_DEADLINE_MAX) whatever DeadlineSec= says by then. */
 static void policy_refresh(Daemon *d) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
 
-        d->writeback_first = context_read_policy(d->a, &c) >= 0 && c.policy->writeback_first;
+        if (context_read_policy(d->a, &c) < 0) {
+                d->writeback_first = false;
+                d->deadline = USEC_INFINITY; /* not known: no daemon pass */
+                return;
+        }
+        d->writeback_first = c.policy->writeback_first;
+        d->deadline = c.policy->deadline;
 }
 
 /* What the pass does first (WritebackFirst=, verb-run.c pass_kick_early()), done here as logind
@@ -209,43 +221,6 @@ static void kick_flushers(Daemon *d) {
                             value, left);
         else if (r < 0)
                 log_debug_errno(r, "Could not wake the flusher threads, the pass will try: %m");
-}
-
-/* The connection to PID 1, (re)opened when it is not open (PID 1 closes them when it re-executes). */
-static sd_bus *manager_bus(Daemon *d) {
-        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
-        int r;
-
-        if (d->manager && sd_bus_is_open(d->manager) > 0)
-                return d->manager;
-        if (d->manager) {
-                (void) sd_bus_detach_event(d->manager);
-                d->manager = sd_bus_close_unref(d->manager);
-        }
-        r = manager_bus_open(&bus);
-        if (r >= 0)
-                r = manager_bus_wait_ready(bus, now(CLOCK_MONOTONIC) + DAEMON_BUS_TIMEOUT);
-        if (r >= 0) /* so that whatever PID 1 sends meanwhile is read and dropped */
-                r = sd_bus_attach_event(bus, d->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0) {
-                log_debug_errno(r, "Cannot connect to PID 1's private bus: %m");
-                return NULL;
-        }
-        d->manager = TAKE_PTR(bus);
-        return d->manager;
-}
-
-/* Whether some unit requires suspend-sync.service (defer-commit.h: then its failure calls the sleep
- * off, so its pass must run and commit everything itself): 1, 0, or a negative errno. */
-static int ask_requirers(Daemon *d) {
-        _cleanup_(manager_requirers_freep) ManagerRequirers *q = NULL;
-        sd_bus *bus = manager_bus(d);
-        int r;
-
-        r = bus ? manager_requirers_start_on(bus, SUSPEND_SYNC_UNIT, &q) : -ENOTCONN;
-        if (r >= 0)
-                r = manager_requirers_finish(q, now(CLOCK_MONOTONIC) + DAEMON_REQUIRERS_TIMEOUT);
-        return r;
 }
 
 /* Whether a program other than us holds a delay lock for sleep: its work (what it does on
@@ -310,9 +285,6 @@ static void pass_decide(Daemon *d, bool ended, int status) {
         if (ended && status == 0)
                 f.record = pass_record_why_not(d);
         why = daemon_mark_why_not(&f, buf, sizeof buf);
-        if (!why && d->required != 0)
-                why = d->required > 0 ? "a unit requires suspend-sync.service"
-                                      : "PID 1 did not say which units require suspend-sync.service";
         (void) format_timespan(t, sizeof t, n > d->pass_started ? n - d->pass_started : 0);
         if (why)
                 log_notice("The pass %s %s; %s: suspend-sync.service runs its own.",
@@ -335,8 +307,10 @@ static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
         sd_event_source_unref(s);
         d->pass_pid = 0;
         d->pass_decided = false;
+        /* Ended in time only if before the bound, whichever of the two sd-event dispatches first. */
         if (!decided)
-                pass_decide(d, true, si->si_code == CLD_EXITED ? si->si_status : -1);
+                pass_decide(d, now(CLOCK_MONOTONIC) < d->pass_started + daemon_pass_bound(d->delay_max),
+                            si->si_code == CLD_EXITED ? si->si_status : -1);
         return 0;
 }
 
@@ -351,37 +325,51 @@ static int on_pass_bound(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void pass_start(Daemon *d) {
-        usec_t bound = daemon_pass_bound(d->delay_max);
-        char *argv[] = { (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL };
-        _cleanup_free_ char *state = NULL;
-        char x[FORMAT_TIMESPAN_MAX];
+        char *argv[] = {
+                (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL, NULL
+        };
+        _cleanup_free_ char *state = NULL, *unit_state = NULL;
+        char opt[64], buf[128];
+        DaemonStartFacts f = {
+                .bound = daemon_pass_bound(d->delay_max),
+                .deadline = d->deadline,
+                .busy = d->pass_pid != 0 || d->post_pid != 0,
+        };
+        const char *why;
         pid_t pid;
         int r;
 
-        if (bound == 0) {
-                log_notice("logind waits for delay locks only %s: suspend-sync.service runs the pass.",
-                           format_timespan(x, sizeof x, d->delay_max));
-                return lock_release(d);
-        }
-        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
-            asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
-                argv[3] = state;
-
-        kick_flushers(d);
+        /* logind's wait began with its signal: so does ours. */
         d->pass_started = now(CLOCK_MONOTONIC);
         d->pass_started_realtime = now(CLOCK_REALTIME);
         d->pass_sleeps = d->sleeps;
+        /* The data starts to the disks first, whatever follows. */
+        kick_flushers(d);
+        /* Synchronous, each bounded (sd_bus_call() dispatches nothing else meanwhile): who else
+         * delays this sleep; who requires the unit, and whether it still runs from the last one. */
+        d->other_who[0] = 0;
+        d->inhibitors = ask_inhibitors(d);
+        f.required = manager_unit_requirers_sync(d->bus, SUSPEND_SYNC_UNIT, DAEMON_QUERY_TIMEOUT,
+                                                 &unit_state);
+        f.unit_state = unit_state;
+        why = daemon_pass_why_not(&f, buf, sizeof buf);
+        if (why) {
+                log_notice("No pass of ours for this sleep (%s): suspend-sync.service runs it.", why);
+                return lock_release(d);
+        }
+
+        (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us", (uint64_t) DAEMON_PASS_DEADLINE_MAX);
+        argv[3] = opt;
+        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
+            asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
+                argv[4] = state;
         pid = spawn(d, argv, on_pass_exit);
         if (pid < 0) {
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
                 return lock_release(d);
         }
         d->pass_pid = pid;
-        /* While the pass runs: who else delays the sleep, and who requires the unit. */
-        d->other_who[0] = 0;
-        d->inhibitors = ask_inhibitors(d);
-        d->required = ask_requirers(d);
-        r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + bound, 0,
+        r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + f.bound, 0,
                               on_pass_bound, d);
         if (r < 0) {
                 log_warning_errno(r, "Failed to arm the pass's bound, not waiting for it: %m");
@@ -487,6 +475,12 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         return 0;
 }
 
+/* SIGHUP (systemctl reload): the configuration again. */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        policy_refresh_tidy(userdata);
+        return 0;
+}
+
 /* ---- the verb ------------------------------------------------------------------------------ */
 
 static int daemon_connect(Daemon *d) {
@@ -514,10 +508,6 @@ static void daemon_done(Daemon *d) {
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
-        if (d->manager) {
-                (void) sd_bus_detach_event(d->manager);
-                d->manager = sd_bus_close_unref(d->manager);
-        }
         d->bus = sd_bus_flush_close_unref(d->bus);
         d->root_fd = safe_close(d->root_fd);
 }
@@ -552,7 +542,7 @@ int verb_daemon(const Args *a) {
         if (r >= 0)
                 r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
         if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGHUP, NULL, NULL);
+                r = sd_event_add_signal(event, NULL, SIGHUP, on_reload, &d);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
         d.event = event;
@@ -571,7 +561,6 @@ int verb_daemon(const Args *a) {
         r = lock_take(&d);
         if (r < 0)
                 goto finish;
-        (void) manager_bus(&d); /* set up now, off the sleep path */
         log_info(
                 "Holding logind's delay lock for sleep (logind waits at most %s; the pass is waited for %s).",
                 format_timespan(x, sizeof x, d.delay_max),
@@ -580,7 +569,7 @@ int verb_daemon(const Args *a) {
 
         r = sd_event_loop(event);
         (void) notify_send("STOPPING=1");
-        /* 0: SIGTERM, SIGINT or SIGHUP. Anything else (the bus went away, the lock could not be taken
+        /* 0: SIGTERM or SIGINT. Anything else (the bus went away, the lock could not be taken
          * again) is a failure, so that Restart=on-failure starts us again. */
         if (r == -ENOLCK)
                 r = log_error_errno(r, "Cannot take logind's delay lock again, exiting.");

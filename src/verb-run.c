@@ -9,6 +9,7 @@
 #include <systemd/sd-login.h>
 
 #include "context.h"
+#include "daemon.h"
 #include "defer-commit.h"
 #include "evidence.h"
 #include "executor.h"
@@ -32,9 +33,9 @@
 /* How long the unit's pass waits for PID 1 to say which units require it (asked at its start), and
  * never past its deadline: no answer by then keeps DeferCommit= out of this sleep. */
 #define REQUIRERS_TIMEOUT (500 * USEC_PER_MSEC)
-/* How long the unit's pass waits for another run's state lock (the daemon's pass, verb-daemon.c):
- * within the unit's TimeoutStartSec=45s, which it extends only once its configuration is read. */
-#define UNIT_LOCK_WAIT (40 * USEC_PER_SEC)
+/* The unit's TimeoutStartSec= (units/suspend-sync.service.in): what a pass that waited for the state
+ * lock asks to have left after the wait. */
+#define UNIT_START_TIMEOUT (45 * USEC_PER_SEC)
 
 /* Time kept back from the executor for what follows it (the record on tmpfs, a journal message per
  * mount left out, the late pass's evidence and knob), so the whole command returns by DeadlineSec.
@@ -109,6 +110,7 @@ static bool touches_knob(const Args *a) {
 /* One pass of the run verb: what its steps hand each other. */
 typedef struct Pass {
         const Args *a;
+        Args waited; /* a unit's pass that waited for the state lock: its clock starts when it got it */
         Context c;
         Handover ho; /* what earlier passes left; updated for the next one */
         RunJobs j;
@@ -218,6 +220,35 @@ static void pass_load_handover(Pass *p) {
                 handover_clear_stuck(&p->ho);
 }
 
+/* The unit's pass found the state lock held: most likely the daemon's pass of this sleep, still
+ * running after logind stopped waiting for it (verb-daemon.c), whose deadline is at most
+ * DAEMON_PASS_DEADLINE_MAX. This pass waits for it, with the service manager's start timeout
+ * extended first, and then starts its clock anew: its DeadlineSec= counts from when it can sync. */
+static int pass_lock_wait(Pass *p) {
+        const char *dir = p->a->state_dir;
+        char x[FORMAT_TIMESPAN_MAX];
+        usec_t t0 = now(CLOCK_MONOTONIC);
+        int r;
+
+        log_notice(
+                "Another suspend-sync run holds '%s/lock' (the daemon's pass of this sleep?): waiting for it, "
+                "at most %s.",
+                dir, format_timespan(x, sizeof x, DAEMON_UNIT_LOCK_WAIT));
+        /* The unit's TimeoutStartSec= is left whole for what follows the wait. */
+        (void) notify_extend_timeout(DAEMON_UNIT_LOCK_WAIT + UNIT_START_TIMEOUT);
+        r = state_lock_wait(dir, t0 + DAEMON_UNIT_LOCK_WAIT, &p->lock_fd);
+        if (r < 0)
+                return r;
+        p->waited = *p->a;
+        p->waited.started = p->started_mono = now(CLOCK_MONOTONIC);
+        p->started_rt = now(CLOCK_REALTIME);
+        p->a = &p->waited;
+        log_info("Got '%s/lock' after %s.", dir, format_timespan(x, sizeof x, p->waited.started - t0));
+        /* PID 1's answer came meanwhile, unread: its bound starts again. */
+        p->requirers_until = p->waited.started + REQUIRERS_TIMEOUT;
+        return 0;
+}
+
 static int pass_lock(Pass *p) {
         const char *dir = p->a->state_dir;
         bool is_tmpfs = true;
@@ -226,16 +257,8 @@ static int pass_lock(Pass *p) {
         if (pass_is_unit(p))
                 pass_mark_unit(p);
         r = state_lock(dir, &p->lock_fd);
-        if (r == -EBUSY && pass_is_unit(p)) {
-                /* The daemon's pass of this sleep, still running after logind stopped waiting for it
-                 * (or a manual run): this pass runs after it, within the unit's start timeout. */
-                log_notice("Another suspend-sync run holds '%s/lock' (the daemon's pass of this sleep?): "
-                           "waiting for it.",
-                           dir);
-                r = state_lock_wait(dir, p->a->started + UNIT_LOCK_WAIT, &p->lock_fd);
-                /* PID 1's answer came meanwhile, unread: its bound starts again. */
-                p->requirers_until = now(CLOCK_MONOTONIC) + REQUIRERS_TIMEOUT;
-        }
+        if (r == -EBUSY && pass_is_unit(p))
+                r = pass_lock_wait(p);
         if (r == -EBUSY)
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
                                        dir);

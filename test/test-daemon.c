@@ -6,6 +6,7 @@
  * withholds the mark.
  */
 
+#include <errno.h>
 #include <string.h>
 
 #include "daemon.h"
@@ -80,8 +81,59 @@ TEST(no_mark) {
         ASSERT_TRUE(daemon_mark_why_not(&cases[6].f, buf, sizeof buf) != NULL);
 }
 
+static const DaemonStartFacts start_ok = {
+        .bound = 4 * USEC_PER_SEC, .deadline = 30 * USEC_PER_SEC, .required = 0, .unit_state = "inactive"
+};
+
+TEST(pass) {
+        DaemonStartFacts f = start_ok;
+        char buf[128];
+
+        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
+        f.unit_state = "failed"; /* the last sleep's unit failed: not running */
+        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
+        f.deadline = DAEMON_PASS_DEADLINE_MAX; /* at the cap: still ours */
+        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
+}
+
+/* Each fact against a pass, alone, leaves it to the unit; the reason names it. */
+TEST(no_pass) {
+        struct {
+                DaemonStartFacts f;
+                const char *why;
+        } cases[] = {
+                { .why = "too briefly" },     { .why = "DeadlineSec= is above 35s" },
+                { .why = "still runs" },      { .why = "did not say which units" },
+                { .why = "a unit requires" }, { .why = "did not say whether" },
+                { .why = "is deactivating" }, { .why = "is active" },
+        };
+        char buf[128];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cases[i].f = start_ok;
+        cases[0].f.bound = 0;
+        cases[1].f.deadline = DAEMON_PASS_DEADLINE_MAX + 1;
+        cases[2].f.busy = true;
+        cases[3].f.required = -ETIMEDOUT;
+        cases[4].f.required = 1;
+        cases[5].f.unit_state = NULL;
+        cases[6].f.unit_state = "deactivating";
+        cases[7].f.unit_state = "active";
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *why = daemon_pass_why_not(&cases[i].f, buf, sizeof buf);
+
+                ASSERT_TRUE(why != NULL);
+                if (!strstr(why, cases[i].why)) {
+                        fprintf(stderr, "case %zu: '%s' does not say '%s'\n", i, why, cases[i].why);
+                        ASSERT_TRUE(false);
+                }
+        }
+}
+
 int main(void) {
         RUN(pass_bound);
+        RUN(pass);
+        RUN(no_pass);
         RUN(mark);
         RUN(no_mark);
         return 0;

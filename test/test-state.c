@@ -726,7 +726,8 @@ TEST(lock) {
  * that does not is given up on at the bound. */
 TEST(lock_wait) {
         _cleanup_free_ char *dir = fresh_dir("lock-wait");
-        int a = -1, b = -1, status;
+        int a = -1, b = -1, status, ready[2];
+        char c;
         usec_t t0;
         pid_t pid;
 
@@ -737,8 +738,9 @@ TEST(lock_wait) {
         ASSERT_TRUE(now(CLOCK_MONOTONIC) >= t0 + 50 * USEC_PER_MSEC);
         ASSERT_EQ(b, -1);
 
-        /* released by another process 100 ms on: taken then */
+        /* held by another process for 100 ms: the wait takes it once released */
         close(a);
+        ASSERT_OK(pipe2(ready, O_CLOEXEC));
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
@@ -746,10 +748,15 @@ TEST(lock_wait) {
 
                 if (state_lock(dir, &fd) < 0)
                         _exit(1);
+                if (write(ready[1], "x", 1) != 1)
+                        _exit(1);
                 (void) usleep(100 * 1000);
                 _exit(0);
         }
-        (void) usleep(20 * 1000); /* let the child take it (the wait below also passes if it has not) */
+        close(ready[1]);
+        ASSERT_EQ(read(ready[0], &c, 1), 1); /* the child holds it now */
+        close(ready[0]);
+        ASSERT_ERR(state_lock(dir, &b), EBUSY); /* held: what follows has to wait for the child */
         ASSERT_OK(state_lock_wait(dir, now(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, &b));
         ASSERT_TRUE(b >= 0);
         ASSERT_EQ(waitpid(pid, &status, 0), pid);

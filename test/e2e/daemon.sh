@@ -11,8 +11,10 @@
 #   3. a sleep that bypasses logind (`systemctl start suspend.target`): no daemon pass, the unit
 #      runs its own;
 #   4. a unit that requires suspend-sync.service (a drop-in on sleep.target, no condition reset):
-#      the daemon's pass runs but sets no mark, and the unit runs its own pass (the negative control
-#      of 2: without the daemon's question to PID 1 the unit would be skipped);
+#      the daemon runs no pass and sets no mark, and the unit runs its own pass (the negative
+#      control of 2: without the daemon's question to PID 1 the unit would be skipped); then
+#      DeadlineSec=60s, read by the daemon on `systemctl reload`: no daemon pass either (the unit's
+#      pass would have to wait longer for it than its start timeout allows);
 #   5. the mark never outlives the daemon: a mark left in place when the daemon is killed is gone
 #      while systemd waits to restart it (RestartSec=, before the new daemon could remove it);
 #   6. another program holds a delay lock for sleep too (it may write after our pass): no mark, the
@@ -67,6 +69,8 @@ en=$(e2e_run systemctl is-enabled suspend-sync-daemon.service)
 e2e_run systemctl start suspend-sync-daemon.service || fail "1: the daemon did not start"
 wait_lock && ok "1: the daemon holds logind's delay lock: $(e2e_run systemd-inhibit --list --no-legend --no-pager | grep suspend-sync | tr -s ' ')" ||
         fail "1: no delay lock of suspend-sync: $(e2e_run systemd-inhibit --list --no-legend --no-pager)"
+main=$(e2e_prop suspend-sync-daemon.service MainPID)
+echo "1: the daemon (PID $main) holds $(e2e_run ps -o rss= -p "$main" | tr -d ' ') KiB resident, $(e2e_run ls /proc/"$main"/fd | wc -l) fds"
 
 # ---------------------------------------------------------------- 2
 c=$(cursor)
@@ -126,12 +130,22 @@ c=$(cursor)
 e2e_suspend suspend || fail "4: the suspend cycle did not complete"
 journal_since "$c"
 show_journal "4: sleep.target requires suspend-sync.service" "$c"
-[[ $(daemon_ran) -ge 1 ]] && ok "4: the daemon's pass ran" || fail "4: no daemon pass"
-[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("a unit requires suspend-sync.service"))') -ge 1 ]] &&
+[[ $(daemon_ran) == 0 ]] && ok "4: no daemon pass" || fail "4: the daemon ran a pass although a unit requires suspend-sync.service"
+[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("No pass of ours.*a unit requires suspend-sync.service"))') -ge 1 ]] &&
         ok "4: the daemon left the sleep to the unit: a unit requires it" || fail "4: no 'a unit requires suspend-sync.service' from the daemon"
 [[ $(unit_ran) -ge 1 ]] &&
         ok "4: suspend-sync.service ran its own pass" || fail "4: suspend-sync.service did not run"
 e2e_run sh -c 'rm /etc/systemd/system/sleep.target.d/ss-test.conf && systemctl daemon-reload'
+e2e_run sh -c 'mkdir -p /etc/suspend-sync.conf.d && printf "[Sync]\nDeadlineSec=60s\n" >/etc/suspend-sync.conf.d/e2e.conf'
+e2e_run systemctl reload suspend-sync-daemon.service || fail "4: systemctl reload"
+c=$(cursor)
+e2e_suspend suspend || fail "4: the suspend cycle (DeadlineSec=60s) did not complete"
+journal_since "$c"
+[[ $(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("No pass of ours.*DeadlineSec= is above"))') -ge 1 && $(daemon_ran) == 0 ]] &&
+        ok "4: DeadlineSec=60s (read on reload): no daemon pass" || fail "4: DeadlineSec=60s: the daemon did not leave the pass to the unit"
+[[ $(unit_ran) -ge 1 ]] && ok "4: suspend-sync.service ran its pass (DeadlineSec=60s)" || fail "4: suspend-sync.service did not run (DeadlineSec=60s)"
+e2e_run rm /etc/suspend-sync.conf.d/e2e.conf
+e2e_run systemctl reload suspend-sync-daemon.service
 
 # ---------------------------------------------------------------- 5
 e2e_run touch "$MARK" || fail "5: cannot create $MARK"
