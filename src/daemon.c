@@ -19,18 +19,6 @@ const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t siz
         }
         if (f->busy)
                 return "the last sleep's pass or bookkeeping still runs";
-        if (f->required < 0)
-                return "PID 1 did not say which units require suspend-sync.service";
-        if (f->required > 0)
-                return "a unit requires suspend-sync.service";
-        if (!f->unit_state)
-                return "PID 1 did not say whether suspend-sync.service runs";
-        /* inactive, or failed the last time: not running; anything else may still write (its
-         * ExecStopPost= of the last sleep: restore-knob removes the unit's record of this one). */
-        if (!STR_IN_SET(f->unit_state, "inactive", "failed")) {
-                (void) snprintf(buf, size, "suspend-sync.service is %s", f->unit_state);
-                return buf;
-        }
         return NULL;
 }
 
@@ -47,6 +35,20 @@ const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size
         }
         if (f->record)
                 return f->record;
+        /* A requirer: the unit's failure calls the sleep off, so its pass must commit everything
+         * itself (defer-commit.h), which ours, run as no unit's, does not. */
+        if (f->required < 0)
+                return "PID 1 did not say which units require suspend-sync.service";
+        if (f->required > 0)
+                return "a unit requires suspend-sync.service";
+        /* inactive, or failed the last time: not running. Anything else is the last sleep's unit
+         * still stopping: its ExecStopPost= (restore-knob) removes this sleep's record. */
+        if (!f->unit_state)
+                return "PID 1 did not say whether suspend-sync.service runs";
+        if (!STR_IN_SET(f->unit_state, "inactive", "failed")) {
+                (void) snprintf(buf, size, "suspend-sync.service is %s", f->unit_state);
+                return buf;
+        }
         if (f->inhibitors < 0)
                 return "logind did not say which other programs delay the sleep";
         if (f->inhibitors > 0) {

@@ -23,9 +23,6 @@
 #define DAEMON_MARGIN_MAX (1 * USEC_PER_SEC)
 /* No pass at all under this (a tiny InhibitDelayMaxSec=): the unit runs it. */
 #define DAEMON_PASS_MIN (500 * USEC_PER_MSEC)
-/* Each question asked before the pass starts (logind's ListInhibitors; PID 1: which units require
- * suspend-sync.service, and its ActiveState), on the system bus. */
-#define DAEMON_QUERY_TIMEOUT (200 * USEC_PER_MSEC)
 /* The unit's pass waits this long for a state lock the daemon's pass holds (verb-run.c), inside the
  * unit's TimeoutStartSec=45s (it asks for more before it waits: EXTEND_TIMEOUT_USEC=) ... */
 #define DAEMON_UNIT_LOCK_WAIT (40 * USEC_PER_SEC)
@@ -34,6 +31,9 @@
 #define DAEMON_PASS_DEADLINE_MAX (35 * USEC_PER_SEC)
 _Static_assert(DAEMON_PASS_DEADLINE_MAX + 5 * USEC_PER_SEC <= DAEMON_UNIT_LOCK_WAIT,
                "the unit's pass must outwait the daemon's, its exit included");
+/* A pass that has ended waits this long (and never past the bound) for the answers to what was
+ * asked as it began; one not in by then counts as none. */
+#define DAEMON_ANSWERS_WAIT (100 * USEC_PER_MSEC)
 /* The daemon's own calls to logind (the lock, its InhibitDelayMaxUSec). */
 #define DAEMON_BUS_TIMEOUT (10 * USEC_PER_SEC)
 /* restore-knob and record-cycle after a sleep the mark stood for: the unit's TimeoutStopSec=. */
@@ -53,25 +53,27 @@ static inline usec_t daemon_pass_bound(usec_t delay_max) {
 
 /* What is known as logind announces the sleep, before any pass. */
 typedef struct DaemonStartFacts {
-        usec_t bound;           /* daemon_pass_bound(): 0, too short for a pass */
-        usec_t deadline;        /* DeadlineSec=, as last read */
-        bool busy;              /* a pass, restore-knob or record-cycle of the last sleep still runs */
-        int required;           /* some unit requires suspend-sync.service: 1, none: 0, unknown: <0 */
-        const char *unit_state; /* suspend-sync.service's ActiveState; NULL: unknown */
+        usec_t bound;    /* daemon_pass_bound(): 0, too short for a pass */
+        usec_t deadline; /* DeadlineSec=, as last read */
+        bool busy;       /* a pass, restore-knob or record-cycle of the last sleep still runs */
 } DaemonStartFacts;
 
 /* NULL when the daemon runs a pass for this sleep, else why not (the unit runs it, as without the
  * daemon). Pure; buf holds the text when it needs formatting. */
 const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t size);
 
-/* What is known when the pass has ended, or its bound has passed. */
+/* What is known when the pass has ended, or its bound has passed: the answers to what was asked as
+ * it began (logind: other delay locks; PID 1: requirers of suspend-sync.service, its state), sent
+ * before the pass was forked and read as they came. */
 typedef struct DaemonPassFacts {
-        bool ended;            /* the pass exited within the bound */
-        int status;            /* its exit status (ended); -1: killed by a signal */
-        const char *record;    /* NULL: its record is this pass's and says "success"; else why not */
-        bool same_sleep;       /* no PrepareForSleep since the pass began */
-        int inhibitors;        /* 0: no other delay lock for sleep; 1: one (other_who); <0: unknown */
-        const char *other_who; /* the other lock's holder ("who"), may be NULL */
+        bool ended;             /* the pass exited within the bound */
+        int status;             /* its exit status (ended); -1: killed by a signal */
+        const char *record;     /* NULL: its record is this pass's and says "success"; else why not */
+        bool same_sleep;        /* no PrepareForSleep since the pass began */
+        int required;           /* some unit requires suspend-sync.service: 1, none: 0, unknown: <0 */
+        const char *unit_state; /* suspend-sync.service's ActiveState as the pass began; NULL: unknown */
+        int inhibitors;         /* 0: no other delay lock for sleep; 1: one (other_who); <0: unknown */
+        const char *other_who;  /* the other lock's holder ("who"), may be NULL */
 } DaemonPassFacts;
 
 /* NULL when the daemon may mark its pass done (suspend-sync.service skipped for this sleep), else

@@ -143,59 +143,89 @@ int manager_requirers_finish(ManagerRequirers *q, usec_t deadline) {
         return q->error < 0 ? q->error : 0;
 }
 
-/* Properties.Get of unit's property on bus within timeout: the reply, or a negative errno. */
-static int unit_property(sd_bus *bus, const char *path, const char *property, usec_t timeout,
-                         sd_bus_message **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+struct ManagerUnitFacts {
+        ManagerRequirers requirers; /* the replies to the three requirer properties */
+        sd_bus_slot *slots[ELEMENTSOF(requirer_properties) + 1];
+        char *active_state; /* the fourth: ActiveState */
+        int state_error;
+        bool state_pending;
+};
+
+static int active_state_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        ManagerUnitFacts *q = userdata;
+        const char *state;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", path,
-                                           "org.freedesktop.DBus.Properties", "Get");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "ss", "org.freedesktop.systemd1.Unit", property);
-        if (r >= 0)
-                r = sd_bus_call(bus, m, timeout, &error, ret);
-        return r;
+        (void) ret_error;
+        q->state_pending = false;
+        if (sd_bus_message_is_method_error(m, NULL))
+                r = -(sd_bus_message_get_errno(m) ?: EIO);
+        else
+                r = sd_bus_message_read(m, "v", "s", &state);
+        if (r >= 0 && !(q->active_state = strdup(state)))
+                r = -ENOMEM;
+        if (r < 0)
+                q->state_error = r;
+        return 0;
 }
 
-int manager_unit_requirers_sync(sd_bus *bus, const char *unit, usec_t timeout, char **ret_active_state) {
+ManagerUnitFacts *manager_unit_facts_free(ManagerUnitFacts *q) {
+        if (!q)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(q->slots); i++)
+                sd_bus_slot_unref(q->slots[i]); /* cancels what has not been answered */
+        free(q->active_state);
+        free(q);
+        return NULL;
+}
+
+int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFacts **ret) {
+        _cleanup_(manager_unit_facts_freep) ManagerUnitFacts *q = NULL;
         _cleanup_free_ char *path = NULL;
-        bool found = false;
         int r;
 
         if (!bus || !unit)
                 return -EINVAL;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(requirer_properties) && !found; i++) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                const char *name;
-
-                r = unit_property(bus, path, requirer_properties[i], timeout, &reply);
-                if (r >= 0)
-                        r = sd_bus_message_enter_container(reply, 'v', "as");
-                if (r >= 0)
-                        r = sd_bus_message_enter_container(reply, 'a', "s");
-                if (r >= 0)
-                        r = sd_bus_message_read_basic(reply, 's', &name);
+        for (size_t i = 0; i < ELEMENTSOF(requirer_properties); i++) {
+                r = sd_bus_call_method_async(bus, &q->slots[i], "org.freedesktop.systemd1", path,
+                                             "org.freedesktop.DBus.Properties", "Get", requirers_reply,
+                                             &q->requirers, "ss", "org.freedesktop.systemd1.Unit",
+                                             requirer_properties[i]);
                 if (r < 0)
                         return r;
-                found = r > 0;
+                q->requirers.pending++;
         }
-        if (ret_active_state) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                const char *state;
+        r = sd_bus_call_method_async(bus, &q->slots[ELEMENTSOF(requirer_properties)],
+                                     "org.freedesktop.systemd1", path, "org.freedesktop.DBus.Properties",
+                                     "Get", active_state_reply, q, "ss", "org.freedesktop.systemd1.Unit",
+                                     "ActiveState");
+        if (r < 0)
+                return r;
+        q->state_pending = true;
+        *ret = TAKE_PTR(q);
+        return 0;
+}
 
-                r = unit_property(bus, path, "ActiveState", timeout, &reply);
-                if (r >= 0)
-                        r = sd_bus_message_read(reply, "v", "s", &state);
-                if (r < 0)
-                        return r;
-                *ret_active_state = strdup(state);
-                if (!*ret_active_state)
-                        return -ENOMEM;
-        }
-        return found;
+int manager_unit_facts_required(const ManagerUnitFacts *q) {
+        if (!q)
+                return -ENOTCONN;
+        if (q->requirers.found)
+                return 1;
+        if (q->requirers.error < 0)
+                return q->requirers.error;
+        return q->requirers.pending > 0 ? -ETIMEDOUT : 0;
+}
+
+bool manager_unit_facts_pending(const ManagerUnitFacts *q) {
+        return q && (q->state_pending || (q->requirers.pending > 0 && !q->requirers.found));
+}
+
+const char *manager_unit_facts_active_state(const ManagerUnitFacts *q) {
+        return q && !q->state_pending && q->state_error == 0 ? q->active_state : NULL;
 }

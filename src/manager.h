@@ -33,9 +33,19 @@ int manager_requirers_start(const char *unit, ManagerRequirers **ret);
  * when no complete answer came (-ETIMEDOUT, an error reply, a closed connection). */
 int manager_requirers_finish(ManagerRequirers *q, usec_t deadline);
 ManagerRequirers *manager_requirers_free(ManagerRequirers *q);
-/* The same question and the unit's ActiveState (into *ret_active_state, may be NULL), asked on bus
- * (PID 1's private bus, or the system bus) with synchronous calls, each bounded by timeout:
- * sd_bus_call() dispatches nothing else, so a callback of the same bus may ask. 1 some unit requires
- * it, 0 none does, negative errno when an answer is missing. */
-int manager_unit_requirers_sync(sd_bus *bus, const char *unit, usec_t timeout, char **ret_active_state);
+/* The same question and the unit's ActiveState, asked on the caller's bus (the system bus, or PID
+ * 1's private one) attached to the caller's event loop, which dispatches the answers: nothing here
+ * waits. Read what has come so far with the getters; free cancels the rest. */
+typedef struct ManagerUnitFacts ManagerUnitFacts;
+
+int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFacts **ret);
+/* 1 some unit requires it, 0 none does (all three answers in), negative errno: an answer failed
+ * (-ETIMEDOUT: not all of them in yet; -ENOTCONN: q is NULL). */
+int manager_unit_facts_required(const ManagerUnitFacts *q);
+/* Whether an answer that matters is still to come. */
+bool manager_unit_facts_pending(const ManagerUnitFacts *q);
+/* Its ActiveState, NULL until it has come (or when it failed). */
+const char *manager_unit_facts_active_state(const ManagerUnitFacts *q);
+ManagerUnitFacts *manager_unit_facts_free(ManagerUnitFacts *q);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ManagerUnitFacts *, manager_unit_facts_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ManagerRequirers *, manager_requirers_free);

@@ -63,11 +63,17 @@ typedef struct Daemon {
         pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
         unsigned pass_sleeps; /* ... begun at this count */
         bool pass_decided;    /* ... its bound passed: decided, lock released */
+        bool pass_ended;      /* ... it exited before the bound, with pass_status */
+        int pass_status;
+        usec_t pass_exited_at;
+        sd_event_source *answers_timer; /* ... and waits for the answers to come in */
         usec_t pass_started, pass_started_realtime;
         sd_event_source *pass_timer;
-        int inhibitors; /* another delay lock for sleep: 1, none: 0, unknown: <0 */
+        sd_bus_slot *inhibitors_slot; /* logind's answer: who else delays the sleep */
+        int inhibitors;               /* another delay lock for sleep: 1, none: 0, unknown: <0 */
         char other_who[64];
-        bool marked; /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+        ManagerUnitFacts *unit_facts; /* PID 1's: which units require the unit, its state */
+        bool marked;                  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
 
         pid_t post_pid; /* restore-knob, then record-cycle, after a sleep the mark stood for */
         bool post_recorded;
@@ -223,29 +229,47 @@ static void kick_flushers(Daemon *d) {
                 log_debug_errno(r, "Could not wake the flusher threads, the pass will try: %m");
 }
 
-/* Whether a program other than us holds a delay lock for sleep: its work (what it does on
- * PrepareForSleep) may write after our pass. 1 (its name in other_who), 0, or a negative errno. A
- * synchronous call: logind is waiting for its delay locks and answers at once; the reply is read
- * without dispatching anything else. */
-static int ask_inhibitors(Daemon *d) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+/* logind's list of inhibitors: whether a program other than us holds a delay lock for sleep (its
+ * work on PrepareForSleep may write after our pass): d->inhibitors 1 (its name in other_who), 0, or
+ * a negative errno. */
+static int on_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Daemon *d = userdata;
         const char *what, *who, *why, *mode;
         uint32_t uid, pid;
         int r;
 
-        r = sd_bus_call_method(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "ListInhibitors", &error, &reply,
-                               NULL);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
-        while (r >= 0 &&
-               (r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0)
+        d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+        if (sd_bus_message_is_method_error(m, NULL)) {
+                d->inhibitors = -(sd_bus_message_get_errno(m) ?: EIO);
+                return 0;
+        }
+        r = sd_bus_message_enter_container(m, 'a', "(ssssuu)");
+        while (r >= 0 && (r = sd_bus_message_read(m, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0)
                 if (streq(mode, "delay") && strstr(what, "sleep") && (pid_t) pid != getpid()) {
                         (void) snprintf(d->other_who, sizeof d->other_who, "%s", who);
-                        return 1;
+                        r = 1;
+                        break;
                 }
-        return r;
+        d->inhibitors = r;
+        return 0;
+}
+
+/* The questions of pass_decide(), sent before the pass is forked (what logind and PID 1 know then)
+ * and answered while it runs; an answer not in by then counts as none. */
+static void ask(Daemon *d) {
+        int r;
+
+        d->other_who[0] = 0;
+        d->inhibitors = -ETIMEDOUT;
+        d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+        r = sd_bus_call_method_async(d->bus, &d->inhibitors_slot, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
+                                     "ListInhibitors", on_inhibitors, d, NULL);
+        if (r < 0)
+                d->inhibitors = r;
+        d->unit_facts = manager_unit_facts_free(d->unit_facts);
+        r = manager_unit_facts_start(d->bus, SUSPEND_SYNC_UNIT, &d->unit_facts);
+        if (r < 0)
+                log_debug_errno(r, "Cannot ask PID 1 about " SUSPEND_SYNC_UNIT ": %m");
 }
 
 /* ---- the pass ------------------------------------------------------------------------------ */
@@ -274,6 +298,8 @@ static void pass_decide(Daemon *d, bool ended, int status) {
                 .ended = ended,
                 .status = status,
                 .same_sleep = d->sleeps == d->pass_sleeps,
+                .required = manager_unit_facts_required(d->unit_facts),
+                .unit_state = manager_unit_facts_active_state(d->unit_facts),
                 .inhibitors = d->inhibitors,
                 .other_who = d->other_who,
         };
@@ -298,6 +324,27 @@ static void pass_decide(Daemon *d, bool ended, int status) {
         }
         if (f.same_sleep)
                 lock_release(d);
+        d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+        d->unit_facts = manager_unit_facts_free(d->unit_facts);
+}
+
+static bool answers_pending(const Daemon *d) {
+        return d->inhibitors == -ETIMEDOUT || manager_unit_facts_pending(d->unit_facts);
+}
+
+/* The pass has exited: the answers are dispatched by the event loop like its exit, so they may come
+ * just after it. Looked at each millisecond, up to DAEMON_ANSWERS_WAIT and never past the bound. */
+static int on_answers(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        usec_t n = now(CLOCK_MONOTONIC), bound = d->pass_started + daemon_pass_bound(d->delay_max);
+
+        if (answers_pending(d) && n < bound && n < d->pass_exited_at + DAEMON_ANSWERS_WAIT &&
+            sd_event_source_set_time(s, n + USEC_PER_MSEC) >= 0 &&
+            sd_event_source_set_enabled(s, SD_EVENT_ONESHOT) >= 0)
+                return 0;
+        d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
+        pass_decide(d, d->pass_ended, d->pass_status);
+        return 0;
 }
 
 static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
@@ -307,10 +354,15 @@ static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
         sd_event_source_unref(s);
         d->pass_pid = 0;
         d->pass_decided = false;
+        if (decided)
+                return 0;
         /* Ended in time only if before the bound, whichever of the two sd-event dispatches first. */
-        if (!decided)
-                pass_decide(d, now(CLOCK_MONOTONIC) < d->pass_started + daemon_pass_bound(d->delay_max),
-                            si->si_code == CLD_EXITED ? si->si_status : -1);
+        d->pass_exited_at = now(CLOCK_MONOTONIC);
+        d->pass_ended = d->pass_exited_at < d->pass_started + daemon_pass_bound(d->delay_max);
+        d->pass_status = si->si_code == CLD_EXITED ? si->si_status : -1;
+        if (!answers_pending(d) || sd_event_add_time(d->event, &d->answers_timer, CLOCK_MONOTONIC,
+                                                     d->pass_exited_at + USEC_PER_MSEC, 0, on_answers, d) < 0)
+                pass_decide(d, d->pass_ended, d->pass_status);
         return 0;
 }
 
@@ -319,6 +371,11 @@ static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
 static int on_pass_bound(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
+        if (d->answers_timer) { /* it exited and waits for answers: decide with what came */
+                d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
+                pass_decide(d, d->pass_ended, d->pass_status);
+                return 0;
+        }
         d->pass_decided = true;
         pass_decide(d, false, -1);
         return 0;
@@ -328,7 +385,7 @@ static void pass_start(Daemon *d) {
         char *argv[] = {
                 (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL, NULL
         };
-        _cleanup_free_ char *state = NULL, *unit_state = NULL;
+        _cleanup_free_ char *state = NULL;
         char opt[64], buf[128];
         DaemonStartFacts f = {
                 .bound = daemon_pass_bound(d->delay_max),
@@ -343,20 +400,14 @@ static void pass_start(Daemon *d) {
         d->pass_started = now(CLOCK_MONOTONIC);
         d->pass_started_realtime = now(CLOCK_REALTIME);
         d->pass_sleeps = d->sleeps;
-        /* The data starts to the disks first, whatever follows. */
-        kick_flushers(d);
-        /* Synchronous, each bounded (sd_bus_call() dispatches nothing else meanwhile): who else
-         * delays this sleep; who requires the unit, and whether it still runs from the last one. */
-        d->other_who[0] = 0;
-        d->inhibitors = ask_inhibitors(d);
-        f.required = manager_unit_requirers_sync(d->bus, SUSPEND_SYNC_UNIT, DAEMON_QUERY_TIMEOUT,
-                                                 &unit_state);
-        f.unit_state = unit_state;
         why = daemon_pass_why_not(&f, buf, sizeof buf);
         if (why) {
                 log_notice("No pass of ours for this sleep (%s): suspend-sync.service runs it.", why);
                 return lock_release(d);
         }
+        /* The data starts to the disks first; then the questions go out, before the fork. */
+        kick_flushers(d);
+        ask(d);
 
         (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us", (uint64_t) DAEMON_PASS_DEADLINE_MAX);
         argv[3] = opt;
@@ -366,6 +417,8 @@ static void pass_start(Daemon *d) {
         pid = spawn(d, argv, on_pass_exit);
         if (pid < 0) {
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
+                d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+                d->unit_facts = manager_unit_facts_free(d->unit_facts);
                 return lock_release(d);
         }
         d->pass_pid = pid;
@@ -508,6 +561,9 @@ static void daemon_done(Daemon *d) {
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
+        d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
+        d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+        d->unit_facts = manager_unit_facts_free(d->unit_facts);
         d->bus = sd_bus_flush_close_unref(d->bus);
         d->root_fd = safe_close(d->root_fd);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * daemon.h: how long the daemon waits for its pass under logind's InhibitDelayMaxUSec, and when its
- * pass stands for the unit's (daemon_mark_why_not()): only an exit 0 within the bound, with a
- * "success" record, in the same sleep, while no other program delays the sleep; each fact alone
- * withholds the mark.
+ * daemon.h: how long the daemon waits for its pass under logind's InhibitDelayMaxUSec; whether it
+ * runs a pass at all (daemon_pass_why_not()); and when its pass stands for the unit's
+ * (daemon_mark_why_not()): only an exit 0 within the bound, with a "success" record, in the same
+ * sleep, no requirer of the unit, the unit not running, no other program delaying the sleep. Each
+ * fact alone withholds the pass or the mark.
  */
 
 #include <errno.h>
@@ -32,15 +33,61 @@ TEST(pass_bound) {
         }
 }
 
-static const DaemonPassFacts good = { .ended = true, .status = 0, .same_sleep = true, .inhibitors = 0 };
-
-TEST(mark) {
-        char buf[128];
-
-        ASSERT_TRUE(daemon_mark_why_not(&good, buf, sizeof buf) == NULL);
+static void assert_says(const char *why, const char *what, size_t i) {
+        ASSERT_TRUE(why != NULL);
+        if (!strstr(why, what)) {
+                fprintf(stderr, "case %zu: '%s' does not say '%s'\n", i, why, what);
+                ASSERT_TRUE(false);
+        }
 }
 
-/* Each fact against the mark, alone, withholds it; the reason names it. */
+static const DaemonStartFacts start_ok = { .bound = 4 * USEC_PER_SEC, .deadline = 30 * USEC_PER_SEC };
+
+TEST(pass) {
+        DaemonStartFacts f = start_ok;
+        char buf[128];
+
+        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
+        f.deadline = DAEMON_PASS_DEADLINE_MAX; /* at the cap: still ours */
+        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
+}
+
+TEST(no_pass) {
+        struct {
+                DaemonStartFacts f;
+                const char *why;
+        } cases[] = {
+                { .why = "too briefly" },
+                { .why = "DeadlineSec= is above 35s" },
+                { .why = "still runs" },
+        };
+        char buf[128];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cases[i].f = start_ok;
+        cases[0].f.bound = 0;
+        cases[1].f.deadline = DAEMON_PASS_DEADLINE_MAX + 1;
+        cases[2].f.busy = true;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_says(daemon_pass_why_not(&cases[i].f, buf, sizeof buf), cases[i].why, i);
+}
+
+static const DaemonPassFacts mark_ok = { .ended = true,
+                                         .status = 0,
+                                         .same_sleep = true,
+                                         .required = 0,
+                                         .unit_state = "inactive",
+                                         .inhibitors = 0 };
+
+TEST(mark) {
+        DaemonPassFacts f = mark_ok;
+        char buf[128];
+
+        ASSERT_TRUE(daemon_mark_why_not(&f, buf, sizeof buf) == NULL);
+        f.unit_state = "failed"; /* the last sleep's unit failed: not running */
+        ASSERT_TRUE(daemon_mark_why_not(&f, buf, sizeof buf) == NULL);
+}
+
 TEST(no_mark) {
         struct {
                 DaemonPassFacts f;
@@ -51,83 +98,35 @@ TEST(no_mark) {
                 { .why = "status 74" },
                 { .why = "killed" },
                 { .why = "did not sync everything" },
-                { .why = "did not say" },
+                { .why = "did not say which units" },
+                { .why = "a unit requires" },
+                { .why = "did not say whether" },
+                { .why = "is deactivating" },
+                { .why = "is active" },
+                { .why = "did not say which other" },
                 { .why = "gnome-shell" },
+                { .why = "(unknown)" },
         };
         char buf[128];
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-                cases[i].f = good;
+                cases[i].f = mark_ok;
         cases[0].f.same_sleep = false;
         cases[1].f.ended = false;
         cases[2].f.status = 74;
         cases[3].f.status = -1;
         cases[4].f.record = "it did not sync everything (see its record)";
-        cases[5].f.inhibitors = -ETIMEDOUT;
-        cases[6].f.inhibitors = 1;
-        cases[6].f.other_who = "gnome-shell";
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                const char *why = daemon_mark_why_not(&cases[i].f, buf, sizeof buf);
-
-                ASSERT_TRUE(why != NULL);
-                if (!strstr(why, cases[i].why)) {
-                        fprintf(stderr, "case %zu: '%s' does not say '%s'\n", i, why, cases[i].why);
-                        ASSERT_TRUE(false);
-                }
-        }
-        /* Another delay lock whose holder is not known still withholds it. */
-        cases[6].f.other_who = NULL;
-        ASSERT_TRUE(daemon_mark_why_not(&cases[6].f, buf, sizeof buf) != NULL);
-}
-
-static const DaemonStartFacts start_ok = {
-        .bound = 4 * USEC_PER_SEC, .deadline = 30 * USEC_PER_SEC, .required = 0, .unit_state = "inactive"
-};
-
-TEST(pass) {
-        DaemonStartFacts f = start_ok;
-        char buf[128];
-
-        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
-        f.unit_state = "failed"; /* the last sleep's unit failed: not running */
-        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
-        f.deadline = DAEMON_PASS_DEADLINE_MAX; /* at the cap: still ours */
-        ASSERT_TRUE(daemon_pass_why_not(&f, buf, sizeof buf) == NULL);
-}
-
-/* Each fact against a pass, alone, leaves it to the unit; the reason names it. */
-TEST(no_pass) {
-        struct {
-                DaemonStartFacts f;
-                const char *why;
-        } cases[] = {
-                { .why = "too briefly" },     { .why = "DeadlineSec= is above 35s" },
-                { .why = "still runs" },      { .why = "did not say which units" },
-                { .why = "a unit requires" }, { .why = "did not say whether" },
-                { .why = "is deactivating" }, { .why = "is active" },
-        };
-        char buf[128];
-
+        cases[5].f.required = -ETIMEDOUT;
+        cases[6].f.required = 1;
+        cases[7].f.unit_state = NULL;
+        cases[8].f.unit_state = "deactivating";
+        cases[9].f.unit_state = "active";
+        cases[10].f.inhibitors = -ETIMEDOUT;
+        cases[11].f.inhibitors = 1;
+        cases[11].f.other_who = "gnome-shell";
+        cases[12].f.inhibitors = 1; /* its holder not known: still no mark */
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-                cases[i].f = start_ok;
-        cases[0].f.bound = 0;
-        cases[1].f.deadline = DAEMON_PASS_DEADLINE_MAX + 1;
-        cases[2].f.busy = true;
-        cases[3].f.required = -ETIMEDOUT;
-        cases[4].f.required = 1;
-        cases[5].f.unit_state = NULL;
-        cases[6].f.unit_state = "deactivating";
-        cases[7].f.unit_state = "active";
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                const char *why = daemon_pass_why_not(&cases[i].f, buf, sizeof buf);
-
-                ASSERT_TRUE(why != NULL);
-                if (!strstr(why, cases[i].why)) {
-                        fprintf(stderr, "case %zu: '%s' does not say '%s'\n", i, why, cases[i].why);
-                        ASSERT_TRUE(false);
-                }
-        }
+                assert_says(daemon_mark_why_not(&cases[i].f, buf, sizeof buf), cases[i].why, i);
 }
 
 int main(void) {
