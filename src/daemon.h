@@ -31,8 +31,8 @@
 #define DAEMON_PASS_DEADLINE_MAX (35 * USEC_PER_SEC)
 _Static_assert(DAEMON_PASS_DEADLINE_MAX + 5 * USEC_PER_SEC <= DAEMON_UNIT_LOCK_WAIT,
                "the unit's pass must outwait the daemon's, its exit included");
-/* A pass that has ended waits this long (and never past the bound) for the answers to what was
- * asked as it began; one not in by then counts as none. */
+/* A pass that has ended is decided as soon as its answers are in, or a known one withholds the mark;
+ * at most this long after its exit (and never past the bound): one not in by then counts as none. */
 #define DAEMON_ANSWERS_WAIT (100 * USEC_PER_MSEC)
 /* The daemon's own calls to logind (the lock, its InhibitDelayMaxUSec). */
 #define DAEMON_BUS_TIMEOUT (10 * USEC_PER_SEC)
@@ -62,16 +62,16 @@ typedef struct DaemonStartFacts {
  * daemon). Pure; buf holds the text when it needs formatting. */
 const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t size);
 
-/* What is known when the pass has ended, or its bound has passed: the answers to what was asked as
- * it began (logind: other delay locks; PID 1: requirers of suspend-sync.service, its state), sent
- * before the pass was forked and read as they came. */
+/* What is known when the pass has ended, or its bound has passed: the answers to the questions sent
+ * as it began, before the fork (logind: other delay locks; PID 1: requirers of suspend-sync.service,
+ * its state), each as of when it was answered. */
 typedef struct DaemonPassFacts {
         bool ended;             /* the pass exited within the bound */
         int status;             /* its exit status (ended); -1: killed by a signal */
         const char *record;     /* NULL: its record is this pass's and says "success"; else why not */
         bool same_sleep;        /* no PrepareForSleep since the pass began */
         int required;           /* some unit requires suspend-sync.service: 1, none: 0, unknown: <0 */
-        const char *unit_state; /* suspend-sync.service's ActiveState as the pass began; NULL: unknown */
+        const char *unit_state; /* suspend-sync.service's ActiveState when PID 1 answered; NULL: unknown */
         int inhibitors;         /* 0: no other delay lock for sleep; 1: one (other_who); <0: unknown */
         const char *other_who;  /* the other lock's holder ("who"), may be NULL */
 } DaemonPassFacts;

@@ -145,11 +145,20 @@ int manager_requirers_finish(ManagerRequirers *q, usec_t deadline) {
 
 struct ManagerUnitFacts {
         ManagerRequirers requirers; /* the replies to the three requirer properties */
+        ManagerUnitFactsAnswer on_answer;
+        void *userdata;
         sd_bus_slot *slots[ELEMENTSOF(requirer_properties) + 1];
         char *active_state; /* the fourth: ActiveState */
         int state_error;
         bool state_pending;
 };
+
+static int facts_requirer_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        ManagerUnitFacts *q = userdata;
+
+        (void) requirers_reply(m, &q->requirers, ret_error);
+        return q->on_answer ? q->on_answer(q->userdata) : 0;
+}
 
 static int active_state_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ManagerUnitFacts *q = userdata;
@@ -166,7 +175,7 @@ static int active_state_reply(sd_bus_message *m, void *userdata, sd_bus_error *r
                 r = -ENOMEM;
         if (r < 0)
                 q->state_error = r;
-        return 0;
+        return q->on_answer ? q->on_answer(q->userdata) : 0;
 }
 
 ManagerUnitFacts *manager_unit_facts_free(ManagerUnitFacts *q) {
@@ -179,7 +188,8 @@ ManagerUnitFacts *manager_unit_facts_free(ManagerUnitFacts *q) {
         return NULL;
 }
 
-int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFacts **ret) {
+int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFactsAnswer on_answer, void *userdata,
+                             ManagerUnitFacts **ret) {
         _cleanup_(manager_unit_facts_freep) ManagerUnitFacts *q = NULL;
         _cleanup_free_ char *path = NULL;
         int r;
@@ -189,13 +199,15 @@ int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFacts **r
         q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
+        q->on_answer = on_answer;
+        q->userdata = userdata;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(requirer_properties); i++) {
                 r = sd_bus_call_method_async(bus, &q->slots[i], "org.freedesktop.systemd1", path,
-                                             "org.freedesktop.DBus.Properties", "Get", requirers_reply,
-                                             &q->requirers, "ss", "org.freedesktop.systemd1.Unit",
+                                             "org.freedesktop.DBus.Properties", "Get", facts_requirer_reply,
+                                             q, "ss", "org.freedesktop.systemd1.Unit",
                                              requirer_properties[i]);
                 if (r < 0)
                         return r;

@@ -11,6 +11,10 @@
  * kind, aliases, specifiers) fails or stops when it fails; when that is a sleep target, a failure
  * of the unit's pass calls the sleep off (defer-commit.h). Asked early and answered late, so that
  * the round trip runs beside the pass's own work.
+ *
+ * The resident daemon asks the same, and the unit's ActiveState, on the system bus it already holds
+ * (ManagerUnitFacts: no connection set up during a sleep, and no private connection kept open,
+ * which PID 1 would send every unit and job signal to), answered through its event loop.
  */
 
 #include <systemd/sd-bus.h>
@@ -37,8 +41,11 @@ ManagerRequirers *manager_requirers_free(ManagerRequirers *q);
  * 1's private one) attached to the caller's event loop, which dispatches the answers: nothing here
  * waits. Read what has come so far with the getters; free cancels the rest. */
 typedef struct ManagerUnitFacts ManagerUnitFacts;
+/* Called after each answer (from the event loop); it may free q. */
+typedef int (*ManagerUnitFactsAnswer)(void *userdata);
 
-int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFacts **ret);
+int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFactsAnswer on_answer, void *userdata,
+                             ManagerUnitFacts **ret);
 /* 1 some unit requires it, 0 none does (all three answers in), negative errno: an answer failed
  * (-ETIMEDOUT: not all of them in yet; -ENOTCONN: q is NULL). */
 int manager_unit_facts_required(const ManagerUnitFacts *q);

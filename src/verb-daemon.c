@@ -51,7 +51,6 @@ typedef struct Daemon {
         const Args *a;
         sd_event *event;
         sd_bus *bus;     /* the system bus: logind */
-        sd_bus *manager; /* PID 1's private bus, kept open: no connection set up in a sleep */
         const char *exe; /* our binary, which each child runs */
         int root_fd;
         int lock_fd;
@@ -63,6 +62,7 @@ typedef struct Daemon {
         pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
         unsigned pass_sleeps; /* ... begun at this count */
         bool pass_decided;    /* ... its bound passed: decided, lock released */
+        bool pass_waiting;    /* ... it exited and waits for its answers */
         bool pass_ended;      /* ... it exited before the bound, with pass_status */
         int pass_status;
         usec_t pass_exited_at;
@@ -229,6 +229,9 @@ static void kick_flushers(Daemon *d) {
                 log_debug_errno(r, "Could not wake the flusher threads, the pass will try: %m");
 }
 
+static void pass_answer(Daemon *d, bool force);
+static int on_unit_facts(void *userdata);
+
 /* logind's list of inhibitors: whether a program other than us holds a delay lock for sleep (its
  * work on PrepareForSleep may write after our pass): d->inhibitors 1 (its name in other_who), 0, or
  * a negative errno. */
@@ -241,6 +244,7 @@ static int on_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
         if (sd_bus_message_is_method_error(m, NULL)) {
                 d->inhibitors = -(sd_bus_message_get_errno(m) ?: EIO);
+                pass_answer(d, false);
                 return 0;
         }
         r = sd_bus_message_enter_container(m, 'a', "(ssssuu)");
@@ -251,6 +255,7 @@ static int on_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
                         break;
                 }
         d->inhibitors = r;
+        pass_answer(d, false);
         return 0;
 }
 
@@ -267,7 +272,7 @@ static void ask(Daemon *d) {
         if (r < 0)
                 d->inhibitors = r;
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
-        r = manager_unit_facts_start(d->bus, SUSPEND_SYNC_UNIT, &d->unit_facts);
+        r = manager_unit_facts_start(d->bus, SUSPEND_SYNC_UNIT, on_unit_facts, d, &d->unit_facts);
         if (r < 0)
                 log_debug_errno(r, "Cannot ask PID 1 about " SUSPEND_SYNC_UNIT ": %m");
 }
@@ -290,11 +295,9 @@ static const char *pass_record_why_not(const Daemon *d) {
         return NULL;
 }
 
-/* The pass ended (ended, its status) or its bound passed: mark or not, and release the lock of the
- * sleep it was started for (a later sleep's lock, taken again meanwhile, stays). */
-static void pass_decide(Daemon *d, bool ended, int status) {
-        usec_t n = now(CLOCK_MONOTONIC);
-        DaemonPassFacts f = {
+/* The facts of daemon_mark_why_not() as far as they are known (the record is read by pass_decide()). */
+static DaemonPassFacts pass_facts(const Daemon *d, bool ended, int status) {
+        return (DaemonPassFacts) {
                 .ended = ended,
                 .status = status,
                 .same_sleep = d->sleeps == d->pass_sleeps,
@@ -303,11 +306,20 @@ static void pass_decide(Daemon *d, bool ended, int status) {
                 .inhibitors = d->inhibitors,
                 .other_who = d->other_who,
         };
+}
+
+/* The pass ended (ended, its status) or its bound passed: mark or not, and release the lock of the
+ * sleep it was started for (a later sleep's lock, taken again meanwhile, stays). */
+static void pass_decide(Daemon *d, bool ended, int status) {
+        usec_t n = now(CLOCK_MONOTONIC);
+        DaemonPassFacts f = pass_facts(d, ended, status);
         char t[FORMAT_TIMESPAN_MAX], buf[128];
         const char *why;
         int r;
 
         d->pass_timer = sd_event_source_disable_unref(d->pass_timer);
+        d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
+        d->pass_waiting = false;
         if (ended && status == 0)
                 f.record = pass_record_why_not(d);
         why = daemon_mark_why_not(&f, buf, sizeof buf);
@@ -328,28 +340,47 @@ static void pass_decide(Daemon *d, bool ended, int status) {
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
 }
 
-static bool answers_pending(const Daemon *d) {
-        return d->inhibitors == -ETIMEDOUT || manager_unit_facts_pending(d->unit_facts);
+/* Whether the decision of a pass that has exited no longer depends on an answer still to come: all
+ * are in, or what is known withholds the mark whatever the rest says (those still out taken as
+ * favourable). */
+static bool pass_settled(const Daemon *d) {
+        bool inhibitors = d->inhibitors == -ETIMEDOUT, unit = manager_unit_facts_pending(d->unit_facts);
+        DaemonPassFacts f = pass_facts(d, d->pass_ended, d->pass_status);
+        char buf[128];
+
+        if (!inhibitors && !unit)
+                return true;
+        if (inhibitors)
+                f.inhibitors = 0;
+        if (unit && f.required == -ETIMEDOUT)
+                f.required = 0;
+        if (unit && !f.unit_state)
+                f.unit_state = "inactive";
+        return daemon_mark_why_not(&f, buf, sizeof buf) != NULL;
 }
 
-/* The pass has exited: the answers are dispatched by the event loop like its exit, so they may come
- * just after it. Looked at each millisecond, up to DAEMON_ANSWERS_WAIT and never past the bound. */
-static int on_answers(sd_event_source *s, uint64_t usec, void *userdata) {
-        Daemon *d = userdata;
-        usec_t n = now(CLOCK_MONOTONIC), bound = d->pass_started + daemon_pass_bound(d->delay_max);
+/* An answer came (or a PrepareForSleep, or the wait's end): decide when the exited pass waited for
+ * it. */
+static void pass_answer(Daemon *d, bool force) {
+        if (d->pass_waiting && (force || pass_settled(d)))
+                pass_decide(d, d->pass_ended, d->pass_status);
+}
 
-        if (answers_pending(d) && n < bound && n < d->pass_exited_at + DAEMON_ANSWERS_WAIT &&
-            sd_event_source_set_time(s, n + USEC_PER_MSEC) >= 0 &&
-            sd_event_source_set_enabled(s, SD_EVENT_ONESHOT) >= 0)
-                return 0;
-        d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
-        pass_decide(d, d->pass_ended, d->pass_status);
+static int on_unit_facts(void *userdata) {
+        pass_answer(userdata, false);
+        return 0;
+}
+
+/* The exited pass has waited DAEMON_ANSWERS_WAIT for its answers: what is missing counts as none. */
+static int on_answers_wait(sd_event_source *s, uint64_t usec, void *userdata) {
+        pass_answer(userdata, true);
         return 0;
 }
 
 static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Daemon *d = userdata;
         bool decided = d->pass_decided;
+        int r;
 
         sd_event_source_unref(s);
         d->pass_pid = 0;
@@ -360,9 +391,18 @@ static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
         d->pass_exited_at = now(CLOCK_MONOTONIC);
         d->pass_ended = d->pass_exited_at < d->pass_started + daemon_pass_bound(d->delay_max);
         d->pass_status = si->si_code == CLD_EXITED ? si->si_status : -1;
-        if (!answers_pending(d) || sd_event_add_time(d->event, &d->answers_timer, CLOCK_MONOTONIC,
-                                                     d->pass_exited_at + USEC_PER_MSEC, 0, on_answers, d) < 0)
+        d->pass_waiting = true;
+        if (pass_settled(d)) {
                 pass_decide(d, d->pass_ended, d->pass_status);
+                return 0;
+        }
+        /* The answers are dispatched by the event loop like the exit: they may come just after it. */
+        r = sd_event_add_time(d->event, &d->answers_timer, CLOCK_MONOTONIC,
+                              MIN(d->pass_exited_at + DAEMON_ANSWERS_WAIT,
+                                  d->pass_started + daemon_pass_bound(d->delay_max)),
+                              1, on_answers_wait, d);
+        if (r < 0)
+                pass_answer(d, true);
         return 0;
 }
 
@@ -371,9 +411,8 @@ static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
 static int on_pass_bound(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
-        if (d->answers_timer) { /* it exited and waits for answers: decide with what came */
-                d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
-                pass_decide(d, d->pass_ended, d->pass_status);
+        if (d->pass_waiting) { /* it exited and waits for answers: decide with what came */
+                pass_answer(d, true);
                 return 0;
         }
         d->pass_decided = true;
@@ -390,7 +429,7 @@ static void pass_start(Daemon *d) {
         DaemonStartFacts f = {
                 .bound = daemon_pass_bound(d->delay_max),
                 .deadline = d->deadline,
-                .busy = d->pass_pid != 0 || d->post_pid != 0,
+                .busy = d->pass_pid != 0 || d->post_pid != 0 || d->pass_timer,
         };
         const char *why;
         pid_t pid;
@@ -422,7 +461,7 @@ static void pass_start(Daemon *d) {
                 return lock_release(d);
         }
         d->pass_pid = pid;
-        r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + f.bound, 0,
+        r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + f.bound, 1,
                               on_pass_bound, d);
         if (r < 0) {
                 log_warning_errno(r, "Failed to arm the pass's bound, not waiting for it: %m");
@@ -499,6 +538,9 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         if (r < 0)
                 return 0;
         d->sleeps++;
+        /* A pass that exited and waits for its answers belongs to the sleep before: decided now
+         * (another sleep, so no mark, and the lock, if taken again meanwhile, stays). */
+        pass_answer(d, true);
         r = mark_remove();
         if (r < 0)
                 log_warning_errno(r, "Failed to remove " DAEMON_PASS_MARK ": %m");
