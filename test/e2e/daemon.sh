@@ -71,6 +71,13 @@ wait_lock && ok "1: the daemon holds logind's delay lock: $(e2e_run systemd-inhi
         fail "1: no delay lock of suspend-sync: $(e2e_run systemd-inhibit --list --no-legend --no-pager)"
 main=$(e2e_prop suspend-sync-daemon.service MainPID)
 echo "1: the daemon (PID $main) holds $(e2e_run ps -o rss= -p "$main" | tr -d ' ') KiB resident, $(e2e_run ls /proc/"$main"/fd | wc -l) fds"
+# Idle, it waits for logind's signal and nothing else: no timer, no poll (a laptop's battery).
+switches() { e2e_run awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' /proc/"$main"/status; }
+w0=$(switches)
+sleep 3
+w1=$(switches)
+(( w1 - w0 <= 2 )) && ok "1: the idle daemon woke $((w1 - w0)) times in 3 s" ||
+        fail "1: the idle daemon woke $((w1 - w0)) times in 3 s (it should wait for logind only)"
 
 # ---------------------------------------------------------------- 2
 c=$(cursor)
