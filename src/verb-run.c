@@ -257,7 +257,9 @@ static int pass_lock(Pass *p) {
         if (pass_is_unit(p))
                 pass_mark_unit(p);
         r = state_lock(dir, &p->lock_fd);
-        if (r == -EBUSY && pass_is_unit(p))
+        /* Only the unit's own (run by systemd): the daemon's pass, which runs as no unit's, must end
+         * while logind waits, and refuses at once as before. */
+        if (r == -EBUSY && pass_is_unit(p) && !isempty(p->a->invocation_id))
                 r = pass_lock_wait(p);
         if (r == -EBUSY)
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
