@@ -69,6 +69,20 @@ struct ManagerRequirers {
 
 static const char *const requirer_properties[] = { "RequiredBy", "RequisiteOf", "BoundBy" };
 
+/* Asks PID 1 on bus, without waiting, for property of unit (org.freedesktop.systemd1.Unit). */
+static int unit_property_async(sd_bus *bus, sd_bus_slot **slot, const char *unit, const char *property,
+                               sd_bus_message_handler_t reply, void *userdata) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        if (r < 0)
+                return r;
+        return sd_bus_call_method_async(bus, slot, "org.freedesktop.systemd1", path,
+                                        "org.freedesktop.DBus.Properties", "Get", reply, userdata, "ss",
+                                        "org.freedesktop.systemd1.Unit", property);
+}
+
 static int requirers_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ManagerRequirers *q = userdata;
         const char *name;
@@ -104,7 +118,6 @@ ManagerRequirers *manager_requirers_free(ManagerRequirers *q) {
 
 int manager_requirers_start(const char *unit, ManagerRequirers **ret) {
         _cleanup_(manager_requirers_freep) ManagerRequirers *q = NULL;
-        _cleanup_free_ char *path = NULL;
         int r;
 
         if (!unit)
@@ -115,13 +128,8 @@ int manager_requirers_start(const char *unit, ManagerRequirers **ret) {
         r = manager_bus_open(&q->bus);
         if (r < 0)
                 return r;
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
-        if (r < 0)
-                return r;
         for (size_t i = 0; i < ELEMENTSOF(requirer_properties); i++) {
-                r = sd_bus_call_method_async(q->bus, NULL, "org.freedesktop.systemd1", path,
-                                             "org.freedesktop.DBus.Properties", "Get", requirers_reply, q,
-                                             "ss", "org.freedesktop.systemd1.Unit", requirer_properties[i]);
+                r = unit_property_async(q->bus, NULL, unit, requirer_properties[i], requirers_reply, q);
                 if (r < 0)
                         return r;
                 q->pending++;
@@ -191,7 +199,6 @@ ManagerUnitFacts *manager_unit_facts_free(ManagerUnitFacts *q) {
 int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFactsAnswer on_answer, void *userdata,
                              ManagerUnitFacts **ret) {
         _cleanup_(manager_unit_facts_freep) ManagerUnitFacts *q = NULL;
-        _cleanup_free_ char *path = NULL;
         int r;
 
         if (!bus || !unit)
@@ -201,22 +208,15 @@ int manager_unit_facts_start(sd_bus *bus, const char *unit, ManagerUnitFactsAnsw
                 return -ENOMEM;
         q->on_answer = on_answer;
         q->userdata = userdata;
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
-        if (r < 0)
-                return r;
         for (size_t i = 0; i < ELEMENTSOF(requirer_properties); i++) {
-                r = sd_bus_call_method_async(bus, &q->slots[i], "org.freedesktop.systemd1", path,
-                                             "org.freedesktop.DBus.Properties", "Get", facts_requirer_reply,
-                                             q, "ss", "org.freedesktop.systemd1.Unit",
-                                             requirer_properties[i]);
+                r = unit_property_async(bus, &q->slots[i], unit, requirer_properties[i], facts_requirer_reply,
+                                        q);
                 if (r < 0)
                         return r;
                 q->requirers.pending++;
         }
-        r = sd_bus_call_method_async(bus, &q->slots[ELEMENTSOF(requirer_properties)],
-                                     "org.freedesktop.systemd1", path, "org.freedesktop.DBus.Properties",
-                                     "Get", active_state_reply, q, "ss", "org.freedesktop.systemd1.Unit",
-                                     "ActiveState");
+        r = unit_property_async(bus, &q->slots[ELEMENTSOF(requirer_properties)], unit, "ActiveState",
+                                active_state_reply, q);
         if (r < 0)
                 return r;
         q->state_pending = true;

@@ -36,12 +36,10 @@
 #include "daemon.h"
 #include "log.h"
 #include "manager.h"
-#include "meminfo.h"
 #include "notify.h"
 #include "shared/bounded-child.h"
 #include "state.h"
 #include "verbs.h"
-#include "writeback.h"
 
 #define LOGIN1 "org.freedesktop.login1"
 #define LOGIN1_PATH "/org/freedesktop/login1"
@@ -211,22 +209,8 @@ static void policy_refresh(Daemon *d) {
 /* What the pass does first (WritebackFirst=, verb-run.c pass_kick_early()), done here as logind
  * announces the sleep: the data starts to the disks before the pass has even been exec'd. */
 static void kick_flushers(Daemon *d) {
-        _cleanup_close_ int proc_fd = -EBADF;
-        unsigned value = 0, left = 0;
-        Meminfo m = {};
-        int r;
-
-        if (!d->writeback_first || meminfo_load(d->root_fd, &m) < 0 || !m.has_dirty ||
-            m.dirty_bytes <= settle_slack_local())
-                return;
-        proc_fd = openat(d->root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
-        if (r == -EUCLEAN)
-                log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
-                            "threads: it is %u now.",
-                            value, left);
-        else if (r < 0)
-                log_debug_errno(r, "Could not wake the flusher threads, the pass will try: %m");
+        if (d->writeback_first && verb_kick_worth(d->root_fd))
+                (void) verb_kick_flushers(d->root_fd);
 }
 
 static void pass_answer(Daemon *d, bool force);
@@ -476,7 +460,6 @@ static int on_post_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
 
 static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-
         char x[FORMAT_TIMESPAN_MAX];
 
         log_warning("'%s' did not end within %s, killing it.",
@@ -548,15 +531,6 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
                 d->marked = false;
                 if (d->lock_fd < 0)
                         return 0; /* nothing of ours delays this sleep: the unit runs */
-                if (d->pass_pid != 0 || d->post_pid != 0) {
-                        /* An earlier pass, restore-knob or record-cycle still runs: it could undo
-                         * this sleep's pass's work. The unit runs, after them (the state lock). */
-                        log_notice(
-                                "%s of the last sleep is still running: suspend-sync.service runs the pass.",
-                                d->pass_pid != 0 ? "The pass" : "The bookkeeping");
-                        lock_release(d);
-                        return 0;
-                }
                 pass_start(d);
                 return 0;
         }

@@ -279,28 +279,42 @@ static int pass_lock(Pass *p) {
         return 0;
 }
 
-/* Wakes the kernel's flusher threads (writeback.h); p->kicked says how the last try went,
- * p->kicked_at when the first one worked. */
-static void pass_kick(Pass *p) {
+int verb_kick_flushers(int root_fd) {
         _cleanup_close_ int proc_fd = -EBADF;
         unsigned value = 0, left = 0;
         int r;
 
-        proc_fd = openat(p->c.root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = proc_fd < 0 ? negative_errno() : writeback_kick(proc_fd, &value, &left);
         if (r == -EUCLEAN)
                 log_warning("Could not put vm.dirty_writeback_centisecs back to %u after waking the flusher "
                             "threads: it is %u now.",
                             value, left);
-        else if (r < 0) {
+        else if (r < 0)
                 log_debug("Could not wake the flusher threads (%s): syncfs() starts each device's writeback.",
                           strerror(-r));
-                p->kicked = r;
-                return;
-        } else
+        else
                 log_debug("Woke the kernel's flusher threads (vm.dirty_writeback_centisecs %u, put back): "
                           "workers wait for their devices' data before syncfs().",
                           value);
+        return r;
+}
+
+bool verb_kick_worth(int root_fd) {
+        Meminfo m = {};
+
+        return meminfo_load(root_fd, &m) >= 0 && m.has_dirty && m.dirty_bytes > settle_slack_local();
+}
+
+/* Wakes the kernel's flusher threads (writeback.h); p->kicked says how the last try went,
+ * p->kicked_at when the first one worked. */
+static void pass_kick(Pass *p) {
+        int r = verb_kick_flushers(p->c.root_fd);
+
+        if (r < 0 && r != -EUCLEAN) { /* -EUCLEAN: woken, the value not put back */
+                p->kicked = r;
+                return;
+        }
         p->kicked = 1;
         if (p->kicked_at == 0)
                 p->kicked_at = now(CLOCK_MONOTONIC);
@@ -312,10 +326,7 @@ static void pass_kick(Pass *p) {
  * by pass_writeback_first(). Not in the late pass: there the unit's pass has already done it, and
  * what is dirty may be a frozen user's FUSE mount, which only the plan tells apart. */
 static void pass_kick_early(Pass *p) {
-        Meminfo m = {};
-
-        if (p->a->late || !p->c.policy->writeback_first || meminfo_load(p->c.root_fd, &m) < 0 ||
-            !m.has_dirty || m.dirty_bytes <= settle_slack_local())
+        if (p->a->late || !p->c.policy->writeback_first || !verb_kick_worth(p->c.root_fd))
                 return;
         pass_kick(p);
 }

@@ -6,6 +6,7 @@
  * documented exit status itself through *ret_exit.
  */
 
+#include <stdbool.h>
 #include <sysexits.h>
 
 #include "context.h"
@@ -24,6 +25,13 @@ int verb_metrics(const Args *a);
 int verb_plot(const Args *a);
 /* pre|post: the system-sleep hook (phase "pre" or "post"); main() ignores the result, exit 0. */
 int verb_hook(const Args *a, const char *phase);
+
+/* WritebackFirst='s wake-up of the kernel's flusher threads through root_fd's proc (writeback_kick()),
+ * shared by the run verb and the daemon: 0, -EUCLEAN (woken, the old value not put back: warned),
+ * or another negative errno (not woken: logged at debug level). */
+int verb_kick_flushers(int root_fd);
+/* Whether root_fd's proc/meminfo counts enough dirty data for that wake-up to be worth it. */
+bool verb_kick_worth(int root_fd);
 
 int plan_to_json(const Sample *sample, const Plan *plan, struct json_object **ret);
 
