@@ -44,6 +44,10 @@ void log_set_object_unit(const char *unit);
 
 /* CLOCK_MONOTONIC time after which log_flush() never waits (the run's deadline). */
 void log_set_deadline(usec_t deadline);
+
+/* In a forked child that goes on without exec: drops the parent's queued messages (the parent sends
+ * them) and closes the child's copies of the sinks' fds; the next message opens them anew. */
+void log_forget_parent(void);
 /* Tries to send what is queued, waiting at most max_wait and never past the deadline; then drops
  * and counts what is left and reports the count of dropped messages once (without blocking).
  * Returns the number of messages dropped in total. Call once at the end of a verb. */

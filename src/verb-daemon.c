@@ -38,6 +38,7 @@
 #include "manager.h"
 #include "notify.h"
 #include "shared/bounded-child.h"
+#include "shared/parse-util.h"
 #include "state.h"
 #include "verbs.h"
 
@@ -49,7 +50,8 @@ typedef struct Daemon {
         const Args *a;
         sd_event *event;
         sd_bus *bus;     /* the system bus: logind */
-        const char *exe; /* our binary, which each child runs */
+        const char *exe; /* our binary, which restore-knob and record-cycle run */
+        bool pass_exec;  /* $SUSPEND_SYNC_TEST_PASS_EXEC: the pass exec'd too (measurement only) */
         int root_fd;
         int lock_fd;
         usec_t delay_max;     /* logind's InhibitDelayMaxUSec, read with the lock */
@@ -156,9 +158,37 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* Forks "suspend-sync ARGS..." with the environment of a process no service manager started (a
- * pass that saw our $INVOCATION_ID or $NOTIFY_SOCKET would take this unit for its own). Its event
- * source (callback) must unref itself. Returns the pid or a negative errno. */
+/* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
+ * it, with the daemon's options, but without the exec. Our code, its libraries and the configuration
+ * paths are in memory already; a fresh process spends 1-2 ms on loading them (docs/PERFORMANCE.md),
+ * on the sleep path. Nothing of the daemon's goes with it: its fds are closed (logind's lock among
+ * them, which must go with the daemon's own copy when the pass outlasts the bound), its queued
+ * messages dropped, and the pass makes its own event loop, as it does in a process of its own. */
+_noreturn_ static void pass_child(Daemon *d) {
+        Args a = *d->a;
+        int code = EXIT_FAILURE;
+
+        log_forget_parent();
+        if (close_range(3, ~0U, 0) < 0)
+                _exit(EXIT_FAILURE); /* the lock would stay with us: no pass rather than that */
+        a.started = now(CLOCK_MONOTONIC);
+        a.trigger = "unit";
+        a.late = false;
+        a.invocation_id = NULL; /* not systemd's pass: never waits for the state lock */
+        a.sleep_action = NULL;
+        a.deadline_max = DAEMON_PASS_DEADLINE_MAX;
+        log_set_object_unit(SUSPEND_SYNC_UNIT);
+        log_set_deadline(a.started + context_deadline_bound(&a));
+        if (verb_run(&a, &code) < 0)
+                code = EXIT_FAILURE;
+        (void) log_flush(LOG_FLUSH_WAIT);
+        _exit(code);
+}
+
+/* Forks "suspend-sync ARGS..." (argv NULL: the pass, pass_child()) with the environment of a
+ * process no service manager started (a pass that saw our $INVOCATION_ID or $NOTIFY_SOCKET would
+ * take this unit for its own). Its event source (callback) must unref itself. Returns the pid or a
+ * negative errno. */
 static pid_t spawn(Daemon *d, char *const *argv, sd_event_child_handler_t callback) {
         static const char *const vars[] = { "INVOCATION_ID", "NOTIFY_SOCKET",     "WATCHDOG_PID",
                                             "WATCHDOG_USEC", "RUNTIME_DIRECTORY", "MAINPID" };
@@ -176,6 +206,8 @@ static pid_t spawn(Daemon *d, char *const *argv, sd_event_child_handler_t callba
                 (void) sigprocmask(SIG_SETMASK, &mask, NULL);
                 for (size_t i = 0; i < ELEMENTSOF(vars); i++)
                         (void) unsetenv(vars[i]);
+                if (!argv)
+                        pass_child(d);
                 (void) execv(d->exe, argv);
                 _exit(EXIT_FAILURE);
         }
@@ -432,12 +464,15 @@ static void pass_start(Daemon *d) {
         kick_flushers(d);
         ask(d);
 
-        (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us", (uint64_t) DAEMON_PASS_DEADLINE_MAX);
-        argv[3] = opt;
-        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
-            asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
-                argv[4] = state;
-        pid = spawn(d, argv, on_pass_exit);
+        if (d->pass_exec) {
+                (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
+                                (uint64_t) DAEMON_PASS_DEADLINE_MAX);
+                argv[3] = opt;
+                if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
+                    asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
+                        argv[4] = state;
+        }
+        pid = spawn(d, d->pass_exec ? argv : NULL, on_pass_exit);
         if (pid < 0) {
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
                 d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
@@ -624,6 +659,7 @@ int verb_daemon(const Args *a) {
         /* Our own binary by its path, so that a child's comm reads suspend-sync, not "exe". */
         exe = realpath("/proc/self/exe", NULL);
         d.exe = exe ?: "/proc/self/exe";
+        d.pass_exec = parse_boolean(getenv("SUSPEND_SYNC_TEST_PASS_EXEC")) > 0;
         d.root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d.root_fd < 0) {
                 r = log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);

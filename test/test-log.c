@@ -171,6 +171,34 @@ TEST(full_socket_never_blocks) {
         safe_close(sv[1]);
 }
 
+/* A child forked without exec (the daemon's pass): what the parent queued is the parent's to send,
+ * not the child's (sent twice otherwise); the child's copy of the sink's fd is closed and the drop
+ * counters start at 0. */
+TEST(forget_parent) {
+        char fill[1024] = {}, buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2];
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        while (send(sv[0], fill, sizeof fill, MSG_DONTWAIT) >= 0)
+                ;
+        log_set_journal_fd_for_test(sv[0]);
+        log_error("parent's");
+        for (unsigned i = 0; i < 2 * LOG_QUEUE_MAX; i++)
+                log_info("more %u", i);
+        ASSERT_TRUE(log_dropped() > 0);
+
+        log_forget_parent();
+        ASSERT_EQ(log_dropped(), 0U);
+        ASSERT_TRUE(fcntl(sv[0], F_GETFD) < 0 && errno == EBADF);
+        while (recv(sv[1], fill, sizeof fill, MSG_DONTWAIT) == sizeof fill)
+                ;
+        ASSERT_EQ(log_flush(50 * USEC_PER_MSEC), 0U);
+        ASSERT_TRUE(recv(sv[1], buf, sizeof buf, MSG_DONTWAIT) < 0 && errno == EAGAIN);
+
+        log_set_journal_fd_for_test(-1);
+        safe_close(sv[1]);
+}
+
 /* The queue keeps the most important messages when it overflows. */
 TEST(queue_keeps_errors) {
         char fill[1024] = {}, buf[JOURNAL_DATAGRAM_MAX + 1];
@@ -452,6 +480,7 @@ int main(void) {
         RUN(encode_bounds);
         RUN(full_socket_never_blocks);
         RUN(queue_keeps_errors);
+        RUN(forget_parent);
         RUN(stderr_full_pipe_never_blocks);
         return 0;
 }

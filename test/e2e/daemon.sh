@@ -204,7 +204,33 @@ e2e_run /usr/local/bin/faultdisk ctl "$sock" hang >/dev/null || fail "7: faultdi
 c=$(cursor)
 w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
 t7=$SECONDS
-e2e_suspend suspend 60 || fail "7: the suspend cycle did not complete within 60 s"
+main=$(e2e_prop suspend-sync-daemon.service MainPID)
+e2e_suspend suspend 60 &
+susp_pid=$!
+# While the pass hangs past the daemon's bound (4 s after the signal, its deadline at 6 s), it is
+# the daemon's only child. It is a fork without exec: none of its fds may be a lock FIFO of
+# logind's (the daemon released its own at the bound) or a socket or pipe the daemon holds (the
+# system bus). fds(): the targets above 2 of those kinds.
+fds() { e2e_run sh -c "for f in /proc/$1/fd/*; do [ \"\${f##*/}\" -gt 2 ] && readlink \"\$f\"; done" 2>/dev/null |
+        grep -E '^(/run/systemd/inhibit/|socket:|pipe:)' | sort -u; }
+for ((i = 0; i < 100; i++)); do
+        e2e_run journalctl -q -o cat --after-cursor="$c" -u suspend-sync-daemon.service |
+                grep -q 'is still running after' && break
+        sleep 0.1
+done
+kids=$(e2e_run pgrep -P "$main" -x suspend-sync | tr '\n' ' ')
+dfds=$(fds "$main")
+held=""
+for k in $kids; do
+        kfds=$(fds "$k")
+        held+=$( { grep /run/systemd/inhibit/ <<<"$kfds"; comm -12 <(echo "$kfds") <(echo "$dfds"); } |
+                sort -u | sed "s/^/$k: /" | tr '\n' ' ')
+done
+echo "7: the daemon's fds: $(echo $dfds); its hung pass: [$kids]"
+grep -q socket: <<<"$dfds" || fail "7: the check sees no socket among the daemon's fds"
+[[ -n $kids && -z $held ]] && ok "7: the hung pass ($kids) holds no fd of the daemon (no lock, no bus)" ||
+        fail "7: hung pass [$kids] holds: ${held:-nothing, but no pass was found}"
+wait "$susp_pid" || fail "7: the suspend cycle did not complete within 60 s"
 journal_since "$c"
 show_journal "7: the daemon's pass outlasts logind's wait" "$c"
 echo "7: cycle $((SECONDS - t7)) s"
@@ -221,9 +247,13 @@ unit_done=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._PID == \"${unit_pid:-no
         ok "7: the unit's pass ended after the daemon's ($(((unit_done - daemon_done) / 1000)) ms later)" ||
         fail "7: daemon's pass summary '$daemon_done', unit's '$unit_done'"
 tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "7: the sleep went ahead" || fail "7: no write of mem"
+# logind saw the lock go at the daemon's bound: it never waited out its own timeout for it (a
+# child that kept the lock's fd would make it: "Delay lock is active ... but inhibitor timeout").
+[[ $(jcount '.MESSAGE // "" | test("Delay lock is active .*suspend-sync.* inhibitor timeout is reached")') == 0 ]] &&
+        ok "7: logind did not wait out its timeout for our lock" ||
+        fail "7: logind waited out its timeout for our lock: $(jq -r 'select(.MESSAGE // "" | test("inhibitor timeout")) | .MESSAGE' "$E2E_WORK/journal.json")"
 e2e_run /usr/local/bin/faultdisk ctl "$sock" resume >/dev/null || fail "7: faultdisk resume"
 # Nothing of ours left but the daemon itself (e2e_check_none_left counts every suspend-sync).
-main=$(e2e_prop suspend-sync-daemon.service MainPID)
 for ((i = 0; i < 100; i++)); do
         left=$(e2e_run pgrep -x suspend-sync | grep -vx "$main" | tr '\n' ' ')
         scopes=$(e2e_run systemctl list-units --all --no-legend --plain 'suspend-sync-stuck-*' | awk '{ print $1 }' | tr '\n' ' ')
