@@ -630,6 +630,16 @@ int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
         return mount_table_load_backend(root_fd, MOUNT_TABLE_BACKEND_DEFAULT, ret, ret_n_bad, NULL);
 }
 
+int mount_table_preload(int root_fd) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        int r;
+
+        if (LISTMOUNT_BY_DEFAULT && is_our_root(root_fd) && mount_table_load_listmount(&t) >= 0)
+                return 0;
+        r = libmount_load();
+        return r < 0 ? r : 1;
+}
+
 int mount_table_merge(MountTable *into, MountTable **from) {
         MountTable *f = *from;
         MountEntry *n;

@@ -67,6 +67,11 @@ const char *mount_table_backend_to_string(MountTableBackend b) _pure_;
  * listmount is tried first when root_fd is our own root; any listmount failure falls back to the
  * mountinfo text, never to a partial table.) */
 int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad);
+/* For a process whose children read tables without exec (the daemon's passes): loads libmount now,
+ * once, when the default backend would parse text here (listmount fails: a kernel before 6.15,
+ * seccomp), rather than in every child. 1: loaded, 0: not needed, or a negative errno (the child
+ * then loads it on first use, as any process does). */
+int mount_table_preload(int root_fd);
 
 /* mount_table_load() with an explicit backend; *ret_used (may be NULL) says which one answered.
  * MOUNT_TABLE_BACKEND_LISTMOUNT: -EXDEV when root_fd is not our own root, else as below. */

@@ -36,6 +36,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "manager.h"
+#include "mount-table.h"
 #include "notify.h"
 #include "shared/bounded-child.h"
 #include "shared/parse-util.h"
@@ -665,6 +666,11 @@ int verb_daemon(const Args *a) {
                 r = log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
                 goto finish;
         }
+        r = mount_table_preload(d.root_fd);
+        if (r > 0)
+                log_debug("Loaded libmount for the passes: this kernel's mount table comes as text.");
+        else if (r < 0)
+                log_debug_errno(r, "Cannot load libmount now, each pass loads it: %m");
         policy_refresh_tidy(&d);
         r = lock_take(&d);
         if (r < 0)

@@ -422,6 +422,8 @@ static void fallback_child(long nr, int err) {
         }
         ASSERT_ERR(mount_table_load_listmount(&t), err);
         ASSERT_TRUE(!t);
+        /* The daemon's preload sees the text path coming and loads libmount for it. */
+        ASSERT_EQ(mount_table_preload(fd), 1);
         ASSERT_OK(mount_table_load_backend(fd, MOUNT_TABLE_BACKEND_DEFAULT, &t, NULL, &used));
         ASSERT_EQ(used, MOUNT_TABLE_BACKEND_MOUNTINFO);
         ASSERT_TRUE(t->n_entries > 0);
@@ -452,6 +454,22 @@ TEST(listmount_failure_falls_back) {
         }
 }
 
+/* mount_table_preload(): nothing to load where listmount serves our own table; libmount for any
+ * other root (its table is text). */
+TEST(preload) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_close_ int own = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int other = open(FIXTURES_DIR "/roots/container-host-1000",
+                                         O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ASSERT_TRUE(own >= 0 && other >= 0);
+        ASSERT_EQ(mount_table_preload(own), mount_table_load_listmount(&t) >= 0 ? 0 : 1);
+        ASSERT_EQ(mount_table_preload(other), 1);
+        t = mount_table_free(t);
+        ASSERT_OK(mount_table_load(other, &t, NULL));
+        ASSERT_EQ(t->n_entries, 1000U);
+}
+
 int main(void) {
         RUN(escaped_paths);
         RUN(laptop);
@@ -464,5 +482,6 @@ int main(void) {
         RUN(real_machine_capture);
         RUN(load_live_and_missing);
         RUN(listmount_failure_falls_back);
+        RUN(preload);
         return 0;
 }
