@@ -4,14 +4,15 @@
  * suspend-sync.service (suspend-sync-daemon.service; docs/SYSTEMD.md, "The daemon").
  *
  * Holds logind's "delay" inhibitor lock for "sleep". On PrepareForSleep(true) it wakes the flusher
- * threads (WritebackFirst=), starts "suspend-sync run --trigger=unit", asks logind which other
- * programs delay the sleep and PID 1 which units require suspend-sync.service, and waits for the
- * pass while logind waits for it (daemon_pass_bound()). When daemon_mark_why_not() finds nothing
- * against it (the pass ended in time, exited 0 with a "success" record, in the same sleep, no
- * other delay lock, no requirer), it creates DAEMON_PASS_MARK, which suspend-sync.service's
- * ConditionPathExists=! reads: systemd does not start the unit for this sleep. Then it releases
- * the lock. Otherwise the unit runs its own pass, as without the daemon (waiting for the state lock
- * while the daemon's pass still runs): the daemon can save the unit's pass, never lose it.
+ * threads (WritebackFirst=), forks the pass of "suspend-sync run --trigger=unit" (pass_child(), no
+ * exec), asks logind which other programs delay the sleep and PID 1 which units require
+ * suspend-sync.service, and waits for the pass while logind waits for it (daemon_pass_bound()).
+ * When daemon_mark_why_not() finds nothing against it (the pass ended in time, exited 0 with a
+ * "success" record, in the same sleep, no other delay lock, no requirer), it creates
+ * DAEMON_PASS_MARK, which suspend-sync.service's ConditionPathExists=! reads: systemd does not
+ * start the unit for this sleep. Then it releases the lock. Otherwise the unit runs its own pass,
+ * as without the daemon (waiting for the state lock while the daemon's pass still runs): the
+ * daemon can save the unit's pass, never lose it.
  *
  * On PrepareForSleep(false) (resumed, or the sleep called off) it takes the lock again and, when
  * its mark kept the unit from running, runs what the unit's ExecStopPost= would have: restore-knob,
@@ -39,6 +40,7 @@
 #include "mount-table.h"
 #include "notify.h"
 #include "shared/bounded-child.h"
+#include "shared/fd-util.h"
 #include "shared/parse-util.h"
 #include "state.h"
 #include "verbs.h"
@@ -160,18 +162,20 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
- * it, with the daemon's options, but without the exec. Our code, its libraries and the configuration
- * paths are in memory already; a fresh process spends 1-2 ms on loading them (docs/PERFORMANCE.md),
- * on the sleep path. Nothing of the daemon's goes with it: its fds are closed (logind's lock among
- * them, which must go with the daemon's own copy when the pass outlasts the bound), its queued
- * messages dropped, and the pass makes its own event loop, as it does in a process of its own. */
+ * it, with the daemon's options, but without the exec. Our code and its libraries (libmount too,
+ * mount_table_preload()) are in memory already; a fresh process spends 1-2 ms on loading them
+ * (docs/PERFORMANCE.md), on the sleep path. Nothing of the daemon's goes with it: its fds are
+ * closed (logind's lock among them, which must go with the daemon's own copy when the pass outlasts
+ * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
+ * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
+ * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
 _noreturn_ static void pass_child(Daemon *d) {
         Args a = *d->a;
         int code = EXIT_FAILURE;
 
         log_forget_parent();
-        if (close_range(3, ~0U, 0) < 0)
-                _exit(EXIT_FAILURE); /* the lock would stay with us: no pass rather than that */
+        bounded_child_forget_parent();
+        close_all_fds_from(3);
         a.started = now(CLOCK_MONOTONIC);
         a.trigger = "unit";
         a.late = false;
@@ -240,7 +244,7 @@ static void policy_refresh(Daemon *d) {
 }
 
 /* What the pass does first (WritebackFirst=, verb-run.c pass_kick_early()), done here as logind
- * announces the sleep: the data starts to the disks before the pass has even been exec'd. */
+ * announces the sleep: the data starts to the disks before the pass has even been forked. */
 static void kick_flushers(Daemon *d) {
         if (d->writeback_first && verb_kick_worth(d->root_fd))
                 (void) verb_kick_flushers(d->root_fd);
@@ -276,8 +280,8 @@ static int on_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         return 0;
 }
 
-/* The questions of pass_decide(), sent before the pass is forked (what logind and PID 1 know then)
- * and answered while it runs; an answer not in by then counts as none. */
+/* The questions of pass_decide(), sent as the pass is forked (what logind and PID 1 know while the
+ * lock holds the sleep) and answered while it runs; an answer not in by then counts as none. */
 static void ask(Daemon *d) {
         int r;
 
@@ -461,9 +465,11 @@ static void pass_start(Daemon *d) {
                 log_notice("No pass of ours for this sleep (%s): suspend-sync.service runs it.", why);
                 return lock_release(d);
         }
-        /* The data starts to the disks first; then the questions go out, before the fork. */
+        /* The data starts to the disks first, then the pass, which is what logind waits for; the
+         * questions go out while it runs (their answers come as it ends, sending them first cost
+         * the pass 1-2 ms: each send wakes the bus and its peers on the sleep path). The lock is
+         * still held, so what they ask about cannot have moved on. */
         kick_flushers(d);
-        ask(d);
 
         if (d->pass_exec) {
                 (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
@@ -476,11 +482,12 @@ static void pass_start(Daemon *d) {
         pid = spawn(d, d->pass_exec ? argv : NULL, on_pass_exit);
         if (pid < 0) {
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
-                d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+                d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot); /* the last sleep's */
                 d->unit_facts = manager_unit_facts_free(d->unit_facts);
                 return lock_release(d);
         }
         d->pass_pid = pid;
+        ask(d);
         r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + f.bound, 1,
                               on_pass_bound, d);
         if (r < 0) {

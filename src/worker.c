@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "shared/fd-util.h"
 #include "shared/fileio.h"
 #include "worker.h"
 #include "writeback.h"
@@ -291,15 +292,7 @@ static int worker_setup_fds(int report_fd, int stats_fd, int block_fd) {
                 (void) close(4);
         if (block_fd < 0 || dup2(block_fd, 5) < 0)
                 (void) close(5);
-        if (close_range(keep, ~0U, 0) < 0) {
-                struct rlimit rl;
-                int max = 65536;
-
-                if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY)
-                        max = (int) MIN(rl.rlim_cur, (rlim_t) 65536);
-                for (int i = keep; i < max; i++)
-                        (void) close(i);
-        }
+        close_all_fds_from(keep);
         return report_fd;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
@@ -454,23 +455,57 @@ TEST(listmount_failure_falls_back) {
         }
 }
 
-/* mount_table_preload(): nothing to load where listmount serves our own table; libmount for any
- * other root (its table is text). */
+/* Whether libmount is in this process (dlopen'd): RTLD_NOLOAD loads nothing. */
+static bool libmount_loaded(void) {
+        void *h = dlopen(MOUNT_TABLE_LIBMOUNT, RTLD_NOW | RTLD_NOLOAD);
+
+        if (h)
+                (void) dlclose(h); /* the reference NOLOAD took */
+        return h;
+}
+
+/* In a fresh child of a process that has not loaded libmount: 0 when preload(root) returned want
+ * and left libmount loaded exactly when it said so (1). */
+static int preload_child(const char *root, int want) {
+        _cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r;
+
+        if (fd < 0 || libmount_loaded())
+                return 2;
+        r = mount_table_preload(fd);
+        if (r != want)
+                return 3;
+        return libmount_loaded() == (r == 1) ? 0 : 4;
+}
+
+/* mount_table_preload(): nothing loaded where listmount serves our own table; libmount loaded for
+ * any other root (its table is text). Runs first: no test before it has loaded libmount. */
 TEST(preload) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
-        _cleanup_close_ int own = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int other = open(FIXTURES_DIR "/roots/container-host-1000",
-                                         O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct {
+                const char *root;
+                int want;
+        } cases[] = {
+                { "/", mount_table_load_listmount(&t) >= 0 ? 0 : 1 },
+                { FIXTURES_DIR "/roots/container-host-1000", 1 },
+        };
 
-        ASSERT_TRUE(own >= 0 && other >= 0);
-        ASSERT_EQ(mount_table_preload(own), mount_table_load_listmount(&t) >= 0 ? 0 : 1);
-        ASSERT_EQ(mount_table_preload(other), 1);
-        t = mount_table_free(t);
-        ASSERT_OK(mount_table_load(other, &t, NULL));
-        ASSERT_EQ(t->n_entries, 1000U);
+        ASSERT_TRUE(!libmount_loaded());
+        for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
+                int status;
+                pid_t pid = fork();
+
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0)
+                        _exit(preload_child(cases[k].root, cases[k].want));
+                ASSERT_EQ(waitpid(pid, &status, 0), pid);
+                ASSERT_TRUE(WIFEXITED(status));
+                ASSERT_EQ(WEXITSTATUS(status), 0);
+        }
 }
 
 int main(void) {
+        RUN(preload);
         RUN(escaped_paths);
         RUN(laptop);
         RUN(malformed_middle);
@@ -482,6 +517,5 @@ int main(void) {
         RUN(real_machine_capture);
         RUN(load_live_and_missing);
         RUN(listmount_failure_falls_back);
-        RUN(preload);
         return 0;
 }

@@ -19,6 +19,7 @@
 #include "shared/bounded-child.h"
 #include "shared/devnum-util.h"
 #include "shared/dirent-util.h"
+#include "shared/fd-util.h"
 #include "shared/fileio.h"
 #include "shared/format-util.h"
 #include "shared/hexdecoct.h"
@@ -653,6 +654,64 @@ TEST(bounded_child_reaped) {
         (void) waitpid(f.pid, NULL, 0);
 }
 
+/* Answers, then stays a while: exiting, remembered by pidfd, when the run returns. */
+static int child_answer_then_linger(int pipe_fd, int keep_fd, void *userdata) {
+        (void) keep_fd;
+        (void) userdata;
+        if (write(pipe_fd, "done", 4) != 4)
+                return EXIT_FAILURE;
+        usleep(1500 * 1000);
+        return EXIT_SUCCESS;
+}
+
+static int feed_done(const char *buf, size_t size, void *userdata) {
+        (void) buf;
+        (void) userdata;
+        return size >= 4;
+}
+
+/* A child forked without exec (the daemon's pass) closes what it inherited and opens its own fds,
+ * which reuse the numbers of the parent's pidfds: its first bounded_child_run() must not take them
+ * for its own exiting children and close them. Exit status: how many of its 64 fds were closed. */
+static int forked_pass(bool forget) {
+        PidFeed f = { .answer = true };
+        int fds[64], closed = 0;
+
+        close_all_fds_from(3);
+        if (forget)
+                bounded_child_forget_parent();
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f) != 1)
+                return 100;
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                closed += fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0;
+        return closed;
+}
+
+TEST(bounded_child_forget_parent) {
+        for (int forget = 1; forget >= 0; forget--) {
+                int status;
+                pid_t pid;
+
+                /* The parent's child, still exiting (its pidfd kept) when the fork comes. */
+                ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_answer_then_linger, feed_done,
+                                            NULL),
+                          1);
+                pid = fork();
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0)
+                        _exit(forked_pass(forget));
+                ASSERT_EQ(waitpid(pid, &status, 0), pid);
+                ASSERT_TRUE(WIFEXITED(status));
+                if (forget)
+                        ASSERT_EQ(WEXITSTATUS(status), 0);
+                else /* the negative control: without it, one of the child's own fds is closed */
+                        ASSERT_TRUE(WEXITSTATUS(status) >= 1 && WEXITSTATUS(status) <= 64);
+                usleep(1600 * 1000); /* the lingering one has exited: the next run reaps it */
+        }
+}
+
 int main(void) {
         RUN(timespan);
         RUN(numbers);
@@ -667,6 +726,7 @@ int main(void) {
         RUN(format);
         RUN(bounded_child_abandoned);
         RUN(bounded_child_reaped);
+        RUN(bounded_child_forget_parent);
         RUN(utf8);
         RUN(hex);
         RUN(json_build);

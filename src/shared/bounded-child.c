@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bounded-child.h"
+#include "fd-util.h"
 #include "macro.h"
 
 /* Children killed and not yet reaped when bounded_child_run() returned (bounded_child_abandoned()). */
@@ -24,6 +25,11 @@ static size_t n_abandoned;
  * they are left to our exit, as before. */
 static int exiting[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_exiting;
+
+void bounded_child_forget_parent(void) {
+        n_abandoned = 0;
+        n_exiting = 0; /* their pidfds are the parent's: closed with the rest, not here */
+}
 
 static void reap_exiting(void) {
         size_t k = 0;
@@ -72,9 +78,7 @@ static void child_setup_fds(int *keep_fd, int *fd) {
                         (void) close(i);
                 else if (null_fd != i)
                         (void) dup2(null_fd, i);
-        if (close_range((unsigned) first_free, ~0U, 0) < 0)
-                for (int i = first_free; i < 65536; i++)
-                        (void) close(i);
+        close_all_fds_from(first_free);
         *fd = 3;
         *keep_fd = r;
 }

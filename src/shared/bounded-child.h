@@ -49,3 +49,9 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
  * left in the unit's cgroup, they would keep it busy after resume.
  */
 size_t bounded_child_abandoned(size_t max, pid_t *ret_pids);
+
+/* In a child forked without exec (the daemon's pass): the parent's abandoned and exiting children
+ * are forgotten, not reaped and not closed (they are not ours to wait for; the pidfds are the
+ * parent's, closed with the rest of its fds). Without it, the child's first bounded_child_run()
+ * would close fd numbers it has reused since, and could reap its own sync worker by a reused pid. */
+void bounded_child_forget_parent(void);
