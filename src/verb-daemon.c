@@ -175,6 +175,7 @@ _noreturn_ static void pass_child(Daemon *d) {
 
         log_forget_parent();
         bounded_child_forget_parent();
+        d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback of the next line reaches */
         close_all_fds_from(3);
         a.started = now(CLOCK_MONOTONIC);
         a.trigger = "unit";
@@ -466,9 +467,11 @@ static void pass_start(Daemon *d) {
                 return lock_release(d);
         }
         /* The data starts to the disks first, then the pass, which is what logind waits for; the
-         * questions go out while it runs (their answers come as it ends, sending them first cost
-         * the pass 1-2 ms: each send wakes the bus and its peers on the sleep path). The lock is
-         * still held, so what they ask about cannot have moved on. */
+         * questions go out while it runs (their answers came as it ended anyway, and sending them
+         * first delayed the pass: each send wakes the bus and its peers on the sleep path). What
+         * they ask is known as of when logind and PID 1 handle them, a fork's few hundred µs later
+         * than before: our lock holds the sleep meanwhile, and another program's delay lock
+         * released in between is one that would have been released before our pass ended. */
         kick_flushers(d);
 
         if (d->pass_exec) {
@@ -482,8 +485,6 @@ static void pass_start(Daemon *d) {
         pid = spawn(d, d->pass_exec ? argv : NULL, on_pass_exit);
         if (pid < 0) {
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
-                d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot); /* the last sleep's */
-                d->unit_facts = manager_unit_facts_free(d->unit_facts);
                 return lock_release(d);
         }
         d->pass_pid = pid;

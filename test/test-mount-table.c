@@ -473,9 +473,12 @@ static int preload_child(const char *root, int want) {
         if (fd < 0 || libmount_loaded())
                 return 2;
         r = mount_table_preload(fd);
-        if (r != want)
-                return 3;
-        return libmount_loaded() == (r == 1) ? 0 : 4;
+        if (r != want || libmount_loaded() != (r == 1)) {
+                fprintf(stderr, "  preload(%s) = %d, wanted %d; libmount %s\n", root, r, want,
+                        libmount_loaded() ? "loaded" : "not loaded");
+                return r != want ? 3 : 4;
+        }
+        return 0;
 }
 
 /* mount_table_preload(): nothing loaded where listmount serves our own table; libmount loaded for

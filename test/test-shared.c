@@ -654,61 +654,80 @@ TEST(bounded_child_reaped) {
         (void) waitpid(f.pid, NULL, 0);
 }
 
-/* Answers, then stays a while: exiting, remembered by pidfd, when the run returns. */
-static int child_answer_then_linger(int pipe_fd, int keep_fd, void *userdata) {
+/* Writes its pid, answers, then stays (until killed): exiting, remembered by pidfd, when the run
+ * returns. */
+static int child_pid_answer_stay(int pipe_fd, int keep_fd, void *userdata) {
+        pid_t pid = getpid();
+
         (void) keep_fd;
         (void) userdata;
-        if (write(pipe_fd, "done", 4) != 4)
+        if (write(pipe_fd, &pid, sizeof pid) != sizeof pid || write(pipe_fd, "done", 4) != 4)
                 return EXIT_FAILURE;
-        usleep(1500 * 1000);
-        return EXIT_SUCCESS;
+        for (;;)
+                pause();
 }
 
-static int feed_done(const char *buf, size_t size, void *userdata) {
-        (void) buf;
-        (void) userdata;
-        return size >= 4;
+static int highest_fd(void) {
+        _cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+        int max = -1;
+
+        ASSERT_TRUE(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        max = MAX(max, atoi(de->d_name));
+        return max; /* opendir's own fd counts too: one more than needed at worst */
 }
 
 /* A child forked without exec (the daemon's pass) closes what it inherited and opens its own fds,
- * which reuse the numbers of the parent's pidfds: its first bounded_child_run() must not take them
- * for its own exiting children and close them. Exit status: how many of its 64 fds were closed. */
-static int forked_pass(bool forget) {
+ * which reuse the numbers of the parent's pidfds (all below hi): its first bounded_child_run() must
+ * not take them for its own exiting children and close them. Exit status: how many of its fds were
+ * closed (at most 100), 100 + on other failures. */
+static int forked_pass(bool forget, int hi) {
         PidFeed f = { .answer = true };
-        int fds[64], closed = 0;
+        int fds[256], n = 0, closed = 0;
 
         close_all_fds_from(3);
         if (forget)
                 bounded_child_forget_parent();
-        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
-                fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        /* Every number from 3 up to hi is ours again. */
+        while (n < (int) ELEMENTSOF(fds) && (n == 0 || fds[n - 1] < hi))
+                if ((fds[n++] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+                        return 101;
+        if (fds[n - 1] < hi)
+                return 102;
         if (bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f) != 1)
-                return 100;
-        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
-                closed += fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0;
-        return closed;
+                return 103;
+        for (int i = 0; i < n; i++)
+                closed += fcntl(fds[i], F_GETFD) < 0;
+        return MIN(closed, 100);
 }
 
 TEST(bounded_child_forget_parent) {
         for (int forget = 1; forget >= 0; forget--) {
-                int status;
+                PidFeed stay = { .answer = true };
+                int status, hi;
                 pid_t pid;
 
-                /* The parent's child, still exiting (its pidfd kept) when the fork comes. */
-                ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_answer_then_linger, feed_done,
-                                            NULL),
+                /* The parent's child, still there (its pidfd kept) when the fork comes. */
+                ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_answer_stay, feed_pid,
+                                            &stay),
                           1);
+                ASSERT_TRUE(stay.pid > 0);
+                hi = highest_fd() + 1; /* above every fd of ours, its pidfd among them */
+                ASSERT_TRUE(hi > 3 && hi < 256);
                 pid = fork();
                 ASSERT_TRUE(pid >= 0);
                 if (pid == 0)
-                        _exit(forked_pass(forget));
+                        _exit(forked_pass(forget, hi));
                 ASSERT_EQ(waitpid(pid, &status, 0), pid);
                 ASSERT_TRUE(WIFEXITED(status));
                 if (forget)
                         ASSERT_EQ(WEXITSTATUS(status), 0);
                 else /* the negative control: without it, one of the child's own fds is closed */
-                        ASSERT_TRUE(WEXITSTATUS(status) >= 1 && WEXITSTATUS(status) <= 64);
-                usleep(1600 * 1000); /* the lingering one has exited: the next run reaps it */
+                        ASSERT_TRUE(WEXITSTATUS(status) >= 1 && WEXITSTATUS(status) <= 100);
+                ASSERT_OK(kill(stay.pid, SIGKILL));
+                ASSERT_EQ(waitpid(stay.pid, NULL, 0), stay.pid); /* the next run forgets its pidfd */
         }
 }
 

@@ -5,6 +5,10 @@
  * File descriptors of a forked child.
  */
 
-/* Closes every fd from first on: close_range(2), else (before Linux 5.9, or a seccomp filter that
- * refuses it) one close(2) each up to RLIMIT_NOFILE (at most 65536). Async-signal-safe. */
+/* The highest fd number the fallback of close_all_fds_from() closes (its bound, with RLIMIT_NOFILE). */
+#define CLOSE_ALL_FDS_MAX 65536
+
+/* Closes every fd from first (>= 3: stdio stays) on: close_range(2), else (before Linux 5.9, or a
+ * seccomp filter that refuses it) one close(2) each below RLIMIT_NOFILE, at most CLOSE_ALL_FDS_MAX.
+ * System calls only (for a forked child). */
 void close_all_fds_from(int first);
