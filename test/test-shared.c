@@ -7,10 +7,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -667,6 +672,59 @@ static int child_pid_answer_stay(int pipe_fd, int keep_fd, void *userdata) {
                 pause();
 }
 
+/* close_all_fds_from(), both ways: close_range(2), and its loop where a seccomp filter refuses it
+ * (as before Linux 5.9). In a child: 0 when fds from 10 on are closed and 3-9 stay. */
+static int close_all_child(bool refuse) {
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned) __NR_close_range, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
+        int fds[40];
+
+        if (refuse && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0))
+                return 77;
+        if (refuse && close_range(10, ~0U, 0) >= 0)
+                return 2; /* the filter does not hold */
+        for (int i = 3; i < 10; i++)
+                if (fcntl(i, F_GETFD) < 0 && dup2(STDERR_FILENO, i) < 0)
+                        return 3;
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                if ((fds[i] = open("/dev/null", O_RDONLY)) < 0)
+                        return 4;
+        if (dup2(STDERR_FILENO, 1000) != 1000)
+                return 5;
+        close_all_fds_from(10);
+        for (int i = 3; i < 10; i++)
+                if (fcntl(i, F_GETFD) < 0)
+                        return 6;
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                if (fds[i] >= 10 && fcntl(fds[i], F_GETFD) >= 0)
+                        return 7;
+        return fcntl(1000, F_GETFD) < 0 ? 0 : 8;
+}
+
+TEST(close_all_fds_from) {
+        for (int refuse = 0; refuse <= 1; refuse++) {
+                int status;
+                pid_t pid = fork();
+
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0)
+                        _exit(close_all_child(refuse));
+                ASSERT_EQ(waitpid(pid, &status, 0), pid);
+                ASSERT_TRUE(WIFEXITED(status));
+                if (WEXITSTATUS(status) == 77) {
+                        fprintf(stderr, "  skipped: no seccomp filter\n");
+                        continue;
+                }
+                ASSERT_EQ(WEXITSTATUS(status), 0);
+        }
+}
+
 static int highest_fd(void) {
         _cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
         struct dirent *de;
@@ -746,6 +804,7 @@ int main(void) {
         RUN(bounded_child_abandoned);
         RUN(bounded_child_reaped);
         RUN(bounded_child_forget_parent);
+        RUN(close_all_fds_from);
         RUN(utf8);
         RUN(hex);
         RUN(json_build);
