@@ -526,19 +526,15 @@ void log_set_deadline(usec_t deadline) {
         flush_deadline = deadline;
 }
 
-static void sinks_reset(void) {
+void log_forget_parent(void) {
         sink_close(&journal_sink);
         sink_close(&stderr_sink);
         journal_sink.n_dropped = journal_sink.n_reported = 0;
         stderr_sink.n_dropped = stderr_sink.n_reported = 0;
 }
 
-void log_forget_parent(void) {
-        sinks_reset();
-}
-
 void log_set_journal_fd_for_test(int fd) {
-        sinks_reset();
+        log_forget_parent(); /* the same reset, before the test's fd */
         if (fd < 0) {
                 log_setup();
                 return;

@@ -729,11 +729,9 @@ int state_lock_wait(const char *dir, usec_t until, int *ret_fd) {
 
                 if (n >= until)
                         return -EBUSY;
-                usec_t d = MIN(until - n, (usec_t) STATE_LOCK_POLL_USEC);
-
-                (void) nanosleep(&(struct timespec) { .tv_sec = d / USEC_PER_SEC,
-                                                      .tv_nsec = (d % USEC_PER_SEC) * 1000 },
-                                 NULL);
+                (void) nanosleep(
+                        timespec_store(&(struct timespec) {}, MIN(until - n, (usec_t) STATE_LOCK_POLL_USEC)),
+                        NULL);
         }
         return r;
 }
