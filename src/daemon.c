@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,4 +61,19 @@ const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size
                 return buf;
         }
         return NULL;
+}
+
+void daemon_report_format(int code, bool recorded, unsigned char buf[static DAEMON_REPORT_SIZE]) {
+        buf[0] = 'R';
+        buf[1] = (unsigned char) (code & 0xff);
+        buf[2] = recorded;
+        buf[3] = '\n';
+}
+
+int daemon_report_parse(const unsigned char *buf, size_t n, int *ret_code, bool *ret_recorded) {
+        if (n != DAEMON_REPORT_SIZE || buf[0] != 'R' || buf[2] > 1 || buf[3] != '\n')
+                return -EBADMSG;
+        *ret_code = buf[1];
+        *ret_recorded = buf[2] == 1;
+        return 0;
 }

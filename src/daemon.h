@@ -80,3 +80,12 @@ typedef struct DaemonPassFacts {
  * the reason it may not, for the log: the unit then runs its own pass. Pure; buf holds the text
  * when it needs formatting. */
 const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size);
+
+/* The pass's report, written by its child to the daemon through a pipe as soon as verb_run()
+ * returns, before it flushes its log and exits: the daemon decides (and releases logind's lock)
+ * without waiting for the exit. The exit stays the fallback (a child that dies before reporting).
+ * 'R', the exit status (0-255), 1 when its record was saved and says "success" else 0, '\n'. */
+#define DAEMON_REPORT_SIZE 4
+void daemon_report_format(int code, bool recorded, unsigned char buf[static DAEMON_REPORT_SIZE]);
+/* 0 and the fields, or -EBADMSG for anything but one whole report. Pure. */
+int daemon_report_parse(const unsigned char *buf, size_t n, int *ret_code, bool *ret_recorded);

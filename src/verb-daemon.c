@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +70,10 @@ typedef struct Daemon {
         bool pass_ended;      /* ... it exited before the bound, with pass_status */
         int pass_status;
         usec_t pass_exited_at;
+        int report_wfd;                 /* ... the write end of its report, for the fork */
+        sd_event_source *report_source; /* ... the read end (daemon_report_parse()) */
+        bool pass_reported;             /* ... it reported: decided or waiting, its exit only reaps */
+        bool pass_recorded;             /* ... its report: its record was saved and says "success" */
         sd_event_source *answers_timer; /* ... and waits for the answers to come in */
         usec_t pass_started, pass_started_realtime;
         sd_event_source *pass_timer;
@@ -170,13 +175,20 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
  * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
  * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
 _noreturn_ static void pass_child(Daemon *d) {
+        unsigned char report[DAEMON_REPORT_SIZE];
+        int code = EXIT_FAILURE, fd = d->report_wfd;
+        bool recorded = false;
         Args a = *d->a;
-        int code = EXIT_FAILURE;
 
         log_forget_parent();
         bounded_child_forget_parent();
         d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback of the next line reaches */
-        close_all_fds_from(3);
+        /* The report's pipe as fd 3, the one fd of the daemon's the child keeps. */
+        if (fd >= 0 && fd != 3 && dup3(fd, 3, O_CLOEXEC) < 0)
+                fd = -EBADF;
+        else if (fd >= 0)
+                fd = 3;
+        close_all_fds_from(fd >= 0 ? 4 : 3);
         a.started = now(CLOCK_MONOTONIC);
         a.trigger = "unit";
         a.late = false;
@@ -185,8 +197,15 @@ _noreturn_ static void pass_child(Daemon *d) {
         a.deadline_max = DAEMON_PASS_DEADLINE_MAX;
         log_set_object_unit(SUSPEND_SYNC_UNIT);
         log_set_deadline(a.started + context_deadline_bound(&a));
-        if (verb_run(&a, &code) < 0)
+        if (verb_run(&a, &code, &recorded) < 0)
                 code = EXIT_FAILURE;
+        /* The pass is over and its state lock released (verb_run()): the daemon may decide now.
+         * Four bytes into an empty pipe: written whole, without waiting. */
+        if (fd >= 0) {
+                daemon_report_format(code, recorded, report);
+                (void) write(fd, report, sizeof report);
+                safe_close(fd);
+        }
         (void) log_flush(LOG_FLUSH_WAIT);
         _exit(code);
 }
@@ -342,22 +361,26 @@ static void pass_decide(Daemon *d, bool ended, int status) {
         d->pass_timer = sd_event_source_disable_unref(d->pass_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
         d->pass_waiting = false;
+        /* A forked pass that reported its record saved with "success" need not be read back. */
         if (ended && status == 0)
-                f.record = pass_record_why_not(d);
+                f.record = d->pass_recorded ? NULL : pass_record_why_not(d);
+        d->pass_recorded = false;
         why = daemon_mark_why_not(&f, buf, sizeof buf);
+        r = why ? 0 : mark_create();
+        if (!why && r >= 0)
+                d->marked = true;
+        /* The mark first (systemd reads it once logind goes on), then the lock, then the log. */
+        if (f.same_sleep)
+                lock_release(d);
         (void) format_timespan(t, sizeof t, n > d->pass_started ? n - d->pass_started : 0);
         if (why)
                 log_notice("The pass %s %s; %s: suspend-sync.service runs its own.",
                            ended ? "took" : "is still running after", t, why);
-        else if ((r = mark_create()) < 0)
+        else if (r < 0)
                 log_warning_errno(r, "Failed to create " DAEMON_PASS_MARK
                                      ", suspend-sync.service runs its own pass: %m");
-        else {
-                d->marked = true;
+        else
                 log_info("The pass took %s; suspend-sync.service is not needed for this sleep.", t);
-        }
-        if (f.same_sleep)
-                lock_release(d);
         d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
 }
@@ -399,24 +422,23 @@ static int on_answers_wait(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        Daemon *d = userdata;
-        bool decided = d->pass_decided;
+static void pass_report_close(Daemon *d) {
+        d->report_source = sd_event_source_disable_unref(d->report_source); /* owns the fd */
+}
+
+/* The pass ended (its report, or its exit without one) with this status: decide now, or once the
+ * answers are in. */
+static void pass_ended_with(Daemon *d, int status) {
         int r;
 
-        sd_event_source_unref(s);
-        d->pass_pid = 0;
-        d->pass_decided = false;
-        if (decided)
-                return 0;
         /* Ended in time only if before the bound, whichever of the two sd-event dispatches first. */
         d->pass_exited_at = now(CLOCK_MONOTONIC);
         d->pass_ended = d->pass_exited_at < d->pass_started + daemon_pass_bound(d->delay_max);
-        d->pass_status = si->si_code == CLD_EXITED ? si->si_status : -1;
+        d->pass_status = status;
         d->pass_waiting = true;
         if (pass_settled(d)) {
                 pass_decide(d, d->pass_ended, d->pass_status);
-                return 0;
+                return;
         }
         /* The answers are dispatched by the event loop like the exit: they may come just after it. */
         r = sd_event_add_time(d->event, &d->answers_timer, CLOCK_MONOTONIC,
@@ -425,6 +447,40 @@ static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
                               1, on_answers_wait, d);
         if (r < 0)
                 pass_answer(d, true);
+}
+
+/* The child's report: what its exit would say, a few hundred µs sooner (log flush, exit). Anything
+ * but a whole report (it died first, or the bound decided already) leaves it to the exit. */
+static int on_pass_report(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        unsigned char buf[DAEMON_REPORT_SIZE + 1];
+        Daemon *d = userdata;
+        bool recorded;
+        ssize_t n;
+        int code;
+
+        n = read(fd, buf, sizeof buf);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        pass_report_close(d);
+        if (n < 0 || d->pass_decided || daemon_report_parse(buf, (size_t) n, &code, &recorded) < 0)
+                return 0;
+        d->pass_reported = true;
+        d->pass_recorded = recorded;
+        pass_ended_with(d, code);
+        return 0;
+}
+
+static int on_pass_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Daemon *d = userdata;
+        bool decided = d->pass_decided || d->pass_reported;
+
+        sd_event_source_unref(s);
+        pass_report_close(d);
+        d->pass_pid = 0;
+        d->pass_decided = d->pass_reported = false;
+        if (decided)
+                return 0;
+        pass_ended_with(d, si->si_code == CLD_EXITED ? si->si_status : -1);
         return 0;
 }
 
@@ -439,6 +495,27 @@ static int on_pass_bound(sd_event_source *s, uint64_t usec, void *userdata) {
         }
         d->pass_decided = true;
         pass_decide(d, false, -1);
+        return 0;
+}
+
+/* The report's pipe of a forked pass: the read end watched, the write end for pass_child(). */
+static int pass_report_open(Daemon *d) {
+        int fds[2], r;
+
+        pass_report_close(d);
+        d->pass_reported = d->pass_recorded = false;
+        if (d->pass_exec)
+                return 0;
+        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+                return negative_errno();
+        r = sd_event_add_io(d->event, &d->report_source, fds[0], EPOLLIN, on_pass_report, d);
+        if (r < 0) {
+                safe_close(fds[0]);
+                safe_close(fds[1]);
+                return r;
+        }
+        (void) sd_event_source_set_io_fd_own(d->report_source, true);
+        d->report_wfd = fds[1];
         return 0;
 }
 
@@ -482,8 +559,13 @@ static void pass_start(Daemon *d) {
                     asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
                         argv[4] = state;
         }
+        r = pass_report_open(d);
+        if (r < 0)
+                log_debug_errno(r, "No report from the pass, its exit decides: %m");
         pid = spawn(d, d->pass_exec ? argv : NULL, on_pass_exit);
+        d->report_wfd = safe_close(d->report_wfd);
         if (pid < 0) {
+                pass_report_close(d);
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
                 return lock_release(d);
         }
@@ -622,6 +704,7 @@ static void daemon_done(Daemon *d) {
         d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
+        pass_report_close(d);
         d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
         d->bus = sd_bus_flush_close_unref(d->bus);
@@ -631,7 +714,7 @@ static void daemon_done(Daemon *d) {
 int verb_daemon(const Args *a) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_free_ char *exe = NULL;
-        Daemon d = { .a = a, .lock_fd = -EBADF, .root_fd = -EBADF };
+        Daemon d = { .a = a, .lock_fd = -EBADF, .root_fd = -EBADF, .report_wfd = -EBADF };
         char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
         sigset_t mask;
         int r;

@@ -119,6 +119,7 @@ typedef struct Pass {
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
         bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
+        bool saved;          /* this pass's record was written (state_save()) */
         char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one */
         char boot_id[33];    /* this boot's id, "" when it cannot be read */
         bool state_on_disk;  /* the state directory is not on tmpfs (or cannot tell) */
@@ -567,6 +568,7 @@ static int pass_record(Pass *p) {
                 r = state_save(a->state_dir, &p->rec);
                 if (r < 0)
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
+                p->saved = r >= 0;
         }
         if (p->state_fd >= 0) {
                 p->carried = handover_update(p);
@@ -773,7 +775,7 @@ static void pass_ask_requirers(Pass *p) {
 }
 
 /* lock → prepare → execute → record → knob → log. */
-int verb_run(const Args *a, int *ret_exit) {
+int verb_run(const Args *a, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
                 .c = CONTEXT_NULL,
@@ -803,5 +805,7 @@ int verb_run(const Args *a, int *ret_exit) {
                 return r;
         pass_knob(&p);
         *ret_exit = pass_log(&p);
+        if (ret_recorded)
+                *ret_recorded = p.saved && streq_ptr(p.rec.result, "success");
         return 0;
 }

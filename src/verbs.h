@@ -13,7 +13,8 @@
 
 struct json_object;
 
-int verb_run(const Args *a, int *ret_exit);
+/* The pass of "run". ret_recorded (may be NULL): its record was saved and says "success". */
+int verb_run(const Args *a, int *ret_exit, bool *ret_recorded);
 int verb_plan(const Args *a);
 int verb_status(const Args *a);
 int verb_cat_config(const Args *a);

@@ -129,7 +129,36 @@ TEST(no_mark) {
                 assert_says(daemon_mark_why_not(&cases[i].f, buf, sizeof buf), cases[i].why, i);
 }
 
+/* The pass child's report: what it formats parses back; anything else is refused, so the exit
+ * decides. */
+TEST(report) {
+        unsigned char buf[DAEMON_REPORT_SIZE + 1];
+        bool recorded;
+        int code;
+
+        for (int c = 0; c <= 255; c += 85)
+                for (int rec = 0; rec <= 1; rec++) {
+                        daemon_report_format(c, rec, buf);
+                        ASSERT_TRUE(daemon_report_parse(buf, DAEMON_REPORT_SIZE, &code, &recorded) == 0);
+                        ASSERT_TRUE(code == c && recorded == (rec == 1));
+                }
+        daemon_report_format(3, true, buf);
+        ASSERT_TRUE(daemon_report_parse(buf, 0, &code, &recorded) == -EBADMSG); /* EOF: it died */
+        ASSERT_TRUE(daemon_report_parse(buf, 3, &code, &recorded) == -EBADMSG);
+        buf[4] = 'R';
+        ASSERT_TRUE(daemon_report_parse(buf, 5, &code, &recorded) == -EBADMSG);
+        buf[0] = 'X';
+        ASSERT_TRUE(daemon_report_parse(buf, 4, &code, &recorded) == -EBADMSG);
+        daemon_report_format(0, true, buf);
+        buf[2] = 2;
+        ASSERT_TRUE(daemon_report_parse(buf, 4, &code, &recorded) == -EBADMSG);
+        daemon_report_format(0, true, buf);
+        buf[3] = 0;
+        ASSERT_TRUE(daemon_report_parse(buf, 4, &code, &recorded) == -EBADMSG);
+}
+
 int main(void) {
+        RUN(report);
         RUN(pass_bound);
         RUN(pass);
         RUN(no_pass);

@@ -222,14 +222,21 @@ done
 kids=$(e2e_run pgrep -P "$main" -x suspend-sync | tr '\n' ' ')
 dfds=$(fds "$main")
 held=""
+report=""
 for k in $kids; do
-        kfds=$(fds "$k")
+        # Its one tie to the daemon by design: the pipe of its report (fd 3, pass_child()), whose
+        # read end the daemon holds until the report or the exit.
+        report=$(e2e_run readlink "/proc/$k/fd/3" 2>/dev/null)
+        [[ $report == pipe:* ]] && grep -qxF "$report" <<<"$dfds" || report="(no report pipe: '$report')"
+        kfds=$(fds "$k" | grep -vxF "$report")
         held+=$( { grep /run/systemd/inhibit/ <<<"$kfds"; comm -12 <(echo "$kfds") <(echo "$dfds"); } |
                 sort -u | sed "s/^/$k: /" | tr '\n' ' ')
 done
 echo "7: the daemon's fds: $(echo $dfds); its hung pass: [$kids]"
 grep -q socket: <<<"$dfds" || fail "7: the check sees no socket among the daemon's fds"
-[[ -n $kids && -z $held ]] && ok "7: the hung pass ($kids) holds no fd of the daemon (no lock, no bus)" ||
+[[ $report == pipe:* ]] && ok "7: the hung pass's report pipe ($report) is the one the daemon reads" ||
+        fail "7: the hung pass has no report pipe to the daemon: $report"
+[[ -n $kids && -z $held ]] && ok "7: the hung pass ($kids) holds no other fd of the daemon (no lock, no bus)" ||
         fail "7: hung pass [$kids] holds: ${held:-nothing, but no pass was found}"
 wait "$susp_pid" || fail "7: the suspend cycle did not complete within 60 s"
 journal_since "$c"
