@@ -23,7 +23,8 @@
 #      DeadlineSec=6s): the daemon releases the lock at its bound without a mark, the unit waits for
 #      the pass's state lock and then runs its own, the sleep goes ahead; nothing is left once the
 #      server answers;
-#   8. the daemon stopped: the unit runs as it always did.
+#   8. the daemon stopped: the unit runs as it always did; the daemon's unit disabled, the unit is
+#      unloaded (2: while the daemon's unit is loaded, its Before= keeps ours and sleep.target loaded).
 # Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
 
 set -u -o pipefail
@@ -116,6 +117,14 @@ jq -e '.last_cycle.unit_started_realtime != null and .last_cycle.late_started_re
         fail "2: status's last cycle: $(jq -c '.last_cycle' <<<"$st" 2>&1)"
 failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
 [[ -z $failed ]] && ok "2: no failed units" || fail "2: failed units: $failed"
+# The daemon's Before= keeps the unit (and sleep.target, its dependency) loaded between sleeps: PID 1
+# answers the daemon's question on the next one without loading them from disk. list-units shows
+# loaded units only, and loads none (check 8 is the negative control: without the daemon, the unit
+# is garbage-collected after its sleep).
+loaded() { e2e_run systemctl list-units --all --plain --no-legend "$1" | grep -c "^$1 "; }
+[[ $(loaded suspend-sync.service) -ge 1 && $(loaded sleep.target) -ge 1 ]] &&
+        ok "2: suspend-sync.service and sleep.target stay loaded after the sleep (the daemon's Before=)" ||
+        fail "2: loaded after the sleep: suspend-sync.service $(loaded suspend-sync.service), sleep.target $(loaded sleep.target)"
 
 # ---------------------------------------------------------------- 3
 c=$(cursor)
@@ -289,6 +298,13 @@ e2e_suspend suspend || fail "8: the suspend cycle did not complete"
 journal_since "$c"
 [[ $(unit_ran) -ge 1 ]] &&
         ok "8: without the daemon suspend-sync.service ran its pass" || fail "8: suspend-sync.service did not run"
+# The negative control of 2's check: the daemon's unit, enabled, stays loaded when stopped (its
+# WantedBy=), and keeps ours loaded; disabled, nothing references either any more.
+e2e_run systemctl disable -q suspend-sync-daemon.service
+for ((i = 0; i < 30; i++)); do (($(loaded suspend-sync.service) == 0)) && break; sleep 0.1; done
+(($(loaded suspend-sync.service) == 0)) &&
+        ok "8: with the daemon's unit disabled, suspend-sync.service is unloaded (2's check can fail)" ||
+        fail "8: suspend-sync.service still loaded with the daemon disabled: $(e2e_run systemctl list-units --all --plain --no-legend suspend-sync.service)"
 failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
 [[ -z $failed ]] && ok "8: no failed units" || fail "8: failed units: $failed"
 
