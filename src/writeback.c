@@ -90,16 +90,23 @@ static int read_stats(int fd, BdiStats *ret) {
         return bdi_stats_parse(buf, ret);
 }
 
+usec_t settle_poll_next(usec_t prev_usec) {
+        if (prev_usec < SETTLE_POLL_FIRST_USEC)
+                return SETTLE_POLL_FIRST_USEC;
+        return MIN(prev_usec * 2, (usec_t) SETTLE_POLL_USEC);
+}
+
 SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w) {
         uint64_t slack = settle_slack_local();
         SettleState s = {};
+        usec_t poll = 0;
 
         if (mode == SETTLE_NONE)
                 return SETTLE_DRAINED;
         if (stats_fd < 0)
                 return SETTLE_NO_EVIDENCE;
         for (;;) {
-                struct timespec ts = { .tv_nsec = SETTLE_POLL_USEC * NSEC_PER_USEC };
+                struct timespec ts;
                 BdiStats st = {};
                 SettleResult r;
 
@@ -108,6 +115,8 @@ SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w) 
                 r = settle_step(&s, mode, &st, slack, now(CLOCK_MONOTONIC), w);
                 if (r != SETTLE_WAIT)
                         return r;
+                poll = settle_poll_next(poll);
+                ts = (struct timespec) { .tv_nsec = (long) (poll * NSEC_PER_USEC) };
                 (void) nanosleep(&ts, NULL);
         }
 }

@@ -63,6 +63,12 @@ typedef struct SettleState {
         bool saw_writeback; /* writeback above the slack was seen: the flushers did their pass */
 } SettleState;
 
+/* The polls of settle_wait(): the first after SETTLE_POLL_FIRST_USEC, each next one twice as far,
+ * then every SETTLE_POLL_USEC. A few hundred KiB in flight on a fast disk drain within a
+ * millisecond: a fixed 2 ms poll made each such wait 2 ms, longer than sync(2) takes for them (the
+ * late pass of a clean sleep, docs/PERFORMANCE.md). A long wait reads the stats as often as before:
+ * 3 reads more in its first 2 ms. */
+#define SETTLE_POLL_FIRST_USEC (250U)
 #define SETTLE_POLL_USEC (2U * USEC_PER_MSEC)
 #define SETTLE_IDLE_USEC (100U * USEC_PER_MSEC)
 
@@ -76,8 +82,11 @@ uint64_t settle_slack_local(void);
 SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, uint64_t slack, usec_t now,
                          const SettleWindows *w);
 
-/* The worker side: polls the stats file stats_fd (debugfs bdi/<name>/stats, read with pread) every
- * SETTLE_POLL_USEC until settle_step() says stop. Returns the result; SETTLE_NO_EVIDENCE when the
+/* The time to the next poll after one prev_usec after the last (0: the first). Pure. */
+usec_t settle_poll_next(usec_t prev_usec);
+
+/* The worker side: polls the stats file stats_fd (debugfs bdi/<name>/stats, read with pread) at
+ * settle_poll_next()'s times until settle_step() says stop. Returns the result; SETTLE_NO_EVIDENCE when the
  * file cannot be read or parsed. */
 SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w);
 

@@ -141,6 +141,30 @@ TEST(no_evidence) {
         ASSERT_STREQ(settle_result_to_string(SETTLE_STALLED), "stalled");
 }
 
+TEST(poll) {
+        usec_t t = 0, sum = 0, v = 0;
+        unsigned n = 0;
+
+        /* 250 us, 500 us, 1 ms, then every 2 ms: the first polls come sooner, a long wait polls as
+         * before. */
+        ASSERT_EQ(settle_poll_next(0), 250U);
+        ASSERT_EQ(settle_poll_next(250), 500U);
+        ASSERT_EQ(settle_poll_next(500), 1000U);
+        ASSERT_EQ(settle_poll_next(1000), 2000U);
+        ASSERT_EQ(settle_poll_next(2000), 2000U);
+        ASSERT_EQ(settle_poll_next(1), 250U);
+        /* Never longer than before, never faster than the first. */
+        for (; n < 100; n++) {
+                v = settle_poll_next(v);
+                ASSERT_TRUE(v >= SETTLE_POLL_FIRST_USEC && v <= SETTLE_POLL_USEC);
+                sum += v;
+                if (n < 4)
+                        t = sum;
+        }
+        ASSERT_EQ(t, 250U + 500U + 1000U + 2000U);
+        ASSERT_EQ(sum, t + 96U * 2000U);
+}
+
 /* A proc tree with sys/vm/dirty_writeback_centisecs holding text; returns the proc dir fd. */
 static int proc_tree(char *dir, const char *text) {
         char path[512];
@@ -242,6 +266,7 @@ int main(void) {
         RUN(in_flight);
         RUN(all);
         RUN(no_evidence);
+        RUN(poll);
         RUN(kick);
         return 0;
 }
