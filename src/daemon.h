@@ -81,9 +81,10 @@ typedef struct DaemonPassFacts {
  * when it needs formatting. */
 const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size);
 
-/* The pass's report, written by its child to the daemon through a pipe as soon as verb_run()
- * returns, before it flushes its log and exits: the daemon decides (and releases logind's lock)
- * without waiting for the exit. The exit stays the fallback (a child that dies before reporting).
+/* The pass's report, written by its child to the daemon through a pipe as soon as the pass's record
+ * and handover are saved and its state lock is released (RunDone, verbs.h), before it logs its
+ * outcome, flushes its log and exits: the daemon decides (and releases logind's lock) without
+ * waiting for those. The exit stays the fallback (a child that dies before reporting).
  * 'R', the exit status (0-255), 1 when its record was saved and says "success" else 0, '\n'. */
 #define DAEMON_REPORT_SIZE 4
 void daemon_report_format(int code, bool recorded, unsigned char buf[static DAEMON_REPORT_SIZE]);

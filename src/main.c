@@ -312,7 +312,7 @@ int main(int argc, char *argv[]) {
                                   a.state_dir);
                         return EXIT_USAGE;
                 }
-                r = verb_run(&a, &code, NULL);
+                r = verb_run(&a, NULL, &code, NULL);
                 (void) log_flush(LOG_FLUSH_WAIT);
                 return r < 0 ? EXIT_FAILURE : code;
         }

@@ -174,11 +174,30 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
  * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
  * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
  * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
+/* The report's pipe in the pass's child, written once. */
+typedef struct PassReport {
+        int fd;
+        bool sent;
+} PassReport;
+
+/* Four bytes into an empty pipe: written whole, without waiting. */
+static void pass_report_send(int code, bool recorded, void *userdata) {
+        PassReport *rep = userdata;
+        unsigned char buf[DAEMON_REPORT_SIZE];
+
+        if (rep->sent || rep->fd < 0)
+                return;
+        daemon_report_format(code, recorded, buf);
+        (void) write(rep->fd, buf, sizeof buf);
+        rep->fd = safe_close(rep->fd);
+        rep->sent = true;
+}
+
 _noreturn_ static void pass_child(Daemon *d) {
-        unsigned char report[DAEMON_REPORT_SIZE];
         int code = EXIT_FAILURE, fd = d->report_wfd;
         bool recorded = false;
         Args a = *d->a;
+        PassReport rep;
 
         log_forget_parent();
         bounded_child_forget_parent();
@@ -197,15 +216,14 @@ _noreturn_ static void pass_child(Daemon *d) {
         a.deadline_max = DAEMON_PASS_DEADLINE_MAX;
         log_set_object_unit(SUSPEND_SYNC_UNIT);
         log_set_deadline(a.started + context_deadline_bound(&a));
-        if (verb_run(&a, &code, &recorded) < 0)
+        rep = (PassReport) { .fd = fd };
+        /* The daemon may decide as soon as the pass's record and handover are saved and its state
+         * lock released (RunDone), before the pass logs its outcome; a pass that failed before that
+         * reports as it returns. */
+        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .userdata = &rep }, &code, &recorded) <
+            0)
                 code = EXIT_FAILURE;
-        /* The pass is over and its state lock released (verb_run()): the daemon may decide now.
-         * Four bytes into an empty pipe: written whole, without waiting. */
-        if (fd >= 0) {
-                daemon_report_format(code, recorded, report);
-                (void) write(fd, report, sizeof report);
-                safe_close(fd);
-        }
+        pass_report_send(code, recorded, &rep);
         (void) log_flush(LOG_FLUSH_WAIT);
         _exit(code);
 }
@@ -449,7 +467,7 @@ static void pass_ended_with(Daemon *d, int status) {
                 pass_answer(d, true);
 }
 
-/* The child's report: what its exit would say, a few hundred µs sooner (log flush, exit). Anything
+/* The child's report: what its exit would say, before its messages, log flush and exit. Anything
  * but a whole report (it died first, or the bound decided already) leaves it to the exit. */
 static int on_pass_report(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         unsigned char buf[DAEMON_REPORT_SIZE + 1];

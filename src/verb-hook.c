@@ -30,7 +30,7 @@ int verb_hook(const Args *a, const char *phase) {
         if (streq(phase, "pre")) {
                 if (geteuid() != 0)
                         return log_error_errno(EPERM, "The late pass needs root; not syncing.");
-                return verb_run(a, &code, NULL);
+                return verb_run(a, NULL, &code, NULL);
         }
 
         (void) verb_restore_knob(a);

@@ -731,6 +731,21 @@ static void pass_knob(Pass *p) {
                 verb_stuck_to_scope(p->j.jobs, p->j.n_jobs, p->deadline);
 }
 
+/* The exit status the run verb documents, from the tally. */
+static int pass_exit_code(const Pass *p) {
+        const RunTally *t = &p->t;
+
+        if (t->n_error > 0)
+                return EXIT_SYNC_ERROR;
+        if (t->n_timeout > 0 && p->c.policy->on_timeout == ON_TIMEOUT_FAIL)
+                return EXIT_SYNC_TIMEOUT;
+        return EXIT_SUCCESS;
+}
+
+static bool pass_recorded(const Pass *p) {
+        return p->saved && streq_ptr(p->rec.result, "success");
+}
+
 static int pass_log(const Pass *p) {
         const RunTally *t = &p->t;
         usec_t d = now(CLOCK_MONOTONIC) - p->a->started;
@@ -752,11 +767,7 @@ static int pass_log(const Pass *p) {
 
         if (t->n_deferred > 0)
                 log_info("Left %zu superblock(s) to the late pass (DeferCommit=yes).", t->n_deferred);
-        if (t->n_error > 0)
-                return EXIT_SYNC_ERROR;
-        if (t->n_timeout > 0 && p->c.policy->on_timeout == ON_TIMEOUT_FAIL)
-                return EXIT_SYNC_TIMEOUT;
-        return EXIT_SUCCESS;
+        return pass_exit_code(p);
 }
 
 /* The unit's pass started by a service manager asks PID 1 at once which units require it: the
@@ -774,8 +785,17 @@ static void pass_ask_requirers(Pass *p) {
         p->requirers_error = r < 0 ? r : 0;
 }
 
-/* lock → prepare → execute → record → knob → log. */
-int verb_run(const Args *a, int *ret_exit, bool *ret_recorded) {
+/* The main pass's outcome is known once its record and handover are saved: nothing it does after
+ * (log, scope) writes the state directory, so the lock goes first and the caller is told. */
+static void pass_notify(Pass *p, const RunDone *notify) {
+        if (!notify || p->a->late)
+                return;
+        p->lock_fd = safe_close(p->lock_fd);
+        notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
+}
+
+/* lock → prepare → execute → record → (notify) → knob → log. */
+int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
                 .c = CONTEXT_NULL,
@@ -803,9 +823,10 @@ int verb_run(const Args *a, int *ret_exit, bool *ret_recorded) {
         r = pass_record(&p);
         if (r < 0)
                 return r;
+        pass_notify(&p, notify);
         pass_knob(&p);
         *ret_exit = pass_log(&p);
         if (ret_recorded)
-                *ret_recorded = p.saved && streq_ptr(p.rec.result, "success");
+                *ret_recorded = pass_recorded(&p);
         return 0;
 }

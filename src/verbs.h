@@ -13,8 +13,17 @@
 
 struct json_object;
 
-/* The pass of "run". ret_recorded (may be NULL): its record was saved and says "success". */
-int verb_run(const Args *a, int *ret_exit, bool *ret_recorded);
+/* Told by the main pass (not the late one) as soon as its outcome is known: its record and handover
+ * are saved and its state lock is released, before it logs its outcome and moves stuck workers to a
+ * scope. exit_code is what *ret_exit will be; recorded: the record was saved and says "success". */
+typedef struct RunDone {
+        void (*done)(int exit_code, bool recorded, void *userdata);
+        void *userdata;
+} RunDone;
+
+/* The pass of "run". ret_recorded (may be NULL): its record was saved and says "success". notify
+ * (may be NULL): see RunDone; not called when the pass fails before its record. */
+int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded);
 int verb_plan(const Args *a);
 int verb_status(const Args *a);
 int verb_cat_config(const Args *a);
