@@ -166,14 +166,6 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
- * it, with the daemon's options, but without the exec. Our code and its libraries (libmount too,
- * mount_table_preload()) are in memory already; a fresh process spends 1-2 ms on loading them
- * (docs/PERFORMANCE.md), on the sleep path. Nothing of the daemon's goes with it: its fds are
- * closed (logind's lock among them, which must go with the daemon's own copy when the pass outlasts
- * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
- * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
- * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
 /* The report's pipe in the pass's child, written once. */
 typedef struct PassReport {
         int fd;
@@ -193,6 +185,14 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
         rep->sent = true;
 }
 
+/* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
+ * it, with the daemon's options, but without the exec. Our code and its libraries (libmount too,
+ * mount_table_preload()) are in memory already; a fresh process spends 1-2 ms on loading them
+ * (docs/PERFORMANCE.md), on the sleep path. Nothing of the daemon's goes with it: its fds are
+ * closed (logind's lock among them, which must go with the daemon's own copy when the pass outlasts
+ * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
+ * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
+ * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
 _noreturn_ static void pass_child(Daemon *d) {
         int code = EXIT_FAILURE, fd = d->report_wfd;
         bool recorded = false;
