@@ -166,23 +166,17 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The report's pipe in the pass's child, written once. */
-typedef struct PassReport {
-        int fd;
-        bool sent;
-} PassReport;
-
-/* Four bytes into an empty pipe: written whole, without waiting. */
+/* The report, once, through the pass child's pipe (userdata: its fd, closed after): four bytes into
+ * an empty pipe, written whole, without waiting. */
 static void pass_report_send(int code, bool recorded, void *userdata) {
-        PassReport *rep = userdata;
+        int *fd = userdata;
         unsigned char buf[DAEMON_REPORT_SIZE];
 
-        if (rep->sent || rep->fd < 0)
+        if (*fd < 0)
                 return;
         daemon_report_format(code, recorded, buf);
-        (void) write(rep->fd, buf, sizeof buf);
-        rep->fd = safe_close(rep->fd);
-        rep->sent = true;
+        (void) write(*fd, buf, sizeof buf);
+        *fd = safe_close(*fd);
 }
 
 /* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
@@ -197,7 +191,6 @@ _noreturn_ static void pass_child(Daemon *d) {
         int code = EXIT_FAILURE, fd = d->report_wfd;
         bool recorded = false;
         Args a = *d->a;
-        PassReport rep;
 
         log_forget_parent();
         bounded_child_forget_parent();
@@ -216,14 +209,13 @@ _noreturn_ static void pass_child(Daemon *d) {
         a.deadline_max = DAEMON_PASS_DEADLINE_MAX;
         log_set_object_unit(SUSPEND_SYNC_UNIT);
         log_set_deadline(a.started + context_deadline_bound(&a));
-        rep = (PassReport) { .fd = fd };
         /* The daemon may decide as soon as the pass's record and handover are saved and its state
          * lock released (RunDone), before the pass logs its outcome; a pass that failed before that
          * reports as it returns. */
-        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .userdata = &rep }, &code, &recorded) <
+        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .userdata = &fd }, &code, &recorded) <
             0)
                 code = EXIT_FAILURE;
-        pass_report_send(code, recorded, &rep);
+        pass_report_send(code, recorded, &fd);
         (void) log_flush(LOG_FLUSH_WAIT);
         _exit(code);
 }
