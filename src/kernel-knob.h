@@ -96,12 +96,18 @@ typedef struct KnobFacts {
                                * that could not be checked. Data
                                * only the kernel sync would write: like an incomplete view, it keeps
                                * that sync on in every mode */
+        bool requester_gone;  /* the late pass run by the daemon for the system-sleep hook
+                               * (hook-socket.h): the hook no longer waits for it (it gave up,
+                               * systemd-sleep may have gone on to sleep or resumed already), or the
+                               * pass is past the limit it gave the hook. Nothing says this pass is the
+                               * last before the kernel's sync: it stays on, in every mode */
 } KnobFacts;
 
 /* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a
  * mount may be left unsynced by it (f->unsynced), while our view was incomplete, or (auto) while a
  * mount was left out of the pass or writes may still follow it:
  * SYNC_ON_SUSPEND_KEEP: never touch the knob.
+ * Every mode but KEEP below also needs !requester_gone.
  * SYNC_ON_SUSPEND_AUTO: 0 when !unsynced && complete && !unexplained &&
  *                       ((covered && !records_on_disk && !other_hooks) ||
  *                        (hung && (covered || unit_pass))):

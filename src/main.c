@@ -12,6 +12,7 @@
 #include "context.h"
 #include "defer-commit.h"
 #include "history.h"
+#include "hook-socket.h"
 #include "log.h"
 #include "state.h"
 #include "verbs.h"
@@ -124,10 +125,6 @@ static int parse_output_option(int c, Args *a) {
                 abort();
         }
         return 1;
-}
-
-static bool sleep_action_valid(const char *s) {
-        return s && STR_IN_SET(s, "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate");
 }
 
 /* The system-sleep hook: systemd-sleep runs every executable of its directory with "pre" or "post"
@@ -281,9 +278,7 @@ int main(int argc, char *argv[]) {
         if (is_hook_verb(verb)) {
                 /* The action systemd-sleep names, else $SYSTEMD_SLEEP_ACTION when it is one we know
                  * (it may read suspend-after-failed-hibernate), else none. */
-                a.sleep_action = sleep_action_valid(hook_action)      ? hook_action
-                                 : sleep_action_valid(a.sleep_action) ? a.sleep_action
-                                                                      : NULL;
+                a.sleep_action = hook_sleep_action(hook_action, a.sleep_action);
                 a.trigger = "hook";
                 a.late = streq(verb, "pre");
         }

@@ -18,6 +18,11 @@
  * its mark kept the unit from running, runs what the unit's ExecStopPost= would have: restore-knob,
  * then record-cycle, each bounded. The mark is removed on every PrepareForSleep, by restore-knob
  * after every sleep, and with the daemon's RuntimeDirectory= whenever the daemon stops.
+ *
+ * The late pass too, when the system-sleep hook asks for it on HOOK_SOCKET_PATH (hook-socket.h):
+ * forked the same way (late_child()), it acks with its limit, turns the kernel's sync off only while
+ * the hook still waits, and answers "done" once its knob is decided. Without an ack the hook runs
+ * the late pass itself, as without the daemon.
  */
 
 #include <errno.h>
@@ -28,6 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +44,7 @@
 
 #include "context.h"
 #include "daemon.h"
+#include "hook-socket.h"
 #include "log.h"
 #include "manager.h"
 #include "mount-table.h"
@@ -82,6 +91,12 @@ typedef struct Daemon {
         char other_who[64];
         ManagerUnitFacts *unit_facts; /* PID 1's: which units require the unit, its state */
         bool marked;                  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+
+        sd_event_source *hook_source;      /* the late pass's socket (hook-socket.h): listening */
+        sd_event_source *hook_conn_source; /* ... a connection waiting for its request (one at a time) */
+        pid_t late_pid;                    /* ... the late pass forked for it, until it exits */
+        char late_action[HOOK_ACTION_MAX], late_env_action[HOOK_ACTION_MAX]; /* ... its request */
+        int late_conn_fd; /* ... and its connection, for the fork (sd-event refuses calls after it) */
 
         pid_t post_pid; /* restore-knob, then record-cycle, after a sleep the mark stood for */
         bool post_recorded;
@@ -187,20 +202,25 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
  * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
  * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
  * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
-_noreturn_ static void pass_child(Daemon *d) {
-        int code = EXIT_FAILURE, fd = d->report_wfd;
-        bool recorded = false;
-        Args a = *d->a;
-
+/* In a forked child: nothing of the daemon's but keep (its report's pipe, or the hook's
+ * connection), which becomes fd 3. Returns 3, or -EBADF when there was none or it could not be kept. */
+static int child_detach(Daemon *d, int keep) {
         log_forget_parent();
         bounded_child_forget_parent();
         d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback of the next line reaches */
-        /* The report's pipe as fd 3, the one fd of the daemon's the child keeps. */
-        if (fd >= 0 && fd != 3 && dup3(fd, 3, O_CLOEXEC) < 0)
-                fd = -EBADF;
-        else if (fd >= 0)
-                fd = 3;
-        close_all_fds_from(fd >= 0 ? 4 : 3);
+        if (keep >= 0 && keep != 3 && dup3(keep, 3, O_CLOEXEC) < 0)
+                keep = -EBADF;
+        else if (keep >= 0)
+                keep = 3;
+        close_all_fds_from(keep >= 0 ? 4 : 3);
+        return keep;
+}
+
+_noreturn_ static void pass_child(Daemon *d) {
+        int code = EXIT_FAILURE, fd = child_detach(d, d->report_wfd);
+        bool recorded = false;
+        Args a = *d->a;
+
         a.started = now(CLOCK_MONOTONIC);
         a.trigger = "unit";
         a.late = false;
@@ -220,11 +240,78 @@ _noreturn_ static void pass_child(Daemon *d) {
         _exit(code);
 }
 
-/* Forks "suspend-sync ARGS..." (argv NULL: the pass, pass_child()) with the environment of a
+/* ---- the late pass, for the system-sleep hook (hook-socket.h) ---------------------------------- */
+
+_Static_assert(LATE_PASS_DEADLINE_MAX + HOOK_DONE_MARGIN <= HOOK_WAIT_MAX,
+               "the hook must wait for the whole late pass");
+
+/* The forked late pass's side of the hook's connection. */
+typedef struct HookLate {
+        int fd;       /* the connection, until "done" is sent */
+        usec_t limit; /* CLOCK_MONOTONIC: the pass's limit, as told in the ack */
+} HookLate;
+
+/* RunDone.requester_waits: the hook is still connected, and the pass within the limit it was told. */
+static bool late_requester_waits(void *userdata) {
+        HookLate *h = userdata;
+
+        return hook_requester_waits(h->fd, now(CLOCK_MONOTONIC), h->limit);
+}
+
+/* RunDone.done, and the answer of a pass that failed before its record: "done CODE", once. */
+static void late_report_send(int code, bool recorded, void *userdata) {
+        HookLate *h = userdata;
+        char buf[HOOK_MSG_MAX];
+        size_t n;
+
+        if (h->fd < 0)
+                return;
+        n = hook_done_format(code, buf, sizeof buf);
+        (void) send(h->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        h->fd = safe_close(h->fd);
+}
+
+/* The late pass in the forked child: "suspend-sync pre ACTION" as the hook would exec it
+ * (verb-hook.c), without the exec, with the code, libraries and caches of a warm process. Its first
+ * act is the ack with its limit; if the hook is gone already (it gave up waiting and runs its own
+ * pass), the send fails and nothing is done. The pass turns the kernel's own sync off only while the
+ * hook still waits for it (late_requester_waits()). Its messages say trigger "hook", as from the hook. */
+_noreturn_ static void late_child(Daemon *d) {
+        HookLate h = { .fd = child_detach(d, d->late_conn_fd) };
+        int code = EXIT_FAILURE;
+        char buf[HOOK_MSG_MAX];
+        Args a = *d->a;
+        size_t n;
+
+        a.started = now(CLOCK_MONOTONIC);
+        a.trigger = "hook";
+        a.late = true;
+        a.invocation_id = NULL;
+        a.sleep_action = hook_sleep_action(d->late_action, d->late_env_action);
+        a.deadline_max = LATE_PASS_DEADLINE_MAX;
+        h.limit = a.started + LATE_PASS_DEADLINE_MAX;
+        n = hook_ack_format(h.limit, buf, sizeof buf);
+        if (h.fd < 0 || send(h.fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) n)
+                _exit(EXIT_FAILURE);
+        log_set_object_unit(SUSPEND_SYNC_UNIT);
+        log_set_deadline(a.started + context_deadline_bound(&a));
+        if (verb_run(&a,
+                     &(const RunDone) { .done = late_report_send,
+                                        .requester_waits = late_requester_waits,
+                                        .userdata = &h },
+                     &code, NULL) < 0)
+                code = EXIT_FAILURE;
+        late_report_send(code, false, &h);
+        (void) log_flush(LOG_FLUSH_WAIT);
+        _exit(code);
+}
+
+/* Forks "suspend-sync ARGS..." (argv NULL: child(d), which never returns) with the environment of a
  * process no service manager started (a pass that saw our $INVOCATION_ID or $NOTIFY_SOCKET would
  * take this unit for its own). Its event source (callback) must unref itself. Returns the pid or a
  * negative errno. */
-static pid_t spawn(Daemon *d, char *const *argv, sd_event_child_handler_t callback) {
+static pid_t spawn(Daemon *d, char *const *argv, void (*child)(Daemon *d),
+                   sd_event_child_handler_t callback) {
         static const char *const vars[] = { "INVOCATION_ID", "NOTIFY_SOCKET",     "WATCHDOG_PID",
                                             "WATCHDOG_USEC", "RUNTIME_DIRECTORY", "MAINPID" };
         sd_event_source *s = NULL;
@@ -242,7 +329,7 @@ static pid_t spawn(Daemon *d, char *const *argv, sd_event_child_handler_t callba
                 for (size_t i = 0; i < ELEMENTSOF(vars); i++)
                         (void) unsetenv(vars[i]);
                 if (!argv)
-                        pass_child(d);
+                        child(d);
                 (void) execv(d->exe, argv);
                 _exit(EXIT_FAILURE);
         }
@@ -572,7 +659,7 @@ static void pass_start(Daemon *d) {
         r = pass_report_open(d);
         if (r < 0)
                 log_debug_errno(r, "No report from the pass, its exit decides: %m");
-        pid = spawn(d, d->pass_exec ? argv : NULL, on_pass_exit);
+        pid = spawn(d, d->pass_exec ? argv : NULL, pass_child, on_pass_exit);
         d->report_wfd = safe_close(d->report_wfd);
         if (pid < 0) {
                 pass_report_close(d);
@@ -610,7 +697,7 @@ static void post_step(Daemon *d, const char *verb) {
         pid_t pid;
 
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
-        pid = spawn(d, argv, on_post_exit);
+        pid = spawn(d, argv, NULL, on_post_exit);
         d->post_pid = pid > 0 ? pid : 0;
         if (pid > 0 && sd_event_add_time_relative(d->event, &d->post_timer, CLOCK_MONOTONIC,
                                                   DAEMON_POST_TIMEOUT, 0, on_post_timeout, d) < 0)
@@ -645,6 +732,105 @@ static void policy_refresh_tidy(Daemon *d) {
         if (!d->tidy_timer)
                 (void) sd_event_add_time_relative(d->event, &d->tidy_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
                                                   on_tidy, d);
+}
+
+/* ---- the hook's requests -------------------------------------------------------------------- */
+
+static int on_late_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Daemon *d = userdata;
+
+        sd_event_source_unref(s);
+        d->late_pid = 0;
+        return 0;
+}
+
+/* The request of the connection waiting: a late pass forked for it, or (malformed, another late
+ * pass still running, the fork failed) the connection closed, and the hook runs its own pass. */
+static int on_hook_request(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char buf[HOOK_MSG_MAX];
+        Daemon *d = userdata;
+        pid_t pid;
+        ssize_t n;
+
+        n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n <= 0 || hook_request_parse(buf, (size_t) n, d->late_action, d->late_env_action) < 0)
+                log_debug("A malformed request on " HOOK_SOCKET_PATH ", ignoring it.");
+        else if (d->late_pid != 0)
+                log_notice("A late pass of ours still runs (PID " PID_FMT "): the system-sleep hook runs "
+                           "its own.",
+                           d->late_pid);
+        else {
+                d->late_conn_fd = fd;
+                pid = spawn(d, NULL, late_child, on_late_exit);
+                d->late_conn_fd = -EBADF;
+                if (pid < 0)
+                        log_warning_errno(pid, "Failed to start the late pass, the system-sleep hook runs "
+                                               "its own: %m");
+                else {
+                        d->late_pid = pid;
+                        /* After the fork: the pass runs meanwhile. */
+                        log_info("The late pass of this sleep runs in PID " PID_FMT
+                                 ", for the system-sleep hook.",
+                                 pid);
+                }
+        }
+        /* The child has its copy: ours goes (the source owns it). */
+        d->hook_conn_source = sd_event_source_disable_unref(d->hook_conn_source);
+        return 0;
+}
+
+/* A connection on the hook's socket: root's only (the socket is 0600 too), one waiting for its
+ * request at a time (a newer one replaces it, so nothing here grows). */
+static int on_hook_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        _cleanup_close_ int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        Daemon *d = userdata;
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+
+        if (conn < 0)
+                return 0;
+        if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != 0) {
+                log_debug("A connection on " HOOK_SOCKET_PATH " not from root, closing it.");
+                return 0;
+        }
+        d->hook_conn_source = sd_event_source_disable_unref(d->hook_conn_source);
+        if (sd_event_add_io(d->event, &d->hook_conn_source, conn, EPOLLIN, on_hook_request, d) < 0)
+                return 0;
+        (void) sd_event_source_set_io_fd_own(d->hook_conn_source, true);
+        TAKE_FD(conn);
+        return 0;
+}
+
+/* The socket the system-sleep hook asks on (hook-socket.h), in our RuntimeDirectory=, mode 0600.
+ * Without it the hook runs the late pass itself, as without the daemon. */
+static int hook_listen(Daemon *d) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+        } sa = { .un.sun_family = AF_UNIX, .un.sun_path = HOOK_SOCKET_PATH };
+        _cleanup_close_ int fd = -EBADF;
+        mode_t mask;
+        int r;
+
+        _Static_assert(sizeof HOOK_SOCKET_PATH <= sizeof sa.un.sun_path, "socket path too long");
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (unlink(HOOK_SOCKET_PATH) < 0 && errno != ENOENT)
+                return negative_errno();
+        mask = umask(0077);
+        r = bind(fd, &sa.sa, offsetof(struct sockaddr_un, sun_path) + sizeof HOOK_SOCKET_PATH);
+        (void) umask(mask);
+        if (r < 0 || listen(fd, 4) < 0)
+                return negative_errno();
+        r = sd_event_add_io(d->event, &d->hook_source, fd, EPOLLIN, on_hook_accept, d);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_io_fd_own(d->hook_source, true);
+        TAKE_FD(fd);
+        return 0;
 }
 
 /* ---- logind's signal ----------------------------------------------------------------------- */
@@ -715,6 +901,10 @@ static void daemon_done(Daemon *d) {
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
         pass_report_close(d);
+        if (d->hook_source)
+                (void) unlink(HOOK_SOCKET_PATH);
+        d->hook_source = sd_event_source_disable_unref(d->hook_source);
+        d->hook_conn_source = sd_event_source_disable_unref(d->hook_conn_source);
         d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
         d->bus = sd_bus_flush_close_unref(d->bus);
@@ -724,7 +914,9 @@ static void daemon_done(Daemon *d) {
 int verb_daemon(const Args *a) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_free_ char *exe = NULL;
-        Daemon d = { .a = a, .lock_fd = -EBADF, .root_fd = -EBADF, .report_wfd = -EBADF };
+        Daemon d = {
+                .a = a, .lock_fd = -EBADF, .root_fd = -EBADF, .report_wfd = -EBADF, .late_conn_fd = -EBADF
+        };
         char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
         sigset_t mask;
         int r;
@@ -773,6 +965,10 @@ int verb_daemon(const Args *a) {
         else if (r < 0)
                 log_debug_errno(r, "Cannot load libmount now, each pass loads it: %m");
         policy_refresh_tidy(&d);
+        r = hook_listen(&d);
+        if (r < 0)
+                log_warning_errno(r, "Cannot listen on " HOOK_SOCKET_PATH ", the system-sleep hook runs the "
+                                     "late pass itself: %m");
         r = lock_take(&d);
         if (r < 0)
                 goto finish;

@@ -2,8 +2,10 @@
 
 /*
  * `pre ACTION` / `post ACTION`: the system-sleep hook. systemd-sleep runs every executable of its
- * system-sleep directory, ours a symlink to this binary, with the phase and the action, after the
- * unit's pass (suspend-sync.service, Before=sleep.target):
+ * system-sleep directory with the phase and the action, after the unit's pass (suspend-sync.service,
+ * Before=sleep.target). Ours is suspend-sync-sleep-hook (sleep-hook.c), which asks the daemon for
+ * the late pass and execs this binary with the same arguments whenever the daemon does not take it
+ * (and always for post):
  *   pre:  the late pass (run --late --trigger=hook), as close as possible to the kernel's own sync:
  *         local block filesystems, overlays through their upper layer; FUSE and network
  *         filesystems only checked (user sessions may already be frozen);

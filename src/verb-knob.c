@@ -83,6 +83,9 @@ static bool kept_for_no_unit_record(SyncOnSuspendMode mode, const KnobFacts *f) 
 }
 
 static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
+        if (f->requester_gone)
+                return "the system-sleep hook that asked the daemon for this pass no longer waits for it "
+                       "(or the pass is past the limit it gave the hook)";
         if (f->unsynced)
                 return "a mount was left unsynced (error, slow device, timeout without proof of a hang, or "
                        "an Action=skip rule)";
@@ -125,7 +128,7 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                 /* Left out of the pass: which mount is said below. Any other reason, as such. */
                 if (detail)
                         log_notice("Leaving the kernel's own sync on: %s.", detail);
-                else if (f->unsynced || !f->complete || f->covered ||
+                else if (f->requester_gone || f->unsynced || !f->complete || f->covered ||
                          kept_for_no_unit_record(p->sync_on_suspend, f))
                         log_notice("Leaving the kernel's own sync on: %s.", why);
                 else if (uncovered)

@@ -704,7 +704,7 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         return r < 0 ? NULL : s;
 }
 
-static void pass_knob(Pass *p) {
+static void pass_knob(Pass *p, const RunDone *notify) {
         const Args *a = p->a;
 
         /* Only the late pass, right before the kernel's own sync, may change the knob: after the
@@ -721,13 +721,19 @@ static void pass_knob(Pass *p) {
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);
+                /* Last, right before the write (the facts above may take a bounded child's time). */
+                f.requester_gone = notify && notify->requester_waits &&
+                                   !notify->requester_waits(notify->userdata);
 
                 verb_knob_apply(a, p->c.policy, &f, detail,
                                 p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
                                 p->t.n_uncovered);
         }
-        /* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
-        if (touches_knob(a))
+}
+
+/* After the knob decision: this talks to PID 1. Runs started by systemd only (unit, hook). */
+static void pass_scope(Pass *p) {
+        if (touches_knob(p->a))
                 verb_stuck_to_scope(p->j.jobs, p->j.n_jobs, p->deadline);
 }
 
@@ -785,16 +791,17 @@ static void pass_ask_requirers(Pass *p) {
         p->requirers_error = r < 0 ? r : 0;
 }
 
-/* The main pass's outcome is known once its record and handover are saved: nothing it does after
- * (log, scope) writes the state directory, so the lock goes first and the caller is told. */
+/* The outcome is known once the record and handover are saved (and, in the late pass, the knob
+ * decided): nothing the pass does after (log, scope) writes the state directory, so the lock goes
+ * first and the caller is told. */
 static void pass_notify(Pass *p, const RunDone *notify) {
-        if (!notify || p->a->late)
+        if (!notify || !notify->done)
                 return;
         p->lock_fd = safe_close(p->lock_fd);
         notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
 }
 
-/* lock → prepare → execute → record → (notify) → knob → log. */
+/* lock → prepare → execute → record → (notify: main pass) → knob → (notify: late pass) → scope → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -823,8 +830,12 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         r = pass_record(&p);
         if (r < 0)
                 return r;
-        pass_notify(&p, notify);
-        pass_knob(&p);
+        if (!a->late)
+                pass_notify(&p, notify);
+        pass_knob(&p, notify);
+        if (a->late)
+                pass_notify(&p, notify);
+        pass_scope(&p);
         *ret_exit = pass_log(&p);
         if (ret_recorded)
                 *ret_recorded = pass_recorded(&p);

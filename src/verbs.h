@@ -13,16 +13,22 @@
 
 struct json_object;
 
-/* Told by the main pass (not the late one) as soon as its outcome is known: its record and handover
- * are saved and its state lock is released, before it logs its outcome and moves stuck workers to a
- * scope. exit_code is what *ret_exit will be; recorded: the record was saved and says "success". */
+/* What verb_run() tells its caller (the daemon's forked passes) before it returns.
+ * done: as soon as the outcome is known: its record and handover are saved and its state lock is
+ *   released; the main pass's before its knob (which only the late pass decides), the late pass's
+ *   once its knob is decided; in both before it logs its outcome and moves stuck workers to a scope.
+ *   exit_code is what *ret_exit will be; recorded: the record was saved and says "success".
+ * requester_waits (may be NULL, the late pass only): asked right before the knob decision; false
+ *   keeps the kernel's own sync on (KnobFacts.requester_gone): whoever asked for the pass no
+ *   longer waits for it, so it may not be the last before the kernel's sync. */
 typedef struct RunDone {
         void (*done)(int exit_code, bool recorded, void *userdata);
+        bool (*requester_waits)(void *userdata);
         void *userdata;
 } RunDone;
 
 /* The pass of "run". ret_recorded (may be NULL): its record was saved and says "success". notify
- * (may be NULL): see RunDone; not called when the pass fails before its record. */
+ * (may be NULL): see RunDone; done is not called when the pass fails before its record. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded);
 int verb_plan(const Args *a);
 int verb_status(const Args *a);

@@ -2,7 +2,9 @@
 /*
  * verb_run()'s RunDone (verbs.h), in process: the main pass tells its caller once, with its state
  * lock already released, its record saved and what its exit status and record will say; the late
- * pass never does. The daemon's pass reports through it (pass_child()), so logind's lock goes
+ * pass once its knob is decided, having asked right before whether its requester still waits (the
+ * daemon's late pass for the system-sleep hook, hook-socket.h), and keeps the kernel's sync on when
+ * not. The daemon's pass reports through it (pass_child()), so logind's lock goes
  * before the pass logs its outcome. A manual pass of this machine (root: it syncs), its state and
  * configuration in a temporary directory on /dev/shm.
  */
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +25,8 @@
 #include "verbs.h"
 
 static char work[] = "/dev/shm/test-verb-run.XXXXXX";
-static char state_dir[96], config[96], sysfs[96];
+static char state_dir[96], config[96], config_off[96], sysfs[96], debugfs[96];
+static const char *debugfs_path = "/sys/kernel/debug";
 
 typedef struct Seen {
         unsigned calls;
@@ -58,7 +63,7 @@ static Args args(void) {
                 .trigger = "manual",
                 .root = "/",
                 .sysfs = "/sys",
-                .debugfs = "/sys/kernel/debug",
+                .debugfs = debugfs_path,
                 .started = now(CLOCK_MONOTONIC),
         };
 }
@@ -84,19 +89,106 @@ TEST(main_pass_notifies) {
         ASSERT_OK(verb_run(&a, NULL, &code, NULL));
 }
 
-/* The late pass decides the knob after its record: it is nobody's to hand over early. */
-TEST(late_pass_does_not) {
-        Seen s = {};
-        RunDone n = { .done = on_done, .userdata = &s };
+/* The late pass tells once its knob is decided: it asks whether its requester still waits right
+ * before, then reports with its lock released and its record saved. */
+typedef struct Late {
+        Seen seen;
+        unsigned asked;
+        bool asked_after_done;
+        bool waits; /* what requester_waits answers */
+} Late;
+
+static void on_late_done(int code, bool recorded, void *userdata) {
+        on_done(code, recorded, &((Late *) userdata)->seen);
+}
+
+static bool on_waits(void *userdata) {
+        Late *l = userdata;
+
+        l->asked++;
+        l->asked_after_done = l->seen.calls > 0;
+        return l->waits;
+}
+
+static int knob_value(void) {
+        char path[160], c = 0;
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/power/sync_on_suspend", sysfs);
+        ASSERT_TRUE((f = fopen(path, "re")) != NULL);
+        ASSERT_TRUE(fread(&c, 1, 1, f) == 1);
+        fclose(f);
+        return c - '0';
+}
+
+static void knob_reset(void) {
+        char path[160];
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/power/sync_on_suspend", sysfs);
+        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
+        fputs("1\n", f);
+        ASSERT_TRUE(fclose(f) == 0);
+        snprintf(path, sizeof path, "%s/knob.orig", state_dir);
+        (void) unlink(path);
+}
+
+static Args late_args(const char *conf) {
         Args a = args();
-        int code = -1;
 
         a.late = true;
         a.trigger = "hook";
         a.sleep_action = "suspend";
         a.sysfs = sysfs;
+        a.config = conf;
+        return a;
+}
+
+TEST(late_pass_notifies_after_knob) {
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(config);
+        int code = -1;
+
         ASSERT_OK(verb_run(&a, &n, &code, NULL));
-        ASSERT_EQ(s.calls, 0U);
+        ASSERT_EQ(l.asked, 1U);
+        ASSERT_TRUE(!l.asked_after_done);
+        ASSERT_EQ(l.seen.calls, 1U);
+        ASSERT_EQ(l.seen.code, code);
+        ASSERT_EQ(l.seen.lock, 0);
+        ASSERT_TRUE(l.seen.has_last);
+        /* Without requester_waits: told all the same. */
+        l = (Late) {};
+        n.requester_waits = NULL;
+        a = late_args(config);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        ASSERT_EQ(l.seen.calls, 1U);
+}
+
+/* SyncOnSuspend=off: a late pass whose requester no longer waits leaves the kernel's sync on. The
+ * control (the requester waits) turns it off only where this machine's late pass covers everything
+ * it must (a complete view, nothing left unsynced): elsewhere the pair proves nothing and says so. */
+TEST(requester_gone_keeps_kernel_sync) {
+        Late l = { .waits = false };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(config_off);
+        int code = -1;
+
+        knob_reset();
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        ASSERT_EQ(l.asked, 1U);
+        ASSERT_EQ(knob_value(), 1);
+
+        l = (Late) { .waits = true };
+        a = late_args(config_off);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        ASSERT_EQ(l.asked, 1U);
+        if (knob_value() == 1)
+                fprintf(stderr, "note: this machine's late pass keeps the kernel's sync on by itself; "
+                                "the gone requester's check above is not contrasted here\n");
+        else
+                ASSERT_EQ(knob_value(), 0);
+        knob_reset();
 }
 
 int main(void) {
@@ -114,6 +206,10 @@ int main(void) {
         snprintf(sysfs, sizeof sysfs, "%s/sys", work);
         ASSERT_TRUE((f = fopen(config, "we")) != NULL);
         fputs("[Kernel]\nSyncOnSuspend=keep\n", f);
+        ASSERT_TRUE(fclose(f) == 0);
+        snprintf(config_off, sizeof config_off, "%s/off.conf", work);
+        ASSERT_TRUE((f = fopen(config_off, "we")) != NULL);
+        fputs("[Kernel]\nSyncOnSuspend=off\n", f);
         ASSERT_TRUE(fclose(f) == 0);
         /* The late pass's sysfs: the machine's, with a power/ of its own (never the kernel's knob). */
         ASSERT_TRUE(mkdir(sysfs, 0755) == 0);
@@ -133,9 +229,23 @@ int main(void) {
                 ASSERT_TRUE(symlink(target, path) == 0);
         }
 
-        RUN(main_pass_notifies);
-        RUN(late_pass_does_not);
+        /* debugfs for the late pass's evidence (without it the kernel's sync stays on whatever
+         * happens, and requester_gone_keeps_kernel_sync has no contrast): mounted in a mount
+         * namespace of this test's own, so nothing is left behind. */
+        snprintf(debugfs, sizeof debugfs, "%s/debug", work);
+        ASSERT_TRUE(mkdir(debugfs, 0755) == 0);
+        if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+            mount("debugfs", debugfs, "debugfs", 0, NULL) == 0)
+                debugfs_path = debugfs;
+        else
+                fprintf(stderr, "note: cannot mount debugfs in a namespace of our own: %m\n");
 
+        RUN(main_pass_notifies);
+        RUN(late_pass_notifies_after_knob);
+        RUN(requester_gone_keeps_kernel_sync);
+
+        if (debugfs_path == debugfs)
+                ASSERT_TRUE(umount(debugfs) == 0);
         snprintf(path, sizeof path, "rm -rf '%s'", work);
         return system(path) == 0 ? 0 : 1;
 }

@@ -5,8 +5,8 @@
 #   1. enabling suspend-sync.service as the package does enables the daemon too (Also=); started,
 #      it holds logind's delay lock for sleep;
 #   2. `systemctl suspend`: the daemon's pass (trigger unit) ends before systemd starts the sleep,
-#      suspend-sync.service is skipped by its condition, the late pass runs before "mem" is
-#      written; after resume the mark is gone, the lock is held again, the knob is back and the
+#      suspend-sync.service is skipped by its condition, the system-sleep hook asks the daemon for
+#      the late pass, which runs (forked by the daemon) before "mem" is written; after resume the mark is gone, the lock is held again, the knob is back and the
 #      cycle is in the history (the unit's ExecStopPost= steps, done by the daemon);
 #   3. a sleep that bypasses logind (`systemctl start suspend.target`): no daemon pass, the unit
 #      runs its own;
@@ -23,7 +23,8 @@
 #      DeadlineSec=6s): the daemon releases the lock at its bound without a mark, the unit waits for
 #      the pass's state lock and then runs its own, the sleep goes ahead; nothing is left once the
 #      server answers;
-#   8. the daemon stopped: the unit runs as it always did; the daemon's unit disabled, the unit is
+#   8. the daemon stopped: the unit runs as it always did, the hook runs the late pass itself (its
+#      socket gone with the daemon's RuntimeDirectory=); the daemon's unit disabled, the unit is
 #      unloaded (2: while the daemon's unit is loaded, its Before= keeps ours and sleep.target loaded).
 # Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
 
@@ -101,8 +102,17 @@ echo "2: daemon pass summary $pass, marked $marked, systemd-suspend starting $su
         fail "2: suspend-sync.service started although the daemon's pass was done"
 ((skipped >= 1)) && ok "2: systemd logged the unit's unmet condition" ||
         fail "2: no condition message for suspend-sync.service"
-[[ -n $late && -n $susp ]] && ((late > susp)) && ok "2: the late pass ran in systemd-suspend.service" ||
+[[ -n $late && -n $susp ]] && ((late > susp)) && ok "2: the late pass ran after systemd started systemd-suspend.service" ||
         fail "2: late pass summary '$late'"
+# The hook asked the daemon, which forked the late pass: the summary's _PID is the one the daemon
+# named (journald takes _PID from the datagram's credentials, unlike _SYSTEMD_UNIT).
+late_pid=$(jq -r 'select(._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^The late pass of this sleep runs in PID"))) | .MESSAGE' "$E2E_WORK/journal.json" | sed -n '1s/.* PID \([0-9]*\),.*/\1/p')
+late_sum_pid=$(jq -r "select(.MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\") | ._PID" "$E2E_WORK/journal.json" | head -n1)
+[[ -n $late_pid && $late_pid == "$late_sum_pid" ]] &&
+        ok "2: the daemon ran the late pass for the system-sleep hook (PID $late_pid)" ||
+        fail "2: late pass through the daemon: the daemon named PID '$late_pid', the late summary came from '$late_sum_pid'"
+e2e_run test -S /run/suspend-sync-daemon/late-pass && ok "2: the daemon's socket for the hook is there" ||
+        fail "2: no /run/suspend-sync-daemon/late-pass"
 tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "2: mem reached the fake state file" ||
         fail "2: no write of mem"
 e2e_run test ! -e "$MARK" && ok "2: the mark is gone after resume" || fail "2: $MARK still there after resume"
@@ -298,6 +308,12 @@ e2e_suspend suspend || fail "8: the suspend cycle did not complete"
 journal_since "$c"
 [[ $(unit_ran) -ge 1 ]] &&
         ok "8: without the daemon suspend-sync.service ran its pass" || fail "8: suspend-sync.service did not run"
+# The hook found no daemon and ran the late pass itself (the negative control of 2's PID check).
+late=$(jcount ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\"")
+by_daemon=$(jcount '(.MESSAGE | test("^The late pass of this sleep runs in PID"))')
+e2e_run test ! -e /run/suspend-sync-daemon/late-pass || fail "8: the daemon's socket outlived it"
+((late >= 1 && by_daemon == 0)) && ok "8: without the daemon the hook ran the late pass itself" ||
+        fail "8: late pass summaries $late, by the daemon $by_daemon"
 # The negative control of 2's check: the daemon's unit, enabled, stays loaded when stopped (its
 # WantedBy=), and keeps ours loaded; disabled, nothing references either any more.
 e2e_run systemctl disable -q suspend-sync-daemon.service

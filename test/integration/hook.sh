@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The system-sleep hook: the binary itself, a symlink in systemd's system-sleep directory
-# (install-layout.sh checks the link), run as systemd-sleep runs it: "pre ACTION" before the sleep,
+# The system-sleep hook's verbs of the binary, which the hook (suspend-sync-sleep-hook, linked into
+# systemd's system-sleep directory: install-layout.sh checks the link) execs whenever the daemon does
+# not take the late pass (test-hook-client, e2e-daemon), run as systemd-sleep would: "pre ACTION" before the sleep,
 # "post ACTION" after it, $SYSTEMD_SLEEP_ACTION in the environment. Options point it at a fixture
 # sysfs and a state directory of this test (systemd-sleep passes none).
 #

@@ -31,7 +31,7 @@ meson introspect --buildoptions "$BUILD_ROOT" >"$tmp/options.json" || { echo "FA
 eval "$(python3 - "$tmp/options.json" <<'PY'
 import json, shlex, sys
 opts = {o["name"]: o["value"] for o in json.load(open(sys.argv[1]))}
-for k in ["prefix", "sbindir", "datadir", "mandir", "sysconfdir", "man", "systemdsystemunitdir",
+for k in ["prefix", "sbindir", "libexecdir", "datadir", "mandir", "sysconfdir", "man", "systemdsystemunitdir",
           "systemsleepdir", "catalogdir", "bashcompletiondir"]:
     v = opts.get(k, "")
     print("opt_%s=%s" % (k, shlex.quote(str(v))))
@@ -42,6 +42,7 @@ abs() { case "$1" in /*) echo "$1" ;; *) echo "$opt_prefix/$1" ;; esac; }
 pc() { pkg-config --variable="$2" "$1" 2>/dev/null; }
 
 sbindir=$(abs "$opt_sbindir")
+libexecdir=$(abs "$opt_libexecdir")
 unitdir=${opt_systemdsystemunitdir:-$(pc systemd systemdsystemunitdir)}
 unitdir=${unitdir:-$opt_prefix/lib/systemd/system}
 sleepdir=${opt_systemsleepdir:-$(pc systemd systemdsleepdir)}
@@ -83,13 +84,26 @@ expect_file "$unitdir/suspend-sync-daemon.service" '^-rw-r--r--$' "daemon unit" 
                   fail "daemon unit ExecStart= does not point at $sbindir/suspend-sync"; }
 expect_file "$exampledir/require-sync.conf" '^-rw-r--r--$' "require-sync drop-in example"
 [ -e "$dest$unitdir/suspend-sync.service.d" ] && fail "a drop-in directory is installed: the require drop-in must not be active"
-# The hook is the binary: a symlink, absolute (it is read on the installed system, not in DESTDIR).
+# The hook is a small binary of libc alone (src/sleep-hook.c: it asks the daemon for the late pass,
+# else execs $sbindir/suspend-sync), linked into systemd's system-sleep directory, absolute (the
+# link is read on the installed system, not in DESTDIR).
+hook=$libexecdir/suspend-sync-sleep-hook
+expect_file "$hook" '^-rwx' "system-sleep hook binary" && {
+        needed=$(readelf -d "$dest$hook" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+        case " $needed" in
+        *libsystemd* | *libjson* | *libinih* | *libudev* | *libmount*)
+                fail "the system-sleep hook links more than libc: $needed" ;;
+        *) ok "the system-sleep hook needs only: $needed" ;;
+        esac
+        grep -qaF "$sbindir/suspend-sync" "$dest$hook" ||
+                fail "the system-sleep hook does not fall back to $sbindir/suspend-sync"
+}
 if [ ! -L "$dest$sleepdir/suspend-sync" ]; then
         fail "system-sleep hook missing or not a symlink: $sleepdir/suspend-sync"
-elif [ "$(readlink "$dest$sleepdir/suspend-sync")" != "$sbindir/suspend-sync" ]; then
-        fail "system-sleep hook points at $(readlink "$dest$sleepdir/suspend-sync"), not $sbindir/suspend-sync"
+elif [ "$(readlink "$dest$sleepdir/suspend-sync")" != "$hook" ]; then
+        fail "system-sleep hook points at $(readlink "$dest$sleepdir/suspend-sync"), not $hook"
 else
-        ok "system-sleep hook: $sleepdir/suspend-sync -> $sbindir/suspend-sync"
+        ok "system-sleep hook: $sleepdir/suspend-sync -> $hook"
 fi
 expect_file "$catalogdir/suspend-sync.catalog" '^-rw-r--r--$' "journal catalog"
 
@@ -128,7 +142,7 @@ fi
 # Nothing may be installed outside the expected roots (a typo in an install_dir would show here).
 while IFS= read -r f; do
         case "$f" in
-        "$sbindir"/*|"$unitdir"/*|"$sleepdir"/*|"$catalogdir"/*|"$compdir"/*|"$mandir"/*) ;;
+        "$sbindir"/*|"$hook"|"$unitdir"/*|"$sleepdir"/*|"$catalogdir"/*|"$compdir"/*|"$mandir"/*) ;;
         "$(abs "$opt_datadir")/doc/suspend-sync"/*) ;;
         "$opt_prefix/lib/suspend-sync.conf"|"$opt_prefix/lib/suspend-sync.conf.d"*) ;;
         "$(abs "$opt_sysconfdir")"/suspend-sync*) ;;

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hook-client.h"
+#include "hook-socket.h"
+
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
+}
+
+/* One datagram by until (CLOCK_MONOTONIC, µs): its length, 0 at EOF, -ETIMEDOUT, or another
+ * negative errno. */
+static ssize_t recv_until(int fd, char *buf, size_t size, uint64_t until) {
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                uint64_t t = mono_usec();
+                ssize_t n;
+                int r;
+
+                n = recv(fd, buf, size, MSG_DONTWAIT);
+                if (n >= 0)
+                        return n;
+                if (errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (t >= until)
+                        return -ETIMEDOUT;
+                /* Rounded up: never a busy loop on the last millisecond. */
+                r = poll(&p, 1, (int) ((until - t + 999U) / 1000U));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+static int fail(HookClientResult *ret, int r, const char *why) {
+        ret->why = why;
+        return r;
+}
+
+int hook_client_run(const char *path, uid_t peer_uid, const char *action, const char *env_action,
+                    uint64_t ack_timeout, HookClientResult *ret) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+        } sa = { .un.sun_family = AF_UNIX };
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+        char buf[HOOK_MSG_MAX];
+        uint64_t limit, t0 = mono_usec();
+        size_t n;
+        ssize_t k;
+        int fd, r;
+
+        *ret = (HookClientResult) { .code = -1 };
+        if (strlen(path) >= sizeof sa.un.sun_path)
+                return fail(ret, -ENAMETOOLONG, "the socket's path is too long");
+        memcpy(sa.un.sun_path, path, strlen(path) + 1);
+        /* Non-blocking: connect(2) would wait for room in a full backlog. */
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return fail(ret, -errno, "no socket");
+        if (connect(fd, &sa.sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1)) <
+            0) {
+                r = -errno;
+                (void) close(fd);
+                return fail(ret, r,
+                            r == -ENOENT || r == -ECONNREFUSED ? "the daemon is not running"
+                                                               : "cannot connect to the daemon");
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != peer_uid) {
+                (void) close(fd);
+                return fail(ret, -EPERM, "the socket is not the daemon's");
+        }
+        n = hook_request_format(action, env_action, buf, sizeof buf);
+        if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) n) {
+                r = -errno ?: -EIO;
+                (void) close(fd);
+                return fail(ret, r, "the request could not be sent");
+        }
+        k = recv_until(fd, buf, sizeof buf, t0 + ack_timeout);
+        if (k <= 0 || hook_ack_parse(buf, (size_t) k, &limit) < 0) {
+                /* Closed first: a pass the daemon forks now fails to send its ack and ends. */
+                (void) close(fd);
+                return fail(ret, k == -ETIMEDOUT ? -ETIMEDOUT : -EBADMSG,
+                            k == -ETIMEDOUT ? "no answer from the daemon in time"
+                            : k == 0        ? "the daemon did not take the pass (another one runs?)"
+                                            : "the daemon's answer was not an ack");
+        }
+        /* Taken: from here on, whatever comes, no second pass. Never past HOOK_WAIT_MAX from now, so
+         * systemd-sleep's own limit on its hooks is never reached by us. */
+        limit = limit > UINT64_MAX - HOOK_DONE_MARGIN ? UINT64_MAX : limit + HOOK_DONE_MARGIN;
+        if (limit > mono_usec() + HOOK_WAIT_MAX)
+                limit = mono_usec() + HOOK_WAIT_MAX;
+        k = recv_until(fd, buf, sizeof buf, limit);
+        (void) close(fd);
+        if (k > 0 && hook_done_parse(buf, (size_t) k, &ret->code) >= 0)
+                return 1;
+        ret->why = k == -ETIMEDOUT ? "the daemon's late pass did not end within its limit"
+                   : k == 0        ? "the daemon's late pass ended without an answer"
+                                   : "the daemon's late pass gave no valid answer";
+        return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The system-sleep hook's side of the late pass through the daemon (hook-socket.h): libc alone, so
+ * that the hook's own start-up is an exec of a small binary. sleep-hook.c is its main().
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct HookClientResult {
+        int code;        /* the pass's exit status, when "done" came */
+        const char *why; /* otherwise: why not (static text) */
+} HookClientResult;
+
+/* Asks the daemon listening on path (its peer must be peer_uid) for the late pass of action and
+ * env_action (hook-socket.h), waiting ack_timeout µs for its ack. Returns:
+ *   1: served, ret->code is the pass's exit status;
+ *   0: the daemon took the pass but its "done" did not come (it ended without one, or not within
+ *      its limit and HOOK_DONE_MARGIN): ret->why says which. The late pass may have run in part;
+ *      the kernel's own sync was left on unless the pass turned it off after syncing everything;
+ *   < 0: the daemon did not take it (no socket, no daemon, another peer, no ack in time): the caller
+ *      runs the late pass itself. ret->why says why. */
+int hook_client_run(const char *path, uid_t peer_uid, const char *action, const char *env_action,
+                    uint64_t ack_timeout, HookClientResult *ret);

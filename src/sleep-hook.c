@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The system-sleep hook systemd-sleep runs (units/meson.build links it into systemd's system-sleep
+ * directory as "suspend-sync"): "pre ACTION" asks suspend-sync-daemon.service for the late pass
+ * (hook-client.h, hook-socket.h), and runs it itself, exec'ing "suspend-sync pre ACTION"
+ * (verb-hook.c), whenever the daemon does not take it. Everything else ("post ACTION", not root) is
+ * that binary's to do. Exits 0 whatever happens: systemd-sleep ignores the status, and nothing here
+ * may stop a sleep.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hook-client.h"
+#include "hook-socket.h"
+
+int main(int argc, char *argv[]) {
+        HookClientResult res;
+        int r;
+
+        if (argc > 1 && strcmp(argv[1], "pre") == 0 && geteuid() == 0) {
+                r = hook_client_run(HOOK_SOCKET_PATH, 0, argc > 2 ? argv[2] : NULL,
+                                    getenv("SYSTEMD_SLEEP_ACTION"), HOOK_ACK_TIMEOUT, &res);
+                if (r > 0)
+                        return EXIT_SUCCESS;
+                if (r == 0) {
+                        fprintf(stderr,
+                                "suspend-sync: %s; the kernel's own sync stays on unless it "
+                                "was turned off after everything was synced.\n",
+                                res.why);
+                        return EXIT_SUCCESS;
+                }
+                /* Without the daemon (not enabled, stopped) this is how it always runs: quietly. */
+                if (r != -ENOENT && r != -ECONNREFUSED)
+                        fprintf(stderr, "suspend-sync: %s (%s), running the late pass here.\n", res.why,
+                                strerror(-r));
+        }
+        argv[0] = (char *) "suspend-sync";
+        (void) execv(SUSPEND_SYNC_BINARY, argv);
+        fprintf(stderr, "suspend-sync: cannot run %s: %s\n", SUSPEND_SYNC_BINARY, strerror(errno));
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hook-client: the system-sleep hook against a fake daemon (a forked process on a socket of its
+ * own), one behaviour each. What the hook must do: run the late pass itself (a negative return)
+ * whenever the daemon did not take it, never once it did, and never wait past the limit it was told.
+ * A daemon that answers after the hook gave up must find it gone (its ack fails), so that a pass
+ * forked late does nothing.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hook-client.h"
+#include "hook-socket.h"
+#include "tests.h"
+
+static char dir[] = "/tmp/test-hook-client.XXXXXX";
+static char path[96];
+
+typedef enum Behaviour {
+        SERVE_DONE,      /* ack, then "done 74" */
+        SERVE_CLOSE,     /* close without an ack (busy, malformed) */
+        SERVE_SILENT,    /* no answer; after the hook's ack timeout, the ack: must fail */
+        SERVE_ACK_CLOSE, /* ack, then close (the pass died) */
+        SERVE_ACK_LATE,  /* ack with a limit 100 ms away, then nothing */
+        SERVE_NACK,      /* an answer that is not an ack */
+        SERVE_ACK_BAD,   /* ack, then an answer that is not "done" */
+} Behaviour;
+
+static uint64_t mono(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
+}
+
+static int listen_at(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        unlink(path);
+        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+        ASSERT_TRUE((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) >= 0);
+        ASSERT_TRUE(bind(fd, (struct sockaddr *) &sa, sizeof sa) == 0);
+        ASSERT_TRUE(listen(fd, 4) == 0);
+        return fd;
+}
+
+static void send_text(int fd, const char *s) {
+        (void) send(fd, s, strlen(s), MSG_NOSIGNAL);
+}
+
+/* The fake daemon: one connection, then exits 0 when what it saw is what it should have (the
+ * request "ACTION ENV"; for SERVE_SILENT, its late ack failing). */
+static pid_t serve(Behaviour b, const char *expect_request) {
+        int lfd = listen_at();
+        pid_t pid = fork();
+
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                char buf[HOOK_MSG_MAX], ack[HOOK_MSG_MAX];
+                int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                ssize_t n;
+
+                if (fd < 0)
+                        _exit(10);
+                n = recv(fd, buf, sizeof buf - 1, 0);
+                if (n < 0)
+                        _exit(11);
+                buf[n] = 0;
+                if (strcmp(buf, expect_request) != 0) {
+                        fprintf(stderr, "request '%s', expected '%s'\n", buf, expect_request);
+                        _exit(12);
+                }
+                hook_ack_format(mono() + (b == SERVE_ACK_LATE ? 100000U : 5000000U), ack, sizeof ack);
+                switch (b) {
+                case SERVE_DONE:
+                        send_text(fd, ack);
+                        usleep(50000);
+                        send_text(fd, "done 74");
+                        break;
+                case SERVE_CLOSE:
+                        break;
+                case SERVE_SILENT:
+                        usleep(400000); /* the hook waits 200 ms */
+                        if (send(fd, ack, strlen(ack), MSG_NOSIGNAL) >= 0)
+                                _exit(13);
+                        if (errno != EPIPE && errno != ECONNRESET)
+                                _exit(14);
+                        break;
+                case SERVE_ACK_CLOSE:
+                        send_text(fd, ack);
+                        break;
+                case SERVE_ACK_LATE:
+                        send_text(fd, ack);
+                        /* Waits while the hook waits, and sees it go once it gave up. */
+                        for (int i = 0; i < 100 && hook_requester_waits(fd, 0, 1); i++)
+                                usleep(100000);
+                        if (hook_requester_waits(fd, 0, 1))
+                                _exit(15);
+                        break;
+                case SERVE_NACK:
+                        send_text(fd, "nack 1");
+                        break;
+                case SERVE_ACK_BAD:
+                        send_text(fd, ack);
+                        send_text(fd, "done -1");
+                        break;
+                }
+                close(fd);
+                _exit(0);
+        }
+        close(lfd);
+        return pid;
+}
+
+static void reap(pid_t pid) {
+        int status;
+
+        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fprintf(stderr, "fake daemon: status 0x%x\n", status);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(served) {
+        HookClientResult res;
+        pid_t pid = serve(SERVE_DONE, "suspend hibernate");
+
+        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", "hibernate", 1000000U, &res), 1);
+        ASSERT_EQ(res.code, 74);
+        reap(pid);
+        /* Actions that are not tokens travel as none. */
+        pid = serve(SERVE_DONE, "- -");
+        ASSERT_EQ(hook_client_run(path, geteuid(), "a b", NULL, 1000000U, &res), 1);
+        reap(pid);
+}
+
+TEST(not_taken) {
+        HookClientResult res;
+        uint64_t t0;
+        pid_t pid;
+
+        /* No daemon: no socket, or a socket no one listens on. */
+        unlink(path);
+        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), ENOENT);
+        ASSERT_TRUE(res.why != NULL);
+        close(listen_at());
+        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), ECONNREFUSED);
+        /* Another peer than the one required. */
+        pid = serve(SERVE_CLOSE, "suspend -");
+        ASSERT_ERR(hook_client_run(path, geteuid() + 1, "suspend", NULL, 1000000U, &res), EPERM);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        /* Closed without an ack, or answered otherwise. */
+        pid = serve(SERVE_CLOSE, "suspend -");
+        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), EBADMSG);
+        reap(pid);
+        pid = serve(SERVE_NACK, "suspend -");
+        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), EBADMSG);
+        reap(pid);
+        /* No answer within the ack timeout: the hook gives up, and the daemon's late ack fails. */
+        pid = serve(SERVE_SILENT, "suspend -");
+        t0 = mono();
+        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 200000U, &res), ETIMEDOUT);
+        ASSERT_TRUE(mono() - t0 >= 200000U);
+        reap(pid);
+}
+
+TEST(taken_without_answer) {
+        HookClientResult res;
+        uint64_t t0;
+        pid_t pid;
+
+        /* Taken, then the pass ended without "done": no second pass. */
+        pid = serve(SERVE_ACK_CLOSE, "suspend -");
+        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), 0);
+        ASSERT_TRUE(strstr(res.why, "without an answer") != NULL);
+        reap(pid);
+        pid = serve(SERVE_ACK_BAD, "suspend -");
+        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), 0);
+        reap(pid);
+        /* Past its limit and the margin: the hook goes, and the pass sees it gone. */
+        pid = serve(SERVE_ACK_LATE, "suspend -");
+        t0 = mono();
+        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), 0);
+        ASSERT_TRUE(mono() - t0 >= 100000U + HOOK_DONE_MARGIN);
+        ASSERT_TRUE(strstr(res.why, "within its limit") != NULL);
+        reap(pid);
+}
+
+int main(void) {
+        signal(SIGPIPE, SIG_IGN);
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/late-pass", dir);
+        RUN(served);
+        RUN(not_taken);
+        RUN(taken_without_answer);
+        unlink(path);
+        rmdir(dir);
+        return 0;
+}
