@@ -30,11 +30,13 @@ typedef struct Args {
         const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
         const char *sleep_requires; /* $SUSPEND_SYNC_REQUIRED (require-sync.conf, defer-commit.h) */
         const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
-        bool busy_only;      /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
-        const char *root;    /* --root= (proc/ and config files) */
-        const char *sysfs;   /* --sysfs= */
-        const char *debugfs; /* --debugfs= */
-        usec_t started;      /* CLOCK_MONOTONIC at process start */
+        bool busy_only;         /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
+        usec_t late_skip_below; /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
+                                 * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */
+        const char *root;       /* --root= (proc/ and config files) */
+        const char *sysfs;      /* --sysfs= */
+        const char *debugfs;    /* --debugfs= */
+        usec_t started;         /* CLOCK_MONOTONIC at process start */
 } Args;
 
 typedef struct Context {

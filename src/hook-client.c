@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
@@ -109,4 +110,35 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
                    : k == 0        ? "the daemon's late pass ended without an answer"
                                    : "the daemon's late pass gave no valid answer";
         return 0;
+}
+
+/* The file's whole text if it is a token and a newline (33 bytes), into buf. */
+static bool read_token(int dir_fd, const char *name, char buf[static 34]) {
+        int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        ssize_t n;
+
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, 34);
+        (void) close(fd);
+        if (n != 33 || buf[32] != '\n')
+                return false;
+        for (size_t i = 0; i < 32; i++)
+                if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+bool hook_late_skipped(const char *state_dir) {
+        char skip[34], unit[34];
+        int dir_fd;
+        bool r;
+
+        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return false;
+        r = read_token(dir_fd, HOOK_LATE_SKIP_FILE, skip) && read_token(dir_fd, HOOK_UNIT_MARK_FILE, unit) &&
+            memcmp(skip, unit, 33) == 0;
+        (void) close(dir_fd);
+        return r;
 }

@@ -6,6 +6,7 @@
  * that the hook's own start-up is an exec of a small binary. sleep-hook.c is its main().
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,3 +25,8 @@ typedef struct HookClientResult {
  *      runs the late pass itself. ret->why says why. */
 int hook_client_run(const char *path, uid_t peer_uid, const char *action, const char *env_action,
                     uint64_t ack_timeout, HookClientResult *ret);
+
+/* Whether the unit's pass of this sleep left the late pass out (hook-socket.h, late-skip.h):
+ * state_dir's HOOK_LATE_SKIP_FILE and HOOK_UNIT_MARK_FILE both hold the same token, as written (32
+ * hex digits and a newline). Anything else, an error included, is false: the late pass runs. */
+bool hook_late_skipped(const char *state_dir);

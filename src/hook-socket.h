@@ -41,6 +41,14 @@
  * (verb-daemon.c checks that the late pass's limit and the margin fit). */
 #define HOOK_WAIT_MAX (85U * 1000U * 1000U)
 
+/* KeepCheapSync= (late-skip.h): the unit's pass of this sleep left the late pass out when
+ * HOOK_LATE_SKIP_FILE in the state directory holds its token, the one HOOK_UNIT_MARK_FILE holds
+ * (handover.h). The same names as STATE_DIR_DEFAULT, LATE_SKIP_FILE and HANDOVER_UNIT_MARK_FILE
+ * (test-hook-socket checks), spelled out: the hook is built without those headers. */
+#define HOOK_STATE_DIR "/run/suspend-sync"
+#define HOOK_LATE_SKIP_FILE "late-skip"
+#define HOOK_UNIT_MARK_FILE "unit-pass"
+
 /* Whether s is one of the sleep actions systemd-sleep runs hooks for. */
 bool sleep_action_valid(const char *s);
 /* The hook's sleep action: what systemd-sleep named (arg), else $SYSTEMD_SLEEP_ACTION (env) when

@@ -95,6 +95,7 @@ typedef struct Origin {
         X(Sync, DeferCommit, bool, defer_commit, o_defer_commit, BOOLEAN, NULL, true)                        \
         X(Kernel, SyncOnSuspend, SyncOnSuspendMode, sync_on_suspend, o_sync_on_suspend, ENUM,                \
           sync_on_suspend_mode, SYNC_ON_SUSPEND_AUTO)                                                        \
+        X(Kernel, KeepCheapSync, bool, keep_cheap_sync, o_keep_cheap_sync, BOOLEAN, NULL, true)              \
         X(Metrics, TextfileDirectory, char *, textfile_directory, o_textfile_directory, PATH,                \
           METRICS_TEXTFILE_DIR_DEFAULT, 0)
 

@@ -3,7 +3,8 @@
  * The system-sleep hook systemd-sleep runs (units/meson.build links it into systemd's system-sleep
  * directory as "suspend-sync"): "pre ACTION" asks suspend-sync-daemon.service for the late pass
  * (hook-client.h, hook-socket.h), and runs it itself, exec'ing "suspend-sync pre ACTION"
- * (verb-hook.c), whenever the daemon does not take it. Everything else ("post ACTION", not root) is
+ * (verb-hook.c), whenever the daemon does not take it, unless the unit's pass of this suspend left
+ * the late pass out (KeepCheapSync=, late-skip.h). Everything else ("post ACTION", not root) is
  * that binary's to do. Exits 0 whatever happens: systemd-sleep ignores the status, and nothing here
  * may stop a sleep.
  */
@@ -23,6 +24,13 @@ int main(int argc, char *argv[]) {
         int r;
 
         if (argc > 1 && strcmp(argv[1], "pre") == 0 && geteuid() == 0) {
+                const char *action = hook_sleep_action(argc > 2 ? argv[2] : NULL,
+                                                       getenv("SYSTEMD_SLEEP_ACTION"));
+
+                /* KeepCheapSync= (late-skip.h): the unit's pass found the kernel's own sync cheaper
+                 * than a late pass, and said so (its journal message). Only sync_on_suspend's sleep. */
+                if (action && strcmp(action, "suspend") == 0 && hook_late_skipped(HOOK_STATE_DIR))
+                        return EXIT_SUCCESS;
                 r = hook_client_run(HOOK_SOCKET_PATH, 0, argc > 2 ? argv[2] : NULL,
                                     getenv("SYSTEMD_SLEEP_ACTION"), HOOK_ACK_TIMEOUT, &res);
                 if (r > 0)

@@ -198,6 +198,9 @@ static int run_record_build_json(const RunRecord *rec, bool stream, json_object 
             (r = run_record_phases_to_json(rec, &phases)) < 0 ||
             (rec->flushers_woken > 0 &&
              (r = json_add_u64(o, "flushers_woken_usec", rec->flushers_woken)) < 0) ||
+            (rec->late_left_out &&
+             ((r = json_add_bool(o, "late_left_out", true)) < 0 ||
+              (r = json_add_u64(o, "kernel_sync_estimate_usec", rec->kernel_sync_estimate)) < 0)) ||
             (r = json_add(o, "phases_usec", phases)) < 0 ||
             (r = stream ? json_stream_array_new(rec->n_mounts, &mounts)
                         : run_record_mounts_to_json(rec, &mounts)) < 0 ||
@@ -329,6 +332,9 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
             (r = json_get_u64(o, "deadline_usec", JSON_OPTIONAL, 0, &rec.deadline)) < 0 ||
             (r = json_get_u64(o, "eta_usec", JSON_OPTIONAL, 0, &rec.eta)) < 0 ||
             (r = json_get_u64(o, "flushers_woken_usec", JSON_OPTIONAL, 0, &rec.flushers_woken)) < 0 ||
+            (r = json_get_bool(o, "late_left_out", JSON_OPTIONAL, false, &rec.late_left_out)) < 0 ||
+            (r = json_get_u64(o, "kernel_sync_estimate_usec", JSON_OPTIONAL, 0, &rec.kernel_sync_estimate)) <
+                    0 ||
             (r = json_get_object(o, "phases_usec", JSON_OPTIONAL, &phases)) < 0)
                 return r;
         /* A missing phases_usec reads as an empty object: every phase 0. */

@@ -62,6 +62,11 @@ typedef struct RunRecord {
         usec_t flushers_woken; /* since the start of the pass, when WritebackFirst= woke the kernel's
                                 * flusher threads; 0: not woken (JSON "flushers_woken_usec", written
                                 * only when not 0) */
+        /* The unit's pass left the late pass out of this suspend (KeepCheapSync=, late-skip.h): the
+         * kernel's sync was to take about kernel_sync_estimate (JSON "late_left_out" and
+         * "kernel_sync_estimate_usec", written only when true) */
+        bool late_left_out;
+        usec_t kernel_sync_estimate;
         RunMount *mounts;
         size_t n_mounts;
         /* Whether the pass saw every superblock the kernel's own sync writes (Sample.complete);

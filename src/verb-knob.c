@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "handover.h"
+#include "late-skip.h"
 #include "kernel-knob.h"
 #include "log.h"
 #include "message-ids.h"
@@ -53,6 +54,10 @@ static void handover_end_cycle(const char *state_dir) {
         if (r < 0)
                 log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
                                 state_dir);
+        /* ... nor leaves the next sleep's late pass out (late-skip.h). */
+        if (dir_fd >= 0 && unlinkat(dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
+                log_warning_errno(negative_errno(), "Failed to remove '%s/" LATE_SKIP_FILE "': %m",
+                                  state_dir);
         if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
                 return;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))

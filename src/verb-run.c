@@ -16,7 +16,10 @@
 #include "handover.h"
 #include "shared/devnum-util.h"
 #include "shared/proc-util.h"
+#include "history.h"
 #include "kernel-knob.h"
+#include "late-skip.h"
+#include "shared/fileio.h"
 #include "writeback.h"
 #include "log.h"
 #include "meminfo.h"
@@ -163,6 +166,10 @@ static void pass_mark_unit(Pass *p) {
         int r;
 
         dir_fd = state_dir_open(p->a->state_dir);
+        /* No earlier pass's word leaves this sleep's late pass out (late-skip.h). */
+        if (dir_fd >= 0 && unlinkat(dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
+                log_warning_errno(negative_errno(), "Failed to remove '%s/" LATE_SKIP_FILE "': %m",
+                                  p->a->state_dir);
         r = dir_fd < 0 ? dir_fd : sd_id128_randomize(&id);
         if (r >= 0) {
                 (void) sd_id128_to_string(id, p->unit_token);
@@ -523,6 +530,85 @@ static bool handover_update(Pass *p) {
         return p->a->late && run_unsynced_carried(&p->ho, &p->j, boot);
 }
 
+/* The late pass's learned sync times (history.h), for late_skip_estimate(): none when unknown. */
+static int pass_learned_late(const Pass *p, HistoryLearned *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        int r;
+
+        r = read_full_file_at(p->state_fd, HISTORY_LEARNED_FILE, HISTORY_FILE_MAX, &text, &size);
+        if (r < 0)
+                return r;
+        if (strlen(text) != size)
+                return -EBADMSG;
+        return history_learned_parse(text, "late", ret);
+}
+
+/* KeepCheapSync= (late-skip.h): whether the unit's pass leaves the late pass out of this suspend,
+ * decided on its record as built, before it is saved (the record says so: status, the cycle). */
+static void pass_late_skip_decide(Pass *p) {
+        _cleanup_(history_learned_done) HistoryLearned h = {};
+        const Sample *sample = p->c.sample;
+        LateSkipFacts f = {
+                .mode = p->c.policy->sync_on_suspend,
+                .keep_cheap_sync = p->c.policy->keep_cheap_sync,
+                .unit_pass = pass_is_unit(p) && p->unit_token[0] != 0,
+                .complete = sample->complete && !p->t.gone,
+                .covered = p->t.covered,
+                .unsynced = p->t.unsynced,
+                .n_hung = p->t.n_hung,
+                .n_stuck = p->ho.n_stuck,
+                .estimate = USEC_INFINITY,
+                .below = p->a->late_skip_below,
+        };
+        const char *why;
+        int r;
+
+        if (!pass_is_unit(p) || !pass_has_state(p))
+                return;
+        for (size_t i = 0; i < sample->n_sbs; i++) {
+                const Superblock *sb = &sample->sbs[i];
+
+                if (!sb->all_read_only && (sb->fs_class == FS_CLASS_NETWORK ||
+                                           sb->fs_class == FS_CLASS_FUSE || sb->device.served_remotely))
+                        f.n_remote++;
+        }
+        r = pass_learned_late(p, &h);
+        f.estimate = late_skip_estimate(&p->rec, r >= 0 ? h.l : NULL, r >= 0 ? h.n : 0);
+        why = late_skip_why_not(&f);
+        if (why) {
+                log_debug("The late pass runs in this sleep: %s.", why);
+                return;
+        }
+        p->rec.late_left_out = true;
+        p->rec.kernel_sync_estimate = f.estimate;
+}
+
+/* ... and tells the system-sleep hook (the marker was removed as the pass began): after the report to
+ * the daemon (RunDone), off the path logind waits on, and so without the lock. The marker names this
+ * pass's token, which a unit's pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the
+ * hook would not follow it; one not written in time runs the late pass. */
+static void pass_late_skip_tell(Pass *p) {
+        char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (!p->rec.late_left_out || !p->saved || p->state_fd < 0)
+                return;
+        r = asprintf(&text, "%s\n", p->unit_token);
+        if (r >= 0)
+                r = write_file_atomic_at(p->state_fd, LATE_SKIP_FILE, text, strlen(text));
+        if (r < 0) {
+                log_warning_errno(r, "Failed to write '%s/" LATE_SKIP_FILE "', the late pass runs: %m",
+                                  p->a->state_dir);
+                return;
+        }
+        log_info("The late pass is left out of this suspend: everything is synced, and the kernel's own "
+                 "sync should take about %s, under the %s the late pass costs (KeepCheapSync=yes).",
+                 format_timespan(x, sizeof x, p->rec.kernel_sync_estimate),
+                 format_timespan(y, sizeof y, p->a->late_skip_below ?: LATE_SKIP_BELOW));
+}
+
 /* Late FUSE evidence, the record (saved under the lock), the handover for the next pass. */
 static int pass_record(Pass *p) {
         size_t n = MAX(p->c.plan->n_entries, 1), n_clean = 0;
@@ -558,6 +644,7 @@ static int pass_record(Pass *p) {
         if (r < 0)
                 return log_oom();
         log_mount_outcomes(p);
+        pass_late_skip_decide(p);
 
         if (p->lock_fd >= 0) {
                 usec_t t2 = now(CLOCK_MONOTONIC);
@@ -771,8 +858,10 @@ static int pass_log(const Pass *p) {
                   t->n_synced, p->c.plan->n_sync, t->n_timeout, t->n_error, t->n_skipped,
                   (double) (now(CLOCK_MONOTONIC) - p->a->started) / USEC_PER_SEC);
 
+        /* Debug: the record says it per mount, and on the sleep path each message is journald's
+         * work beside PID 1's (docs/PERFORMANCE.md). */
         if (t->n_deferred > 0)
-                log_info("Left %zu superblock(s) to the late pass (DeferCommit=yes).", t->n_deferred);
+                log_debug("Left %zu superblock(s) to the late pass (DeferCommit=yes).", t->n_deferred);
         return pass_exit_code(p);
 }
 
@@ -801,7 +890,8 @@ static void pass_notify(Pass *p, const RunDone *notify) {
         notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
 }
 
-/* lock → prepare → execute → record → (notify: main pass) → knob → (notify: late pass) → scope → log. */
+/* lock → prepare → execute → record → (notify: main pass) → late-skip (unit pass) → knob → (notify: late
+ * pass) → scope → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -832,6 +922,7 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
                 return r;
         if (!a->late)
                 pass_notify(&p, notify);
+        pass_late_skip_tell(&p);
         pass_knob(&p, notify);
         if (a->late)
                 pass_notify(&p, notify);

@@ -198,7 +198,11 @@ static void print_pass(const char *label, const RunRecord *r) {
 static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
         char d[FORMAT_TIMESPAN_MAX];
 
-        if (!c->late)
+        if (!c->late && c->unit && c->unit->late_left_out)
+                printf("%12s: left on, no late pass (KeepCheapSync=yes: the unit's pass synced everything, "
+                       "the kernel's sync was to take about %s)\n",
+                       "Kernel sync", format_timespan(d, sizeof d, c->unit->kernel_sync_estimate));
+        else if (!c->late)
                 printf("%12s: no late pass: the sleep did not go ahead, or the hook did not run\n",
                        "Kernel sync");
         else if (f->ksync_error == -EACCES || f->ksync_error == -EPERM)
@@ -312,6 +316,7 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
                                       0)) < 0 ||
             (r = json_add_u64_or_null(cyc, "late_started_realtime", c->late ? c->late->started_realtime : 0,
                                       0)) < 0 ||
+            (r = json_add_bool(cyc, "late_left_out", c->unit && c->unit->late_left_out)) < 0 ||
             (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resumed, 0)) < 0 ||
             (r = json_add_string(cyc, "kernel_sync",
                                  f->ksync_error < 0                      ? "unknown"

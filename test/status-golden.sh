@@ -7,6 +7,7 @@
 # - a recorded sleep cycle (fixtures/cycles: unit and late pass, a hung USB stick whose worker is
 #   still stuck — fixture proc/4242/stat matches the handover —, the resume, the kernel's sync in
 #   a fixture /dev/kmsg) on a narrow and a wide terminal ($COLUMNS), with --all, and as JSON;
+# - the same cycle with the late pass left out (KeepCheapSync=): the kernel's sync left on, said so;
 # - nothing recorded: the hints.
 # "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged, touches nothing.
 # UPDATE_GOLDEN=1 rewrites the golden files.
@@ -39,7 +40,21 @@ check cycle-wide env COLUMNS=200 "$SUSPEND_SYNC" status --state-dir="$FIXTURES_D
 check cycle-all ss_cycle --all
 check cycle-json ss_cycle --json=short
 empty=$(mktemp -d /tmp/ss-status-empty.XXXXXX)
-trap 'rm -rf "$empty"' EXIT
+cheap=$(mktemp -d /tmp/ss-status-cheap.XXXXXX)
+trap 'rm -rf "$empty" "$cheap"' EXIT
+# The same cycle with the late pass left out (KeepCheapSync=): the unit's record says so, no hook
+# record follows it.
+cp -r "$FIXTURES_DIR/cycles/state/." "$cheap/"
+rm "$cheap/history/00001767232810400000-22.json"
+python3 - "$cheap/history/00001767232800000000-21.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["late_left_out"] = True
+r["kernel_sync_estimate_usec"] = 1144
+json.dump(r, open(sys.argv[1], "w"))
+PY
+check cycle-left-out "$SUSPEND_SYNC" status --state-dir="$cheap" --root="$FIXTURES_DIR/cycles/root"
+check cycle-left-out-json "$SUSPEND_SYNC" status --state-dir="$cheap" --root="$FIXTURES_DIR/cycles/root" --json=short
 ss_nothing() { "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" 2>&1 | sed "s|$empty|STATE|g"; }
 check nothing ss_nothing
 # colours only when asked for (not a terminal here)

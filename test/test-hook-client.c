@@ -198,6 +198,49 @@ TEST(taken_without_answer) {
         reap(pid);
 }
 
+static void put(const char *name, const char *text) {
+        char p[160];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        if (!text) {
+                unlink(p);
+                return;
+        }
+        ASSERT_TRUE((f = fopen(p, "we")) != NULL);
+        fputs(text, f);
+        ASSERT_TRUE(fclose(f) == 0);
+}
+
+/* KeepCheapSync=: both files, the same token, as written; anything else runs the late pass. */
+TEST(late_skipped) {
+        const char *tok = "0123456789abcdef0123456789abcdef\n";
+
+        put(HOOK_LATE_SKIP_FILE, NULL);
+        put(HOOK_UNIT_MARK_FILE, NULL);
+        ASSERT_TRUE(!hook_late_skipped(dir));
+        put(HOOK_LATE_SKIP_FILE, tok);
+        ASSERT_TRUE(!hook_late_skipped(dir)); /* no unit pass of this sleep */
+        put(HOOK_UNIT_MARK_FILE, tok);
+        ASSERT_TRUE(hook_late_skipped(dir));
+        ASSERT_TRUE(!hook_late_skipped("/nonexistent-suspend-sync"));
+        /* Another unit's pass began since: its token. */
+        put(HOOK_UNIT_MARK_FILE, "ffffffffffffffffffffffffffffffff\n");
+        ASSERT_TRUE(!hook_late_skipped(dir));
+        /* Malformed either way. */
+        put(HOOK_UNIT_MARK_FILE, tok);
+        put(HOOK_LATE_SKIP_FILE, "0123456789abcdef0123456789abcdef");
+        ASSERT_TRUE(!hook_late_skipped(dir));
+        put(HOOK_LATE_SKIP_FILE, "0123456789ABCDEF0123456789ABCDEF\n");
+        put(HOOK_UNIT_MARK_FILE, "0123456789ABCDEF0123456789ABCDEF\n");
+        ASSERT_TRUE(!hook_late_skipped(dir));
+        put(HOOK_LATE_SKIP_FILE, "0123456789abcdef0123456789abcdef\nx");
+        put(HOOK_UNIT_MARK_FILE, "0123456789abcdef0123456789abcdef\nx");
+        ASSERT_TRUE(!hook_late_skipped(dir));
+        put(HOOK_LATE_SKIP_FILE, NULL);
+        put(HOOK_UNIT_MARK_FILE, NULL);
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         ASSERT_TRUE(mkdtemp(dir) != NULL);
@@ -205,6 +248,7 @@ int main(void) {
         RUN(served);
         RUN(not_taken);
         RUN(taken_without_answer);
+        RUN(late_skipped);
         unlink(path);
         rmdir(dir);
         return 0;

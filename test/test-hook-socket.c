@@ -6,7 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "handover.h"
 #include "hook-socket.h"
+#include "late-skip.h"
+#include "state.h"
 #include "tests.h"
 
 static int req(const char *text, char action[static HOOK_ACTION_MAX], char env[static HOOK_ACTION_MAX]) {
@@ -134,7 +137,16 @@ TEST(requester_waits) {
         close(sv[0]);
 }
 
+/* The hook's spelled-out names are the daemon's and the passes'. */
+TEST(names) {
+        ASSERT_STREQ(HOOK_STATE_DIR, STATE_DIR_DEFAULT);
+        ASSERT_STREQ(HOOK_LATE_SKIP_FILE, LATE_SKIP_FILE);
+        ASSERT_STREQ(HOOK_UNIT_MARK_FILE, HANDOVER_UNIT_MARK_FILE);
+        ASSERT_TRUE(strncmp(HOOK_SOCKET_PATH, DAEMON_RUNTIME_DIR "/", strlen(DAEMON_RUNTIME_DIR) + 1) == 0);
+}
+
 int main(void) {
+        RUN(names);
         RUN(request);
         RUN(ack_and_done);
         RUN(sleep_action);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * KeepCheapSync= (suspend-sync.conf(5)): whether the late pass may be left out of a suspend, the
+ * kernel's own sync staying on. Pure.
+ *
+ * The late pass exists to turn that sync off when it would cost the sleep time (slow devices, data
+ * left to write, a device proven stuck, on which it would block). When the unit's pass of this sleep
+ * has just synced everything, fast, the kernel's sync costs about what those syncs took: less than
+ * the late pass itself (its start, configuration, sample, plan, record and knob decision, several
+ * milliseconds). Then the late pass is left out and the sync stays on, exactly as without
+ * suspend-sync: no promise rests on the late pass there (every superblock is synced by the kernel,
+ * which blocks nothing that the unit's pass did not find quick). Anything not known for certain runs
+ * the late pass, as before.
+ *
+ * The unit's pass decides (late_skip_why_not()) and, when the late pass may be left out, writes
+ * LATE_SKIP_FILE in the state directory; every unit's pass removes it first, restore-knob after
+ * every sleep. The system-sleep hook (sleep-hook.c) sees it with one access(2) and, for a suspend
+ * only, exits without running a pass.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan.h"
+#include "policy.h"
+#include "shared/time-util.h"
+#include "state.h"
+
+#define LATE_SKIP_FILE "late-skip" /* relative to the state directory; hook-socket.h too */
+/* The kernel's sync is cheap below this: what the late pass itself costs at least (docs/PERFORMANCE.md:
+ * 5-10 ms from the hook's start to its end on the hosts measured). */
+#define LATE_SKIP_BELOW (5U * USEC_PER_MSEC)
+
+typedef struct LateSkipFacts {
+        SyncOnSuspendMode mode; /* only auto leaves the late pass out: off wants the sync off, keep
+                                 * never lets the late pass touch it */
+        bool keep_cheap_sync;   /* KeepCheapSync= */
+        bool unit_pass;         /* this is the unit's pass (or the daemon's, for the unit) */
+        bool complete;          /* it saw every superblock the kernel's sync writes, none gone */
+        bool covered;           /* nothing it left out may hold data (RunTally.covered) */
+        bool unsynced;          /* a planned mount ended neither synced nor deferred (error, timeout,
+                                 * not started, Action=skip) */
+        size_t n_hung;          /* devices proven stuck in this pass */
+        size_t n_stuck;         /* workers of this or an earlier pass still in the kernel (handover) */
+        size_t n_remote;        /* writable superblocks served by a process or the network (FUSE, NFS,
+                                 * a loop device on such a file): their sync may wait on a server, and
+                                 * the late pass's evidence may spare it */
+        usec_t estimate;        /* what the kernel's sync should take, late_skip_estimate() */
+        usec_t below;           /* ... cheap under this: LATE_SKIP_BELOW (0 reads as it) */
+} LateSkipFacts;
+
+/* NULL: the late pass may be left out of this sleep. Otherwise why it runs (static text). */
+const char *late_skip_why_not(const LateSkipFacts *f);
+
+/* What the kernel's sync should take after this pass, done serially as it does: the sum over the
+ * record's mounts of what each sync took, and for each one deferred to the late pass (DeferCommit=)
+ * its median late sync time in the history (late: the learned entries of the late pass); a deferred
+ * one the history does not know, or a mount that timed out or failed, makes it USEC_INFINITY. */
+usec_t late_skip_estimate(const RunRecord *rec, const PlanLearned *late, size_t n_late);

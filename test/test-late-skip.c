@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* late-skip: when the late pass may be left out of a suspend (KeepCheapSync=), and the estimate of
+ * the kernel's own sync it rests on. */
+
+#include <string.h>
+
+#include "late-skip.h"
+#include "tests.h"
+
+static LateSkipFacts cheap(void) {
+        return (LateSkipFacts) {
+                .mode = SYNC_ON_SUSPEND_AUTO,
+                .keep_cheap_sync = true,
+                .unit_pass = true,
+                .complete = true,
+                .covered = true,
+                .estimate = 2 * USEC_PER_MSEC,
+        };
+}
+
+TEST(why_not) {
+        LateSkipFacts f = cheap();
+
+        ASSERT_TRUE(late_skip_why_not(&f) == NULL);
+        /* Each fact on its own runs the late pass. */
+        f = cheap(), f.keep_cheap_sync = false;
+        ASSERT_STREQ(late_skip_why_not(&f), "KeepCheapSync=no");
+        f = cheap(), f.mode = SYNC_ON_SUSPEND_OFF;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.mode = SYNC_ON_SUSPEND_KEEP;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.unit_pass = false;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.complete = false;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.covered = false;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.unsynced = true;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.n_hung = 1;
+        ASSERT_TRUE(strstr(late_skip_why_not(&f), "stuck") != NULL);
+        f = cheap(), f.n_stuck = 1;
+        ASSERT_TRUE(strstr(late_skip_why_not(&f), "stuck") != NULL);
+        f = cheap(), f.n_remote = 1;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.estimate = USEC_INFINITY;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        /* The bound itself runs it. */
+        f = cheap(), f.estimate = LATE_SKIP_BELOW;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f.estimate = LATE_SKIP_BELOW - 1;
+        ASSERT_TRUE(late_skip_why_not(&f) == NULL);
+        f.estimate = 0;
+        ASSERT_TRUE(late_skip_why_not(&f) == NULL);
+        /* Another bound (tests): it, not the default. */
+        f.estimate = LATE_SKIP_BELOW * 10;
+        f.below = LATE_SKIP_BELOW * 10 + 1;
+        ASSERT_TRUE(late_skip_why_not(&f) == NULL);
+        f.below = LATE_SKIP_BELOW;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+}
+
+static RunMount mount_of(const char *path, const char *outcome, usec_t duration) {
+        return (RunMount) { .mount_point = (char *) path, .outcome = (char *) outcome, .duration = duration };
+}
+
+TEST(estimate) {
+        RunMount m[4];
+        RunRecord rec = { .mounts = m, .n_mounts = 0 };
+        PlanLearned late[] = {
+                { .mount_point = "/", .p50 = 1500, .min = 900 },
+                { .mount_point = "/", .namespace_ino = 42, .p50 = 7000, .min = 900 },
+        };
+
+        /* Nothing to sync: nothing for the kernel either. */
+        ASSERT_U64_EQ(late_skip_estimate(&rec, NULL, 0), 0);
+        /* Synced: what each took, summed (the kernel's sync is serial). */
+        m[0] = mount_of("/", "synced", 1200);
+        m[1] = mount_of("/home", "synced", 800);
+        m[2] = mount_of("/proc", "skipped", 0);
+        m[3] = mount_of("/var", "covered", 0);
+        rec.n_mounts = 4;
+        ASSERT_U64_EQ(late_skip_estimate(&rec, NULL, 0), 2000);
+        /* Deferred: its median late sync, by mount point and namespace; unknown is unknown. */
+        m[0] = mount_of("/", "deferred", 0);
+        ASSERT_U64_EQ(late_skip_estimate(&rec, NULL, 0), USEC_INFINITY);
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), 1500 + 800);
+        m[0].namespace_ino = 42;
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), 7000 + 800);
+        m[0].namespace_ino = 7;
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), USEC_INFINITY);
+        /* Anything but synced, deferred or left alone: unknown. */
+        m[0] = mount_of("/", "timeout", 10);
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), USEC_INFINITY);
+        m[0] = mount_of("/", "error", 10);
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), USEC_INFINITY);
+        m[0] = mount_of("/", NULL, 10);
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), USEC_INFINITY);
+        /* Saturates, never wraps. */
+        m[0] = mount_of("/", "synced", USEC_INFINITY - 1);
+        ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), USEC_INFINITY);
+}
+
+int main(void) {
+        RUN(why_not);
+        RUN(estimate);
+        return 0;
+}
