@@ -29,6 +29,14 @@ static char state_dir[96], config[96], config_off[96], config_nocheap[96], confi
         debugfs[96];
 static const char *debugfs_path = "/sys/kernel/debug";
 
+static void write_text(const char *path, const char *text) {
+        FILE *f;
+
+        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
+        fputs(text, f);
+        ASSERT_TRUE(fclose(f) == 0);
+}
+
 typedef struct Seen {
         unsigned calls;
         int code;
@@ -124,12 +132,9 @@ static int knob_value(void) {
 
 static void knob_reset(void) {
         char path[160];
-        FILE *f;
 
         snprintf(path, sizeof path, "%s/power/sync_on_suspend", sysfs);
-        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
-        fputs("1\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(path, "1\n");
         snprintf(path, sizeof path, "%s/knob.orig", state_dir);
         (void) unlink(path);
 }
@@ -214,12 +219,9 @@ TEST(unit_pass_late_skip) {
         char path[160], mark[64], skip[64];
         Args a = args();
         int code = -1;
-        FILE *f;
 
         snprintf(path, sizeof path, "%s/late-skip", state_dir);
-        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
-        fputs("0123456789abcdef0123456789abcdef\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(path, "0123456789abcdef0123456789abcdef\n");
         a.trigger = "unit";
         a.sysfs = sysfs; /* the unit's pass puts a leftover knob back: never the kernel's */
         a.config = config_nocheap;
@@ -239,9 +241,7 @@ TEST(unit_pass_late_skip) {
                 fprintf(stderr,
                         "note: this machine's syncs were not quick enough to leave the late pass out\n");
         /* After the sleep: gone, whichever it was. */
-        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
-        fputs(mark, f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(path, mark);
         a = args();
         a.sysfs = sysfs;
         ASSERT_OK(verb_restore_knob(&a));
@@ -250,7 +250,6 @@ TEST(unit_pass_late_skip) {
 
 int main(void) {
         char path[160];
-        FILE *f;
 
         if (geteuid() != 0) {
                 fprintf(stderr, "skip: a pass syncs this machine's filesystems: needs root\n");
@@ -261,29 +260,19 @@ int main(void) {
         snprintf(state_dir, sizeof state_dir, "%s/state", work);
         snprintf(config, sizeof config, "%s/suspend-sync.conf", work);
         snprintf(sysfs, sizeof sysfs, "%s/sys", work);
-        ASSERT_TRUE((f = fopen(config, "we")) != NULL);
-        fputs("[Kernel]\nSyncOnSuspend=keep\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(config, "[Kernel]\nSyncOnSuspend=keep\n");
         snprintf(config_nocheap, sizeof config_nocheap, "%s/nocheap.conf", work);
-        ASSERT_TRUE((f = fopen(config_nocheap, "we")) != NULL);
-        fputs("[Kernel]\nSyncOnSuspend=auto\nKeepCheapSync=no\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(config_nocheap, "[Kernel]\nSyncOnSuspend=auto\nKeepCheapSync=no\n");
         snprintf(config_cheap, sizeof config_cheap, "%s/cheap.conf", work);
-        ASSERT_TRUE((f = fopen(config_cheap, "we")) != NULL);
-        fputs("[Sync]\nDeferCommit=no\n[Kernel]\nSyncOnSuspend=auto\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(config_cheap, "[Sync]\nDeferCommit=no\n[Kernel]\nSyncOnSuspend=auto\n");
         snprintf(config_off, sizeof config_off, "%s/off.conf", work);
-        ASSERT_TRUE((f = fopen(config_off, "we")) != NULL);
-        fputs("[Kernel]\nSyncOnSuspend=off\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(config_off, "[Kernel]\nSyncOnSuspend=off\n");
         /* The late pass's sysfs: the machine's, with a power/ of its own (never the kernel's knob). */
         ASSERT_TRUE(mkdir(sysfs, 0755) == 0);
         snprintf(path, sizeof path, "%s/power", sysfs);
         ASSERT_TRUE(mkdir(path, 0755) == 0);
         snprintf(path, sizeof path, "%s/power/sync_on_suspend", sysfs);
-        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
-        fputs("1\n", f);
-        ASSERT_TRUE(fclose(f) == 0);
+        write_text(path, "1\n");
         for (const char *const *d =
                      (const char *const[]) { "dev", "devices", "block", "class", "fs", "bus", NULL };
              *d; d++) {
