@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,14 @@ static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* A forked pass whose outcome is told: what is left (its messages, stuck workers to a scope, its
+ * exit) is on nobody's path, but on 2 CPUs it competed with logind, PID 1 and systemd-sleep, which
+ * then are. SCHED_IDLE: it runs when a CPU has nothing else to do (no real-time class, which
+ * RestrictRealtime= forbids anyway). */
+static void child_step_aside(void) {
+        (void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param) {});
+}
+
 /* The report, once, through the pass child's pipe (userdata: its fd, closed after): four bytes into
  * an empty pipe, written whole, without waiting. */
 static void pass_report_send(int code, bool recorded, void *userdata) {
@@ -192,6 +201,7 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
         daemon_report_format(code, recorded, buf);
         (void) write(*fd, buf, sizeof buf);
         *fd = safe_close(*fd);
+        child_step_aside();
 }
 
 /* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
@@ -269,6 +279,7 @@ static void late_report_send(int code, bool recorded, void *userdata) {
         n = hook_done_format(code, buf, sizeof buf);
         (void) send(h->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         h->fd = safe_close(h->fd);
+        child_step_aside();
 }
 
 /* The late pass in the forked child: "suspend-sync pre ACTION" as the hook would exec it

@@ -123,6 +123,7 @@ typedef struct Pass {
         bool earlier_hung, carried;
         bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
         bool saved;          /* this pass's record was written (state_save()) */
+        bool late_skip_told; /* KeepCheapSync=: the marker for the hook is written (late-skip.h) */
         char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one */
         char boot_id[33];    /* this boot's id, "" when it cannot be read */
         bool state_on_disk;  /* the state directory is not on tmpfs (or cannot tell) */
@@ -584,12 +585,11 @@ static void pass_late_skip_decide(Pass *p) {
         p->rec.kernel_sync_estimate = f.estimate;
 }
 
-/* ... and tells the system-sleep hook (the marker was removed as the pass began): after the report to
- * the daemon (RunDone), off the path logind waits on, and so without the lock. The marker names this
+/* ... and tells the system-sleep hook (the marker was removed as the pass began), its record and
+ * handover saved, before its report to the daemon: one small file on tmpfs. The marker names this
  * pass's token, which a unit's pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the
- * hook would not follow it; one not written in time runs the late pass. */
+ * hook would not follow it. pass_log() says so. */
 static void pass_late_skip_tell(Pass *p) {
-        char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
         _cleanup_free_ char *text = NULL;
         int r;
 
@@ -598,15 +598,10 @@ static void pass_late_skip_tell(Pass *p) {
         r = asprintf(&text, "%s\n", p->unit_token);
         if (r >= 0)
                 r = write_file_atomic_at(p->state_fd, LATE_SKIP_FILE, text, strlen(text));
-        if (r < 0) {
+        if (r < 0)
                 log_warning_errno(r, "Failed to write '%s/" LATE_SKIP_FILE "', the late pass runs: %m",
                                   p->a->state_dir);
-                return;
-        }
-        log_info("The late pass is left out of this suspend: everything is synced, and the kernel's own "
-                 "sync should take about %s, under the %s the late pass costs (KeepCheapSync=yes).",
-                 format_timespan(x, sizeof x, p->rec.kernel_sync_estimate),
-                 format_timespan(y, sizeof y, p->a->late_skip_below ?: LATE_SKIP_BELOW));
+        p->late_skip_told = r >= 0;
 }
 
 /* Late FUSE evidence, the record (saved under the lock), the handover for the next pass. */
@@ -862,6 +857,15 @@ static int pass_log(const Pass *p) {
          * work beside PID 1's (docs/PERFORMANCE.md). */
         if (t->n_deferred > 0)
                 log_debug("Left %zu superblock(s) to the late pass (DeferCommit=yes).", t->n_deferred);
+        if (p->late_skip_told) {
+                char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
+
+                log_info(
+                        "The late pass is left out of this suspend: everything is synced, and the kernel's "
+                        "own sync should take about %s, under the %s the late pass costs (KeepCheapSync=yes).",
+                        format_timespan(x, sizeof x, p->rec.kernel_sync_estimate),
+                        format_timespan(y, sizeof y, p->a->late_skip_below ?: LATE_SKIP_BELOW));
+        }
         return pass_exit_code(p);
 }
 
@@ -890,8 +894,8 @@ static void pass_notify(Pass *p, const RunDone *notify) {
         notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
 }
 
-/* lock → prepare → execute → record → (notify: main pass) → late-skip (unit pass) → knob → (notify: late
- * pass) → scope → log. */
+/* lock → prepare → execute → record (late-skip: the unit's pass) → (notify: main pass) → knob → (notify:
+ * late pass) → scope → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -920,9 +924,9 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         r = pass_record(&p);
         if (r < 0)
                 return r;
+        pass_late_skip_tell(&p);
         if (!a->late)
                 pass_notify(&p, notify);
-        pass_late_skip_tell(&p);
         pass_knob(&p, notify);
         if (a->late)
                 pass_notify(&p, notify);
