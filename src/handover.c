@@ -11,6 +11,7 @@
 #include "handover.h"
 #include "shared/devnum-util.h"
 #include "shared/fileio.h"
+#include "shared/hexdecoct.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/proc-util.h"
@@ -38,16 +39,12 @@ static bool group_valid(const char *g) {
         return true;
 }
 
-static bool id128_valid(const char *s) {
-        return s && strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
-}
-
 int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
                        const char *boot_id, const char *group) {
         StuckWorker *n;
         char *g;
 
-        if (pid <= 0 || !group_valid(group) || !id128_valid(boot_id))
+        if (pid <= 0 || !group_valid(group) || !id128_string_valid(boot_id))
                 return -EINVAL;
         if (h->n_stuck >= HANDOVER_ENTRIES_MAX)
                 return -E2BIG;
@@ -124,7 +121,7 @@ bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
 }
 
 int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id, const char *token) {
-        if (boottime == 0 || !id128_valid(boot_id) || !id128_valid(token))
+        if (boottime == 0 || !id128_string_valid(boot_id) || !id128_string_valid(token))
                 return -EINVAL;
         h->unit_pass = boottime;
         memcpy(h->unit_boot_id, boot_id, sizeof h->unit_boot_id);
@@ -134,8 +131,8 @@ int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id, co
 
 bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char *boot_id,
                               const char *token) {
-        return h->unit_pass > 0 && id128_valid(boot_id) && streq(h->unit_boot_id, boot_id) &&
-               id128_valid(token) && streq(h->unit_token, token) && fresh(h->unit_pass, now_boottime);
+        return h->unit_pass > 0 && id128_string_valid(boot_id) && streq(h->unit_boot_id, boot_id) &&
+               id128_string_valid(token) && streq(h->unit_token, token) && fresh(h->unit_pass, now_boottime);
 }
 
 static int parse_line(Handover *h, const char *line) {
@@ -222,7 +219,7 @@ size_t handover_prune(Handover *h, int proc_fd, const char *boot_id) {
                 uint64_t start;
                 char state;
 
-                if (!id128_valid(boot_id) || !streq(w->boot_id, boot_id) ||
+                if (!id128_string_valid(boot_id) || !streq(w->boot_id, boot_id) ||
                     proc_pid_start_time(proc_fd, w->pid, &start, &state) < 0 || start != w->start_time ||
                     state == 'Z' || state == 'X' || state == 'x') {
                         free(w->group);
@@ -273,7 +270,7 @@ int handover_unit_mark_write(int state_dir_fd, const char *token) {
         char line[34];
         int r;
 
-        if (!id128_valid(token))
+        if (!id128_string_valid(token))
                 return -EINVAL;
         (void) snprintf(line, sizeof line, "%s\n", token);
         r = write_file_atomic_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, line, strlen(line));
@@ -294,7 +291,7 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
         if (size != 33 || text[32] != '\n')
                 return -EBADMSG;
         text[32] = 0;
-        if (!id128_valid(text))
+        if (!id128_string_valid(text))
                 return -EBADMSG;
         memcpy(ret, text, 33);
         return 0;

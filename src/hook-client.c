@@ -7,25 +7,19 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "hook-client.h"
 #include "hook-socket.h"
-
-static uint64_t mono_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000U + (uint64_t) ts.tv_nsec / 1000U;
-}
+#include "shared/hexdecoct.h"
+#include "shared/time-util.h"
 
 /* One datagram by until (CLOCK_MONOTONIC, µs): its length, 0 at EOF, -ETIMEDOUT, or another
  * negative errno. */
 static ssize_t recv_until(int fd, char *buf, size_t size, uint64_t until) {
         for (;;) {
                 struct pollfd p = { .fd = fd, .events = POLLIN };
-                uint64_t t = mono_usec();
+                uint64_t t = now(CLOCK_MONOTONIC);
                 ssize_t n;
                 int r;
 
@@ -57,7 +51,7 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
         struct ucred cred;
         socklen_t len = sizeof cred;
         char buf[HOOK_MSG_MAX];
-        uint64_t limit, t0 = mono_usec();
+        uint64_t limit, t0 = now(CLOCK_MONOTONIC);
         size_t n;
         ssize_t k;
         int fd, r;
@@ -100,8 +94,8 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
         /* Taken: from here on, whatever comes, no second pass. Never past HOOK_WAIT_MAX from now, so
          * systemd-sleep's own limit on its hooks is never reached by us. */
         limit = limit > UINT64_MAX - HOOK_DONE_MARGIN ? UINT64_MAX : limit + HOOK_DONE_MARGIN;
-        if (limit > mono_usec() + HOOK_WAIT_MAX)
-                limit = mono_usec() + HOOK_WAIT_MAX;
+        if (limit > now(CLOCK_MONOTONIC) + HOOK_WAIT_MAX)
+                limit = now(CLOCK_MONOTONIC) + HOOK_WAIT_MAX;
         k = recv_until(fd, buf, sizeof buf, limit);
         (void) close(fd);
         if (k > 0 && hook_done_parse(buf, (size_t) k, &ret->code) >= 0)
@@ -123,10 +117,8 @@ static bool read_token(int dir_fd, const char *name, char buf[static 34]) {
         (void) close(fd);
         if (n != 33 || buf[32] != '\n')
                 return false;
-        for (size_t i = 0; i < 32; i++)
-                if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
-                        return false;
-        return true;
+        buf[32] = 0;
+        return id128_string_valid(buf);
 }
 
 bool hook_late_skipped(const char *state_dir) {
@@ -138,7 +130,7 @@ bool hook_late_skipped(const char *state_dir) {
         if (dir_fd < 0)
                 return false;
         r = read_token(dir_fd, HOOK_LATE_SKIP_FILE, skip) && read_token(dir_fd, HOOK_UNIT_MARK_FILE, unit) &&
-            memcmp(skip, unit, 33) == 0;
+            streq(skip, unit);
         (void) close(dir_fd);
         return r;
 }

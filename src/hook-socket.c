@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hook-socket.h"
+#include "shared/parse-util.h"
 
 static const char *const sleep_actions[] = { "suspend", "hibernate", "hybrid-sleep",
                                              "suspend-then-hibernate" };
@@ -75,23 +76,18 @@ int hook_request_parse(const char *buf, size_t n, char action[static HOOK_ACTION
         return 0;
 }
 
-/* "WORD DIGITS" exactly (no sign, no leading zero but "0", no trailing byte): the number. */
+/* "WORD DIGITS" exactly: safe_atou64() on the digits, no leading zero but "0", at most max. */
 static int parse_word_number(const char *buf, size_t n, const char *word, uint64_t max, uint64_t *ret) {
-        size_t w = strlen(word), i;
-        uint64_t v = 0;
+        size_t w = strlen(word);
+        char digits[HOOK_MSG_MAX];
+        uint64_t v;
 
-        if (!buf || n < w + 2 || memcmp(buf, word, w) != 0 || buf[w] != ' ')
+        if (!buf || n < w + 2 || n - w - 1 >= sizeof digits || memcmp(buf, word, w) != 0 || buf[w] != ' ')
                 return -EBADMSG;
-        i = w + 1;
-        if (buf[i] == '0' && n > i + 1)
+        memcpy(digits, buf + w + 1, n - w - 1);
+        digits[n - w - 1] = 0;
+        if ((digits[0] == '0' && digits[1] != 0) || safe_atou64(digits, &v) < 0 || v > max)
                 return -EBADMSG;
-        for (; i < n; i++) {
-                if (buf[i] < '0' || buf[i] > '9')
-                        return -EBADMSG;
-                if (v > (max - (uint64_t) (buf[i] - '0')) / 10)
-                        return -EBADMSG;
-                v = v * 10 + (uint64_t) (buf[i] - '0');
-        }
         *ret = v;
         return 0;
 }

@@ -259,7 +259,7 @@ int main(int argc, char *argv[]) {
                 .debugfs = "/sys/kernel/debug",
                 .started = now(CLOCK_MONOTONIC),
         };
-        const char *verb = NULL, *hook_action = NULL;
+        const char *verb = NULL, *hook_action = NULL, *e;
         int r, code = EXIT_FAILURE;
 
         log_setup();
@@ -270,8 +270,8 @@ int main(int argc, char *argv[]) {
         a.busy_only = parse_boolean(getenv("SUSPEND_SYNC_TEST_BUSY_ONLY")) > 0;
         /* Tests only: KeepCheapSync='s bound, so that a check of the late pass left out does not
          * depend on how fast this machine's disks flush. */
-        if (getenv("SUSPEND_SYNC_TEST_LATE_SKIP_BELOW") &&
-            parse_timespan(getenv("SUSPEND_SYNC_TEST_LATE_SKIP_BELOW"), &a.late_skip_below) < 0)
+        e = getenv("SUSPEND_SYNC_TEST_LATE_SKIP_BELOW");
+        if (e && parse_timespan(e, &a.late_skip_below) < 0)
                 a.late_skip_below = 0;
 
         r = parse_argv(argc, argv, &a, &verb, &hook_action);

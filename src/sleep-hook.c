@@ -24,15 +24,14 @@ int main(int argc, char *argv[]) {
         int r;
 
         if (argc > 1 && strcmp(argv[1], "pre") == 0 && geteuid() == 0) {
-                const char *action = hook_sleep_action(argc > 2 ? argv[2] : NULL,
-                                                       getenv("SYSTEMD_SLEEP_ACTION"));
+                const char *arg = argc > 2 ? argv[2] : NULL, *env = getenv("SYSTEMD_SLEEP_ACTION");
+                const char *action = hook_sleep_action(arg, env);
 
                 /* KeepCheapSync= (late-skip.h): the unit's pass found the kernel's own sync cheaper
                  * than a late pass, and said so (its journal message). Only sync_on_suspend's sleep. */
                 if (action && strcmp(action, "suspend") == 0 && hook_late_skipped(HOOK_STATE_DIR))
                         return EXIT_SUCCESS;
-                r = hook_client_run(HOOK_SOCKET_PATH, 0, argc > 2 ? argv[2] : NULL,
-                                    getenv("SYSTEMD_SLEEP_ACTION"), HOOK_ACK_TIMEOUT, &res);
+                r = hook_client_run(HOOK_SOCKET_PATH, 0, arg, env, HOOK_ACK_TIMEOUT, &res);
                 if (r > 0)
                         return EXIT_SUCCESS;
                 if (r == 0) {

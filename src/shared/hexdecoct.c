@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hexdecoct.h"
 #include "macro.h"
@@ -14,6 +15,10 @@ int unhexchar(char c) {
         if (c >= 'A' && c <= 'F')
                 return c - 'A' + 10;
         return -EINVAL;
+}
+
+bool id128_string_valid(const char *s) {
+        return s && strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
 }
 
 char *hexmem(const void *p, size_t n) {
