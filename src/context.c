@@ -23,6 +23,7 @@ void context_done(Context *c) {
         c->policy = NULL;
         c->config = policy_free(c->config);
         c->sleep_hooks = strv_free(c->sleep_hooks);
+        c->learned = mfree(c->learned);
 }
 
 PolicyOverrides context_overrides(const Args *a) {
@@ -199,7 +200,7 @@ static void report_missing_facts(const Args *a, const Sample *s) {
 /* The ETA learns from past sleeps: the state directory's summary of the persistent history
  * (record-cycle writes it after resume; it is on tmpfs, /var/lib is never read here). Missing or
  * malformed: the plan keeps its own estimate. */
-static void context_learn_eta(const Args *a, PlanScope scope, Plan *plan) {
+static void context_learn_eta(const Args *a, PlanScope scope, Context *c) {
         _cleanup_(history_learned_done) HistoryLearned h = {};
         _cleanup_free_ char *path = NULL, *text = NULL;
         size_t size;
@@ -215,8 +216,9 @@ static void context_learn_eta(const Args *a, PlanScope scope, Plan *plan) {
                 log_debug_errno(r, "Ignoring '%s': %m", path);
                 return;
         }
-        r = (int) plan_learn(plan, h.l, h.n);
+        r = (int) plan_learn(c->plan, h.l, h.n);
         log_debug("The ETA of %i mount(s) learned from past sleeps.", r);
+        c->learned = TAKE_PTR(text);
 }
 
 int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
@@ -270,7 +272,7 @@ int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Cont
         r = plan_build(c->sample, c->policy, scope, &c->plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the plan: %m");
-        context_learn_eta(a, scope, c->plan);
+        context_learn_eta(a, scope, c);
         c->plan->t_plan = now(CLOCK_MONOTONIC) - t0;
         return 0;
 }

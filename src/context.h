@@ -52,6 +52,8 @@ typedef struct Context {
         int sleep_hooks_error; /* ... or why they are not known (negative errno; -ENODATA: not asked) */
         Sample *sample;
         Plan *plan;
+        char *learned; /* the state directory's HISTORY_LEARNED_FILE as the plan read it, NULL when
+                        * missing or unreadable: the unit's pass reads its late entries too (late-skip.h) */
 } Context;
 
 #define CONTEXT_NULL ((Context) { .root_fd = -EBADF, .debugfs_fd = -EBADF, .sleep_hooks_error = -ENODATA })

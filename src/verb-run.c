@@ -531,20 +531,6 @@ static bool handover_update(Pass *p) {
         return p->a->late && run_unsynced_carried(&p->ho, &p->j, boot);
 }
 
-/* The late pass's learned sync times (history.h), for late_skip_estimate(): none when unknown. */
-static int pass_learned_late(const Pass *p, HistoryLearned *ret) {
-        _cleanup_free_ char *text = NULL;
-        size_t size;
-        int r;
-
-        r = read_full_file_at(p->state_fd, HISTORY_LEARNED_FILE, HISTORY_FILE_MAX, &text, &size);
-        if (r < 0)
-                return r;
-        if (strlen(text) != size)
-                return -EBADMSG;
-        return history_learned_parse(text, "late", ret);
-}
-
 /* KeepCheapSync= (late-skip.h): whether the unit's pass leaves the late pass out of this suspend,
  * decided on its record as built, before it is saved (the record says so: status, the cycle). */
 static void pass_late_skip_decide(Pass *p) {
@@ -574,7 +560,8 @@ static void pass_late_skip_decide(Pass *p) {
                                            sb->fs_class == FS_CLASS_FUSE || sb->device.served_remotely))
                         f.n_remote++;
         }
-        r = pass_learned_late(p, &h);
+        /* The late pass's learned sync times, from the file the plan read (none: unknown). */
+        r = p->c.learned ? history_learned_parse(p->c.learned, "late", &h) : -ENOENT;
         f.estimate = late_skip_estimate(&p->rec, r >= 0 ? h.l : NULL, r >= 0 ? h.n : 0);
         why = late_skip_why_not(&f);
         if (why) {
