@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "handover.h"
+#include "late-skip.h"
 #include "shared/devnum-util.h"
 #include "shared/fileio.h"
 #include "shared/hexdecoct.h"
@@ -266,14 +267,22 @@ int handover_save(int state_dir_fd, const Handover *h) {
         return r;
 }
 
-int handover_unit_mark_write(int state_dir_fd, const char *token) {
+/* The token and a newline, atomically, to name (HANDOVER_UNIT_MARK_FILE or LATE_SKIP_FILE). */
+static int token_write(int state_dir_fd, const char *name, const char *token) {
         char line[34];
-        int r;
 
         if (!id128_string_valid(token))
                 return -EINVAL;
         (void) snprintf(line, sizeof line, "%s\n", token);
-        r = write_file_atomic_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, line, strlen(line));
+        return write_file_atomic_at(state_dir_fd, name, line, strlen(line));
+}
+
+int handover_unit_mark_write(int state_dir_fd, const char *token) {
+        int r;
+
+        /* An earlier pass's late-skip names another token: never followed, gone all the same. */
+        (void) unlinkat(state_dir_fd, LATE_SKIP_FILE, 0);
+        r = token_write(state_dir_fd, HANDOVER_UNIT_MARK_FILE, token);
         if (r < 0)
                 (void) unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0);
         return r;
@@ -298,7 +307,15 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
 }
 
 int handover_unit_mark_remove(int state_dir_fd) {
+        int r = 0;
+
+        if (unlinkat(state_dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
+                r = -errno;
         if (unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
+                r = -errno;
+        return r;
+}
+
+int handover_late_skip_write(int state_dir_fd, const char *token) {
+        return token_write(state_dir_fd, LATE_SKIP_FILE, token);
 }

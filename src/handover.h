@@ -119,7 +119,10 @@ int handover_save(int state_dir_fd, const Handover *h);
 /* HANDOVER_UNIT_MARK_FILE. write: token (32 lowercase hex digits) atomically; on failure the file
  * is removed (an earlier token must not outlive a pass that could not write its own). read: the
  * token into ret (33 bytes), -ENOENT without one, -EBADMSG for anything but a token. remove: no
- * pass of this sleep stands; a missing file is not an error. */
+ * pass of this sleep stands; a missing file is not an error. Both write and remove take LATE_SKIP_FILE
+ * (late-skip.h) with them: it stands only beside the mark of the same token. */
 int handover_unit_mark_write(int state_dir_fd, const char *token);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd);
+/* KeepCheapSync=: LATE_SKIP_FILE with the unit's pass's token, as the mark is written. */
+int handover_late_skip_write(int state_dir_fd, const char *token);

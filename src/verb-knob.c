@@ -9,7 +9,6 @@
 
 #include "daemon.h"
 #include "handover.h"
-#include "late-skip.h"
 #include "kernel-knob.h"
 #include "log.h"
 #include "message-ids.h"
@@ -49,15 +48,11 @@ static void handover_end_cycle(const char *state_dir) {
                                   "Failed to open '%s', the unit's record of this sleep stays: %m",
                                   state_dir);
         /* Without the lock (a manual run may hold it): the unit's record, wherever it stays, no longer
-         * stands for a sleep (handover.h). */
+         * stands for a sleep, nor leaves a late pass out (handover.h). */
         r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd);
         if (r < 0)
                 log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
                                 state_dir);
-        /* ... nor leaves the next sleep's late pass out (late-skip.h). */
-        if (dir_fd >= 0 && unlinkat(dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
-                log_warning_errno(negative_errno(), "Failed to remove '%s/" LATE_SKIP_FILE "': %m",
-                                  state_dir);
         if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
                 return;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))

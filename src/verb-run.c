@@ -19,7 +19,6 @@
 #include "history.h"
 #include "kernel-knob.h"
 #include "late-skip.h"
-#include "shared/fileio.h"
 #include "writeback.h"
 #include "log.h"
 #include "meminfo.h"
@@ -167,10 +166,6 @@ static void pass_mark_unit(Pass *p) {
         int r;
 
         dir_fd = state_dir_open(p->a->state_dir);
-        /* No earlier pass's word leaves this sleep's late pass out (late-skip.h). */
-        if (dir_fd >= 0 && unlinkat(dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
-                log_warning_errno(negative_errno(), "Failed to remove '%s/" LATE_SKIP_FILE "': %m",
-                                  p->a->state_dir);
         r = dir_fd < 0 ? dir_fd : sd_id128_randomize(&id);
         if (r >= 0) {
                 (void) sd_id128_to_string(id, p->unit_token);
@@ -572,19 +567,16 @@ static void pass_late_skip_decide(Pass *p) {
         p->rec.kernel_sync_estimate = f.estimate;
 }
 
-/* ... and tells the system-sleep hook (the marker was removed as the pass began), its record and
+/* ... and tells the system-sleep hook (the marker went as the pass wrote its token), its record and
  * handover saved, before its report to the daemon: one small file on tmpfs. The marker names this
  * pass's token, which a unit's pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the
  * hook would not follow it. pass_log() says so. */
 static void pass_late_skip_tell(Pass *p) {
-        _cleanup_free_ char *text = NULL;
         int r;
 
         if (!p->rec.late_left_out || !p->saved || p->state_fd < 0)
                 return;
-        r = asprintf(&text, "%s\n", p->unit_token);
-        if (r >= 0)
-                r = write_file_atomic_at(p->state_fd, LATE_SKIP_FILE, text, strlen(text));
+        r = handover_late_skip_write(p->state_fd, p->unit_token);
         if (r < 0)
                 log_warning_errno(r, "Failed to write '%s/" LATE_SKIP_FILE "', the late pass runs: %m",
                                   p->a->state_dir);
