@@ -540,7 +540,6 @@ static void pass_late_skip_decide(Pass *p) {
                 .unsynced = p->t.unsynced,
                 .n_hung = p->t.n_hung,
                 .n_stuck = p->ho.n_stuck,
-                .estimate = USEC_INFINITY,
                 .below = p->a->late_skip_below,
         };
         const char *why;
@@ -555,10 +554,15 @@ static void pass_late_skip_decide(Pass *p) {
                                            sb->fs_class == FS_CLASS_FUSE || sb->device.served_remotely))
                         f.n_remote++;
         }
-        /* The late pass's learned sync times, from the file the plan read (none: unknown). */
-        r = p->c.learned ? history_learned_parse(p->c.learned, "late", &h) : -ENOENT;
-        f.estimate = late_skip_estimate(&p->rec, r >= 0 ? h.l : NULL, r >= 0 ? h.n : 0);
+        /* Every other fact first (the estimate last in late_skip_why_not(), 0 passes it): the late
+         * pass's learned times are parsed, from the file the plan read, only when they decide. */
+        f.estimate = 0;
         why = late_skip_why_not(&f);
+        if (!why) {
+                r = p->c.learned ? history_learned_parse(p->c.learned, "late", &h) : -ENOENT;
+                f.estimate = late_skip_estimate(&p->rec, r >= 0 ? h.l : NULL, r >= 0 ? h.n : 0);
+                why = late_skip_why_not(&f);
+        }
         if (why) {
                 log_debug("The late pass runs in this sleep: %s.", why);
                 return;
