@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "handover.h"
 #include "late-skip.h"
 #include "shared/devnum-util.h"
@@ -277,11 +278,34 @@ static int token_write(int state_dir_fd, const char *name, const char *token) {
         return write_file_atomic_at(state_dir_fd, name, line, strlen(line));
 }
 
+/* HOOK_LINK_FILE -> SLEEP_HOOK_BINARY, replaced atomically when it is missing or points elsewhere.
+ * Returns 1 when it was missing, 0 when it was there, or negative errno. */
+static int hook_link_restore(int state_dir_fd) {
+        char target[sizeof(SLEEP_HOOK_BINARY) + 1];
+        ssize_t n;
+        int r;
+
+        n = readlinkat(state_dir_fd, HOOK_LINK_FILE, target, sizeof target);
+        if (n == (ssize_t) strlen(SLEEP_HOOK_BINARY) && memcmp(target, SLEEP_HOOK_BINARY, n) == 0)
+                return 0;
+        r = n < 0 && errno == ENOENT;
+        (void) unlinkat(state_dir_fd, HOOK_LINK_FILE ".new", 0);
+        if (symlinkat(SLEEP_HOOK_BINARY, state_dir_fd, HOOK_LINK_FILE ".new") < 0)
+                return -errno;
+        if (renameat(state_dir_fd, HOOK_LINK_FILE ".new", state_dir_fd, HOOK_LINK_FILE) < 0) {
+                r = -errno;
+                (void) unlinkat(state_dir_fd, HOOK_LINK_FILE ".new", 0);
+        }
+        return r;
+}
+
 int handover_unit_mark_write(int state_dir_fd, const char *token) {
         int r;
 
-        /* An earlier pass's late-skip names another token: never followed, gone all the same. */
+        /* An earlier pass's late-skip names another token: never followed, gone all the same, and
+         * the hook reachable again (a link that cannot be made leaves the kernel's sync on). */
         (void) unlinkat(state_dir_fd, LATE_SKIP_FILE, 0);
+        (void) hook_link_restore(state_dir_fd);
         r = token_write(state_dir_fd, HANDOVER_UNIT_MARK_FILE, token);
         if (r < 0)
                 (void) unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0);
@@ -306,16 +330,28 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
         return 0;
 }
 
-int handover_unit_mark_remove(int state_dir_fd) {
-        int r = 0;
+int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down) {
+        int r = 0, k;
 
         if (unlinkat(state_dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
                 r = -errno;
         if (unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0) < 0 && errno != ENOENT)
                 r = -errno;
+        k = hook_link_restore(state_dir_fd);
+        if (k < 0 && r == 0)
+                r = k;
+        if (ret_hook_was_down)
+                *ret_hook_was_down = k > 0;
         return r;
 }
 
 int handover_late_skip_write(int state_dir_fd, const char *token) {
-        return token_write(state_dir_fd, LATE_SKIP_FILE, token);
+        int r = token_write(state_dir_fd, LATE_SKIP_FILE, token);
+
+        if (r < 0)
+                return r;
+        /* The marker first: a hook that still runs (the link made again since) sees it. */
+        if (unlinkat(state_dir_fd, HOOK_LINK_FILE, 0) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
 }

@@ -120,9 +120,12 @@ int handover_save(int state_dir_fd, const Handover *h);
  * is removed (an earlier token must not outlive a pass that could not write its own). read: the
  * token into ret (33 bytes), -ENOENT without one, -EBADMSG for anything but a token. remove: no
  * pass of this sleep stands; a missing file is not an error. Both write and remove take LATE_SKIP_FILE
- * (late-skip.h) with them: it stands only beside the mark of the same token. */
+ * (late-skip.h) with them: it stands only beside the mark of the same token; and both put
+ * HOOK_LINK_FILE back (late-skip.h). remove tells in *ret_hook_was_down (may be NULL) whether the link
+ * was missing: systemd-sleep ran no hook of ours, post included, since the unit's pass removed it. */
 int handover_unit_mark_write(int state_dir_fd, const char *token);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
-int handover_unit_mark_remove(int state_dir_fd);
-/* KeepCheapSync=: LATE_SKIP_FILE with the unit's pass's token, as the mark is written. */
+int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);
+/* KeepCheapSync=: LATE_SKIP_FILE with the unit's pass's token, as the mark is written, then
+ * HOOK_LINK_FILE removed. On an error the link may still be there (the hook then sees the marker). */
 int handover_late_skip_write(int state_dir_fd, const char *token);

@@ -15,9 +15,11 @@
  * the late pass, as before.
  *
  * The unit's pass decides (late_skip_why_not()) and, when the late pass may be left out, writes
- * LATE_SKIP_FILE in the state directory; every unit's pass removes it first, restore-knob after
- * every sleep. The system-sleep hook (sleep-hook.c) sees it with one access(2) and, for a suspend
- * only, exits without running a pass.
+ * LATE_SKIP_FILE in the state directory and removes HOOK_LINK_FILE; every unit's pass removes the
+ * one and puts the other back first, restore-knob after every sleep (then it records the resume, which
+ * the post hook did not). Without the link systemd-sleep runs no hook of ours, for whatever action:
+ * the knob stays as it is (1; only the late pass writes it), and hibernation syncs regardless. Should
+ * the link be there all the same, the hook sees the marker and, for a suspend, runs no pass.
  */
 
 #include <stdbool.h>
@@ -29,6 +31,11 @@
 #include "state.h"
 
 #define LATE_SKIP_FILE "late-skip" /* relative to the state directory; hook-socket.h too */
+/* The link systemd-sleep reaches our hook through (the system-sleep directory's entry points at
+ * STATE_DIR/HOOK_LINK_FILE, which points at SLEEP_HOOK_BINARY; tmpfiles.d makes it at boot): the
+ * unit's pass removes it with LATE_SKIP_FILE written, so that systemd-sleep finds no executable of
+ * ours (a dangling link is skipped by 252-257) and, on 257, forks no executor at all. */
+#define HOOK_LINK_FILE "sleep-hook"
 /* The kernel's sync is cheap below this: what the late pass itself costs at least (docs/PERFORMANCE.md:
  * 5-10 ms from the hook's start to its end on the hosts measured). */
 #define LATE_SKIP_BELOW (5U * USEC_PER_MSEC)

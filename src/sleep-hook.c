@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The system-sleep hook systemd-sleep runs (units/meson.build links it into systemd's system-sleep
- * directory as "suspend-sync"): "pre ACTION" asks suspend-sync-daemon.service for the late pass
- * (hook-client.h, hook-socket.h), and runs it itself, exec'ing "suspend-sync pre ACTION"
- * (verb-hook.c), whenever the daemon does not take it, unless the unit's pass of this suspend left
- * the late pass out (KeepCheapSync=, late-skip.h). Everything else ("post ACTION", not root) is
+ * The system-sleep hook systemd-sleep runs (units/meson.build links systemd's system-sleep entry
+ * "suspend-sync" to /run/suspend-sync/sleep-hook, which points here: a unit's pass that leaves the
+ * late pass out takes that link down, and then nothing of ours runs; late-skip.h): "pre ACTION" asks
+ * suspend-sync-daemon.service for the late pass (hook-client.h, hook-socket.h), and runs it itself,
+ * exec'ing "suspend-sync pre ACTION" (verb-hook.c), whenever the daemon does not take it, unless the
+ * unit's pass of this suspend left the late pass out all the same (KeepCheapSync=, the marker:
+ * the link was made again since). Everything else ("post ACTION", not root) is
  * that binary's to do. Exits 0 whatever happens: systemd-sleep ignores the status, and nothing here
  * may stop a sleep.
  */

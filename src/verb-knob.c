@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "handover.h"
 #include "kernel-knob.h"
+#include "last-resume.h"
 #include "log.h"
 #include "message-ids.h"
 #include "state.h"
@@ -35,11 +36,13 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, const char *why) {
 }
 
 /* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
- * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. */
-static void handover_end_cycle(const char *state_dir) {
+ * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. Returns
+ * whether the system-sleep hook's link was down (the unit's pass left the late pass out): then no
+ * post hook ran. */
+static bool handover_end_cycle(const char *state_dir) {
         _cleanup_(handover_done) Handover h = {};
         _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
-
+        bool hook_was_down = false;
         int r;
 
         dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -49,17 +52,21 @@ static void handover_end_cycle(const char *state_dir) {
                                   state_dir);
         /* Without the lock (a manual run may hold it): the unit's record, wherever it stays, no longer
          * stands for a sleep, nor leaves a late pass out (handover.h). */
-        r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd);
+        r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd, &hook_was_down);
         if (r < 0)
-                log_debug_errno(r, "Failed to remove '%s/" HANDOVER_UNIT_MARK_FILE "', ignoring: %m",
-                                state_dir);
+                log_warning_errno(r,
+                                  "Failed to reset '%s/" HANDOVER_UNIT_MARK_FILE "' and the system-sleep "
+                                  "hook's link, ignoring (without the link no late pass runs, and the "
+                                  "kernel's sync stays on): %m",
+                                  state_dir);
         if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
-                return;
+                return hook_was_down;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
-                return;
+                return hook_was_down;
         handover_clear_unsynced(&h);
         if (handover_save(dir_fd, &h) < 0)
                 log_debug("Failed to update the handover file, ignoring.");
+        return hook_was_down;
 }
 
 int verb_restore_knob(const Args *a) {
@@ -68,7 +75,17 @@ int verb_restore_knob(const Args *a) {
         if (sysfs_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
         verb_knob_restore(sysfs_fd, a->state_dir, "resume");
-        handover_end_cycle(a->state_dir);
+        /* With its link down no post hook ran to record the resume: this is the first call after it
+         * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
+        if (handover_end_cycle(a->state_dir)) {
+                int r = last_resume_save(a->state_dir, NULL, NULL);
+
+                if (r < 0)
+                        log_warning_errno(r, "Failed to record the resume in '%s': %m", a->state_dir);
+                else
+                        log_debug("No system-sleep hook of ours ran (the late pass was left out): "
+                                  "recorded the resume now.");
+        }
         /* The daemon's mark stood for the sleep that just ended and for no other (the daemon
          * removes it too, when logind tells it; this also covers a sleep logind lost track of). */
         if (unlink(DAEMON_PASS_MARK) < 0 && errno != ENOENT)

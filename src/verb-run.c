@@ -175,7 +175,7 @@ static void pass_mark_unit(Pass *p) {
                 return;
         p->unit_token[0] = 0;
         if (dir_fd >= 0)
-                (void) handover_unit_mark_remove(dir_fd);
+                (void) handover_unit_mark_remove(dir_fd, NULL);
         log_warning_errno(r,
                           "Failed to write '%s/" HANDOVER_UNIT_MARK_FILE "', the late pass will keep the "
                           "kernel's sync on: %m",

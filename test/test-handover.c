@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "handover.h"
+#include "late-skip.h"
 #include "shared/fileio.h"
 #include "shared/proc-util.h"
 #include "shared/macro.h"
@@ -298,9 +301,75 @@ TEST(unit_mark) {
         ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
         ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN "\n\n", 34));
         ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
-        ASSERT_OK(handover_unit_mark_remove(fd));
-        ASSERT_OK(handover_unit_mark_remove(fd));
+        ASSERT_OK(handover_unit_mark_remove(fd, NULL));
+        ASSERT_OK(handover_unit_mark_remove(fd, NULL));
         ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+static bool hook_link_up(int fd) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(fd, HOOK_LINK_FILE, target, sizeof target - 1);
+
+        if (n < 0)
+                return false;
+        target[n] = 0;
+        return streq(target, SLEEP_HOOK_BINARY);
+}
+
+/* KeepCheapSync=: the link systemd-sleep reaches the hook through. The unit's pass writes the marker,
+ * then takes the link down; the next unit's pass and the end of the sleep put it back (a wrong target
+ * or a plain file too), and the end of the sleep tells whether it was down (no post hook ran). */
+TEST(hook_link) {
+        char root[] = "/tmp/test-handover.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF;
+        bool down = true;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        /* a unit's pass starts: the link is made */
+        ASSERT_OK(handover_unit_mark_write(fd, TOKEN));
+        ASSERT_TRUE(hook_link_up(fd));
+        /* it leaves the late pass out: marker written, link gone */
+        ASSERT_OK(handover_late_skip_write(fd, TOKEN));
+        ASSERT_EQ(faccessat(fd, LATE_SKIP_FILE, F_OK, 0), 0);
+        ASSERT_TRUE(faccessat(fd, HOOK_LINK_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+        /* the sleep ends: link back, marker gone, and it was down */
+        ASSERT_OK(handover_unit_mark_remove(fd, &down));
+        ASSERT_TRUE(down);
+        ASSERT_TRUE(hook_link_up(fd));
+        ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
+        /* a second end (the daemon's and the unit's ExecStopPost=): it was up */
+        ASSERT_OK(handover_unit_mark_remove(fd, &down));
+        ASSERT_TRUE(!down);
+        ASSERT_TRUE(hook_link_up(fd));
+
+        /* a link elsewhere, or a plain file, is replaced and counts as up (systemd-sleep ran it) */
+        ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
+        ASSERT_EQ(symlinkat("/bin/true", fd, HOOK_LINK_FILE), 0);
+        ASSERT_OK(handover_unit_mark_remove(fd, &down));
+        ASSERT_TRUE(!down);
+        ASSERT_TRUE(hook_link_up(fd));
+        ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
+        ASSERT_OK(write_file_atomic_at(fd, HOOK_LINK_FILE, "x", 1));
+        ASSERT_OK(handover_unit_mark_write(fd, TOKEN));
+        ASSERT_TRUE(hook_link_up(fd));
+
+        /* a pass left over from an earlier sleep: its start puts the link back */
+        ASSERT_OK(handover_late_skip_write(fd, TOKEN));
+        ASSERT_TRUE(!hook_link_up(fd));
+        ASSERT_OK(handover_unit_mark_write(fd, "fedcba9876543210fedcba9876543210"));
+        ASSERT_TRUE(hook_link_up(fd));
+        ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
+
+        /* the marker could not be written: the link stays */
+        ASSERT_OK(handover_unit_mark_remove(fd, NULL));
+        ASSERT_ERR(handover_late_skip_write(fd, "short"), EINVAL);
+        ASSERT_TRUE(hook_link_up(fd));
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);
@@ -316,5 +385,6 @@ int main(void) {
         RUN(load_save);
         RUN(save_failure_removes_stale);
         RUN(unit_mark);
+        RUN(hook_link);
         return 0;
 }

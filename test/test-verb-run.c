@@ -10,6 +10,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "late-skip.h"
 #include "log.h"
 #include "state.h"
 #include "tests.h"
@@ -212,6 +215,18 @@ static bool state_has(const char *name, char *ret_text, size_t size) {
         return true;
 }
 
+static bool hook_link_up(void) {
+        char path[160], target[PATH_MAX];
+        ssize_t n;
+
+        snprintf(path, sizeof path, "%s/" HOOK_LINK_FILE, state_dir);
+        n = readlink(path, target, sizeof target - 1);
+        if (n < 0)
+                return false;
+        target[n] = 0;
+        return streq(target, SLEEP_HOOK_BINARY);
+}
+
 /* KeepCheapSync= (late-skip.h): the unit's pass removes an earlier marker as it starts, writes one
  * naming its own token only when it may (here: whether this machine's syncs were quick enough is
  * its own, so that half is noted, not asserted), and restore-knob removes it after the sleep. */
@@ -235,17 +250,46 @@ TEST(unit_pass_late_skip) {
         a.config = config_cheap;
         ASSERT_OK(verb_run(&a, NULL, &code, NULL));
         ASSERT_TRUE(state_has("unit-pass", mark, sizeof mark));
-        if (state_has("late-skip", skip, sizeof skip))
+        if (state_has("late-skip", skip, sizeof skip)) {
                 ASSERT_STREQ(skip, mark);
-        else
+                ASSERT_TRUE(!hook_link_up()); /* systemd-sleep finds no hook of ours */
+        } else {
+                ASSERT_TRUE(hook_link_up());
                 fprintf(stderr,
                         "note: this machine's syncs were not quick enough to leave the late pass out\n");
-        /* After the sleep: gone, whichever it was. */
+        }
+        /* After the sleep: gone, whichever it was, the link back. */
         write_text(path, mark);
         a = args();
         a.sysfs = sysfs;
         ASSERT_OK(verb_restore_knob(&a));
         ASSERT_TRUE(!state_has("late-skip", skip, sizeof skip));
+        ASSERT_TRUE(hook_link_up());
+}
+
+/* With the link down no post hook ran: restore-knob, the first after the sleep, records the resume;
+ * with it up (the post hook ran and recorded it) it does not. */
+TEST(restore_knob_records_resume_without_hook) {
+        char link[160], resume[160], text[256];
+        Args a = args();
+
+        snprintf(link, sizeof link, "%s/" HOOK_LINK_FILE, state_dir);
+        snprintf(resume, sizeof resume, "%s/last-resume", state_dir);
+        a.sysfs = sysfs;
+
+        ASSERT_TRUE(unlink(resume) == 0 || errno == ENOENT);
+        ASSERT_OK(verb_restore_knob(&a)); /* makes the link if missing: the cycle before */
+        (void) unlink(resume);
+        ASSERT_OK(verb_restore_knob(&a));
+        ASSERT_TRUE(hook_link_up());
+        ASSERT_TRUE(!state_has("last-resume", text, sizeof text));
+
+        ASSERT_EQ(unlink(link), 0); /* as a pass that left the late pass out leaves it */
+        ASSERT_OK(verb_restore_knob(&a));
+        ASSERT_TRUE(hook_link_up());
+        ASSERT_TRUE(state_has("last-resume", text, sizeof text));
+        ASSERT_TRUE(strstr(text, "ACTION=unknown\n") != NULL);
+        ASSERT_TRUE(strstr(text, "REALTIME=") != NULL);
 }
 
 int main(void) {
@@ -298,6 +342,7 @@ int main(void) {
         RUN(late_pass_notifies_after_knob);
         RUN(requester_gone_keeps_kernel_sync);
         RUN(unit_pass_late_skip);
+        RUN(restore_knob_records_resume_without_hook);
 
         if (debugfs_path == debugfs)
                 ASSERT_TRUE(umount(debugfs) == 0);

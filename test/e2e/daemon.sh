@@ -8,8 +8,9 @@
 #      suspend-sync.service is skipped by its condition, the system-sleep hook asks the daemon for
 #      the late pass, which runs (forked by the daemon) before "mem" is written; after resume the mark is gone, the lock is held again, the knob is back and the
 #      cycle is in the history (the unit's ExecStopPost= steps, done by the daemon);
-#   2b. KeepCheapSync=yes with the bound at 1 h: the daemon's pass leaves the late pass out, the hook
-#      runs none, "mem" is written with the knob untouched, and the marker is gone after resume;
+#   2b. KeepCheapSync=yes with the bound at 1 h: the daemon's pass leaves the late pass out and takes
+#      the hook's link down, so systemd-sleep runs no hook of ours (pre or post); "mem" is written
+#      with the knob untouched; after resume the marker is gone, the link back, the resume recorded;
 #   3. a sleep that bypasses logind (`systemctl start suspend.target`): no daemon pass, the unit
 #      runs its own;
 #   4. a unit that requires suspend-sync.service (a drop-in on sleep.target, no condition reset):
@@ -59,6 +60,12 @@ unit_ran() { jcount '.UNIT == "suspend-sync.service" and .JOB_TYPE == "start" an
 daemon_ran() { jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^The pass "))'; }
 unit_started() { jcount ".UNIT == \"suspend-sync.service\" and .MESSAGE_ID == \"$UNIT_STARTING\""; }
 has_lock() { e2e_run systemd-inhibit --list --no-legend --no-pager 2>/dev/null | grep -q 'Syncing filesystems before sleep'; }
+# What happened to the hook's link (/run/suspend-sync/sleep-hook) in the write log from line $1 up
+# to "mem": D removed, M made (renamed into place).
+link_events() {
+        tail -n +"$1" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { print s; exit }
+                / state sleep-hook DELETE / { s = s "D" } / state sleep-hook MOVED_TO / { s = s "M" }'
+}
 wait_lock() { local i; for ((i = 0; i < 50; i++)); do has_lock && return 0; sleep 0.1; done; return 1; }
 show_journal() { echo "--- journal ($1)"; e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$2"; echo "---"; }
 knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
@@ -117,6 +124,8 @@ e2e_run test -S /run/suspend-sync-daemon/late-pass && ok "2: the daemon's socket
         fail "2: no /run/suspend-sync-daemon/late-pass"
 tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "2: mem reached the fake state file" ||
         fail "2: no write of mem"
+[[ $(link_events "$w0") == "" ]] && ok "2: the hook's link stayed up (the control of 2b)" ||
+        fail "2: the hook's link before mem: '$(link_events "$w0")'"
 e2e_run test ! -e "$MARK" && ok "2: the mark is gone after resume" || fail "2: $MARK still there after resume"
 wait_lock && ok "2: the lock is held again after resume" || fail "2: no delay lock after resume"
 for ((i = 0; i < 50; i++)); do (($(cycles) > n0)) && break; sleep 0.1; done
@@ -146,6 +155,8 @@ loaded() { e2e_run systemctl list-units --all --plain --no-legend "$1" | grep -c
 e2e_run sh -c 'printf "[Kernel]\nKeepCheapSync=yes\n" >/etc/suspend-sync.conf.d/zz-e2e-cheap.conf &&
         mkdir -p /run/systemd/system/suspend-sync-daemon.service.d &&
         printf "[Service]\nEnvironment=SUSPEND_SYNC_TEST_LATE_SKIP_BELOW=1h\n" >/run/systemd/system/suspend-sync-daemon.service.d/e2e.conf &&
+        mkdir -p /run/systemd/system/systemd-suspend.service.d &&
+        printf "[Service]\nEnvironment=SYSTEMD_LOG_LEVEL=debug\n" >/run/systemd/system/systemd-suspend.service.d/e2e-debug.conf &&
         systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2b: could not set up"
 wait_lock || fail "2b: no delay lock after the restart"
 c=$(cursor)
@@ -166,7 +177,24 @@ tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ((knob_w
         fail "2b: knob writes before mem: $knob_writes"
 e2e_run test ! -e /run/suspend-sync/late-skip && ok "2b: restore-knob removed the marker after the sleep" ||
         fail "2b: /run/suspend-sync/late-skip is left after the sleep"
-e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/system/suspend-sync-daemon.service.d/e2e.conf &&
+# No hook of ours at all: the daemon's pass took the link systemd-sleep reaches it through down
+# before "mem" (and nothing put it back until the resume), and systemd-sleep (debug) skipped the
+# dangling entry before and after the sleep. 2 and 8 are the controls: there the hook ran.
+links=$(link_events "$w0")
+[[ $links == D ]] && ok "2b: the hook's link was down from the pass to mem" ||
+        fail "2b: the hook's link before mem: '$links' (D: removed, M: made)"
+stat_skips=$(jcount '(.MESSAGE | test("Failed to stat .*/system-sleep/suspend-sync.*, ignoring"))')
+((stat_skips == 2)) && ok "2b: systemd-sleep ran no hook of ours, pre or post" ||
+        fail "2b: systemd-sleep skipped our entry $stat_skips time(s), not 2"
+for ((i = 0; i < 50; i++)); do
+        [[ $(e2e_run readlink /run/suspend-sync/sleep-hook) == /usr/libexec/suspend-sync-sleep-hook ]] && break
+        sleep 0.1
+done
+((i < 50)) && ok "2b: the link is back after the sleep" || fail "2b: /run/suspend-sync/sleep-hook is not back after 5 s"
+tail -n +"$w0" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { m = 1 } m && / state last-resume MOVED_TO / { f = 1 } END { exit !f }' &&
+        ok "2b: the resume was recorded without the post hook" || fail "2b: no last-resume written after mem"
+e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/system/suspend-sync-daemon.service.d/e2e.conf \
+        /run/systemd/system/systemd-suspend.service.d/e2e-debug.conf &&
         systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2b: could not clean up"
 wait_lock || fail "2b: no delay lock after the second restart"
 

@@ -4,7 +4,7 @@
 
     watch.py OUTPUT LABEL=DIR [LABEL=DIR...]
 
-One inotify instance watches every DIR (IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE); events
+One inotify instance watches every DIR (IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE); events
 come out of the one queue in the order the kernel saw them, so the ORDER of writes across files is
 exact. Each event is printed as one line, flushed at once:
 
@@ -27,7 +27,9 @@ IN_MODIFY = 0x002
 IN_CLOSE_WRITE = 0x008
 IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
-NAMES = {IN_MODIFY: "MODIFY", IN_CLOSE_WRITE: "CLOSE_WRITE", IN_MOVED_TO: "MOVED_TO", IN_CREATE: "CREATE"}
+IN_DELETE = 0x200
+NAMES = {IN_MODIFY: "MODIFY", IN_CLOSE_WRITE: "CLOSE_WRITE", IN_MOVED_TO: "MOVED_TO", IN_CREATE: "CREATE",
+         IN_DELETE: "DELETE"}
 
 
 def mono_usec():
@@ -43,7 +45,7 @@ def main():
     wds = {}
     for arg in sys.argv[2:]:
         label, _, path = arg.partition("=")
-        wd = libc.inotify_add_watch(fd, path.encode(), IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)
+        wd = libc.inotify_add_watch(fd, path.encode(), IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE)
         if wd < 0:
             sys.exit(f"inotify_add_watch {path}: " + os.strerror(ctypes.get_errno()))
         wds[wd] = (label, path)

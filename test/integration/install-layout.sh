@@ -32,7 +32,7 @@ eval "$(python3 - "$tmp/options.json" <<'PY'
 import json, shlex, sys
 opts = {o["name"]: o["value"] for o in json.load(open(sys.argv[1]))}
 for k in ["prefix", "sbindir", "libexecdir", "datadir", "mandir", "sysconfdir", "man", "systemdsystemunitdir",
-          "systemsleepdir", "catalogdir", "bashcompletiondir"]:
+          "systemsleepdir", "tmpfilesdir", "catalogdir", "bashcompletiondir"]:
     v = opts.get(k, "")
     print("opt_%s=%s" % (k, shlex.quote(str(v))))
 PY
@@ -47,6 +47,8 @@ unitdir=${opt_systemdsystemunitdir:-$(pc systemd systemdsystemunitdir)}
 unitdir=${unitdir:-$opt_prefix/lib/systemd/system}
 sleepdir=${opt_systemsleepdir:-$(pc systemd systemdsleepdir)}
 sleepdir=${sleepdir:-$opt_prefix/lib/systemd/system-sleep}
+tmpfilesdir=${opt_tmpfilesdir:-$(pc systemd tmpfilesdir)}
+tmpfilesdir=${tmpfilesdir:-$opt_prefix/lib/tmpfiles.d}
 catalogdir=${opt_catalogdir:-$(pc systemd catalogdir)}
 catalogdir=${catalogdir:-$opt_prefix/lib/systemd/catalog}
 compdir=${opt_bashcompletiondir:-$(pc bash-completion completionsdir)}
@@ -98,13 +100,33 @@ expect_file "$hook" '^-rwx' "system-sleep hook binary" && {
         grep -qaF "$sbindir/suspend-sync" "$dest$hook" ||
                 fail "the system-sleep hook does not fall back to $sbindir/suspend-sync"
 }
+# systemd-sleep reaches it through /run/suspend-sync/sleep-hook, which the unit's pass removes for a
+# suspend that needs no late pass (KeepCheapSync=) and tmpfiles.d makes at boot, pointing at the
+# binary (src/late-skip.h).
+link=/run/suspend-sync/sleep-hook
 if [ ! -L "$dest$sleepdir/suspend-sync" ]; then
         fail "system-sleep hook missing or not a symlink: $sleepdir/suspend-sync"
-elif [ "$(readlink "$dest$sleepdir/suspend-sync")" != "$hook" ]; then
-        fail "system-sleep hook points at $(readlink "$dest$sleepdir/suspend-sync"), not $hook"
+elif [ "$(readlink "$dest$sleepdir/suspend-sync")" != "$link" ]; then
+        fail "system-sleep hook points at $(readlink "$dest$sleepdir/suspend-sync"), not $link"
 else
-        ok "system-sleep hook: $sleepdir/suspend-sync -> $hook"
+        ok "system-sleep hook: $sleepdir/suspend-sync -> $link"
 fi
+expect_file "$tmpfilesdir/suspend-sync.conf" '^-rw-r--r--$' "tmpfiles.d entry" && {
+        grep -qxE "L $link +- +- +- +- +$hook" "$dest$tmpfilesdir/suspend-sync.conf" &&
+                ok "tmpfiles.d: $link -> $hook" ||
+                fail "tmpfiles.d does not link $link to $hook"
+        grep -qxE "d /run/suspend-sync +0755 +root +root +-" "$dest$tmpfilesdir/suspend-sync.conf" ||
+                fail "tmpfiles.d does not make /run/suspend-sync 0755"
+        if command -v systemd-tmpfiles >/dev/null; then
+                mkdir -p "$tmp/troot"
+                if systemd-tmpfiles --root="$tmp/troot" --create "$dest$tmpfilesdir/suspend-sync.conf" \
+                        2>"$tmp/tmpfiles.err" && [ "$(readlink "$tmp/troot$link")" = "$hook" ]; then
+                        ok "systemd-tmpfiles makes $link"
+                else
+                        fail "systemd-tmpfiles did not make $link: $(cat "$tmp/tmpfiles.err")"
+                fi
+        fi
+}
 expect_file "$catalogdir/suspend-sync.catalog" '^-rw-r--r--$' "journal catalog"
 
 # Default configuration: shipped in /usr/lib (preferred) or in sysconfdir.
@@ -142,7 +164,7 @@ fi
 # Nothing may be installed outside the expected roots (a typo in an install_dir would show here).
 while IFS= read -r f; do
         case "$f" in
-        "$sbindir"/*|"$hook"|"$unitdir"/*|"$sleepdir"/*|"$catalogdir"/*|"$compdir"/*|"$mandir"/*) ;;
+        "$sbindir"/*|"$hook"|"$unitdir"/*|"$sleepdir"/*|"$tmpfilesdir/suspend-sync.conf"|"$catalogdir"/*|"$compdir"/*|"$mandir"/*) ;;
         "$(abs "$opt_datadir")/doc/suspend-sync"/*) ;;
         "$opt_prefix/lib/suspend-sync.conf"|"$opt_prefix/lib/suspend-sync.conf.d"*) ;;
         "$(abs "$opt_sysconfdir")"/suspend-sync*) ;;
