@@ -11,6 +11,10 @@ const char *late_skip_why_not(const LateSkipFacts *f) {
                 return "SyncOnSuspend= is not auto";
         if (!f->unit_pass)
                 return "not the unit's pass";
+        if (f->knob != 1)
+                return f->knob == 0
+                               ? "the kernel's own sync is off (sync_on_suspend reads 0)"
+                               : "sync_on_suspend cannot be read: the kernel's own sync is not known to be on";
         if (!f->complete)
                 return "the view of the mounts was incomplete";
         if (f->unsynced || !f->covered)

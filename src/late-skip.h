@@ -45,6 +45,9 @@ typedef struct LateSkipFacts {
                                  * never lets the late pass touch it */
         bool keep_cheap_sync;   /* KeepCheapSync= */
         bool unit_pass;         /* this is the unit's pass (or the daemon's, for the unit) */
+        int knob;               /* sync_on_suspend as read now: 1, 0, or a negative errno. Only 1
+                                 * leaves the late pass out: the kernel's sync must be on (none of
+                                 * ours writes it before the late pass, which is then not run) */
         bool complete;          /* it saw every superblock the kernel's sync writes, none gone */
         bool covered;           /* nothing it left out may hold data (RunTally.covered) */
         bool unsynced;          /* a planned mount ended neither synced nor deferred (error, timeout,

@@ -543,10 +543,13 @@ static void pass_late_skip_decide(Pass *p) {
                 .below = p->a->late_skip_below,
         };
         const char *why;
-        int r;
+        int r, value = -1;
 
         if (!pass_is_unit(p) || !pass_has_state(p))
                 return;
+        f.knob = p->sysfs_fd < 0 ? -EBADF : knob_read(p->sysfs_fd, &value);
+        if (f.knob >= 0)
+                f.knob = value;
         for (size_t i = 0; i < sample->n_sbs; i++) {
                 const Superblock *sb = &sample->sbs[i];
 

@@ -2,6 +2,7 @@
 /* late-skip: when the late pass may be left out of a suspend (KeepCheapSync=), and the estimate of
  * the kernel's own sync it rests on. */
 
+#include <errno.h>
 #include <string.h>
 
 #include "late-skip.h"
@@ -12,6 +13,7 @@ static LateSkipFacts cheap(void) {
                 .mode = SYNC_ON_SUSPEND_AUTO,
                 .keep_cheap_sync = true,
                 .unit_pass = true,
+                .knob = 1,
                 .complete = true,
                 .covered = true,
                 .estimate = 2 * USEC_PER_MSEC,
@@ -30,6 +32,13 @@ TEST(why_not) {
         f = cheap(), f.mode = SYNC_ON_SUSPEND_KEEP;
         ASSERT_TRUE(late_skip_why_not(&f) != NULL);
         f = cheap(), f.unit_pass = false;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        /* The kernel's sync must be known to be on: off, unreadable or no knob runs the late pass. */
+        f = cheap(), f.knob = 0;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.knob = -ENOENT;
+        ASSERT_TRUE(late_skip_why_not(&f) != NULL);
+        f = cheap(), f.knob = -EBADMSG;
         ASSERT_TRUE(late_skip_why_not(&f) != NULL);
         f = cheap(), f.complete = false;
         ASSERT_TRUE(late_skip_why_not(&f) != NULL);
