@@ -331,17 +331,23 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
 }
 
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down) {
+        bool skipped = true;
         int r = 0, k;
 
-        if (unlinkat(state_dir_fd, LATE_SKIP_FILE, 0) < 0 && errno != ENOENT)
-                r = -errno;
+        if (unlinkat(state_dir_fd, LATE_SKIP_FILE, 0) < 0) {
+                skipped = false;
+                if (errno != ENOENT)
+                        r = -errno;
+        }
         if (unlinkat(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 0) < 0 && errno != ENOENT)
                 r = -errno;
         k = hook_link_restore(state_dir_fd);
         if (k < 0 && r == 0)
                 r = k;
+        /* Down because a pass left the late pass out (the marker goes first, the link after it):
+         * not a link never made (no tmpfiles.d), nor a manual restore-knob on a fresh directory. */
         if (ret_hook_was_down)
-                *ret_hook_was_down = k > 0;
+                *ret_hook_was_down = skipped && k > 0;
         return r;
 }
 

@@ -122,7 +122,8 @@ int handover_save(int state_dir_fd, const Handover *h);
  * pass of this sleep stands; a missing file is not an error. Both write and remove take LATE_SKIP_FILE
  * (late-skip.h) with them: it stands only beside the mark of the same token; and both put
  * HOOK_LINK_FILE back (late-skip.h). remove tells in *ret_hook_was_down (may be NULL) whether the link
- * was missing: systemd-sleep ran no hook of ours, post included, since the unit's pass removed it. */
+ * was missing beside LATE_SKIP_FILE: a unit's pass took it down, and systemd-sleep has run no hook of
+ * ours since, post included. */
 int handover_unit_mark_write(int state_dir_fd, const char *token);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);

@@ -348,6 +348,12 @@ TEST(hook_link) {
         ASSERT_TRUE(!down);
         ASSERT_TRUE(hook_link_up(fd));
 
+        /* missing without the marker (never made: no tmpfiles.d): made, but no pass took it down */
+        ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
+        ASSERT_OK(handover_unit_mark_remove(fd, &down));
+        ASSERT_TRUE(!down);
+        ASSERT_TRUE(hook_link_up(fd));
+
         /* a link elsewhere, or a plain file, is replaced and counts as up (systemd-sleep ran it) */
         ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
         ASSERT_EQ(symlinkat("/bin/true", fd, HOOK_LINK_FILE), 0);
