@@ -28,7 +28,9 @@
 #      server answers;
 #   8. the daemon stopped: the unit runs as it always did, the hook runs the late pass itself (its
 #      socket gone with the daemon's RuntimeDirectory=); the daemon's unit disabled, the unit is
-#      unloaded (2: while the daemon's unit is loaded, its Before= keeps ours and sleep.target loaded).
+#      unloaded (2: while the daemon's unit is loaded, its Before= keeps ours and sleep.target loaded);
+#   8b. 2b without the daemon: the unit's own pass takes the hook's link down, its ExecStopPost=
+#      (restore-knob) puts it back and records the resume.
 # Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
 
 set -u -o pipefail
@@ -382,6 +384,32 @@ by_daemon=$(jcount '(.MESSAGE | test("^The late pass of this sleep runs in PID")
 e2e_run test ! -e /run/suspend-sync-daemon/late-pass || fail "8: the daemon's socket outlived it"
 ((late >= 1 && by_daemon == 0)) && ok "8: without the daemon the hook ran the late pass itself" ||
         fail "8: late pass summaries $late, by the daemon $by_daemon"
+
+# ---------------------------------------------------------------- 8b
+# 2b without the daemon: the unit's own pass leaves the late pass out and takes the hook's link
+# down; after the sleep the unit's ExecStopPost= (restore-knob) puts it back and records the resume.
+e2e_run sh -c 'printf "[Kernel]\nKeepCheapSync=yes\n" >/etc/suspend-sync.conf.d/zz-e2e-cheap.conf &&
+        mkdir -p /run/systemd/system/suspend-sync.service.d &&
+        printf "[Service]\nEnvironment=SUSPEND_SYNC_TEST_LATE_SKIP_BELOW=1h\n" >/run/systemd/system/suspend-sync.service.d/e2e.conf &&
+        systemctl daemon-reload' || fail "8b: could not set up"
+c=$(cursor)
+w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+e2e_suspend suspend || fail "8b: the suspend cycle did not complete"
+journal_since "$c"
+show_journal "8b: KeepCheapSync=yes without the daemon" "$c"
+left_out=$(jcount '._SYSTEMD_UNIT == "suspend-sync.service" and (.MESSAGE | test("^The late pass is left out of this suspend"))')
+((left_out == 1)) && ok "8b: the unit's own pass left the late pass out" || fail "8b: 'left out' messages of the unit: $left_out"
+[[ $(link_events "$w0") == D ]] && ok "8b: the hook's link was down from the unit's pass to mem" ||
+        fail "8b: the hook's link before mem: '$(link_events "$w0")'"
+for ((i = 0; i < 50; i++)); do
+        [[ $(e2e_run readlink /run/suspend-sync/sleep-hook) == /usr/libexec/suspend-sync-sleep-hook ]] && break
+        sleep 0.1
+done
+((i < 50)) && ok "8b: ExecStopPost= put the link back" || fail "8b: /run/suspend-sync/sleep-hook is not back after 5 s"
+tail -n +"$w0" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { m = 1 } m && / state last-resume MOVED_TO / { f = 1 } END { exit !f }' &&
+        ok "8b: the resume was recorded without the post hook" || fail "8b: no last-resume written after mem"
+e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/system/suspend-sync.service.d/e2e.conf &&
+        systemctl daemon-reload' || fail "8b: could not clean up"
 # The negative control of 2's check: the daemon's unit, enabled, stays loaded when stopped (its
 # WantedBy=), and keeps ours loaded; disabled, nothing references either any more.
 e2e_run systemctl disable -q suspend-sync-daemon.service
