@@ -68,6 +68,29 @@ link_events() {
         tail -n +"$1" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { print s; exit }
                 / state sleep-hook DELETE / { s = s "D" } / state sleep-hook MOVED_TO / { s = s "M" }'
 }
+# systemctl suspend for check $1, its journal in journal.json and shown as "$1: $2"; sets c (the
+# cursor before it) and w0 (the first line of the write log after it).
+suspend_logged() {
+        c=$(cursor)
+        w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+        e2e_suspend suspend || fail "$1: the suspend cycle did not complete"
+        journal_since "$c"
+        show_journal "$1: $2" "$c"
+}
+# After a sleep whose pass took the hook's link down (check $1, write log from line $2): the link
+# is back within 5 s (restore-knob), and the resume was recorded after "mem" without a post hook.
+link_back_after() {
+        local i
+        for ((i = 0; i < 50; i++)); do
+                [[ $(e2e_run readlink /run/suspend-sync/sleep-hook) == /usr/libexec/suspend-sync-sleep-hook ]] && break
+                sleep 0.1
+        done
+        ((i < 50)) && ok "$1: the link is back after the sleep (restore-knob)" ||
+                fail "$1: /run/suspend-sync/sleep-hook is not back after 5 s"
+        tail -n +"$2" "$E2E_WATCH_LOG" |
+                awk '/ power state MODIFY "mem/ { m = 1 } m && / state last-resume MOVED_TO / { f = 1 } END { exit !f }' &&
+                ok "$1: the resume was recorded without the post hook" || fail "$1: no last-resume written after mem"
+}
 wait_lock() { local i; for ((i = 0; i < 50; i++)); do has_lock && return 0; sleep 0.1; done; return 1; }
 show_journal() { echo "--- journal ($1)"; e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$2"; echo "---"; }
 knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
@@ -161,11 +184,7 @@ e2e_run sh -c 'printf "[Kernel]\nKeepCheapSync=yes\n" >/etc/suspend-sync.conf.d/
         printf "[Service]\nEnvironment=SYSTEMD_LOG_LEVEL=debug\n" >/run/systemd/system/systemd-suspend.service.d/e2e-debug.conf &&
         systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2b: could not set up"
 wait_lock || fail "2b: no delay lock after the restart"
-c=$(cursor)
-w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
-e2e_suspend suspend || fail "2b: the suspend cycle did not complete"
-journal_since "$c"
-show_journal "2b: KeepCheapSync=yes" "$c"
+suspend_logged 2b "KeepCheapSync=yes"
 left_out=$(jcount '(.MESSAGE | test("^The late pass is left out of this suspend"))')
 late=$(jcount ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\"")
 by_daemon=$(jcount '(.MESSAGE | test("^The late pass of this sleep runs in PID"))')
@@ -188,13 +207,7 @@ links=$(link_events "$w0")
 stat_skips=$(jcount '(.MESSAGE | test("Failed to stat .*/system-sleep/suspend-sync.*, ignoring"))')
 ((stat_skips == 2)) && ok "2b: systemd-sleep ran no hook of ours, pre or post" ||
         fail "2b: systemd-sleep skipped our entry $stat_skips time(s), not 2"
-for ((i = 0; i < 50; i++)); do
-        [[ $(e2e_run readlink /run/suspend-sync/sleep-hook) == /usr/libexec/suspend-sync-sleep-hook ]] && break
-        sleep 0.1
-done
-((i < 50)) && ok "2b: the link is back after the sleep" || fail "2b: /run/suspend-sync/sleep-hook is not back after 5 s"
-tail -n +"$w0" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { m = 1 } m && / state last-resume MOVED_TO / { f = 1 } END { exit !f }' &&
-        ok "2b: the resume was recorded without the post hook" || fail "2b: no last-resume written after mem"
+link_back_after "2b" "$w0"
 e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/system/suspend-sync-daemon.service.d/e2e.conf \
         /run/systemd/system/systemd-suspend.service.d/e2e-debug.conf &&
         systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2b: could not clean up"
@@ -392,22 +405,12 @@ e2e_run sh -c 'printf "[Kernel]\nKeepCheapSync=yes\n" >/etc/suspend-sync.conf.d/
         mkdir -p /run/systemd/system/suspend-sync.service.d &&
         printf "[Service]\nEnvironment=SUSPEND_SYNC_TEST_LATE_SKIP_BELOW=1h\n" >/run/systemd/system/suspend-sync.service.d/e2e.conf &&
         systemctl daemon-reload' || fail "8b: could not set up"
-c=$(cursor)
-w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
-e2e_suspend suspend || fail "8b: the suspend cycle did not complete"
-journal_since "$c"
-show_journal "8b: KeepCheapSync=yes without the daemon" "$c"
+suspend_logged 8b "KeepCheapSync=yes without the daemon"
 left_out=$(jcount '._SYSTEMD_UNIT == "suspend-sync.service" and (.MESSAGE | test("^The late pass is left out of this suspend"))')
 ((left_out == 1)) && ok "8b: the unit's own pass left the late pass out" || fail "8b: 'left out' messages of the unit: $left_out"
 [[ $(link_events "$w0") == D ]] && ok "8b: the hook's link was down from the unit's pass to mem" ||
         fail "8b: the hook's link before mem: '$(link_events "$w0")'"
-for ((i = 0; i < 50; i++)); do
-        [[ $(e2e_run readlink /run/suspend-sync/sleep-hook) == /usr/libexec/suspend-sync-sleep-hook ]] && break
-        sleep 0.1
-done
-((i < 50)) && ok "8b: ExecStopPost= put the link back" || fail "8b: /run/suspend-sync/sleep-hook is not back after 5 s"
-tail -n +"$w0" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { m = 1 } m && / state last-resume MOVED_TO / { f = 1 } END { exit !f }' &&
-        ok "8b: the resume was recorded without the post hook" || fail "8b: no last-resume written after mem"
+link_back_after "8b" "$w0"
 e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/system/suspend-sync.service.d/e2e.conf &&
         systemctl daemon-reload' || fail "8b: could not clean up"
 # The negative control of 2's check: the daemon's unit, enabled, stays loaded when stopped (its
