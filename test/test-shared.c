@@ -630,6 +630,45 @@ TEST(bounded_child_abandoned) {
         ASSERT_EQ(bounded_child_abandoned(0, NULL), 0U);
 }
 
+/* In two steps: the parent works between start and finish (the answer waits in the pipe); the bound
+ * counts from start; a child cancelled is killed and abandoned like one that timed out; each start
+ * is counted. */
+TEST(bounded_child_start_finish) {
+        pid_t pids[BOUNDED_CHILD_ABANDONED_MAX];
+        PidFeed f = { .answer = true };
+        BoundedChild c = BOUNDED_CHILD_NULL;
+        unsigned n0 = bounded_child_started();
+        usec_t t0;
+
+        ASSERT_OK(bounded_child_start(-EBADF, 5 * USEC_PER_SEC, child_pid_then, &f, &c));
+        ASSERT_TRUE(c.pid > 0 && c.fd >= 0);
+        ASSERT_EQ(bounded_child_started() - n0, 1U);
+        usleep(50 * 1000); /* the parent's own work */
+        ASSERT_EQ(bounded_child_finish(&c, 64, feed_pid, &f), 1);
+        ASSERT_TRUE(f.pid > 0 && c.pid == 0 && c.fd < 0);
+        bounded_child_cancel(&c); /* finished: nothing to do */
+        (void) waitpid(f.pid, NULL, 0);
+
+        /* The bound counts from start: work longer than it leaves finish nothing to wait for. */
+        f = (PidFeed) { .answer = false };
+        ASSERT_OK(bounded_child_start(-EBADF, 200 * USEC_PER_MSEC, child_pid_then, &f, &c));
+        usleep(300 * 1000);
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_ERR(bounded_child_finish(&c, 64, feed_pid, &f), ETIMEDOUT);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < 100 * USEC_PER_MSEC);
+        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
+
+        /* Cancelled before its answer: killed, listed until it is gone, then reaped. */
+        f = (PidFeed) { .answer = false };
+        ASSERT_OK(bounded_child_start(-EBADF, 5 * USEC_PER_SEC, child_pid_then, &f, &c));
+        f.pid = c.pid;
+        bounded_child_cancel(&c);
+        ASSERT_TRUE(c.pid == 0 && c.fd < 0);
+        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
+        ASSERT_TRUE(waitpid(f.pid, NULL, WNOHANG) < 0 && errno == ECHILD); /* killed, reaped */
+        ASSERT_EQ(bounded_child_started() - n0, 3U);
+}
+
 /* Children that answered are reaped by later runs (by pidfd), not left as zombies: after 40 in a row
  * and one more run, none of the 40 is still our child. */
 TEST(bounded_child_reaped) {
@@ -802,6 +841,7 @@ int main(void) {
         RUN(sort);
         RUN(format);
         RUN(bounded_child_abandoned);
+        RUN(bounded_child_start_finish);
         RUN(bounded_child_reaped);
         RUN(bounded_child_forget_parent);
         RUN(close_all_fds_from);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,8 @@ static size_t n_abandoned;
  * they are left to our exit, as before. */
 static int exiting[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_exiting;
+/* Children forked by this process (bounded_child_started()). */
+static unsigned n_started;
 
 void bounded_child_forget_parent(void) {
         n_abandoned = 0;
@@ -149,10 +152,9 @@ static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed
         return r;
 }
 
-int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                      BoundedChildFeed feed, void *userdata) {
-        _cleanup_close_ int rfd = -EBADF;
-        usec_t t0 = now(CLOCK_MONOTONIC), until = usec_add(t0, timeout);
+int bounded_child_start(int keep_fd, usec_t timeout, BoundedChildWork work, void *userdata,
+                        BoundedChild *ret) {
+        usec_t until = usec_add(now(CLOCK_MONOTONIC), timeout);
         int pfd[2], r;
         pid_t pid;
 
@@ -174,9 +176,21 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
                 _exit(work(fd, keep_fd, userdata));
         }
         safe_close(pfd[1]);
-        rfd = pfd[0];
+        n_started++;
+        *ret = (BoundedChild) {
+                .pid = pid,
+                .fd = pfd[0],
+                .until = until,
+        };
+        return 0;
+}
 
-        r = collect(rfd, until, max_size, feed, userdata);
+/* Kills a child that did not answer (r <= 0) and forgets it: reaped if it has exited, else
+ * remembered as abandoned, or, when it answered, as exiting. */
+static void child_leave(BoundedChild *c, int r) {
+        pid_t pid = c->pid;
+
+        c->pid = 0;
         if (r <= 0)
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: killed, never waited
                  * for. */
@@ -194,7 +208,36 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
                 } else
                         remember_exiting(pid); /* reaped at a later call, not waited for */
         }
+        c->fd = safe_close(c->fd);
+}
+
+int bounded_child_finish(BoundedChild *c, size_t max_size, BoundedChildFeed feed, void *userdata) {
+        int r;
+
+        assert(c->pid > 0);
+        r = collect(c->fd, c->until, max_size, feed, userdata);
+        child_leave(c, r);
         return r > 0 ? 1 : r;
+}
+
+void bounded_child_cancel(BoundedChild *c) {
+        if (c->pid > 0)
+                child_leave(c, -ECANCELED);
+}
+
+int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                      BoundedChildFeed feed, void *userdata) {
+        BoundedChild c;
+        int r;
+
+        r = bounded_child_start(keep_fd, timeout, work, userdata, &c);
+        if (r < 0)
+                return r;
+        return bounded_child_finish(&c, max_size, feed, userdata);
+}
+
+unsigned bounded_child_started(void) {
+        return n_started;
 }
 
 size_t bounded_child_abandoned(size_t max, pid_t *ret_pids) {

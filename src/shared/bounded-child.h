@@ -11,7 +11,9 @@
  * description) and no pipe somebody reads until EOF (our stdout or stderr).
  */
 
+#include <errno.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "time-util.h"
 
@@ -35,6 +37,32 @@ typedef int (*BoundedChildFeed)(const char *buf, size_t size, void *userdata);
  */
 int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
                       BoundedChildFeed feed, void *userdata);
+
+/* A child started and not yet collected: bounded_child_finish() or bounded_child_cancel() exactly
+ * once. */
+typedef struct BoundedChild {
+        pid_t pid; /* 0: none (finished, cancelled) */
+        int fd;    /* the pipe's read end */
+        usec_t until;
+} BoundedChild;
+
+#define BOUNDED_CHILD_NULL ((BoundedChild) { .fd = -EBADF })
+
+/*
+ * bounded_child_run() in two steps, so that the parent works while the child does: start forks the
+ * child (its bound, timeout, counts from here); finish collects its answer as bounded_child_run()
+ * does, waiting at most until the bound, and returns what bounded_child_run() would. userdata must
+ * stay valid until finish. cancel kills and abandons a child whose answer is no longer wanted (a
+ * caller's error path; a no-op on one finished or never started).
+ */
+int bounded_child_start(int keep_fd, usec_t timeout, BoundedChildWork work, void *userdata,
+                        BoundedChild *ret);
+int bounded_child_finish(BoundedChild *c, size_t max_size, BoundedChildFeed feed, void *userdata);
+void bounded_child_cancel(BoundedChild *c);
+
+/* How many children this process has forked here: a caller tells whether some work forked any
+ * (and so depended on their bounds) from the count before and after. */
+unsigned bounded_child_started(void);
 
 /* How many abandoned children this process remembers (the first ones; later ones are not). */
 #define BOUNDED_CHILD_ABANDONED_MAX 16U
