@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -235,16 +236,17 @@ static int child_hooks(int root_fd, int fd) {
 }
 
 /* What the child is given (config_path, want_hooks) and what the parent received. */
-typedef struct ConfRead {
+struct ConfReader {
         const char *config_path;
         bool want_hooks;
         ConfStream st;
-} ConfRead;
+        BoundedChild child;
+};
 
 static int child(int fd, int root_fd, void *userdata) {
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_free_ char *data = NULL;
-        const ConfRead *x = userdata;
+        const ConfReader *x = userdata;
         size_t size;
 
         /* The configuration first: a hook directory that hangs then costs the hooks only. */
@@ -258,34 +260,56 @@ static int child(int fd, int root_fd, void *userdata) {
 
 /* ---- the parent ------------------------------------------------------------------------------- */
 
-static void conf_read_done(ConfRead *x) {
+ConfReader *conf_reader_free(ConfReader *x) {
+        if (!x)
+                return NULL;
+        bounded_child_cancel(&x->child);
         conf_stream_done(&x->st);
+        free(x);
+        return NULL;
 }
 
 /* Complete as soon as the sources are (and the end of the hooks, when asked): the child's exit is
  * not waited for. */
 static int feed(const char *buf, size_t size, void *userdata) {
-        ConfRead *x = userdata;
+        ConfReader *x = userdata;
         int r;
 
         r = conf_stream_parse(buf, size, &x->st);
         return r < 0 ? r : x->st.sources && (!x->want_hooks || x->st.hooks_done);
 }
 
-int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
-                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at) {
-        _cleanup_(conf_read_done) ConfRead x = { .config_path = config_path, .want_hooks = ret_hooks };
+int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret) {
+        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
         int r;
 
+        x = malloc(sizeof *x);
+        if (!x)
+                return -ENOMEM;
+        *x = (ConfReader) { .config_path = config_path,
+                            .want_hooks = want_hooks,
+                            .child = BOUNDED_CHILD_NULL };
+        r = bounded_child_start(root_fd, timeout, child, x, &x->child);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(x);
+        return 0;
+}
+
+int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
+                     char **ret_stuck_at) {
+        int r;
+
+        assert(x->want_hooks == !!ret_hooks);
         *ret_stuck_at = NULL;
         if (ret_hooks_error)
                 *ret_hooks_error = -ENODATA;
-        r = bounded_child_run(root_fd, timeout, CONF_STREAM_MAX, child, feed, &x);
-        if (r <= 0 && !x.st.sources) {
+        r = bounded_child_finish(&x->child, CONF_STREAM_MAX, feed, x);
+        if (r <= 0 && !x->st.sources) {
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: the child was killed
                  * and abandoned. */
                 if (r == -ETIMEDOUT)
-                        *ret_stuck_at = TAKE_PTR(x.st.progress);
+                        *ret_stuck_at = TAKE_PTR(x->st.progress);
                 r = r < 0 ? r : -EPROTO; /* EOF without sources: the child failed (out of memory) */
                 if (ret_hooks_error)
                         *ret_hooks_error = r;
@@ -293,11 +317,26 @@ int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, Poli
         }
 
         /* The configuration is in; the hooks only when their end arrived too. */
-        if (ret_hooks && x.st.hooks_done) {
-                *ret_hooks = TAKE_PTR(x.st.hooks);
+        if (ret_hooks && x->st.hooks_done) {
+                *ret_hooks = TAKE_PTR(x->st.hooks);
                 *ret_hooks_error = 0;
         } else if (ret_hooks)
                 *ret_hooks_error = r < 0 ? r : -EPROTO;
-        *ret = TAKE_PTR(x.st.sources);
+        *ret = TAKE_PTR(x->st.sources);
         return 0;
+}
+
+int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
+                      char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at) {
+        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+        int r;
+
+        r = conf_read_start(root_fd, config_path, timeout, ret_hooks, &x);
+        if (r < 0) {
+                *ret_stuck_at = NULL;
+                if (ret_hooks_error)
+                        *ret_hooks_error = r;
+                return r;
+        }
+        return conf_read_finish(x, ret, ret_hooks, ret_hooks_error, ret_stuck_at);
 }

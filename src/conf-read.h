@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "policy.h"
+#include "shared/macro.h"
 #include "shared/time-util.h"
 
 #define CONF_READ_TIMEOUT (1U * USEC_PER_SEC) /* the bound used by the verbs */
@@ -58,3 +59,18 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret);
  */
 int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,
                       char ***ret_hooks, int *ret_hooks_error, char **ret_stuck_at);
+
+/*
+ * conf_read_bounded() in two steps, so that the caller works while the child reads: start forks the
+ * child (the bound counts from here; want_hooks as ret_hooks above); finish waits for its answer at
+ * most until the bound and returns what conf_read_bounded() would, with the same outputs (ret_hooks
+ * given exactly when want_hooks was). Finish is called at most once; conf_reader_free() kills and
+ * abandons a child not finished.
+ */
+typedef struct ConfReader ConfReader;
+
+int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret);
+int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
+                     char **ret_stuck_at);
+ConfReader *conf_reader_free(ConfReader *x);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ConfReader *, conf_reader_free);
