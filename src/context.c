@@ -45,28 +45,35 @@ usec_t context_reach_timeout(const Policy *p) {
 }
 
 /* Reads the configuration in a child with a timeout (its directories may be on a hung NFS or FUSE
- * mount) and parses it here. If it cannot be read in time, or the reader fails, the run carries on
- * with the defaults: a run that syncs by the defaults beats a run that never returns. */
-static int load_policy_bounded(const Args *a, Context *c) {
-        int root_fd = c->root_fd, *ret_config_error = &c->config_error;
+ * mount) and parses it here: policy_start() forks the child, policy_finish() parses its answer. If it
+ * cannot be read in time, or the reader fails, the run carries on with the defaults: a run that syncs
+ * by the defaults beats a run that never returns. */
+static int policy_start(const Args *a, Context *c, ConfReader **ret) {
+        return conf_read_start(c->root_fd, a->config, context_conf_read_timeout(a), a->late, ret);
+}
+
+static int policy_finish(const Args *a, Context *c, ConfReader *x, int start_error) {
+        int *ret_config_error = &c->config_error;
         Policy **ret = &c->config;
         _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
         _cleanup_free_ char *stuck_at = NULL;
         usec_t timeout = context_conf_read_timeout(a);
         char ts[FORMAT_TIMESPAN_MAX];
-        int r;
+        int r = start_error;
 
         *ret_config_error = 0;
         /* The late pass also needs the other system-sleep hooks (kernel-knob.h): read alongside. */
-        r = conf_read_bounded(root_fd, a->config, timeout, &sources, a->late ? &c->sleep_hooks : NULL,
-                              &c->sleep_hooks_error, &stuck_at);
+        if (r >= 0)
+                r = conf_read_finish(x, &sources, a->late ? &c->sleep_hooks : NULL, &c->sleep_hooks_error,
+                                     &stuck_at);
+        else
+                c->sleep_hooks_error = a->late ? r : -ENODATA;
         if (r >= 0) {
                 if (sources->explicit && sources->n_files > 0)
                         *ret_config_error = sources->files[0].error;
                 r = policy_build(sources, ret);
                 return r < 0 ? log_error_errno(r, "Failed to load configuration: %m") : 0;
         }
-
         if (r == -ETIMEDOUT)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL,
                           "Configuration not readable within %s (stuck at '%s'%s%s, on a hung filesystem?): "
@@ -87,40 +94,66 @@ static int load_policy_bounded(const Args *a, Context *c) {
         return r < 0 ? log_oom() : 0;
 }
 
-int context_read_policy(const Args *a, Context *c) {
+int context_open_root(const Args *a, Context *c) {
+        if (c->root_fd >= 0)
+                return 0;
+        c->root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (c->root_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);
+        return 0;
+}
+
+/* What a verb acts on: the configuration with the command line's overrides applied and the deadline
+ * capped as the pass requires (without the caps' messages). */
+static void effective_policy(const Args *a, const Policy *config, Policy *ret, usec_t *ret_uncapped) {
         PolicyOverrides o = context_overrides(a);
+
+        /* The command line wins where the values are used, never in the configuration itself. */
+        policy_apply_overrides(config, &o, ret);
+        if (ret_uncapped)
+                *ret_uncapped = ret->deadline;
+        if (a->late && streq_ptr(a->trigger, "hook"))
+                ret->deadline = MIN(ret->deadline, (usec_t) LATE_PASS_DEADLINE_MAX);
+        /* The daemon's pass must end while logind still waits for its delay lock. */
+        if (ret->deadline > a->deadline_max) {
+                ret->deadline = a->deadline_max;
+                ret->o_deadline = (Origin) { .file = "--deadline-max=" };
+        }
+}
+
+/* The second half of context_read_policy(): the child's answer parsed, c->policy set. */
+static int read_policy_finish(const Args *a, Context *c, ConfReader *x, int start_error) {
+        usec_t uncapped;
         int r;
 
-        if (c->root_fd < 0) {
-                c->root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (c->root_fd < 0)
-                        return log_error_errno(negative_errno(), "Failed to open root directory '%s': %m",
-                                               a->root);
-        }
-
-        r = load_policy_bounded(a, c);
+        r = policy_finish(a, c, x, start_error);
         if (r < 0)
                 return r;
-        /* The command line wins where the values are used, never in the configuration itself. */
-        policy_apply_overrides(c->config, &o, &c->effective);
+        effective_policy(a, c->config, &c->effective, &uncapped);
         c->policy = &c->effective;
         /* systemd-sleep runs its hooks under one alarm (90 s as systemd builds by default) and ends
-         * them with SIGTERM: the late pass must end first, with its record, knob decision and scope. */
-        if (a->late && streq_ptr(a->trigger, "hook") && c->effective.deadline > LATE_PASS_DEADLINE_MAX) {
-                char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
+         * them with SIGTERM: the late pass must end first, with its record, knob decision and scope
+         * (effective_policy() caps it). */
+        if (a->late && streq_ptr(a->trigger, "hook") && uncapped > LATE_PASS_DEADLINE_MAX) {
+                char t[FORMAT_TIMESPAN_MAX], u[FORMAT_TIMESPAN_MAX];
 
                 log_notice("DeadlineSec=%s is longer than systemd-sleep waits for its hooks: this pass ends "
                            "within %s.",
-                           format_timespan(x, sizeof x, c->effective.deadline),
-                           format_timespan(y, sizeof y, LATE_PASS_DEADLINE_MAX));
-                c->effective.deadline = LATE_PASS_DEADLINE_MAX;
-        }
-        /* The daemon's pass must end while logind still waits for its delay lock. */
-        if (c->effective.deadline > a->deadline_max) {
-                c->effective.deadline = a->deadline_max;
-                c->effective.o_deadline = (Origin) { .file = "--deadline-max=" };
+                           format_timespan(t, sizeof t, uncapped),
+                           format_timespan(u, sizeof u, LATE_PASS_DEADLINE_MAX));
         }
         return 0;
+}
+
+int context_read_policy(const Args *a, Context *c) {
+        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+        int r;
+
+        r = context_open_root(a, c);
+        if (r < 0)
+                return r;
+        r = policy_start(a, c, &x);
+        return read_policy_finish(a, c, x, r);
 }
 
 void context_log_policy(const Context *c) {
@@ -221,39 +254,46 @@ static void context_learn_eta(const Args *a, PlanScope scope, Context *c) {
         c->learned = TAKE_PTR(text);
 }
 
-int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
-        SampleSources src;
-        usec_t t0;
-        int r;
-
-        assert(c->policy);
-
-        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        src = (SampleSources) {
+/* What the sample reads, for a policy p: its bounds follow DeadlineSec=, its loop backing
+ * DeferCommit=, its rotational attribute the rules. */
+static SampleSources sample_sources(const Args *a, PlanScope scope, ContextFlags flags, const Context *c,
+                                    const Policy *p) {
+        return (SampleSources) {
                 .root_fd = c->root_fd,
                 .sysfs_root = a->sysfs,
                 .debugfs_fd = c->debugfs_fd,
                 .scan_namespaces = true,
-                .reach_timeout = context_reach_timeout(c->policy),
+                .reach_timeout = context_reach_timeout(p),
                 /* A pass's sample may not take more than half its deadline, however long the
                  * configuration took to read: the rest is the executor's. */
-                .until = (flags & CONTEXT_RUN) ? usec_add(a->started, c->policy->deadline / 2) : 0,
+                .until = (flags & CONTEXT_RUN) ? usec_add(a->started, p->deadline / 2) : 0,
                 /* Only a deferral (plan.h: late_commit) needs to know where a loop device writes. */
-                .loop_backing = (flags & CONTEXT_DEFERRAL) && scope == PLAN_SCOPE_ALL &&
-                                c->policy->defer_commit,
+                .loop_backing = (flags & CONTEXT_DEFERRAL) && scope == PLAN_SCOPE_ALL && p->defer_commit,
                 /* queue/rotational takes the queue's limits lock, which a task stuck in the disk's
                  * revalidation holds: a pass reads it only for a rule (Device=rotational). */
-                .no_rotational = (flags & CONTEXT_RUN) &&
-                                 !policy_uses_device_class(c->policy, DEVICE_ROTATIONAL),
+                .no_rotational = (flags & CONTEXT_RUN) && !policy_uses_device_class(p, DEVICE_ROTATIONAL),
         };
+}
 
-        r = sample_load(&src, &c->sample);
+static int sample(const SampleSources *src, Context *c) {
+        int r;
+
+        c->sample = sample_free(c->sample);
+        r = sample_load(src, &c->sample);
         if (r == -ELIBACC)
                 return log_error_errno(
                         r, "Failed to read the mount table: %s is needed and could not be loaded (%s).",
                         MOUNT_TABLE_LIBMOUNT, mount_table_libmount_error() ?: "unknown error");
         if (r < 0)
                 return log_error_errno(r, "Failed to read the mount table: %m");
+        return 0;
+}
+
+/* What is missing from the sample, logged; then the plan. */
+static int report_and_plan(const Args *a, PlanScope scope, Context *c) {
+        usec_t t0;
+        int r;
+
         if (!c->sample->has_debugfs)
                 log_internal(bdi_level(a), 0,
                              "No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
@@ -277,13 +317,98 @@ int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Cont
         return 0;
 }
 
-int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
+int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
+        SampleSources src;
         int r;
 
-        r = context_load_policy(a, c);
+        assert(c->policy);
+
+        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        src = sample_sources(a, scope, flags, c, c->policy);
+        r = sample(&src, c);
         if (r < 0)
                 return r;
-        return context_sample_plan(a, scope, flags, c);
+        return report_and_plan(a, scope, c);
+}
+
+/* The configuration read while the sample runs (context_prepare()): finished at the latest when
+ * the sample is about to fork its first bounded child, whose bounds follow the configuration. */
+typedef struct Prepare {
+        const Args *a;
+        PlanScope scope;
+        ContextFlags flags;
+        Context *c;
+        ConfReader *reader;
+        int start_error;
+        bool finished;
+        int finish_error;
+} Prepare;
+
+static int prepare_finish(Prepare *x) {
+        if (!x->finished) {
+                x->finished = true;
+                x->finish_error = read_policy_finish(x->a, x->c, x->reader, x->start_error);
+                x->reader = conf_reader_free(x->reader);
+        }
+        return x->finish_error;
+}
+
+static int prepare_gate_open(SampleGate *g) {
+        Prepare *x = g->userdata;
+        SampleSources real;
+        int r;
+
+        r = prepare_finish(x);
+        if (r < 0)
+                return r;
+        real = sample_sources(x->a, x->scope, x->flags, x->c, x->c->policy);
+        g->reach_timeout = real.reach_timeout;
+        g->until = real.until;
+        return 0;
+}
+
+int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
+        _cleanup_(policy_freep) Policy *defaults = NULL;
+        Prepare x = { .a = a, .scope = scope, .flags = flags, .c = c };
+        SampleGate gate = { .open = prepare_gate_open, .userdata = &x };
+        SampleSources assumed, src;
+        Policy guess;
+        int r;
+
+        r = context_open_root(a, c);
+        if (r < 0)
+                return r;
+        /* The child reads the configuration while this process samples, asking for the facts the
+         * configuration it assumes (the daemon's last read, else the defaults) asks for: on 2 CPUs
+         * the read then costs little more than its fork. The configuration decides: the sample
+         * waits for it before its first bounded child (whose bounds follow DeadlineSec=), and a
+         * sample that asked for other facts than it would is made again. */
+        x.start_error = policy_start(a, c, &x.reader);
+        if (!a->assumed_config && policy_new(&defaults) < 0) {
+                x.reader = conf_reader_free(x.reader);
+                return log_oom();
+        }
+        effective_policy(a, a->assumed_config ?: defaults, &guess, NULL);
+        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assumed = sample_sources(a, scope, flags, c, &guess);
+        assumed.gate = &gate;
+        r = sample(&assumed, c);
+        if (r < 0) {
+                x.reader = conf_reader_free(x.reader);
+                return r;
+        }
+        r = prepare_finish(&x);
+        if (r < 0)
+                return r;
+        context_log_policy(c);
+        src = sample_sources(a, scope, flags, c, c->policy);
+        if (!sample_sources_same_facts(&assumed, &src)) {
+                log_debug("The configuration asks the sample for other facts than assumed: sampling again.");
+                r = sample(&src, c);
+                if (r < 0)
+                        return r;
+        }
+        return report_and_plan(a, scope, c);
 }
 
 int print_json(struct json_object *o, JsonMode mode) {

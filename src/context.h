@@ -30,6 +30,8 @@ typedef struct Args {
         const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
         const char *sleep_requires; /* $SUSPEND_SYNC_REQUIRED (require-sync.conf, defer-commit.h) */
         const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
+        bool serial_config;         /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
+                                 * it samples, not while (measurement only: context_prepare()) */
         bool busy_only;         /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
         usec_t late_skip_below; /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
                                  * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */
@@ -37,6 +39,9 @@ typedef struct Args {
         const char *sysfs;      /* --sysfs= */
         const char *debugfs;    /* --debugfs= */
         usec_t started;         /* CLOCK_MONOTONIC at process start */
+        const Policy *assumed_config; /* the daemon's passes: the configuration as the daemon read it
+                                       * last, which context_prepare() samples by while the pass
+                                       * reads it again; NULL: the defaults */
 } Args;
 
 typedef struct Context {
@@ -84,6 +89,8 @@ typedef enum ContextFlags {
                                      * a rule needs them */
 } ContextFlags;
 
+/* Opens a->root as c->root_fd, unless it is open already. */
+int context_open_root(const Args *a, Context *c);
 /* Opens the root and reads the configuration (bounded, see conf-read.h) into c->config, and sets
  * c->policy. Logs only what kept it from being read (then: the defaults). */
 int context_read_policy(const Args *a, Context *c);
@@ -94,7 +101,12 @@ int context_load_policy(const Args *a, Context *c);
 /* Policy, sample and plan. Logs what is missing (debugfs, meminfo). deferral: the caller may leave
  * commits to the late pass, or shows what the unit's pass would (plan.h: late_commit), so the sample
  * asks where loop devices write (loop-backing.h, a bounded child) when DeferCommit= is on; a manual
- * run or the late pass never defers and need not ask. */
+ * run or the late pass never defers and need not ask.
+ * The configuration is read by its child while this process samples, by the sources of
+ * a->assumed_config (else the defaults); when the configuration read asks for other ones
+ * (sample_sources_same()), it samples again. The sample and plan are those of the configuration
+ * read, as context_load_policy() then context_sample_plan() would make them; only the order of the
+ * messages differs (the configuration's after the sample's reads). */
 int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 /* Its second half: sample and plan, the policy already loaded. */
 int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c);

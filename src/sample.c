@@ -402,11 +402,22 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
 /* A bounded child's time: its own bound, cut to what is left before src->until (at least 1 µs: a
  * child past it is killed at once, and what it would have found counts as not known). */
 static usec_t child_timeout(const SampleSources *src) {
-        usec_t t = src->reach_timeout > 0 ? src->reach_timeout : UNLISTED_REACH_TIMEOUT, n;
+        usec_t reach = src->reach_timeout, until = src->until, t, n;
+        SampleGate *g = src->gate;
 
-        if (src->until > 0) {
+        if (g) {
+                if (!g->opened) {
+                        g->opened = true;
+                        if (g->open(g) < 0)
+                                g->reach_timeout = g->until = 1; /* nothing known: no time */
+                }
+                reach = g->reach_timeout;
+                until = g->until;
+        }
+        t = reach > 0 ? reach : UNLISTED_REACH_TIMEOUT;
+        if (until > 0) {
                 n = now(CLOCK_MONOTONIC);
-                t = MIN(t, src->until > n ? src->until - n : 1);
+                t = MIN(t, until > n ? until - n : 1);
         }
         return MAX(t, (usec_t) 1);
 }
@@ -447,7 +458,7 @@ static int find_unlisted(const SampleSources *src, int sysfs_fd, int proc_fd, Mo
         before = t->n_entries;
         /* In a child, bounded: a hit that arrived counts, a superblock not reached in time stays hidden
          * with that reason. */
-        r = unlisted_reach(src->root_fd, child_timeout(src), src->reach_stat, hidden, t);
+        r = unlisted_reach(src->root_fd, hidden->n > 0 ? child_timeout(src) : 1, src->reach_stat, hidden, t);
         /* Entries reached (even before a failure) are ours: ns_of must cover them. */
         if (t->n_entries > before) {
                 unsigned *x = reallocarray(*ns_of, t->n_entries, sizeof(unsigned));
@@ -552,6 +563,14 @@ static int add_own_root(int root_fd, int proc_fd, usec_t timeout, MountTable *ta
         return 0;
 }
 
+bool sample_sources_same_facts(const SampleSources *a, const SampleSources *b) {
+        return a->root_fd == b->root_fd && streq_ptr(a->sysfs_root, b->sysfs_root) &&
+               a->debugfs_fd == b->debugfs_fd && a->scan_namespaces == b->scan_namespaces &&
+               a->mount_backend == b->mount_backend && a->walk_all_processes == b->walk_all_processes &&
+               a->reach_stat == b->reach_stat && a->no_rotational == b->no_rotational &&
+               a->loop_backing == b->loop_backing;
+}
+
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
@@ -591,7 +610,9 @@ int sample_load(const SampleSources *src, Sample **ret) {
         if (r < 0)
                 return r;
 
-        r = add_own_root(src->root_fd, proc_fd, child_timeout(src), table, &why, &restricted);
+        r = add_own_root(src->root_fd, proc_fd,
+                         unlisted_root_listed(table, table->n_entries) ? 1 : child_timeout(src), table, &why,
+                         &restricted);
         if (r < 0)
                 return r;
 

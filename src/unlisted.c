@@ -256,13 +256,19 @@ done:
         return 0;
 }
 
+bool unlisted_root_listed(const MountTable *t, size_t n_own) {
+        for (size_t i = 0; i < n_own && i < t->n_entries; i++)
+                if (streq(t->entries[i].mount_point, "/"))
+                        return true;
+        return false;
+}
+
 int unlisted_add_root(int root_fd, int proc_fd, usec_t timeout, MountTable *t, size_t n_own) {
         UnlistedRoot f;
         int r;
 
-        for (size_t i = 0; i < n_own && i < t->n_entries; i++)
-                if (streq(t->entries[i].mount_point, "/"))
-                        return 0;
+        if (unlisted_root_listed(t, n_own))
+                return 0;
 
         /* Not a mount point in our own table: a chroot. syncfs() on our root syncs its superblock
          * even so; the entry's mount id lets the worker check it opened that very mount. Never "ro":

@@ -81,6 +81,9 @@ typedef struct UnlistedRoot {
  * (the child abandoned after timeout), -EPROTO (it failed), another negative errno. */
 int unlisted_root_facts(int root_fd, int proc_fd, bool use_vfs, usec_t timeout, UnlistedRoot *ret);
 
+/* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/" (pure). */
+bool unlisted_root_listed(const MountTable *t, size_t n_own);
+
 /* Whether entries[0..n_own) (our own mountinfo) shows a mount at "/". When not, appends an unlisted
  * entry for "/" (unlisted_root_facts(), its child bounded by timeout) and returns 1 (a restricted
  * view); 0 when "/" is listed; negative errno. */

@@ -71,6 +71,8 @@ typedef struct Daemon {
         usec_t delay_max;     /* logind's InhibitDelayMaxUSec, read with the lock */
         bool writeback_first; /* WritebackFirst= and ... */
         usec_t deadline;      /* ... DeadlineSec= as of the last read (start, each resume, SIGHUP) */
+        Policy *config;       /* ... and the whole configuration then, which its passes sample by while
+                               * they read it again (Args.assumed_config); NULL: not known */
         unsigned sleeps;      /* PrepareForSleep signals seen */
 
         pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
@@ -237,6 +239,7 @@ _noreturn_ static void pass_child(Daemon *d) {
         a.invocation_id = NULL; /* not systemd's pass: never waits for the state lock */
         a.sleep_action = NULL;
         a.deadline_max = DAEMON_PASS_DEADLINE_MAX;
+        a.assumed_config = d->config;
         log_set_object_unit(SUSPEND_SYNC_UNIT);
         log_set_deadline(a.started + context_deadline_bound(&a));
         /* The daemon may decide as soon as the pass's record and handover are saved and its state
@@ -300,6 +303,7 @@ _noreturn_ static void late_child(Daemon *d) {
         a.invocation_id = NULL;
         a.sleep_action = hook_sleep_action(d->late_action, d->late_env_action);
         a.deadline_max = LATE_PASS_DEADLINE_MAX;
+        a.assumed_config = d->config;
         h.limit = a.started + LATE_PASS_DEADLINE_MAX;
         n = hook_ack_format(h.limit, buf, sizeof buf);
         if (h.fd < 0 || send(h.fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) n)
@@ -358,10 +362,13 @@ static pid_t spawn(Daemon *d, char *const *argv, void (*child)(Daemon *d),
 /* WritebackFirst= and DeadlineSec=, read off the sleep path (at start, after each sleep, on SIGHUP)
  * in conf-read's bounded child. The pass reads the configuration again: a change made since costs
  * at most one early wake-up of the flusher threads, which the pass would make anyway, and the pass
- * is capped (DAEMON_PASS_DEADLINE_MAX) whatever DeadlineSec= says by then. */
+ * is capped (DAEMON_PASS_DEADLINE_MAX) whatever DeadlineSec= says by then. The whole configuration
+ * is kept too: the pass samples by it while its child reads the files again, and samples again
+ * when they say otherwise (context_prepare()). */
 static void policy_refresh(Daemon *d) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
 
+        d->config = policy_free(d->config);
         if (context_read_policy(d->a, &c) < 0) {
                 d->writeback_first = false;
                 d->deadline = USEC_INFINITY; /* not known: no daemon pass */
@@ -369,6 +376,7 @@ static void policy_refresh(Daemon *d) {
         }
         d->writeback_first = c.policy->writeback_first;
         d->deadline = c.policy->deadline;
+        d->config = TAKE_PTR(c.config);
 }
 
 /* What the pass does first (WritebackFirst=, verb-run.c pass_kick_early()), done here as logind
@@ -920,6 +928,7 @@ static void daemon_done(Daemon *d) {
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
         d->bus = sd_bus_flush_close_unref(d->bus);
         d->root_fd = safe_close(d->root_fd);
+        d->config = policy_free(d->config);
 }
 
 int verb_daemon(const Args *a) {

@@ -338,6 +338,7 @@ static void pass_kick_early(Pass *p) {
 /* A knob left over, then policy, sample and plan, and the deadline that follows from them. */
 static int pass_prepare(Pass *p) {
         const Args *a = p->a;
+        ContextFlags flags;
         int r;
 
         /* A knob left changed by a run that was killed is put back before anything else. Only the
@@ -349,13 +350,22 @@ static int pass_prepare(Pass *p) {
                         verb_knob_restore(sysfs_fd, a->state_dir, "left over from an interrupted run");
         }
 
-        r = context_load_policy(a, &p->c);
+        r = context_open_root(a, &p->c);
         if (r < 0)
                 return r;
-        pass_kick_early(p);
-        /* Only the unit's pass defers (pass_defer_commit()). */
-        r = context_sample_plan(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL,
-                                CONTEXT_RUN | (pass_is_unit(p) ? CONTEXT_DEFERRAL : 0), &p->c);
+        /* Only the unit's pass defers (pass_defer_commit()). With dirty data the flushers are woken
+         * first (pass_kick_early()), so the policy is needed before the sample; else the
+         * configuration is read while the pass samples (context_prepare()). */
+        flags = CONTEXT_RUN | (pass_is_unit(p) ? CONTEXT_DEFERRAL : 0);
+        if (!a->serial_config && (a->late || !verb_kick_worth(p->c.root_fd)))
+                r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, flags, &p->c);
+        else {
+                r = context_load_policy(a, &p->c);
+                if (r < 0)
+                        return r;
+                pass_kick_early(p);
+                r = context_sample_plan(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, flags, &p->c);
+        }
         if (r < 0)
                 return r;
 

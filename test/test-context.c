@@ -8,10 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "conf-read.h"
+#include "shared/bounded-child.h"
 #include "context.h"
 #include "log.h"
 #include "tests.h"
@@ -209,6 +213,116 @@ TEST(prepare_loop_backing) {
         ASSERT_EQ(s->loop_backing_error, -ENODATA);
 }
 
+/* A configuration file of its own, in a directory of its own below the working directory: its path,
+ * relative (an absolute --config= is below the root), in path. */
+static void config_file(char dir[static 64], char path[static 128], const char *text) {
+        FILE *f;
+
+        strcpy(dir, "test-context.XXXXXX");
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        snprintf(path, 128, "%s/suspend-sync.conf", dir);
+        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
+        ASSERT_TRUE(fputs(text, f) >= 0);
+        ASSERT_OK(fclose(f));
+}
+
+static void config_file_remove(const char *dir, const char *path) {
+        ASSERT_OK(unlink(path));
+        ASSERT_OK(rmdir(dir));
+}
+
+/* context_prepare() samples while the configuration is read, asking for the facts an assumed
+ * configuration asks for (the daemon's last read, else the defaults), and samples again where the one
+ * read asks for other facts (DeferCommit=: where loop devices write). Counted by the children forked:
+ * the configuration's reader, then one loop-backing child per sample that asks on the clean-ext4 root
+ * (loop3, its node missing). */
+TEST(prepare_samples_by_the_configuration) {
+        char dir[64], path[128];
+        _cleanup_(policy_freep) Policy *assumed = NULL;
+        Args a = args(FIXTURES_DIR "/roots/clean-ext4");
+        const Superblock *sb;
+        unsigned n;
+
+        a.sysfs = FIXTURES_DIR "/sysfs/laptop";
+
+        /* DeferCommit=no read, the defaults assumed: sampled again, without asking. */
+        config_file(dir, path, "[Sync]\nDeferCommit=no\n");
+        a.config = path;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_TRUE(!c.policy->defer_commit);
+                ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
+                ASSERT_EQ(sb->loop_backing_error, -ENODATA); /* the configuration's: not asked */
+                ASSERT_EQ(bounded_child_started() - n, 2U);  /* reader, the assumed sample's child */
+        }
+        /* The same assumed (the daemon read it): one sample, no child of its own. */
+        ASSERT_OK(policy_load(AT_FDCWD, path, &assumed));
+        ASSERT_TRUE(!assumed->defer_commit);
+        a.assumed_config = assumed;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
+                ASSERT_EQ(sb->loop_backing_error, -ENODATA);
+                ASSERT_EQ(bounded_child_started() - n, 1U);
+        }
+        config_file_remove(dir, path);
+
+        /* The file says DeferCommit=yes now, the assumption says no: asked in the sample made again. */
+        config_file(dir, path, "[Sync]\nDeferCommit=yes\n");
+        a.config = path;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_TRUE(c.policy->defer_commit);
+                ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
+                ASSERT_TRUE(sb->loop_backing_error < 0 && sb->loop_backing_error != -ENODATA);
+                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, the second sample's child */
+        }
+        config_file_remove(dir, path);
+        a.assumed_config = NULL;
+
+        /* DeadlineSec= other than assumed: one sample either way. Where it forks a child, it waits
+         * for the configuration first, whose bounds the child gets (test-sample: sample_gate). */
+        config_file(dir, path, "[Sync]\nDeadlineSec=3s\n");
+        a.config = path;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_U64_EQ(c.policy->deadline, 3 * USEC_PER_SEC);
+                ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
+                ASSERT_TRUE(sb->loop_backing_error < 0 && sb->loop_backing_error != -ENODATA);
+                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, the sample's child */
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_RUN, &d));
+                ASSERT_U64_EQ(d.policy->deadline, 3 * USEC_PER_SEC);
+                ASSERT_EQ(bounded_child_started() - n, 1U); /* reader only */
+                ASSERT_TRUE(d.sample && d.plan && d.plan->n_entries == c.plan->n_entries);
+        }
+        /* The child gets the configuration's bounds: a pass started 10 s ago may sample until 1 s
+         * after its start by DeadlineSec=3s (by the defaults' 30 s: until 5 s from now), so the
+         * child is killed at once. */
+        a.started = now(CLOCK_MONOTONIC) - 10 * USEC_PER_SEC;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
+                ASSERT_EQ(sb->loop_backing_error, -ETIMEDOUT);
+        }
+        config_file_remove(dir, path);
+}
+
 int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
@@ -219,5 +333,6 @@ int main(void) {
         RUN(reach_timeout);
         RUN(prepare);
         RUN(prepare_loop_backing);
+        RUN(prepare_samples_by_the_configuration);
         return 0;
 }

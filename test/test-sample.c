@@ -556,6 +556,118 @@ TEST(reach_hung_until) {
         ASSERT_TRUE(!s->complete); /* never taken as complete: what it would have found is not known */
 }
 
+typedef struct GateCount {
+        unsigned n;
+        int r;
+        usec_t reach_timeout;
+} GateCount;
+
+static int gate_open(SampleGate *g) {
+        GateCount *c = g->userdata;
+
+        c->n++;
+        g->reach_timeout = c->reach_timeout;
+        g->until = 0;
+        return c->r;
+}
+
+/* A gate (context_prepare(): the configuration read while the sample runs) is opened once, right
+ * before the first bounded child, and its bounds replace the sources': the hung scan given 2 s by the
+ * sources returns by the gate's 200 ms. A gate that fails leaves the child no time (not known: the
+ * view incomplete). A sample that forks no child never opens it. */
+TEST(sample_gate) {
+        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/reach-hung",
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dbg = -EBADF, laptop_fd = -EBADF;
+        GateCount count = { .reach_timeout = 200 * USEC_PER_MSEC };
+        SampleGate gate = { .open = gate_open, .userdata = &count };
+        SampleSources src;
+        Sample *s = NULL;
+        usec_t t0, took;
+
+        ASSERT_TRUE(root_fd >= 0);
+        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dbg >= 0);
+        src = (SampleSources) { .root_fd = root_fd,
+                                .sysfs_root = "/nonexistent",
+                                .debugfs_fd = dbg,
+                                .scan_namespaces = true,
+                                .reach_timeout = 2 * USEC_PER_SEC,
+                                .reach_stat = fake_stat_hung,
+                                .gate = &gate };
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_OK(sample_load(&src, &s));
+        took = now(CLOCK_MONOTONIC) - t0;
+        fprintf(stderr, "   hung reach behind a gate of 200 ms returned after %.3fs\n",
+                (double) took / USEC_PER_SEC);
+        ASSERT_TRUE(took >= 200 * USEC_PER_MSEC && took < 1500 * USEC_PER_MSEC);
+        ASSERT_EQ(count.n, 1U);
+        ASSERT_TRUE(gate.opened);
+        ASSERT_TRUE(has_reason(s, "superblock 0:78 is mounted but in no scanned mount table",
+                               "did not finish within 200ms"));
+        s = sample_free(s);
+
+        /* The gate fails: no time for the child, which is killed at once. */
+        gate = (SampleGate) { .open = gate_open, .userdata = &count };
+        count = (GateCount) { .r = -ENOMEM, .reach_timeout = 2 * USEC_PER_SEC };
+        src.reach_stat = fake_stat;
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_OK(sample_load(&src, &s));
+        took = now(CLOCK_MONOTONIC) - t0;
+        ASSERT_EQ(count.n, 1U);
+        ASSERT_TRUE(took < 1500 * USEC_PER_MSEC);
+        ASSERT_TRUE(!s->complete);
+        s = sample_free(s);
+
+        /* No child: never opened. */
+        laptop_fd = open(FIXTURES_DIR "/roots/laptop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(laptop_fd >= 0);
+        gate = (SampleGate) { .open = gate_open, .userdata = &count };
+        count = (GateCount) {};
+        src = (SampleSources) {
+                .root_fd = laptop_fd, .sysfs_root = "/nonexistent", .debugfs_fd = -EBADF, .gate = &gate
+        };
+        ASSERT_OK(sample_load(&src, &s));
+        ASSERT_EQ(count.n, 0U);
+        ASSERT_TRUE(!gate.opened);
+        s = sample_free(s);
+}
+
+/* The facts a sample asks for, compared without its bounds: each field apart. */
+TEST(sources_same_facts) {
+        SampleSources a = { .root_fd = 3,
+                            .sysfs_root = "/sys",
+                            .debugfs_fd = 4,
+                            .scan_namespaces = true,
+                            .reach_timeout = 1,
+                            .until = 2,
+                            .loop_backing = true },
+                      b = a;
+
+        ASSERT_TRUE(sample_sources_same_facts(&a, &b));
+        b.reach_timeout = 5;
+        b.until = 6;
+        ASSERT_TRUE(sample_sources_same_facts(&a, &b)); /* the bounds are not facts */
+        b = a, b.loop_backing = false;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.no_rotational = true;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.sysfs_root = "/other";
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.scan_namespaces = false;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.walk_all_processes = true;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.mount_backend = MOUNT_TABLE_BACKEND_MOUNTINFO;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.debugfs_fd = 5;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.root_fd = 5;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        b = a, b.reach_stat = fake_stat;
+        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+}
+
 /* The child through the kernel: proc/<pid>/{cwd,fd/N} of a fake proc tree are symlinks, which statx
  * follows as it follows the magic links. Our own process (the parent's pid) is never looked at. */
 static int real_stat_hung(int proc_fd, const char *path, struct statx *ret) {
@@ -1347,6 +1459,8 @@ int main(void) {
         RUN(reach_bounded);
         RUN(reach_hung);
         RUN(reach_hung_until);
+        RUN(sample_gate);
+        RUN(sources_same_facts);
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_nsfs_listed_not_walked);
