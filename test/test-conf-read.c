@@ -199,6 +199,29 @@ TEST(hung_open) {
         ASSERT_ERR(conf_read_bounded(AT_FDCWD, path, 100 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
         ASSERT_STREQ(stuck, path);
 
+        /* In two steps, the caller working past the bound: finish has nothing left to wait for. */
+        {
+                _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+
+                stuck = mfree(stuck);
+                ASSERT_OK(conf_read_start(fd, NULL, 200 * USEC_PER_MSEC, false, &x));
+                usleep(300 * 1000);
+                t0 = now(CLOCK_MONOTONIC);
+                ASSERT_ERR(conf_read_finish(x, &s, NULL, NULL, &stuck), ETIMEDOUT);
+                ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < 100 * USEC_PER_MSEC);
+                ASSERT_STREQ(stuck, "/etc/suspend-sync.conf");
+                ASSERT_TRUE(s == NULL);
+        }
+        /* Freed unfinished (the caller's error path): killed, never waited for. */
+        {
+                ConfReader *x = NULL;
+
+                ASSERT_OK(conf_read_start(fd, NULL, 5 * USEC_PER_SEC, false, &x));
+                t0 = now(CLOCK_MONOTONIC);
+                x = conf_reader_free(x);
+                ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < 100 * USEC_PER_MSEC);
+        }
+
         ASSERT_OK(unlink(path));
         snprintf(path, sizeof path, "%s/etc", dir);
         ASSERT_OK(rmdir(path));

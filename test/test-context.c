@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -323,6 +324,34 @@ TEST(prepare_samples_by_the_configuration) {
         config_file_remove(dir, path);
 }
 
+/* The configuration hangs (a FIFO nobody writes: open() blocks, as on a dead server) while the
+ * sample runs: the prepare returns after the read's bound (half of --deadline=1s), with the defaults
+ * and SyncOnSuspend=keep, and its sample and plan. */
+TEST(prepare_config_hung) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        Args a = args(FIXTURES_DIR "/roots/laptop");
+        char dir[] = "test-context.XXXXXX", path[128];
+        usec_t t0, took;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/suspend-sync.conf", dir);
+        ASSERT_OK(mkfifo(path, 0600));
+        a.config = path;
+        a.deadline = USEC_PER_SEC;
+        a.sysfs = FIXTURES_DIR "/sysfs/laptop";
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_RUN, &c));
+        took = now(CLOCK_MONOTONIC) - t0;
+        fprintf(stderr, "   prepare with a hung configuration returned after %.3fs\n",
+                (double) took / USEC_PER_SEC);
+        ASSERT_TRUE(took >= 500 * USEC_PER_MSEC && took < 1500 * USEC_PER_MSEC);
+        ASSERT_TRUE(c.config->unread && c.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_EQ(c.config_error, -ETIMEDOUT);
+        ASSERT_TRUE(c.sample && c.plan && c.plan->n_entries > 0);
+        ASSERT_OK(unlink(path));
+        ASSERT_OK(rmdir(dir));
+}
+
 int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
@@ -334,5 +363,6 @@ int main(void) {
         RUN(prepare);
         RUN(prepare_loop_backing);
         RUN(prepare_samples_by_the_configuration);
+        RUN(prepare_config_hung);
         return 0;
 }

@@ -649,6 +649,13 @@ TEST(bounded_child_start_finish) {
         bounded_child_cancel(&c); /* finished: nothing to do */
         (void) waitpid(f.pid, NULL, 0);
 
+        /* An answer written within the bound counts even when finish comes after it. */
+        f = (PidFeed) { .answer = true };
+        ASSERT_OK(bounded_child_start(-EBADF, 100 * USEC_PER_MSEC, child_pid_then, &f, &c));
+        usleep(300 * 1000);
+        ASSERT_EQ(bounded_child_finish(&c, 64, feed_pid, &f), 1);
+        (void) waitpid(f.pid, NULL, 0);
+
         /* The bound counts from start: work longer than it leaves finish nothing to wait for. */
         f = (PidFeed) { .answer = false };
         ASSERT_OK(bounded_child_start(-EBADF, 200 * USEC_PER_MSEC, child_pid_then, &f, &c));
@@ -666,7 +673,7 @@ TEST(bounded_child_start_finish) {
         ASSERT_TRUE(c.pid == 0 && c.fd < 0);
         ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
         ASSERT_TRUE(waitpid(f.pid, NULL, WNOHANG) < 0 && errno == ECHILD); /* killed, reaped */
-        ASSERT_EQ(bounded_child_started() - n0, 3U);
+        ASSERT_EQ(bounded_child_started() - n0, 4U);
 }
 
 /* Children that answered are reaped by later runs (by pidfd), not left as zombies: after 40 in a row

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,9 +109,12 @@ static int collected_put(Collected *c, const char *p, size_t n) {
         return 0;
 }
 
-/* Reads from rfd until feed says complete (1), EOF (0), the deadline (-ETIMEDOUT) or an error. */
+/* Reads from rfd until feed says complete (1), EOF (0), the deadline (-ETIMEDOUT) or an error. Past
+ * the deadline (a caller that worked meanwhile, bounded_child_finish()) what the child has written
+ * by then still counts: the bytes in the pipe when the deadline is seen, no more, are read. */
 static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed, void *userdata) {
         Collected c = { .max = max_size };
+        size_t left = SIZE_MAX; /* past the deadline: what may still be read */
         char chunk[16384];
         int r = 0;
 
@@ -119,18 +123,31 @@ static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed
                 usec_t t = now(CLOCK_MONOTONIC);
                 ssize_t n;
 
-                if (t >= until) {
+                if (t >= until && left == SIZE_MAX) {
+                        int avail = 0;
+
+                        left = ioctl(rfd, FIONREAD, &avail) < 0 ? 0 : (size_t) MAX(avail, 0);
+                }
+                if (left == 0) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                n = poll(&p, 1, (int) MIN((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC, (usec_t) INT_MAX));
+                n = poll(&p, 1,
+                         left != SIZE_MAX ? 0
+                                          : (int) MIN((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC,
+                                                      (usec_t) INT_MAX));
                 if (n < 0 && errno != EINTR) {
                         r = -errno;
                         break;
                 }
-                if (n <= 0)
+                if (n <= 0) {
+                        if (left != SIZE_MAX) { /* nothing there after all */
+                                r = -ETIMEDOUT;
+                                break;
+                        }
                         continue;
-                n = read(rfd, chunk, sizeof chunk);
+                }
+                n = read(rfd, chunk, MIN(sizeof chunk, left));
                 if (n < 0) {
                         if (errno == EINTR || errno == EAGAIN)
                                 continue;
@@ -141,6 +158,8 @@ static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed
                         r = 0; /* EOF: the child exited (or died) without completing */
                         break;
                 }
+                if (left != SIZE_MAX)
+                        left -= (size_t) n;
                 r = collected_put(&c, chunk, (size_t) n);
                 if (r < 0)
                         break;
