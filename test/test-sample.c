@@ -454,7 +454,8 @@ static int fake_stat_hung(int proc_fd, const char *path, struct statx *ret) {
         return fake_stat(proc_fd, path, ret);
 }
 
-static Sample *load_reach_until(UnlistedStatFn stat_fn, usec_t timeout, usec_t until, usec_t *ret_took) {
+static Sample *load_reach_gate(UnlistedStatFn stat_fn, usec_t timeout, usec_t until, SampleGate *gate,
+                               usec_t *ret_took) {
         _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/reach-hung",
                                            O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int dbg = -EBADF;
@@ -471,7 +472,8 @@ static Sample *load_reach_until(UnlistedStatFn stat_fn, usec_t timeout, usec_t u
                                 .scan_namespaces = true,
                                 .reach_timeout = timeout,
                                 .until = until,
-                                .reach_stat = stat_fn };
+                                .reach_stat = stat_fn,
+                                .gate = gate };
         t0 = now(CLOCK_MONOTONIC);
         ASSERT_OK(sample_load(&src, &s));
         if (ret_took)
@@ -479,6 +481,10 @@ static Sample *load_reach_until(UnlistedStatFn stat_fn, usec_t timeout, usec_t u
         for (size_t i = 0; i < s->n_incomplete_why; i++)
                 fprintf(stderr, "   incomplete: %s\n", s->incomplete_why[i]);
         return s;
+}
+
+static Sample *load_reach_until(UnlistedStatFn stat_fn, usec_t timeout, usec_t until, usec_t *ret_took) {
+        return load_reach_gate(stat_fn, timeout, until, NULL, ret_took);
 }
 
 static Sample *load_reach(UnlistedStatFn stat_fn, usec_t timeout, usec_t *ret_took) {
@@ -576,28 +582,14 @@ static int gate_open(SampleGate *g) {
  * sources returns by the gate's 200 ms. A gate that fails leaves the child no time (not known: the
  * view incomplete). A sample that forks no child never opens it. */
 TEST(sample_gate) {
-        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/reach-hung",
-                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int dbg = -EBADF, laptop_fd = -EBADF;
+        _cleanup_close_ int laptop_fd = -EBADF;
         GateCount count = { .reach_timeout = 200 * USEC_PER_MSEC };
         SampleGate gate = { .open = gate_open, .userdata = &count };
         SampleSources src;
         Sample *s = NULL;
-        usec_t t0, took;
+        usec_t took;
 
-        ASSERT_TRUE(root_fd >= 0);
-        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(dbg >= 0);
-        src = (SampleSources) { .root_fd = root_fd,
-                                .sysfs_root = "/nonexistent",
-                                .debugfs_fd = dbg,
-                                .scan_namespaces = true,
-                                .reach_timeout = 2 * USEC_PER_SEC,
-                                .reach_stat = fake_stat_hung,
-                                .gate = &gate };
-        t0 = now(CLOCK_MONOTONIC);
-        ASSERT_OK(sample_load(&src, &s));
-        took = now(CLOCK_MONOTONIC) - t0;
+        s = load_reach_gate(fake_stat_hung, 2 * USEC_PER_SEC, 0, &gate, &took);
         fprintf(stderr, "   hung reach behind a gate of 200 ms returned after %.3fs\n",
                 (double) took / USEC_PER_SEC);
         ASSERT_TRUE(took >= 200 * USEC_PER_MSEC && took < 1500 * USEC_PER_MSEC);
@@ -610,10 +602,7 @@ TEST(sample_gate) {
         /* The gate fails: no time for the child, which is killed at once. */
         gate = (SampleGate) { .open = gate_open, .userdata = &count };
         count = (GateCount) { .r = -ENOMEM, .reach_timeout = 2 * USEC_PER_SEC };
-        src.reach_stat = fake_stat;
-        t0 = now(CLOCK_MONOTONIC);
-        ASSERT_OK(sample_load(&src, &s));
-        took = now(CLOCK_MONOTONIC) - t0;
+        s = load_reach_gate(fake_stat, 2 * USEC_PER_SEC, 0, &gate, &took);
         ASSERT_EQ(count.n, 1U);
         ASSERT_TRUE(took < 1500 * USEC_PER_MSEC);
         ASSERT_TRUE(!s->complete);

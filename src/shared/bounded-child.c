@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -109,10 +110,12 @@ static int collected_put(Collected *c, const char *p, size_t n) {
         return 0;
 }
 
-/* Reads from rfd until feed says complete (1), EOF (0), the deadline (-ETIMEDOUT) or an error. Past
- * the deadline (a caller that worked meanwhile, bounded_child_finish()) what the child has written
- * by then still counts: the bytes in the pipe when the deadline is seen, no more, are read. */
-static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed, void *userdata) {
+/* Reads from rfd until feed says complete (1), EOF (0), the deadline (-ETIMEDOUT) or an error. With
+ * late (a caller that worked between start and finish), what the child has written by the time the
+ * deadline is seen still counts: the bytes in the pipe then, no more, are read. Without it (start and
+ * finish in one go) nothing is read past the deadline: a child started past it is killed at once,
+ * whatever it could have answered meanwhile. */
+static int collect(int rfd, usec_t until, bool late, size_t max_size, BoundedChildFeed feed, void *userdata) {
         Collected c = { .max = max_size };
         size_t left = SIZE_MAX; /* past the deadline: what may still be read */
         char chunk[16384];
@@ -126,7 +129,7 @@ static int collect(int rfd, usec_t until, size_t max_size, BoundedChildFeed feed
                 if (t >= until && left == SIZE_MAX) {
                         int avail = 0;
 
-                        left = ioctl(rfd, FIONREAD, &avail) < 0 ? 0 : (size_t) MAX(avail, 0);
+                        left = !late || ioctl(rfd, FIONREAD, &avail) < 0 ? 0 : (size_t) MAX(avail, 0);
                 }
                 if (left == 0) {
                         r = -ETIMEDOUT;
@@ -230,13 +233,17 @@ static void child_leave(BoundedChild *c, int r) {
         c->fd = safe_close(c->fd);
 }
 
-int bounded_child_finish(BoundedChild *c, size_t max_size, BoundedChildFeed feed, void *userdata) {
+static int finish(BoundedChild *c, bool late, size_t max_size, BoundedChildFeed feed, void *userdata) {
         int r;
 
         assert(c->pid > 0);
-        r = collect(c->fd, c->until, max_size, feed, userdata);
+        r = collect(c->fd, c->until, late, max_size, feed, userdata);
         child_leave(c, r);
         return r > 0 ? 1 : r;
+}
+
+int bounded_child_finish(BoundedChild *c, size_t max_size, BoundedChildFeed feed, void *userdata) {
+        return finish(c, true, max_size, feed, userdata);
 }
 
 void bounded_child_cancel(BoundedChild *c) {
@@ -252,7 +259,7 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
         r = bounded_child_start(keep_fd, timeout, work, userdata, &c);
         if (r < 0)
                 return r;
-        return bounded_child_finish(&c, max_size, feed, userdata);
+        return finish(&c, false, max_size, feed, userdata);
 }
 
 unsigned bounded_child_started(void) {

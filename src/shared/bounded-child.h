@@ -51,7 +51,9 @@ typedef struct BoundedChild {
 /*
  * bounded_child_run() in two steps, so that the parent works while the child does: start forks the
  * child (its bound, timeout, counts from here); finish collects its answer as bounded_child_run()
- * does, waiting at most until the bound, and returns what bounded_child_run() would. userdata must
+ * does, waiting at most until the bound, and returns what bounded_child_run() would, but for one
+ * thing: called past the bound, it still reads what the pipe holds then (an answer written while the
+ * parent worked counts), where bounded_child_run() reads nothing past it. userdata must
  * stay valid until finish. cancel kills and abandons a child whose answer is no longer wanted (a
  * caller's error path; a no-op on one finished or never started).
  */
