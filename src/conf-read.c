@@ -289,7 +289,7 @@ int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool w
         *x = (ConfReader) { .config_path = config_path,
                             .want_hooks = want_hooks,
                             .child = BOUNDED_CHILD_NULL };
-        r = bounded_child_start(root_fd, timeout, child, x, &x->child);
+        r = bounded_child_start(root_fd, timeout, CONF_STREAM_MAX, child, x, &x->child);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(x);
@@ -304,7 +304,7 @@ int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int 
         *ret_stuck_at = NULL;
         if (ret_hooks_error)
                 *ret_hooks_error = -ENODATA;
-        r = bounded_child_finish(&x->child, CONF_STREAM_MAX, feed, x);
+        r = bounded_child_finish(&x->child, feed, x);
         if (r <= 0 && !x->st.sources) {
                 /* Stuck (most likely in the kernel, on a hung mount) or failed: the child was killed
                  * and abandoned. */

@@ -228,6 +228,43 @@ TEST(hung_open) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* A configuration larger than a pipe's default 64 KiB, read in time while the caller works past the
+ * bound: all of it counts (start made the pipe hold it; the child could write it all). */
+TEST(large_read_finished_late) {
+        char dir[] = "/tmp/test-conf-read.XXXXXX", path[128];
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_free_ char *stuck = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        FILE *f;
+
+        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/etc", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
+        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
+        for (int i = 0; i < 3000; i++) /* ~200 KB of comments */
+                fprintf(f, "# %04d a comment line long enough to fill the file quickly, as admins write\n",
+                        i);
+        fprintf(f, "[Sync]\nMaxParallel=7\n");
+        ASSERT_OK(fclose(f));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        ASSERT_OK(conf_read_start(fd, NULL, 200 * USEC_PER_MSEC, false, &x));
+        usleep(400 * 1000);
+        ASSERT_OK(conf_read_finish(x, &s, NULL, NULL, &stuck));
+        ASSERT_OK(policy_build(s, &p));
+        ASSERT_TRUE(!p->unread);
+        ASSERT_EQ(p->max_parallel, 7);
+
+        ASSERT_OK(unlink(path));
+        snprintf(path, sizeof path, "%s/etc", dir);
+        ASSERT_OK(rmdir(path));
+        ASSERT_OK(rmdir(dir));
+}
+
 static void put_file(const char *root, const char *rel, mode_t mode) {
         char path[512];
         int fd;
@@ -314,6 +351,7 @@ int main(void) {
         RUN(roundtrip);
         RUN(bounded_equals_inprocess);
         RUN(hung_open);
+        RUN(large_read_finished_late);
         RUN(unreadable_dropin_dir);
         RUN(hooks);
         return 0;

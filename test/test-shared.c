@@ -640,11 +640,11 @@ TEST(bounded_child_start_finish) {
         unsigned n0 = bounded_child_started();
         usec_t t0;
 
-        ASSERT_OK(bounded_child_start(-EBADF, 5 * USEC_PER_SEC, child_pid_then, &f, &c));
+        ASSERT_OK(bounded_child_start(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, &f, &c));
         ASSERT_TRUE(c.pid > 0 && c.fd >= 0);
         ASSERT_EQ(bounded_child_started() - n0, 1U);
         usleep(50 * 1000); /* the parent's own work */
-        ASSERT_EQ(bounded_child_finish(&c, 64, feed_pid, &f), 1);
+        ASSERT_EQ(bounded_child_finish(&c, feed_pid, &f), 1);
         ASSERT_TRUE(f.pid > 0 && c.pid == 0 && c.fd < 0);
         bounded_child_cancel(&c); /* finished: nothing to do */
         (void) waitpid(f.pid, NULL, 0);
@@ -657,25 +657,25 @@ TEST(bounded_child_start_finish) {
         }
         ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
 
-        /* An answer written within the bound counts even when finish comes after it. */
+        /* An answer in the pipe when finish looks, past the bound, counts. */
         f = (PidFeed) { .answer = true };
-        ASSERT_OK(bounded_child_start(-EBADF, 100 * USEC_PER_MSEC, child_pid_then, &f, &c));
+        ASSERT_OK(bounded_child_start(-EBADF, 100 * USEC_PER_MSEC, 64, child_pid_then, &f, &c));
         usleep(300 * 1000);
-        ASSERT_EQ(bounded_child_finish(&c, 64, feed_pid, &f), 1);
+        ASSERT_EQ(bounded_child_finish(&c, feed_pid, &f), 1);
         (void) waitpid(f.pid, NULL, 0);
 
         /* The bound counts from start: work longer than it leaves finish nothing to wait for. */
         f = (PidFeed) { .answer = false };
-        ASSERT_OK(bounded_child_start(-EBADF, 200 * USEC_PER_MSEC, child_pid_then, &f, &c));
+        ASSERT_OK(bounded_child_start(-EBADF, 200 * USEC_PER_MSEC, 64, child_pid_then, &f, &c));
         usleep(300 * 1000);
         t0 = now(CLOCK_MONOTONIC);
-        ASSERT_ERR(bounded_child_finish(&c, 64, feed_pid, &f), ETIMEDOUT);
+        ASSERT_ERR(bounded_child_finish(&c, feed_pid, &f), ETIMEDOUT);
         ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < 100 * USEC_PER_MSEC);
         ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
 
         /* Cancelled before its answer: killed, listed until it is gone, then reaped. */
         f = (PidFeed) { .answer = false };
-        ASSERT_OK(bounded_child_start(-EBADF, 5 * USEC_PER_SEC, child_pid_then, &f, &c));
+        ASSERT_OK(bounded_child_start(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, &f, &c));
         f.pid = c.pid;
         bounded_child_cancel(&c);
         ASSERT_TRUE(c.pid == 0 && c.fd < 0);

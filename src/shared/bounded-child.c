@@ -28,6 +28,9 @@ static size_t n_abandoned;
  * they are left to our exit, as before. */
 static int exiting[BOUNDED_CHILD_ABANDONED_MAX];
 static size_t n_exiting;
+#define PIPE_DEFAULT_SIZE (64U * 1024U)
+#define PIPE_GROW_MAX (1024U * 1024U) /* fs.pipe-max-size's default */
+
 /* Children forked by this process (bounded_child_started()). */
 static unsigned n_started;
 
@@ -174,7 +177,7 @@ static int collect(int rfd, usec_t until, bool late, size_t max_size, BoundedChi
         return r;
 }
 
-int bounded_child_start(int keep_fd, usec_t timeout, BoundedChildWork work, void *userdata,
+int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work, void *userdata,
                         BoundedChild *ret) {
         usec_t until = usec_add(now(CLOCK_MONOTONIC), timeout);
         int pfd[2], r;
@@ -199,10 +202,16 @@ int bounded_child_start(int keep_fd, usec_t timeout, BoundedChildWork work, void
         }
         safe_close(pfd[1]);
         n_started++;
+        /* A caller that works before it collects leaves the child writing into the pipe alone: room
+         * for a whole answer (up to the unprivileged limit, 1 MiB by default; best effort), so that
+         * one written in time is all there when finish looks past the bound. */
+        if (max_size > PIPE_DEFAULT_SIZE)
+                (void) fcntl(pfd[0], F_SETPIPE_SZ, (int) MIN(max_size, PIPE_GROW_MAX));
         *ret = (BoundedChild) {
                 .pid = pid,
                 .fd = pfd[0],
                 .until = until,
+                .max_size = max_size,
         };
         return 0;
 }
@@ -233,17 +242,17 @@ static void child_leave(BoundedChild *c, int r) {
         c->fd = safe_close(c->fd);
 }
 
-static int finish(BoundedChild *c, bool late, size_t max_size, BoundedChildFeed feed, void *userdata) {
+static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userdata) {
         int r;
 
         assert(c->pid > 0);
-        r = collect(c->fd, c->until, late, max_size, feed, userdata);
+        r = collect(c->fd, c->until, late, c->max_size, feed, userdata);
         child_leave(c, r);
         return r > 0 ? 1 : r;
 }
 
-int bounded_child_finish(BoundedChild *c, size_t max_size, BoundedChildFeed feed, void *userdata) {
-        return finish(c, true, max_size, feed, userdata);
+int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata) {
+        return finish(c, true, feed, userdata);
 }
 
 void bounded_child_cancel(BoundedChild *c) {
@@ -256,10 +265,10 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
         BoundedChild c;
         int r;
 
-        r = bounded_child_start(keep_fd, timeout, work, userdata, &c);
+        r = bounded_child_start(keep_fd, timeout, max_size, work, userdata, &c);
         if (r < 0)
                 return r;
-        return finish(&c, false, max_size, feed, userdata);
+        return finish(&c, false, feed, userdata);
 }
 
 unsigned bounded_child_started(void) {

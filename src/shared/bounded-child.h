@@ -44,6 +44,7 @@ typedef struct BoundedChild {
         pid_t pid; /* 0: none (finished, cancelled) */
         int fd;    /* the pipe's read end */
         usec_t until;
+        size_t max_size;
 } BoundedChild;
 
 #define BOUNDED_CHILD_NULL ((BoundedChild) { .fd = -EBADF })
@@ -53,13 +54,15 @@ typedef struct BoundedChild {
  * child (its bound, timeout, counts from here); finish collects its answer as bounded_child_run()
  * does, waiting at most until the bound, and returns what bounded_child_run() would, but for one
  * thing: called past the bound, it still reads what the pipe holds then (an answer written while the
- * parent worked counts), where bounded_child_run() reads nothing past it. userdata must
+ * parent worked counts), where bounded_child_run() reads nothing past it. Start makes the pipe hold
+ * up to max_size (at most 1 MiB, best effort): a larger answer the child could not write into it
+ * while the parent worked is not there to read past the bound. userdata must
  * stay valid until finish. cancel kills and abandons a child whose answer is no longer wanted (a
  * caller's error path; a no-op on one finished or never started).
  */
-int bounded_child_start(int keep_fd, usec_t timeout, BoundedChildWork work, void *userdata,
+int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work, void *userdata,
                         BoundedChild *ret);
-int bounded_child_finish(BoundedChild *c, size_t max_size, BoundedChildFeed feed, void *userdata);
+int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata);
 void bounded_child_cancel(BoundedChild *c);
 
 /* How many children this process has forked here: a caller tells whether some work forked any
