@@ -364,6 +364,7 @@ static int prepare_gate_open(SampleGate *g) {
         real = sample_sources(x->a, x->scope, x->flags, x->c, x->c->policy);
         g->reach_timeout = real.reach_timeout;
         g->until = real.until;
+        g->loop_backing = real.loop_backing;
         return 0;
 }
 
@@ -378,11 +379,13 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
         r = context_open_root(a, c);
         if (r < 0)
                 return r;
-        /* The child reads the configuration while this process samples, asking for the facts the
-         * configuration it assumes (the daemon's last read, else the defaults) asks for: on 2 CPUs
+        /* The child reads the configuration while this process samples, reading what the
+         * configuration it assumes asks for (the daemon's last read, else the defaults): on 2 CPUs
          * the read then costs little more than its fork. The configuration decides: the sample
-         * waits for it before its first bounded child (whose bounds follow DeadlineSec=), and a
-         * sample that asked for other facts than it would is made again. */
+         * waits for it before its first bounded child, whose bounds follow DeadlineSec= and which
+         * asks the loop driver only by DeferCommit= (the gate); and a sample that read otherwise than
+         * it would is made again. A pass never reads queue/rotational on an assumption (it may wait
+         * on a queue lock, context.h): a rule that needs it costs a second sample. */
         x.start_error = policy_start(a, c, &x.reader);
         if (!a->assumed_config && policy_new(&defaults) < 0) {
                 x.reader = conf_reader_free(x.reader);
@@ -391,10 +394,13 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
         effective_policy(a, a->assumed_config ?: defaults, &guess, NULL);
         c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assumed = sample_sources(a, scope, flags, c, &guess);
+        assumed.no_rotational = assumed.no_rotational || (flags & CONTEXT_RUN);
         assumed.gate = &gate;
         r = sample(&assumed, c);
         if (r < 0) {
-                x.reader = conf_reader_free(x.reader);
+                /* The configuration's messages as in the serial order, which logs them first. */
+                if (prepare_finish(&x) >= 0)
+                        context_log_policy(c);
                 return r;
         }
         r = prepare_finish(&x);
@@ -402,8 +408,9 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
                 return r;
         context_log_policy(c);
         src = sample_sources(a, scope, flags, c, c->policy);
-        if (!sample_sources_same_facts(&assumed, &src)) {
-                log_debug("The configuration asks the sample for other facts than assumed: sampling again.");
+        if (!sample_sources_same_reads(&assumed, &src)) {
+                log_debug(
+                        "The configuration asks the sample to read otherwise than assumed: sampling again.");
                 r = sample(&src, c);
                 if (r < 0)
                         return r;

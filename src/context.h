@@ -103,10 +103,12 @@ int context_load_policy(const Args *a, Context *c);
  * asks where loop devices write (loop-backing.h, a bounded child) when DeferCommit= is on; a manual
  * run or the late pass never defers and need not ask.
  * The configuration is read by its child while this process samples, by the sources of
- * a->assumed_config (else the defaults); when the configuration read asks for other ones
- * (sample_sources_same()), it samples again. The sample and plan are those of the configuration
- * read, as context_load_policy() then context_sample_plan() would make them; only the order of the
- * messages differs (the configuration's after the sample's reads). */
+ * a->assumed_config (else the defaults), queue/rotational never read on that assumption; the sample
+ * waits for the configuration before its first bounded child (SampleGate: bounds, loop backing), and
+ * when the configuration read asks to read otherwise (sample_sources_same_reads()), it samples
+ * again. The sample and plan are those of the configuration read, as context_load_policy() then
+ * context_sample_plan() would make them; only the order of the messages differs (the
+ * configuration's after the sample's reads). */
 int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 /* Its second half: sample and plan, the policy already loaded. */
 int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c);

@@ -401,16 +401,22 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
 
 /* A bounded child's time: its own bound, cut to what is left before src->until (at least 1 µs: a
  * child past it is killed at once, and what it would have found counts as not known). */
+static void gate_open(SampleGate *g) {
+        if (g->opened)
+                return;
+        g->opened = true;
+        if (g->open(g) < 0) { /* nothing known: no time, nothing asked */
+                g->reach_timeout = g->until = 1;
+                g->loop_backing = false;
+        }
+}
+
 static usec_t child_timeout(const SampleSources *src) {
         usec_t reach = src->reach_timeout, until = src->until, t, n;
         SampleGate *g = src->gate;
 
         if (g) {
-                if (!g->opened) {
-                        g->opened = true;
-                        if (g->open(g) < 0)
-                                g->reach_timeout = g->until = 1; /* nothing known: no time */
-                }
+                gate_open(g);
                 reach = g->reach_timeout;
                 until = g->until;
         }
@@ -510,7 +516,7 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         size_t n = 0, max = MIN(s->n_sbs, (size_t) LOOP_BACKING_QUERY_MAX);
         int r;
 
-        if (!src->loop_backing)
+        if (!src->loop_backing && !src->gate)
                 return 0;
         q = calloc(MAX(max, 1), sizeof(LoopBackingQuery));
         of = calloc(MAX(max, 1), sizeof(size_t));
@@ -526,6 +532,12 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         }
         if (n == 0)
                 return 0;
+        /* Behind a gate the configuration decides whether to ask. */
+        if (src->gate) {
+                gate_open(src->gate);
+                if (!src->gate->loop_backing)
+                        return 0;
+        }
         r = loop_backing_query(src->root_fd, dev_in_memory(s), q, n, child_timeout(src));
         if (r < 0)
                 return r;
@@ -563,12 +575,11 @@ static int add_own_root(int root_fd, int proc_fd, usec_t timeout, MountTable *ta
         return 0;
 }
 
-bool sample_sources_same_facts(const SampleSources *a, const SampleSources *b) {
+bool sample_sources_same_reads(const SampleSources *a, const SampleSources *b) {
         return a->root_fd == b->root_fd && streq_ptr(a->sysfs_root, b->sysfs_root) &&
                a->debugfs_fd == b->debugfs_fd && a->scan_namespaces == b->scan_namespaces &&
                a->mount_backend == b->mount_backend && a->walk_all_processes == b->walk_all_processes &&
-               a->reach_stat == b->reach_stat && a->no_rotational == b->no_rotational &&
-               a->loop_backing == b->loop_backing;
+               a->reach_stat == b->reach_stat && a->no_rotational == b->no_rotational;
 }
 
 int sample_load(const SampleSources *src, Sample **ret) {

@@ -85,18 +85,21 @@ typedef struct Sample {
 Sample *sample_free(Sample *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sample *, sample_free);
 
-/* The bounds of a sample's bounded children, known only when the first of them is about to run:
+/* What a sample's bounded children depend on, known only when the first of them is about to run:
  * open() is called then, once, and sets reach_timeout and until (as in SampleSources), which replace
- * the sources' own; a negative return leaves no time (each child is killed at once: not known). */
+ * the sources' own, and loop_backing, which decides instead of the sources' whether the loop driver
+ * is asked; a negative return leaves no time and asks nothing (each child is killed at once, what
+ * it would have found not known; no loop device placed). */
 typedef struct SampleGate {
         int (*open)(struct SampleGate *g);
         void *userdata;
         bool opened;
         usec_t reach_timeout, until;
+        bool loop_backing;
 } SampleGate;
 
-/* Every field but the bounds (reach_timeout, until, gate) is compared by sample_sources_same_facts():
- * add one there too. */
+/* Every field but those a gate decides (reach_timeout, until, loop_backing) is compared by
+ * sample_sources_same_reads(): add one there too. */
 typedef struct SampleSources {
         int root_fd;                     /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
         const char *sysfs_root;          /* "/sys" or fixture path */
@@ -121,13 +124,14 @@ typedef struct SampleSources {
         bool loop_backing;               /* ask the loop driver where the backing file of each
                                           * writable superblock on one loop device is (in a child,
                                           * bounded as the search above); "dev" below root_fd */
-        SampleGate *gate;                /* not NULL: the bounds above come from it (context_prepare():
-                                          * the configuration, read while the sample runs) */
+        SampleGate *gate;                /* not NULL: the bounds and loop_backing above come from it
+                                          * (context_prepare(): the configuration, read while the sample
+                                          * runs) */
 } SampleSources;
 
-/* Whether a sample read from a asks for the same facts as one read from b (pure): every field but the
- * bounds, which only the bounded children read (the same, so, where a gate gave both the same). */
-bool sample_sources_same_facts(const SampleSources *a, const SampleSources *b);
+/* Whether a sample read from a behind a gate reads what one read from b would (pure): every field but
+ * those the gate decides (the bounds, loop_backing). */
+bool sample_sources_same_reads(const SampleSources *a, const SampleSources *b);
 
 /* Reads everything and builds the sample. Missing meminfo/debugfs/sysfs facts degrade (recorded in
  * the Sample), they never fail the sample. Completeness: our own root when it is not a mount point,

@@ -232,21 +232,22 @@ static void config_file_remove(const char *dir, const char *path) {
         ASSERT_OK(rmdir(dir));
 }
 
-/* context_prepare() samples while the configuration is read, asking for the facts an assumed
- * configuration asks for (the daemon's last read, else the defaults), and samples again where the one
- * read asks for other facts (DeferCommit=: where loop devices write). Counted by the children forked:
- * the configuration's reader, then one loop-backing child per sample that asks on the clean-ext4 root
- * (loop3, its node missing). */
+/* context_prepare() samples while the configuration is read, reading what an assumed configuration
+ * asks for (the daemon's last read, else the defaults). The configuration read decides at the gate
+ * whether the loop driver is asked (DeferCommit=), and a rule on rotational devices, which no
+ * assumption may read, costs a second sample. Counted by the children forked: the configuration's
+ * reader, then one loop-backing child per sample that asks on the clean-ext4 root (loop3, its node
+ * missing). */
 TEST(prepare_samples_by_the_configuration) {
         char dir[64], path[128];
-        _cleanup_(policy_freep) Policy *assumed = NULL;
+        _cleanup_(policy_freep) Policy *assumed = NULL, *assumed_rot = NULL;
         Args a = args(FIXTURES_DIR "/roots/clean-ext4");
         const Superblock *sb;
         unsigned n;
 
         a.sysfs = FIXTURES_DIR "/sysfs/laptop";
 
-        /* DeferCommit=no read, the defaults assumed: sampled again, without asking. */
+        /* DeferCommit=no read, the defaults assumed: the gate says not to ask. */
         config_file(dir, path, "[Sync]\nDeferCommit=no\n");
         a.config = path;
         {
@@ -257,9 +258,9 @@ TEST(prepare_samples_by_the_configuration) {
                 ASSERT_TRUE(!c.policy->defer_commit);
                 ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
                 ASSERT_EQ(sb->loop_backing_error, -ENODATA); /* the configuration's: not asked */
-                ASSERT_EQ(bounded_child_started() - n, 2U);  /* reader, the assumed sample's child */
+                ASSERT_EQ(bounded_child_started() - n, 1U);  /* the reader alone: one sample */
         }
-        /* The same assumed (the daemon read it): one sample, no child of its own. */
+        /* The same assumed (the daemon read it): the same. */
         ASSERT_OK(policy_load(AT_FDCWD, path, &assumed));
         ASSERT_TRUE(!assumed->defer_commit);
         a.assumed_config = assumed;
@@ -274,7 +275,7 @@ TEST(prepare_samples_by_the_configuration) {
         }
         config_file_remove(dir, path);
 
-        /* The file says DeferCommit=yes now, the assumption says no: asked in the sample made again. */
+        /* The file says DeferCommit=yes now, the assumption says no: asked, in the one sample. */
         config_file(dir, path, "[Sync]\nDeferCommit=yes\n");
         a.config = path;
         {
@@ -285,10 +286,44 @@ TEST(prepare_samples_by_the_configuration) {
                 ASSERT_TRUE(c.policy->defer_commit);
                 ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))));
                 ASSERT_TRUE(sb->loop_backing_error < 0 && sb->loop_backing_error != -ENODATA);
-                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, the second sample's child */
+                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, the sample's child */
         }
         config_file_remove(dir, path);
         a.assumed_config = NULL;
+
+        /* A rule on rotational devices: sampled again, reading queue/rotational (a loop-backing
+         * child in each sample); a plan never samples on an assumption that skips it (no
+         * CONTEXT_RUN: read in the first sample already). */
+        config_file(dir, path, "[Rule spin]\nDevice=rotational\nAction=sync\n");
+        a.config = path;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_EQ(bounded_child_started() - n, 3U);
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &d));
+                ASSERT_EQ(bounded_child_started() - n, 2U);
+        }
+        /* The daemon read that rule, the file no longer has it: the assumption reads no
+         * queue/rotational all the same (a task stuck in a disk's revalidation would hold it), and
+         * the sample stands. */
+        ASSERT_OK(policy_load(AT_FDCWD, path, &assumed_rot));
+        config_file_remove(dir, path);
+        config_file(dir, path, "[Sync]\nMaxParallel=3\n");
+        a.config = path;
+        a.assumed_config = assumed_rot;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, one sample's child */
+        }
+        a.assumed_config = NULL;
+        config_file_remove(dir, path);
 
         /* DeadlineSec= other than assumed: one sample either way. Where it forks a child, it waits
          * for the configuration first, whose bounds the child gets (test-sample: sample_gate). */

@@ -566,6 +566,7 @@ typedef struct GateCount {
         unsigned n;
         int r;
         usec_t reach_timeout;
+        bool loop_backing;
 } GateCount;
 
 static int gate_open(SampleGate *g) {
@@ -574,6 +575,7 @@ static int gate_open(SampleGate *g) {
         c->n++;
         g->reach_timeout = c->reach_timeout;
         g->until = 0;
+        g->loop_backing = c->loop_backing;
         return c->r;
 }
 
@@ -622,8 +624,8 @@ TEST(sample_gate) {
         s = sample_free(s);
 }
 
-/* The facts a sample asks for, compared without its bounds: each field apart. */
-TEST(sources_same_facts) {
+/* What a sample behind a gate reads, compared without what the gate decides: each field apart. */
+TEST(sources_same_reads) {
         SampleSources a = { .root_fd = 3,
                             .sysfs_root = "/sys",
                             .debugfs_fd = 4,
@@ -633,28 +635,28 @@ TEST(sources_same_facts) {
                             .loop_backing = true },
                       b = a;
 
-        ASSERT_TRUE(sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(sample_sources_same_reads(&a, &b));
         b.reach_timeout = 5;
         b.until = 6;
-        ASSERT_TRUE(sample_sources_same_facts(&a, &b)); /* the bounds are not facts */
+        ASSERT_TRUE(sample_sources_same_reads(&a, &b)); /* the gate's */
         b = a, b.loop_backing = false;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(sample_sources_same_reads(&a, &b)); /* the gate's too */
         b = a, b.no_rotational = true;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.sysfs_root = "/other";
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.scan_namespaces = false;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.walk_all_processes = true;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.mount_backend = MOUNT_TABLE_BACKEND_MOUNTINFO;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.debugfs_fd = 5;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.root_fd = 5;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.reach_stat = fake_stat;
-        ASSERT_TRUE(!sample_sources_same_facts(&a, &b));
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
 }
 
 /* The child through the kernel: proc/<pid>/{cwd,fd/N} of a fake proc tree are symlinks, which statx
@@ -1449,7 +1451,7 @@ int main(void) {
         RUN(reach_hung);
         RUN(reach_hung_until);
         RUN(sample_gate);
-        RUN(sources_same_facts);
+        RUN(sources_same_reads);
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_nsfs_listed_not_walked);
