@@ -399,8 +399,7 @@ static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
         return bdi_stats_load(f->debugfs_fd, name, ret);
 }
 
-/* A bounded child's time: its own bound, cut to what is left before src->until (at least 1 µs: a
- * child past it is killed at once, and what it would have found counts as not known). */
+/* Opens a gate once (SampleGate). */
 static void gate_open(SampleGate *g) {
         if (g->opened)
                 return;
@@ -411,6 +410,9 @@ static void gate_open(SampleGate *g) {
         }
 }
 
+/* A bounded child's time: its own bound, cut to what is left before src->until (at least 1 µs: a
+ * child past it is killed at once, and what it would have found counts as not known); behind a gate,
+ * the gate's. */
 static usec_t child_timeout(const SampleSources *src) {
         usec_t reach = src->reach_timeout, until = src->until, t, n;
         SampleGate *g = src->gate;
@@ -516,7 +518,7 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         size_t n = 0, max = MIN(s->n_sbs, (size_t) LOOP_BACKING_QUERY_MAX);
         int r;
 
-        if (!src->loop_backing && !src->gate)
+        if (!src->loop_backing)
                 return 0;
         q = calloc(MAX(max, 1), sizeof(LoopBackingQuery));
         of = calloc(MAX(max, 1), sizeof(size_t));
@@ -532,7 +534,7 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
         }
         if (n == 0)
                 return 0;
-        /* Behind a gate the configuration decides whether to ask. */
+        /* Behind a gate (where src->loop_backing says the pass may ask) the configuration decides. */
         if (src->gate) {
                 gate_open(src->gate);
                 if (!src->gate->loop_backing)

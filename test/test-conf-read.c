@@ -252,8 +252,8 @@ TEST(large_read_finished_late) {
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
 
-        ASSERT_OK(conf_read_start(fd, NULL, 200 * USEC_PER_MSEC, false, &x));
-        usleep(400 * 1000);
+        ASSERT_OK(conf_read_start(fd, NULL, USEC_PER_SEC, false, &x));
+        usleep(1200 * 1000);
         ASSERT_OK(conf_read_finish(x, &s, NULL, NULL, &stuck));
         ASSERT_OK(policy_build(s, &p));
         ASSERT_TRUE(!p->unread);

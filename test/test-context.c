@@ -307,10 +307,19 @@ TEST(prepare_samples_by_the_configuration) {
                 ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &d));
                 ASSERT_EQ(bounded_child_started() - n, 2U);
         }
+        /* The daemon read that rule and the file still has it: read first, then one sample. */
+        ASSERT_OK(policy_load(AT_FDCWD, path, &assumed_rot));
+        a.assumed_config = assumed_rot;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, one sample's child */
+        }
         /* The daemon read that rule, the file no longer has it: the assumption reads no
          * queue/rotational all the same (a task stuck in a disk's revalidation would hold it), and
          * the sample stands. */
-        ASSERT_OK(policy_load(AT_FDCWD, path, &assumed_rot));
         config_file_remove(dir, path);
         config_file(dir, path, "[Sync]\nMaxParallel=3\n");
         a.config = path;

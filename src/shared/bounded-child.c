@@ -177,8 +177,8 @@ static int collect(int rfd, usec_t until, bool late, size_t max_size, BoundedChi
         return r;
 }
 
-int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work, void *userdata,
-                        BoundedChild *ret) {
+static int start(int keep_fd, usec_t timeout, size_t max_size, bool grow, BoundedChildWork work,
+                 void *userdata, BoundedChild *ret) {
         usec_t until = usec_add(now(CLOCK_MONOTONIC), timeout);
         int pfd[2], r;
         pid_t pid;
@@ -186,6 +186,12 @@ int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChi
         reap_exiting();
         if (pipe2(pfd, O_CLOEXEC) < 0)
                 return -errno;
+        /* A caller that works before it collects leaves the child writing into the pipe alone: room
+         * for a whole answer (up to the unprivileged limit, 1 MiB by default; best effort), so that
+         * one written in time is all there when finish looks past the bound. Before the fork: the
+         * child never waits on the smaller pipe. */
+        if (grow && max_size > PIPE_DEFAULT_SIZE)
+                (void) fcntl(pfd[0], F_SETPIPE_SZ, (int) MIN(max_size, PIPE_GROW_MAX));
         pid = fork();
         if (pid < 0) {
                 r = -errno;
@@ -202,11 +208,6 @@ int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChi
         }
         safe_close(pfd[1]);
         n_started++;
-        /* A caller that works before it collects leaves the child writing into the pipe alone: room
-         * for a whole answer (up to the unprivileged limit, 1 MiB by default; best effort), so that
-         * one written in time is all there when finish looks past the bound. */
-        if (max_size > PIPE_DEFAULT_SIZE)
-                (void) fcntl(pfd[0], F_SETPIPE_SZ, (int) MIN(max_size, PIPE_GROW_MAX));
         *ret = (BoundedChild) {
                 .pid = pid,
                 .fd = pfd[0],
@@ -251,6 +252,11 @@ static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userd
         return r > 0 ? 1 : r;
 }
 
+int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work, void *userdata,
+                        BoundedChild *ret) {
+        return start(keep_fd, timeout, max_size, true, work, userdata, ret);
+}
+
 int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata) {
         return finish(c, true, feed, userdata);
 }
@@ -265,7 +271,7 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
         BoundedChild c;
         int r;
 
-        r = bounded_child_start(keep_fd, timeout, max_size, work, userdata, &c);
+        r = start(keep_fd, timeout, max_size, false, work, userdata, &c);
         if (r < 0)
                 return r;
         return finish(&c, false, feed, userdata);
