@@ -385,7 +385,8 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
          * waits for it before its first bounded child, whose bounds follow DeadlineSec= and which
          * asks the loop driver only by DeferCommit= (the gate); and a sample that read otherwise than
          * it would is made again. A pass never reads queue/rotational on an assumption (it may wait
-         * on a queue lock, context.h): a rule that needs it costs a second sample. */
+         * on a queue lock, context.h): a rule the assumed configuration has is waited for first, one
+         * new since costs a second sample. */
         x.start_error = policy_start(a, c, &x.reader);
         if (!a->assumed_config && policy_new(&defaults) < 0) {
                 x.reader = conf_reader_free(x.reader);
