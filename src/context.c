@@ -393,7 +393,6 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
                 return log_oom();
         }
         effective_policy(a, a->assumed_config ?: defaults, &guess, NULL);
-        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if ((flags & CONTEXT_RUN) && policy_uses_device_class(&guess, DEVICE_ROTATIONAL)) {
                 /* A configuration known to read queue/rotational is waited for first, as before:
                  * its one sample reads what it asks for. */
@@ -401,12 +400,9 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
                 if (r < 0)
                         return r;
                 context_log_policy(c);
-                src = sample_sources(a, scope, flags, c, c->policy);
-                r = sample(&src, c);
-                if (r < 0)
-                        return r;
-                return report_and_plan(a, scope, c);
+                return context_sample_plan(a, scope, flags, c);
         }
+        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assumed = sample_sources(a, scope, flags, c, &guess);
         assumed.no_rotational = assumed.no_rotational || (flags & CONTEXT_RUN);
         /* Whether the pass may ask the loop driver at all; the configuration decides at the gate. */

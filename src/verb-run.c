@@ -339,6 +339,7 @@ static void pass_kick_early(Pass *p) {
 static int pass_prepare(Pass *p) {
         const Args *a = p->a;
         ContextFlags flags;
+        PlanScope scope;
         int r;
 
         /* A knob left changed by a run that was killed is put back before anything else. Only the
@@ -357,14 +358,15 @@ static int pass_prepare(Pass *p) {
          * first (pass_kick_early()), so the policy is needed before the sample; else the
          * configuration is read while the pass samples (context_prepare()). */
         flags = CONTEXT_RUN | (pass_is_unit(p) ? CONTEXT_DEFERRAL : 0);
+        scope = a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL;
         if (!a->serial_config && (a->late || !verb_kick_worth(p->c.root_fd)))
-                r = context_prepare(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, flags, &p->c);
+                r = context_prepare(a, scope, flags, &p->c);
         else {
                 r = context_load_policy(a, &p->c);
                 if (r < 0)
                         return r;
                 pass_kick_early(p);
-                r = context_sample_plan(a, a->late ? PLAN_SCOPE_LOCAL_BLOCK : PLAN_SCOPE_ALL, flags, &p->c);
+                r = context_sample_plan(a, scope, flags, &p->c);
         }
         if (r < 0)
                 return r;
