@@ -18,6 +18,8 @@
 /* This sleep's pass is done: suspend-sync.service has ConditionPathExists=!DAEMON_PASS_MARK
  * (units/suspend-sync.service.in; integration/units-verify.sh checks that the two agree). */
 #define DAEMON_PASS_MARK DAEMON_RUNTIME_DIR "/pass-done"
+/* The name (comm) of the standby pass while it waits for its sleep (verb-daemon.c standby_child()) */
+#define DAEMON_STANDBY_COMM "ss-next-pass"
 
 /* What the wait keeps back from logind's: a fifth of it, at most 1 s (5 s: 4 s). */
 #define DAEMON_MARGIN_MAX (1 * USEC_PER_SEC)

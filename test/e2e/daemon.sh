@@ -8,9 +8,13 @@
 #      suspend-sync.service is skipped by its condition, the system-sleep hook asks the daemon for
 #      the late pass, which runs (forked by the daemon) before "mem" is written; after resume the mark is gone, the lock is held again, the knob is back and the
 #      cycle is in the history (the unit's ExecStopPost= steps, done by the daemon);
+#      The pass is the standby the daemon forked ahead (its one child named ss-next-pass, which
+#      runs the pass as suspend-sync); a new one waits after the resume;
 #   2b. KeepCheapSync=yes with the bound at 1 h: the daemon's pass leaves the late pass out and takes
 #      the hook's link down, so systemd-sleep runs no hook of ours (pre or post); "mem" is written
 #      with the knob untouched; after resume the marker is gone, the link back, the resume recorded;
+#   2c. `systemctl reload` replaces the standby; one killed, the daemon forks the pass on the signal
+#      as before (its pass still done, the unit not needed), and has a standby again after resume;
 #   3. a sleep that bypasses logind (`systemctl start suspend.target`): no daemon pass, the unit
 #      runs its own;
 #   4. a unit that requires suspend-sync.service (a drop-in on sleep.target, no condition reset):
@@ -115,13 +119,42 @@ w1=$(switches)
 (( w1 - w0 <= 2 )) && ok "1: the idle daemon woke $((w1 - w0)) times in 3 s" ||
         fail "1: the idle daemon woke $((w1 - w0)) times in 3 s (it should wait for logind only)"
 
+# The next pass, forked ahead (the standby): the daemon's one child named ss-next-pass, or nothing.
+# standby_wait OLD: its pid once it is there and not OLD (within 5 s; the daemon forks it a second
+# after each resume).
+standby() { e2e_run pgrep -P "$(e2e_prop suspend-sync-daemon.service MainPID)" -x ss-next-pass | tr '\n' ' ' | sed 's/ $//'; }
+standby_wait() {
+        local i s
+        for ((i = 0; i < 50; i++)); do
+                s=$(standby)
+                [[ -n $s && $s != "${1:-}" ]] && { echo "$s"; return 0; }
+                sleep 0.1
+        done
+        echo "$s"
+        return 1
+}
+unit_sum_pid() { jq -r "select(.MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\") | ._PID" "$E2E_WORK/journal.json" | head -n1; }
+
 # ---------------------------------------------------------------- 2
+sb=$(standby)
+[[ $sb =~ ^[0-9]+$ ]] && ok "2: the next pass waits as the daemon's child (PID $sb, ss-next-pass)" ||
+        fail "2: the daemon's standby pass: '$sb'"
 c=$(cursor)
 w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
 n0=$(cycles)
 e2e_suspend suspend || fail "2: the suspend cycle did not complete"
 journal_since "$c"
 show_journal "2: systemctl suspend with the daemon" "$c"
+# The pass was the standby, started by the signal: its summary's _PID (journald takes _PID from
+# the datagram's credentials), its name back to suspend-sync (_COMM, read from /proc while it ran).
+sum_pid=$(unit_sum_pid)
+sum_comm=$(jq -r "select(.MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"unit\") | ._COMM // \"\"" "$E2E_WORK/journal.json" | head -n1)
+[[ -n $sb && $sum_pid == "$sb" ]] && ok "2: the daemon's pass ran in the standby (PID $sb)" ||
+        fail "2: the daemon's pass ran in PID '$sum_pid', the standby was '$sb'"
+[[ $sum_comm == suspend-sync || -z $sum_comm ]] && ok "2: the pass runs as suspend-sync ('$sum_comm')" ||
+        fail "2: the pass's _COMM is '$sum_comm'"
+sb2=$(standby_wait "$sb") && ok "2: a new standby after the resume (PID $sb2)" ||
+        fail "2: no new standby after the resume: '$sb2'"
 pass=$(jmono '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^The pass "))')
 marked=$(jmono '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("is not needed for this sleep"))')
 susp=$(jmono ".UNIT == \"systemd-suspend.service\" and .MESSAGE_ID == \"$UNIT_STARTING\"")
@@ -212,6 +245,24 @@ e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/sys
         /run/systemd/system/systemd-suspend.service.d/e2e-debug.conf &&
         systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2b: could not clean up"
 wait_lock || fail "2b: no delay lock after the second restart"
+
+# ---------------------------------------------------------------- 2c
+# The standby replaced on `systemctl reload` (it was forked with the configuration read before), and
+# a standby killed (by an admin, the OOM killer): the daemon forks the pass on the signal as before
+# it had one, and the sleep's pass is still the daemon's.
+sb=$(standby_wait) || fail "2c: no standby after the restart: '$sb'"
+e2e_run systemctl reload suspend-sync-daemon.service || fail "2c: reload"
+sb2=$(standby_wait "$sb") && ok "2c: reload replaced the standby ($sb -> $sb2)" ||
+        fail "2c: the standby after reload: '$sb2' (was $sb)"
+e2e_run kill -KILL "$sb2"
+for ((i = 0; i < 30; i++)); do e2e_run test -e "/proc/$sb2" || break; sleep 0.1; done
+suspend_logged 2c "the standby killed"
+sum_pid=$(unit_sum_pid)
+[[ $(daemon_ran) == 1 && $(unit_started) == 0 && -n $sum_pid && $sum_pid != "$sb2" ]] &&
+        ok "2c: without its standby the daemon forked the pass (PID $sum_pid) and the unit was not needed" ||
+        fail "2c: daemon messages $(daemon_ran), unit started $(unit_started), pass PID '$sum_pid' (killed standby $sb2)"
+sb3=$(standby_wait "$sb2") && ok "2c: a standby again after the resume (PID $sb3)" ||
+        fail "2c: no standby after the resume: '$sb3'"
 
 # ---------------------------------------------------------------- 3
 c=$(cursor)
