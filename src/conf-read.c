@@ -279,7 +279,10 @@ static int feed(const char *buf, size_t size, void *userdata) {
         return r < 0 ? r : x->st.sources && (!x->want_hooks || x->st.hooks_done);
 }
 
-int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret) {
+/* Started now (prepared false: bounded_child_start(), with timeout), or prepared to start at
+ * conf_read_go() (bounded_child_prepare(), named idle_name meanwhile). */
+static int reader_fork(int root_fd, const char *config_path, bool want_hooks, bool prepared,
+                       const char *idle_name, usec_t timeout, ConfReader **ret) {
         _cleanup_(conf_reader_freep) ConfReader *x = NULL;
         int r;
 
@@ -289,11 +292,30 @@ int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool w
         *x = (ConfReader) { .config_path = config_path,
                             .want_hooks = want_hooks,
                             .child = BOUNDED_CHILD_NULL };
-        r = bounded_child_start(root_fd, timeout, CONF_STREAM_MAX, child, x, &x->child);
+        r = prepared ? bounded_child_prepare(root_fd, CONF_STREAM_MAX, idle_name, child, x, &x->child)
+                     : bounded_child_start(root_fd, timeout, CONF_STREAM_MAX, child, x, &x->child);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(x);
         return 0;
+}
+
+int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret) {
+        return reader_fork(root_fd, config_path, want_hooks, false, NULL, timeout, ret);
+}
+
+int conf_read_prepare(int root_fd, const char *config_path, bool want_hooks, const char *idle_name,
+                      ConfReader **ret) {
+        return reader_fork(root_fd, config_path, want_hooks, true, idle_name, 0, ret);
+}
+
+bool conf_reader_prepared_for(const ConfReader *x, const char *config_path, bool want_hooks) {
+        return x && x->child.pid > 0 && x->child.go_fd >= 0 && streq_ptr(x->config_path, config_path) &&
+               x->want_hooks == want_hooks;
+}
+
+int conf_read_go(ConfReader *x, usec_t timeout) {
+        return bounded_child_go(&x->child, timeout);
 }
 
 int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,

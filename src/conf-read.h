@@ -72,5 +72,16 @@ typedef struct ConfReader ConfReader;
 int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret);
 int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
                      char **ret_stuck_at);
+/*
+ * The child forked ahead (the daemon's standby pass, before its sleep): prepare forks it, go lets it
+ * read, its bound counted from the go, and finish as after start. The child waits named idle_name
+ * (when not NULL). conf_reader_prepared_for() tells whether x is one not yet gone for config_path and
+ * want_hooks; go returns a negative errno when the child is gone meanwhile (the caller starts
+ * another, and frees this one).
+ */
+int conf_read_prepare(int root_fd, const char *config_path, bool want_hooks, const char *idle_name,
+                      ConfReader **ret);
+bool conf_reader_prepared_for(const ConfReader *x, const char *config_path, bool want_hooks);
+int conf_read_go(ConfReader *x, usec_t timeout);
 ConfReader *conf_reader_free(ConfReader *x);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ConfReader *, conf_reader_free);

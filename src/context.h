@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "conf-read.h"
 #include "output.h"
 #include "plan.h"
 #include "policy.h"
@@ -42,6 +43,10 @@ typedef struct Args {
         const Policy *assumed_config; /* the daemon's passes: the configuration as the daemon read it
                                        * last, which context_prepare() samples by while the pass
                                        * reads it again; NULL: the defaults */
+        ConfReader **prepared_reader; /* the daemon's standby pass: its configuration reader, forked
+                                       * before the sleep (conf_read_prepare()), which the first read
+                                       * takes (*prepared_reader set to NULL) and lets go; NULL or
+                                       * *NULL: forked when the configuration is read */
 } Args;
 
 typedef struct Context {

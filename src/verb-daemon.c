@@ -243,8 +243,9 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         close_all_fds_from(5);
 }
 
-/* The pass, in the child, its report on fd (or none: -EBADF). */
-_noreturn_ static void pass_run(Daemon *d, int fd) {
+/* The pass, in the child, its report on fd (or none: -EBADF), its configuration read by reader
+ * when one was forked ahead (else NULL). */
+_noreturn_ static void pass_run(Daemon *d, int fd, ConfReader *reader) {
         int code = EXIT_FAILURE;
         bool recorded = false;
         Args a = *d->a;
@@ -256,6 +257,7 @@ _noreturn_ static void pass_run(Daemon *d, int fd) {
         a.sleep_action = NULL;
         a.deadline_max = DAEMON_PASS_DEADLINE_MAX;
         a.assumed_config = d->config;
+        a.prepared_reader = &reader;
         log_set_object_unit(SUSPEND_SYNC_UNIT);
         log_set_deadline(a.started + context_deadline_bound(&a));
         /* The daemon may decide as soon as the pass's record and handover are saved and its state
@@ -265,6 +267,7 @@ _noreturn_ static void pass_run(Daemon *d, int fd) {
             0)
                 code = EXIT_FAILURE;
         pass_report_send(code, recorded, &fd);
+        reader = conf_reader_free(reader); /* not taken: the pass failed before its configuration */
         (void) log_flush(LOG_FLUSH_WAIT);
         _exit(code);
 }
@@ -273,25 +276,34 @@ _noreturn_ static void pass_child(Daemon *d) {
         int keep[2] = { d->report_wfd, -EBADF };
 
         child_detach(d, keep);
-        pass_run(d, keep[0]);
+        pass_run(d, keep[0], NULL);
 }
 
 /* The next pass, forked off the sleep path (standby_fork()): it waits for its start, a byte on fd 4,
  * then runs as pass_child() would have had it been forked then. The fork's cost (the parent's
  * fork(), the child's first run: 2-3 ms of the signal's path on a loaded 2-CPU machine) is paid
- * before the sleep. Its pages are not made its own ahead (mlockall(), measured: 1 ms less to its
- * first write, but the configuration reader's fork, which copies every page table entry, 1.5 ms
- * more). The daemon closing fd 4 (a new configuration, the daemon gone) ends it. */
+ * before the sleep, and so is its configuration reader's (conf_read_prepare(): it reads when the
+ * pass lets it go, its bound counted from then). Its pages are not made its own ahead (mlockall(),
+ * measured: 1 ms less to its first write, but a fork in the pass, which copies every page table
+ * entry, 1.5 ms more). The daemon closing fd 4 (a new configuration, the daemon gone) ends it, and
+ * its reader with it. */
 _noreturn_ static void standby_child(Daemon *d) {
         int keep[2] = { d->report_wfd, d->start_rfd };
+        ConfReader *reader = NULL;
         char comm[16] = "";
+        int root_fd;
         ssize_t n;
         char c;
 
         child_detach(d, keep);
         if (keep[1] < 0)
                 _exit(EXIT_FAILURE);
-        /* Named apart while it waits (ps, pgrep -x suspend-sync: nothing of a pass runs yet). */
+        /* Named apart while they wait (ps, pgrep -x suspend-sync: nothing of a pass runs yet). The
+         * unit's pass reads no system-sleep hooks. */
+        root_fd = open(d->a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0 || conf_read_prepare(root_fd, d->a->config, false, DAEMON_STANDBY_COMM, &reader) < 0)
+                reader = NULL;
+        root_fd = safe_close(root_fd);
         (void) prctl(PR_GET_NAME, comm);
         (void) prctl(PR_SET_NAME, DAEMON_STANDBY_COMM);
         do
@@ -301,7 +313,7 @@ _noreturn_ static void standby_child(Daemon *d) {
                 _exit(EXIT_SUCCESS);
         (void) close(keep[1]);
         (void) prctl(PR_SET_NAME, comm);
-        pass_run(d, keep[0]);
+        pass_run(d, keep[0], reader);
 }
 
 /* ---- the late pass, for the system-sleep hook (hook-socket.h) ---------------------------------- */

@@ -396,6 +396,61 @@ TEST(prepare_config_hung) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* The daemon's standby pass: its reader, forked ahead (conf_read_prepare()), reads when the pass
+ * lets it go, not when it was forked (the file is changed in between), and the pass forks no other;
+ * one prepared for other reads (the late pass's hooks) is not used, and a reader is forked as
+ * before. */
+TEST(prepare_prepared_reader) {
+        char dir[64], path[128];
+        Args a = args(FIXTURES_DIR "/roots/clean-ext4");
+        ConfReader *reader = NULL;
+        _cleanup_close_ int root_fd = open(a.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        FILE *f;
+        unsigned n;
+
+        ASSERT_TRUE(root_fd >= 0);
+        a.sysfs = FIXTURES_DIR "/sysfs/laptop";
+        config_file(dir, path, "[Sync]\nDeferCommit=yes\n");
+        a.config = path;
+        a.prepared_reader = &reader;
+        ASSERT_OK(conf_read_prepare(root_fd, path, false, NULL, &reader));
+        usleep(200 * 1000); /* a reader that did not wait would have read the first text by now */
+        ASSERT_TRUE((f = fopen(path, "we")) != NULL);
+        ASSERT_TRUE(fputs("[Sync]\nDeferCommit=no\n", f) >= 0);
+        ASSERT_OK(fclose(f));
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_TRUE(reader == NULL); /* taken */
+                ASSERT_TRUE(!c.policy->defer_commit && c.config_error == 0);
+                ASSERT_EQ(bounded_child_started() - n, 0U); /* no fork on the pass's path */
+        }
+        /* Prepared with the hooks (the late pass's reads): not this pass's; freed, one forked. */
+        ASSERT_OK(conf_read_prepare(root_fd, path, true, NULL, &reader));
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
+                ASSERT_TRUE(reader == NULL);
+                ASSERT_TRUE(!c.policy->defer_commit && c.config_error == 0);
+                ASSERT_EQ(bounded_child_started() - n, 1U);
+        }
+        /* The serial order (context_load_policy(), the unit's pass with dirty data) takes it too. */
+        ASSERT_OK(conf_read_prepare(root_fd, path, false, NULL, &reader));
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                n = bounded_child_started();
+                ASSERT_OK(context_load_policy(&a, &c));
+                ASSERT_TRUE(reader == NULL && !c.policy->defer_commit);
+                ASSERT_EQ(bounded_child_started() - n, 0U);
+        }
+        config_file_remove(dir, path);
+}
+
 int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
@@ -408,5 +463,6 @@ int main(void) {
         RUN(prepare_loop_backing);
         RUN(prepare_samples_by_the_configuration);
         RUN(prepare_config_hung);
+        RUN(prepare_prepared_reader);
         return 0;
 }

@@ -684,6 +684,101 @@ TEST(bounded_child_start_finish) {
         ASSERT_EQ(bounded_child_started() - n0, 24U);
 }
 
+/* Writes when it began (CLOCK_MONOTONIC) and its name (comm), then answers. */
+typedef struct GoAnswer {
+        usec_t began;
+        char comm[16];
+} GoAnswer;
+
+static int child_began(int pipe_fd, int keep_fd, void *userdata) {
+        GoAnswer g = { .began = now(CLOCK_MONOTONIC) };
+
+        (void) keep_fd;
+        (void) userdata;
+        if (prctl(PR_GET_NAME, g.comm) < 0)
+                return EXIT_FAILURE;
+        return write(pipe_fd, &g, sizeof g) == sizeof g ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static int feed_began(const char *buf, size_t size, void *userdata) {
+        if (size < sizeof(GoAnswer))
+                return 0;
+        memcpy(userdata, buf, sizeof(GoAnswer));
+        return 1;
+}
+
+static int read_comm(pid_t pid, char ret[static 16]) {
+        char path[64], buf[17] = ""; /* 15 characters, a newline */
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        (void) snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return -EIO;
+        buf[strcspn(buf, "\n")] = 0;
+        if (strlen(buf) > 15)
+                return -EINVAL;
+        memcpy(ret, buf, strlen(buf) + 1);
+        return 0;
+}
+
+/* Forked ahead: the fork is counted at prepare; the child waits, named idle_name, and runs its work
+ * only once told to go, by its own name again; its bound counts from the go (it was prepared longer
+ * ago than the bound); a prepared child cancelled never answers, and one gone before its go makes
+ * go fail, so that the caller starts another. */
+TEST(bounded_child_prepare_go) {
+        pid_t pids[BOUNDED_CHILD_ABANDONED_MAX];
+        BoundedChild c = BOUNDED_CHILD_NULL;
+        unsigned n0 = bounded_child_started();
+        char comm[16] = "", idle[16] = "";
+        GoAnswer g = {};
+        usec_t t_go;
+        pid_t pid;
+
+        ASSERT_OK(prctl(PR_GET_NAME, comm));
+        ASSERT_OK(bounded_child_prepare(-EBADF, 64, "test-idle", child_began, NULL, &c));
+        ASSERT_TRUE(c.pid > 0 && c.fd >= 0 && c.go_fd >= 0);
+        ASSERT_EQ(bounded_child_started() - n0, 1U);
+        usleep(300 * 1000); /* longer than the bound below */
+        ASSERT_OK(read_comm(c.pid, idle));
+        ASSERT_STREQ(idle, "test-idle");
+        t_go = now(CLOCK_MONOTONIC);
+        ASSERT_OK(bounded_child_go(&c, 200 * USEC_PER_MSEC));
+        ASSERT_TRUE(c.go_fd < 0);
+        ASSERT_EQ(bounded_child_finish(&c, feed_began, &g), 1);
+        ASSERT_TRUE(g.began >= t_go); /* nothing of its work before the go */
+        ASSERT_STREQ(g.comm, comm);
+        ASSERT_EQ(bounded_child_started() - n0, 1U); /* the go forked nothing */
+
+        /* Cancelled before its go: killed, never answering, then reaped. */
+        ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_began, NULL, &c));
+        pid = c.pid;
+        bounded_child_cancel(&c);
+        ASSERT_TRUE(c.pid == 0 && c.fd < 0 && c.go_fd < 0);
+        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
+        ASSERT_TRUE(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD);
+
+        /* Gone before its go (killed by somebody else): go fails and leaves it. */
+        ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_began, NULL, &c));
+        pid = c.pid;
+        ASSERT_OK(kill(pid, SIGKILL));
+        for (int i = 0; i < 500; i++) {
+                siginfo_t si = {};
+
+                if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+                        break; /* a zombie now, its socket closed (not reaped: the module's to do) */
+                usleep(10 * 1000);
+        }
+        ASSERT_TRUE(bounded_child_go(&c, USEC_PER_SEC) < 0);
+        ASSERT_TRUE(c.pid == 0 && c.fd < 0 && c.go_fd < 0);
+        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
+        ASSERT_EQ(bounded_child_started() - n0, 3U);
+}
+
 /* Children that answered are reaped by later runs (by pidfd), not left as zombies: after 40 in a row
  * and one more run, none of the 40 is still our child. */
 TEST(bounded_child_reaped) {
@@ -857,6 +952,7 @@ int main(void) {
         RUN(format);
         RUN(bounded_child_abandoned);
         RUN(bounded_child_start_finish);
+        RUN(bounded_child_prepare_go);
         RUN(bounded_child_reaped);
         RUN(bounded_child_forget_parent);
         RUN(close_all_fds_from);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,20 +67,27 @@ static void remember_exiting(pid_t pid) {
                 exiting[n_exiting++] = fd;
 }
 
-/* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), stdio
- * on /dev/null, every other fd closed. */
-static void child_setup_fds(int *keep_fd, int *fd) {
-        int p, r = *keep_fd, null_fd, first_free;
+/* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), a
+ * prepared child's go socket as fd 5 (the same), stdio on /dev/null, every other fd closed. */
+static void child_setup_fds(int *keep_fd, int *fd, int *go_fd) {
+        int p, r = *keep_fd, g = *go_fd, null_fd, first_free;
 
-        /* Both out of the way first: either may be fd 3 or 4 now. */
+        /* All out of the way first: any may be fd 3, 4 or 5 now. */
         p = fcntl(*fd, F_DUPFD, 10);
         if (r >= 0)
                 r = fcntl(r, F_DUPFD, 10);
-        if (p < 0 || dup2(p, 3) < 0 || (*keep_fd >= 0 && (r < 0 || dup2(r, 4) < 0)))
+        if (g >= 0)
+                g = fcntl(g, F_DUPFD, 10);
+        if (p < 0 || dup2(p, 3) < 0 || (*keep_fd >= 0 && (r < 0 || dup2(r, 4) < 0)) ||
+            (*go_fd >= 0 && (g < 0 || dup2(g, 5) < 0)))
                 _exit(EXIT_FAILURE);
         if (r >= 0)
                 r = 4;
-        first_free = r >= 0 ? 5 : 4;
+        if (g >= 0)
+                g = 5;
+        first_free = g >= 0 ? 6 : r >= 0 ? 5 : 4;
+        if (g >= 0 && r < 0)
+                (void) close(4);
 
         null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         for (int i = 0; i < 3; i++)
@@ -89,6 +98,25 @@ static void child_setup_fds(int *keep_fd, int *fd) {
         close_all_fds_from(first_free);
         *fd = 3;
         *keep_fd = r;
+        *go_fd = g;
+}
+
+/* A prepared child (bounded_child_prepare()): named idle_name while it waits for its go, a byte on
+ * go_fd, then by its own name again. Anything else (the parent cancelled it, or is gone) ends it. */
+static void child_wait_go(int go_fd, const char *idle_name) {
+        char comm[16] = "", c;
+        ssize_t n;
+
+        if (idle_name && prctl(PR_GET_NAME, comm) >= 0)
+                (void) prctl(PR_SET_NAME, idle_name);
+        do
+                n = recv(go_fd, &c, 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(EXIT_FAILURE);
+        (void) close(go_fd);
+        if (idle_name && comm[0])
+                (void) prctl(PR_SET_NAME, comm);
 }
 
 typedef struct Collected {
@@ -177,15 +205,23 @@ static int collect(int rfd, usec_t until, bool late, size_t max_size, BoundedChi
         return r;
 }
 
-static int start(int keep_fd, usec_t timeout, size_t max_size, bool grow, BoundedChildWork work,
-                 void *userdata, BoundedChild *ret) {
-        usec_t until = usec_add(now(CLOCK_MONOTONIC), timeout);
-        int pfd[2], r;
+/* Forks the child. prepared: it waits for bounded_child_go() (its bound set then), named
+ * idle_name meanwhile. */
+static int start(int keep_fd, usec_t timeout, size_t max_size, bool grow, bool prepared,
+                 const char *idle_name, BoundedChildWork work, void *userdata, BoundedChild *ret) {
+        usec_t until = prepared ? USEC_INFINITY : usec_add(now(CLOCK_MONOTONIC), timeout);
+        int pfd[2], gfd[2] = { -EBADF, -EBADF }, r;
         pid_t pid;
 
         reap_exiting();
-        if (pipe2(pfd, O_CLOEXEC) < 0)
+        if (prepared && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gfd) < 0)
                 return -errno;
+        if (pipe2(pfd, O_CLOEXEC) < 0) {
+                r = -errno;
+                safe_close(gfd[0]);
+                safe_close(gfd[1]);
+                return r;
+        }
         /* A caller that works before it collects leaves the child writing into the pipe alone: room
          * for a whole answer (up to the unprivileged limit, 1 MiB by default; best effort), so that
          * one written in time is all there when finish looks past the bound. Before the fork: the
@@ -197,20 +233,27 @@ static int start(int keep_fd, usec_t timeout, size_t max_size, bool grow, Bounde
                 r = -errno;
                 safe_close(pfd[0]);
                 safe_close(pfd[1]);
+                safe_close(gfd[0]);
+                safe_close(gfd[1]);
                 return r;
         }
         if (pid == 0) {
-                int fd = pfd[1];
+                int fd = pfd[1], go = gfd[1];
 
                 safe_close(pfd[0]);
-                child_setup_fds(&keep_fd, &fd);
+                safe_close(gfd[0]);
+                child_setup_fds(&keep_fd, &fd, &go);
+                if (go >= 0)
+                        child_wait_go(go, idle_name);
                 _exit(work(fd, keep_fd, userdata));
         }
         safe_close(pfd[1]);
+        safe_close(gfd[1]);
         n_started++;
         *ret = (BoundedChild) {
                 .pid = pid,
                 .fd = pfd[0],
+                .go_fd = gfd[0],
                 .until = until,
                 .max_size = max_size,
         };
@@ -241,12 +284,14 @@ static void child_leave(BoundedChild *c, int r) {
                         remember_exiting(pid); /* reaped at a later call, not waited for */
         }
         c->fd = safe_close(c->fd);
+        c->go_fd = safe_close(c->go_fd);
 }
 
 static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userdata) {
         int r;
 
         assert(c->pid > 0);
+        assert(c->go_fd < 0); /* a prepared child is told to go first */
         r = collect(c->fd, c->until, late, c->max_size, feed, userdata);
         child_leave(c, r);
         return r > 0 ? 1 : r;
@@ -254,7 +299,25 @@ static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userd
 
 int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work, void *userdata,
                         BoundedChild *ret) {
-        return start(keep_fd, timeout, max_size, true, work, userdata, ret);
+        return start(keep_fd, timeout, max_size, true, false, NULL, work, userdata, ret);
+}
+
+int bounded_child_prepare(int keep_fd, size_t max_size, const char *idle_name, BoundedChildWork work,
+                          void *userdata, BoundedChild *ret) {
+        return start(keep_fd, 0, max_size, true, true, idle_name, work, userdata, ret);
+}
+
+int bounded_child_go(BoundedChild *c, usec_t timeout) {
+        assert(c->pid > 0 && c->go_fd >= 0);
+        c->until = usec_add(now(CLOCK_MONOTONIC), timeout);
+        if (send(c->go_fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+                int r = -errno;
+
+                child_leave(c, r); /* gone meanwhile (killed, out of memory): never to answer */
+                return r;
+        }
+        c->go_fd = safe_close(c->go_fd);
+        return 0;
 }
 
 int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata) {
@@ -271,7 +334,7 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
         BoundedChild c;
         int r;
 
-        r = start(keep_fd, timeout, max_size, false, work, userdata, &c);
+        r = start(keep_fd, timeout, max_size, false, false, NULL, work, userdata, &c);
         if (r < 0)
                 return r;
         return finish(&c, false, feed, userdata);

@@ -43,11 +43,12 @@ int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChild
 typedef struct BoundedChild {
         pid_t pid; /* 0: none (finished, cancelled) */
         int fd;    /* the pipe's read end */
+        int go_fd; /* prepared, not yet told to go: the socket bounded_child_go() writes; else -EBADF */
         usec_t until;
         size_t max_size;
 } BoundedChild;
 
-#define BOUNDED_CHILD_NULL ((BoundedChild) { .fd = -EBADF })
+#define BOUNDED_CHILD_NULL ((BoundedChild) { .fd = -EBADF, .go_fd = -EBADF })
 
 /*
  * bounded_child_run() in two steps, so that the parent works while the child does: start forks the
@@ -64,6 +65,18 @@ int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChi
                         BoundedChild *ret);
 int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata);
 void bounded_child_cancel(BoundedChild *c);
+/*
+ * bounded_child_start() with the fork done ahead, off a path that is waited for (the daemon's standby
+ * pass prepares its configuration reader): prepare forks the child, which waits (named idle_name
+ * meanwhile, when not NULL, then by its own name again); go lets it run work(userdata) with its
+ * bound, timeout, counted from the go; then bounded_child_finish() as after start. Cancelled (or
+ * the parent gone) before its go, it exits without running work. go returns 0, or a negative errno
+ * when the child cannot be told (gone meanwhile): it is then left (killed, reaped or abandoned), and
+ * the caller starts another. userdata is the child's as it was at prepare.
+ */
+int bounded_child_prepare(int keep_fd, size_t max_size, const char *idle_name, BoundedChildWork work,
+                          void *userdata, BoundedChild *ret);
+int bounded_child_go(BoundedChild *c, usec_t timeout);
 
 /* How many children this process has forked here: a caller tells whether some work forked any
  * (and so depended on their bounds) from the count before and after. */

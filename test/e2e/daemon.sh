@@ -8,8 +8,9 @@
 #      suspend-sync.service is skipped by its condition, the system-sleep hook asks the daemon for
 #      the late pass, which runs (forked by the daemon) before "mem" is written; after resume the mark is gone, the lock is held again, the knob is back and the
 #      cycle is in the history (the unit's ExecStopPost= steps, done by the daemon);
-#      The pass is the standby the daemon forked ahead (its one child named ss-next-pass, which
-#      runs the pass as suspend-sync); a new one waits after the resume;
+#      The pass is the standby the daemon forked ahead (its one child named ss-next-pass, with its
+#      configuration reader forked ahead too, which runs the pass as suspend-sync); a new one waits
+#      after the resume;
 #   2b. KeepCheapSync=yes with the bound at 1 h: the daemon's pass leaves the late pass out and takes
 #      the hook's link down, so systemd-sleep runs no hook of ours (pre or post); "mem" is written
 #      with the knob untouched; after resume the marker is gone, the link back, the resume recorded;
@@ -139,6 +140,9 @@ unit_sum_pid() { jq -r "select(.MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC
 sb=$(standby)
 [[ $sb =~ ^[0-9]+$ ]] && ok "2: the next pass waits as the daemon's child (PID $sb, ss-next-pass)" ||
         fail "2: the daemon's standby pass: '$sb'"
+sbr=$(e2e_run pgrep -P "${sb:-1}" -x ss-next-pass | tr '\n' ' ' | sed 's/ $//')
+[[ $sbr =~ ^[0-9]+$ ]] && ok "2: its configuration reader waits as its child (PID $sbr)" ||
+        fail "2: the standby's configuration reader: '$sbr'"
 c=$(cursor)
 w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
 n0=$(cycles)
