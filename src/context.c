@@ -56,9 +56,11 @@ static int policy_start(const Args *a, Context *c, ConfReader **ret) {
                 _cleanup_(conf_reader_freep) ConfReader *x = TAKE_PTR(*a->prepared_reader);
 
                 if (conf_reader_prepared_for(x, a->config, a->late) && conf_read_go(x, timeout) >= 0) {
+                        log_debug("The configuration is read by the reader forked ahead.");
                         *ret = TAKE_PTR(x);
                         return 0;
                 }
+                log_debug("The reader forked ahead is gone or reads otherwise: forking one.");
         }
         return conf_read_start(c->root_fd, a->config, timeout, a->late, ret);
 }

@@ -8,7 +8,6 @@
 
 #include <stdbool.h>
 
-#include "conf-read.h"
 #include "output.h"
 #include "plan.h"
 #include "policy.h"
@@ -40,13 +39,14 @@ typedef struct Args {
         const char *sysfs;      /* --sysfs= */
         const char *debugfs;    /* --debugfs= */
         usec_t started;         /* CLOCK_MONOTONIC at process start */
-        const Policy *assumed_config; /* the daemon's passes: the configuration as the daemon read it
+        const Policy *assumed_config;        /* the daemon's passes: the configuration as the daemon read it
                                        * last, which context_prepare() samples by while the pass
                                        * reads it again; NULL: the defaults */
-        ConfReader **prepared_reader; /* the daemon's standby pass: its configuration reader, forked
-                                       * before the sleep (conf_read_prepare()), which the first read
-                                       * takes (*prepared_reader set to NULL) and lets go; NULL or
-                                       * *NULL: forked when the configuration is read */
+        struct ConfReader **prepared_reader; /* the daemon's standby pass: its configuration reader,
+                                              * forked before the sleep (conf_read_prepare()), which
+                                              * the first read takes and lets go, setting the slot
+                                              * to NULL (the one thing a const Args lets change);
+                                              * NULL or *NULL: forked when it is read */
 } Args;
 
 typedef struct Context {

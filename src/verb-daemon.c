@@ -4,8 +4,8 @@
  * suspend-sync.service (suspend-sync-daemon.service; docs/SYSTEMD.md, "The daemon").
  *
  * Holds logind's "delay" inhibitor lock for "sleep". On PrepareForSleep(true) it wakes the flusher
- * threads (WritebackFirst=), forks the pass of "suspend-sync run --trigger=unit" (pass_child(), no
- * exec), asks logind which other programs delay the sleep and PID 1 which units require
+ * threads (WritebackFirst=), starts the pass of "suspend-sync run --trigger=unit" (no exec: the
+ * standby forked ahead, standby_child(), else forked then, pass_child()), asks logind which other programs delay the sleep and PID 1 which units require
  * suspend-sync.service, and waits for the pass while logind waits for it (daemon_pass_bound()).
  * When daemon_mark_why_not() finds nothing against it (the pass ended in time, exited 0 with a
  * "success" record, in the same sleep, no other delay lock, no requirer), it creates
@@ -44,6 +44,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "conf-read.h"
 #include "context.h"
 #include "daemon.h"
 #include "hook-socket.h"
@@ -75,6 +76,7 @@ typedef struct Daemon {
         Policy *config;       /* ... and the whole configuration then, which its passes sample by while
                                * they read it again (Args.assumed_config); NULL: not known */
         unsigned sleeps;      /* PrepareForSleep signals seen */
+        bool sleeping;        /* the last one said true: a sleep is under way */
 
         pid_t standby_pid;     /* the next pass, forked ahead and waiting to start (standby_child()) */
         int standby_start_fd;  /* ... one byte on it starts it; closed, it exits */
@@ -213,14 +215,6 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
         child_step_aside();
 }
 
-/* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
- * it, with the daemon's options, but without the exec. Our code and its libraries (libmount too,
- * mount_table_preload()) are in memory already; a fresh process spends 1-2 ms on loading them
- * (docs/PERFORMANCE.md), on the sleep path. Nothing of the daemon's goes with it: its fds are
- * closed (logind's lock among them, which must go with the daemon's own copy when the pass outlasts
- * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
- * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
- * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit". */
 /* In a forked child: nothing of the daemon's but keep[0] and keep[1] (its report's pipe, or the
  * hook's connection; a standby's start), which become fds 3 and 4. Each is set to its new number, or
  * -EBADF when there was none or it could not be kept. */
@@ -243,8 +237,16 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         close_all_fds_from(5);
 }
 
-/* The pass, in the child, its report on fd (or none: -EBADF), its configuration read by reader
- * when one was forked ahead (else NULL). */
+/* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
+ * it, with the daemon's options, but without the exec. Our code and its libraries (libmount too,
+ * mount_table_preload()) are in memory already; a fresh process spends 1-2 ms on loading them
+ * (docs/PERFORMANCE.md), on the sleep path. Nothing of the daemon's goes with it: its fds are
+ * closed (logind's lock among them, which must go with the daemon's own copy when the pass outlasts
+ * the bound), its queued messages dropped, its bounded children forgotten, and the pass makes its
+ * own event loop, as it does in a process of its own. Its command line still reads "suspend-sync
+ * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit".
+ * Its report goes on fd (or none: -EBADF); reader reads its configuration when one was forked
+ * ahead (standby_child(); else NULL). */
 _noreturn_ static void pass_run(Daemon *d, int fd, ConfReader *reader) {
         int code = EXIT_FAILURE;
         bool recorded = false;
@@ -295,17 +297,18 @@ _noreturn_ static void standby_child(Daemon *d) {
         ssize_t n;
         char c;
 
+        /* Named apart while they wait (ps, pgrep -x suspend-sync: nothing of a pass runs yet), the
+         * standby first, so that its reader is never named otherwise before its go (at which it
+         * takes the pass's name). The unit's pass reads no system-sleep hooks. */
+        (void) prctl(PR_GET_NAME, comm);
+        (void) prctl(PR_SET_NAME, DAEMON_STANDBY_COMM);
         child_detach(d, keep);
         if (keep[1] < 0)
                 _exit(EXIT_FAILURE);
-        /* Named apart while they wait (ps, pgrep -x suspend-sync: nothing of a pass runs yet). The
-         * unit's pass reads no system-sleep hooks. */
         root_fd = open(d->a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0 || conf_read_prepare(root_fd, d->a->config, false, DAEMON_STANDBY_COMM, &reader) < 0)
                 reader = NULL;
         root_fd = safe_close(root_fd);
-        (void) prctl(PR_GET_NAME, comm);
-        (void) prctl(PR_SET_NAME, DAEMON_STANDBY_COMM);
         do
                 n = recv(keep[1], &c, 1, 0);
         while (n < 0 && errno == EINTR);
@@ -482,7 +485,7 @@ static int on_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         return 0;
 }
 
-/* The questions of pass_decide(), sent as the pass is forked (what logind and PID 1 know while the
+/* The questions of pass_decide(), sent as the pass starts (what logind and PID 1 know while the
  * lock holds the sleep) and answered while it runs; an answer not in by then counts as none. */
 static void ask(Daemon *d) {
         int r;
@@ -720,15 +723,18 @@ static int pass_report_open(Daemon *d) {
 
 /* ---- the standby: the next pass forked ahead (standby_child()) ------------------------------ */
 
-/* Off the sleep path (on_tidy(): a second after the daemon read its configuration, at start, after
- * each sleep, on SIGHUP): the next pass, forked now with what the daemon knows now. Not where the
- * pass is exec'd, while one runs, or while the configuration is unknown (no pass of ours then). */
+/* Off the sleep path (at start, before READY=1; on_tidy(), a second after the daemon read its
+ * configuration again after each sleep and on SIGHUP): the next pass, forked now with what the
+ * daemon knows now. Not where the pass is exec'd, while a pass or a late pass runs, during a sleep
+ * (PrepareForSleep(true) to (false): that fork would be on the sleep's path), or while the
+ * configuration is unknown (no pass of ours then). One that could not be forked, or is gone, is
+ * forked at the next of those. */
 static void standby_fork(Daemon *d) {
         int start[2] = { -EBADF, -EBADF }, report[2] = { -EBADF, -EBADF };
         pid_t pid;
 
-        if (d->no_standby || d->pass_exec || d->standby_pid != 0 || d->pass_pid != 0 ||
-            d->deadline == USEC_INFINITY)
+        if (d->no_standby || d->pass_exec || d->standby_pid != 0 || d->pass_pid != 0 || d->late_pid != 0 ||
+            d->sleeping || d->deadline == USEC_INFINITY)
                 return;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, start) < 0 ||
             pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -811,7 +817,7 @@ static void pass_start(Daemon *d) {
          * fails, -EBUSY, which costs the pass its DeferCommit=); the questions go out while it runs
          * (their answers came as it ended anyway, and sending them first delayed the pass: each
          * send wakes the bus and its peers on the sleep path). What they ask is known as of when
-         * logind and PID 1 handle them, a fork's few hundred µs later than before: our lock holds
+         * logind and PID 1 handle them, a few hundred µs later than before: our lock holds
          * the sleep meanwhile, and another program's delay lock released in between is one that
          * would have been released before our pass ended. */
         kick_flushers(d);
@@ -890,7 +896,8 @@ static int on_post_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
 }
 
 /* The configuration reader's child (conf-read, shared/bounded-child) is reaped by the next call; a
- * resident process reaps it a little after, so that no zombie waits for the next sleep. */
+ * resident process reaps it a little after, so that no zombie waits for the next sleep. Then the
+ * standby, forked with the configuration just read. */
 static int on_tidy(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
@@ -1018,6 +1025,7 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         if (r < 0)
                 return 0;
         d->sleeps++;
+        d->sleeping = start;
         /* A pass that exited and waits for its answers belongs to the sleep before: decided now
          * (another sleep, so no mark, and the lock, if taken again meanwhile, stays). */
         pass_answer(d, true);
@@ -1076,6 +1084,10 @@ static void daemon_done(Daemon *d) {
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
         pass_report_close(d);
+        /* It holds nothing; killed, so that a restart finds no process of ours left (KillMode=process).
+         * Its reader ends at the end of its socket. */
+        if (d->standby_pid > 0)
+                (void) kill(d->standby_pid, SIGKILL);
         standby_discard(d);
         if (d->hook_source)
                 (void) unlink(HOOK_SOCKET_PATH);

@@ -726,15 +726,26 @@ static int read_comm(pid_t pid, char ret[static 16]) {
         return 0;
 }
 
+/* Creates the file userdata names: proof that the work ran. */
+static int child_touch(int pipe_fd, int keep_fd, void *userdata) {
+        (void) pipe_fd;
+        (void) keep_fd;
+        return mknod(userdata, S_IFREG | 0600, 0) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 /* Forked ahead: the fork is counted at prepare; the child waits, named idle_name, and runs its work
- * only once told to go, by its own name again; its bound counts from the go (it was prepared longer
- * ago than the bound); a prepared child cancelled never answers, and one gone before its go makes
- * go fail, so that the caller starts another. */
+ * only once told to go, by the name its parent has then; its bound counts from the go (it was
+ * prepared longer ago than the bound; and a child that hangs after its go is given up by the go's
+ * bound); finish before a go returns at once; a prepared child cancelled exits at the end of its
+ * socket, its work not done, not killed and not abandoned; and one gone before its go makes go fail,
+ * so that the caller starts another. */
 TEST(bounded_child_prepare_go) {
         pid_t pids[BOUNDED_CHILD_ABANDONED_MAX];
         BoundedChild c = BOUNDED_CHILD_NULL;
         unsigned n0 = bounded_child_started();
-        char comm[16] = "", idle[16] = "";
+        char comm[16] = "", idle[16] = "", marker[] = "/tmp/test-shared-go.XXXXXX";
+        PidFeed f = { .answer = false };
+        siginfo_t si = {};
         GoAnswer g = {};
         usec_t t_go;
         pid_t pid;
@@ -747,28 +758,47 @@ TEST(bounded_child_prepare_go) {
         ASSERT_OK(read_comm(c.pid, idle));
         ASSERT_STREQ(idle, "test-idle");
         t_go = now(CLOCK_MONOTONIC);
+        ASSERT_OK(prctl(PR_SET_NAME, "test-go-name"));
         ASSERT_OK(bounded_child_go(&c, 200 * USEC_PER_MSEC));
+        ASSERT_OK(prctl(PR_SET_NAME, comm));
         ASSERT_TRUE(c.go_fd < 0);
         ASSERT_EQ(bounded_child_finish(&c, feed_began, &g), 1);
         ASSERT_TRUE(g.began >= t_go); /* nothing of its work before the go */
-        ASSERT_STREQ(g.comm, comm);
+        ASSERT_STREQ(g.comm, "test-go-name");
         ASSERT_EQ(bounded_child_started() - n0, 1U); /* the go forked nothing */
 
-        /* Cancelled before its go: killed, never answering, then reaped. */
+        /* A child that hangs after its go: given up at the go's bound, not waited for. */
+        ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_pid_then, &f, &c));
+        ASSERT_OK(bounded_child_go(&c, 100 * USEC_PER_MSEC));
+        t_go = now(CLOCK_MONOTONIC);
+        ASSERT_ERR(bounded_child_finish(&c, feed_pid, &f), ETIMEDOUT);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t_go < 2 * USEC_PER_SEC);
+        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
+
+        /* Finish before its go: nothing to wait for (no bound yet), let go unstarted. */
         ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_began, NULL, &c));
+        ASSERT_ERR(bounded_child_finish(&c, feed_began, &g), ESTALE);
+        ASSERT_TRUE(c.pid == 0 && c.fd < 0 && c.go_fd < 0);
+
+        /* Cancelled before its go: it exits at the end of its socket, its work not done; not
+         * killed, not listed as abandoned (no scope for it). */
+        ASSERT_TRUE(mkdtemp(marker) != NULL);
+        ASSERT_OK(rmdir(marker));
+        ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_touch, marker, &c));
         pid = c.pid;
         bounded_child_cancel(&c);
         ASSERT_TRUE(c.pid == 0 && c.fd < 0 && c.go_fd < 0);
-        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
-        ASSERT_TRUE(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD);
+        ASSERT_EQ(bounded_child_abandoned(ELEMENTSOF(pids), pids), 0U);
+        ASSERT_OK(waitid(P_PID, (id_t) pid, &si, WEXITED)); /* reaped here, before the module */
+        ASSERT_TRUE(si.si_code == CLD_EXITED && si.si_status == EXIT_FAILURE);
+        ASSERT_TRUE(access(marker, F_OK) < 0 && errno == ENOENT);
 
         /* Gone before its go (killed by somebody else): go fails and leaves it. */
         ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_began, NULL, &c));
         pid = c.pid;
         ASSERT_OK(kill(pid, SIGKILL));
         for (int i = 0; i < 500; i++) {
-                siginfo_t si = {};
-
+                si = (siginfo_t) {};
                 if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
                         break; /* a zombie now, its socket closed (not reaped: the module's to do) */
                 usleep(10 * 1000);
@@ -776,7 +806,7 @@ TEST(bounded_child_prepare_go) {
         ASSERT_TRUE(bounded_child_go(&c, USEC_PER_SEC) < 0);
         ASSERT_TRUE(c.pid == 0 && c.fd < 0 && c.go_fd < 0);
         ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
-        ASSERT_EQ(bounded_child_started() - n0, 3U);
+        ASSERT_EQ(bounded_child_started() - n0, 5U);
 }
 
 /* Children that answered are reaped by later runs (by pidfd), not left as zombies: after 40 in a row

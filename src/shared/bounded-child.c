@@ -101,22 +101,23 @@ static void child_setup_fds(int *keep_fd, int *fd, int *go_fd) {
         *go_fd = g;
 }
 
-/* A prepared child (bounded_child_prepare()): named idle_name while it waits for its go, a byte on
- * go_fd, then by its own name again. Anything else (the parent cancelled it, or is gone) ends it. */
+/* A prepared child (bounded_child_prepare()): named idle_name while it waits for its go, a message
+ * on go_fd ("g" and the name its parent has then, bounded_child_go()), then by that name. Anything
+ * else (its parent let it go unstarted or is gone: end of file) ends it, its work not done. */
 static void child_wait_go(int go_fd, const char *idle_name) {
-        char comm[16] = "", c;
+        char msg[1 + 16] = "";
         ssize_t n;
 
-        if (idle_name && prctl(PR_GET_NAME, comm) >= 0)
+        if (idle_name)
                 (void) prctl(PR_SET_NAME, idle_name);
         do
-                n = recv(go_fd, &c, 1, 0);
+                n = recv(go_fd, msg, sizeof msg - 1, 0);
         while (n < 0 && errno == EINTR);
-        if (n != 1)
+        if (n < 1 || msg[0] != 'g')
                 _exit(EXIT_FAILURE);
         (void) close(go_fd);
-        if (idle_name && comm[0])
-                (void) prctl(PR_SET_NAME, comm);
+        if (n > 1)
+                (void) prctl(PR_SET_NAME, msg + 1);
 }
 
 typedef struct Collected {
@@ -214,7 +215,7 @@ static int start(int keep_fd, usec_t timeout, size_t max_size, bool grow, bool p
         pid_t pid;
 
         reap_exiting();
-        if (prepared && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gfd) < 0)
+        if (prepared && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gfd) < 0)
                 return -errno;
         if (pipe2(pfd, O_CLOEXEC) < 0) {
                 r = -errno;
@@ -291,7 +292,10 @@ static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userd
         int r;
 
         assert(c->pid > 0);
-        assert(c->go_fd < 0); /* a prepared child is told to go first */
+        if (c->go_fd >= 0) { /* prepared, never told to go: no bound yet, nothing to wait for */
+                bounded_child_cancel(c);
+                return -ESTALE;
+        }
         r = collect(c->fd, c->until, late, c->max_size, feed, userdata);
         child_leave(c, r);
         return r > 0 ? 1 : r;
@@ -308,9 +312,15 @@ int bounded_child_prepare(int keep_fd, size_t max_size, const char *idle_name, B
 }
 
 int bounded_child_go(BoundedChild *c, usec_t timeout) {
-        assert(c->pid > 0 && c->go_fd >= 0);
+        char msg[1 + 16] = "g";
+
+        if (c->pid <= 0 || c->go_fd < 0)
+                return -EINVAL;
         c->until = usec_add(now(CLOCK_MONOTONIC), timeout);
-        if (send(c->go_fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+        /* Named as its parent is now (the daemon's standby pass has its own name back by then). */
+        if (prctl(PR_GET_NAME, msg + 1) < 0)
+                msg[1] = 0;
+        if (send(c->go_fd, msg, 1 + strlen(msg + 1), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
                 int r = -errno;
 
                 child_leave(c, r); /* gone meanwhile (killed, out of memory): never to answer */
@@ -325,8 +335,16 @@ int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata)
 }
 
 void bounded_child_cancel(BoundedChild *c) {
-        if (c->pid > 0)
-                child_leave(c, -ECANCELED);
+        if (c->pid <= 0)
+                return;
+        if (c->go_fd >= 0) {
+                /* Prepared, never let go: it waits on the socket and exits at its end, its work not
+                 * done. Nothing to kill, nothing stuck: reaped later like one that answered. */
+                c->go_fd = safe_close(c->go_fd);
+                child_leave(c, 1);
+                return;
+        }
+        child_leave(c, -ECANCELED);
 }
 
 int bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,

@@ -68,11 +68,13 @@ void bounded_child_cancel(BoundedChild *c);
 /*
  * bounded_child_start() with the fork done ahead, off a path that is waited for (the daemon's standby
  * pass prepares its configuration reader): prepare forks the child, which waits (named idle_name
- * meanwhile, when not NULL, then by its own name again); go lets it run work(userdata) with its
- * bound, timeout, counted from the go; then bounded_child_finish() as after start. Cancelled (or
- * the parent gone) before its go, it exits without running work. go returns 0, or a negative errno
- * when the child cannot be told (gone meanwhile): it is then left (killed, reaped or abandoned), and
- * the caller starts another. userdata is the child's as it was at prepare.
+ * meanwhile, when not NULL; at its go it takes the name its parent has then); go lets it run
+ * work(userdata) with its bound, timeout, counted from the go; then bounded_child_finish() as after
+ * start (before a go it returns -ESTALE at once, the child let go unstarted). Cancelled (or the
+ * parent gone) before its go, it exits at the end of its socket without running work, and is not
+ * killed nor listed as abandoned. go returns 0, or a negative errno when the child cannot be told
+ * (gone meanwhile): it is then left (killed, reaped or abandoned), and the caller starts another.
+ * userdata is the child's as it was at prepare.
  */
 int bounded_child_prepare(int keep_fd, size_t max_size, const char *idle_name, BoundedChildWork work,
                           void *userdata, BoundedChild *ret);

@@ -14,7 +14,8 @@
 #   2b. KeepCheapSync=yes with the bound at 1 h: the daemon's pass leaves the late pass out and takes
 #      the hook's link down, so systemd-sleep runs no hook of ours (pre or post); "mem" is written
 #      with the knob untouched; after resume the marker is gone, the link back, the resume recorded;
-#   2c. `systemctl reload` replaces the standby; one killed, the daemon forks the pass on the signal
+#   2c. the standby's pass reads its configuration with the reader forked ahead (debug messages);
+#      `systemctl reload` replaces the standby; one killed, the daemon forks the pass on the signal
 #      as before (its pass still done, the unit not needed), and has a standby again after resume;
 #   3. a sleep that bypasses logind (`systemctl start suspend.target`): no daemon pass, the unit
 #      runs its own;
@@ -251,22 +252,41 @@ e2e_run sh -c 'rm -f /etc/suspend-sync.conf.d/zz-e2e-cheap.conf /run/systemd/sys
 wait_lock || fail "2b: no delay lock after the second restart"
 
 # ---------------------------------------------------------------- 2c
-# The standby replaced on `systemctl reload` (it was forked with the configuration read before), and
-# a standby killed (by an admin, the OOM killer): the daemon forks the pass on the signal as before
-# it had one, and the sleep's pass is still the daemon's.
-sb=$(standby_wait) || fail "2c: no standby after the restart: '$sb'"
+# The standby (debug messages on, in a runtime drop-in): its pass reads the configuration with the
+# reader forked ahead, and forks none; `systemctl reload` replaces the standby (it was forked with the
+# configuration read before); a standby killed (by an admin, the OOM killer): the daemon forks the
+# pass on the signal as before it had one, and the sleep's pass is still the daemon's.
+e2e_run sh -c 'mkdir -p /run/systemd/system/suspend-sync-daemon.service.d &&
+        printf "[Service]\nEnvironment=SUSPEND_SYNC_LOG_LEVEL=debug\n" >/run/systemd/system/suspend-sync-daemon.service.d/e2e-debug.conf &&
+        systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2c: could not set up"
+wait_lock || fail "2c: no delay lock after the restart"
+sb=$(standby_wait)
+[[ $sb =~ ^[0-9]+$ ]] || fail "2c: no single standby after the restart: '$sb'"
+suspend_logged 2c "with the standby, debug messages"
+taken=$(jq -r 'select(.MESSAGE == "The configuration is read by the reader forked ahead.") | ._PID' "$E2E_WORK/journal.json" | tr '\n' ' ' | sed 's/ $//')
+forked=$(jcount '.MESSAGE // "" | test("^The reader forked ahead is gone")')
+[[ $(unit_sum_pid) == "$sb" && $taken == "$sb" && $forked == 0 ]] &&
+        ok "2c: the standby's pass (PID $sb) read its configuration with the reader forked ahead" ||
+        fail "2c: pass PID '$(unit_sum_pid)', standby $sb, 'read by the reader forked ahead' from '$taken', forked $forked"
+sb=$(standby_wait "$sb")
+[[ $sb =~ ^[0-9]+$ ]] || fail "2c: no single standby after the resume: '$sb'"
 e2e_run systemctl reload suspend-sync-daemon.service || fail "2c: reload"
-sb2=$(standby_wait "$sb") && ok "2c: reload replaced the standby ($sb -> $sb2)" ||
+sb2=$(standby_wait "$sb")
+[[ $sb2 =~ ^[0-9]+$ ]] && ok "2c: reload replaced the standby ($sb -> $sb2)" ||
         fail "2c: the standby after reload: '$sb2' (was $sb)"
-e2e_run kill -KILL "$sb2"
-for ((i = 0; i < 30; i++)); do e2e_run test -e "/proc/$sb2" || break; sleep 0.1; done
+e2e_run kill -KILL "$sb2" || fail "2c: could not kill the standby $sb2"
+for ((i = 0; i < 30; i++)); do [[ -z $(standby) ]] && break; sleep 0.1; done
+[[ -z $(standby) ]] || fail "2c: a standby is still there after the kill: '$(standby)'"
 suspend_logged 2c "the standby killed"
 sum_pid=$(unit_sum_pid)
-[[ $(daemon_ran) == 1 && $(unit_started) == 0 && -n $sum_pid && $sum_pid != "$sb2" ]] &&
+[[ $(daemon_ran) == 1 && $(unit_started) == 0 && $sum_pid =~ ^[0-9]+$ && $sum_pid != "$sb2" ]] &&
         ok "2c: without its standby the daemon forked the pass (PID $sum_pid) and the unit was not needed" ||
         fail "2c: daemon messages $(daemon_ran), unit started $(unit_started), pass PID '$sum_pid' (killed standby $sb2)"
 sb3=$(standby_wait "$sb2") && ok "2c: a standby again after the resume (PID $sb3)" ||
         fail "2c: no standby after the resume: '$sb3'"
+e2e_run sh -c 'rm -f /run/systemd/system/suspend-sync-daemon.service.d/e2e-debug.conf &&
+        systemctl daemon-reload && systemctl restart suspend-sync-daemon.service' || fail "2c: could not clean up"
+wait_lock || fail "2c: no delay lock after the second restart"
 
 # ---------------------------------------------------------------- 3
 c=$(cursor)
@@ -375,7 +395,7 @@ dfds=$(fds "$main")
 held=""
 report=""
 for k in $kids; do
-        # Its one tie to the daemon by design: the pipe of its report (fd 3, pass_child()), whose
+        # Its one tie to the daemon by design: the pipe of its report (fd 3, pass_run()), whose
         # read end the daemon holds until the report or the exit.
         report=$(e2e_run readlink "/proc/$k/fd/3" 2>/dev/null)
         [[ $report == pipe:* ]] && grep -qxF "$report" <<<"$dfds" || report="(no report pipe: '$report')"
