@@ -257,6 +257,35 @@ TEST(fdinfo_mnt_ino) {
         ASSERT_ERR(proc_fdinfo_mnt_ino(proc, 999999, &mnt_id, &ino), ENOENT);
 }
 
+/* The mappings the daemon's standby prefaults: found by name (the last field), not by a name that
+ * only ends a path or is a substring; the first of two; malformed addresses refused; and this
+ * process's own [stack] holds a local variable. */
+TEST(proc_maps_find) {
+        static const char text[] =
+                "55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0                          [heap]x\n"
+                "7f0000000000-7f0000001000 r--p 00000000 fe:01 123                        /tmp/my[heap]\n"
+                "55d0c0c00000-55d0c0c42000 rw-p 00000000 00:00 0                          [heap]\n"
+                "55d0c0d00000-55d0c0d01000 rw-p 00000000 00:00 0                          [heap]\n"
+                "7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0                          [stack]";
+        static const char bad[] = "zzzz-7ffd10021000 rw-p 00000000 00:00 0 [stack]\n";
+        _cleanup_free_ char *maps = NULL;
+        uintptr_t start = 0, end = 0;
+        size_t size = 0;
+        int local = 1;
+
+        ASSERT_OK(proc_maps_find(text, sizeof text - 1, "[heap]", &start, &end));
+        ASSERT_TRUE(start == (uintptr_t) 0x55d0c0c00000ULL && end == (uintptr_t) 0x55d0c0c42000ULL);
+        ASSERT_OK(proc_maps_find(text, sizeof text - 1, "[stack]", &start, &end)); /* no newline at the end */
+        ASSERT_TRUE(start == (uintptr_t) 0x7ffd10000000ULL && end == (uintptr_t) 0x7ffd10021000ULL);
+        ASSERT_ERR(proc_maps_find(text, sizeof text - 1, "[vdso]", &start, &end), ENOENT);
+        ASSERT_ERR(proc_maps_find(bad, sizeof bad - 1, "[stack]", &start, &end), EBADMSG);
+        ASSERT_ERR(proc_maps_find("", 0, "[stack]", &start, &end), ENOENT);
+
+        ASSERT_OK(read_full_file_at(AT_FDCWD, "/proc/self/maps", 1024 * 1024, &maps, &size));
+        ASSERT_OK(proc_maps_find(maps, size, "[stack]", &start, &end));
+        ASSERT_TRUE((uintptr_t) &local >= start && (uintptr_t) &local < end);
+}
+
 /* open_cached_at(): a path whose dentries are not cached (a process never looked up in /proc: a
  * corner of its directory no /proc walker reads, task/TID/fdinfo) is refused with -EAGAIN, not
  * walked; once looked up, it opens. A magic link (/proc/PID/root, cwd) is never followed from the
@@ -975,6 +1004,7 @@ int main(void) {
         RUN(files);
         RUN(dir_batch);
         RUN(fdinfo_mnt_ino);
+        RUN(proc_maps_find);
         RUN(open_cached);
         RUN(strv);
         RUN(string_table);

@@ -80,3 +80,31 @@ int proc_fd_is_procfs(int fd) {
                 return negative_errno();
         return sfs.f_type == PROC_SUPER_MAGIC;
 }
+
+int proc_maps_find(const char *text, size_t size, const char *name, uintptr_t *ret_start,
+                   uintptr_t *ret_end) {
+        size_t name_len = strlen(name);
+
+        for (const char *p = text, *end = text + size; p < end;) {
+                const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
+                size_t len = (size_t) (eol - p);
+
+                /* "START-END PERMS OFFSET DEV INODE    NAME": the name last, after spaces */
+                if (len > name_len && memcmp(eol - name_len, name, name_len) == 0 &&
+                    eol[-name_len - 1] == ' ') {
+                        unsigned long long lo, hi;
+                        char line[64];
+                        int n = 0;
+
+                        (void) snprintf(line, sizeof line, "%.*s", (int) MIN(len, sizeof line - 1), p);
+                        if (sscanf(line, "%llx-%llx %n", &lo, &hi, &n) != 2 || n == 0 || lo >= hi ||
+                            hi > UINTPTR_MAX)
+                                return -EBADMSG;
+                        *ret_start = (uintptr_t) lo;
+                        *ret_end = (uintptr_t) hi;
+                        return 0;
+                }
+                p = eol + 1;
+        }
+        return -ENOENT;
+}

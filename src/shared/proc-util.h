@@ -20,6 +20,11 @@ int proc_pid_start_time(int proc_fd, pid_t pid, uint64_t *ret_start_time, char *
  * server). */
 int proc_fdinfo_mnt_ino(int proc_fd, int fd, int *ret_mnt_id, uint64_t *ret_ino);
 
+/* The first mapping of /proc/PID/maps text (size bytes) named name ("[heap]", "[stack]"): its
+ * start and end addresses. -ENOENT when there is none, -EBADMSG for a line of that name that does
+ * not parse. Pure. */
+int proc_maps_find(const char *text, size_t size, const char *name, uintptr_t *ret_start, uintptr_t *ret_end);
+
 /* Whether fd is a directory of a procfs (statfs magic), as opposed to a fixture tree: 1, 0, or
  * negative errno when fstatfs() fails. procfs answers it from memory. */
 int proc_fd_is_procfs(int fd);

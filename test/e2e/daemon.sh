@@ -9,8 +9,8 @@
 #      the late pass, which runs (forked by the daemon) before "mem" is written; after resume the mark is gone, the lock is held again, the knob is back and the
 #      cycle is in the history (the unit's ExecStopPost= steps, done by the daemon);
 #      The pass is the standby the daemon forked ahead (its one child named ss-next-pass, with its
-#      configuration reader forked ahead too, which runs the pass as suspend-sync); a new one waits
-#      after the resume;
+#      configuration reader forked ahead too and its heap its own, which runs the pass as
+#      suspend-sync); a new one waits after the resume;
 #   2b. KeepCheapSync=yes with the bound at 1 h: the daemon's pass leaves the late pass out and takes
 #      the hook's link down, so systemd-sleep runs no hook of ours (pre or post); "mem" is written
 #      with the knob untouched; after resume the marker is gone, the link back, the resume recorded;
@@ -144,6 +144,13 @@ sb=$(standby)
 sbr=$(e2e_run pgrep -P "${sb:-1}" -x ss-next-pass | tr '\n' ' ' | sed 's/ $//')
 [[ $sbr =~ ^[0-9]+$ ]] && ok "2: its configuration reader waits as its child (PID $sbr)" ||
         fail "2: the standby's configuration reader: '$sbr'"
+# Its heap made its own while it waits (standby_prefault()): no page of it still shared with the
+# daemon (Shared_Dirty 0), where its reader, forked before that, still shares the daemon's (the
+# control: the check sees sharing where there is some).
+heap_shared() { e2e_run awk '/ \[heap\]$/ { h = 1; next } /^[0-9a-f]+-[0-9a-f]+ / { h = 0 } h && /^Shared_Dirty:/ { print $2 }' "/proc/$1/smaps"; }
+hs=$(heap_shared "${sb:-1}") hr=$(heap_shared "${sbr:-1}")
+[[ $hs == 0 && $hr =~ ^[0-9]+$ && $hr -gt 0 ]] && ok "2: the standby's heap is its own (shared dirty: standby $hs kB, its reader $hr kB)" ||
+        fail "2: heap shared dirty: standby '$hs' kB, reader '$hr' kB"
 c=$(cursor)
 w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
 n0=$(cycles)
