@@ -311,7 +311,7 @@ static void standby_prefault(void) {
 
 /* The next pass, forked off the sleep path (standby_fork()): it waits for its start, a byte on fd 4,
  * then runs as pass_child() would have had it been forked then. The fork's cost (the parent's
- * fork(), the child's first run: 2-3 ms of the signal's path on a loaded 2-CPU machine) is paid
+ * fork(), the child's first run: 3-3.6 ms of the signal's path on a loaded 2-CPU machine) is paid
  * before the sleep, and so is its configuration reader's (conf_read_prepare(): it reads when the
  * pass lets it go, its bound counted from then), and so are the copies of its heap and stack
  * (standby_prefault()). The daemon closing fd 4 (a new configuration, the daemon gone) ends it, and
