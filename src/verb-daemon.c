@@ -5,8 +5,9 @@
  *
  * Holds logind's "delay" inhibitor lock for "sleep". On PrepareForSleep(true) it wakes the flusher
  * threads (WritebackFirst=), starts the pass of "suspend-sync run --trigger=unit" (no exec: the
- * standby forked ahead, standby_child(), else forked then, pass_child()), asks logind which other programs delay the sleep and PID 1 which units require
- * suspend-sync.service, and waits for the pass while logind waits for it (daemon_pass_bound()).
+ * standby forked ahead, standby_child(), else forked then, pass_child()), asks logind which other
+ * programs delay the sleep and PID 1 which units require suspend-sync.service, and waits for the
+ * pass while logind waits for it (daemon_pass_bound()).
  * When daemon_mark_why_not() finds nothing against it (the pass ended in time, exited 0 with a
  * "success" record, in the same sleep, no other delay lock, no requirer), it creates
  * DAEMON_PASS_MARK, which suspend-sync.service's ConditionPathExists=! reads: systemd does not
