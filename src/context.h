@@ -39,14 +39,13 @@ typedef struct Args {
         const char *sysfs;      /* --sysfs= */
         const char *debugfs;    /* --debugfs= */
         usec_t started;         /* CLOCK_MONOTONIC at process start */
-        const Policy *assumed_config;        /* the daemon's passes: the configuration as the daemon read it
-                                       * last, which context_prepare() samples by while the pass
-                                       * reads it again; NULL: the defaults */
-        struct ConfReader **prepared_reader; /* the daemon's standby pass: its configuration reader,
-                                              * forked before the sleep (conf_read_prepare()), which
-                                              * the first read takes and lets go, setting the slot
-                                              * to NULL (the one thing a const Args lets change);
-                                              * NULL or *NULL: forked when it is read */
+        /* The daemon's passes: the configuration as the daemon read it last, which context_prepare()
+         * samples by while the pass reads it again; NULL: the defaults. */
+        const Policy *assumed_config;
+        /* The daemon's standby pass: its configuration reader, forked before the sleep
+         * (conf_read_prepare()), which the first read takes and lets go, setting the slot to NULL
+         * (the one thing a const Args lets change); NULL or *NULL: forked when it is read. */
+        struct ConfReader **prepared_reader;
 } Args;
 
 typedef struct Context {

@@ -88,8 +88,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sample *, sample_free);
 /* What a sample's bounded children depend on, known only when the first of them is about to run:
  * open() is called then, once, and sets reach_timeout and until (as in SampleSources), which replace
  * the sources' own, and loop_backing, which decides whether the loop driver is asked where the
- * sources' loop_backing says it may be; a negative return leaves no time and asks nothing (each child is killed at once, what
- * it would have found not known; no loop device placed). */
+ * sources' loop_backing says it may be; a negative return leaves no time and asks nothing (each
+ * child is killed at once, what it would have found not known; no loop device placed). */
 typedef struct SampleGate {
         int (*open)(struct SampleGate *g);
         void *userdata;

@@ -223,22 +223,10 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
  * hook's connection; a standby's start), which become fds 3 and 4. Each is set to its new number, or
  * -EBADF when there was none or it could not be kept. */
 static void child_detach(Daemon *d, int keep[static 2]) {
-        int tmp[2] = { -EBADF, -EBADF };
-
         log_forget_parent();
         bounded_child_forget_parent();
-        d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback below reaches */
-        /* Above 4 first, so that neither is lost to the other's dup3() */
-        for (size_t i = 0; i < 2; i++)
-                if (keep[i] >= 0)
-                        tmp[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 5);
-        for (size_t i = 0; i < 2; i++)
-                keep[i] = tmp[i] >= 0 && dup3(tmp[i], 3 + (int) i, O_CLOEXEC) >= 0 ? 3 + (int) i : -EBADF;
-        if (keep[0] < 0) /* nothing at 3, or not this one */
-                (void) close(3);
-        if (keep[1] < 0)
-                (void) close(4);
-        close_all_fds_from(5);
+        d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback of close_all_fds_but() reaches */
+        (void) close_all_fds_but(keep, 2);
 }
 
 /* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
@@ -730,22 +718,30 @@ static int on_pass_bound(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /* The report's pipe of a forked pass: the read end watched, the write end for pass_child(). */
+/* The report's read end watched, the source owning it (closed when it cannot be watched). */
+static int pass_report_watch(Daemon *d, int fd) {
+        int r = sd_event_add_io(d->event, &d->report_source, fd, EPOLLIN, on_pass_report, d);
+
+        if (r < 0) {
+                safe_close(fd);
+                return r;
+        }
+        (void) sd_event_source_set_io_fd_own(d->report_source, true);
+        return 0;
+}
+
 static int pass_report_open(Daemon *d) {
         int fds[2], r;
 
-        pass_report_close(d);
-        d->pass_reported = d->pass_recorded = false;
         if (d->pass_exec)
                 return 0;
         if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
                 return negative_errno();
-        r = sd_event_add_io(d->event, &d->report_source, fds[0], EPOLLIN, on_pass_report, d);
+        r = pass_report_watch(d, fds[0]);
         if (r < 0) {
-                safe_close(fds[0]);
                 safe_close(fds[1]);
                 return r;
         }
-        (void) sd_event_source_set_io_fd_own(d->report_source, true);
         d->report_wfd = fds[1];
         return 0;
 }
@@ -799,13 +795,9 @@ static pid_t standby_start(Daemon *d) {
 
         if (pid == 0)
                 return 0;
-        r = sd_event_add_io(d->event, &d->report_source, d->standby_report_fd, EPOLLIN, on_pass_report, d);
-        if (r >= 0) {
-                (void) sd_event_source_set_io_fd_own(d->report_source, true);
-                d->standby_report_fd = -EBADF;
-                if (send(d->standby_start_fd, "s", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
-                        r = negative_errno();
-        }
+        r = pass_report_watch(d, TAKE_FD(d->standby_report_fd));
+        if (r >= 0 && send(d->standby_start_fd, "s", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+                r = negative_errno();
         if (r < 0) {
                 log_debug_errno(r, "The standby pass (PID " PID_FMT ") cannot start, forking one: %m", pid);
                 pass_report_close(d);

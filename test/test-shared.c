@@ -933,6 +933,46 @@ TEST(close_all_fds_from) {
         }
 }
 
+/* In a child: the pipes' read ends wanted at 3 and 5, swapped (one of them at 3 now, in the other's
+ * way), nothing at 4, every other fd closed; what is at 3 and 5 is what was asked for (each pipe
+ * holds its own byte). Exit status 0, else the first check that failed. */
+static int keep_child(void) {
+        int a[2], b[2], fds[3], extra;
+        char c = 0;
+
+        close_all_fds_from(3);
+        if (pipe(a) < 0 || pipe(b) < 0 || a[0] != 3) /* a[0] 3, a[1] 4, b[0] 5, b[1] 6 */
+                return 1;
+        if (write(a[1], "a", 1) != 1 || write(b[1], "b", 1) != 1)
+                return 1;
+        extra = dup(b[1]);
+        fds[0] = b[0], fds[1] = -EBADF, fds[2] = a[0];
+        if (close_all_fds_but(fds, 3) != 0 || fds[0] != 3 || fds[1] != -EBADF || fds[2] != 5)
+                return 2;
+        if (fcntl(4, F_GETFD) >= 0 || fcntl(6, F_GETFD) >= 0 || fcntl(extra, F_GETFD) >= 0)
+                return 3; /* closed: the slot of the missing one, and everything else */
+        if (fcntl(3, F_GETFD) < 0 || fcntl(5, F_GETFD) < 0)
+                return 4;
+        if (read(3, &c, 1) != 1 || c != 'b' || read(5, &c, 1) != 1 || c != 'a')
+                return 5;
+        /* Both write ends are closed: each kept read end reads EOF, and nothing else holds them. */
+        if (read(3, &c, 1) != 0 || read(5, &c, 1) != 0)
+                return 6;
+        return 0;
+}
+
+TEST(close_all_fds_but) {
+        int status;
+        pid_t pid = fork();
+
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(keep_child());
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
 static int highest_fd(void) {
         _cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
         struct dirent *de;
@@ -1016,6 +1056,7 @@ int main(void) {
         RUN(bounded_child_reaped);
         RUN(bounded_child_forget_parent);
         RUN(close_all_fds_from);
+        RUN(close_all_fds_but);
         RUN(utf8);
         RUN(hex);
         RUN(json_build);

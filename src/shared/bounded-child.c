@@ -70,35 +70,21 @@ static void remember_exiting(pid_t pid) {
 /* Keeps only what the child needs: the pipe as fd 3, keep_fd as fd 4 (unless it is negative), a
  * prepared child's go socket as fd 5 (the same), stdio on /dev/null, every other fd closed. */
 static void child_setup_fds(int *keep_fd, int *fd, int *go_fd) {
-        int p, r = *keep_fd, g = *go_fd, null_fd, first_free;
+        int fds[3] = { *fd, *keep_fd, *go_fd }, null_fd;
 
-        /* All out of the way first: any may be fd 3, 4 or 5 now. */
-        p = fcntl(*fd, F_DUPFD, 10);
-        if (r >= 0)
-                r = fcntl(r, F_DUPFD, 10);
-        if (g >= 0)
-                g = fcntl(g, F_DUPFD, 10);
-        if (p < 0 || dup2(p, 3) < 0 || (*keep_fd >= 0 && (r < 0 || dup2(r, 4) < 0)) ||
-            (*go_fd >= 0 && (g < 0 || dup2(g, 5) < 0)))
+        if (close_all_fds_but(fds, ELEMENTSOF(fds)) < 0)
                 _exit(EXIT_FAILURE);
-        if (r >= 0)
-                r = 4;
-        if (g >= 0)
-                g = 5;
-        first_free = g >= 0 ? 6 : r >= 0 ? 5 : 4;
-        if (g >= 0 && r < 0)
-                (void) close(4);
-
         null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         for (int i = 0; i < 3; i++)
                 if (null_fd < 0)
                         (void) close(i);
                 else if (null_fd != i)
                         (void) dup2(null_fd, i);
-        close_all_fds_from(first_free);
-        *fd = 3;
-        *keep_fd = r;
-        *go_fd = g;
+        if (null_fd > 2)
+                (void) close(null_fd);
+        *fd = fds[0];
+        *keep_fd = fds[1];
+        *go_fd = fds[2];
 }
 
 /* A prepared child (bounded_child_prepare()): named idle_name while it waits for its go, a message

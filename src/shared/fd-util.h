@@ -5,6 +5,8 @@
  * File descriptors of a forked child.
  */
 
+#include <stddef.h>
+
 /* The highest fd number the fallback of close_all_fds_from() closes (its bound, with RLIMIT_NOFILE). */
 #define CLOSE_ALL_FDS_MAX 65536
 
@@ -12,3 +14,10 @@
  * seccomp filter that refuses it) one close(2) each below RLIMIT_NOFILE, at most CLOSE_ALL_FDS_MAX.
  * System calls only (for a forked child). */
 void close_all_fds_from(int first);
+
+/* Keeps fds[i] as fd 3 + i and closes every other fd from 3 on: a negative entry stays as it is
+ * (AT_FDCWD, -EBADF) and its number is closed; one that could not be moved becomes -EBADF, and the
+ * first such error is returned (0 else). n at most FDS_KEEP_MAX. System calls only (for a forked
+ * child). */
+#define FDS_KEEP_MAX 8U
+int close_all_fds_but(int fds[], size_t n);
