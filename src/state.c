@@ -18,6 +18,7 @@
 #include "shared/macro.h"
 #include "shared/sort-util.h"
 #include "shared/strv.h"
+#include "shared/utf8.h"
 #include "state.h"
 
 #define STATE_LAST_FILE "last.json"
@@ -111,6 +112,71 @@ static int run_mount_to_json(const RunMount *m, json_object **ret) {
 
         *ret = TAKE_PTR(o);
         return 0;
+}
+
+/* A mount's strings, with their keys in run_mount_to_json()'s order. */
+typedef struct RunMountString {
+        const char *key, *s;
+} RunMountString;
+
+static void run_mount_strings(const RunMount *m, RunMountString ret[static 5]) {
+        ret[0] = (RunMountString) { "mount_point", m->mount_point };
+        ret[1] = (RunMountString) { "fstype", m->fstype };
+        ret[2] = (RunMountString) { "action", m->action };
+        ret[3] = (RunMountString) { "reason", m->reason };
+        ret[4] = (RunMountString) { "outcome", m->outcome };
+}
+
+/* Whether run_mount_print() can print m: its strings are valid UTF-8. */
+static bool run_mount_printable(const RunMount *m) {
+        RunMountString strs[5];
+
+        run_mount_strings(m, strs);
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++)
+                if (strs[i].s && !utf8_is_valid_n(strs[i].s, strlen(strs[i].s)))
+                        return false;
+        return true;
+}
+
+/* run_mount_to_json()'s object printed by hand in the format and at the depth of b (JsonBuf): the
+ * same members in the same order, so the same bytes as json-c's (test-state-stream), without a
+ * json-c object per mount and its printbuf (docs/PERFORMANCE.md). Only for a mount
+ * run_mount_printable() passes: a string that is not valid UTF-8 has json_add_bytes()'s lossy text
+ * and "_hex" twin, json-c's to print. The mount was checked (run_mount_check()). */
+static void run_mount_print(const RunMount *m, JsonBuf *b) {
+        RunMountString strs[5];
+
+        run_mount_strings(m, strs);
+        json_buf_reset(b);
+        json_buf_open(b, b->flags, b->depth);
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++) {
+                json_buf_key(b, strs[i].key);
+                json_buf_string_or_null(b, strs[i].s);
+        }
+        json_buf_key(b, "duration_usec");
+        json_buf_u64(b, m->duration);
+        if (m->start_offset > 0) {
+                json_buf_key(b, "start_offset_usec");
+                json_buf_u64(b, m->start_offset);
+        }
+        if (m->writeback_wait > 0) {
+                json_buf_key(b, "writeback_wait_usec");
+                json_buf_u64(b, m->writeback_wait);
+        }
+        json_buf_key(b, "errno");
+        json_buf_int(b, m->error);
+        json_buf_key(b, "errno_name");
+        json_buf_string_or_null(b, errno_to_name(m->error));
+        json_buf_key(b, "abandoned_pid");
+        if (m->abandoned_pid > 0)
+                json_buf_int(b, m->abandoned_pid);
+        else
+                json_buf_null(b);
+        if (m->namespace_ino > 0) {
+                json_buf_key(b, "namespace_ino");
+                json_buf_u64(b, m->namespace_ino);
+        }
+        json_buf_close(b);
 }
 
 static int run_record_phases_to_json(const RunRecord *rec, json_object **ret) {
@@ -238,21 +304,47 @@ static int record_stream_prepare(const RunRecord *rec, json_object **ret) {
         return run_record_build_json(rec, true, ret);
 }
 
+/* The depth of the stream's mounts (none: no stream) for b. */
+static int stream_depth(const JsonStream *s, JsonBuf *b) {
+        int r = s ? json_stream_depth(s) : 0;
+
+        if (r >= 0)
+                b->depth = (unsigned) r;
+        return r;
+}
+
 static int record_stream_write(const RunRecord *rec, json_object *o, FILE *pretty, FILE *shortform,
                                uint64_t *ret_pretty_size) {
         _cleanup_(json_stream_freep) JsonStream *sp = NULL, *ss = NULL;
+        _cleanup_(json_buf_done) JsonBuf bp = { .flags = JSON_FORMAT_PRETTY },
+                                         bs = { .flags = JSON_FORMAT_SHORT };
         uint64_t size = 0;
         int r;
 
         if ((pretty && (r = json_stream_begin(o, JSON_FORMAT_PRETTY, pretty, &sp)) < 0) ||
             (shortform && (r = json_stream_begin(o, JSON_FORMAT_SHORT, shortform, &ss)) < 0))
                 return r;
-        /* One mount's object at a time, printed to both, then freed. */
+        /* One mount's object at a time, printed to both at their depth: by hand, or by json-c (a
+         * string that is not valid UTF-8). */
+        if (rec->n_mounts > 0 && ((r = stream_depth(sp, &bp)) < 0 || (r = stream_depth(ss, &bs)) < 0))
+                return r;
         for (size_t i = 0; i < rec->n_mounts; i++) {
+                const RunMount *mount = rec->mounts + i;
                 _cleanup_json_ json_object *m = NULL;
 
-                if ((r = run_mount_to_json(rec->mounts + i, &m)) < 0 ||
-                    (sp && (r = json_stream_element(sp, m)) < 0) ||
+                if (run_mount_printable(mount)) {
+                        if (sp)
+                                run_mount_print(mount, &bp);
+                        if (ss)
+                                run_mount_print(mount, &bs);
+                        if (bp.error < 0 || bs.error < 0)
+                                return -ENOMEM;
+                        if ((sp && (r = json_stream_text(sp, bp.text, bp.len)) < 0) ||
+                            (ss && (r = json_stream_text(ss, bs.text, bs.len)) < 0))
+                                return r;
+                        continue;
+                }
+                if ((r = run_mount_to_json(mount, &m)) < 0 || (sp && (r = json_stream_element(sp, m)) < 0) ||
                     (ss && (r = json_stream_element(ss, m)) < 0))
                         return r;
         }

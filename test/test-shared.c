@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -452,6 +453,83 @@ TEST(json_build) {
                      "{\"s\":\"a/b\",\"n\":null,\"p\":\"/\xEF\xBF\xBD\",\"p_hex\":\"2fff\",\"q\":\"ok\","
                      "\"u\":18446744073709551615,\"unknown\":null,\"known\":6,\"i\":-3,\"b\":true,"
                      "\"a\":[\"x\",\"y\"]}");
+}
+
+/* An object printed by hand (JsonBuf) against json-c's text of the same members, both formats, at
+ * depth 0 and 2: every byte from 0x01 to 0x7f in a string (the escapes, lower-case hex, '/'
+ * unescaped), multi-byte UTF-8, the extremes of the numbers, null; reset keeps the memory and starts
+ * a new object. */
+TEST(json_buf_as_json_c) {
+        static const int formats[] = { JSON_FORMAT_PRETTY, JSON_FORMAT_SHORT };
+        char all[128];
+
+        for (int c = 1; c < 128; c++)
+                all[c - 1] = (char) c;
+        all[127] = 0;
+        for (size_t f = 0; f < ELEMENTSOF(formats); f++) {
+                _cleanup_json_ json_object *o = json_object_new_object();
+                _cleanup_(json_buf_done) JsonBuf b = { .flags = formats[f] };
+                const char *want;
+                size_t len = 0;
+
+                ASSERT_TRUE(o);
+                ASSERT_OK(json_add_string(o, "all", all));
+                ASSERT_OK(json_add_string(o, "utf8", "/mnt/\xc3\xbc\xe2\x82\xac\xf0\x9f\x92\xbe \"x\""));
+                ASSERT_OK(json_add_string(o, "empty", ""));
+                ASSERT_OK(json_add_null(o, "none"));
+                ASSERT_OK(json_add_u64(o, "max", UINT64_MAX));
+                ASSERT_OK(json_add_u64(o, "zero", 0));
+                ASSERT_OK(json_add_int(o, "min", INT_MIN));
+                ASSERT_OK(json_add_int(o, "int", 4095));
+                want = json_object_to_json_string_length(o, formats[f], &len);
+                ASSERT_TRUE(want);
+
+                /* at depth 0, then at depth 2 (in an array in an object: the mounts of a record) */
+                for (int round = 0; round < 2; round++) {
+                        _cleanup_json_ json_object *doc = NULL, *array = NULL;
+                        const char *pre = round == 0                        ? ""
+                                          : formats[f] == JSON_FORMAT_SHORT ? "{\"x\":["
+                                                                            : "{\n  \"x\": [\n    ";
+                        const char *post = round == 0                        ? ""
+                                           : formats[f] == JSON_FORMAT_SHORT ? "]}"
+                                                                             : "\n  ]\n}";
+
+                        if (round == 1) {
+                                ASSERT_TRUE((doc = json_object_new_object()) &&
+                                            (array = json_object_new_array()));
+                                ASSERT_OK(json_append(array, json_object_get(o)));
+                                ASSERT_OK(json_add(doc, "x", TAKE_PTR(array)));
+                                want = json_object_to_json_string_length(doc, formats[f], &len);
+                                ASSERT_TRUE(want && len > strlen(pre) + strlen(post));
+                                ASSERT_TRUE(strncmp(want, pre, strlen(pre)) == 0 &&
+                                            strcmp(want + len - strlen(post), post) == 0);
+                                want += strlen(pre);
+                                len -= strlen(pre) + strlen(post);
+                        }
+                        json_buf_reset(&b);
+                        json_buf_open(&b, formats[f], round == 0 ? 0 : 2);
+                        json_buf_key(&b, "all");
+                        json_buf_string(&b, all, strlen(all));
+                        json_buf_key(&b, "utf8");
+                        json_buf_string_or_null(&b, "/mnt/\xc3\xbc\xe2\x82\xac\xf0\x9f\x92\xbe \"x\"");
+                        json_buf_key(&b, "empty");
+                        json_buf_string(&b, "", 0);
+                        json_buf_key(&b, "none");
+                        json_buf_string_or_null(&b, NULL);
+                        json_buf_key(&b, "max");
+                        json_buf_u64(&b, UINT64_MAX);
+                        json_buf_key(&b, "zero");
+                        json_buf_u64(&b, 0);
+                        json_buf_key(&b, "min");
+                        json_buf_int(&b, INT_MIN);
+                        json_buf_key(&b, "int");
+                        json_buf_int(&b, 4095);
+                        json_buf_close(&b);
+                        ASSERT_OK(b.error);
+                        ASSERT_EQ(b.len, len);
+                        ASSERT_TRUE(memcmp(b.text, want, len) == 0);
+                }
+        }
 }
 
 TEST(json_get) {
@@ -1060,6 +1138,7 @@ int main(void) {
         RUN(utf8);
         RUN(hex);
         RUN(json_build);
+        RUN(json_buf_as_json_c);
         RUN(json_get);
         RUN(json_parse);
         RUN(devnum);

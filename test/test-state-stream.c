@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,39 @@ TEST(fixtures) {
         }
         closedir(d);
         ASSERT_TRUE(n >= 5);
+}
+
+/* Mounts printed by hand (state.c) against json-c: every byte from 0x01 to 0x7f in each string,
+ * multi-byte UTF-8, the largest numbers, every optional member present and absent, errno names; and
+ * one string that is not UTF-8 in a record of mounts that are (json-c prints that one). */
+TEST(every_byte) {
+        _cleanup_(run_record_done) RunRecord r = {};
+        char all[128];
+
+        for (int c = 1; c < 128; c++)
+                all[c - 1] = (char) c;
+        all[127] = 0;
+        make_record(&r, 6, true);
+        for (size_t i = 0; i < r.n_mounts; i++) {
+                RunMount *m = &r.mounts[i];
+
+                free(m->mount_point);
+                free(m->reason);
+                m->mount_point = strdup(i % 2 ? all : "/mnt/\xc3\xbc\xe2\x82\xac\xf0\x9f\x92\xbe/x y");
+                m->reason = i == 3 ? NULL : strdup(all);
+                ASSERT_TRUE(m->mount_point && (i == 3 || m->reason));
+                m->duration = i == 0 ? UINT64_MAX : i;
+                m->start_offset = i == 1 ? UINT64_MAX : i == 4 ? 1 : 0;
+                m->writeback_wait = i == 2 ? UINT64_MAX : i == 3 ? 1 : 0;
+                m->error = i == 4 ? 4095 : (int) i; /* state.c STATE_ERRNO_MAX */
+                m->abandoned_pid = i == 5 ? INT_MAX : 0;
+                m->namespace_ino = i == 5 ? UINT64_MAX : 0;
+        }
+        check_same(&r);
+        free(r.mounts[2].fstype);
+        r.mounts[2].fstype = strdup("ext4\xff");
+        ASSERT_TRUE(r.mounts[2].fstype);
+        check_same(&r);
 }
 
 /* A refused record writes nothing. */
@@ -328,6 +362,7 @@ int main(void) {
         ASSERT_TRUE(mkdtemp(test_root));
         RUN(same_bytes);
         RUN(fixtures);
+        RUN(every_byte);
         RUN(refused);
         RUN(stream_api);
         RUN(state_save_files);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,27 @@ int json_stream_begin(json_object *doc, int flags, FILE *f, JsonStream **ret) {
         return 0;
 }
 
+int json_stream_depth(const JsonStream *s) {
+        if (s->error < 0)
+                return s->error;
+        if (s->pos + 2 > s->len || s->text[s->pos] != JSON_STREAM_MARK)
+                return -EINVAL;
+        return MIN(s->text[s->pos + 1] - 1, JSON_STREAM_LEVEL_MAX);
+}
+
+int json_stream_text(JsonStream *s, const char *text, size_t len) {
+        int r;
+
+        r = json_stream_depth(s);
+        if (r < 0)
+                return (s->error = r);
+        s->pos += 2;
+        r = stream_write(s, text, len);
+        if (r < 0)
+                return r;
+        return stream_advance(s);
+}
+
 int json_stream_element(JsonStream *s, json_object *element) {
         bool tab = s->flags & JSON_C_TO_STRING_PRETTY_TAB;
         char indent[2 * JSON_STREAM_LEVEL_MAX];
@@ -208,11 +230,9 @@ int json_stream_element(JsonStream *s, json_object *element) {
         const char *t, *end;
         int level, r;
 
-        if (s->error < 0)
-                return s->error;
-        if (s->pos + 2 > s->len || s->text[s->pos] != JSON_STREAM_MARK)
-                return (s->error = -EINVAL);
-        level = MIN(s->text[s->pos + 1] - 1, JSON_STREAM_LEVEL_MAX);
+        level = json_stream_depth(s);
+        if (level < 0)
+                return (s->error = level);
         s->pos += 2;
         n_indent = (size_t) level * (tab ? 1 : 2);
         memset(indent, tab ? '\t' : ' ', n_indent);
@@ -256,6 +276,165 @@ JsonStream *json_stream_free(JsonStream *s) {
         free(s->text);
         free(s);
         return NULL;
+}
+
+/* ---- printing by hand ---- */
+
+/* Room for n more bytes: a pointer to them (the length grown by n), or NULL (b->error). */
+static char *buf_grow(JsonBuf *b, size_t n) {
+        char *p;
+
+        if (b->error < 0)
+                return NULL;
+        if (n > b->size - b->len) {
+                size_t want = MAX(b->len + n, MAX(b->size * 2, (size_t) 1024));
+                char *q;
+
+                if (want < b->len + n || !(q = realloc(b->text, want))) {
+                        b->error = -ENOMEM;
+                        return NULL;
+                }
+                b->text = q;
+                b->size = want;
+        }
+        p = b->text + b->len;
+        b->len += n;
+        return p;
+}
+
+static void buf_add(JsonBuf *b, const char *p, size_t n) {
+        char *q = buf_grow(b, n);
+
+        if (q)
+                memcpy(q, p, n);
+}
+
+void json_buf_open(JsonBuf *b, int flags, unsigned depth) {
+        b->flags = flags;
+        b->depth = MIN(depth, (unsigned) JSON_STREAM_LEVEL_MAX);
+        b->n_members = 0;
+        buf_add(b, "{", 1);
+}
+
+/* A newline and json-c's indentation of depth (two spaces a step). */
+static void buf_newline(JsonBuf *b, unsigned depth) {
+        char *q = buf_grow(b, 1 + 2 * (size_t) depth);
+
+        if (!q)
+                return;
+        q[0] = '\n';
+        memset(q + 1, ' ', 2 * (size_t) depth);
+}
+
+/* json-c: a comma after each member but the last, then (pretty) a newline and the indentation of
+ * the members' depth, the quoted key, a colon and (pretty: spaced) a space. */
+void json_buf_key(JsonBuf *b, const char *key) {
+        bool pretty = b->flags & JSON_C_TO_STRING_PRETTY;
+
+        if (b->n_members++ > 0)
+                buf_add(b, ",", 1);
+        if (pretty)
+                buf_newline(b, b->depth + 1);
+        json_buf_string(b, key, strlen(key));
+        buf_add(b, pretty ? ": " : ":", pretty ? 2 : 1);
+}
+
+/* json-c's escapes: the two-letter ones, other control characters as \u00xx (lower-case hex), and
+ * '/' as is with JSON_C_TO_STRING_NOSLASHESCAPE (else "\/"); every other byte as is. */
+void json_buf_string(JsonBuf *b, const char *s, size_t n) {
+        static const char hex[] = "0123456789abcdef";
+        size_t start = 0;
+
+        buf_add(b, "\"", 1);
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                char e[6] = { '\\', 0 };
+                size_t k = 2;
+
+                /* the common case first: nothing to escape */
+                if (c >= 0x20 && c != '"' && c != '\\' && c != '/')
+                        continue;
+                switch (c) {
+                case '\b':
+                        e[1] = 'b';
+                        break;
+                case '\n':
+                        e[1] = 'n';
+                        break;
+                case '\r':
+                        e[1] = 'r';
+                        break;
+                case '\t':
+                        e[1] = 't';
+                        break;
+                case '\f':
+                        e[1] = 'f';
+                        break;
+                case '"':
+                        e[1] = '"';
+                        break;
+                case '\\':
+                        e[1] = '\\';
+                        break;
+                case '/':
+                        if (b->flags & JSON_C_TO_STRING_NOSLASHESCAPE)
+                                continue;
+                        e[1] = '/';
+                        break;
+                default:
+                        if (c >= 0x20)
+                                continue;
+                        memcpy(e + 1, "u00", 3);
+                        e[4] = hex[c >> 4];
+                        e[5] = hex[c & 0xf];
+                        k = 6;
+                }
+                buf_add(b, s + start, i - start);
+                buf_add(b, e, k);
+                start = i + 1;
+        }
+        buf_add(b, s + start, n - start);
+        buf_add(b, "\"", 1);
+}
+
+void json_buf_string_or_null(JsonBuf *b, const char *s) {
+        if (s)
+                json_buf_string(b, s, strlen(s));
+        else
+                json_buf_null(b);
+}
+
+void json_buf_u64(JsonBuf *b, uint64_t u) {
+        char t[sizeof("18446744073709551615")];
+
+        buf_add(b, t, (size_t) snprintf(t, sizeof t, "%" PRIu64, u));
+}
+
+void json_buf_int(JsonBuf *b, int i) {
+        char t[sizeof("-2147483648")];
+
+        buf_add(b, t, (size_t) snprintf(t, sizeof t, "%d", i));
+}
+
+void json_buf_null(JsonBuf *b) {
+        buf_add(b, "null", 4);
+}
+
+/* json-c: after the last member (pretty) a newline at the object's depth, then the brace. */
+void json_buf_close(JsonBuf *b) {
+        if (b->flags & JSON_C_TO_STRING_PRETTY)
+                buf_newline(b, b->depth);
+        buf_add(b, "}", 1);
+}
+
+void json_buf_reset(JsonBuf *b) {
+        b->len = 0;
+        b->n_members = 0;
+}
+
+void json_buf_done(JsonBuf *b) {
+        free(b->text);
+        *b = (JsonBuf) {};
 }
 
 /* ---- reading ---- */

@@ -5,7 +5,8 @@
  * Checked helpers over json-c, for every JSON writer and reader: adding a member returns 0 or a
  * negative errno (never a silently dropped key), getters check the type, apply a default to an
  * optional key (missing and null are the same) and return -EBADMSG for anything unexpected; a
- * strict bounded parser. No domain knowledge.
+ * strict bounded parser; a streamed writer, and objects printed by hand in json-c's bytes for hot
+ * paths. No domain knowledge.
  *
  * Raw bytes: JSON strings must be valid UTF-8, so json_add_bytes() writes a string that is not
  * lossily (each invalid byte becomes U+FFFD) and adds its bytes hex-encoded under "<key>_hex";
@@ -59,7 +60,8 @@ int json_to_string_dup(json_object *o, int flags, char **ret);
  * json_stream_array_new(n) stands in for an array of n elements in the tree (n pointers to one
  * shared placeholder). json_stream_begin() prints the tree (json-c, flags as above) and writes it to
  * f up to the first element; json_stream_element() writes each element in turn, printed by json-c
- * and indented as json-c indents it at that depth, then the text up to the next element;
+ * and indented as json-c indents it at that depth (or json_stream_text() one printed by hand at
+ * json_stream_depth(), below), then the text up to the next element;
  * json_stream_end() writes the rest. The bytes written are exactly those of
  * json_object_to_json_string_ext() on the tree with the real array in place (test-state-stream).
  * Only one stream array per document. Errors: -EINVAL (more or fewer elements than placeholders, or
@@ -71,12 +73,47 @@ int json_stream_array_new(size_t n, json_object **ret);
 int json_stream_begin(json_object *doc, int flags, FILE *f, JsonStream **ret);
 /* Writes element (NULL: "null"); the caller keeps its reference. */
 int json_stream_element(JsonStream *s, json_object *element);
+/* The depth of the next element (what json_buf_open() takes), or -EINVAL when none is left. */
+int json_stream_depth(const JsonStream *s);
+/* Writes the next element as text (len bytes) printed at json_stream_depth() in the stream's format
+ * (a JsonBuf's, below), as it is. */
+int json_stream_text(JsonStream *s, const char *text, size_t len);
 /* The rest of the document; *ret_size (may be NULL): bytes written by the stream in all. */
 int json_stream_end(JsonStream *s, uint64_t *ret_size);
 JsonStream *json_stream_free(JsonStream *s);
 static inline void json_stream_freep(JsonStream **s) {
         json_stream_free(*s);
 }
+
+/* ---- printing by hand: an object as json-c prints it, without building it ----
+ *
+ * For an element printed many times over, where json-c's objects and printbuf cost more than the
+ * bytes (a record's mounts, state.c). An object of at least one member is printed at a depth in the
+ * format of flags, JSON_FORMAT_PRETTY or JSON_FORMAT_SHORT (no other): json_buf_open(), then per
+ * member json_buf_key() and one value, then json_buf_close(). The bytes are json-c's for the same
+ * members (test-shared json_buf_as_json_c, test-state-stream); strings must be valid UTF-8, which
+ * the caller checks (json_add_bytes() writes the others otherwise). An allocation failure is kept in
+ * error (-ENOMEM) and the rest do nothing; json_buf_reset() empties the text for the next object and
+ * keeps the memory. */
+typedef struct JsonBuf {
+        char *text;
+        size_t len, size;
+        int flags;
+        unsigned depth;
+        unsigned n_members;
+        int error;
+} JsonBuf;
+
+void json_buf_open(JsonBuf *b, int flags, unsigned depth);
+void json_buf_key(JsonBuf *b, const char *key);
+void json_buf_string(JsonBuf *b, const char *s, size_t n); /* n bytes of valid UTF-8, escaped */
+void json_buf_string_or_null(JsonBuf *b, const char *s);
+void json_buf_u64(JsonBuf *b, uint64_t u);
+void json_buf_int(JsonBuf *b, int i);
+void json_buf_null(JsonBuf *b);
+void json_buf_close(JsonBuf *b);
+void json_buf_reset(JsonBuf *b);
+void json_buf_done(JsonBuf *b);
 
 /* ---- reading ---- */
 
