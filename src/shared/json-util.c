@@ -342,48 +342,25 @@ void json_buf_key(JsonBuf *b, const char *key) {
 /* json-c's escapes: the two-letter ones, other control characters as \u00xx (lower-case hex), and
  * '/' as is with JSON_C_TO_STRING_NOSLASHESCAPE (else "\/"); every other byte as is. */
 void json_buf_string(JsonBuf *b, const char *s, size_t n) {
-        static const char hex[] = "0123456789abcdef";
+        static const char hex[] = "0123456789abcdef", from[] = "\b\n\r\t\f\"\\/", to[] = "bnrtf\"\\/";
         size_t start = 0;
 
         buf_add(b, "\"", 1);
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char) s[i];
                 char e[6] = { '\\', 0 };
+                const char *x;
                 size_t k = 2;
 
                 /* the common case first: nothing to escape */
                 if (c >= 0x20 && c != '"' && c != '\\' && c != '/')
                         continue;
-                switch (c) {
-                case '\b':
-                        e[1] = 'b';
-                        break;
-                case '\n':
-                        e[1] = 'n';
-                        break;
-                case '\r':
-                        e[1] = 'r';
-                        break;
-                case '\t':
-                        e[1] = 't';
-                        break;
-                case '\f':
-                        e[1] = 'f';
-                        break;
-                case '"':
-                        e[1] = '"';
-                        break;
-                case '\\':
-                        e[1] = '\\';
-                        break;
-                case '/':
-                        if (b->flags & JSON_C_TO_STRING_NOSLASHESCAPE)
-                                continue;
-                        e[1] = '/';
-                        break;
-                default:
-                        if (c >= 0x20)
-                                continue;
+                if (c == '/' && (b->flags & JSON_C_TO_STRING_NOSLASHESCAPE))
+                        continue;
+                x = memchr(from, c, sizeof from - 1);
+                if (x)
+                        e[1] = to[x - from];
+                else {
                         memcpy(e + 1, "u00", 3);
                         e[4] = hex[c >> 4];
                         e[5] = hex[c & 0xf];
