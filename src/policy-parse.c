@@ -6,7 +6,11 @@
  *
  *  - over-long lines: with the stock fgets()-style readers inih (55, default build, 200-byte line
  *    buffer) reads the first 199 bytes of a longer line and then parses the tail as a NEW line, so
- *    "Path=<long>MaxParallel=1" would silently set MaxParallel. We warn and pass an empty line;
+ *    "Path=<long>MaxParallel=1" would silently set MaxParallel. We warn and pass an empty line.
+ *    A line may have num - 2 bytes (198 with inih's 200-byte buffer), so that it never fills the
+ *    buffer: inih built with INI_ALLOW_REALLOC (Debian 13's 59) takes a full buffer without a
+ *    newline for a line that goes on and asks the reader for more into the rest of it, which glued
+ *    the next lines onto a line of 199 bytes;
  *  - leading whitespace is stripped, because inih treats an indented line as a continuation of the
  *    previous key's value (INI_ALLOW_MULTILINE);
  *  - section headers are validated here (inih silently keeps the previous section on a header it
@@ -276,16 +280,16 @@ static char *policy_reader(char *str, int num, void *stream) {
         /* Comments and blank lines never reach inih, so they may be of any length. */
         if (skip == len || l[skip] == '#' || l[skip] == ';')
                 return str;
-        if (len > (size_t) num - 1) {
+        if (len > (size_t) num - 2) {
                 /* A header we cannot read: do not let its keys land in the previous section. A
                  * key we cannot read in a rule may be the one that narrows it: disable the rule. */
                 if (l[skip] == '[') {
-                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 1);
+                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 2);
                         s->section = SECTION_IGNORED;
                 } else if (current_rule(s))
-                        policy_parse_disable_rule(s, "line too long (%zu bytes, max %d)", len, num - 1);
+                        policy_parse_disable_rule(s, "line too long (%zu bytes, max %d)", len, num - 2);
                 else
-                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 1);
+                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 2);
                 return str;
         }
 
