@@ -91,10 +91,10 @@ void run_record_array_free(RunRecord *a, size_t n);
  * abandoned_pid is negative; -E2BIG when a string exceeds STATE_STRING_MAX or there are more
  * than STATE_MAX_MOUNTS mounts (such a record could not be read back).
  * run_record_from_json_string(): strict JSON, valid UTF-8, nesting depth limited; unknown keys
- * are ignored; missing or null optional fields get defaults (0 / NULL); json-c saturates integers
- * above UINT64_MAX, so such a usec value reads as USEC_INFINITY. -EFBIG when the text is
- * longer than STATE_FILE_MAX, -EBADMSG for anything malformed (syntax, wrong types, negative or
- * non-integer numbers, embedded NUL, too many mounts, over-long strings, bad hex). *ret is
+ * are ignored; missing or null optional fields get defaults (0 / NULL). -EFBIG when the text is
+ * longer than STATE_FILE_MAX, -EBADMSG for anything malformed (syntax, wrong types, negative,
+ * non-integer or out-of-range numbers (above UINT64_MAX: json-c 0.16 would saturate them, 0.18
+ * refuses them), embedded NUL, too many mounts, over-long strings, bad hex). *ret is
  * written only on success. */
 int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
 /* The same record as a json-c object (what run_record_to_json_string() prints), for callers that

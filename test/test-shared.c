@@ -605,7 +605,7 @@ TEST(json_get) {
 TEST(json_parse) {
         json_object *o = NULL;
 
-#define PARSE(t) json_parse_strict(t, strlen(t), 64, 3, &o)
+#define PARSE(t) json_parse_strict(t, strlen(t), 256, 3, &o)
         ASSERT_ERR(PARSE("{\"a\": 1,}"), EBADMSG);                    /* strict */
         ASSERT_ERR(PARSE("{} x"), EBADMSG);                           /* trailing */
         ASSERT_ERR(PARSE("[[[[1]]]]"), EBADMSG);                      /* depth */
@@ -616,7 +616,41 @@ TEST(json_parse) {
         ASSERT_OK(PARSE(" {\"a\": [1]} \n"));
         ASSERT_TRUE(json_object_is_type(o, json_type_object));
         json_object_put(o);
+        o = NULL;
+        ASSERT_ERR(PARSE("[\xc3\xa9]"), EBADMSG); /* a character outside a string, escaped or not */
+        /* Integers beyond json-c's range are refused (0.16 saturated them, 0.18 refuses them);
+         * the limits themselves, doubles and digits in strings are not. */
+        ASSERT_ERR(PARSE("[18446744073709551616]"), EBADMSG);
+        ASSERT_ERR(PARSE("[1, 99999999999999999999999]"), EBADMSG);
+        ASSERT_ERR(PARSE("[-9223372036854775809]"), EBADMSG);
+        ASSERT_TRUE(o == NULL);
+        ASSERT_OK(PARSE(
+                "[18446744073709551615, -9223372036854775808, 99999999999999999999999.5, 99999999999999999999999e-3]"));
+        ASSERT_U64_EQ(json_object_get_uint64(json_object_array_get_idx(o, 0)), UINT64_MAX);
+        json_object_put(TAKE_PTR(o));
+        ASSERT_OK(PARSE("{\"k\\\"99999999999999999999\": \"99999999999999999999\\\\\"}"));
+        json_object_put(TAKE_PTR(o));
 #undef PARSE
+}
+
+/* Characters above U+007F in keys and values, in every UTF-8 length, U+FFFD (the lossy form of a
+ * raw byte), escaped and raw side by side: each decodes to its own UTF-8. json-c 0.18's strict mode
+ * refuses every raw byte above 0x7f (json-c issues #875, #892; Debian 13): json_parse_strict() hands
+ * it the text with those characters as \u escapes. */
+TEST(json_parse_non_ascii) {
+        static const char text[] = "{\"m\xc3\xbcnt\": \"/media/Donn\xc3\xa9\x65s \xe2\x82\xac \xef\xbf\xbd\","
+                                   " \"disk\": \"\xf0\x9f\x92\xbe\\ud83d\\udcbe\xf4\x8f\xbf\xbf\","
+                                   " \"max\": \"\xef\xbf\xbf\xc2\x80\\u00e9\"}";
+        _cleanup_json_ json_object *o = NULL;
+        _cleanup_free_ char *m = NULL, *d = NULL, *x = NULL;
+
+        ASSERT_OK(json_parse_strict(text, strlen(text), 4096, 3, &o));
+        ASSERT_OK(json_get_string(o, "m\xc3\xbcnt", 0, 256, &m));
+        ASSERT_STREQ(m, "/media/Donn\xc3\xa9\x65s \xe2\x82\xac \xef\xbf\xbd");
+        ASSERT_OK(json_get_string(o, "disk", 0, 256, &d));
+        ASSERT_STREQ(d, "\xf0\x9f\x92\xbe\xf0\x9f\x92\xbe\xf4\x8f\xbf\xbf");
+        ASSERT_OK(json_get_string(o, "max", 0, 256, &x));
+        ASSERT_STREQ(x, "\xef\xbf\xbf\xc2\x80\xc3\xa9");
 }
 
 TEST(devnum) {
@@ -1141,6 +1175,7 @@ int main(void) {
         RUN(json_buf_as_json_c);
         RUN(json_get);
         RUN(json_parse);
+        RUN(json_parse_non_ascii);
         RUN(devnum);
         return 0;
 }

@@ -116,13 +116,15 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         }
 }
 
-/* Independent check that the output is valid UTF-8 JSON: json-c's own validating tokener. */
+/* Independent check that the output is valid UTF-8 JSON: json-c's own validating tokener. Not in its
+ * strict mode, which in json-c 0.18 refuses every byte above 0x7f (json-c issues #875, #892;
+ * json_parse_strict() works around it, this check must not depend on that). */
 static json_object *parse_strict(const char *s) {
         struct json_tokener *tok = json_tokener_new();
         json_object *o;
 
         ASSERT_TRUE(tok);
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
         o = json_tokener_parse_ex(tok, s, (int) strlen(s));
         ASSERT_EQ(json_tokener_get_error(tok), json_tokener_success);
         json_tokener_free(tok);
@@ -432,11 +434,13 @@ TEST(fixture_contents) {
                 ASSERT_STREQ(y.trigger, "\xf0\x9f\x98\x80 ok");
         }
 
-        /* json-c saturates integers above UINT64_MAX: a usec value becomes USEC_INFINITY */
+        /* An integer above UINT64_MAX is refused whatever json-c would make of it (0.16 saturated
+         * it, 0.18 refuses it): bad-usec-overflow.json, with the other bad-* fixtures. The
+         * largest value loads. */
         {
                 _cleanup_(run_record_done) RunRecord x = {};
-                _cleanup_free_ char *e = read_fixture("good-usec-overflow-saturates.json", NULL);
-                ASSERT_OK(run_record_from_json_string(e, &x));
+                ASSERT_OK(run_record_from_json_string(
+                        "{\"started_realtime_usec\": 18446744073709551615, \"result\": \"success\"}", &x));
                 ASSERT_U64_EQ(x.started_realtime, USEC_INFINITY);
         }
 }

@@ -588,17 +588,111 @@ int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size
         return 1;
 }
 
+/* text (len bytes of valid UTF-8) with each character above U+007F written as its \u escape (two, a
+ * surrogate pair, above U+FFFF): the same JSON, in ASCII. json-c 0.18's strict mode refuses every
+ * byte above 0x7f, a signed char taken for a control character (json-c issues #875, #892: Debian 13
+ * has it), so a record with "é" or U+FFFD in a mount point would not load; json-c decodes the
+ * escapes back to the same UTF-8. Outside a string an escape is as invalid as the character was.
+ * NULL when out of memory. */
+static char *ascii_escaped(const char *text, size_t len, size_t *ret_len) {
+        static const char hex[] = "0123456789abcdef";
+        size_t n = 0;
+        char *out;
+
+        /* at most 12 bytes ("\ud83d\udcbe") for a 4-byte character: 3 per input byte */
+        out = malloc(len * 3 + 1);
+        if (!out)
+                return NULL;
+        for (size_t i = 0; i < len;) {
+                const unsigned char *c = (const unsigned char *) text + i;
+                size_t k = *c < 0x80 ? 1 : utf8_sequence_length(text + i, len - i);
+                uint32_t cp;
+
+                if (k == 1) {
+                        out[n++] = text[i++];
+                        continue;
+                }
+                cp = k == 2   ? (uint32_t) (c[0] & 0x1f) << 6 | (c[1] & 0x3f)
+                     : k == 3 ? (uint32_t) (c[0] & 0x0f) << 12 | (uint32_t) (c[1] & 0x3f) << 6 | (c[2] & 0x3f)
+                              : (uint32_t) (c[0] & 0x07) << 18 | (uint32_t) (c[1] & 0x3f) << 12 |
+                                        (uint32_t) (c[2] & 0x3f) << 6 | (c[3] & 0x3f);
+                for (int half = 0; half < (cp > 0xffff ? 2 : 1); half++) {
+                        uint32_t u = cp <= 0xffff ? cp
+                                     : half == 0  ? 0xd800 + ((cp - 0x10000) >> 10)
+                                                  : 0xdc00 + ((cp - 0x10000) & 0x3ff);
+
+                        out[n++] = '\\';
+                        out[n++] = 'u';
+                        for (int shift = 12; shift >= 0; shift -= 4)
+                                out[n++] = hex[(u >> shift) & 0xf];
+                }
+                i += k;
+        }
+        out[n] = 0;
+        *ret_len = n;
+        return out;
+}
+
+/* Whether text has an integer literal outside what json-c holds (above UINT64_MAX, below INT64_MIN):
+ * json-c 0.16 saturates one, 0.18's strict mode refuses it ("number expected"); refused on both. */
+static bool integer_out_of_range(const char *text, size_t len) {
+        bool in_string = false;
+
+        for (size_t i = 0; i < len; i++) {
+                const char *limit;
+                size_t start, end;
+
+                if (in_string) {
+                        if (text[i] == '\\')
+                                i++;
+                        else if (text[i] == '"')
+                                in_string = false;
+                        continue;
+                }
+                if (text[i] == '"') {
+                        in_string = true;
+                        continue;
+                }
+                if (text[i] != '-' && !(text[i] >= '0' && text[i] <= '9'))
+                        continue;
+                start = text[i] == '-' ? i + 1 : i;
+                for (end = start; end < len && text[end] >= '0' && text[end] <= '9'; end++)
+                        ;
+                limit = text[i] == '-' ? "9223372036854775808" : "18446744073709551615";
+                /* a fraction or an exponent makes it a double, json-c's to judge */
+                if (end >= len || !strchr(".eE", text[end]))
+                        if (end - start > strlen(limit) ||
+                            (end - start == strlen(limit) && memcmp(text + start, limit, end - start) > 0))
+                                return true;
+                /* the rest of the number: digits, '.', 'e', signs */
+                for (i = end; i + 1 < len && strchr(".eE+-0123456789", text[i + 1]) && text[i + 1]; i++)
+                        ;
+        }
+        return false;
+}
+
 int json_parse_strict(const char *text, size_t len, size_t max, int depth, json_object **ret) {
         _cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
         _cleanup_json_ json_object *o = NULL;
+        _cleanup_free_ char *ascii = NULL;
 
         if (len > max)
                 return -EFBIG;
         if (len > INT_MAX)
                 return -EFBIG;
         /* json-c's own check lets surrogates (ED A0..BF ..) through; ours is strict. */
-        if (memchr(text, 0, len) || !utf8_is_valid_n(text, len))
+        if (memchr(text, 0, len) || !utf8_is_valid_n(text, len) || integer_out_of_range(text, len))
                 return -EBADMSG;
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char) text[i] >= 0x80) {
+                        ascii = ascii_escaped(text, len, &len);
+                        if (!ascii)
+                                return -ENOMEM;
+                        if (len > INT_MAX)
+                                return -EFBIG;
+                        text = ascii;
+                        break;
+                }
 
         tok = json_tokener_new_ex(depth);
         if (!tok)

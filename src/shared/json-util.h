@@ -132,7 +132,7 @@ json_object *json_get(json_object *o, const char *key);
 int json_get_object(json_object *o, const char *key, JsonFlags flags, json_object **ret);
 /* An array of at most max elements (default: NULL). */
 int json_get_array(json_object *o, const char *key, JsonFlags flags, size_t max, json_object **ret);
-/* A non-negative integer (json-c saturates values above UINT64_MAX). */
+/* A non-negative integer (json_parse_strict() refuses one above UINT64_MAX). */
 int json_get_u64(json_object *o, const char *key, JsonFlags flags, uint64_t def, uint64_t *ret);
 /* An integer in 0..max. */
 int json_get_int(json_object *o, const char *key, JsonFlags flags, int max, int def, int *ret);
