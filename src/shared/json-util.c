@@ -608,7 +608,7 @@ static char *ascii_escaped(const char *text, size_t len, size_t *ret_len) {
                 size_t k = *c < 0x80 ? 1 : utf8_sequence_length(text + i, len - i);
                 uint32_t cp;
 
-                if (k == 1) {
+                if (k <= 1) { /* ASCII (0: not after utf8_is_valid_n(), but never a loop) */
                         out[n++] = text[i++];
                         continue;
                 }
@@ -664,9 +664,11 @@ static bool integer_out_of_range(const char *text, size_t len) {
                         if (end - start > strlen(limit) ||
                             (end - start == strlen(limit) && memcmp(text + start, limit, end - start) > 0))
                                 return true;
-                /* the rest of the number: digits, '.', 'e', signs */
-                for (i = end; i + 1 < len && strchr(".eE+-0123456789", text[i + 1]) && text[i + 1]; i++)
+                /* past the rest of the number (a fraction, an exponent): the loop goes on with the
+                 * byte after it */
+                for (i = end; i < len && text[i] && strchr(".eE+-0123456789", text[i]); i++)
                         ;
+                i--;
         }
         return false;
 }
