@@ -617,13 +617,17 @@ TEST(json_parse) {
         ASSERT_TRUE(json_object_is_type(o, json_type_object));
         json_object_put(o);
         o = NULL;
-        ASSERT_ERR(PARSE("[\xc3\xa9]"), EBADMSG); /* a character outside a string, escaped or not */
+        ASSERT_ERR(PARSE("[\xc3\xa9]"), EBADMSG);       /* a character outside a string, escaped or not */
+        ASSERT_ERR(PARSE("[\"\\\xc3\xa9\"]"), EBADMSG); /* "\é": an invalid escape, not "\\u00e9" */
+        ASSERT_ERR(PARSE("{\"\\\xf0\x9f\x92\xbe\": 1}"), EBADMSG);
         /* Integers beyond json-c's range are refused (0.16 saturated them, 0.18 refuses them);
          * the limits themselves, doubles and digits in strings are not. */
         ASSERT_ERR(PARSE("[18446744073709551616]"), EBADMSG);
         ASSERT_ERR(PARSE("[1, 99999999999999999999999]"), EBADMSG);
         ASSERT_ERR(PARSE("[-9223372036854775809]"), EBADMSG);
-        ASSERT_ERR(PARSE("[1,-9223372036854775809]"), EBADMSG); /* right after another number */
+        ASSERT_ERR(PARSE("[1,-9223372036854775809]"), EBADMSG);          /* right after another number */
+        ASSERT_ERR(PARSE("[\"a\\\\\", 18446744073709551616]"), EBADMSG); /* after a string ending in \\ */
+        ASSERT_ERR(PARSE("[\"\\\"\", 18446744073709551616]"), EBADMSG);  /* after a string of \" */
         ASSERT_ERR(PARSE("[1.5e-3,99999999999999999999999]"), EBADMSG);
         ASSERT_TRUE(o == NULL);
         ASSERT_OK(PARSE(
@@ -642,9 +646,9 @@ TEST(json_parse) {
 TEST(json_parse_non_ascii) {
         static const char text[] = "{\"m\xc3\xbcnt\": \"/media/Donn\xc3\xa9\x65s \xe2\x82\xac \xef\xbf\xbd\","
                                    " \"disk\": \"\xf0\x9f\x92\xbe\\ud83d\\udcbe\xf4\x8f\xbf\xbf\","
-                                   " \"max\": \"\xef\xbf\xbf\xc2\x80\\u00e9\"}";
+                                   " \"max\": \"\xef\xbf\xbf\xc2\x80\\u00e9\", \"bs\": \"\\\\\xc3\xa9\"}";
         _cleanup_json_ json_object *o = NULL;
-        _cleanup_free_ char *m = NULL, *d = NULL, *x = NULL;
+        _cleanup_free_ char *m = NULL, *d = NULL, *x = NULL, *b = NULL;
 
         ASSERT_OK(json_parse_strict(text, strlen(text), 4096, 3, &o));
         ASSERT_OK(json_get_string(o, "m\xc3\xbcnt", 0, 256, &m));
@@ -653,6 +657,8 @@ TEST(json_parse_non_ascii) {
         ASSERT_STREQ(d, "\xf0\x9f\x92\xbe\xf0\x9f\x92\xbe\xf4\x8f\xbf\xbf");
         ASSERT_OK(json_get_string(o, "max", 0, 256, &x));
         ASSERT_STREQ(x, "\xef\xbf\xbf\xc2\x80\xc3\xa9");
+        ASSERT_OK(json_get_string(o, "bs", 0, 256, &b)); /* an escaped backslash, then a character */
+        ASSERT_STREQ(b, "\\\xc3\xa9");
 }
 
 TEST(devnum) {

@@ -592,26 +592,31 @@ int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size
  * surrogate pair, above U+FFFF): the same JSON, in ASCII. json-c 0.18's strict mode refuses every
  * byte above 0x7f, a signed char taken for a control character (json-c issues #875, #892: Debian 13
  * has it), so a record with "é" or U+FFFD in a mount point would not load; json-c decodes the
- * escapes back to the same UTF-8. Outside a string an escape is as invalid as the character was.
- * NULL when out of memory. */
-static char *ascii_escaped(const char *text, size_t len, size_t *ret_len) {
+ * escapes back to the same UTF-8. Outside a string an escape is as invalid as the character was;
+ * after a backslash the character is an invalid escape, refused here (-EBADMSG). -ENOMEM. */
+static int ascii_escaped(const char *text, size_t len, char **ret, size_t *ret_len) {
         static const char hex[] = "0123456789abcdef";
-        size_t n = 0;
-        char *out;
+        _cleanup_free_ char *out = NULL;
+        size_t n = 0, backslashes = 0;
 
         /* at most 12 bytes ("\ud83d\udcbe") for a 4-byte character: 3 per input byte */
         out = malloc(len * 3 + 1);
         if (!out)
-                return NULL;
+                return -ENOMEM;
         for (size_t i = 0; i < len;) {
                 const unsigned char *c = (const unsigned char *) text + i;
                 size_t k = *c < 0x80 ? 1 : utf8_sequence_length(text + i, len - i);
                 uint32_t cp;
 
                 if (k <= 1) { /* ASCII (0: not after utf8_is_valid_n(), but never a loop) */
+                        backslashes = text[i] == '\\' ? backslashes + 1 : 0;
                         out[n++] = text[i++];
                         continue;
                 }
+                /* "\é" is an invalid escape; "\\u00e9" would be a valid one */
+                if (backslashes % 2 == 1)
+                        return -EBADMSG;
+                backslashes = 0;
                 cp = k == 2   ? (uint32_t) (c[0] & 0x1f) << 6 | (c[1] & 0x3f)
                      : k == 3 ? (uint32_t) (c[0] & 0x0f) << 12 | (uint32_t) (c[1] & 0x3f) << 6 | (c[2] & 0x3f)
                               : (uint32_t) (c[0] & 0x07) << 18 | (uint32_t) (c[1] & 0x3f) << 12 |
@@ -629,8 +634,9 @@ static char *ascii_escaped(const char *text, size_t len, size_t *ret_len) {
                 i += k;
         }
         out[n] = 0;
+        *ret = TAKE_PTR(out);
         *ret_len = n;
-        return out;
+        return 0;
 }
 
 /* Whether text has an integer literal outside what json-c holds (above UINT64_MAX, below INT64_MIN):
@@ -687,9 +693,10 @@ int json_parse_strict(const char *text, size_t len, size_t max, int depth, json_
                 return -EBADMSG;
         for (size_t i = 0; i < len; i++)
                 if ((unsigned char) text[i] >= 0x80) {
-                        ascii = ascii_escaped(text, len, &len);
-                        if (!ascii)
-                                return -ENOMEM;
+                        int r = ascii_escaped(text, len, &ascii, &len);
+
+                        if (r < 0)
+                                return r;
                         if (len > INT_MAX)
                                 return -EFBIG;
                         text = ascii;
