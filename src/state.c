@@ -72,22 +72,37 @@ static int get_str(json_object *o, const char *key, JsonFlags flags, char **ret)
         return json_get_string(o, key, flags | JSON_BYTES, STATE_STRING_MAX, ret);
 }
 
+/* A mount's strings with their keys, in the order of its JSON object (both printers). */
+typedef struct RunMountString {
+        const char *key, *s;
+} RunMountString;
+
+static void run_mount_strings(const RunMount *m, RunMountString ret[static 5]) {
+        ret[0] = (RunMountString) { "mount_point", m->mount_point };
+        ret[1] = (RunMountString) { "fstype", m->fstype };
+        ret[2] = (RunMountString) { "action", m->action };
+        ret[3] = (RunMountString) { "reason", m->reason };
+        ret[4] = (RunMountString) { "outcome", m->outcome };
+}
+
 /* What run_mount_to_json() refuses, checked without building anything. */
 static int run_mount_check(const RunMount *m) {
-        const char *strs[] = { m->mount_point, m->fstype, m->action, m->reason, m->outcome };
+        RunMountString strs[5];
 
         if (!m->mount_point || !m->action || !m->outcome)
                 return -EINVAL;
         if (m->error < 0 || m->error > STATE_ERRNO_MAX || m->abandoned_pid < 0)
                 return -EINVAL;
+        run_mount_strings(m, strs);
         for (size_t i = 0; i < ELEMENTSOF(strs); i++)
-                if (strs[i] && strlen(strs[i]) > STATE_STRING_MAX)
+                if (strs[i].s && strlen(strs[i].s) > STATE_STRING_MAX)
                         return -E2BIG;
         return 0;
 }
 
 static int run_mount_to_json(const RunMount *m, json_object **ret) {
         _cleanup_json_ json_object *o = NULL;
+        RunMountString strs[5];
         int r;
 
         r = run_mount_check(m);
@@ -97,10 +112,13 @@ static int run_mount_to_json(const RunMount *m, json_object **ret) {
         o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
-        if ((r = add_str(o, "mount_point", m->mount_point)) < 0 ||
-            (r = add_str(o, "fstype", m->fstype)) < 0 || (r = add_str(o, "action", m->action)) < 0 ||
-            (r = add_str(o, "reason", m->reason)) < 0 || (r = add_str(o, "outcome", m->outcome)) < 0 ||
-            (r = json_add_u64(o, "duration_usec", m->duration)) < 0 ||
+        run_mount_strings(m, strs);
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++) {
+                r = add_str(o, strs[i].key, strs[i].s);
+                if (r < 0)
+                        return r;
+        }
+        if ((r = json_add_u64(o, "duration_usec", m->duration)) < 0 ||
             (m->start_offset > 0 && (r = json_add_u64(o, "start_offset_usec", m->start_offset)) < 0) ||
             (m->writeback_wait > 0 && (r = json_add_u64(o, "writeback_wait_usec", m->writeback_wait)) < 0) ||
             (r = json_add_int(o, "errno", m->error)) < 0 ||
@@ -112,19 +130,6 @@ static int run_mount_to_json(const RunMount *m, json_object **ret) {
 
         *ret = TAKE_PTR(o);
         return 0;
-}
-
-/* A mount's strings, with their keys in run_mount_to_json()'s order. */
-typedef struct RunMountString {
-        const char *key, *s;
-} RunMountString;
-
-static void run_mount_strings(const RunMount *m, RunMountString ret[static 5]) {
-        ret[0] = (RunMountString) { "mount_point", m->mount_point };
-        ret[1] = (RunMountString) { "fstype", m->fstype };
-        ret[2] = (RunMountString) { "action", m->action };
-        ret[3] = (RunMountString) { "reason", m->reason };
-        ret[4] = (RunMountString) { "outcome", m->outcome };
 }
 
 /* Whether run_mount_print() can print m: its strings are valid UTF-8. */

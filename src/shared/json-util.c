@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,10 +288,15 @@ static char *buf_grow(JsonBuf *b, size_t n) {
         if (b->error < 0)
                 return NULL;
         if (n > b->size - b->len) {
-                size_t want = MAX(b->len + n, MAX(b->size * 2, (size_t) 1024));
+                size_t want;
                 char *q;
 
-                if (want < b->len + n || !(q = realloc(b->text, want))) {
+                if (n > SIZE_MAX / 2 - b->len) { /* never, short of memory itself */
+                        b->error = -ENOMEM;
+                        return NULL;
+                }
+                want = MAX(b->len + n, MAX(b->size * 2, (size_t) 1024));
+                if (!(q = realloc(b->text, want))) {
                         b->error = -ENOMEM;
                         return NULL;
                 }
