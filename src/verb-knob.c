@@ -59,7 +59,10 @@ static bool handover_end_cycle(const char *state_dir) {
                                   "hook's link, ignoring (without the link no late pass runs, and the "
                                   "kernel's sync stays on): %m",
                                   state_dir);
-        if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
+        /* The daemon's pass of this sleep may still be saving (DAEMON_PASS_SAVE_WAIT); record-cycle,
+         * run after this, reads what it saved. */
+        if (dir_fd < 0 ||
+            state_lock_wait(state_dir, now(CLOCK_MONOTONIC) + DAEMON_PASS_SAVE_WAIT, &lock_fd) < 0)
                 return hook_was_down;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
                 return hook_was_down;

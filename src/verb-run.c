@@ -265,6 +265,9 @@ static int pass_lock(Pass *p) {
          * while logind waits, and refuses at once as before. */
         if (r == -EBUSY && pass_is_unit(p) && !isempty(p->a->invocation_id))
                 r = pass_lock_wait(p);
+        else if (r == -EBUSY && p->a->late)
+                /* The main pass of this sleep saving its record after its report (pass_report()). */
+                r = state_lock_wait(dir, now(CLOCK_MONOTONIC) + DAEMON_PASS_SAVE_WAIT, &p->lock_fd);
         if (r == -EBUSY)
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
                                        dir);
@@ -586,14 +589,16 @@ static void pass_late_skip_decide(Pass *p) {
         p->rec.kernel_sync_estimate = f.estimate;
 }
 
-/* ... and tells the system-sleep hook (the marker went as the pass wrote its token), its record and
- * handover saved, before its report to the daemon: one small file on tmpfs. The marker names this
- * pass's token, which a unit's pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the
- * hook would not follow it. pass_log() says so. */
+/* ... and tells the system-sleep hook (the marker went as the pass wrote its token), under its lock,
+ * before its report to the daemon and the save of its record: one small file on tmpfs. Nothing the
+ * hook then leaves out rests on the record: the kernel's own sync stays on, and a record that cannot
+ * be saved after is only missing from status. The marker names this pass's token, which a unit's
+ * pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the hook would not follow it.
+ * pass_log() says so. */
 static void pass_late_skip_tell(Pass *p) {
         int r;
 
-        if (!p->rec.late_left_out || !p->saved || p->state_fd < 0)
+        if (!p->rec.late_left_out || !pass_has_state(p))
                 return;
         r = handover_late_skip_write(p->state_fd, p->unit_token);
         if (r < 0)
@@ -602,7 +607,7 @@ static void pass_late_skip_tell(Pass *p) {
         p->late_skip_told = r >= 0;
 }
 
-/* Late FUSE evidence, the record (saved under the lock), the handover for the next pass. */
+/* Late FUSE evidence, the record built, the outcome of each mount, the late pass left out or not. */
 static int pass_record(Pass *p) {
         size_t n = MAX(p->c.plan->n_entries, 1), n_clean = 0;
         _cleanup_free_ const char **fuse_why = calloc(n, sizeof(char *));
@@ -638,6 +643,13 @@ static int pass_record(Pass *p) {
                 return log_oom();
         log_mount_outcomes(p);
         pass_late_skip_decide(p);
+        return 0;
+}
+
+/* The record and the handover for the next pass, saved under the lock. */
+static void pass_save(Pass *p) {
+        const Args *a = p->a;
+        int r;
 
         if (p->lock_fd >= 0) {
                 usec_t t2 = now(CLOCK_MONOTONIC);
@@ -665,7 +677,6 @@ static int pass_record(Pass *p) {
                 p->carried = true;
                 log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
         }
-        return 0;
 }
 
 
@@ -882,9 +893,23 @@ static void pass_ask_requirers(Pass *p) {
         p->requirers_error = r < 0 ? r : 0;
 }
 
-/* The outcome is known once the record and handover are saved (and, in the late pass, the knob
- * decided): nothing the pass does after (log, scope) writes the state directory, so the lock goes
- * first and the caller is told. */
+/* The main pass's outcome is known once its record is built: its caller (the daemon, which then
+ * lets logind go on) is told before the record and handover are saved, ~1 ms on the sleep path
+ * (docs/PERFORMANCE.md). They are saved right after, under the state lock, which whatever reads
+ * them for this sleep takes first: the unit's pass and the late pass wait for it (state_lock_wait()),
+ * status reads whole files (renamed into place). "recorded": the record says "success" and the lock
+ * is held to save it. A save that fails after is logged; the late pass then finds no "unit" line for
+ * this sleep and vouches only for what it syncs itself, as when the unit's pass could write none. */
+static void pass_report(Pass *p, const RunDone *notify) {
+        if (!notify || !notify->done)
+                return;
+        notify->done(pass_exit_code(p), pass_has_state(p) && streq_ptr(p->rec.result, "success"),
+                     notify->userdata);
+}
+
+/* The late pass's outcome is known once its record and handover are saved and its knob decided:
+ * nothing it does after (log, scope) writes the state directory, so the lock goes first and the
+ * caller is told. */
 static void pass_notify(Pass *p, const RunDone *notify) {
         if (!notify || !notify->done)
                 return;
@@ -892,8 +917,8 @@ static void pass_notify(Pass *p, const RunDone *notify) {
         notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
 }
 
-/* lock → prepare → execute → record (late-skip: the unit's pass) → (notify: main pass) → knob → (notify:
- * late pass) → scope → log. */
+/* lock → prepare → execute → record → (late-skip: the unit's pass) → (report: main pass) → save →
+ * knob → (notify: late pass) → scope → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -923,8 +948,13 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         if (r < 0)
                 return r;
         pass_late_skip_tell(&p);
-        if (!a->late)
-                pass_notify(&p, notify);
+        if (!a->late && !a->save_first)
+                pass_report(&p, notify);
+        pass_save(&p);
+        if (!a->late && a->save_first) /* as before 2026-12-05 (measurement only) */
+                pass_report(&p, notify);
+        if (!a->late) /* nothing after writes the state directory (the knob is the late pass's) */
+                p.lock_fd = safe_close(p.lock_fd);
         pass_knob(&p, notify);
         if (a->late)
                 pass_notify(&p, notify);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * verb_run()'s RunDone (verbs.h), in process: the main pass tells its caller once, with its state
- * lock already released, its record saved and what its exit status and record will say; the late
- * pass once its knob is decided, having asked right before whether its requester still waits (the
+ * verb_run()'s RunDone (verbs.h), in process: the main pass tells its caller once, what its exit
+ * status and record will say, with its record built and not yet saved, its state lock held until it
+ * is (the late pass and restore-knob wait for it); the late pass once its knob is decided, its lock
+ * released and its record saved, having asked right before whether its requester still waits (the
  * daemon's late pass for the system-sleep hook, hook-socket.h), and keeps the kernel's sync on when
- * not. The daemon's pass reports through it (pass_child()), so logind's lock goes
- * before the pass logs its outcome. A manual pass of this machine (root: it syncs), its state and
- * configuration in a temporary directory on /dev/shm.
+ * not. The daemon's pass reports through it (pass_child()), so logind's lock goes before the pass
+ * saves its record and logs its outcome. A manual pass of this machine (root: it syncs), its state
+ * and configuration in a temporary directory on /dev/shm.
  */
 
 #include <errno.h>
@@ -18,9 +19,12 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
+#include "handover.h"
 #include "late-skip.h"
 #include "log.h"
 #include "state.h"
@@ -47,6 +51,7 @@ typedef struct Seen {
         int lock;        /* state_lock() at the call: 0 when the pass had released it */
         bool has_last;   /* last.json was there */
         char result[16]; /* ... and said */
+        usec_t started;  /* ... and its start (CLOCK_REALTIME) */
 } Seen;
 
 static void on_done(int code, bool recorded, void *userdata) {
@@ -60,8 +65,10 @@ static void on_done(int code, bool recorded, void *userdata) {
         s->lock = state_lock(state_dir, &fd);
         safe_close(fd);
         ASSERT_OK(state_load(state_dir, &last, &s->has_last, NULL, NULL));
-        if (s->has_last)
+        if (s->has_last) {
                 snprintf(s->result, sizeof s->result, "%s", last.result);
+                s->started = last.started_realtime;
+        }
 }
 
 static Args args(void) {
@@ -81,20 +88,37 @@ static Args args(void) {
 }
 
 TEST(main_pass_notifies) {
+        _cleanup_(run_record_done) RunRecord last = {};
         Seen s = {};
         RunDone n = { .done = on_done, .userdata = &s };
         Args a = args();
-        int code = -1;
-        bool recorded = false;
+        usec_t before = now(CLOCK_REALTIME);
+        int code = -1, fd = -EBADF;
+        bool recorded = false, has = false;
 
         ASSERT_OK(verb_run(&a, &n, &code, &recorded));
         ASSERT_EQ(s.calls, 1U);
-        /* What it said is what the pass returned. */
+        /* What it said is what the pass returned, and what the record it saved after says. */
         ASSERT_EQ(s.code, code);
         ASSERT_EQ(s.recorded, recorded);
-        /* Its lock released, its record saved, before the call. */
-        ASSERT_EQ(s.lock, 0);
-        ASSERT_TRUE(s.has_last);
+        ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
+        ASSERT_TRUE(has && last.started_realtime >= before);
+        ASSERT_EQ(recorded, streq(last.result, "success"));
+        /* At the call its lock was held, this pass's record not saved yet (an earlier one's, if any,
+         * was there) ... */
+        ASSERT_EQ(s.lock, -EBUSY);
+        ASSERT_TRUE(!s.has_last || s.started < before);
+        /* ... and after, the lock is free. */
+        ASSERT_OK(state_lock(state_dir, &fd));
+        safe_close(fd);
+        /* $SUSPEND_SYNC_TEST_SAVE_FIRST (the benchmark's savefirst): saved before the call. */
+        s = (Seen) {};
+        a = args();
+        a.save_first = true;
+        before = now(CLOCK_REALTIME);
+        ASSERT_OK(verb_run(&a, &n, &code, &recorded));
+        ASSERT_EQ(s.calls, 1U);
+        ASSERT_TRUE(s.has_last && s.started >= before);
         ASSERT_EQ(s.recorded, streq(s.result, "success"));
         /* Nothing without a RunDone. */
         a = args();
@@ -317,6 +341,92 @@ TEST(restore_knob_records_resume_without_hook) {
         ASSERT_TRUE(strstr(text, "REALTIME=") != NULL);
 }
 
+/* Another process holds the state lock for hold, as the daemon's pass does while it saves after its
+ * report: its PID, once it holds it. */
+static pid_t lock_holder(usec_t hold) {
+        int p[2], fd = -EBADF;
+        char c = 0;
+        pid_t pid;
+
+        ASSERT_TRUE(pipe2(p, O_CLOEXEC) == 0);
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                if (state_lock(state_dir, &fd) < 0)
+                        _exit(1);
+                (void) write(p[1], "x", 1);
+                (void) usleep(hold);
+                _exit(0);
+        }
+        safe_close(p[1]);
+        ASSERT_TRUE(read(p[0], &c, 1) == 1);
+        safe_close(p[0]);
+        return pid;
+}
+
+static void lock_holder_wait(pid_t pid) {
+        int status = -1;
+
+        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The late pass waits (DAEMON_PASS_SAVE_WAIT) for a state lock held while the daemon's pass saves;
+ * one held past that refuses it, as before (the kernel's sync stays on). */
+TEST(late_pass_waits_for_a_save) {
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(config);
+        int code = -1;
+        pid_t pid;
+
+        pid = lock_holder(200 * USEC_PER_MSEC);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        ASSERT_EQ(l.seen.calls, 1U);
+        ASSERT_TRUE(l.seen.has_last);
+        lock_holder_wait(pid);
+
+        l = (Late) { .waits = true };
+        a = late_args(config);
+        pid = lock_holder(DAEMON_PASS_SAVE_WAIT + 500 * USEC_PER_MSEC);
+        ASSERT_ERR(verb_run(&a, &n, &code, NULL), EBUSY);
+        ASSERT_EQ(l.seen.calls, 0U);
+        lock_holder_wait(pid);
+}
+
+/* restore-knob drops the unit's "unit" line from the handover under the lock, and waits for it as
+ * the late pass does: the daemon's pass of a sleep that ended at once (a fake /sys/power) may
+ * still be saving that line. */
+TEST(restore_knob_waits_for_a_save) {
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_close_ int dir_fd = -EBADF;
+        Args a = args();
+        int code = -1;
+        pid_t pid;
+
+        a.trigger = "unit";
+        a.sysfs = sysfs;
+        a.config = config_nocheap;
+        ASSERT_OK(verb_run(&a, NULL, &code, NULL));
+        ASSERT_TRUE((dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+        ASSERT_OK(handover_load(dir_fd, &h));
+        if (h.unit_pass == 0) {
+                fprintf(stderr, "note: this machine's unit pass leaves no \"unit\" line (it left "
+                                "something unsynced): nothing for restore-knob to drop\n");
+                return;
+        }
+        handover_done(&h);
+
+        pid = lock_holder(200 * USEC_PER_MSEC);
+        a = args();
+        a.sysfs = sysfs;
+        ASSERT_OK(verb_restore_knob(&a));
+        lock_holder_wait(pid);
+        h = (Handover) {};
+        ASSERT_OK(handover_load(dir_fd, &h));
+        ASSERT_EQ(h.unit_pass, (usec_t) 0);
+}
+
 int main(void) {
         char path[160];
 
@@ -368,6 +478,8 @@ int main(void) {
         RUN(requester_gone_keeps_kernel_sync);
         RUN(unit_pass_late_skip);
         RUN(restore_knob_records_resume_without_hook);
+        RUN(late_pass_waits_for_a_save);
+        RUN(restore_knob_waits_for_a_save);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
          * at its bound, a worker on its way out) may still hold a debugfs fd, and umount(2) failed
