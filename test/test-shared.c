@@ -532,6 +532,59 @@ TEST(json_buf_as_json_c) {
         }
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/* json_buf_out_of_memory: a request the allocator cannot serve returns NULL under ASan too, as it
+ * does under glibc (ASAN_OPTIONS from the environment still apply on top). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) {
+        return "allocator_may_return_null=1";
+}
+#endif
+
+/* A JsonBuf's allocation failure is kept (-ENOMEM) and everything after it adds nothing, reset
+ * included: the printer's caller checks once per object (state.c), so nothing half-printed may pass
+ * for an object. Both ways it fails: realloc() refusing (a buffer grown to a quarter of the address
+ * space asks for half of it), and the guard against a length that would overflow (where realloc()
+ * would refuse too: the guard only keeps the sum from wrapping). */
+TEST(json_buf_out_of_memory) {
+        _cleanup_(json_buf_done) JsonBuf b = {};
+        size_t len, size;
+
+        json_buf_open(&b, JSON_FORMAT_SHORT, 0);
+        json_buf_key(&b, "a");
+        json_buf_u64(&b, 1);
+        ASSERT_EQ(b.error, 0);
+        len = b.len;
+        size = b.size;
+
+        for (int round = 0; round < 2; round++) {
+                /* The text as if that long: no byte past the real one is touched, since every call
+                 * below must grow it first. */
+                b.len = b.size = round == 0 ? SIZE_MAX / 4 : SIZE_MAX / 2;
+                b.error = 0;
+                json_buf_key(&b, "b");
+                ASSERT_EQ(b.error, -ENOMEM);
+                ASSERT_EQ(b.len, round == 0 ? SIZE_MAX / 4 : SIZE_MAX / 2);
+                json_buf_string(&b, "x", 1);
+                json_buf_string_or_null(&b, NULL);
+                json_buf_u64(&b, UINT64_MAX);
+                json_buf_int(&b, -1);
+                json_buf_null(&b);
+                json_buf_close(&b);
+                ASSERT_EQ(b.len, round == 0 ? SIZE_MAX / 4 : SIZE_MAX / 2);
+                ASSERT_EQ(b.error, -ENOMEM);
+                json_buf_reset(&b);
+                json_buf_open(&b, JSON_FORMAT_SHORT, 0);
+                json_buf_key(&b, "c");
+                ASSERT_EQ(b.len, (size_t) 0);
+                ASSERT_EQ(b.error, -ENOMEM);
+        }
+        /* The text itself was left as it was. */
+        b.len = len;
+        b.size = size;
+        ASSERT_TRUE(len == 6 && memcmp(b.text, "{\"a\":1", len) == 0);
+}
+
 TEST(json_get) {
         _cleanup_json_ json_object *o = NULL;
         json_object *sub = NULL, *ar = NULL;
@@ -1181,6 +1234,7 @@ int main(void) {
         RUN(hex);
         RUN(json_build);
         RUN(json_buf_as_json_c);
+        RUN(json_buf_out_of_memory);
         RUN(json_get);
         RUN(json_parse);
         RUN(json_parse_non_ascii);
