@@ -33,10 +33,13 @@
 #define DAEMON_PASS_DEADLINE_MAX (35 * USEC_PER_SEC)
 _Static_assert(DAEMON_PASS_DEADLINE_MAX + 5 * USEC_PER_SEC <= DAEMON_UNIT_LOCK_WAIT,
                "the unit's pass must outwait the daemon's, its exit included");
-/* The late pass, and restore-knob after the sleep, wait this long for a state lock held by the
- * daemon's pass of this sleep, which saves its record and handover right after its report (verb-run.c
- * pass_report(): 1-2 ms). A pass still syncing by then (hung past the unit's wait) keeps it: the late
- * pass is refused as before (the kernel's sync stays on), restore-knob leaves the handover be. */
+/* The late pass (no longer than a quarter of its DeadlineSec= from its start), and restore-knob and
+ * record-cycle after the sleep (not the post hook's restore-knob: nothing there may hold up a resume),
+ * wait this long for a state lock held by the daemon's pass of this sleep, which saves its record and
+ * handover right after its report at its own priority (verb-run.c pass_report(): 1-2 ms, and it steps
+ * aside only after). A pass still syncing by then (hung past the unit's wait) keeps it: the late pass
+ * is refused as before (the kernel's sync stays on), restore-knob leaves the handover be, record-cycle
+ * reads the records as they are. */
 #define DAEMON_PASS_SAVE_WAIT (1 * USEC_PER_SEC)
 /* A pass that has ended is decided as soon as its answers are in, or a known one withholds the mark;
  * at most this long after its exit (and never past the bound): one not in by then counts as none. */

@@ -206,7 +206,8 @@ static void child_step_aside(void) {
 }
 
 /* The report, once, through the pass child's pipe (userdata: its fd, closed after): four bytes into
- * an empty pipe, written whole, without waiting. */
+ * an empty pipe, written whole, without waiting. The pass saves its record after, at its priority:
+ * the late pass and restore-knob wait for its lock (DAEMON_PASS_SAVE_WAIT). */
 static void pass_report_send(int code, bool recorded, void *userdata) {
         int *fd = userdata;
         unsigned char buf[DAEMON_REPORT_SIZE];
@@ -216,6 +217,10 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
         daemon_report_format(code, recorded, buf);
         (void) write(*fd, buf, sizeof buf);
         *fd = safe_close(*fd);
+}
+
+/* RunDone.saved: its record saved and its lock released, the rest (messages, scope, exit) waits. */
+static void pass_saved(void *userdata) {
         child_step_aside();
 }
 
@@ -257,8 +262,8 @@ _noreturn_ static void pass_run(Daemon *d, int fd, ConfReader *reader) {
         /* The daemon may decide as soon as the pass's record is built (RunDone), before the pass saves
          * it and its handover under its state lock and logs its outcome; a pass that failed before
          * that reports as it returns. */
-        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .userdata = &fd }, &code, &recorded) <
-            0)
+        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .saved = pass_saved, .userdata = &fd },
+                     &code, &recorded) < 0)
                 code = EXIT_FAILURE;
         pass_report_send(code, recorded, &fd);
         reader = conf_reader_free(reader); /* not taken: the pass failed before its configuration */

@@ -123,6 +123,8 @@ typedef struct Pass {
         bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
         bool saved;          /* this pass's record was written (state_save()) */
         bool late_skip_told; /* KeepCheapSync=: the marker for the hook is written (late-skip.h) */
+        bool reported;       /* the main pass told its RunDone before its save (pass_report()) */
+        bool lock_pending;   /* the late pass found the lock held: waited for once its deadline is known */
         char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one */
         char boot_id[33];    /* this boot's id, "" when it cannot be read */
         bool state_on_disk;  /* the state directory is not on tmpfs (or cannot tell) */
@@ -265,9 +267,12 @@ static int pass_lock(Pass *p) {
          * while logind waits, and refuses at once as before. */
         if (r == -EBUSY && pass_is_unit(p) && !isempty(p->a->invocation_id))
                 r = pass_lock_wait(p);
-        else if (r == -EBUSY && p->a->late)
-                /* The main pass of this sleep saving its record after its report (pass_report()). */
-                r = state_lock_wait(dir, now(CLOCK_MONOTONIC) + DAEMON_PASS_SAVE_WAIT, &p->lock_fd);
+        else if (r == -EBUSY && p->a->late) {
+                /* Most likely the daemon's pass of this sleep, saving its record after its report
+                 * (pass_report()): waited for by pass_lock_late(), within the deadline. */
+                p->lock_pending = true;
+                r = 0;
+        }
         if (r == -EBUSY)
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
                                        dir);
@@ -281,6 +286,32 @@ static int pass_lock(Pass *p) {
         if (r >= 0 && p->state_on_disk)
                 log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
                             dir);
+        if (p->lock_fd >= 0)
+                pass_load_handover(p);
+        return 0;
+}
+
+/* The late pass that found the state lock held waits for it now that its policy and deadline are
+ * known (the handover is first read by pass_execute()): at most DAEMON_PASS_SAVE_WAIT, and no later
+ * than a quarter of DeadlineSec= from its start, so that the wait never costs the deadline. Still
+ * held: refused, as a second run always is (the kernel's sync stays on). */
+static int pass_lock_late(Pass *p) {
+        const char *dir = p->a->state_dir;
+        usec_t until;
+        int r;
+
+        if (!p->lock_pending)
+                return 0;
+        p->lock_pending = false;
+        until = MIN(usec_add(now(CLOCK_MONOTONIC), DAEMON_PASS_SAVE_WAIT),
+                    usec_add(p->a->started, p->c.policy->deadline / 4));
+        r = state_lock_wait(dir, until, &p->lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
+                                       dir);
+        if (r < 0)
+                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
+                                  dir);
         if (p->lock_fd >= 0)
                 pass_load_handover(p);
         return 0;
@@ -658,7 +689,12 @@ static void pass_save(Pass *p) {
                  * be inside the record it writes (tmpfs, ~100 us). */
                 p->rec.t_record = t2 - p->t_executed;
                 r = state_save(a->state_dir, &p->rec);
-                if (r < 0)
+                if (r < 0 && p->reported)
+                        log_warning_errno(r,
+                                          "Failed to record the run in '%s' after its outcome went to the "
+                                          "daemon: this sleep has no record of its pass: %m",
+                                          a->state_dir);
+                else if (r < 0)
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
                 p->saved = r >= 0;
         }
@@ -903,8 +939,13 @@ static void pass_ask_requirers(Pass *p) {
 static void pass_report(Pass *p, const RunDone *notify) {
         if (!notify || !notify->done)
                 return;
-        notify->done(pass_exit_code(p), pass_has_state(p) && streq_ptr(p->rec.result, "success"),
-                     notify->userdata);
+        if (p->a->save_first) /* saved already, the lock released, as before 2026-12-05 */
+                notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
+        else {
+                notify->done(pass_exit_code(p), pass_has_state(p) && streq_ptr(p->rec.result, "success"),
+                             notify->userdata);
+                p->reported = true;
+        }
 }
 
 /* The late pass's outcome is known once its record and handover are saved and its knob decided:
@@ -917,8 +958,8 @@ static void pass_notify(Pass *p, const RunDone *notify) {
         notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
 }
 
-/* lock → prepare → execute → record → (late-skip: the unit's pass) → (report: main pass) → save →
- * knob → (notify: late pass) → scope → log. */
+/* lock → prepare → (lock: a late pass that found it held) → execute → record → (late-skip: the unit's
+ * pass) → (report: main pass) → save → (saved: main pass) → knob → (notify: late pass) → scope → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -941,6 +982,9 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         r = pass_prepare(&p);
         if (r < 0)
                 return r;
+        r = pass_lock_late(&p);
+        if (r < 0)
+                return r;
         r = pass_execute(&p);
         if (r < 0)
                 return r;
@@ -951,10 +995,13 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         if (!a->late && !a->save_first)
                 pass_report(&p, notify);
         pass_save(&p);
-        if (!a->late && a->save_first) /* as before 2026-12-05 (measurement only) */
-                pass_report(&p, notify);
-        if (!a->late) /* nothing after writes the state directory (the knob is the late pass's) */
+        if (!a->late) { /* nothing after writes the state directory (the knob is the late pass's) */
                 p.lock_fd = safe_close(p.lock_fd);
+                if (a->save_first) /* as before 2026-12-05 (measurement only) */
+                        pass_report(&p, notify);
+                if (notify && notify->saved)
+                        notify->saved(notify->userdata);
+        }
         pass_knob(&p, notify);
         if (a->late)
                 pass_notify(&p, notify);
