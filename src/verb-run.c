@@ -255,10 +255,27 @@ static int pass_lock_wait(Pass *p) {
         return 0;
 }
 
+/* What the lock step found (r: state_lock()'s): held by another run, refused; none to be had (a
+ * missing or read-only state directory must not cost a sync), carried on unrecorded; taken, what
+ * earlier passes left read. */
+static int pass_lock_taken(Pass *p, int r) {
+        const char *dir = p->a->state_dir;
+
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
+                                       dir);
+        if (r < 0)
+                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
+                                  dir);
+        if (p->lock_fd >= 0)
+                pass_load_handover(p);
+        return 0;
+}
+
 static int pass_lock(Pass *p) {
         const char *dir = p->a->state_dir;
         bool is_tmpfs = true;
-        int r;
+        int r, k;
 
         if (pass_is_unit(p))
                 pass_mark_unit(p);
@@ -273,21 +290,15 @@ static int pass_lock(Pass *p) {
                 p->lock_pending = true;
                 r = 0;
         }
-        if (r == -EBUSY)
-                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
-                                       dir);
-        if (r < 0)
-                /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
-                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
-                                  dir);
+        k = pass_lock_taken(p, r);
+        if (k < 0)
+                return k;
         /* Whether locked or not (knob.orig is written there all the same): what cannot be told is a
          * real filesystem, and the late pass keeps the kernel's sync on. */
         p->state_on_disk = state_dir_check(dir, &is_tmpfs) < 0 || !is_tmpfs;
         if (r >= 0 && p->state_on_disk)
                 log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
                             dir);
-        if (p->lock_fd >= 0)
-                pass_load_handover(p);
         return 0;
 }
 
@@ -296,7 +307,6 @@ static int pass_lock(Pass *p) {
  * than a quarter of DeadlineSec= from its start, so that the wait never costs the deadline. Still
  * held: refused, as a second run always is (the kernel's sync stays on). */
 static int pass_lock_late(Pass *p) {
-        const char *dir = p->a->state_dir;
         usec_t until;
         int r;
 
@@ -305,16 +315,8 @@ static int pass_lock_late(Pass *p) {
         p->lock_pending = false;
         until = MIN(usec_add(now(CLOCK_MONOTONIC), DAEMON_PASS_SAVE_WAIT),
                     usec_add(p->a->started, p->c.policy->deadline / 4));
-        r = state_lock_wait(dir, until, &p->lock_fd);
-        if (r == -EBUSY)
-                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
-                                       dir);
-        if (r < 0)
-                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
-                                  dir);
-        if (p->lock_fd >= 0)
-                pass_load_handover(p);
-        return 0;
+        r = state_lock_wait(p->a->state_dir, until, &p->lock_fd);
+        return pass_lock_taken(p, r);
 }
 
 int verb_kick_flushers(int root_fd) {
