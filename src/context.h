@@ -32,8 +32,6 @@ typedef struct Args {
         const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
         bool serial_config;         /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
                                  * it samples, not while (measurement only: context_prepare()) */
-        bool save_first;            /* $SUSPEND_SYNC_TEST_SAVE_FIRST: the main pass saves its record before it
-                                 * reports (measurement only: verb-run.c pass_report()) */
         bool busy_only;         /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
         usec_t late_skip_below; /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
                                  * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */

@@ -33,14 +33,6 @@
 #define DAEMON_PASS_DEADLINE_MAX (35 * USEC_PER_SEC)
 _Static_assert(DAEMON_PASS_DEADLINE_MAX + 5 * USEC_PER_SEC <= DAEMON_UNIT_LOCK_WAIT,
                "the unit's pass must outwait the daemon's, its exit included");
-/* The late pass (no longer than a quarter of its DeadlineSec= from its start), and restore-knob and
- * record-cycle after the sleep (not the post hook's restore-knob: nothing there may hold up a resume),
- * wait this long for a state lock held by the daemon's pass of this sleep, which saves its record and
- * handover right after its report at its own priority (verb-run.c pass_report(): 1-2 ms, and it steps
- * aside only after). A pass still syncing by then (hung past the unit's wait) keeps it: the late pass
- * is refused as before (the kernel's sync stays on), restore-knob leaves the handover be, record-cycle
- * reads the records as they are. */
-#define DAEMON_PASS_SAVE_WAIT (1 * USEC_PER_SEC)
 /* A pass that has ended is decided as soon as its answers are in, or a known one withholds the mark;
  * at most this long after its exit (and never past the bound): one not in by then counts as none. */
 #define DAEMON_ANSWERS_WAIT (100 * USEC_PER_MSEC)
@@ -92,11 +84,10 @@ typedef struct DaemonPassFacts {
 const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size);
 
 /* The pass's report, written by its child to the daemon through a pipe as soon as the pass's record
- * is built (RunDone, verbs.h), before it saves that record and its handover under its state lock,
- * logs its outcome, flushes its log and exits: the daemon decides (and releases logind's lock)
- * without waiting for those. The exit stays the fallback (a child that dies before reporting).
- * 'R', the exit status (0-255), 1 when its record says "success" and its state lock is held to save
- * it else 0, '\n'. */
+ * and handover are saved and its state lock is released (RunDone, verbs.h), before it logs its
+ * outcome, flushes its log and exits: the daemon decides (and releases logind's lock) without
+ * waiting for those. The exit stays the fallback (a child that dies before reporting).
+ * 'R', the exit status (0-255), 1 when its record was saved and says "success" else 0, '\n'. */
 #define DAEMON_REPORT_SIZE 4
 void daemon_report_format(int code, bool recorded, unsigned char buf[static DAEMON_REPORT_SIZE]);
 /* 0 and the fields, or -EBADMSG for anything but one whole report. Pure. */

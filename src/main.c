@@ -269,7 +269,6 @@ int main(int argc, char *argv[]) {
         /* Tests only: the held evidence of kernels before 6.10 (progress.h) on this kernel. */
         a.busy_only = parse_boolean(getenv("SUSPEND_SYNC_TEST_BUSY_ONLY")) > 0;
         a.serial_config = parse_boolean(getenv("SUSPEND_SYNC_TEST_SERIAL_CONFIG")) > 0;
-        a.save_first = parse_boolean(getenv("SUSPEND_SYNC_TEST_SAVE_FIRST")) > 0;
         /* Tests only: KeepCheapSync='s bound, so that a check of the late pass left out does not
          * depend on how fast this machine's disks flush. */
         e = getenv("SUSPEND_SYNC_TEST_LATE_SKIP_BELOW");

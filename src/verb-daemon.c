@@ -98,7 +98,7 @@ typedef struct Daemon {
         int start_rfd;                  /* ... the standby's end of standby_start_fd, for the fork */
         sd_event_source *report_source; /* ... the read end (daemon_report_parse()) */
         bool pass_reported;             /* ... it reported: decided or waiting, its exit only reaps */
-        bool pass_recorded;             /* ... its report: its record says "success" (saved right after) */
+        bool pass_recorded;             /* ... its report: its record was saved and says "success" */
         sd_event_source *answers_timer; /* ... and waits for the answers to come in */
         usec_t pass_started, pass_started_realtime;
         sd_event_source *pass_timer;
@@ -206,8 +206,7 @@ static void child_step_aside(void) {
 }
 
 /* The report, once, through the pass child's pipe (userdata: its fd, closed after): four bytes into
- * an empty pipe, written whole, without waiting. The pass saves its record after, at its priority:
- * the late pass and restore-knob wait for its lock (DAEMON_PASS_SAVE_WAIT). */
+ * an empty pipe, written whole, without waiting. */
 static void pass_report_send(int code, bool recorded, void *userdata) {
         int *fd = userdata;
         unsigned char buf[DAEMON_REPORT_SIZE];
@@ -217,10 +216,6 @@ static void pass_report_send(int code, bool recorded, void *userdata) {
         daemon_report_format(code, recorded, buf);
         (void) write(*fd, buf, sizeof buf);
         *fd = safe_close(*fd);
-}
-
-/* RunDone.saved: its record saved and its lock released, the rest (messages, scope, exit) waits. */
-static void pass_saved(void *userdata) {
         child_step_aside();
 }
 
@@ -259,11 +254,11 @@ _noreturn_ static void pass_run(Daemon *d, int fd, ConfReader *reader) {
         a.prepared_reader = &reader;
         log_set_object_unit(SUSPEND_SYNC_UNIT);
         log_set_deadline(a.started + context_deadline_bound(&a));
-        /* The daemon may decide as soon as the pass's record is built (RunDone), before the pass saves
-         * it and its handover under its state lock and logs its outcome; a pass that failed before
-         * that reports as it returns. */
-        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .saved = pass_saved, .userdata = &fd },
-                     &code, &recorded) < 0)
+        /* The daemon may decide as soon as the pass's record and handover are saved and its state
+         * lock released (RunDone), before the pass logs its outcome; a pass that failed before that
+         * reports as it returns. */
+        if (verb_run(&a, &(const RunDone) { .done = pass_report_send, .userdata = &fd }, &code, &recorded) <
+            0)
                 code = EXIT_FAILURE;
         pass_report_send(code, recorded, &fd);
         reader = conf_reader_free(reader); /* not taken: the pass failed before its configuration */
@@ -568,7 +563,7 @@ static void pass_decide(Daemon *d, bool ended, int status) {
         d->pass_timer = sd_event_source_disable_unref(d->pass_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
         d->pass_waiting = false;
-        /* A forked pass that reported "success" need not be read back (it saves the record after). */
+        /* A forked pass that reported its record saved with "success" need not be read back. */
         if (ended && status == 0)
                 f.record = d->pass_recorded ? NULL : pass_record_why_not(d);
         d->pass_recorded = false;

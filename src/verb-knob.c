@@ -36,11 +36,10 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, const char *why) {
 }
 
 /* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
- * late pass. Stuck workers stay listed until they end. Under the lock, or not at all: waited for up
- * to lock_wait (the daemon's pass of this sleep may still be saving its handover after its report,
- * DAEMON_PASS_SAVE_WAIT). Returns whether the system-sleep hook's link was down (the unit's pass left
- * the late pass out): then no post hook ran. */
-static bool handover_end_cycle(const char *state_dir, usec_t lock_wait) {
+ * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. Returns
+ * whether the system-sleep hook's link was down (the unit's pass left the late pass out): then no
+ * post hook ran. */
+static bool handover_end_cycle(const char *state_dir) {
         _cleanup_(handover_done) Handover h = {};
         _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
         bool hook_was_down = false;
@@ -60,7 +59,7 @@ static bool handover_end_cycle(const char *state_dir, usec_t lock_wait) {
                                   "hook's link, ignoring (without the link no late pass runs, and the "
                                   "kernel's sync stays on): %m",
                                   state_dir);
-        if (dir_fd < 0 || state_lock_wait(state_dir, usec_add(now(CLOCK_MONOTONIC), lock_wait), &lock_fd) < 0)
+        if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
                 return hook_was_down;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
                 return hook_was_down;
@@ -77,10 +76,8 @@ int verb_restore_knob(const Args *a) {
                 return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
         verb_knob_restore(sysfs_fd, a->state_dir, "resume");
         /* With its link down no post hook ran to record the resume: this is the first call after it
-         * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. The post hook
-         * (trigger "hook") does not wait for the lock: nothing there may hold up the end of a resume,
-         * and the daemon's resume handler, which does, comes after it. */
-        if (handover_end_cycle(a->state_dir, streq_ptr(a->trigger, "hook") ? 0 : DAEMON_PASS_SAVE_WAIT)) {
+         * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
+        if (handover_end_cycle(a->state_dir)) {
                 int r = last_resume_save(a->state_dir, NULL, NULL);
 
                 if (r < 0)

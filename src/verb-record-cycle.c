@@ -14,15 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon.h"
 #include "history.h"
 #include "last-resume.h"
 #include "log.h"
 #include "metrics.h"
 #include "shared/bounded-child.h"
-#include "shared/fd-util.h"
 #include "shared/fileio.h"
-#include "state.h"
 #include "verb-scope.h"
 #include "verbs.h"
 
@@ -149,22 +146,6 @@ static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles
         return 0;
 }
 
-/* The daemon's pass of the sleep just ended saves its record after its report (DAEMON_PASS_SAVE_WAIT):
- * its lock, taken and let go, says the save is over. Read without it all the same when it is still
- * held (at worst the last cycle pairs with an older record, as a pass that could not save leaves). */
-static void wait_for_save(const char *state_dir) {
-        _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), lock_fd = -EBADF;
-        int r;
-
-        if (dir_fd < 0) /* no state: nothing saves there (and nothing is made here) */
-                return;
-        r = state_lock_wait(state_dir, usec_add(now(CLOCK_MONOTONIC), DAEMON_PASS_SAVE_WAIT), &lock_fd);
-        if (r < 0)
-                log_debug_errno(r,
-                                "The state lock in '%s' is not ours (%m): reading the records as they are.",
-                                state_dir);
-}
-
 int verb_record_cycle(const Args *a) {
         _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_(cycle_record_done) CycleRecord c = {};
@@ -172,7 +153,6 @@ int verb_record_cycle(const Args *a) {
         char boot_id[33];
         int r, ret = 0;
 
-        wait_for_save(a->state_dir);
         r = cycle_set_load(a->state_dir, &set, NULL);
         if (r == -ENOMEM)
                 return log_oom();

@@ -123,8 +123,6 @@ typedef struct Pass {
         bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
         bool saved;          /* this pass's record was written (state_save()) */
         bool late_skip_told; /* KeepCheapSync=: the marker for the hook is written (late-skip.h) */
-        bool reported;       /* the main pass told its RunDone before its save (pass_report()) */
-        bool lock_pending;   /* the late pass found the lock held: waited for once its deadline is known */
         char unit_token[33]; /* the unit's pass: its token (handover.h), "" when it could not write one */
         char boot_id[33];    /* this boot's id, "" when it cannot be read */
         bool state_on_disk;  /* the state directory is not on tmpfs (or cannot tell) */
@@ -255,27 +253,10 @@ static int pass_lock_wait(Pass *p) {
         return 0;
 }
 
-/* What the lock step found (r: state_lock()'s): held by another run, refused; none to be had (a
- * missing or read-only state directory must not cost a sync), carried on unrecorded; taken, what
- * earlier passes left read. */
-static int pass_lock_taken(Pass *p, int r) {
-        const char *dir = p->a->state_dir;
-
-        if (r == -EBUSY)
-                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
-                                       dir);
-        if (r < 0)
-                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
-                                  dir);
-        if (p->lock_fd >= 0)
-                pass_load_handover(p);
-        return 0;
-}
-
 static int pass_lock(Pass *p) {
         const char *dir = p->a->state_dir;
         bool is_tmpfs = true;
-        int r, k;
+        int r;
 
         if (pass_is_unit(p))
                 pass_mark_unit(p);
@@ -284,39 +265,22 @@ static int pass_lock(Pass *p) {
          * while logind waits, and refuses at once as before. */
         if (r == -EBUSY && pass_is_unit(p) && !isempty(p->a->invocation_id))
                 r = pass_lock_wait(p);
-        else if (r == -EBUSY && p->a->late) {
-                /* Most likely the daemon's pass of this sleep, saving its record after its report
-                 * (pass_report()): waited for by pass_lock_late(), within the deadline. */
-                p->lock_pending = true;
-                r = 0;
-        }
-        k = pass_lock_taken(p, r);
-        if (k < 0)
-                return k;
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
+                                       dir);
+        if (r < 0)
+                /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
+                log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
+                                  dir);
         /* Whether locked or not (knob.orig is written there all the same): what cannot be told is a
          * real filesystem, and the late pass keeps the kernel's sync on. */
         p->state_on_disk = state_dir_check(dir, &is_tmpfs) < 0 || !is_tmpfs;
         if (r >= 0 && p->state_on_disk)
                 log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
                             dir);
+        if (p->lock_fd >= 0)
+                pass_load_handover(p);
         return 0;
-}
-
-/* The late pass that found the state lock held waits for it now that its policy and deadline are
- * known (the handover is first read by pass_execute()): at most DAEMON_PASS_SAVE_WAIT, and no later
- * than a quarter of DeadlineSec= from its start, so that the wait never costs the deadline. Still
- * held: refused, as a second run always is (the kernel's sync stays on). */
-static int pass_lock_late(Pass *p) {
-        usec_t until;
-        int r;
-
-        if (!p->lock_pending)
-                return 0;
-        p->lock_pending = false;
-        until = MIN(usec_add(now(CLOCK_MONOTONIC), DAEMON_PASS_SAVE_WAIT),
-                    usec_add(p->a->started, p->c.policy->deadline / 4));
-        r = state_lock_wait(p->a->state_dir, until, &p->lock_fd);
-        return pass_lock_taken(p, r);
 }
 
 int verb_kick_flushers(int root_fd) {
@@ -622,16 +586,14 @@ static void pass_late_skip_decide(Pass *p) {
         p->rec.kernel_sync_estimate = f.estimate;
 }
 
-/* ... and tells the system-sleep hook (the marker went as the pass wrote its token), under its lock,
- * before its report to the daemon and the save of its record: one small file on tmpfs. Nothing the
- * hook then leaves out rests on the record: the kernel's own sync stays on, and a record that cannot
- * be saved after is only missing from status. The marker names this pass's token, which a unit's
- * pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the hook would not follow it.
- * pass_log() says so. */
+/* ... and tells the system-sleep hook (the marker went as the pass wrote its token), its record and
+ * handover saved, before its report to the daemon: one small file on tmpfs. The marker names this
+ * pass's token, which a unit's pass started since has replaced in HANDOVER_UNIT_MARK_FILE, so the
+ * hook would not follow it. pass_log() says so. */
 static void pass_late_skip_tell(Pass *p) {
         int r;
 
-        if (!p->rec.late_left_out || !pass_has_state(p))
+        if (!p->rec.late_left_out || !p->saved || p->state_fd < 0)
                 return;
         r = handover_late_skip_write(p->state_fd, p->unit_token);
         if (r < 0)
@@ -640,7 +602,7 @@ static void pass_late_skip_tell(Pass *p) {
         p->late_skip_told = r >= 0;
 }
 
-/* Late FUSE evidence, the record built, the outcome of each mount, the late pass left out or not. */
+/* Late FUSE evidence, the record (saved under the lock), the handover for the next pass. */
 static int pass_record(Pass *p) {
         size_t n = MAX(p->c.plan->n_entries, 1), n_clean = 0;
         _cleanup_free_ const char **fuse_why = calloc(n, sizeof(char *));
@@ -676,13 +638,6 @@ static int pass_record(Pass *p) {
                 return log_oom();
         log_mount_outcomes(p);
         pass_late_skip_decide(p);
-        return 0;
-}
-
-/* The record and the handover for the next pass, saved under the lock. */
-static void pass_save(Pass *p) {
-        const Args *a = p->a;
-        int r;
 
         if (p->lock_fd >= 0) {
                 usec_t t2 = now(CLOCK_MONOTONIC);
@@ -691,12 +646,7 @@ static void pass_save(Pass *p) {
                  * be inside the record it writes (tmpfs, ~100 us). */
                 p->rec.t_record = t2 - p->t_executed;
                 r = state_save(a->state_dir, &p->rec);
-                if (r < 0 && p->reported)
-                        log_warning_errno(r,
-                                          "Failed to record the run in '%s' after its outcome went to the "
-                                          "daemon: this sleep has no record of its pass: %m",
-                                          a->state_dir);
-                else if (r < 0)
+                if (r < 0)
                         log_warning_errno(r, "Failed to record the run in '%s', ignoring: %m", a->state_dir);
                 p->saved = r >= 0;
         }
@@ -715,6 +665,7 @@ static void pass_save(Pass *p) {
                 p->carried = true;
                 log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
         }
+        return 0;
 }
 
 
@@ -931,28 +882,9 @@ static void pass_ask_requirers(Pass *p) {
         p->requirers_error = r < 0 ? r : 0;
 }
 
-/* The main pass's outcome is known once its record is built: its caller (the daemon, which then
- * lets logind go on) is told before the record and handover are saved, ~1 ms on the sleep path
- * (docs/PERFORMANCE.md). They are saved right after, under the state lock, which whatever reads
- * them for this sleep takes first: the unit's pass and the late pass wait for it (state_lock_wait()),
- * status reads whole files (renamed into place). "recorded": the record says "success" and the lock
- * is held to save it. A save that fails after is logged; the late pass then finds no "unit" line for
- * this sleep and vouches only for what it syncs itself, as when the unit's pass could write none. */
-static void pass_report(Pass *p, const RunDone *notify) {
-        if (!notify || !notify->done)
-                return;
-        if (p->a->save_first) /* saved already, the lock released, as before 2026-12-05 */
-                notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
-        else {
-                notify->done(pass_exit_code(p), pass_has_state(p) && streq_ptr(p->rec.result, "success"),
-                             notify->userdata);
-                p->reported = true;
-        }
-}
-
-/* The late pass's outcome is known once its record and handover are saved and its knob decided:
- * nothing it does after (log, scope) writes the state directory, so the lock goes first and the
- * caller is told. */
+/* The outcome is known once the record and handover are saved (and, in the late pass, the knob
+ * decided): nothing the pass does after (log, scope) writes the state directory, so the lock goes
+ * first and the caller is told. */
 static void pass_notify(Pass *p, const RunDone *notify) {
         if (!notify || !notify->done)
                 return;
@@ -960,8 +892,8 @@ static void pass_notify(Pass *p, const RunDone *notify) {
         notify->done(pass_exit_code(p), pass_recorded(p), notify->userdata);
 }
 
-/* lock → prepare → (lock: a late pass that found it held) → execute → record → (late-skip: the unit's
- * pass) → (report: main pass) → save → (saved: main pass) → knob → (notify: late pass) → scope → log. */
+/* lock → prepare → execute → record (late-skip: the unit's pass) → (notify: main pass) → knob → (notify:
+ * late pass) → scope → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -984,9 +916,6 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         r = pass_prepare(&p);
         if (r < 0)
                 return r;
-        r = pass_lock_late(&p);
-        if (r < 0)
-                return r;
         r = pass_execute(&p);
         if (r < 0)
                 return r;
@@ -994,16 +923,8 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         if (r < 0)
                 return r;
         pass_late_skip_tell(&p);
-        if (!a->late && !a->save_first)
-                pass_report(&p, notify);
-        pass_save(&p);
-        if (!a->late) { /* nothing after writes the state directory (the knob is the late pass's) */
-                p.lock_fd = safe_close(p.lock_fd);
-                if (a->save_first) /* as before 2026-12-05 (measurement only) */
-                        pass_report(&p, notify);
-                if (notify && notify->saved)
-                        notify->saved(notify->userdata);
-        }
+        if (!a->late)
+                pass_notify(&p, notify);
         pass_knob(&p, notify);
         if (a->late)
                 pass_notify(&p, notify);

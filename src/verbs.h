@@ -14,22 +14,15 @@
 struct json_object;
 
 /* What verb_run() tells its caller (the daemon's forked passes) before it returns.
- * done: as soon as the outcome is known. The main pass's once its record is built, its marker for
- *   the system-sleep hook written (late-skip.h), before it saves the record and its handover under
- *   its state lock, which it holds until then (readers of this sleep's state wait for it,
- *   DAEMON_PASS_SAVE_WAIT); recorded: the record says "success" and the lock is held to save it. The
- *   late pass's once its record and handover are saved, its knob decided and its state lock
- *   released; recorded: the record was saved and says "success". In both before it logs its
- *   outcome and moves stuck workers to a scope; exit_code is what *ret_exit will be.
- * saved (may be NULL, the main pass only): once its record and handover are saved (or failed to be)
- *   and its state lock is released, after done: the daemon's pass steps aside only then, so that
- *   nobody waits for its lock behind its lowered priority.
+ * done: as soon as the outcome is known: its record and handover are saved and its state lock is
+ *   released; the main pass's before its knob (which only the late pass decides), the late pass's
+ *   once its knob is decided; in both before it logs its outcome and moves stuck workers to a scope.
+ *   exit_code is what *ret_exit will be; recorded: the record was saved and says "success".
  * requester_waits (may be NULL, the late pass only): asked right before the knob decision; false
  *   keeps the kernel's own sync on (KnobFacts.requester_gone): whoever asked for the pass no
  *   longer waits for it, so it may not be the last before the kernel's sync. */
 typedef struct RunDone {
         void (*done)(int exit_code, bool recorded, void *userdata);
-        void (*saved)(void *userdata);
         bool (*requester_waits)(void *userdata);
         void *userdata;
 } RunDone;

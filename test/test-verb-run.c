@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * verb_run()'s RunDone (verbs.h), in process: the main pass tells its caller once, what its exit
- * status and record will say, with its record built and not yet saved, its state lock held until it
- * is (the late pass and restore-knob wait for it); the late pass once its knob is decided, its lock
- * released and its record saved, having asked right before whether its requester still waits (the
+ * verb_run()'s RunDone (verbs.h), in process: the main pass tells its caller once, with its state
+ * lock already released, its record saved and what its exit status and record will say; the late
+ * pass once its knob is decided, having asked right before whether its requester still waits (the
  * daemon's late pass for the system-sleep hook, hook-socket.h), and keeps the kernel's sync on when
- * not. The daemon's pass reports through it (pass_child()), so logind's lock goes before the pass
- * saves its record and logs its outcome. A manual pass of this machine (root: it syncs), its state
- * and configuration in a temporary directory on /dev/shm.
+ * not. The daemon's pass reports through it (pass_child()), so logind's lock goes
+ * before the pass logs its outcome. A manual pass of this machine (root: it syncs), its state and
+ * configuration in a temporary directory on /dev/shm.
  */
 
 #include <errno.h>
@@ -19,14 +18,9 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <systemd/sd-id128.h>
-
 #include "config.h"
-#include "daemon.h"
-#include "handover.h"
 #include "late-skip.h"
 #include "log.h"
 #include "state.h"
@@ -46,13 +40,6 @@ static void write_text(const char *path, const char *text) {
         ASSERT_TRUE(fclose(f) == 0);
 }
 
-static bool state_has_file(const char *name) {
-        char path[160];
-
-        snprintf(path, sizeof path, "%s/%s", state_dir, name);
-        return access(path, F_OK) == 0;
-}
-
 typedef struct Seen {
         unsigned calls;
         int code;
@@ -60,12 +47,6 @@ typedef struct Seen {
         int lock;        /* state_lock() at the call: 0 when the pass had released it */
         bool has_last;   /* last.json was there */
         char result[16]; /* ... and said */
-        usec_t started;  /* ... and its start (CLOCK_REALTIME) */
-        bool late_skip;  /* the marker for the hook was there (late-skip.h) */
-        unsigned saved_calls;
-        unsigned calls_at_saved; /* done's calls when saved came */
-        int saved_lock;          /* state_lock() when saved came */
-        usec_t saved_started;    /* last.json's start then */
 } Seen;
 
 static void on_done(int code, bool recorded, void *userdata) {
@@ -79,25 +60,8 @@ static void on_done(int code, bool recorded, void *userdata) {
         s->lock = state_lock(state_dir, &fd);
         safe_close(fd);
         ASSERT_OK(state_load(state_dir, &last, &s->has_last, NULL, NULL));
-        if (s->has_last) {
+        if (s->has_last)
                 snprintf(s->result, sizeof s->result, "%s", last.result);
-                s->started = last.started_realtime;
-        }
-        s->late_skip = state_has_file(LATE_SKIP_FILE);
-}
-
-static void on_saved(void *userdata) {
-        _cleanup_(run_record_done) RunRecord last = {};
-        Seen *s = userdata;
-        bool has = false;
-        int fd = -EBADF;
-
-        s->saved_calls++;
-        s->calls_at_saved = s->calls;
-        s->saved_lock = state_lock(state_dir, &fd);
-        safe_close(fd);
-        ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
-        s->saved_started = has ? last.started_realtime : 0;
 }
 
 static Args args(void) {
@@ -117,42 +81,20 @@ static Args args(void) {
 }
 
 TEST(main_pass_notifies) {
-        _cleanup_(run_record_done) RunRecord last = {};
         Seen s = {};
-        RunDone n = { .done = on_done, .saved = on_saved, .userdata = &s };
+        RunDone n = { .done = on_done, .userdata = &s };
         Args a = args();
-        usec_t before = now(CLOCK_REALTIME);
-        int code = -1, fd = -EBADF;
-        bool recorded = false, has = false;
+        int code = -1;
+        bool recorded = false;
 
         ASSERT_OK(verb_run(&a, &n, &code, &recorded));
         ASSERT_EQ(s.calls, 1U);
-        /* What it said is what the pass returned, and what the record it saved after says. */
+        /* What it said is what the pass returned. */
         ASSERT_EQ(s.code, code);
         ASSERT_EQ(s.recorded, recorded);
-        ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
-        ASSERT_TRUE(has && last.started_realtime >= before);
-        ASSERT_EQ(recorded, streq(last.result, "success"));
-        /* At the call its lock was held, this pass's record not saved yet (an earlier one's, if any,
-         * was there) ... */
-        ASSERT_EQ(s.lock, -EBUSY);
-        ASSERT_TRUE(!s.has_last || s.started < before);
-        /* ... then saved, after the call, with the lock released and the record there. */
-        ASSERT_EQ(s.saved_calls, 1U);
-        ASSERT_EQ(s.calls_at_saved, 1U);
-        ASSERT_EQ(s.saved_lock, 0);
-        ASSERT_EQ(s.saved_started, last.started_realtime);
-        /* ... and after, the lock is free. */
-        ASSERT_OK(state_lock(state_dir, &fd));
-        safe_close(fd);
-        /* $SUSPEND_SYNC_TEST_SAVE_FIRST (the benchmark's savefirst): saved before the call. */
-        s = (Seen) {};
-        a = args();
-        a.save_first = true;
-        before = now(CLOCK_REALTIME);
-        ASSERT_OK(verb_run(&a, &n, &code, &recorded));
-        ASSERT_EQ(s.calls, 1U);
-        ASSERT_TRUE(s.has_last && s.started >= before);
+        /* Its lock released, its record saved, before the call. */
+        ASSERT_EQ(s.lock, 0);
+        ASSERT_TRUE(s.has_last);
         ASSERT_EQ(s.recorded, streq(s.result, "success"));
         /* Nothing without a RunDone. */
         a = args();
@@ -297,39 +239,6 @@ static void unit_pass_cheap(int *code) {
         ASSERT_OK(verb_run(&a, NULL, code, NULL));
 }
 
-/* The daemon's pass (a unit's pass with a RunDone) that leaves the late pass out has written the
- * marker for the hook, and taken the hook's link down, by the time it reports: logind goes on then. */
-TEST(report_after_late_skip_marker) {
-        _cleanup_(run_record_done) RunRecord last = {};
-        Seen s = {};
-        RunDone n = { .done = on_done, .userdata = &s };
-        Args a = args();
-        bool has = false;
-        int code = -1;
-
-        knob_reset();
-        a.trigger = "unit";
-        a.sysfs = sysfs;
-        a.config = config_cheap;
-        a.late_skip_below = 3600 * USEC_PER_SEC;
-        ASSERT_OK(verb_run(&a, &n, &code, NULL));
-        ASSERT_EQ(s.calls, 1U);
-        ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
-        ASSERT_TRUE(has);
-        if (!last.late_left_out) {
-                ASSERT_TRUE(!s.late_skip);
-                fprintf(stderr,
-                        "note: this machine's view or filesystems keep the late pass in: the marker's "
-                        "order is not contrasted here\n");
-                return;
-        }
-        ASSERT_TRUE(s.late_skip);
-        ASSERT_TRUE(!hook_link_up());
-        a = args();
-        a.sysfs = sysfs;
-        ASSERT_OK(verb_restore_knob(&a));
-}
-
 /* KeepCheapSync= (late-skip.h): the unit's pass removes an earlier marker as it starts, writes one
  * naming its own token only when it may (here: whether this machine's syncs were quick enough is
  * its own, so that half is noted, not asserted), and restore-knob removes it after the sleep. */
@@ -408,138 +317,6 @@ TEST(restore_knob_records_resume_without_hook) {
         ASSERT_TRUE(strstr(text, "REALTIME=") != NULL);
 }
 
-/* Another process holds the state lock, as the daemon's pass does while it saves after its report,
- * until *ret_release is closed (or for hold, when not USEC_INFINITY): its PID, once it holds it. */
-static pid_t lock_holder(usec_t hold, int *ret_release) {
-        int p[2], q[2], fd = -EBADF;
-        char c = 0;
-        pid_t pid;
-
-        ASSERT_TRUE(pipe2(p, O_CLOEXEC) == 0 && pipe2(q, O_CLOEXEC) == 0);
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0) {
-                safe_close(q[1]);
-                if (state_lock(state_dir, &fd) < 0)
-                        _exit(1);
-                (void) write(p[1], "x", 1);
-                if (hold != USEC_INFINITY)
-                        (void) usleep(hold);
-                else
-                        (void) read(q[0], &c, 1); /* until the other end is closed */
-                _exit(0);
-        }
-        safe_close(p[1]);
-        safe_close(q[0]);
-        ASSERT_TRUE(read(p[0], &c, 1) == 1);
-        safe_close(p[0]);
-        if (ret_release)
-                *ret_release = q[1];
-        else
-                safe_close(q[1]);
-        return pid;
-}
-
-/* Waits for the holder (closing *release first, when given). */
-static void lock_holder_wait(pid_t pid, int *release) {
-        int status = -1;
-
-        if (release)
-                *release = safe_close(*release);
-        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-/* The late pass waits for a state lock held while the daemon's pass saves (DAEMON_PASS_SAVE_WAIT),
- * once its deadline is known and within a quarter of it; one held past that refuses it, as before
- * (the kernel's sync stays on), and never costs the deadline. */
-TEST(late_pass_waits_for_a_save) {
-        Late l = { .waits = true };
-        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
-        Args a = late_args(config);
-        int code = -1, release = -EBADF;
-        usec_t t0;
-        pid_t pid;
-
-        pid = lock_holder(200 * USEC_PER_MSEC, NULL);
-        ASSERT_OK(verb_run(&a, &n, &code, NULL));
-        ASSERT_EQ(l.seen.calls, 1U);
-        ASSERT_TRUE(l.seen.has_last);
-        lock_holder_wait(pid, NULL);
-
-        /* Held past DAEMON_PASS_SAVE_WAIT (DeadlineSec= 30 s by default): refused. */
-        l = (Late) { .waits = true };
-        a = late_args(config);
-        pid = lock_holder(USEC_INFINITY, &release);
-        ASSERT_ERR(verb_run(&a, &n, &code, NULL), EBUSY);
-        ASSERT_EQ(l.seen.calls, 0U);
-
-        /* DeadlineSec=200ms: it waits 50 ms from its start at most, not DAEMON_PASS_SAVE_WAIT. The
-         * bound checked is the promise's, 20 times the wait, so that a loaded machine cannot fail it;
-         * waiting the whole DAEMON_PASS_SAVE_WAIT (the code before the deadline counted) does. */
-        l = (Late) { .waits = true };
-        a = late_args(config);
-        a.deadline = 200 * USEC_PER_MSEC;
-        t0 = now(CLOCK_MONOTONIC);
-        a.started = t0;
-        ASSERT_ERR(verb_run(&a, &n, &code, NULL), EBUSY);
-        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < DAEMON_PASS_SAVE_WAIT);
-        ASSERT_EQ(l.seen.calls, 0U);
-        lock_holder_wait(pid, &release);
-}
-
-/* A handover as the unit's pass of a sleep leaves it: its "unit" line, with this boot's id. */
-static void handover_with_unit_line(int dir_fd) {
-        _cleanup_(handover_done) Handover h = {};
-        char boot[33];
-        sd_id128_t id;
-
-        ASSERT_OK(sd_id128_get_boot(&id));
-        (void) sd_id128_to_string(id, boot);
-        ASSERT_OK(handover_load(dir_fd, &h));
-        ASSERT_OK(handover_set_unit_pass(&h, now(CLOCK_BOOTTIME), boot, "0123456789abcdef0123456789abcdef"));
-        ASSERT_OK(handover_save(dir_fd, &h));
-}
-
-static usec_t handover_unit_line(int dir_fd) {
-        _cleanup_(handover_done) Handover h = {};
-
-        ASSERT_OK(handover_load(dir_fd, &h));
-        return h.unit_pass;
-}
-
-/* restore-knob drops the unit's "unit" line from the handover under the lock, and waits for it as
- * the late pass does: the daemon's pass of a sleep that ended at once (a fake /sys/power) may still
- * be saving that line. The post hook's (trigger "hook") does not wait: nothing there may hold up the
- * end of a resume, and the daemon's restore-knob comes after it. */
-TEST(restore_knob_waits_for_a_save) {
-        _cleanup_close_ int dir_fd = -EBADF;
-        Args a = args();
-        pid_t pid;
-
-        a.sysfs = sysfs;
-        ASSERT_TRUE((dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
-        handover_with_unit_line(dir_fd);
-        ASSERT_TRUE(handover_unit_line(dir_fd) != 0);
-
-        pid = lock_holder(200 * USEC_PER_MSEC, NULL);
-        ASSERT_OK(verb_restore_knob(&a));
-        lock_holder_wait(pid, NULL);
-        ASSERT_EQ(handover_unit_line(dir_fd), (usec_t) 0);
-
-        /* The post hook's, the lock held 500 ms: it does not wait, the line stays (the daemon's drops
-         * it). One that waited would get the lock and drop it. */
-        handover_with_unit_line(dir_fd);
-        pid = lock_holder(500 * USEC_PER_MSEC, NULL);
-        a.trigger = "hook";
-        ASSERT_OK(verb_restore_knob(&a));
-        ASSERT_TRUE(handover_unit_line(dir_fd) != 0);
-        lock_holder_wait(pid, NULL);
-        a.trigger = "manual";
-        ASSERT_OK(verb_restore_knob(&a));
-        ASSERT_EQ(handover_unit_line(dir_fd), (usec_t) 0);
-}
-
 int main(void) {
         char path[160];
 
@@ -591,9 +368,6 @@ int main(void) {
         RUN(requester_gone_keeps_kernel_sync);
         RUN(unit_pass_late_skip);
         RUN(restore_knob_records_resume_without_hook);
-        RUN(report_after_late_skip_marker);
-        RUN(late_pass_waits_for_a_save);
-        RUN(restore_knob_waits_for_a_save);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
          * at its bound, a worker on its way out) may still hold a debugfs fd, and umount(2) failed

@@ -430,9 +430,8 @@ daemon_done=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER =
 unit_done=$(jmono ".MESSAGE_ID == \"$RUN_SUMMARY\" and ._PID == \"${unit_pid:-none}\"")
 [[ -n $waited ]] && ok "7: the unit waited for the daemon's pass (its state lock)" || fail "7: the unit did not say it waited"
 # The unit's pass started its clock when it got the lock, which the daemon's pass releases right
-# after saving its record (after its report, RunDone): its summary, logged after its stuck worker went
-# to a scope, may come after the unit's. So the records: the unit's begins no earlier than the
-# daemon's was saved.
+# after saving its record (RunDone): its summary, logged after its stuck worker went to a scope, may
+# come after the unit's. So the records: the unit's begins no earlier than the daemon's was saved.
 order=$(e2e_run suspend-sync status --json=short | jq -r '[.history[] | select(.trigger == "unit")] |
         sort_by(.started_realtime_usec) | .[-2:] | if length == 2 then
         "\(.[1].started_realtime_usec - .[0].started_realtime_usec - .[0].duration_usec)" else "none" end')
