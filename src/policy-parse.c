@@ -280,16 +280,16 @@ static char *policy_reader(char *str, int num, void *stream) {
         /* Comments and blank lines never reach inih, so they may be of any length. */
         if (skip == len || l[skip] == '#' || l[skip] == ';')
                 return str;
+        /* num - 2: a line that never fills inih's buffer (above) */
         if (len > (size_t) num - 2) {
                 /* A header we cannot read: do not let its keys land in the previous section. A
                  * key we cannot read in a rule may be the one that narrows it: disable the rule. */
-                if (l[skip] == '[') {
-                        WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 2);
-                        s->section = SECTION_IGNORED;
-                } else if (current_rule(s))
+                if (current_rule(s) && l[skip] != '[')
                         policy_parse_disable_rule(s, "line too long (%zu bytes, max %d)", len, num - 2);
                 else
                         WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 2);
+                if (l[skip] == '[')
+                        s->section = SECTION_IGNORED;
                 return str;
         }
 
