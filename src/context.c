@@ -230,8 +230,9 @@ static void report_missing_facts(const Args *a, const Sample *s) {
         }
         if (n_unclassified > 0)
                 log_notice("sysfs at '%s' could not classify %zu block filesystem(s)%s (device stack and "
-                           "device group unknown): they are synced all the same; the late pass leaves them "
-                           "to the main pass.",
+                           "device group unknown): they are synced, as no Device= rule can skip them (one "
+                           "that syncs counts as matching), unless a rule without Device= skips them; the "
+                           "late pass leaves them to the main pass.",
                            a->sysfs, n_unclassified,
                            n_incomplete > 0 ? ", some with a device stack that could not be read in full"
                                             : "");

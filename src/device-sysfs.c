@@ -332,19 +332,17 @@ int sysfs_open(const char *sysfs_root, SysfsBackendKind kind, Sysfs *ret) {
 }
 
 /* 1 if the attribute exists and reads as a positive integer or boolean true, 0 otherwise. */
-int sysfs_node_attr_true(Sysfs *s, const Node *n, const char *name) {
+int sysfs_node_attr_bool(Sysfs *s, const Node *n, const char *name) {
         _cleanup_free_ char *v = NULL;
         unsigned u;
         int r;
 
         r = sysfs_node_attr(s, n, name, &v);
-        if (r == -ENOMEM)
-                return r;
         if (r < 0)
-                return 0;
-        if (safe_atou(v, &u) >= 0)
-                return u == 1;
-        return 0;
+                return r == -ENOMEM ? r : -ENOENT;
+        if (safe_atou(v, &u) < 0)
+                return -EBADMSG;
+        return u == 1;
 }
 
 /* Basename of the target of the link 'path' (relative to the sysfs root, or absolute). -ENOENT or

@@ -72,8 +72,9 @@ void sysfs_done(Sysfs *s);
 
 /* Attribute value with trailing whitespace removed. -ENOENT if missing/unreadable; -ENOMEM. */
 int sysfs_node_attr(Sysfs *s, const Node *n, const char *name, char **ret);
-/* 1 if the attribute exists and reads as a positive integer or boolean true, 0 otherwise, -ENOMEM. */
-int sysfs_node_attr_true(Sysfs *s, const Node *n, const char *name);
+/* A 0/1 attribute: 1 when it reads 1, 0 when another number; -ENOENT when missing or unreadable,
+ * -EBADMSG when no number (the value is not known), -ENOMEM. */
+int sysfs_node_attr_bool(Sysfs *s, const Node *n, const char *name);
 /* A "MAJ:MIN" attribute of the node. -ENOENT, -EINVAL or -ENOMEM. */
 int sysfs_node_attr_devnum(Sysfs *s, const Node *n, const char *name, dev_t *ret);
 /* Basename of the target of the link 'name' in the node's directory. -ENOENT or -ENOMEM. */

@@ -84,6 +84,7 @@ typedef struct Walk {
         size_t n_leaves;
         unsigned visits;
         unsigned classes;
+        unsigned unknown; /* classes whose attribute could not be read (or was not asked for) */
         char *backing_file;
         dev_t loop_dev;
         char *loop_devname;
@@ -219,14 +220,19 @@ static int disk_facts(Walk *w, const Node *disk) {
         const char *name = disk->path ? sysfs_last_component(disk->path) : "";
         int r;
 
-        r = sysfs_node_attr_true(s, disk, "removable");
-        if (r < 0)
+        /* An attribute not read leaves its class unknown: no rule may skip on its absence. */
+        r = sysfs_node_attr_bool(s, disk, "removable");
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                w->unknown |= DEVICE_REMOVABLE;
         if (r > 0)
                 w->classes |= DEVICE_REMOVABLE;
-        r = w->no_rotational ? 0 : sysfs_node_attr_true(s, disk, "queue/rotational");
-        if (r < 0)
+        r = w->no_rotational ? -ENODATA : sysfs_node_attr_bool(s, disk, "queue/rotational");
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                w->unknown |= DEVICE_ROTATIONAL;
         if (r > 0)
                 w->classes |= DEVICE_ROTATIONAL;
         r = s->backend->is_usb(s, disk);
@@ -656,6 +662,7 @@ static int classify_sysfs(Sysfs *s, bool no_rotational, dev_t dev, const char *f
                 info->n_leaves = w.n_leaves;
         }
         info->classes |= w.classes;
+        info->classes_unknown = w.unknown & ~info->classes;
         info->loop_backing_file = TAKE_PTR(w.backing_file);
         info->loop_dev = w.loop_dev;
         info->loop_devname = TAKE_PTR(w.loop_devname);

@@ -43,21 +43,24 @@ typedef struct DeviceInfo {
                                     * those of its member devices; never empty: [dev] when
                                     * nothing better is known */
         size_t n_leaves;
-        char *loop_backing_file; /* loop/backing_file of the first loop device among the whole
+        char *loop_backing_file;  /* loop/backing_file of the first loop device among the whole
                                     * disk and the leaves, NULL if none */
-        dev_t loop_dev;          /* that loop device's node, as its uevent names it: MAJOR:MINOR */
-        char *loop_devname;      /* and DEVNAME (one path component below /dev); NULL if none or
+        dev_t loop_dev;           /* that loop device's node, as its uevent names it: MAJOR:MINOR */
+        char *loop_devname;       /* and DEVNAME (one path component below /dev); NULL if none or
                                     * not known (loop_dev is then 0) */
-        unsigned classes;        /* DeviceClassBit mask: usb/removable/rotational/loop are the
+        unsigned classes;         /* DeviceClassBit mask: usb/removable/rotational/loop are the
                                     * union over the whole disk and the leaves, crypt over the
                                     * stack, network/fuse from fstype */
-        bool classified;         /* sysfs/udev facts were read; false: only fstype classes, or
+        unsigned classes_unknown; /* of a classified device, the classes whose attribute could not be
+                                    * read on some disk of the stack (removable, rotational; rotational
+                                    * also when not asked for): device_info_unknown_classes() */
+        bool classified;          /* sysfs/udev facts were read; false: only fstype classes, or
                                     * (incomplete) the classes of the part of the stack read */
-        bool incomplete;         /* the device stack could not be read in full (a slaves/ or
+        bool incomplete;          /* the device stack could not be read in full (a slaves/ or
                                     * btrfs devices/ listing or a member unreadable, or beyond
                                     * the bounds): not classified, leaves [dev] */
-        unsigned n_loops;        /* loop devices among the whole disk and the leaves */
-        bool served_remotely;    /* a disk of the stack is served by a user-space process or over
+        unsigned n_loops;         /* loop devices among the whole disk and the leaves */
+        bool served_remotely;     /* a disk of the stack is served by a user-space process or over
                                     * the network (nbd, ublk, rbd, vduse, NVMe over fabrics, iSCSI:
                                     * a device under devices/virtual/ other than loop, dm, md, zram,
                                     * ram, nullb; or below an iSCSI session), or where its device
@@ -65,6 +68,14 @@ typedef struct DeviceInfo {
 } DeviceInfo;
 
 void device_info_done(DeviceInfo *d);
+
+/* The classes policy_match() must count as unknown for d: those not read, and for a device not
+ * classified every class but network and fuse (known from the filesystem type). */
+static inline unsigned device_info_unknown_classes(const DeviceInfo *d) {
+        if (!d->classified)
+                return _DEVICE_CLASS_ALL & ~(d->classes | DEVICE_NETWORK | DEVICE_FUSE);
+        return d->classes_unknown & ~d->classes;
+}
 
 /*
  * Classifies the device behind a superblock. sysfs_root is the directory that stands for "/sys"

@@ -184,7 +184,8 @@ static bool skip_rule_misses(const Sample *sample, const Policy *policy, const S
 
                 if (sample->ns_of_mount[s->mounts[i]] != ns)
                         continue;
-                r = policy_match(policy, o->mount_point, s->fstype, s->device.classes);
+                r = policy_match(policy, o->mount_point, s->fstype, s->device.classes,
+                                 device_info_unknown_classes(&s->device), NULL);
 
                 if (!r || r->action != RULE_ACTION_SKIP) {
                         *ret_rule = r;
@@ -199,7 +200,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         const Superblock *s = &sample->sbs[k];
         const MountTable *t = sample->table;
         const MountEntry *m;
-        const Rule *rule;
+        const Rule *rule, *unsure = NULL;
         RuleAction ra = RULE_ACTION_AUTO;
         int r;
 
@@ -228,7 +229,8 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
 
-        rule = policy_match(policy, m->mount_point, s->fstype, s->device.classes);
+        rule = policy_match(policy, m->mount_point, s->fstype, s->device.classes,
+                            device_info_unknown_classes(&s->device), &unsure);
         if (rule) {
                 ra = rule->action;
                 d->rule = rule->name;
@@ -255,7 +257,22 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
 
         if (ra == RULE_ACTION_SYNC) {
                 d->action = PLAN_SYNC;
-                r = asprintf(&d->reason, "rule '%s': Action=sync", rule->name);
+                r = unsure && unsure == rule
+                            ? asprintf(&d->reason,
+                                       "rule '%s': Action=sync (its Device= counted as matching: the "
+                                       "device's classes could not all be read)",
+                                       rule->name)
+                            : asprintf(&d->reason, "rule '%s': Action=sync", rule->name);
+                return r < 0 ? -ENOMEM : 0;
+        }
+        if (unsure && unsure->disabled && !d->rule) {
+                /* policy_match(): a rule that cannot be understood may have matched; no later rule
+                 * may skip in its place. */
+                d->action = PLAN_SYNC;
+                r = asprintf(
+                        &d->reason,
+                        "rule '%s' is disabled and may match this mount: a later skip rule does not apply",
+                        unsure->name);
                 return r < 0 ? -ENOMEM : 0;
         }
 

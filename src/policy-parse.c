@@ -142,6 +142,49 @@ static int find_or_add_rule(ParseState *s, const char *name, size_t len) {
         return 1;
 }
 
+int policy_add_unread_rule(Policy *p, const char *file, unsigned line, const char *why) {
+        _cleanup_free_ char *name = NULL, *reason = NULL;
+        const char *owned = NULL;
+        Rule *t;
+        int r;
+
+        if (p->n_rules >= POLICY_MAX_RULES)
+                return 0;
+        r = line > 0 ? asprintf(&name, "(%s:%u)", file, line) : asprintf(&name, "(%s)", file);
+        if (r < 0 || !(reason = strdup(why)))
+                return -ENOMEM;
+        /* Origins point into p->files; a file never parsed has none. */
+        for (char **f = p->files; f && *f; f++)
+                if (streq(*f, file))
+                        owned = *f;
+        t = reallocarray(p->rules, p->n_rules + 1, sizeof(Rule));
+        if (!t)
+                return -ENOMEM;
+        p->rules = t;
+        p->rules[p->n_rules] = (Rule) {
+                .name = TAKE_PTR(name),
+                .origin = { .file = owned, .line = line },
+                .disabled = true,
+                .disabled_reason = TAKE_PTR(reason),
+                .o_disabled = { .file = owned, .line = line },
+        };
+        policy_keys_reset(&p->rules[p->n_rules], true);
+        p->n_rules++;
+        return 0;
+}
+
+/* A section ignored at s's line that may have been a rule: its header names one ("[rule …]", any
+ * case), or cannot be read at all. */
+static void ignored_section_may_be_rule(ParseState *s, const char *header, const char *why) {
+        int r;
+
+        if (strncasecmp(header, "[rule", 5) != 0 && strchr(header, ']'))
+                return;
+        r = policy_add_unread_rule(s->policy, s->file, s->line, why);
+        if (r < 0)
+                policy_parse_oom(s);
+}
+
 /* "[Rule NAME]": name is the text between '[' and ']' after "Rule". */
 static bool parse_rule_header(ParseState *s, const char *name, const char *close) {
         const char *rn = name + 4, *e = close;
@@ -153,11 +196,14 @@ static bool parse_rule_header(ParseState *s, const char *name, const char *close
                 e--;
         if (rn == e) {
                 WARN(s, "Rule section without a name, ignoring section");
+                ignored_section_may_be_rule(s, name - 1, "a [Rule] section without a name was ignored");
                 return false;
         }
         for (const char *c = rn; c < e; c++)
                 if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '[' || *c == '#') {
                         WARN(s, "Invalid rule name '%.*s', ignoring section", (int) (e - rn), rn);
+                        ignored_section_may_be_rule(s, name - 1,
+                                                    "a [Rule] section with an invalid name was ignored");
                         return false;
                 }
         r = find_or_add_rule(s, rn, e - rn);
@@ -184,11 +230,13 @@ static bool parse_section_line(ParseState *s, const char *l) {
         close = strchr(l, ']');
         if (!close || memchr(l, ';', close - l)) {
                 WARN(s, "Invalid section header '%s', ignoring section", l);
+                ignored_section_may_be_rule(s, l, "a section header that could not be read was ignored");
                 return false;
         }
         after = close + 1 + strspn(close + 1, " \t");
         if (*after && *after != '#' && *after != ';') {
                 WARN(s, "Garbage after section header '%.*s', ignoring section", (int) (close - l + 1), l);
+                ignored_section_may_be_rule(s, l, "a section header with garbage after it was ignored");
                 return false;
         }
 
@@ -196,6 +244,7 @@ static bool parse_section_line(ParseState *s, const char *l) {
         len = close - name;
         if (len >= INIH_MAX_SECTION) {
                 WARN(s, "Section name too long (max %d bytes), ignoring section", INIH_MAX_SECTION - 1);
+                ignored_section_may_be_rule(s, l, "a section with a name too long was ignored");
                 return false;
         }
 
@@ -204,6 +253,7 @@ static bool parse_section_line(ParseState *s, const char *l) {
         s->section_name = policy_key_section(name, len);
         if (!s->section_name) {
                 WARN(s, "Unknown section [%.*s], ignoring section", (int) len, name);
+                ignored_section_may_be_rule(s, l, "an unknown section named like a rule was ignored");
                 return false;
         }
         s->section = SECTION_KEYS;
@@ -288,8 +338,13 @@ static char *policy_reader(char *str, int num, void *stream) {
                         policy_parse_disable_rule(s, "line too long (%zu bytes, max %d)", len, num - 2);
                 else
                         WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 2);
-                if (l[skip] == '[')
+                if (l[skip] == '[') {
                         s->section = SECTION_IGNORED;
+                        if (len - skip >= 5 && strncasecmp(l + skip, "[rule", 5) == 0 &&
+                            policy_add_unread_rule(s->policy, s->file, s->line,
+                                                   "its [Rule] header line is too long") < 0)
+                                policy_parse_oom(s);
+                }
                 return str;
         }
 
@@ -379,7 +434,11 @@ int policy_parse_text(Policy *p, const char *filename, const char *text, size_t 
                 for (const char *c = text; c < nul; c++)
                         if (*c == '\n')
                                 line++;
-                return policy_warn(p, s.file, line, "NUL byte in file, ignoring file");
+                /* What the file sets is unknown: fail closed as for a file not read. */
+                r = policy_warn(p, s.file, line, "NUL byte in file, ignoring file");
+                if (r >= 0)
+                        r = policy_add_unread_rule(p, s.file, 0, "the file was ignored (a NUL byte in it)");
+                return r < 0 ? r : policy_mark_unread(p, s.file);
         }
         if (size == 0)
                 return 0;

@@ -292,9 +292,15 @@ int policy_build(const PolicySources *s, Policy **ret) {
                 r = build_one(p, f, s->explicit);
                 if (r < 0)
                         return r;
-                /* Not read, but for a drop-in that vanished since it was listed (build_one()). */
-                if (!unread && f->error < 0 && (f->error != -ENOENT || s->explicit))
-                        unread = f->path;
+                /* Not read, but for a drop-in that vanished since it was listed (build_one()): its
+                 * rules, where they would have been, are unknown. */
+                if (f->error < 0 && (f->error != -ENOENT || s->explicit)) {
+                        if (!unread)
+                                unread = f->path;
+                        r = policy_add_unread_rule(p, f->path, 0, "the file could not be read");
+                        if (r < 0)
+                                return r;
+                }
         }
         if (unread) {
                 r = policy_mark_unread(p, unread);
@@ -330,20 +336,41 @@ static bool globs_match(char *const *patterns, const char *s) {
 }
 
 const Rule *policy_match(const Policy *p, const char *mount_point, const char *fstype,
-                         unsigned device_classes) {
+                         unsigned device_classes, unsigned device_unknown, const Rule **ret_unsure) {
+        const Rule *disabled = NULL;
+
+        if (ret_unsure)
+                *ret_unsure = NULL;
         if (!p)
                 return NULL;
         for (size_t i = 0; i < p->n_rules; i++) {
                 const Rule *r = &p->rules[i];
+                bool skip = r->action == RULE_ACTION_SKIP;
 
-                if (r->disabled)
+                if (r->disabled) {
+                        /* It may match: no later rule may skip in its place (it never skips). */
+                        if (!skip && !disabled)
+                                disabled = r;
                         continue;
+                }
                 if (!globs_match(r->paths, mount_point))
                         continue;
                 if (!globs_match(r->types, fstype))
                         continue;
-                if (r->device_classes != 0 && (r->device_classes & device_classes) == 0)
-                        continue;
+                if (r->device_classes != 0 && (r->device_classes & device_classes) == 0) {
+                        /* Only classes not read could match: it cannot be proven to match, nor
+                         * not to. A skip rule is passed over; another decides as if it matched. */
+                        if ((r->device_classes & device_unknown) == 0 || skip)
+                                continue;
+                        if (ret_unsure)
+                                *ret_unsure = r;
+                        return r;
+                }
+                if (skip && disabled) {
+                        if (ret_unsure)
+                                *ret_unsure = disabled;
+                        return NULL;
+                }
                 return r;
         }
         return NULL;
@@ -401,19 +428,51 @@ static void put_key(FILE *f, const PolicyKey *k, const void *base, const PolicyO
         policy_key_print(f, k, base, v != USEC_INFINITY ? note : NULL);
 }
 
-static void put_rule(FILE *f, const Rule *r) {
-        fputc('\n', f);
-        if (r->origin.file)
-                fprintf(f, "# from %s:%u\n", r->origin.file, r->origin.line);
-        else
-                fputs("# default\n", f);
-        if (r->disabled)
-                fprintf(f, "# DISABLED, matches no mount: %s (%s:%u)\n", r->disabled_reason ?: "",
-                        r->o_disabled.file ?: "", r->o_disabled.line);
+static void put_rule_keys(FILE *f, const Rule *r) {
         fprintf(f, "[Rule %s]\n", r->name);
         for (size_t i = 0; i < policy_n_keys; i++)
                 if (policy_key_is_rule(&policy_keys[i]))
                         put_key(f, &policy_keys[i], r, NULL);
+}
+
+/* A disabled rule, read back, must stay what it is (policy_match()): its keys as comments (a key
+ * left out prints as "any", which would make it a live, wider rule), and for one that does not skip
+ * a nameless "[Rule]", which is read back as an ignored rule section that stands in the same place. */
+static int put_disabled_rule(FILE *f, const Rule *r) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *m;
+
+        fprintf(f, "# DISABLED: %s (%s:%u); it never skips%s\n", r->disabled_reason ?: "",
+                r->o_disabled.file ?: "", r->o_disabled.line,
+                r->action == RULE_ACTION_SKIP ? ""
+                                              : ", and no later rule may skip a mount it may match: "
+                                                "the \"[Rule]\" below keeps that so when this is read back");
+        m = open_memstream(&text, &size);
+        if (!m)
+                return -ENOMEM;
+        put_rule_keys(m, r);
+        if (fclose(m) != 0)
+                return -ENOMEM;
+        for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+                nl = strchr(l, '\n');
+                fprintf(f, "# %.*s\n", nl ? (int) (nl - l) : (int) strlen(l), l);
+        }
+        if (r->action != RULE_ACTION_SKIP)
+                fputs("[Rule]\n", f);
+        return 0;
+}
+
+static int put_rule(FILE *f, const Rule *r) {
+        fputc('\n', f);
+        if (r->origin.file)
+                fprintf(f, "# from %s:%u\n", r->origin.file, r->origin.line);
+        else if (!r->disabled)
+                fputs("# default\n", f);
+        if (r->disabled)
+                return put_disabled_rule(f, r);
+        put_rule_keys(f, r);
+        return 0;
 }
 
 int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **ret) {
@@ -453,7 +512,10 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
                         put_key(f, k, p, o);
         }
         for (size_t i = 0; i < p->n_rules; i++)
-                put_rule(f, &p->rules[i]);
+                if (put_rule(f, &p->rules[i]) < 0) {
+                        (void) fclose(f);
+                        return -ENOMEM;
+                }
 
         if (ferror(f)) {
                 (void) fclose(f);

@@ -164,6 +164,12 @@ int policy_new(Policy **ret);
  * left as it is (SyncOnSuspend=keep, whatever the files read say): fail closed. Warns, naming file;
  * the other values stay as read (defaults where nothing was). negative errno only on -ENOMEM. */
 int policy_mark_unread(Policy *p, const char *file);
+/* Appends a disabled rule that stands for rules not read: a [Rule] section (or one that may be:
+ * "[rule …]", an unreadable header) ignored at file:line, or a file not read in full (line 0). It
+ * may match any mount, so no later rule may skip in place of what was not read (policy_match());
+ * named "(file:line)" or "(file)", why says what was not read. Up to POLICY_MAX_RULES, like any rule
+ * (rules beyond it come last, after every rule they could override). -ENOMEM or 0. */
+int policy_add_unread_rule(Policy *p, const char *file, unsigned line, const char *why);
 Policy *policy_free(Policy *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
 
@@ -217,10 +223,18 @@ int policy_build(const PolicySources *s, Policy **ret);
 /* policy_read_sources() + policy_build(), in this process (tests, fixtures). */
 int policy_load(int root_fd, const char *config_path, Policy **ret);
 
-/* Finds the first enabled rule matching a mount; NULL when none matches. Disabled rules match
- * nothing. */
+/* Finds the rule that decides for a mount, failing closed (pure): the first that matches, in
+ * order. device_classes are the mount's DeviceClassBits, device_unknown those whose value could not
+ * be read (device_info_unknown_classes(): an unclassified device, an unreadable attribute). Rules
+ * that cannot be evaluated never let a mount be skipped that they might have kept:
+ *  - a Device= rule that only the unknown classes could match is passed over when it skips, and
+ *    otherwise decides as if it matched (*ret_unsure names it);
+ *  - a disabled rule (a line of it not understood, a [Rule] section ignored, a file not read:
+ *    policy_add_unread_rule()) matches nothing, but when it does not skip, a later skip rule that
+ *    matches is refused: NULL (the defaults: sync), and *ret_unsure names the disabled rule.
+ * NULL with *ret_unsure (may be NULL) NULL when no rule matches. */
 const Rule *policy_match(const Policy *p, const char *mount_point, const char *fstype,
-                         unsigned device_classes);
+                         unsigned device_classes, unsigned device_unknown, const Rule **ret_unsure);
 
 /* Effective configuration as ini text with "# file:line" comments naming the origin of each value
  * (cat-config). Returns a newly allocated string. */

@@ -622,6 +622,13 @@ static void print_info(FILE *f, const DeviceInfo *d) {
                         first = 0;
                 }
         fprintf(f, "\n");
+        fprintf(f, "classes_unknown=");
+        for (unsigned bit = 1, first = 1; bit & _DEVICE_CLASS_ALL; bit <<= 1)
+                if (device_info_unknown_classes(d) & bit) {
+                        fprintf(f, "%s%s", first ? "" : ",", device_class_to_string(bit));
+                        first = 0;
+                }
+        fprintf(f, "\n");
 }
 
 static int live(int argc, char **argv) {

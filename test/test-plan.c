@@ -338,6 +338,40 @@ TEST(bad_rule_never_skips) {
         }
 }
 
+/* Review B F1/F2: a Device= rule on a device whose classes could not be read, or a disabled rule,
+ * lets no later skip rule take the mounts it may have kept. */
+TEST(unsure_rule_never_yields_to_skip) {
+        static const FakeDev none[] = { {} };
+        _cleanup_(sample_freep) Sample *known = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs),
+                                       *unknown = load_sample(FIXTURES_DIR "/roots/laptop", none);
+        _cleanup_(policy_freep) Policy *dev = parse_policy("[Rule usb]\nDevice=usb\nAction=sync\n"
+                                                           "[Rule rest]\nAction=skip\n"),
+                                       *dis = NULL;
+        _cleanup_(plan_freep) Plan *a = NULL, *b = NULL, *c = NULL;
+        static const char bad[] = "[Rule keep]\nPath=home\nAction=sync\n[Rule rest]\nAction=skip\n";
+
+        /* Classified, no USB disk: the skip rule decides, as written. */
+        ASSERT_OK(plan_build(known, dev, PLAN_SCOPE_ALL, &a));
+        ASSERT_EQ(find(a, "/home")->action, PLAN_SKIP);
+        ASSERT_EQ(a->n_sync, 0U);
+        /* Not classified (sysfs missing): Device=usb may match, so it decides; nothing is skipped. */
+        ASSERT_OK(plan_build(unknown, dev, PLAN_SCOPE_ALL, &b));
+        ASSERT_EQ(find(b, "/home")->action, PLAN_SYNC);
+        ASSERT_STREQ(find(b, "/home")->rule, "usb");
+        ASSERT_TRUE(strstr(find(b, "/home")->reason, "counted as matching"));
+        ASSERT_EQ(b->n_sync, 6U);
+
+        ASSERT_OK(policy_new(&dis));
+        ASSERT_OK(policy_parse_text(dis, "test.conf", bad, strlen(bad)));
+        ASSERT_TRUE(dis->rules[0].disabled);
+        ASSERT_OK(plan_build(known, dis, PLAN_SCOPE_ALL, &c));
+        ASSERT_EQ(c->n_sync, 6U);
+        ASSERT_EQ(find(c, "/home")->action, PLAN_SYNC);
+        ASSERT_TRUE(find(c, "/home")->rule == NULL);
+        ASSERT_STREQ(find(c, "/home")->reason,
+                     "rule 'keep' is disabled and may match this mount: a later skip rule does not apply");
+}
+
 /* Issue 9 case 8: every filesystem whose sync_fs sends no cache FLUSH gets the device fsynced after
  * syncfs (fuseblk: ntfs-3g and exfat-fuse on USB sticks, udf, ext2, ntfs3), like vfat; the others
  * flush by themselves and get nothing extra. */
@@ -972,6 +1006,7 @@ int main(void) {
         RUN(skip_rule_other_namespace);
         RUN(skip_rule_ours_first);
         RUN(bad_rule_never_skips);
+        RUN(unsure_rule_never_yields_to_skip);
         RUN(device_flush_parity);
         RUN(fuse_owner);
         RUN(late_scope);

@@ -184,7 +184,12 @@ TEST(bad_values_fixture) {
         ASSERT_TRUE(p->o_mount_timeout.file == NULL);
         ASSERT_TRUE(p->o_sync_on_suspend.file == NULL);
 
-        ASSERT_EQ(p->n_rules, 1);
+        /* The nameless [Rule] section of line 23 is ignored, and stands as a disabled rule in its
+         * place (policy_add_unread_rule()). */
+        ASSERT_EQ(p->n_rules, 2);
+        ASSERT_STREQ(p->rules[1].name, "(/etc/suspend-sync.conf:23)");
+        ASSERT_TRUE(p->rules[1].disabled);
+        ASSERT_EQ(p->rules[1].o_disabled.line, 23);
         ASSERT_STREQ(p->rules[0].name, "r");
         ASSERT_EQ(p->rules[0].device_classes, 0);
         ASSERT_EQ(p->rules[0].action, RULE_ACTION_SYNC); /* invalid Action=: sync */
@@ -194,7 +199,7 @@ TEST(bad_values_fixture) {
         ASSERT_TRUE(p->rules[0].disabled);
         ASSERT_EQ(p->rules[0].o_disabled.line, 16);
         ASSERT_STREQ(p->rules[0].disabled_reason, "unknown device class 'floppy' in Device=");
-        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0, 0, NULL) == NULL);
 
 #define F "/etc/suspend-sync.conf:"
         ASSERT_WARNING(p, F "4: Invalid MaxParallel= value '0' (expected 1..64), ignoring");
@@ -252,7 +257,10 @@ TEST(syntax_corners) {
                 "t.conf:7: Invalid OnTimeout= value 'fail # not a comment' (expected continue|fail), ignoring");
         ASSERT_WARNING(p, "t.conf:8: Invalid section header '[Rule a ;b]', ignoring section");
         ASSERT_EQ(p->n_warnings, 2);
-        ASSERT_EQ(p->n_rules, 0);
+        /* A rule's header not read: a disabled rule stands in its place. */
+        ASSERT_EQ(p->n_rules, 1);
+        ASSERT_STREQ(p->rules[0].name, "(t.conf:8)");
+        ASSERT_TRUE(p->rules[0].disabled);
 
         policy_free(TAKE_PTR(p));
         p = parse("MaxParallel=3\n[Sync]\nMaxParallel=5"); /* no trailing newline */
@@ -340,16 +348,19 @@ TEST(long_lines) {
         ASSERT_WARNING(p, "t.conf:7: Section name too long (max 49 bytes), ignoring section");
         ASSERT_WARNING(p, "t.conf:11: rule 'b' disabled: line too long (199 bytes, max 198)");
         ASSERT_EQ(p->n_warnings, 4);
-        ASSERT_EQ(p->n_rules, 2);
+        /* The ignored [Rule …] of line 7 stands as a disabled rule in its place. */
+        ASSERT_EQ(p->n_rules, 3);
         ASSERT_EQ(strlen(p->rules[0].paths[0]), 193);
         ASSERT_EQ(p->rules[0].o_paths.line, 5);
         ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
         ASSERT_TRUE(p->rules[0].disabled);
+        ASSERT_STREQ(p->rules[1].name, "(t.conf:7)");
+        ASSERT_TRUE(p->rules[1].disabled);
         /* inih built with INI_ALLOW_REALLOC (Debian 13) read on into a full buffer: line 12 was
          * glued onto a 199-byte line 11 and lost. */
-        ASSERT_EQ(p->rules[1].action, RULE_ACTION_SKIP);
-        ASSERT_EQ(p->rules[1].o_action.line, 12);
-        ASSERT_TRUE(p->rules[1].disabled);
+        ASSERT_EQ(p->rules[2].action, RULE_ACTION_SKIP);
+        ASSERT_EQ(p->rules[2].o_action.line, 12);
+        ASSERT_TRUE(p->rules[2].disabled);
 }
 
 TEST(nul_byte) {
@@ -359,8 +370,15 @@ TEST(nul_byte) {
         ASSERT_OK(policy_new(&p));
         ASSERT_OK(policy_parse_text(p, "n.conf", text, sizeof(text) - 1));
         ASSERT_WARNING(p, "n.conf:3: NUL byte in file, ignoring file");
-        ASSERT_EQ(p->n_warnings, 1);
+        /* What it sets is unknown: fails closed as a file not read (the knob kept, and a disabled
+         * rule in its place, so that no later rule skips what its rules may have kept). */
+        ASSERT_WARNING(p, "n.conf: " UNREAD_WARNING);
+        ASSERT_EQ(p->n_warnings, 2);
+        ASSERT_TRUE(p->unread);
         assert_defaults(p); /* nothing of the file applied, not even line 2 */
+        ASSERT_EQ(p->n_rules, 1);
+        ASSERT_STREQ(p->rules[0].name, "(n.conf)");
+        ASSERT_TRUE(p->rules[0].disabled);
 }
 
 TEST(empty_value_resets) {
@@ -565,33 +583,34 @@ TEST(matching) {
 
         ASSERT_EQ(p->n_warnings, 0);
         ASSERT_EQ(p->n_rules, 6);
-        ASSERT_STREQ(policy_match(p, "/home", "ext4", 0)->name, "home");
+        ASSERT_STREQ(policy_match(p, "/home", "ext4", 0, 0, NULL)->name, "home");
         /* "/home" is exact: not the mounts below it. */
-        ASSERT_STREQ(policy_match(p, "/home/user", "ext4", 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/home/user", "ext4", 0, 0, NULL)->name, "all");
         /* '*' matches across '/' (FNM_PATHNAME off). */
-        ASSERT_STREQ(policy_match(p, "/media/usb", "vfat", 0)->name, "media");
-        ASSERT_STREQ(policy_match(p, "/media/usb/stick", "vfat", 0)->name, "media");
-        ASSERT_EQ(policy_match(p, "/media/usb", "vfat", 0)->action, RULE_ACTION_AUTO);
-        ASSERT_STREQ(policy_match(p, "/media", "vfat", 0)->name, "all");
-        ASSERT_STREQ(policy_match(p, "/mnt/usb", "vfat", 0)->name, "media");
+        ASSERT_STREQ(policy_match(p, "/media/usb", "vfat", 0, 0, NULL)->name, "media");
+        ASSERT_STREQ(policy_match(p, "/media/usb/stick", "vfat", 0, 0, NULL)->name, "media");
+        ASSERT_EQ(policy_match(p, "/media/usb", "vfat", 0, 0, NULL)->action, RULE_ACTION_AUTO);
+        ASSERT_STREQ(policy_match(p, "/media", "vfat", 0, 0, NULL)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/mnt/usb", "vfat", 0, 0, NULL)->name, "media");
         /* first match wins: /media/x on fuse is "media", not "fuse" */
-        ASSERT_STREQ(policy_match(p, "/media/x", "fuse.sshfs", DEVICE_FUSE)->name, "media");
-        ASSERT_STREQ(policy_match(p, "/data", "fuse.sshfs", 0)->name, "fuse");
-        ASSERT_STREQ(policy_match(p, "/data", "fuseblk", 0)->name, "fuse");
+        ASSERT_STREQ(policy_match(p, "/media/x", "fuse.sshfs", DEVICE_FUSE, 0, NULL)->name, "media");
+        ASSERT_STREQ(policy_match(p, "/data", "fuse.sshfs", 0, 0, NULL)->name, "fuse");
+        ASSERT_STREQ(policy_match(p, "/data", "fuseblk", 0, 0, NULL)->name, "fuse");
         /* Device: at least one of the listed classes */
-        ASSERT_STREQ(policy_match(p, "/data", "ext4", DEVICE_REMOVABLE | DEVICE_ROTATIONAL)->name, "usbext");
-        ASSERT_STREQ(policy_match(p, "/data", "ext4", DEVICE_ROTATIONAL)->name, "all");
-        ASSERT_STREQ(policy_match(p, "/data", "ext4", 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/data", "ext4", DEVICE_REMOVABLE | DEVICE_ROTATIONAL, 0, NULL)->name,
+                     "usbext");
+        ASSERT_STREQ(policy_match(p, "/data", "ext4", DEVICE_ROTATIONAL, 0, NULL)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/data", "ext4", 0, 0, NULL)->name, "all");
         /* every given key must match */
-        ASSERT_STREQ(policy_match(p, "/srv/a", "xfs", 0)->name, "both");
-        ASSERT_STREQ(policy_match(p, "/srv/a", "ext4", 0)->name, "all");
-        ASSERT_STREQ(policy_match(p, "/srv/a", NULL, 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/srv/a", "xfs", 0, 0, NULL)->name, "both");
+        ASSERT_STREQ(policy_match(p, "/srv/a", "ext4", 0, 0, NULL)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/srv/a", NULL, 0, 0, NULL)->name, "all");
 
         policy_free(TAKE_PTR(p));
         p = parse("[Rule only]\nPath=/x\n");
-        ASSERT_TRUE(policy_match(p, "/y", "ext4", 0) == NULL);
-        ASSERT_TRUE(policy_match(p, NULL, "ext4", 0) == NULL);
-        ASSERT_TRUE(policy_match(NULL, "/x", "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, "/y", "ext4", 0, 0, NULL) == NULL);
+        ASSERT_TRUE(policy_match(p, NULL, "ext4", 0, 0, NULL) == NULL);
+        ASSERT_TRUE(policy_match(NULL, "/x", "ext4", 0, 0, NULL) == NULL);
 }
 
 /* Issue 9 case 5: a rule that cannot be understood never widens to every mount. */
@@ -624,8 +643,8 @@ TEST(rules_fail_closed) {
         ASSERT_WARNING(p, "t.conf:5: rule 'usb2' disabled: unknown device class 'usb-stick' in Device=");
         ASSERT_EQ(p->n_warnings, 2);
         ASSERT_TRUE(p->rules[0].disabled && p->rules[1].disabled);
-        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
-        ASSERT_TRUE(policy_match(p, "/media/stick", "vfat", DEVICE_USB | DEVICE_REMOVABLE) == NULL);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0, 0, NULL) == NULL);
+        ASSERT_TRUE(policy_match(p, "/media/stick", "vfat", DEVICE_USB | DEVICE_REMOVABLE, 0, NULL) == NULL);
         policy_free(TAKE_PTR(p));
 
         /* Unknown (misspelt) keys and lines that are no assignment disable the rule they are in;
@@ -640,8 +659,8 @@ TEST(rules_fail_closed) {
         ASSERT_WARNING(p, "t.conf:8: rule 'c' disabled: invalid key name in 'Pa:th=/media/*'");
         ASSERT_WARNING(p, "t.conf:11: Unknown key 'Colour' in section [Sync], ignoring");
         ASSERT_EQ(p->n_warnings, 4);
-        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
-        ASSERT_TRUE(policy_match(p, "/media/x", "vfat", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0, 0, NULL) == NULL);
+        ASSERT_TRUE(policy_match(p, "/media/x", "vfat", 0, 0, NULL) == NULL);
         policy_free(TAKE_PTR(p));
 
         /* Disabled for good: a later valid line, in the same file or a drop-in, does not bring the
@@ -655,8 +674,8 @@ TEST(rules_fail_closed) {
         ASSERT_EQ(p->n_warnings, 1);
         ASSERT_TRUE(p->rules[0].disabled);
         ASSERT_STREQ(p->rules[0].o_disabled.file, "a.conf");
-        ASSERT_STREQ(policy_match(p, "/media/x", "vfat", 0)->name, "all");
-        ASSERT_STREQ(policy_match(p, "/", "ext4", 0)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/media/x", "vfat", 0, 0, NULL)->name, "all");
+        ASSERT_STREQ(policy_match(p, "/", "ext4", 0, 0, NULL)->name, "all");
         policy_free(TAKE_PTR(p));
 
         /* Invalid Action=: the rule still matches what it says, and syncs it. */
@@ -664,32 +683,160 @@ TEST(rules_fail_closed) {
         ASSERT_WARNING(p,
                        "t.conf:3: Invalid Action= value 'skpi' in rule 'n' (expected sync|skip|auto), using "
                        "Action=sync");
-        ASSERT_EQ(policy_match(p, "/mnt", "nfs4", DEVICE_NETWORK)->action, RULE_ACTION_SYNC);
+        ASSERT_EQ(policy_match(p, "/mnt", "nfs4", DEVICE_NETWORK, 0, NULL)->action, RULE_ACTION_SYNC);
         ASSERT_TRUE(!p->rules[0].disabled);
-        ASSERT_TRUE(policy_match(p, "/", "ext4", 0) == NULL);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0, 0, NULL) == NULL);
         policy_free(TAKE_PTR(p));
 
         /* An invalid MountTimeoutSec= in a rule keeps what it had (inherit [Sync]): no skip either way. */
         p = parse("[Rule t]\nType=nfs4\nMountTimeoutSec=soon\n");
         ASSERT_EQ(p->n_warnings, 1);
         ASSERT_TRUE(!p->rules[0].disabled);
-        ASSERT_U64_EQ(policy_match(p, "/mnt", "nfs4", 0)->mount_timeout, USEC_INFINITY);
+        ASSERT_U64_EQ(policy_match(p, "/mnt", "nfs4", 0, 0, NULL)->mount_timeout, USEC_INFINITY);
         policy_free(TAKE_PTR(p));
 
         /* A rule written without match keys means every mount: understood, kept (the test suites
          * skip the machine's other mounts that way). */
         p = parse("[Rule rest]\nAction=skip\n");
         ASSERT_EQ(p->n_warnings, 0);
-        ASSERT_EQ(policy_match(p, "/", "ext4", 0)->action, RULE_ACTION_SKIP);
+        ASSERT_EQ(policy_match(p, "/", "ext4", 0, 0, NULL)->action, RULE_ACTION_SKIP);
         policy_free(TAKE_PTR(p));
 
-        /* cat-config says so. */
+        /* cat-config says so, and its text keeps it disabled (a live "[Rule usb-sticks]" with the
+         * bad key printed as "any" would skip every mount). */
         p = parse("[Rule usb-sticks]\nPath=media/*\nAction=skip\n");
         text = mfree(text);
         ASSERT_OK(policy_format(p, &text));
-        ASSERT_TRUE(strstr(text,
-                           "# DISABLED, matches no mount: invalid Path= pattern 'media/*' (must start with "
-                           "'/' or '*') (t.conf:2)\n[Rule usb-sticks]\n"));
+        ASSERT_TRUE(strstr(
+                text, "# DISABLED: invalid Path= pattern 'media/*' (must start with '/' or '*') (t.conf:2); "
+                      "it never skips\n# [Rule usb-sticks]\n# # default (any)\n# Path=\n"));
+        ASSERT_TRUE(!strstr(text, "\n[Rule usb-sticks]"));
+}
+
+/* What a rule decides for a mount, for comparing two policies: the action of the rule returned (-1:
+ * none), its timeout, and whether a rule that cannot be evaluated stood in the way. */
+typedef struct Decision {
+        int action;
+        usec_t timeout;
+        bool unsure;
+} Decision;
+
+static Decision decide(const Policy *p, const char *mp, const char *type, unsigned classes,
+                       unsigned unknown) {
+        const Rule *unsure, *r = policy_match(p, mp, type, classes, unknown, &unsure);
+
+        return (Decision) { .action = r ? (int) r->action : -1,
+                            .timeout = r ? r->mount_timeout : USEC_INFINITY,
+                            .unsure = unsure != NULL };
+}
+
+static const struct {
+        const char *mp, *type;
+        unsigned classes, unknown;
+} probe_mounts[] = {
+        { "/", "ext4", 0, 0 },
+        { "/mnt/keep", "xfs", 0, 0 },
+        { "/mnt/x", "vfat", DEVICE_USB | DEVICE_REMOVABLE, 0 },
+        { "/mnt/x", "vfat", 0, DEVICE_USB | DEVICE_REMOVABLE | DEVICE_ROTATIONAL },
+        { "/mnt/y", "ext4", DEVICE_ROTATIONAL, DEVICE_REMOVABLE },
+        { "/srv/nfs", "nfs4", DEVICE_NETWORK, 0 },
+        { "/media/stick", "exfat", 0, 0 },
+};
+
+/* cat-config's text read back decides as the policy it was printed from, for every probe mount. */
+static void assert_format_round_trip(const Policy *p) {
+        _cleanup_(policy_freep) Policy *q = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        ASSERT_OK(policy_format(p, &text));
+        q = parse(text);
+        for (size_t i = 0; i < ELEMENTSOF(probe_mounts); i++) {
+                Decision a = decide(p, probe_mounts[i].mp, probe_mounts[i].type, probe_mounts[i].classes,
+                                    probe_mounts[i].unknown),
+                         b = decide(q, probe_mounts[i].mp, probe_mounts[i].type, probe_mounts[i].classes,
+                                    probe_mounts[i].unknown);
+
+                if (a.action != b.action || a.timeout != b.timeout || a.unsure != b.unsure) {
+                        fprintf(stderr, "%s: %d/%" PRIu64 "/%d, read back %d/%" PRIu64 "/%d\n%s",
+                                probe_mounts[i].mp, a.action, a.timeout, a.unsure, b.action, b.timeout,
+                                b.unsure, text);
+                        ASSERT_TRUE(false);
+                }
+        }
+}
+
+/* A rule that cannot be evaluated lets no later rule skip a mount it may match (review B, F1-F3, F7). */
+TEST(rules_fail_closed_later_skip) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        const Rule *unsure, *r;
+
+        /* A disabled sync exception: the broader skip rule after it does not take its mounts. */
+        p = parse("[Rule always]\nPath=mnt/keep\nAction=sync\n"        /* 1-3: disabled (relative) */
+                  "[Rule nfs]\nType=nfs4\nMountTimeoutSec=30s\n"       /* 4-6 */
+                  "[Rule rest]\nPath=/mnt/* /media/*\nAction=skip\n"); /* 7-9 */
+        ASSERT_TRUE(p->rules[0].disabled);
+        ASSERT_TRUE(policy_match(p, "/mnt/keep", "xfs", 0, 0, &unsure) == NULL);
+        ASSERT_TRUE(unsure == &p->rules[0]);
+        /* A later rule that does not skip still decides; no rule at all: the defaults. */
+        r = policy_match(p, "/srv/nfs", "nfs4", DEVICE_NETWORK, 0, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "nfs") && !unsure);
+        ASSERT_TRUE(policy_match(p, "/", "ext4", 0, 0, &unsure) == NULL && !unsure);
+        assert_format_round_trip(p);
+        policy_free(TAKE_PTR(p));
+
+        /* A disabled skip rule is passed over: the rules after it decide as written. */
+        p = parse("[Rule a]\nPaht=/mnt/*\nAction=skip\n[Rule rest]\nPath=/mnt/*\nAction=skip\n");
+        r = policy_match(p, "/mnt/keep", "xfs", 0, 0, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "rest") && !unsure);
+        assert_format_round_trip(p);
+        policy_free(TAKE_PTR(p));
+
+        /* An ignored section named like a rule stands as a disabled rule in its place; an ignored
+         * section of another name does not. */
+        p = parse("[Syncc]\nMaxParallel=2\n"                   /* 1-2 */
+                  "[rule keep]\nPath=/mnt/keep\nAction=sync\n" /* 3-5 */
+                  "[Rule rest]\nPath=/mnt/*\nAction=skip\n");  /* 6-8 */
+        ASSERT_EQ(p->n_rules, 2);
+        ASSERT_STREQ(p->rules[0].name, "(t.conf:3)");
+        ASSERT_TRUE(policy_match(p, "/mnt/keep", "xfs", 0, 0, &unsure) == NULL);
+        ASSERT_TRUE(unsure == &p->rules[0]);
+        assert_format_round_trip(p);
+        policy_free(TAKE_PTR(p));
+        p = parse("[Syncc]\nMaxParallel=2\n[Rule rest]\nPath=/mnt/*\nAction=skip\n");
+        ASSERT_EQ(p->n_rules, 1);
+        ASSERT_EQ(policy_match(p, "/mnt/keep", "xfs", 0, 0, NULL)->action, RULE_ACTION_SKIP);
+        policy_free(TAKE_PTR(p));
+
+        /* Device= on a device whose classes could not be read: a sync rule decides as if it matched,
+         * a skip rule is passed over; read classes decide as before. */
+        p = parse("[Rule usb]\nDevice=usb\nAction=sync\nMountTimeoutSec=2s\n"
+                  "[Rule rot-skip]\nDevice=rotational\nAction=skip\n"
+                  "[Rule rest]\nPath=/mnt/*\nAction=skip\n");
+        r = policy_match(p, "/mnt/x", "vfat", 0, DEVICE_USB | DEVICE_REMOVABLE | DEVICE_ROTATIONAL, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "usb") && unsure == r);
+        r = policy_match(p, "/mnt/x", "vfat", DEVICE_USB, 0, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "usb") && !unsure);
+        r = policy_match(p, "/mnt/x", "vfat", 0, 0, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "rest") && !unsure);
+        ASSERT_TRUE(policy_match(p, "/srv", "ext4", 0, DEVICE_ROTATIONAL, &unsure) == NULL && !unsure);
+        ASSERT_STREQ(policy_match(p, "/srv", "ext4", DEVICE_ROTATIONAL, 0, NULL)->name, "rot-skip");
+        assert_format_round_trip(p);
+        policy_free(TAKE_PTR(p));
+
+        /* A file not read in full stands as a disabled rule where its rules would have been. */
+        static const char a[] = "[Rule x]\nType=nfs4\n", b[] = "[Rule keep]\nPath=/mnt/keep\0\n",
+                          c[] = "[Rule rest]\nPath=/mnt/*\nAction=skip\n";
+
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_parse_text(p, "a.conf", a, sizeof(a) - 1));
+        ASSERT_OK(policy_parse_text(p, "b.conf", b, sizeof(b) - 1));
+        ASSERT_OK(policy_parse_text(p, "c.conf", c, sizeof(c) - 1));
+        ASSERT_EQ(p->n_rules, 3);
+        ASSERT_STREQ(p->rules[1].name, "(b.conf)");
+        ASSERT_TRUE(policy_match(p, "/mnt/keep", "xfs", 0, 0, &unsure) == NULL);
+        ASSERT_TRUE(unsure == &p->rules[1]);
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_KEEP);
+        assert_format_round_trip(p);
 }
 
 TEST(bounds) {
@@ -899,6 +1046,7 @@ int main(void) {
         RUN(unread_keeps_the_knob);
         RUN(matching);
         RUN(rules_fail_closed);
+        RUN(rules_fail_closed_later_skip);
         RUN(uses_device_class);
         RUN(bounds);
         RUN(format);
