@@ -14,6 +14,7 @@
 #include "shared/dlfcn-util.h"
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
+#include "shared/sort-util.h"
 #include "shared/string-table.h"
 
 /*
@@ -638,6 +639,93 @@ int mount_table_preload(int root_fd) {
                 return 0;
         r = libmount_load();
         return r < 0 ? r : 1;
+}
+
+typedef struct MountIdIndex {
+        int id;
+        size_t i;
+} MountIdIndex;
+
+static int mount_id_index_cmp(const MountIdIndex *a, const MountIdIndex *b) {
+        return CMP(a->id, b->id);
+}
+
+/* The index of the entry with mount id 'id' in by_id (sorted), or -1. */
+static ssize_t mount_id_find(const MountIdIndex *by_id, size_t n, int id) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t m = lo + (hi - lo) / 2;
+
+                if (by_id[m].id == id)
+                        return (ssize_t) by_id[m].i;
+                if (by_id[m].id < id)
+                        lo = m + 1;
+                else
+                        hi = m;
+        }
+        return -1;
+}
+
+enum { BELOW_UNKNOWN, BELOW_YES, BELOW_NO };
+
+int mount_table_keep_below(MountTable *t, int root_id, MountTable **ret_outside) {
+        _cleanup_(mount_table_freep) MountTable *out = NULL;
+        _cleanup_free_ MountIdIndex *by_id = NULL;
+        _cleanup_free_ unsigned char *state = NULL;
+        _cleanup_free_ size_t *chain = NULL;
+        size_t n = t->n_entries, kept = 0;
+        ssize_t root;
+
+        by_id = calloc(MAX(n, 1), sizeof(MountIdIndex));
+        state = calloc(MAX(n, 1), 1);
+        chain = calloc(n + 1, sizeof(size_t));
+        if (!by_id || !state || !chain)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                by_id[i] = (MountIdIndex) { .id = t->entries[i].mount_id, .i = i };
+        typesafe_qsort(by_id, n, mount_id_index_cmp);
+        root = mount_id_find(by_id, n, root_id);
+        if (root < 0 || !streq(t->entries[root].mount_point, "/"))
+                return -EXDEV;
+
+        /* Up through the parents to the root (below it), to a mount already decided, or to one not
+         * listed (outside); a loop of parent ids ends after n steps, outside. */
+        state[root] = BELOW_YES;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char v = BELOW_NO;
+                size_t k = 0, j = i;
+
+                while (state[j] == BELOW_UNKNOWN && k <= n) {
+                        ssize_t p = mount_id_find(by_id, n, t->entries[j].parent_id);
+
+                        chain[k++] = j;
+                        if (p < 0 || (size_t) p == j)
+                                break;
+                        j = (size_t) p;
+                }
+                if (state[j] != BELOW_UNKNOWN)
+                        v = state[j];
+                for (size_t m = 0; m < k; m++)
+                        state[chain[m]] = v;
+        }
+
+        for (size_t i = 0; i < n; i++)
+                kept += state[i] == BELOW_YES;
+        if (kept < n) { /* allocated before any entry moves: a failure leaves t as it was */
+                out = calloc(1, sizeof(MountTable));
+                if (!out || !(out->entries = calloc(n - kept, sizeof(MountEntry))))
+                        return -ENOMEM;
+                kept = 0;
+                for (size_t i = 0; i < n; i++)
+                        if (state[i] == BELOW_YES)
+                                t->entries[kept++] = t->entries[i];
+                        else
+                                out->entries[out->n_entries++] = t->entries[i];
+                t->n_entries = kept;
+        }
+        *ret_outside = TAKE_PTR(out);
+        return 0;
 }
 
 int mount_table_merge(MountTable *into, MountTable **from) {

@@ -86,9 +86,11 @@ int mount_table_load_listmount(MountTable **ret);
 
 /* Every mount of the mount namespace ns_fd refers to (an open /proc/PID/ns/mnt; ours too), the same
  * calls and mapping as mount_table_load_listmount() with the namespace's id (NS_MNT_GET_INFO's
- * NS_GET_MNTNS_ID ioctl, Linux 6.12; listmount's mnt_ns_id, 6.11): what /proc/PID/mountinfo shows
- * for a process of that namespace whose root is the namespace's root, entry by entry (a chrooted
- * process's mountinfo shows only the mounts below its root, with paths relative to it). Needs
+ * NS_GET_MNTNS_ID ioctl, Linux 6.12; listmount's mnt_ns_id, 6.11). For another namespace the kernel
+ * answers as seen from the first mount on the namespace's root (grab_requested_root()): what
+ * /proc/PID/mountinfo shows for a process whose root is that mount, entry by entry (a chrooted
+ * process's mountinfo shows only the mounts below its root, with paths relative to it; a process
+ * whose root is a mount stacked on it, mount_table_keep_below()). Needs
  * CAP_SYS_ADMIN over the namespace's user namespace for another namespace (-ENOENT otherwise).
  * -ENOTTY/-EINVAL when ns_fd is not a mount namespace, else as mount_table_load_listmount(). */
 int mount_table_load_namespace(int ns_fd, MountTable **ret);
@@ -101,6 +103,14 @@ int mount_table_list_ids(uint64_t ns_id, uint64_t **ret, size_t *ret_n);
 
 /* Moves every entry of *from to the end of into and frees *from. -E2BIG over the maximum. */
 int mount_table_merge(MountTable *into, MountTable **from);
+
+/* Pure. Keeps in t the mount root_id and the mounts below it (their parents lead to it), in order,
+ * and moves the others into *ret_outside (NULL when none). Another namespace's table through
+ * listmount is seen from the first mount on the namespace's root, which may lie under a process's
+ * root: a container whose root was moved over "/" (systemd-nspawn) keeps the old root and its mounts
+ * below its own, at paths of the old root that its processes cannot reach. -EXDEV when root_id is not
+ * in t or is not mounted at "/" (the paths would not be that root's), -ENOMEM. */
+int mount_table_keep_below(MountTable *t, int root_id, MountTable **ret_outside);
 
 MountTable *mount_table_free(MountTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(MountTable *, mount_table_free);

@@ -256,16 +256,30 @@ static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid, cons
 }
 
 /* The table of the namespace c through listmount/statmount by namespace id (no text to generate
- * and parse, no libmount): only for a member whose root is the namespace's root, only when the fd
- * opened is still that namespace (the process may have exited and its PID been reused). Any
- * failure: -errno, and the caller reads the mountinfo text as before. */
-static int ns_load_listmount(int proc_fd, const NsCandidate *c, bool text_only, MountTable **ret) {
-        _cleanup_close_ int ns_fd = -EBADF;
+ * and parse, no libmount): only for a member whose root is a mount at "/" of the namespace's first
+ * mount, only when the fd opened is still that namespace (the process may have exited and its PID
+ * been reused). The mounts its root does not reach (an old root left below it: mount_table_keep_below())
+ * go to *ret_outside. Any failure: -errno, and the caller reads the mountinfo text as before. */
+static int ns_load_listmount(int proc_fd, const NsCandidate *c, bool text_only, MountTable **ret,
+                             MountTable **ret_outside) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_close_ int ns_fd = -EBADF, root_fd = -EBADF;
         struct stat st;
+        uint64_t root_ino;
         char path[64];
+        int root_id, r;
 
         if (c->chrooted || text_only)
                 return -EOPNOTSUPP;
+        /* The member's root mount, from the VFS alone (fdinfo of an O_PATH fd: nothing asks its
+         * filesystem); then its namespace, which must still be c's. */
+        snprintf(path, sizeof path, "%u/root", c->pid);
+        root_fd = openat(proc_fd, path, O_PATH | O_CLOEXEC);
+        if (root_fd < 0)
+                return negative_errno();
+        r = proc_fdinfo_mnt_ino(proc_fd, root_fd, &root_id, &root_ino);
+        if (r < 0)
+                return r;
         snprintf(path, sizeof path, "%u/ns/mnt", c->pid);
         ns_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (ns_fd < 0)
@@ -274,7 +288,14 @@ static int ns_load_listmount(int proc_fd, const NsCandidate *c, bool text_only, 
                 return negative_errno();
         if ((uint64_t) st.st_ino != c->ino)
                 return -ESRCH;
-        return mount_table_load_namespace(ns_fd, ret);
+        r = mount_table_load_namespace(ns_fd, &t);
+        if (r < 0)
+                return r;
+        r = mount_table_keep_below(t, root_id, ret_outside);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
 }
 
 /* The mountinfo text of a member of c's namespace: *m (c's process, as set by the caller), else the
@@ -302,7 +323,7 @@ static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, ch
 
 /* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
 static int ns_add(NsScan *x, NsCandidate *c) {
-        _cleanup_(mount_table_freep) MountTable *other = NULL;
+        _cleanup_(mount_table_freep) MountTable *other = NULL, *outside = NULL;
         _cleanup_free_ char *text = NULL;
         SampleNsMember m = { .pid = c->pid, .chrooted = c->chrooted };
         unsigned *nof;
@@ -310,11 +331,23 @@ static int ns_add(NsScan *x, NsCandidate *c) {
         int r;
 
         snprintf(m.root, sizeof m.root, "%s", c->root);
-        r = ns_load_listmount(x->proc_fd, c, x->text_only, &other);
+        r = ns_load_listmount(x->proc_fd, c, x->text_only, &other, &outside);
         if (r == -ENOMEM)
                 return r;
-        if (r >= 0)
+        if (r >= 0) {
+                char desc[128];
+
+                if (!outside)
+                        goto loaded;
+                /* Their superblocks are the kernel's to sync all the same, out of reach of every
+                 * path through this namespace's processes: hidden, as a chrooted member's are. */
+                snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (below the root of its process %u)",
+                         (unsigned long long) c->ino, c->pid);
+                r = unlisted_hide_entries(outside, desc, x->t, x->hidden);
+                if (r < 0)
+                        return r;
                 goto loaded;
+        }
 
         r = ns_member_text(x, c, &m, &text, &size);
         if (r == -ESRCH) {

@@ -624,6 +624,20 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
         return 0;
 }
 
+int unlisted_hide_entries(const MountTable *entries, const char *desc, const MountTable *t, HiddenSet *h) {
+        for (size_t i = 0; i < entries->n_entries; i++) {
+                const MountEntry *e = &entries->entries[i];
+                int r;
+
+                if (fs_class_from_fstype(e->fstype) == FS_CLASS_PSEUDO || table_has_dev(t, e->dev))
+                        continue;
+                r = hidden_add(h, e->dev, e->fstype, e->source, "%s, at %s", desc, e->mount_point);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int unlisted_report(const HiddenSet *h, Reasons *why) {
         char how[FORMAT_TIMESPAN_MAX + 128];
 

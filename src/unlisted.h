@@ -128,6 +128,10 @@ int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_
  * "<desc>, at <mount point>". -ENOSYS, -EINVAL, -ENOTTY on older kernels. */
 int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, HiddenSet *h);
 
+/* The same for mounts already listed (mount_table_keep_below()'s outside ones): superblocks (not
+ * pseudo filesystems) that t lacks go into h as "<desc>, at <mount point>". 0 or -ENOMEM. */
+int unlisted_hide_entries(const MountTable *entries, const char *desc, const MountTable *t, HiddenSet *h);
+
 /* The bound on unlisted_reach() used by the verbs (a quarter of a shorter DeadlineSec=). Measured
  * (sanitizer build, fork included): 4 ms over 85 processes, 135 ms over 54,000 open files. */
 #define UNLISTED_REACH_TIMEOUT (1U * USEC_PER_SEC)

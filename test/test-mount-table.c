@@ -507,8 +507,85 @@ TEST(preload) {
         }
 }
 
+static MountTable *parse_text(const char *text) {
+        MountTable *t = NULL;
+        unsigned bad = 0;
+
+        ASSERT_OK(mount_table_parse(text, strlen(text), &t, &bad));
+        ASSERT_EQ(bad, 0U);
+        return t;
+}
+
+static char *mount_points(const MountTable *t) {
+        char *s = strdup("");
+
+        for (size_t i = 0; t && i < t->n_entries; i++) {
+                char *n = NULL;
+
+                ASSERT_TRUE(asprintf(&n, "%s%s%d:%s", s, i > 0 ? " " : "", t->entries[i].mount_id,
+                                     t->entries[i].mount_point) > 0);
+                free(s);
+                s = n;
+        }
+        ASSERT_TRUE(s);
+        return s;
+}
+
+/* Another namespace through listmount, seen from its first mount: a container's root (134) moved
+ * over "/" of the old root (72), whose own mounts (73, 74, 75) its processes cannot reach. */
+TEST(keep_below) {
+        static const char layout[] = "72 71 254:0 / / rw - ext4 /dev/vda rw\n"
+                                     "73 72 0:30 / /mnt/host rw - tmpfs t rw\n"
+                                     "134 72 0:40 / / rw - overlay o rw\n"
+                                     "74 72 0:5 / /proc rw - proc proc rw\n"
+                                     "135 134 0:41 / /tmp rw - tmpfs t rw\n"
+                                     "136 135 0:42 / /tmp/a rw - tmpfs t rw\n"
+                                     "75 73 0:43 / /mnt/host/deep rw - tmpfs t rw\n"
+                                     "137 134 0:5 / /proc rw - proc proc rw\n";
+        _cleanup_(mount_table_freep) MountTable *t = parse_text(layout), *out = NULL;
+        _cleanup_free_ char *kept = NULL, *outside = NULL;
+
+        ASSERT_OK(mount_table_keep_below(t, 134, &out));
+        kept = mount_points(t);
+        outside = mount_points(out);
+        ASSERT_STREQ(kept, "134:/ 135:/tmp 136:/tmp/a 137:/proc");
+        ASSERT_STREQ(outside, "72:/ 73:/mnt/host 74:/proc 75:/mnt/host/deep");
+        mount_table_free(TAKE_PTR(t));
+        mount_table_free(TAKE_PTR(out));
+
+        /* The usual case (a host's namespace, our root its first mount): all kept, none outside. */
+        t = parse_text(layout);
+        ASSERT_OK(mount_table_keep_below(t, 72, &out));
+        ASSERT_EQ(t->n_entries, 8U);
+        ASSERT_TRUE(out == NULL);
+        mount_table_free(TAKE_PTR(t));
+
+        /* A root not in the table, or not at "/" (its paths would not be its processes'): -EXDEV,
+         * and the table as it was. */
+        t = parse_text(layout);
+        ASSERT_EQ(mount_table_keep_below(t, 999, &out), -EXDEV);
+        ASSERT_EQ(mount_table_keep_below(t, 135, &out), -EXDEV);
+        ASSERT_EQ(t->n_entries, 8U);
+        mount_table_free(TAKE_PTR(t));
+
+        /* Parent ids that loop or point at themselves lead nowhere: outside. */
+        t = parse_text("10 1 0:40 / / rw - tmpfs t rw\n"
+                       "11 12 0:41 / /a rw - tmpfs t rw\n"
+                       "12 11 0:42 / /b rw - tmpfs t rw\n"
+                       "13 13 0:43 / /c rw - tmpfs t rw\n"
+                       "14 10 0:44 / /d rw - tmpfs t rw\n");
+        ASSERT_OK(mount_table_keep_below(t, 10, &out));
+        kept = mfree(kept);
+        outside = mfree(outside);
+        kept = mount_points(t);
+        outside = mount_points(out);
+        ASSERT_STREQ(kept, "10:/ 14:/d");
+        ASSERT_STREQ(outside, "11:/a 12:/b 13:/c");
+}
+
 int main(void) {
         RUN(preload);
+        RUN(keep_below);
         RUN(escaped_paths);
         RUN(laptop);
         RUN(malformed_middle);

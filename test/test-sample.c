@@ -1003,6 +1003,142 @@ TEST(live_namespaces_both_ways) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* A namespace whose processes' root was moved over "/" (systemd-nspawn's way into a container):
+ * the old root and its mounts stay below, at paths of the old root that no process there reaches,
+ * and listmount by namespace id lists them all. In the child: a tmpfs new root with a tmpfs at /sub,
+ * and, left in the old tree, an overlay (no pseudo filesystem, in no other table). Sends the devices
+ * of /sub and of the overlay. */
+static pid_t spawn_moved_root(const char *root, const char *left, dev_t ret_dev[static 2], int *ret_release) {
+        int ready[2], release[2];
+        char path[PATH_MAX], opts[3 * PATH_MAX];
+        struct stat st[2];
+        pid_t pid;
+        char c;
+
+        ASSERT_OK(pipe2(ready, O_CLOEXEC));
+        ASSERT_OK(pipe2(release, O_CLOEXEC));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                close(ready[0]);
+                close(release[1]);
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount("tmpfs", left, "tmpfs", 0, "size=1m") < 0)
+                        _exit(1);
+                for (const char *d = "l\0u\0w\0m\0"; *d; d += 2) {
+                        snprintf(path, sizeof path, "%s/%s", left, d);
+                        if (mkdir(path, 0755) < 0)
+                                _exit(1);
+                }
+                snprintf(path, sizeof path, "%s/m", left);
+                snprintf(opts, sizeof opts, "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", left, left, left);
+                if (mount("overlay", path, "overlay", 0, opts) < 0 || stat(path, &st[1]) < 0)
+                        _exit(2);
+                snprintf(path, sizeof path, "%s/sub", root);
+                if (mount("tmpfs", root, "tmpfs", 0, "size=1m") < 0 || mkdir(path, 0755) < 0 ||
+                    mount("tmpfs", path, "tmpfs", 0, "size=1m") < 0 || stat(path, &st[0]) < 0)
+                        _exit(1);
+                if (chdir(root) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 ||
+                    chdir("/") < 0)
+                        _exit(3);
+                for (size_t i = 0; i < 2; i++)
+                        if (write(ready[1], &st[i].st_dev, sizeof st[i].st_dev) != sizeof st[i].st_dev)
+                                _exit(1);
+                (void) read(release[0], &c, 1);
+                _exit(0);
+        }
+        close(ready[1]);
+        close(release[0]);
+        if (read(ready[0], &ret_dev[0], sizeof ret_dev[0]) != sizeof ret_dev[0] ||
+            read(ready[0], &ret_dev[1], sizeof ret_dev[1]) != sizeof ret_dev[1]) {
+                int status = 0;
+
+                close(ready[0]);
+                close(release[1]);
+                (void) waitpid(pid, &status, 0);
+                fprintf(stderr, "  the child could not set up (exit %d)\n",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                return 0;
+        }
+        close(ready[0]);
+        *ret_release = release[1];
+        return pid;
+}
+
+/* The mount of dev in pid's namespace in s, or NULL. */
+static const MountEntry *namespace_mount(const Sample *s, pid_t pid, dev_t dev) {
+        uint64_t ino = ns_ino_of(pid);
+
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (s->ns_of_mount[i] != 0 && s->namespaces[s->ns_of_mount[i] - 1].ino == ino &&
+                    s->table->entries[i].dev == dev)
+                        return &s->table->entries[i];
+        return NULL;
+}
+
+/* Through listmount, such a namespace is what its processes see, as in its mountinfo text: the old
+ * root's mounts are not its mounts at paths of theirs (they were, "/" and "/proc" twice over), and a
+ * superblock only they have is hidden (a reason: no process reaches it). */
+TEST(live_namespace_root_moved) {
+        char root[] = "/tmp/test-sample-root.XXXXXX", left[] = "/tmp/test-sample-left.XXXXXX";
+        _cleanup_(sample_freep) Sample *a = NULL, *c = NULL;
+        _cleanup_close_ int root_fd = -EBADF;
+        char desc[128];
+        const MountEntry *e;
+        int release = -1;
+        dev_t dev[2] = {};
+        size_t n;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                printf("  not root, skipped\n");
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(root) && mkdtemp(left));
+        pid = spawn_moved_root(root, left, dev, &release);
+        if (pid == 0) {
+                printf("  cannot make such a mount namespace, skipped\n");
+                ASSERT_OK(rmdir(root));
+                ASSERT_OK(rmdir(left));
+                return;
+        }
+        root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root_fd >= 0);
+        for (unsigned attempt = 0;; attempt++) {
+                SampleSources src = { .root_fd = root_fd,
+                                      .sysfs_root = "/sys",
+                                      .debugfs_fd = -EBADF,
+                                      .scan_namespaces = true };
+
+                a = sample_free(a);
+                c = sample_free(c);
+                ASSERT_OK(sample_load(&src, &a));
+                src.mount_backend = MOUNT_TABLE_BACKEND_MOUNTINFO;
+                ASSERT_OK(sample_load(&src, &c));
+                if (same_namespaces(a, c))
+                        break;
+                ASSERT_TRUE(attempt < 5);
+                usleep(100 * 1000);
+        }
+        e = namespace_mount(a, pid, dev[0]);
+        ASSERT_TRUE(e && streq(e->mount_point, "/sub"));
+        ASSERT_TRUE(namespace_mount(c, pid, dev[0]));
+        n = same_namespace_entries(a, c, pid);
+        ASSERT_EQ(n, same_namespace_entries(c, a, pid));
+        fprintf(stderr, "  its %zu mounts its processes see: the same through listmount and as text\n", n);
+        ASSERT_TRUE(!namespace_mount(a, pid, dev[1]));
+        snprintf(desc, sizeof desc, "mount namespace mnt:[%llu] (below the root of its process %d)",
+                 (unsigned long long) ns_ino_of(pid), (int) pid);
+        for (size_t k = 0; k < a->n_incomplete_why; k++)
+                fprintf(stderr, "  incomplete: %s\n", a->incomplete_why[k]);
+        ASSERT_TRUE(!a->complete && has_reason(a, desc, "overlay"));
+
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(root));
+        ASSERT_OK(rmdir(left));
+}
+
 /* A sample of the real root, its namespaces found through the kernel's list or by reading every
  * process (walk_all). */
 static Sample *load_live(bool walk_all) {
@@ -1454,6 +1590,7 @@ int main(void) {
         RUN(sources_same_reads);
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
+        RUN(live_namespace_root_moved);
         RUN(live_nsfs_listed_not_walked);
         RUN(nsfs_mount_listed);
         RUN(root_facts);
