@@ -352,12 +352,25 @@ int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down) {
 }
 
 int handover_late_skip_write(int state_dir_fd, const char *token) {
-        int r = token_write(state_dir_fd, LATE_SKIP_FILE, token);
+        char mark[33];
+        int r;
 
+        /* Only for the unit's pass that stands for this sleep: a later one (the unit's own, after
+         * the daemon's overran logind's wait) wrote its token already, and decides for itself. */
+        r = handover_unit_mark_read(state_dir_fd, mark);
+        if (r < 0)
+                return r == -ENOENT ? -ESTALE : r;
+        if (!streq(mark, token))
+                return -ESTALE;
+        r = token_write(state_dir_fd, LATE_SKIP_FILE, token);
         if (r < 0)
                 return r;
-        /* The marker first: a hook that still runs (the link made again since) sees it. */
-        if (unlinkat(state_dir_fd, HOOK_LINK_FILE, 0) < 0 && errno != ENOENT)
-                return -errno;
+        /* The marker first: a hook that still runs (the link made again since) sees it. A link
+         * that cannot be removed takes the marker with it: the late pass runs, as reported. */
+        if (unlinkat(state_dir_fd, HOOK_LINK_FILE, 0) < 0 && errno != ENOENT) {
+                r = -errno;
+                (void) unlinkat(state_dir_fd, LATE_SKIP_FILE, 0);
+                return r;
+        }
         return 0;
 }

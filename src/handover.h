@@ -128,5 +128,7 @@ int handover_unit_mark_write(int state_dir_fd, const char *token);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);
 /* KeepCheapSync=: LATE_SKIP_FILE with the unit's pass's token, as the mark is written, then
- * HOOK_LINK_FILE removed. On an error the link may still be there (the hook then sees the marker). */
+ * HOOK_LINK_FILE removed; under the state lock. -ESTALE when HANDOVER_UNIT_MARK_FILE holds no token
+ * or another one (a later unit's pass of this sleep wrote its own: it decides). When the link cannot
+ * be removed the marker goes too, and the late pass runs. */
 int handover_late_skip_write(int state_dir_fd, const char *token);

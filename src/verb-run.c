@@ -207,6 +207,20 @@ static void pass_load_handover(Pass *p) {
                 (void) handover_unit_mark_read(p->state_fd, token);
         p->unit_pass = !p->handover_bad &&
                        handover_unit_pass_fresh(&p->ho, now(CLOCK_BOOTTIME), p->boot_id, token);
+        /* Its mark again, now under the lock: an earlier unit's pass (the daemon's, past logind's
+         * wait) that held the lock may have left the late pass out since this one first wrote it,
+         * its marker and the hook's link down; this pass decides that for itself. */
+        if (pass_is_unit(p) && p->unit_token[0] != 0 && p->state_fd >= 0) {
+                r = handover_unit_mark_write(p->state_fd, p->unit_token);
+                if (r < 0) {
+                        p->unit_token[0] = 0;
+                        (void) handover_unit_mark_remove(p->state_fd, NULL);
+                        log_warning_errno(r,
+                                          "Failed to write '%s/" HANDOVER_UNIT_MARK_FILE
+                                          "', the late pass will keep the kernel's sync on: %m",
+                                          dir);
+                }
+        }
         /* The unit's pass stands for this sleep from now on: an earlier one's record (its sleep called
          * off before any hook ran) must not vouch for it should this one end before it writes its
          * own (an error, SIGKILL). */
@@ -596,7 +610,10 @@ static void pass_late_skip_tell(Pass *p) {
         if (!p->rec.late_left_out || !p->saved || p->state_fd < 0)
                 return;
         r = handover_late_skip_write(p->state_fd, p->unit_token);
-        if (r < 0)
+        if (r == -ESTALE)
+                log_info("A later pass of this sleep (the unit's) stands for it now: the late pass is not "
+                         "left out here, that pass decides.");
+        else if (r < 0)
                 log_warning_errno(r, "Failed to write '%s/" LATE_SKIP_FILE "', the late pass runs: %m",
                                   p->a->state_dir);
         p->late_skip_told = r >= 0;

@@ -372,10 +372,24 @@ TEST(hook_link) {
         ASSERT_TRUE(hook_link_up(fd));
         ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
 
-        /* the marker could not be written: the link stays */
+        /* no mark, or another pass's token in it (a later unit's pass of this sleep wrote its own,
+         * review A's A1): no marker, the link stays */
         ASSERT_OK(handover_unit_mark_remove(fd, NULL));
-        ASSERT_ERR(handover_late_skip_write(fd, "short"), EINVAL);
+        ASSERT_ERR(handover_late_skip_write(fd, TOKEN), ESTALE);
+        ASSERT_ERR(handover_late_skip_write(fd, "short"), ESTALE);
+        ASSERT_OK(handover_unit_mark_write(fd, "fedcba9876543210fedcba9876543210"));
+        ASSERT_ERR(handover_late_skip_write(fd, TOKEN), ESTALE);
         ASSERT_TRUE(hook_link_up(fd));
+        ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
+
+        /* the link cannot be removed (here a directory with a file in it): the marker goes too, so
+         * the hook that systemd-sleep still reaches runs the late pass (review A's A2) */
+        ASSERT_OK(handover_unit_mark_write(fd, TOKEN));
+        ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
+        ASSERT_EQ(mkdirat(fd, HOOK_LINK_FILE, 0755), 0);
+        ASSERT_EQ(mkdirat(fd, HOOK_LINK_FILE "/x", 0755), 0);
+        ASSERT_TRUE(handover_late_skip_write(fd, TOKEN) < 0);
+        ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);

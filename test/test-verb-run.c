@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -317,6 +318,55 @@ TEST(restore_knob_records_resume_without_hook) {
         ASSERT_TRUE(strstr(text, "REALTIME=") != NULL);
 }
 
+/* Review A's A1: the daemon's pass overran logind's wait, so systemd started the unit, whose pass
+ * wrote its token and waits for the lock the daemon's pass holds; that pass then leaves the late
+ * pass out (its marker, the link down; played here by the test, in the order the old code allowed)
+ * and releases the lock. The unit's pass, which does not leave it out, must find the link back and
+ * the stale marker gone: its mark is written again once it holds the lock. */
+TEST(unit_pass_after_an_overrun) {
+        static const char old[] = "0123456789abcdef0123456789abcdef\n";
+        char path[160], mark[64] = "", skip[64];
+        int lock_fd = -EBADF, status;
+        usec_t until;
+        pid_t pid;
+
+        snprintf(path, sizeof path, "%s/unit-pass", state_dir);
+        write_text(path, old);
+        ASSERT_OK(state_lock(state_dir, &lock_fd));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                Args a = args();
+                int code = -1;
+
+                safe_close(lock_fd);
+                a.trigger = "unit";
+                a.sysfs = sysfs;
+                a.config = config_cheap;
+                a.invocation_id = "0123456789abcdef0123456789abcdef"; /* run by systemd: waits */
+                a.late_skip_below = 1; /* never quick enough: it wants the late pass */
+                _exit(verb_run(&a, NULL, &code, NULL) < 0 ? 2 : 0);
+        }
+        /* its token written (without the lock), then: the earlier pass's late-skip, the link down */
+        until = now(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while ((!state_has("unit-pass", mark, sizeof mark) || streq(mark, old)) &&
+               now(CLOCK_MONOTONIC) < until)
+                usleep(1000);
+        ASSERT_TRUE(!streq(mark, old));
+        snprintf(path, sizeof path, "%s/late-skip", state_dir);
+        write_text(path, old);
+        snprintf(path, sizeof path, "%s/" HOOK_LINK_FILE, state_dir);
+        ASSERT_OK(unlink(path));
+        safe_close(lock_fd);
+
+        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ASSERT_TRUE(state_has("unit-pass", skip, sizeof skip) && streq(skip, mark));
+        ASSERT_TRUE(!state_has("late-skip", skip, sizeof skip));
+        ASSERT_TRUE(hook_link_up());
+        knob_reset();
+}
+
 int main(void) {
         char path[160];
 
@@ -368,6 +418,7 @@ int main(void) {
         RUN(requester_gone_keeps_kernel_sync);
         RUN(unit_pass_late_skip);
         RUN(restore_knob_records_resume_without_hook);
+        RUN(unit_pass_after_an_overrun);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
          * at its bound, a worker on its way out) may still hold a debugfs fd, and umount(2) failed
