@@ -326,7 +326,7 @@ static int ns_add(NsScan *x, NsCandidate *c) {
         _cleanup_(mount_table_freep) MountTable *other = NULL, *outside = NULL;
         _cleanup_free_ char *text = NULL;
         SampleNsMember m = { .pid = c->pid, .chrooted = c->chrooted };
-        unsigned *nof;
+        unsigned *nof, n_bad = 0;
         size_t size, before;
         int r;
 
@@ -357,9 +357,15 @@ static int ns_add(NsScan *x, NsCandidate *c) {
                 return 0;
         }
         if (r >= 0)
-                r = mount_table_parse(text, size, &other, NULL);
+                r = mount_table_parse(text, size, &other, &n_bad);
         if (r == -ENOMEM)
                 return r;
+        if (r >= 0 && n_bad > 0 &&
+            reasons_add(x->why,
+                        "%u line(s) of the mount table of mount namespace mnt:[%llu] (process %u) could not "
+                        "be read: the mounts they describe were not scanned",
+                        n_bad, (unsigned long long) c->ino, m.pid) < 0)
+                return -ENOMEM;
         if (r < 0)
                 return reasons_add(x->why,
                                    "mounts of mount namespace mnt:[%llu] (process %u) could not be "

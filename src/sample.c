@@ -613,15 +613,22 @@ int sample_load(const SampleSources *src, Sample **ret) {
         Meminfo mi = {};
         usec_t t0, t1;
         bool has_meminfo, restricted;
+        unsigned n_bad = 0;
         int r;
 
         t0 = now(CLOCK_MONOTONIC);
         r = fs_module_begin(proc_fd, sysfs_fd, &counts, &why);
         if (r < 0)
                 return r;
-        r = mount_table_load_backend(src->root_fd, src->mount_backend, &table, NULL, NULL);
+        r = mount_table_load_backend(src->root_fd, src->mount_backend, &table, &n_bad, NULL);
         if (r < 0)
                 return r;
+        /* A line libmount could not read is a mount not seen (review B, F8). */
+        if (n_bad > 0 && reasons_add(&why,
+                                     "%u line(s) of our mount table (proc/self/mountinfo) could not be read: "
+                                     "the mounts they describe were not scanned",
+                                     n_bad) < 0)
+                return -ENOMEM;
 
         r = add_own_root(src->root_fd, proc_fd,
                          unlisted_root_listed(table, table->n_entries) ? 1 : child_timeout(src), table, &why,

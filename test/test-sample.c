@@ -256,6 +256,17 @@ TEST(all_listed) {
 /* A fuseblk superblock (ntfs-3g, fuse2fs) has a bdi named "MAJ:MIN-fuseblk" after its block device,
  * and no sysfs listing: one no table shows (lazily unmounted, a file still open) makes the view
  * incomplete (review, seventh session); the control: the same bdi with its mount in the table. */
+/* Review B F8: a line of our mount table that cannot be read is a mount not seen: incomplete. */
+TEST(unreadable_mountinfo_line) {
+        _cleanup_(sample_freep)
+                Sample *s = load_changed_root("all-listed", "printf '55 21 0:60 / /mnt/cut ro,rel' >> "
+                                                            "proc/self/mountinfo");
+
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(
+                has_reason(s, "1 line(s) of our mount table (proc/self/mountinfo) could not be read", NULL));
+}
+
 TEST(hidden_fuseblk) {
         _cleanup_(sample_freep) Sample *s = load_changed_root("all-listed", "mkdir debugfs/bdi/8:17-fuseblk");
         _cleanup_(sample_freep) Sample *c = load_changed_root(
@@ -1575,6 +1586,7 @@ int main(void) {
         RUN(container_host_1000);
         RUN(hidden_superblocks);
         RUN(all_listed);
+        RUN(unreadable_mountinfo_line);
         RUN(hidden_fuseblk);
         RUN(unlisted_listings_fail_closed);
         RUN(hidden_counted_by_module);
