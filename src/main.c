@@ -281,6 +281,12 @@ int main(int argc, char *argv[]) {
         if (r == 0) /* --help, --version, --json=help */
                 return output_flushed(0) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         a.style = output_style(stdout, a.full);
+        /* A script that asks for JSON must not get text (review B, F9). */
+        if (a.json != JSON_OFF && !STR_IN_SET(verb, "plan", "status", "history")) {
+                log_error("'%s' has no JSON output (--json= and -j are for plan, status and history).", verb);
+                (void) log_flush(LOG_FLUSH_WAIT);
+                return EXIT_USAGE;
+        }
         if (is_hook_verb(verb)) {
                 /* The action systemd-sleep names, else $SYSTEMD_SLEEP_ACTION when it is one we know
                  * (it may read suspend-after-failed-hibernate), else none. */

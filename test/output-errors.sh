@@ -31,4 +31,16 @@ for verb in plan "plan --json=short" status "status --json=pretty" history "hist
                 echo "ok: '$verb' >/dev/full: exit $rc, '$(grep -i 'failed to write' "$tmp/err")'"
         fi
 done
+# A script that asks a verb without JSON output for JSON gets an error, not text (review B, F9);
+# the JSON verbs take it (above).
+for verb in cat-config metrics plot; do
+        # shellcheck disable=SC2086
+        out=$("$SUSPEND_SYNC" "${common[@]}" --json=short $verb 2>"$tmp/err")
+        rc=$?
+        if [[ $rc != 2 || -n $out ]] || ! grep -q "'$verb' has no JSON output" "$tmp/err"; then
+                echo "FAIL: '--json=short $verb': exit $rc, $(wc -c <<<"$out") bytes out: $(cat "$tmp/err")"; fail=1
+        else
+                echo "ok: '--json=short $verb' refused: $(cat "$tmp/err")"
+        fi
+done
 exit $fail
