@@ -455,6 +455,53 @@ TEST(json_build) {
                      "\"a\":[\"x\",\"y\"]}");
 }
 
+/* An array of raw strings: lossy, with "<key>_hex" (null for the valid ones) only when one is not
+ * valid UTF-8; read back exactly with JSON_BYTES, lossily without; an array without "_hex" (as
+ * written before it existed) reads as it is; a "_hex" array that does not match is refused. */
+TEST(json_bytes_array) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *plain = json_object_new_object(),
+                                   *back = NULL;
+        _cleanup_free_ char *text = NULL, *text_plain = NULL;
+        char *v[] = { (char *) "ok", (char *) "/m\xff\xfe\"q", (char *) "caf\xc3\xa9" }, *nul[] = { NULL };
+        char **got = NULL;
+        size_t n = 0;
+
+        ASSERT_TRUE(o && plain);
+        ASSERT_OK(json_add_bytes_array(o, "a", v, ELEMENTSOF(v), 100));
+        ASSERT_OK(json_add_bytes_array(plain, "a", (char *[]) { v[0], v[2] }, 2, 100));
+        ASSERT_ERR(json_add_bytes_array(plain, "big", v, ELEMENTSOF(v), 5), E2BIG);
+        ASSERT_ERR(json_add_bytes_array(plain, "null", nul, 1, 5), EINVAL);
+        ASSERT_OK(json_to_string_dup(o, JSON_FORMAT_SHORT, &text));
+        ASSERT_STREQ(text, "{\"a\":[\"ok\",\"/m\xEF\xBF\xBD\xEF\xBF\xBD\\\"q\",\"caf\xc3\xa9\"],"
+                           "\"a_hex\":[null,\"2f6dfffe2271\",null]}");
+        ASSERT_OK(json_to_string_dup(plain, JSON_FORMAT_SHORT, &text_plain));
+        ASSERT_STREQ(text_plain, "{\"a\":[\"ok\",\"caf\xc3\xa9\"]}");
+
+        ASSERT_OK(json_parse_strict(text, strlen(text), 4096, 4, &back));
+        ASSERT_EQ(json_get_string_array(back, "a", JSON_BYTES, 3, 100, &got, &n), 1);
+        ASSERT_EQ(n, 3U);
+        for (size_t i = 0; i < n; i++)
+                ASSERT_STREQ(got[i], v[i]);
+        strv_free(got);
+        ASSERT_EQ(json_get_string_array(back, "a", JSON_OPTIONAL, 3, 100, &got, &n), 1);
+        ASSERT_STREQ(got[1], "/m\xEF\xBF\xBD\xEF\xBF\xBD\"q");
+        strv_free(got);
+        ASSERT_ERR(json_get_string_array(back, "a", JSON_BYTES, 3, 5, &got, &n), EBADMSG); /* 12 digits */
+        json_object_put(TAKE_PTR(back));
+
+        static const char *const bad[] = {
+                "{\"a\":[\"x\"],\"a_hex\":[null,null]}", /* not as long */
+                "{\"a\":[\"x\"],\"a_hex\":[\"2g\"]}",    /* not hex */
+                "{\"a\":[\"x\"],\"a_hex\":[\"7800\"]}",  /* a NUL byte */
+                "{\"a\":[\"x\"],\"a_hex\":[5]}",         "{\"a\":[\"x\"],\"a_hex\":\"78\"}",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ASSERT_OK(json_parse_strict(bad[i], strlen(bad[i]), 4096, 4, &back));
+                ASSERT_ERR(json_get_string_array(back, "a", JSON_BYTES, 3, 100, &got, &n), EBADMSG);
+                json_object_put(TAKE_PTR(back));
+        }
+}
+
 /* An object printed by hand (JsonBuf) against json-c's text of the same members, both formats, at
  * depth 0 and 2: every byte from 0x01 to 0x7f in a string (the escapes, lower-case hex, '/'
  * unescaped), multi-byte UTF-8, the extremes of the numbers, null; reset keeps the memory and starts
@@ -1233,6 +1280,7 @@ int main(void) {
         RUN(utf8);
         RUN(hex);
         RUN(json_build);
+        RUN(json_bytes_array);
         RUN(json_buf_as_json_c);
         RUN(json_buf_out_of_memory);
         RUN(json_get);

@@ -101,6 +101,54 @@ int json_new_string_array(char *const *v, size_t n, json_object **ret) {
         return 0;
 }
 
+int json_add_bytes_array(json_object *o, const char *key, char *const *v, size_t n, size_t max) {
+        _cleanup_json_ json_object *a = NULL, *hexes = NULL;
+        _cleanup_free_ char *hex_key = NULL;
+        bool all_valid = true;
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                if (!v[i])
+                        return -EINVAL;
+                if (strlen(v[i]) > max)
+                        return -E2BIG;
+                all_valid = all_valid && utf8_is_valid_n(v[i], strlen(v[i]));
+        }
+
+        a = json_object_new_array_ext((int) MIN(n, (size_t) INT_MAX));
+        if (!a)
+                return -ENOMEM;
+        if (!all_valid) {
+                hexes = json_object_new_array_ext((int) MIN(n, (size_t) INT_MAX));
+                if (!hexes || asprintf(&hex_key, "%s_hex", key) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                size_t len = strlen(v[i]);
+                _cleanup_free_ char *lossy = NULL, *hex = NULL;
+
+                if (utf8_is_valid_n(v[i], len)) {
+                        r = json_append(a, json_object_new_string_len(v[i], (int) len));
+                        if (r >= 0 && hexes)
+                                r = json_object_array_add(hexes, NULL) < 0 ? -ENOMEM : 0;
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                lossy = utf8_escape_invalid_n(v[i], len);
+                hex = hexmem(v[i], len);
+                if (!lossy || !hex)
+                        return -ENOMEM;
+                if ((r = json_append(a, json_object_new_string(lossy))) < 0 ||
+                    (r = json_append(hexes, json_object_new_string(hex))) < 0)
+                        return r;
+        }
+        r = json_add(o, key, TAKE_PTR(a));
+        if (r < 0 || !hexes)
+                return r;
+        return json_add(o, hex_key, TAKE_PTR(hexes));
+}
+
 int json_to_string_dup(json_object *o, int flags, char **ret) {
         const char *s;
         size_t len = 0;
@@ -556,9 +604,34 @@ static void string_vector_free(char **v, size_t n) {
         free(v);
 }
 
+/* Element i of an array of strings: that of hexes (JSON_BYTES, "<key>_hex") when there is one, else
+ * that of a, copied up to its first NUL. */
+static int string_array_element(json_object *a, json_object *hexes, size_t i, size_t max_len, char **ret) {
+        json_object *e = hexes ? json_object_array_get_idx(hexes, i) : NULL;
+        char *copy;
+        int r;
+
+        if (e) {
+                size_t n = (size_t) json_object_get_string_len(e);
+
+                if (!json_object_is_type(e, json_type_string) || n > 2 * max_len)
+                        return -EBADMSG;
+                r = unhexstr(json_object_get_string(e), n, ret);
+                return r < 0 ? r : 0;
+        }
+        e = json_object_array_get_idx(a, i);
+        if (!json_object_is_type(e, json_type_string) || (size_t) json_object_get_string_len(e) > max_len)
+                return -EBADMSG;
+        copy = strdup(json_object_get_string(e));
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 0;
+}
+
 int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size_t max_n, size_t max_len,
                           char ***ret, size_t *ret_n) {
-        json_object *a;
+        json_object *a, *hexes = NULL;
         char **v;
         size_t n;
         int r;
@@ -572,21 +645,25 @@ int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size
                 return r;
         }
         n = json_object_array_length(a);
+        if (flags & JSON_BYTES) {
+                _cleanup_free_ char *hex_key = NULL;
+
+                if (asprintf(&hex_key, "%s_hex", key) < 0)
+                        return -ENOMEM;
+                r = json_get_array(o, hex_key, JSON_OPTIONAL, max_n, &hexes);
+                if (r < 0)
+                        return r;
+                if (hexes && json_object_array_length(hexes) != n)
+                        return -EBADMSG;
+        }
         v = calloc(n + 1, sizeof(char *));
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i);
-
-                if (!json_object_is_type(e, json_type_string) ||
-                    (size_t) json_object_get_string_len(e) > max_len) {
+                r = string_array_element(a, hexes, i, max_len, &v[i]);
+                if (r < 0) {
                         string_vector_free(v, i);
-                        return -EBADMSG;
-                }
-                v[i] = strdup(json_object_get_string(e));
-                if (!v[i]) {
-                        string_vector_free(v, i);
-                        return -ENOMEM;
+                        return r;
                 }
         }
         *ret = v;

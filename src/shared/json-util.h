@@ -11,6 +11,7 @@
  * Raw bytes: JSON strings must be valid UTF-8, so json_add_bytes() writes a string that is not
  * lossily (each invalid byte becomes U+FFFD) and adds its bytes hex-encoded under "<key>_hex";
  * json_get_string(..., JSON_BYTES, ...) prefers the "_hex" form, so a round trip is lossless.
+ * Arrays of strings likewise: json_add_bytes_array(), json_get_string_array(..., JSON_BYTES, ...).
  */
 
 #include <stdbool.h>
@@ -51,6 +52,11 @@ int json_add_int(json_object *o, const char *key, int i);
 int json_add_bool(json_object *o, const char *key, bool b);
 /* A new array of the n strings v[0..n) (each as json_add_string()). */
 int json_new_string_array(char *const *v, size_t n, json_object **ret);
+/* The n strings v[0..n) as raw bytes under key: an array of strings, each lossy as in
+ * json_add_bytes(); when one of them is not valid UTF-8, "<key>_hex" too, an array as long, each
+ * element the hex of that string's bytes, or null where the string is valid UTF-8 (and in key as
+ * it is). -EINVAL for a NULL string, -E2BIG when one is longer than max. */
+int json_add_bytes_array(json_object *o, const char *key, char *const *v, size_t n, size_t max);
 
 /* A NUL-terminated copy of o's text in json-c flags (JSON_FORMAT_*); no trailing newline. */
 int json_to_string_dup(json_object *o, int flags, char **ret);
@@ -141,7 +147,9 @@ int json_get_bool(json_object *o, const char *key, JsonFlags flags, bool def, bo
  * JSON_BYTES the "_hex" form (at most 2 * max digits) is preferred. */
 int json_get_string(json_object *o, const char *key, JsonFlags flags, size_t max, char **ret);
 /* An array of at most max_n strings of at most max_len bytes each, copied up to their first NUL;
- * a newly allocated NULL-terminated vector and its length (default: NULL, 0). */
+ * a newly allocated NULL-terminated vector and its length (default: NULL, 0). With JSON_BYTES, the
+ * non-null elements of "<key>_hex" (json_add_bytes_array()), when present, win: it must be an array
+ * as long, of hex strings (at most 2 * max_len digits) or null. */
 int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size_t max_n, size_t max_len,
                           char ***ret, size_t *ret_n);
 
