@@ -220,9 +220,10 @@ static int run_record_mounts_to_json(const RunRecord *rec, json_object **ret) {
         return 0;
 }
 
-/* "complete" and "incomplete_why", written only when the pass said (has_complete). */
+/* "complete" and "incomplete_why", written only when the pass said (has_complete). The reasons name
+ * paths (a hidden superblock's mount point, an nsfs file, a chroot's root): raw bytes, with
+ * "incomplete_why_hex" when one is not valid UTF-8 (json_add_bytes_array()). */
 static int run_record_complete_to_json(const RunRecord *rec, json_object *o) {
-        json_object *why = NULL;
         int r;
 
         if (!rec->has_complete)
@@ -232,15 +233,11 @@ static int run_record_complete_to_json(const RunRecord *rec, json_object *o) {
         for (size_t i = 0; i < rec->n_incomplete_why; i++)
                 if (!rec->incomplete_why[i] || strlen(rec->incomplete_why[i]) > STATE_STRING_MAX)
                         return -EINVAL;
-        r = json_new_string_array(rec->incomplete_why, rec->n_incomplete_why, &why);
+        r = json_add_bool(o, "complete", rec->complete);
         if (r < 0)
                 return r;
-        r = json_add_bool(o, "complete", rec->complete);
-        if (r < 0) {
-                (void) json_object_put(why);
-                return r;
-        }
-        return json_add(o, "incomplete_why", why);
+        return json_add_bytes_array(o, "incomplete_why", rec->incomplete_why, rec->n_incomplete_why,
+                                    STATE_STRING_MAX);
 }
 
 /* The record's tree; with stream, "mounts" holds json_stream_array_new() placeholders that
@@ -446,8 +443,8 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
         if (r < 0)
                 return r;
         rec.has_complete = r > 0;
-        r = json_get_string_array(o, "incomplete_why", JSON_OPTIONAL, STATE_REASONS_MAX, STATE_STRING_MAX,
-                                  &rec.incomplete_why, &rec.n_incomplete_why);
+        r = json_get_string_array(o, "incomplete_why", JSON_OPTIONAL | JSON_BYTES, STATE_REASONS_MAX,
+                                  STATE_STRING_MAX, &rec.incomplete_why, &rec.n_incomplete_why);
         if (r < 0)
                 return r;
 

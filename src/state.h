@@ -11,6 +11,9 @@
  * string that is not valid UTF-8 is written lossily (each invalid byte becomes U+FFFD) and the raw
  * bytes are added hex-encoded under "<key>_hex" (e.g. "mount_point_hex"); the parser prefers the
  * "_hex" form, so a round trip is lossless (json_add_bytes() and JSON_BYTES in shared/json-util.h).
+ * The reasons of incomplete_why too: "incomplete_why_hex", an array as long, the hex of each reason
+ * that is not valid UTF-8 and null for the others (json_add_bytes_array()); a record without it (all
+ * valid, or written before it existed) reads as it is.
  */
 
 #include <stdbool.h>

@@ -264,6 +264,84 @@ TEST(completeness) {
                    EBADMSG);
 }
 
+/* Review B F4: a reason naming a path that is not valid UTF-8 (a hidden superblock's mount point,
+ * an nsfs file, a chroot's root) must not make the record unreadable. Saved, the files are strict
+ * UTF-8 JSON, the lossy reason carries U+FFFD and "incomplete_why_hex" the bytes (null for a
+ * valid reason); loaded back, the bytes are exact. A record without "incomplete_why_hex" (all
+ * valid, or written before it existed) still reads as it is, and a reader that ignores it gets
+ * the lossy text. */
+TEST(incomplete_why_bytes) {
+        _cleanup_free_ char *dir = fresh_dir("why-bytes"), *last_path = path_join(dir, "last.json");
+        _cleanup_(run_record_done) RunRecord r = {}, last = {}, old = {};
+        _cleanup_free_ char *s = NULL, *text = NULL;
+        char *why[] = { (char *) "ext4 superblock 7:3 (/dev/loop3), at /tmp/m/hid\xff",
+                        (char *) "mount namespace mnt:[4026532301] held only by /tmp/nsf\xfe\"x",
+                        (char *) "our root directory is not a mount point (caf\xc3\xa9)" };
+        json_object *o, *v;
+        RunRecord *hist = NULL;
+        bool has_last = false;
+        size_t n = 0, n_corrupt = 0;
+
+        make_record(&r, 1767225600123456ULL);
+        r.has_complete = true;
+        r.incomplete_why = calloc(ELEMENTSOF(why), sizeof(char *));
+        ASSERT_TRUE(r.incomplete_why);
+        for (size_t i = 0; i < ELEMENTSOF(why); i++)
+                ASSERT_TRUE(r.incomplete_why[i] = strdup(why[i]));
+        r.n_incomplete_why = ELEMENTSOF(why);
+
+        ASSERT_OK(run_record_to_json_string(&r, false, &s));
+        o = parse_strict(s);
+        ASSERT_TRUE(json_object_object_get_ex(o, "incomplete_why", &v));
+        ASSERT_STREQ(json_object_get_string(json_object_array_get_idx(v, 0)),
+                     "ext4 superblock 7:3 (/dev/loop3), at /tmp/m/hid\xEF\xBF\xBD");
+        ASSERT_STREQ(json_object_get_string(json_object_array_get_idx(v, 2)), why[2]);
+        ASSERT_TRUE(json_object_object_get_ex(o, "incomplete_why_hex", &v));
+        ASSERT_EQ(json_object_array_length(v), 3U);
+        ASSERT_TRUE(json_object_array_get_idx(v, 0) && json_object_array_get_idx(v, 1));
+        ASSERT_TRUE(!json_object_array_get_idx(v, 2));
+        json_object_put(o);
+
+        /* saved and loaded back: last.json and the history file */
+        ASSERT_OK(state_save(dir, &r));
+        ASSERT_OK(read_full_file_at(AT_FDCWD, last_path, STATE_FILE_MAX, &text, NULL));
+        json_object_put(parse_strict(text));
+        ASSERT_OK(state_load(dir, &last, &has_last, NULL, NULL));
+        ASSERT_TRUE(has_last && last.has_complete && !last.complete);
+        ASSERT_EQ(last.n_incomplete_why, ELEMENTSOF(why));
+        for (size_t i = 0; i < ELEMENTSOF(why); i++)
+                ASSERT_STREQ(last.incomplete_why[i], why[i]);
+        assert_record_eq(&r, &last);
+        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt));
+        ASSERT_EQ(n, 1U);
+        ASSERT_EQ(n_corrupt, 0U);
+        ASSERT_STREQ(hist[0].incomplete_why[1], why[1]);
+        run_record_array_free(hist, n);
+
+        /* without the twin (a reader that ignores it): the lossy text */
+        ASSERT_TRUE(strstr(s, ",\"incomplete_why_hex\":["));
+        strstr(s, ",\"incomplete_why_hex\":[")[0] = '}';
+        strstr(s, "}\"incomplete_why_hex\":[")[1] = 0;
+        ASSERT_OK(run_record_from_json_string(s, &old));
+        ASSERT_STREQ(old.incomplete_why[0], "ext4 superblock 7:3 (/dev/loop3), at /tmp/m/hid\xEF\xBF\xBD");
+        ASSERT_STREQ(old.incomplete_why[2], why[2]);
+        run_record_done(&old);
+
+        /* a record as written before the twin existed, all reasons valid: as it is */
+        ASSERT_OK(
+                run_record_from_json_string("{\"started_realtime_usec\":1,\"result\":\"success\","
+                                            "\"complete\":false,\"incomplete_why\":[\"a\",\"caf\xc3\xa9\"]}",
+                                            &old));
+        ASSERT_EQ(old.n_incomplete_why, 2U);
+        ASSERT_STREQ(old.incomplete_why[1], "caf\xc3\xa9");
+        run_record_done(&old);
+        /* a twin that does not match the reasons is refused */
+        ASSERT_ERR(run_record_from_json_string("{\"started_realtime_usec\":1,\"result\":\"success\","
+                                               "\"incomplete_why\":[\"a\"],\"incomplete_why_hex\":[]}",
+                                               &old),
+                   EBADMSG);
+}
+
 TEST(extremes) {
         _cleanup_(run_record_done) RunRecord r = {}, back = {};
         _cleanup_free_ char *s = NULL;
@@ -827,6 +905,7 @@ int main(void) {
         RUN(round_trip);
         RUN(object_interface);
         RUN(completeness);
+        RUN(incomplete_why_bytes);
         RUN(extremes);
         RUN(pretty_vs_short);
         RUN(serialise_rejects);
