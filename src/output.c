@@ -32,13 +32,16 @@ static const char *const json_mode_table[_JSON_MODE_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP(json_mode, JsonMode);
 
 char *escape_for_display(const char *s) {
+        size_t n = strlen(s);
         char *buf, *p;
 
-        buf = malloc(strlen(s) * 4 + 1);
+        buf = malloc(n * 4 + 1);
         if (!buf)
                 return NULL;
-        for (p = buf; *s; s++) {
+        for (p = buf; n > 0;) {
                 unsigned char c = (unsigned char) *s;
+                size_t k = utf8_sequence_length(s, n);
+
                 if (c == '\n') {
                         *p++ = '\\';
                         *p++ = 'n';
@@ -48,10 +51,17 @@ char *escape_for_display(const char *s) {
                 } else if (c == '\\') {
                         *p++ = '\\';
                         *p++ = '\\';
-                } else if (c < ' ' || c == 0x7f)
+                } else if (c < ' ' || c == 0x7f || k == 0) /* a byte that is no character */
                         p += sprintf(p, "\\x%02x", c);
-                else
-                        *p++ = (char) c;
+                else {
+                        memcpy(p, s, k);
+                        p += k;
+                        s += k;
+                        n -= k;
+                        continue;
+                }
+                s++;
+                n--;
         }
         *p = 0;
         return buf;

@@ -3,7 +3,8 @@
 
 /*
  * Human output for the verbs: column tables with a header and a legend (footer) line that
- * --no-legend drops, and display escaping of raw paths (control characters, newlines).
+ * --no-legend drops, and display escaping of raw paths (control characters, newlines, bytes that
+ * are not UTF-8).
  */
 
 #include <stdbool.h>
@@ -65,5 +66,6 @@ int table_print_styled(const Table *t, FILE *f, bool legend, const OutputStyle *
 /* Display width of s: code points of valid UTF-8, every other byte one column. */
 size_t display_width(const char *s);
 
-/* C-style escapes for control characters and backslashes; newly allocated. */
+/* C-style escapes for control characters, backslashes and bytes that are not valid UTF-8 ("\xff"):
+ * what a terminal shows is what was there; newly allocated. */
 char *escape_for_display(const char *s);

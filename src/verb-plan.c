@@ -248,8 +248,13 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                        sample->has_debugfs ? "" : " (no bdi stats: dirty data and ETA unknown)");
         if (a->legend && !sample->complete) {
                 printf("Incomplete: not every superblock the kernel's own sync writes can be reached:\n");
-                for (size_t i = 0; i < sample->n_incomplete_why; i++)
-                        printf("  - %s\n", sample->incomplete_why[i]);
+                for (size_t i = 0; i < sample->n_incomplete_why; i++) {
+                        _cleanup_free_ char *e = escape_for_display(sample->incomplete_why[i]);
+
+                        if (!e)
+                                return log_oom();
+                        printf("  - %s\n", e);
+                }
                 if (sample->n_incomplete_dropped > 0)
                         printf("  - ... and %zu more\n", sample->n_incomplete_dropped);
         }

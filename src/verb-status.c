@@ -190,8 +190,11 @@ static void print_pass(const char *label, const RunRecord *r) {
         if (r->has_complete && !r->complete) {
                 printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n",
                        "");
-                for (size_t i = 0; i < r->n_incomplete_why; i++)
-                        printf("%12s    - %s\n", "", r->incomplete_why[i]);
+                for (size_t i = 0; i < r->n_incomplete_why; i++) {
+                        _cleanup_free_ char *e = escape_for_display(r->incomplete_why[i]);
+
+                        printf("%12s    - %s\n", "", e ?: "(out of memory)");
+                }
         }
 }
 

@@ -34,7 +34,12 @@ TEST(escape) {
                 { "a\tb", "a\\tb" },
                 { "a\\b", "a\\\\b" },
                 { "\x01\x1f\x7f", "\\x01\\x1f\\x7f" },
-                { "caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff" }, /* bytes >= 0x80 are left alone */
+                { "caf\xc3\xa9 \xe2\x80\xa6", "caf\xc3\xa9 \xe2\x80\xa6" }, /* UTF-8 as it is */
+                /* a byte that is not UTF-8 (a lone one, a sequence cut short, an overlong form, a
+                 * surrogate) escaped, as status, plan and history show raw paths and rule names */
+                { "/mnt/bad\xff\xfe", "/mnt/bad\\xff\\xfe" },
+                { "\xe2\x80 x", "\\xe2\\x80 x" },
+                { "\xc0\xaf\xed\xa0\x80", "\\xc0\\xaf\\xed\\xa0\\x80" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
