@@ -44,7 +44,7 @@ static int stat_to_json(const void *x, json_object *o) {
         int r;
 
         if ((r = json_add_string(o, "pass", s->pass)) < 0 ||
-            (r = json_add_string(o, "mount_point", s->mount_point)) < 0 ||
+            (r = json_add_bytes(o, "mount_point", s->mount_point, SIZE_MAX)) < 0 || /* as recorded */
             (s->namespace_ino && (r = json_add_u64(o, "namespace_ino", s->namespace_ino)) < 0) ||
             (r = json_add_u64(o, "cycles", s->n)) < 0 || (r = json_add_u64(o, "p50_usec", s->p50)) < 0 ||
             (r = json_add_u64(o, "p95_usec", s->p95)) < 0 || (r = json_add_u64(o, "max_usec", s->max)) < 0 ||

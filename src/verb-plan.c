@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "context.h"
 #include "ext4-journal.h"
@@ -13,6 +15,12 @@
 #include "shared/devnum-util.h"
 #include "shared/json-util.h"
 #include "verbs.h"
+
+/* A string from the system (a path, a source, a rule's name, a reason naming them): raw bytes, with
+ * "<key>_hex" when not valid UTF-8, as in the run records (json_add_bytes()). */
+static int add_bytes(json_object *o, const char *key, const char *s) {
+        return json_add_bytes(o, key, s, SIZE_MAX);
+}
 
 static int device_classes_to_json(unsigned classes, json_object **ret) {
         _cleanup_json_ json_object *a = json_object_new_array();
@@ -64,7 +72,7 @@ static int plan_entry_add_loop(json_object *o, const Superblock *s) {
         l = json_object_new_object();
         if (!l)
                 return -ENOMEM;
-        if ((r = json_add_string(l, "backing_file", s->device.loop_backing_file)) < 0 ||
+        if ((r = add_bytes(l, "backing_file", s->device.loop_backing_file)) < 0 ||
             (r = json_add_u64(l, "loop_devices", s->device.n_loops)) < 0 ||
             (r = e == 0 ? json_add_string(l, "backing_device", FORMAT_DEVNUM(s->loop_backing_dev))
                         : json_add_null(l, "backing_device")) < 0 ||
@@ -89,26 +97,25 @@ static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_obje
                 return -ENOMEM;
         if (e->namespace_ino > 0 && asprintf(&ns, "mnt:[%llu]", (unsigned long long) e->namespace_ino) < 0)
                 return -ENOMEM;
-        if ((r = json_add_string(o, "mount_point", e->mount_point)) < 0 ||
-            (r = json_add_string(o, "fstype", e->fstype)) < 0 ||
-            (r = json_add_string(o, "source", e->source ?: "")) < 0 ||
+        if ((r = add_bytes(o, "mount_point", e->mount_point)) < 0 ||
+            (r = add_bytes(o, "fstype", e->fstype)) < 0 ||
+            (r = add_bytes(o, "source", e->source ?: "")) < 0 ||
             (r = json_add_string(o, "device", FORMAT_DEVNUM(e->dev))) < 0 ||
             (r = json_add_string(o, "group", e->group)) < 0 ||
             (r = json_add_string(o, "action", plan_action_to_string(e->action))) < 0 ||
-            (r = json_add_string(o, "reason", e->reason)) < 0 ||
+            (r = add_bytes(o, "reason", e->reason)) < 0 ||
             (r = json_add_u64(o, "timeout_usec", e->timeout)) < 0 ||
             (r = json_add_u64_or_null(o, "dirty_bytes", e->dirty_bytes, UINT64_MAX)) < 0 ||
             (r = json_add_u64_or_null(o, "eta_usec", e->eta, USEC_INFINITY)) < 0 ||
-            (r = json_add_string(o, "rule", e->rule)) < 0 ||
+            (r = add_bytes(o, "rule", e->rule)) < 0 ||
             (r = json_add_string(o, "class", fs_class_to_string(s->fs_class))) < 0 ||
             (r = device_classes_to_json(s->device.classes, &classes)) < 0 ||
             (r = json_add(o, "device_classes", classes)) < 0 ||
-            (r = json_add_string(o, "bdi", s->device.bdi_name)) < 0 ||
-            (r = json_add_int(o, "mount_id", e->mount_id)) < 0 ||
-            (r = json_add_string(o, "path", e->path)) < 0 ||
+            (r = add_bytes(o, "bdi", s->device.bdi_name)) < 0 ||
+            (r = json_add_int(o, "mount_id", e->mount_id)) < 0 || (r = add_bytes(o, "path", e->path)) < 0 ||
             (r = json_add_bool(o, "unlisted", e->unlisted)) < 0 ||
             (r = json_add_string(o, "namespace", ns)) < 0 ||
-            (r = json_add_string(o, "flush_device", e->flush_device)) < 0 ||
+            (r = add_bytes(o, "flush_device", e->flush_device)) < 0 ||
             (r = json_add_string(o, "flush", fs_flush_to_string(e->flush))) < 0 ||
             (r = json_add_bool(o, "late_commit", e->late_commit)) < 0 ||
             (r = plan_entry_add_journal(o, s)) < 0 || (r = plan_entry_add_run_as(o, e)) < 0 ||
@@ -118,23 +125,23 @@ static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_obje
         return 0;
 }
 
-/* The reasons the view is incomplete, and "... and N more" for those dropped. */
-static int incomplete_why_to_json(const Sample *sample, json_object **ret) {
-        _cleanup_json_ json_object *why = NULL;
+/* The reasons the view is incomplete, and "... and N more" for those dropped: raw bytes (they name
+ * paths), with "incomplete_why_hex" as in the run records (json_add_bytes_array()). */
+static int add_incomplete_why(json_object *root, const Sample *sample) {
+        _cleanup_free_ char **why = NULL;
         char more[64];
-        int r;
+        size_t n = sample->n_incomplete_why;
 
-        r = json_new_string_array(sample->incomplete_why, sample->n_incomplete_why, &why);
-        if (r < 0)
-                return r;
+        why = calloc(n + 1, sizeof(char *));
+        if (!why)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                why[i] = sample->incomplete_why[i];
         if (sample->n_incomplete_dropped > 0) {
                 snprintf(more, sizeof more, "... and %zu more", sample->n_incomplete_dropped);
-                r = json_append(why, json_object_new_string(more));
-                if (r < 0)
-                        return r;
+                why[n++] = more;
         }
-        *ret = TAKE_PTR(why);
-        return 0;
+        return json_add_bytes_array(root, "incomplete_why", why, n, SIZE_MAX);
 }
 
 static int plan_phases_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
@@ -154,7 +161,7 @@ static int plan_phases_to_json(const Sample *sample, const Plan *plan, json_obje
 int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
         _cleanup_json_ json_object *root = json_object_new_object(), *mounts = json_object_new_array();
         const Meminfo *mi = sample->has_meminfo ? &sample->meminfo : NULL;
-        json_object *why = NULL, *phases = NULL;
+        json_object *phases = NULL;
         int r;
 
         if (!root || !mounts)
@@ -169,8 +176,7 @@ int plan_to_json(const Sample *sample, const Plan *plan, json_object **ret) {
             (r = json_add_bool(root, "bdi_stats_available", sample->has_debugfs)) < 0 ||
             (r = json_add_bool(root, "complete", sample->complete)) < 0 ||
             (r = json_add_bool(root, "view_restricted", sample->view_restricted)) < 0 ||
-            (r = incomplete_why_to_json(sample, &why)) < 0 ||
-            (r = json_add(root, "incomplete_why", why)) < 0 ||
+            (r = add_incomplete_why(root, sample)) < 0 ||
             (r = plan_phases_to_json(sample, plan, &phases)) < 0 ||
             (r = json_add(root, "phases_usec", phases)) < 0)
                 return r;

@@ -86,21 +86,6 @@ int json_add_bool(json_object *o, const char *key, bool b) {
         return json_add(o, key, json_object_new_boolean(b));
 }
 
-int json_new_string_array(char *const *v, size_t n, json_object **ret) {
-        _cleanup_json_ json_object *a = json_object_new_array();
-        int r;
-
-        if (!a)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                r = json_append(a, json_object_new_string(v[i]));
-                if (r < 0)
-                        return r;
-        }
-        *ret = TAKE_PTR(a);
-        return 0;
-}
-
 int json_add_bytes_array(json_object *o, const char *key, char *const *v, size_t n, size_t max) {
         _cleanup_json_ json_object *a = NULL, *hexes = NULL;
         _cleanup_free_ char *hex_key = NULL;

@@ -50,8 +50,6 @@ int json_add_u64(json_object *o, const char *key, uint64_t u);
 int json_add_u64_or_null(json_object *o, const char *key, uint64_t u, uint64_t unknown);
 int json_add_int(json_object *o, const char *key, int i);
 int json_add_bool(json_object *o, const char *key, bool b);
-/* A new array of the n strings v[0..n) (each as json_add_string()). */
-int json_new_string_array(char *const *v, size_t n, json_object **ret);
 /* The n strings v[0..n) as raw bytes under key: an array of strings, each lossy as in
  * json_add_bytes(); when one of them is not valid UTF-8, "<key>_hex" too, an array as long, each
  * element the hex of that string's bytes, or null where the string is valid UTF-8 (and in key as
