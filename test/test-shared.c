@@ -325,6 +325,101 @@ TEST(open_cached) {
         ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
 }
 
+/* path_walk_long(): a path longer than PATH_MAX, walked in pieces; what the open at its end finds
+ * (by inode) against the same tree walked one component at a time. Unprivileged: a tree of 24
+ * directories with 200-byte names in a temporary directory, made and removed one mkdirat() and
+ * unlinkat() at a time. */
+#define WALK_DEPTH 24
+#define WALK_NAME_LEN 200
+
+static void walk_check(const char *path, ino_t want, const char *want_rest) {
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        const char *rest;
+        struct stat st;
+
+        ASSERT_OK(path_walk_long(path, &dir_fd, &rest));
+        ASSERT_TRUE(dir_fd >= 0);
+        ASSERT_TRUE(strlen(rest) < PATH_MAX);
+        if (want_rest)
+                ASSERT_STREQ(rest, want_rest);
+        fd = openat(dir_fd, rest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(fstat(fd, &st));
+        ASSERT_EQ(st.st_ino, want);
+}
+
+TEST(path_walk_long) {
+        char dir[] = "/tmp/test-shared-walk.XXXXXX", name[WALK_DEPTH][WALK_NAME_LEN + 1];
+        size_t size = sizeof dir + WALK_DEPTH * (WALK_NAME_LEN + 2) + 2 * PATH_MAX, len;
+        _cleanup_free_ char *path = malloc(size), *odd = malloc(2 * size);
+        int fds[WALK_DEPTH + 1], dir_fd = -EBADF;
+        const char *rest;
+        struct stat st;
+
+        ASSERT_TRUE(path && odd);
+        /* short: untouched, no fd */
+        ASSERT_OK(path_walk_long("/tmp", &dir_fd, &rest));
+        ASSERT_EQ(dir_fd, AT_FDCWD);
+        ASSERT_STREQ(rest, "/tmp");
+        ASSERT_OK(path_walk_long("", &dir_fd, &rest));
+        ASSERT_EQ(dir_fd, AT_FDCWD);
+        ASSERT_STREQ(rest, "");
+
+        ASSERT_TRUE(mkdtemp(dir));
+        fds[0] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fds[0] >= 0);
+        len = (size_t) snprintf(path, size, "%s", dir);
+        for (int i = 0; i < WALK_DEPTH; i++) {
+                memset(name[i], 'a' + i, WALK_NAME_LEN);
+                name[i][WALK_NAME_LEN] = '\0';
+                ASSERT_OK(mkdirat(fds[i], name[i], 0700));
+                fds[i + 1] = openat(fds[i], name[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+                ASSERT_TRUE(fds[i + 1] >= 0);
+                len += (size_t) snprintf(path + len, size - len, "/%s", name[i]);
+        }
+        ASSERT_TRUE(len > PATH_MAX);
+        ASSERT_TRUE(open(path, O_PATH | O_CLOEXEC) < 0 && errno == ENAMETOOLONG);
+        ASSERT_OK(fstat(fds[WALK_DEPTH], &st));
+        walk_check(path, st.st_ino, NULL);
+
+        /* "//" and a trailing run of slashes as long as PATH_MAX: still the same directory */
+        len = (size_t) snprintf(odd, 2 * size, "%s", dir);
+        for (int i = 0; i < WALK_DEPTH; i++)
+                len += (size_t) snprintf(odd + len, 2 * size - len, "//%s", name[i]);
+        memset(odd + len, '/', PATH_MAX);
+        odd[len + PATH_MAX] = '\0';
+        walk_check(odd, st.st_ino, ".");
+
+        /* a symbolic link in the middle is followed, as open(2) follows it */
+        ASSERT_OK(symlinkat(name[0], fds[0], "link"));
+        len = (size_t) snprintf(odd, 2 * size, "%s/link", dir);
+        for (int i = 1; i < WALK_DEPTH; i++)
+                len += (size_t) snprintf(odd + len, 2 * size - len, "/%s", name[i]);
+        walk_check(odd, st.st_ino, NULL);
+        ASSERT_OK(unlinkat(fds[0], "link", 0));
+
+        /* errors of the walk: a missing piece, a file in the middle, a name without '/' */
+        dir_fd = -EBADF;
+        rest = NULL;
+        snprintf(odd, 2 * size, "%s/missing%s", dir, path + strlen(dir) + 1 + WALK_NAME_LEN);
+        ASSERT_ERR(path_walk_long(odd, &dir_fd, &rest), ENOENT);
+        ASSERT_OK(close(openat(fds[0], "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600)));
+        snprintf(odd, 2 * size, "%s/file%s", dir, path + strlen(dir) + 1 + WALK_NAME_LEN);
+        ASSERT_ERR(path_walk_long(odd, &dir_fd, &rest), ENOTDIR);
+        ASSERT_OK(unlinkat(fds[0], "file", 0));
+        memset(odd, 'x', PATH_MAX);
+        odd[PATH_MAX] = '\0';
+        ASSERT_ERR(path_walk_long(odd, &dir_fd, &rest), ENAMETOOLONG);
+        ASSERT_TRUE(dir_fd == -EBADF && !rest); /* nothing written on failure */
+
+        for (int i = WALK_DEPTH - 1; i >= 0; i--) {
+                ASSERT_OK(unlinkat(fds[i], name[i], AT_REMOVEDIR));
+                safe_close(fds[i + 1]);
+        }
+        safe_close(fds[0]);
+        ASSERT_OK(rmdir(dir));
+}
+
 TEST(strv) {
         _cleanup_strv_free_ char **l = NULL, **w = NULL;
         size_t n = 0;
@@ -1265,6 +1360,7 @@ int main(void) {
         RUN(fdinfo_mnt_ino);
         RUN(proc_maps_find);
         RUN(open_cached);
+        RUN(path_walk_long);
         RUN(strv);
         RUN(string_table);
         RUN(sort);

@@ -66,6 +66,36 @@ int open_cached_at(int dir_fd, const char *path, int flags) {
         return (int) fd;
 }
 
+int path_walk_long(const char *path, int *ret_dir_fd, const char **ret_rest) {
+        _cleanup_close_ int dir_fd = AT_FDCWD;
+        const char *p = path;
+        char piece[PATH_MAX];
+
+        while (strnlen(p, PATH_MAX) >= PATH_MAX) {
+                /* The last '/' that leaves a piece (with that '/') shorter than PATH_MAX. */
+                const char *slash = memrchr(p, '/', PATH_MAX - 1);
+                size_t n;
+                int fd;
+
+                if (!slash)
+                        return -ENAMETOOLONG;
+                n = (size_t) (slash - p) + 1;
+                memcpy(piece, p, n);
+                piece[n] = '\0';
+                fd = openat(dir_fd, piece, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return negative_errno();
+                safe_close(dir_fd);
+                dir_fd = fd;
+                /* "a//b" is "a/b"; and a piece opened from an fd must not be absolute. */
+                for (p = slash + 1; *p == '/'; p++)
+                        ;
+        }
+        *ret_rest = p == path || *p ? p : ".";
+        *ret_dir_fd = TAKE_FD(dir_fd);
+        return 0;
+}
+
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;

@@ -56,6 +56,18 @@ int readlink_malloc_at(int dir_fd, const char *path, char **ret);
 #define OPEN_CACHED_TRIES 4
 int open_cached_at(int dir_fd, const char *path, int flags);
 
+/* Where to open a path that may be longer than PATH_MAX, which open(2) refuses (ENAMETOOLONG). A
+ * path shorter than PATH_MAX is left whole, with no system call: *ret_dir_fd = AT_FDCWD, *ret_rest =
+ * path, so that openat(*ret_dir_fd, *ret_rest, ...) is the open(path, ...) it always was. A longer
+ * one is walked in pieces cut after a '/', each shorter than PATH_MAX, from the working directory
+ * (an absolute path's first piece starts at "/"): each piece is opened O_PATH|O_DIRECTORY from the
+ * one before, following symbolic links (and triggering automounts) as open(2) does in the middle of
+ * a path; *ret_dir_fd is the last piece's fd (the caller's to close), *ret_rest the rest of path
+ * (shorter than PATH_MAX; "." when path ends in '/') to open from it with the caller's flags. System
+ * calls only, no allocation (for a forked worker). 0, or the negative errno of the walk
+ * (-ENAMETOOLONG when no '/' leaves a piece shorter than PATH_MAX). */
+int path_walk_long(const char *path, int *ret_dir_fd, const char **ret_rest);
+
 /* Skips leading slashes so absolute paths can be used relative to a root dir fd; "/" gives ".". */
 const char *skip_root_prefix(const char *path);
 
