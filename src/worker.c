@@ -169,16 +169,21 @@ static bool wants_owner(const ExecJob *job) {
 /* FUSE without allow_other admits a process only if its uid, euid, suid are the mount's user_id=
  * and its gid, egid, sgid its group_id= (fs/fuse/dir.c fuse_permissible_uidgid): root gets EACCES.
  * Walk to the mount as we are (O_PATH does not enter it; /proc/PID/root may be closed to the
- * owner), take what needs root (the device to flush), become the owner for good, and open the
+ * owner; a path longer than PATH_MAX in pieces, as open_mount() does), take what needs root (the device to flush), become the owner for good, and open the
  * mount from the O_PATH fd. The planner puts such a job in a group of its own. */
 static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
-        _cleanup_close_ int path_fd = -EBADF, flush_fd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF, path_fd = -EBADF, flush_fd = -EBADF;
+        const char *rest;
         char proc[64];
         int fd;
 
-        path_fd = open(job->path, O_PATH | O_CLOEXEC);
+        fd = path_walk_long(job->path, &dir_fd, &rest);
+        if (fd < 0)
+                return fd == -ENOENT ? not_reached(job, -ENOENT) : fd;
+        path_fd = openat(dir_fd, rest, O_PATH | O_CLOEXEC);
         if (path_fd < 0)
                 return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+        dir_fd = safe_close(dir_fd);
         if (job->flush != FS_FLUSH_NONE) {
                 flush_fd = open_block_device(job->flush_device, job->dev);
                 if (flush_fd < 0 && job->flush != FS_FLUSH_DEVICE_OR_SYNCFS)
@@ -214,31 +219,47 @@ static int flush_after_syncfs(const ExecJob *job, int mount_fd, int flush_fd) {
         return syncfs(mount_fd) < 0 ? negative_errno() : 0;
 }
 
+/* Whether the overlay's upperdir lies on covered_if_dev (a path of any length, see open_mount()). */
+static bool covered(const ExecJob *job) {
+        _cleanup_close_ int dir_fd = -EBADF;
+        const char *rest;
+        struct stat st;
+
+        return path_walk_long(job->covered_if_path, &dir_fd, &rest) >= 0 &&
+               fstatat(dir_fd, rest, &st, 0) >= 0 && st.st_dev == job->covered_if_dev;
+}
+
+/* Opens job->path for syncfs(). A mount point is a directory; a file bind mount is not: retry
+ * without O_DIRECTORY (with O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH:
+ * syncfs() on an O_PATH fd fails with EBADF. A path longer than PATH_MAX (which the mount table
+ * holds as it is) is walked to in pieces first (path_walk_long()); a shorter one is opened with one
+ * open(), as always. */
+static int open_mount(const ExecJob *job) {
+        _cleanup_close_ int dir_fd = -EBADF;
+        const char *rest;
+        int fd;
+
+        fd = path_walk_long(job->path, &dir_fd, &rest);
+        if (fd < 0)
+                return fd == -ENOENT ? not_reached(job, -ENOENT) : fd;
+        fd = openat(dir_fd, rest, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOTDIR)
+                fd = openat(dir_fd, rest, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+        return fd;
+}
+
 int worker_sync_one(const ExecJob *job, void *userdata) {
         _cleanup_close_ int flush_fd = -EBADF;
         int fd, r = 0;
 
-        if (job->covered_if_path) {
-                struct stat st;
+        if (job->covered_if_path && covered(job))
+                return -EALREADY;
 
-                if (stat(job->covered_if_path, &st) >= 0 && st.st_dev == job->covered_if_dev)
-                        return -EALREADY;
-        }
-
-        /* A mount point is a directory; a file bind mount is not: retry without O_DIRECTORY (with
-         * O_NONBLOCK so a bind-mounted FIFO cannot block the open). Never O_PATH: syncfs() on an
-         * O_PATH fd fails with EBADF. */
-        if (wants_owner(job)) {
-                fd = open_as_owner(job, &flush_fd);
-                if (fd < 0)
-                        return fd;
-        } else {
-                fd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0 && errno == ENOTDIR)
-                        fd = open(job->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-                if (fd < 0)
-                        return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
-        }
+        fd = wants_owner(job) ? open_as_owner(job, &flush_fd) : open_mount(job);
+        if (fd < 0)
+                return fd;
 
         /* The path must still lead to the mount that was planned: another mount may have been put
          * on top of it, or it may have been unmounted, since the mount table was read. */

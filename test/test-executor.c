@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fuse.h>
 #include <poll.h>
 #include <sched.h>
@@ -1005,6 +1006,139 @@ TEST(covered_if) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* A mount point longer than PATH_MAX (review B, F6): open(2) refuses such a path (ENAMETOOLONG), so
+ * the worker walks to it in pieces. Root only, in a child with a private mount namespace: a tmpfs
+ * holding a tree deeper than PATH_MAX (made one mkdirat() at a time, each system call's path short),
+ * a tmpfs mounted at its end (mount(2) on a path relative to the working directory). */
+#define LONG_COMPONENTS 24
+#define LONG_NAME_LEN 200
+
+static void long_path_child(const char *dir) {
+        char name[LONG_NAME_LEN + 1], path[LONG_COMPONENTS * (LONG_NAME_LEN + 1) + 256],
+                file[sizeof path + 8], missing[sizeof path + 8];
+        _cleanup_close_ int cur = -EBADF;
+        struct statx deep, base;
+        ExecJob jobs[7];
+        size_t len;
+        int r;
+
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("tmpfs", dir, "tmpfs", 0, "size=4m,mode=0755") < 0) {
+                fprintf(stderr, "  cannot set up the private mount namespace: %m\n");
+                ASSERT_TRUE(false);
+        }
+        ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &base));
+        cur = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(cur >= 0);
+        len = (size_t) snprintf(path, sizeof path, "%s", dir);
+        for (int i = 0; i < LONG_COMPONENTS; i++) {
+                int fd;
+
+                memset(name, 'a' + i % 26, LONG_NAME_LEN);
+                name[LONG_NAME_LEN] = '\0';
+                ASSERT_OK(mkdirat(cur, name, 0755));
+                fd = openat(cur, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                ASSERT_TRUE(fd >= 0);
+                safe_close(cur);
+                cur = fd;
+                len += (size_t) snprintf(path + len, sizeof path - len, "/%s", name);
+        }
+        ASSERT_OK(mkdirat(cur, "mnt", 0755));
+        ASSERT_OK(fchdir(cur));
+        ASSERT_OK(mount("tmpfs", "mnt", "tmpfs", 0, "size=1m,mode=0755"));
+        r = openat(cur, "mnt/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_TRUE(r >= 0);
+        ASSERT_EQ(write(r, "dirty\n", 6), 6);
+        safe_close(r);
+        ASSERT_OK(statx(cur, "mnt", 0, STATX_MNT_ID, &deep));
+        ASSERT_TRUE(deep.stx_mnt_id != base.stx_mnt_id);
+        len += (size_t) snprintf(path + len, sizeof path - len, "/mnt");
+        ASSERT_TRUE(len > PATH_MAX && len < sizeof path - 16);
+        snprintf(file, sizeof file, "%s/file", path);
+        snprintf(missing, sizeof missing, "%s/missing", path);
+        /* what the worker did before: open(2) refuses the path */
+        ASSERT_TRUE(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) < 0 && errno == ENAMETOOLONG);
+
+        /* the deep mount itself, checked by its mount id */
+        jobs[0] = (ExecJob) { .path = path,
+                              .group = "a",
+                              .timeout = 10 * SEC,
+                              .mount_id = (int) deep.stx_mnt_id,
+                              .dev = makedev(deep.stx_dev_major, deep.stx_dev_minor),
+                              .gone_check = true,
+                              .run_as_uid = (uid_t) -1,
+                              .run_as_gid = (gid_t) -1 };
+        /* control: the walk ends on another mount than the planned one (the tmpfs below): refused */
+        jobs[1] = jobs[0];
+        jobs[1].group = "b";
+        jobs[1].mount_id = (int) base.stx_mnt_id;
+        jobs[1].gone_check = false;
+        /* a file (as a file bind mount is): the retry without O_DIRECTORY, from the walk's end */
+        jobs[2] = jobs[0];
+        jobs[2].group = "c";
+        jobs[2].path = file;
+        /* an overlay whose long upperdir lies on the expected superblock: covered */
+        jobs[3] = jobs[0];
+        jobs[3].group = "d";
+        jobs[3].covered_if_path = path;
+        jobs[3].covered_if_dev = makedev(deep.stx_dev_major, deep.stx_dev_minor);
+        /* control: a missing long path, its superblock still mounted: ENOENT, not gone */
+        jobs[4] = jobs[0];
+        jobs[4].group = "e";
+        jobs[4].path = missing;
+        jobs[4].mount_id = 0;
+        /* FUSE without allow_other: walked to as root, opened as the owner */
+        jobs[5] = jobs[0];
+        jobs[5].group = "f";
+        jobs[5].run_as_uid = 65534;
+        jobs[5].run_as_gid = 65534;
+        /* control: a short path to the same mount (from the working directory): one open(), as always */
+        jobs[6] = jobs[0];
+        jobs[6].group = "g";
+        jobs[6].path = "mnt";
+        r = run(jobs, 7, 7, in(30 * SEC), NULL);
+        for (size_t i = 0; i < 7; i++)
+                fprintf(stderr, "  long path job %zu: %s (%s)\n", i, outcome_to_string(jobs[i].outcome),
+                        strerror(jobs[i].error));
+        ASSERT_EQ(r, 3); /* 1, 3 and 4 did not sync */
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[1].error, ESTALE);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_COVERED);
+        ASSERT_EQ(jobs[3].error, EALREADY);
+        ASSERT_EQ(jobs[4].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[4].error, ENOENT);
+        ASSERT_EQ(jobs[5].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[6].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 7);
+        _exit(0);
+}
+
+TEST(long_path) {
+        char dir[] = "/tmp/test-executor-long.XXXXXX";
+        pid_t pid;
+        int status;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "  skipped: needs root (mount namespace)\n");
+                return;
+        }
+        if (!root_is_mount_point()) {
+                fprintf(stderr, "  skipped: %s\n", ROOT_NOT_MOUNT_POINT_REASON);
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(dir));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                long_path_child(dir);
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_OK(rmdir(dir));
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
 /* FUSE without allow_other (issue 9 case 6): the worker walks to the path as root, then becomes the
  * owner for good before it opens it. Root only: as another user nothing changes. */
 TEST(run_as_owner) {
@@ -1316,6 +1450,7 @@ int main(void) {
         RUN(restricted_view_never_gone);
         RUN(covered_if);
         RUN(run_as_owner);
+        RUN(long_path);
         RUN(many_jobs);
         RUN(cannot_run);
         RUN(worker_stuck);
