@@ -420,6 +420,36 @@ TEST(path_walk_long) {
         ASSERT_OK(rmdir(dir));
 }
 
+TEST(ellipsize_middle) {
+        char s[64], buf[32];
+        const char *r;
+
+        /* short enough: s itself */
+        snprintf(s, sizeof s, "/mnt/data");
+        ASSERT_TRUE(ellipsize_middle(s, 16, buf, sizeof buf) == s);
+        memset(s, 'a', 40);
+        memcpy(s + 30, "0123456789", 10);
+        s[40] = '\0';
+        r = ellipsize_middle(s, 20, buf, sizeof buf);
+        ASSERT_TRUE(r == buf);
+        ASSERT_EQ(strlen(r), 20U);
+        ASSERT_STREQ(r, "aaaaaaaa\u2026123456789");
+        /* refused bounds: s itself */
+        ASSERT_TRUE(ellipsize_middle(s, 8, buf, sizeof buf) == s);
+        ASSERT_TRUE(ellipsize_middle(s, 32, buf, sizeof buf) == s);
+        /* a two-byte character at either cut stays whole; the result is shorter then */
+        snprintf(s, sizeof s, "abcdefg\xc3\xa9xxxxxxxxxxxxxxxxxxxxxxxxxx\xc3\xa9yyyyyyyy");
+        r = ellipsize_middle(s, 20, buf, sizeof buf);
+        ASSERT_TRUE(utf8_is_valid_n(r, strlen(r)));
+        ASSERT_TRUE(strlen(r) <= 20);
+        ASSERT_STREQ(r, "abcdefg\u2026yyyyyyyy");
+        /* bytes that are no UTF-8 are cut where they fall */
+        memset(s, 0x80, 40);
+        s[40] = '\0';
+        r = ellipsize_middle(s, 20, buf, sizeof buf);
+        ASSERT_EQ(strlen(r), 20U);
+}
+
 TEST(strv) {
         _cleanup_strv_free_ char **l = NULL, **w = NULL;
         size_t n = 0;
@@ -1361,6 +1391,7 @@ int main(void) {
         RUN(proc_maps_find);
         RUN(open_cached);
         RUN(path_walk_long);
+        RUN(ellipsize_middle);
         RUN(strv);
         RUN(string_table);
         RUN(sort);
