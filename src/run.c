@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "shared/string-util.h"
 
 void run_jobs_done(RunJobs *j) {
         if (!j)
@@ -171,6 +172,30 @@ bool run_job_hung(const RunJobs *j, size_t i) {
                     streq_ptr(jobs[k].group, jobs[i].group))
                         return jobs[k].stuck;
         return false;
+}
+
+RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *buf, size_t size) {
+        const ExecJob *job = &j->jobs[i];
+        char short_mp[RUN_NOTE_PATH_MAX + 1];
+        const char *mp = ellipsize_middle(mount_point, RUN_NOTE_PATH_MAX, short_mp, sizeof short_mp);
+
+        if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE ||
+            job->outcome == OUTCOME_COVERED || job->outcome == OUTCOME_DEFERRED)
+                return RUN_NOTE_NONE;
+        if (job->outcome != OUTCOME_TIMEOUT) {
+                snprintf(buf, size, "Sync of %s failed: %s", mp, strerror(job->error ?: EIO));
+                return RUN_NOTE_ERROR;
+        }
+        if (j->blocked[i])
+                snprintf(buf, size,
+                         "Sync of %s not started: worker %d of an earlier pass is still stuck on its device.",
+                         mp, (int) j->blocked[i]->pid);
+        else if (job->abandoned_pid > 0)
+                snprintf(buf, size, "Sync of %s timed out, worker %d abandoned.", mp,
+                         (int) job->abandoned_pid);
+        else
+                snprintf(buf, size, "Sync of %s not started before the deadline.", mp);
+        return RUN_NOTE_TIMEOUT;
 }
 
 void run_tally_done(RunTally *t) {

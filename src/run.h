@@ -69,6 +69,24 @@ void run_jobs_collect(RunJobs *j);
  * started before the deadline, a slow device, or one without evidence is not hung. */
 bool run_job_hung(const RunJobs *j, size_t i);
 
+/* What the journal says of jobs[i] when it did not sync. */
+typedef enum RunNote {
+        RUN_NOTE_NONE,    /* synced, gone, covered or deferred: nothing */
+        RUN_NOTE_ERROR,   /* "Sync of M failed: ERROR" (a job that ended otherwise than below too) */
+        RUN_NOTE_TIMEOUT, /* timed out, not started before the deadline, or not started behind a
+                           * stuck worker of an earlier pass (blocked[i]) */
+} RunNote;
+
+/* The longest mount point in a note, bytes: what follows it (the error, the worker) always fits a
+ * log line (log.h, LOG_LINE_MAX: 2048 bytes, where a message is cut). */
+#define RUN_NOTE_PATH_MAX 1024U
+
+/* The message of jobs[i], whose mount point is mount_point, in buf (size bytes): the mount point
+ * shortened in its middle (ellipsize_middle()) to RUN_NOTE_PATH_MAX bytes, so that a path up to
+ * the kernel's limit and longer still shows the reason after it; the whole path is in the run
+ * record. Returns which kind of note it is; RUN_NOTE_NONE (buf untouched) when there is none. */
+RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *buf, size_t size);
+
 typedef struct RunTally {
         size_t n_synced, n_timeout, n_hung, n_error;
         size_t n_skipped;  /* mounts: planned skips, gone, covered */

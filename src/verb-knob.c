@@ -13,6 +13,8 @@
 #include "last-resume.h"
 #include "log.h"
 #include "message-ids.h"
+#include "run.h"
+#include "shared/string-util.h"
 #include "state.h"
 #include "verb-knob.h"
 #include "verbs.h"
@@ -148,11 +150,15 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                 else if (f->requester_gone || f->unsynced || !f->complete || f->covered ||
                          kept_for_no_unit_record(p->sync_on_suspend, f))
                         log_notice("Leaving the kernel's own sync on: %s.", why);
-                else if (uncovered)
-                        /* Which mount kept it on, so that an administrator can tell. */
+                else if (uncovered) {
+                        /* Which mount kept it on, so that an administrator can tell; a mount point
+                         * too long for the line shortened in its middle, so the reason still shows. */
+                        char mp[RUN_NOTE_PATH_MAX + 1];
+
                         log_notice("Leaving the kernel's own sync on: this pass left %s out (%s)%s.",
-                                   uncovered->mount_point, uncovered->reason,
-                                   n_uncovered > 1 ? ", and more mounts" : "");
+                                   ellipsize_middle(uncovered->mount_point, RUN_NOTE_PATH_MAX, mp, sizeof mp),
+                                   uncovered->reason, n_uncovered > 1 ? ", and more mounts" : "");
+                }
                 return;
         }
         sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -484,37 +484,36 @@ static int pass_execute(Pass *p) {
         return 0;
 }
 
-/* The planned mounts that did not sync, as the journal has always told them. */
+/* A note's words around its mount point (at most RUN_NOTE_PATH_MAX bytes) fit a log line. */
+_Static_assert(RUN_NOTE_PATH_MAX + 256 <= LOG_LINE_MAX, "a mount's note must fit a log line");
+
+/* The planned mounts that did not sync, as the journal has always told them (run_job_note(): a
+ * mount point too long for a log line is shortened in its middle, so the reason is never cut off). */
 static void log_mount_outcomes(const Pass *p) {
         for (size_t i = 0; i < p->j.n_jobs; i++) {
                 const ExecJob *job = &p->j.jobs[i];
-                const StuckWorker *b = p->j.blocked[i];
                 const char *mp = p->c.plan->entries[i].mount_point;
+                char msg[LOG_LINE_MAX];
 
-                if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE ||
-                    job->outcome == OUTCOME_COVERED || job->outcome == OUTCOME_DEFERRED)
-                        continue;
-                if (job->outcome != OUTCOME_TIMEOUT)
+                switch (run_job_note(&p->j, i, mp, msg, sizeof msg)) {
+                case RUN_NOTE_ERROR:
                         log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
                                   &(LogEvent) { .mount = mp,
                                                 .outcome = "error",
                                                 .duration = job->duration,
                                                 .error = job->error ?: EIO },
-                                  "Sync of %s failed: %s", mp, strerror(job->error ? job->error : EIO));
-                else if (b)
+                                  "%s", msg);
+                        break;
+                case RUN_NOTE_TIMEOUT:
                         log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
-                                  &(LogEvent) { .mount = mp, .outcome = "timeout" },
-                                  "Sync of %s not started: worker " PID_FMT
-                                  " of an earlier pass is still stuck "
-                                  "on its device.",
-                                  mp, b->pid);
-                else
-                        log_event(
-                                LOG_WARNING, SUSPEND_SYNC_MESSAGE_MOUNT_TIMEOUT_STR,
-                                &(LogEvent) { .mount = mp, .outcome = "timeout", .duration = job->duration },
-                                job->abandoned_pid > 0 ? "Sync of %s timed out, worker " PID_FMT " abandoned."
-                                                       : "Sync of %s not started before the deadline.",
-                                mp, job->abandoned_pid);
+                                  &(LogEvent) { .mount = mp,
+                                                .outcome = "timeout",
+                                                .duration = p->j.blocked[i] ? 0 : job->duration },
+                                  "%s", msg);
+                        break;
+                case RUN_NOTE_NONE:
+                        break;
+                }
         }
 }
 

@@ -3,6 +3,7 @@
 #include <sys/sysmacros.h>
 
 #include "run.h"
+#include "shared/utf8.h"
 #include "tests.h"
 
 #define BOOT_ID "0123456789abcdef0123456789abcdef"
@@ -684,6 +685,88 @@ TEST(defer) {
         }
 }
 
+/* The journal's note of a mount that did not sync (review B, F6): for a mount point longer than
+ * PATH_MAX the reason came after 2048 bytes of path and was cut off with the line (log.h,
+ * LOG_LINE_MAX). Formatted into a buffer of that size, as the run verb does: the reason is there,
+ * at the end, with the start and the end of the path. */
+#define NOTE_LINE_MAX 2048U /* LOG_LINE_MAX */
+
+static void note_check(const RunJobs *j, size_t i, const char *mp, RunNote want, const char *want_end) {
+        char msg[NOTE_LINE_MAX];
+        size_t n, e = strlen(want_end);
+
+        memset(msg, 'X', sizeof msg);
+        ASSERT_EQ(run_job_note(j, i, mp, msg, sizeof msg), want);
+        n = strnlen(msg, sizeof msg);
+        ASSERT_TRUE(n < sizeof msg);
+        ASSERT_TRUE(n > e && streq(msg + n - e, want_end));
+        ASSERT_TRUE(strncmp(msg, "Sync of ", 8) == 0);
+        if (strlen(mp) <= RUN_NOTE_PATH_MAX) {
+                ASSERT_TRUE(strncmp(msg + 8, mp, strlen(mp)) == 0);
+                return;
+        }
+        /* shortened in the middle: its head, "…", its tail */
+        ASSERT_TRUE(strncmp(msg + 8, mp, 256) == 0);
+        ASSERT_TRUE(strstr(msg, "\u2026") != NULL);
+        ASSERT_TRUE(strncmp(msg + n - e - 256, mp + strlen(mp) - 256, 256) == 0);
+        ASSERT_TRUE(n <= 8 + RUN_NOTE_PATH_MAX + e);
+}
+
+TEST(job_note) {
+        StuckWorker earlier = { .pid = 4242 };
+        const StuckWorker *blocked[2] = { NULL, NULL };
+        ExecJob jobs[2] = {};
+        RunJobs j = { .jobs = jobs, .blocked = blocked, .n_jobs = 2 };
+        char mp[5001], utf8[5001], msg[NOTE_LINE_MAX];
+
+        /* a 5000-byte mount point: 24 components of 200 bytes (and "/m" at the end) */
+        for (size_t k = 0; k < 24; k++) {
+                mp[k * 208] = '/';
+                memset(mp + k * 208 + 1, 'a' + (int) k, 207);
+        }
+        memcpy(mp + 24 * 208, "/m/end", 6);
+        mp[5000] = '\0';
+        ASSERT_EQ(strlen(mp), 24U * 208U + 6U);
+
+        jobs[0] = (ExecJob) { .outcome = OUTCOME_ERROR, .error = ENAMETOOLONG };
+        note_check(&j, 0, mp, RUN_NOTE_ERROR, " failed: File name too long");
+        note_check(&j, 0, "/m0", RUN_NOTE_ERROR, " failed: File name too long"); /* control: short */
+        ASSERT_TRUE(run_job_note(&j, 0, "/m0", msg, sizeof msg) == RUN_NOTE_ERROR &&
+                    streq(msg, "Sync of /m0 failed: File name too long"));
+        jobs[0].error = 0; /* no error recorded: EIO, as always */
+        note_check(&j, 0, mp, RUN_NOTE_ERROR, " failed: Input/output error");
+        jobs[0].outcome = OUTCOME_SKIPPED;
+        note_check(&j, 0, mp, RUN_NOTE_ERROR, " failed: Input/output error");
+
+        jobs[0] = (ExecJob) { .outcome = OUTCOME_TIMEOUT, .abandoned_pid = 77 };
+        note_check(&j, 0, mp, RUN_NOTE_TIMEOUT, " timed out, worker 77 abandoned.");
+        jobs[0].abandoned_pid = 0;
+        note_check(&j, 0, mp, RUN_NOTE_TIMEOUT, " not started before the deadline.");
+        blocked[0] = &earlier;
+        note_check(&j, 0, mp, RUN_NOTE_TIMEOUT,
+                   " not started: worker 4242 of an earlier pass is still stuck on its device.");
+
+        /* nothing to say: buf untouched */
+        snprintf(msg, sizeof msg, "untouched");
+        for (Outcome o = OUTCOME_SYNCED; o < _OUTCOME_MAX; o++) {
+                if (o != OUTCOME_SYNCED && o != OUTCOME_GONE && o != OUTCOME_COVERED && o != OUTCOME_DEFERRED)
+                        continue;
+                jobs[1] = (ExecJob) { .outcome = o };
+                ASSERT_EQ(run_job_note(&j, 1, mp, msg, sizeof msg), RUN_NOTE_NONE);
+                ASSERT_STREQ(msg, "untouched");
+        }
+
+        /* two-byte characters: the cuts keep them whole, the note is valid UTF-8 */
+        utf8[0] = '/';
+        for (size_t k = 1; k + 1 < 5000; k += 2)
+                memcpy(utf8 + k, "\xc3\xa9", 2); /* é */
+        utf8[4999] = '\0';
+        jobs[0] = (ExecJob) { .outcome = OUTCOME_ERROR, .error = ENAMETOOLONG };
+        ASSERT_EQ(run_job_note(&j, 0, utf8, msg, sizeof msg), RUN_NOTE_ERROR);
+        ASSERT_TRUE(utf8_is_valid_n(msg, strlen(msg)));
+        ASSERT_TRUE(strstr(msg, "failed: File name too long") != NULL);
+}
+
 int main(void) {
         RUN(jobs_from_plan);
         RUN(settle);
@@ -696,5 +779,6 @@ int main(void) {
         RUN(handover_inputs);
         RUN(handover_unsynced_full);
         RUN(skip_rule_handed_over);
+        RUN(job_note);
         return 0;
 }
