@@ -70,10 +70,11 @@ typedef struct DeviceInfo {
 void device_info_done(DeviceInfo *d);
 
 /* The classes policy_match() must count as unknown for d: those not read, and for a device not
- * classified every class but network and fuse (known from the filesystem type). */
+ * classified every class it does not have (network and fuse come from the filesystem type, but a
+ * classification that failed leaves none of them: sample.c). */
 static inline unsigned device_info_unknown_classes(const DeviceInfo *d) {
         if (!d->classified)
-                return _DEVICE_CLASS_ALL & ~(d->classes | DEVICE_NETWORK | DEVICE_FUSE);
+                return _DEVICE_CLASS_ALL & ~d->classes;
         return d->classes_unknown & ~d->classes;
 }
 

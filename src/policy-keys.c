@@ -377,13 +377,20 @@ const char *policy_key_section(const char *name, size_t len) {
         return NULL;
 }
 
+void policy_put_comment_text(FILE *f, const char *s) {
+        for (; s && *s; s++)
+                fputc((unsigned char) *s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 void policy_key_print(FILE *f, const PolicyKey *k, const void *base, const char *override_note) {
         const void *field = (const uint8_t *) base + k->offset;
         Origin o = *(const Origin *) ((const uint8_t *) base + k->origin_offset);
 
-        if (o.file)
-                fprintf(f, "# from %s:%u\n", o.file, o.line);
-        else if (k->unset)
+        if (o.file) {
+                fputs("# from ", f);
+                policy_put_comment_text(f, o.file);
+                fprintf(f, ":%u\n", o.line);
+        } else if (k->unset)
                 fprintf(f, "# default (%s)\n", k->unset);
         else
                 fputs("# default\n", f);

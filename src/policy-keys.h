@@ -65,6 +65,10 @@ void policy_keys_done(void *base, bool rule);
 const PolicyKey *policy_key_find(const char *section, const char *name, bool case_insensitive);
 /* The table's name of section [name] (len bytes), rules aside; NULL when there is none. */
 const char *policy_key_section(const char *name, size_t len);
+/* s for a comment line of cat-config's text: a control character (a newline in a file's name would
+ * end the comment and start a live line) as '?'. */
+void policy_put_comment_text(FILE *f, const char *s);
+
 /* "Key=value" with its origin and notes above, as cat-config shows it; base: Policy or Rule. */
 void policy_key_print(FILE *f, const PolicyKey *k, const void *base, const char *override_note);
 

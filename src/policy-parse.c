@@ -148,40 +148,60 @@ int policy_add_unread_rule(Policy *p, const char *file, unsigned line, const cha
         Rule *t;
         int r;
 
-        if (p->n_rules >= POLICY_MAX_RULES)
-                return 0;
         r = line > 0 ? asprintf(&name, "(%s:%u)", file, line) : asprintf(&name, "(%s)", file);
         if (r < 0 || !(reason = strdup(why)))
                 return -ENOMEM;
+        /* A name that cat-config can print in a header ("[Rule NAME]"), whatever the file is called. */
+        for (char *c = name; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f || strchr("[]#;", *c))
+                        *c = '?';
         /* Origins point into p->files; a file never parsed has none. */
         for (char **f = p->files; f && *f; f++)
                 if (streq(*f, file))
                         owned = *f;
+        if (p->n_rules >= POLICY_MAX_RULES) {
+                /* No room: the first rule stands in, disabled (policy_match() counts any). */
+                if (!p->rules[0].disabled) {
+                        p->rules[0].disabled = true;
+                        p->rules[0].disabled_reason = TAKE_PTR(reason);
+                        p->rules[0].o_disabled = (Origin) { .file = owned, .line = line };
+                }
+                return 0;
+        }
         t = reallocarray(p->rules, p->n_rules + 1, sizeof(Rule));
         if (!t)
                 return -ENOMEM;
         p->rules = t;
-        p->rules[p->n_rules] = (Rule) {
+        memmove(p->rules + 1, p->rules, p->n_rules * sizeof(Rule));
+        p->rules[0] = (Rule) {
                 .name = TAKE_PTR(name),
                 .origin = { .file = owned, .line = line },
                 .disabled = true,
                 .disabled_reason = TAKE_PTR(reason),
                 .o_disabled = { .file = owned, .line = line },
         };
-        policy_keys_reset(&p->rules[p->n_rules], true);
+        policy_keys_reset(&p->rules[0], true);
         p->n_rules++;
         return 0;
+}
+
+/* A section ignored at s's line that may have been a rule: its header names one ("rule" anywhere in
+ * it, any case: "[rule x]", "[ Rule x]", "[Rules]"), or cannot be read at all (no ']'). */
+static bool header_may_be_rule(const char *header, size_t len) {
+        if (!memchr(header, ']', len))
+                return true;
+        for (size_t i = 0; i + 4 <= len; i++)
+                if (strncasecmp(header + i, "rule", 4) == 0)
+                        return true;
+        return false;
 }
 
 /* A section ignored at s's line that may have been a rule: its header names one ("[rule …]", any
  * case), or cannot be read at all. */
 static void ignored_section_may_be_rule(ParseState *s, const char *header, const char *why) {
-        int r;
-
-        if (strncasecmp(header, "[rule", 5) != 0 && strchr(header, ']'))
+        if (!header_may_be_rule(header, strlen(header)))
                 return;
-        r = policy_add_unread_rule(s->policy, s->file, s->line, why);
-        if (r < 0)
+        if (policy_add_unread_rule(s->policy, s->file, s->line, why) < 0)
                 policy_parse_oom(s);
 }
 
@@ -340,9 +360,9 @@ static char *policy_reader(char *str, int num, void *stream) {
                         WARN(s, "Line too long (%zu bytes, max %d), ignoring", len, num - 2);
                 if (l[skip] == '[') {
                         s->section = SECTION_IGNORED;
-                        if (len - skip >= 5 && strncasecmp(l + skip, "[rule", 5) == 0 &&
+                        if (header_may_be_rule(l + skip, len - skip) &&
                             policy_add_unread_rule(s->policy, s->file, s->line,
-                                                   "its [Rule] header line is too long") < 0)
+                                                   "a section header line too long was ignored") < 0)
                                 policy_parse_oom(s);
                 }
                 return str;

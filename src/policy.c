@@ -337,7 +337,7 @@ static bool globs_match(char *const *patterns, const char *s) {
 
 const Rule *policy_match(const Policy *p, const char *mount_point, const char *fstype,
                          unsigned device_classes, unsigned device_unknown, const Rule **ret_unsure) {
-        const Rule *disabled = NULL;
+        const Rule *blocker = NULL;
 
         if (ret_unsure)
                 *ret_unsure = NULL;
@@ -347,10 +347,10 @@ const Rule *policy_match(const Policy *p, const char *mount_point, const char *f
                 const Rule *r = &p->rules[i];
                 bool skip = r->action == RULE_ACTION_SKIP;
 
+                /* A disabled rule, whatever its action reads (the line not understood may have been
+                 * the one that set it): it may match, and with it the mount might not be skipped. */
                 if (r->disabled) {
-                        /* It may match: no later rule may skip in its place (it never skips). */
-                        if (!skip && !disabled)
-                                disabled = r;
+                        blocker = blocker ?: r;
                         continue;
                 }
                 if (!globs_match(r->paths, mount_point))
@@ -358,18 +358,16 @@ const Rule *policy_match(const Policy *p, const char *mount_point, const char *f
                 if (!globs_match(r->types, fstype))
                         continue;
                 if (r->device_classes != 0 && (r->device_classes & device_classes) == 0) {
-                        /* Only classes not read could match: it cannot be proven to match, nor
-                         * not to. A skip rule is passed over; another decides as if it matched. */
-                        if ((r->device_classes & device_unknown) == 0 || skip)
-                                continue;
-                        if (ret_unsure)
-                                *ret_unsure = r;
-                        return r;
+                        /* Only classes not read could match: not proven to match, nor not to. One
+                         * that skips is passed over; another may have kept the mount. */
+                        if ((r->device_classes & device_unknown) && !skip)
+                                blocker = blocker ?: r;
+                        continue;
                 }
-                if (skip && disabled) {
+                if (skip && blocker) {
                         if (ret_unsure)
-                                *ret_unsure = disabled;
-                        return NULL;
+                                *ret_unsure = blocker;
+                        return blocker->disabled ? NULL : blocker;
                 }
                 return r;
         }
@@ -435,39 +433,49 @@ static void put_rule_keys(FILE *f, const Rule *r) {
                         put_key(f, &policy_keys[i], r, NULL);
 }
 
-/* A disabled rule, read back, must stay what it is (policy_match()): its keys as comments (a key
- * left out prints as "any", which would make it a live, wider rule), and for one that does not skip
- * a nameless "[Rule]", which is read back as an ignored rule section that stands in the same place. */
+/* A disabled rule, read back, must stay what it is, where it is (policy_match()): its header, its keys
+ * as comments (a key left out prints as "any", which would make it a live, wider rule), and a line
+ * that is no assignment, which disables the rule again. */
+#define DISABLED_LINE "DISABLED (not an assignment: this rule stays disabled when the text is read back)"
+
+static void put_rule_comment(FILE *f, const char *prefix, const Origin *o) {
+        fputs(prefix, f);
+        policy_put_comment_text(f, o->file ?: "");
+        fprintf(f, ":%u", o->line);
+}
+
 static int put_disabled_rule(FILE *f, const Rule *r) {
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
         FILE *m;
 
-        fprintf(f, "# DISABLED: %s (%s:%u); it never skips%s\n", r->disabled_reason ?: "",
-                r->o_disabled.file ?: "", r->o_disabled.line,
-                r->action == RULE_ACTION_SKIP ? ""
-                                              : ", and no later rule may skip a mount it may match: "
-                                                "the \"[Rule]\" below keeps that so when this is read back");
+        fputs("# DISABLED: ", f);
+        policy_put_comment_text(f, r->disabled_reason);
+        put_rule_comment(f, " (", &r->o_disabled);
+        fputs("). It may match any mount, and no rule after it may skip one it may match.\n", f);
+        fprintf(f, "[Rule %s]\n", r->name);
         m = open_memstream(&text, &size);
         if (!m)
                 return -ENOMEM;
-        put_rule_keys(m, r);
+        for (size_t i = 0; i < policy_n_keys; i++)
+                if (policy_key_is_rule(&policy_keys[i]))
+                        put_key(m, &policy_keys[i], r, NULL);
         if (fclose(m) != 0)
                 return -ENOMEM;
         for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
                 nl = strchr(l, '\n');
                 fprintf(f, "# %.*s\n", nl ? (int) (nl - l) : (int) strlen(l), l);
         }
-        if (r->action != RULE_ACTION_SKIP)
-                fputs("[Rule]\n", f);
+        fputs(DISABLED_LINE "\n", f);
         return 0;
 }
 
 static int put_rule(FILE *f, const Rule *r) {
         fputc('\n', f);
-        if (r->origin.file)
-                fprintf(f, "# from %s:%u\n", r->origin.file, r->origin.line);
-        else if (!r->disabled)
+        if (r->origin.file) {
+                put_rule_comment(f, "# from ", &r->origin);
+                fputc('\n', f);
+        } else if (!r->disabled)
                 fputs("# default\n", f);
         if (r->disabled)
                 return put_disabled_rule(f, r);
@@ -493,8 +501,11 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
                 fputs("# No configuration files read: built-in defaults.\n", f);
         else {
                 fputs("# Files read, in order:\n", f);
-                for (char **i = p->files; *i; i++)
-                        fprintf(f, "#   %s\n", *i);
+                for (char **i = p->files; *i; i++) {
+                        fputs("#   ", f);
+                        policy_put_comment_text(f, *i);
+                        fputc('\n', f);
+                }
         }
 
         for (size_t i = 0; i < policy_n_keys; i++) {

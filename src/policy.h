@@ -164,11 +164,12 @@ int policy_new(Policy **ret);
  * left as it is (SyncOnSuspend=keep, whatever the files read say): fail closed. Warns, naming file;
  * the other values stay as read (defaults where nothing was). negative errno only on -ENOMEM. */
 int policy_mark_unread(Policy *p, const char *file);
-/* Appends a disabled rule that stands for rules not read: a [Rule] section (or one that may be:
- * "[rule …]", an unreadable header) ignored at file:line, or a file not read in full (line 0). It
- * may match any mount, so no later rule may skip in place of what was not read (policy_match());
- * named "(file:line)" or "(file)", why says what was not read. Up to POLICY_MAX_RULES, like any rule
- * (rules beyond it come last, after every rule they could override). -ENOMEM or 0. */
+/* Puts first of all rules a disabled rule that stands for rules not read: a [Rule] section (or one
+ * that may be: a header naming "rule" in any case, an unreadable one) ignored at file:line, or a
+ * file not read in full (line 0). What was not read may have been any rule, or a change to any
+ * earlier one by its name, so no rule may skip in its place (policy_match()); named "(file:line)"
+ * or "(file)", why says what was not read. When the table is full (POLICY_MAX_RULES) the last rule
+ * gives way to it. -ENOMEM or 0. */
 int policy_add_unread_rule(Policy *p, const char *file, unsigned line, const char *why);
 Policy *policy_free(Policy *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
@@ -225,14 +226,16 @@ int policy_load(int root_fd, const char *config_path, Policy **ret);
 
 /* Finds the rule that decides for a mount, failing closed (pure): the first that matches, in
  * order. device_classes are the mount's DeviceClassBits, device_unknown those whose value could not
- * be read (device_info_unknown_classes(): an unclassified device, an unreadable attribute). Rules
- * that cannot be evaluated never let a mount be skipped that they might have kept:
- *  - a Device= rule that only the unknown classes could match is passed over when it skips, and
- *    otherwise decides as if it matched (*ret_unsure names it);
- *  - a disabled rule (a line of it not understood, a [Rule] section ignored, a file not read:
- *    policy_add_unread_rule()) matches nothing, but when it does not skip, a later skip rule that
- *    matches is refused: NULL (the defaults: sync), and *ret_unsure names the disabled rule.
- * NULL with *ret_unsure (may be NULL) NULL when no rule matches. */
+ * be read (device_info_unknown_classes(): an unclassified device, an unreadable attribute). A rule
+ * that cannot be evaluated for the mount never lets a later rule skip it:
+ *  - a disabled rule (a line of it not understood), whatever its action reads, and a stand-in
+ *    (policy_add_unread_rule(): an ignored rule section or a file not read, first of all rules);
+ *  - a Device= rule that does not skip and that only the unknown classes could match (one that
+ *    skips is passed over: it cannot be proven to match).
+ * A later rule that does not skip still decides. When a skip rule is refused, the result is NULL
+ * (the defaults: sync) after a disabled rule, or that Device= rule (its action and timeout), and
+ * *ret_unsure (may be NULL) names the rule that refused it. NULL and *ret_unsure NULL when no rule
+ * matches. */
 const Rule *policy_match(const Policy *p, const char *mount_point, const char *fstype,
                          unsigned device_classes, unsigned device_unknown, const Rule **ret_unsure);
 

@@ -755,6 +755,18 @@ TEST(live_backends) {
         printf("  %d devices: both backends agree\n", n);
 }
 
+/* The classes policy_match() counts as unknown (review E, E6): all but those a device has when it is
+ * not classified (a classification that failed leaves even network and fuse unset), only those not
+ * read when it is. */
+TEST(unknown_classes) {
+        DeviceInfo failed = {}, fuse = { .classes = DEVICE_FUSE },
+                   read = { .classified = true, .classes = DEVICE_USB, .classes_unknown = DEVICE_ROTATIONAL };
+
+        ASSERT_EQ(device_info_unknown_classes(&failed), _DEVICE_CLASS_ALL);
+        ASSERT_EQ(device_info_unknown_classes(&fuse), _DEVICE_CLASS_ALL & ~DEVICE_FUSE);
+        ASSERT_EQ(device_info_unknown_classes(&read), DEVICE_ROTATIONAL);
+}
+
 int main(int argc, char **argv) {
         if (argc > 1 && streq(argv[1], "--live"))
                 return live(argc, argv);
@@ -769,6 +781,7 @@ int main(int argc, char **argv) {
 
         RUN(fs_class);
         RUN(device_class_strings);
+        RUN(unknown_classes);
         RUN(partitions_share_disk);
         RUN(rotational_unread);
         RUN(usb_stick);

@@ -187,18 +187,18 @@ TEST(bad_values_fixture) {
         /* The nameless [Rule] section of line 23 is ignored, and stands as a disabled rule in its
          * place (policy_add_unread_rule()). */
         ASSERT_EQ(p->n_rules, 2);
-        ASSERT_STREQ(p->rules[1].name, "(/etc/suspend-sync.conf:23)");
-        ASSERT_TRUE(p->rules[1].disabled);
-        ASSERT_EQ(p->rules[1].o_disabled.line, 23);
-        ASSERT_STREQ(p->rules[0].name, "r");
-        ASSERT_EQ(p->rules[0].device_classes, 0);
-        ASSERT_EQ(p->rules[0].action, RULE_ACTION_SYNC); /* invalid Action=: sync */
-        ASSERT_TRUE(p->rules[0].paths == NULL);
-        ASSERT_U64_EQ(p->rules[0].mount_timeout, USEC_INFINITY);
-        /* Fails closed: disabled from its first bad line on, it matches nothing. */
+        ASSERT_STREQ(p->rules[0].name, "(/etc/suspend-sync.conf:23)");
         ASSERT_TRUE(p->rules[0].disabled);
-        ASSERT_EQ(p->rules[0].o_disabled.line, 16);
-        ASSERT_STREQ(p->rules[0].disabled_reason, "unknown device class 'floppy' in Device=");
+        ASSERT_EQ(p->rules[0].o_disabled.line, 23);
+        ASSERT_STREQ(p->rules[1].name, "r");
+        ASSERT_EQ(p->rules[1].device_classes, 0);
+        ASSERT_EQ(p->rules[1].action, RULE_ACTION_SYNC); /* invalid Action=: sync */
+        ASSERT_TRUE(p->rules[1].paths == NULL);
+        ASSERT_U64_EQ(p->rules[1].mount_timeout, USEC_INFINITY);
+        /* Fails closed: disabled from its first bad line on, it matches nothing. */
+        ASSERT_TRUE(p->rules[1].disabled);
+        ASSERT_EQ(p->rules[1].o_disabled.line, 16);
+        ASSERT_STREQ(p->rules[1].disabled_reason, "unknown device class 'floppy' in Device=");
         ASSERT_TRUE(policy_match(p, "/", "ext4", 0, 0, NULL) == NULL);
 
 #define F "/etc/suspend-sync.conf:"
@@ -350,11 +350,11 @@ TEST(long_lines) {
         ASSERT_EQ(p->n_warnings, 4);
         /* The ignored [Rule …] of line 7 stands as a disabled rule in its place. */
         ASSERT_EQ(p->n_rules, 3);
-        ASSERT_EQ(strlen(p->rules[0].paths[0]), 193);
-        ASSERT_EQ(p->rules[0].o_paths.line, 5);
-        ASSERT_EQ(p->rules[0].action, RULE_ACTION_AUTO);
+        ASSERT_STREQ(p->rules[0].name, "(t.conf:7)"); /* a stand-in comes first of all */
         ASSERT_TRUE(p->rules[0].disabled);
-        ASSERT_STREQ(p->rules[1].name, "(t.conf:7)");
+        ASSERT_EQ(strlen(p->rules[1].paths[0]), 193);
+        ASSERT_EQ(p->rules[1].o_paths.line, 5);
+        ASSERT_EQ(p->rules[1].action, RULE_ACTION_AUTO);
         ASSERT_TRUE(p->rules[1].disabled);
         /* inih built with INI_ALLOW_REALLOC (Debian 13) read on into a full buffer: line 12 was
          * glued onto a 199-byte line 11 and lost. */
@@ -708,9 +708,12 @@ TEST(rules_fail_closed) {
         text = mfree(text);
         ASSERT_OK(policy_format(p, &text));
         ASSERT_TRUE(strstr(
-                text, "# DISABLED: invalid Path= pattern 'media/*' (must start with '/' or '*') (t.conf:2); "
-                      "it never skips\n# [Rule usb-sticks]\n# # default (any)\n# Path=\n"));
-        ASSERT_TRUE(!strstr(text, "\n[Rule usb-sticks]"));
+                text, "# DISABLED: invalid Path= pattern 'media/*' (must start with '/' or '*') (t.conf:2). "
+                      "It may match any mount, and no rule after it may skip one it may match.\n"
+                      "[Rule usb-sticks]\n# # default (any)\n# Path=\n"));
+        ASSERT_TRUE(strstr(text,
+                           "\nDISABLED (not an assignment: this rule stays disabled when the text is read "
+                           "back)\n"));
 }
 
 /* What a rule decides for a mount, for comparing two policies: the action of the rule returned (-1:
@@ -767,6 +770,9 @@ static void assert_format_round_trip(const Policy *p) {
 
 /* A rule that cannot be evaluated lets no later rule skip a mount it may match (review B, F1-F3, F7). */
 TEST(rules_fail_closed_later_skip) {
+        static const char v[] = "[Rule scratch]\nPath=/scratch\nAction=skip\n[Rule nfs]\nType=nfs4\n"
+                                "[Rule rest]\nPath=/*\nAction=skip\n",
+                          d[] = "[Rule scratch]\nAction: sync\n";
         _cleanup_(policy_freep) Policy *p = NULL;
         const Rule *unsure, *r;
 
@@ -784,10 +790,34 @@ TEST(rules_fail_closed_later_skip) {
         assert_format_round_trip(p);
         policy_free(TAKE_PTR(p));
 
-        /* A disabled skip rule is passed over: the rules after it decide as written. */
-        p = parse("[Rule a]\nPaht=/mnt/*\nAction=skip\n[Rule rest]\nPath=/mnt/*\nAction=skip\n");
-        r = policy_match(p, "/mnt/keep", "xfs", 0, 0, &unsure);
-        ASSERT_TRUE(r && streq(r->name, "rest") && !unsure);
+        /* A disabled rule whose action reads skip refuses later skips too: the line not understood
+         * may have been the one that made it sync (review E, E1: a drop-in's "Action: sync"). A later
+         * rule that does not skip still decides. */
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_parse_text(p, "10-vendor.conf", v, sizeof(v) - 1));
+        ASSERT_OK(policy_parse_text(p, "50-admin.conf", d, sizeof(d) - 1));
+        ASSERT_TRUE(p->rules[0].disabled && p->rules[0].action == RULE_ACTION_SKIP);
+        ASSERT_TRUE(policy_match(p, "/scratch", "xfs", 0, 0, &unsure) == NULL);
+        ASSERT_TRUE(unsure == &p->rules[0]);
+        r = policy_match(p, "/srv/nfs", "nfs4", DEVICE_NETWORK, 0, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "nfs") && !unsure);
+        assert_format_round_trip(p);
+        policy_free(TAKE_PTR(p));
+
+        /* A Device= rule on classes not read refuses later skips, but does not take the mounts of
+         * a later rule that does not skip (review E, E4: its timeout is not theirs). */
+        p = parse(
+                "[Rule usb]\nDevice=usb\nMountTimeoutSec=1s\n[Rule home]\nPath=/home\nMountTimeoutSec=5min\n");
+        r = policy_match(p, "/home", "ext4", 0, DEVICE_USB, &unsure);
+        ASSERT_TRUE(r && streq(r->name, "home") && !unsure);
+        policy_free(TAKE_PTR(p));
+
+        /* A section named like a rule but ignored stands in first of all: it may have changed any
+         * rule by its name (review E, E2), "[rule x]" or "[ Rule x]" alike. */
+        p = parse("[Rule scratch]\nPath=/scratch\nAction=skip\n[ Rule scratch]\nAction=sync\n");
+        ASSERT_EQ(p->n_rules, 2);
+        ASSERT_STREQ(p->rules[0].name, "(t.conf:4)");
+        ASSERT_TRUE(policy_match(p, "/scratch", "xfs", 0, 0, &unsure) == NULL && unsure == &p->rules[0]);
         assert_format_round_trip(p);
         policy_free(TAKE_PTR(p));
 
@@ -823,6 +853,19 @@ TEST(rules_fail_closed_later_skip) {
         assert_format_round_trip(p);
         policy_free(TAKE_PTR(p));
 
+        /* A file's name with a newline in it stays in its comment lines (review E, E5): read back,
+         * cat-config's text has no live rule of it. */
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_parse_text(p, "x\n[Rule evil]\nAction=skip\n#.conf", d, sizeof(d) - 1));
+        assert_format_round_trip(p);
+        {
+                _cleanup_free_ char *t = NULL;
+
+                ASSERT_OK(policy_format(p, &t));
+                ASSERT_TRUE(!strstr(t, "\n[Rule evil]"));
+        }
+        policy_free(TAKE_PTR(p));
+
         /* A file not read in full stands as a disabled rule where its rules would have been. */
         static const char a[] = "[Rule x]\nType=nfs4\n", b[] = "[Rule keep]\nPath=/mnt/keep\0\n",
                           c[] = "[Rule rest]\nPath=/mnt/*\nAction=skip\n";
@@ -832,9 +875,9 @@ TEST(rules_fail_closed_later_skip) {
         ASSERT_OK(policy_parse_text(p, "b.conf", b, sizeof(b) - 1));
         ASSERT_OK(policy_parse_text(p, "c.conf", c, sizeof(c) - 1));
         ASSERT_EQ(p->n_rules, 3);
-        ASSERT_STREQ(p->rules[1].name, "(b.conf)");
+        ASSERT_STREQ(p->rules[0].name, "(b.conf)");
         ASSERT_TRUE(policy_match(p, "/mnt/keep", "xfs", 0, 0, &unsure) == NULL);
-        ASSERT_TRUE(unsure == &p->rules[1]);
+        ASSERT_TRUE(unsure == &p->rules[0]);
         ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_KEEP);
         assert_format_round_trip(p);
 }

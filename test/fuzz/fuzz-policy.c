@@ -5,9 +5,9 @@
  * main file and a drop-in, so that "later assignments win" is exercised too; a NUL in the drop-in
  * makes it a file not read), then policy_match() against a few fixed mounts, each with its device
  * classes known and unknown, checked against what failing closed means (no disabled rule returned;
- * a skip only when no disabled rule that does not skip comes first and the rule's Device= matches
- * a known class), and policy_format(); the formatted text is parsed again and must decide as the
- * policy it was printed from, for every mount (cat-config's text read back is the same policy).
+ * a skip only when no disabled rule comes first and the rule's Device= matches a known class), and
+ * policy_format(); the formatted text is parsed again and must decide as the policy it was printed
+ * from, for every mount (cat-config's text read back is the same policy).
  */
 
 #include <errno.h>
@@ -50,13 +50,13 @@ static Decision check_one(const Policy *p, size_t i, bool unknown) {
         FUZZ_ASSERT(!unsure || (unsure >= p->rules && unsure < p->rules + p->n_rules));
         FUZZ_ASSERT(!r || !r->disabled);
         for (const Rule *x = p->rules; r && x < r; x++)
-                disabled_before = disabled_before || (x->disabled && x->action != RULE_ACTION_SKIP);
+                disabled_before = disabled_before || x->disabled;
         if (r && r->action == RULE_ACTION_SKIP) {
                 FUZZ_ASSERT(!disabled_before && !unsure);
                 FUZZ_ASSERT(r->device_classes == 0 || (r->device_classes & classes));
         }
         if (!r && unsure)
-                FUZZ_ASSERT(unsure->disabled && unsure->action != RULE_ACTION_SKIP);
+                FUZZ_ASSERT(unsure->disabled);
         if (r && unsure)
                 FUZZ_ASSERT(unsure == r && r->action != RULE_ACTION_SKIP);
         return (Decision) { .action = r ? (int) r->action : -1,
