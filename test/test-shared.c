@@ -618,6 +618,7 @@ TEST(json_bytes_array) {
                 "{\"a\":[\"x\"],\"a_hex\":[\"2g\"]}",    /* not hex */
                 "{\"a\":[\"x\"],\"a_hex\":[\"7800\"]}",  /* a NUL byte */
                 "{\"a\":[\"x\"],\"a_hex\":[5]}",         "{\"a\":[\"x\"],\"a_hex\":\"78\"}",
+                "{\"a\":[5],\"a_hex\":[\"78\"]}", /* the element the twin stands for is no string */
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 ASSERT_OK(json_parse_strict(bad[i], strlen(bad[i]), 4096, 4, &back));

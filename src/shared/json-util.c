@@ -599,7 +599,9 @@ static int string_array_element(json_object *a, json_object *hexes, size_t i, si
         if (e) {
                 size_t n = (size_t) json_object_get_string_len(e);
 
-                if (!json_object_is_type(e, json_type_string) || n > 2 * max_len)
+                /* The twin stands for a string of the array, which must be one all the same. */
+                if (!json_object_is_type(e, json_type_string) || n > 2 * max_len ||
+                    !json_object_is_type(json_object_array_get_idx(a, i), json_type_string))
                         return -EBADMSG;
                 r = unhexstr(json_object_get_string(e), n, ret);
                 return r < 0 ? r : 0;
