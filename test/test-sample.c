@@ -824,11 +824,13 @@ TEST(live_both_backends) {
         }
 }
 
-/* A child in a mount namespace of its own with a tmpfs only it sees; returns its pid (0: cannot) and
- * the tmpfs's device; writing to *ret_release lets it exit. */
-static pid_t spawn_namespace(const char *dir, dev_t *ret_dev, int *ret_release) {
-        int ready[2], release[2];
-        struct stat st;
+/* A child in a mount namespace of its own (private propagation), set up by setup(userdata, ret_devs),
+ * which fills n devices for the parent (0: done, else an exit status); returns its pid (0: cannot,
+ * saying why) with ret_devs filled, and writing to *ret_release lets it exit. */
+static pid_t spawn_child_namespace(int (*setup)(const void *userdata, dev_t *devs), const void *userdata,
+                                   dev_t *ret_devs, size_t n, int *ret_release) {
+        int ready[2], release[2], status = 0;
+        size_t size = n * sizeof(dev_t);
         pid_t pid;
         char c;
 
@@ -837,27 +839,50 @@ static pid_t spawn_namespace(const char *dir, dev_t *ret_dev, int *ret_release) 
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
+                int r;
+
                 close(ready[0]);
                 close(release[1]);
-                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-                    mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || stat(dir, &st) < 0)
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                         _exit(1);
-                if (write(ready[1], &st.st_dev, sizeof st.st_dev) != sizeof st.st_dev)
+                r = setup(userdata, ret_devs);
+                if (r != 0)
+                        _exit(r);
+                if (write(ready[1], ret_devs, size) != (ssize_t) size)
                         _exit(1);
                 (void) read(release[0], &c, 1);
                 _exit(0);
         }
         close(ready[1]);
         close(release[0]);
-        if (read(ready[0], ret_dev, sizeof *ret_dev) != sizeof *ret_dev) {
+        if (read(ready[0], ret_devs, size) != (ssize_t) size) {
                 close(ready[0]);
                 close(release[1]);
-                (void) waitpid(pid, NULL, 0);
+                (void) waitpid(pid, &status, 0);
+                fprintf(stderr, "  the child could not set up (exit %d)\n",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
                 return 0;
         }
         close(ready[0]);
         *ret_release = release[1];
         return pid;
+}
+
+/* A tmpfs at dir only this namespace sees. */
+static int setup_tmpfs(const void *userdata, dev_t *devs) {
+        const char *dir = userdata;
+        struct stat st;
+
+        if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || stat(dir, &st) < 0)
+                return 1;
+        devs[0] = st.st_dev;
+        return 0;
+}
+
+/* A child in a mount namespace of its own with a tmpfs only it sees; returns its pid (0: cannot) and
+ * the tmpfs's device; writing to *ret_release lets it exit. */
+static pid_t spawn_namespace(const char *dir, dev_t *ret_dev, int *ret_release) {
+        return spawn_child_namespace(setup_tmpfs, dir, ret_dev, 1, ret_release);
 }
 
 /* The inode of pid's mount namespace ("mnt:[ino]"). */
@@ -1019,61 +1044,37 @@ TEST(live_namespaces_both_ways) {
  * and listmount by namespace id lists them all. In the child: a tmpfs new root with a tmpfs at /sub,
  * and, left in the old tree, an overlay (no pseudo filesystem, in no other table). Sends the devices
  * of /sub and of the overlay. */
-static pid_t spawn_moved_root(const char *root, const char *left, dev_t ret_dev[static 2], int *ret_release) {
-        int ready[2], release[2];
+static int setup_moved_root(const void *userdata, dev_t *devs) {
+        const char *const *dirs = userdata, *root = dirs[0], *left = dirs[1];
         char path[PATH_MAX], opts[3 * PATH_MAX];
-        struct stat st[2];
-        pid_t pid;
-        char c;
+        struct stat st;
 
-        ASSERT_OK(pipe2(ready, O_CLOEXEC));
-        ASSERT_OK(pipe2(release, O_CLOEXEC));
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0) {
-                close(ready[0]);
-                close(release[1]);
-                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-                    mount("tmpfs", left, "tmpfs", 0, "size=1m") < 0)
-                        _exit(1);
-                for (const char *d = "l\0u\0w\0m\0"; *d; d += 2) {
-                        snprintf(path, sizeof path, "%s/%s", left, d);
-                        if (mkdir(path, 0755) < 0)
-                                _exit(1);
-                }
-                snprintf(path, sizeof path, "%s/m", left);
-                snprintf(opts, sizeof opts, "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", left, left, left);
-                if (mount("overlay", path, "overlay", 0, opts) < 0 || stat(path, &st[1]) < 0)
-                        _exit(2);
-                snprintf(path, sizeof path, "%s/sub", root);
-                if (mount("tmpfs", root, "tmpfs", 0, "size=1m") < 0 || mkdir(path, 0755) < 0 ||
-                    mount("tmpfs", path, "tmpfs", 0, "size=1m") < 0 || stat(path, &st[0]) < 0)
-                        _exit(1);
-                if (chdir(root) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 ||
-                    chdir("/") < 0)
-                        _exit(3);
-                for (size_t i = 0; i < 2; i++)
-                        if (write(ready[1], &st[i].st_dev, sizeof st[i].st_dev) != sizeof st[i].st_dev)
-                                _exit(1);
-                (void) read(release[0], &c, 1);
-                _exit(0);
+        if (mount("tmpfs", left, "tmpfs", 0, "size=1m") < 0)
+                return 1;
+        for (const char *d = "l\0u\0w\0m\0"; *d; d += 2) {
+                snprintf(path, sizeof path, "%s/%s", left, d);
+                if (mkdir(path, 0755) < 0)
+                        return 1;
         }
-        close(ready[1]);
-        close(release[0]);
-        if (read(ready[0], &ret_dev[0], sizeof ret_dev[0]) != sizeof ret_dev[0] ||
-            read(ready[0], &ret_dev[1], sizeof ret_dev[1]) != sizeof ret_dev[1]) {
-                int status = 0;
+        snprintf(path, sizeof path, "%s/m", left);
+        snprintf(opts, sizeof opts, "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", left, left, left);
+        if (mount("overlay", path, "overlay", 0, opts) < 0 || stat(path, &st) < 0)
+                return 2;
+        devs[1] = st.st_dev;
+        snprintf(path, sizeof path, "%s/sub", root);
+        if (mount("tmpfs", root, "tmpfs", 0, "size=1m") < 0 || mkdir(path, 0755) < 0 ||
+            mount("tmpfs", path, "tmpfs", 0, "size=1m") < 0 || stat(path, &st) < 0)
+                return 1;
+        devs[0] = st.st_dev;
+        if (chdir(root) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 || chdir("/") < 0)
+                return 3;
+        return 0;
+}
 
-                close(ready[0]);
-                close(release[1]);
-                (void) waitpid(pid, &status, 0);
-                fprintf(stderr, "  the child could not set up (exit %d)\n",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-                return 0;
-        }
-        close(ready[0]);
-        *ret_release = release[1];
-        return pid;
+static pid_t spawn_moved_root(const char *root, const char *left, dev_t ret_dev[static 2], int *ret_release) {
+        const char *dirs[] = { root, left };
+
+        return spawn_child_namespace(setup_moved_root, dirs, ret_dev, 2, ret_release);
 }
 
 /* The mount of dev in pid's namespace in s, or NULL. */
