@@ -185,8 +185,8 @@ int policy_add_unread_rule(Policy *p, const char *file, unsigned line, const cha
         return 0;
 }
 
-/* A section ignored at s's line that may have been a rule: its header names one ("rule" anywhere in
- * it, any case: "[rule x]", "[ Rule x]", "[Rules]"), or cannot be read at all (no ']'). */
+/* Whether an ignored section header may have been a rule's: it names one ("rule" anywhere in it,
+ * any case: "[rule x]", "[ Rule x]", "[Rules]"), or cannot be read at all (no ']'). */
 static bool header_may_be_rule(const char *header, size_t len) {
         if (!memchr(header, ']', len))
                 return true;
@@ -196,8 +196,7 @@ static bool header_may_be_rule(const char *header, size_t len) {
         return false;
 }
 
-/* A section ignored at s's line that may have been a rule: its header names one ("[rule …]", any
- * case), or cannot be read at all. */
+/* The section ignored at s's line: a stand-in for the rule it may have been (policy_add_unread_rule()). */
 static void ignored_section_may_be_rule(ParseState *s, const char *header, const char *why) {
         if (!header_may_be_rule(header, strlen(header)))
                 return;
