@@ -47,6 +47,23 @@ int json_add_string(json_object *o, const char *key, const char *s) {
         return s ? json_add(o, key, json_object_new_string(s)) : json_add_null(o, key);
 }
 
+/* "<key>_hex", the key of a string's twin (JSON_BYTES); NULL on -ENOMEM. */
+static char *hex_key_of(const char *key) {
+        char *k;
+
+        return asprintf(&k, "%s_hex", key) < 0 ? NULL : k;
+}
+
+/* The bytes a "<key>_hex" twin v holds, at most max of them. -EBADMSG for anything but hex digits
+ * of bytes other than NUL, -ENOMEM. */
+static int hex_twin_decode(json_object *v, size_t max, char **ret) {
+        size_t n = (size_t) json_object_get_string_len(v);
+
+        if (!json_object_is_type(v, json_type_string) || n > 2 * max)
+                return -EBADMSG;
+        return unhexstr(json_object_get_string(v), n, ret);
+}
+
 int json_add_bytes(json_object *o, const char *key, const char *s, size_t max) {
         _cleanup_free_ char *lossy = NULL, *hex = NULL, *hex_key = NULL;
         size_t n;
@@ -62,7 +79,8 @@ int json_add_bytes(json_object *o, const char *key, const char *s, size_t max) {
 
         lossy = utf8_escape_invalid_n(s, n);
         hex = hexmem(s, n);
-        if (!lossy || !hex || asprintf(&hex_key, "%s_hex", key) < 0)
+        hex_key = hex_key_of(key);
+        if (!lossy || !hex || !hex_key)
                 return -ENOMEM;
         r = json_add(o, key, json_object_new_string(lossy));
         if (r < 0)
@@ -105,7 +123,8 @@ int json_add_bytes_array(json_object *o, const char *key, char *const *v, size_t
                 return -ENOMEM;
         if (!all_valid) {
                 hexes = json_object_new_array_ext((int) MIN(n, (size_t) INT_MAX));
-                if (!hexes || asprintf(&hex_key, "%s_hex", key) < 0)
+                hex_key = hex_key_of(key);
+                if (!hexes || !hex_key)
                         return -ENOMEM;
         }
         for (size_t i = 0; i < n; i++) {
@@ -549,18 +568,15 @@ int json_get_string(json_object *o, const char *key, JsonFlags flags, size_t max
         int r;
 
         if (flags & JSON_BYTES) {
-                _cleanup_free_ char *hex_key = NULL;
+                _cleanup_free_ char *hex_key = hex_key_of(key);
 
-                if (asprintf(&hex_key, "%s_hex", key) < 0)
+                if (!hex_key)
                         return -ENOMEM;
                 r = json_get_typed(o, hex_key, JSON_OPTIONAL, json_type_string, &v);
                 if (r < 0)
                         return r;
                 if (r > 0) {
-                        n = (size_t) json_object_get_string_len(v);
-                        if (n > 2 * max)
-                                return -EBADMSG;
-                        r = unhexstr(json_object_get_string(v), n, ret);
+                        r = hex_twin_decode(v, max, ret);
                         return r < 0 ? r : 1;
                 }
         }
@@ -597,13 +613,10 @@ static int string_array_element(json_object *a, json_object *hexes, size_t i, si
         int r;
 
         if (e) {
-                size_t n = (size_t) json_object_get_string_len(e);
-
                 /* The twin stands for a string of the array, which must be one all the same. */
-                if (!json_object_is_type(e, json_type_string) || n > 2 * max_len ||
-                    !json_object_is_type(json_object_array_get_idx(a, i), json_type_string))
+                if (!json_object_is_type(json_object_array_get_idx(a, i), json_type_string))
                         return -EBADMSG;
-                r = unhexstr(json_object_get_string(e), n, ret);
+                r = hex_twin_decode(e, max_len, ret);
                 return r < 0 ? r : 0;
         }
         e = json_object_array_get_idx(a, i);
@@ -633,9 +646,9 @@ int json_get_string_array(json_object *o, const char *key, JsonFlags flags, size
         }
         n = json_object_array_length(a);
         if (flags & JSON_BYTES) {
-                _cleanup_free_ char *hex_key = NULL;
+                _cleanup_free_ char *hex_key = hex_key_of(key);
 
-                if (asprintf(&hex_key, "%s_hex", key) < 0)
+                if (!hex_key)
                         return -ENOMEM;
                 r = json_get_array(o, hex_key, JSON_OPTIONAL, max_n, &hexes);
                 if (r < 0)
