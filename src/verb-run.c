@@ -158,19 +158,11 @@ static bool pass_is_unit(const Pass *p) {
         return streq_ptr(p->a->trigger, "unit") && !p->a->late;
 }
 
-/* The unit's pass, first thing and without the lock: a new token (handover.h). From now on no
- * earlier pass's "unit" line vouches for this sleep, whether or not this one gets the lock. */
-static void pass_mark_unit(Pass *p) {
-        _cleanup_close_ int dir_fd = -EBADF;
-        sd_id128_t id;
-        int r;
-
-        dir_fd = state_dir_open(p->a->state_dir);
-        r = dir_fd < 0 ? dir_fd : sd_id128_randomize(&id);
-        if (r >= 0) {
-                (void) sd_id128_to_string(id, p->unit_token);
+/* The unit pass's mark with its token into dir_fd (r: an error before, or 0); on failure none stands,
+ * and the late pass keeps the kernel's sync on. */
+static void pass_mark_write(Pass *p, int dir_fd, int r) {
+        if (r >= 0)
                 r = handover_unit_mark_write(dir_fd, p->unit_token);
-        }
         if (r >= 0)
                 return;
         p->unit_token[0] = 0;
@@ -180,6 +172,20 @@ static void pass_mark_unit(Pass *p) {
                           "Failed to write '%s/" HANDOVER_UNIT_MARK_FILE "', the late pass will keep the "
                           "kernel's sync on: %m",
                           p->a->state_dir);
+}
+
+/* The unit's pass, first thing and without the lock: a new token (handover.h). From now on no
+ * earlier pass's "unit" line vouches for this sleep, whether or not this one gets the lock. */
+static void pass_mark_unit(Pass *p) {
+        _cleanup_close_ int dir_fd = -EBADF;
+        sd_id128_t id;
+        int r;
+
+        dir_fd = state_dir_open(p->a->state_dir);
+        r = dir_fd < 0 ? dir_fd : sd_id128_randomize(&id);
+        if (r >= 0)
+                (void) sd_id128_to_string(id, p->unit_token);
+        pass_mark_write(p, dir_fd, r);
 }
 
 /* What earlier passes left: workers still stuck in the kernel (their devices get no second
@@ -210,17 +216,8 @@ static void pass_load_handover(Pass *p) {
         /* Its mark again, now under the lock: an earlier unit's pass (the daemon's, past logind's
          * wait) that held the lock may have left the late pass out since this one first wrote it,
          * its marker and the hook's link down; this pass decides that for itself. */
-        if (pass_is_unit(p) && p->unit_token[0] != 0 && p->state_fd >= 0) {
-                r = handover_unit_mark_write(p->state_fd, p->unit_token);
-                if (r < 0) {
-                        p->unit_token[0] = 0;
-                        (void) handover_unit_mark_remove(p->state_fd, NULL);
-                        log_warning_errno(r,
-                                          "Failed to write '%s/" HANDOVER_UNIT_MARK_FILE
-                                          "', the late pass will keep the kernel's sync on: %m",
-                                          dir);
-                }
-        }
+        if (pass_is_unit(p) && p->unit_token[0] != 0 && p->state_fd >= 0)
+                pass_mark_write(p, p->state_fd, 0);
         /* The unit's pass stands for this sleep from now on: an earlier one's record (its sleep called
          * off before any hook ran) must not vouch for it should this one end before it writes its
          * own (an error, SIGKILL). */
