@@ -257,12 +257,11 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
 
         if (ra == RULE_ACTION_SYNC) {
                 d->action = PLAN_SYNC;
-                r = unsure && unsure == rule
-                            ? asprintf(&d->reason,
-                                       "rule '%s': Action=sync (its Device= counted as matching: the "
-                                       "device's classes could not all be read)",
-                                       rule->name)
-                            : asprintf(&d->reason, "rule '%s': Action=sync", rule->name);
+                r = unsure == rule ? asprintf(&d->reason,
+                                              "rule '%s': Action=sync (its Device= counted as matching: the "
+                                              "device's classes could not all be read)",
+                                              rule->name)
+                                   : asprintf(&d->reason, "rule '%s': Action=sync", rule->name);
                 return r < 0 ? -ENOMEM : 0;
         }
         if (unsure && unsure->disabled && !d->rule) {

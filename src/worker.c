@@ -169,8 +169,9 @@ static bool wants_owner(const ExecJob *job) {
 /* FUSE without allow_other admits a process only if its uid, euid, suid are the mount's user_id=
  * and its gid, egid, sgid its group_id= (fs/fuse/dir.c fuse_permissible_uidgid): root gets EACCES.
  * Walk to the mount as we are (O_PATH does not enter it; /proc/PID/root may be closed to the
- * owner; a path longer than PATH_MAX in pieces, as open_mount() does), take what needs root (the device to flush), become the owner for good, and open the
- * mount from the O_PATH fd. The planner puts such a job in a group of its own. */
+ * owner; a path longer than PATH_MAX in pieces, as open_mount() does), take what needs root (the
+ * device to flush), become the owner for good, and open the mount from the O_PATH fd. The planner
+ * puts such a job in a group of its own. */
 static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
         _cleanup_close_ int dir_fd = -EBADF, path_fd = -EBADF, flush_fd = -EBADF;
         const char *rest;
