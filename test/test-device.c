@@ -748,7 +748,7 @@ TEST(live_backends) {
         int n = compare_all();
 
         if (n == -ENOENT) {
-                printf("  no /sys/class/block, skipped\n");
+                test_skip("no /sys/class/block");
                 return;
         }
         ASSERT_TRUE(n >= 0);
@@ -797,5 +797,5 @@ int main(int argc, char **argv) {
         RUN(bounds);
         RUN(unreadable_stacks);
         RUN(live_backends);
-        return 0;
+        return test_result();
 }

@@ -1029,7 +1029,7 @@ TEST(shipped_config) {
         char *o;
 
         if (read_full_file_at(root, SOURCE_CONF, 1U << 20, &text, &size) < 0) {
-                fprintf(stderr, "   %s missing, skipping\n", SOURCE_CONF);
+                test_skip("%s missing", SOURCE_CONF);
                 return;
         }
         p = parse(text);
@@ -1095,5 +1095,5 @@ int main(void) {
         RUN(format);
         RUN(skip_clean_without_effect);
         RUN(shipped_config);
-        return 0;
+        return test_result();
 }

@@ -809,7 +809,7 @@ TEST(live_both_backends) {
                 src.mount_backend = MOUNT_TABLE_BACKEND_LISTMOUNT;
                 r = sample_load(&src, &b);
                 if (r == -ENOSYS || r == -EPERM || r == -EOPNOTSUPP) {
-                        fprintf(stderr, "  skipped: listmount/statmount unusable here: %s\n", strerror(-r));
+                        test_skip("listmount/statmount unusable here: %s", strerror(-r));
                         return;
                 }
                 ASSERT_OK(r);
@@ -990,13 +990,13 @@ TEST(live_namespaces_both_ways) {
         pid_t pid;
 
         if (geteuid() != 0) {
-                printf("  not root, skipped\n");
+                test_skip("not root");
                 return;
         }
         ASSERT_TRUE(mkdtemp(dir));
         pid = spawn_namespace(dir, &dev, &release);
         if (pid == 0) {
-                printf("  cannot make a mount namespace, skipped\n");
+                test_skip("cannot make a mount namespace");
                 ASSERT_OK(rmdir(dir));
                 return;
         }
@@ -1103,13 +1103,13 @@ TEST(live_namespace_root_moved) {
         pid_t pid;
 
         if (geteuid() != 0) {
-                printf("  not root, skipped\n");
+                test_skip("not root");
                 return;
         }
         ASSERT_TRUE(mkdtemp(root) && mkdtemp(left));
         pid = spawn_moved_root(root, left, dev, &release);
         if (pid == 0) {
-                printf("  cannot make such a mount namespace, skipped\n");
+                test_skip("cannot make such a mount namespace");
                 ASSERT_OK(rmdir(root));
                 ASSERT_OK(rmdir(left));
                 return;
@@ -1179,13 +1179,13 @@ TEST(live_nsfs_listed_not_walked) {
         size_t n = 0;
 
         if (geteuid() != 0) {
-                printf("  not root, skipped\n");
+                test_skip("not root");
                 return;
         }
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(proc_fd >= 0);
         if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) < 0) {
-                printf("  no kernel list of mount namespaces, skipped\n");
+                test_skip("no kernel list of mount namespaces");
                 return;
         }
         ASSERT_TRUE(mkdtemp(dir));
@@ -1198,7 +1198,7 @@ TEST(live_nsfs_listed_not_walked) {
                  "mount -t tmpfs ss-test-over '%s'",
                  sub, nsf, nsf, sub);
         if (system(cmd) != 0) {
-                printf("  cannot keep a mount namespace by an nsfs mount, skipped\n");
+                test_skip("cannot keep a mount namespace by an nsfs mount");
                 snprintf(cmd, sizeof cmd, "umount -l '%s' 2>/dev/null; rm -rf '%s'", nsf, dir);
                 (void) system(cmd);
                 return;
@@ -1256,7 +1256,7 @@ TEST(namespace_list_errors) {
 
         ASSERT_TRUE(proc_fd >= 0 && fixture_fd >= 0);
         if (fstatat(proc_fd, "self/ns/pid", &st, 0) < 0 || st.st_ino != 0xEFFFFFFCULL) {
-                printf("  not in the initial PID namespace, skipped\n");
+                test_skip("not in the initial PID namespace");
                 return;
         }
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -1285,7 +1285,7 @@ TEST(namespace_list_unavailable) {
         ASSERT_TRUE(!has_reason(f, "the kernel's list of mount namespaces", NULL));
         ASSERT_TRUE(proc_fd >= 0);
         if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) < 0) {
-                printf("  no kernel list of mount namespaces, skipped\n");
+                test_skip("no kernel list of mount namespaces");
                 return;
         }
         /* Under SELinux the list is not trusted: a root whose sys/fs/selinux/enforce exists, its proc
@@ -1314,7 +1314,7 @@ TEST(namespace_list_unavailable) {
                                                "may leave namespaces out of it)",
                                                NULL));
                 } else
-                        printf("  cannot bind /proc, SELinux case skipped\n");
+                        test_skip("cannot bind /proc: the SELinux case");
                 snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
                 ASSERT_EQ(system(cmd), 0);
         }
@@ -1399,7 +1399,7 @@ TEST(namespace_list_pidns) {
         int machine = pidns_sample_reason(false), own = pidns_sample_reason(true);
 
         if (machine == 77 || own == 77) {
-                printf("  no PID namespace without the kernel's list here, skipped\n");
+                test_skip("no PID namespace without the kernel's list here");
                 return;
         }
         ASSERT_EQ(machine, 0); /* the machine's /proc: a reason */
@@ -1416,7 +1416,7 @@ TEST(nsfs_mount_listed) {
         int r1, r2, r3, r4;
 
         if (geteuid() != 0) {
-                printf("  not root, skipped\n");
+                test_skip("not root");
                 return;
         }
         ASSERT_TRUE(proc >= 0);
@@ -1425,7 +1425,7 @@ TEST(nsfs_mount_listed) {
                  "cd %s && mkdir t && mount -t tmpfs none t && touch ns && unshare --mount=%s/ns true", dir,
                  dir);
         if (system(cmd) != 0) {
-                printf("  cannot keep a mount namespace by an nsfs mount, skipped\n");
+                test_skip("cannot keep a mount namespace by an nsfs mount");
                 snprintf(cmd, sizeof cmd, "umount -l %s/t; rm -rf %s", dir, dir);
                 (void) system(cmd);
                 return;
@@ -1474,7 +1474,7 @@ TEST(root_facts) {
         ASSERT_TRUE(!streq(vfs.fstype, "unknown") && !streq(child.fstype, "unknown"));
 
         if (geteuid() != 0) {
-                printf("  not root, chroot, overlay and frozen FUSE cases skipped\n");
+                test_skip("not root: the chroot, overlay and frozen FUSE cases");
                 return;
         }
         /* In a chroot into a directory (review, stop 27): listmount leaves out the mount our root is
@@ -1543,7 +1543,7 @@ TEST(root_facts) {
                         o = safe_close(o);
                         ASSERT_OK(umount2(path, MNT_DETACH));
                 } else
-                        printf("  cannot mount an overlay, overlay case skipped\n");
+                        test_skip("cannot mount an overlay: the overlay case");
                 snprintf(cmd, sizeof cmd, "rm -rf %s", ovl);
                 ASSERT_EQ(system(cmd), 0);
         }
@@ -1551,7 +1551,7 @@ TEST(root_facts) {
         ASSERT_TRUE(mkdtemp(dir));
         snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse);
         if (fuse < 0 || mount("test-sample", dir, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
-                printf("  cannot mount FUSE, frozen FUSE case skipped\n");
+                test_skip("cannot mount FUSE: the frozen FUSE case");
                 (void) rmdir(dir);
                 return;
         }
@@ -1607,5 +1607,5 @@ int main(void) {
         RUN(live_nsfs_listed_not_walked);
         RUN(nsfs_mount_listed);
         RUN(root_facts);
-        return 0;
+        return test_result();
 }

@@ -754,11 +754,11 @@ TEST(read_only) {
         int status;
 
         if (geteuid() != 0) {
-                fprintf(stderr, "read_only: not root, skipping\n");
+                test_skip("read_only: not root");
                 return;
         }
         if (!root_is_mount_point()) {
-                fprintf(stderr, "read_only: skipped: %s\n", ROOT_NOT_MOUNT_POINT_REASON);
+                test_skip("read_only: %s", ROOT_NOT_MOUNT_POINT_REASON);
                 return;
         }
         make_record(&r, 3);
@@ -781,7 +781,7 @@ TEST(read_only) {
         ASSERT_EQ(waitpid(pid, &status, 0), pid);
         ASSERT_TRUE(WIFEXITED(status));
         if (WEXITSTATUS(status) == EXIT_TEST_SKIP) {
-                fprintf(stderr, "read_only: cannot make a read-only bind mount, skipping\n");
+                test_skip("read_only: cannot make a read-only bind mount");
                 return;
         }
         ASSERT_EQ(WEXITSTATUS(status), 0);
@@ -896,7 +896,7 @@ TEST(dir_check) {
                 ASSERT_OK(state_dir_check("/dev/shm/does-not-exist/suspend-sync", &is_tmpfs));
                 ASSERT_TRUE(is_tmpfs);
         } else
-                fprintf(stderr, "dir_check: /dev/shm is not tmpfs here, positive case skipped\n");
+                test_skip("dir_check: /dev/shm is not tmpfs here: the positive case");
 }
 
 int main(void) {
@@ -922,5 +922,5 @@ int main(void) {
         RUN(dir_check);
 
         rm_rf(test_root);
-        return 0;
+        return test_result();
 }

@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define EXIT_TEST_SKIP 77
 
@@ -94,5 +96,58 @@ static inline bool root_is_mount_point(void) {
 #define RUN(name)                                                                               \
         do {                                                                                    \
                 fprintf(stderr, "== %s\n", #name);                                              \
+                test_state()->current = #name;                                                  \
                 test_##name();                                                                  \
         } while (0)
+
+/* Subtests that could not run here (not root, no FUSE, a chroot, ...). A program with one ends
+ * with test_result() == EXIT_TEST_SKIP, so meson never counts it as passed when part of it did not
+ * run; a failed check of the parts that did run still aborts it. */
+typedef struct TestState {
+        const char *current;
+        const char *skipped[8];
+        unsigned n_skipped;
+} TestState;
+
+static inline TestState *test_state(void) {
+        static TestState s;
+        return &s;
+}
+
+/* Says why the current subtest (or a part of it) cannot run here; the caller then returns. */
+__attribute__((format(printf, 1, 2))) static inline void test_skip(const char *format, ...) {
+        TestState *s = test_state();
+        va_list ap;
+
+        fprintf(stderr, "  skipped: ");
+        va_start(ap, format);
+        vfprintf(stderr, format, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        if (s->n_skipped < sizeof s->skipped / sizeof s->skipped[0])
+                s->skipped[s->n_skipped] = s->current ?: "main";
+        s->n_skipped++;
+}
+
+/* A forked part of a subtest that cannot run exits with EXIT_TEST_SKIP, its reason printed; the
+ * parent passes the status here. True when it was a skip (counted), else the status must be 0. */
+static inline bool test_child_skipped(int status) {
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_TEST_SKIP)
+                return false;
+        test_skip("(a child of the subtest, its reason above)");
+        return true;
+}
+
+/* main()'s exit status: 0, or EXIT_TEST_SKIP naming the subtests that did not run in full. */
+static inline int test_result(void) {
+        TestState *s = test_state();
+        unsigned shown = s->n_skipped < 8 ? s->n_skipped : 8;
+
+        if (s->n_skipped == 0)
+                return EXIT_SUCCESS;
+        fprintf(stderr, "%u subtest part%s did not run here:", s->n_skipped, s->n_skipped == 1 ? "" : "s");
+        for (unsigned i = 0; i < shown; i++)
+                fprintf(stderr, " %s", s->skipped[i]);
+        fprintf(stderr, "%s (the rest passed)\n", s->n_skipped > shown ? " ..." : "");
+        return EXIT_TEST_SKIP;
+}
