@@ -17,6 +17,7 @@
 #include "mount-table.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/proc-util.h"
 #include "tests.h"
 
 static const MountEntry *find(const MountTable *t, const char *mount_point) {
@@ -152,6 +153,26 @@ static void mkdir_p_or_die(char *path) {
         }
 }
 
+/* The table of the namespace ns_fd, kept to what the root of its member pid reaches, as sample-ns
+ * reads it: a container's root moved over "/" (systemd-nspawn) leaves the old root's mounts below,
+ * which listmount by namespace id lists and the member's mountinfo does not. */
+static void load_namespace_seen_from(int ns_fd, pid_t pid, MountTable **ret) {
+        _cleanup_(mount_table_freep) MountTable *outside = NULL;
+        _cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), root = -EBADF;
+        char path[64];
+        uint64_t ino;
+        int root_id;
+
+        snprintf(path, sizeof path, "%d/root", (int) pid);
+        ASSERT_TRUE(proc >= 0 && (root = openat(proc, path, O_PATH | O_CLOEXEC)) >= 0);
+        ASSERT_OK(proc_fdinfo_mnt_ino(proc, root, &root_id, &ino));
+        ASSERT_OK(mount_table_load_namespace(ns_fd, ret));
+        ASSERT_OK(mount_table_keep_below(*ret, root_id, &outside));
+        if (outside)
+                fprintf(stderr, "  %zu mounts below the member's root left out (a root moved over \"/\")\n",
+                        outside->n_entries);
+}
+
 /* Namespace ns_pid is in, seen from a namespace of our own (a grandchild that unshares): its table
  * through mount_table_load_namespace() against its /proc/PID/mountinfo parsed, entry by entry. Our
  * own namespace through its ns fd against the listmount backend too. */
@@ -167,7 +188,7 @@ static void namespace_child(pid_t ns_pid) {
                 _exit(1);
         snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) ns_pid);
         ASSERT_TRUE((ns_fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0);
-        ASSERT_OK(mount_table_load_namespace(ns_fd, &b));
+        load_namespace_seen_from(ns_fd, ns_pid, &b);
         snprintf(path, sizeof path, "/proc/%d/mountinfo", (int) ns_pid);
         ASSERT_OK(read_full_file_at(AT_FDCWD, path, MOUNT_TABLE_MAX_BYTES, &text, &size));
         ASSERT_OK(mount_table_parse(text, size, &a, NULL));
@@ -180,7 +201,7 @@ static void namespace_child(pid_t ns_pid) {
         fprintf(stderr, "  %zu mounts of another namespace, identical through its mountinfo\n", a->n_entries);
 
         ASSERT_TRUE((self_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) >= 0);
-        ASSERT_OK(mount_table_load_namespace(self_fd, &own_ns));
+        load_namespace_seen_from(self_fd, getpid(), &own_ns);
         ASSERT_OK(mount_table_load_listmount(&own));
         ASSERT_TRUE(!tables_differ(own, own_ns, &i));
         ASSERT_TRUE(mount_table_load_namespace(STDERR_FILENO, &own) < 0); /* not a namespace */

@@ -13,10 +13,10 @@ release=${1:?release}
 source "$(dirname "$0")/lib.sh"
 e2e_require "$release"
 
-# Host only (they run in the unit suite): both compare a spawned mount namespace's table through
-# listmount(2) with its mountinfo text, and a container without a user namespace of its own lists
-# the host's namespaces and mounts under their host paths, which its own /proc does not show.
-SKIP_RE='^(test-mount-table-listmount|test-sample)$'
+# Programs left out here (a regular expression; none now). test-sample and
+# test-mount-table-listmount run too: another namespace's table through listmount is kept to what
+# its member's root reaches (sample-ns, ce761d3), which the container's old root below "/" needs.
+SKIP_RE='^$'
 
 lower=$(e2e_rootfs "$release") || exit 1
 E2E_WORK=$(mktemp -d "$E2E_CACHE/unit-$release.XXXXXX") || exit 1
@@ -45,7 +45,8 @@ SYSTEMD_SECCOMP=0 systemd-nspawn --register=no --keep-unit -q -D "$E2E_WORK/root
                         if [[ $rc -eq 0 ]]; then
                                 echo "ok:   $name"
                         elif [[ $rc -eq 77 ]]; then
-                                echo "skip: $name ($(tail -n 1 "/var/tmp/$name.log"))"
+                                why=$(grep -m 1 "did not run here" "/var/tmp/$name.log" || tail -n 1 "/var/tmp/$name.log")
+                                echo "skip: $name ($why)"
                         else
                                 failed=$((failed + 1))
                                 echo "FAIL: $name (exit $rc)"; tail -n 5 "/var/tmp/$name.log"
