@@ -40,19 +40,27 @@ DECLARE_STRING_TABLE_LOOKUP(outcome, Outcome);
 
 typedef struct ExecJob {
         /* in */
-        const char *path;  /* path to open in the worker (mount point, maybe via /proc/PID/root) */
-        const char *group; /* jobs with the same group run one after another in one worker */
-        usec_t timeout;    /* per-mount timeout */
-        dev_t dev;         /* the superblock's device (as in mountinfo) */
-        int mount_id;      /* > 0: the worker checks that path opens this mount (statx
+        const char *path;         /* path to open in the worker (mount point, maybe via /proc/PID/root) */
+        const char *group;        /* jobs with the same group run one after another in one worker */
+        usec_t timeout;           /* per-mount timeout */
+        dev_t dev;                /* the superblock's device (as in mountinfo) */
+        int mount_id;             /* > 0: the worker checks that path opens this mount (statx
                                     * STATX_MNT_ID). On a mismatch, or when the path is missing,
                                     * and gone_check is set: if no mount of dev is left in the
                                     * worker's mount table the job ends OUTCOME_GONE, error EIDRM
                                     * (unmounted, which synced it); otherwise OUTCOME_ERROR, ESTALE
                                     * (still mounted but hidden or moved: not reachable through
                                     * path) */
-        bool gone_check;   /* path is in our own mount namespace */
-        FsFlush flush;     /* the cache FLUSH after syncfs, for filesystems whose sync_fs
+        uint64_t mount_id_unique; /* with mount_id: that mount's id that is never reused (listmount),
+                                   * compared instead when the kernel gives it (statx
+                                   * STATX_MNT_ID_UNIQUE, Linux 6.8). 0: not known, and the line of
+                                   * mount_id in mountinfo_pid's mountinfo must name dev: the text's
+                                   * ids are reused, so another filesystem mounted at path since the
+                                   * table was read may have the planned mount's id */
+        pid_t mountinfo_pid;      /* whose mountinfo lists the mount: 0 ours, > 0 that process's (another
+                                   * namespace), -1 none (an unlisted path: mount_id alone) */
+        bool gone_check;          /* path is in our own mount namespace */
+        FsFlush flush;            /* the cache FLUSH after syncfs, for filesystems whose sync_fs
                                     * sends none or sends it before its last writes: FS_FLUSH_DEVICE,
                                     * an fsync() of the block device dev — flush_device (when not
                                     * NULL), else /dev/block/MAJ:MIN; ENODEV when neither node is

@@ -411,6 +411,7 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
 
         e = (MountEntry) {
                 .mount_id = (int) sm->mnt_id_old,
+                .mount_id_unique = sm->mnt_id,
                 .parent_id = (int) sm->mnt_parent_id_old,
                 .dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
         };

@@ -22,6 +22,9 @@
 
 typedef struct MountEntry {
         int mount_id;
+        uint64_t mount_id_unique; /* listmount's id, never reused in a boot; 0: not known (the
+                                   * mountinfo text has only mount_id, which the next mount may get
+                                   * once this one is gone) */
         int parent_id;
         dev_t dev;         /* superblock device (major:minor field) */
         char *root;        /* root of the mount within its filesystem (unescaped) */

@@ -312,6 +312,7 @@ static int entry_set_path(const Sample *sample, size_t idx, PlanEntry *e) {
         }
         n = &sample->namespaces[ns - 1];
         e->namespace_ino = n->ino;
+        e->namespace_pid = n->pid;
         if (asprintf(&e->path, "/proc/%d/root%s", n->pid, streq(e->mount_point, "/") ? "" : e->mount_point) <
             0) {
                 e->path = NULL;
@@ -333,6 +334,7 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .dirty_bytes = sb_dirty_bytes(s),
                 .rule = d->rule,
                 .mount_id = m->mount_id,
+                .mount_id_unique = m->mount_id_unique,
                 .uncovered = d->uncovered,
                 .skip_rule = d->skip_rule,
                 .fuse_evidence = d->fuse_evidence,

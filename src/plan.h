@@ -38,20 +38,22 @@ typedef struct PlanEntry {
         const char *group; /* borrowed from the Superblock */
         size_t sb;         /* index into Sample.sbs */
         PlanAction action;
-        char *reason;           /* owned */
-        usec_t timeout;         /* per-mount timeout (sync only) */
-        uint64_t dirty_bytes;   /* UINT64_MAX unknown */
-        usec_t eta;             /* estimated sync time, USEC_INFINITY unknown */
-        const char *rule;       /* matching rule name or NULL */
-        int mount_id;           /* the mount this entry stands for */
-        char *path;             /* what the worker opens: the mount point, or
+        char *reason;             /* owned */
+        usec_t timeout;           /* per-mount timeout (sync only) */
+        uint64_t dirty_bytes;     /* UINT64_MAX unknown */
+        usec_t eta;               /* estimated sync time, USEC_INFINITY unknown */
+        const char *rule;         /* matching rule name or NULL */
+        int mount_id;             /* the mount this entry stands for */
+        uint64_t mount_id_unique; /* and its id that is never reused, 0: not known (MountEntry) */
+        char *path;               /* what the worker opens: the mount point, or
                                      * /proc/PID/root/<mount point> for another mount namespace */
-        uint64_t namespace_ino; /* 0: our own mount namespace */
-        bool uncovered;         /* skipped although it may hold data (Action=skip, late scope): the
+        uint64_t namespace_ino;   /* 0: our own mount namespace */
+        pid_t namespace_pid;      /* its member whose root the path goes through; 0: ours */
+        bool uncovered;           /* skipped although it may hold data (Action=skip, late scope): the
                                      * kernel's own sync is then not redundant */
-        bool skip_rule;         /* skipped by an Action=skip rule (or an overlay over such a
+        bool skip_rule;           /* skipped by an Action=skip rule (or an overlay over such a
                                      * layer): no pass syncs it, the kernel's sync is its only chance */
-        char *covered_if_path;  /* overlays: their upperdir (owned); the worker skips the overlay's
+        char *covered_if_path;    /* overlays: their upperdir (owned); the worker skips the overlay's
                                      * own syncfs if this path is on covered_if_dev, the upper layer's
                                      * superblock synced just before in the same group */
         dev_t covered_if_dev;

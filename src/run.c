@@ -28,6 +28,8 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 .timeout = e->timeout,
                 .dev = e->dev,
                 .mount_id = e->mount_id,
+                .mount_id_unique = e->mount_id_unique,
+                .mountinfo_pid = e->unlisted ? -1 : e->namespace_pid,
                 /* "Gone" needs the whole table: a restricted view (chroot) or an unlisted path
                  * cannot tell unmounted from invisible. */
                 .gone_check = e->namespace_ino == 0 && !s->view_restricted && !e->unlisted,

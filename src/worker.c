@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "shared/fd-util.h"
+#include "mount-table.h"
 #include "shared/fileio.h"
+#include "shared/mount-api.h"
 #include "worker.h"
 #include "writeback.h"
 
@@ -112,16 +114,54 @@ static int open_block_device(const char *path, dev_t dev) {
         return r;
 }
 
+/* The mount id and superblock device of the mountinfo line at p ("<id> <parent> <major>:<minor>
+ * ..."): 0, or -EBADMSG. */
+static int mountinfo_line_ids(const char *p, int *ret_id, dev_t *ret_dev) {
+        unsigned maj, min;
+        int id, n = 0;
+
+        if (sscanf(p, "%d %*d %u:%u%n", &id, &maj, &min, &n) != 3 || n == 0 || (p[n] != ' ' && p[n] != '\t'))
+                return -EBADMSG;
+        *ret_id = id;
+        *ret_dev = makedev(maj, min);
+        return 0;
+}
+
+/* The superblock of mount id in the mountinfo of pid (0: ours): 1 and *ret_dev, 0 when no line has
+ * that id, negative errno when unknown. Reading it touches no mounted filesystem. */
+static int mountinfo_dev_of(pid_t pid, int id, dev_t *ret_dev) {
+        _cleanup_free_ char *text = NULL;
+        char path[64];
+        int r;
+
+        if (pid > 0)
+                snprintf(path, sizeof path, "/proc/%d/mountinfo", (int) pid);
+        else
+                snprintf(path, sizeof path, "/proc/self/mountinfo");
+        r = read_full_file_at(AT_FDCWD, path, MOUNT_TABLE_MAX_BYTES, &text, NULL);
+        if (r < 0)
+                return r;
+        for (const char *p = text; *p;) {
+                const char *eol = strchrnul(p, '\n');
+                int line_id;
+
+                if (mountinfo_line_ids(p, &line_id, ret_dev) >= 0 && line_id == id)
+                        return 1;
+                p = *eol ? eol + 1 : eol;
+        }
+        return 0;
+}
+
 /* Whether any mount of the superblock dev is in our mount namespace's table: 1 yes, 0 no,
  * negative errno when unknown. Runs in the worker (reading /proc/self/mountinfo touches no mounted
  * filesystem); the text is scanned in place, bounded. */
 static int superblock_mounted(dev_t dev) {
         _cleanup_free_ char *text = NULL;
-        char needle[64], root_id[32];
+        char root_id[32];
         struct statx stx;
         int r;
 
-        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 64U * 1024U * 1024U, &text, NULL);
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", MOUNT_TABLE_MAX_BYTES, &text, NULL);
         if (r < 0)
                 return r;
         /* A restricted view (chroot: the root is not a mount point) lists only the mounts below the
@@ -131,14 +171,12 @@ static int superblock_mounted(dev_t dev) {
         snprintf(root_id, sizeof root_id, "\n%llu ", (unsigned long long) stx.stx_mnt_id);
         if (strncmp(text, root_id + 1, strlen(root_id + 1)) != 0 && !strstr(text, root_id))
                 return -ENODATA;
-        /* "<id> <parent> <major>:<minor> ...": the third field. */
-        snprintf(needle, sizeof needle, " %u:%u ", major(dev), minor(dev));
         for (const char *p = text; *p;) {
-                const char *eol = strchrnul(p, '\n'), *f = strchr(p, ' ');
+                const char *eol = strchrnul(p, '\n');
+                dev_t line_dev;
+                int line_id;
 
-                if (f && f < eol)
-                        f = strchr(f + 1, ' ');
-                if (f && f < eol && strncmp(f, needle, strlen(needle)) == 0)
+                if (mountinfo_line_ids(p, &line_id, &line_dev) >= 0 && line_dev == dev)
                         return 1;
                 p = *eol ? eol + 1 : eol;
         }
@@ -251,6 +289,34 @@ static int open_mount(const ExecJob *job) {
         return fd;
 }
 
+/* Whether fd, opened at job->path, is on the planned mount: 1 yes, 0 no, negative errno when
+ * unknown. The mountinfo text's ids are handed out lowest free first: a mount unmounted since the
+ * table was read and another filesystem mounted at the path may carry the planned mount's id, and its
+ * syncfs() would leave the planned superblock unsynced though reported synced (review G, G2). So the
+ * id that is never reused where the table gave it (listmount), else the old id and, as the fd holds
+ * the mount (its id stays its own), the superblock its line in the namespace's mountinfo names. */
+static int mount_is_planned(const ExecJob *job, int fd) {
+        struct statx stx;
+        dev_t dev;
+        int r;
+
+        if (job->mount_id_unique != 0 && statx(fd, "", AT_EMPTY_PATH, SS_STATX_MNT_ID_UNIQUE, &stx) >= 0 &&
+            (stx.stx_mask & SS_STATX_MNT_ID_UNIQUE))
+                return stx.stx_mnt_id == job->mount_id_unique;
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+                return negative_errno();
+        if (!(stx.stx_mask & STATX_MNT_ID))
+                return 1; /* before Linux 5.8: the path is trusted, as by `sync -f` */
+        if (stx.stx_mnt_id != (uint64_t) job->mount_id)
+                return 0;
+        if (job->mountinfo_pid < 0)
+                return 1; /* an unlisted path (a process's open file): no table line to compare */
+        r = mountinfo_dev_of(job->mountinfo_pid, job->mount_id, &dev);
+        if (r <= 0)
+                return r; /* no line: detached since we opened it */
+        return dev == job->dev;
+}
+
 int worker_sync_one(const ExecJob *job, void *userdata) {
         _cleanup_close_ int flush_fd = -EBADF;
         int fd, r = 0;
@@ -263,14 +329,13 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
                 return fd;
 
         /* The path must still lead to the mount that was planned: another mount may have been put
-         * on top of it, or it may have been unmounted, since the mount table was read. */
+         * on top of it, or it may have been unmounted (and another mounted there), since the mount
+         * table was read. Unknown: an error, and the superblock counts as not synced. */
         if (job->mount_id > 0) {
-                struct statx stx;
-
-                if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) >= 0 && (stx.stx_mask & STATX_MNT_ID) &&
-                    stx.stx_mnt_id != (uint64_t) job->mount_id) {
+                r = mount_is_planned(job, fd);
+                if (r <= 0) {
                         safe_close(fd);
-                        return not_reached(job, -ESTALE);
+                        return r == 0 ? not_reached(job, -ESTALE) : r;
                 }
         }
 

@@ -18,6 +18,7 @@
 
 #include "executor.h"
 #include "shared/fileio.h"
+#include "shared/mount-api.h"
 #include "tests.h"
 #include "worker.h"
 
@@ -796,6 +797,21 @@ static bool root_in_mount_table(void) {
         return strncmp(text, id + 1, strlen(id + 1)) == 0 || strstr(text, id);
 }
 
+/* The superblock of mount id as our mountinfo names it (the worker compares that): 0 when unlisted. */
+static dev_t mountinfo_dev(uint64_t id) {
+        _cleanup_free_ char *text = NULL;
+
+        ASSERT_OK(read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 64U << 20, &text, NULL));
+        for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                unsigned long long line_id;
+                unsigned maj, min;
+
+                if (sscanf(p, "%llu %*d %u:%u", &line_id, &maj, &min) == 3 && line_id == id)
+                        return makedev(maj, min);
+        }
+        return 0;
+}
+
 TEST(mount_id_and_flush) {
         char dir[] = "/tmp/test-executor.XXXXXX";
         struct statx stx, proc_stx;
@@ -810,9 +826,13 @@ TEST(mount_id_and_flush) {
         ASSERT_TRUE(stx.stx_mask & STATX_MNT_ID);
         ASSERT_OK(stat("/dev/null", &st));
 
-        jobs[0] = (ExecJob) {
-                .path = dir, .group = "a", .timeout = 10 * SEC, .mount_id = (int) stx.stx_mnt_id
-        };
+        /* In a chroot the mount of our root has no line (an unlisted path, as the plan makes it). */
+        jobs[0] = (ExecJob) { .path = dir,
+                              .group = "a",
+                              .timeout = 10 * SEC,
+                              .mount_id = (int) stx.stx_mnt_id,
+                              .dev = mountinfo_dev(stx.stx_mnt_id),
+                              .mountinfo_pid = full_view ? 0 : -1 };
         /* control: another, existing mount's id (as if a mount now hid ours): refused, ESTALE */
         ASSERT_OK(statx(AT_FDCWD, "/proc", 0, STATX_MNT_ID, &proc_stx));
         ASSERT_TRUE(proc_stx.stx_mnt_id != stx.stx_mnt_id);
@@ -948,6 +968,7 @@ TEST(restricted_view_never_gone) {
                                       .timeout = 10 * SEC,
                                       .mount_id = (int) stx.stx_mnt_id + 1000000,
                                       .dev = dev,
+                                      .mountinfo_pid = -1, /* our root: unlisted */
                                       .gone_check = true };
                 jobs[1] = (ExecJob) { .path = "/nonexistent",
                                       .group = "b",
@@ -960,6 +981,7 @@ TEST(restricted_view_never_gone) {
                                       .timeout = 10 * SEC,
                                       .mount_id = (int) stx.stx_mnt_id,
                                       .dev = dev,
+                                      .mountinfo_pid = -1,
                                       .gone_check = true };
                 int r = run(jobs, 3, 3, in(30 * SEC), NULL);
                 fprintf(stderr, "  in the chroot: %s, %s, %s (%s)\n", strerror(jobs[0].error),
@@ -977,6 +999,97 @@ TEST(restricted_view_never_gone) {
         if (test_child_skipped(status))
                 return;
         ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+/* Review G, G2: the mountinfo text's mount ids are handed out lowest free first. Superblock S is
+ * mounted at a (the plan's mount) and bound at b; a is unmounted and other tmpfs are mounted there
+ * until the one on top has a's old id. The worker must not sync that one for S: ESTALE (S is still
+ * mounted at b), whether the plan knows the id that is never reused (listmount) or only the old one
+ * (mountinfo: its line names another superblock). In a child with a mount namespace of its own. */
+static void mount_id_reused_child(const char *base) {
+        char a[128], b[128];
+        struct statx sa, su, top;
+        ExecJob jobs[3];
+        unsigned tries = 0;
+
+        snprintf(a, sizeof a, "%s/a", base);
+        snprintf(b, sizeof b, "%s/b", base);
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mkdir(a, 0755) < 0 || mkdir(b, 0755) < 0 || mount("S", a, "tmpfs", 0, NULL) < 0 ||
+            mount(a, b, NULL, MS_BIND, NULL) < 0) {
+                fprintf(stderr, "  skipped: cannot set the mounts up: %m\n");
+                _exit(EXIT_TEST_SKIP);
+        }
+        ASSERT_OK(statx(AT_FDCWD, a, 0, STATX_MNT_ID, &sa));
+        ASSERT_OK(statx(AT_FDCWD, a, 0, SS_STATX_MNT_ID_UNIQUE, &su));
+        ASSERT_OK(umount2(a, 0));
+        do {
+                ASSERT_OK(mount("T", a, "tmpfs", 0, NULL));
+                ASSERT_OK(statx(AT_FDCWD, a, 0, STATX_MNT_ID, &top));
+        } while (top.stx_mnt_id != sa.stx_mnt_id && ++tries < 64);
+        if (top.stx_mnt_id != sa.stx_mnt_id) {
+                fprintf(stderr, "  skipped: mount id %llu was not handed out again (taken meanwhile)\n",
+                        (unsigned long long) sa.stx_mnt_id);
+                _exit(EXIT_TEST_SKIP);
+        }
+        fprintf(stderr,
+                "  mount id %llu again after %u mounts, at the top of %s: superblock %u:%u, not %u:%u\n",
+                (unsigned long long) sa.stx_mnt_id, tries + 1, a, top.stx_dev_major, top.stx_dev_minor,
+                sa.stx_dev_major, sa.stx_dev_minor);
+        ASSERT_TRUE(top.stx_dev_major != sa.stx_dev_major || top.stx_dev_minor != sa.stx_dev_minor);
+
+        /* the old id alone (mountinfo), the unique one (listmount), and control: S at b syncs */
+        jobs[0] = (ExecJob) { .path = a,
+                              .group = "a",
+                              .timeout = 10 * SEC,
+                              .dev = makedev(sa.stx_dev_major, sa.stx_dev_minor),
+                              .mount_id = (int) sa.stx_mnt_id,
+                              .gone_check = true };
+        jobs[1] = jobs[0];
+        jobs[1].group = "b";
+        jobs[1].mount_id_unique = su.stx_mnt_id;
+        /* the unique id decides alone: with the top's device the old id's line would match */
+        jobs[1].dev = makedev(top.stx_dev_major, top.stx_dev_minor);
+        ASSERT_OK(statx(AT_FDCWD, b, 0, STATX_MNT_ID, &sa));
+        ASSERT_OK(statx(AT_FDCWD, b, 0, SS_STATX_MNT_ID_UNIQUE, &su));
+        jobs[2] = jobs[1];
+        jobs[2].group = "c";
+        jobs[2].path = b;
+        jobs[2].mount_id = (int) sa.stx_mnt_id;
+        jobs[2].mount_id_unique = su.stx_mnt_id;
+        ASSERT_EQ(run(jobs, 3, 3, in(30 * SEC), NULL), 2);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, ESTALE);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[1].error, ESTALE);
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_SYNCED);
+        _exit(0);
+}
+
+TEST(mount_id_reused) {
+        char dir[] = "/tmp/test-executor-reuse.XXXXXX", cmd[128];
+        pid_t pid;
+        int status;
+
+        if (geteuid() != 0) {
+                test_skip("needs root (mount namespace)");
+                return;
+        }
+        if (!root_is_mount_point()) {
+                test_skip("%s", ROOT_NOT_MOUNT_POINT_REASON);
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(dir));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                mount_id_reused_child(dir);
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_TRUE(WIFEXITED(status));
+        if (!test_child_skipped(status))
+                ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
 /* Overlays: covered (OUTCOME_COVERED, EALREADY) only when their upperdir lies on the expected superblock. */
@@ -1447,6 +1560,7 @@ int main(void) {
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);
         RUN(mount_id_and_flush);
+        RUN(mount_id_reused);
         RUN(restricted_view_never_gone);
         RUN(covered_if);
         RUN(run_as_owner);

@@ -383,6 +383,9 @@ static void load_live_and_missing_with(MountTableBackend backend) {
         ASSERT_OK(r);
         if (backend != MOUNT_TABLE_BACKEND_DEFAULT)
                 ASSERT_EQ(used, backend);
+        /* The id that is never reused comes with listmount only (the worker compares it). */
+        for (size_t i = 0; i < t->n_entries; i++)
+                ASSERT_EQ(t->entries[i].mount_id_unique != 0, used == MOUNT_TABLE_BACKEND_LISTMOUNT);
         if (!find(t, "/")) {
                 struct statx stx;
 

@@ -123,6 +123,9 @@ TEST(jobs_from_plan) {
 
         bed_init(&b, 3, 1);
         b.entries[2].namespace_ino = 4026531840; /* another namespace: no "gone" check */
+        b.entries[2].namespace_pid = 77;         /* its member: whose mountinfo lists the mount */
+        b.entries[1].unlisted = true;            /* a process's open file: no table line */
+        b.entries[0].mount_id_unique = 0x80000064;
         b.entries[0].flush_device = "/dev/sda";
         ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, BOOT_ID, "g1"));
         bed_jobs(&b);
@@ -136,6 +139,12 @@ TEST(jobs_from_plan) {
         ASSERT_EQ(b.j.jobs[0].run_as_uid, (uid_t) -1);
         ASSERT_TRUE(b.j.jobs[0].gone_check);
         ASSERT_TRUE(!b.j.jobs[2].gone_check);
+        /* how the worker tells the planned mount (review G, G2) */
+        ASSERT_U64_EQ(b.j.jobs[0].mount_id_unique, 0x80000064);
+        ASSERT_U64_EQ(b.j.jobs[1].mount_id_unique, 0);
+        ASSERT_EQ(b.j.jobs[0].mountinfo_pid, 0);
+        ASSERT_EQ(b.j.jobs[1].mountinfo_pid, -1);
+        ASSERT_EQ(b.j.jobs[2].mountinfo_pid, 77);
         /* progress probes: sysfs only for a block device, debugfs always */
         ASSERT_TRUE(b.j.jobs[0].progress == &b.j.probes[0]);
         ASSERT_EQ(b.j.probes[0].sysfs_fd, 10);
