@@ -90,7 +90,8 @@ struct Executor {
         unsigned max_parallel;
         usec_t deadline;
         usec_t stall, tick, last_call;
-        usec_t proof; /* quiet this long (with evidence) proves a device stuck */
+        usec_t proof;           /* quiet this long (with evidence) proves a device stuck */
+        usec_t held_back_since; /* groups have waited for a slot since then (USEC_INFINITY: none waits) */
 
         sd_event *event;
         size_t *order; /* job indices, grouped: groups in order of first appearance */
@@ -408,11 +409,18 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
          * abandoned. Iterate backwards: releasing moves the last counted worker into the gap. */
         for (size_t i = e->n_released; i > 0; i--)
                 worker_probe(e->released[i - 1], n);
+        /* Groups held back for a whole stall window already (review F, F1): a worker whose device's
+         * counters are readable and still is released after the shortest window, so k stuck groups
+         * planned first cost the groups behind them one stall window, not k / MaxParallel of them. A
+         * worker without such evidence keeps the whole window: it may be busy on a healthy device. */
+        bool held_back = e->held_back_since != USEC_INFINITY && n - e->held_back_since >= e->stall;
         for (size_t i = e->n_workers; i > 0; i--) {
                 Worker *w = e->workers[i - 1];
+                usec_t stall = held_back && w->known_since != USEC_INFINITY ? MIN(e->stall, STALL_MIN_USEC)
+                                                                            : e->stall;
 
                 worker_probe(w, n);
-                if (n - w->last_progress >= e->stall)
+                if (n - w->last_progress >= stall)
                         worker_release(w);
         }
 
@@ -517,8 +525,17 @@ static void executor_fill(Executor *e) {
                 Group *g = NULL;
                 int r;
 
-                if (e->n_workers >= limit)
+                if (e->n_workers >= limit) {
+                        bool waiting = false;
+
+                        for (size_t i = 0; i < e->n_groups && !waiting; i++)
+                                waiting = !e->groups[i].busy && e->groups[i].next < e->groups[i].end;
+                        if (!waiting)
+                                e->held_back_since = USEC_INFINITY;
+                        else if (e->held_back_since == USEC_INFINITY)
+                                e->held_back_since = n;
                         return;
+                }
 
                 /* Nothing starts at or after the deadline: the deadline timer reports it. */
                 if (e->deadline != USEC_INFINITY && n >= e->deadline)
@@ -529,8 +546,10 @@ static void executor_fill(Executor *e) {
                                 g = &e->groups[i];
                                 break;
                         }
-                if (!g)
+                if (!g) {
+                        e->held_back_since = USEC_INFINITY; /* nothing waits */
                         return;
+                }
 
                 r = worker_start(e, g);
                 if (r >= 0)
@@ -717,6 +736,7 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 .userdata = ops ? ops->userdata : NULL,
                 .max_parallel = MIN(MAX(max_parallel, 1U), EXECUTOR_PARALLEL_MAX),
                 .deadline = deadline,
+                .held_back_since = USEC_INFINITY,
         };
         executor_set_windows(&e, ops);
 

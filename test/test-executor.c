@@ -485,6 +485,35 @@ static void hung_first(unsigned max_parallel) {
         check_children(jobs, n);
 }
 
+/* Review F, F1: more stuck groups planned first than MaxParallel (k = 6, one slot, a 1 s stall
+ * window, no last call). Each stuck worker used to hold the slot for a whole stall window, so the
+ * healthy group behind them waited k windows (6 s: past the 5 s deadline, never started); once groups
+ * have waited a whole window, a quiet worker gives its slot up after the shortest one (~2.5 s). */
+TEST(hung_first_many) {
+        Spec spec[8];
+        ExecJob jobs[8];
+        ExecOps ops = fake_ops;
+        usec_t t0;
+        size_t n = 0;
+
+        for (size_t i = 0; i < 6; i++)
+                spec[n++] = (Spec) { (const char *[]) { "a", "b", "c", "d", "e", "f" }[i], "hang", 10 * SEC };
+        spec[n++] = (Spec) { "m", "ok", 10 * SEC };
+        reset_shared();
+        make_jobs(jobs, spec, n);
+        ops.progress = fake_progress;
+        ops.stall = SEC;
+        ops.last_call = USEC_INFINITY;
+        t0 = now(CLOCK_MONOTONIC);
+        (void) run(jobs, n, 1, t0 + 5 * SEC, &ops);
+        if (jobs[6].outcome == OUTCOME_SYNCED)
+                fprintf(stderr,
+                        "  6 stuck groups first, MaxParallel=1: the healthy group started after %.2f s\n",
+                        ((double) jobs[6].started - (double) t0) / SEC);
+        ASSERT_EQ(jobs[6].outcome, OUTCOME_SYNCED);
+        check_children(jobs, n);
+}
+
 TEST(hung_first) {
         hung_first(1);
         hung_first(2);
@@ -1549,6 +1578,7 @@ int main(void) {
         RUN(deadline);
         RUN(deadline_passed);
         RUN(hung_first);
+        RUN(hung_first_many);
         RUN(slow_keeps_slot);
         RUN(no_evidence);
         RUN(quiet_not_held);
