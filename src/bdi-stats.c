@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "bdi-stats.h"
 #include "shared/fileio.h"
@@ -139,6 +140,27 @@ static int bdi_read(int debugfs_fd, const char *bdi_name, const char *file, size
         if (r < 0 || (size_t) r >= sizeof(path))
                 return -EINVAL;
         return read_full_file_at(debugfs_fd, path, max, ret, NULL);
+}
+
+BdiNameKind bdi_name_kind(const char *name, dev_t *ret_dev, char type[static BDI_TYPE_MAX]) {
+        unsigned maj, min;
+        const char *dash;
+        int k = 0;
+
+        if (sscanf(name, "%u:%u%n", &maj, &min, &k) == 2 && k > 0 &&
+            (name[k] == 0 || streq(name + k, "-fuseblk")) && strspn(name, "0123456789") > 0) {
+                *ret_dev = makedev(maj, min);
+                return name[k] == 0 ? BDI_NAME_DEVICE : BDI_NAME_FUSEBLK;
+        }
+        dash = strrchr(name, '-');
+        if (dash && dash > name && (size_t) (dash - name) < BDI_TYPE_MAX && dash[1] != 0 &&
+            strspn(dash + 1, "0123456789") == strlen(dash + 1) &&
+            !memchr(name, ':', (size_t) (dash - name))) {
+                memcpy(type, name, (size_t) (dash - name));
+                type[dash - name] = 0;
+                return BDI_NAME_TYPE;
+        }
+        return BDI_NAME_OTHER;
 }
 
 int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret) {

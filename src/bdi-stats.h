@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef enum BdiStatKey {
         BDI_STAT_WRITEBACK,       /* BdiWriteback (bytes) */
@@ -39,6 +40,22 @@ const char *bdi_stat_key_to_string(BdiStatKey k);
 /* Parses the stats text. Values in kB are converted to bytes, "kBps" to bytes per second.
  * Returns the number of keys read (0 is valid: an unknown layout). */
 int bdi_stats_parse(const char *text, BdiStats *ret);
+
+/* What a bdi's name says (mm/backing-dev.c, fs/super.c): a block device's, and a FUSE or NFS
+ * superblock's, is its "MAJ:MIN" (FUSE on a block device: "MAJ:MIN-fuseblk"); any other superblock
+ * with a bdi of its own is named after its filesystem type, "<type>-<n>" (super_setup_bdi(): btrfs,
+ * cifs, smb3, 9p, ceph, vboxsf, zfs, ...), which does not give its device; anything else (ubifs's
+ * "ubifs_<n>_<n>") names neither. Pure. */
+typedef enum BdiNameKind {
+        BDI_NAME_DEVICE,  /* *ret_dev */
+        BDI_NAME_FUSEBLK, /* *ret_dev */
+        BDI_NAME_TYPE,    /* type[] */
+        BDI_NAME_OTHER,
+} BdiNameKind;
+
+#define BDI_TYPE_MAX 29 /* "%.28s-%ld": the type's first 28 bytes */
+
+BdiNameKind bdi_name_kind(const char *name, dev_t *ret_dev, char type[static BDI_TYPE_MAX]);
 
 /* Reads <debugfs_fd>/bdi/<name>/stats. -ENOENT when missing. */
 int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bdi-stats.h"
 #include "evidence.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
@@ -146,11 +147,37 @@ int evidence_bdi_empty(int debugfs_fd, int sysfs_fd, const char *name, int *cgwb
         return 0;
 }
 
+/* The sample's superblocks of filesystem type (a subtype "type.sub" counts as type). */
+static size_t types_count(const char *const *types, size_t n_types, const char *type) {
+        size_t n = 0, len = strlen(type);
+
+        for (size_t i = 0; i < n_types; i++)
+                n += types[i] && strncmp(types[i], type, len) == 0 &&
+                     (types[i][len] == 0 || types[i][len] == '.');
+        return n;
+}
+
+static int unexplained(const char *name, const char *why, char **ret_name, const char **ret_why) {
+        if (ret_name && !(*ret_name = strdup(name)))
+                return -ENOMEM;
+        if (ret_why)
+                *ret_why = why;
+        return 1;
+}
+
+#define EVIDENCE_TYPES_MAX 32U
+
 int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
-                               char **ret_name, const char **ret_why) {
+                               const char *const *types, size_t n_types, char **ret_name,
+                               const char **ret_why) {
         _cleanup_closedir_ DIR *d = NULL;
+        struct {
+                char type[BDI_TYPE_MAX];
+                char name[NAME_MAX + 1];
+                unsigned n;
+        } by_type[EVIDENCE_TYPES_MAX];
+        size_t n = 0, n_by_type = 0;
         struct dirent *de;
-        size_t n = 0;
         int cgwb = -1, r;
 
         if (debugfs_fd < 0)
@@ -159,18 +186,58 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
         if (r < 0)
                 return r;
         while ((errno = 0, de = readdir(d))) {
-                if (de->d_name[0] == '.' || name_in(de->d_name, known, n_known))
+                char type[BDI_TYPE_MAX];
+                const char *why = NULL;
+                BdiNameKind kind;
+                dev_t dev;
+                size_t i;
+
+                if (de->d_name[0] == '.')
                         continue;
                 if (++n > EVIDENCE_BDIS_MAX)
                         return -E2BIG;
-                r = evidence_bdi_empty(debugfs_fd, sysfs_fd, de->d_name, &cgwb, ret_why);
+                kind = bdi_name_kind(de->d_name, &dev, type);
+                if (kind == BDI_NAME_TYPE) { /* every one counted, known or not */
+                        for (i = 0; i < n_by_type; i++)
+                                if (streq(by_type[i].type, type))
+                                        break;
+                        if (i == EVIDENCE_TYPES_MAX)
+                                return unexplained(de->d_name,
+                                                   "bdis are named after more filesystem types than are "
+                                                   "compared with the sample's",
+                                                   ret_name, ret_why);
+                        if (i == n_by_type) {
+                                snprintf(by_type[i].type, sizeof by_type[i].type, "%s", type);
+                                snprintf(by_type[i].name, sizeof by_type[i].name, "%s", de->d_name);
+                                by_type[i].n = 0;
+                                n_by_type++;
+                        }
+                        by_type[i].n++;
+                }
+                if (name_in(de->d_name, known, n_known))
+                        continue;
+                if (kind == BDI_NAME_OTHER)
+                        return unexplained(de->d_name,
+                                           "its name gives neither a device nor a filesystem type, so no "
+                                           "superblock of the sample accounts for it",
+                                           ret_name, ret_why);
+                r = evidence_bdi_empty(debugfs_fd, sysfs_fd, de->d_name, &cgwb, &why);
                 if (r == -ENOENT || r > 0) /* gone since the listing: nothing left on it */
                         continue;
                 if (r < 0)
                         return r;
-                if (ret_name && !(*ret_name = strdup(de->d_name)))
-                        return -ENOMEM;
-                return 1;
+                return unexplained(de->d_name, why, ret_name, ret_why);
         }
-        return errno > 0 ? -errno : 0;
+        if (errno > 0)
+                return -errno;
+        for (size_t i = 0; i < n_by_type; i++)
+                if (by_type[i].n > types_count(types, n_types, by_type[i].type))
+                        return unexplained(
+                                by_type[i].name,
+                                "bdis named after its filesystem type outnumber the sample's "
+                                "superblocks of it: one no mount table shows, whose dirty data need "
+                                "not be on the writeback lists (ZFS keeps it in its transaction "
+                                "group)",
+                                ret_name, ret_why);
+        return 0;
 }

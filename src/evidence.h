@@ -60,10 +60,17 @@ int evidence_bdi_empty(int debugfs_fd, int sysfs_fd, const char *name, int *cgwb
  * there, unless the cgroup v2 root under <sysfs_fd>/fs/cgroup shows no memory controller for its
  * children (cgroup.subtree_control) or io or memory bound to v1 (cgroup.controllers), every such bdi
  * counts as not proven clean.
+ * A bdi named after a filesystem type ("<type>-<n>": cifs, 9p, ceph, zfs, ...; bdi-stats.h) does not
+ * give its superblock's device (review G, G3): more of them of a type than 'types' (the filesystem
+ * types of the sample's superblocks, one per superblock) has superblocks of it is a superblock no
+ * mount table shows, not proven clean whatever its lists say (ZFS keeps its dirty data in its
+ * transaction group, ceph its metadata in requests not yet safe); one whose name gives neither a
+ * device nor a type is not proven clean either.
  * Returns 0 when every such bdi is clean; 1 with the first that is not (*ret_name, free it;
  * *ret_why a static reason); -E2BIG past EVIDENCE_BDIS_MAX bdis; another negative errno when
  * debugfs cannot be read (no evidence). Reads debugfs only (kernel memory, no filesystem server).
  */
 #define EVIDENCE_BDIS_MAX 4096U
 int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
-                               char **ret_name, const char **ret_why);
+                               const char *const *types, size_t n_types, char **ret_name,
+                               const char **ret_why);

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "bdi-stats.h"
 #include "fs-type.h"
 #include "shared/bounded-child.h"
 #include "shared/fileio.h"
@@ -409,27 +410,120 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h, Reasons
  * bdis exist whether mounted or not, btrfs-N is checked by bdi. "MAJ:MIN-fuseblk": the bdi of a
  * fuseblk superblock (ntfs-3g, fuse2fs: fuse_bdi_init()), whose device is the block device MAJ:MIN
  * and which no sysfs listing shows. */
-static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
-        const SysfsScan *x = userdata;
-        unsigned ma, mi;
-        bool fuseblk;
-        int k = 0;
+/* bdis named after a filesystem type ("<type>-<n>"), counted per type. */
+#define BDI_TYPES_MAX 32U
 
-        if (sscanf(name, "%u:%u%n", &ma, &mi, &k) != 2)
+typedef struct BdiScan {
+        const MountTable *t;
+        HiddenSet *h;
+        struct {
+                char type[BDI_TYPE_MAX];
+                char name[NAME_MAX + 1]; /* one of them, for the reason */
+                unsigned n;
+        } types[BDI_TYPES_MAX];
+        size_t n_types;
+        bool types_overflow;
+} BdiScan;
+
+static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
+        BdiScan *x = userdata;
+        char type[BDI_TYPE_MAX];
+        size_t i;
+        dev_t dev;
+
+        switch (bdi_name_kind(name, &dev, type)) {
+        case BDI_NAME_DEVICE:
+                if (major(dev) != 0 || table_has_dev(x->t, dev))
+                        return 0;
+                return hidden_add(x->h, dev, "unknown", NULL,
+                                  "debugfs bdi/%s, a filesystem without a block device", name);
+        case BDI_NAME_FUSEBLK:
+                if (table_has_dev(x->t, dev))
+                        return 0;
+                return hidden_add(x->h, dev, "fuseblk", NULL,
+                                  "debugfs bdi/%s, a FUSE filesystem on a block device", name);
+        case BDI_NAME_TYPE:
+                /* btrfs: each filesystem's bdi is compared through sysfs (unlisted_check_btrfs());
+                 * mtd: the MTD devices' own, no filesystem's (jffs2 and ubifs are counted by their
+                 * modules, fs-module). */
+                if (streq(type, "btrfs") || streq(type, "mtd"))
+                        return 0;
+                for (i = 0; i < x->n_types; i++)
+                        if (streq(x->types[i].type, type))
+                                break;
+                if (i == x->n_types) {
+                        if (i == BDI_TYPES_MAX) {
+                                x->types_overflow = true;
+                                return 0;
+                        }
+                        snprintf(x->types[i].type, sizeof x->types[i].type, "%s", type);
+                        snprintf(x->types[i].name, sizeof x->types[i].name, "%s", name);
+                        x->n_types++;
+                }
+                x->types[i].n++;
                 return 0;
-        fuseblk = streq(name + k, "-fuseblk");
-        if ((!fuseblk && (name[k] != 0 || ma != 0)) || table_has_dev(x->t, makedev(ma, mi)))
+        case BDI_NAME_OTHER:
                 return 0;
-        return hidden_add(x->h, makedev(ma, mi), fuseblk ? "fuseblk" : "unknown", NULL,
-                          fuseblk ? "debugfs bdi/%s, a FUSE filesystem on a block device"
-                                  : "debugfs bdi/%s, a filesystem without a block device",
-                          name);
+        }
+        return 0;
+}
+
+static int cmp_dev(const dev_t *a, const dev_t *b) {
+        return CMP(*a, *b);
+}
+
+/* The superblocks of filesystem type (subtypes included) in t: distinct devices. -ENOMEM. */
+static ssize_t table_count_type(const MountTable *t, const char *type) {
+        _cleanup_free_ dev_t *devs = NULL;
+        size_t n = 0, len = strlen(type), distinct = 0;
+
+        devs = calloc(MAX(t->n_entries, 1), sizeof(dev_t));
+        if (!devs)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_entries; i++) {
+                const char *f = t->entries[i].fstype;
+
+                if (strncmp(f, type, len) == 0 && (f[len] == 0 || f[len] == '.'))
+                        devs[n++] = t->entries[i].dev;
+        }
+        typesafe_qsort(devs, n, cmp_dev);
+        for (size_t i = 0; i < n; i++)
+                distinct += i == 0 || devs[i] != devs[i - 1];
+        return (ssize_t) distinct;
 }
 
 int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reasons *why) {
-        SysfsScan x = { .t = t, .h = h };
+        _cleanup_free_ BdiScan *x = calloc(1, sizeof(BdiScan));
+        int r;
 
-        return foreach_entry(debugfs_fd, "bdi", "debugfs bdi", 65536, scan_bdi_entry, &x, why);
+        if (!x)
+                return -ENOMEM;
+        *x = (BdiScan) { .t = t, .h = h };
+        r = foreach_entry(debugfs_fd, "bdi", "debugfs bdi", 65536, scan_bdi_entry, x, why);
+        if (r < 0)
+                return r;
+        /* A bdi named after its type does not give its superblock's device (review G, G3): one more
+         * of a type than the tables hold superblocks of it is a superblock no table shows, which no
+         * search can reach by device. */
+        for (size_t i = 0; i < x->n_types && r >= 0; i++) {
+                ssize_t n = table_count_type(t, x->types[i].type);
+
+                if (n < 0)
+                        return (int) n;
+                if (x->types[i].n > (size_t) n)
+                        r = reasons_add(
+                                why,
+                                "debugfs lists %u bdis named after the filesystem type '%s' (such as "
+                                "bdi/%s), and the mount tables %zu superblocks of it: a filesystem no "
+                                "mount table shows, whose device its bdi's name does not give",
+                                x->types[i].n, x->types[i].type, x->types[i].name, (size_t) n);
+        }
+        if (r >= 0 && x->types_overflow)
+                r = reasons_add(why,
+                                "debugfs lists bdis named after more than %u filesystem types: those beyond "
+                                "them were not compared with the mount tables",
+                                BDI_TYPES_MAX);
+        return r < 0 ? r : 0;
 }
 
 int unlisted_parse_ns_root(const char *root, uint64_t *ret) {

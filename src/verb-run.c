@@ -739,6 +739,7 @@ static int pass_raw_cache(const Pass *p, char **ret_why) {
 static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         const Context *c = &p->c;
         _cleanup_free_ const char **known = calloc(MAX(c->sample->n_sbs, 1) * 2, sizeof(char *));
+        _cleanup_free_ const char **types = calloc(MAX(c->sample->n_sbs, 1), sizeof(char *));
         _cleanup_free_ char *devs = malloc(MAX(c->sample->n_sbs, 1) * DEVNUM_STR_MAX);
         _cleanup_free_ char *bdi = NULL;
         const char *why = NULL;
@@ -746,7 +747,7 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         char *s = NULL;
         int r;
 
-        if (!known || !devs)
+        if (!known || !types || !devs)
                 r = -ENOMEM;
         else {
                 /* What the plan did with each superblock of the sample (synced, proven clean, left
@@ -758,8 +759,10 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                         if (sb->device.bdi_name)
                                 known[n++] = sb->device.bdi_name;
                         known[n++] = format_devnum(devs + k * DEVNUM_STR_MAX, sb->dev);
+                        types[k] = sb->fstype; /* bdis named after a type are counted against them */
                 }
-                r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, &bdi, &why);
+                r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, types, c->sample->n_sbs,
+                                               &bdi, &why);
         }
         if (r == 0) {
                 r = pass_raw_cache(p, &s);

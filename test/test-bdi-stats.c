@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include <sys/sysmacros.h>
+
 #include "bdi-stats.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
@@ -20,6 +22,36 @@ static int parse_fixture(const char *name, BdiStats *ret) {
         snprintf(path, sizeof(path), "%s.stats", name);
         ASSERT_OK(read_full_file_at(fd, path, 1 << 20, &buf, NULL));
         return bdi_stats_parse(buf, ret);
+}
+
+/* What a bdi's name gives (review G, G3): a device, or only a filesystem type. */
+TEST(name_kind) {
+        char type[BDI_TYPE_MAX];
+        dev_t dev = 0;
+
+        ASSERT_EQ(bdi_name_kind("8:16", &dev, type), BDI_NAME_DEVICE);
+        ASSERT_EQ(dev, makedev(8, 16));
+        ASSERT_EQ(bdi_name_kind("0:52", &dev, type), BDI_NAME_DEVICE);
+        ASSERT_EQ(dev, makedev(0, 52));
+        ASSERT_EQ(bdi_name_kind("8:17-fuseblk", &dev, type), BDI_NAME_FUSEBLK);
+        ASSERT_EQ(dev, makedev(8, 17));
+        ASSERT_EQ(bdi_name_kind("zfs-1", &dev, type), BDI_NAME_TYPE);
+        ASSERT_STREQ(type, "zfs");
+        ASSERT_EQ(bdi_name_kind("btrfs-12", &dev, type), BDI_NAME_TYPE);
+        ASSERT_STREQ(type, "btrfs");
+        ASSERT_EQ(bdi_name_kind("fuse-like-name-3", &dev, type), BDI_NAME_TYPE); /* the last dash */
+        ASSERT_STREQ(type, "fuse-like-name");
+        ASSERT_EQ(bdi_name_kind("aaaaaaaaaaaaaaaaaaaaaaaaaaaa-7", &dev, type), BDI_NAME_TYPE); /* 28 bytes */
+        ASSERT_EQ(bdi_name_kind("aaaaaaaaaaaaaaaaaaaaaaaaaaaaa-7", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("ubifs_0_0", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("8:16-other", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("8:16x", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind(" 8:16", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("zfs-", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("-1", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("zfs-1a", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("8:1-2", &dev, type), BDI_NAME_OTHER);
+        ASSERT_EQ(bdi_name_kind("", &dev, type), BDI_NAME_OTHER);
 }
 
 TEST(key_strings) {
@@ -186,6 +218,7 @@ TEST(load_live) {
 }
 
 int main(void) {
+        RUN(name_kind);
         RUN(key_strings);
         RUN(real_6_18);
         RUN(older_layouts);

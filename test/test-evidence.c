@@ -112,7 +112,7 @@ static void put_stats(int fd, const char *bdi, const char *text) {
         _cleanup_close_ int f = -EBADF;
 
         snprintf(path, sizeof path, "bdi/%s", bdi);
-        ASSERT_OK(mkdirat(fd, path, 0755));
+        ASSERT_TRUE(mkdirat(fd, path, 0755) >= 0 || errno == EEXIST);
         snprintf(path, sizeof path, "bdi/%s/stats", bdi);
         f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         ASSERT_TRUE(f >= 0);
@@ -128,7 +128,7 @@ static void put_stats(int fd, const char *bdi, const char *text) {
  * (8:16) or a superblock no table shows is found, named, and anything unreadable is no evidence. */
 TEST(unexplained_dirty) {
         char root[] = "/tmp/test-evidence-bdi.XXXXXX", cmd[160], dirty[sizeof clean_stats];
-        const char *known[] = { "8:0", "btrfs-1" }, *why = NULL;
+        const char *known[] = { "8:0", "btrfs-1" }, *types[] = { "ext4", "btrfs" }, *why = NULL;
         _cleanup_close_ int fd = -EBADF, sysfs = -EBADF;
         _cleanup_free_ char *name = NULL;
         char *p;
@@ -136,10 +136,12 @@ TEST(unexplained_dirty) {
         ASSERT_TRUE(mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_ERR(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), ENOENT); /* no bdi/ */
-        ASSERT_ERR(evidence_unexplained_dirty(-EBADF, -EBADF, known, 2, &name, &why), EBADF);
+        ASSERT_ERR(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why),
+                   ENOENT); /* no bdi/ */
+        ASSERT_ERR(evidence_unexplained_dirty(-EBADF, -EBADF, known, 2, types, 2, &name, &why), EBADF);
         ASSERT_OK(mkdirat(fd, "bdi", 0755));
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 0); /* none at all */
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why),
+                  0); /* none at all */
 
         memcpy(dirty, clean_stats, sizeof clean_stats);
         p = strstr(dirty, "b_io:                     0");
@@ -148,15 +150,15 @@ TEST(unexplained_dirty) {
         put_stats(fd, "8:0", dirty); /* a known superblock's: the plan decides */
         put_stats(fd, "7:0", clean_stats);
         put_stats(fd, "btrfs-1", dirty);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why), 0);
         /* Negative control: the same bdi with no known superblock. */
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 1, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 1, types, 2, &name, &why), 1);
         ASSERT_STREQ(name, "btrfs-1");
         ASSERT_STREQ(why, "its bdi lists dirty inodes");
         name = mfree(name);
 
         put_stats(fd, "8:16", dirty);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why), 1);
         ASSERT_STREQ(name, "8:16");
         name = mfree(name);
 
@@ -164,48 +166,90 @@ TEST(unexplained_dirty) {
         snprintf(cmd, sizeof cmd, "rm -rf %s/bdi/8:16", root);
         ASSERT_EQ(system(cmd), 0);
         put_stats(fd, "0:52", "BdiWriteback: 0 kB\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why), 1);
         ASSERT_STREQ(name, "0:52");
         ASSERT_STREQ(why, "its bdi's writeback lists are not all shown (debugfs layout)");
         name = mfree(name);
         snprintf(cmd, sizeof cmd, "rm -rf %s/bdi/0:52", root);
         ASSERT_EQ(system(cmd), 0);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why), 0);
 
         /* Review (stop 26, finding 2): before Linux 6.10 (no wb_stats) the lists are the root
          * cgroup's only; with cgroup writeback possible, an empty list proves nothing. */
         snprintf(cmd, sizeof cmd, "rm %s/bdi/7:0/wb_stats && mkdir -p %s/sys/fs/cgroup", root, root);
         ASSERT_EQ(system(cmd), 0);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why), 1);
         ASSERT_STREQ(name, "7:0");
         ASSERT_TRUE(strstr(why, "root cgroup's writeback lists only"));
         name = mfree(name);
         sysfs = openat(fd, "sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(sysfs >= 0);
-        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1); /* no v2 root seen */
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why),
+                  1); /* no v2 root seen */
         name = mfree(name);
         put_file(sysfs, "fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
         put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpuset cpu io memory pids\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why), 1);
         name = mfree(name);
         /* a writeback context per memory cgroup: io need not be enabled for the children (review of
          * the fix, stop 26: "io or memory off" counted this as clean) */
         put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpu memory pids\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why), 1);
         name = mfree(name);
         /* memory off for the root's children: every inode on the root's context */
         put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpu io pids\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why), 0);
         /* a cgroup namespace's root (a container: only a non-root cgroup has cgroup.type) says nothing
          * of the rest of the machine (review of the fix, stop 26) */
         put_file(sysfs, "fs/cgroup/cgroup.type", "domain\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 1);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why), 1);
         name = mfree(name);
         ASSERT_OK(unlinkat(sysfs, "fs/cgroup/cgroup.type", 0));
         /* io or memory bound to cgroup v1: no cgroup writeback at all */
         put_file(sysfs, "fs/cgroup/cgroup.subtree_control", "cpu io memory pids\n");
         put_file(sysfs, "fs/cgroup/cgroup.controllers", "cpu memory pids\n");
-        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, &name, &why), 0);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why), 0);
+
+        /* Review G, G3: bdis named after a filesystem type give no device. A zfs one with empty lists
+         * and no zfs superblock in the sample: one no table shows, its dirty data in its transaction
+         * group, never on the lists. With the sample's zfs superblock it is that one's. */
+        put_stats(fd, "zfs-1", clean_stats);
+        ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, types, 2, &name, &why), 1);
+        ASSERT_STREQ(name, "zfs-1");
+        ASSERT_TRUE(strstr(why, "outnumber the sample's superblocks"));
+        name = mfree(name);
+        {
+                const char *more[] = { "ext4", "btrfs", "zfs" };
+
+                ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 0);
+                /* a second zfs bdi, one superblock: one of them is no table's */
+                put_stats(fd, "zfs-2", clean_stats);
+                ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
+                name = mfree(name);
+                ASSERT_OK(unlinkat(fd, "bdi/zfs-2/stats", 0));
+                ASSERT_OK(unlinkat(fd, "bdi/zfs-2/wb_stats", 0));
+                ASSERT_OK(unlinkat(fd, "bdi/zfs-2", AT_REMOVEDIR));
+                /* the type's superblock in the sample does not excuse dirty lists on its bdi */
+                put_stats(fd, "zfs-1", dirty);
+                ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
+                ASSERT_STREQ(why, "its bdi lists dirty inodes");
+                name = mfree(name);
+                put_stats(fd, "zfs-1", clean_stats);
+                /* a known btrfs bdi counts too: a second one is a btrfs no table shows */
+                put_stats(fd, "btrfs-2", clean_stats);
+                ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
+                ASSERT_TRUE(strncmp(name, "btrfs-", 6) == 0);
+                name = mfree(name);
+                ASSERT_OK(unlinkat(fd, "bdi/btrfs-2/stats", 0));
+                ASSERT_OK(unlinkat(fd, "bdi/btrfs-2/wb_stats", 0));
+                ASSERT_OK(unlinkat(fd, "bdi/btrfs-2", AT_REMOVEDIR));
+                ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 0);
+                /* a name that gives neither a device nor a type (ubifs's) */
+                put_stats(fd, "ubifs_0_0", clean_stats);
+                ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
+                ASSERT_STREQ(name, "ubifs_0_0");
+                name = mfree(name);
+        }
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);

@@ -255,9 +255,6 @@ TEST(all_listed) {
         ASSERT_TRUE(!s->view_restricted);
 }
 
-/* A fuseblk superblock (ntfs-3g, fuse2fs) has a bdi named "MAJ:MIN-fuseblk" after its block device,
- * and no sysfs listing: one no table shows (lazily unmounted, a file still open) makes the view
- * incomplete (review, seventh session); the control: the same bdi with its mount in the table. */
 /* Review B F8: a line of our mount table that cannot be read is a mount not seen: incomplete. */
 TEST(unreadable_mountinfo_line) {
         _cleanup_(sample_freep)
@@ -269,6 +266,9 @@ TEST(unreadable_mountinfo_line) {
                 has_reason(s, "1 line(s) of our mount table (proc/self/mountinfo) could not be read", NULL));
 }
 
+/* A fuseblk superblock (ntfs-3g, fuse2fs) has a bdi named "MAJ:MIN-fuseblk" after its block device,
+ * and no sysfs listing: one no table shows (lazily unmounted, a file still open) makes the view
+ * incomplete (review, seventh session); the control: the same bdi with its mount in the table. */
 TEST(hidden_fuseblk) {
         _cleanup_(sample_freep) Sample *s = load_changed_root("all-listed", "mkdir debugfs/bdi/8:17-fuseblk");
         _cleanup_(sample_freep) Sample *c = load_changed_root(
@@ -280,6 +280,36 @@ TEST(hidden_fuseblk) {
         ASSERT_TRUE(has_reason(s, "superblock 8:17 is mounted but in no scanned mount table",
                                "debugfs bdi/8:17-fuseblk, a FUSE filesystem on a block device"));
         ASSERT_TRUE(c->complete);
+}
+
+/* Review G, G3: a superblock of a type whose bdi is named after it ("zfs-1", "cifs-2": no device in
+ * the name) that no table shows is found by no listing; more such bdis of a type than the tables hold
+ * superblocks of it make the view incomplete. Controls: as many mounts as bdis; mtd-0 (the MTD
+ * devices', no filesystem's). */
+TEST(hidden_type_named_bdi) {
+        static const char zfs_mount[] = "echo '31 20 0:61 / /tank rw,relatime shared:31 - zfs tank rw,xattr' "
+                                        ">>proc/self/mountinfo",
+                          cifs_mount[] = "echo '32 20 0:62 / /srv/share rw,relatime shared:32 - cifs //h/s "
+                                         "rw,vers=3.1.1' >>proc/self/mountinfo";
+        char cmd[512];
+        _cleanup_(sample_freep) Sample *s = load_changed_root("all-listed", "mkdir debugfs/bdi/zfs-1");
+        _cleanup_(sample_freep) Sample *two = NULL, *one = NULL, *cifs = NULL, *mtd = NULL;
+
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(has_reason(s, "1 bdis named after the filesystem type 'zfs' (such as bdi/zfs-1)",
+                               "the mount tables 0 superblocks of it"));
+        snprintf(cmd, sizeof cmd, "mkdir debugfs/bdi/zfs-1 debugfs/bdi/zfs-2 && %s", zfs_mount);
+        two = load_changed_root("all-listed", cmd);
+        ASSERT_TRUE(!two->complete);
+        ASSERT_TRUE(has_reason(two, "2 bdis named after the filesystem type 'zfs'", "1 superblocks of it"));
+        snprintf(cmd, sizeof cmd, "mkdir debugfs/bdi/zfs-2 && %s", zfs_mount);
+        one = load_changed_root("all-listed", cmd);
+        ASSERT_TRUE(one->complete);
+        snprintf(cmd, sizeof cmd, "mkdir debugfs/bdi/cifs-1 && %s", cifs_mount);
+        cifs = load_changed_root("all-listed", cmd);
+        ASSERT_TRUE(cifs->complete);
+        mtd = load_changed_root("all-listed", "mkdir debugfs/bdi/mtd-0");
+        ASSERT_TRUE(mtd->complete);
 }
 
 /* The same root with its listings broken one at a time: a directory that cannot be listed and one
@@ -1601,6 +1631,7 @@ int main(void) {
         RUN(all_listed);
         RUN(unreadable_mountinfo_line);
         RUN(hidden_fuseblk);
+        RUN(hidden_type_named_bdi);
         RUN(unlisted_listings_fail_closed);
         RUN(hidden_counted_by_module);
         RUN(nsfs_no_longer_nsfs);
