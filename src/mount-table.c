@@ -173,21 +173,8 @@ static int strdup_or_null(const char *s, char **ret) {
         return 0;
 }
 
-/* Does the comma-separated option string contain exactly the option "ro"? */
-static bool options_have_ro(const char *opts) {
-        const char *p = opts;
-
-        if (!opts)
-                return false;
-        for (;;) {
-                size_t n = strcspn(p, ",");
-
-                if (n == 2 && p[0] == 'r' && p[1] == 'o')
-                        return true;
-                if (!p[n])
-                        return false;
-                p += n + 1;
-        }
+bool mount_options_read_only(const char *opts) {
+        return opts && opts[0] == 'r' && opts[1] == 'o' && (opts[2] == ',' || opts[2] == 0);
 }
 
 static int mount_entry_fill(struct libmnt_fs *fs, MountEntry *e) {
@@ -209,7 +196,7 @@ static int mount_entry_fill(struct libmnt_fs *fs, MountEntry *e) {
                 return r;
         }
 
-        e->read_only = options_have_ro(e->vfs_options) || options_have_ro(e->fs_options);
+        e->read_only = mount_options_read_only(e->vfs_options) || mount_options_read_only(e->fs_options);
         return 0;
 }
 
@@ -443,7 +430,7 @@ static int entry_from_statmount(const struct ss_statmount *sm, size_t size, Moun
                 return -ENOMEM;
         unescape_octal(e.fs_options);
         /* As for a mountinfo line: "ro" in either option string (MOUNT_ATTR_RDONLY, SB_RDONLY). */
-        e.read_only = options_have_ro(e.vfs_options) || options_have_ro(e.fs_options);
+        e.read_only = mount_options_read_only(e.vfs_options) || mount_options_read_only(e.fs_options);
         *ret = e;
         e = (MountEntry) {};
         return 1;

@@ -39,6 +39,12 @@ typedef struct MountEntry {
                                  * the path to open */
 } MountEntry;
 
+/* Whether an option string of a mount table (per mount or per superblock) says read-only: its first
+ * word, which the kernel always prints as "ro" or "rw" (show_mountinfo(); statmount's flags are
+ * printed the same way here). A later "ro" is part of a value the mounter chose, such as an overlay's
+ * lowerdir with an escaped comma (review G, G4). */
+bool mount_options_read_only(const char *opts);
+
 /* Frees the strings of one entry (not the entry itself). */
 void mount_entry_done(MountEntry *e);
 

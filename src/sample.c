@@ -317,7 +317,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                 memcpy(sb->mounts, order + i, (j - i) * sizeof(size_t));
                 sb->n_mounts = j - i;
                 sb->fs_class = fs_class_cached(cache, &n_cache, sb->fstype);
-                sb->all_read_only = options_has(m->fs_options, "ro");
+                sb->all_read_only = mount_options_read_only(m->fs_options);
                 i = j;
         }
 

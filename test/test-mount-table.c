@@ -173,6 +173,31 @@ TEST(laptop) {
         ASSERT_TRUE(!find(t, "/nonexistent"));
 }
 
+/* Review G, G4: read-only is the first word of an option string, which the kernel prints as "ro" or
+ * "rw"; an "ro" later is part of a value (an overlay's lowerdir with an escaped comma, which the
+ * table unescapes). */
+TEST(read_only_first_word) {
+        static const char text[] =
+                "40 1 0:50 / /ovl rw,relatime - overlay ovl rw,lowerdir=/lo\\054ro,upperdir=/u,workdir=/w\n"
+                "41 1 0:51 / /sb-ro rw,relatime - tmpfs x ro,size=1024k\n"
+                "42 1 0:52 / /mnt-ro ro,relatime - tmpfs x rw\n";
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+
+        ASSERT_OK(mount_table_parse(text, sizeof text - 1, &t, NULL));
+        ASSERT_EQ(t->n_entries, 3);
+        ASSERT_STREQ(t->entries[0].fs_options, "rw,lowerdir=/lo,ro,upperdir=/u,workdir=/w");
+        ASSERT_TRUE(!t->entries[0].read_only);
+        ASSERT_TRUE(t->entries[1].read_only);
+        ASSERT_TRUE(t->entries[2].read_only);
+        ASSERT_TRUE(mount_options_read_only("ro"));
+        ASSERT_TRUE(mount_options_read_only("ro,relatime"));
+        ASSERT_TRUE(!mount_options_read_only("rw,ro"));
+        ASSERT_TRUE(!mount_options_read_only("rox"));
+        ASSERT_TRUE(!mount_options_read_only("r"));
+        ASSERT_TRUE(!mount_options_read_only(""));
+        ASSERT_TRUE(!mount_options_read_only(NULL));
+}
+
 TEST(malformed_middle) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         unsigned n_bad = 0;
@@ -590,6 +615,7 @@ int main(void) {
         RUN(keep_below);
         RUN(escaped_paths);
         RUN(laptop);
+        RUN(read_only_first_word);
         RUN(malformed_middle);
         RUN(malformed_variants);
         RUN(malformed_first_line);
