@@ -355,8 +355,11 @@ static int pass_prepare(Pass *p) {
 
         /* A knob left changed by a run that was killed is put back before anything else. Only the
          * late pass changes it: a sleep that does not happen after the unit's pass (cancelled, or
-         * this unit's failure failed sleep.target) must find it untouched. */
-        if (touches_knob(a) && !a->late) {
+         * this unit's failure failed sleep.target) must find it untouched. The late pass puts it
+         * back too (review G, G8): it decides afresh at its end, and should it end before (an
+         * error, the lock refused), a 0 left from an earlier sleep whose restore never ran must not
+         * stand for this one, in which no pass of ours ran before it. */
+        if (touches_knob(a)) {
                 _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
                         verb_knob_restore(sysfs_fd, a->state_dir, "left over from an interrupted run");

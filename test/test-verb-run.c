@@ -201,6 +201,25 @@ TEST(requester_gone_keeps_kernel_sync) {
         knob_reset();
 }
 
+/* Review G, G8: a late pass that ends before its knob decision (here: its root cannot be opened)
+ * puts back a knob that an earlier sleep left at 0 and whose restore never ran. */
+TEST(late_pass_restores_leftover_knob) {
+        char path[160];
+        Args a = late_args(config);
+        int code = -1;
+
+        knob_reset();
+        snprintf(path, sizeof path, "%s/power/sync_on_suspend", sysfs);
+        write_text(path, "0\n");
+        snprintf(path, sizeof path, "%s/knob.orig", state_dir);
+        write_text(path, "1\n");
+        a.root = "/nonexistent-suspend-sync-root";
+        ASSERT_TRUE(verb_run(&a, NULL, &code, NULL) < 0);
+        ASSERT_EQ(knob_value(), 1);
+        ASSERT_TRUE(access(path, F_OK) < 0 && errno == ENOENT);
+        knob_reset();
+}
+
 static bool state_has(const char *name, char *ret_text, size_t size) {
         char path[160];
         FILE *f;
@@ -416,6 +435,7 @@ int main(void) {
         RUN(main_pass_notifies);
         RUN(late_pass_notifies_after_knob);
         RUN(requester_gone_keeps_kernel_sync);
+        RUN(late_pass_restores_leftover_knob);
         RUN(unit_pass_late_skip);
         RUN(restore_knob_records_resume_without_hook);
         RUN(unit_pass_after_an_overrun);
