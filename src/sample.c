@@ -316,8 +316,29 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
                         return -ENOMEM;
                 memcpy(sb->mounts, order + i, (j - i) * sizeof(size_t));
                 sb->n_mounts = j - i;
-                sb->fs_class = fs_class_cached(cache, &n_cache, sb->fstype);
-                sb->all_read_only = mount_options_read_only(m->fs_options);
+                /* the cache keeps the table's strings, which outlive it */
+                sb->fs_class = fs_class_cached(cache, &n_cache, m->fstype ? m->fstype : "");
+                /* Tables are read one after another, and a device number freed in between goes to
+                 * the next superblock (lowest first): read-only only when every mount says so, and
+                 * of two types never the pseudo one. */
+                sb->all_read_only = true;
+                for (size_t k = i; k < j; k++) {
+                        const MountEntry *e = &t->entries[order[k]];
+
+                        sb->all_read_only = sb->all_read_only && mount_options_read_only(e->fs_options);
+                        if (streq_ptr(e->fstype, m->fstype))
+                                continue;
+                        if (sb->type_conflict == 0)
+                                sb->type_conflict = order[k] + 1;
+                        if (sb->fs_class == FS_CLASS_PSEUDO && e->fstype &&
+                            fs_class_cached(cache, &n_cache, e->fstype) != FS_CLASS_PSEUDO) {
+                                free(sb->fstype);
+                                sb->fstype = strdup(e->fstype);
+                                if (!sb->fstype)
+                                        return -ENOMEM;
+                                sb->fs_class = fs_class_cached(cache, &n_cache, e->fstype);
+                        }
+                }
                 i = j;
         }
 
@@ -666,6 +687,18 @@ int sample_load(const SampleSources *src, Sample **ret) {
         r = ask_loop_backing(src, s);
         if (r < 0)
                 return r;
+
+        for (size_t k = 0; k < s->n_sbs; k++) {
+                const Superblock *sb = &s->sbs[k];
+
+                if (sb->type_conflict > 0 &&
+                    reasons_add(&why,
+                                "superblock %u:%u is listed as '%s' and as '%s': its device number went to "
+                                "another filesystem while the mount tables were read",
+                                major(sb->dev), minor(sb->dev), s->table->entries[sb->mounts[0]].fstype,
+                                s->table->entries[sb->type_conflict - 1].fstype) < 0)
+                        return -ENOMEM;
+        }
 
         r = check_btrfs(sysfs_fd, s, &why);
         if (r == -ENOMEM || (r < 0 && reasons_add(&why,

@@ -28,6 +28,10 @@ typedef struct Superblock {
         size_t *mounts; /* indices into the MountTable, in table order */
         size_t n_mounts;
         bool all_read_only; /* every mount of it is read-only (or the sb is) */
+        /* Not 0: 1 + the index of a mount of the same device number listed with another type than
+         * the first (the number went to another filesystem while the tables were read, review G,
+         * G5): a reason, and the type is the first one that is not a pseudo filesystem's. */
+        size_t type_conflict;
         DeviceInfo device;
         char *group; /* device group key: sorted leaf devices "8:0,8:16", or
                                      * "sb:MAJ:MIN" for superblocks without block device */

@@ -312,6 +312,32 @@ TEST(hidden_type_named_bdi) {
         ASSERT_TRUE(mtd->complete);
 }
 
+/* Review G, G5: one device number listed with two types (a tmpfs's number given to a FUSE mount
+ * between the reads of two tables), or read-only in one table and not in the other: a reason, and
+ * neither the pseudo class nor read-only decides for it. */
+TEST(device_number_reused) {
+        _cleanup_(sample_freep) Sample *s = load_changed_root(
+                "all-listed",
+                "printf '60 20 0:70 / /run/a rw - tmpfs tmpfs rw\\n61 20 0:70 / /mnt/b rw - fuse.sshfs h:/ "
+                "rw,user_id=0,group_id=0\\n62 20 0:71 / /mnt/c ro - ext4 /dev/x ro\\n63 20 0:71 / /mnt/d rw "
+                "- ext4 /dev/x rw\\n' >>proc/self/mountinfo");
+        const Superblock *a = NULL, *c = NULL;
+
+        for (size_t k = 0; k < s->n_sbs; k++) {
+                if (s->sbs[k].dev == makedev(0, 70))
+                        a = &s->sbs[k];
+                if (s->sbs[k].dev == makedev(0, 71))
+                        c = &s->sbs[k];
+        }
+        ASSERT_TRUE(a && c);
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(has_reason(s, "superblock 0:70 is listed as 'tmpfs' and as 'fuse.sshfs'", NULL));
+        ASSERT_STREQ(a->fstype, "fuse.sshfs");
+        ASSERT_TRUE(a->fs_class != FS_CLASS_PSEUDO);
+        ASSERT_TRUE(!c->all_read_only);
+        ASSERT_TRUE(!has_reason(s, "0:71", NULL)); /* one type: a remount, no reuse */
+}
+
 /* The same root with its listings broken one at a time: a directory that cannot be listed and one
  * with more entries than the bound are reasons, never a shorter list taken for all of it. */
 TEST(unlisted_listings_fail_closed) {
@@ -1632,6 +1658,7 @@ int main(void) {
         RUN(unreadable_mountinfo_line);
         RUN(hidden_fuseblk);
         RUN(hidden_type_named_bdi);
+        RUN(device_number_reused);
         RUN(unlisted_listings_fail_closed);
         RUN(hidden_counted_by_module);
         RUN(nsfs_no_longer_nsfs);
