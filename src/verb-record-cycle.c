@@ -59,27 +59,81 @@ static int open_or_create_dir(const char *path) {
 }
 
 /* The summary the plan's ETA learns from, into the state directory (tmpfs), from every cycle of
- * the persistent history (history_fd; < 0: none). */
-static void write_learned(const Args *a, int history_fd) {
+ * the persistent history (history_fd). Negative errno. */
+static int write_learned(const Args *a, int history_fd) {
         _cleanup_free_ MountStats *s = NULL;
         _cleanup_free_ char *text = NULL, *path = NULL;
         CycleRecord *c = NULL;
         size_t n = 0, n_s = 0;
         int r;
 
-        if (history_fd < 0 || history_load(history_fd, HISTORY_CYCLES_MAX, &c, &n, NULL) < 0)
-                return;
-        r = history_mount_stats(c, n, &s, &n_s);
+        r = history_load(history_fd, HISTORY_CYCLES_MAX, &c, &n, NULL);
+        if (r >= 0)
+                r = history_mount_stats(c, n, &s, &n_s);
         if (r >= 0)
                 r = history_learned_format(s, n_s, &text);
         if (r >= 0)
                 r = asprintf(&path, "%s/" HISTORY_LEARNED_FILE, a->state_dir) < 0 ? -ENOMEM : 0;
         if (r >= 0)
                 r = write_file_atomic_at(AT_FDCWD, path, text, strlen(text));
-        if (r < 0)
-                log_debug_errno(r, "Could not write what the ETA learns into '%s', ignoring: %m",
-                                a->state_dir);
         cycle_record_array_free(c, n);
+        return r < 0 ? r : 0;
+}
+
+/* The history's part, in a bounded child: /var/lib may be on a server that stopped answering (an
+ * NFS root), and the unit's ExecStopPost= or the daemon's post step would wait for it, holding up
+ * the next sleep (review F, F3). */
+typedef struct HistoryWrite {
+        const Args *a;
+        const CycleRecord *c;
+        int32_t answer[2]; /* history_append()'s (> 0 recorded, 0 there already, negative errno), then
+                            * write_learned()'s */
+} HistoryWrite;
+
+static int history_child(int pipe_fd, int keep_fd, void *userdata) {
+        const HistoryWrite *x = userdata;
+        _cleanup_close_ int fd = open_or_create_dir(x->a->history_dir);
+        int32_t answer[2] = { fd < 0 ? fd : history_append(fd, x->c), -EBADF };
+
+        if (fd >= 0)
+                answer[1] = write_learned(x->a, fd);
+        return loop_write(pipe_fd, answer, sizeof answer) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int history_feed(const char *buf, size_t size, void *userdata) {
+        HistoryWrite *x = userdata;
+
+        if (size < sizeof x->answer)
+                return 0;
+        memcpy(x->answer, buf, sizeof x->answer);
+        return 1;
+}
+
+static int write_history(const Args *a, const CycleRecord *c) {
+        HistoryWrite x = { .a = a, .c = c };
+        char ts[FORMAT_TIMESPAN_MAX];
+        int r;
+
+        r = bounded_child_run(AT_FDCWD, RECORD_CYCLE_HISTORY_TIMEOUT, sizeof x.answer, history_child,
+                              history_feed, &x);
+        if (r == -ETIMEDOUT)
+                return log_warning_errno(r,
+                                         "History directory '%s' did not answer within %s (on a hung "
+                                         "filesystem?): the last sleep cycle was not recorded.",
+                                         a->history_dir,
+                                         format_timespan(ts, sizeof ts, RECORD_CYCLE_HISTORY_TIMEOUT));
+        if (r <= 0)
+                return log_warning_errno(r < 0 ? r : -EPROTO,
+                                         "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
+        if (x.answer[1] < 0)
+                log_debug_errno(x.answer[1], "Could not write what the ETA learns into '%s', ignoring: %m",
+                                a->state_dir);
+        if (x.answer[0] < 0)
+                return log_warning_errno(x.answer[0], "Failed to add the last sleep cycle to '%s': %m",
+                                         a->history_dir);
+        log_debug("%s the last sleep cycle in '%s'.", x.answer[0] > 0 ? "Recorded" : "Already recorded",
+                  a->history_dir);
+        return 0;
 }
 
 /* The metrics write, in a bounded child: the directory may be on a hung server. */
@@ -149,7 +203,6 @@ static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles
 int verb_record_cycle(const Args *a) {
         _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_(cycle_record_done) CycleRecord c = {};
-        _cleanup_close_ int fd = -EBADF;
         char boot_id[33];
         int r, ret = 0;
 
@@ -165,17 +218,11 @@ int verb_record_cycle(const Args *a) {
 
         read_boot_id(a, boot_id);
         r = cycle_record_from_cycle(&set.cycles[0], boot_id, resumed_at(a, &set.cycles[0]), &c);
-        if (r >= 0) {
-                fd = open_or_create_dir(a->history_dir);
-                r = fd < 0 ? fd : history_append(fd, &c);
-        }
         if (r < 0)
                 ret = log_warning_errno(r, "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
         else
-                log_debug("%s the last sleep cycle in '%s'.", r > 0 ? "Recorded" : "Already recorded",
-                          a->history_dir);
+                ret = write_history(a, &c);
 
-        write_learned(a, fd);
         r = write_textfile(a, &set.cycles[0], set.n_cycles);
         /* Run by systemd (the unit's ExecStopPost=): a configuration reader killed on a hung server
          * would stay in suspend-sync.service ("left-over process" at its next start). */

@@ -20,3 +20,6 @@ void verb_stuck_to_scope(ExecJob *jobs, size_t n, usec_t deadline);
 /* The bound on its metrics write (a bounded child: TextfileDirectory= may be on a hung server); with
  * the configuration read (1 s) and the move, well within TimeoutStopSec=10s. */
 #define RECORD_CYCLE_TEXTFILE_TIMEOUT (2U * USEC_PER_SEC)
+/* The bound on its history write and read (a bounded child: /var/lib may be on a hung NFS root);
+ * with the rest, within TimeoutStopSec=10s. */
+#define RECORD_CYCLE_HISTORY_TIMEOUT (3U * USEC_PER_SEC)
