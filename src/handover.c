@@ -29,6 +29,8 @@ void handover_done(Handover *h) {
         free(h->stuck);
         free(h->unsynced);
         free(h->unsynced_boottime);
+        free(h->synced);
+        free(h->synced_boottime);
         *h = (Handover) {};
 }
 
@@ -68,30 +70,42 @@ int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, u
         return 0;
 }
 
-int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime) {
+/* Appends (dev, boottime) to one list of superblocks of the unit's pass. */
+static int devs_add(dev_t **devs, usec_t **boottimes, size_t *n, dev_t dev, usec_t boottime) {
         dev_t *d;
         usec_t *b;
 
-        if (h->n_unsynced >= HANDOVER_ENTRIES_MAX)
+        if (*n >= HANDOVER_ENTRIES_MAX)
                 return -E2BIG;
-        d = reallocarray(h->unsynced, h->n_unsynced + 1, sizeof(dev_t));
+        d = reallocarray(*devs, *n + 1, sizeof(dev_t));
         if (!d)
                 return -ENOMEM;
-        h->unsynced = d;
-        b = reallocarray(h->unsynced_boottime, h->n_unsynced + 1, sizeof(usec_t));
+        *devs = d;
+        b = reallocarray(*boottimes, *n + 1, sizeof(usec_t));
         if (!b)
                 return -ENOMEM;
-        h->unsynced_boottime = b;
-        h->unsynced[h->n_unsynced] = dev;
-        h->unsynced_boottime[h->n_unsynced] = boottime;
-        h->n_unsynced++;
+        *boottimes = b;
+        d[*n] = dev;
+        b[*n] = boottime;
+        (*n)++;
         return 0;
+}
+
+int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime) {
+        return devs_add(&h->unsynced, &h->unsynced_boottime, &h->n_unsynced, dev, boottime);
+}
+
+int handover_add_synced(Handover *h, dev_t dev, usec_t boottime) {
+        return devs_add(&h->synced, &h->synced_boottime, &h->n_synced, dev, boottime);
 }
 
 void handover_clear_unsynced(Handover *h) {
         h->unsynced = mfree(h->unsynced);
         h->unsynced_boottime = mfree(h->unsynced_boottime);
         h->n_unsynced = 0;
+        h->synced = mfree(h->synced);
+        h->synced_boottime = mfree(h->synced_boottime);
+        h->n_synced = 0;
         h->unit_pass = 0;
         memset(h->unit_boot_id, 0, sizeof h->unit_boot_id);
         memset(h->unit_token, 0, sizeof h->unit_token);
@@ -120,6 +134,16 @@ static bool fresh(usec_t t, usec_t now_boottime) {
 
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
         return fresh(h->unsynced_boottime[i], now_boottime);
+}
+
+bool handover_unit_saw(const Handover *h, dev_t dev, usec_t now_boottime) {
+        for (size_t i = 0; i < h->n_synced; i++)
+                if (h->synced[i] == dev && fresh(h->synced_boottime[i], now_boottime))
+                        return true;
+        for (size_t i = 0; i < h->n_unsynced; i++)
+                if (h->unsynced[i] == dev && fresh(h->unsynced_boottime[i], now_boottime))
+                        return true;
+        return false;
 }
 
 int handover_set_unit_pass(Handover *h, usec_t boottime, const char *boot_id, const char *token) {
@@ -157,10 +181,11 @@ static int parse_line(Handover *h, const char *line) {
         /* (likewise a "unit" line without the token) */
         if (n == 4 && streq(w[0], "unit"))
                 return safe_atou64(w[1], &boot) < 0 ? -EINVAL : handover_set_unit_pass(h, boot, w[2], w[3]);
-        if (n == 3 && streq(w[0], "unsynced")) {
+        if (n == 3 && (streq(w[0], "unsynced") || streq(w[0], "synced"))) {
                 if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
                         return -EINVAL;
-                return handover_add_unsynced(h, dev, boot);
+                return streq(w[0], "synced") ? handover_add_synced(h, dev, boot)
+                                             : handover_add_unsynced(h, dev, boot);
         }
         return -EINVAL;
 }
@@ -204,6 +229,9 @@ int handover_format(const Handover *h, char **ret) {
         for (size_t i = 0; i < h->n_unsynced; i++)
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
+        for (size_t i = 0; i < h->n_synced; i++)
+                fprintf(f, "synced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->synced[i]),
+                        (uint64_t) h->synced_boottime[i]);
         if (h->unit_pass > 0)
                 fprintf(f, "unit %" PRIu64 " %s %s\n", (uint64_t) h->unit_pass, h->unit_boot_id,
                         h->unit_token);
@@ -251,7 +279,7 @@ int handover_save(int state_dir_fd, const Handover *h) {
         _cleanup_free_ char *text = NULL;
         int r;
 
-        if (h->n_stuck == 0 && h->n_unsynced == 0 && h->unit_pass == 0) {
+        if (h->n_stuck == 0 && h->n_unsynced == 0 && h->n_synced == 0 && h->unit_pass == 0) {
                 if (unlinkat(state_dir_fd, HANDOVER_FILE, 0) < 0 && errno != ENOENT)
                         return -errno;
                 return 0;

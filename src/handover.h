@@ -13,8 +13,12 @@
  *                                             outlives a boot must not block a group for good)
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
+ *   synced MAJ:MIN BOOTTIME                   a superblock the unit's pass synced: the late pass
+ *                                             leans on its record only for mounts it left out that
+ *                                             are listed (a mount made since the unit's pass is
+ *                                             not: review G, G1)
  *   unit BOOTTIME BOOT_ID TOKEN               the unit's pass ended with a complete view and wrote
- *                                             the "unsynced" lines above (none: it left nothing);
+ *                                             the "unsynced" and "synced" lines above;
  *                                             BOOT_ID (32 hex digits) is the boot it ran in, TOKEN
  *                                             (32 hex digits) the one it wrote to "unit-pass" as it
  *                                             started
@@ -70,6 +74,9 @@ typedef struct Handover {
         dev_t *unsynced;
         usec_t *unsynced_boottime;
         size_t n_unsynced;
+        dev_t *synced;
+        usec_t *synced_boottime;
+        size_t n_synced;
         usec_t unit_pass;      /* the "unit" line: CLOCK_BOOTTIME; 0 when there is none */
         char unit_boot_id[33]; /* ... its boot id */
         char unit_token[33];   /* ... and its pass's token (HANDOVER_UNIT_MARK_FILE) */
@@ -91,12 +98,16 @@ int handover_format(const Handover *h, char **ret);
 int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
                        const char *boot_id, const char *group);
 int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime);
-/* Forgets what the unit's pass left: the "unsynced" lines and the "unit" line. */
+int handover_add_synced(Handover *h, dev_t dev, usec_t boottime);
+/* Forgets what the unit's pass left: the "unsynced" and "synced" lines and the "unit" line. */
 void handover_clear_unsynced(Handover *h);
 void handover_clear_stuck(Handover *h);
 
 /* The live stuck worker of group, or NULL. */
 const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
+/* Whether the unit's pass saw dev: a "synced" or "unsynced" line of it no older than
+ * HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
+bool handover_unit_saw(const Handover *h, dev_t dev, usec_t now_boottime);
 /* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
 /* Sets the "unit" line (boot_id, token: 32 lowercase hex digits each, else -EINVAL). */

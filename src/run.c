@@ -293,6 +293,10 @@ static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTa
                         t->first_uncovered = i;
                 t->covered = false;
                 t->n_uncovered++;
+                /* Made since the unit's pass (a network or FUSE mount): not synced by it (review G,
+                 * G1), whatever its record says of the others. */
+                if (in->unit && !handover_unit_saw(in->unit, e->dev, in->now_boottime))
+                        t->unit_unseen = true;
         }
         return 0;
 }
@@ -450,6 +454,21 @@ bool run_earlier_hung(const Handover *h) {
                 if (h->stuck[i].hung)
                         return true;
         return false;
+}
+
+void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime) {
+        for (size_t i = 0; i < j->n_jobs; i++) {
+                bool listed = false;
+
+                if (j->jobs[i].outcome != OUTCOME_SYNCED && j->jobs[i].outcome != OUTCOME_COVERED)
+                        continue;
+                for (size_t k = 0; k < h->n_synced && !listed; k++)
+                        listed = h->synced[k] == j->jobs[i].dev;
+                /* Full: those beyond are not listed, and the late pass does not lean on the record
+                 * for them. */
+                if (!listed && handover_add_synced(h, j->jobs[i].dev, now_boottime) < 0)
+                        return;
+        }
 }
 
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime) {

@@ -100,6 +100,8 @@ typedef struct RunTally {
                                          * write (PlanEntry.uncovered, unless proven clean) */
         size_t n_uncovered;
         size_t first_uncovered; /* index in the plan (and the record) of the first one */
+        bool unit_unseen;       /* one of them the unit's pass did not see (RunInput.unit): its
+                                         * record does not stand for it */
         dev_t *left;            /* the superblocks left unsynced (deferred and skipped by rule
                                          * included), n_left */
         size_t n_left;
@@ -123,6 +125,9 @@ typedef struct RunInput {
         usec_t t_execute;         /* phase time of the executor */
         usec_t flushers_woken;    /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:
                                    * not woken */
+        const Handover *unit;     /* the late pass: what the unit's pass of this sleep listed as synced
+                                   * and unsynced (its record is fresh); NULL: none */
+        usec_t now_boottime;      /* CLOCK_BOOTTIME now, for unit's lines */
 } RunInput;
 
 /* The run record of the pass (every field but duration and t_record, which the caller sets when
@@ -141,6 +146,9 @@ bool run_earlier_hung(const Handover *h);
  * (and drops the "unit" line: the caller sets it); when the list is full its last entry becomes 0:0, a superblock no pass ever syncs, so the late
  * pass keeps the kernel's sync on. */
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime);
+/* Then lists the superblocks it synced (jobs synced or covered), as far as the list holds them: the
+ * late pass leans on the unit's record only for mounts it left out that the record lists. */
+void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime);
 /* The late pass: whether a fresh "unsynced" (or deferred) superblock of the unit's pass was neither
  * synced by it nor on a device it proved stuck (run_job_hung(), so after executor_check_stuck()). */
 bool run_unsynced_carried(const Handover *h, const RunJobs *j, usec_t now_boottime);

@@ -63,7 +63,7 @@ static bool handover_end_cycle(const char *state_dir) {
                                   state_dir);
         if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
                 return hook_was_down;
-        if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.unit_pass == 0))
+        if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.n_synced == 0 && h.unit_pass == 0))
                 return hook_was_down;
         handover_clear_unsynced(&h);
         if (handover_save(dir_fd, &h) < 0)
@@ -115,7 +115,7 @@ static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
         if (kept_for_no_unit_record(mode, f))
                 return "this pass left mounts out, and there is no record of the unit's pass of this sleep "
                        "that synced them (suspend-sync.service not enabled, it did not finish or saw only "
-                       "part, or a later sleep of suspend-then-hibernate)";
+                       "part, a later sleep of suspend-then-hibernate, or a mount made since it ran)";
         if (!f->covered)
                 return "this pass left mounts out, or writes may still follow it";
         if (f->records_on_disk)

@@ -541,6 +541,7 @@ static bool handover_update(Pass *p) {
         }
         if (pass_is_unit(p)) {
                 run_handover_unsynced(&p->ho, p->t.left, p->t.n_left, boot);
+                run_handover_synced(&p->ho, &p->j, boot);
                 /* Its record, for one late pass: only with a complete view (what it did not see,
                  * it did not sync, and listed nothing for). */
                 if (p->c.sample->complete && !p->t.gone)
@@ -637,6 +638,9 @@ static int pass_record(Pass *p) {
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
                 .flushers_woken = p->kicked_at,
+                /* the late pass: what the unit's pass of this sleep saw (p->ho as loaded) */
+                .unit = a->late && p->unit_pass ? &p->ho : NULL,
+                .now_boottime = now(CLOCK_BOOTTIME),
         };
         int r;
 
@@ -816,7 +820,7 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
-                f.unit_pass = p->unit_pass;
+                f.unit_pass = p->unit_pass && !p->t.unit_unseen;
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);

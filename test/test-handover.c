@@ -26,6 +26,7 @@ TEST(round_trip) {
         ASSERT_OK(handover_add_stuck(&h, 1234, 98765, true, 5000000, BOOT_ID, "7:3"));
         ASSERT_OK(handover_add_stuck(&h, 42, 1, false, 6000000, BOOT_ID, "owner:1000:1000:sb:0:55"));
         ASSERT_OK(handover_add_unsynced(&h, makedev(259, 1048575), 7000000));
+        ASSERT_OK(handover_add_synced(&h, makedev(0, 61), 7000000));
         ASSERT_OK(handover_set_unit_pass(&h, 7000001, "0123456789abcdef0123456789abcdef", TOKEN));
         ASSERT_OK(handover_format(&h, &text));
         ASSERT_OK(handover_parse(text, &back));
@@ -40,6 +41,9 @@ TEST(round_trip) {
         ASSERT_TRUE(!back.stuck[1].hung);
         ASSERT_EQ(back.n_unsynced, 1U);
         ASSERT_TRUE(back.unsynced[0] == makedev(259, 1048575));
+        ASSERT_EQ(back.n_synced, 1U);
+        ASSERT_TRUE(back.synced[0] == makedev(0, 61));
+        ASSERT_U64_EQ(back.synced_boottime[0], 7000000);
         ASSERT_U64_EQ(back.unit_pass, 7000001);
         ASSERT_STREQ(back.unit_boot_id, "0123456789abcdef0123456789abcdef");
         ASSERT_STREQ(back.unit_token, TOKEN);

@@ -82,8 +82,9 @@ static void bed_jobs(Bed *b) {
         ASSERT_OK(run_jobs_build(&b->plan, &b->sample, &b->ho, 10, 11, PROGRESS_HELD_STAT, &b->j));
 }
 
-/* Builds the record from the jobs as they are now (after bed_jobs() and hand-set results). */
-static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
+/* Builds the record from the jobs as they are now (after bed_jobs() and hand-set results); unit:
+ * the unit's pass's lines, for a late pass (NULL: none). */
+static void bed_record_unit(Bed *b, const bool *clean, const char *const *why, const Handover *unit) {
         RunInput in = {
                 .plan = &b->plan,
                 .sample = &b->sample,
@@ -97,11 +98,17 @@ static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
                 .deadline = 30,
                 .t_execute = 4,
                 .flushers_woken = b->flushers_woken,
+                .unit = unit,
+                .now_boottime = 100 * USEC_PER_MINUTE,
         };
 
         run_tally_done(&b->t);
         run_record_done(&b->rec);
         ASSERT_OK(run_record_build(&in, &b->rec, &b->t));
+}
+
+static void bed_record_with(Bed *b, const bool *clean, const char *const *why) {
+        bed_record_unit(b, clean, why, NULL);
 }
 
 static void bed_record(Bed *b) {
@@ -497,6 +504,58 @@ TEST(handover_inputs) {
         handover_done(&h);
 }
 
+/* Review G, G1: the unit's pass lists what it synced; the late pass leans on its record only for the
+ * mounts it left out that the record lists (synced or unsynced). A network mount made since the
+ * unit's pass is on neither list: its record does not stand for it. */
+TEST(unit_record_lists_what_it_saw) {
+        const usec_t boot = 100 * USEC_PER_MINUTE;
+        ExecJob jobs[4] = {
+                { .dev = makedev(0, 60), .outcome = OUTCOME_SYNCED },
+                { .dev = makedev(0, 60), .outcome = OUTCOME_SYNCED }, /* a second mount: listed once */
+                { .dev = makedev(8, 1), .outcome = OUTCOME_COVERED },
+                { .dev = makedev(8, 3), .outcome = OUTCOME_ERROR }, /* on the "unsynced" list */
+        };
+        RunJobs j = { .jobs = jobs, .n_jobs = 4 };
+        dev_t left[1] = { makedev(8, 3) };
+        Handover h = {};
+        Bed b;
+
+        run_handover_unsynced(&h, left, 1, boot);
+        run_handover_synced(&h, &j, boot);
+        ASSERT_EQ(h.n_synced, 2);
+        ASSERT_EQ(h.synced[0], makedev(0, 60));
+        ASSERT_EQ(h.synced[1], makedev(8, 1));
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(0, 60), boot + 1));
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(8, 3), boot + 1)); /* left unsynced: seen */
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 61), boot + 1));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), boot + HANDOVER_UNSYNCED_MAX_AGE + 1));
+
+        /* the late pass left out entry 2 (a network mount), dev 8:2 in the bed: not on the lists */
+        bed_init(&b, 1, 2);
+        b.entries[2].uncovered = true;
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record_unit(&b, NULL, NULL, &h);
+        ASSERT_TRUE(b.t.unit_unseen);
+        /* control: the unit's pass synced it */
+        ASSERT_OK(handover_add_synced(&h, makedev(8, 2), boot));
+        bed_record_unit(&b, NULL, NULL, &h);
+        ASSERT_TRUE(!b.t.unit_unseen);
+        /* control: no unit's record given (not a late pass): nothing said */
+        bed_record_unit(&b, NULL, NULL, NULL);
+        ASSERT_TRUE(!b.t.unit_unseen);
+        bed_done(&b);
+
+        /* a full list: what does not fit is not listed (the late pass keeps the kernel's sync on) */
+        handover_clear_unsynced(&h);
+        for (unsigned k = 0; k < HANDOVER_ENTRIES_MAX; k++)
+                ASSERT_OK(handover_add_synced(&h, makedev(1, k), boot));
+        run_handover_synced(&h, &j, boot);
+        ASSERT_EQ(h.n_synced, HANDOVER_ENTRIES_MAX);
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), boot + 1));
+        handover_done(&h);
+}
+
 /* Review finding (stop 26, F1): a superblock skipped by an Action=skip rule is synced by no pass,
  * so the unit's pass hands it to the late pass as unsynced; with the unit's record alone the late
  * pass would turn the kernel's sync off over it (off; auto with a hung device). */
@@ -786,6 +845,7 @@ int main(void) {
         RUN(hung_behind_group_worker);
         RUN(knob_facts_late_left_out);
         RUN(handover_inputs);
+        RUN(unit_record_lists_what_it_saw);
         RUN(handover_unsynced_full);
         RUN(skip_rule_handed_over);
         RUN(job_note);
