@@ -307,13 +307,20 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
         const ExecJob *job = &j->jobs[i];
 
         if (b) {
-                *ret_hung = b->hung;
+                /* job->hung: proven stuck then, and not seen to wake since (run_jobs_blocked_recheck()) */
+                *ret_hung = b->hung && job->hung;
                 return asprintf(
                                ret,
                                "%s: not started, worker %d of an earlier pass is still in the kernel on this "
                                "device%s",
-                               b->hung ? "hung" : "busy", (int) b->pid,
-                               b->hung ? "" : ": left to the kernel's sync") < 0
+                               *ret_hung ? "hung"
+                               : b->hung ? "woke up"
+                                         : "busy",
+                               (int) b->pid,
+                               *ret_hung ? ""
+                               : b->hung ? ", which completed I/O during this pass or cannot be watched now: "
+                                           "left to the kernel's sync"
+                                         : ": left to the kernel's sync") < 0
                                ? -ENOMEM
                                : 0;
         }
@@ -445,6 +452,13 @@ KnobFacts run_knob_facts(const RunTally *t, bool complete, bool late, bool carri
                 .complete = complete && !t->gone,
                 .covered = t->covered && late,
         };
+}
+
+bool run_jobs_blocked_recheck(RunJobs *j, size_t i, bool still_stuck) {
+        if (!j->blocked[i] || !j->jobs[i].hung || still_stuck)
+                return false;
+        j->jobs[i].hung = false;
+        return true;
 }
 
 bool run_earlier_hung(const Handover *h) {

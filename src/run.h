@@ -142,6 +142,14 @@ int run_record_build(const RunInput *in, RunRecord *ret, RunTally *ret_tally);
 KnobFacts run_knob_facts(const RunTally *t, bool complete, bool late, bool carried, bool earlier_hung);
 bool run_earlier_hung(const Handover *h);
 
+/* Review G, G7: job i, blocked by a worker of an earlier pass on a device proven stuck then, stays
+ * hung only when its device's completion counter was read before and after this pass's syncs and
+ * stood still (still_stuck): one that completes I/O now woke up (a spin-up longer than the proof
+ * window; the old worker writing a backlog), and one not watched now is not proven still stuck.
+ * Either way it ends a plain timeout, so its superblock counts as unsynced and the kernel's sync
+ * stays on. Returns whether it was hung and no longer is. */
+bool run_jobs_blocked_recheck(RunJobs *j, size_t i, bool still_stuck);
+
 /* The unit's pass replaces the handover's "unsynced" superblocks with the ones it left (t->left)
  * (and drops the "unit" line: the caller sets it); when the list is full its last entry becomes 0:0, a superblock no pass ever syncs, so the late
  * pass keeps the kernel's sync on. */

@@ -455,7 +455,25 @@ static void pass_defer_commit(Pass *p) {
                 log_debug("%zu superblock(s) left to the late pass.", n);
 }
 
+/* The completion counter of blocked job i's device (a worker of an earlier pass proved it stuck and
+ * is still there); false when it cannot be read. No look at held I/O (no bounded child). */
+static bool blocked_progress(const Pass *p, size_t i, uint64_t *ret) {
+        ProgressProbe probe = p->j.probes[i];
+        bool held;
+
+        probe.memo = NULL;
+        return progress_read(&probe, ret, &held) >= 0;
+}
+
+/* Reads the completion counters of the blocked jobs' devices (run_jobs_blocked_recheck()). */
+static void pass_blocked_read(const Pass *p, uint64_t *v, bool *known) {
+        for (size_t i = 0; i < p->j.n_jobs; i++)
+                known[i] = p->j.blocked[i] && p->j.jobs[i].hung && blocked_progress(p, i, &v[i]);
+}
+
 static int pass_execute(Pass *p) {
+        _cleanup_free_ uint64_t *before = NULL, *after = NULL;
+        _cleanup_free_ bool *known = NULL, *known_after = NULL;
         usec_t t0, reserve;
         int r;
 
@@ -468,6 +486,13 @@ static int pass_execute(Pass *p) {
                            &p->j);
         if (r < 0)
                 return log_oom();
+        before = calloc(MAX(p->j.n_jobs, 1), sizeof(uint64_t));
+        after = calloc(MAX(p->j.n_jobs, 1), sizeof(uint64_t));
+        known = calloc(MAX(p->j.n_jobs, 1), sizeof(bool));
+        known_after = calloc(MAX(p->j.n_jobs, 1), sizeof(bool));
+        if (!before || !after || !known || !known_after)
+                return log_oom();
+        pass_blocked_read(p, before, known);
 
         t0 = now(CLOCK_MONOTONIC);
         pass_writeback_first(p);
@@ -481,6 +506,13 @@ static int pass_execute(Pass *p) {
                 return log_error_errno(r, "Failed to start the sync workers: %m");
         run_jobs_collect(&p->j);
         p->t_execute = p->t_executed - t0;
+        pass_blocked_read(p, after, known_after);
+        for (size_t i = 0; i < p->j.n_jobs; i++)
+                if (run_jobs_blocked_recheck(&p->j, i, known[i] && known_after[i] && before[i] == after[i]))
+                        log_info("%s: the device proved stuck by an earlier pass %s; counted as not synced.",
+                                 p->c.plan->entries[i].mount_point,
+                                 known[i] && known_after[i] ? "completed I/O during this pass"
+                                                            : "cannot be watched now");
         return 0;
 }
 

@@ -310,6 +310,25 @@ TEST(hung_blocked_by_earlier_pass) {
                      "busy: not started, worker 4242 of an earlier pass is still in the "
                      "kernel on this device: left to the kernel's sync");
         bed_done(&b);
+
+        /* Review G, G7: proven stuck then, but its counter moved during this pass (or could not be
+         * read): it woke up, and the superblock is left to the kernel's sync, not hung. */
+        bed_init(&b, 2, 0);
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, BOOT_ID, "g1"));
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        ASSERT_TRUE(!run_jobs_blocked_recheck(&b.j, 0, false)); /* not blocked: untouched */
+        ASSERT_TRUE(!run_jobs_blocked_recheck(&b.j, 1, true));  /* still: still hung */
+        ASSERT_TRUE(run_job_hung(&b.j, 1));
+        ASSERT_TRUE(run_jobs_blocked_recheck(&b.j, 1, false));
+        ASSERT_TRUE(!run_job_hung(&b.j, 1));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_EQ(b.t.n_left, 1);
+        ASSERT_TRUE(!run_knob_facts(&b.t, true, true, false, false).hung);
+        ASSERT_TRUE(strstr(b.rec.mounts[1].reason, "woke up: not started, worker 4242"));
+        bed_done(&b);
 }
 
 /* Abandoned on a device proven stuck: hung while its worker is still stuck; a worker that exited
