@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,15 +81,27 @@ static int write_learned(const Args *a, int history_fd) {
         return r < 0 ? r : 0;
 }
 
+/* The answer of record-cycle's bounded children: two negative errnos (or counts), the first member
+ * of the userdata both sides share. */
+typedef int32_t ChildAnswer[2];
+
+static int answer_feed(const char *buf, size_t size, void *userdata) {
+        if (size < sizeof(ChildAnswer))
+                return 0;
+        memcpy(userdata, buf, sizeof(ChildAnswer));
+        return 1;
+}
+
 /* The history's part, in a bounded child: /var/lib may be on a server that stopped answering (an
  * NFS root), and the unit's ExecStopPost= or the daemon's post step would wait for it, holding up
  * the next sleep (review F, F3). */
 typedef struct HistoryWrite {
+        ChildAnswer answer; /* first: history_append()'s (> 0 recorded, 0 there already, negative
+                             * errno), then write_learned()'s */
         const Args *a;
         const CycleRecord *c;
-        int32_t answer[2]; /* history_append()'s (> 0 recorded, 0 there already, negative errno), then
-                            * write_learned()'s */
 } HistoryWrite;
+_Static_assert(offsetof(HistoryWrite, answer) == 0, "answer_feed() fills the first member");
 
 static int history_child(int pipe_fd, int keep_fd, void *userdata) {
         const HistoryWrite *x = userdata;
@@ -100,22 +113,13 @@ static int history_child(int pipe_fd, int keep_fd, void *userdata) {
         return loop_write(pipe_fd, answer, sizeof answer) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-static int history_feed(const char *buf, size_t size, void *userdata) {
-        HistoryWrite *x = userdata;
-
-        if (size < sizeof x->answer)
-                return 0;
-        memcpy(x->answer, buf, sizeof x->answer);
-        return 1;
-}
-
 static int write_history(const Args *a, const CycleRecord *c) {
         HistoryWrite x = { .a = a, .c = c };
         char ts[FORMAT_TIMESPAN_MAX];
         int r;
 
         r = bounded_child_run(AT_FDCWD, RECORD_CYCLE_HISTORY_TIMEOUT, sizeof x.answer, history_child,
-                              history_feed, &x);
+                              answer_feed, &x);
         if (r == -ETIMEDOUT)
                 return log_warning_errno(r,
                                          "History directory '%s' did not answer within %s (on a hung "
@@ -138,9 +142,11 @@ static int write_history(const Args *a, const CycleRecord *c) {
 
 /* The metrics write, in a bounded child: the directory may be on a hung server. */
 typedef struct TextfileWrite {
+        ChildAnswer answer; /* first: the negative errno of open() of the directory, then of the write;
+                             * 0: done */
         const char *dir, *text;
-        int32_t answer[2]; /* the negative errno of open() of the directory, then of the write; 0: done */
 } TextfileWrite;
+_Static_assert(offsetof(TextfileWrite, answer) == 0, "answer_feed() fills the first member");
 
 static int textfile_child(int pipe_fd, int keep_fd, void *userdata) {
         const TextfileWrite *x = userdata;
@@ -150,15 +156,6 @@ static int textfile_child(int pipe_fd, int keep_fd, void *userdata) {
         if (fd >= 0)
                 answer[1] = write_file_atomic_at(fd, METRICS_FILE_NAME, x->text, strlen(x->text));
         return loop_write(pipe_fd, answer, sizeof answer) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-static int textfile_feed(const char *buf, size_t size, void *userdata) {
-        TextfileWrite *x = userdata;
-
-        if (size < sizeof x->answer)
-                return 0;
-        memcpy(x->answer, buf, sizeof x->answer);
-        return 1;
 }
 
 /* [Metrics] TextfileDirectory=: written only when the directory exists. */
@@ -180,7 +177,7 @@ static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles
                 return log_oom();
         x.text = text;
         r = bounded_child_run(AT_FDCWD, RECORD_CYCLE_TEXTFILE_TIMEOUT, sizeof x.answer, textfile_child,
-                              textfile_feed, &x);
+                              answer_feed, &x);
         if (r == -ETIMEDOUT)
                 return log_warning_errno(
                         r,

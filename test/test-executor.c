@@ -1095,8 +1095,11 @@ static void mount_id_reused_child(const char *base) {
         _exit(0);
 }
 
-TEST(mount_id_reused) {
-        char dir[] = "/tmp/test-executor-reuse.XXXXXX", cmd[128];
+/* Runs child(dir) in a child process with a fresh directory under /tmp (the child makes a mount
+ * namespace of its own there), as root on a root that is a mount point; skips otherwise. The child
+ * exits 0, or EXIT_TEST_SKIP with its reason printed. */
+static void in_namespace_child(const char *name, void (*child)(const char *dir)) {
+        char dir[PATH_MAX], cmd[PATH_MAX + 16];
         pid_t pid;
         int status;
 
@@ -1108,17 +1111,22 @@ TEST(mount_id_reused) {
                 test_skip("%s", ROOT_NOT_MOUNT_POINT_REASON);
                 return;
         }
+        snprintf(dir, sizeof dir, "/tmp/test-executor-%s.XXXXXX", name);
         ASSERT_TRUE(mkdtemp(dir));
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)
-                mount_id_reused_child(dir);
+                child(dir);
         ASSERT_EQ(waitpid(pid, &status, 0), pid);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         ASSERT_EQ(system(cmd), 0);
         ASSERT_TRUE(WIFEXITED(status));
         if (!test_child_skipped(status))
                 ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(mount_id_reused) {
+        in_namespace_child("reuse", mount_id_reused_child);
 }
 
 /* Overlays: covered (OUTCOME_COVERED, EALREADY) only when their upperdir lies on the expected superblock. */
@@ -1258,27 +1266,7 @@ static void long_path_child(const char *dir) {
 }
 
 TEST(long_path) {
-        char dir[] = "/tmp/test-executor-long.XXXXXX";
-        pid_t pid;
-        int status;
-
-        if (geteuid() != 0) {
-                test_skip("needs root (mount namespace)");
-                return;
-        }
-        if (!root_is_mount_point()) {
-                test_skip("%s", ROOT_NOT_MOUNT_POINT_REASON);
-                return;
-        }
-        ASSERT_TRUE(mkdtemp(dir));
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0)
-                long_path_child(dir);
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        ASSERT_OK(rmdir(dir));
-        ASSERT_TRUE(WIFEXITED(status));
-        ASSERT_EQ(WEXITSTATUS(status), 0);
+        in_namespace_child("long", long_path_child);
 }
 
 /* FUSE without allow_other (issue 9 case 6): the worker walks to the path as root, then becomes the
