@@ -84,9 +84,10 @@ ss() {
 }
 
 # ss_unit_pass_record [-a] [OFFSET_US [BOOT_ID]]: the handover as the unit's pass of this sleep
-# leaves it when it left nothing unsynced (handover.h: a "unit" line of this boot, now + OFFSET_US,
-# with the token the pass wrote to the state directory's "unit-pass" as it started): a late pass run
-# alone, as if that pass had run. -a: the line added to the handover as it is.
+# leaves it when it synced every superblock of our mount table and left nothing unsynced (handover.h:
+# a "synced" line for each, and a "unit" line of this boot, now + OFFSET_US, with the token the pass
+# wrote to the state directory's "unit-pass" as it started): a late pass run alone, as if that pass
+# had run. -a: the lines added to the handover as it is.
 ss_unit_pass_record() {
         local now boot up _ append=0 token
         [[ ${1:-} == -a ]] && { append=1; shift; }
@@ -95,12 +96,12 @@ ss_unit_pass_record() {
         boot=${2:-$(tr -d '\n-' </proc/sys/kernel/random/boot_id)}
         token=$(tr -d '\n-' </proc/sys/kernel/random/uuid)
         printf '%s\n' "$token" >"$SS_STATE/unit-pass"
-        if ((append)); then
-                printf 'unit %s %s %s\n' "$((now + ${1:-0}))" "$boot" "$token" >>"$SS_STATE/handover"
-        else
-                printf '# suspend-sync handover v1\nunit %s %s %s\n' "$((now + ${1:-0}))" "$boot" "$token" \
-                        >"$SS_STATE/handover"
-        fi
+        ((append)) || printf '# suspend-sync handover v1\n' >"$SS_STATE/handover"
+        # what it synced: every superblock our mount table shows (the late pass leans on the record
+        # only for the mounts it leaves out that the record lists, handover.h)
+        awk -v t="$((now + ${1:-0}))" '!seen[$3]++ { print "synced " $3 " " t }' /proc/self/mountinfo \
+                >>"$SS_STATE/handover"
+        printf 'unit %s %s %s\n' "$((now + ${1:-0}))" "$boot" "$token" >>"$SS_STATE/handover"
 }
 
 # ss_partitioned_disk MNT: a 96 MiB loop disk (its file on tmpfs) with two partitions, an ext4 on
