@@ -197,7 +197,9 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
                 if (++n > EVIDENCE_BDIS_MAX)
                         return -E2BIG;
                 kind = bdi_name_kind(de->d_name, &dev, type);
-                if (kind == BDI_NAME_TYPE) { /* every one counted, known or not */
+                /* mtd-0: the MTD core's own bdi (mtd_bdi_init()), no superblock's of a type "mtd";
+                 * not counted, but its lists still checked below (jffs2 writes back through it) */
+                if (kind == BDI_NAME_TYPE && !streq(type, "mtd")) { /* every one counted, known or not */
                         for (i = 0; i < n_by_type; i++)
                                 if (streq(by_type[i].type, type))
                                         break;
