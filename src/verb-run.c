@@ -264,6 +264,25 @@ static int pass_lock_wait(Pass *p) {
         return 0;
 }
 
+/* A late pass refused the lock (a manual run holds it) cannot put a leftover knob record back, which
+ * would race the holder between its record and its write (review H, H4). It turns the kernel's sync
+ * on when a record says ours changed it, and leaves the record: a later decision of the holder is its
+ * own, and the next restore puts the original back. */
+static void pass_refused_knob(const Pass *p) {
+        _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
+        int value;
+
+        if (!touches_knob(p->a) || !p->a->late)
+                return;
+        sysfs_fd = open(p->a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dir_fd = open(p->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sysfs_fd < 0 || dir_fd < 0 || knob_record_read(dir_fd, &value) == -ENOENT)
+                return;
+        if (knob_write(sysfs_fd, KNOB_SAFE_VALUE) >= 0)
+                log_notice("Set /sys/power/sync_on_suspend to 1: a change of ours is recorded, and this pass "
+                           "could not take the lock to put it back.");
+}
+
 static int pass_lock(Pass *p) {
         const char *dir = p->a->state_dir;
         bool is_tmpfs = true;
@@ -276,9 +295,11 @@ static int pass_lock(Pass *p) {
          * while logind waits, and refuses at once as before. */
         if (r == -EBUSY && pass_is_unit(p) && !isempty(p->a->invocation_id))
                 r = pass_lock_wait(p);
-        if (r == -EBUSY)
+        if (r == -EBUSY) {
+                pass_refused_knob(p);
                 return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
                                        dir);
+        }
         if (r < 0)
                 /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
                 log_warning_errno(r, "Cannot lock state directory '%s', the run will not be recorded: %m",
@@ -357,8 +378,8 @@ static int pass_prepare(Pass *p) {
          * late pass changes it: a sleep that does not happen after the unit's pass (cancelled, or
          * this unit's failure failed sleep.target) must find it untouched. The late pass puts it
          * back too (review G, G8): it decides afresh at its end, and should it end before (an
-         * error, the lock refused), a 0 left from an earlier sleep whose restore never ran must not
-         * stand for this one, in which no pass of ours ran before it. */
+         * error), a 0 left from an earlier sleep whose restore never ran must not stand for this
+         * one, in which no pass of ours ran before it. (The lock refused: pass_refused_knob().) */
         if (touches_knob(a)) {
                 _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)

@@ -217,6 +217,23 @@ TEST(late_pass_restores_leftover_knob) {
         ASSERT_TRUE(verb_run(&a, NULL, &code, NULL) < 0);
         ASSERT_EQ(knob_value(), 1);
         ASSERT_TRUE(access(path, F_OK) < 0 && errno == ENOENT);
+
+        /* Review H, H4: the lock refused (a manual run holds it): the kernel's sync goes on, the
+         * record stays for the holder and the next restore. */
+        {
+                char knob[160];
+                int lock_fd = -EBADF;
+
+                snprintf(knob, sizeof knob, "%s/power/sync_on_suspend", sysfs);
+                write_text(knob, "0\n");
+                write_text(path, "1\n");
+                ASSERT_OK(state_lock(state_dir, &lock_fd));
+                a = late_args(config);
+                ASSERT_ERR(verb_run(&a, NULL, &code, NULL), EBUSY);
+                safe_close(lock_fd);
+                ASSERT_EQ(knob_value(), 1);
+                ASSERT_OK(access(path, F_OK));
+        }
         knob_reset();
 }
 
