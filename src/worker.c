@@ -319,7 +319,7 @@ static int mount_is_planned(const ExecJob *job, int fd) {
 
 int worker_sync_one(const ExecJob *job, void *userdata) {
         _cleanup_close_ int flush_fd = -EBADF;
-        int fd, r = 0;
+        int fd, planned = 1, r = 0;
 
         if (job->covered_if_path && covered(job))
                 return -EALREADY;
@@ -330,12 +330,13 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
 
         /* The path must still lead to the mount that was planned: another mount may have been put
          * on top of it, or it may have been unmounted (and another mounted there), since the mount
-         * table was read. Unknown: an error, and the superblock counts as not synced. */
+         * table was read. Unknown: synced all the same (most likely it is the one), but reported as
+         * an error, so the superblock counts as not synced (review H, H5). */
         if (job->mount_id > 0) {
-                r = mount_is_planned(job, fd);
-                if (r <= 0) {
+                planned = mount_is_planned(job, fd);
+                if (planned == 0) {
                         safe_close(fd);
-                        return r == 0 ? not_reached(job, -ESTALE) : r;
+                        return not_reached(job, -ESTALE);
                 }
         }
 
@@ -347,7 +348,7 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
         if (r >= 0 && job->flush != FS_FLUSH_NONE)
                 r = flush_after_syncfs(job, fd, TAKE_FD(flush_fd));
         safe_close(fd);
-        return r;
+        return r >= 0 && planned < 0 ? planned : r;
 }
 
 /* --- the worker process (after fork; no sd-event, no allocation) --- */
