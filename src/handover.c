@@ -111,6 +111,11 @@ void handover_clear_unsynced(Handover *h) {
         memset(h->unit_token, 0, sizeof h->unit_token);
 }
 
+void handover_set_stuck_progress(Handover *h, size_t i, uint64_t progress) {
+        h->stuck[i].progress = progress;
+        h->stuck[i].progress_known = true;
+}
+
 void handover_clear_stuck(Handover *h) {
         for (size_t i = 0; i < h->n_stuck; i++)
                 free(h->stuck[i].group);
@@ -163,20 +168,27 @@ bool handover_unit_pass_fresh(const Handover *h, usec_t now_boottime, const char
 
 static int parse_line(Handover *h, const char *line) {
         _cleanup_strv_free_ char **w = NULL;
-        int n = strv_split_words(line, 7, &w);
+        int n = strv_split_words(line, 8, &w);
         uint64_t pid, start, hung, boot;
         dev_t dev;
 
         if (n == -ENOMEM)
                 return n;
 
-        /* (a line without the boot id, as written before it was added, is malformed: dropped) */
-        if (n == 7 && streq(w[0], "stuck")) {
+        /* (a line without the boot id, as written before it was added, is malformed: dropped; one
+         * without the counter, as written before it was, has none: not proven still stuck) */
+        if ((n == 7 || n == 8) && streq(w[0], "stuck")) {
+                uint64_t progress = 0;
+                int r;
+
                 if (safe_atou64(w[1], &pid) < 0 || pid == 0 || pid > INT32_MAX ||
                     safe_atou64(w[2], &start) < 0 || safe_atou64(w[3], &hung) < 0 || hung > 1 ||
-                    safe_atou64(w[4], &boot) < 0)
+                    safe_atou64(w[4], &boot) < 0 || (n == 8 && safe_atou64(w[7], &progress) < 0))
                         return -EINVAL;
-                return handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5], w[6]);
+                r = handover_add_stuck(h, (pid_t) pid, start, hung, boot, w[5], w[6]);
+                if (r >= 0 && n == 8)
+                        handover_set_stuck_progress(h, h->n_stuck - 1, progress);
+                return r;
         }
         /* (likewise a "unit" line without the token) */
         if (n == 4 && streq(w[0], "unit"))
@@ -221,11 +233,16 @@ int handover_format(const Handover *h, char **ret) {
         if (!f)
                 return -ENOMEM;
         fputs(HANDOVER_HEADER, f);
-        for (size_t i = 0; i < h->n_stuck; i++)
-                if (h->stuck[i].pid > 0 && group_valid(h->stuck[i].group))
-                        fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s %s\n", (int) h->stuck[i].pid,
-                                h->stuck[i].start_time, h->stuck[i].hung, (uint64_t) h->stuck[i].boottime,
-                                h->stuck[i].boot_id, h->stuck[i].group);
+        for (size_t i = 0; i < h->n_stuck; i++) {
+                if (h->stuck[i].pid <= 0 || !group_valid(h->stuck[i].group))
+                        continue;
+                fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s %s", (int) h->stuck[i].pid,
+                        h->stuck[i].start_time, h->stuck[i].hung, (uint64_t) h->stuck[i].boottime,
+                        h->stuck[i].boot_id, h->stuck[i].group);
+                if (h->stuck[i].progress_known)
+                        fprintf(f, " %" PRIu64, h->stuck[i].progress);
+                fputc('\n', f);
+        }
         for (size_t i = 0; i < h->n_unsynced; i++)
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);

@@ -4,13 +4,16 @@
 /*
  * Handover: what one pass leaves for the next, in the state directory (tmpfs) file "handover".
  *
- *   stuck PID STARTTIME HUNG BOOTTIME BOOT_ID GROUP
+ *   stuck PID STARTTIME HUNG BOOTTIME BOOT_ID GROUP [PROGRESS]
  *                                             a worker abandoned in the kernel (D state) on the
  *                                             device group GROUP; STARTTIME is field 22 of
  *                                             /proc/PID/stat (so a reused pid is not taken for it),
  *                                             HUNG 1 when its device was proven stuck, BOOT_ID the
  *                                             boot it was abandoned in (a state directory that
- *                                             outlives a boot must not block a group for good)
+ *                                             outlives a boot must not block a group for good);
+ *                                             PROGRESS the device's completion counter then
+ *                                             (progress.h), when it could be read: a later pass
+ *                                             counts it hung only while it stands still
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
  *   synced MAJ:MIN BOOTTIME                   a superblock the unit's pass synced: the late pass
@@ -66,6 +69,8 @@ typedef struct StuckWorker {
         usec_t boottime;     /* when it was recorded */
         char boot_id[33];    /* of the boot it was recorded in */
         char *group;         /* device group (Superblock.group): printable, no blanks */
+        uint64_t progress;   /* the device's completion counter when recorded, if progress_known */
+        bool progress_known;
 } StuckWorker;
 
 typedef struct Handover {
@@ -102,6 +107,8 @@ int handover_add_synced(Handover *h, dev_t dev, usec_t boottime);
 /* Forgets what the unit's pass left: the "unsynced" and "synced" lines and the "unit" line. */
 void handover_clear_unsynced(Handover *h);
 void handover_clear_stuck(Handover *h);
+/* The completion counter of stuck worker i's device as it is recorded (StuckWorker.progress). */
+void handover_set_stuck_progress(Handover *h, size_t i, uint64_t progress);
 
 /* The live stuck worker of group, or NULL. */
 const StuckWorker *handover_find_stuck(const Handover *h, const char *group);

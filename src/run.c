@@ -318,9 +318,10 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
                                          : "busy",
                                (int) b->pid,
                                *ret_hung ? ""
-                               : b->hung ? ", which completed I/O during this pass or cannot be watched now: "
-                                           "left to the kernel's sync"
-                                         : ": left to the kernel's sync") < 0
+                               : b->hung
+                                       ? ", which completed I/O since it was proven stuck, or cannot be watched now: "
+                                         "left to the kernel's sync"
+                                       : ": left to the kernel's sync") < 0
                                ? -ENOMEM
                                : 0;
         }

@@ -528,12 +528,18 @@ static int pass_execute(Pass *p) {
         run_jobs_collect(&p->j);
         p->t_execute = p->t_executed - t0;
         pass_blocked_read(p, after, known_after);
-        for (size_t i = 0; i < p->j.n_jobs; i++)
-                if (run_jobs_blocked_recheck(&p->j, i, known[i] && known_after[i] && before[i] == after[i]))
+        for (size_t i = 0; i < p->j.n_jobs; i++) {
+                const StuckWorker *b = p->j.blocked[i];
+                /* still since the earlier pass proved it stuck (review H, H2: this pass alone may last
+                 * a few ms), and over this pass */
+                bool watched = b && b->progress_known && known[i] && known_after[i];
+
+                if (run_jobs_blocked_recheck(&p->j, i,
+                                             watched && b->progress == before[i] && before[i] == after[i]))
                         log_info("%s: the device proved stuck by an earlier pass %s; counted as not synced.",
                                  p->c.plan->entries[i].mount_point,
-                                 known[i] && known_after[i] ? "completed I/O during this pass"
-                                                            : "cannot be watched now");
+                                 watched ? "completed I/O since" : "cannot be watched now");
+        }
         return 0;
 }
 
@@ -576,6 +582,7 @@ static void log_mount_outcomes(const Pass *p) {
 static bool handover_update(Pass *p) {
         usec_t boot = now(CLOCK_BOOTTIME);
         ExecJob *jobs = p->j.jobs;
+        uint64_t progress;
         int r;
 
         executor_check_stuck(jobs, p->j.n_jobs);
@@ -588,6 +595,9 @@ static bool handover_update(Pass *p) {
                         continue;
                 r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot, p->boot_id,
                                        jobs[i].group);
+                /* its device's counter now, proven still: a later pass compares (pass_execute()) */
+                if (r >= 0 && jobs[i].hung && blocked_progress(p, i, &progress))
+                        handover_set_stuck_progress(&p->ho, p->ho.n_stuck - 1, progress);
                 if (r < 0)
                         log_debug("Cannot list worker " PID_FMT " as stuck (%s), ignoring.",
                                   jobs[i].abandoned_pid, strerror(-r));

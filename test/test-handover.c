@@ -24,6 +24,7 @@ TEST(round_trip) {
         _cleanup_free_ char *text = NULL, *text2 = NULL;
 
         ASSERT_OK(handover_add_stuck(&h, 1234, 98765, true, 5000000, BOOT_ID, "7:3"));
+        handover_set_stuck_progress(&h, 0, 18446744073709551615ULL);
         ASSERT_OK(handover_add_stuck(&h, 42, 1, false, 6000000, BOOT_ID, "owner:1000:1000:sb:0:55"));
         ASSERT_OK(handover_add_unsynced(&h, makedev(259, 1048575), 7000000));
         ASSERT_OK(handover_add_synced(&h, makedev(0, 61), 7000000));
@@ -39,6 +40,10 @@ TEST(round_trip) {
         ASSERT_STREQ(back.stuck[0].group, "7:3");
         ASSERT_STREQ(back.stuck[0].boot_id, BOOT_ID);
         ASSERT_TRUE(!back.stuck[1].hung);
+        /* the device's counter when proven stuck (review H, H2): kept, or none */
+        ASSERT_TRUE(back.stuck[0].progress_known);
+        ASSERT_U64_EQ(back.stuck[0].progress, 18446744073709551615ULL);
+        ASSERT_TRUE(!back.stuck[1].progress_known);
         ASSERT_EQ(back.n_unsynced, 1U);
         ASSERT_TRUE(back.unsynced[0] == makedev(259, 1048575));
         ASSERT_EQ(back.n_synced, 1U);
@@ -74,6 +79,8 @@ TEST(bad_input) {
                                  "stuck -5 34 1 56 " BOOT_ID " 7:3\n"
                                  "stuck 12 34 1 56 " BOOT_ID "\n" /* no group */
                                  "stuck 12 34 1 56 " BOOT_ID " 7:3 extra\n"
+                                 "stuck 12 34 1 56 " BOOT_ID " 7:3 -1\n"  /* not a counter */
+                                 "stuck 12 34 1 56 " BOOT_ID " 7:3 1 2\n" /* one word too many */
                                  "stuck 12 34 1 56 7:3\n" /* no boot id (written before it was) */
                                  "stuck 12 34 1 56 0123456789ABCDEF 7:3\n" /* not a boot id */
                                  "unsynced 8:1 99\n"
@@ -95,7 +102,8 @@ TEST(bad_input) {
         ASSERT_STREQ(h.stuck[1].group, "8:0");
         ASSERT_EQ(h.n_unsynced, 1U);
         ASSERT_U64_EQ(h.unit_pass, 0);
-        ASSERT_EQ(h.n_bad, 19U);
+        ASSERT_EQ(h.n_bad, 21U);
+        ASSERT_TRUE(!h.stuck[0].progress_known); /* written before the counter was */
 }
 
 TEST(bounded) {

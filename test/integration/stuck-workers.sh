@@ -27,8 +27,8 @@ ss --trigger=unit run
 ss status --json=short >"$status"
 pid1=$(ss_mount_field "$status" "$hung" abandoned_pid)
 [[ $pid1 =~ ^[1-9][0-9]*$ ]] || fail "pass 1: no abandoned worker reported ($pid1)"
-grep -Eq "^stuck $pid1 [0-9]+ 1 [0-9]+ $(tr -d - </proc/sys/kernel/random/boot_id) [^ ]+$" "$SS_STATE/handover" ||
-        fail "pass 1: worker $pid1 not handed over as hung: $(cat "$SS_STATE/handover" 2>&1)"
+grep -Eq "^stuck $pid1 [0-9]+ 1 [0-9]+ $(tr -d - </proc/sys/kernel/random/boot_id) [^ ]+ [0-9]+$" "$SS_STATE/handover" ||
+        fail "pass 1: worker $pid1 not handed over as hung with its device's counter: $(cat "$SS_STATE/handover" 2>&1)"
 echo "pass 1: worker $pid1 abandoned: $(ss_mount_field "$status" "$hung" reason)"
 
 # Pass 2 (the late pass of the same sleep, or the next sleep): no second worker on that device.
@@ -42,6 +42,22 @@ echo "pass 2: hung mount: $(ss_mount_field "$status" "$hung" outcome), worker '$
 [[ $reason2 == "hung: not started, worker $pid1 of an earlier pass"* ]] || fail "pass 2 reason: $reason2"
 [[ $(ss_mount_field "$status" "$(stack_mnt good)" outcome) == synced ]] || fail "pass 2: the healthy mount was not synced"
 [[ $(grep -c '^stuck ' "$SS_STATE/handover") == 1 ]] || fail "pass 2: handover: $(cat "$SS_STATE/handover")"
+
+# Review H, H2 (G7): the device's completion counter is recorded with the stuck worker, and a later
+# pass counts the device hung only while it still reads the same. Here the recorded value is made
+# another, as if the disk had completed I/O since the proof (it woke, the old worker writing a
+# backlog): the mount is a plain timeout, left to the kernel's sync, and no second worker starts.
+counter=$(awk -v p="$pid1" '$1 == "stuck" && $2 == p { print $8 }' "$SS_STATE/handover")
+[[ $counter =~ ^[0-9]+$ ]] || fail "pass 2: no counter recorded for worker $pid1"
+sed -i -E "s/^(stuck $pid1 .*) [0-9]+$/\1 $((counter + 1))/" "$SS_STATE/handover"
+ss --trigger=unit run 2>"$SS_TMP/woke.log" || true
+ss status --json=short >"$status"
+reason2b=$(ss_mount_field "$status" "$hung" reason)
+echo "pass 2b (counter moved since the proof): $reason2b"
+[[ $reason2b == "woke up: not started, worker $pid1 of an earlier pass"* ]] || fail "pass 2b reason: $reason2b"
+grep -q "completed I/O since; counted as not synced" "$SS_TMP/woke.log" || fail "pass 2b said nothing: $(cat "$SS_TMP/woke.log")"
+pid2b=$(ss_mount_field "$status" "$hung" abandoned_pid)
+[[ $pid2b == 0 || $pid2b == null ]] || fail "pass 2b started another worker ($pid2b)"
 
 # The device comes back: the worker ends, the next pass syncs and forgets it.
 stack_ctl hung resume >/dev/null
