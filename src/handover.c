@@ -31,6 +31,7 @@ void handover_done(Handover *h) {
         free(h->unsynced_boottime);
         free(h->synced);
         free(h->synced_boottime);
+        free(h->synced_mount);
         *h = (Handover) {};
 }
 
@@ -95,7 +96,16 @@ int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime) {
         return devs_add(&h->unsynced, &h->unsynced_boottime, &h->n_unsynced, dev, boottime);
 }
 
-int handover_add_synced(Handover *h, dev_t dev, usec_t boottime) {
+int handover_add_synced(Handover *h, dev_t dev, uint64_t mount_id, usec_t boottime) {
+        uint64_t *m;
+
+        if (h->n_synced >= HANDOVER_ENTRIES_MAX)
+                return -E2BIG;
+        m = reallocarray(h->synced_mount, h->n_synced + 1, sizeof(uint64_t));
+        if (!m)
+                return -ENOMEM;
+        h->synced_mount = m;
+        m[h->n_synced] = mount_id;
         return devs_add(&h->synced, &h->synced_boottime, &h->n_synced, dev, boottime);
 }
 
@@ -105,6 +115,7 @@ void handover_clear_unsynced(Handover *h) {
         h->n_unsynced = 0;
         h->synced = mfree(h->synced);
         h->synced_boottime = mfree(h->synced_boottime);
+        h->synced_mount = mfree(h->synced_mount);
         h->n_synced = 0;
         h->unit_pass = 0;
         memset(h->unit_boot_id, 0, sizeof h->unit_boot_id);
@@ -141,9 +152,20 @@ bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime) {
         return fresh(h->unsynced_boottime[i], now_boottime);
 }
 
-bool handover_unit_saw(const Handover *h, dev_t dev, usec_t now_boottime) {
+static bool mount_among(uint64_t id, const uint64_t *ids, size_t n) {
+        if (id == 0)
+                return true;
+        for (size_t i = 0; i < n; i++)
+                if (ids[i] == id)
+                        return true;
+        return false;
+}
+
+bool handover_unit_saw(const Handover *h, dev_t dev, const uint64_t *mount_ids, size_t n_mount_ids,
+                       usec_t now_boottime) {
         for (size_t i = 0; i < h->n_synced; i++)
-                if (h->synced[i] == dev && fresh(h->synced_boottime[i], now_boottime))
+                if (h->synced[i] == dev && fresh(h->synced_boottime[i], now_boottime) &&
+                    mount_among(h->synced_mount[i], mount_ids, n_mount_ids))
                         return true;
         for (size_t i = 0; i < h->n_unsynced; i++)
                 if (h->unsynced[i] == dev && fresh(h->unsynced_boottime[i], now_boottime))
@@ -193,11 +215,18 @@ static int parse_line(Handover *h, const char *line) {
         /* (likewise a "unit" line without the token) */
         if (n == 4 && streq(w[0], "unit"))
                 return safe_atou64(w[1], &boot) < 0 ? -EINVAL : handover_set_unit_pass(h, boot, w[2], w[3]);
-        if (n == 3 && (streq(w[0], "unsynced") || streq(w[0], "synced"))) {
+        if (n == 3 && streq(w[0], "unsynced")) {
                 if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0)
                         return -EINVAL;
-                return streq(w[0], "synced") ? handover_add_synced(h, dev, boot)
-                                             : handover_add_unsynced(h, dev, boot);
+                return handover_add_unsynced(h, dev, boot);
+        }
+        if ((n == 3 || n == 4) && streq(w[0], "synced")) {
+                uint64_t mount_id = 0;
+
+                if (parse_devnum(w[1], &dev) < 0 || safe_atou64(w[2], &boot) < 0 ||
+                    (n == 4 && (safe_atou64(w[3], &mount_id) < 0 || mount_id == 0)))
+                        return -EINVAL;
+                return handover_add_synced(h, dev, mount_id, boot);
         }
         return -EINVAL;
 }
@@ -246,9 +275,13 @@ int handover_format(const Handover *h, char **ret) {
         for (size_t i = 0; i < h->n_unsynced; i++)
                 fprintf(f, "unsynced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->unsynced[i]),
                         (uint64_t) h->unsynced_boottime[i]);
-        for (size_t i = 0; i < h->n_synced; i++)
-                fprintf(f, "synced %s %" PRIu64 "\n", FORMAT_DEVNUM(h->synced[i]),
+        for (size_t i = 0; i < h->n_synced; i++) {
+                fprintf(f, "synced %s %" PRIu64, FORMAT_DEVNUM(h->synced[i]),
                         (uint64_t) h->synced_boottime[i]);
+                if (h->synced_mount[i] != 0)
+                        fprintf(f, " %" PRIu64, h->synced_mount[i]);
+                fputc('\n', f);
+        }
         if (h->unit_pass > 0)
                 fprintf(f, "unit %" PRIu64 " %s %s\n", (uint64_t) h->unit_pass, h->unit_boot_id,
                         h->unit_token);

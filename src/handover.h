@@ -16,10 +16,14 @@
  *                                             counts it hung only while it stands still
  *   unsynced MAJ:MIN BOOTTIME                 a superblock the unit's pass left unsynced (error,
  *                                             timeout without proof of a hang, not started)
- *   synced MAJ:MIN BOOTTIME                   a superblock the unit's pass synced: the late pass
- *                                             leans on its record only for mounts it left out that
- *                                             are listed (a mount made since the unit's pass is
- *                                             not: review G, G1)
+ *   synced MAJ:MIN BOOTTIME [MOUNT]           a superblock the unit's pass synced, through the
+ *                                             mount of that never reused id (listmount; none: not
+ *                                             known): the late pass leans on its record only for
+ *                                             mounts it left out that are listed (a mount made
+ *                                             since the unit's pass is not: review G, G1), and with
+ *                                             MOUNT only while that mount is one of the
+ *                                             superblock's (a device number given to another
+ *                                             filesystem since: review H, H3)
  *   unit BOOTTIME BOOT_ID TOKEN               the unit's pass ended with a complete view and wrote
  *                                             the "unsynced" and "synced" lines above;
  *                                             BOOT_ID (32 hex digits) is the boot it ran in, TOKEN
@@ -81,6 +85,7 @@ typedef struct Handover {
         size_t n_unsynced;
         dev_t *synced;
         usec_t *synced_boottime;
+        uint64_t *synced_mount; /* 0: not known */
         size_t n_synced;
         usec_t unit_pass;      /* the "unit" line: CLOCK_BOOTTIME; 0 when there is none */
         char unit_boot_id[33]; /* ... its boot id */
@@ -103,7 +108,7 @@ int handover_format(const Handover *h, char **ret);
 int handover_add_stuck(Handover *h, pid_t pid, uint64_t start_time, bool hung, usec_t boottime,
                        const char *boot_id, const char *group);
 int handover_add_unsynced(Handover *h, dev_t dev, usec_t boottime);
-int handover_add_synced(Handover *h, dev_t dev, usec_t boottime);
+int handover_add_synced(Handover *h, dev_t dev, uint64_t mount_id, usec_t boottime);
 /* Forgets what the unit's pass left: the "unsynced" and "synced" lines and the "unit" line. */
 void handover_clear_unsynced(Handover *h);
 void handover_clear_stuck(Handover *h);
@@ -112,9 +117,11 @@ void handover_set_stuck_progress(Handover *h, size_t i, uint64_t progress);
 
 /* The live stuck worker of group, or NULL. */
 const StuckWorker *handover_find_stuck(const Handover *h, const char *group);
-/* Whether the unit's pass saw dev: a "synced" or "unsynced" line of it no older than
- * HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
-bool handover_unit_saw(const Handover *h, dev_t dev, usec_t now_boottime);
+/* Whether the unit's pass saw dev: an "unsynced" line of it, or a "synced" one whose mount is not
+ * known or is among mount_ids (the never reused ids of the superblock's mounts now, 0 for none
+ * known), no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
+bool handover_unit_saw(const Handover *h, dev_t dev, const uint64_t *mount_ids, size_t n_mount_ids,
+                       usec_t now_boottime);
 /* Whether dev has an "unsynced" line no older than HANDOVER_UNSYNCED_MAX_AGE at boottime now. */
 bool handover_unsynced_fresh(const Handover *h, size_t i, usec_t now_boottime);
 /* Sets the "unit" line (boot_id, token: 32 lowercase hex digits each, else -EINVAL). */

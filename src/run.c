@@ -260,6 +260,20 @@ static void left_unsynced(RunTally *t, dev_t dev) {
         t->left[t->n_left++] = dev;
 }
 
+/* Whether the unit's pass of this sleep saw the superblock of e: its device on its lists, through a
+ * mount the superblock still has where the list names one (review H, H3: a device number is given to
+ * the next filesystem once free). 1 yes, 0 no, -ENOMEM. */
+static int unit_saw(const RunInput *in, const PlanEntry *e) {
+        const Superblock *sb = &in->sample->sbs[e->sb];
+        _cleanup_free_ uint64_t *ids = calloc(MAX(sb->n_mounts, 1), sizeof(uint64_t));
+
+        if (!ids)
+                return -ENOMEM;
+        for (size_t k = 0; k < sb->n_mounts; k++)
+                ids[k] = in->sample->table->entries[sb->mounts[k]].mount_id_unique;
+        return handover_unit_saw(in->unit, e->dev, ids, sb->n_mounts, in->now_boottime);
+}
+
 /* A mount the plan skipped. The kernel sync is redundant only if nothing it would write was left
  * out (late scope, Action=skip), unless evidence read after our own workers proves it clean. A
  * superblock skipped by rule is left unsynced (not an error: the run did what it was told): the
@@ -295,8 +309,13 @@ static int record_skipped_entry(const RunInput *in, size_t i, RunMount *m, RunTa
                 t->n_uncovered++;
                 /* Made since the unit's pass (a network or FUSE mount): not synced by it (review G,
                  * G1), whatever its record says of the others. */
-                if (in->unit && !handover_unit_saw(in->unit, e->dev, in->now_boottime))
-                        t->unit_unseen = true;
+                if (in->unit) {
+                        int r = unit_saw(in, e);
+
+                        if (r < 0)
+                                return r;
+                        t->unit_unseen = t->unit_unseen || r == 0;
+                }
         }
         return 0;
 }
@@ -481,7 +500,8 @@ void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime) {
                         listed = h->synced[k] == j->jobs[i].dev;
                 /* Full: those beyond are not listed, and the late pass does not lean on the record
                  * for them. */
-                if (!listed && handover_add_synced(h, j->jobs[i].dev, now_boottime) < 0)
+                if (!listed &&
+                    handover_add_synced(h, j->jobs[i].dev, j->jobs[i].mount_id_unique, now_boottime) < 0)
                         return;
         }
 }

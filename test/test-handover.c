@@ -27,7 +27,8 @@ TEST(round_trip) {
         handover_set_stuck_progress(&h, 0, 18446744073709551615ULL);
         ASSERT_OK(handover_add_stuck(&h, 42, 1, false, 6000000, BOOT_ID, "owner:1000:1000:sb:0:55"));
         ASSERT_OK(handover_add_unsynced(&h, makedev(259, 1048575), 7000000));
-        ASSERT_OK(handover_add_synced(&h, makedev(0, 61), 7000000));
+        ASSERT_OK(handover_add_synced(&h, makedev(0, 61), 0x80000105, 7000000));
+        ASSERT_OK(handover_add_synced(&h, makedev(0, 62), 0, 7000000)); /* its mount not known */
         ASSERT_OK(handover_set_unit_pass(&h, 7000001, "0123456789abcdef0123456789abcdef", TOKEN));
         ASSERT_OK(handover_format(&h, &text));
         ASSERT_OK(handover_parse(text, &back));
@@ -46,9 +47,11 @@ TEST(round_trip) {
         ASSERT_TRUE(!back.stuck[1].progress_known);
         ASSERT_EQ(back.n_unsynced, 1U);
         ASSERT_TRUE(back.unsynced[0] == makedev(259, 1048575));
-        ASSERT_EQ(back.n_synced, 1U);
+        ASSERT_EQ(back.n_synced, 2U);
         ASSERT_TRUE(back.synced[0] == makedev(0, 61));
         ASSERT_U64_EQ(back.synced_boottime[0], 7000000);
+        ASSERT_U64_EQ(back.synced_mount[0], 0x80000105);
+        ASSERT_U64_EQ(back.synced_mount[1], 0);
         ASSERT_U64_EQ(back.unit_pass, 7000001);
         ASSERT_STREQ(back.unit_boot_id, "0123456789abcdef0123456789abcdef");
         ASSERT_STREQ(back.unit_token, TOKEN);
@@ -87,6 +90,9 @@ TEST(bad_input) {
                                  "unsynced 8 99\n"
                                  "unsynced 8:x 99\n"
                                  "unsynced 99999999999:1 99\n"
+                                 "synced 0:60 99 0\n" /* a mount id is never 0 */
+                                 "synced 0:60 99 x\n"
+                                 "synced 0:60 99 5 6\n"
                                  "future 1 2 3\n"
                                  "unit 0 0123456789abcdef0123456789abcdef " TOKEN "\n"
                                  "unit x 0123456789abcdef0123456789abcdef " TOKEN "\n"
@@ -102,7 +108,7 @@ TEST(bad_input) {
         ASSERT_STREQ(h.stuck[1].group, "8:0");
         ASSERT_EQ(h.n_unsynced, 1U);
         ASSERT_U64_EQ(h.unit_pass, 0);
-        ASSERT_EQ(h.n_bad, 21U);
+        ASSERT_EQ(h.n_bad, 24U);
         ASSERT_TRUE(!h.stuck[0].progress_known); /* written before the counter was */
 }
 

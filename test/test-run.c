@@ -529,7 +529,7 @@ TEST(handover_inputs) {
 TEST(unit_record_lists_what_it_saw) {
         const usec_t boot = 100 * USEC_PER_MINUTE;
         ExecJob jobs[4] = {
-                { .dev = makedev(0, 60), .outcome = OUTCOME_SYNCED },
+                { .dev = makedev(0, 60), .mount_id_unique = 0x80000100, .outcome = OUTCOME_SYNCED },
                 { .dev = makedev(0, 60), .outcome = OUTCOME_SYNCED }, /* a second mount: listed once */
                 { .dev = makedev(8, 1), .outcome = OUTCOME_COVERED },
                 { .dev = makedev(8, 3), .outcome = OUTCOME_ERROR }, /* on the "unsynced" list */
@@ -543,11 +543,18 @@ TEST(unit_record_lists_what_it_saw) {
         run_handover_synced(&h, &j, boot);
         ASSERT_EQ(h.n_synced, 2);
         ASSERT_EQ(h.synced[0], makedev(0, 60));
+        ASSERT_U64_EQ(h.synced_mount[0], 0x80000100);
         ASSERT_EQ(h.synced[1], makedev(8, 1));
-        ASSERT_TRUE(handover_unit_saw(&h, makedev(0, 60), boot + 1));
-        ASSERT_TRUE(handover_unit_saw(&h, makedev(8, 3), boot + 1)); /* left unsynced: seen */
-        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 61), boot + 1));
-        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), boot + HANDOVER_UNSYNCED_MAX_AGE + 1));
+        /* Review H, H3: 0:60 through a mount the superblock still has, or one it no longer has
+         * (the number given to another filesystem since: not seen) */
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(0, 60), (const uint64_t[]) { 0, 0x80000100 }, 2, boot + 1));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), (const uint64_t[]) { 0x80000200 }, 1, boot + 1));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), NULL, 0, boot + 1)); /* no mount now */
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(8, 1), NULL, 0, boot + 1));   /* its mount not known */
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(8, 3), NULL, 0, boot + 1));   /* left unsynced: seen */
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 61), NULL, 0, boot + 1));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), (const uint64_t[]) { 0x80000100 }, 1,
+                                       boot + HANDOVER_UNSYNCED_MAX_AGE + 1));
 
         /* the late pass left out entry 2 (a network mount), dev 8:2 in the bed: not on the lists */
         bed_init(&b, 1, 2);
@@ -557,7 +564,7 @@ TEST(unit_record_lists_what_it_saw) {
         bed_record_unit(&b, NULL, NULL, &h);
         ASSERT_TRUE(b.t.unit_unseen);
         /* control: the unit's pass synced it */
-        ASSERT_OK(handover_add_synced(&h, makedev(8, 2), boot));
+        ASSERT_OK(handover_add_synced(&h, makedev(8, 2), 0, boot));
         bed_record_unit(&b, NULL, NULL, &h);
         ASSERT_TRUE(!b.t.unit_unseen);
         /* control: no unit's record given (not a late pass): nothing said */
@@ -568,10 +575,10 @@ TEST(unit_record_lists_what_it_saw) {
         /* a full list: what does not fit is not listed (the late pass keeps the kernel's sync on) */
         handover_clear_unsynced(&h);
         for (unsigned k = 0; k < HANDOVER_ENTRIES_MAX; k++)
-                ASSERT_OK(handover_add_synced(&h, makedev(1, k), boot));
+                ASSERT_OK(handover_add_synced(&h, makedev(1, k), 0, boot));
         run_handover_synced(&h, &j, boot);
         ASSERT_EQ(h.n_synced, HANDOVER_ENTRIES_MAX);
-        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), boot + 1));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 60), NULL, 0, boot + 1));
         handover_done(&h);
 }
 
