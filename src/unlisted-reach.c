@@ -17,6 +17,7 @@
 
 #include "shared/bounded-child.h"
 #include "shared/fileio.h"
+#include "shared/mount-api.h"
 #include "shared/parse-util.h"
 #include "unlisted-internal.h"
 #include "unlisted.h"
@@ -31,6 +32,7 @@
 typedef struct ReachRecord {
         uint32_t index;
         int32_t mnt_id;
+        uint64_t mnt_id_unique;    /* the mount's id that is never reused, 0: not known (before 6.8) */
         char path[REACH_PATH_MAX]; /* "4294967295/fd/4294967295" at most */
 } ReachRecord;
 
@@ -57,7 +59,8 @@ static int statx_dont_sync(int dir_fd, const char *path, struct statx *ret) {
  * revalidates an expired attribute cache with the server, 9p with cache=none always asks it. So this
  * runs in a child the main process abandons after a bound (unlisted_reach()). Opening the path is
  * left to the worker. */
-static ssize_t on_hidden(int proc_fd, const char *path, const Reach *x, int *ret_mnt_id) {
+static ssize_t on_hidden(int proc_fd, const char *path, const Reach *x, int *ret_mnt_id,
+                         uint64_t *ret_mnt_id_unique) {
         struct statx stx;
         dev_t dev;
 
@@ -68,10 +71,16 @@ static ssize_t on_hidden(int proc_fd, const char *path, const Reach *x, int *ret
         dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
         for (size_t i = 0; i < x->h->n; i++)
                 if (x->h->v[i].dev == dev) {
-                        /* The worker checks it opens this very mount: fd numbers get reused. */
+                        /* The worker checks it opens this very mount: fd numbers get reused, and so
+                         * do the old mount ids (review H, H6): the one that never is too. */
                         *ret_mnt_id = (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id <= INT_MAX
                                               ? (int) stx.stx_mnt_id
                                               : 0;
+                        *ret_mnt_id_unique = statx(proc_fd, path, AT_STATX_DONT_SYNC, SS_STATX_MNT_ID_UNIQUE,
+                                                   &stx) >= 0 &&
+                                                             (stx.stx_mask & SS_STATX_MNT_ID_UNIQUE)
+                                                     ? stx.stx_mnt_id
+                                                     : 0;
                         return (ssize_t) i;
                 }
         return -1;
@@ -87,16 +96,18 @@ static int write_record(int fd, const ReachRecord *rec) {
 /* Child: one path, sent to the parent when it is on a hidden superblock not reached yet. */
 static int reach_one(int proc_fd, int fd, const char *path, Reach *x) {
         ReachRecord rec = {};
+        uint64_t mnt_id_unique = 0;
         ssize_t k;
         int mnt_id = 0;
 
-        k = on_hidden(proc_fd, path, x, &mnt_id);
+        k = on_hidden(proc_fd, path, x, &mnt_id, &mnt_id_unique);
         if (k < 0 || x->reached[k])
                 return 0;
         x->reached[k] = true;
         x->n_left--;
         rec.index = (uint32_t) k;
         rec.mnt_id = mnt_id;
+        rec.mnt_id_unique = mnt_id_unique;
         snprintf(rec.path, sizeof rec.path, "%s", path);
         return write_record(fd, &rec);
 }
@@ -181,6 +192,7 @@ static int reach_feed(const char *buf, size_t size, void *userdata) {
                 r = append_unlisted(x->t, path, s->dev, rec.mnt_id, s->fstype, s->source, false);
                 if (r < 0)
                         return r;
+                x->t->entries[x->t->n_entries - 1].mount_id_unique = rec.mnt_id_unique;
                 x->reached[rec.index] = true;
         }
         return 0;

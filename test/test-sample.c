@@ -21,6 +21,7 @@
 
 #include "sample-ns.h"
 #include "sample.h"
+#include "shared/mount-api.h"
 #include "tests.h"
 #include "unlisted-internal.h"
 #include "unlisted.h"
@@ -803,6 +804,14 @@ static void reach_tree(bool hung) {
         ASSERT_STREQ(t->entries[0].mount_point, "/proc/100/cwd");
         ASSERT_TRUE(t->entries[0].unlisted && t->entries[0].dev == dev_of(dir, NULL));
         ASSERT_EQ(t->entries[0].mount_id, mnt_tmp);
+        /* and the mount's id that is never reused, for the worker (review H, H6; Linux 6.8+) */
+        {
+                struct statx u;
+
+                ASSERT_OK(statx(AT_FDCWD, dir, 0, SS_STATX_MNT_ID_UNIQUE, &u));
+                ASSERT_U64_EQ(t->entries[0].mount_id_unique,
+                              (u.stx_mask & SS_STATX_MNT_ID_UNIQUE) ? u.stx_mnt_id : 0);
+        }
         if (hung) {
                 ASSERT_TRUE(took >= 200 * USEC_PER_MSEC && took < 700 * USEC_PER_MSEC);
                 ASSERT_EQ(h.reach_error, -ETIMEDOUT);
