@@ -163,6 +163,24 @@ BdiNameKind bdi_name_kind(const char *name, dev_t *ret_dev, char type[static BDI
         return BDI_NAME_OTHER;
 }
 
+int bdi_type_counts_add(BdiTypeCounts *c, const char *type, const char *name) {
+        size_t i;
+
+        for (i = 0; i < c->n; i++)
+                if (streq(c->v[i].type, type))
+                        break;
+        if (i == c->n) {
+                if (i == BDI_TYPES_MAX)
+                        return -E2BIG;
+                snprintf(c->v[i].type, sizeof c->v[i].type, "%s", type);
+                snprintf(c->v[i].name, sizeof c->v[i].name, "%s", name);
+                c->v[i].n = 0;
+                c->n++;
+        }
+        c->v[i].n++;
+        return 0;
+}
+
 int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret) {
         _cleanup_free_ char *buf = NULL;
         int r;

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -56,6 +57,21 @@ typedef enum BdiNameKind {
 #define BDI_TYPE_MAX 29 /* "%.28s-%ld": the type's first 28 bytes */
 
 BdiNameKind bdi_name_kind(const char *name, dev_t *ret_dev, char type[static BDI_TYPE_MAX]);
+
+/* bdis named after a filesystem type, counted per type, for at most BDI_TYPES_MAX types. Pure. */
+#define BDI_TYPES_MAX 32U
+
+typedef struct BdiTypeCounts {
+        struct {
+                char type[BDI_TYPE_MAX];
+                char name[NAME_MAX + 1]; /* the first bdi of it, for a reason */
+                unsigned n;
+        } v[BDI_TYPES_MAX];
+        size_t n;
+} BdiTypeCounts;
+
+/* Counts bdi name, named after type. -E2BIG when it is of a type more than BDI_TYPES_MAX. */
+int bdi_type_counts_add(BdiTypeCounts *c, const char *type, const char *name);
 
 /* Reads <debugfs_fd>/bdi/<name>/stats. -ENOENT when missing. */
 int bdi_stats_load(int debugfs_fd, const char *bdi_name, BdiStats *ret);

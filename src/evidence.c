@@ -11,6 +11,7 @@
 
 #include "bdi-stats.h"
 #include "evidence.h"
+#include "fs-type.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 
@@ -147,13 +148,12 @@ int evidence_bdi_empty(int debugfs_fd, int sysfs_fd, const char *name, int *cgwb
         return 0;
 }
 
-/* The sample's superblocks of filesystem type (a subtype "type.sub" counts as type). */
+/* The sample's superblocks of filesystem type. */
 static size_t types_count(const char *const *types, size_t n_types, const char *type) {
-        size_t n = 0, len = strlen(type);
+        size_t n = 0;
 
         for (size_t i = 0; i < n_types; i++)
-                n += types[i] && strncmp(types[i], type, len) == 0 &&
-                     (types[i][len] == 0 || types[i][len] == '.');
+                n += fstype_is(types[i], type);
         return n;
 }
 
@@ -165,23 +165,19 @@ static int unexplained(const char *name, const char *why, char **ret_name, const
         return 1;
 }
 
-#define EVIDENCE_TYPES_MAX 32U
-
 int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
                                const char *const *types, size_t n_types, char **ret_name,
                                const char **ret_why) {
         _cleanup_closedir_ DIR *d = NULL;
-        struct {
-                char type[BDI_TYPE_MAX];
-                char name[NAME_MAX + 1];
-                unsigned n;
-        } by_type[EVIDENCE_TYPES_MAX];
-        size_t n = 0, n_by_type = 0;
+        _cleanup_free_ BdiTypeCounts *by_type = calloc(1, sizeof(BdiTypeCounts));
         struct dirent *de;
+        size_t n = 0;
         int cgwb = -1, r;
 
         if (debugfs_fd < 0)
                 return -EBADF;
+        if (!by_type)
+                return -ENOMEM;
         r = opendir_at(debugfs_fd, "bdi", &d);
         if (r < 0)
                 return r;
@@ -190,7 +186,6 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
                 const char *why = NULL;
                 BdiNameKind kind;
                 dev_t dev;
-                size_t i;
 
                 if (de->d_name[0] == '.')
                         continue;
@@ -199,23 +194,13 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
                 kind = bdi_name_kind(de->d_name, &dev, type);
                 /* mtd-0: the MTD core's own bdi (mtd_bdi_init()), no superblock's of a type "mtd";
                  * not counted, but its lists still checked below (jffs2 writes back through it) */
-                if (kind == BDI_NAME_TYPE && !streq(type, "mtd")) { /* every one counted, known or not */
-                        for (i = 0; i < n_by_type; i++)
-                                if (streq(by_type[i].type, type))
-                                        break;
-                        if (i == EVIDENCE_TYPES_MAX)
-                                return unexplained(de->d_name,
-                                                   "bdis are named after more filesystem types than are "
-                                                   "compared with the sample's",
-                                                   ret_name, ret_why);
-                        if (i == n_by_type) {
-                                snprintf(by_type[i].type, sizeof by_type[i].type, "%s", type);
-                                snprintf(by_type[i].name, sizeof by_type[i].name, "%s", de->d_name);
-                                by_type[i].n = 0;
-                                n_by_type++;
-                        }
-                        by_type[i].n++;
-                }
+                /* every one counted, known or not */
+                if (kind == BDI_NAME_TYPE && !streq(type, "mtd") &&
+                    bdi_type_counts_add(by_type, type, de->d_name) < 0)
+                        return unexplained(de->d_name,
+                                           "bdis are named after more filesystem types than are compared "
+                                           "with the sample's",
+                                           ret_name, ret_why);
                 if (name_in(de->d_name, known, n_known))
                         continue;
                 if (kind == BDI_NAME_OTHER)
@@ -232,10 +217,10 @@ int evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *
         }
         if (errno > 0)
                 return -errno;
-        for (size_t i = 0; i < n_by_type; i++)
-                if (by_type[i].n > types_count(types, n_types, by_type[i].type))
+        for (size_t i = 0; i < by_type->n; i++)
+                if (by_type->v[i].n > types_count(types, n_types, by_type->v[i].type))
                         return unexplained(
-                                by_type[i].name,
+                                by_type->v[i].name,
                                 "bdis named after its filesystem type outnumber the sample's "
                                 "superblocks of it: one no mount table shows, whose dirty data need "
                                 "not be on the writeback lists (ZFS keeps it in its transaction "

@@ -290,6 +290,12 @@ FsClass fs_class_from_fstype(const char *fstype) {
         return fs_type_lookup(fstype)->class;
 }
 
+bool fstype_is(const char *fstype, const char *type) {
+        size_t len = strlen(type);
+
+        return fstype && strncmp(fstype, type, len) == 0 && (fstype[len] == 0 || fstype[len] == '.');
+}
+
 FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options) {
         const FsType *t = fs_type_lookup(fstype);
         _cleanup_free_ char *barrier = NULL;

@@ -100,6 +100,9 @@ const char *fs_flush_to_string(FsFlush f);
 /* Shorthands for fs_type_lookup(fstype)->... */
 FsClass fs_class_from_fstype(const char *fstype);
 
+/* Whether fstype ("type" or "type.subtype", as a mount table shows it) is of filesystem type type. */
+bool fstype_is(const char *fstype, const char *type);
+
 /* journal: what ext4_journal_load() said of the superblock (1 a journal, 0 none, negative errno
  * unknown); only rows with flush_unless_journal look at it, and only a proven journal spares them.
  * fs_options: the superblock's options (NULL: none); "nobarrier" or "barrier=0" means its sync_fs

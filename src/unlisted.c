@@ -406,29 +406,20 @@ int unlisted_scan_sysfs(int sysfs_fd, const MountTable *t, HiddenSet *h, Reasons
         return 0;
 }
 
-/* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS, …); block disks'
- * bdis exist whether mounted or not, btrfs-N is checked by bdi. "MAJ:MIN-fuseblk": the bdi of a
- * fuseblk superblock (ntfs-3g, fuse2fs: fuse_bdi_init()), whose device is the block device MAJ:MIN
- * and which no sysfs listing shows. */
-/* bdis named after a filesystem type ("<type>-<n>"), counted per type. */
-#define BDI_TYPES_MAX 32U
-
 typedef struct BdiScan {
         const MountTable *t;
         HiddenSet *h;
-        struct {
-                char type[BDI_TYPE_MAX];
-                char name[NAME_MAX + 1]; /* one of them, for the reason */
-                unsigned n;
-        } types[BDI_TYPES_MAX];
-        size_t n_types;
+        BdiTypeCounts types; /* bdis named after a filesystem type ("<type>-<n>") */
         bool types_overflow;
 } BdiScan;
 
+/* "0:N": the per-superblock bdi of a filesystem without a block device (FUSE, NFS, …); block disks'
+ * bdis exist whether mounted or not, btrfs-N is checked by bdi. "MAJ:MIN-fuseblk": the bdi of a
+ * fuseblk superblock (ntfs-3g, fuse2fs: fuse_bdi_init()), whose device is the block device MAJ:MIN
+ * and which no sysfs listing shows. "<type>-<n>": counted per type (unlisted_scan_bdis()). */
 static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
         BdiScan *x = userdata;
         char type[BDI_TYPE_MAX];
-        size_t i;
         dev_t dev;
 
         switch (bdi_name_kind(name, &dev, type)) {
@@ -446,21 +437,9 @@ static int scan_bdi_entry(int debugfs_fd, const char *name, void *userdata) {
                 /* btrfs: each filesystem's bdi is compared through sysfs (unlisted_check_btrfs());
                  * mtd: the MTD devices' own, no filesystem's (jffs2 and ubifs are counted by their
                  * modules, fs-module). */
-                if (streq(type, "btrfs") || streq(type, "mtd"))
-                        return 0;
-                for (i = 0; i < x->n_types; i++)
-                        if (streq(x->types[i].type, type))
-                                break;
-                if (i == x->n_types) {
-                        if (i == BDI_TYPES_MAX) {
-                                x->types_overflow = true;
-                                return 0;
-                        }
-                        snprintf(x->types[i].type, sizeof x->types[i].type, "%s", type);
-                        snprintf(x->types[i].name, sizeof x->types[i].name, "%s", name);
-                        x->n_types++;
-                }
-                x->types[i].n++;
+                if (!streq(type, "btrfs") && !streq(type, "mtd") &&
+                    bdi_type_counts_add(&x->types, type, name) < 0)
+                        x->types_overflow = true;
                 return 0;
         case BDI_NAME_OTHER:
                 return 0;
@@ -475,17 +454,14 @@ static int cmp_dev(const dev_t *a, const dev_t *b) {
 /* The superblocks of filesystem type (subtypes included) in t: distinct devices. -ENOMEM. */
 static ssize_t table_count_type(const MountTable *t, const char *type) {
         _cleanup_free_ dev_t *devs = NULL;
-        size_t n = 0, len = strlen(type), distinct = 0;
+        size_t n = 0, distinct = 0;
 
         devs = calloc(MAX(t->n_entries, 1), sizeof(dev_t));
         if (!devs)
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n_entries; i++) {
-                const char *f = t->entries[i].fstype;
-
-                if (strncmp(f, type, len) == 0 && (f[len] == 0 || f[len] == '.'))
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (fstype_is(t->entries[i].fstype, type))
                         devs[n++] = t->entries[i].dev;
-        }
         typesafe_qsort(devs, n, cmp_dev);
         for (size_t i = 0; i < n; i++)
                 distinct += i == 0 || devs[i] != devs[i - 1];
@@ -505,18 +481,18 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reason
         /* A bdi named after its type does not give its superblock's device (review G, G3): one more
          * of a type than the tables hold superblocks of it is a superblock no table shows, which no
          * search can reach by device. */
-        for (size_t i = 0; i < x->n_types && r >= 0; i++) {
-                ssize_t n = table_count_type(t, x->types[i].type);
+        for (size_t i = 0; i < x->types.n && r >= 0; i++) {
+                ssize_t n = table_count_type(t, x->types.v[i].type);
 
                 if (n < 0)
                         return (int) n;
-                if (x->types[i].n > (size_t) n)
+                if (x->types.v[i].n > (size_t) n)
                         r = reasons_add(
                                 why,
                                 "debugfs lists %u bdis named after the filesystem type '%s' (such as "
                                 "bdi/%s), and the mount tables %zu superblocks of it: a filesystem no "
                                 "mount table shows, whose device its bdi's name does not give",
-                                x->types[i].n, x->types[i].type, x->types[i].name, (size_t) n);
+                                x->types.v[i].n, x->types.v[i].type, x->types.v[i].name, (size_t) n);
         }
         if (r >= 0 && x->types_overflow)
                 r = reasons_add(why,
