@@ -326,21 +326,21 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
         const ExecJob *job = &j->jobs[i];
 
         if (b) {
+                const char *what = "busy", *tail = ": left to the kernel's sync";
+
                 /* job->hung: proven stuck then, and not seen to wake since (run_jobs_blocked_recheck()) */
                 *ret_hung = b->hung && job->hung;
+                if (*ret_hung)
+                        what = "hung", tail = "";
+                else if (b->hung)
+                        what = "woke up",
+                        tail = ", which completed I/O since it was proven stuck, or cannot be watched now: left "
+                               "to the kernel's sync";
                 return asprintf(
                                ret,
                                "%s: not started, worker %d of an earlier pass is still in the kernel on this "
                                "device%s",
-                               *ret_hung ? "hung"
-                               : b->hung ? "woke up"
-                                         : "busy",
-                               (int) b->pid,
-                               *ret_hung ? ""
-                               : b->hung
-                                       ? ", which completed I/O since it was proven stuck, or cannot be watched now: "
-                                         "left to the kernel's sync"
-                                       : ": left to the kernel's sync") < 0
+                               what, (int) b->pid, tail) < 0
                                ? -ENOMEM
                                : 0;
         }

@@ -144,7 +144,7 @@ bool run_earlier_hung(const Handover *h);
 
 /* Review G, G7: job i, blocked by a worker of an earlier pass on a device proven stuck then, stays
  * hung only when its device's completion counter stood still (still_stuck) since that pass recorded
- * it with the stuck worker (StuckWorker.progress) to before and after this pass's syncs: one that completes I/O now woke up (a spin-up longer than the proof
+ * it with the stuck worker (StuckWorker.progress) to after this pass's syncs: one that completes I/O now woke up (a spin-up longer than the proof
  * window; the old worker writing a backlog), and one not watched now is not proven still stuck.
  * Either way it ends a plain timeout, so its superblock counts as unsynced and the kernel's sync
  * stays on. Returns whether it was hung and no longer is. */

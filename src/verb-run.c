@@ -486,15 +486,26 @@ static bool blocked_progress(const Pass *p, size_t i, uint64_t *ret) {
         return progress_read(&probe, ret, &held) >= 0;
 }
 
-/* Reads the completion counters of the blocked jobs' devices (run_jobs_blocked_recheck()). */
-static void pass_blocked_read(const Pass *p, uint64_t *v, bool *known) {
-        for (size_t i = 0; i < p->j.n_jobs; i++)
-                known[i] = p->j.blocked[i] && p->j.jobs[i].hung && blocked_progress(p, i, &v[i]);
+/* A device an earlier pass proved stuck stays hung only while its completion counter, which only
+ * grows, still reads what that pass recorded with its worker, now that this pass's syncs are done
+ * (review G, G7, and H, H2: this pass alone may last a few ms). */
+static void pass_blocked_recheck(Pass *p) {
+        for (size_t i = 0; i < p->j.n_jobs; i++) {
+                const StuckWorker *b = p->j.blocked[i];
+                bool watched;
+                uint64_t v;
+
+                if (!b || !p->j.jobs[i].hung)
+                        continue;
+                watched = b->progress_known && blocked_progress(p, i, &v);
+                if (run_jobs_blocked_recheck(&p->j, i, watched && v == b->progress))
+                        log_info("%s: the device proved stuck by an earlier pass %s; counted as not synced.",
+                                 p->c.plan->entries[i].mount_point,
+                                 watched ? "completed I/O since" : "cannot be watched now");
+        }
 }
 
 static int pass_execute(Pass *p) {
-        _cleanup_free_ uint64_t *before = NULL, *after = NULL;
-        _cleanup_free_ bool *known = NULL, *known_after = NULL;
         usec_t t0, reserve;
         int r;
 
@@ -507,13 +518,6 @@ static int pass_execute(Pass *p) {
                            &p->j);
         if (r < 0)
                 return log_oom();
-        before = calloc(MAX(p->j.n_jobs, 1), sizeof(uint64_t));
-        after = calloc(MAX(p->j.n_jobs, 1), sizeof(uint64_t));
-        known = calloc(MAX(p->j.n_jobs, 1), sizeof(bool));
-        known_after = calloc(MAX(p->j.n_jobs, 1), sizeof(bool));
-        if (!before || !after || !known || !known_after)
-                return log_oom();
-        pass_blocked_read(p, before, known);
 
         t0 = now(CLOCK_MONOTONIC);
         pass_writeback_first(p);
@@ -527,19 +531,7 @@ static int pass_execute(Pass *p) {
                 return log_error_errno(r, "Failed to start the sync workers: %m");
         run_jobs_collect(&p->j);
         p->t_execute = p->t_executed - t0;
-        pass_blocked_read(p, after, known_after);
-        for (size_t i = 0; i < p->j.n_jobs; i++) {
-                const StuckWorker *b = p->j.blocked[i];
-                /* still since the earlier pass proved it stuck (review H, H2: this pass alone may last
-                 * a few ms), and over this pass */
-                bool watched = b && b->progress_known && known[i] && known_after[i];
-
-                if (run_jobs_blocked_recheck(&p->j, i,
-                                             watched && b->progress == before[i] && before[i] == after[i]))
-                        log_info("%s: the device proved stuck by an earlier pass %s; counted as not synced.",
-                                 p->c.plan->entries[i].mount_point,
-                                 watched ? "completed I/O since" : "cannot be watched now");
-        }
+        pass_blocked_recheck(p);
         return 0;
 }
 
