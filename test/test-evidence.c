@@ -126,6 +126,18 @@ static void put_stats(int fd, const char *bdi, const char *text) {
 
 /* Every bdi but those of the known superblocks must list no dirty inode: a dd straight to a disk
  * (8:16) or a superblock no table shows is found, named, and anything unreadable is no evidence. */
+/* Removes what put_stats() made for bdi. */
+static void drop_stats(int fd, const char *bdi) {
+        char path[128];
+
+        snprintf(path, sizeof path, "bdi/%s/stats", bdi);
+        ASSERT_OK(unlinkat(fd, path, 0));
+        snprintf(path, sizeof path, "bdi/%s/wb_stats", bdi);
+        ASSERT_OK(unlinkat(fd, path, 0));
+        snprintf(path, sizeof path, "bdi/%s", bdi);
+        ASSERT_OK(unlinkat(fd, path, AT_REMOVEDIR));
+}
+
 TEST(unexplained_dirty) {
         char root[] = "/tmp/test-evidence-bdi.XXXXXX", cmd[160], dirty[sizeof clean_stats];
         const char *known[] = { "8:0", "btrfs-1" }, *types[] = { "ext4", "btrfs" }, *why = NULL;
@@ -227,9 +239,7 @@ TEST(unexplained_dirty) {
                 put_stats(fd, "zfs-2", clean_stats);
                 ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
                 name = mfree(name);
-                ASSERT_OK(unlinkat(fd, "bdi/zfs-2/stats", 0));
-                ASSERT_OK(unlinkat(fd, "bdi/zfs-2/wb_stats", 0));
-                ASSERT_OK(unlinkat(fd, "bdi/zfs-2", AT_REMOVEDIR));
+                drop_stats(fd, "zfs-2");
                 /* the type's superblock in the sample does not excuse dirty lists on its bdi */
                 put_stats(fd, "zfs-1", dirty);
                 ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
@@ -241,9 +251,7 @@ TEST(unexplained_dirty) {
                 ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 1);
                 ASSERT_TRUE(strncmp(name, "btrfs-", 6) == 0);
                 name = mfree(name);
-                ASSERT_OK(unlinkat(fd, "bdi/btrfs-2/stats", 0));
-                ASSERT_OK(unlinkat(fd, "bdi/btrfs-2/wb_stats", 0));
-                ASSERT_OK(unlinkat(fd, "bdi/btrfs-2", AT_REMOVEDIR));
+                drop_stats(fd, "btrfs-2");
                 ASSERT_EQ(evidence_unexplained_dirty(fd, sysfs, known, 2, more, 3, &name, &why), 0);
                 /* Review H: the MTD core's own bdi ("mtd-0", mtd_bdi_init(), registered whenever the
                  * mtd module is loaded, e.g. by spi-intel on many laptops) belongs to no superblock of
