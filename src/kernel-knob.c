@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "kernel-knob.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/time-util.h"
 
 int knob_parse(const char *text, size_t size, int *ret_value) {
         if (!text)
@@ -132,11 +134,38 @@ fail:
         return r;
 }
 
-int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value) {
+/* The knob and its record change together (review I, I1): knob_save_and_set() (the late pass,
+ * under the state lock) and knob_restore() (restore-knob, which runs without the state lock: a
+ * manual run may hold it) each hold an flock(2) of the state directory itself for their few system
+ * calls on tmpfs and sysfs. Without it a restore could read the record just made, find the knob
+ * still at the original, remove the record, and the late pass then write 0: the knob off, and no
+ * record that anything would ever put back. A holder stopped in between is waited for at most
+ * wait; then -EBUSY. Returns the fd that holds the lock. */
+static int knob_lock(int state_dir_fd, usec_t wait) {
+        _cleanup_close_ int fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        usec_t until = usec_add(now(CLOCK_MONOTONIC), wait);
+
+        if (fd < 0)
+                return negative_errno();
+        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return negative_errno();
+                if (now(CLOCK_MONOTONIC) >= until)
+                        return -EBUSY;
+                (void) nanosleep(&(struct timespec) { .tv_nsec = KNOB_LOCK_POLL_USEC * 1000 }, NULL);
+        }
+        return TAKE_FD(fd);
+}
+
+int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait) {
+        _cleanup_close_ int lock_fd = -EBADF;
         int current, recorded, r;
 
         if (new_value != 0 && new_value != 1)
                 return -EINVAL;
+        lock_fd = knob_lock(state_dir_fd, lock_wait);
+        if (lock_fd < 0)
+                return lock_fd;
 
         r = knob_read(sysfs_fd, &current);
         if (r < 0)
@@ -174,10 +203,20 @@ int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value) {
         return 1;
 }
 
-int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value) {
+int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_value) {
         KnobRestore result = KNOB_RESTORE_ORIGINAL;
+        _cleanup_close_ int lock_fd = -EBADF;
         int original, current, r;
 
+        lock_fd = knob_lock(state_dir_fd, lock_wait);
+        if (lock_fd == -EBUSY) {
+                /* A holder that does not let go: the kernel's sync on, the record left for the
+                 * next restore. */
+                r = knob_write(sysfs_fd, KNOB_SAFE_VALUE);
+                return r < 0 && r != -ENOENT ? r : -EBUSY;
+        }
+        if (lock_fd < 0)
+                return lock_fd;
         r = knob_record_read(state_dir_fd, &original);
         if (r == -ENOENT)
                 return KNOB_RESTORE_NOTHING;

@@ -20,11 +20,18 @@
 #include <stddef.h>
 
 #include "policy.h"
+#include "shared/time-util.h"
 
 #define KNOB_SYSFS_PATH "power/sync_on_suspend" /* relative to the sysfs root */
 #define KNOB_RECORD_FILE "knob.orig"            /* relative to the state directory */
 #define KNOB_SAFE_VALUE 1                       /* kernel default: the kernel syncs */
 #define KNOB_FILE_MAX 64U                       /* bytes read from the knob or the record */
+/* How long the knob's lock (knob_save_and_set(), knob_restore()) is waited for: its holders keep it
+ * for a few system calls, so only a stopped holder makes anyone wait. A pass waits little (its
+ * deadline), restore-knob longer (bounded by its caller); either then fails closed. */
+#define KNOB_LOCK_WAIT_PASS_USEC (5U * USEC_PER_MSEC)
+#define KNOB_LOCK_WAIT_RESTORE_USEC (1U * USEC_PER_SEC)
+#define KNOB_LOCK_POLL_USEC 500U
 
 /* Parses the knob's (or the record's) text: "0" or "1", optionally followed by one newline.
  * Returns 0 and the value, or -EBADMSG for anything else. Pure. */
@@ -40,14 +47,18 @@ int knob_write(int sysfs_fd, int value);
 /* Reads the record of the original value. -ENOENT when there is none, -EBADMSG when garbled. */
 int knob_record_read(int state_dir_fd, int *ret_value);
 
-/* Sets the knob to new_value (0 or 1) for this sleep cycle, recording the original value first.
+/* Both of the following change the knob and its record only under the knob's lock, an flock(2) of
+ * the state directory, waited for at most lock_wait.
+ *
+ * Sets the knob to new_value (0 or 1) for this sleep cycle, recording the original value first.
  * If a record already exists (a run that was interrupted before it could restore), it is kept: it
  * holds the true original, and the knob's current value may be our own leftover. A garbled record
  * is replaced by the safe value (KNOB_SAFE_VALUE), never by the current one.
  * Returns 1 if the knob was written, 0 if it already had new_value and no record was needed,
- * -ENOENT if the knob is absent, -EBADMSG if its content is unexpected (nothing changed), other
- * negative errno on I/O errors (in which case the knob was not written, or the record exists). */
-int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value);
+ * -ENOENT if the knob is absent, -EBADMSG if its content is unexpected (nothing changed), -EBUSY
+ * if the lock was not had (nothing changed), other negative errno on I/O errors (in which case the
+ * knob was not written, or the record exists). */
+int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait);
 
 typedef enum KnobRestore {
         KNOB_RESTORE_NOTHING,  /* no record: nothing was changed by us */
@@ -58,8 +69,9 @@ typedef enum KnobRestore {
 /* Puts the recorded original value back and removes the record (in that order). Idempotent.
  * Returns a KnobRestore (>= 0) and, unless KNOB_RESTORE_NOTHING, the value now in the knob in
  * *ret_value (may be NULL). If the knob has disappeared, the record is removed and -ENOENT
- * returned. */
-int knob_restore(int sysfs_fd, int state_dir_fd, int *ret_value);
+ * returned. Without the lock it writes KNOB_SAFE_VALUE, keeps the record (the next restore puts the
+ * original back) and returns -EBUSY. */
+int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_value);
 
 /* What one pass found, for the knob decision. */
 typedef struct KnobFacts {

@@ -19,15 +19,19 @@
 #include "verb-knob.h"
 #include "verbs.h"
 
-void verb_knob_restore(int sysfs_fd, const char *state_dir, const char *why) {
+void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, const char *why) {
         _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int value = -1, r;
 
         if (dir_fd < 0)
                 return;
-        r = knob_restore(sysfs_fd, dir_fd, &value);
+        r = knob_restore(sysfs_fd, dir_fd, lock_wait, &value);
         if (r == -ENOENT)
                 log_notice("The kernel has no sync_on_suspend knob any more; dropped the record.");
+        else if (r == -EBUSY)
+                log_warning("Another process holds the lock of /sys/power/sync_on_suspend: set it to %d "
+                            "(the kernel syncs) and kept the record of the original for the next restore.",
+                            KNOB_SAFE_VALUE);
         else if (r < 0)
                 log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
         else if (r != KNOB_RESTORE_NOTHING)
@@ -76,7 +80,7 @@ int verb_restore_knob(const Args *a) {
 
         if (sysfs_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
-        verb_knob_restore(sysfs_fd, a->state_dir, "resume");
+        verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, "resume");
         /* With its link down no post hook ran to record the resume: this is the first call after it
          * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
         if (handover_end_cycle(a->state_dir)) {
@@ -143,7 +147,7 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                  * what this pass found wins, so put the original back. */
                 sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
-                        verb_knob_restore(sysfs_fd, a->state_dir, why);
+                        verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC, why);
                 /* Left out of the pass: which mount is said below. Any other reason, as such. */
                 if (detail)
                         log_notice("Leaving the kernel's own sync on: %s.", detail);
@@ -168,8 +172,12 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                                                     "sync_on_suspend alone: %m");
                 return;
         }
-        r = knob_save_and_set(sysfs_fd, dir_fd, value);
-        if (r == -ENOENT)
+        r = knob_save_and_set(sysfs_fd, dir_fd, value, KNOB_LOCK_WAIT_PASS_USEC);
+        if (r == -EBUSY)
+                log_notice(
+                        "Leaving the kernel's own sync on: another process (restore-knob) holds the lock of "
+                        "/sys/power/sync_on_suspend.");
+        else if (r == -ENOENT)
                 log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_ABSENT_STR, NULL,
                           "SyncOnSuspend=%s: this kernel has no /sys/power/sync_on_suspend, carrying on.",
                           sync_on_suspend_mode_to_string(p->sync_on_suspend));

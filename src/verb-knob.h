@@ -10,7 +10,7 @@
 #include "run.h"
 
 /* Puts back the value a pass recorded in state_dir (kernel-knob.h knob_restore()), saying why. */
-void verb_knob_restore(int sysfs_fd, const char *state_dir, const char *why);
+void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, const char *why);
 
 /* Carries out knob_decide() for policy p and facts f: sets the knob (the original saved first), or
  * keeps it on and says why — detail, when given, in full; else the first reason, with the first of

@@ -383,7 +383,8 @@ static int pass_prepare(Pass *p) {
         if (touches_knob(a)) {
                 _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
-                        verb_knob_restore(sysfs_fd, a->state_dir, "left over from an interrupted run");
+                        verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC,
+                                          "left over from an interrupted run");
         }
 
         r = context_open_root(a, &p->c);

@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "kernel-knob.h"
+#include "shared/fd-util.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "tests.h"
@@ -198,7 +200,7 @@ static void cycle(SyncOnSuspendMode mode, bool unsynced, bool hung, bool covered
         r = knob_decide(mode, &f, &v);
         ASSERT_OK(r);
         if (r > 0)
-                ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, v), 1);
+                ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, v, KNOB_LOCK_WAIT_PASS_USEC), 1);
 
         if (expect_change) {
                 ASSERT_EQ(knob_now(), 0);
@@ -210,14 +212,14 @@ static void cycle(SyncOnSuspendMode mode, bool unsynced, bool hung, bool covered
 
         /* resume: ExecStopPost= / post hook */
         v = -1;
-        r = knob_restore(sysfs_fd, state_fd, &v);
+        r = knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v);
         ASSERT_EQ(r, expect_change ? KNOB_RESTORE_ORIGINAL : KNOB_RESTORE_NOTHING);
         if (expect_change)
                 ASSERT_EQ(v, 1);
         ASSERT_EQ(knob_now(), 1);
         ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
         /* idempotent: second restore has nothing to do */
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, NULL), KNOB_RESTORE_NOTHING);
 }
 
 TEST(modes_applied) {
@@ -238,9 +240,9 @@ TEST(original_zero_kept) {
         int v;
 
         setup("0\n");
-        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 0);
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), 0);
         ASSERT_ERR(knob_record_read(state_fd, &v), ENOENT);
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, NULL), KNOB_RESTORE_NOTHING);
         ASSERT_EQ(knob_now(), 0);
 }
 
@@ -249,13 +251,13 @@ TEST(second_run_keeps_true_original) {
         int v = -1;
 
         setup("1\n");
-        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 1);
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), 1);
         ASSERT_EQ(knob_now(), 0);
         /* next run, no restore in between */
-        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 0);
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), 0);
         ASSERT_OK(knob_record_read(state_fd, &v));
         ASSERT_EQ(v, 1);
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
         ASSERT_EQ(knob_now(), 1);
 }
 
@@ -268,7 +270,7 @@ TEST(restore_after_kill) {
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
-                if (knob_save_and_set(sysfs_fd, state_fd, 0) != 1)
+                if (knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC) != 1)
                         _exit(1);
                 (void) kill(getpid(), SIGKILL);
                 _exit(2);
@@ -284,7 +286,7 @@ TEST(restore_after_kill) {
 
         /* next start of suspend-sync restores first */
         v = -1;
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
         ASSERT_EQ(v, 1);
         ASSERT_EQ(knob_now(), 1);
         ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
@@ -297,7 +299,7 @@ TEST(kill_between_record_and_write) {
 
         setup("1\n");
         put(state_fd, KNOB_RECORD_FILE, "1\n");
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
         ASSERT_EQ(knob_now(), 1);
         ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
 }
@@ -308,16 +310,16 @@ TEST(absent_knob) {
         setup(NULL);
         ASSERT_ERR(knob_read(sysfs_fd, &v), ENOENT);
         ASSERT_ERR(knob_write(sysfs_fd, 0), ENOENT);
-        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), ENOENT);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), ENOENT);
         ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));  /* not created by us */
         ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE)); /* nothing recorded */
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, NULL), KNOB_RESTORE_NOTHING);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, NULL), KNOB_RESTORE_NOTHING);
         ASSERT_EQ(v, 5);
 
         /* stale record but the knob vanished (kernel changed across reboot? /run is tmpfs, but a
          * test or --state-dir elsewhere can do it): record removed, -ENOENT reported */
         put(state_fd, KNOB_RECORD_FILE, "1\n");
-        ASSERT_ERR(knob_restore(sysfs_fd, state_fd, NULL), ENOENT);
+        ASSERT_ERR(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, NULL), ENOENT);
         ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
         ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));
 }
@@ -331,7 +333,7 @@ TEST(garbage_knob) {
 
                 setup(bad[i]);
                 ASSERT_ERR(knob_read(sysfs_fd, &v), EBADMSG);
-                ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), EBADMSG);
+                ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), EBADMSG);
                 after = get(sysfs_fd, KNOB_SYSFS_PATH);
                 ASSERT_STREQ(after, bad[i]); /* untouched */
                 ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
@@ -348,7 +350,7 @@ TEST(garbage_knob) {
         ASSERT_EQ(v, 5);
 
         ASSERT_ERR(knob_write(sysfs_fd, 2), EINVAL);
-        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, -1), EINVAL);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, -1, KNOB_LOCK_WAIT_PASS_USEC), EINVAL);
 }
 
 TEST(garbage_record) {
@@ -358,7 +360,7 @@ TEST(garbage_record) {
         /* restore with a garbled record: the safe value goes back */
         setup("0\n");
         put(state_fd, KNOB_RECORD_FILE, "banana\n");
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_SAFE);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_SAFE);
         ASSERT_EQ(v, KNOB_SAFE_VALUE);
         ASSERT_EQ(knob_now(), KNOB_SAFE_VALUE);
         ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
@@ -366,10 +368,10 @@ TEST(garbage_record) {
         /* save with a garbled record: record replaced by the safe value, never by the current 0 */
         setup("0\n");
         put(state_fd, KNOB_RECORD_FILE, "");
-        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0), 0);
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), 0);
         rec = get(state_fd, KNOB_RECORD_FILE);
         ASSERT_STREQ(rec, "1\n");
-        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
         ASSERT_EQ(knob_now(), 1);
 }
 
@@ -379,7 +381,7 @@ TEST(record_is_not_a_symlink_target) {
          * leave the kernel sync off for good), and nothing is written through the link. */
         setup("1\n");
         ASSERT_OK(symlinkat("/nonexistent-knob-target", state_fd, KNOB_RECORD_FILE));
-        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0), EEXIST);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), EEXIST);
         ASSERT_EQ(knob_now(), 1);
         ASSERT_TRUE(access("/nonexistent-knob-target", F_OK) < 0);
         ASSERT_OK(unlinkat(state_fd, KNOB_RECORD_FILE, 0));
@@ -398,6 +400,92 @@ TEST(real_sysfs_readonly) {
         }
         ASSERT_OK(r);
         ASSERT_TRUE(v == 0 || v == 1);
+}
+
+/* Review I, I1: the knob and its record change only under the knob's lock. Held by another
+ * process, neither call touches them: the late pass leaves the knob on, and restore-knob writes 1
+ * and keeps the record for the next restore. Without the lock a restore would remove a record a
+ * late pass had just made, which then wrote 0: the knob off and no record. */
+TEST(lock_held_elsewhere) {
+        _cleanup_close_ int held = openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        usec_t t;
+        int v = -1;
+
+        ASSERT_TRUE(held >= 0);
+        ASSERT_OK(flock(held, LOCK_EX));
+
+        /* in this process a second open file description of the directory: as another process's */
+        setup("1\n");
+        t = now(CLOCK_MONOTONIC);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), EBUSY);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t >= KNOB_LOCK_WAIT_PASS_USEC); /* it waited, then gave up */
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+
+        /* a sleep's late pass turned it off; the restore finds the lock held */
+        setup("0\n");
+        put(state_fd, KNOB_RECORD_FILE, "0\n"); /* the administrator's 0 ... */
+        ASSERT_ERR(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), EBUSY);
+        ASSERT_EQ(knob_now(), KNOB_SAFE_VALUE); /* ... is not trusted while another holds it */
+        ASSERT_OK(knob_record_read(state_fd, &v));
+        ASSERT_EQ(v, 0);
+
+        /* released: the next restore puts the original back and removes the record */
+        ASSERT_OK(flock(held, LOCK_UN));
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(v, 0);
+        ASSERT_EQ(knob_now(), 0);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+        setup("1\n");
+}
+
+/* The race itself (review I's reproducer): a late pass turning the knob off against a restore,
+ * started together, many rounds. Allowed ends: knob 0 with the record (the restore first: the post
+ * hook restores it) or knob 1 without (the late pass first). Never knob 0 without a record. */
+TEST(race_with_restore) {
+        unsigned rounds = 300, off_recorded = 0, on_clean = 0;
+
+        for (unsigned i = 0; i < rounds; i++) {
+                int pipe_fd[2], status, knob, rec = -1, r;
+                pid_t kids[2];
+                char c = 0;
+
+                setup("1\n");
+                ASSERT_OK(pipe2(pipe_fd, O_CLOEXEC));
+                for (unsigned k = 0; k < 2; k++) {
+                        kids[k] = fork();
+                        ASSERT_TRUE(kids[k] >= 0);
+                        if (kids[k] == 0) {
+                                safe_close(pipe_fd[1]);
+                                if (read(pipe_fd[0], &c, 1) < 0)
+                                        _exit(3);
+                                if (k == 0)
+                                        _exit(knob_save_and_set(sysfs_fd, state_fd, 0,
+                                                                KNOB_LOCK_WAIT_RESTORE_USEC) < 0);
+                                _exit(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_RESTORE_USEC, NULL) <
+                                      0);
+                        }
+                }
+                safe_close(pipe_fd[0]);
+                safe_close(pipe_fd[1]); /* both go */
+                for (unsigned k = 0; k < 2; k++) {
+                        ASSERT_EQ(waitpid(kids[k], &status, 0), kids[k]);
+                        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                }
+                knob = knob_now();
+                r = knob_record_read(state_fd, &rec);
+                if (knob == 0 && r >= 0 && rec == 1)
+                        off_recorded++;
+                else if (knob == 1 && r == -ENOENT)
+                        on_clean++;
+                else {
+                        fprintf(stderr, "   round %u: knob %d, record %d (%d): lost\n", i, knob, rec, r);
+                        ASSERT_TRUE(false);
+                }
+        }
+        fprintf(stderr, "   %u rounds: %u restore first, %u late pass first\n", rounds, off_recorded,
+                on_clean);
+        setup("1\n");
 }
 
 static void cleanup_tmp(void) {
@@ -435,6 +523,8 @@ int main(void) {
         RUN(garbage_knob);
         RUN(garbage_record);
         RUN(record_is_not_a_symlink_target);
+        RUN(lock_held_elsewhere);
+        RUN(race_with_restore);
         RUN(real_sysfs_readonly);
 
         safe_close(sysfs_fd);
