@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -130,11 +131,22 @@ static int write_value(int fd, unsigned v) {
         return 0;
 }
 
+static int read_value(int fd, unsigned *ret) {
+        char buf[32];
+        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        if (safe_atou(buf, ret) < 0 || *ret > INT_MAX)
+                return -EBADMSG;
+        return 0;
+}
+
 int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
         _cleanup_close_ int fd = -EBADF;
-        char buf[32];
-        unsigned v, other;
-        ssize_t n;
+        unsigned v, other, now_v;
         int r;
 
         fd = openat(proc_fd, "sys/vm/dirty_writeback_centisecs", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -145,29 +157,33 @@ int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
          * other (which wakes every device's flushers too) without counting on it. */
         if (flock(fd, LOCK_EX | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
-        n = pread(fd, buf, sizeof buf - 1, 0);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
-        buf[strcspn(buf, "\n")] = 0;
-        if (safe_atou(buf, &v) < 0 || v > INT_MAX)
-                return -EBADMSG;
+        r = read_value(fd, &v);
+        if (r < 0)
+                return r;
         if (ret_value)
                 *ret_value = v;
 
         /* The kernel wakes the flushers when the value changes to another non-zero one
          * (dirty_writeback_centisecs_handler()): v + 1 is never 0. */
         other = v < INT_MAX ? v + 1 : v - 1;
+        /* The administrator's value is never lost (review I, I2): no signal that can be blocked ends
+         * us between the two writes (systemd's stop, ^C; SIGKILL cannot be), and v goes back only
+         * over our own value: another writer's (TLP, tuned, sysctl) in between stays. */
+        sigset_t all, old;
+        (void) sigfillset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, &old);
         r = write_value(fd, other);
-        if (r < 0)
-                return r;
-        r = write_value(fd, v);
-        if (r < 0)
+        if (r >= 0 && read_value(fd, &now_v) >= 0 && now_v != other)
+                r = 1; /* changed since: theirs stays */
+        else if (r >= 0) {
                 r = write_value(fd, v);
-        if (r < 0) {
-                if (ret_left)
-                        *ret_left = other;
-                return -EUCLEAN;
+                if (r < 0)
+                        r = write_value(fd, v);
+                if (r < 0)
+                        r = -EUCLEAN;
         }
-        return 0;
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+        if (r == -EUCLEAN && ret_left)
+                *ret_left = other;
+        return r < 0 ? r : 0;
 }

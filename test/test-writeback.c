@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "shared/fileio.h"
+#include "shared/macro.h"
 #include "tests.h"
 #include "writeback.h"
 
@@ -261,6 +263,69 @@ TEST(kick) {
         rm_tree(dir);
 }
 
+/* Between the kick's two writes (linked with --wrap=pwrite64, test/meson.build): another writer, or
+ * a signal. */
+ssize_t __real_pwrite64(int fd, const void *buf, size_t n, off_t off);
+ssize_t __wrap_pwrite64(int fd, const void *buf, size_t n, off_t off);
+static enum { BETWEEN_NOTHING, BETWEEN_WRITER, BETWEEN_SIGNAL } between;
+static unsigned kick_writes;
+static char value_path[512];
+static char at_signal[64];
+
+ssize_t __wrap_pwrite64(int fd, const void *buf, size_t n, off_t off) {
+        ssize_t r = __real_pwrite64(fd, buf, n, off);
+
+        if (++kick_writes == 1 && between == BETWEEN_WRITER) {
+                _cleanup_close_ int o = open(value_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+                ASSERT_TRUE(o >= 0 && write(o, "1500\n", 5) == 5);
+        } else if (kick_writes == 1 && between == BETWEEN_SIGNAL)
+                ASSERT_OK(raise(SIGUSR1));
+        return r;
+}
+
+static void on_usr1(int sig) {
+        int o = open(value_path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = o < 0 ? -1 : read(o, at_signal, sizeof at_signal - 1);
+
+        at_signal[n < 0 ? 0 : n] = 0;
+        if (o >= 0)
+                close(o);
+        (void) sig;
+}
+
+/* Review I, I2: the administrator's value is never lost to a kick. */
+TEST(kick_keeps_the_value) {
+        char dir[] = "/tmp/test-writeback.XXXXXX", buf[64];
+        unsigned v = 0, left = 0;
+        int fd = proc_tree(dir, "500\n");
+        struct sigaction sa = { .sa_handler = on_usr1 }, old;
+
+        snprintf(value_path, sizeof value_path, "%s/sys/vm/dirty_writeback_centisecs", dir);
+
+        /* another writer (TLP, tuned, sysctl) between the two writes: its value stays */
+        between = BETWEEN_WRITER;
+        kick_writes = 0;
+        ASSERT_OK(writeback_kick(fd, &v, &left));
+        ASSERT_EQ(v, 500U);
+        ASSERT_EQ(kick_writes, 1U);
+        read_back(dir, buf, sizeof buf);
+        ASSERT_STREQ(buf, "1500\n");
+
+        /* a signal between them (systemd's stop) is taken only once the value is back */
+        ASSERT_OK(sigaction(SIGUSR1, &sa, &old));
+        between = BETWEEN_SIGNAL;
+        kick_writes = 0;
+        at_signal[0] = 0;
+        ASSERT_OK(writeback_kick(fd, &v, &left));
+        ASSERT_EQ(v, 1500U);
+        ASSERT_STREQ(at_signal, "1500\n");
+        ASSERT_OK(sigaction(SIGUSR1, &old, NULL));
+
+        between = BETWEEN_NOTHING;
+        close(fd);
+        rm_tree(dir);
+}
+
 int main(void) {
         RUN(slack);
         RUN(in_flight);
@@ -268,5 +333,6 @@ int main(void) {
         RUN(no_evidence);
         RUN(poll);
         RUN(kick);
+        RUN(kick_keeps_the_value);
         return 0;
 }
