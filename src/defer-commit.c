@@ -22,6 +22,9 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
                 *ret_why = "OnTimeout=fail: the unit's own result must tell of every timeout";
         else if (!f->handover_ok)
                 *ret_why = "no usable state directory: the late pass would not learn what was left to it";
+        else if (!f->hook_reachable)
+                *ret_why =
+                        "the system-sleep hook's link is down or this pass has no token: no late pass would sync it";
         else if (f->kick_failed)
                 *ret_why = "the flusher threads could not be woken: the data would wait for the late pass";
         return !*ret_why;

@@ -49,6 +49,8 @@ typedef struct DeferFacts {
         bool kick_failed;     /* a device was dirty and the flusher threads could not be woken */
         bool handover_ok;     /* the state directory is locked and open: the handover tells the late
                                * pass what was left to it */
+        bool hook_reachable;  /* this pass's token is written and the hook's link (late-skip.h
+                               * HOOK_LINK_FILE) is up: systemd-sleep will run the late pass */
 } DeferFacts;
 
 /* Whether the unit's pass may leave commits to the late pass; otherwise *ret_why says why not

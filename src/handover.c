@@ -356,17 +356,31 @@ static int token_write(int state_dir_fd, const char *name, const char *token) {
         return write_file_atomic_at(state_dir_fd, name, line, strlen(line));
 }
 
+/* Whether HOOK_LINK_FILE points at SLEEP_HOOK_BINARY: 1, 0 when it points elsewhere, -ENOENT when
+ * missing, or another negative errno. */
+static int hook_link_check(int state_dir_fd) {
+        char target[sizeof(SLEEP_HOOK_BINARY) + 1];
+        ssize_t n;
+
+        n = readlinkat(state_dir_fd, HOOK_LINK_FILE, target, sizeof target);
+        if (n < 0)
+                return negative_errno();
+        return n == (ssize_t) strlen(SLEEP_HOOK_BINARY) && memcmp(target, SLEEP_HOOK_BINARY, n) == 0;
+}
+
+bool handover_hook_link_up(int state_dir_fd) {
+        return state_dir_fd >= 0 && hook_link_check(state_dir_fd) > 0;
+}
+
 /* HOOK_LINK_FILE -> SLEEP_HOOK_BINARY, replaced atomically when it is missing or points elsewhere.
  * Returns 1 when it was missing, 0 when it was there, or negative errno. */
 static int hook_link_restore(int state_dir_fd) {
-        char target[sizeof(SLEEP_HOOK_BINARY) + 1];
-        ssize_t n;
         int r;
 
-        n = readlinkat(state_dir_fd, HOOK_LINK_FILE, target, sizeof target);
-        if (n == (ssize_t) strlen(SLEEP_HOOK_BINARY) && memcmp(target, SLEEP_HOOK_BINARY, n) == 0)
+        r = hook_link_check(state_dir_fd);
+        if (r > 0)
                 return 0;
-        r = n < 0 && errno == ENOENT;
+        r = r == -ENOENT;
         (void) unlinkat(state_dir_fd, HOOK_LINK_FILE ".new", 0);
         if (symlinkat(SLEEP_HOOK_BINARY, state_dir_fd, HOOK_LINK_FILE ".new") < 0)
                 return -errno;

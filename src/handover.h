@@ -150,6 +150,10 @@ int handover_save(int state_dir_fd, const Handover *h);
  * was missing beside LATE_SKIP_FILE: a unit's pass took it down, and systemd-sleep has run no hook of
  * ours since, post included. */
 int handover_unit_mark_write(int state_dir_fd, const char *token);
+
+/* Whether the link through which systemd-sleep reaches our hook (HOOK_LINK_FILE) points at it: a
+ * late pass will run (a full /run may have kept handover_unit_mark_write() from putting it back). */
+bool handover_hook_link_up(int state_dir_fd);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);
 /* KeepCheapSync=: LATE_SKIP_FILE with the unit's pass's token, as the mark is written, then

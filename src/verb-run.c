@@ -448,6 +448,7 @@ static void pass_defer_commit(Pass *p) {
                 .fail_on_timeout = p->c.policy->on_timeout == ON_TIMEOUT_FAIL,
                 .kick_failed = p->kick_failed,
                 .handover_ok = pass_has_state(p),
+                .hook_reachable = p->unit_token[0] != 0 && handover_hook_link_up(p->state_fd),
         };
         const char *why;
         size_t n;

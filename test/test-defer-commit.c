@@ -16,6 +16,7 @@ TEST(allowed) {
                 .knob = 1,
                 .required = 0,
                 .handover_ok = true,
+                .hook_reachable = true,
         };
         DeferFacts f;
         const char *why = "unset";
@@ -57,6 +58,10 @@ TEST(allowed) {
         f.handover_ok = false; /* the late pass would not learn what was left to it */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
         ASSERT_TRUE(why && strstr(why, "state directory"));
+        f = ok;
+        f.hook_reachable = false; /* the link down (a full /run): no late pass would commit it */
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_TRUE(why && strstr(why, "link"));
         f = ok;
         f.kick_failed = true;
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));

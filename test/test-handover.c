@@ -375,7 +375,9 @@ TEST(hook_link) {
         /* a link elsewhere, or a plain file, is replaced and counts as up (systemd-sleep ran it) */
         ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
         ASSERT_EQ(symlinkat("/bin/true", fd, HOOK_LINK_FILE), 0);
+        ASSERT_TRUE(!handover_hook_link_up(fd)); /* what DeferCommit= asks (review I, I3) */
         ASSERT_OK(handover_unit_mark_remove(fd, &down));
+        ASSERT_TRUE(handover_hook_link_up(fd));
         ASSERT_TRUE(!down);
         ASSERT_TRUE(hook_link_up(fd));
         ASSERT_EQ(unlinkat(fd, HOOK_LINK_FILE, 0), 0);
@@ -408,6 +410,10 @@ TEST(hook_link) {
         ASSERT_EQ(mkdirat(fd, HOOK_LINK_FILE "/x", 0755), 0);
         ASSERT_TRUE(handover_late_skip_write(fd, TOKEN) < 0);
         ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
+        /* ... nor be put back: the unit's pass then defers nothing to a late pass */
+        ASSERT_OK(handover_unit_mark_write(fd, TOKEN));
+        ASSERT_TRUE(!handover_hook_link_up(fd));
+        ASSERT_TRUE(!handover_hook_link_up(-EBADF));
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);
