@@ -415,13 +415,14 @@ int main(void) {
         snprintf(state_dir, sizeof state_dir, "%s/state", work);
         snprintf(config, sizeof config, "%s/suspend-sync.conf", work);
         snprintf(sysfs, sizeof sysfs, "%s/sys", work);
-        write_text(config, "[Kernel]\nSyncOnSuspend=keep\n");
+        write_text(config, "[Sync]\nWritebackFirst=no\n[Kernel]\nSyncOnSuspend=keep\n");
         snprintf(config_nocheap, sizeof config_nocheap, "%s/nocheap.conf", work);
-        write_text(config_nocheap, "[Kernel]\nSyncOnSuspend=auto\nKeepCheapSync=no\n");
+        write_text(config_nocheap,
+                   "[Sync]\nWritebackFirst=no\n[Kernel]\nSyncOnSuspend=auto\nKeepCheapSync=no\n");
         snprintf(config_cheap, sizeof config_cheap, "%s/cheap.conf", work);
-        write_text(config_cheap, "[Sync]\nDeferCommit=no\n[Kernel]\nSyncOnSuspend=auto\n");
+        write_text(config_cheap, "[Sync]\nDeferCommit=no\nWritebackFirst=no\n[Kernel]\nSyncOnSuspend=auto\n");
         snprintf(config_off, sizeof config_off, "%s/off.conf", work);
-        write_text(config_off, "[Kernel]\nSyncOnSuspend=off\n");
+        write_text(config_off, "[Sync]\nWritebackFirst=no\n[Kernel]\nSyncOnSuspend=off\n");
         /* The late pass's sysfs: the machine's, with a power/ of its own (never the kernel's knob). */
         ASSERT_TRUE(mkdir(sysfs, 0755) == 0);
         snprintf(path, sizeof path, "%s/power", sysfs);
