@@ -65,7 +65,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
  *     fault disk, test/reliability/flush-parity.sh). With a journal they are committed first. An
  *     ext4 (or ext3: norecovery leaves it without one) is spared the device flush only when sysfs
  *     shows its journal (ext4-journal.h); without the device node a second syncfs flushes;
- *   any type mounted "nobarrier" (ext4, btrfs, f2fs) or "barrier=0": its sync_fs sends no FLUSH;
+ *   any type mounted "nobarrier" (ext4, btrfs, f2fs), "barrier=0" or "barrier=none" (reiserfs), or
+ *   with a barrier= value not known to turn barriers on: its sync_fs sends no FLUSH;
  *     the sync(2) of the kernel sends none either, but "synced" must mean durable here;
  *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
  *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
@@ -300,8 +301,11 @@ FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options) {
         const FsType *t = fs_type_lookup(fstype);
         _cleanup_free_ char *barrier = NULL;
 
+        /* barrier=VALUE: only a value that turns barriers on is trusted ("1"; reiserfs's "flush");
+         * "0", reiserfs's "none" and anything unknown mean no FLUSH from sync_fs. */
         if (options_has(fs_options, "nobarrier") ||
-            (options_get(fs_options, "barrier", &barrier) != 0 && (!barrier || streq(barrier, "0"))))
+            (options_get(fs_options, "barrier", &barrier) != 0 &&
+             (!barrier || !(streq(barrier, "1") || streq(barrier, "flush")))))
                 return t->class == FS_CLASS_PSEUDO ? FS_FLUSH_NONE : FS_FLUSH_DEVICE;
         if (t->device_flush)
                 return FS_FLUSH_DEVICE;
