@@ -676,6 +676,27 @@ TEST(hung_needs_accounting) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* Review J (mutation X07): proving a hang takes the proof window, not the stall window. Without
+ * ops.stall both follow the time left: a 4 s deadline gives a 0.5 s stall window and a 1 s proof
+ * window. A device quiet for 0.8 s (a disk spinning up) is a timeout, left to the kernel's sync, not
+ * hung; quiet for 1.6 s it is hung (the control). */
+TEST(hung_needs_proof_window) {
+        Spec spec[] = { { "a", "hang", 800 * MS }, { "b", "hang", 1600 * MS } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = fake_progress;
+        ASSERT_EQ(run(jobs, 2, 2, in(4 * SEC), &ops), 2);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[0].abandoned_pid > 0);
+        ASSERT_TRUE(!jobs[0].hung);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[1].hung);
+        check_children(jobs, 2);
+}
+
 /* Stuck, with readable counters that do not move: hung only in syncfs. A worker stuck before it
  * (in open: a FUSE server gone) is an ordinary timeout, the rest of its group runs in a fresh
  * worker; a job's syncfs report does not carry over to the next job of its worker. */
@@ -1585,6 +1606,7 @@ int main(void) {
         RUN(last_call);
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);
+        RUN(hung_needs_proof_window);
         RUN(hung_needs_accounting);
         RUN(errors_and_crash);
         RUN(sigchld_already_blocked);

@@ -136,6 +136,13 @@ TEST(fresh) {
         ASSERT_TRUE(!handover_unsynced_fresh(&h, 0, 101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE));
         /* From the future: another boot. */
         ASSERT_TRUE(!handover_unsynced_fresh(&h, 0, 99 * USEC_PER_SEC));
+        /* review J (mutation H01): so far in the future that the age wraps around to a small one */
+        ASSERT_OK(handover_add_unsynced(&h, makedev(8, 2), UINT64_MAX - 10 * USEC_PER_SEC));
+        ASSERT_TRUE(!handover_unsynced_fresh(&h, 1, 100 * USEC_PER_SEC));
+        /* review J (mutation H14): a stale "unsynced" line does not say the unit's pass saw it */
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(8, 1), NULL, 0, 100 * USEC_PER_SEC));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(8, 1), NULL, 0,
+                                       101 * USEC_PER_SEC + HANDOVER_UNSYNCED_MAX_AGE));
 
         /* The unit's pass: none, fresh, stale, from the future, another boot, another pass's token
          * (or none: the mark file gone); forgotten with its lines. */
@@ -318,6 +325,9 @@ TEST(unit_mark) {
         ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN, 32)); /* no newline */
         ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
         ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN "\n\n", 34));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
+        /* review J (mutation H13): the right length, but no newline at its end */
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, TOKEN "x", 33));
         ASSERT_ERR(handover_unit_mark_read(fd, got), EBADMSG);
         ASSERT_OK(handover_unit_mark_remove(fd, NULL));
         ASSERT_OK(handover_unit_mark_remove(fd, NULL));

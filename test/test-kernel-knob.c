@@ -353,6 +353,24 @@ TEST(garbage_knob) {
         ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, -1, KNOB_LOCK_WAIT_PASS_USEC), EINVAL);
 }
 
+/* Review J (mutation K08): a knob that reads as garbage when the original is put back is written
+ * with the original all the same, and only then is the record removed; one that cannot be read must
+ * not leave the kernel's sync off for good. */
+TEST(restore_over_garbage_knob) {
+        _cleanup_free_ char *after = NULL;
+        int v = 5;
+
+        setup("1\n");
+        ASSERT_EQ(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), 1);
+        ASSERT_EQ(knob_now(), 0);
+        put(sysfs_fd, KNOB_SYSFS_PATH, "garbage\n");
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(v, 1);
+        after = get(sysfs_fd, KNOB_SYSFS_PATH);
+        ASSERT_STREQ(after, "1\n");
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE));
+}
+
 TEST(garbage_record) {
         int v = -1;
         _cleanup_free_ char *rec = NULL;
@@ -521,6 +539,7 @@ int main(void) {
         RUN(kill_between_record_and_write);
         RUN(absent_knob);
         RUN(garbage_knob);
+        RUN(restore_over_garbage_knob);
         RUN(garbage_record);
         RUN(record_is_not_a_symlink_target);
         RUN(lock_held_elsewhere);

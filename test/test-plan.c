@@ -995,6 +995,161 @@ TEST(late_commit_journal) {
         }
 }
 
+/* Review J (mutations P06, P07): an overlay whose upperdir lies on another overlay is not followed
+ * to it (an overlay's upper layer is never an overlay): it is decided by itself, as one whose upper
+ * layer is not in the table. The late pass leaves it out, uncovered (so the kernel's sync stays on);
+ * the unit's pass syncs it. */
+TEST(late_scope_overlay_upper_unknown) {
+        _cleanup_(sample_freep)
+                Sample *s = load_sample(FIXTURES_DIR "/roots/container-host-1000", container_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL, *all = NULL;
+        const char *c1 = "/var/lib/containers/storage/overlay/c1/merged";
+        const PlanEntry *e;
+        MountEntry *m = NULL;
+
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (streq(s->table->entries[i].mount_point, c1))
+                        m = &s->table->entries[i];
+        ASSERT_TRUE(m);
+        free(m->fs_options);
+        m->fs_options = strdup("rw,lowerdir=/var/lib/containers/storage/overlay/l/IMG1,"
+                               "upperdir=/var/lib/containers/storage/overlay/c2/merged/upper,"
+                               "workdir=/var/lib/containers/storage/overlay/c2/merged/work");
+        ASSERT_TRUE(m->fs_options);
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &p));
+        e = find(p, c1);
+        ASSERT_EQ(e->action, PLAN_SKIP);
+        ASSERT_TRUE(e->uncovered);
+        ASSERT_TRUE(e->primary);
+        ASSERT_STREQ(e->reason, "late pass: overlay whose upper layer is not in the mount table");
+        /* control: the other overlay, its upper layer on the local xfs, is synced through it */
+        ASSERT_EQ(find(p, "/var/lib/containers/storage/overlay/c2/merged")->action, PLAN_SYNC);
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &all));
+        e = find(all, c1);
+        ASSERT_EQ(e->action, PLAN_SYNC);
+        ASSERT_STREQ(e->reason, "overlay: upper layer not found in the mount table");
+}
+
+/* Review J (mutations P05, P24): a filesystem of a type no row names (class block) on an anonymous
+ * device (0:N, no block device: its only leaf is its own number, as device_classifier_classify()
+ * leaves it) is no local block filesystem: the late pass leaves it out, uncovered, and a loop
+ * device whose backing file lies on it is not left to the late pass. Here /mnt/nfs's superblock is
+ * made such a one. */
+TEST(late_scope_unknown_anonymous) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL, *late = NULL;
+        const PlanEntry *e;
+        Superblock *sb;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        sb = &s->sbs[find(p, "/mnt/nfs")->sb];
+        free(sb->fstype);
+        sb->fstype = strdup("zfs");
+        ASSERT_TRUE(sb->fstype);
+        ASSERT_EQ(fs_class_from_fstype(sb->fstype), FS_CLASS_BLOCK);
+        sb->fs_class = FS_CLASS_BLOCK;
+        sb->device.classes = 0;
+        ASSERT_TRUE(sb->device.classified && !sb->device.is_block && sb->device.n_leaves == 0);
+        sb->device.leaves = malloc(sizeof(dev_t));
+        ASSERT_TRUE(sb->device.leaves);
+        sb->device.leaves[0] = sb->dev;
+        sb->device.n_leaves = 1;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &late));
+        e = find(late, "/mnt/nfs");
+        ASSERT_EQ(e->action, PLAN_SKIP);
+        ASSERT_TRUE(e->uncovered);
+        ASSERT_STREQ(e->reason, "late pass: not a local block filesystem");
+        ASSERT_EQ(find(late, "/")->action, PLAN_SYNC); /* control */
+
+        ASSERT_TRUE(!efi_on_loop(s, pol, "/mnt/nfs", 0));
+        ASSERT_TRUE(efi_on_loop(s, pol, "/", 0)); /* control */
+}
+
+/* Review J (mutations P26, P27): only mounts of our own table are left to the late pass: not a
+ * mount of another namespace, nor one in no table (reached through a process's open file). */
+TEST(late_commit_own_table_only) {
+        for (size_t i = 0; i < 3; i++) {
+                _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+                _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                if (i == 1)
+                        move_to_other_namespace(s, "/boot/efi");
+                if (i == 2)
+                        for (size_t k = 0; k < s->table->n_entries; k++)
+                                if (streq(s->table->entries[k].mount_point, "/boot/efi"))
+                                        s->table->entries[k].unlisted = true;
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                ASSERT_EQ(find(p, "/boot/efi")->action, PLAN_SYNC);
+                ASSERT_EQ(find(p, "/boot/efi")->late_commit, i == 0); /* i == 0: the control */
+                ASSERT_TRUE(find(p, "/")->late_commit);
+        }
+}
+
+/* A sample of mountinfo text, no device facts. */
+static Sample *sample_from_text(const char *text) {
+        MountTable *t = NULL;
+        Sample *s = NULL;
+
+        ASSERT_OK(mount_table_parse(text, strlen(text), &t, NULL));
+        ASSERT_OK(sample_build(&t, NULL, &s));
+        ASSERT_TRUE(t == NULL);
+        return s;
+}
+
+/* Review J (mutations S02, S03): tables are read one after another, so one superblock may be listed
+ * read-only and read-write, or with two types. Skipped as read-only only when every mount says so,
+ * and typed by the type that is not a pseudo filesystem, whatever the order of the lines. */
+TEST(sb_listed_two_ways) {
+        static const char *const tables[] = {
+                /* read-write first, read-only last */
+                "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                "30 21 8:2 / /mnt/a rw,relatime - ext4 /dev/sda2 rw\n"
+                "31 21 8:2 / /mnt/b ro,relatime - ext4 /dev/sda2 ro\n",
+                /* read-only first, read-write last (the control) */
+                "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                "30 21 8:2 / /mnt/a ro,relatime - ext4 /dev/sda2 ro\n"
+                "31 21 8:2 / /mnt/b rw,relatime - ext4 /dev/sda2 rw\n",
+        };
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+
+        for (size_t i = 0; i < ELEMENTSOF(tables); i++) {
+                _cleanup_(sample_freep) Sample *s = sample_from_text(tables[i]);
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const PlanEntry *e;
+
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, i == 0 ? "/mnt/a" : "/mnt/b");
+                ASSERT_TRUE(!s->sbs[e->sb].all_read_only);
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_TRUE(e->primary);
+        }
+
+        /* one device number listed as tmpfs, then as ext4 (or the other way round) */
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_(sample_freep) Sample *s = sample_from_text(
+                        i == 0 ? "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                                 "40 21 0:50 / /mnt/t rw,relatime - tmpfs tmpfs rw\n"
+                                 "41 21 0:50 / /mnt/e rw,relatime - ext4 /dev/sdc1 rw\n"
+                               : "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                                 "40 21 0:50 / /mnt/e rw,relatime - ext4 /dev/sdc1 rw\n"
+                                 "41 21 0:50 / /mnt/t rw,relatime - tmpfs tmpfs rw\n");
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const PlanEntry *e;
+
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, "/mnt/e");
+                ASSERT_STREQ(s->sbs[e->sb].fstype, "ext4");
+                ASSERT_TRUE(s->sbs[e->sb].type_conflict > 0);
+                ASSERT_EQ(find(p, i == 0 ? "/mnt/t" : "/mnt/e")->action, PLAN_SYNC);
+        }
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -1018,5 +1173,9 @@ int main(void) {
         RUN(late_commit);
         RUN(late_commit_loop);
         RUN(late_commit_journal);
+        RUN(late_scope_overlay_upper_unknown);
+        RUN(late_scope_unknown_anonymous);
+        RUN(late_commit_own_table_only);
+        RUN(sb_listed_two_ways);
         return test_result();
 }

@@ -210,6 +210,15 @@ TEST(verdict) {
         d[0].error = 0, d[0].dirty = 3;
         ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
         ASSERT_TRUE(strstr(why, "still holds 3 dirty pages"));
+        why = mfree(why);
+        /* review J (mutation RC1): one dirty page is one too many; none is the control */
+        d[0].dirty = 1;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 1);
+        ASSERT_TRUE(strstr(why, "still holds 1 dirty pages"));
+        why = mfree(why);
+        d[0].dirty = 0;
+        ASSERT_EQ(raw_cache_verdict(d, 1, &why), 0);
+        ASSERT_TRUE(!why);
 }
 
 #define REC(i, k, ...) ((RawCacheRecord) { .index = (i), .kind = RAW_CACHE_##k, __VA_ARGS__ })

@@ -406,6 +406,35 @@ TEST(hung_behind_group_worker) {
         bed_done(&b);
 }
 
+/* Review J (mutation R15): a group whose first worker was abandoned slow (never proven stuck), and
+ * whose next worker was then proven stuck: the jobs behind the stuck one are hung while that worker
+ * is in the kernel, whatever became of the slow one; and left to the kernel's sync once it is not,
+ * even while the slow one still is. */
+TEST(hung_behind_second_group_worker) {
+        Bed b;
+
+        bed_init(&b, 3, 0);
+        b.entries[1].group = b.entries[2].group = "g0";
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_TIMEOUT, 0, 776, false, false); /* slow, exited since */
+        set_result(&b.j.jobs[1], OUTCOME_TIMEOUT, 0, 777, true, true);   /* proven stuck */
+        set_result(&b.j.jobs[2], OUTCOME_TIMEOUT, 0, 0, true, false);    /* not started behind it */
+        ASSERT_TRUE(run_job_hung(&b.j, 2));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 2);
+        ASSERT_EQ(b.t.n_left, 1); /* the slow one's mount only */
+        ASSERT_EQ(b.t.left[0], makedev(8, 0));
+
+        /* the stuck worker woke up, the slow one is still in the kernel: not hung */
+        b.j.jobs[0].stuck = true;
+        b.j.jobs[1].stuck = false;
+        ASSERT_TRUE(!run_job_hung(&b.j, 2));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_EQ(b.t.n_left, 3);
+        bed_done(&b);
+}
+
 /* A late pass that left a mount out: not covered, unless the FUSE evidence proves it clean. */
 TEST(knob_facts_late_left_out) {
         const char *why[3] = {};
@@ -516,6 +545,11 @@ TEST(handover_inputs) {
         jobs[1].outcome = OUTCOME_ERROR;
         ASSERT_TRUE(carried(&h, jobs, 2, boot + HANDOVER_UNSYNCED_MAX_AGE));
         ASSERT_TRUE(!carried(&h, jobs, 2, boot + HANDOVER_UNSYNCED_MAX_AGE + 1));
+        /* review J (mutation R18): a stale line before a fresh one does not end the look */
+        handover_clear_unsynced(&h);
+        ASSERT_OK(handover_add_unsynced(&h, makedev(9, 9), boot - HANDOVER_UNSYNCED_MAX_AGE - 1));
+        ASSERT_OK(handover_add_unsynced(&h, makedev(8, 3), boot));
+        ASSERT_TRUE(carried(&h, jobs, 2, boot + 1));
 
         run_handover_unsynced(&h, left, 0, boot);
         ASSERT_EQ(h.n_unsynced, 0);
@@ -869,6 +903,7 @@ int main(void) {
         RUN(hung_blocked_by_earlier_pass);
         RUN(hung_abandoned);
         RUN(hung_behind_group_worker);
+        RUN(hung_behind_second_group_worker);
         RUN(knob_facts_late_left_out);
         RUN(handover_inputs);
         RUN(unit_record_lists_what_it_saw);

@@ -361,6 +361,37 @@ TEST(unlisted_listings_fail_closed) {
         }
 }
 
+/* Review J (mutations U03, U04): what a listing cannot compare is a reason. A filesystem sysfs
+ * fs/<type>/ lists whose device number cannot be read; bdis named after more filesystem types than
+ * are counted (BDI_TYPES_MAX): 33 types, 32 of them mounted. Control: 32 types, all mounted,
+ * complete. */
+TEST(unlisted_uncompared_fail_closed) {
+        char cmd[512];
+        _cleanup_(sample_freep) Sample *nodev = load_changed_root("all-listed", "mkdir sys/fs/ext4/sdz9");
+        _cleanup_(sample_freep) Sample *many = NULL, *enough = NULL;
+
+        ASSERT_TRUE(!nodev->complete);
+        ASSERT_TRUE(has_reason(nodev, "sysfs fs/ext4/sdz9: a filesystem whose device number cannot be read",
+                               NULL));
+
+        for (unsigned n = BDI_TYPES_MAX; n <= BDI_TYPES_MAX + 1; n++) {
+                snprintf(cmd, sizeof cmd,
+                         "for i in $(seq 0 %u); do mkdir debugfs/bdi/t$i-1; done && "
+                         "for i in $(seq 0 %u); do echo \"$((100 + i)) 20 0:$((200 + i)) / /mnt/t$i "
+                         "rw,relatime - t$i t$i rw\" >>proc/self/mountinfo; done",
+                         n - 1, BDI_TYPES_MAX - 1);
+                if (n == BDI_TYPES_MAX)
+                        enough = load_changed_root("all-listed", cmd);
+                else
+                        many = load_changed_root("all-listed", cmd);
+        }
+        ASSERT_TRUE(enough->complete);
+        /* which types are counted follows the listing's order: one mounted type may be the one
+         * beyond, and t32 then counted (a reason of its own), but the one beyond is always said */
+        ASSERT_TRUE(!many->complete);
+        ASSERT_TRUE(has_reason(many, "debugfs lists bdis named after more than 32 filesystem types", NULL));
+}
+
 /* Types no listing shows (jfs, ...; fs-module.h): a superblock the tables do not show is found by
  * counting the module's references (stop 27, the gap left open at stop 26: a jfs unmounted lazily
  * while a file is held). The control: the same count with the mount in the table is complete. */
@@ -1669,6 +1700,7 @@ int main(void) {
         RUN(hidden_type_named_bdi);
         RUN(device_number_reused);
         RUN(unlisted_listings_fail_closed);
+        RUN(unlisted_uncompared_fail_closed);
         RUN(hidden_counted_by_module);
         RUN(nsfs_no_longer_nsfs);
         RUN(chroot_view);
