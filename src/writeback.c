@@ -81,14 +81,21 @@ SettleResult settle_step(SettleState *s, SettleMode mode, const BdiStats *st, ui
         return SETTLE_WAIT;
 }
 
-static int read_stats(int fd, BdiStats *ret) {
-        char buf[4096];
-        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+/* The whole of a small procfs/debugfs file from its start, as a string. */
+static int pread_text(int fd, char *buf, size_t size) {
+        ssize_t n = pread(fd, buf, size - 1, 0);
 
         if (n < 0)
                 return negative_errno();
         buf[n] = 0;
-        return bdi_stats_parse(buf, ret);
+        return 0;
+}
+
+static int read_stats(int fd, BdiStats *ret) {
+        char buf[4096];
+        int r = pread_text(fd, buf, sizeof buf);
+
+        return r < 0 ? r : bdi_stats_parse(buf, ret);
 }
 
 usec_t settle_poll_next(usec_t prev_usec) {
@@ -133,11 +140,10 @@ static int write_value(int fd, unsigned v) {
 
 static int read_value(int fd, unsigned *ret) {
         char buf[32];
-        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        int r = pread_text(fd, buf, sizeof buf);
 
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
+        if (r < 0)
+                return r;
         buf[strcspn(buf, "\n")] = 0;
         if (safe_atou(buf, ret) < 0 || *ret > INT_MAX)
                 return -EBADMSG;
