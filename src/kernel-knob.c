@@ -209,22 +209,25 @@ int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_valu
         int original, current, r;
 
         lock_fd = knob_lock(state_dir_fd, lock_wait);
-        if (lock_fd == -EBUSY) {
-                /* A holder that does not let go: the kernel's sync on, the record left for the
-                 * next restore. */
+        if (lock_fd < 0) {
+                /* A holder that does not let go, or no lock to be had at all (EMFILE, ENOLCK, a
+                 * state directory flock(2) refuses): the kernel's sync on, the record left for the
+                 * next restore. Never a restore that leaves a 0 standing. */
                 r = knob_write(sysfs_fd, KNOB_SAFE_VALUE);
-                return r < 0 && r != -ENOENT ? r : -EBUSY;
+                return r < 0 && r != -ENOENT ? r : lock_fd;
         }
-        if (lock_fd < 0)
-                return lock_fd;
         r = knob_record_read(state_dir_fd, &original);
         if (r == -ENOENT)
                 return KNOB_RESTORE_NOTHING;
         if (r == -EBADMSG) {
                 original = KNOB_SAFE_VALUE;
                 result = KNOB_RESTORE_SAFE;
-        } else if (r < 0)
+        } else if (r < 0) {
+                /* A record that cannot be read (EIO, ENOMEM, EACCES): it may say we turned the
+                 * kernel's sync off; turn it on, keep the record. */
+                (void) knob_write(sysfs_fd, KNOB_SAFE_VALUE);
                 return r;
+        }
 
         r = knob_read(sysfs_fd, &current);
         if (r == -ENOENT) {
