@@ -172,16 +172,24 @@ int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
         /* The kernel wakes the flushers when the value changes to another non-zero one
          * (dirty_writeback_centisecs_handler()): v + 1 is never 0. */
         other = v < INT_MAX ? v + 1 : v - 1;
-        /* The administrator's value is never lost (review I, I2): no signal that can be blocked ends
-         * us between the two writes (systemd's stop, ^C; SIGKILL cannot be), and v goes back only
-         * over our own value: another writer's (TLP, tuned, sysctl) in between stays. */
+        /* The administrator's value is kept as far as a sysctl allows (review I, I2): no signal
+         * that can be blocked ends us between the two writes (systemd's stop, ^C; SIGKILL cannot
+         * be), and v goes back only over our own value: another writer's (TLP, tuned, sysctl) that
+         * reads back in between stays, one that reads as no value of ours either. There is no
+         * compare-and-swap on a sysctl: a value written between our read of v and our first write,
+         * or between the re-read and the write of v, is still replaced (review K, K2); each window
+         * is a few system calls wide. */
         sigset_t all, old;
         (void) sigfillset(&all);
         (void) sigprocmask(SIG_SETMASK, &all, &old);
         r = write_value(fd, other);
-        if (r >= 0 && read_value(fd, &now_v) >= 0 && now_v != other)
-                r = 1; /* changed since: theirs stays */
-        else if (r >= 0) {
+        if (r >= 0) {
+                int k = read_value(fd, &now_v);
+
+                if ((k >= 0 && now_v != other) || k == -EBADMSG)
+                        r = 1; /* changed since: theirs stays */
+        }
+        if (r == 0) {
                 r = write_value(fd, v);
                 if (r < 0)
                         r = write_value(fd, v);

@@ -94,7 +94,9 @@ SettleResult settle_wait(int stats_fd, SettleMode mode, const SettleWindows *w);
  * first) by writing another value to <proc_fd>/sys/vm/dirty_writeback_centisecs and then its own
  * value back, under an flock(2) of that file (one kick at a time: two runs at once would otherwise
  * put each other's value back). No blockable signal ends it between its two writes, and the value
- * goes back only over its own: one another writer set in between stays. 0 on success; -EBUSY when another run holds the lock (nothing
+ * goes back only over its own: one another writer set in between stays, unless it was set in the
+ * few system calls between the read of the value and the first write, or between the re-read and
+ * the write back (no compare-and-swap on a sysctl). 0 on success; -EBUSY when another run holds the lock (nothing
  * done); a negative errno when the value could not be read or the first write failed (nothing
  * changed); -EUCLEAN when the value could not be put back (*ret_left says what is left in it). */
 int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left);

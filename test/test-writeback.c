@@ -267,7 +267,7 @@ TEST(kick) {
  * a signal. */
 ssize_t __real_pwrite64(int fd, const void *buf, size_t n, off_t off);
 ssize_t __wrap_pwrite64(int fd, const void *buf, size_t n, off_t off);
-static enum { BETWEEN_NOTHING, BETWEEN_WRITER, BETWEEN_SIGNAL } between;
+static enum { BETWEEN_NOTHING, BETWEEN_WRITER, BETWEEN_NEGATIVE, BETWEEN_SIGNAL } between;
 static unsigned kick_writes;
 static char value_path[512];
 static char at_signal[64];
@@ -275,9 +275,10 @@ static char at_signal[64];
 ssize_t __wrap_pwrite64(int fd, const void *buf, size_t n, off_t off) {
         ssize_t r = __real_pwrite64(fd, buf, n, off);
 
-        if (++kick_writes == 1 && between == BETWEEN_WRITER) {
+        if (++kick_writes == 1 && (between == BETWEEN_WRITER || between == BETWEEN_NEGATIVE)) {
+                const char *value = between == BETWEEN_WRITER ? "1500\n" : "-1\n";
                 _cleanup_close_ int o = open(value_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-                ASSERT_TRUE(o >= 0 && write(o, "1500\n", 5) == 5);
+                ASSERT_TRUE(o >= 0 && write(o, value, strlen(value)) == (ssize_t) strlen(value));
         } else if (kick_writes == 1 && between == BETWEEN_SIGNAL)
                 ASSERT_OK(raise(SIGUSR1));
         return r;
@@ -310,6 +311,14 @@ TEST(kick_keeps_the_value) {
         ASSERT_EQ(kick_writes, 1U);
         read_back(dir, buf, sizeof buf);
         ASSERT_STREQ(buf, "1500\n");
+
+        /* one that is no value of ours (proc_dointvec takes a negative number) stays too (review K) */
+        between = BETWEEN_NEGATIVE;
+        kick_writes = 0;
+        ASSERT_OK(writeback_kick(fd, &v, &left));
+        read_back(dir, buf, sizeof buf);
+        ASSERT_STREQ(buf, "-1\n");
+        ASSERT_OK(write_file_atomic_at(AT_FDCWD, value_path, "1500\n", 5));
 
         /* a signal between them (systemd's stop) is taken only once the value is back */
         ASSERT_OK(sigaction(SIGUSR1, &sa, &old));
