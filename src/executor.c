@@ -303,7 +303,13 @@ static bool worker_drain(Worker *w) {
 static void worker_abandon(Worker *w, Outcome o, int error) {
         Executor *e = w->executor;
         usec_t n = now(CLOCK_MONOTONIC);
-        bool hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n) && w->syncing && w->accounted;
+        bool hung;
+
+        /* The proof rests on a reading of now, not on the last tick's: a parent that ran late may
+         * have missed a completion since (review K). */
+        if (o == OUTCOME_TIMEOUT)
+                worker_probe(w, n);
+        hung = o == OUTCOME_TIMEOUT && worker_proven_stuck(w, n) && w->syncing && w->accounted;
 
         if (w->pos < w->group->end) {
                 executor_set_result(e, w->pos,
