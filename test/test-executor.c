@@ -678,10 +678,10 @@ TEST(hung_needs_accounting) {
 
 /* Review J (mutation X07): proving a hang takes the proof window, not the stall window. Without
  * ops.stall both follow the time left: a 4 s deadline gives a 0.5 s stall window and a 1 s proof
- * window. A device quiet for 0.8 s (a disk spinning up) is a timeout, left to the kernel's sync, not
+ * window. A device quiet for 0.6 s (a disk spinning up) is a timeout, left to the kernel's sync, not
  * hung; quiet for 1.6 s it is hung (the control). */
 TEST(hung_needs_proof_window) {
-        Spec spec[] = { { "a", "hang", 800 * MS }, { "b", "hang", 1600 * MS } };
+        Spec spec[] = { { "a", "hang", 600 * MS }, { "b", "hang", 1600 * MS } };
         ExecJob jobs[2];
         ExecOps ops = fake_ops;
 
