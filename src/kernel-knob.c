@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "kernel-knob.h"
 #include "shared/fileio.h"
+#include "shared/lock-util.h"
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
@@ -143,18 +143,12 @@ fail:
  * wait; then -EBUSY. Returns the fd that holds the lock. */
 static int knob_lock(int state_dir_fd, usec_t wait) {
         _cleanup_close_ int fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        usec_t until = usec_add(now(CLOCK_MONOTONIC), wait);
+        int r;
 
         if (fd < 0)
                 return negative_errno();
-        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                if (errno != EWOULDBLOCK && errno != EINTR)
-                        return negative_errno();
-                if (now(CLOCK_MONOTONIC) >= until)
-                        return -EBUSY;
-                (void) nanosleep(&(struct timespec) { .tv_nsec = KNOB_LOCK_POLL_USEC * 1000 }, NULL);
-        }
-        return TAKE_FD(fd);
+        r = flock_until(fd, usec_add(now(CLOCK_MONOTONIC), wait), KNOB_LOCK_POLL_USEC);
+        return r < 0 ? r : TAKE_FD(fd);
 }
 
 int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait) {

@@ -69,8 +69,9 @@ typedef enum KnobRestore {
 /* Puts the recorded original value back and removes the record (in that order). Idempotent.
  * Returns a KnobRestore (>= 0) and, unless KNOB_RESTORE_NOTHING, the value now in the knob in
  * *ret_value (may be NULL). If the knob has disappeared, the record is removed and -ENOENT
- * returned. Without the lock it writes KNOB_SAFE_VALUE, keeps the record (the next restore puts the
- * original back) and returns -EBUSY. */
+ * returned. Without the lock (-EBUSY: a holder that does not let go; or its error), or with a record
+ * that cannot be read, it writes KNOB_SAFE_VALUE, keeps the record (the next restore puts the
+ * original back) and returns that error. */
 int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_value);
 
 /* What one pass found, for the knob decision. */

@@ -8,13 +8,13 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "shared/fileio.h"
 #include "shared/json-util.h"
+#include "shared/lock-util.h"
 #include "shared/macro.h"
 #include "shared/sort-util.h"
 #include "shared/strv.h"
@@ -822,22 +822,8 @@ int state_dir_check(const char *dir, bool *ret_is_tmpfs) {
 }
 
 int state_lock_wait(const char *dir, usec_t until, int *ret_fd) {
-        int r;
-
-        while ((r = state_lock(dir, ret_fd)) == -EBUSY) {
-                usec_t n = now(CLOCK_MONOTONIC);
-
-                if (n >= until)
-                        return -EBUSY;
-                (void) nanosleep(
-                        timespec_store(&(struct timespec) {}, MIN(until - n, (usec_t) STATE_LOCK_POLL_USEC)),
-                        NULL);
-        }
-        return r;
-}
-
-int state_lock(const char *dir, int *ret_fd) {
         _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        int r;
 
         dir_fd = state_dir_open(dir);
         if (dir_fd < 0)
@@ -847,14 +833,13 @@ int state_lock(const char *dir, int *ret_fd) {
         if (fd < 0)
                 return negative_errno();
 
-        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                if (errno == EINTR)
-                        continue;
-                if (errno == EWOULDBLOCK)
-                        return -EBUSY;
-                return negative_errno();
-        }
-
+        r = flock_until(fd, until, STATE_LOCK_POLL_USEC);
+        if (r < 0)
+                return r;
         *ret_fd = TAKE_FD(fd);
         return 0;
+}
+
+int state_lock(const char *dir, int *ret_fd) {
+        return state_lock_wait(dir, 0, ret_fd);
 }

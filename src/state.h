@@ -151,7 +151,7 @@ int state_dir_open(const char *dir);
  * the lock (another run, or the same process through a different fd). The lock file is never
  * removed. */
 int state_lock(const char *dir, int *ret_fd);
-/* The same, tried every STATE_LOCK_POLL_USEC until 'until' (CLOCK_MONOTONIC): -EBUSY when it is
- * still held then. */
+/* The same, tried every STATE_LOCK_POLL_USEC until 'until' (CLOCK_MONOTONIC; shared/lock-util.h):
+ * -EBUSY when it is still held then. */
 int state_lock_wait(const char *dir, usec_t until, int *ret_fd);
 #define STATE_LOCK_POLL_USEC (5 * USEC_PER_MSEC)

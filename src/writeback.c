@@ -6,10 +6,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "shared/lock-util.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/string-table.h"
@@ -152,7 +152,7 @@ static int read_value(int fd, unsigned *ret) {
 
 int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
         _cleanup_close_ int fd = -EBADF;
-        unsigned v, other, now_v;
+        unsigned v, other;
         int r;
 
         fd = openat(proc_fd, "sys/vm/dirty_writeback_centisecs", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -161,8 +161,9 @@ int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
         /* Two runs at once (another --state-dir) must not read each other's "other" value and put
          * that back: one kick at a time; a run that finds the lock taken leaves the waking to the
          * other (which wakes every device's flushers too) without counting on it. */
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
+        r = flock_until(fd, 0, 0);
+        if (r < 0)
+                return r;
         r = read_value(fd, &v);
         if (r < 0)
                 return r;
@@ -184,6 +185,7 @@ int writeback_kick(int proc_fd, unsigned *ret_value, unsigned *ret_left) {
         (void) sigprocmask(SIG_SETMASK, &all, &old);
         r = write_value(fd, other);
         if (r >= 0) {
+                unsigned now_v;
                 int k = read_value(fd, &now_v);
 
                 if ((k >= 0 && now_v != other) || k == -EBADMSG)
