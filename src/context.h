@@ -30,7 +30,9 @@ typedef struct Args {
         const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
         const char *sleep_requires; /* $SUSPEND_SYNC_REQUIRED (require-sync.conf, defer-commit.h) */
         const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
-        bool serial_config;         /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
+        const char *token;      /* --token=: the unit's pass's token (the daemon's, handover.h), or the one
+                                     * pass whose cycle restore-knob ends; NULL: a new random one / any */
+        bool serial_config;     /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
                                  * it samples, not while (measurement only: context_prepare()) */
         bool busy_only;         /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
         usec_t late_skip_below; /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else

@@ -443,6 +443,17 @@ int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down) {
         return r;
 }
 
+int handover_unit_mark_end(int state_dir_fd, const char *token, bool *ret_hook_was_down) {
+        char mark[33];
+
+        if (token && handover_unit_mark_read(state_dir_fd, mark) >= 0 && !streq(mark, token)) {
+                if (ret_hook_was_down)
+                        *ret_hook_was_down = false;
+                return -ESTALE;
+        }
+        return handover_unit_mark_remove(state_dir_fd, ret_hook_was_down);
+}
+
 int handover_late_skip_write(int state_dir_fd, const char *token) {
         char mark[33];
         int r;

@@ -156,6 +156,11 @@ int handover_unit_mark_write(int state_dir_fd, const char *token);
 bool handover_hook_link_up(int state_dir_fd);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);
+/* The end of the cycle of the unit's pass that wrote token: handover_unit_mark_remove() unless
+ * HANDOVER_UNIT_MARK_FILE holds another token, -ESTALE then (the next sleep's unit pass has begun:
+ * its mark, marker and link stay as they are, *ret_hook_was_down false). A file that is no token is
+ * removed (nothing leans on it). token NULL: handover_unit_mark_remove(). */
+int handover_unit_mark_end(int state_dir_fd, const char *token, bool *ret_hook_was_down);
 /* KeepCheapSync=: LATE_SKIP_FILE with the unit's pass's token, as the mark is written, then
  * HOOK_LINK_FILE removed; under the state lock. -ESTALE when HANDOVER_UNIT_MARK_FILE holds no token
  * or another one (a later unit's pass of this sleep wrote its own: it decides). When the link cannot

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "shared/hexdecoct.h"
 #include "shared/parse-util.h"
 #include "context.h"
 #include "defer-commit.h"
@@ -82,6 +83,7 @@ enum {
         ARG_ROOT,
         ARG_SYSFS,
         ARG_DEBUGFS,
+        ARG_TOKEN,
 };
 
 /* The options that shape output (--json=, -j, --legend=, -a, -l, --no-pager): 1 when taken, 0
@@ -155,6 +157,7 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, co
                 { "root", required_argument, NULL, ARG_ROOT },
                 { "sysfs", required_argument, NULL, ARG_SYSFS },
                 { "debugfs", required_argument, NULL, ARG_DEBUGFS },
+                { "token", required_argument, NULL, ARG_TOKEN },
                 {}
         };
         int c, r;
@@ -211,6 +214,12 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, co
                         break;
                 case ARG_DEBUGFS:
                         a->debugfs = optarg;
+                        break;
+                case ARG_TOKEN:
+                        if (!id128_string_valid(optarg))
+                                return log_error_errno(
+                                        EINVAL, "Invalid --token= '%s' (32 lowercase hex digits).", optarg);
+                        a->token = optarg;
                         break;
                 case '?':
                         return -EINVAL;
@@ -284,6 +293,13 @@ int main(int argc, char *argv[]) {
         /* A script that asks for JSON must not get text (review B, F9). */
         if (a.json != JSON_OFF && !STR_IN_SET(verb, "plan", "status", "history")) {
                 log_error("'%s' has no JSON output (--json= and -j are for plan, status and history).", verb);
+                (void) log_flush(LOG_FLUSH_WAIT);
+                return EXIT_USAGE;
+        }
+        /* The daemon's: its pass's token, and the restore that ends that pass's cycle only. */
+        if (a.token &&
+            !(streq(verb, "restore-knob") || (streq(verb, "run") && streq(a.trigger, "unit") && !a.late))) {
+                log_error("--token= is for 'run --trigger=unit' and 'restore-knob' only.");
                 (void) log_flush(LOG_FLUSH_WAIT);
                 return EXIT_USAGE;
         }

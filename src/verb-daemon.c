@@ -82,10 +82,11 @@ typedef struct Daemon {
         unsigned sleeps;      /* PrepareForSleep signals seen */
         bool sleeping;        /* the last one said true: a sleep is under way */
 
-        pid_t standby_pid;     /* the next pass, forked ahead and waiting to start (standby_child()) */
-        int standby_start_fd;  /* ... one byte on it starts it; closed, it exits */
-        int standby_report_fd; /* ... the read end of its report */
-        bool no_standby;       /* $SUSPEND_SYNC_TEST_NO_STANDBY: forked on the signal (measurement only) */
+        pid_t standby_pid;      /* the next pass, forked ahead and waiting to start (standby_child()) */
+        int standby_start_fd;   /* ... one byte on it starts it; closed, it exits */
+        int standby_report_fd;  /* ... the read end of its report */
+        char standby_token[33]; /* ... the token its pass will write ("": its own, random) */
+        bool no_standby;        /* $SUSPEND_SYNC_TEST_NO_STANDBY: forked on the signal (measurement only) */
 
         pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
         unsigned pass_sleeps; /* ... begun at this count */
@@ -107,6 +108,8 @@ typedef struct Daemon {
         char other_who[64];
         ManagerUnitFacts *unit_facts; /* PID 1's: which units require the unit, its state */
         bool marked;                  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+        char pass_token[33];          /* the token of the last pass started (handover.h), which that
+                                       * pass's restore-knob ends the cycle of; "": not known */
 
         sd_event_source *hook_source;      /* the late pass's socket (hook-socket.h): listening */
         sd_event_source *hook_conn_source; /* ... a connection waiting for its request (one at a time) */
@@ -229,6 +232,17 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         (void) close_all_fds_but(keep, 2);
 }
 
+/* A new token for the next pass's mark (handover.h), "" when there is none to be had (the pass
+ * makes its own, and its restore-knob ends whichever cycle stands, as the unit's does). */
+static void token_new(char token[static 33]) {
+        sd_id128_t id;
+
+        if (sd_id128_randomize(&id) < 0)
+                token[0] = 0;
+        else
+                (void) sd_id128_to_string(id, token);
+}
+
 /* The pass in the forked child: "suspend-sync run --trigger=unit --deadline-max=35s" as main.c runs
  * it, with the daemon's options, but without the exec. Our code and its libraries (libmount too,
  * mount_table_preload()) are in memory already; a fresh process spends 1-2 ms on loading them
@@ -239,12 +253,13 @@ static void child_detach(Daemon *d, int keep[static 2]) {
  * daemon" (ps, the journal's _CMDLINE); its record and messages say trigger "unit".
  * Its report goes on fd (or none: -EBADF); reader reads its configuration when one was forked
  * ahead (standby_child(); else NULL). */
-_noreturn_ static void pass_run(Daemon *d, int fd, ConfReader *reader) {
+_noreturn_ static void pass_run(Daemon *d, int fd, ConfReader *reader, const char *token) {
         int code = EXIT_FAILURE;
         bool recorded = false;
         Args a = *d->a;
 
         a.started = now(CLOCK_MONOTONIC);
+        a.token = token[0] != 0 ? token : NULL;
         a.trigger = "unit";
         a.late = false;
         a.invocation_id = NULL; /* not systemd's pass: never waits for the state lock */
@@ -270,7 +285,7 @@ _noreturn_ static void pass_child(Daemon *d) {
         int keep[2] = { d->report_wfd, -EBADF };
 
         child_detach(d, keep);
-        pass_run(d, keep[0], NULL);
+        pass_run(d, keep[0], NULL, d->pass_token);
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -333,7 +348,7 @@ _noreturn_ static void standby_child(Daemon *d) {
                 _exit(EXIT_SUCCESS);
         (void) close(keep[1]);
         (void) prctl(PR_SET_NAME, comm);
-        pass_run(d, keep[0], reader);
+        pass_run(d, keep[0], reader, d->standby_token);
 }
 
 /* ---- the late pass, for the system-sleep hook (hook-socket.h) ---------------------------------- */
@@ -772,6 +787,7 @@ static void standby_fork(Daemon *d) {
         }
         d->report_wfd = report[1];
         d->start_rfd = start[1];
+        token_new(d->standby_token);
         pid = spawn(d, NULL, standby_child, on_child_exit);
         d->report_wfd = safe_close(d->report_wfd);
         d->start_rfd = safe_close(d->start_rfd);
@@ -811,10 +827,10 @@ static pid_t standby_start(Daemon *d) {
 
 static void pass_start(Daemon *d) {
         char *argv[] = {
-                (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL, NULL
+                (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL, NULL, NULL
         };
         _cleanup_free_ char *state = NULL;
-        char opt[64], buf[128];
+        char opt[64], token_opt[48], buf[128];
         DaemonStartFacts f = {
                 .bound = daemon_pass_bound(d->delay_max),
                 .deadline = d->deadline,
@@ -845,13 +861,23 @@ static void pass_start(Daemon *d) {
         pass_report_close(d);
         d->pass_reported = d->pass_recorded = false;
         pid = standby_start(d);
+        if (pid > 0)
+                memcpy(d->pass_token, d->standby_token, sizeof d->pass_token);
+        else
+                token_new(d->pass_token);
         if (pid == 0 && d->pass_exec) {
+                size_t k = 3;
+
                 (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
                                 (uint64_t) DAEMON_PASS_DEADLINE_MAX);
-                argv[3] = opt;
+                argv[k++] = opt;
+                if (d->pass_token[0] != 0) {
+                        (void) snprintf(token_opt, sizeof token_opt, "--token=%s", d->pass_token);
+                        argv[k++] = token_opt;
+                }
                 if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
                     asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
-                        argv[4] = state;
+                        argv[k++] = state;
         }
         if (pid == 0) {
                 r = pass_report_open(d);
@@ -891,9 +917,17 @@ static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* restore-knob ends the cycle of our pass's token only: when it runs late, the next sleep's unit pass
+ * may have begun, and that pass's mark and record are its own (handover_unit_mark_end()). */
 static void post_step(Daemon *d, const char *verb) {
-        char *argv[] = { (char *) "suspend-sync", (char *) verb, NULL };
+        char *argv[] = { (char *) "suspend-sync", (char *) verb, NULL, NULL };
+        char token_opt[48];
         pid_t pid;
+
+        if (streq(verb, "restore-knob") && d->pass_token[0] != 0) {
+                (void) snprintf(token_opt, sizeof token_opt, "--token=%s", d->pass_token);
+                argv[2] = token_opt;
+        }
 
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         pid = spawn(d, argv, NULL, on_post_exit);

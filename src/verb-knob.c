@@ -42,32 +42,48 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, co
 }
 
 /* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
- * late pass. Stuck workers stay listed until they end. Under the lock, or not at all. Returns
- * whether the system-sleep hook's link was down (the unit's pass left the late pass out): then no
- * post hook ran. */
-static bool handover_end_cycle(const char *state_dir) {
+ * late pass. Stuck workers stay listed until they end. With token (the daemon's, for the pass it ran),
+ * only that pass's cycle: a restore still running when the next sleep's unit pass has begun leaves
+ * that pass's mark and record alone (review I, I4). Returns whether the system-sleep hook's link was
+ * down (the unit's pass left the late pass out): then no post hook ran. */
+static bool handover_end_cycle(const char *state_dir, const char *token) {
         _cleanup_(handover_done) Handover h = {};
         _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
-        bool hook_was_down = false;
+        bool hook_was_down = false, locked;
         int r;
 
         dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0 && errno != ENOENT)
-                log_warning_errno(negative_errno(),
-                                  "Failed to open '%s', the unit's record of this sleep stays: %m",
-                                  state_dir);
-        /* Without the lock (a manual run may hold it): the unit's record, wherever it stays, no longer
-         * stands for a sleep, nor leaves a late pass out (handover.h). */
-        r = dir_fd < 0 ? 0 : handover_unit_mark_remove(dir_fd, &hook_was_down);
+        if (dir_fd < 0) {
+                if (errno != ENOENT)
+                        log_warning_errno(negative_errno(),
+                                          "Failed to open '%s', the unit's record of this sleep stays: %m",
+                                          state_dir);
+                return false;
+        }
+        /* Under the lock when it is free: a unit's pass writes its mark again under it, so the next
+         * sleep's mark cannot come between the check of the token and the removal. Without it all
+         * the same (a manual run may hold it): the unit's record, wherever it stays, no longer stands
+         * for a sleep, nor leaves a late pass out (handover.h). */
+        locked = state_lock(state_dir, &lock_fd) >= 0;
+        r = handover_unit_mark_end(dir_fd, token, &hook_was_down);
+        if (r == -ESTALE) {
+                log_debug("The next sleep's unit pass has begun: its mark and record stay.");
+                return false;
+        }
         if (r < 0)
                 log_warning_errno(r,
                                   "Failed to reset '%s/" HANDOVER_UNIT_MARK_FILE "' and the system-sleep "
                                   "hook's link, ignoring (without the link no late pass runs, and the "
                                   "kernel's sync stays on): %m",
                                   state_dir);
-        if (dir_fd < 0 || state_lock(state_dir, &lock_fd) < 0)
+        if (!locked)
                 return hook_was_down;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.n_synced == 0 && h.unit_pass == 0))
+                return hook_was_down;
+        /* Under the lock, with no other token standing, every line is this cycle's or older (a
+         * pass writes its mark before it takes the lock), but for another pass's "unit" line, whose
+         * mark a restore of no token removed: it vouches for nothing now, and stays. */
+        if (token && h.unit_pass != 0 && !streq(h.unit_token, token))
                 return hook_was_down;
         handover_clear_unsynced(&h);
         if (handover_save(dir_fd, &h) < 0)
@@ -83,7 +99,7 @@ int verb_restore_knob(const Args *a) {
         verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, "resume");
         /* With its link down no post hook ran to record the resume: this is the first call after it
          * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
-        if (handover_end_cycle(a->state_dir)) {
+        if (handover_end_cycle(a->state_dir, a->token)) {
                 int r = last_resume_save(a->state_dir, NULL, NULL);
 
                 if (r < 0)

@@ -174,16 +174,19 @@ static void pass_mark_write(Pass *p, int dir_fd, int r) {
                           p->a->state_dir);
 }
 
-/* The unit's pass, first thing and without the lock: a new token (handover.h). From now on no
- * earlier pass's "unit" line vouches for this sleep, whether or not this one gets the lock. */
+/* The unit's pass, first thing and without the lock: a new token (handover.h), the daemon's
+ * (--token=: its restore-knob ends this pass's cycle and no later one's) or a random one. From now on
+ * no earlier pass's "unit" line vouches for this sleep, whether or not this one gets the lock. */
 static void pass_mark_unit(Pass *p) {
         _cleanup_close_ int dir_fd = -EBADF;
         sd_id128_t id;
         int r;
 
         dir_fd = state_dir_open(p->a->state_dir);
-        r = dir_fd < 0 ? dir_fd : sd_id128_randomize(&id);
-        if (r >= 0)
+        r = dir_fd < 0 || p->a->token ? dir_fd : sd_id128_randomize(&id);
+        if (r >= 0 && p->a->token)
+                (void) snprintf(p->unit_token, sizeof p->unit_token, "%s", p->a->token);
+        else if (r >= 0)
                 (void) sd_id128_to_string(id, p->unit_token);
         pass_mark_write(p, dir_fd, r);
 }

@@ -429,6 +429,50 @@ TEST(hook_link) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* Review I, I4: the daemon's restore-knob ends its own pass's cycle only. Run late, after the next
+ * sleep's unit pass wrote its token (and left the late pass out), it leaves that mark, marker and
+ * link alone; its own token, no token, or a mark that is no token, it ends as before. */
+TEST(unit_mark_end) {
+        static const char *const next = "fedcba9876543210fedcba9876543210";
+        char root[] = "/tmp/test-handover.XXXXXX", cmd[64], got[33];
+        _cleanup_close_ int fd = -EBADF;
+        bool down = true;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        /* the next sleep's pass has begun and took the link down: all of it stays */
+        ASSERT_OK(handover_unit_mark_write(fd, next));
+        ASSERT_OK(handover_late_skip_write(fd, next));
+        ASSERT_ERR(handover_unit_mark_end(fd, TOKEN, &down), ESTALE);
+        ASSERT_TRUE(!down);
+        ASSERT_OK(handover_unit_mark_read(fd, got));
+        ASSERT_STREQ(got, next);
+        ASSERT_EQ(faccessat(fd, LATE_SKIP_FILE, F_OK, 0), 0);
+        ASSERT_TRUE(!hook_link_up(fd));
+        /* its own restore ends it, and tells the link was down */
+        ASSERT_OK(handover_unit_mark_end(fd, next, &down));
+        ASSERT_TRUE(down);
+        ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+        ASSERT_TRUE(faccessat(fd, LATE_SKIP_FILE, F_OK, 0) < 0 && errno == ENOENT);
+        ASSERT_TRUE(hook_link_up(fd));
+        /* none there: nothing to end, no error */
+        ASSERT_OK(handover_unit_mark_end(fd, TOKEN, &down));
+        ASSERT_TRUE(!down);
+        /* a mark that is no token vouches for nothing: removed */
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_UNIT_MARK_FILE, "garbage\n", 8));
+        ASSERT_OK(handover_unit_mark_end(fd, TOKEN, NULL));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+        /* no token (the unit's ExecStopPost=, the post hook, a manual run): whatever stands */
+        ASSERT_OK(handover_unit_mark_write(fd, next));
+        ASSERT_OK(handover_unit_mark_end(fd, NULL, NULL));
+        ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(round_trip);
         RUN(bad_input);
@@ -440,5 +484,6 @@ int main(void) {
         RUN(save_failure_removes_stale);
         RUN(unit_mark);
         RUN(hook_link);
+        RUN(unit_mark_end);
         return 0;
 }

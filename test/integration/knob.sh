@@ -102,6 +102,31 @@ ss --sysfs="$sys" restore-knob
 ! grep -qs "^unit " "$SS_STATE/handover" || fail "restore-knob kept the unit's record: $(cat "$SS_STATE/handover")"
 ss --sysfs="$sys" restore-knob
 [[ $(k) == 1 ]] || fail "restore-knob is not idempotent"
+# Review I, I4: the daemon's restore-knob names its pass's token (--token=). Run late, after the
+# next sleep's unit pass began, it leaves that pass's mark and record for its late pass; the
+# negative control is the restore without a token, which ends whatever stands.
+t1=0123456789abcdef0123456789abcdef
+ss --sysfs="$sys" --trigger=unit --token=$t1 run
+[[ $(cat "$SS_STATE/unit-pass") == "$t1" ]] || fail "run --token= did not write that token: $(cat "$SS_STATE/unit-pass")"
+grep -q "^unit [0-9]* [0-9a-f]\{32\} $t1$" "$SS_STATE/handover" || fail "no record of token $t1"
+ss --sysfs="$sys" --trigger=unit run
+t2=$(cat "$SS_STATE/unit-pass")
+[[ $t2 != "$t1" ]] || fail "the next pass did not write a token of its own"
+ss --sysfs="$sys" restore-knob --token=$t1
+[[ $(cat "$SS_STATE/unit-pass" 2>&1) == "$t2" ]] || fail "a late restore of $t1 removed the next sleep's mark"
+grep -q "^unit [0-9]* [0-9a-f]\{32\} $t2$" "$SS_STATE/handover" ||
+        fail "a late restore of $t1 removed the next sleep's record: $(cat "$SS_STATE/handover" 2>&1)"
+ss --sysfs="$sys" restore-knob --token=$t2
+[[ ! -e $SS_STATE/unit-pass ]] || fail "restore-knob --token= kept its own pass's mark"
+! grep -qs "^unit " "$SS_STATE/handover" || fail "restore-knob --token= kept its own pass's record"
+ss --sysfs="$sys" --trigger=unit run
+ss --sysfs="$sys" restore-knob
+[[ ! -e $SS_STATE/unit-pass ]] || fail "restore-knob without --token= kept the mark"
+for bad in "ss --sysfs=$sys restore-knob --token=XYZ" "ss --sysfs=$sys plan --token=$t1" \
+        "ss --sysfs=$sys --late run --token=$t1"; do
+        out=$($bad 2>&1) && fail "accepted: $bad"
+        grep -q -- "--token=" <<<"$out" || fail "no word of --token= for: $bad: $out"
+done
 # Action=skip: no pass syncs the mount, so the unit's pass hands it over as unsynced and the late
 # pass keeps the kernel's sync on, though the unit's record is there (review, stop 26: with off, or
 # auto with a hung device, the knob went to 0 over it). The control is the complete pass above.
