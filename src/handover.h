@@ -43,8 +43,10 @@
  * "unsynced" and "unit" lines.
  *
  * The file "unit-pass" holds the TOKEN of the unit's pass of this sleep: that pass writes a new
- * random one first thing, without the lock, and restore-knob removes it at the end of the cycle,
- * also without the lock. A "unit" line vouches only with the same TOKEN there: a unit's pass that
+ * one first thing (random, or the daemon's), without the lock, and again under it; restore-knob
+ * removes it at the end of the cycle, under the lock when it is free, and with the daemon's --token=
+ * only when it holds that token (handover_unit_mark_end(): not the next sleep's, review I, I4). A
+ * "unit" line vouches only with the same TOKEN there: a unit's pass that
  * could not take the lock (a manual run holds it), or ended before it wrote its line, leaves an
  * earlier sleep's line behind, and that line must not stand for this sleep (review, stop 26).
  *

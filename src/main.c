@@ -296,10 +296,15 @@ int main(int argc, char *argv[]) {
                 (void) log_flush(LOG_FLUSH_WAIT);
                 return EXIT_USAGE;
         }
-        /* The daemon's: its pass's token, and the restore that ends that pass's cycle only. */
+        /* The daemon's: its pass's token, and the restore that ends that pass's cycle only. Never
+         * from a unit's command line (the daemon's children have no $INVOCATION_ID): a token given
+         * there would be the same every sleep, and an earlier sleep's record could then vouch for a
+         * later one (review L, L5). */
         if (a.token &&
-            !(streq(verb, "restore-knob") || (streq(verb, "run") && streq(a.trigger, "unit") && !a.late))) {
-                log_error("--token= is for 'run --trigger=unit' and 'restore-knob' only.");
+            (!(streq(verb, "restore-knob") || (streq(verb, "run") && streq(a.trigger, "unit") && !a.late)) ||
+             !isempty(a.invocation_id))) {
+                log_error("--token= is the daemon's, for 'run --trigger=unit' and 'restore-knob' only, "
+                          "never in a unit's command.");
                 (void) log_flush(LOG_FLUSH_WAIT);
                 return EXIT_USAGE;
         }

@@ -920,14 +920,20 @@ static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 /* restore-knob ends the cycle of our pass's token only: when it runs late, the next sleep's unit pass
  * may have begun, and that pass's mark and record are its own (handover_unit_mark_end()). */
 static void post_step(Daemon *d, const char *verb) {
-        char *argv[] = { (char *) "suspend-sync", (char *) verb, NULL, NULL };
+        char *argv[] = { (char *) "suspend-sync", (char *) verb, NULL, NULL, NULL };
+        _cleanup_free_ char *state = NULL;
         char token_opt[48];
+        size_t k = 2;
         pid_t pid;
 
         if (streq(verb, "restore-knob") && d->pass_token[0] != 0) {
                 (void) snprintf(token_opt, sizeof token_opt, "--token=%s", d->pass_token);
-                argv[2] = token_opt;
+                argv[k++] = token_opt;
         }
+        /* the state directory its pass had (review L, L4) */
+        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
+            asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
+                argv[k++] = state;
 
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         pid = spawn(d, argv, NULL, on_post_exit);

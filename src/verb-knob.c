@@ -44,13 +44,15 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, co
 /* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
  * late pass. Stuck workers stay listed until they end. With token (the daemon's, for the pass it ran),
  * only that pass's cycle: a restore still running when the next sleep's unit pass has begun leaves
- * that pass's mark and record alone (review I, I4). Returns whether the system-sleep hook's link was
- * down (the unit's pass left the late pass out): then no post hook ran. */
-static bool handover_end_cycle(const char *state_dir, const char *token) {
+ * that pass's mark and record alone (review I, I4): -ESTALE then. Otherwise 0, and whether the
+ * system-sleep hook's link was down (the unit's pass left the late pass out): then no post hook ran. */
+static int handover_end_cycle(const char *state_dir, const char *token, bool *ret_hook_was_down) {
         _cleanup_(handover_done) Handover h = {};
         _cleanup_close_ int lock_fd = -EBADF, dir_fd = -EBADF;
-        bool hook_was_down = false, locked;
+        bool locked;
         int r;
+
+        *ret_hook_was_down = false;
 
         dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0) {
@@ -58,17 +60,19 @@ static bool handover_end_cycle(const char *state_dir, const char *token) {
                         log_warning_errno(negative_errno(),
                                           "Failed to open '%s', the unit's record of this sleep stays: %m",
                                           state_dir);
-                return false;
+                return 0;
         }
-        /* Under the lock when it is free: a unit's pass writes its mark again under it, so the next
-         * sleep's mark cannot come between the check of the token and the removal. Without it all
-         * the same (a manual run may hold it): the unit's record, wherever it stays, no longer stands
-         * for a sleep, nor leaves a late pass out (handover.h). */
+        /* Under the lock when it is free. A unit's pass writes its first mark without it, so that
+         * mark may still come between the check of the token and the removal; that pass then writes
+         * it again under the lock after ours (the unit's, which waits for it), or refuses to run
+         * (the daemon's, and the unit runs). Without the lock all the same (a manual run may hold
+         * it): the unit's record, wherever it stays, no longer stands for a sleep, nor leaves a late
+         * pass out (handover.h). */
         locked = state_lock(state_dir, &lock_fd) >= 0;
-        r = handover_unit_mark_end(dir_fd, token, &hook_was_down);
+        r = handover_unit_mark_end(dir_fd, token, ret_hook_was_down);
         if (r == -ESTALE) {
                 log_debug("The next sleep's unit pass has begun: its mark and record stay.");
-                return false;
+                return r;
         }
         if (r < 0)
                 log_warning_errno(r,
@@ -77,29 +81,34 @@ static bool handover_end_cycle(const char *state_dir, const char *token) {
                                   "kernel's sync stays on): %m",
                                   state_dir);
         if (!locked)
-                return hook_was_down;
+                return 0;
         if (handover_load(dir_fd, &h) < 0 || (h.n_unsynced == 0 && h.n_synced == 0 && h.unit_pass == 0))
-                return hook_was_down;
+                return 0;
         /* Under the lock, with no other token standing, every line is this cycle's or older (a
          * pass writes its mark before it takes the lock), but for another pass's "unit" line, whose
          * mark a restore of no token removed: it vouches for nothing now, and stays. */
         if (token && h.unit_pass != 0 && !streq(h.unit_token, token))
-                return hook_was_down;
+                return 0;
         handover_clear_unsynced(&h);
         if (handover_save(dir_fd, &h) < 0)
                 log_debug("Failed to update the handover file, ignoring.");
-        return hook_was_down;
+        return 0;
 }
 
 int verb_restore_knob(const Args *a) {
         _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        bool hook_was_down;
 
         if (sysfs_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
         verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, "resume");
+        /* The next sleep has begun (a daemon's restore run late): the daemon's mark is that sleep's
+         * (review L, L1: a restore of a daemon restarted since). */
+        if (handover_end_cycle(a->state_dir, a->token, &hook_was_down) == -ESTALE)
+                return 0;
         /* With its link down no post hook ran to record the resume: this is the first call after it
          * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
-        if (handover_end_cycle(a->state_dir, a->token)) {
+        if (hook_was_down) {
                 int r = last_resume_save(a->state_dir, NULL, NULL);
 
                 if (r < 0)

@@ -122,8 +122,25 @@ ss --sysfs="$sys" restore-knob --token=$t2
 ss --sysfs="$sys" --trigger=unit run
 ss --sysfs="$sys" restore-knob
 [[ ! -e $SS_STATE/unit-pass ]] || fail "restore-knob without --token= kept the mark"
+# ... nor the daemon's mark of that sleep (review L, L1: the restore of a daemon restarted since),
+# in a mount namespace of its own over the daemon's directory; the control: the restore of its own
+# token removes it.
+made=0
+[[ -d /run/suspend-sync-daemon ]] || { mkdir /run/suspend-sync-daemon && made=1; }
+out=$(unshare -m --propagation private bash -c '
+        set -e
+        mount -t tmpfs none /run/suspend-sync-daemon
+        "$0" --state-dir="$1" --config="$2" --sysfs="$3" --trigger=unit --token="$4" run 2>/dev/null
+        touch /run/suspend-sync-daemon/pass-done
+        "$0" --state-dir="$1" --sysfs="$3" restore-knob --token="$5"
+        [[ -e /run/suspend-sync-daemon/pass-done ]] && echo kept || echo removed
+        "$0" --state-dir="$1" --sysfs="$3" restore-knob --token="$4"
+        [[ -e /run/suspend-sync-daemon/pass-done ]] && echo kept || echo removed' \
+        "$SUSPEND_SYNC" "$SS_STATE" "$SS_CONF" "$sys" "$t2" "$t1" 2>&1) || true
+((made)) && rmdir /run/suspend-sync-daemon
+[[ $out == $'kept\nremoved' ]] || fail "the daemon's mark after a restore of another token, then of its own: '$out' (want kept, removed)"
 for bad in "ss --sysfs=$sys restore-knob --token=XYZ" "ss --sysfs=$sys plan --token=$t1" \
-        "ss --sysfs=$sys --late run --token=$t1"; do
+        "ss --sysfs=$sys --late run --token=$t1" "env INVOCATION_ID=$t1 $SUSPEND_SYNC --state-dir=$SS_STATE restore-knob --token=$t1"; do
         out=$($bad 2>&1) && fail "accepted: $bad"
         grep -q -- "--token=" <<<"$out" || fail "no word of --token= for: $bad: $out"
 done
