@@ -2,14 +2,17 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "conf-read.h"
 #include "shared/bounded-child.h"
+#include "shared/fd-util.h"
 #include "shared/fileio.h"
 #include "shared/strv.h"
 #include "sleep-hooks.h"
@@ -143,10 +146,12 @@ void conf_stream_done(ConfStream *s) {
         s->hooks = strv_free(s->hooks);
         s->n_hooks = 0;
         s->hooks_done = false;
+        s->hook_ours = -ENODATA;
+        s->hook_other = mfree(s->hook_other);
 }
 
 int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
-        _cleanup_(conf_stream_done) ConfStream st = {};
+        _cleanup_(conf_stream_done) ConfStream st = { .hook_ours = -ENODATA };
         Reader rd = { buf, size };
         int r;
 
@@ -155,10 +160,12 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
                 uint32_t len;
 
                 memcpy(&len, rd.p + 1, sizeof len);
-                /* P any time; one S; H and E (the end of the hooks) only after it. */
-                if (!strchr("PHSE", kind) || kind == '\0' || (kind == 'S' && st.sources) ||
-                    ((kind == 'H' || kind == 'E') && !st.sources) || (kind == 'E' && len != 0) ||
-                    ((kind == 'P' || kind == 'H') && (len == 0 || len > PATH_MAX)))
+                /* P any time; one S, then one O; H and E (the end of the hooks) only after them. */
+                if (!strchr("PHSOE", kind) || kind == '\0' || (kind == 'S' && st.sources) ||
+                    (kind == 'O' && (!st.sources || st.hook_ours != -ENODATA)) ||
+                    ((kind == 'H' || kind == 'E') && st.hook_ours == -ENODATA) || (kind == 'E' && len != 0) ||
+                    ((kind == 'P' || kind == 'H') && (len == 0 || len > PATH_MAX)) ||
+                    (kind == 'O' && (len == 0 || len > PATH_MAX + 1)))
                         return -EBADMSG;
                 if (rd.left - 5 < len)
                         break; /* incomplete: more to come */
@@ -174,6 +181,16 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
                         r = strv_consume(&st.hooks, &st.n_hooks, strndup(rd.p, len));
                         if (r < 0)
                                 return r;
+                } else if (kind == 'O') {
+                        if (!strchr("10e", rd.p[0]) || rd.p[0] == '\0' || (rd.p[0] != '0' && len != 1) ||
+                            memchr(rd.p, 0, len))
+                                return -EBADMSG;
+                        st.hook_ours = rd.p[0] == '1' ? 1 : rd.p[0] == '0' ? 0 : -EIO;
+                        if (len > 1) {
+                                st.hook_other = strndup(rd.p + 1, len - 1);
+                                if (!st.hook_other)
+                                        return -ENOMEM;
+                        }
                 } else if (kind == 'S') {
                         r = conf_sources_parse(rd.p, len, &st.sources);
                         if (r < 0)
@@ -235,6 +252,26 @@ static int child_hooks(int root_fd, int fd) {
         return 0;
 }
 
+/* Our own system-sleep entry, one 'O' record. Tests: below $SUSPEND_SYNC_TEST_SLEEP_ROOT instead (a
+ * suspend-sync installed there, on a machine where it is not). */
+static int child_ours(int root_fd, int fd) {
+        _cleanup_free_ char *other = NULL, *rec = NULL;
+        _cleanup_close_ int test_fd = -EBADF;
+        const char *test_root = getenv("SUSPEND_SYNC_TEST_SLEEP_ROOT");
+        int r;
+
+        if (test_root) {
+                test_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                r = test_fd < 0 ? -errno : sleep_hook_ours(test_fd, child_progress, &fd, &other);
+        } else
+                r = sleep_hook_ours(root_fd, child_progress, &fd, &other);
+        if (r == -ENOMEM)
+                return r;
+        if (asprintf(&rec, "%c%s", r < 0 ? 'e' : r > 0 ? '1' : '0', r == 0 && other ? other : "") < 0)
+                return -ENOMEM;
+        return write_record(fd, 'O', rec, MIN(strlen(rec), (size_t) PATH_MAX + 1));
+}
+
 /* What the child is given (config_path, want_hooks) and what the parent received. */
 struct ConfReader {
         const char *config_path;
@@ -251,7 +288,8 @@ static int child(int fd, int root_fd, void *userdata) {
 
         /* The configuration first: a hook directory that hangs then costs the hooks only. */
         if (policy_read_sources(root_fd, x->config_path, child_progress, &fd, &s) < 0 ||
-            conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0)
+            conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0 ||
+            child_ours(root_fd, fd) < 0)
                 return EXIT_FAILURE;
         if (x->want_hooks && (child_hooks(root_fd, fd) < 0 || write_record(fd, 'E', NULL, 0) < 0))
                 return EXIT_FAILURE;
@@ -276,7 +314,8 @@ static int feed(const char *buf, size_t size, void *userdata) {
         int r;
 
         r = conf_stream_parse(buf, size, &x->st);
-        return r < 0 ? r : x->st.sources && (!x->want_hooks || x->st.hooks_done);
+        return r < 0 ? r
+                     : x->st.sources && x->st.hook_ours != -ENODATA && (!x->want_hooks || x->st.hooks_done);
 }
 
 /* Started now (prepared false: bounded_child_start(), with timeout), or prepared to start at
@@ -291,6 +330,7 @@ static int reader_fork(int root_fd, const char *config_path, bool want_hooks, bo
                 return -ENOMEM;
         *x = (ConfReader) { .config_path = config_path,
                             .want_hooks = want_hooks,
+                            .st.hook_ours = -ENODATA,
                             .child = BOUNDED_CHILD_NULL };
         r = prepared ? bounded_child_prepare(root_fd, CONF_STREAM_MAX, idle_name, child, x, &x->child)
                      : bounded_child_start(root_fd, timeout, CONF_STREAM_MAX, child, x, &x->child);
@@ -346,6 +386,12 @@ int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int 
                 *ret_hooks_error = r < 0 ? r : -EPROTO;
         *ret = TAKE_PTR(x->st.sources);
         return 0;
+}
+
+int conf_read_hook_ours(ConfReader *x, char **ret_other) {
+        if (ret_other)
+                *ret_other = TAKE_PTR(x->st.hook_other);
+        return x->st.hook_ours;
 }
 
 int conf_read_bounded(int root_fd, const char *config_path, usec_t timeout, PolicySources **ret,

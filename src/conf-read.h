@@ -11,8 +11,12 @@
  * For the late pass the child also lists the other system-sleep hooks (sleep-hooks.h), whose
  * directories may be on such a mount too.
  *
+ * Every reader also looks at our own system-sleep entry (sleep_hook_ours()), for the unit's pass:
+ * a masked one runs no late pass.
+ *
  * The pipe carries records: 'P' <u32 len> <path> before each path the child looks at (so a timeout
- * can name where it got stuck), one 'S' <u32 len> <sources> with everything read, then (hooks asked)
+ * can name where it got stuck), one 'S' <u32 len> <sources> with everything read, one 'O' <u32 len>
+ * <'1' ours | '0' not, then the other entry's path, if any | 'e' not known>, then (hooks asked)
  * 'H' <u32 len> <path> for each other hook (or a hook directory that could not be read: it may hold
  * one) and 'E' <u32 0>, the end of the hooks. The configuration comes first: a hook directory that
  * hangs costs the hooks only. Integers are host-endian (same machine, same binary).
@@ -39,13 +43,17 @@ typedef struct ConfStream {
         PolicySources *sources; /* the 'S' record, NULL: not complete yet */
         char **hooks;           /* the 'H' paths so far, NULL: none */
         size_t n_hooks;
-        bool hooks_done; /* 'E' arrived: hooks is the whole list */
+        bool hooks_done;  /* 'E' arrived: hooks is the whole list */
+        int hook_ours;    /* 'O': sleep_hook_ours()'s answer, -EIO when the child could not tell;
+                          * -ENODATA until it arrived */
+        char *hook_other; /* ... and the entry that is not ours, NULL: none */
 } ConfStream;
 
 void conf_stream_done(ConfStream *s);
 
 /* Walks the records in buf (pure) into *ret (whatever it held is freed). -EBADMSG on an unknown
- * record, one out of order ('S' twice, 'H' or 'E' before 'S') or a malformed 'S'. */
+ * record, one out of order ('S' or 'O' twice, 'O', 'H' or 'E' before 'S', 'H' or 'E' before 'O') or
+ * a malformed 'S' or 'O'. */
 int conf_stream_parse(const char *buf, size_t size, ConfStream *ret);
 
 /*
@@ -72,6 +80,10 @@ typedef struct ConfReader ConfReader;
 int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret);
 int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
                      char **ret_stuck_at);
+/* After conf_read_finish(): our system-sleep entry as sleep_hook_ours() tells (*ret_other the entry
+ * that is not ours, NULL for none; may be NULL), or -ENODATA when the child did not tell in time, or
+ * -EIO when it could not. */
+int conf_read_hook_ours(ConfReader *x, char **ret_other);
 /*
  * The child forked ahead (the daemon's standby pass, before its sleep): prepare forks it, go lets it
  * read, its bound counted from the go, and finish as after start. The child waits named idle_name

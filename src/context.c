@@ -23,6 +23,7 @@ void context_done(Context *c) {
         c->policy = NULL;
         c->config = policy_free(c->config);
         c->sleep_hooks = strv_free(c->sleep_hooks);
+        c->hook_other = mfree(c->hook_other);
         c->learned = mfree(c->learned);
 }
 
@@ -82,6 +83,8 @@ static int policy_finish(const Args *a, Context *c, ConfReader *x, int start_err
         else
                 c->sleep_hooks_error = a->late ? r : -ENODATA;
         if (r >= 0) {
+                /* ... and whether systemd-sleep reaches ours (DeferCommit=, defer-commit.h) */
+                c->hook_ours = conf_read_hook_ours(x, &c->hook_other);
                 if (sources->explicit && sources->n_files > 0)
                         *ret_config_error = sources->files[0].error;
                 r = policy_build(sources, ret);

@@ -61,13 +61,21 @@ typedef struct Context {
         char **sleep_hooks;    /* the late pass (--late): the other system-sleep hooks (sleep-hooks.h),
                                  * NULL when none */
         int sleep_hooks_error; /* ... or why they are not known (negative errno; -ENODATA: not asked) */
+        int hook_ours;         /* our own system-sleep entry (sleep_hook_ours(), read with the
+                                 * configuration): 1 as installed, 0 masked, replaced or missing, or a
+                                 * negative errno (-ENODATA: not read) */
+        char *hook_other;      /* ... the entry that is not ours, NULL: none */
         Sample *sample;
         Plan *plan;
         char *learned; /* the state directory's HISTORY_LEARNED_FILE as the plan read it, NULL when
                         * missing or unreadable: the unit's pass reads its late entries too (late-skip.h) */
 } Context;
 
-#define CONTEXT_NULL ((Context) { .root_fd = -EBADF, .debugfs_fd = -EBADF, .sleep_hooks_error = -ENODATA })
+#define CONTEXT_NULL                                \
+        ((Context) { .root_fd = -EBADF,             \
+                     .debugfs_fd = -EBADF,          \
+                     .sleep_hooks_error = -ENODATA, \
+                     .hook_ours = -ENODATA })
 
 void context_done(Context *c);
 

@@ -22,6 +22,12 @@ bool defer_commit_allowed(const DeferFacts *f, const char **ret_why) {
                 *ret_why = "OnTimeout=fail: the unit's own result must tell of every timeout";
         else if (!f->handover_ok)
                 *ret_why = "no usable state directory: the late pass would not learn what was left to it";
+        else if (f->hook_entry <= 0)
+                *ret_why =
+                        f->hook_entry == 0
+                                ? "suspend-sync's system-sleep entry is masked, replaced or missing: no late pass would "
+                                  "sync it"
+                                : "suspend-sync's system-sleep entry could not be read: a late pass is not certain";
         else if (!f->hook_reachable)
                 *ret_why =
                         "the system-sleep hook's link is down or this pass has no token: no late pass would sync it";

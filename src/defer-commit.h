@@ -51,6 +51,9 @@ typedef struct DeferFacts {
                                * pass what was left to it */
         bool hook_reachable;  /* this pass's token is written and the hook's link (late-skip.h
                                * HOOK_LINK_FILE) is up: systemd-sleep will run the late pass */
+        int hook_entry;       /* the system-sleep directory's entry for it (sleep-hooks.h
+                               * sleep_hook_ours()): 1 as installed, 0 masked, replaced or missing, or
+                               * a negative errno (not known) */
 } DeferFacts;
 
 /* Whether the unit's pass may leave commits to the late pass; otherwise *ret_why says why not

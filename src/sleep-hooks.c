@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "late-skip.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/strv.h"
@@ -57,10 +58,13 @@ static int list_dir(int root_fd, const char *dir, PolicyProgress progress, void 
         return errno > 0 ? -errno : 0;
 }
 
-int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char ***ret) {
-        _cleanup_strv_free_ char **l = NULL;
+#define SLEEP_HOOK_OURS_TARGET STATE_DIR_DEFAULT "/" HOOK_LINK_FILE
+
+/* Each of sleep_hook_dirs that exists, once (/lib is /usr/lib on a merged /usr): cb(dir). */
+static int for_each_dir(int root_fd, PolicyProgress progress, void *userdata,
+                        int (*cb)(int root_fd, const char *dir, void *data), void *data) {
         struct stat seen[ELEMENTSOF(sleep_hook_dirs)];
-        size_t n = 0, n_seen = 0;
+        size_t n_seen = 0;
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(sleep_hook_dirs); i++) {
@@ -69,7 +73,6 @@ int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char 
 
                 if (progress)
                         progress(sleep_hook_dirs[i], userdata);
-                /* /lib is /usr/lib on a merged /usr: each directory once. */
                 if (fstatat(root_fd, skip_root_prefix(sleep_hook_dirs[i]), &st, 0) < 0) {
                         if (errno == ENOENT || errno == ENOTDIR)
                                 continue; /* none there */
@@ -80,10 +83,74 @@ int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char 
                 if (dup)
                         continue;
                 seen[n_seen++] = st;
-                r = list_dir(root_fd, sleep_hook_dirs[i], progress, userdata, &l, &n);
-                if (r < 0)
+                r = cb(root_fd, sleep_hook_dirs[i], data);
+                if (r != 0)
                         return r;
         }
-        *ret = TAKE_PTR(l);
-        return (int) n;
+        return 0;
+}
+
+typedef struct ListData {
+        PolicyProgress progress;
+        void *userdata;
+        char **l;
+        size_t n;
+} ListData;
+
+static int list_one(int root_fd, const char *dir, void *data) {
+        ListData *d = data;
+
+        return list_dir(root_fd, dir, d->progress, d->userdata, &d->l, &d->n);
+}
+
+int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char ***ret) {
+        ListData d = { .progress = progress, .userdata = userdata };
+        int r;
+
+        r = for_each_dir(root_fd, progress, userdata, list_one, &d);
+        if (r < 0) {
+                strv_free(d.l);
+                return r;
+        }
+        *ret = d.l;
+        return (int) d.n;
+}
+
+typedef struct OursData {
+        unsigned ours;
+        char *other;
+} OursData;
+
+/* The entry in dir: none, the link as installed (counted), or anything else (1: its path kept). */
+static int ours_one(int root_fd, const char *dir, void *data) {
+        char target[sizeof SLEEP_HOOK_OURS_TARGET + 1], path[PATH_MAX];
+        OursData *d = data;
+        ssize_t n;
+
+        if (snprintf(path, sizeof path, "%s/" SLEEP_HOOK_OURS, dir) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        n = readlinkat(root_fd, skip_root_prefix(path), target, sizeof target);
+        if (n < 0 && (errno == ENOENT || errno == ENOTDIR))
+                return 0;
+        if (n < 0 && errno != EINVAL) /* EINVAL: not a link (a file, a directory) */
+                return -errno;
+        if (n == (ssize_t) strlen(SLEEP_HOOK_OURS_TARGET) && memcmp(target, SLEEP_HOOK_OURS_TARGET, n) == 0) {
+                d->ours++;
+                return 0;
+        }
+        d->other = strdup(path);
+        return d->other ? 1 : -ENOMEM;
+}
+
+int sleep_hook_ours(int root_fd, PolicyProgress progress, void *userdata, char **ret_other) {
+        OursData d = {};
+        int r;
+
+        r = for_each_dir(root_fd, progress, userdata, ours_one, &d);
+        if (ret_other)
+                *ret_other = TAKE_PTR(d.other);
+        free(d.other);
+        if (r < 0)
+                return r;
+        return r == 0 && d.ours > 0;
 }

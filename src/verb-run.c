@@ -452,11 +452,20 @@ static void pass_defer_commit(Pass *p) {
                 .kick_failed = p->kick_failed,
                 .handover_ok = pass_has_state(p),
                 .hook_reachable = p->unit_token[0] != 0 && handover_hook_link_up(p->state_fd),
+                .hook_entry = p->c.hook_ours,
         };
         const char *why;
         size_t n;
         int value = -1;
 
+        /* Without our entry systemd-sleep runs no hook of ours: no late pass, the kernel's sync on. */
+        if (f.unit_pass && f.hook_entry == 0)
+                log_notice(
+                        "%s%s: no late pass of suspend-sync runs in a sleep, and the kernel's own sync stays on.",
+                        p->c.hook_other ?: "No system-sleep entry of suspend-sync is installed",
+                        p->c.hook_other ? " is not suspend-sync's system-sleep entry as installed (masked or "
+                                          "replaced)"
+                                        : "");
         if (f.unit_pass && f.policy) {
                 int requirers = p->requirers ? manager_requirers_finish(p->requirers,
                                                                         MIN(p->requirers_until, p->deadline))

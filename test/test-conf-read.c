@@ -63,8 +63,8 @@ TEST(roundtrip) {
                 ASSERT_ERR(conf_sources_parse(data, cut, &u), EBADMSG);
         }
 
-        /* The stream: progress records, then the sources, then the hooks and their end; an
-         * incomplete tail is "more to come". */
+        /* The stream: progress records, then the sources, our own entry, then the hooks and their
+         * end; an incomplete tail is "more to come". */
         stream = malloc(128 + 2 * size);
         ASSERT_TRUE(stream);
         memcpy(stream, "P\x04\0\0\0/etcP\x08\0\0\0/usr/lib", 22);
@@ -72,11 +72,13 @@ TEST(roundtrip) {
         memcpy(stream + 23, &(uint32_t) { (uint32_t) size }, 4);
         memcpy(stream + 27, data, size);
         memcpy(stream + 27 + size,
+               "O\x06\0\0\0"
+               "0/lib/"
                "P\x04\0\0\0/lib"
                "H\x06\0\0\0/lib/a"
                "H\x06\0\0\0/lib/b"
                "E\0\0\0\0",
-               9 + 11 + 11 + 5);
+               11 + 9 + 11 + 11 + 5);
         t = policy_sources_free(t);
         ASSERT_OK(conf_stream_parse(stream, 27 + size - 1, &st));
         ASSERT_STREQ(st.progress, "/usr/lib");
@@ -84,17 +86,60 @@ TEST(roundtrip) {
         ASSERT_OK(conf_stream_parse(stream, 27 + size, &st));
         ASSERT_TRUE(st.sources && st.sources->n_files == 3);
         ASSERT_TRUE(st.hooks == NULL && !st.hooks_done);
-        ASSERT_OK(conf_stream_parse(stream, 27 + size + 9 + 11 + 11 + 4, &st)); /* 'E' not whole yet */
+        ASSERT_EQ(st.hook_ours, -ENODATA);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 10, &st)); /* 'O' not whole yet */
+        ASSERT_EQ(st.hook_ours, -ENODATA);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 11, &st));
+        ASSERT_EQ(st.hook_ours, 0);
+        ASSERT_STREQ(st.hook_other, "/lib/");
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 11 + 9 + 11 + 11 + 4, &st)); /* 'E' not whole yet */
         ASSERT_STREQ(st.progress, "/lib");
         ASSERT_TRUE(st.n_hooks == 2 && !st.hooks_done);
         ASSERT_STREQ(st.hooks[0], "/lib/a");
         ASSERT_STREQ(st.hooks[1], "/lib/b");
         ASSERT_TRUE(st.hooks[2] == NULL);
-        ASSERT_OK(conf_stream_parse(stream, 27 + size + 9 + 11 + 11 + 5, &st));
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 11 + 9 + 11 + 11 + 5, &st));
         ASSERT_TRUE(st.n_hooks == 2 && st.hooks_done);
-        /* Out of order: a hook, or the end, before the sources; the sources twice. */
+        /* Out of order: a hook, the end or our entry before the sources; a hook or the end before
+         * our entry; our entry twice, or malformed; the sources twice. */
         ASSERT_ERR(conf_stream_parse("H\x02\0\0\0/a", 7, &st), EBADMSG);
         ASSERT_ERR(conf_stream_parse("E\0\0\0\0", 5, &st), EBADMSG);
+        ASSERT_ERR(conf_stream_parse("O\x01\0\0\0"
+                                     "1",
+                                     6, &st),
+                   EBADMSG);
+        memcpy(stream + 27 + size, "H\x02\0\0\0/a", 7);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 7, &st), EBADMSG);
+        memcpy(stream + 27 + size, "E\0\0\0\0", 5);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 5, &st), EBADMSG);
+        memcpy(stream + 27 + size,
+               "O\x01\0\0\0"
+               "1"
+               "O\x01\0\0\0"
+               "1",
+               12);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 12, &st), EBADMSG);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 6, &st));
+        ASSERT_EQ(st.hook_ours, 1);
+        ASSERT_TRUE(st.hook_other == NULL);
+        memcpy(stream + 27 + size,
+               "O\x01\0\0\0"
+               "e",
+               6);
+        ASSERT_OK(conf_stream_parse(stream, 27 + size + 6, &st));
+        ASSERT_EQ(st.hook_ours, -EIO);
+        memcpy(stream + 27 + size,
+               "O\x02\0\0\0"
+               "1x",
+               7); /* only "not ours" names an entry */
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 7, &st), EBADMSG);
+        memcpy(stream + 27 + size,
+               "O\x01\0\0\0"
+               "x",
+               6);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 6, &st), EBADMSG);
+        memcpy(stream + 27 + size, "O\0\0\0\0", 5);
+        ASSERT_ERR(conf_stream_parse(stream, 27 + size + 5, &st), EBADMSG);
         memcpy(stream + 27 + size, stream + 22, 5 + size);
         ASSERT_ERR(conf_stream_parse(stream, 27 + size + 5 + size, &st), EBADMSG);
         stream[0] = 'X';
@@ -347,6 +392,95 @@ TEST(hooks) {
         ASSERT_OK(system(cmd));
 }
 
+/* Ours, as installed: systemd-sleep's directory links suspend-sync to /run/suspend-sync/sleep-hook.
+ * A mask (a link to /dev/null, an empty file), a copy or a link elsewhere, in any directory some
+ * release reads, or none at all: no late pass can be counted on (review K, K3). Through the child
+ * too. */
+static int ours_in(const char *root, const char *setup, char **ret_other) {
+        _cleanup_close_ int fd = -EBADF;
+        char cmd[1024];
+
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf %1$s/etc %1$s/usr %1$s/lib && mkdir -p %1$s/usr/lib/systemd/system-sleep "
+                 "%1$s/etc/systemd/system-sleep && cd %1$s && %2$s",
+                 root, setup);
+        if (system(cmd) != 0)
+                return -ENOEXEC;
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : sleep_hook_ours(fd, NULL, NULL, ret_other);
+}
+
+TEST(hook_ours) {
+        static const char *const L = "usr/lib/systemd/system-sleep/suspend-sync";
+        static const char *const E = "etc/systemd/system-sleep/suspend-sync";
+        char root[] = "/tmp/test-conf-read.XXXXXX", setup[512], cmd[128];
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+        _cleanup_free_ char *other = NULL, *stuck = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(mkdtemp(root));
+#define OURS(want, want_other, ...)                            \
+        do {                                                   \
+                snprintf(setup, sizeof setup, __VA_ARGS__);    \
+                other = mfree(other);                          \
+                ASSERT_EQ(ours_in(root, setup, &other), want); \
+                if (want_other)                                \
+                        ASSERT_STREQ(other, want_other);       \
+                else                                           \
+                        ASSERT_TRUE(other == NULL);            \
+        } while (0)
+        OURS(1, NULL, "ln -s /run/suspend-sync/sleep-hook %s", L);
+        OURS(0, NULL, "true");                                                          /* none */
+        OURS(0, "/usr/lib/systemd/system-sleep/suspend-sync", "ln -s /dev/null %s", L); /* masked */
+        OURS(0, "/usr/lib/systemd/system-sleep/suspend-sync", ": > %s", L);             /* masked */
+        OURS(0, "/usr/lib/systemd/system-sleep/suspend-sync", "ln -s /usr/libexec/x %s", L);
+        OURS(0, "/usr/lib/systemd/system-sleep/suspend-sync", "ln -s /run/suspend-sync/sleep-hook2 %s", L);
+        OURS(0, "/usr/lib/systemd/system-sleep/suspend-sync", "ln -s /run/suspend-sync/sleep-hoo %s", L);
+        /* masked in /etc (a release or a patch that reads it) over ours */
+        OURS(0, "/etc/systemd/system-sleep/suspend-sync",
+             "ln -s /run/suspend-sync/sleep-hook %s && ln -s /dev/null %s", L, E);
+        OURS(1, NULL, "ln -s /run/suspend-sync/sleep-hook %s && ln -s /run/suspend-sync/sleep-hook %s", L, E);
+        /* /lib as /usr/lib (merged /usr): looked at once, still ours */
+        OURS(1, NULL, "ln -s usr/lib lib && ln -s /run/suspend-sync/sleep-hook %s", L);
+        /* a directory that cannot be read: not known */
+        OURS(-ELOOP, NULL,
+             "ln -s /run/suspend-sync/sleep-hook %s && rm -r etc/systemd/system-sleep && "
+             "ln -s system-sleep etc/systemd/system-sleep",
+             L);
+#undef OURS
+
+        /* the child tells it, for every reader (the hooks not asked) */
+        ASSERT_EQ(ours_in(root, "ln -s /dev/null usr/lib/systemd/system-sleep/suspend-sync", NULL), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(conf_read_start(fd, NULL, CONF_READ_TIMEOUT, false, &x));
+        ASSERT_OK(conf_read_finish(x, &s, NULL, NULL, &stuck));
+        other = mfree(other);
+        ASSERT_EQ(conf_read_hook_ours(x, &other), 0);
+        ASSERT_STREQ(other, "/usr/lib/systemd/system-sleep/suspend-sync");
+        x = conf_reader_free(x);
+        s = policy_sources_free(s);
+        ASSERT_EQ(ours_in(root,
+                          "ln -s /run/suspend-sync/sleep-hook usr/lib/systemd/system-sleep/suspend-sync",
+                          NULL),
+                  1);
+        ASSERT_OK(conf_read_start(fd, NULL, CONF_READ_TIMEOUT, true, &x));
+        {
+                _cleanup_strv_free_ char **hooks = NULL;
+                int hooks_error;
+
+                ASSERT_OK(conf_read_finish(x, &s, &hooks, &hooks_error, &stuck));
+                ASSERT_EQ(hooks_error, 0);
+        }
+        other = mfree(other);
+        ASSERT_EQ(conf_read_hook_ours(x, &other), 1);
+        ASSERT_TRUE(other == NULL);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_OK(system(cmd));
+}
+
 int main(void) {
         RUN(roundtrip);
         RUN(bounded_equals_inprocess);
@@ -354,5 +488,6 @@ int main(void) {
         RUN(large_read_finished_late);
         RUN(unreadable_dropin_dir);
         RUN(hooks);
+        RUN(hook_ours);
         return 0;
 }

@@ -17,6 +17,7 @@ TEST(allowed) {
                 .required = 0,
                 .handover_ok = true,
                 .hook_reachable = true,
+                .hook_entry = 1,
         };
         DeferFacts f;
         const char *why = "unset";
@@ -62,6 +63,13 @@ TEST(allowed) {
         f.hook_reachable = false; /* the link down (a full /run): no late pass would commit it */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
         ASSERT_TRUE(why && strstr(why, "link"));
+        f = ok;
+        f.hook_entry = 0; /* masked or replaced by the administrator (review K, K3): no late pass runs */
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_TRUE(why && strstr(why, "masked"));
+        f.hook_entry = -ENODATA; /* not read in time */
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_TRUE(why && strstr(why, "could not be read"));
         f = ok;
         f.kick_failed = true;
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));

@@ -19,6 +19,8 @@
 # Check 3 (first half): where systemd freezes user.slice (257), the unit pass is done before.
 # Check 2: three more suspends: each reaches the state file, `systemctl --failed` stays empty
 #   and suspend-sync.service is inactive after each resume.
+# Check 5: suspend-sync's system-sleep entry masked (a link to /dev/null): no late pass, the unit's
+#   pass defers nothing and says why, the kernel's sync stays on.
 #
 # Times are CLOCK_MONOTONIC (the journal's __MONOTONIC_TIMESTAMP, the write recorder's clock).
 # Env: SOURCE_ROOT, BUILD_ROOT (set by meson). Exit 77 when the prerequisites are missing.
@@ -236,6 +238,42 @@ for n in 2 3 4; do
         [[ $knob == "$knob_orig" ]] || fail "suspend $n: knob $knob after resume"
 done
 [[ $fails == 0 ]] && ok "check 2: three more suspends, nothing failed, unit inactive after each"
+
+# ---------------------------------------------------------------- check 5
+# suspend-sync's system-sleep entry masked by the administrator (review K, K3): systemd-sleep runs
+# no hook of ours, so no late pass, and the unit's pass, seeing the mask, leaves no commit to one
+# (DeferCommit=: it says why) and the kernel's sync stays on. The control: the entry put back, the
+# next suspend has its late pass and no word of a mask.
+entry=$(e2e_run sh -c 'for d in /usr/lib/systemd/system-sleep /lib/systemd/system-sleep; do
+        [ -L "$d/suspend-sync" ] && { echo "$d/suspend-sync"; break; }; done')
+# masked_cycle: one suspend; sets late (late passes), said (notices of the mask), why (the unit's
+# deferral withheld for it), knob_writes (before mem)
+masked_cycle() {
+        c=$(cursor)
+        w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
+        e2e_suspend suspend || fail "check 5: the suspend cycle did not complete"
+        journal_since "$c"
+        late=$(jq -c "select(.MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\")" "$E2E_WORK/journal.json" | grep -c .)
+        said=$(jq -r '.MESSAGE | strings' "$E2E_WORK/journal.json" | grep -c "is not suspend-sync's system-sleep entry as installed")
+        why=$(jq -r '.MESSAGE | strings' "$E2E_WORK/journal.json" |
+                grep -c "^Committing every filesystem in this pass (DeferCommit=yes): suspend-sync's system-sleep entry is masked")
+        knob_writes=$(events_since "$w0" | awk '/ power state MODIFY "mem/ { exit } / power sync_on_suspend MODIFY / { n++ } END { print n + 0 }')
+}
+if [[ -z $entry ]]; then
+        fail "check 5: no system-sleep entry of suspend-sync installed"
+else
+        e2e_run ln -sfn /dev/null "$entry"
+        masked_cycle
+        e2e_run ln -sfn /run/suspend-sync/sleep-hook "$entry"
+        echo "check 5, masked: late passes $late, notices $said, deferral withheld for it $why, knob writes before mem $knob_writes"
+        ((late == 0 && said >= 1 && why >= 1 && knob_writes == 0)) &&
+                ok "check 5: entry masked: no late pass, no deferral (said why), the kernel's sync left on" ||
+                fail "check 5: entry masked: late passes $late, notices $said, withheld $why, knob writes $knob_writes"
+        masked_cycle
+        echo "check 5, control (entry back): late passes $late, notices $said, withheld for a mask $why"
+        ((late == 1 && said == 0 && why == 0)) && ok "check 5: control: the entry back, the late pass runs, no word of a mask" ||
+                fail "check 5: control: late passes $late, notices $said, withheld for a mask $why"
+fi
 
 echo "$release: $fails failure(s), $((SECONDS - t_start)) s"
 [[ $fails == 0 ]]

@@ -69,6 +69,23 @@ ss_init() {
         trap _ss_exit_trap EXIT
         SS_STATE=$(tmpfs_mktemp suspend-sync-test-state) || fail "no state directory on tmpfs"
         ss_config ""
+        ss_sleep_entry installed
+}
+
+# ss_sleep_entry installed|masked|none: systemd-sleep's directory as the passes see it (the test
+# machine has no suspend-sync installed): the entry `meson install` makes, one masked by the
+# administrator (a link to /dev/null), or none (sleep-hooks.h sleep_hook_ours(); a unit's pass
+# leaves no commit to a late pass that systemd-sleep would not run).
+ss_sleep_entry() {
+        local d=$SS_TMP/sleep-root/usr/lib/systemd/system-sleep
+        mkdir -p "$d" && rm -f "$d/suspend-sync" || return 1
+        case $1 in
+        installed) ln -s /run/suspend-sync/sleep-hook "$d/suspend-sync" ;;
+        masked) ln -s /dev/null "$d/suspend-sync" ;;
+        none) ;;
+        *) return 1 ;;
+        esac
+        export SUSPEND_SYNC_TEST_SLEEP_ROOT=$SS_TMP/sleep-root
 }
 
 ss_config() {

@@ -16,6 +16,8 @@
 #      --trigger=unit), with WritebackFirst=no, with OnTimeout=fail, and for the disk's real backing
 #      file (a FUSE file of the test bed: the fixture sysfs gives the loop device a decoy's node
 #      else), also when only the path sysfs reports names the root filesystem (6g);
+#   6h-6i. no deferral either when suspend-sync's system-sleep entry is masked or missing (no late
+#      pass runs);
 #   6f. an ext4 whose journal is on a journal device (mkfs.ext4 -J device=) is synced by the unit's
 #      pass, while one with its journal inside, on the same kind of loop device, is deferred (F9);
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
@@ -227,6 +229,18 @@ backing=decoy
 #     it is in flight.
 conf_nowb=$(rel_conf_variant nowb WritebackFirst=no)
 expect_synced 6c "WritebackFirst=no" "$conf_nowb"
+
+# 6h. suspend-sync's system-sleep entry masked by the administrator (a link to /dev/null), or not
+#     there at all: systemd-sleep runs no late pass, so the unit's pass commits itself (review K,
+#     K3), and says so.
+ss_sleep_entry masked
+expect_synced 6h "system-sleep entry masked" "$conf_yes"
+grep -q "is not suspend-sync's system-sleep entry as installed (masked or replaced)" "$REL_TMP/unit.log" ||
+        bad "6h: no word of the masked entry"
+ss_sleep_entry none
+expect_synced 6i "no system-sleep entry" "$conf_yes"
+grep -q "No system-sleep entry of suspend-sync is installed" "$REL_TMP/unit.log" || bad "6i: no word of the missing entry"
+ss_sleep_entry installed
 
 # 6f. An ext4 whose journal lies on a journal device (mkfs.ext4 -J device=): that device is in no
 #     stack the late pass is checked to reach (it may be served over the network, or hang), so the
