@@ -108,7 +108,7 @@ TEST(masked_by_device_node) {
         _cleanup_close_ int fd = -EBADF;
         bool node;
 
-        ASSERT_TRUE(mkdtemp(tmp));
+        ASSERT_TRUE(test_mkdtemp(tmp));
         fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(mkdirat(fd, "etc", 0755));

@@ -183,7 +183,7 @@ TEST(unreadable_dropin_dir) {
         _cleanup_close_ int fd = -EBADF;
         bool named = false;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(cmd, sizeof cmd,
                  "mkdir -p %s/etc && printf '[Kernel]\nSyncOnSuspend=auto\n' >%s/etc/suspend-sync.conf", dir,
                  dir);
@@ -222,7 +222,7 @@ TEST(hung_open) {
         _cleanup_close_ int fd = -EBADF;
         usec_t t0, took;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(path, sizeof path, "%s/etc", dir);
         ASSERT_OK(mkdir(path, 0755));
         snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
@@ -284,7 +284,7 @@ TEST(large_read_finished_late) {
         _cleanup_close_ int fd = -EBADF;
         FILE *f;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(path, sizeof path, "%s/etc", dir);
         ASSERT_OK(mkdir(path, 0755));
         snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
@@ -343,7 +343,7 @@ TEST(hooks) {
         _cleanup_close_ int fd = -EBADF;
         int hooks_error = 1;
 
-        ASSERT_TRUE(mkdtemp(root) != NULL);
+        ASSERT_TRUE(test_mkdtemp(root) != NULL);
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
 
@@ -419,7 +419,7 @@ TEST(hook_ours) {
         _cleanup_free_ char *other = NULL, *stuck = NULL;
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
 #define OURS(want, want_other, ...)                            \
         do {                                                   \
                 snprintf(setup, sizeof setup, __VA_ARGS__);    \

@@ -220,7 +220,7 @@ static void config_file(char dir[static 64], char path[static 128], const char *
         FILE *f;
 
         strcpy(dir, "test-context.XXXXXX");
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(path, 128, "%s/suspend-sync.conf", dir);
         ASSERT_TRUE((f = fopen(path, "we")) != NULL);
         ASSERT_TRUE(fputs(text, f) >= 0);
@@ -377,7 +377,7 @@ TEST(prepare_config_hung) {
         char dir[] = "test-context.XXXXXX", path[128];
         usec_t t0, took;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(path, sizeof path, "%s/suspend-sync.conf", dir);
         ASSERT_OK(mkfifo(path, 0600));
         a.config = path;

@@ -470,11 +470,11 @@ static void put_link(int dfd, const char *path, const char *target) {
         ASSERT_TRUE(symlinkat(target, dfd, path) == 0);
 }
 
-/* A temporary sysfs tree: mkdtemp(tmpl), its fd. */
+/* A temporary sysfs tree: test_mkdtemp(tmpl), its fd. */
 static int tree_new(char *tmpl) {
         int dfd;
 
-        ASSERT_TRUE(mkdtemp(tmpl));
+        ASSERT_TRUE(test_mkdtemp(tmpl));
         dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(dfd >= 0);
         return dfd;

@@ -81,7 +81,7 @@ TEST(load_global_fixture) {
         Meminfo m = {};
         static const char text[] = "Dirty: 4 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n";
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         /* No stat_refresh: no exact count, no evidence. */
@@ -145,7 +145,7 @@ TEST(unexplained_dirty) {
         _cleanup_free_ char *name = NULL;
         char *p;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_ERR(evidence_unexplained_dirty(fd, -EBADF, known, 2, types, 2, &name, &why),

@@ -643,7 +643,7 @@ TEST(hung_needs_accounting) {
         dev_t leaves[2] = { makedev(8, 0), makedev(8, 16) };
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         for (size_t c = 0; c < ELEMENTSOF(iostats); c++) {
@@ -812,7 +812,7 @@ TEST(real_syncfs) {
         ExecJob jobs[3];
         int fd;
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(file, sizeof(file), "%s/file", dir);
         snprintf(missing, sizeof(missing), "%s/missing", dir);
         fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -871,7 +871,7 @@ TEST(mount_id_and_flush) {
          * mounted outside our root. */
         bool full_view = root_in_mount_table();
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &stx));
         ASSERT_TRUE(stx.stx_mask & STATX_MNT_ID);
         ASSERT_OK(stat("/dev/null", &st));
@@ -992,7 +992,7 @@ TEST(restricted_view_never_gone) {
                 test_skip("%s", ROOT_NOT_MOUNT_POINT_REASON);
                 return;
         }
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(proc, sizeof proc, "%s/proc", dir);
         ASSERT_OK(mkdir(proc, 0755));
         ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &stx));
@@ -1145,7 +1145,7 @@ static void in_namespace_child(const char *name, void (*child)(const char *dir))
                 return;
         }
         snprintf(dir, sizeof dir, "/tmp/test-executor-%s.XXXXXX", name);
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)
@@ -1168,7 +1168,7 @@ TEST(covered_if) {
         struct stat st;
         ExecJob jobs[2];
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         ASSERT_OK(stat(dir, &st));
         jobs[0] = (ExecJob) { .path = dir,
                               .group = "a",
@@ -1312,7 +1312,7 @@ TEST(run_as_owner) {
                 test_skip("needs root");
                 return;
         }
-        ASSERT_TRUE(mkdtemp(dir)); /* 0700 root: closed to the owner */
+        ASSERT_TRUE(test_mkdtemp(dir)); /* 0700 root: closed to the owner */
         snprintf(sub, sizeof(sub), "%s/sub", dir);
         ASSERT_OK(mkdir(sub, 0700));
         ASSERT_OK(chown(sub, 65534, 65534));
@@ -1432,7 +1432,7 @@ static int stuck_fuse_setup(StuckFuse *f) {
                 return -errno;
 
         snprintf(f->dir, sizeof(f->dir), "/tmp/test-executor-fuse.XXXXXX");
-        if (!mkdtemp(f->dir))
+        if (!test_mkdtemp(f->dir))
                 return -errno;
         snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse_fd);
         if (mount("stuck", f->dir, "fuse.stuck", MS_NOSUID | MS_NODEV, opts) < 0) {

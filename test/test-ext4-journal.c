@@ -88,7 +88,7 @@ TEST(load) {
         char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
         int fd;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         mk(dir, "fs");
         mk(dir, "fs/ext4");
         mk(dir, "fs/ext4/loop1");
@@ -163,8 +163,8 @@ TEST(internal_load) {
         char dir[] = "/tmp/test-ext4-journal.XXXXXX", empty[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
         int fd, fd_empty;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
-        ASSERT_TRUE(mkdtemp(empty) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(empty) != NULL);
         mk(dir, "fs");
         mk(dir, "fs/jbd2");
         mk(dir, "fs/jbd2/loop0-8");
@@ -200,7 +200,7 @@ TEST(internal_bound) {
         char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600], name[64];
         int fd;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         mk(dir, "fs");
         mk(dir, "fs/jbd2");
         for (unsigned i = 0; i <= EXT4_JOURNAL_JBD2_MAX; i++) {

@@ -104,7 +104,7 @@ TEST(check) {
 
         ASSERT_OK(mount_table_parse(mi, sizeof mi - 1, &t, &n_bad));
         ASSERT_EQ(n_bad, 0U);
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         snprintf(
                 cmd, sizeof cmd,
                 "mkdir -p %s/proc %s/sys/module/gfs2 %s/sys/module/jfs %s/sys/module/ntfs3 && echo 2 >%s/sys/module/ntfs3/refcnt",

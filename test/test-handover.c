@@ -188,7 +188,7 @@ TEST(prune) {
         uint64_t start = 0;
         char state = 0;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         put_stat(fd, 10, "suspend-sync", 'D', 500);
@@ -249,7 +249,7 @@ TEST(load_save) {
         _cleanup_(handover_done) Handover h = {}, back = {}, empty = {};
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(handover_load(fd, &back)); /* missing: empty */
@@ -274,7 +274,7 @@ TEST(save_failure_removes_stale) {
         _cleanup_(handover_done) Handover h = {};
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(handover_set_unit_pass(&h, 100, "0123456789abcdef0123456789abcdef", TOKEN));
@@ -303,7 +303,7 @@ TEST(unit_mark) {
         char root[] = "/tmp/test-handover.XXXXXX", tmp[64], cmd[64], got[33];
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
@@ -355,7 +355,7 @@ TEST(hook_link) {
         _cleanup_close_ int fd = -EBADF;
         bool down = true;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
 
@@ -438,7 +438,7 @@ TEST(unit_mark_end) {
         _cleanup_close_ int fd = -EBADF;
         bool down = true;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
 

@@ -109,7 +109,7 @@ TEST(append_load_prune_reboot) {
         size_t n = 0, bad = 0;
         struct stat st;
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
 

@@ -243,7 +243,7 @@ TEST(late_skipped) {
 
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(path, sizeof path, "%s/late-pass", dir);
         RUN(served);
         RUN(not_taken);

@@ -559,7 +559,7 @@ static void cleanup_tmp(void) {
 int main(void) {
         char path[sizeof tmpdir + 32];
 
-        ASSERT_TRUE(mkdtemp(tmpdir));
+        ASSERT_TRUE(test_mkdtemp(tmpdir));
         atexit(cleanup_tmp);
         snprintf(path, sizeof path, "%s/sys", tmpdir);
         ASSERT_TRUE(mkdir(path, 0755) >= 0);

@@ -59,7 +59,7 @@ TEST(fixture_last_sleep) {
         KernelSync k;
 
         /* the last of two sleeps, which the kernel did not sync */
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         snprintf(path, sizeof path, "%s/dev", root);
         ASSERT_TRUE(mkdir(path, 0755) == 0);
         snprintf(path, sizeof path, "cp %s/kmsg/two-sleeps %s/dev/kmsg", FIXTURES_DIR, root);

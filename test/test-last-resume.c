@@ -71,7 +71,7 @@ TEST(save) {
 }
 
 int main(void) {
-        ASSERT_TRUE(mkdtemp(test_root));
+        ASSERT_TRUE(test_mkdtemp(test_root));
         RUN(format);
         RUN(load);
         RUN(save);

@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
 
         if (argc == 4 && streq(argv[1], "--query"))
                 return query(argv[2], argv[3]);
-        ASSERT_TRUE(mkdtemp(test_root));
+        ASSERT_TRUE(test_mkdtemp(test_root));
         make_nodes();
         RUN(fixture_nodes);
         RUN(dev_and_bounds);

@@ -367,7 +367,7 @@ static void odd_mounts(void) {
                 test_skip("%s", ROOT_NOT_MOUNT_POINT_REASON);
                 return;
         }
-        ASSERT_TRUE(mkdtemp(base));
+        ASSERT_TRUE(test_mkdtemp(base));
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)

@@ -40,12 +40,12 @@ static void put(int dir_fd, const char *path, const char *text) {
         ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
 }
 
-/* mkdtemp(root), then each directory of the NULL-terminated list below it, in order; its fd. */
+/* test_mkdtemp(root), then each directory of the NULL-terminated list below it, in order; its fd. */
 static int fixture(char *root, ...) {
         va_list ap;
         int fd;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         va_start(ap, root);

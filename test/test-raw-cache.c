@@ -57,7 +57,7 @@ static void put_device(int fd, const char *dir, unsigned maj, unsigned min, bool
 static int fixture_sysfs(char *root) {
         int fd;
 
-        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         put_device(fd, "loop1", 7, 1, false);
@@ -332,7 +332,7 @@ TEST(unexplained) {
 
         sysfs = fixture_sysfs(root);
         rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(mkdtemp(dbg));
+        ASSERT_TRUE(test_mkdtemp(dbg));
         debugfs = open(dbg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(rootfd >= 0 && debugfs >= 0);
 

@@ -198,7 +198,7 @@ static Sample *load_changed_root(const char *name, const char *change) {
         char tmpl[] = "/tmp/test-sample.XXXXXX", cmd[PATH_MAX * 2];
         Sample *s;
 
-        ASSERT_TRUE(mkdtemp(tmpl));
+        ASSERT_TRUE(test_mkdtemp(tmpl));
         snprintf(cmd, sizeof cmd, "cp -a '%s/roots/%s/.' '%s' && cd '%s' && %s", FIXTURES_DIR, name, tmpl,
                  tmpl, change);
         ASSERT_EQ(system(cmd), 0);
@@ -805,7 +805,7 @@ static void reach_tree(bool hung) {
         int mnt_tmp, mnt_proc, r;
         usec_t t0, took;
 
-        ASSERT_TRUE(t && mkdtemp(dir));
+        ASSERT_TRUE(t && test_mkdtemp(dir));
         snprintf(path, sizeof path, "%s/proc", dir);
         ASSERT_OK(mkdir(path, 0755));
         snprintf(path, sizeof path, "%s/proc/100", dir);
@@ -1091,7 +1091,7 @@ TEST(live_namespaces_both_ways) {
                 test_skip("not root");
                 return;
         }
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         pid = spawn_namespace(dir, &dev, &release);
         if (pid == 0) {
                 test_skip("cannot make a mount namespace");
@@ -1204,7 +1204,7 @@ TEST(live_namespace_root_moved) {
                 test_skip("not root");
                 return;
         }
-        ASSERT_TRUE(mkdtemp(root) && mkdtemp(left));
+        ASSERT_TRUE(test_mkdtemp(root) && test_mkdtemp(left));
         pid = spawn_moved_root(root, left, dev, &release);
         if (pid == 0) {
                 test_skip("cannot make such a mount namespace");
@@ -1286,7 +1286,7 @@ TEST(live_nsfs_listed_not_walked) {
                 test_skip("no kernel list of mount namespaces");
                 return;
         }
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(sub, sizeof sub, "%s/sub", dir);
         snprintf(nsf, sizeof nsf, "%s/ns", sub);
         snprintf(cmd, sizeof cmd,
@@ -1395,7 +1395,7 @@ TEST(namespace_list_unavailable) {
                 SampleSources src = { .sysfs_root = "/sys", .debugfs_fd = -EBADF, .scan_namespaces = true };
                 int r;
 
-                ASSERT_TRUE(mkdtemp(dir));
+                ASSERT_TRUE(test_mkdtemp(dir));
                 snprintf(cmd, sizeof cmd,
                          "mkdir -p %s/proc %s/sys/fs/selinux && touch %s/sys/fs/selinux/enforce && "
                          "mount --bind /proc %s/proc",
@@ -1436,7 +1436,7 @@ static int pidns_grandchild(bool own_proc) {
         size_t n = 0;
 
         if (own_proc) {
-                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || !mkdtemp(dir))
+                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || !test_mkdtemp(dir))
                         return 77;
                 snprintf(proc, sizeof proc, "%s/proc", dir);
                 if (mkdir(proc, 0755) < 0 || mount("proc", proc, "proc", 0, NULL) < 0)
@@ -1518,7 +1518,7 @@ TEST(nsfs_mount_listed) {
                 return;
         }
         ASSERT_TRUE(proc >= 0);
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(cmd, sizeof cmd,
                  "cd %s && mkdir t && mount -t tmpfs none t && touch ns && unshare --mount=%s/ns true", dir,
                  dir);
@@ -1597,7 +1597,7 @@ TEST(root_facts) {
                 } got = {};
                 pid_t pid;
 
-                ASSERT_TRUE(mkdtemp(croot));
+                ASSERT_TRUE(test_mkdtemp(croot));
                 snprintf(path, sizeof path, "%s/proc", croot);
                 ASSERT_OK(mkdir(path, 0755));
                 ASSERT_OK(statx(AT_FDCWD, croot, 0, STATX_MNT_ID, &stx));
@@ -1635,7 +1635,7 @@ TEST(root_facts) {
                 char ovl[] = "/tmp/test-sample-ovl.XXXXXX", cmd[512], path[128];
                 _cleanup_close_ int o = -EBADF;
 
-                ASSERT_TRUE(mkdtemp(ovl));
+                ASSERT_TRUE(test_mkdtemp(ovl));
                 snprintf(
                         cmd, sizeof cmd,
                         "cd %s && mkdir l u w m && mount -t overlay overlay -o lowerdir=l,upperdir=u,workdir=w m",
@@ -1656,7 +1656,7 @@ TEST(root_facts) {
                 ASSERT_EQ(system(cmd), 0);
         }
         fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse);
         if (fuse < 0 || mount("test-sample", dir, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
                 test_skip("cannot mount FUSE: the frozen FUSE case");

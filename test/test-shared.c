@@ -132,7 +132,7 @@ TEST(files) {
         _cleanup_free_ char *a = NULL, *b = NULL;
         size_t n;
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(write_file_atomic_at(fd, "x", "hello\n", 6));
@@ -174,7 +174,7 @@ TEST(dir_batch) {
         bool seen[300] = {};
         size_t n = 0, dots = 0;
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         /* 300 entries, some with names of 255 bytes (one entry then fills a quarter of a batch) */
@@ -365,7 +365,7 @@ TEST(path_walk_long) {
         ASSERT_EQ(dir_fd, AT_FDCWD);
         ASSERT_STREQ(rest, "");
 
-        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir));
         fds[0] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fds[0] >= 0);
         len = (size_t) snprintf(path, size, "%s", dir);
@@ -1156,7 +1156,7 @@ TEST(bounded_child_prepare_go) {
 
         /* Cancelled before its go: it exits at the end of its socket, its work not done; not
          * killed, not listed as abandoned (no scope for it). */
-        ASSERT_TRUE(mkdtemp(marker) != NULL);
+        ASSERT_TRUE(test_mkdtemp(marker) != NULL);
         ASSERT_OK(rmdir(marker));
         ASSERT_OK(bounded_child_prepare(-EBADF, 64, NULL, child_touch, marker, &c));
         pid = c.pid;

@@ -359,7 +359,7 @@ TEST(state_save_too_big) {
 }
 
 int main(void) {
-        ASSERT_TRUE(mkdtemp(test_root));
+        ASSERT_TRUE(test_mkdtemp(test_root));
         RUN(same_bytes);
         RUN(fixtures);
         RUN(every_byte);

@@ -900,7 +900,7 @@ TEST(dir_check) {
 }
 
 int main(void) {
-        ASSERT_TRUE(mkdtemp(test_root));
+        ASSERT_TRUE(test_mkdtemp(test_root));
 
         RUN(round_trip);
         RUN(object_interface);

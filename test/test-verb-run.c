@@ -411,7 +411,7 @@ int main(void) {
                 return EXIT_TEST_SKIP;
         }
         log_setup();
-        ASSERT_TRUE(mkdtemp(work) != NULL);
+        ASSERT_TRUE(test_mkdtemp(work) != NULL);
         snprintf(state_dir, sizeof state_dir, "%s/state", work);
         snprintf(config, sizeof config, "%s/suspend-sync.conf", work);
         snprintf(sysfs, sizeof sysfs, "%s/sys", work);

@@ -173,7 +173,7 @@ static int proc_tree(char *dir, const char *text) {
         FILE *f;
         int fd;
 
-        ASSERT_TRUE(mkdtemp(dir) != NULL);
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
         snprintf(path, sizeof path, "%s/sys", dir);
         ASSERT_OK(mkdir(path, 0755));
         snprintf(path, sizeof path, "%s/sys/vm", dir);

@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define EXIT_TEST_SKIP 77
 
@@ -136,6 +139,57 @@ static inline bool test_child_skipped(int status) {
                 return false;
         test_skip("(a child of the subtest, its reason above)");
         return true;
+}
+
+/* Temporary directories made by test_mkdtemp(): removed when a check fails (abort()), so that a
+ * failing test leaves nothing in /tmp; the subtest removes its own when it passes. Only by the
+ * process that made them (a forked child's failure leaves its parent's), never across a mount (a
+ * test may mount inside its directory in a namespace of its own). */
+typedef struct TestTmp {
+        char *paths[64];
+        unsigned n;
+        pid_t pid;
+} TestTmp;
+
+static inline TestTmp *test_tmp(void) {
+        static TestTmp t;
+        return &t;
+}
+
+static inline int test_tmp_remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) st;
+        (void) flag;
+        (void) ftw;
+        (void) remove(path);
+        return 0;
+}
+
+static inline void test_tmp_on_abort(int sig) {
+        TestTmp *t = test_tmp();
+
+        (void) sig;
+        if (getpid() != t->pid)
+                return;
+        for (unsigned i = 0; i < t->n; i++)
+                (void) nftw(t->paths[i], test_tmp_remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* mkdtemp(template), the directory registered for removal should a check fail. */
+static inline char *test_mkdtemp(char *template) {
+        TestTmp *t = test_tmp();
+        char *p = mkdtemp(template);
+
+        if (!p)
+                return NULL;
+        if (t->pid != getpid()) { /* the first in this process (a forked child starts a list of its own) */
+                t->n = 0;
+                t->pid = getpid();
+                (void) signal(SIGABRT, test_tmp_on_abort);
+        }
+        /* a copy: the template is most often on the subtest's stack */
+        if (t->n < sizeof t->paths / sizeof t->paths[0] && (t->paths[t->n] = strdup(p)))
+                t->n++;
+        return p;
 }
 
 /* main()'s exit status: 0, or EXIT_TEST_SKIP naming the subtests that did not run in full. */
