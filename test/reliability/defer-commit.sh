@@ -16,8 +16,8 @@
 #      --trigger=unit), with WritebackFirst=no, with OnTimeout=fail, and for the disk's real backing
 #      file (a FUSE file of the test bed: the fixture sysfs gives the loop device a decoy's node
 #      else), also when only the path sysfs reports names the root filesystem (6g);
-#   6h-6i. no deferral either when suspend-sync's system-sleep entry is masked or missing (no late
-#      pass runs);
+#   6h-6j. no deferral either when suspend-sync's system-sleep entry is masked or missing, or the
+#      link it leads through cannot be made (no late pass runs);
 #   6f. an ext4 whose journal is on a journal device (mkfs.ext4 -J device=) is synced by the unit's
 #      pass, while one with its journal inside, on the same kind of loop device, is deferred (F9);
 #   7. FLUSHes the disk sees (latency disk, 4 MiB overwrite, as writeback-first.sh): unit + late
@@ -241,6 +241,13 @@ ss_sleep_entry none
 expect_synced 6i "no system-sleep entry" "$conf_yes"
 grep -q "No system-sleep entry of suspend-sync is installed" "$REL_TMP/unit.log" || bad "6i: no word of the missing entry"
 ss_sleep_entry installed
+# 6j. The link the entry leads through (/run/suspend-sync/sleep-hook, here the state directory's)
+#     cannot be put back (a directory in its place; a full /run): no late pass runs either (review
+#     I, I3: what the unit's pass feeds the decision, review K, K4).
+rm -f "$SS_STATE/sleep-hook" && mkdir -p "$SS_STATE/sleep-hook/x"
+expect_synced 6j "the hook's link cannot be made" "$conf_yes"
+grep -q "the system-sleep hook's link is down" "$REL_TMP/unit.log" || bad "6j: no word of the link"
+rm -r "$SS_STATE/sleep-hook"
 
 # 6f. An ext4 whose journal lies on a journal device (mkfs.ext4 -J device=): that device is in no
 #     stack the late pass is checked to reach (it may be served over the network, or hang), so the
