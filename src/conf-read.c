@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "conf-read.h"
+#include "config.h"
 #include "shared/bounded-child.h"
 #include "shared/fd-util.h"
 #include "shared/fileio.h"
@@ -262,9 +263,10 @@ static int child_ours(int root_fd, int fd) {
 
         if (test_root) {
                 test_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                r = test_fd < 0 ? -errno : sleep_hook_ours(test_fd, child_progress, &fd, &other);
+                r = test_fd < 0 ? -errno
+                                : sleep_hook_ours(test_fd, SYSTEM_SLEEP_DIR, child_progress, &fd, &other);
         } else
-                r = sleep_hook_ours(root_fd, child_progress, &fd, &other);
+                r = sleep_hook_ours(root_fd, SYSTEM_SLEEP_DIR, child_progress, &fd, &other);
         if (r == -ENOMEM)
                 return r;
         if (asprintf(&rec, "%c%s", r < 0 ? 'e' : r > 0 ? '1' : '0', r == 0 && other ? other : "") < 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "late-skip.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
@@ -58,15 +59,19 @@ static int list_dir(int root_fd, const char *dir, PolicyProgress progress, void 
         return errno > 0 ? -errno : 0;
 }
 
-#define SLEEP_HOOK_OURS_TARGET STATE_DIR_DEFAULT "/" HOOK_LINK_FILE
+/* The link as installed (meson), which is STATE_DIR_DEFAULT/HOOK_LINK_FILE (test-conf-read). */
+#define SLEEP_HOOK_OURS_TARGET SLEEP_HOOK_LINK
 
-/* Each of sleep_hook_dirs that exists, once (/lib is /usr/lib on a merged /usr): cb(dir). */
-static int for_each_dir(int root_fd, PolicyProgress progress, void *userdata,
+/* Each of sleep_hook_dirs that exists, once (/lib is /usr/lib on a merged /usr), and none that is
+ * *skip (may be NULL): cb(dir). */
+static int for_each_dir(int root_fd, const struct stat *skip, PolicyProgress progress, void *userdata,
                         int (*cb)(int root_fd, const char *dir, void *data), void *data) {
-        struct stat seen[ELEMENTSOF(sleep_hook_dirs)];
+        struct stat seen[ELEMENTSOF(sleep_hook_dirs) + 1];
         size_t n_seen = 0;
         int r;
 
+        if (skip)
+                seen[n_seen++] = *skip;
         for (size_t i = 0; i < ELEMENTSOF(sleep_hook_dirs); i++) {
                 struct stat st;
                 bool dup = false;
@@ -107,7 +112,7 @@ int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char 
         ListData d = { .progress = progress, .userdata = userdata };
         int r;
 
-        r = for_each_dir(root_fd, progress, userdata, list_one, &d);
+        r = for_each_dir(root_fd, NULL, progress, userdata, list_one, &d);
         if (r < 0) {
                 strv_free(d.l);
                 return r;
@@ -117,11 +122,14 @@ int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char 
 }
 
 typedef struct OursData {
-        unsigned ours;
+        bool home; /* the directory is systemd-sleep's own: our link counts there */
+        bool ours; /* ... and it was found there */
         char *other;
 } OursData;
 
-/* The entry in dir: none, the link as installed (counted), or anything else (1: its path kept). */
+/* The entry in dir: none, the link as installed (counted in systemd-sleep's own directory; beside
+ * it, where a release or a patch may read too, it is ours all the same), or anything else (1: its
+ * path kept). */
 static int ours_one(int root_fd, const char *dir, void *data) {
         char target[sizeof SLEEP_HOOK_OURS_TARGET + 1], path[PATH_MAX];
         OursData *d = data;
@@ -135,22 +143,34 @@ static int ours_one(int root_fd, const char *dir, void *data) {
         if (n < 0 && errno != EINVAL) /* EINVAL: not a link (a file, a directory) */
                 return -errno;
         if (n == (ssize_t) strlen(SLEEP_HOOK_OURS_TARGET) && memcmp(target, SLEEP_HOOK_OURS_TARGET, n) == 0) {
-                d->ours++;
+                d->ours = d->ours || d->home;
                 return 0;
         }
         d->other = strdup(path);
         return d->other ? 1 : -ENOMEM;
 }
 
-int sleep_hook_ours(int root_fd, PolicyProgress progress, void *userdata, char **ret_other) {
-        OursData d = {};
+int sleep_hook_ours(int root_fd, const char *sleep_dir, PolicyProgress progress, void *userdata,
+                    char **ret_other) {
+        OursData d = { .home = true };
+        struct stat home;
         int r;
 
-        r = for_each_dir(root_fd, progress, userdata, ours_one, &d);
+        if (ret_other)
+                *ret_other = NULL;
+        if (progress)
+                progress(sleep_dir, userdata);
+        /* Where systemd-sleep looks (review M, M1): a link of ours elsewhere runs nothing. */
+        if (fstatat(root_fd, skip_root_prefix(sleep_dir), &home, 0) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        r = ours_one(root_fd, sleep_dir, &d);
+        d.home = false;
+        if (r == 0)
+                r = for_each_dir(root_fd, &home, progress, userdata, ours_one, &d);
         if (ret_other)
                 *ret_other = TAKE_PTR(d.other);
         free(d.other);
         if (r < 0)
                 return r;
-        return r == 0 && d.ours > 0;
+        return r == 0 && d.ours;
 }

@@ -31,10 +31,12 @@ bool sleep_hook_name_other(const char *name);
  * that exists but cannot be read (then the hooks are not known). */
 int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char ***ret);
 
-/* Our own entry, as systemd-sleep finds it (review K, K3): 1 when there is one, and every entry
- * named SLEEP_HOOK_OURS in those directories is the link as installed, to SLEEP_HOOK_OURS_TARGET
- * (STATE_DIR_DEFAULT/HOOK_LINK_FILE, late-skip.h); 0 when there is none or one is anything else (a
- * mask: a link to /dev/null or an empty file; a copy, a link elsewhere), its path in *ret_other
- * (NULL for none; ret_other may be NULL); the negative errno of an entry or directory that cannot be
- * read. Masked, no late pass runs: the unit's pass must not leave commits to one (defer-commit.h). */
-int sleep_hook_ours(int root_fd, PolicyProgress progress, void *userdata, char **ret_other);
+/* Our own entry, as systemd-sleep finds it (review K, K3; M, M1): 1 when sleep_dir (systemd-sleep's
+ * own directory, SYSTEM_SLEEP_DIR: the only one releases 252-257 read) holds the link as installed,
+ * to SLEEP_HOOK_OURS_TARGET (STATE_DIR_DEFAULT/HOOK_LINK_FILE, late-skip.h), and no directory some
+ * release or patch may read holds anything else of that name (a mask: a link to /dev/null or an
+ * empty file; a copy, a link elsewhere); 0 otherwise, the other entry's path in *ret_other (NULL for
+ * none; ret_other may be NULL); the negative errno of an entry or directory that cannot be read.
+ * Not 1, a late pass may not run: the unit's pass must not leave commits to one (defer-commit.h). */
+int sleep_hook_ours(int root_fd, const char *sleep_dir, PolicyProgress progress, void *userdata,
+                    char **ret_other);

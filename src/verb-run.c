@@ -8,6 +8,7 @@
 #include <systemd/sd-id128.h>
 #include <systemd/sd-login.h>
 
+#include "config.h"
 #include "context.h"
 #include "daemon.h"
 #include "defer-commit.h"
@@ -458,14 +459,20 @@ static void pass_defer_commit(Pass *p) {
         size_t n;
         int value = -1;
 
-        /* Without our entry systemd-sleep runs no hook of ours: no late pass, the kernel's sync on. */
-        if (f.unit_pass && f.hook_entry == 0)
-                log_notice(
-                        "%s%s: no late pass of suspend-sync runs in a sleep, and the kernel's own sync stays on.",
-                        p->c.hook_other ?: "No system-sleep entry of suspend-sync is installed",
-                        p->c.hook_other ? " is not suspend-sync's system-sleep entry as installed (masked or "
-                                          "replaced)"
-                                        : "");
+        /* Without our entry where systemd-sleep looks, it runs no hook of ours; with another entry of
+         * that name where some release or patch may look, it may not (review M, M3). */
+        if (f.unit_pass && f.hook_entry == 0) {
+                if (p->c.hook_other)
+                        log_notice(
+                                "%s is not suspend-sync's system-sleep entry as installed (masked or replaced): "
+                                "a late pass of suspend-sync may not run in a sleep, and none is counted on.",
+                                p->c.hook_other);
+                else
+                        log_notice(
+                                "No system-sleep entry of suspend-sync is installed in " SYSTEM_SLEEP_DIR
+                                ": no late pass of suspend-sync runs in a sleep, and the kernel's own sync "
+                                "stays on.");
+        }
         if (f.unit_pass && f.policy) {
                 int requirers = p->requirers ? manager_requirers_finish(p->requirers,
                                                                         MIN(p->requirers_until, p->deadline))

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "conf-read.h"
+#include "config.h"
+#include "late-skip.h"
 #include "policy.h"
 #include "sleep-hooks.h"
 #include "shared/macro.h"
@@ -407,7 +409,7 @@ static int ours_in(const char *root, const char *setup, char **ret_other) {
         if (system(cmd) != 0)
                 return -ENOEXEC;
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? -errno : sleep_hook_ours(fd, NULL, NULL, ret_other);
+        return fd < 0 ? -errno : sleep_hook_ours(fd, "/usr/lib/systemd/system-sleep", NULL, NULL, ret_other);
 }
 
 TEST(hook_ours) {
@@ -419,6 +421,8 @@ TEST(hook_ours) {
         _cleanup_free_ char *other = NULL, *stuck = NULL;
         _cleanup_close_ int fd = -EBADF;
 
+        /* what the install links to is where the unit's pass makes the link (review M, M4) */
+        ASSERT_STREQ(SLEEP_HOOK_LINK, STATE_DIR_DEFAULT "/" HOOK_LINK_FILE);
         ASSERT_TRUE(test_mkdtemp(root));
 #define OURS(want, want_other, ...)                            \
         do {                                                   \
@@ -443,6 +447,16 @@ TEST(hook_ours) {
         OURS(1, NULL, "ln -s /run/suspend-sync/sleep-hook %s && ln -s /run/suspend-sync/sleep-hook %s", L, E);
         /* /lib as /usr/lib (merged /usr): looked at once, still ours */
         OURS(1, NULL, "ln -s usr/lib lib && ln -s /run/suspend-sync/sleep-hook %s", L);
+        /* ours only where systemd-sleep 252-257 never looks (review M, M1): none that it runs */
+        OURS(0, NULL, "ln -s /run/suspend-sync/sleep-hook %s", E);
+        OURS(0, NULL,
+             "mkdir -p usr/local/lib/systemd/system-sleep && "
+             "ln -s /run/suspend-sync/sleep-hook usr/local/lib/systemd/system-sleep/suspend-sync");
+        OURS(0, NULL,
+             "mkdir -p run/systemd/system-sleep && ln -s /run/suspend-sync/sleep-hook run/systemd/system-sleep/suspend-sync");
+        /* split /usr, systemd's directory /lib (here /usr/lib): ours in /lib is not counted */
+        OURS(0, NULL,
+             "mkdir -p lib/systemd/system-sleep && ln -s /run/suspend-sync/sleep-hook lib/systemd/system-sleep/suspend-sync");
         /* a directory that cannot be read: not known */
         OURS(-ELOOP, NULL,
              "ln -s /run/suspend-sync/sleep-hook %s && rm -r etc/systemd/system-sleep && "
@@ -450,21 +464,22 @@ TEST(hook_ours) {
              L);
 #undef OURS
 
-        /* the child tells it, for every reader (the hooks not asked) */
-        ASSERT_EQ(ours_in(root, "ln -s /dev/null usr/lib/systemd/system-sleep/suspend-sync", NULL), 0);
+        /* the child tells it for every reader (the hooks not asked), in the build's directory */
+        snprintf(setup, sizeof setup, "mkdir -p .%1$s && ln -s /dev/null .%1$s/suspend-sync",
+                 SYSTEM_SLEEP_DIR);
+        ASSERT_TRUE(ours_in(root, setup, NULL) >= 0);
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(conf_read_start(fd, NULL, CONF_READ_TIMEOUT, false, &x));
         ASSERT_OK(conf_read_finish(x, &s, NULL, NULL, &stuck));
         other = mfree(other);
         ASSERT_EQ(conf_read_hook_ours(x, &other), 0);
-        ASSERT_STREQ(other, "/usr/lib/systemd/system-sleep/suspend-sync");
+        ASSERT_STREQ(other, SYSTEM_SLEEP_DIR "/suspend-sync");
         x = conf_reader_free(x);
         s = policy_sources_free(s);
-        ASSERT_EQ(ours_in(root,
-                          "ln -s /run/suspend-sync/sleep-hook usr/lib/systemd/system-sleep/suspend-sync",
-                          NULL),
-                  1);
+        snprintf(setup, sizeof setup,
+                 "mkdir -p .%1$s && ln -s /run/suspend-sync/sleep-hook .%1$s/suspend-sync", SYSTEM_SLEEP_DIR);
+        ASSERT_TRUE(ours_in(root, setup, NULL) >= 0);
         ASSERT_OK(conf_read_start(fd, NULL, CONF_READ_TIMEOUT, true, &x));
         {
                 _cleanup_strv_free_ char **hooks = NULL;

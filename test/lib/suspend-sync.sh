@@ -75,9 +75,10 @@ ss_init() {
 # ss_sleep_entry installed|masked|none: systemd-sleep's directory as the passes see it (the test
 # machine has no suspend-sync installed): the entry `meson install` makes, one masked by the
 # administrator (a link to /dev/null), or none (sleep-hooks.h sleep_hook_ours(); a unit's pass
-# leaves no commit to a late pass that systemd-sleep would not run).
+# leaves no commit to a late pass that systemd-sleep would not run). $SYSTEM_SLEEP_DIR: the
+# build's (meson).
 ss_sleep_entry() {
-        local d=$SS_TMP/sleep-root/usr/lib/systemd/system-sleep
+        local d=$SS_TMP/sleep-root${SYSTEM_SLEEP_DIR:-/usr/lib/systemd/system-sleep}
         mkdir -p "$d" && rm -f "$d/suspend-sync" || return 1
         case $1 in
         installed) ln -s /run/suspend-sync/sleep-hook "$d/suspend-sync" ;;
