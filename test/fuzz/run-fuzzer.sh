@@ -63,6 +63,7 @@ deps="$(pkg-config --cflags --libs libsystemd libudev inih mount json-c)" || ski
 
 # Rebuild when any input is newer than the binary.
 inputs=("$here/fuzz-$target.c" "$here/fuzz.h" "$here/run-fuzzer.sh" "$src"/src/shared/*.c "$src"/src/shared/*.h "$src"/src/*.h)
+[ -n "$build_root" ] && [ -f "$build_root/config.h" ] && inputs+=("$build_root/config.h")
 for s in "${sources[@]}"; do inputs+=("$src/$s"); done
 stale=0
 if [ ! -x "$bin" ]; then stale=1; else
