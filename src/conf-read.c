@@ -278,6 +278,7 @@ static int child_ours(int root_fd, int fd) {
 struct ConfReader {
         const char *config_path;
         bool want_hooks;
+        bool want_ours; /* conf_reader_want_hook_ours() */
         ConfStream st;
         BoundedChild child;
 };
@@ -309,15 +310,21 @@ ConfReader *conf_reader_free(ConfReader *x) {
         return NULL;
 }
 
-/* Complete as soon as the sources are (and the end of the hooks, when asked): the child's exit is
- * not waited for. */
+bool conf_stream_complete(const ConfStream *s, bool want_hooks, bool want_ours) {
+        return s->sources && (!want_ours || s->hook_ours != -ENODATA) && (!want_hooks || s->hooks_done);
+}
+
+/* Complete as soon as the stream is (conf_stream_complete()): the child's exit is not waited for. */
 static int feed(const char *buf, size_t size, void *userdata) {
         ConfReader *x = userdata;
         int r;
 
         r = conf_stream_parse(buf, size, &x->st);
-        return r < 0 ? r
-                     : x->st.sources && x->st.hook_ours != -ENODATA && (!x->want_hooks || x->st.hooks_done);
+        return r < 0 ? r : conf_stream_complete(&x->st, x->want_hooks, x->want_ours);
+}
+
+void conf_reader_want_hook_ours(ConfReader *x) {
+        x->want_ours = true;
 }
 
 /* Started now (prepared false: bounded_child_start(), with timeout), or prepared to start at

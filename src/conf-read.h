@@ -51,6 +51,10 @@ typedef struct ConfStream {
 
 void conf_stream_done(ConfStream *s);
 
+/* Whether the stream has what the reader waits for (pure): the sources, our entry's 'O' when
+ * want_ours, the end of the hooks when want_hooks. */
+bool conf_stream_complete(const ConfStream *s, bool want_hooks, bool want_ours);
+
 /* Walks the records in buf (pure) into *ret (whatever it held is freed). -EBADMSG on an unknown
  * record, one out of order ('S' or 'O' twice, 'O', 'H' or 'E' before 'S', 'H' or 'E' before 'O') or
  * a malformed 'S' or 'O'. */
@@ -80,6 +84,10 @@ typedef struct ConfReader ConfReader;
 int conf_read_start(int root_fd, const char *config_path, usec_t timeout, bool want_hooks, ConfReader **ret);
 int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
                      char **ret_stuck_at);
+/* Before conf_read_finish(): wait for our system-sleep entry's 'O' too (the unit's pass, for
+ * DeferCommit=). Without it the reader is done with the sources (and hooks), and a hung system-sleep
+ * directory costs no other reader the bound (review M, M2). */
+void conf_reader_want_hook_ours(ConfReader *x);
 /* After conf_read_finish(): our system-sleep entry as sleep_hook_ours() tells (*ret_other the entry
  * that is not ours, NULL for none; may be NULL), or -ENODATA when the child did not tell in time, or
  * -EIO when it could not. */

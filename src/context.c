@@ -77,6 +77,9 @@ static int policy_finish(const Args *a, Context *c, ConfReader *x, int start_err
 
         *ret_config_error = 0;
         /* The late pass also needs the other system-sleep hooks (kernel-knob.h): read alongside. */
+        /* ... and the unit's pass whether systemd-sleep reaches our entry (DeferCommit=) */
+        if (r >= 0 && streq_ptr(a->trigger, "unit") && !a->late)
+                conf_reader_want_hook_ours(x);
         if (r >= 0)
                 r = conf_read_finish(x, &sources, a->late ? &c->sleep_hooks : NULL, &c->sleep_hooks_error,
                                      &stuck_at);

@@ -89,10 +89,17 @@ TEST(roundtrip) {
         ASSERT_TRUE(st.sources && st.sources->n_files == 3);
         ASSERT_TRUE(st.hooks == NULL && !st.hooks_done);
         ASSERT_EQ(st.hook_ours, -ENODATA);
+        /* what each reader waits for: the sources; 'O' for the unit's pass (review M, M2: no other
+         * waits on a system-sleep directory); the hooks' end for the late pass */
+        ASSERT_TRUE(conf_stream_complete(&st, false, false));
+        ASSERT_TRUE(!conf_stream_complete(&st, false, true));
+        ASSERT_TRUE(!conf_stream_complete(&st, true, false));
         ASSERT_OK(conf_stream_parse(stream, 27 + size + 10, &st)); /* 'O' not whole yet */
         ASSERT_EQ(st.hook_ours, -ENODATA);
         ASSERT_OK(conf_stream_parse(stream, 27 + size + 11, &st));
         ASSERT_EQ(st.hook_ours, 0);
+        ASSERT_TRUE(conf_stream_complete(&st, false, true));
+        ASSERT_TRUE(!conf_stream_complete(&st, true, true));
         ASSERT_STREQ(st.hook_other, "/lib/");
         ASSERT_OK(conf_stream_parse(stream, 27 + size + 11 + 9 + 11 + 11 + 4, &st)); /* 'E' not whole yet */
         ASSERT_STREQ(st.progress, "/lib");
@@ -102,6 +109,7 @@ TEST(roundtrip) {
         ASSERT_TRUE(st.hooks[2] == NULL);
         ASSERT_OK(conf_stream_parse(stream, 27 + size + 11 + 9 + 11 + 11 + 5, &st));
         ASSERT_TRUE(st.n_hooks == 2 && st.hooks_done);
+        ASSERT_TRUE(conf_stream_complete(&st, true, true));
         /* Out of order: a hook, the end or our entry before the sources; a hook or the end before
          * our entry; our entry twice, or malformed; the sources twice. */
         ASSERT_ERR(conf_stream_parse("H\x02\0\0\0/a", 7, &st), EBADMSG);
@@ -464,13 +472,15 @@ TEST(hook_ours) {
              L);
 #undef OURS
 
-        /* the child tells it for every reader (the hooks not asked), in the build's directory */
+        /* the child tells it, in the build's directory, to a reader that waits for it (the unit's
+         * pass); the hooks not asked */
         snprintf(setup, sizeof setup, "mkdir -p .%1$s && ln -s /dev/null .%1$s/suspend-sync",
                  SYSTEM_SLEEP_DIR);
         ASSERT_TRUE(ours_in(root, setup, NULL) >= 0);
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(conf_read_start(fd, NULL, CONF_READ_TIMEOUT, false, &x));
+        conf_reader_want_hook_ours(x);
         ASSERT_OK(conf_read_finish(x, &s, NULL, NULL, &stuck));
         other = mfree(other);
         ASSERT_EQ(conf_read_hook_ours(x, &other), 0);
