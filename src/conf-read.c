@@ -261,12 +261,11 @@ static int child_ours(int root_fd, int fd) {
         const char *test_root = getenv("SUSPEND_SYNC_TEST_SLEEP_ROOT");
         int r;
 
-        if (test_root) {
+        if (test_root)
                 test_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                r = test_fd < 0 ? -errno
-                                : sleep_hook_ours(test_fd, SYSTEM_SLEEP_DIR, child_progress, &fd, &other);
-        } else
-                r = sleep_hook_ours(root_fd, SYSTEM_SLEEP_DIR, child_progress, &fd, &other);
+        r = test_root && test_fd < 0 ? -errno
+                                     : sleep_hook_ours(test_root ? test_fd : root_fd, SYSTEM_SLEEP_DIR,
+                                                       child_progress, &fd, &other);
         if (r == -ENOMEM)
                 return r;
         if (asprintf(&rec, "%c%s", r < 0 ? 'e' : r > 0 ? '1' : '0', r == 0 && other ? other : "") < 0)

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include "config.h"
-#include "late-skip.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 #include "shared/strv.h"
@@ -58,9 +57,6 @@ static int list_dir(int root_fd, const char *dir, PolicyProgress progress, void 
         }
         return errno > 0 ? -errno : 0;
 }
-
-/* The link as installed (meson), which is STATE_DIR_DEFAULT/HOOK_LINK_FILE (test-conf-read). */
-#define SLEEP_HOOK_OURS_TARGET SLEEP_HOOK_LINK
 
 /* Each of sleep_hook_dirs that exists, once (/lib is /usr/lib on a merged /usr), and none that is
  * *skip (may be NULL): cb(dir). */
@@ -131,7 +127,7 @@ typedef struct OursData {
  * it, where a release or a patch may read too, it is ours all the same), or anything else (1: its
  * path kept). */
 static int ours_one(int root_fd, const char *dir, void *data) {
-        char target[sizeof SLEEP_HOOK_OURS_TARGET + 1], path[PATH_MAX];
+        char target[sizeof SLEEP_HOOK_LINK + 1], path[PATH_MAX];
         OursData *d = data;
         ssize_t n;
 
@@ -142,7 +138,8 @@ static int ours_one(int root_fd, const char *dir, void *data) {
                 return 0;
         if (n < 0 && errno != EINVAL) /* EINVAL: not a link (a file, a directory) */
                 return -errno;
-        if (n == (ssize_t) strlen(SLEEP_HOOK_OURS_TARGET) && memcmp(target, SLEEP_HOOK_OURS_TARGET, n) == 0) {
+        /* the link as installed (meson), STATE_DIR_DEFAULT/HOOK_LINK_FILE (test-conf-read) */
+        if (n == (ssize_t) strlen(SLEEP_HOOK_LINK) && memcmp(target, SLEEP_HOOK_LINK, n) == 0) {
                 d->ours = d->ours || d->home;
                 return 0;
         }

@@ -33,7 +33,7 @@ int sleep_hooks_list(int root_fd, PolicyProgress progress, void *userdata, char 
 
 /* Our own entry, as systemd-sleep finds it (review K, K3; M, M1): 1 when sleep_dir (systemd-sleep's
  * own directory, SYSTEM_SLEEP_DIR: the only one releases 252-257 read) holds the link as installed,
- * to SLEEP_HOOK_OURS_TARGET (STATE_DIR_DEFAULT/HOOK_LINK_FILE, late-skip.h), and no directory some
+ * to SLEEP_HOOK_LINK (config.h: STATE_DIR_DEFAULT/HOOK_LINK_FILE, late-skip.h), and no directory some
  * release or patch may read holds anything else of that name (a mask: a link to /dev/null or an
  * empty file; a copy, a link elsewhere); 0 otherwise, the other entry's path in *ret_other (NULL for
  * none; ret_other may be NULL); the negative errno of an entry or directory that cannot be read.

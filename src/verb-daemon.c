@@ -232,6 +232,20 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         (void) close_all_fds_but(keep, 2);
 }
 
+/* What a child we exec needs of ours, appended to argv at *k: --token= (with_token, when one was
+ * chosen) and --state-dir= (when not the default). The texts go to the caller's token_opt and
+ * *state. */
+static void exec_opts(const Daemon *d, bool with_token, char **argv, size_t *k, char token_opt[static 48],
+                      char **state) {
+        if (with_token && d->pass_token[0] != 0) {
+                (void) snprintf(token_opt, 48, "--token=%s", d->pass_token);
+                argv[(*k)++] = token_opt;
+        }
+        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
+            asprintf(state, "--state-dir=%s", d->a->state_dir) >= 0)
+                argv[(*k)++] = *state;
+}
+
 /* A new token for the next pass's mark (handover.h), "" when there is none to be had (the pass
  * makes its own, and its restore-knob ends whichever cycle stands, as the unit's does). */
 static void token_new(char token[static 33]) {
@@ -871,13 +885,7 @@ static void pass_start(Daemon *d) {
                 (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
                                 (uint64_t) DAEMON_PASS_DEADLINE_MAX);
                 argv[k++] = opt;
-                if (d->pass_token[0] != 0) {
-                        (void) snprintf(token_opt, sizeof token_opt, "--token=%s", d->pass_token);
-                        argv[k++] = token_opt;
-                }
-                if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
-                    asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
-                        argv[k++] = state;
+                exec_opts(d, true, argv, &k, token_opt, &state);
         }
         if (pid == 0) {
                 r = pass_report_open(d);
@@ -926,14 +934,8 @@ static void post_step(Daemon *d, const char *verb) {
         size_t k = 2;
         pid_t pid;
 
-        if (streq(verb, "restore-knob") && d->pass_token[0] != 0) {
-                (void) snprintf(token_opt, sizeof token_opt, "--token=%s", d->pass_token);
-                argv[k++] = token_opt;
-        }
-        /* the state directory its pass had (review L, L4) */
-        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
-            asprintf(&state, "--state-dir=%s", d->a->state_dir) >= 0)
-                argv[k++] = state;
+        /* its pass's token (restore-knob) and state directory (review L, L4) */
+        exec_opts(d, streq(verb, "restore-knob"), argv, &k, token_opt, &state);
 
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         pid = spawn(d, argv, NULL, on_post_exit);

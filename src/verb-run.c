@@ -183,11 +183,10 @@ static void pass_mark_unit(Pass *p) {
         sd_id128_t id;
         int r;
 
-        dir_fd = state_dir_open(p->a->state_dir);
-        r = dir_fd < 0 || p->a->token ? dir_fd : sd_id128_randomize(&id);
+        r = dir_fd = state_dir_open(p->a->state_dir);
         if (r >= 0 && p->a->token)
                 (void) snprintf(p->unit_token, sizeof p->unit_token, "%s", p->a->token);
-        else if (r >= 0)
+        else if (r >= 0 && (r = sd_id128_randomize(&id)) >= 0)
                 (void) sd_id128_to_string(id, p->unit_token);
         pass_mark_write(p, dir_fd, r);
 }
