@@ -14,6 +14,8 @@
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/proc-util.h"
+#include "shared/sort-util.h"
+#include "unlisted-internal.h"
 
 static int parse_ns_link(const char *link, uint64_t *ret) {
         unsigned long long v;
@@ -72,6 +74,22 @@ typedef struct NsKnown {
         bool stopped; /* the walk stopped early: alt_pid was not looked for */
 } NsKnown;
 
+static bool u64_sorted_has(const uint64_t *v, size_t n, uint64_t x) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (v[mid] == x)
+                        return true;
+                if (v[mid] < x)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return false;
+}
+
 static void ns_known_found(NsKnown *k, uint64_t ino) {
         size_t lo = 0, hi = k ? k->n : 0;
 
@@ -95,8 +113,9 @@ static void ns_known_found(NsKnown *k, uint64_t ino) {
  * SAMPLE_MAX_NAMESPACES; *ret_overflow says there were more). known: NULL, or the namespaces the
  * kernel lists, to stop early. *ret_walk_error: the error that ended the listing of proc early (the
  * candidates found until then are returned), or 0. */
-static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, NsCandidate **ret, size_t *ret_n,
-                         bool *ret_overflow, int *ret_walk_error) {
+static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, const uint64_t *covered,
+                         size_t n_covered, NsCandidate **ret, size_t *ret_n, bool *ret_overflow,
+                         int *ret_walk_error) {
         _cleanup_free_ NsCandidate *cand = NULL;
         _cleanup_dir_batch_ DirBatch d = { .fd = -EBADF };
         const struct dirent64 *de;
@@ -121,7 +140,7 @@ static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, NsCandidate
                 }
 
                 if (safe_atou(de->d_name, &pid) < 0 || sample_read_ns(proc_fd, de->d_name, &ino) < 0 ||
-                    ino == self)
+                    ino == self || u64_sorted_has(covered, n_covered, ino))
                         continue;
                 for (size_t i = 0; i < n_cand && !c; i++)
                         if (cand[i].ino == ino)
@@ -403,8 +422,9 @@ loaded:
 /* The namespaces the kernel lists with no candidate from the walk (held by an fd only, or their
  * processes in another PID namespace): listed through listmount, their superblocks that t lacks into
  * x->hidden (unlisted.h). 0 or -ENOMEM. */
-static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, NsScan *x) {
-        _cleanup_free_ uint64_t *seen = malloc(MAX(n_cand, 1) * sizeof(uint64_t));
+static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, const uint64_t *covered,
+                          size_t n_covered, NsScan *x) {
+        _cleanup_free_ uint64_t *seen = malloc(MAX(n_cand + n_covered, 1) * sizeof(uint64_t));
         size_t n = 0;
 
         if (!seen)
@@ -412,6 +432,8 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, N
         for (size_t i = 0; i < n_cand; i++)
                 if (!cand[i].gone)
                         seen[n++] = cand[i].ino;
+        for (size_t i = 0; i < n_covered; i++)
+                seen[n++] = covered[i];
         return unlisted_scan_unseen_namespaces(proc_fd, seen, n, x->t, x->hidden, x->why);
 }
 
@@ -451,17 +473,48 @@ int sample_ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool s
  * is declared incomplete. Processes come and go while we scan: a namespace whose members all
  * exited is gone (its mounts with it, unless an nsfs mount keeps it: see unlisted_scan_nsfs()).
  */
-int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend, MountTable *t,
-                          unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden,
-                          Reasons *why) {
+static int cmp_index_dev(const size_t *a, const size_t *b, const MountTable *t) {
+        return CMP(t->entries[*a].dev, t->entries[*b].dev);
+}
+
+/* t as it stands (our own table), for unlisted_namespace_covered(); *ret's arrays are the caller's. */
+static int ns_cover_make(const MountTable *t, size_t **ret_by_dev, bool **ret_reachable, NsCover *ret) {
+        _cleanup_free_ size_t *by_dev = malloc(MAX(t->n_entries, 1) * sizeof(size_t));
+        _cleanup_free_ bool *reachable = calloc(MAX(t->n_entries, 1), sizeof(bool));
+        int r;
+
+        if (!by_dev || !reachable)
+                return -ENOMEM;
+        /* overmounted first, then flipped: reachable is what no other mount covers */
+        r = sample_mark_overmounted(t, reachable);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < t->n_entries; i++) {
+                by_dev[i] = i;
+                reachable[i] = !reachable[i] && !t->entries[i].unlisted;
+        }
+        typesafe_qsort_r(by_dev, t->n_entries, cmp_index_dev, t);
+        *ret = (NsCover) { .t = t, .by_dev = by_dev, .reachable = reachable };
+        *ret_by_dev = TAKE_PTR(by_dev);
+        *ret_reachable = TAKE_PTR(reachable);
+        return 0;
+}
+
+int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend,
+                          MountTable *t, unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n,
+                          HiddenSet *hidden, Reasons *why) {
         _cleanup_free_ NsCandidate *cand = NULL;
+        _cleanup_free_ uint64_t *covered = NULL;
+        _cleanup_free_ size_t *cover_by_dev = NULL;
+        _cleanup_free_ bool *cover_reachable = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
         NsScan x = {
                 .t = t, .hidden = hidden, .why = why, .text_only = backend == MOUNT_TABLE_BACKEND_MOUNTINFO
         };
         NsKnown known = {};
+        NsCover cover = {};
         uint64_t self;
-        size_t n_cand = 0;
+        size_t n_cand = 0, n_covered = 0;
         bool overflow = false, listed, unseen, selinux;
         int r, walk_error = 0;
 
@@ -484,9 +537,19 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
          * (ns_capable_noaudit() in get_sequential_mnt_ns()); for root in the initial user namespace
          * only an LSM can deny that, and SELinux does per class (cap_userns): not trusted there. */
         selinux = faccessat(root_fd, "sys/fs/selinux/enforce", F_OK, 0) >= 0;
+        /* A namespace whose every mount is of a superblock our own table reaches (a service's
+         * ProtectSystem= copy of ours, kdevtmpfs's devtmpfs) needs no member and no place in t: we
+         * sync those superblocks through our own mounts. Only with our whole view (no chroot). */
+        r = cover_own && !walk_all && !selinux ? ns_cover_make(t, &cover_by_dev, &cover_reachable, &cover)
+                                               : 0;
+        if (r < 0) {
+                free(x.of);
+                return r;
+        }
         r = walk_all || selinux
                     ? -EOPNOTSUPP
-                    : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &known.inos, &known.n);
+                    : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, cover.t ? &cover : NULL,
+                                               &known.inos, &known.n, &covered, &n_covered);
         if (r >= 0) {
                 known.found = calloc(MAX(known.n, 1), sizeof(bool));
                 if (!known.found)
@@ -503,7 +566,13 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 free(known.inos);
                 return -ENOMEM;
         }
-        r = ns_candidates(proc_fd, self, listed ? &known : NULL, &cand, &n_cand, &overflow, &walk_error);
+        /* Listed in full through listmount: an nsfs mount that keeps one needs no second look. */
+        r = 0;
+        for (size_t i = 0; r >= 0 && i < n_covered; i++)
+                r = unlisted_u64_append(&hidden->ns_listed, &hidden->n_ns_listed, covered[i]);
+        if (r >= 0 && !(listed && known.n == 0))
+                r = ns_candidates(proc_fd, self, listed ? &known : NULL, covered, n_covered, &cand, &n_cand,
+                                  &overflow, &walk_error);
         /* A walk that did not find a member of every namespace the kernel lists: those left are
          * listed by the kernel after the merge (ns_scan_unseen()). */
         unseen = listed && known.n_found < known.n;
@@ -527,7 +596,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend,
                 unseen = unseen || (listed && cand[c].gone);
         }
         if (r >= 0 && unseen)
-                r = ns_scan_unseen(proc_fd, cand, n_cand, &x);
+                r = ns_scan_unseen(proc_fd, cand, n_cand, covered, n_covered, &x);
         if (r < 0) {
                 free(x.of);
                 free(x.nss);

@@ -6,7 +6,9 @@
  * namespace other than ours, found through proc/PID/ns/mnt, whose mountinfo is appended to the table
  * and whose proc/PID/root reaches its mounts. With the kernel's list of mount namespaces (Linux 6.12+,
  * unlisted_list_namespaces()) the walk over proc stops once each listed namespace has an unchrooted
- * member; without it, every process is read.
+ * member; without it, every process is read. A listed namespace that adds nothing to our own table
+ * (unlisted_namespace_covered(): every superblock ours reaches, or a pseudo filesystem) is left out
+ * before the walk: no member is looked for and none of its mounts enter the table.
  */
 
 #include <stdbool.h>
@@ -49,14 +51,19 @@ int sample_ns_member_mountinfo(int proc_fd, unsigned pid, uint64_t ino, char **r
  * for tests: the errors of other kernels). */
 int sample_ns_unlisted_reason(int proc_fd, int list_error, bool walk_all, bool selinux, Reasons *why);
 
+/* Marks in ret (n entries of t, cleared by the caller) the mounts of t that a path does not reach: a
+ * mount on the same path or above covers them (sample.c). 0 or -ENOMEM. */
+int sample_mark_overmounted(const MountTable *t, bool *ret);
+
 /*
  * Mounts that exist only in other mount namespaces, appended to t: *ns_of maps each entry of t to 0
  * (ours) or 1 + its index into *ret_ns. walk_all: read every process (tests; the way taken before
- * 6.12). A namespace's table comes through listmount/statmount by namespace id where the kernel
+ * 6.12). cover_own: t is our whole view (not a chroot's), so that namespaces it covers may be left
+ * out. A namespace's table comes through listmount/statmount by namespace id where the kernel
  * serves it (mount_table_load_namespace()), else from a member's mountinfo text; backend
  * MOUNT_TABLE_BACKEND_MOUNTINFO: always the text (tests, benchmarks). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
  * listmount into hidden. negative errno (-ENOMEM).
  */
-int sample_add_namespaces(int root_fd, bool walk_all, MountTableBackend backend, MountTable *t,
-                          unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n, HiddenSet *hidden,
-                          Reasons *why);
+int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend,
+                          MountTable *t, unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n,
+                          HiddenSet *hidden, Reasons *why);

@@ -178,6 +178,16 @@ static void mark_overmounted(const MountTable *t, size_t *order, ssize_t *parent
         }
 }
 
+int sample_mark_overmounted(const MountTable *t, bool *ret) {
+        _cleanup_free_ size_t *order = malloc(MAX(t->n_entries, 1) * sizeof(size_t));
+        _cleanup_free_ ssize_t *parent = malloc(MAX(t->n_entries, 1) * sizeof(ssize_t));
+
+        if (!order || !parent)
+                return -ENOMEM;
+        mark_overmounted(t, order, parent, ret);
+        return 0;
+}
+
 static int cmp_first_mount(const Superblock *a, const Superblock *b) {
         return CMP(a->mounts[0], b->mounts[0]);
 }
@@ -658,8 +668,8 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 return r;
 
         if (src->scan_namespaces) {
-                r = sample_add_namespaces(src->root_fd, src->walk_all_processes, src->mount_backend, table,
-                                          &ns_of, &nss, &n_nss, &hidden, &why);
+                r = sample_add_namespaces(src->root_fd, src->walk_all_processes, !restricted,
+                                          src->mount_backend, table, &ns_of, &nss, &n_nss, &hidden, &why);
                 if (r < 0)
                         return r;
         } else if (reasons_add(&why, "other mount namespaces were not scanned") < 0 ||

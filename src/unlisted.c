@@ -559,35 +559,152 @@ static int ns_foreach(int proc_fd, int (*cb)(int ns_fd, uint64_t ino, void *user
         return 0;
 }
 
+bool ns_cover_mount(const NsCover *c, dev_t dev, const char *fstype) {
+        size_t lo = 0, hi = c->t->n_entries;
+        bool reachable = false;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (c->t->entries[c->by_dev[mid]].dev < dev)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == c->t->n_entries || c->t->entries[c->by_dev[lo]].dev != dev)
+                /* In no table of ours: nothing to sync only for a filesystem without backing store. */
+                return fs_class_from_fstype(fstype) == FS_CLASS_PSEUDO;
+        for (size_t i = lo; i < c->t->n_entries && c->t->entries[c->by_dev[i]].dev == dev; i++) {
+                size_t k = c->by_dev[i];
+
+                /* Listed as another type: its number went to another filesystem between the reads
+                 * (sample.h, type_conflict), which only the merged tables tell. */
+                if (!streq(c->t->entries[k].fstype, fstype))
+                        return false;
+                reachable = reachable || c->reachable[k];
+        }
+        return reachable || fs_class_from_fstype(fstype) == FS_CLASS_PSEUDO;
+}
+
+/* Calls cb(sm, size, userdata) for every mount of namespace ns_id that statmount still finds (one
+ * unmounted since the listing is left out), asking for want. Stops at cb's first nonzero return. */
+static int ns_foreach_mount(uint64_t ns_id, uint64_t want,
+                            int (*cb)(const struct ss_statmount *sm, size_t size, void *userdata),
+                            void *userdata) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_free_ struct ss_statmount *sm = NULL;
+        const size_t sm_size = 16384;
+        size_t n;
+        int r;
+
+        sm = malloc(sm_size);
+        if (!sm)
+                return -ENOMEM;
+        r = mount_table_list_ids(ns_id, &ids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                struct ss_mnt_id_req q = {
+                        .size = SS_MNT_ID_REQ_SIZE_VER1,
+                        .mnt_id = ids[i],
+                        .param = want,
+                        .mnt_ns_id = ns_id,
+                };
+
+                if (ss_statmount(&q, sm, sm_size, 0) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* unmounted meanwhile */
+                        return negative_errno();
+                }
+                r = cb(sm, sm_size, userdata);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+#define NS_COVER_WANT \
+        (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE | SS_STATMOUNT_FS_SUBTYPE | SS_STATMOUNT_SUPPORTED_MASK)
+
+static int ns_cover_one(const struct ss_statmount *sm, size_t size, void *userdata) {
+        const NsCover *c = userdata;
+        char fstype[256];
+        const char *type, *subtype;
+
+        /* Without the kernel's word that it reports subtypes (6.15), "fuse" alone may be "fuse.sshfs". */
+        if (!(sm->mask & SS_STATMOUNT_SUPPORTED_MASK) ||
+            (sm->supported_mask & (NS_COVER_WANT & ~SS_STATMOUNT_SUPPORTED_MASK)) !=
+                    (NS_COVER_WANT & ~SS_STATMOUNT_SUPPORTED_MASK) ||
+            (sm->mask & (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE)) !=
+                    (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE))
+                return -EOPNOTSUPP;
+        if (sm->fs_type >= size - sizeof *sm ||
+            ((sm->mask & SS_STATMOUNT_FS_SUBTYPE) && sm->fs_subtype >= size - sizeof *sm))
+                return -EBADMSG;
+        type = sm->str + sm->fs_type;
+        subtype = (sm->mask & SS_STATMOUNT_FS_SUBTYPE) ? sm->str + sm->fs_subtype : "";
+        if ((size_t) snprintf(fstype, sizeof fstype, "%s%s%s", type, *subtype ? "." : "", subtype) >=
+            sizeof fstype)
+                return 1; /* no type of ours is that long */
+        return ns_cover_mount(c, makedev(sm->sb_dev_major, sm->sb_dev_minor), fstype) ? 0 : 1;
+}
+
+int unlisted_namespace_covered(int ns_fd, const NsCover *c) {
+        uint64_t ns_id;
+        int r;
+
+        r = mount_table_namespace_id(ns_fd, &ns_id);
+        if (r < 0)
+                return r;
+        r = ns_foreach_mount(ns_id, NS_COVER_WANT, ns_cover_one, (void *) c);
+        return r < 0 ? r : r == 0;
+}
+
 typedef struct NsList {
-        uint64_t *inos;
-        size_t n, max;
+        uint64_t *inos, *covered;
+        size_t n, n_covered, max;
+        const NsCover *cover;
 } NsList;
 
 static int ns_list_one(int ns_fd, uint64_t ino, void *userdata) {
         NsList *l = userdata;
+        int r;
 
-        if (l->n >= l->max)
+        if (l->n + l->n_covered >= l->max)
                 return -E2BIG;
-        l->inos[l->n++] = ino;
+        r = l->cover ? unlisted_namespace_covered(ns_fd, l->cover) : 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EOPNOTSUPP)
+                l->cover = NULL; /* a kernel before 6.15: so for every namespace */
+        if (r > 0)
+                l->covered[l->n_covered++] = ino;
+        else
+                l->inos[l->n++] = ino;
         return 0;
 }
 
-int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n) {
-        NsList l = { .max = max };
+int unlisted_list_namespaces(int proc_fd, size_t max, const NsCover *cover, uint64_t **ret, size_t *ret_n,
+                             uint64_t **ret_covered, size_t *ret_n_covered) {
+        _cleanup_free_ uint64_t *inos = NULL, *covered = NULL;
+        NsList l = { .max = max, .cover = cover };
         int r;
 
-        l.inos = malloc(MAX(max, 1) * sizeof(uint64_t));
-        if (!l.inos)
+        l.inos = inos = malloc(MAX(max, 1) * sizeof(uint64_t));
+        l.covered = covered = malloc(MAX(cover ? max : 0, 1) * sizeof(uint64_t));
+        if (!inos || !covered)
                 return -ENOMEM;
         r = ns_foreach(proc_fd, ns_list_one, &l);
-        if (r < 0) {
-                free(l.inos);
+        if (r < 0)
                 return r;
-        }
-        typesafe_qsort(l.inos, l.n, cmp_u64);
-        *ret = l.inos;
+        typesafe_qsort(inos, l.n, cmp_u64);
+        typesafe_qsort(covered, l.n_covered, cmp_u64);
+        *ret = TAKE_PTR(inos);
         *ret_n = l.n;
+        if (ret_covered) {
+                *ret_covered = TAKE_PTR(covered);
+                *ret_n_covered = l.n_covered;
+        }
         return 0;
 }
 
@@ -646,52 +763,39 @@ int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_
         return 0;
 }
 
+typedef struct NsHide {
+        const char *desc;
+        const MountTable *t;
+        HiddenSet *h;
+} NsHide;
+
+static int ns_hide_one(const struct ss_statmount *sm, size_t size, void *userdata) {
+        NsHide *x = userdata;
+        const char *fstype, *mp;
+        dev_t dev;
+
+        if ((sm->mask & (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE)) !=
+            (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE))
+                return -EOPNOTSUPP;
+        (void) size;
+        fstype = sm->str + sm->fs_type;
+        mp = (sm->mask & SS_STATMOUNT_MNT_POINT) ? sm->str + sm->mnt_point : "?";
+        dev = makedev(sm->sb_dev_major, sm->sb_dev_minor);
+        if (fs_class_from_fstype(fstype) == FS_CLASS_PSEUDO || table_has_dev(x->t, dev))
+                return 0;
+        return hidden_add(x->h, dev, fstype, NULL, "%s, at %s", x->desc, mp);
+}
+
 int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, HiddenSet *h) {
-        _cleanup_free_ uint64_t *ids = NULL;
-        _cleanup_free_ struct ss_statmount *sm = NULL;
-        const size_t sm_size = 16384;
+        NsHide x = { .desc = desc, .t = t, .h = h };
         uint64_t ns_id;
-        size_t n;
         int r;
 
         r = mount_table_namespace_id(ns_fd, &ns_id);
         if (r < 0)
                 return r;
-        sm = malloc(sm_size);
-        if (!sm)
-                return -ENOMEM;
-        r = mount_table_list_ids(ns_id, &ids, &n);
-        if (r < 0)
-                return r;
-
-        for (size_t i = 0; i < n; i++) {
-                struct ss_mnt_id_req q = {
-                        .size = SS_MNT_ID_REQ_SIZE_VER1,
-                        .mnt_id = ids[i],
-                        .param = SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_POINT | SS_STATMOUNT_FS_TYPE,
-                        .mnt_ns_id = ns_id,
-                };
-                const char *fstype, *mp;
-                dev_t dev;
-
-                if (ss_statmount(&q, sm, sm_size, 0) < 0) {
-                        if (errno == ENOENT)
-                                continue; /* unmounted meanwhile */
-                        return negative_errno();
-                }
-                if ((sm->mask & (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE)) !=
-                    (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE))
-                        return -EOPNOTSUPP;
-                fstype = sm->str + sm->fs_type;
-                mp = (sm->mask & SS_STATMOUNT_MNT_POINT) ? sm->str + sm->mnt_point : "?";
-                dev = makedev(sm->sb_dev_major, sm->sb_dev_minor);
-                if (fs_class_from_fstype(fstype) == FS_CLASS_PSEUDO || table_has_dev(t, dev))
-                        continue;
-                r = hidden_add(h, dev, fstype, NULL, "%s, at %s", desc, mp);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return ns_foreach_mount(ns_id, SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_POINT | SS_STATMOUNT_FS_TYPE,
+                                ns_hide_one, &x);
 }
 
 int unlisted_hide_entries(const MountTable *entries, const char *desc, const MountTable *t, HiddenSet *h) {

@@ -109,12 +109,35 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reason
 int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
                        const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why);
 
+/* Our own mount table as another namespace's mounts are compared with: its entries sorted by device
+ * (by_dev: indices into t), and those a path of ours reaches (reachable: not under another mount, not
+ * an unlisted entry). */
+typedef struct NsCover {
+        const MountTable *t;
+        const size_t *by_dev;
+        const bool *reachable;
+} NsCover;
+
+/* Whether a mount of superblock dev, of type fstype ("type.subtype"), in another namespace adds
+ * nothing to our own table: t lists that superblock, under that type only, through a mount a path of
+ * ours reaches (or it is a pseudo filesystem), or t lacks it and it is a pseudo filesystem. Pure. */
+bool ns_cover_mount(const NsCover *c, dev_t dev, const char *fstype);
+
+/* Whether every mount of the namespace behind nsfs file ns_fd passes ns_cover_mount() (listmount/
+ * statmount by namespace id, asking for the device and type only): 1 yes, 0 no (at the first that
+ * does not), negative errno when it cannot be told (-EOPNOTSUPP before Linux 6.15, whose statmount
+ * does not say whether it reports subtypes). */
+int unlisted_namespace_covered(int ns_fd, const NsCover *c);
+
 /* The inode numbers of every mount namespace but ours (proc_fd's self/ns/mnt) that the kernel lists
  * (nsfs ioctls NS_MNT_GET_PREV/NS_MNT_GET_NEXT, Linux 6.12+: every mount namespace on the system that
  * is alive, when the caller is in the initial PID namespace with CAP_SYS_ADMIN in the initial user
- * namespace), sorted, at most max. -ENOTTY or -EINVAL before 6.12, -EPERM without that privilege,
- * -ENOENT or -ENOTTY when proc_fd is not a real /proc (fixtures), -E2BIG over max, -ENOMEM. */
-int unlisted_list_namespaces(int proc_fd, size_t max, uint64_t **ret, size_t *ret_n);
+ * namespace), sorted, at most max in all. With cover, those unlisted_namespace_covered() answers 1
+ * for go to *ret_covered instead (sorted; may be NULL without cover). -ENOTTY or -EINVAL before 6.12,
+ * -EPERM without that privilege, -ENOENT or -ENOTTY when proc_fd is not a real /proc (fixtures),
+ * -E2BIG over max, -ENOMEM. */
+int unlisted_list_namespaces(int proc_fd, size_t max, const NsCover *cover, uint64_t **ret, size_t *ret_n,
+                             uint64_t **ret_covered, size_t *ret_n_covered);
 
 /* The mount namespaces the kernel lists (as unlisted_list_namespaces()) whose inode number is not in
  * seen (the namespaces whose members the walk over proc found, at most SAMPLE_MAX_NAMESPACES): kept by an fd only, or their

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fs-type.h"
 #include "sample-ns.h"
 #include "sample.h"
 #include "shared/mount-api.h"
@@ -966,13 +967,35 @@ static pid_t spawn_child_namespace(int (*setup)(const void *userdata, dev_t *dev
         return pid;
 }
 
-/* A tmpfs at dir only this namespace sees. */
+/* An overlay at dir/m over directories of the tmpfs at dir (a superblock in no table of ours). */
+static int mount_overlay_in(const char *dir, dev_t *ret) {
+        char path[PATH_MAX], opts[3 * PATH_MAX];
+        struct stat st;
+
+        for (const char *d = "l\0u\0w\0m\0"; *d; d += 2) {
+                snprintf(path, sizeof path, "%s/%s", dir, d);
+                if (mkdir(path, 0755) < 0)
+                        return -errno;
+        }
+        snprintf(path, sizeof path, "%s/m", dir);
+        snprintf(opts, sizeof opts, "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", dir, dir, dir);
+        if (mount("overlay", path, "overlay", 0, opts) < 0 || stat(path, &st) < 0)
+                return -errno;
+        *ret = st.st_dev;
+        return 0;
+}
+
+/* A tmpfs at dir only this namespace sees, and an overlay in it: a superblock no table of ours has,
+ * so the namespace is read, not left out as covered by ours (a tmpfs alone is nothing to sync). */
 static int setup_tmpfs(const void *userdata, dev_t *devs) {
         const char *dir = userdata;
         struct stat st;
+        dev_t overlay;
 
         if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || stat(dir, &st) < 0)
                 return 1;
+        if (mount_overlay_in(dir, &overlay) < 0)
+                return 2;
         devs[0] = st.st_dev;
         return 0;
 }
@@ -1020,7 +1043,7 @@ static void kernel_lists_namespace(pid_t pid) {
         int r;
 
         ASSERT_TRUE(proc_fd >= 0);
-        r = unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n);
+        r = unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL);
         if (r < 0) {
                 printf("  no kernel list of mount namespaces (%s): both ways walk every process\n",
                        strerror(-r));
@@ -1032,6 +1055,77 @@ static void kernel_lists_namespace(pid_t pid) {
                 found = found || inos[i] == (uint64_t) st.st_ino;
         ASSERT_TRUE(found);
         printf("  the kernel lists %zu other mount namespaces, ours among them\n", n);
+}
+
+/* Whether this kernel lets a namespace be left out as covered by our table: it lists the namespaces
+ * (6.12+) and its statmount says that it reports subtypes (6.15+, as our own table through listmount
+ * needs). */
+static bool kernel_covers(void) {
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_free_ uint64_t *inos = NULL;
+        MountTableBackend used = MOUNT_TABLE_BACKEND_MOUNTINFO;
+        size_t n = 0;
+
+        ASSERT_TRUE(proc_fd >= 0 && root_fd >= 0);
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0)
+                return false;
+        ASSERT_OK(mount_table_load_backend(root_fd, MOUNT_TABLE_BACKEND_LISTMOUNT, &t, NULL, &used));
+        return used == MOUNT_TABLE_BACKEND_LISTMOUNT;
+}
+
+/* Whether namespace ino of walked (a sample that read every process) adds nothing to walked's own
+ * table, by the test's own look: each of its mounts is of a pseudo filesystem that our table lists
+ * under no other type, or of a superblock one of our mounts that nothing covers has, under the same
+ * type. */
+static bool covered_in(const Sample *walked, uint64_t ino) {
+        const MountTable *t = walked->table;
+
+        for (size_t i = 0; i < t->n_entries; i++) {
+                const MountEntry *e = &t->entries[i];
+                bool ours = false, other_type = false;
+
+                if (walked->ns_of_mount[i] == 0 || walked->namespaces[walked->ns_of_mount[i] - 1].ino != ino)
+                        continue;
+                for (size_t j = 0; j < t->n_entries; j++)
+                        if (walked->ns_of_mount[j] == 0 && t->entries[j].dev == e->dev) {
+                                other_type = other_type || !streq(t->entries[j].fstype, e->fstype);
+                                ours = ours || !walked->overmounted[j];
+                        }
+                if (other_type || (!ours && fs_class_from_fstype(e->fstype) != FS_CLASS_PSEUDO))
+                        return false;
+        }
+        return true;
+}
+
+/* The namespaces of listed (the kernel's list) against those of walked (every process read): the
+ * same, or, where the kernel lets a namespace be left out (covers), those of walked that our table
+ * covers left out. */
+static bool listed_as_walked(const Sample *listed, const Sample *walked, bool covers, size_t *ret_left_out) {
+        size_t left_out = 0;
+
+        for (size_t i = 0; i < listed->n_namespaces; i++) {
+                bool found = false;
+
+                for (size_t j = 0; j < walked->n_namespaces && !found; j++)
+                        found = listed->namespaces[i].ino == walked->namespaces[j].ino;
+                if (!found)
+                        return false;
+        }
+        for (size_t j = 0; j < walked->n_namespaces; j++) {
+                bool found = false;
+
+                for (size_t i = 0; i < listed->n_namespaces && !found; i++)
+                        found = listed->namespaces[i].ino == walked->namespaces[j].ino;
+                if (found)
+                        continue;
+                if (!covers || !covered_in(walked, walked->namespaces[j].ino))
+                        return false;
+                left_out++;
+        }
+        *ret_left_out = left_out;
+        return true;
 }
 
 static bool same_namespaces(const Sample *a, const Sample *b) {
@@ -1107,16 +1201,21 @@ TEST(live_namespaces_both_ways) {
                                       .debugfs_fd = -EBADF,
                                       .scan_namespaces = true };
 
+                size_t left_out = 0;
+
                 ASSERT_OK(sample_load(&src, &a));
                 src.walk_all_processes = true;
                 ASSERT_OK(sample_load(&src, &b));
                 ASSERT_TRUE(has_namespace_mount(a, pid, dev));
                 ASSERT_TRUE(has_namespace_mount(b, pid, dev));
-                if (same_namespaces(a, b)) {
+                if (listed_as_walked(a, b, kernel_covers(), &left_out)) {
                         _cleanup_(sample_freep) Sample *c = NULL;
                         size_t n;
 
-                        fprintf(stderr, "  %zu other namespaces: the same both ways\n", a->n_namespaces);
+                        fprintf(stderr,
+                                "  %zu other namespaces: the same both ways, but %zu that ours covers, left "
+                                "out of the kernel's list\n",
+                                a->n_namespaces, left_out);
                         /* the namespace's table as text (mountinfo backend) equals what a got */
                         src.walk_all_processes = false;
                         src.mount_backend = MOUNT_TABLE_BACKEND_MOUNTINFO;
@@ -1282,7 +1381,7 @@ TEST(live_nsfs_listed_not_walked) {
         }
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(proc_fd >= 0);
-        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) < 0) {
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
                 test_skip("no kernel list of mount namespaces");
                 return;
         }
@@ -1382,7 +1481,7 @@ TEST(namespace_list_unavailable) {
 
         ASSERT_TRUE(!has_reason(f, "the kernel's list of mount namespaces", NULL));
         ASSERT_TRUE(proc_fd >= 0);
-        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) < 0) {
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
                 test_skip("no kernel list of mount namespaces");
                 return;
         }
@@ -1445,7 +1544,8 @@ static int pidns_grandchild(bool own_proc) {
         root_fd = open(own_proc ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         /* listed, or refused for another reason than the PID namespace: another case */
-        if (proc_fd < 0 || unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, &inos, &n) != -EPERM)
+        if (proc_fd < 0 ||
+            unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) != -EPERM)
                 goto finish;
         src.root_fd = root_fd;
         ret = sample_load(&src, &s) < 0                                                  ? 2
@@ -1542,6 +1642,190 @@ TEST(nsfs_mount_listed) {
         ASSERT_EQ(r2, 0);
         ASSERT_EQ(r3, 0);
         ASSERT_EQ(r4, 0);
+}
+
+/* ns_cover_mount(): a mount of another namespace adds nothing to our table only when our table
+ * reaches the same superblock under the same type, or when it is a pseudo filesystem that our table
+ * lists under no other type. */
+TEST(ns_cover_mount_rules) {
+        MountEntry e[] = {
+                { .dev = makedev(8, 1), .fstype = (char *) "ext4" },        /* 0 reachable */
+                { .dev = makedev(0, 40), .fstype = (char *) "fuse.sshfs" }, /* 1 reachable */
+                { .dev = makedev(8, 2), .fstype = (char *) "xfs" },         /* 2 covered */
+                { .dev = makedev(0, 30), .fstype = (char *) "tmpfs" },      /* 3 covered */
+                { .dev = makedev(8, 3), .fstype = (char *) "btrfs" },       /* 4 covered */
+                { .dev = makedev(8, 3), .fstype = (char *) "btrfs" },       /* 5 reachable */
+                { .dev = makedev(0, 50), .fstype = (char *) "tmpfs" },      /* 6 reachable */
+        };
+        MountTable t = { .entries = e, .n_entries = ELEMENTSOF(e) };
+        bool reachable[] = { true, true, false, false, false, true, true };
+        size_t by_dev[ELEMENTSOF(e)];
+        NsCover c = { .t = &t, .by_dev = by_dev, .reachable = reachable };
+
+        /* sorted by device, as ns_cover_make() sorts */
+        for (size_t i = 0; i < ELEMENTSOF(e); i++)
+                by_dev[i] = i;
+        for (size_t i = 1; i < ELEMENTSOF(e); i++)
+                for (size_t j = i; j > 0 && e[by_dev[j - 1]].dev > e[by_dev[j]].dev; j--) {
+                        size_t x = by_dev[j];
+                        by_dev[j] = by_dev[j - 1];
+                        by_dev[j - 1] = x;
+                }
+
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(8, 1), "ext4"));
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(0, 40), "fuse.sshfs"));
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(8, 3), "btrfs"));  /* one of its mounts reachable */
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(0, 99), "tmpfs")); /* pseudo, in no table of ours */
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(0, 30), "tmpfs")); /* pseudo, ours covered */
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(0, 50), "tmpfs"));
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(8, 9), "ext4")); /* in no table of ours */
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(0, 99), "overlay"));
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(0, 99), "fuse.sshfs"));
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(8, 2), "xfs")); /* ours under another mount */
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(8, 1), "xfs")); /* the number went elsewhere */
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(0, 40), "fuse.other"));
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(0, 40), "fuse"));
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(0, 50), "proc")); /* pseudo, yet listed as tmpfs */
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(0, 30), "sysfs"));
+
+        t.n_entries = 0; /* an empty table */
+        ASSERT_TRUE(ns_cover_mount(&c, makedev(0, 99), "tmpfs"));
+        ASSERT_TRUE(!ns_cover_mount(&c, makedev(8, 1), "ext4"));
+}
+
+static int setup_nothing(const void *userdata, dev_t *devs) {
+        devs[0] = 0;
+        return 0;
+}
+
+static bool has_namespace(const Sample *s, pid_t pid) {
+        uint64_t ino = ns_ino_of(pid);
+
+        for (size_t i = 0; i < s->n_namespaces; i++)
+                if (s->namespaces[i].ino == ino)
+                        return true;
+        return false;
+}
+
+/* A private tmpfs and a bind mount of a directory of ours: nothing our table does not reach. */
+static int setup_covered(const void *userdata, dev_t *devs) {
+        const char *dir = userdata;
+        char sub[PATH_MAX];
+        struct stat st;
+
+        snprintf(sub, sizeof sub, "%s/t", dir);
+        if (mount(dir, dir, NULL, MS_BIND, NULL) < 0 || mount("tmpfs", sub, "tmpfs", 0, "size=1m") < 0 ||
+            stat(dir, &st) < 0)
+                return 1;
+        devs[0] = st.st_dev;
+        return 0;
+}
+
+/* The whole view of the namespaces (the kernel lists them, 6.12+; statmount says it reports
+ * subtypes, 6.15+): a namespace whose mounts are all of superblocks our table reaches (a service's
+ * copy of ours with a private /tmp) is left out of the table, member or not; read by walking every
+ * process, it is there. The namespace of live_namespaces_both_ways (an overlay of its own) is the
+ * control: it is read both ways. */
+TEST(live_namespace_covered) {
+        char dir[] = "/tmp/test-sample-cov.XXXXXX", sub[PATH_MAX];
+        int release = -1;
+        dev_t dev = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        snprintf(sub, sizeof sub, "%s/t", dir);
+        ASSERT_OK(mkdir(sub, 0755));
+        pid = spawn_child_namespace(setup_covered, dir, &dev, 1, &release);
+        if (pid == 0) {
+                test_skip("cannot make a mount namespace");
+                ASSERT_OK(rmdir(sub));
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        {
+                _cleanup_(sample_freep) Sample *listed = load_live(false), *walked = load_live(true);
+                bool covers = kernel_covers();
+
+                ASSERT_TRUE(has_namespace(walked, pid));
+                ASSERT_TRUE(has_namespace_mount(walked, pid, dev));
+                fprintf(stderr, "  %s: %zu other namespaces read, %zu by walking every process\n",
+                        covers ? "left out" : "read (no kernel list, or statmount before 6.15)",
+                        listed->n_namespaces, walked->n_namespaces);
+                ASSERT_EQ(has_namespace(listed, pid), !covers);
+        }
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(sub));
+        ASSERT_OK(rmdir(dir));
+}
+
+/* The other namespace's overlay (setup: nothing, a copy of ours at the time) stays reachable
+ * there when ours gets a tmpfs over it: no longer covered, that namespace is read and the overlay
+ * synced through it. Run in a child of our own namespace (ours for the sample). Exit status: 0 or the
+ * number of the check that failed. */
+static int covered_then_overmounted(const char *dir) {
+        char path[PATH_MAX];
+        int release = -1, r;
+        dev_t overlay, none;
+        pid_t pid;
+
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || mount_overlay_in(dir, &overlay) < 0)
+                return 90;
+        pid = spawn_child_namespace(setup_nothing, NULL, &none, 1, &release);
+        if (pid == 0)
+                return 91;
+        {
+                _cleanup_(sample_freep) Sample *s = load_live(false);
+
+                /* read, though our table reaches all of it */
+                r = has_namespace(s, pid) && kernel_covers() ? 1 : 0;
+        }
+        snprintf(path, sizeof path, "%s/m", dir);
+        if (r == 0 && mount("tmpfs", path, "tmpfs", 0, "size=1m") < 0)
+                r = 92;
+        if (r == 0) {
+                _cleanup_(sample_freep) Sample *s = load_live(false), *w = load_live(true);
+
+                if (!has_namespace_mount(w, pid, overlay))
+                        r = 93; /* the test's premise: walking every process reads it */
+                else if (!has_namespace_mount(s, pid, overlay))
+                        r = 2;
+        }
+        close(release);
+        (void) waitpid(pid, NULL, 0);
+        return r;
+}
+
+TEST(live_namespace_covered_until_overmounted) {
+        char dir[] = "/tmp/test-sample-ovm.XXXXXX";
+        int status = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(covered_then_overmounted(dir));
+        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+        ASSERT_OK(rmdir(dir));
+        ASSERT_TRUE(WIFEXITED(status));
+        if (WEXITSTATUS(status) >= 90) {
+                test_skip("cannot set up mount namespaces with an overlay (%d)", WEXITSTATUS(status));
+                return;
+        }
+        fprintf(stderr, "  %s\n",
+                kernel_covers() ? "left out, then read once ours is covered"
+                                : "read both times (no kernel list, or statmount before 6.15)");
+        ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
 /* Whether path is on an overlay (the test's own look; the code under test never calls statfs()). */
@@ -1715,6 +1999,9 @@ int main(void) {
         RUN(reach_tree);
         RUN(live_namespaces_both_ways);
         RUN(live_namespace_root_moved);
+        RUN(ns_cover_mount_rules);
+        RUN(live_namespace_covered);
+        RUN(live_namespace_covered_until_overmounted);
         RUN(live_nsfs_listed_not_walked);
         RUN(nsfs_mount_listed);
         RUN(root_facts);
