@@ -42,6 +42,7 @@ typedef struct JobResult {
         usec_t started; /* CLOCK_MONOTONIC, parent's view; 0: not started */
         pid_t abandoned_pid;
         bool hung;
+        bool reached_sync;
 } JobResult;
 
 typedef struct Group {
@@ -75,6 +76,8 @@ typedef struct Worker {
         bool released;        /* gave its slot up: no progress for a stall window */
         bool syncing;         /* the current job reported REPORT_SYNCING: it is in syncfs or the
                                * device flush after it (else still in open, or waiting before) */
+        usec_t opening_since; /* when the current job reported REPORT_OPENING: its wait for writeback
+                               * is over, it walks to the mount; USEC_INFINITY: not yet */
         bool accounted;       /* ... and its leaf disks account their I/O (WORKER_SYNCING_ACCOUNTED):
                                * frozen counters are evidence */
         sd_event_source *io_source, *child_source, *timer_source;
@@ -175,6 +178,7 @@ static void worker_progress_reset(Worker *w, usec_t n) {
         w->known_since = USEC_INFINITY;
         w->held = false;
         w->syncing = w->accounted = false;
+        w->opening_since = USEC_INFINITY;
 }
 
 /* Reads the progress counter of the worker's current job. */
@@ -207,6 +211,17 @@ static bool worker_proven_stuck(const Worker *w, usec_t n) {
                 return false;
         quiet_since = MAX(w->known_since, w->last_progress);
         return n >= quiet_since && n - quiet_since >= e->proof;
+}
+
+/* Stuck on its way to the mount (review O, O1): a whole stall window since its wait for writeback
+ * ended, not in syncfs yet, and jobs of its group wait behind it. Its path walk hangs on another
+ * filesystem (a dead FUSE or NFS server, an autofs trigger above the mount point), not on its
+ * device: it is abandoned (killed, its job a timeout, never hung) so that the rest of the group gets
+ * a fresh worker now rather than at its timeout. Killed, it never reaches syncfs should the server
+ * answer (the waits of a path walk are killable), so the device still has one worker at a time. */
+static bool worker_stuck_opening(const Worker *w, usec_t n) {
+        return !w->syncing && w->opening_since != USEC_INFINITY && n >= w->opening_since &&
+               n - w->opening_since >= w->executor->stall && w->pos + 1 < w->group->end;
 }
 
 /* No counter change and no report for a stall window: stop counting the worker against
@@ -274,6 +289,11 @@ static bool worker_drain(Worker *w) {
                         w->accounted = rep.flags & WORKER_SYNCING_ACCOUNTED;
                         continue;
                 }
+                if (rep.kind == REPORT_OPENING) {
+                        if (w->opening_since == USEC_INFINITY)
+                                w->opening_since = now(CLOCK_MONOTONIC);
+                        continue;
+                }
                 if (rep.kind != REPORT_DONE)
                         continue;
 
@@ -318,7 +338,8 @@ static void worker_abandon(Worker *w, Outcome o, int error) {
                                                   .duration = n > w->job_start ? n - w->job_start : 0,
                                                   .started = w->job_start,
                                                   .abandoned_pid = o == OUTCOME_TIMEOUT ? w->child->pid : 0,
-                                                  .hung = hung });
+                                                  .hung = hung,
+                                                  .reached_sync = w->syncing });
                 w->group->next = w->pos + 1;
         } else
                 w->group->next = w->group->end;
@@ -413,8 +434,13 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
 
         /* Released workers are probed too: whether they are proven stuck is decided when they are
          * abandoned. Iterate backwards: releasing moves the last counted worker into the gap. */
-        for (size_t i = e->n_released; i > 0; i--)
-                worker_probe(e->released[i - 1], n);
+        for (size_t i = e->n_released; i > 0; i--) {
+                Worker *w = e->released[i - 1];
+
+                worker_probe(w, n);
+                if (worker_stuck_opening(w, n))
+                        worker_abandon(w, OUTCOME_TIMEOUT, 0);
+        }
         /* Groups held back for a whole stall window already (review F, F1): a worker whose device's
          * counters are readable and still is released after the shortest window, so k stuck groups
          * planned first cost the groups behind them one stall window, not k / MaxParallel of them. A
@@ -426,7 +452,9 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                                                                             : e->stall;
 
                 worker_probe(w, n);
-                if (n - w->last_progress >= stall)
+                if (worker_stuck_opening(w, n))
+                        worker_abandon(w, OUTCOME_TIMEOUT, 0);
+                else if (n - w->last_progress >= stall)
                         worker_release(w);
         }
 
@@ -709,6 +737,7 @@ static int executor_copy_results(const Executor *e, ExecJob *jobs) {
                 j->started = e->results[i].started;
                 j->abandoned_pid = e->results[i].abandoned_pid;
                 j->hung = e->results[i].hung;
+                j->reached_sync = e->results[i].reached_sync;
                 j->stuck = false; /* workers are reaped on return: executor_check_stuck() */
                 if (j->outcome != OUTCOME_SYNCED)
                         n++;

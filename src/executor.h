@@ -103,6 +103,10 @@ typedef struct ExecJob {
                                     * stuck cannot be told apart) and for a worker stuck before
                                     * syncfs (in open: a dead FUSE or NFS server, which the
                                     * kernel's own sync never asks) */
+        bool reached_sync;   /* OUTCOME_TIMEOUT with abandoned_pid: its worker had said it entered
+                                    * syncfs (worker_report_syncing()), so it waits on the device;
+                                    * false: stuck on its way to the mount (open: a dead FUSE or NFS
+                                    * server above it), which says nothing of the device */
         bool stuck;          /* abandoned_pid is still in the kernel (has not exited), as of the
                                     * last executor_check_stuck(); false after executor_run() */
 } ExecJob;

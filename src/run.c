@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "run.h"
 #include "shared/string-util.h"
@@ -75,9 +76,14 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
                         .busy_only = held_from == PROGRESS_HELD_BUSY,
                 };
                 j.jobs[i] = job_from_entry(e, s, &j.probes[i]);
-                /* A worker of an earlier pass is still stuck on this device: a second one would only
-                 * get stuck too (and pile up from sleep to sleep). */
+                /* A worker of an earlier pass is still stuck on this device, or on the way to this
+                 * mount: a second one would only get stuck too (and pile up from sleep to sleep). */
                 j.blocked[i] = handover_find_stuck(h, j.jobs[i].group);
+                if (!j.blocked[i]) {
+                        char key[RUN_STUCK_KEY_MAX];
+
+                        j.blocked[i] = handover_find_stuck(h, run_job_stuck_key(&j.jobs[i], key));
+                }
                 if (j.blocked[i]) {
                         j.jobs[i].outcome = OUTCOME_TIMEOUT;
                         j.jobs[i].hung = j.blocked[i]->hung;
@@ -157,6 +163,18 @@ void run_jobs_collect(RunJobs *j) {
                 j->jobs[j->run_index[k]] = j->run[k];
 }
 
+const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_MAX]) {
+        if (job->hung || job->reached_sync)
+                return job->group;
+        snprintf(buf, RUN_STUCK_KEY_MAX, "sb:%u:%u", major(job->dev), minor(job->dev));
+        return buf;
+}
+
+/* Whether b, which blocks job, waits on the way to its mount rather than on its device. */
+static bool blocked_before_sync(const StuckWorker *b, const ExecJob *job) {
+        return !streq_ptr(b->group, job->group);
+}
+
 bool run_job_hung(const RunJobs *j, size_t i) {
         const ExecJob *jobs = j->jobs;
 
@@ -189,9 +207,9 @@ RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *
                 return RUN_NOTE_ERROR;
         }
         if (j->blocked[i])
-                snprintf(buf, size,
-                         "Sync of %s not started: worker %d of an earlier pass is still stuck on its device.",
-                         mp, (int) j->blocked[i]->pid);
+                snprintf(buf, size, "Sync of %s not started: worker %d of an earlier pass is still stuck %s.",
+                         mp, (int) j->blocked[i]->pid,
+                         blocked_before_sync(j->blocked[i], job) ? "on its way to it" : "on its device");
         else if (job->abandoned_pid > 0)
                 snprintf(buf, size, "Sync of %s timed out, worker %d abandoned.", mp,
                          (int) job->abandoned_pid);
@@ -336,11 +354,14 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
                         what = "woke up",
                         tail = ", which completed I/O since it was proven stuck, or cannot be watched now: left "
                                "to the kernel's sync";
-                return asprintf(
-                               ret,
-                               "%s: not started, worker %d of an earlier pass is still in the kernel on this "
-                               "device%s",
-                               what, (int) b->pid, tail) < 0
+                return asprintf(ret,
+                                "%s: not started, worker %d of an earlier pass is still in the kernel %s%s",
+                                what, (int) b->pid,
+                                blocked_before_sync(b, job)
+                                        ? "on its way to this mount (above its device: a path through a "
+                                          "server that does not answer)"
+                                        : "on this device",
+                                tail) < 0
                                ? -ENOMEM
                                : 0;
         }

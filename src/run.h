@@ -63,6 +63,14 @@ size_t run_jobs_defer(RunJobs *j, const Plan *p);
 /* Copies the results of run[] back into jobs[], after executor_run(). */
 void run_jobs_collect(RunJobs *j);
 
+/* What an abandoned worker of job blocks in later passes (the handover's key, StuckWorker.group):
+ * its device group when it had entered syncfs or was proven hung (a second worker on that device
+ * would wait behind it), else, stuck on its way to the mount (review O, O1: a dead FUSE or NFS
+ * server above a healthy mount point), that superblock only, "sb:MAJ:MIN" in buf: the other
+ * filesystems of its disk stay free. */
+#define RUN_STUCK_KEY_MAX 32U
+const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_MAX]);
+
 /* Whether jobs[i] timed out on a device that blocks the kernel's sync: proven stuck (ExecJob.hung)
  * and still stuck — its own worker, or the stuck worker of its group it waited behind, or a worker
  * of an earlier pass (blocked[i], checked against /proc when the handover was read). A job not

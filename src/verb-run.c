@@ -601,12 +601,17 @@ static bool handover_update(Pass *p) {
         for (size_t i = 0; i < p->j.n_jobs; i++) {
                 uint64_t start;
 
-                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !jobs[i].stuck || p->proc_fd < 0 ||
-                    proc_pid_start_time(p->proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
-                    handover_find_stuck(&p->ho, jobs[i].group))
+                char key_buf[RUN_STUCK_KEY_MAX];
+                const char *key;
+
+                if (jobs[i].abandoned_pid <= 0 || !jobs[i].group || !jobs[i].stuck || p->proc_fd < 0)
+                        continue;
+                key = run_job_stuck_key(&jobs[i], key_buf);
+                if (proc_pid_start_time(p->proc_fd, jobs[i].abandoned_pid, &start, NULL) < 0 ||
+                    handover_find_stuck(&p->ho, key))
                         continue;
                 r = handover_add_stuck(&p->ho, jobs[i].abandoned_pid, start, jobs[i].hung, boot, p->boot_id,
-                                       jobs[i].group);
+                                       key);
                 /* its device's counter now, proven still: a later pass compares (pass_execute()) */
                 if (r >= 0 && jobs[i].hung && blocked_progress(p, i, &progress))
                         handover_set_stuck_progress(&p->ho, p->ho.n_stuck - 1, progress);

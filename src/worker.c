@@ -466,8 +466,11 @@ void worker_child_main(const ExecJob *jobs, const size_t *order, size_t pos, siz
                 size_t i = order[pos];
                 usec_t t0 = now(CLOCK_MONOTONIC);
                 usec_t waited = settle(&jobs[i], stats_fd, stats_bdi, settle_quiet);
+                WorkerReport opening = { .kind = REPORT_OPENING, .index = (uint32_t) i };
                 int r;
 
+                if (loop_write(report_fd, &opening, sizeof(opening)) < 0)
+                        _exit(EXIT_FAILURE);
                 current_job = &jobs[i];
                 current_index = (uint32_t) i;
                 r = sync_one(&jobs[i], userdata);

@@ -20,6 +20,9 @@ typedef enum WorkerReportKind {
         REPORT_SYNCING = 2, /* the job is about to enter syncfs(): its open and mount check are
                              * behind it, only syncfs and the device flush are ahead. flags is set,
                              * the others are 0 */
+        REPORT_OPENING = 3, /* the job's wait for its device's writeback is over: it walks to the
+                             * mount now (overlay check, open, mount check), where a path through a
+                             * dead FUSE or NFS server holds it above its device. The others are 0 */
 } WorkerReportKind;
 
 /* REPORT_SYNCING flags. */
@@ -29,8 +32,8 @@ typedef enum WorkerReportKind {
                                      * queue lock held by a stuck task): its completion counters
                                      * are evidence (progress.h) */
 
-/* One record, written by the worker on its pipe: for each job at most one REPORT_SYNCING, then one
- * REPORT_DONE, in that order. 40 bytes < PIPE_BUF: writes are atomic. The size is a multiple of 8
+/* One record, written by the worker on its pipe: for each job one REPORT_OPENING, at most one
+ * REPORT_SYNCING, then one REPORT_DONE, in that order. 40 bytes < PIPE_BUF: writes are atomic. The size is a multiple of 8
  * and every field is named (reserved included): no padding whose bytes would travel unset. */
 typedef struct WorkerReport {
         uint32_t kind;     /* WorkerReportKind; any other value is ignored */

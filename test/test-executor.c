@@ -723,16 +723,19 @@ TEST(hung_needs_syncfs) {
         /* in syncfs: hung, and the rest of the group with it */
         ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
         ASSERT_TRUE(jobs[0].hung);
+        ASSERT_TRUE(jobs[0].reached_sync);
         ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
         ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
         ASSERT_TRUE(jobs[1].hung);
         ASSERT_EQ(jobs[1].abandoned_pid, 0);
-        /* in open: a timeout, not hung, the worker left behind; the rest runs in a fresh worker */
+        /* in open: a timeout, not hung, the worker left behind after a stall window (its group
+         * waits behind it: review O, O1); the rest runs in a fresh worker */
         ASSERT_EQ(jobs[2].outcome, OUTCOME_TIMEOUT);
         ASSERT_TRUE(!jobs[2].hung);
+        ASSERT_TRUE(!jobs[2].reached_sync);
         ASSERT_TRUE(jobs[2].abandoned_pid > 0);
         ASSERT_EQ(jobs[2].abandoned_pid, sh->pid[2]);
-        ASSERT_TRUE(jobs[2].duration >= 400 * MS);
+        ASSERT_TRUE(jobs[2].duration >= 100 * MS);
         for (size_t i = 3; i < 5; i++) {
                 ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
                 ASSERT_TRUE(sh->pid[i] != sh->pid[2]);
@@ -747,6 +750,45 @@ TEST(hung_needs_syncfs) {
         ASSERT_EQ(jobs[8].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(sh->calls, 8);
         check_children(jobs, 9);
+}
+
+/* Review O, O1: a worker stuck on its way to the mount (a path through a dead FUSE or NFS server
+ * above a healthy mount point: "openhang") says nothing of its device. After a stall window it is
+ * abandoned, and the other superblocks of its device group get a fresh worker at once, even where the
+ * stuck job has no timeout of its own (MountTimeoutSec=0: only the deadline). Its sibling stuck in
+ * syncfs ("hang", counters still) takes its group with it as before: the control. A job alone in
+ * its group keeps its worker until its timeout (nothing waits behind it). */
+TEST(open_stuck_frees_its_group) {
+        Spec spec[] = {
+                { "a", "openhang", 0 }, { "a", "ok", 0 }, { "a", "ok", 0 },       { "b", "ok", 0 },
+                { "c", "hang", 0 },     { "c", "ok", 0 }, { "d", "openhang", 0 },
+        };
+        ExecJob jobs[7];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 7);
+        ops.progress = fake_progress;
+        ops.stall = 200 * MS;
+        ops.last_call = USEC_INFINITY;
+        ASSERT_EQ(run(jobs, 7, 4, in(2 * SEC), &ops), 4);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung && !jobs[0].reached_sync);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        ASSERT_TRUE(jobs[0].duration >= 200 * MS && jobs[0].duration < 2 * SEC);
+        for (size_t i = 1; i < 4; i++)
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(sh->pid[1] != sh->pid[0] && sh->pid[2] == sh->pid[1]);
+        /* in syncfs: proven hung, the rest of its group with it */
+        ASSERT_EQ(jobs[4].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[4].hung && jobs[4].reached_sync);
+        ASSERT_EQ(jobs[5].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(jobs[5].hung);
+        /* alone in its group: until the deadline */
+        ASSERT_EQ(jobs[6].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[6].hung && !jobs[6].reached_sync);
+        ASSERT_TRUE(jobs[6].duration >= SEC);
+        check_children(jobs, 7);
 }
 
 TEST(deadline_passed) {
@@ -1606,6 +1648,7 @@ int main(void) {
         RUN(last_call);
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);
+        RUN(open_stuck_frees_its_group);
         RUN(hung_needs_proof_window);
         RUN(hung_needs_accounting);
         RUN(errors_and_crash);

@@ -273,6 +273,50 @@ TEST(tallies) {
         bed_done(&b);
 }
 
+/* Review O, O1: a worker stuck on its way to its mount (before syncfs: a dead server above a healthy
+ * mount point) is listed under its superblock, "sb:MAJ:MIN", not its device group: later passes
+ * leave that mount alone and sync the other filesystems of its disk. One that reached syncfs, or was
+ * proven hung, keeps blocking the group. */
+TEST(stuck_on_the_way_blocks_its_mount_only) {
+        ExecJob job = { .group = "8:0", .dev = makedev(8, 1) };
+        char key[RUN_STUCK_KEY_MAX];
+        Bed b;
+
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "sb:8:1");
+        job.reached_sync = true;
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "8:0");
+        job.reached_sync = false, job.hung = true;
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "8:0");
+
+        /* entries 0 and 1 on one disk (group g1); a worker of an earlier pass stuck on the way to 1 */
+        bed_init(&b, 3, 0);
+        b.entries[0].group = "g1";
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, BOOT_ID, "sb:8:1"));
+        bed_jobs(&b);
+        ASSERT_TRUE(!b.j.blocked[0] && b.j.blocked[1] && !b.j.blocked[2]);
+        ASSERT_EQ(b.j.n_run, 2);
+        ASSERT_STREQ(b.j.run[0].path, "/m0");
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        set_result(&b.j.jobs[2], OUTCOME_SYNCED, 0, 0, false, false);
+        ASSERT_TRUE(!run_job_hung(&b.j, 1));
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_timeout, 1);
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_STREQ(b.rec.mounts[1].reason,
+                     "busy: not started, worker 4242 of an earlier pass is still in the kernel on its way to "
+                     "this mount (above its device: a path through a server that does not answer): left to "
+                     "the kernel's sync");
+        bed_done(&b);
+
+        /* control: listed under the group, it blocks the whole disk, as a worker in syncfs does */
+        bed_init(&b, 3, 0);
+        b.entries[0].group = "g1";
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, BOOT_ID, "g1"));
+        bed_jobs(&b);
+        ASSERT_TRUE(b.j.blocked[0] && b.j.blocked[1] && !b.j.blocked[2]);
+        bed_done(&b);
+}
+
 /* Blocked by a stuck worker of an earlier pass: hung when that worker was proven hung, else busy. */
 TEST(hung_blocked_by_earlier_pass) {
         Bed b;
@@ -901,6 +945,7 @@ int main(void) {
         RUN(defer);
         RUN(tallies);
         RUN(hung_blocked_by_earlier_pass);
+        RUN(stuck_on_the_way_blocks_its_mount_only);
         RUN(hung_abandoned);
         RUN(hung_behind_group_worker);
         RUN(hung_behind_second_group_worker);
