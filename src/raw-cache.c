@@ -449,7 +449,7 @@ int raw_cache_group_disks(const char *group, dev_t **disks, size_t *n) {
         char *w, *save = NULL;
         dev_t *a;
 
-        if (!group || startswith(group, "sb:"))
+        if (!group || startswith(group, "sb:") || startswith(group, "open:"))
                 return 0;
         copy = strdup(group);
         cap = strlen(group) / 2 + 1; /* a key of k disks has at least 2k - 1 characters */

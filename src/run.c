@@ -166,13 +166,13 @@ void run_jobs_collect(RunJobs *j) {
 const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_MAX]) {
         if (job->hung || job->reached_sync)
                 return job->group;
-        snprintf(buf, RUN_STUCK_KEY_MAX, "sb:%u:%u", major(job->dev), minor(job->dev));
+        snprintf(buf, RUN_STUCK_KEY_MAX, RUN_STUCK_OPEN_PREFIX "%u:%u", major(job->dev), minor(job->dev));
         return buf;
 }
 
 /* Whether b, which blocks job, waits on the way to its mount rather than on its device. */
 static bool blocked_before_sync(const StuckWorker *b, const ExecJob *job) {
-        return !streq_ptr(b->group, job->group);
+        return startswith(b->group, RUN_STUCK_OPEN_PREFIX);
 }
 
 bool run_job_hung(const RunJobs *j, size_t i) {

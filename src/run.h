@@ -66,9 +66,11 @@ void run_jobs_collect(RunJobs *j);
 /* What an abandoned worker of job blocks in later passes (the handover's key, StuckWorker.group):
  * its device group when it had entered syncfs or was proven hung (a second worker on that device
  * would wait behind it), else, stuck on its way to the mount (review O, O1: a dead FUSE or NFS
- * server above a healthy mount point), that superblock only, "sb:MAJ:MIN" in buf: the other
- * filesystems of its disk stay free. */
+ * server above a healthy mount point), that superblock's jobs only, "open:MAJ:MIN" in buf: the other
+ * filesystems of its disk stay free. (Not "sb:", which is the group of a superblock without leaf
+ * disks: such a stuck worker stays its group's.) */
 #define RUN_STUCK_KEY_MAX 32U
+#define RUN_STUCK_OPEN_PREFIX "open:"
 const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_MAX]);
 
 /* Whether jobs[i] timed out on a device that blocks the kernel's sync: proven stuck (ExecJob.hung)

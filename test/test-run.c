@@ -274,7 +274,7 @@ TEST(tallies) {
 }
 
 /* Review O, O1: a worker stuck on its way to its mount (before syncfs: a dead server above a healthy
- * mount point) is listed under its superblock, "sb:MAJ:MIN", not its device group: later passes
+ * mount point) is listed under its superblock, "open:MAJ:MIN", not its device group: later passes
  * leave that mount alone and sync the other filesystems of its disk. One that reached syncfs, or was
  * proven hung, keeps blocking the group. */
 TEST(stuck_on_the_way_blocks_its_mount_only) {
@@ -282,7 +282,7 @@ TEST(stuck_on_the_way_blocks_its_mount_only) {
         char key[RUN_STUCK_KEY_MAX];
         Bed b;
 
-        ASSERT_STREQ(run_job_stuck_key(&job, key), "sb:8:1");
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "open:8:1");
         job.reached_sync = true;
         ASSERT_STREQ(run_job_stuck_key(&job, key), "8:0");
         job.reached_sync = false, job.hung = true;
@@ -291,7 +291,7 @@ TEST(stuck_on_the_way_blocks_its_mount_only) {
         /* entries 0 and 1 on one disk (group g1); a worker of an earlier pass stuck on the way to 1 */
         bed_init(&b, 3, 0);
         b.entries[0].group = "g1";
-        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, BOOT_ID, "sb:8:1"));
+        ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, BOOT_ID, "open:8:1"));
         bed_jobs(&b);
         ASSERT_TRUE(!b.j.blocked[0] && b.j.blocked[1] && !b.j.blocked[2]);
         ASSERT_EQ(b.j.n_run, 2);
