@@ -351,6 +351,15 @@ int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Cont
         return report_and_plan(a, scope, c);
 }
 
+int context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c, usec_t until,
+                         Sample **ret) {
+        SampleSources src = sample_sources(a, scope, flags, c, c->policy);
+
+        src.until = until;
+        src.loop_backing = false;
+        return sample_load(&src, ret);
+}
+
 /* The configuration read while the sample runs (context_prepare()): finished at the latest when
  * the sample is about to fork its first bounded child, whose bounds follow the configuration. */
 typedef struct Prepare {

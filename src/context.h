@@ -126,6 +126,10 @@ int context_load_policy(const Args *a, Context *c);
 int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 /* Its second half: sample and plan, the policy already loaded. */
 int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
+/* A sample read as the pass's was (c's sources and policy), its bounded children ending by until,
+ * for sample_changed_since(): never asks where loop devices write. Logs nothing. */
+int context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c, usec_t until,
+                         Sample **ret);
 
 /* JSON output of an object according to the mode, to stdout. */
 struct json_object;

@@ -253,7 +253,7 @@ int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) 
 
         /* Nothing the kernel sync could still save may be left behind, and this pass must be the
          * last before it (a late pass whose hook gave up on it may run after the sleep). */
-        safe = !f->unsynced && f->complete && !f->unexplained && !f->requester_gone;
+        safe = !f->unsynced && f->complete && !f->unexplained && !f->changed && !f->requester_gone;
 
         switch (mode) {
         case SYNC_ON_SUSPEND_KEEP:

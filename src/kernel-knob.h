@@ -109,6 +109,10 @@ typedef struct KnobFacts {
                                * that could not be checked. Data
                                * only the kernel sync would write: like an incomplete view, it keeps
                                * that sync on in every mode */
+        bool changed;         /* a sample taken again right before the knob's write shows a superblock
+                               * the pass's plan cannot account for (sample_changed_since(): mounted,
+                               * remounted writable or given another's device number since), or could
+                               * not be taken: like an incomplete view, it keeps the sync on */
         bool requester_gone;  /* the late pass run by the daemon for the system-sleep hook
                                * (hook-socket.h): the hook no longer waits for it (it gave up,
                                * systemd-sleep may have gone on to sleep or resumed already), or the

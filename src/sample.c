@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
@@ -606,6 +607,48 @@ static int add_own_root(int root_fd, int proc_fd, usec_t timeout, MountTable *ta
                                    "our root directory is not a mount point of our mount table (a chroot?): "
                                    "mounts outside it are invisible here; \"/\" itself is synced");
         return 0;
+}
+
+static const Superblock *sample_find_dev(const Sample *s, dev_t dev) {
+        for (size_t k = 0; k < s->n_sbs; k++)
+                if (s->sbs[k].dev == dev)
+                        return &s->sbs[k];
+        return NULL;
+}
+
+int sample_changed_since(const Sample *before, const Sample *now, char **ret_why) {
+        int r = 0;
+
+        *ret_why = NULL;
+        if (before->complete && !now->complete)
+                r = asprintf(ret_why, "the view of the mounts is no longer complete: %s",
+                             now->n_incomplete_why > 0 ? now->incomplete_why[0] : "a reason was dropped");
+        for (size_t k = 0; r == 0 && k < now->n_sbs; k++) {
+                const Superblock *n = &now->sbs[k], *b;
+                const char *mp = now->table->entries[n->mounts[0]].mount_point;
+
+                if (n->fs_class == FS_CLASS_PSEUDO)
+                        continue;
+                b = sample_find_dev(before, n->dev);
+                if (!b)
+                        r = asprintf(ret_why, "superblock %u:%u (%s) at %s was mounted since the pass looked",
+                                     major(n->dev), minor(n->dev), n->fstype, mp);
+                else if (!streq(b->fstype, n->fstype))
+                        r = asprintf(
+                                ret_why,
+                                "device number %u:%u is a %s at %s now, and was a %s when the pass looked "
+                                "(given to another filesystem meanwhile)",
+                                major(n->dev), minor(n->dev), n->fstype, mp, b->fstype);
+                else if (b->all_read_only && !n->all_read_only)
+                        r = asprintf(ret_why,
+                                     "superblock %u:%u (%s) at %s is writable now, and was read-only",
+                                     major(n->dev), minor(n->dev), n->fstype, mp);
+        }
+        if (r < 0) {
+                *ret_why = NULL;
+                return -ENOMEM;
+        }
+        return *ret_why ? 1 : 0;
 }
 
 bool sample_sources_same_reads(const SampleSources *a, const SampleSources *b) {

@@ -144,6 +144,14 @@ bool sample_sources_same_reads(const SampleSources *a, const SampleSources *b);
  * sample incomplete, each with a reason. */
 int sample_load(const SampleSources *src, Sample **ret);
 
+/* Whether now, a sample taken after before, shows a superblock that before's plan cannot account
+ * for (review N, N1 and N2): one that is not a pseudo filesystem and whose device number before did
+ * not list (mounted since, or given to another filesystem while the tables were read: a stale entry
+ * of before masked it), listed under another type, or writable where before found it read-only; or
+ * a view that is no longer complete. 1 with a sentence saying which in *ret_why, 0, or -ENOMEM.
+ * Superblocks gone since are no change (unmounting synced them). Pure. */
+int sample_changed_since(const Sample *before, const Sample *now, char **ret_why);
+
 
 /* Builds superblock records from a table (takes ownership of *table on success). Device
  * classification and bdi loading go through the callbacks so tests can supply facts. */

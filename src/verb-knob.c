@@ -141,6 +141,8 @@ static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
                 return "the view of the mounts was incomplete";
         if (f->unexplained)
                 return "a device without a mounted filesystem holds dirty data, or that cannot be told";
+        if (f->changed)
+                return "the mounts changed since this pass looked at them, or that cannot be told";
         if (kept_for_no_unit_record(mode, f))
                 return "this pass left mounts out, and there is no record of the unit's pass of this sleep "
                        "that synced them (suspend-sync.service not enabled, it did not finish or saw only "

@@ -845,7 +845,11 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                         const Superblock *sb = &c->sample->sbs[k];
                         if (sb->device.bdi_name)
                                 known[n++] = sb->device.bdi_name;
-                        known[n++] = format_devnum(devs + k * DEVNUM_STR_MAX, sb->dev);
+                        /* Not that of a pseudo filesystem or an overlay: they have no bdi, so one of
+                         * that name is another superblock's, which took the number of one gone
+                         * since (review N, N1). */
+                        if (sb->fs_class != FS_CLASS_PSEUDO && sb->fs_class != FS_CLASS_OVERLAY)
+                                known[n++] = format_devnum(devs + k * DEVNUM_STR_MAX, sb->dev);
                         types[k] = sb->fstype; /* bdis named after a type are counted against them */
                 }
                 r = evidence_unexplained_dirty(c->debugfs_fd, p->sysfs_fd, known, n, types, c->sample->n_sbs,
@@ -887,6 +891,27 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
         return r < 0 ? NULL : s;
 }
 
+/* The last look before the kernel's sync goes off (review N, N1 and N2): the mounts sampled again.
+ * Its plan accounts only for the superblocks the pass's sample had: one mounted during its syncs, a
+ * read-only one remounted writable, or one whose device number a stale entry of the sample carried
+ * would be synced by nobody, and its empty writeback lists are no evidence (docs/CLEAN-EVIDENCE.md).
+ * Sets f->changed; returns the sentence saying why, or NULL. */
+static char *pass_knob_changed(const Pass *p, KnobFacts *f) {
+        _cleanup_(sample_freep) Sample *now_sample = NULL;
+        char *why = NULL;
+        int r;
+
+        r = context_sample_again(p->a, PLAN_SCOPE_LOCAL_BLOCK, CONTEXT_RUN, &p->c, p->deadline, &now_sample);
+        if (r >= 0)
+                r = sample_changed_since(p->c.sample, now_sample, &why);
+        f->changed = r != 0;
+        if (r < 0 &&
+            asprintf(&why, "the mounts could not be read again before the kernel's sync goes off: %s",
+                     strerror(-r)) < 0)
+                why = NULL;
+        return why;
+}
+
 static void pass_knob(Pass *p, const RunDone *notify) {
         const Args *a = p->a;
 
@@ -904,6 +929,8 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);
+                if (!detail && knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
+                        detail = pass_knob_changed(p, &f);
                 /* Last, right before the write (the facts above may take a bounded child's time). */
                 f.requester_gone = notify && notify->requester_waits &&
                                    !notify->requester_waits(notify->userdata);

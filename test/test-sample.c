@@ -1828,6 +1828,93 @@ TEST(live_namespace_covered_until_overmounted) {
         ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
+static Sample *sample_of_text(const char *text) {
+        MountTable *t = NULL;
+        Sample *s = NULL;
+        unsigned n_bad = 0;
+
+        ASSERT_OK(mount_table_parse(text, strlen(text), &t, &n_bad));
+        ASSERT_EQ(n_bad, 0U);
+        ASSERT_OK(sample_build(&t, NULL, &s));
+        s->complete = true;
+        return s;
+}
+
+/* sample_changed_since() (review N, N1 and N2): what a sample taken again right before the knob's
+ * write may show that the pass's plan cannot account for. */
+TEST(changed_since) {
+        static const char base[] = "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                                   "21 20 0:5 / /tmp rw - tmpfs tmpfs rw\n"
+                                   "22 20 8:2 / /data ro,relatime - ext4 /dev/sda2 ro\n"
+                                   "23 20 0:70 / /run/x rw - tmpfs tmpfs rw\n";
+        static const struct {
+                const char *now, *why; /* why: NULL when nothing changed */
+        } cases[] = {
+                { base, NULL },
+                /* gone since: unmounting synced it */
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "21 20 0:5 / /tmp rw - tmpfs tmpfs rw\n",
+                  NULL },
+                /* a pseudo filesystem mounted since: nothing to sync */
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "25 20 0:80 / /mnt/t rw - tmpfs tmpfs rw\n",
+                  NULL },
+                /* a bind mount of a superblock it had: nothing new */
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "26 20 8:1 /srv /mnt/b rw - ext4 /dev/sda1 rw\n",
+                  NULL },
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "24 20 0:41 / /mnt/ov rw - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n",
+                  "superblock 0:41 (overlay) at /mnt/ov was mounted since the pass looked" },
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "27 20 8:3 / /mnt/usb rw - vfat /dev/sda3 rw\n",
+                  "superblock 8:3 (vfat) at /mnt/usb was mounted since the pass looked" },
+                /* the stale tmpfs entry's number taken by a FUSE mount */
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "28 20 0:70 / /run/y rw - fuse.sshfs host: rw,user_id=0,group_id=0\n",
+                  "device number 0:70 is a fuse.sshfs at /run/y now, and was a tmpfs when the pass looked "
+                  "(given to another filesystem meanwhile)" },
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "22 20 8:2 / /data rw,relatime - ext4 /dev/sda2 rw\n",
+                  "superblock 8:2 (ext4) at /data is writable now, and was read-only" },
+        };
+        _cleanup_(sample_freep) Sample *before = sample_of_text(base);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(sample_freep) Sample *now = sample_of_text(cases[i].now);
+                _cleanup_free_ char *why = NULL;
+
+                ASSERT_EQ(sample_changed_since(before, now, &why), cases[i].why ? 1 : 0);
+                if (cases[i].why)
+                        ASSERT_STREQ(why, cases[i].why);
+                else
+                        ASSERT_TRUE(!why);
+        }
+
+        /* a view no longer complete */
+        {
+                _cleanup_(sample_freep) Sample *now = sample_of_text(base);
+                _cleanup_free_ char *why = NULL;
+                char *reasons[] = { (char *) "a superblock 0:99 is mounted but in no scanned mount table" };
+
+                now->complete = false;
+                now->incomplete_why = reasons;
+                now->n_incomplete_why = 1;
+                ASSERT_EQ(sample_changed_since(before, now, &why), 1);
+                ASSERT_STREQ(why,
+                             "the view of the mounts is no longer complete: a superblock 0:99 is mounted but "
+                             "in no scanned mount table");
+                now->incomplete_why = NULL;
+                now->n_incomplete_why = 0;
+                /* ... unless it was not complete before either (the knob is kept on for that already) */
+                before->complete = false;
+                free(why);
+                why = NULL;
+                ASSERT_EQ(sample_changed_since(before, now, &why), 0);
+                before->complete = true;
+        }
+}
+
 /* Whether path is on an overlay (the test's own look; the code under test never calls statfs()). */
 static bool on_overlay(const char *path) {
         struct statfs sfs;
@@ -2000,6 +2087,7 @@ int main(void) {
         RUN(live_namespaces_both_ways);
         RUN(live_namespace_root_moved);
         RUN(ns_cover_mount_rules);
+        RUN(changed_since);
         RUN(live_namespace_covered);
         RUN(live_namespace_covered_until_overmounted);
         RUN(live_nsfs_listed_not_walked);
