@@ -30,6 +30,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
 
 /* Every field not named is 0: no device flush, not FUSE, not listed in sysfs, no magic, clean rule
  * "none", no write counter. */
+/* clang-format 14 and 19 lay out a macro whose body is a braced initializer differently. */
+/* clang-format off */
 #define NETWORK(n) \
         { .name = n, .class = FS_CLASS_NETWORK }
 #define NETWORK_FUSE(n) \
@@ -44,6 +46,7 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
         { .name = n, .class = FS_CLASS_BLOCK, .module = m }
 #define COUNTED_FLUSH(n, m) \
         { .name = n, .class = FS_CLASS_BLOCK, .device_flush = true, .module = m }
+/* clang-format on */
 
 /*
  * Device flush: filesystems whose ->sync_fs sends no cache FLUSH (or that have none): syncfs() writes

@@ -34,7 +34,10 @@ ss_status() { "$SUSPEND_SYNC" status --state-dir="$fx/state" --root="$FIXTURES_D
 ss_cycle() { "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root" "$@"; }
 
 check status ss_status
-check status-json ss_status --json=pretty
+# json-c < 0.17 (Debian 12) prints an empty array as "[", newline, indent, "]" when pretty; 0.17 and
+# later (Debian 13) as "[]": the golden file has the latter, older json-c's output is folded to it.
+ss_status_pretty() { ss_status --json=pretty | sed -z 's/\[\n *\]/[]/g'; }
+check status-json ss_status_pretty
 check cycle-narrow env COLUMNS=60 "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root"
 check cycle-wide env COLUMNS=200 "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root"
 check cycle-all ss_cycle --all

@@ -63,7 +63,7 @@ static void section_of(const char *p, char *buf, size_t size) {
         snprintf(buf, size, "%.*s", (int) len, p + 1);
         for (size_t i = 0; i < ELEMENTSOF(table); i++)
                 if (strlen(table[i].section) == len && strncasecmp(table[i].section, p + 1, len) == 0)
-                        snprintf(buf, size, "%s", table[i].section);
+                        ASSERT_TRUE((size_t) snprintf(buf, size, "%s", table[i].section) < size);
 }
 
 static char *read_source(const char *path) {

@@ -553,7 +553,7 @@ TEST(race_with_restore) {
 static void cleanup_tmp(void) {
         char cmd[sizeof tmpdir + 32];
         snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmpdir);
-        (void) system(cmd);
+        (void) !system(cmd);
 }
 
 int main(void) {

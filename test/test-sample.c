@@ -949,7 +949,7 @@ static pid_t spawn_child_namespace(int (*setup)(const void *userdata, dev_t *dev
                         _exit(r);
                 if (write(ready[1], ret_devs, size) != (ssize_t) size)
                         _exit(1);
-                (void) read(release[0], &c, 1);
+                (void) !read(release[0], &c, 1);
                 _exit(0);
         }
         close(ready[1]);
@@ -1397,7 +1397,7 @@ TEST(live_nsfs_listed_not_walked) {
         if (system(cmd) != 0) {
                 test_skip("cannot keep a mount namespace by an nsfs mount");
                 snprintf(cmd, sizeof cmd, "umount -l '%s' 2>/dev/null; rm -rf '%s'", nsf, dir);
-                (void) system(cmd);
+                (void) !system(cmd);
                 return;
         }
         snprintf(want, sizeof want, "kept by the nsfs mount %s", nsf);
@@ -1625,7 +1625,7 @@ TEST(nsfs_mount_listed) {
         if (system(cmd) != 0) {
                 test_skip("cannot keep a mount namespace by an nsfs mount");
                 snprintf(cmd, sizeof cmd, "umount -l %s/t; rm -rf %s", dir, dir);
-                (void) system(cmd);
+                (void) !system(cmd);
                 return;
         }
         snprintf(path, sizeof path, "%s/ns", dir);

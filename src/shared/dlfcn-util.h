@@ -15,8 +15,11 @@ typedef struct DlSymbol {
 } DlSymbol;
 
 /* A row for the variable sym_<name> (declared as "static typeof(name) *sym_<name>;"). */
+/* clang-format 14 and 19 lay out a macro whose body is a braced initializer differently. */
+/* clang-format off */
 #define DL_SYMBOL(name) \
         { (void (**)(void)) & sym_##name, #name }
+/* clang-format on */
 
 /* Opens filename (RTLD_NOW) unless *dlp already holds its handle, and resolves every symbol. All or
  * nothing: on failure the handle is closed, every pointer reset to NULL, and -ELIBACC returned with

@@ -47,14 +47,14 @@ bin="$out/fuzz-$target"
 
 skip() { echo "SKIP: $*"; exit 77; }
 
-command -v "$cc" >/dev/null || skip "$cc not installed (apt-get install clang libclang-rt-14-dev)"
+command -v "$cc" >/dev/null || skip "$cc not installed (apt-get install clang libclang-rt-dev)"
 # Probe for the libFuzzer runtime once per build dir.
 if [ ! -e "$out/.fuzzer-ok" ]; then
         probe="$out/.probe.$$"
         printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n' > "$probe.c"
         if ! "$cc" -fsanitize=fuzzer,address,undefined "$probe.c" -o "$probe" 2>/dev/null; then
                 rm -f "$probe" "$probe.c"
-                skip "$cc cannot link -fsanitize=fuzzer (libclang-rt-14-dev missing?)"
+                skip "$cc cannot link -fsanitize=fuzzer (libclang-rt-dev missing?)"
         fi
         rm -f "$probe" "$probe.c"
         touch "$out/.fuzzer-ok"
