@@ -443,18 +443,23 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         }
         /* Groups held back for a whole stall window already (review F, F1): a worker whose device's
          * counters are readable and still is released after the shortest window, so k stuck groups
-         * planned first cost the groups behind them one stall window, not k / MaxParallel of them. A
-         * worker without such evidence keeps the whole window: it may be busy on a healthy device. */
+         * planned first cost the groups behind them one stall window, not k / MaxParallel of them. So
+         * is one still on its way to its mount (review O, O2): it does no I/O on any device, counters
+         * or not (a dead NFS or FUSE server without debugfs evidence). Any other worker without such
+         * evidence keeps the whole window: it may be busy on a healthy device. */
         bool held_back = e->held_back_since != USEC_INFINITY && n - e->held_back_since >= e->stall;
         for (size_t i = e->n_workers; i > 0; i--) {
                 Worker *w = e->workers[i - 1];
+                bool opening = !w->syncing && w->opening_since != USEC_INFINITY;
                 usec_t stall = held_back && w->known_since != USEC_INFINITY ? MIN(e->stall, STALL_MIN_USEC)
                                                                             : e->stall;
 
                 worker_probe(w, n);
                 if (worker_stuck_opening(w, n))
                         worker_abandon(w, OUTCOME_TIMEOUT, 0);
-                else if (n - w->last_progress >= stall)
+                else if (n - w->last_progress >= stall ||
+                         (held_back && opening && n >= w->opening_since &&
+                          n - w->opening_since >= MIN(e->stall, STALL_MIN_USEC)))
                         worker_release(w);
         }
 

@@ -514,6 +514,40 @@ TEST(hung_first_many) {
         check_children(jobs, n);
 }
 
+/* Review O, O2: the same with servers that give no evidence (no readable counters: a dead NFS or
+ * FUSE mount without debugfs), stuck on the way to their mounts: released after the shortest window
+ * once groups wait, as stuck devices with evidence are, not after a whole window each. */
+TEST(open_stuck_first_many_no_evidence) {
+        Spec spec[8];
+        ExecJob jobs[8];
+        ExecOps ops = fake_ops;
+        usec_t t0;
+        size_t n = 0;
+
+        for (size_t i = 0; i < 6; i++)
+                spec[n++] = (Spec) { (const char *[]) { "a", "b", "c", "d", "e", "f" }[i], "openhang",
+                                     10 * SEC };
+        spec[n++] = (Spec) { "m", "ok", 10 * SEC };
+        reset_shared();
+        make_jobs(jobs, spec, n);
+        for (size_t i = 0; i < 6; i++)
+                sh->no_evidence[i] = 1;
+        ops.progress = fake_progress;
+        ops.stall = SEC;
+        ops.last_call = USEC_INFINITY;
+        t0 = now(CLOCK_MONOTONIC);
+        (void) run(jobs, n, 1, t0 + 5 * SEC, &ops);
+        if (jobs[6].outcome == OUTCOME_SYNCED)
+                fprintf(stderr,
+                        "  6 evidence-free groups stuck in open first, MaxParallel=1: the healthy group "
+                        "started after %.2f s\n",
+                        ((double) jobs[6].started - (double) t0) / SEC);
+        ASSERT_EQ(jobs[6].outcome, OUTCOME_SYNCED);
+        for (size_t i = 0; i < 6; i++)
+                ASSERT_TRUE(!jobs[i].hung);
+        check_children(jobs, n);
+}
+
 TEST(hung_first) {
         hung_first(1);
         hung_first(2);
@@ -1642,6 +1676,7 @@ int main(void) {
         RUN(deadline_passed);
         RUN(hung_first);
         RUN(hung_first_many);
+        RUN(open_stuck_first_many_no_evidence);
         RUN(slow_keeps_slot);
         RUN(no_evidence);
         RUN(quiet_not_held);
