@@ -9,6 +9,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "hook-client.h"
 #include "hook-socket.h"
 #include "shared/hexdecoct.h"
@@ -133,4 +136,26 @@ bool hook_late_skipped(const char *state_dir) {
             streq(skip, unit);
         (void) close(dir_fd);
         return r;
+}
+
+void hook_say(int fd, const char *fmt, ...) {
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        char buf[512];
+        va_list ap;
+        int type, n;
+        socklen_t len = sizeof type;
+
+        va_start(ap, fmt);
+        n = vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return;
+        if ((size_t) n >= sizeof buf)
+                n = sizeof buf - 1;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) >= 0) {
+                (void) !send(fd, buf, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
+                return;
+        }
+        if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) && !(p.revents & (POLLERR | POLLHUP)))
+                (void) !write(fd, buf, (size_t) n);
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "shared/macro.h"
+
 typedef struct HookClientResult {
         int code;        /* the pass's exit status, when "done" came */
         const char *why; /* otherwise: why not (static text) */
@@ -30,3 +32,10 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
  * state_dir's HOOK_LATE_SKIP_FILE and HOOK_UNIT_MARK_FILE both hold the same token, as written (32
  * hex digits and a newline). Anything else, an error included, is false: the late pass runs. */
 bool hook_late_skipped(const char *state_dir);
+
+/* One line (printf-style, cut at 512 bytes) to fd, never waiting (review O, O6): the hook's stderr is
+ * systemd-sleep's journal stream, shared with every other hook, and a journald that does not read
+ * it must not hold the late pass. A socket gets send(MSG_DONTWAIT | MSG_NOSIGNAL); anything else a
+ * write only when poll() says it has room now (a pipe then takes these bytes whole). A line that
+ * does not fit now is dropped. */
+void hook_say(int fd, const char *fmt, ...) _printf_(2, 3);

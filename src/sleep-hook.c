@@ -37,19 +37,19 @@ int main(int argc, char *argv[]) {
                 if (r > 0)
                         return EXIT_SUCCESS;
                 if (r == 0) {
-                        fprintf(stderr,
-                                "suspend-sync: %s; the kernel's own sync stays on unless it "
-                                "was turned off after everything was synced.\n",
-                                res.why);
+                        hook_say(STDERR_FILENO,
+                                 "suspend-sync: %s; the kernel's own sync stays on unless it "
+                                 "was turned off after everything was synced.\n",
+                                 res.why);
                         return EXIT_SUCCESS;
                 }
                 /* Without the daemon (not enabled, stopped) this is how it always runs: quietly. */
                 if (r != -ENOENT && r != -ECONNREFUSED)
-                        fprintf(stderr, "suspend-sync: %s (%s), running the late pass here.\n", res.why,
-                                strerror(-r));
+                        hook_say(STDERR_FILENO, "suspend-sync: %s (%s), running the late pass here.\n",
+                                 res.why, strerror(-r));
         }
         argv[0] = (char *) "suspend-sync";
         (void) execv(SUSPEND_SYNC_BINARY, argv);
-        fprintf(stderr, "suspend-sync: cannot run %s: %s\n", SUSPEND_SYNC_BINARY, strerror(errno));
+        hook_say(STDERR_FILENO, "suspend-sync: cannot run %s: %s\n", SUSPEND_SYNC_BINARY, strerror(errno));
         return EXIT_SUCCESS;
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,42 @@ TEST(late_skipped) {
         put(HOOK_UNIT_MARK_FILE, NULL);
 }
 
+/* Review O, O6: a line to a stream nobody reads is dropped, never waited for: a full pipe, a full
+ * socket (journald's stream), a pipe whose reader is gone; one with room gets it whole. */
+TEST(say_never_waits) {
+        int p[2], s[2], flags;
+        char buf[4096];
+
+        ASSERT_OK(pipe(p));
+        flags = fcntl(p[1], F_GETFL);
+        ASSERT_OK(fcntl(p[1], F_SETFL, flags | O_NONBLOCK));
+        while (write(p[1], buf, sizeof buf) > 0)
+                ;
+        ASSERT_OK(fcntl(p[1], F_SETFL, flags));          /* blocking again, as a stderr pipe is */
+        hook_say(p[1], "suspend-sync: %s\n", "dropped"); /* would block for good */
+        /* room again: the line arrives whole */
+        while (read(p[0], buf, sizeof buf) == (ssize_t) sizeof buf) {
+                struct pollfd q = { .fd = p[0], .events = POLLIN };
+                if (poll(&q, 1, 0) != 1)
+                        break;
+        }
+        hook_say(p[1], "suspend-sync: %s\n", "said");
+        ASSERT_EQ(read(p[0], buf, sizeof buf), (ssize_t) strlen("suspend-sync: said\n"));
+        close(p[0]);
+        hook_say(p[1], "suspend-sync: no reader\n"); /* no SIGPIPE either: POLLERR */
+        close(p[1]);
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
+        flags = fcntl(s[1], F_GETFL);
+        ASSERT_OK(fcntl(s[1], F_SETFL, flags | O_NONBLOCK));
+        while (write(s[1], buf, sizeof buf) > 0)
+                ;
+        ASSERT_OK(fcntl(s[1], F_SETFL, flags));
+        hook_say(s[1], "suspend-sync: %s\n", "dropped");
+        close(s[0]);
+        close(s[1]);
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         ASSERT_TRUE(test_mkdtemp(dir) != NULL);
@@ -249,6 +286,7 @@ int main(void) {
         RUN(not_taken);
         RUN(taken_without_answer);
         RUN(late_skipped);
+        RUN(say_never_waits);
         unlink(path);
         rmdir(dir);
         return 0;
