@@ -53,6 +53,14 @@ static inline usec_t daemon_pass_bound(usec_t delay_max) {
         return delay_max != USEC_INFINITY && delay_max > margin + DAEMON_PASS_MIN ? delay_max - margin : 0;
 }
 
+/* The late pass the daemon runs for the system-sleep hook ends by this, which its ack tells the hook
+ * (review O, O3): DeadlineSec= as the daemon last read it, capped by cap (what systemd-sleep gives
+ * its hooks, less the pass's record and knob); cap when it read none. A longer DeadlineSec= written
+ * since the last read is capped to it as well (the pass says so: "--deadline-max="). */
+static inline usec_t daemon_late_bound(usec_t deadline, usec_t cap) {
+        return deadline == 0 || deadline == USEC_INFINITY ? cap : MIN(deadline, cap);
+}
+
 /* What is known as logind announces the sleep, before any pass. */
 typedef struct DaemonStartFacts {
         usec_t bound;    /* daemon_pass_bound(): 0, too short for a pass */

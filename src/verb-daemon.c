@@ -418,9 +418,9 @@ _noreturn_ static void late_child(Daemon *d) {
         a.late = true;
         a.invocation_id = NULL;
         a.sleep_action = hook_sleep_action(d->late_action, d->late_env_action);
-        a.deadline_max = LATE_PASS_DEADLINE_MAX;
+        a.deadline_max = daemon_late_bound(d->deadline, LATE_PASS_DEADLINE_MAX);
         a.assumed_config = d->config;
-        h.limit = a.started + LATE_PASS_DEADLINE_MAX;
+        h.limit = a.started + a.deadline_max;
         n = hook_ack_format(h.limit, buf, sizeof buf);
         if (h.fd < 0 || send(h.fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) n)
                 _exit(EXIT_FAILURE);

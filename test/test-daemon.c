@@ -13,6 +13,14 @@
 #include "daemon.h"
 #include "tests.h"
 
+/* Review O, O3: the hook waits for the late pass as long as DeadlineSec= (as last read), not 80 s. */
+TEST(late_bound) {
+        ASSERT_U64_EQ(daemon_late_bound(30 * USEC_PER_SEC, 80 * USEC_PER_SEC), 30 * USEC_PER_SEC);
+        ASSERT_U64_EQ(daemon_late_bound(120 * USEC_PER_SEC, 80 * USEC_PER_SEC), 80 * USEC_PER_SEC);
+        ASSERT_U64_EQ(daemon_late_bound(USEC_INFINITY, 80 * USEC_PER_SEC), 80 * USEC_PER_SEC);
+        ASSERT_U64_EQ(daemon_late_bound(0, 80 * USEC_PER_SEC), 80 * USEC_PER_SEC);
+}
+
 TEST(pass_bound) {
         /* logind's default, 5 s: a fifth, at most 1 s, kept back. */
         ASSERT_U64_EQ(daemon_pass_bound(5 * USEC_PER_SEC), 4 * USEC_PER_SEC);
@@ -160,6 +168,7 @@ TEST(report) {
 int main(void) {
         RUN(report);
         RUN(pass_bound);
+        RUN(late_bound);
         RUN(pass);
         RUN(no_pass);
         RUN(mark);
