@@ -438,7 +438,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 Worker *w = e->released[i - 1];
 
                 worker_probe(w, n);
-                if (worker_stuck_opening(w, n))
+                if (worker_stuck_opening(w, n) && !worker_drain(w) && worker_stuck_opening(w, n))
                         worker_abandon(w, OUTCOME_TIMEOUT, 0);
         }
         /* Groups held back for a whole stall window already (review F, F1): a worker whose device's
@@ -455,7 +455,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                                                                             : e->stall;
 
                 worker_probe(w, n);
-                if (worker_stuck_opening(w, n))
+                if (worker_stuck_opening(w, n) && !worker_drain(w) && worker_stuck_opening(w, n))
                         worker_abandon(w, OUTCOME_TIMEOUT, 0);
                 else if (n - w->last_progress >= stall ||
                          (held_back && opening && n >= w->opening_since &&

@@ -45,6 +45,8 @@ typedef struct Shared {
         int not_held[MAXJ];      /* the fake device holds no I/O (waited on from above it); 2: it
                                   * holds I/O at the first read only (a controller reset requeued it) */
         int reads[MAXJ];
+        usec_t open_start;    /* when the "opensync" job began its (slow) open */
+        int syncing_reported; /* the "opensync" job has written REPORT_SYNCING */
 } Shared;
 
 static Shared *sh;
@@ -65,6 +67,20 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
 
         if (sscanf(path, "%u %u %15s %u", &job, &slot, action, &arg) < 3 || job >= MAXJ || slot >= MAXJ)
                 return -EBADMSG;
+        if (streq(action, "opensync")) {
+                /* an open that takes arg ms, then syncfs (hangs there): syncing_report_wins_over_open_stall */
+                __atomic_store_n(&s->open_start, now(CLOCK_MONOTONIC), __ATOMIC_SEQ_CST);
+                usleep(arg * 1000);
+                for (int k = 0; k < 2000 && !__atomic_load_n(&s->reads[31], __ATOMIC_SEQ_CST); k++)
+                        usleep(1000);
+                if (worker_report_syncing(j) < 0)
+                        return -EPROTO;
+                __atomic_store_n(&s->syncing_reported, 1, __ATOMIC_SEQ_CST);
+                s->pid[job] = getpid();
+                while (!__atomic_load_n(&s->release, __ATOMIC_SEQ_CST))
+                        usleep(1000);
+                return 0;
+        }
         if (!streq(action, "openhang") && worker_report_syncing(j) < 0)
                 return -EPROTO;
 
@@ -823,6 +839,55 @@ TEST(open_stuck_frees_its_group) {
         ASSERT_TRUE(!jobs[6].hung && !jobs[6].reached_sync);
         ASSERT_TRUE(jobs[6].duration >= SEC);
         check_children(jobs, 7);
+}
+
+/* Review P, P1: the parent is late for one tick (another worker's probe takes a while, as a busy
+ * fallback read may): meanwhile the worker stuck in a slow open reaches syncfs and says so. Its
+ * REPORT_SYNCING is in the pipe when on_tick() decides it is "stuck on its way to the mount": the
+ * report must win (as on_worker_timeout() drains first), else the worker is killed inside syncfs,
+ * listed under open:MAJ:MIN instead of its group, and the rest of its group gets a second worker on
+ * the same device while the first is still in syncfs. */
+static int late_progress(const ExecJob *j, void *userdata, uint64_t *ret, bool *ret_held) {
+        Shared *s = userdata;
+        unsigned job;
+        usec_t t0;
+
+        if (sscanf(j->path, "%u", &job) == 1 && job != 0) {
+                t0 = __atomic_load_n(&s->open_start, __ATOMIC_SEQ_CST);
+                /* the tick whose start is past the stall window: the worker in open reaches syncfs
+                 * while the parent probes this other worker */
+                if (t0 != 0 && now(CLOCK_MONOTONIC) >= t0 + 201 * MS &&
+                    !__atomic_load_n(&s->syncing_reported, __ATOMIC_SEQ_CST)) {
+                        __atomic_store_n(&s->reads[31], 1, __ATOMIC_SEQ_CST); /* parent in its tick */
+                        for (int k = 0; k < 500 && !__atomic_load_n(&s->syncing_reported, __ATOMIC_SEQ_CST);
+                             k++)
+                                usleep(1000);
+                }
+        }
+        return fake_progress(j, userdata, ret, ret_held);
+}
+
+TEST(syncing_report_wins_over_open_stall) {
+        Spec spec[] = { { "a", "opensync 150", 0 },
+                        { "a", "ok", 0 },
+                        { "b", "sleep 1500", 0 },
+                        { "c", "sleep 1500", 0 } };
+        ExecJob jobs[4];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 4);
+        ops.progress = late_progress;
+        ops.stall = 200 * MS;
+        ops.last_call = USEC_INFINITY;
+        (void) run(jobs, 4, 4, in(2 * SEC), &ops);
+        fprintf(stderr, "  opensync job: outcome %d reached_sync=%d hung=%d; its sibling: outcome %d\n",
+                jobs[0].outcome, jobs[0].reached_sync, jobs[0].hung, jobs[1].outcome);
+        __atomic_store_n(&sh->release, 1, __ATOMIC_SEQ_CST);
+        ASSERT_TRUE(sh->syncing_reported);
+        /* it had reported syncfs before it was given up: the handover must key its group */
+        ASSERT_TRUE(jobs[0].reached_sync);
+        check_children(jobs, 4);
 }
 
 TEST(deadline_passed) {
@@ -1684,6 +1749,7 @@ int main(void) {
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);
         RUN(open_stuck_frees_its_group);
+        RUN(syncing_report_wins_over_open_stall);
         RUN(hung_needs_proof_window);
         RUN(hung_needs_accounting);
         RUN(errors_and_crash);
