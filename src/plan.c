@@ -229,6 +229,19 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
 
+        if (fs_type_fuse(s->fstype) != FS_FUSE_NONE && sample->ns_of_mount[d->primary] != 0 &&
+            sample->namespaces[sample->ns_of_mount[d->primary] - 1].foreign_userns) {
+                /* Review N, N3: its server answers only the processes of its own user namespace (a
+                 * rootless container's fuse-overlayfs or sshfs): root outside is refused (EACCES),
+                 * with allow_other too. Left to the kernel's sync, as a skip rule leaves a mount,
+                 * rather than an error at every sleep. */
+                d->action = PLAN_SKIP;
+                d->uncovered = d->skip_rule = true;
+                r = asprintf(&d->reason, "FUSE mounted in a user namespace (a rootless container): only its "
+                                         "processes may enter it; left to the kernel's sync");
+                return r < 0 ? -ENOMEM : 0;
+        }
+
         rule = policy_match(policy, m->mount_point, s->fstype, s->device.classes,
                             device_info_unknown_classes(&s->device), &unsure);
         if (rule) {

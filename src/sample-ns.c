@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -340,6 +341,25 @@ static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, ch
         }
 }
 
+#define SS_NS_GET_USERNS _IO(0xb7, 0x1)
+
+/* Whether the mount namespace of process pid is owned by another user namespace than ours (a
+ * rootless container). Anything that cannot be told: false. */
+static bool ns_foreign_userns(int proc_fd, unsigned pid) {
+        _cleanup_close_ int ns_fd = -EBADF, user_fd = -EBADF;
+        struct stat theirs, ours;
+        char path[64];
+
+        snprintf(path, sizeof path, "%u/ns/mnt", pid);
+        ns_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (ns_fd < 0)
+                return false;
+        user_fd = ioctl(ns_fd, SS_NS_GET_USERNS);
+        if (user_fd < 0 || fstat(user_fd, &theirs) < 0 || fstatat(proc_fd, "self/ns/user", &ours, 0) < 0)
+                return false;
+        return theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev;
+}
+
 /* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
 static int ns_add(NsScan *x, NsCandidate *c) {
         _cleanup_(mount_table_freep) MountTable *other = NULL, *outside = NULL;
@@ -411,7 +431,9 @@ loaded:
                                : 1;
         if (r < 0)
                 return r;
-        x->nss[x->n] = (MountNamespace) { .ino = c->ino, .pid = (int) m.pid };
+        x->nss[x->n] = (MountNamespace) { .ino = c->ino,
+                                          .pid = (int) m.pid,
+                                          .foreign_userns = ns_foreign_userns(x->proc_fd, m.pid) };
         for (size_t i = before; i < x->t->n_entries; i++)
                 x->of[i] = (unsigned) x->n + 1;
         x->n++;
@@ -490,8 +512,13 @@ static int ns_cover_make(const MountTable *t, size_t **ret_by_dev, bool **ret_re
         if (r < 0)
                 return r;
         for (size_t i = 0; i < t->n_entries; i++) {
+                const MountEntry *e = &t->entries[i];
+
                 by_dev[i] = i;
-                reachable[i] = !reachable[i] && !t->entries[i].unlisted;
+                /* Nor a read-only mount of a writable superblock (review P, P5): the plan syncs
+                 * through a writable mount where there is one (choose_primary()), perhaps theirs. */
+                reachable[i] = !reachable[i] && !e->unlisted &&
+                               (!e->read_only || mount_options_read_only(e->fs_options));
         }
         typesafe_qsort_r(by_dev, t->n_entries, cmp_index_dev, t);
         *ret = (NsCover) { .t = t, .by_dev = by_dev, .reachable = reachable };

@@ -616,6 +616,32 @@ static const Superblock *sample_find_dev(const Sample *s, dev_t dev) {
         return NULL;
 }
 
+/* Whether mounts a (of before) and b (of now) are one mount: its id that is never reused where both
+ * have it (listmount), else the old id, where it is mounted and what it shows (the mountinfo text's
+ * ids are reused, so a remount of the same device at the same place may pass: a limit of kernels
+ * before 6.15, whose tables come as text). */
+static bool same_mount(const MountEntry *a, const MountEntry *b) {
+        if (a->mount_id_unique != 0 && b->mount_id_unique != 0)
+                return a->mount_id_unique == b->mount_id_unique;
+        if (a->unlisted || b->unlisted) /* a path to a process's file: it may change between samples */
+                return a->unlisted && b->unlisted && a->mount_id == b->mount_id;
+        return a->mount_id == b->mount_id && streq_ptr(a->mount_point, b->mount_point) &&
+               streq_ptr(a->root, b->root);
+}
+
+/* Whether superblock n of now still is superblock b of before: one of its mounts was there then. A
+ * filesystem mounted again since with the same number and type (a loop device freed and taken
+ * again, review P, P2) has none. */
+static bool same_superblock(const Sample *before, const Superblock *b, const Sample *now,
+                            const Superblock *n) {
+        for (size_t i = 0; i < n->n_mounts; i++)
+                for (size_t j = 0; j < b->n_mounts; j++)
+                        if (same_mount(&before->table->entries[b->mounts[j]],
+                                       &now->table->entries[n->mounts[i]]))
+                                return true;
+        return false;
+}
+
 int sample_changed_since(const Sample *before, const Sample *now, char **ret_why) {
         int r = 0;
 
@@ -643,6 +669,12 @@ int sample_changed_since(const Sample *before, const Sample *now, char **ret_why
                         r = asprintf(ret_why,
                                      "superblock %u:%u (%s) at %s is writable now, and was read-only",
                                      major(n->dev), minor(n->dev), n->fstype, mp);
+                else if (!same_superblock(before, b, now, n))
+                        r = asprintf(
+                                ret_why,
+                                "superblock %u:%u (%s) at %s has none of the mounts it had when the pass "
+                                "looked (mounted again since, another filesystem with its number)",
+                                major(n->dev), minor(n->dev), n->fstype, mp);
         }
         if (r < 0) {
                 *ret_why = NULL;

@@ -54,8 +54,10 @@ typedef struct Superblock {
 
 /* A mount namespace other than our own, reached through /proc/<pid>/root. */
 typedef struct MountNamespace {
-        uint64_t ino; /* from the "mnt:[ino]" link */
-        int pid;      /* a process in it */
+        uint64_t ino;        /* from the "mnt:[ino]" link */
+        int pid;             /* a process in it */
+        bool foreign_userns; /* owned by another user namespace than ours (NS_GET_USERNS): a rootless
+                              * container's, where a FUSE mount answers only its own processes */
 } MountNamespace;
 
 #define SAMPLE_MAX_NAMESPACES 1024U

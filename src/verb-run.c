@@ -53,6 +53,8 @@ static usec_t record_reserve(usec_t deadline, size_t n_entries) {
 #define RAW_CACHE_RESERVE (20U * USEC_PER_MSEC)
 #define RAW_CACHE_SCOPE_RESERVE (200U * USEC_PER_MSEC)
 #define RAW_CACHE_CHILD_MIN (100U * USEC_PER_MSEC) /* the least the look's child is given */
+/* The second sample before the knob's write (pass_knob_changed()): its children's bound. */
+#define SAMPLE_AGAIN_MAX (250U * USEC_PER_MSEC)
 
 /* The late pass that decides the knob keeps back, on top, the raw-device look and what follows it:
  * a pass that the deadline stops (a stuck device) still looks, and still moves its stuck workers
@@ -901,7 +903,14 @@ static char *pass_knob_changed(const Pass *p, KnobFacts *f) {
         char *why = NULL;
         int r;
 
-        r = context_sample_again(p->a, PLAN_SCOPE_LOCAL_BLOCK, CONTEXT_RUN, &p->c, p->deadline, &now_sample);
+        /* Its bounded children (the search for hidden superblocks, should one be hidden) end within
+         * SAMPLE_AGAIN_MAX and leave the scope's reserve to the deadline (review P, P3): cut short,
+         * the view is incomplete and the sync stays on. */
+        r = context_sample_again(
+                p->a, PLAN_SCOPE_LOCAL_BLOCK, CONTEXT_RUN, &p->c,
+                MIN(usec_add(now(CLOCK_MONOTONIC), SAMPLE_AGAIN_MAX),
+                    p->deadline > RAW_CACHE_SCOPE_RESERVE ? p->deadline - RAW_CACHE_SCOPE_RESERVE : 0),
+                &now_sample);
         if (r >= 0)
                 r = sample_changed_since(p->c.sample, now_sample, &why);
         f->changed = r != 0;

@@ -270,6 +270,32 @@ static void move_to_other_namespace(Sample *s, const char *mount_point) {
                         s->ns_of_mount[i] = 1;
 }
 
+/* Review N, N3: a FUSE mount of a rootless container (its mount namespace owned by another user
+ * namespace) refuses root from outside: left to the kernel's sync as a skip rule leaves a mount, not
+ * an error at every sleep. Control: the same mount in a namespace of our user namespace is synced as
+ * its owner, as before; and a block filesystem of that container is synced. */
+TEST(fuse_of_user_namespace) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", NULL);
+        _cleanup_(policy_freep) Policy *pol = parse_policy("[Rule fuse]\nPath=/mnt/*\nAction=sync\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        const PlanEntry *e;
+
+        move_to_other_namespace(s, "/mnt/plain");
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &q));
+        e = find(q, "/mnt/plain");
+        ASSERT_EQ(e->action, PLAN_SYNC);
+        ASSERT_EQ((int) e->run_as_uid, 1000);
+
+        s->namespaces[0].foreign_userns = true;
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        e = find(p, "/mnt/plain");
+        ASSERT_EQ(e->action, PLAN_SKIP);
+        ASSERT_TRUE(e->uncovered && e->skip_rule);
+        ASSERT_STREQ(e->reason, "FUSE mounted in a user namespace (a rootless container): only its processes "
+                                "may enter it; left to the kernel's sync");
+        ASSERT_EQ(find(p, "/home/alice/remote")->action, PLAN_SYNC); /* ours */
+}
+
 /* Review of that fix: paths are matched as the primary mount's namespace names them; the same disk
  * seen by a container under another path does not undo a host's skip rule. Here /srv/data is made
  * a mount of another namespace. */
@@ -1158,6 +1184,7 @@ int main(void) {
         RUN(rules);
         RUN(skip_rule_needs_every_mount);
         RUN(skip_rule_other_namespace);
+        RUN(fuse_of_user_namespace);
         RUN(skip_rule_ours_first);
         RUN(bad_rule_never_skips);
         RUN(unsure_rule_never_yields_to_skip);

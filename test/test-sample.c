@@ -1877,8 +1877,33 @@ TEST(changed_since) {
                 { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
                   "22 20 8:2 / /data rw,relatime - ext4 /dev/sda2 rw\n",
                   "superblock 8:2 (ext4) at /data is writable now, and was read-only" },
+                /* review P, P2: unmounted and mounted again with the number and the type it had (a
+                 * loop device freed and taken again, an anonymous number lowest free first) */
+                { "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                  "31 20 0:70 / /srv/b rw - tmpfs tmpfs rw\n"
+                  "32 20 8:2 / /data2 ro,relatime - ext4 /dev/sda2 ro\n",
+                  "superblock 8:2 (ext4) at /data2 has none of the mounts it had when the pass looked "
+                  "(mounted again since, another filesystem with its number)" },
         };
         _cleanup_(sample_freep) Sample *before = sample_of_text(base);
+
+        /* an sshfs at 0:50 unmounted, another one mounted elsewhere took 0:50 (review P, P2) */
+        {
+                _cleanup_(sample_freep) Sample *b = sample_of_text(
+                        "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                        "24 20 0:50 / /mnt/a rw - fuse.sshfs a: rw,user_id=1000,group_id=1000\n");
+                _cleanup_(sample_freep) Sample *n = sample_of_text(
+                        "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                        "31 20 0:50 / /srv/b rw - fuse.sshfs b: rw,user_id=1000,group_id=1000\n");
+                _cleanup_free_ char *why = NULL;
+
+                ASSERT_EQ(sample_changed_since(b, n, &why), 1);
+                /* the same mount through listmount: its id that is never reused decides */
+                b->table->entries[1].mount_id_unique = n->table->entries[1].mount_id_unique = 0x80000031;
+                free(why);
+                why = NULL;
+                ASSERT_EQ(sample_changed_since(b, n, &why), 0);
+        }
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_(sample_freep) Sample *now = sample_of_text(cases[i].now);
@@ -1913,6 +1938,87 @@ TEST(changed_since) {
                 ASSERT_EQ(sample_changed_since(before, now, &why), 0);
                 before->complete = true;
         }
+}
+
+/* In the child: a user namespace of its own (root mapped to root) owning its mount namespace, a
+ * tmpfs at dir and an overlay in it (a superblock no table of ours has, so it is read). */
+static int setup_userns(const void *userdata, dev_t *devs) {
+        const char *dir = userdata;
+        struct stat st;
+        dev_t overlay;
+        int fd;
+
+        if (unshare(CLONE_NEWUSER) < 0)
+                return 3;
+        fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0 0 1", 5) != 5)
+                return 3;
+        close(fd);
+        fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                (void) !write(fd, "deny", 4);
+                close(fd);
+        }
+        fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0 0 1", 5) != 5)
+                return 3;
+        close(fd);
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return 3;
+        if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || stat(dir, &st) < 0)
+                return 3;
+        if (mount_overlay_in(dir, &overlay) < 0)
+                return 3;
+        devs[0] = overlay;
+        return 0;
+}
+
+/* Review N, N3: a namespace owned by another user namespace (a rootless container) is marked, so
+ * that the plan leaves its FUSE mounts to the kernel's sync; one of ours is not. */
+TEST(live_namespace_foreign_userns) {
+        char dir[] = "/tmp/test-sample-userns.XXXXXX", dir2[] = "/tmp/test-sample-userns2.XXXXXX";
+        int release = -1, release2 = -1;
+        dev_t dev = 0, dev2 = 0;
+        pid_t pid, pid2;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        ASSERT_TRUE(test_mkdtemp(dir2));
+        pid2 = spawn_namespace(dir2, &dev2, &release2); /* ours: no user namespace of its own */
+        pid = spawn_child_namespace(setup_userns, dir, &dev, 1, &release);
+        if (pid == 0 || pid2 == 0) {
+                test_skip("cannot make a user namespace with an overlay in its mount namespace");
+        } else {
+                _cleanup_(sample_freep) Sample *s = load_live(false);
+                uint64_t ino = ns_ino_of(pid), ino2 = ns_ino_of(pid2);
+                int seen = 0;
+
+                for (size_t i = 0; i < s->n_namespaces; i++) {
+                        if (s->namespaces[i].ino == ino) {
+                                ASSERT_TRUE(s->namespaces[i].foreign_userns);
+                                seen++;
+                        }
+                        if (s->namespaces[i].ino == ino2) {
+                                ASSERT_TRUE(!s->namespaces[i].foreign_userns);
+                                seen++;
+                        }
+                }
+                ASSERT_EQ(seen, 2);
+                ASSERT_TRUE(has_namespace_mount(s, pid, dev));
+        }
+        if (release >= 0) {
+                close(release);
+                ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        }
+        if (release2 >= 0) {
+                close(release2);
+                ASSERT_TRUE(waitpid(pid2, NULL, 0) == pid2);
+        }
+        ASSERT_OK(rmdir(dir));
+        ASSERT_OK(rmdir(dir2));
 }
 
 /* Whether path is on an overlay (the test's own look; the code under test never calls statfs()). */
@@ -2089,6 +2195,7 @@ int main(void) {
         RUN(ns_cover_mount_rules);
         RUN(changed_since);
         RUN(live_namespace_covered);
+        RUN(live_namespace_foreign_userns);
         RUN(live_namespace_covered_until_overmounted);
         RUN(live_nsfs_listed_not_walked);
         RUN(nsfs_mount_listed);
