@@ -219,9 +219,14 @@ static bool worker_proven_stuck(const Worker *w, usec_t n) {
  * device: it is abandoned (killed, its job a timeout, never hung) so that the rest of the group gets
  * a fresh worker now rather than at its timeout. Killed, it never reaches syncfs should the server
  * answer (the waits of a path walk are killable), so the device still has one worker at a time. */
+static usec_t worker_opening_for(const Worker *w, usec_t n) {
+        return !w->syncing && w->opening_since != USEC_INFINITY && n >= w->opening_since
+                       ? n - w->opening_since
+                       : 0;
+}
+
 static bool worker_stuck_opening(const Worker *w, usec_t n) {
-        return !w->syncing && w->opening_since != USEC_INFINITY && n >= w->opening_since &&
-               n - w->opening_since >= w->executor->stall && w->pos + 1 < w->group->end;
+        return worker_opening_for(w, n) >= w->executor->stall && w->pos + 1 < w->group->end;
 }
 
 /* No counter change and no report for a stall window: stop counting the worker against
@@ -450,7 +455,6 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         bool held_back = e->held_back_since != USEC_INFINITY && n - e->held_back_since >= e->stall;
         for (size_t i = e->n_workers; i > 0; i--) {
                 Worker *w = e->workers[i - 1];
-                bool opening = !w->syncing && w->opening_since != USEC_INFINITY;
                 usec_t stall = held_back && w->known_since != USEC_INFINITY ? MIN(e->stall, STALL_MIN_USEC)
                                                                             : e->stall;
 
@@ -458,8 +462,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (worker_stuck_opening(w, n) && !worker_drain(w) && worker_stuck_opening(w, n))
                         worker_abandon(w, OUTCOME_TIMEOUT, 0);
                 else if (n - w->last_progress >= stall ||
-                         (held_back && opening && n >= w->opening_since &&
-                          n - w->opening_since >= MIN(e->stall, STALL_MIN_USEC)))
+                         (held_back && worker_opening_for(w, n) >= MIN(e->stall, STALL_MIN_USEC)))
                         worker_release(w);
         }
 

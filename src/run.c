@@ -170,8 +170,8 @@ const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_
         return buf;
 }
 
-/* Whether b, which blocks job, waits on the way to its mount rather than on its device. */
-static bool blocked_before_sync(const StuckWorker *b, const ExecJob *job) {
+/* Whether b, which blocks a job, waits on the way to its mount rather than on its device. */
+static bool blocked_before_sync(const StuckWorker *b) {
         return startswith(b->group, RUN_STUCK_OPEN_PREFIX);
 }
 
@@ -209,7 +209,7 @@ RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *
         if (j->blocked[i])
                 snprintf(buf, size, "Sync of %s not started: worker %d of an earlier pass is still stuck %s.",
                          mp, (int) j->blocked[i]->pid,
-                         blocked_before_sync(j->blocked[i], job) ? "on its way to it" : "on its device");
+                         blocked_before_sync(j->blocked[i]) ? "on its way to it" : "on its device");
         else if (job->abandoned_pid > 0)
                 snprintf(buf, size, "Sync of %s timed out, worker %d abandoned.", mp,
                          (int) job->abandoned_pid);
@@ -357,7 +357,7 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
                 return asprintf(ret,
                                 "%s: not started, worker %d of an earlier pass is still in the kernel %s%s",
                                 what, (int) b->pid,
-                                blocked_before_sync(b, job)
+                                blocked_before_sync(b)
                                         ? "on its way to this mount (above its device: a path through a "
                                           "server that does not answer)"
                                         : "on this device",

@@ -75,39 +75,31 @@ typedef struct NsKnown {
         bool stopped; /* the walk stopped early: alt_pid was not looked for */
 } NsKnown;
 
-static bool u64_sorted_has(const uint64_t *v, size_t n, uint64_t x) {
+/* The index of x in v (n values, sorted), or n when it is not there. */
+static size_t u64_sorted_find(const uint64_t *v, size_t n, uint64_t x) {
         size_t lo = 0, hi = n;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
                 if (v[mid] == x)
-                        return true;
+                        return mid;
                 if (v[mid] < x)
                         lo = mid + 1;
                 else
                         hi = mid;
         }
-        return false;
+        return n;
 }
 
 static void ns_known_found(NsKnown *k, uint64_t ino) {
-        size_t lo = 0, hi = k ? k->n : 0;
+        size_t i = k ? u64_sorted_find(k->inos, k->n, ino) : 0;
 
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (k->inos[mid] == ino) {
-                        if (!k->found[mid])
-                                k->n_found++;
-                        k->found[mid] = true;
-                        return;
-                }
-                if (k->inos[mid] < ino)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        if (!k || i == k->n)
+                return;
+        if (!k->found[i])
+                k->n_found++;
+        k->found[i] = true;
 }
 
 /* One candidate per mount namespace other than 'self', from the processes in proc (at most
@@ -141,7 +133,7 @@ static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, const uint6
                 }
 
                 if (safe_atou(de->d_name, &pid) < 0 || sample_read_ns(proc_fd, de->d_name, &ino) < 0 ||
-                    ino == self || u64_sorted_has(covered, n_covered, ino))
+                    ino == self || u64_sorted_find(covered, n_covered, ino) < n_covered)
                         continue;
                 for (size_t i = 0; i < n_cand && !c; i++)
                         if (cand[i].ino == ino)
@@ -191,7 +183,9 @@ typedef struct NsScan {
         size_t n;
         HiddenSet *hidden;
         Reasons *why;
-        bool text_only; /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
+        bool text_only;        /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
+        struct stat self_user; /* our own user namespace (proc/self/ns/user), read once ... */
+        int self_user_read;    /* ... 0: not yet, 1: read, < 0: could not be */
 } NsScan;
 
 int sample_ns_other_member(int proc_fd, uint64_t ino, unsigned except, SampleNsMember *ret) {
@@ -345,19 +339,23 @@ static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, ch
 
 /* Whether the mount namespace of process pid is owned by another user namespace than ours (a
  * rootless container). Anything that cannot be told: false. */
-static bool ns_foreign_userns(int proc_fd, unsigned pid) {
+static bool ns_foreign_userns(NsScan *x, unsigned pid) {
         _cleanup_close_ int ns_fd = -EBADF, user_fd = -EBADF;
-        struct stat theirs, ours;
+        struct stat theirs;
         char path[64];
 
+        if (x->self_user_read == 0)
+                x->self_user_read = fstatat(x->proc_fd, "self/ns/user", &x->self_user, 0) < 0 ? -errno : 1;
+        if (x->self_user_read < 0)
+                return false;
         snprintf(path, sizeof path, "%u/ns/mnt", pid);
-        ns_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (ns_fd < 0)
                 return false;
         user_fd = ioctl(ns_fd, SS_NS_GET_USERNS);
-        if (user_fd < 0 || fstat(user_fd, &theirs) < 0 || fstatat(proc_fd, "self/ns/user", &ours, 0) < 0)
+        if (user_fd < 0 || fstat(user_fd, &theirs) < 0)
                 return false;
-        return theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev;
+        return theirs.st_ino != x->self_user.st_ino || theirs.st_dev != x->self_user.st_dev;
 }
 
 /* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
@@ -433,7 +431,7 @@ loaded:
                 return r;
         x->nss[x->n] = (MountNamespace) { .ino = c->ino,
                                           .pid = (int) m.pid,
-                                          .foreign_userns = ns_foreign_userns(x->proc_fd, m.pid) };
+                                          .foreign_userns = ns_foreign_userns(x, m.pid) };
         for (size_t i = before; i < x->t->n_entries; i++)
                 x->of[i] = (unsigned) x->n + 1;
         x->n++;
