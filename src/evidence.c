@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "bdi-stats.h"
 #include "evidence.h"
 #include "fs-type.h"
+#include "shared/bounded-child.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
 
@@ -54,7 +56,7 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
         return !why;
 }
 
-int evidence_load_global(int root_fd, Meminfo *ret) {
+static int load_global_here(int root_fd, Meminfo *ret) {
         _cleanup_close_ int fd = -EBADF;
 
         fd = openat(root_fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC | O_NOCTTY);
@@ -63,6 +65,43 @@ int evidence_load_global(int root_fd, Meminfo *ret) {
         if (write(fd, "1", 1) != 1)
                 return errno > 0 ? -errno : -EIO;
         return meminfo_load(root_fd, ret);
+}
+
+/* The child's answer: the load's result, then what it read. */
+typedef struct GlobalAnswer {
+        int32_t r;
+        Meminfo m;
+} GlobalAnswer;
+
+static int global_child(int pipe_fd, int root_fd, void *userdata) {
+        GlobalAnswer a = {};
+
+        a.r = load_global_here(root_fd, &a.m);
+        return write(pipe_fd, &a, sizeof a) == (ssize_t) sizeof a ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static int global_feed(const char *buf, size_t size, void *userdata) {
+        if (size < sizeof(GlobalAnswer))
+                return 0;
+        memcpy(userdata, buf, sizeof(GlobalAnswer));
+        return 1;
+}
+
+int evidence_load_global(int root_fd, usec_t timeout, Meminfo *ret) {
+        GlobalAnswer a = {};
+        int r;
+
+        if (timeout == 0)
+                return -ETIMEDOUT;
+        r = bounded_child_run(root_fd, timeout, sizeof a, global_child, global_feed, &a);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EIO; /* the child died without an answer */
+        if (a.r < 0)
+                return a.r;
+        *ret = a.m;
+        return 0;
 }
 
 static bool name_in(const char *name, const char *const *names, size_t n) {

@@ -24,6 +24,7 @@
 
 #include "bdi-stats.h"
 #include "meminfo.h"
+#include "shared/time-util.h"
 
 /* Pure: whether a bdi's writeback lists (b_dirty, b_io, b_more_io, b_dirty_time) are shown and all
  * empty; false with a reason (static string) otherwise. bdi_r: the result of loading it. */
@@ -34,9 +35,13 @@ bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_w
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
                          const char **ret_why);
 
-/* Writes "1" to <root_fd>/proc/sys/vm/stat_refresh, then loads <root_fd>/proc/meminfo. Returns 0
- * or negative errno (the refresh needs root and CAP_SYS_ADMIN-free /proc/sys write access). */
-int evidence_load_global(int root_fd, Meminfo *ret);
+/* Writes "1" to <root_fd>/proc/sys/vm/stat_refresh, then loads <root_fd>/proc/meminfo, in a child
+ * bounded by timeout (shared/bounded-child.h): the refresh queues work on every CPU and waits for
+ * it (schedule_on_each_cpu()), which does not end while a CPU cannot run its kworker (a busy
+ * real-time task with throttling off) or CPU hotplug holds its lock (review O, O4). Returns 0, or a
+ * negative errno: -ETIMEDOUT past the timeout (and with 0), the refresh's or the read's error (the
+ * refresh needs root), the child's. */
+int evidence_load_global(int root_fd, usec_t timeout, Meminfo *ret);
 
 /* Whether bdi 'name' (under <debugfs_fd>/bdi/) shows writeback lists that are empty and all of its
  * lists: before Linux 6.10 (no wb_stats) `stats` shows only the root cgroup's, which proves nothing

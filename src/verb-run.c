@@ -70,15 +70,20 @@ static usec_t raw_cache_margin(usec_t deadline) {
         return k > RAW_CACHE_CHILD_MIN + RAW_CACHE_RESERVE ? k - RAW_CACHE_CHILD_MIN : RAW_CACHE_RESERVE;
 }
 
+/* The late FUSE evidence's refresh of the system's writeback count: its bound (~1 ms when a CPU
+ * is not held; under a second sample's or a raw look's). */
+#define EVIDENCE_GLOBAL_MAX (50U * USEC_PER_MSEC)
+
 /* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
- * workers: every such bdi's writeback lists first, then the system's writeback once. Fills
+ * workers: every such bdi's writeback lists first, then the system's writeback once, by until. Fills
  * clean[i] for plan entry i; returns how many were proven clean. Reasons are appended to the
  * records' in run_record_build(). */
-static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean) {
+static size_t late_fuse_evidence(const Context *c, usec_t until, const char **why, bool *clean) {
         const Plan *p = c->plan;
         _cleanup_free_ BdiStats *bdi = calloc(MAX(p->n_entries, 1), sizeof(BdiStats));
         _cleanup_free_ int *bdi_r = calloc(MAX(p->n_entries, 1), sizeof(int));
         Meminfo global = {};
+        usec_t t;
         int global_r;
         size_t n = 0, n_clean = 0;
 
@@ -96,7 +101,11 @@ static size_t late_fuse_evidence(const Context *c, const char **why, bool *clean
         }
         if (n == 0)
                 return 0;
-        global_r = evidence_load_global(c->root_fd, &global);
+        /* Its refresh may wait for a CPU (evidence.h): bounded, within half of what is left of the
+         * record's reserve; no answer is no evidence. */
+        t = now(CLOCK_MONOTONIC);
+        global_r = evidence_load_global(c->root_fd, t < until ? MIN(EVIDENCE_GLOBAL_MAX, (until - t) / 2) : 0,
+                                        &global);
         for (size_t i = p->n_sync; i < p->n_entries; i++) {
                 const PlanEntry *e = &p->entries[i];
 
@@ -730,7 +739,9 @@ static int pass_record(Pass *p) {
         if (!fuse_why || !fuse_clean)
                 return log_oom();
         if (a->late)
-                n_clean = late_fuse_evidence(&p->c, fuse_why, fuse_clean);
+                n_clean = late_fuse_evidence(
+                        &p->c, p->deadline - MIN(p->deadline, knob_reserve(p->c.policy->deadline)), fuse_why,
+                        fuse_clean);
         if (n_clean > 0)
                 log_debug("%zu FUSE mount(s) left out of this pass proven clean.", n_clean);
 

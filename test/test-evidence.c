@@ -75,6 +75,13 @@ TEST(verdicts) {
         ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &idle, 0, &why));
 }
 
+static void put_file(int fd, const char *path, const char *text) {
+        _cleanup_close_ int f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        ASSERT_TRUE(f >= 0);
+        ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
+}
+
 TEST(load_global_fixture) {
         char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
         _cleanup_close_ int fd = -EBADF, f = -EBADF;
@@ -89,22 +96,45 @@ TEST(load_global_fixture) {
         f = openat(fd, "proc/meminfo", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         ASSERT_TRUE(f >= 0);
         ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
-        ASSERT_TRUE(evidence_load_global(fd, &m) < 0);
+        ASSERT_TRUE(evidence_load_global(fd, 5 * USEC_PER_SEC, &m) == -ENOENT);
         ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
         ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
         safe_close(openat(fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CREAT | O_CLOEXEC, 0200));
-        ASSERT_OK(evidence_load_global(fd, &m));
+        ASSERT_OK(evidence_load_global(fd, 5 * USEC_PER_SEC, &m));
         ASSERT_TRUE(m.has_writeback && m.has_writeback_tmp && m.writeback_bytes == 0);
+        /* No time left: no evidence, nothing started. */
+        ASSERT_TRUE(evidence_load_global(fd, 0, &m) == -ETIMEDOUT);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);
 }
 
-static void put_file(int fd, const char *path, const char *text) {
-        _cleanup_close_ int f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+/* A refresh that does not return (review O, O4: a CPU that cannot run its kworker) is cut at the
+ * bound: a FIFO nobody reads stands in for it, its open blocks as the write would. */
+TEST(load_global_bounded) {
+        char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF;
+        Meminfo m = { .writeback_bytes = 7 };
+        usec_t t;
 
-        ASSERT_TRUE(f >= 0);
-        ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
+        ASSERT_TRUE(test_mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "proc", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
+        ASSERT_OK(mkfifoat(fd, "proc/sys/vm/stat_refresh", 0600));
+        put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 0 kB\n");
+        /* The test's own bound: an unbounded load hangs here instead of failing. */
+        alarm(20);
+        t = now(CLOCK_MONOTONIC);
+        ASSERT_TRUE(evidence_load_global(fd, 100 * USEC_PER_MSEC, &m) == -ETIMEDOUT);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t < 10 * USEC_PER_SEC);
+        alarm(0);
+        ASSERT_EQ(m.writeback_bytes, 7U); /* untouched */
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
 }
 
 static void put_stats(int fd, const char *bdi, const char *text) {
@@ -281,6 +311,7 @@ TEST(unexplained_dirty) {
 int main(void) {
         RUN(verdicts);
         RUN(load_global_fixture);
+        RUN(load_global_bounded);
         RUN(unexplained_dirty);
         return 0;
 }
