@@ -33,6 +33,7 @@
 
 #include "log.h"
 #include "message-ids.h"
+#include "shared/utf8.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
@@ -550,10 +551,15 @@ unsigned log_dropped(void) {
         return journal_sink.n_dropped + stderr_sink.n_dropped;
 }
 
-static void emit(int level, const char *message_id, const LogEvent *e, int error, const char *msg) {
-        char buf[JOURNAL_DATAGRAM_MAX];
+static void emit(int level, const char *message_id, const LogEvent *e, int error, const char *raw) {
+        char buf[JOURNAL_DATAGRAM_MAX], msg[LOG_LINE_MAX];
         Sink *s = &stderr_sink;
         size_t len;
+
+        /* A mount point is any user's choice (their FUSE mount): no control character, escape
+         * sequence or bidirectional override of it reaches a terminal or forges a line (review Q,
+         * M3). The message only: SUSPEND_SYNC_MOUNT= keeps the bytes. */
+        (void) utf8_escape_display(raw, strlen(raw), 0, msg, sizeof msg);
 
         if (journal) {
                 if (!journal_sink.opened)

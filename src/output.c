@@ -33,37 +33,10 @@ DEFINE_STRING_TABLE_LOOKUP(json_mode, JsonMode);
 
 char *escape_for_display(const char *s) {
         size_t n = strlen(s);
-        char *buf, *p;
+        char *buf = malloc(n * 4 + 1);
 
-        buf = malloc(n * 4 + 1);
-        if (!buf)
-                return NULL;
-        for (p = buf; n > 0;) {
-                unsigned char c = (unsigned char) *s;
-                size_t k = utf8_sequence_length(s, n);
-
-                if (c == '\n') {
-                        *p++ = '\\';
-                        *p++ = 'n';
-                } else if (c == '\t') {
-                        *p++ = '\\';
-                        *p++ = 't';
-                } else if (c == '\\') {
-                        *p++ = '\\';
-                        *p++ = '\\';
-                } else if (c < ' ' || c == 0x7f || k == 0) /* a byte that is no character */
-                        p += sprintf(p, "\\x%02x", c);
-                else {
-                        memcpy(p, s, k);
-                        p += k;
-                        s += k;
-                        n -= k;
-                        continue;
-                }
-                s++;
-                n--;
-        }
-        *p = 0;
+        if (buf)
+                (void) utf8_escape_display(s, n, UTF8_ESCAPE_BACKSLASH, buf, n * 4 + 1);
         return buf;
 }
 

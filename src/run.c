@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "run.h"
 #include "shared/string-util.h"
+#include "shared/utf8.h"
 
 void run_jobs_done(RunJobs *j) {
         if (!j)
@@ -196,8 +198,14 @@ bool run_job_hung(const RunJobs *j, size_t i) {
 
 RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *buf, size_t size) {
         const ExecJob *job = &j->jobs[i];
-        char short_mp[RUN_NOTE_PATH_MAX + 1];
-        const char *mp = ellipsize_middle(mount_point, RUN_NOTE_PATH_MAX, short_mp, sizeof short_mp);
+        char shown[PATH_MAX * 4 + 1], short_mp[RUN_NOTE_PATH_MAX + 1];
+        const char *mp;
+
+        /* Escaped as in the tables before it is shortened, so that the reason still fits the line
+         * (a user's FUSE mount point may hold anything, review Q, M3). */
+        (void) utf8_escape_display(mount_point, strlen(mount_point), UTF8_ESCAPE_BACKSLASH, shown,
+                                   sizeof shown);
+        mp = ellipsize_middle(shown, RUN_NOTE_PATH_MAX, short_mp, sizeof short_mp);
 
         if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE ||
             job->outcome == OUTCOME_COVERED || job->outcome == OUTCOME_DEFERRED)

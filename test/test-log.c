@@ -421,6 +421,49 @@ TEST(event_fields_values) {
         close(sv[1]);
 }
 
+/* A mount point is any user's choice (their own FUSE mount): a newline, an escape sequence or a
+ * bidirectional override in it reaches neither a terminal nor a forged line (review Q, M3); the
+ * mount's own field keeps its bytes. */
+TEST(message_escaped) {
+        static const char mp[] = "/home/u/x\nSync of / synced\x1b]0;t\x07\xe2\x80\xae\xff";
+        char buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2], p[2], saved;
+        ssize_t n;
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        log_set_journal_fd_for_test(sv[0]);
+        log_event(LOG_ERR, SUSPEND_SYNC_MESSAGE_MOUNT_ERROR_STR,
+                  &(LogEvent) { .mount = mp, .outcome = "error", .error = EIO }, "Sync of %s failed.", mp);
+        n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_TRUE(strstr(
+                buf, "MESSAGE=Sync of /home/u/x\\nSync of / synced\\x1b]0;t\\x07\\u202e\\xff failed.\n"));
+        /* SUSPEND_SYNC_MOUNT= as it is: binary-safe (a newline in it: the length form) */
+        ASSERT_TRUE(memmem(buf, n, "SUSPEND_SYNC_MOUNT\n", 19) != NULL);
+        ASSERT_TRUE(memmem(buf, n, mp, strlen(mp)) != NULL);
+        log_set_journal_fd_for_test(-1);
+        close(sv[1]);
+
+        /* stderr, without a journal */
+        ASSERT_OK(pipe2(p, O_CLOEXEC | O_NONBLOCK));
+        saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+        ASSERT_TRUE(saved >= 0);
+        ASSERT_OK(dup2(p[1], STDERR_FILENO));
+        unsetenv("JOURNAL_STREAM");
+        log_warning("%s: gone.", mp);
+        ASSERT_EQ(log_flush(50 * USEC_PER_MSEC), 0U);
+        n = read(p[0], buf, sizeof buf - 1);
+        ASSERT_TRUE(n > 0);
+        buf[n] = 0;
+        ASSERT_STREQ(buf, "/home/u/x\\nSync of / synced\\x1b]0;t\\x07\\u202e\\xff: gone.\n");
+        ASSERT_OK(dup2(saved, STDERR_FILENO));
+        safe_close(saved);
+        safe_close(p[0]);
+        safe_close(p[1]);
+        log_set_journal_fd_for_test(-1);
+}
+
 /* A pass of a sleep names our unit in every message, structured or not, so that "journalctl -u
  * suspend-sync.service" shows the late pass (in systemd-suspend.service) and a pass whose
  * _SYSTEMD_UNIT journald lost (issue 10); other runs send no OBJECT_SYSTEMD_UNIT= at all. */
@@ -474,6 +517,7 @@ int main(void) {
         RUN(exit_statuses);
         RUN(catalog_fields_sent);
         RUN(event_fields_values);
+        RUN(message_escaped);
         RUN(object_unit);
         RUN(encode_plain);
         RUN(encode_binary);

@@ -937,6 +937,19 @@ TEST(job_note) {
         ASSERT_EQ(run_job_note(&j, 0, utf8, msg, sizeof msg), RUN_NOTE_ERROR);
         ASSERT_TRUE(utf8_is_valid_n(msg, strlen(msg)));
         ASSERT_TRUE(strstr(msg, "failed: File name too long") != NULL);
+
+        /* a user's mount point with a line and a terminal title of its own in it, escaped as in the
+         * tables (review Q, M3); and 5000 bytes of newlines (20000 escaped) still end in the reason */
+        ASSERT_EQ(run_job_note(&j, 0, "/home/u/x\nSync of / synced\x1b]0;t\x07\\", msg, sizeof msg),
+                  RUN_NOTE_ERROR);
+        ASSERT_STREQ(msg,
+                     "Sync of /home/u/x\\nSync of / synced\\x1b]0;t\\x07\\\\ failed: File name too long");
+        memset(utf8 + 1, '\n', 4998);
+        memset(msg, 'X', sizeof msg);
+        ASSERT_EQ(run_job_note(&j, 0, utf8, msg, sizeof msg), RUN_NOTE_ERROR);
+        ASSERT_TRUE(strlen(msg) <= 8 + RUN_NOTE_PATH_MAX + 27);
+        ASSERT_TRUE(strncmp(msg, "Sync of /\\n\\n", 13) == 0 && !strchr(msg, '\n'));
+        ASSERT_TRUE(strlen(msg) > 31 && streq(msg + strlen(msg) - 31, "\\n\\n failed: File name too long"));
 }
 
 int main(void) {

@@ -533,6 +533,52 @@ TEST(utf8) {
         ASSERT_STREQ(b, "\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
+/* What a terminal would not show as itself (review Q, M3 and L4). */
+TEST(utf8_escape_display) {
+        static const struct {
+                const char *in, *out, *out_backslash;
+        } cases[] = {
+                { "/mnt/plain", "/mnt/plain", "/mnt/plain" },
+                { "a\nb\tc\\d", "a\\nb\\tc\\d", "a\\nb\\tc\\\\d" },
+                { "\x1b[2J\x07\x7f", "\\x1b[2J\\x07\\x7f", "\\x1b[2J\\x07\\x7f" },
+                /* C1 controls (U+009B is a CSI to some terminals), not U+00A0 */
+                { "\xc2\x9b"
+                  "1m\xc2\x85\xc2\xa0",
+                  "\\u009b1m\\u0085\xc2\xa0", "\\u009b1m\\u0085\xc2\xa0" },
+                /* bidirectional formatting, not its neighbours U+2029, U+202F, U+2065, U+206A */
+                { "\xe2\x80\xae\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f",
+                  "\\u202e\\u2066\\u2069\\u200e\\u200f", "\\u202e\\u2066\\u2069\\u200e\\u200f" },
+                { "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
+                  "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
+                  "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa" },
+                { "caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80",
+                  "caf\xc3\xa9 \xf0\x9f\x98\x80" },
+                { "\xff\xe2\x80", "\\xff\\xe2\\x80", "\\xff\\xe2\\x80" },
+        };
+        char buf[64];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                size_t n = strlen(cases[i].in);
+
+                ASSERT_EQ(utf8_escape_display(cases[i].in, n, 0, buf, sizeof buf), strlen(cases[i].out));
+                ASSERT_STREQ(buf, cases[i].out);
+                ASSERT_EQ(utf8_escape_display(cases[i].in, n, UTF8_ESCAPE_BACKSLASH, buf, sizeof buf),
+                          strlen(cases[i].out_backslash));
+                ASSERT_STREQ(buf, cases[i].out_backslash);
+        }
+        /* Cut short: before an escape or a character that does not fit, never inside one. */
+        ASSERT_EQ(utf8_escape_display("ab\x1b", 3, 0, buf, 6), 2U);
+        ASSERT_STREQ(buf, "ab");
+        ASSERT_EQ(utf8_escape_display("ab\x1b", 3, 0, buf, 7), 6U);
+        ASSERT_STREQ(buf, "ab\\x1b");
+        ASSERT_EQ(utf8_escape_display("a\xc3\xa9", 3, 0, buf, 3), 1U);
+        ASSERT_STREQ(buf, "a");
+        ASSERT_EQ(utf8_escape_display("abc", 3, 0, buf, 1), 0U);
+        ASSERT_STREQ(buf, "");
+        /* the worst case, every byte escaped, fits 4 * n + 1 */
+        ASSERT_EQ(utf8_escape_display("\xff\xff\xff", 3, 0, buf, 13), 12U);
+}
+
 TEST(hex) {
         _cleanup_free_ char *h = NULL, *e = NULL, *s = NULL;
 
@@ -1407,6 +1453,7 @@ int main(void) {
         RUN(close_all_fds_from);
         RUN(close_all_fds_but);
         RUN(utf8);
+        RUN(utf8_escape_display);
         RUN(hex);
         RUN(json_build);
         RUN(json_bytes_array);

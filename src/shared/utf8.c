@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,4 +77,54 @@ char *utf8_escape_invalid_n(const char *s, size_t n) {
         }
         *q = 0;
         return buf;
+}
+
+/* The code point of a valid sequence of l bytes that utf8_escape_display() shows escaped, else 0. */
+static unsigned escaped_code_point(const unsigned char *s, size_t l) {
+        unsigned cp;
+
+        if (l == 1)
+                return 0;
+        if (l == 2) {
+                cp = ((s[0] & 0x1FU) << 6) | (s[1] & 0x3FU);
+                return cp < 0xA0 ? cp : 0;
+        }
+        if (l != 3)
+                return 0;
+        cp = ((s[0] & 0x0FU) << 12) | ((s[1] & 0x3FU) << 6) | (s[2] & 0x3FU);
+        return cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+                               (cp >= 0x2066 && cp <= 0x2069)
+                       ? cp
+                       : 0;
+}
+
+size_t utf8_escape_display(const char *s, size_t n, unsigned flags, char *buf, size_t size) {
+        size_t pos = 0;
+
+        while (n > 0) {
+                unsigned char c = (unsigned char) *s;
+                size_t l = utf8_sequence_length(s, n), k;
+                char e[8];
+                unsigned cp;
+
+                if (l == 0 || (l == 1 && (c < ' ' || c == 0x7f) && c != '\n' && c != '\t')) {
+                        l = 1;
+                        k = (size_t) snprintf(e, sizeof e, "\\x%02x", c);
+                } else if (c == '\n' || c == '\t' || (c == '\\' && (flags & UTF8_ESCAPE_BACKSLASH))) {
+                        e[0] = '\\', e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : '\\';
+                        k = 2;
+                } else if ((cp = escaped_code_point((const unsigned char *) s, l)) != 0)
+                        k = (size_t) snprintf(e, sizeof e, "\\u%04x", cp);
+                else
+                        k = 0;
+                if (pos + (k ?: l) >= size)
+                        break;
+                memcpy(buf + pos, k ? e : s, k ?: l);
+                pos += k ?: l;
+                s += l;
+                n -= l;
+        }
+        if (size > 0)
+                buf[pos] = 0;
+        return pos;
 }

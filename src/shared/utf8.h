@@ -19,3 +19,16 @@ bool utf8_is_valid_n(const char *s, size_t n);
 /* A NUL-terminated copy of the n bytes at s with every byte that does not start a valid sequence
  * replaced by U+FFFD (EF BF BD); NULL when out of memory. */
 char *utf8_escape_invalid_n(const char *s, size_t n);
+
+/* utf8_escape_display() flags. */
+#define UTF8_ESCAPE_BACKSLASH 1U /* a backslash doubled: the text can be read back unambiguously */
+
+/*
+ * Copies the n bytes at s to buf, NUL-terminated, with what a terminal would not show as itself
+ * escaped: a newline and a tab as \n and \t, other C0 controls, DEL and bytes of no valid sequence as \xNN, C1
+ * controls (U+0080..U+009F, which some terminals obey) and the bidirectional formatting characters
+ * (U+200E, U+200F, U+202A..U+202E, U+2066..U+2069: they reorder what follows on screen) as
+ * \uXXXX. Stops before an escape or a character that would not fit (size > 0), so a cut text is
+ * still valid; 4 * n + 1 bytes always hold it all. Returns the length written.
+ */
+size_t utf8_escape_display(const char *s, size_t n, unsigned flags, char *buf, size_t size);
