@@ -122,6 +122,7 @@ typedef struct Daemon {
         sd_event_source *post_timer;
         sd_event_source *relock_timer;
         unsigned relock_tries;
+        pid_t unreaped[4]; /* children spawn() could not watch, killed, to reap (0: none) */
         sd_event_source *tidy_timer;
 } Daemon;
 
@@ -437,6 +438,29 @@ _noreturn_ static void late_child(Daemon *d) {
         _exit(code);
 }
 
+/* The children spawn() killed, reaped if they have exited, never waited for (review O, O8): SIGKILL
+ * is not instant, and a child stuck in the kernel (in D state, on a hung mount) dies only when it
+ * returns; the daemon's event loop must not wait for that. sd-event reaps only the children it
+ * watches (which these are not, a source for them having just failed): on_tidy() and the next
+ * spawn() failure reap them; one that does not fit stays a zombie until we exit. */
+static void unreaped_reap(Daemon *d) {
+        for (size_t i = 0; i < ELEMENTSOF(d->unreaped); i++)
+                if (d->unreaped[i] > 0 && waitpid(d->unreaped[i], NULL, WNOHANG) != 0)
+                        d->unreaped[i] = 0; /* reaped, or not ours any more (ECHILD) */
+}
+
+static void unreaped_add(Daemon *d, pid_t pid) {
+        unreaped_reap(d);
+        if (waitpid(pid, NULL, WNOHANG) != 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(d->unreaped); i++)
+                if (d->unreaped[i] == 0) {
+                        d->unreaped[i] = pid;
+                        return;
+                }
+        log_debug("PID " PID_FMT " stays a zombie once it exits, until the daemon exits.", pid);
+}
+
 /* Forks "suspend-sync ARGS..." (argv NULL: child(d), which never returns) with the environment of a
  * process no service manager started (a pass that saw our $INVOCATION_ID or $NOTIFY_SOCKET would
  * take this unit for its own). Its event source (callback) must unref itself. Returns the pid or a
@@ -467,7 +491,7 @@ static pid_t spawn(Daemon *d, char *const *argv, void (*child)(Daemon *d),
         r = sd_event_add_child(d->event, &s, pid, WEXITED, callback, d);
         if (r < 0) { /* unwatched, it would never count as ended: not at all */
                 (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
+                unreaped_add(d, pid);
                 return r;
         }
         return pid;
@@ -967,6 +991,7 @@ static int on_tidy(sd_event_source *s, uint64_t usec, void *userdata) {
 
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
         (void) bounded_child_abandoned(0, NULL);
+        unreaped_reap(d);
         standby_fork(d);
         return 0;
 }
