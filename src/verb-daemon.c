@@ -122,7 +122,9 @@ typedef struct Daemon {
         sd_event_source *post_timer;
         sd_event_source *relock_timer;
         unsigned relock_tries;
-        pid_t unreaped[4]; /* children spawn() could not watch, killed, to reap (0: none) */
+        sd_bus_slot *lock_slot; /* the lock asked for again (relock()): the call under way */
+        uint64_t lock_delay;    /* ... InhibitDelayMaxUSec, as its first step read it */
+        pid_t unreaped[4];      /* children spawn() could not watch, killed, to reap (0: none) */
         sd_event_source *tidy_timer;
 } Daemon;
 
@@ -139,11 +141,28 @@ static int mark_create(void) {
         return fd < 0 ? negative_errno() : 0;
 }
 
+/* The lock in logind's answer to Inhibit kept (a copy of its fd: the message owns the one it
+ * carries), with InhibitDelayMaxUSec as read before it. */
+static int lock_keep(Daemon *d, sd_bus_message *reply, uint64_t delay) {
+        int fd, r;
+
+        r = sd_bus_message_read(reply, "h", &fd);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read logind's answer: %m");
+        d->lock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (d->lock_fd < 0)
+                return log_warning_errno(negative_errno(), "Failed to keep the lock's fd: %m");
+        d->delay_max = delay;
+        return 0;
+}
+
+/* At the start, before the event loop runs (nothing is served yet, READY=1 comes after it): the
+ * lock, or the daemon does not start. After a sleep: relock(), which does not wait. */
 static int lock_take(Daemon *d) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         uint64_t delay = 0;
-        int fd, r;
+        int r;
 
         r = sd_bus_get_property_trivial(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "InhibitDelayMaxUSec",
                                         &error, 't', &delay);
@@ -155,14 +174,7 @@ static int lock_take(Daemon *d) {
         if (r < 0)
                 return log_warning_errno(r, "Failed to take logind's delay lock: %s",
                                          error.message ?: strerror(-r));
-        r = sd_bus_message_read(reply, "h", &fd);
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read logind's answer: %m");
-        d->lock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (d->lock_fd < 0)
-                return log_warning_errno(negative_errno(), "Failed to keep the lock's fd: %m");
-        d->delay_max = delay;
-        return 0;
+        return lock_keep(d, reply, delay);
 }
 
 static void lock_release(Daemon *d) {
@@ -170,18 +182,14 @@ static void lock_release(Daemon *d) {
 }
 
 static int on_relock(sd_event_source *s, uint64_t usec, void *userdata);
+static int on_relock_delay(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
+static int on_relock_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
 
-/* After a sleep: the lock again, or a try a second until DAEMON_RELOCK_TRIES, then exit (systemd
- * restarts us). */
-static void relock(Daemon *d) {
+/* A try of relock() failed (its message logged): another a second later, or after
+ * DAEMON_RELOCK_TRIES the exit (systemd restarts us). */
+static void relock_failed(Daemon *d) {
         int r;
 
-        if (d->lock_fd >= 0 || d->relock_timer)
-                return;
-        if (lock_take(d) >= 0) {
-                d->relock_tries = 0;
-                return;
-        }
         if (++d->relock_tries >= DAEMON_RELOCK_TRIES) {
                 log_error("Could not take logind's delay lock again in %u tries, exiting.", d->relock_tries);
                 (void) sd_event_exit(d->event, -ENOLCK);
@@ -193,11 +201,90 @@ static void relock(Daemon *d) {
                 (void) sd_event_exit(d->event, r);
 }
 
+/*
+ * After a sleep: the lock again, asked for without waiting (review O, O8): InhibitDelayMaxUSec,
+ * then Inhibit, each answered in its callback (within DAEMON_BUS_TIMEOUT, the bus's method call
+ * timeout, or failed), while the event loop goes on serving the hook's socket, the bound of
+ * restore-knob and logind's next signal. Once at a time (lock_slot), never while one is held, a try
+ * is waiting, or a sleep is under way: a PrepareForSleep(true) that comes before the answer finds no
+ * lock, and the unit runs, as it always did without our lock; the answer that comes during that
+ * sleep is let go (a delay lock taken after the signal would hold logind's sleep up for nothing),
+ * and the PrepareForSleep(false) after it asks again.
+ */
+static void relock(Daemon *d) {
+        int r;
+
+        if (d->lock_fd >= 0 || d->relock_timer || d->lock_slot || d->sleeping)
+                return;
+        r = sd_bus_call_method_async(d->bus, &d->lock_slot, LOGIN1, LOGIN1_PATH,
+                                     "org.freedesktop.DBus.Properties", "Get", on_relock_delay, d, "ss",
+                                     LOGIN1_MANAGER, "InhibitDelayMaxUSec");
+        if (r < 0) {
+                log_warning_errno(r, "Failed to ask logind for its InhibitDelayMaxUSec: %m");
+                relock_failed(d);
+        }
+}
+
 static int on_relock(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
         d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
         relock(d);
+        return 0;
+}
+
+static int on_relock_delay(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        Daemon *d = userdata;
+        int r;
+
+        d->lock_slot = sd_bus_slot_unref(d->lock_slot);
+        if (e) {
+                log_warning_errno(sd_bus_message_get_errno(m),
+                                  "Failed to read logind's InhibitDelayMaxUSec: %s", e->message ?: e->name);
+                relock_failed(d);
+                return 0;
+        }
+        r = sd_bus_message_read(m, "v", "t", &d->lock_delay);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read logind's InhibitDelayMaxUSec: %m");
+                relock_failed(d);
+                return 0;
+        }
+        if (d->sleeping) /* asked for again by the PrepareForSleep(false) after it */
+                return 0;
+        r = sd_bus_call_method_async(d->bus, &d->lock_slot, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit",
+                                     on_relock_inhibit, d, "ssss", "sleep", "suspend-sync",
+                                     "Syncing filesystems before sleep", "delay");
+        if (r < 0) {
+                log_warning_errno(r, "Failed to take logind's delay lock: %m");
+                relock_failed(d);
+        }
+        return 0;
+}
+
+static int on_relock_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        Daemon *d = userdata;
+
+        d->lock_slot = sd_bus_slot_unref(d->lock_slot);
+        if (e) {
+                log_warning_errno(sd_bus_message_get_errno(m), "Failed to take logind's delay lock: %s",
+                                  e->message ?: e->name);
+                relock_failed(d);
+                return 0;
+        }
+        if (d->sleeping) {
+                /* The lock's fd goes with the message: released. */
+                log_debug("logind's delay lock came after this sleep began, released; taken again after it.");
+                return 0;
+        }
+        if (lock_keep(d, m, d->lock_delay) < 0) {
+                relock_failed(d);
+                return 0;
+        }
+        d->relock_tries = 0;
+        log_debug("Holding logind's delay lock for sleep again.");
         return 0;
 }
 
@@ -1183,6 +1270,7 @@ static void daemon_done(Daemon *d) {
         d->hook_source = sd_event_source_disable_unref(d->hook_source);
         d->hook_conn_source = sd_event_source_disable_unref(d->hook_conn_source);
         d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
+        d->lock_slot = sd_bus_slot_unref(d->lock_slot);
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
         /* Closed without a flush (review O, O8): sd_bus_flush() waits without a bound for a bus that
          * stopped reading. Nothing queued must reach it: the lock goes with its fd (above), the

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Review O, O8: the daemon takes logind's delay lock again after a sleep without blocking its event
+# loop, against fake-logind on a private dbus-daemon (the daemon's "system bus" through
+# $DBUS_SYSTEM_BUS_ADDRESS), which can hold its answers to Inhibit:
+#   1. while the Inhibit call after a resume is held unanswered, the daemon serves the hook's socket
+#      (a malformed request closed) and the bus (Ping), and the call has not failed: the event loop
+#      never waited for it (the synchronous call waited DAEMON_BUS_TIMEOUT, 10 s, then failed);
+#   2. the answer that comes later is the lock the daemon holds: the next PrepareForSleep(true)
+#      releases exactly that lock;
+#   3. a PrepareForSleep(true) that comes before the answer: no lock of ours for that sleep (the unit
+#      runs), and the lock that comes during it is let go at once (it would hold the sleep up), not
+#      asked for again until the PrepareForSleep(false) after it;
+#   4. a sleep and a resume while a call is under way: no second call, the one answer kept;
+#   5. a refused call: tried again, as before (a second later, DAEMON_RELOCK_TRIES in all);
+#   6. SIGTERM: the lock released and the daemon gone, without flushing its bus.
+# DeadlineSec=60s: above the daemon pass's cap, so that the daemon runs no pass of its own and lets
+# each sleep's lock go on PrepareForSleep(true) (pass_start(): "No pass of ours"), which is what
+# fake-logind sees. Root (the daemon refuses otherwise), dbus-daemon, python3; /run/suspend-sync-daemon
+# must not exist (the daemon's RuntimeDirectory=, whose socket path is fixed).
+set -euo pipefail
+source "$TEST_LIB/suspend-sync.sh"
+require_root
+command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
+command -v python3 >/dev/null || skip "no python3"
+[[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
+RUNDIR=/run/suspend-sync-daemon
+[[ -e $RUNDIR ]] && skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
+ss_init
+ss_config "[Sync]
+DeadlineSec=60s"
+mkdir -m 0755 "$RUNDIR"
+ss_on_exit "rm -rf '$RUNDIR'"
+
+# a bound on each wait, so that a daemon that does not do its part fails the test instead of hanging
+# it (not a measure of anything: every step takes milliseconds)
+WAIT_MAX=60
+
+# The private bus.
+dbus-daemon --session --nofork --nopidfile --address="unix:path=$SS_TMP/bus" --print-address=1 \
+        >"$SS_TMP/bus.addr" 2>"$SS_TMP/bus.err" &
+bus_pid=$!
+ss_on_exit "kill $bus_pid 2>/dev/null; wait $bus_pid 2>/dev/null"
+for ((i = 0; i < WAIT_MAX * 20; i++)); do [[ -s $SS_TMP/bus.addr ]] && break; sleep 0.05; done
+[[ -s $SS_TMP/bus.addr ]] || fail "dbus-daemon did not start: $(cat "$SS_TMP/bus.err")"
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$SS_TMP/bus
+
+# fake-logind, its commands on fd 5, what it tells in fake.out.
+mkfifo "$SS_TMP/fake.in"
+"$FAKE_LOGIND" <"$SS_TMP/fake.in" >"$SS_TMP/fake.out" 2>"$SS_TMP/fake.err" &
+fake_pid=$!
+exec 5>"$SS_TMP/fake.in"
+ss_on_exit "exec 5>&-; kill $fake_pid 2>/dev/null; wait $fake_pid 2>/dev/null"
+
+# fake_wait LINE [COUNT]: until fake-logind has told LINE (COUNT times, default 1).
+fake_wait() {
+        local i
+        for ((i = 0; i < WAIT_MAX * 20; i++)); do
+                (($(grep -cx "$1" "$SS_TMP/fake.out") >= ${2:-1})) && return 0
+                kill -0 "$daemon_pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        echo "--- fake-logind:"; cat "$SS_TMP/fake.out" "$SS_TMP/fake.err"
+        echo "--- daemon:"; cat "$SS_TMP/daemon.log"
+        fail "fake-logind did not tell '$1' (x${2:-1}) within ${WAIT_MAX}s (or the daemon is gone)"
+}
+fake() { echo "$1" >&5; }
+# ping: the daemon answered a Ping sent after everything fake-logind sent so far, so it has handled
+# those and fake-logind has what it sent while doing so (one peer's messages to another keep their
+# order through the bus).
+pings=0
+ping() { fake ping; pings=$((pings + 1)); fake_wait pong "$pings"; }
+count() { grep -c "^$1 " "$SS_TMP/fake.out" || true; }
+
+daemon_pid=$$
+fake_wait ready
+
+env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" SUSPEND_SYNC_TEST_NO_STANDBY=1 SUSPEND_SYNC_LOG_LEVEL=debug \
+        "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" daemon >"$SS_TMP/daemon.log" 2>&1 &
+daemon_pid=$!
+ss_on_exit "kill $daemon_pid 2>/dev/null; wait $daemon_pid 2>/dev/null"
+
+# The first lock, at the start (synchronous: before READY=1, nothing is served yet).
+fake_wait "granted 1"
+ping
+grep -q "Holding logind's delay lock" "$SS_TMP/daemon.log" || fail "no lock held at the start"
+fake "signal 1"
+fake_wait "released 1"
+
+# 1. After the resume, Inhibit held: the event loop still runs.
+fake hold
+fake "signal 0"
+fake_wait "inhibit 2"
+ping
+answer=$(timeout "$WAIT_MAX" python3 - "$RUNDIR/late-pass" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.send(b"x")
+print("closed" if s.recv(64) == b"" else "answered")
+PY
+) || fail "the hook's socket was not served while Inhibit was under way"
+[[ $answer == closed ]] || fail "the daemon answered a malformed request: '$answer'"
+if grep "Failed to take logind's delay lock\|Failed to read logind's InhibitDelayMaxUSec" "$SS_TMP/daemon.log"; then
+        fail "the call failed (timed out) before the event loop ran: the daemon waited for it"
+fi
+[[ $(count inhibit) == 2 ]] || fail "Inhibit asked $(count inhibit) times, not 2"
+echo "ok 1: the hook's socket and the bus served while Inhibit was under way"
+
+# 2. The late answer is the lock the daemon holds.
+fake answer
+fake_wait "granted 2"
+fake "signal 1"
+fake_wait "released 2"
+echo "ok 2: the lock of the late answer held, released on the next sleep"
+
+# 3. PrepareForSleep(true) before the answer: released as it comes, not asked for during the sleep.
+fake hold
+fake "signal 0"
+fake_wait "inhibit 3"
+fake "signal 1"
+ping
+fake answer
+fake_wait "granted 3"
+fake_wait "released 3"
+ping
+[[ $(count inhibit) == 3 ]] || fail "Inhibit asked during the sleep: $(count inhibit) calls"
+fake "signal 0"
+fake_wait "granted 4"
+ping
+grep -qx "released 4" "$SS_TMP/fake.out" && fail "the lock taken after the resume was released"
+[[ $(grep -c "delay lock came after this sleep began" "$SS_TMP/daemon.log") == 1 ]] ||
+        fail "the daemon did not say it let the lock go"
+echo "ok 3: a lock that came during a sleep let go, taken again after it"
+
+# 4. A sleep and a resume while the call is under way: one call, its answer kept.
+fake "signal 1"
+fake_wait "released 4"
+fake hold
+fake "signal 0"
+fake_wait "inhibit 5"
+fake "signal 1"
+fake "signal 0"
+ping
+[[ $(count inhibit) == 5 ]] || fail "Inhibit asked again while a call was under way: $(count inhibit) calls"
+fake answer
+fake_wait "granted 5"
+ping
+grep -qx "released 5" "$SS_TMP/fake.out" && fail "the answer after the resume was not kept"
+echo "ok 4: one call under a sleep and a resume, its lock kept"
+
+# 5. A refused call: tried again (a second later), the lock of the next one held.
+fake "signal 1"
+fake_wait "released 5"
+fake fail
+fake "signal 0"
+fake_wait "refused 6"
+fake_wait "granted 7"
+grep -q "Failed to take logind's delay lock: Refused by the test" "$SS_TMP/daemon.log" ||
+        fail "the refusal was not logged"
+echo "ok 5: a refused call tried again"
+
+# 6. SIGTERM: the lock released, the daemon gone.
+kill -TERM "$daemon_pid"
+rc=0
+wait "$daemon_pid" || rc=$?
+[[ $rc == 0 ]] || fail "the daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
+daemon_pid=$$
+fake_wait "released 7"
+[[ $(count released) == 6 && $(count granted) == 6 ]] || fail "locks granted and released do not match"
+echo "ok 6: SIGTERM released the lock, the daemon exited 0"
