@@ -242,6 +242,15 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                            a->sysfs, n_unclassified,
                            n_incomplete > 0 ? ", some with a device stack that could not be read in full"
                                             : "");
+        /* Never silently either: a Device=rotational rule that skips was passed over for them. */
+        if (s->n_rotational_unknown > 0)
+                log_notice("queue/rotational of %zu disk(s) under '%s' not read (%s): whether their "
+                           "filesystems are on a rotational disk is unknown, so no Device=rotational rule "
+                           "that skips applies to them, and one that syncs keeps later rules from skipping.",
+                           s->n_rotational_unknown, a->sysfs,
+                           s->rotational_error == -ETIMEDOUT ? "no answer within the bound, a disk in "
+                                                               "revalidation or error handling?"
+                                                             : strerror(-s->rotational_error));
         if (n_stats > 0)
                 log_internal(bdi_level(a), 0,
                              "bdi stats under '%s/bdi' unreadable or of an unknown layout for %zu "
@@ -290,7 +299,8 @@ static SampleSources sample_sources(const Args *a, PlanScope scope, ContextFlags
                 /* Only a deferral (plan.h: late_commit) needs to know where a loop device writes. */
                 .loop_backing = (flags & CONTEXT_DEFERRAL) && scope == PLAN_SCOPE_ALL && p->defer_commit,
                 /* queue/rotational takes the queue's limits lock, which a task stuck in the disk's
-                 * revalidation holds: a pass reads it only for a rule (Device=rotational). */
+                 * revalidation holds for tens of seconds: read in a bounded child, never here
+                 * (device-rotational.h), and by a pass only for a rule (Device=rotational). */
                 .no_rotational = (flags & CONTEXT_RUN) && !policy_uses_device_class(p, DEVICE_ROTATIONAL),
         };
 }
@@ -357,6 +367,8 @@ int context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, con
 
         src.until = until;
         src.loop_backing = false;
+        /* sample_changed_since() compares no device class: no child for queue/rotational. */
+        src.no_rotational = true;
         return sample_load(&src, ret);
 }
 
@@ -413,9 +425,9 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
          * the read then costs little more than its fork. The configuration decides: the sample
          * waits for it before its first bounded child, whose bounds follow DeadlineSec= and which
          * asks the loop driver only by DeferCommit= (the gate); and a sample that read otherwise than
-         * it would is made again. A pass never reads queue/rotational on an assumption (it may wait
-         * on a queue lock, context.h): a rule the assumed configuration has is waited for first, one
-         * new since costs a second sample. */
+         * it would is made again. A pass never reads queue/rotational on an assumption (its child, a
+         * fork bounded as the others, is for a rule only, context.h): a rule the assumed
+         * configuration has is waited for first, one new since costs a second sample. */
         x.start_error = policy_start(a, c, &x.reader);
         if (!a->assumed_config && policy_new(&defaults) < 0) {
                 x.reader = conf_reader_free(x.reader);

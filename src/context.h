@@ -99,8 +99,8 @@ usec_t context_reach_timeout(const Policy *p);
 typedef enum ContextFlags {
         CONTEXT_DEFERRAL = 1U << 0, /* the plan may leave superblocks to the late pass (plan.h) */
         CONTEXT_RUN = 1U << 1,      /* a pass that syncs, bound by its deadline: sysfs attributes that
-                                     * may wait on a queue lock (queue/rotational) are read only where
-                                     * a rule needs them */
+                                     * may wait on a queue lock (queue/rotational, read in a bounded
+                                     * child by every verb) are read only where a rule needs them */
 } ContextFlags;
 
 /* Opens a->root as c->root_fd, unless it is open already. */
@@ -127,7 +127,8 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
 /* Its second half: sample and plan, the policy already loaded. */
 int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 /* A sample read as the pass's was (c's sources and policy), its bounded children ending by until,
- * for sample_changed_since(): never asks where loop devices write. Logs nothing. */
+ * for sample_changed_since(): never asks where loop devices write, nor reads queue/rotational (no
+ * class is compared). Logs nothing. */
 int context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c, usec_t until,
                          Sample **ret);
 

@@ -302,6 +302,10 @@ void sysfs_done(Sysfs *s) {
         s->udev = NULL;
 }
 
+Sysfs sysfs_on_fd(int root_fd) {
+        return (Sysfs) { .root_fd = root_fd, .backend = &sysfs_backend_dirfd };
+}
+
 static bool sysfs_root_is_real(const char *sysfs_root) {
         return streq(sysfs_root, "/sys") || streq(sysfs_root, "/sys/");
 }

@@ -69,6 +69,9 @@ void node_done(Node *n);
 /* Opens sysfs_root with the given backend. negative errno (-ENOMEM, -EINVAL, or sysfs_root missing). */
 int sysfs_open(const char *sysfs_root, SysfsBackendKind kind, Sysfs *ret);
 void sysfs_done(Sysfs *s);
+/* The directory-fd backend on root_fd, which stays the caller's: no sysfs_done() (a bounded child's
+ * kept fd, device-rotational.c). */
+Sysfs sysfs_on_fd(int root_fd);
 
 /* Attribute value with trailing whitespace removed. -ENOENT if missing/unreadable; -ENOMEM. */
 int sysfs_node_attr(Sysfs *s, const Node *n, const char *name, char **ret);

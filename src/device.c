@@ -79,7 +79,7 @@ int device_class_from_string(const char *s) {
 
 typedef struct Walk {
         Sysfs *sysfs;
-        bool no_rotational; /* leave queue/rotational unread (device_classifier_set_rotational()) */
+        DeviceRotationalRead rotational; /* device_classifier_set_rotational_read() */
         dev_t *leaves;
         size_t n_leaves;
         unsigned visits;
@@ -90,7 +90,9 @@ typedef struct Walk {
         char *loop_devname;
         unsigned n_loops;
         bool served_remotely;
-        bool incomplete; /* a part of the stack could not be read or was beyond a bound */
+        bool incomplete;         /* a part of the stack could not be read or was beyond a bound */
+        char **rotational_disks; /* DEVICE_ROTATIONAL_DEFER: the disks whose attribute decides */
+        size_t n_rotational_disks;
 } Walk;
 
 static int walk_add_leaf(Walk *w, dev_t d) {
@@ -228,9 +230,16 @@ static int disk_facts(Walk *w, const Node *disk) {
                 w->unknown |= DEVICE_REMOVABLE;
         if (r > 0)
                 w->classes |= DEVICE_REMOVABLE;
-        r = w->no_rotational ? -ENODATA : sysfs_node_attr_bool(s, disk, "queue/rotational");
+        r = w->rotational == DEVICE_ROTATIONAL_READ ? sysfs_node_attr_bool(s, disk, "queue/rotational")
+                                                    : -ENODATA;
         if (r == -ENOMEM)
                 return r;
+        /* Deferred: unknown until the child's answer is applied (device_info_apply_rotational()); a
+         * disk whose directory is not known is listed as "", which nobody asks: it stays unknown. */
+        if (w->rotational == DEVICE_ROTATIONAL_DEFER &&
+            !strv_contains(w->rotational_disks, disk->path ?: "") &&
+            strv_extend(&w->rotational_disks, &w->n_rotational_disks, disk->path ?: "") < 0)
+                return -ENOMEM;
         if (r < 0)
                 w->unknown |= DEVICE_ROTATIONAL;
         if (r > 0)
@@ -571,17 +580,18 @@ void device_info_done(DeviceInfo *d) {
         free(d->leaves);
         free(d->loop_backing_file);
         free(d->loop_devname);
+        strv_free(d->rotational_disks);
         *d = (DeviceInfo) {};
 }
 
 struct DeviceClassifier {
         Sysfs sysfs;
-        bool has_sysfs;     /* false: sysfs_root could not be opened, nothing is classified */
-        bool no_rotational; /* device_classifier_set_rotational() */
+        bool has_sysfs; /* false: sysfs_root could not be opened, nothing is classified */
+        DeviceRotationalRead rotational;
 };
 
-void device_classifier_set_rotational(DeviceClassifier *c, bool read) {
-        c->no_rotational = !read;
+void device_classifier_set_rotational_read(DeviceClassifier *c, DeviceRotationalRead how) {
+        c->rotational = how;
 }
 
 int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceClassifier **ret) {
@@ -610,9 +620,9 @@ DeviceClassifier *device_classifier_free(DeviceClassifier *c) {
         return NULL;
 }
 
-static int classify_sysfs(Sysfs *s, bool no_rotational, dev_t dev, const char *fstype, const char *source,
-                          DeviceInfo *info) {
-        Walk w = { .sysfs = s, .no_rotational = no_rotational };
+static int classify_sysfs(Sysfs *s, DeviceRotationalRead rotational, dev_t dev, const char *fstype,
+                          const char *source, DeviceInfo *info) {
+        Walk w = { .sysfs = s, .rotational = rotational };
         int r;
 
         if (major(dev) != 0) {
@@ -668,11 +678,15 @@ static int classify_sysfs(Sysfs *s, bool no_rotational, dev_t dev, const char *f
         info->loop_devname = TAKE_PTR(w.loop_devname);
         info->n_loops = w.n_loops;
         info->served_remotely = w.served_remotely;
+        /* Not classified: every class is unknown whatever is read (device_info_unknown_classes()). */
+        if (info->classified)
+                info->rotational_disks = TAKE_PTR(w.rotational_disks);
         r = 0;
 finish:
         free(w.leaves);
         free(w.backing_file);
         free(w.loop_devname);
+        strv_free(w.rotational_disks);
         return r;
 }
 
@@ -693,7 +707,7 @@ int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstyp
         }
 
         if (c->has_sysfs) {
-                r = classify_sysfs(&c->sysfs, c->no_rotational, dev, fstype, source, &info);
+                r = classify_sysfs(&c->sysfs, c->rotational, dev, fstype, source, &info);
                 if (r < 0) {
                         device_info_done(&info);
                         return r;

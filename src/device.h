@@ -65,6 +65,11 @@ typedef struct DeviceInfo {
                                     * a device under devices/virtual/ other than loop, dm, md, zram,
                                     * ram, nullb; or below an iSCSI session), or where its device
                                     * lives is not known */
+        char **rotational_disks;  /* DEVICE_ROTATIONAL_DEFER: the sysfs directories (relative to
+                                    * the sysfs root; libudev's: absolute) of the disks whose
+                                    * queue/rotational decides the class, NULL-terminated, NULL
+                                    * when none; the class is unknown until
+                                    * device_info_apply_rotational() (device-rotational.h) */
 } DeviceInfo;
 
 void device_info_done(DeviceInfo *d);
@@ -102,10 +107,18 @@ typedef enum SysfsBackendKind {
 int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceClassifier **ret);
 DeviceClassifier *device_classifier_free(DeviceClassifier *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceClassifier *, device_classifier_free);
-/* Whether the "rotational" class is read (default: yes). Its attribute, queue/rotational, takes the
- * queue's limits lock (Linux 6.11+), which a task stuck in the disk's revalidation (a SCSI command to
- * a disk that stopped answering) or a loop device's reconfiguration holds: a pass bound by a deadline
- * reads it only where a rule asks for the class. Unread, no disk has it. */
-void device_classifier_set_rotational(DeviceClassifier *c, bool read);
+/* How the "rotational" class is read. Its attribute, queue/rotational, takes the queue's limits lock
+ * (Linux 6.11+), which a task stuck in the disk's revalidation (a SCSI command to a disk that stopped
+ * answering, a USB disk reset or pulled) or a loop device's reconfiguration holds for tens of seconds:
+ * a sample never reads it in its own process (review O, O9). */
+typedef enum DeviceRotationalRead {
+        DEVICE_ROTATIONAL_READ,   /* here, in this process (the default: tests and cross-checks) */
+        DEVICE_ROTATIONAL_UNREAD, /* not at all: no disk has the class, every one has it unknown */
+        DEVICE_ROTATIONAL_DEFER,  /* later: the disks are listed in DeviceInfo.rotational_disks, the
+                                   * class unknown until device_info_apply_rotational() applies what a
+                                   * bounded child read (device_rotational_query()) */
+} DeviceRotationalRead;
+
+void device_classifier_set_rotational_read(DeviceClassifier *c, DeviceRotationalRead how);
 int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstype, const char *source,
                                DeviceInfo *ret);

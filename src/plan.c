@@ -292,6 +292,23 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
          * docs/CLEAN-EVIDENCE.md): every row of fs-type.c has the clean rule "none"
          * (fs_type_clean_rule()), so whatever may hold data is synced, whatever SkipClean= says. */
         d->action = PLAN_SYNC;
+        if (!d->rule && device_info_unknown_classes(&s->device) != 0) {
+                /* A skip rule that matches should the classes not read be there: passed over
+                 * (policy_match()), said, as a rotational disk whose queue/rotational gave no answer
+                 * in time (device-rotational.h) is not taken for one that is not. */
+                const Rule *passed = policy_match(policy, m->mount_point, s->fstype,
+                                                  s->device.classes | device_info_unknown_classes(&s->device),
+                                                  0, NULL);
+
+                if (passed && passed->action == RULE_ACTION_SKIP) {
+                        r = asprintf(&d->reason,
+                                     "rule '%s': Action=skip not applied (its Device= not proven: the "
+                                     "device's classes could not all be read); writable: may hold unsynced "
+                                     "data",
+                                     passed->name);
+                        return r < 0 ? -ENOMEM : 0;
+                }
+        }
         {
                 uint64_t dirty = sb_dirty_bytes(s);
                 if (dirty != UINT64_MAX && dirty > 0)

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 
+#include "device-rotational.h"
 #include "ext4-journal.h"
 #include "fs-module.h"
 #include "loop-backing.h"
@@ -19,6 +20,7 @@
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
 #include "shared/string-util.h"
+#include "shared/strv.h"
 
 static void superblock_done(Superblock *s) {
         free(s->fstype);
@@ -401,7 +403,9 @@ static int live_classify(void *userdata, dev_t dev, const char *fstype, const ch
                 int r = device_classifier_new(f->sysfs_root, SYSFS_DIRFD, &f->classifier);
                 if (r < 0)
                         return r;
-                device_classifier_set_rotational(f->classifier, !f->no_rotational);
+                /* Never read here: the attribute waits on the queue's limits lock (ask_rotational()). */
+                device_classifier_set_rotational_read(
+                        f->classifier, f->no_rotational ? DEVICE_ROTATIONAL_UNREAD : DEVICE_ROTATIONAL_DEFER);
         }
         return device_classifier_classify(f->classifier, dev, fstype, source, ret);
 }
@@ -584,6 +588,46 @@ static int ask_loop_backing(const SampleSources *src, Sample *s) {
                         sb->loop_backing_rdev = q[i].backing_rdev;
                 }
         }
+        return 0;
+}
+
+static int cmp_rotational_query(const DeviceRotationalQuery *a, const DeviceRotationalQuery *b) {
+        return strcmp(a->disk, b->disk);
+}
+
+/* queue/rotational of every disk a classified device lists (DeviceInfo.rotational_disks), each disk
+ * once, in one bounded child (device-rotational.h), bounded as the sample's other children; the
+ * answers applied to every device. A disk without one leaves the class unknown. */
+static int ask_rotational(const SampleSources *src, int sysfs_fd, Sample *s) {
+        _cleanup_free_ DeviceRotationalQuery *q = NULL;
+        size_t n = 0, m = 0, max = 0;
+
+        if (src->no_rotational)
+                return 0;
+        for (size_t k = 0; k < s->n_sbs; k++)
+                max += strv_length(s->sbs[k].device.rotational_disks);
+        if (max == 0)
+                return 0;
+        q = calloc(max, sizeof(DeviceRotationalQuery));
+        if (!q)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_sbs; k++)
+                for (char **d = s->sbs[k].device.rotational_disks; d && *d; d++)
+                        if (!isempty(*d)) /* a disk whose directory is not known: unknown */
+                                q[n++] = (DeviceRotationalQuery) { .disk = *d };
+        typesafe_qsort(q, n, cmp_rotational_query);
+        for (size_t i = 0; i < n; i++)
+                if (m == 0 || !streq(q[m - 1].disk, q[i].disk))
+                        q[m++] = q[i];
+        if (m > 0)
+                (void) device_rotational_query(sysfs_fd, q, m, child_timeout(src));
+        for (size_t i = 0; i < m; i++)
+                if (q[i].value < 0) {
+                        if (s->n_rotational_unknown++ == 0)
+                                s->rotational_error = q[i].value;
+                }
+        for (size_t k = 0; k < s->n_sbs; k++)
+                device_info_apply_rotational(&s->sbs[k].device, q, m);
         return 0;
 }
 
@@ -770,6 +814,9 @@ int sample_load(const SampleSources *src, Sample **ret) {
         s->n_namespaces = n_nss;
 
         r = ask_loop_backing(src, s);
+        if (r < 0)
+                return r;
+        r = ask_rotational(src, sysfs_fd, s);
         if (r < 0)
                 return r;
 

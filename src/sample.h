@@ -83,7 +83,12 @@ typedef struct Sample {
         char **incomplete_why; /* sentences, at most REASONS_MAX */
         size_t n_incomplete_why;
         size_t n_incomplete_dropped; /* reasons beyond REASONS_MAX, not kept */
-        usec_t timestamp;            /* CLOCK_MONOTONIC when sampled */
+        /* queue/rotational, read in a bounded child (device-rotational.h) unless
+         * SampleSources.no_rotational: how many disks gave no answer (their devices' class unknown:
+         * no Device=rotational rule that skips applies to them) and the first one's reason. */
+        size_t n_rotational_unknown;
+        int rotational_error;
+        usec_t timestamp; /* CLOCK_MONOTONIC when sampled */
         /* Phase times for the run record (usec). */
         usec_t t_read, t_sample;
 } Sample;
@@ -126,7 +131,9 @@ typedef struct SampleSources {
                                           * loop backing, root facts) runs past it, whatever its own
                                           * bound; 0: none */
         UnlistedStatFn reach_stat;       /* tests: how that search looks at a file; NULL: statx(2) */
-        bool no_rotational;              /* leave queue/rotational unread (device.h) */
+        bool no_rotational;              /* leave queue/rotational unread (device.h); otherwise it
+                                          * is read in a bounded child, bounded as the search
+                                          * above, never in this process (device-rotational.h) */
         bool loop_backing;               /* ask the loop driver where the backing file of each
                                           * writable superblock on one loop device is (in a child,
                                           * bounded as the search above); "dev" below root_fd */

@@ -8,11 +8,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "conf-read.h"
@@ -291,9 +296,9 @@ TEST(prepare_samples_by_the_configuration) {
         config_file_remove(dir, path);
         a.assumed_config = NULL;
 
-        /* A rule on rotational devices: sampled again, reading queue/rotational (a loop-backing
-         * child in each sample); a plan never samples on an assumption that skips it (no
-         * CONTEXT_RUN: read in the first sample already). */
+        /* A rule on rotational devices: sampled again, reading queue/rotational in a child of its
+         * own (and a loop-backing child in each sample); a plan never samples on an assumption that
+         * skips it (no CONTEXT_RUN: read in the first sample already, by its child too). */
         config_file(dir, path, "[Rule spin]\nDevice=rotational\nAction=sync\n");
         a.config = path;
         {
@@ -301,11 +306,12 @@ TEST(prepare_samples_by_the_configuration) {
 
                 n = bounded_child_started();
                 ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
-                ASSERT_EQ(bounded_child_started() - n, 3U);
+                ASSERT_EQ(bounded_child_started() - n, 4U); /* reader, loop; loop, rotational */
+                ASSERT_EQ(c.sample->n_rotational_unknown, 0U);
 
                 n = bounded_child_started();
                 ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &d));
-                ASSERT_EQ(bounded_child_started() - n, 2U);
+                ASSERT_EQ(bounded_child_started() - n, 3U); /* reader; loop, rotational */
         }
         /* The daemon read that rule and the file still has it: read first, then one sample. */
         ASSERT_OK(policy_load(AT_FDCWD, path, &assumed_rot));
@@ -315,7 +321,7 @@ TEST(prepare_samples_by_the_configuration) {
 
                 n = bounded_child_started();
                 ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, &c));
-                ASSERT_EQ(bounded_child_started() - n, 2U); /* reader, one sample's child */
+                ASSERT_EQ(bounded_child_started() - n, 3U); /* reader; one sample's two children */
         }
         /* The daemon read that rule, the file no longer has it: the assumption reads no
          * queue/rotational all the same (a task stuck in a disk's revalidation would hold it), and
@@ -451,6 +457,143 @@ TEST(prepare_prepared_reader) {
         config_file_remove(dir, path);
 }
 
+static const PlanEntry *entry_of(const Context *c, const char *mount_point) {
+        for (size_t i = 0; i < c->plan->n_entries; i++)
+                if (streq(c->plan->entries[i].mount_point, mount_point))
+                        return &c->plan->entries[i];
+        return NULL;
+}
+
+#define ROTATIONAL_SKIP_RULE "[Rule hdd]\nDevice=rotational\nAction=skip\n"
+/* A rule that syncs on the class, with a longer timeout, before one that skips the rest. */
+#define ROTATIONAL_SYNC_RULE                                                             \
+        "[Rule hdd]\nDevice=rotational\nAction=sync\nMountTimeoutSec=25s\n[Rule rest]\n" \
+        "Path=/mnt/*\nAction=skip\n"
+#define LOOP3_ROTATIONAL "/devices/virtual/block/loop3/queue/rotational"
+
+/* A pass with a Device=rotational rule on the clean-ext4 root over the laptop sysfs, whose / (dm-0
+ * over sda2) and /mnt/clean (loop3) are both on rotational disks. */
+static void rotational_pass(const char *sysfs, const char *config, Context *c) {
+        char dir[64], path[128];
+        Args a = args(FIXTURES_DIR "/roots/clean-ext4");
+
+        a.sysfs = sysfs;
+        a.deadline = 4 * USEC_PER_SEC;
+        config_file(dir, path, config);
+        a.config = path;
+        ASSERT_OK(context_prepare(&a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL | CONTEXT_RUN, c));
+        config_file_remove(dir, path);
+}
+
+/* Review O, O9: the attribute readable (its bounded child answers), the rules apply as before. */
+TEST(rotational_rule_applies) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
+        const PlanEntry *e;
+        const Superblock *sb;
+
+        rotational_pass(FIXTURES_DIR "/sysfs/laptop", ROTATIONAL_SYNC_RULE, &d);
+        ASSERT_TRUE((e = entry_of(&d, "/mnt/clean")) && e->action == PLAN_SYNC);
+        ASSERT_STREQ(e->reason, "rule 'hdd': Action=sync");
+        ASSERT_U64_EQ(e->timeout, 25 * USEC_PER_SEC);
+
+        rotational_pass(FIXTURES_DIR "/sysfs/laptop", ROTATIONAL_SKIP_RULE, &c);
+        ASSERT_EQ(c.sample->n_rotational_unknown, 0U);
+        ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))) && (sb->device.classes & DEVICE_ROTATIONAL));
+        ASSERT_TRUE(!(device_info_unknown_classes(&sb->device) & DEVICE_ROTATIONAL));
+        ASSERT_TRUE((e = entry_of(&c, "/mnt/clean")) && e->action == PLAN_SKIP && e->skip_rule);
+        ASSERT_STREQ(e->reason, "rule 'hdd': Action=skip");
+        ASSERT_TRUE((e = entry_of(&c, "/")) && e->action == PLAN_SKIP);
+}
+
+/* Review O, O9: loop3's queue/rotational is a FUSE file whose server never answers (not even
+ * FUSE_INIT), as the attribute waits on the queue's limits lock that a disk in revalidation holds
+ * for tens of seconds. The pass returns all the same (its sample's child abandoned at its bound, cut
+ * to the pass's deadline): the rule fails closed for /mnt/clean, synced with a reason, and still
+ * skips / (dm-0 answered). Run in a child in a mount namespace of its own (the mount dies with it),
+ * watched: a pass that reads the attribute in its own process never returns, and the watch kills
+ * it and fails, rather than hanging. */
+TEST(rotational_blocked) {
+        char tmp[] = "/tmp/test-context-rot.XXXXXX", sysfs[64], file[256], cmd[512];
+        int pipefd[2], status;
+        struct pollfd pfd;
+        usec_t t0;
+        pid_t pid;
+        char ok = 0;
+
+        if (geteuid() != 0) {
+                test_skip("not root: the FUSE attribute that blocks");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(tmp) != NULL);
+        snprintf(sysfs, sizeof sysfs, "%s/sysfs", tmp);
+        snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", FIXTURES_DIR "/sysfs/laptop", sysfs);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_OK(pipe2(pipefd, O_CLOEXEC));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                _cleanup_(context_done) Context c = CONTEXT_NULL, d = CONTEXT_NULL;
+                char opts[128];
+                const PlanEntry *e;
+                const Superblock *sb;
+                int fuse;
+
+                pipefd[0] = safe_close(pipefd[0]);
+                bounded_child_forget_parent(); /* the test's earlier children are not ours */
+                snprintf(file, sizeof file, "%s" LOOP3_ROTATIONAL, sysfs);
+                fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+                snprintf(opts, sizeof opts, "fd=%d,rootmode=100000,user_id=0,group_id=0", fuse);
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    fuse < 0 || mount("test-context", file, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+                        fprintf(stderr, "  cannot mount a FUSE file over %s: %m\n", file);
+                        _exit(EXIT_TEST_SKIP);
+                }
+                rotational_pass(sysfs, ROTATIONAL_SKIP_RULE, &c);
+                fprintf(stderr, "   the pass returned; /mnt/clean: %s\n",
+                        entry_of(&c, "/mnt/clean") ? entry_of(&c, "/mnt/clean")->reason : "(none)");
+                ASSERT_EQ(c.sample->n_rotational_unknown, 1U);
+                ASSERT_EQ(c.sample->rotational_error, -ETIMEDOUT);
+                ASSERT_TRUE((sb = sb_of(&c, makedev(7, 3))) && !(sb->device.classes & DEVICE_ROTATIONAL));
+                ASSERT_TRUE(device_info_unknown_classes(&sb->device) & DEVICE_ROTATIONAL);
+                /* Fails closed: synced, and the plan says which rule was not applied and why. */
+                ASSERT_TRUE((e = entry_of(&c, "/mnt/clean")) && e->action == PLAN_SYNC && !e->skip_rule);
+                ASSERT_TRUE(strstr(e->reason, "rule 'hdd': Action=skip not applied"));
+                /* The disks that answered still decide. */
+                ASSERT_TRUE((e = entry_of(&c, "/")) && e->action == PLAN_SKIP && e->skip_rule);
+                ASSERT_STREQ(e->reason, "rule 'hdd': Action=skip");
+                /* A rule that syncs on the class is taken as matching (not as "not rotational"): no
+                 * later rule skips the mount, and its longer timeout applies. */
+                rotational_pass(sysfs, ROTATIONAL_SYNC_RULE, &d);
+                ASSERT_EQ(d.sample->n_rotational_unknown, 1U);
+                ASSERT_TRUE((e = entry_of(&d, "/mnt/clean")) && e->action == PLAN_SYNC && !e->skip_rule);
+                ASSERT_TRUE(strstr(e->reason, "rule 'hdd': Action=sync (its Device= counted as matching"));
+                ASSERT_U64_EQ(e->timeout, 25 * USEC_PER_SEC);
+                ok = 1;
+                _exit(write(pipefd[1], &ok, 1) == 1 ? 0 : 3);
+        }
+        pipefd[1] = safe_close(pipefd[1]);
+        /* Not a measurement: a watch, minutes beyond the pass's 4 s deadline, so that a pass stuck in
+         * the read fails the test rather than hang it. */
+        t0 = now(CLOCK_MONOTONIC);
+        pfd = (struct pollfd) { .fd = pipefd[0], .events = POLLIN };
+        if (poll(&pfd, 1, 60 * 1000) == 0) {
+                fprintf(stderr, "  the pass did not return within 60s: queue/rotational read in its own "
+                                "process?\n");
+                ASSERT_OK(kill(pid, SIGKILL));
+        } else
+                (void) read(pipefd[0], &ok, 1);
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        fprintf(stderr, "   the child ended after %.2fs\n",
+                (double) (now(CLOCK_MONOTONIC) - t0) / USEC_PER_SEC);
+        safe_close(pipefd[0]);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        ASSERT_EQ(system(cmd), 0);
+        if (test_child_skipped(status))
+                return;
+        ASSERT_EQ(status, 0);
+        ASSERT_EQ(ok, 1);
+}
+
 int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
@@ -464,5 +607,7 @@ int main(void) {
         RUN(prepare_samples_by_the_configuration);
         RUN(prepare_config_hung);
         RUN(prepare_prepared_reader);
+        RUN(rotational_rule_applies);
+        RUN(rotational_blocked);
         return 0;
 }

@@ -11,14 +11,18 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "device-rotational.h"
 #include "device.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/devnum-util.h"
+#include "shared/strv.h"
 #include "tests.h"
 
 #define LAPTOP FIXTURES_DIR "/sysfs/laptop"
@@ -174,13 +178,185 @@ TEST(rotational_unread) {
 
         ASSERT_OK(device_classifier_new(LAPTOP, SYSFS_DIRFD, &c));
         ASSERT_OK(device_classifier_classify(c, makedev(8, 17), "vfat", "/dev/sdb1", &on));
-        device_classifier_set_rotational(c, false);
+        device_classifier_set_rotational_read(c, DEVICE_ROTATIONAL_UNREAD);
         ASSERT_OK(device_classifier_classify(c, makedev(8, 17), "vfat", "/dev/sdb1", &off));
         ASSERT_EQ(on.classes, DEVICE_USB | DEVICE_REMOVABLE | DEVICE_ROTATIONAL);
         ASSERT_EQ(off.classes, DEVICE_USB | DEVICE_REMOVABLE);
         ASSERT_TRUE(off.whole_disk == on.whole_disk && same_leaves(&on, &off));
         device_info_done(&on);
         device_info_done(&off);
+}
+
+static int cmp_query(const void *a, const void *b) {
+        return strcmp(((const DeviceRotationalQuery *) a)->disk, ((const DeviceRotationalQuery *) b)->disk);
+}
+
+/* Review O, O9: a sample never reads queue/rotational in its own process (the queue's limits lock,
+ * held by a disk in revalidation for tens of seconds). Deferred, the classifier lists the disks and
+ * leaves the class unknown; one bounded child reads them; applied, the device is as if read here. */
+TEST(rotational_deferred) {
+        _cleanup_(device_classifier_freep) DeviceClassifier *c = NULL;
+        _cleanup_close_ int sysfs_fd = open(LAPTOP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DeviceInfo here = {}, later = {}, dm_here = {}, dm_later = {};
+        DeviceRotationalQuery q[4] = {};
+        size_t n = 0;
+
+        ASSERT_TRUE(sysfs_fd >= 0);
+        ASSERT_OK(device_classifier_new(LAPTOP, SYSFS_DIRFD, &c));
+        ASSERT_OK(device_classifier_classify(c, makedev(8, 17), "vfat", "/dev/sdb1", &here));
+        ASSERT_OK(device_classifier_classify(c, makedev(254, 0), "ext4", "/dev/dm-0", &dm_here));
+        ASSERT_TRUE(!here.rotational_disks && !dm_here.rotational_disks); /* read here: nothing listed */
+        device_classifier_set_rotational_read(c, DEVICE_ROTATIONAL_DEFER);
+        ASSERT_OK(device_classifier_classify(c, makedev(8, 17), "vfat", "/dev/sdb1", &later));
+        ASSERT_OK(device_classifier_classify(c, makedev(254, 0), "ext4", "/dev/dm-0", &dm_later));
+
+        /* Not read yet: unknown, and the disks whose attribute decides are listed (dm-0 and its leaf). */
+        ASSERT_EQ(later.classes, DEVICE_USB | DEVICE_REMOVABLE);
+        ASSERT_TRUE(device_info_unknown_classes(&later) & DEVICE_ROTATIONAL);
+        ASSERT_EQ(strv_length(later.rotational_disks), 1U);
+        ASSERT_TRUE(strstr(later.rotational_disks[0], "/block/sdb") &&
+                    streq(strstr(later.rotational_disks[0], "/block/sdb"), "/block/sdb"));
+        ASSERT_EQ(strv_length(dm_later.rotational_disks), 2U);
+        ASSERT_STREQ(dm_later.rotational_disks[0], "devices/virtual/block/dm-0");
+
+        /* One child reads them (sorted, as device_info_apply_rotational() wants them). */
+        q[n++] = (DeviceRotationalQuery) { .disk = dm_later.rotational_disks[0] };
+        q[n++] = (DeviceRotationalQuery) { .disk = dm_later.rotational_disks[1] };
+        q[n++] = (DeviceRotationalQuery) { .disk = later.rotational_disks[0] };
+        qsort(q, n, sizeof q[0], cmp_query);
+        ASSERT_OK(device_rotational_query(sysfs_fd, q, n, 5 * USEC_PER_SEC));
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(q[i].value, 1);
+        device_info_apply_rotational(&later, q, n);
+        device_info_apply_rotational(&dm_later, q, n);
+        ASSERT_EQ(later.classes, here.classes);
+        ASSERT_EQ(later.classes_unknown, here.classes_unknown);
+        ASSERT_EQ(dm_later.classes, dm_here.classes);
+        ASSERT_EQ(dm_later.classes_unknown, dm_here.classes_unknown);
+        ASSERT_TRUE(dm_here.classes & DEVICE_ROTATIONAL);
+
+        device_info_done(&here);
+        device_info_done(&later);
+        device_info_done(&dm_here);
+        device_info_done(&dm_later);
+}
+
+/* The child on a tree of disks: a FIFO nobody writes stands for an attribute that blocks (open()
+ * waits, as a read waits on a disk's limits lock): it costs the bound, what was read before it
+ * counts, what comes after it is not known. Then the union over a device's disks. */
+TEST(rotational_query) {
+        char root[] = "/tmp/test-device-rot.XXXXXX", p[128];
+        static const struct {
+                const char *disk, *value; /* NULL: no attribute; "": a FIFO */
+        } tree[] = {
+                { "a", "1" }, { "b", "0" }, { "c", "" }, { "d", "1" }, { "e", NULL }, { "f", "x" },
+        };
+        DeviceRotationalQuery q[6];
+        DeviceRotationalRun run = { .q = q, .n = 2 };
+        DeviceRotationalRecord bad[2] = { { .index = 0, .value = 1 }, { .index = 0, .value = 0 } };
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(root) != NULL);
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++) {
+                snprintf(p, sizeof p, "%s/%s", root, tree[i].disk);
+                ASSERT_OK(mkdir(p, 0755));
+                if (!tree[i].value)
+                        continue;
+                snprintf(p, sizeof p, "%s/%s/queue", root, tree[i].disk);
+                ASSERT_OK(mkdir(p, 0755));
+                snprintf(p, sizeof p, "%s/%s/queue/rotational", root, tree[i].disk);
+                if (isempty(tree[i].value))
+                        ASSERT_OK(mkfifo(p, 0600));
+                else {
+                        FILE *f = fopen(p, "we");
+
+                        ASSERT_TRUE(f && fprintf(f, "%s\n", tree[i].value) > 0 && fclose(f) == 0);
+                }
+        }
+        ASSERT_TRUE((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+
+        /* Without the FIFO: every answer. */
+        q[0] = (DeviceRotationalQuery) { .disk = "a" };
+        q[1] = (DeviceRotationalQuery) { .disk = "b" };
+        q[2] = (DeviceRotationalQuery) { .disk = "d" };
+        q[3] = (DeviceRotationalQuery) { .disk = "e" };
+        q[4] = (DeviceRotationalQuery) { .disk = "f" };
+        ASSERT_OK(device_rotational_query(fd, q, 5, 5 * USEC_PER_SEC));
+        ASSERT_EQ(q[0].value, 1);
+        ASSERT_EQ(q[1].value, 0);
+        ASSERT_EQ(q[2].value, 1);
+        ASSERT_EQ(q[3].value, -ENOENT);
+        ASSERT_EQ(q[4].value, -EBADMSG);
+
+        /* With it: a, b answered; c blocks; d is never read. */
+        q[0] = (DeviceRotationalQuery) { .disk = "a" };
+        q[1] = (DeviceRotationalQuery) { .disk = "b" };
+        q[2] = (DeviceRotationalQuery) { .disk = "c" };
+        q[3] = (DeviceRotationalQuery) { .disk = "d" };
+        ASSERT_OK(device_rotational_query(fd, q, 4, 300 * USEC_PER_MSEC));
+        ASSERT_EQ(q[0].value, 1);
+        ASSERT_EQ(q[1].value, 0);
+        ASSERT_EQ(q[2].value, -ETIMEDOUT);
+        ASSERT_EQ(q[3].value, -ETIMEDOUT);
+
+        /* Applied: the class when one disk reads 1; unknown when none does and one has no answer (or
+         * is not among the answers, or its directory was not known: ""); absent when all read 0. */
+        {
+                static const struct {
+                        const char *disks[3];
+                        unsigned classes, unknown;
+                } cases[] = {
+                        { { "a", "c" }, DEVICE_ROTATIONAL, 0 }, { { "b" }, 0, 0 },
+                        { { "b", "c" }, 0, DEVICE_ROTATIONAL }, { { "b", "zz" }, 0, DEVICE_ROTATIONAL },
+                        { { "", "b" }, 0, DEVICE_ROTATIONAL },  { { "d" }, 0, DEVICE_ROTATIONAL },
+                };
+
+                for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                        DeviceInfo d = { .classified = true,
+                                         .classes = DEVICE_USB,
+                                         .classes_unknown = DEVICE_ROTATIONAL };
+                        size_t n = 0;
+
+                        for (size_t j = 0; cases[i].disks[j]; j++)
+                                ASSERT_OK(strv_extend(&d.rotational_disks, &n, cases[i].disks[j]));
+                        device_info_apply_rotational(&d, q, 4);
+                        ASSERT_EQ(d.classes, DEVICE_USB | cases[i].classes);
+                        ASSERT_EQ(device_info_unknown_classes(&d), cases[i].unknown);
+                        device_info_done(&d);
+                }
+        }
+
+        /* No sysfs: every query says so. More than the bound: those beyond it are not asked. */
+        ASSERT_ERR(device_rotational_query(-EBADF, q, 1, USEC_PER_SEC), EBADF);
+        ASSERT_EQ(q[0].value, -EBADF);
+        {
+                _cleanup_free_ DeviceRotationalQuery *many = calloc(DEVICE_ROTATIONAL_QUERY_MAX + 1,
+                                                                    sizeof(DeviceRotationalQuery));
+
+                ASSERT_TRUE(many);
+                for (size_t i = 0; i <= DEVICE_ROTATIONAL_QUERY_MAX; i++)
+                        many[i].disk = "b";
+                ASSERT_OK(
+                        device_rotational_query(fd, many, DEVICE_ROTATIONAL_QUERY_MAX + 1, 5 * USEC_PER_SEC));
+                ASSERT_EQ(many[0].value, 0);
+                ASSERT_EQ(many[DEVICE_ROTATIONAL_QUERY_MAX - 1].value, 0);
+                ASSERT_EQ(many[DEVICE_ROTATIONAL_QUERY_MAX].value, -E2BIG);
+        }
+        /* A record out of order or with a positive value other than 1 is refused, never misread. */
+        ASSERT_EQ(device_rotational_feed((const char *) bad, sizeof bad, &run), -EBADMSG);
+        run.done = 0;
+        bad[0].value = 2;
+        ASSERT_EQ(device_rotational_feed((const char *) bad, sizeof bad[0], &run), -EBADMSG);
+
+        for (size_t i = 0; i < ELEMENTSOF(tree); i++) {
+                snprintf(p, sizeof p, "%s/%s/queue/rotational", root, tree[i].disk);
+                (void) unlink(p);
+                snprintf(p, sizeof p, "%s/%s/queue", root, tree[i].disk);
+                (void) rmdir(p);
+                snprintf(p, sizeof p, "%s/%s", root, tree[i].disk);
+                ASSERT_OK(rmdir(p));
+        }
+        ASSERT_OK(rmdir(root));
 }
 
 TEST(usb_stick) {
@@ -784,6 +960,8 @@ int main(int argc, char **argv) {
         RUN(unknown_classes);
         RUN(partitions_share_disk);
         RUN(rotational_unread);
+        RUN(rotational_deferred);
+        RUN(rotational_query);
         RUN(usb_stick);
         RUN(dm_crypt_and_lvm);
         RUN(md_raid);

@@ -118,6 +118,12 @@ command -v jq >/dev/null || fail "no jq (tools/setup installs it)"
         want="{\"backing_file\":\"$work/ext4.img\",\"loop_devices\":1,\"backing_device\":\"$(stat -c '%Hd:%Ld' "$work/ext4.img")\",\"backing_rdev\":null,\"backing_error\":null}"
         [ "$got" = "$want" ] || fail "plan --json loop: '$got', expected '$want'"
         echo "plan --json: $got"
+        # queue/rotational, read by plan's sample in a bounded child (review O, O9), as here.
+        got=$("$SUSPEND_SYNC" plan --json=short | jq -c --arg m "$work/m1" \
+                '.mounts[] | select(.mount_point == $m) | .device_classes | index("rotational") != null')
+        want=$([ "$(cat /sys/block/"$name"/queue/rotational)" = 1 ] && echo true || echo false)
+        [ "$got" = "$want" ] || fail "plan --json rotational: '$got', expected '$want'"
+        echo "plan --json rotational: $got"
 }
 expect_class loop "$out" ext4
 [ "$(cat /sys/block/"$name"/queue/rotational)" = 1 ] && expect_class rotational "$out" ext4
