@@ -311,13 +311,26 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         }
         {
                 uint64_t dirty = sb_dirty_bytes(s);
+                _cleanup_free_ char *by_rule = NULL;
+                char span[FORMAT_TIMESPAN_MAX];
+
+                /* A rule that only sets the timeout, or says auto, is named too, as in --json
+                 * (review Q, L7). */
+                r = 0;
+                if (d->rule && d->timeout != policy->mount_timeout)
+                        r = asprintf(&by_rule, "rule '%s': MountTimeoutSec=%s; ", d->rule,
+                                     format_timespan(span, sizeof span, d->timeout));
+                else if (d->rule)
+                        r = asprintf(&by_rule, "rule '%s': Action=auto; ", d->rule);
+                if (r < 0)
+                        return -ENOMEM;
                 if (dirty != UINT64_MAX && dirty > 0)
                         r = asprintf(&d->reason,
-                                     "writable: may hold unsynced data; ~%" PRIu64
+                                     "%swritable: may hold unsynced data; ~%" PRIu64
                                      " bytes dirty or under writeback on bdi %s",
-                                     dirty, s->device.bdi_name);
+                                     by_rule ?: "", dirty, s->device.bdi_name);
                 else
-                        r = asprintf(&d->reason, "writable: may hold unsynced data");
+                        r = asprintf(&d->reason, "%swritable: may hold unsynced data", by_rule ?: "");
         }
         return r < 0 ? -ENOMEM : 0;
 }

@@ -247,8 +247,9 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
                 printf("%zu pseudo filesystem%s not shown (no backing store, never synced); --all shows them.\n",
                        folded, folded == 1 ? "" : "s");
         if (a->legend)
-                printf("\n%zu mounts: %zu to sync in %zu device groups, %zu skipped; ETA %s, deadline %s.%s\n",
-                       plan->n_entries, plan->n_sync, n_groups, plan->n_entries - plan->n_sync,
+                printf("\n%zu mount%s: %zu to sync in %zu device group%s, %zu skipped; ETA %s, deadline %s.%s\n",
+                       plan->n_entries, plan->n_entries == 1 ? "" : "s", plan->n_sync, n_groups,
+                       n_groups == 1 ? "" : "s", plan->n_entries - plan->n_sync,
                        plan->eta == USEC_INFINITY ? "unknown" : format_timespan(eta, sizeof eta, plan->eta),
                        format_timespan(dl, sizeof dl, plan->deadline),
                        sample->has_debugfs ? "" : " (no bdi stats: dirty data and ETA unknown)");

@@ -270,26 +270,65 @@ static int print_last_run(const Args *a, const RunRecord *r, const StatusFacts *
         return print_mounts(a, passes, names, 1, f, proc_fd);
 }
 
-/* "Nothing happened": say why it may be. */
-static void print_hints(const Args *a, int root_fd) {
-        printf("No sleep and no run recorded in '%s' since boot.\n", a->state_dir);
-        if (faccessat(root_fd, "etc/systemd/system/sleep.target.wants/suspend-sync.service", F_OK, 0) < 0 &&
-            faccessat(root_fd, "etc/systemd/system/sleep.target.requires/suspend-sync.service", F_OK, 0) < 0)
+/* What could not be read of the records (review Q, M2): the last run's error, the history's, and how
+ * many of its records did not parse. */
+typedef struct Unread {
+        int last_error, history_error; /* negative errno, 0 */
+        size_t n_corrupt;
+} Unread;
+
+static bool unread_any(const Unread *u) {
+        return u->last_error < 0 || u->history_error < 0 || u->n_corrupt > 0;
+}
+
+/* Whether a sleep.target wants or requires our unit in one of the unit directories a system's
+ * links go to: enabled (/etc), --runtime (/run), by the distribution (/usr/lib, /lib); review Q, L6. */
+static bool unit_enabled(int root_fd) {
+        static const char *const dirs[] = { "etc", "run", "usr/lib", "lib" };
+        static const char *const kinds[] = { "wants", "requires" };
+        char path[128];
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                        snprintf(path, sizeof path, "%s/systemd/system/sleep.target.%s/suspend-sync.service",
+                                 dirs[i], kinds[k]);
+                        if (faccessat(root_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) >= 0)
+                                return true;
+                }
+        return false;
+}
+
+/* "Nothing happened": say why it may be; or that records are there that could not be read, which is
+ * not the same thing. */
+static void print_hints(const Args *a, int root_fd, const Unread *u) {
+        if (unread_any(u)) {
+                printf("Run records in '%s' could not be read:", a->state_dir);
+                if (u->last_error < 0)
+                        printf(" last.json: %s;", strerror(-u->last_error));
+                if (u->history_error < 0)
+                        printf(" history: %s;", strerror(-u->history_error));
+                if (u->n_corrupt > 0)
+                        printf(" %zu history record(s) do not parse;", u->n_corrupt);
+                printf(" nothing else recorded.\n");
+        } else
+                printf("No sleep and no run recorded in '%s' since boot.\n", a->state_dir);
+        if (!unit_enabled(root_fd))
                 printf("Hint: suspend-sync.service is not enabled: systemctl enable suspend-sync.service\n");
         if (access(a->state_dir, R_OK | X_OK) < 0 && errno == EACCES)
                 printf("Hint: '%s' is not readable by this user; try as root.\n", a->state_dir);
         printf("Hint: 'suspend-sync history' shows sleeps recorded before this boot.\n");
 }
 
-/* {"now", "last_run", "history", "last_cycle"}: the records as the state module writes them. */
+/* {"now", "last_run", "history", "last_cycle", "unread"}: the records as the state module writes
+ * them, and what of them could not be read. */
 static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history,
-                          size_t n_history, const SleepCycle *c, json_object **ret) {
+                          size_t n_history, const SleepCycle *c, const Unread *u, json_object **ret) {
         _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array(),
-                                   *now = NULL, *cyc = NULL;
+                                   *now = NULL, *cyc = NULL, *unread = NULL;
         json_object *o = NULL;
         int r;
 
-        if (!root || !hist || !(now = json_object_new_object()))
+        if (!root || !hist || !(now = json_object_new_object()) || !(unread = json_object_new_object()))
                 return -ENOMEM;
         if ((r = f->mi && f->mi->has_dirty ? json_add_u64(now, "dirty_bytes", f->mi->dirty_bytes)
                                            : json_add_null(now, "dirty_bytes")) < 0 ||
@@ -331,7 +370,13 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
             (r = json_add(root, "last_cycle", TAKE_PTR(cyc))) < 0)
                 return r;
 done:
-        if (r < 0)
+        if (r < 0 ||
+            (r = u->last_error < 0 ? json_add_string(unread, "last_run", strerror(-u->last_error))
+                                   : json_add_null(unread, "last_run")) < 0 ||
+            (r = u->history_error < 0 ? json_add_string(unread, "history", strerror(-u->history_error))
+                                      : json_add_null(unread, "history")) < 0 ||
+            (r = json_add_u64(unread, "history_records", u->n_corrupt)) < 0 ||
+            (r = json_add(root, "unread", TAKE_PTR(unread))) < 0)
                 return r;
         *ret = TAKE_PTR(root);
         return 0;
@@ -379,7 +424,7 @@ int verb_status(const Args *a) {
         _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_close_ int root_fd = -EBADF, proc_fd = -EBADF;
         const SleepCycle *cycle;
-        size_t n_corrupt = 0;
+        Unread u = {};
         StatusFacts f = {};
         bool has_last = false;
         Meminfo mi = {};
@@ -391,15 +436,18 @@ int verb_status(const Args *a) {
         proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         r = state_load(a->state_dir, &last, &has_last, NULL, NULL);
-        if (r < 0 && r != -ENOENT)
+        if (r < 0 && r != -ENOENT) {
+                u.last_error = r;
                 log_warning_errno(r, "Failed to read the last run from '%s', ignoring: %m", a->state_dir);
-        r = cycle_set_load(a->state_dir, &set, &n_corrupt);
+        }
+        r = cycle_set_load(a->state_dir, &set, &u.n_corrupt);
         if (r == -ENOMEM)
                 return log_oom();
-        if (r < 0)
+        if (r < 0) {
+                u.history_error = r;
                 log_warning_errno(r, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
-        else if (n_corrupt > 0)
-                log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.", n_corrupt,
+        } else if (u.n_corrupt > 0)
+                log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.", u.n_corrupt,
                             a->state_dir);
         cycle = set.n_cycles > 0 ? &set.cycles[0] : NULL;
 
@@ -407,7 +455,7 @@ int verb_status(const Args *a) {
         if (a->json != JSON_OFF) {
                 _cleanup_json_ json_object *root = NULL;
 
-                r = status_to_json(&f, has_last ? &last : NULL, set.records, set.n_records, cycle, &root);
+                r = status_to_json(&f, has_last ? &last : NULL, set.records, set.n_records, cycle, &u, &root);
                 if (r == -ENOMEM)
                         r = log_oom();
                 else if (r < 0)
@@ -421,10 +469,13 @@ int verb_status(const Args *a) {
                 else if (has_last)
                         r = print_last_run(a, &last, &f, proc_fd);
                 else {
-                        print_hints(a, root_fd);
+                        print_hints(a, root_fd, &u);
                         r = 0;
                 }
         }
         handover_done(&f.handover);
+        /* Records there and none of them read: not "nothing recorded" to a script either. */
+        if (r >= 0 && !cycle && !has_last && unread_any(&u))
+                return u.last_error < 0 ? u.last_error : u.history_error < 0 ? u.history_error : -EBADMSG;
         return r;
 }

@@ -8,7 +8,7 @@
 #   still stuck — fixture proc/4242/stat matches the handover —, the resume, the kernel's sync in
 #   a fixture /dev/kmsg) on a narrow and a wide terminal ($COLUMNS), with --all, and as JSON;
 # - the same cycle with the late pass left out (KeepCheapSync=): the kernel's sync left on, said so;
-# - nothing recorded: the hints.
+# - nothing recorded: the hints; records there that cannot be read: said so, not 0.
 # "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged, touches nothing.
 # UPDATE_GOLDEN=1 rewrites the golden files.
 set -euo pipefail
@@ -60,6 +60,41 @@ check cycle-left-out "$SUSPEND_SYNC" status --state-dir="$cheap" --root="$FIXTUR
 check cycle-left-out-json "$SUSPEND_SYNC" status --state-dir="$cheap" --root="$FIXTURES_DIR/cycles/root" --json=short
 ss_nothing() { "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" 2>&1 | sed "s|$empty|STATE|g"; }
 check nothing ss_nothing
+# Records there that cannot be read are not "nothing recorded" (review Q, M2): said, in JSON too,
+# and the exit status is not 0. The control: the same directory empty exits 0 with no "unread".
+corrupt=$(mktemp -d /tmp/ss-status-corrupt.XXXXXX)
+trap 'rm -rf "$empty" "$cheap" "$corrupt"' EXIT
+echo garbage >"$corrupt/last.json"
+mkdir "$corrupt/history"
+echo '{"started_realtime_usec":' >"$corrupt/history/00001767232800000000-1.json"
+ss_corrupt() { { "$SUSPEND_SYNC" status --state-dir="$corrupt" --root="$FIXTURES_DIR/roots/laptop" "$@" 2>/dev/null || :; } | sed "s|$corrupt|STATE|g"; }
+check corrupt ss_corrupt
+if "$SUSPEND_SYNC" status --state-dir="$corrupt" --root="$FIXTURES_DIR/roots/laptop" >/dev/null 2>&1; then
+        echo "FAIL: status exits 0 when no record could be read"; fail=1
+fi
+if ! "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" >/dev/null 2>&1; then
+        echo "FAIL: status exits non-zero with nothing recorded"; fail=1
+fi
+# Enabled with --runtime, or by the distribution: no "not enabled" hint (review Q, L6); the link's
+# target need not resolve under --root. The control is "nothing" above (the hint is there).
+for d in run/systemd/system usr/lib/systemd/system; do
+        r=$(mktemp -d /tmp/ss-status-root.XXXXXX)
+        cp -r "$FIXTURES_DIR/roots/laptop/proc" "$r/"
+        mkdir -p "$r/$d/sleep.target.wants"
+        ln -s /usr/lib/systemd/system/suspend-sync.service "$r/$d/sleep.target.wants/suspend-sync.service"
+        if "$SUSPEND_SYNC" status --state-dir="$empty" --root="$r" | grep -q "not enabled"; then
+                echo "FAIL: 'not enabled' with a link in /$d"; fail=1
+        fi
+        rm -rf "$r"
+done
+got=$(ss_corrupt --json=short | jq -c .unread || true)
+if [[ $got != '{"last_run":"Bad message","history":null,"history_records":1}' ]]; then
+        echo "FAIL: --json's unread: $got"; fail=1
+fi
+got=$("$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" --json=short | jq -c .unread || true)
+if [[ $got != '{"last_run":null,"history":null,"history_records":0}' ]]; then
+        echo "FAIL: --json's unread with nothing recorded: $got"; fail=1
+fi
 # colours only when asked for (not a terminal here)
 if SYSTEMD_COLORS=1 ss_cycle | grep -q $'\e\\[0;1;31mtimeout'; then :; else
         echo "FAIL: SYSTEMD_COLORS=1 did not colour the timeout red"; fail=1
