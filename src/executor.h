@@ -68,6 +68,11 @@ typedef struct ExecJob {
                                     * without a node, a second syncfs() (ext4 without a journal:
                                     * its sync_fs flushes after the first one's writes) */
         const char *flush_device;
+        const char *rt_flush_device; /* after syncfs (and the flush above), whatever flush says: an
+                                      * fsync() of this node, which must be a block device other
+                                      * than dev and held by a filesystem (an O_EXCL open of it
+                                      * fails with EBUSY), else ENODEV: the realtime device of an
+                                      * xfs (fs-type.h fs_type_rt_flush_device()). NULL: none */
         const char *covered_if_path; /* overlays: if this path (upperdir) lies on covered_if_dev, a
                                       * superblock synced earlier in the same group, the job ends
                                       * OUTCOME_COVERED (error EALREADY) without a syncfs of its own */

@@ -109,6 +109,12 @@ bool fstype_is(const char *fstype, const char *type);
  * sends no FLUSH at all, whatever the type: FS_FLUSH_DEVICE (a second syncfs would not flush). */
 FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options);
 
+/* A device of the superblock outside its stack whose cache its sync_fs never flushes, which the
+ * worker fsyncs after syncfs too: the realtime device of an xfs, as the rtdev= option of its
+ * superblock names it (the name given at mount time, unchecked: the worker checks the node).
+ * Returns 1 and the name in *ret (owned), 0 when there is none, -ENOMEM. */
+int fs_type_rt_flush_device(const char *fstype, const char *fs_options, char **ret);
+
 /* Whether syncfs of a clean superblock of the type, flushed as flush says, sends a cache FLUSH: its
  * row says so (ext4, ext3) or it gets a device flush. */
 bool fs_type_clean_sync_flushes(const char *fstype, FsFlush flush);

@@ -32,6 +32,7 @@ Plan *plan_free(Plan *p) {
                 free(p->entries[i].reason);
                 free(p->entries[i].path);
                 free(p->entries[i].covered_if_path);
+                free(p->entries[i].rt_flush_device);
                 free(p->entries[i].own_group);
         }
         free(p->entries);
@@ -662,6 +663,9 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         e->flush = fs_type_flush(s->fstype, s->journal, m->fs_options);
         if (e->flush != FS_FLUSH_NONE && m->source && startswith(m->source, "/dev/"))
                 e->flush_device = m->source;
+        r = fs_type_rt_flush_device(s->fstype, m->fs_options, &e->rt_flush_device);
+        if (r < 0)
+                return r;
         r = entry_set_path(b->sample, d->primary, e);
         if (r < 0)
                 return r;

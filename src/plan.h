@@ -61,6 +61,9 @@ typedef struct PlanEntry {
                                      * vfat, exfat, ext4 without a proven journal, nobarrier, ...) */
         const char *flush_device; /* with flush: the mount's /dev source, tried before
                                      * /dev/block/MAJ:MIN; NULL: only that; borrowed */
+        char *rt_flush_device;    /* a device outside the superblock's stack whose cache its sync_fs
+                                     * never flushes, fsynced after syncfs too: an xfs's rtdev=
+                                     * (fs_type_rt_flush_device()); NULL: none; owned */
         bool primary;             /* the mount through which its superblock is synced */
         bool late_commit;         /* the unit's pass may leave its commit to the late pass
                                      * (defer-commit.h): a local block filesystem the late pass

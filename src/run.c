@@ -38,6 +38,7 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 .gone_check = e->namespace_ino == 0 && !s->view_restricted && !e->unlisted,
                 .flush = e->flush,
                 .flush_device = e->flush_device,
+                .rt_flush_device = e->rt_flush_device,
                 .covered_if_path = e->covered_if_path,
                 .covered_if_dev = e->covered_if_dev,
                 .progress = probe,

@@ -117,6 +117,7 @@ static int plan_entry_to_json(const PlanEntry *e, const Superblock *s, json_obje
             (r = json_add_string(o, "namespace", ns)) < 0 ||
             (r = add_bytes(o, "flush_device", e->flush_device)) < 0 ||
             (r = json_add_string(o, "flush", fs_flush_to_string(e->flush))) < 0 ||
+            (r = add_bytes(o, "rt_flush_device", e->rt_flush_device)) < 0 ||
             (r = json_add_bool(o, "late_commit", e->late_commit)) < 0 ||
             (r = plan_entry_add_journal(o, s)) < 0 || (r = plan_entry_add_run_as(o, e)) < 0 ||
             (r = plan_entry_add_loop(o, s)) < 0)

@@ -258,6 +258,35 @@ static int flush_after_syncfs(const ExecJob *job, int mount_fd, int flush_fd) {
         return syncfs(mount_fd) < 0 ? negative_errno() : 0;
 }
 
+/* The realtime device of an xfs (rtdev=): its sync_fs never flushes that cache (fs-type.c). The
+ * option holds the name given at mount time, which may name another node by now: it must be a block
+ * device other than the superblock's own and held by a filesystem (a mounted filesystem holds its
+ * devices exclusively, so an O_EXCL open fails with EBUSY); an unclaimed device cannot be ours.
+ * Anything else is ENODEV (EACCES/EPERM when refused), never "synced". */
+static int flush_rt_device(const ExecJob *job) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        int excl;
+
+        if (job->rt_flush_device[0] != '/')
+                return -ENODEV;
+        fd = open(job->rt_flush_device, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return errno == EACCES || errno == EPERM ? -errno : -ENODEV;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISBLK(st.st_mode) || st.st_rdev == job->dev)
+                return -ENODEV;
+        excl = open(job->rt_flush_device, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_EXCL);
+        if (excl >= 0) {
+                safe_close(excl);
+                return -ENODEV;
+        }
+        if (errno != EBUSY)
+                return errno == EACCES || errno == EPERM ? -errno : -ENODEV;
+        return fsync(fd) < 0 ? negative_errno() : 0;
+}
+
 /* Whether the overlay's upperdir lies on covered_if_dev (a path of any length, see open_mount()). */
 static bool covered(const ExecJob *job) {
         _cleanup_close_ int dir_fd = -EBADF;
@@ -347,6 +376,8 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
                 r = negative_errno();
         if (r >= 0 && job->flush != FS_FLUSH_NONE)
                 r = flush_after_syncfs(job, fd, TAKE_FD(flush_fd));
+        if (r >= 0 && job->rt_flush_device)
+                r = flush_rt_device(job);
         safe_close(fd);
         return r >= 0 && planned < 0 ? planned : r;
 }

@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fuse.h>
+#include <linux/loop.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -1101,6 +1103,108 @@ TEST(mount_id_and_flush) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* A loop device on file (a temporary one of ours, under the test lock): its node in ret_path, the
+ * fd holding it attached; -errno when none can be had. */
+static int loop_attach(const char *file, char *ret_path, size_t size) {
+        int ctl, n, loop = -EBADF, backing, r = -EBUSY;
+
+        ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+        if (ctl < 0)
+                return -errno;
+        backing = open(file, O_RDWR | O_CLOEXEC);
+        for (int try = 0; backing >= 0 && try < 10 && r == -EBUSY; try++) {
+                n = ioctl(ctl, LOOP_CTL_GET_FREE);
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                snprintf(ret_path, size, "/dev/loop%d", n);
+                loop = open(ret_path, O_RDWR | O_CLOEXEC);
+                if (loop < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (ioctl(loop, LOOP_SET_FD, backing) >= 0)
+                        r = 0;
+                else {
+                        r = -errno;
+                        close(loop);
+                        loop = -EBADF;
+                }
+        }
+        if (backing >= 0)
+                close(backing);
+        close(ctl);
+        return r < 0 ? r : loop;
+}
+
+/* Review N4: the realtime device of an xfs (rtdev=) gets an fsync() after syncfs, but only a node
+ * that is a block device held by a filesystem (an O_EXCL open fails with EBUSY); anything else is
+ * ENODEV, never "synced". A loop device of ours stands in: free (ENODEV), then held exclusively
+ * here as a mounted xfs holds its rt device (synced). The FLUSH it sends is counted on a real xfs by
+ * test/reliability/flush-rtdev.sh. */
+TEST(rt_flush_device) {
+        char dir[] = "/tmp/test-executor-rt.XXXXXX", file[64], loop[64];
+        struct stat st;
+        ExecJob jobs[6];
+        int loop_fd, held_fd;
+
+        ASSERT_TRUE(test_mkdtemp(dir));
+        ASSERT_OK(stat(dir, &st));
+        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .rt_flush_device = "/dev/null" };
+        jobs[1] = (ExecJob) {
+                .path = dir, .group = "b", .timeout = 10 * SEC, .rt_flush_device = "/nonexistent"
+        };
+        jobs[2] = (ExecJob) { .path = dir, .group = "c", .timeout = 10 * SEC, .rt_flush_device = "dev/null" };
+        ASSERT_EQ(run(jobs, 3, 3, in(30 * SEC), NULL), 3);
+        for (size_t i = 0; i < 3; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_ERROR);
+                ASSERT_EQ(jobs[i].error, ENODEV);
+        }
+        check_children(jobs, 3);
+
+        if (geteuid() != 0 || access("/dev/loop-control", W_OK) < 0) {
+                test_skip("needs root and /dev/loop-control (a block device to hold)");
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        snprintf(file, sizeof file, "%s/disk", dir);
+        held_fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ASSERT_TRUE(held_fd >= 0);
+        ASSERT_OK(ftruncate(held_fd, 1 << 20));
+        close(held_fd);
+        loop_fd = loop_attach(file, loop, sizeof loop);
+        if (loop_fd < 0) {
+                test_skip("no loop device: %s", strerror(-loop_fd));
+                ASSERT_OK(unlink(file));
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        ASSERT_OK(stat(loop, &st));
+        /* free: no filesystem holds it, so it is not this one's device */
+        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .rt_flush_device = loop };
+        /* the superblock's own device is not its realtime device */
+        jobs[1] = (ExecJob) {
+                .path = dir, .group = "b", .timeout = 10 * SEC, .rt_flush_device = loop, .dev = st.st_rdev
+        };
+        ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 2);
+        ASSERT_EQ(jobs[0].error, ENODEV);
+        ASSERT_EQ(jobs[1].error, ENODEV);
+        check_children(jobs, 2);
+        /* held exclusively, as a mounted xfs holds its realtime device: fsynced, synced */
+        held_fd = open(loop, O_RDONLY | O_CLOEXEC | O_EXCL);
+        ASSERT_TRUE(held_fd >= 0);
+        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .rt_flush_device = loop };
+        ASSERT_EQ(run(jobs, 1, 1, in(30 * SEC), NULL), 0);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 1);
+        close(held_fd);
+        ASSERT_OK(ioctl(loop_fd, LOOP_CLR_FD));
+        close(loop_fd);
+        ASSERT_OK(unlink(file));
+        ASSERT_OK(rmdir(dir));
+}
+
 /* Issue 9 case 10: in a chroot whose root is a directory, /proc/self/mountinfo lists only mounts
  * below the root; a superblock missing from it is not gone (it holds our root here). The gone check
  * must answer "unknown" (ESTALE/ENOENT), never EIDRM. Runs in a child: private mount namespace with
@@ -1742,6 +1846,7 @@ int main(void) {
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);
         RUN(mount_id_and_flush);
+        RUN(rt_flush_device);
         RUN(mount_id_reused);
         RUN(restricted_view_never_gone);
         RUN(covered_if);

@@ -353,6 +353,28 @@ TEST(clean_sync_flushes) {
         ASSERT_TRUE(!fs_type_clean_sync_flushes(NULL, FS_FLUSH_NONE));
 }
 
+/* Review N4: an xfs with a realtime device names it in rtdev=; its sync_fs never flushes that device,
+ * so the worker fsyncs it. Only xfs, only the rtdev= key (logdev=: the log writes flush both). */
+TEST(rt_flush_device) {
+        char *dev = NULL;
+
+        ASSERT_EQ(fs_type_rt_flush_device("xfs", "rw,attr2,inode64,rtdev=/dev/vdb,noquota", &dev), 1);
+        ASSERT_STREQ(dev, "/dev/vdb");
+        free(dev);
+        dev = NULL;
+        ASSERT_EQ(fs_type_rt_flush_device("xfs", "rw,rtdev=/dev/disk/by-id/x,logdev=/dev/vdc", &dev), 1);
+        ASSERT_STREQ(dev, "/dev/disk/by-id/x");
+        free(dev);
+        dev = NULL;
+        /* controls */
+        ASSERT_EQ(fs_type_rt_flush_device("xfs", "rw,logdev=/dev/vdc,noquota", &dev), 0);
+        ASSERT_EQ(fs_type_rt_flush_device("xfs", "rw,xrtdev=/dev/vdb", &dev), 0);
+        ASSERT_EQ(fs_type_rt_flush_device("xfs", NULL, &dev), 0);
+        ASSERT_EQ(fs_type_rt_flush_device("ext4", "rw,rtdev=/dev/vdb", &dev), 0);
+        ASSERT_EQ(fs_type_rt_flush_device(NULL, "rw,rtdev=/dev/vdb", &dev), 0);
+        ASSERT_TRUE(!dev);
+}
+
 /* Review J (mutation F04): fstype_is() matches a type and its subtypes ("fuse.sshfs" is "fuse"),
  * never another type whose name starts the same way: counted as the sample's superblocks of a type,
  * those would explain bdis named after it that a hidden superblock holds (evidence.c, unlisted.c). */
@@ -376,5 +398,6 @@ int main(void) {
         RUN(table_sane);
         RUN(new_types);
         RUN(fstype_is_base_type);
+        RUN(rt_flush_device);
         return 0;
 }

@@ -424,6 +424,11 @@ TEST(device_flush_parity) {
                 /* a source that is no /dev path: the worker tries /dev/block/MAJ:MIN alone */
                 { "/srv/ext4-elsewhere", NULL, FS_FLUSH_DEVICE_OR_SYNCFS },
                 { "/home/alice/remote", NULL, FS_FLUSH_NONE },
+                /* review N4: an xfs with a realtime device flushes its data and log devices by
+                 * itself, never the realtime device (rt_flush_device, below); an external log is
+                 * flushed with the data device by the log writes */
+                { "/srv/xfs-rt", NULL, FS_FLUSH_NONE },
+                { "/srv/xfs-log", NULL, FS_FLUSH_NONE },
         };
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/flush-parity", NULL);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
@@ -441,6 +446,13 @@ TEST(device_flush_parity) {
                         ASSERT_STREQ(e->flush_device, expect[i].flush_device);
                 else if (e->flush_device) {
                         fprintf(stderr, "%s: unexpected flush_device %s\n", e->mount_point, e->flush_device);
+                        abort();
+                }
+                if (streq(expect[i].mount_point, "/srv/xfs-rt"))
+                        ASSERT_STREQ(e->rt_flush_device, "/dev/sdd2");
+                else if (e->rt_flush_device) {
+                        fprintf(stderr, "%s: unexpected rt_flush_device %s\n", e->mount_point,
+                                e->rt_flush_device);
                         abort();
                 }
         }

@@ -134,6 +134,7 @@ TEST(jobs_from_plan) {
         b.entries[1].unlisted = true;            /* a process's open file: no table line */
         b.entries[0].mount_id_unique = 0x80000064;
         b.entries[0].flush_device = "/dev/sda";
+        b.entries[0].rt_flush_device = (char *) "/dev/sdb";
         ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, true, 0, BOOT_ID, "g1"));
         bed_jobs(&b);
 
@@ -141,6 +142,8 @@ TEST(jobs_from_plan) {
         ASSERT_STREQ(b.j.jobs[0].path, "/m0");
         ASSERT_STREQ(b.j.jobs[0].group, "g0");
         ASSERT_STREQ(b.j.jobs[0].flush_device, "/dev/sda");
+        ASSERT_STREQ(b.j.jobs[0].rt_flush_device, "/dev/sdb");
+        ASSERT_TRUE(!b.j.jobs[1].rt_flush_device);
         ASSERT_EQ(b.j.jobs[0].mount_id, 100);
         ASSERT_EQ(b.j.jobs[0].dev, makedev(8, 0));
         ASSERT_EQ(b.j.jobs[0].run_as_uid, (uid_t) -1);
