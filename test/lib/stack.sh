@@ -14,6 +14,10 @@
 #                                      # of two halves (losetup -P; partx -a where the kernel does not
 #                                      # read it), the ext4 on the first, the second left raw
 #                                      # (stack_part NAME 2). SIZE default 320M.
+#                                      # raw: the loop device only (no mkfs, no mount): for a
+#                                      # filesystem over several stacks, mounted by stack_mount_as
+#   stack_mount_as NAME FSTYPE OPTIONS # mount NAME's loop device at its mount point with these
+#                                      # options (an xfs with rtdev= naming another stack's device)
 #   stack_passthrough NAME [FAULTDISK_OPTION...]
 #                                      # faultdisk --passthrough over an empty dir ("network fs")
 #   stack_mnt NAME / stack_dev NAME / stack_pid NAME / stack_sock NAME / stack_dir NAME
@@ -201,6 +205,7 @@ stack_setup() {         # NAME FSTYPE [SIZE] [FAULTDISK_OPTION...]
         _stk_start_daemon "$name" --image="$d/image" --size="$size" "$@" || return 1
         _stk_attach "$name" || return 1
         if [[ $fstype == ext4-parts ]]; then _stk_partition "$name" || return 1; fi
+        [[ $fstype != raw ]] || return 0
         _stk_mkfs "$fstype" "$(_stk_fsdev "$name")" || { _stk_log "$name: mkfs.$fstype failed"; return 1; }
         stack_mount "$name"
 }
@@ -219,6 +224,13 @@ stack_mount() {
         local type=${_STK_FSTYPE[$name]}
         [[ $type == ext4-nojournal || $type == ext4-parts ]] && type=ext4
         mount -t "$type" "$(_stk_fsdev "$name")" "$mnt" || return 1
+        _stk_record "$name" mnt "$mnt"
+}
+
+stack_mount_as() {      # NAME FSTYPE OPTIONS
+        local name=$1 mnt
+        mnt=$(stack_mnt "$name")
+        mount -t "$2" -o "$3" "$(_stk_fsdev "$name")" "$mnt" || return 1
         _stk_record "$name" mnt "$mnt"
 }
 
