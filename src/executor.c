@@ -27,6 +27,13 @@
 #define TICK_MAX_USEC (100 * USEC_PER_MSEC)
 #define LAST_CALL_MAX_USEC (2 * USEC_PER_SEC)
 
+/* A worker that could not be started (review O, O7: fork() failing with EAGAIN from the cgroup's
+ * TasksMax= or pid_max, or ENOMEM) is tried again after a backoff that doubles from the first to the
+ * last of these; without a deadline, its group gives up after START_RETRY_SPAN_USEC of failures. */
+#define START_RETRY_FIRST_USEC (10 * USEC_PER_MSEC)
+#define START_RETRY_MAX_USEC (50 * USEC_PER_MSEC)
+#define START_RETRY_SPAN_USEC (2 * USEC_PER_SEC)
+
 static const char *const outcome_table[_OUTCOME_MAX] = {
         [OUTCOME_PENDING] = "pending", [OUTCOME_SYNCED] = "synced",     [OUTCOME_TIMEOUT] = "timeout",
         [OUTCOME_ERROR] = "error",     [OUTCOME_SKIPPED] = "skipped",   [OUTCOME_GONE] = "gone",
@@ -46,9 +53,13 @@ typedef struct JobResult {
 } JobResult;
 
 typedef struct Group {
-        size_t start, end; /* [start, end) in Executor.order */
-        size_t next;       /* first job not yet handed to a worker (valid while !busy) */
-        bool busy;         /* a worker (counted or released) is running this group */
+        size_t start, end;       /* [start, end) in Executor.order */
+        size_t next;             /* first job not yet handed to a worker (valid while !busy) */
+        bool busy;               /* a worker (counted or released) is running this group */
+        int start_error;         /* < 0: the last start of a worker for it failed (fork: EAGAIN, ENOMEM) */
+        unsigned start_failures; /* starts failed in a row */
+        usec_t failing_since;    /* the first of them */
+        usec_t retry_at;         /* no new start before this */
 } Group;
 
 typedef struct Child {
@@ -89,6 +100,7 @@ struct Executor {
         size_t n_jobs;
         int (*sync_one)(const ExecJob *job, void *userdata);
         int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held);
+        int (*before_fork)(const ExecJob *job, void *userdata);
         void *userdata;
         unsigned max_parallel;
         usec_t deadline;
@@ -108,11 +120,9 @@ struct Executor {
         Worker **released; /* running, but no longer counted: stalled (at most n_jobs) */
         size_t n_released;
         sd_event_source *tick_source, *last_call_source;
-        Child *children; /* every fork, at most n_jobs (each worker consumes >= 1 job) */
+        sd_event_source *retry_source; /* the next start of a group whose last one failed */
+        Child *children;               /* every fork, at most n_jobs (each worker consumes >= 1 job) */
         size_t n_children;
-        size_t n_started; /* workers fully set up */
-
-        int fatal; /* < 0: could not run at all (nothing started) */
 };
 
 static int progress_default(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held) {
@@ -134,7 +144,7 @@ static void executor_set_result(Executor *e, size_t pos, JobResult res) {
 
 static void executor_check_done(Executor *e) {
         /* Done when every job has a result and no worker is left to reap. */
-        if (e->fatal < 0 || (e->n_done >= e->n_jobs && e->n_workers == 0 && e->n_released == 0))
+        if (e->n_done >= e->n_jobs && e->n_workers == 0 && e->n_released == 0)
                 (void) sd_event_exit(e->event, 0);
 }
 
@@ -414,7 +424,8 @@ static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 /* Running jobs: TIMEOUT, abandoned. Not-started jobs: TIMEOUT, duration 0, error 0, no pid ("not
- * started before the deadline"), or ERROR with 'error' when the loop itself failed. */
+ * started before the deadline"; error: why, when no worker could be started for them), or ERROR with
+ * 'error' when the loop itself failed. */
 static void executor_expire_all(Executor *e, int error) {
         while (e->n_workers > 0 || e->n_released > 0) {
                 Worker *w = e->n_workers > 0 ? e->workers[0] : e->released[0];
@@ -428,7 +439,7 @@ static void executor_expire_all(Executor *e, int error) {
                         executor_set_result(
                                 e, pos,
                                 (JobResult) { .outcome = error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
-                                              .error = MAX(error, 0) });
+                                              .error = error > 0 ? error : -e->groups[g].start_error });
                 e->groups[g].next = e->groups[g].end;
         }
 }
@@ -474,6 +485,14 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+
+        executor_fill(e);
+        executor_check_done(e);
+        return 0;
+}
+
 static int on_last_call(sd_event_source *s, uint64_t usec, void *userdata) {
         Executor *e = userdata;
 
@@ -498,7 +517,10 @@ static int worker_start(Executor *e, Group *g) {
         pid_t pid;
 
         if (e->n_children >= e->n_jobs)
-                return -EAGAIN; /* cannot happen: every worker consumes at least one job */
+                /* Every worker set up consumes at least one job; one killed right after its fork
+                 * (sd-event could not watch it) consumes none but a slot here: its group is tried
+                 * again and, should the slots run out, fails closed at the deadline. */
+                return -EAGAIN;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;
@@ -510,6 +532,14 @@ static int worker_start(Executor *e, Group *g) {
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
+
+        if (e->before_fork) {
+                r = e->before_fork(&e->jobs[e->order[g->next]], e->userdata);
+                if (r < 0) {
+                        free(w);
+                        return r;
+                }
+        }
 
         pid = fork();
         if (pid < 0) {
@@ -550,15 +580,58 @@ static int worker_start(Executor *e, Group *g) {
         }
 
         worker_arm_timer(w);
-        e->n_started++;
         g->busy = true;
         e->workers[e->n_workers++] = w;
         return 0;
 }
 
-static void executor_fill(Executor *e) {
-        if (e->fatal < 0)
+/* Whether a group has jobs left and no worker: it waits for a slot (or for its next start). */
+static bool group_waiting(const Group *g) {
+        return !g->busy && g->next < g->end;
+}
+
+/* A start failed (review O, O7): fork() fails for a while (EAGAIN: the cgroup's TasksMax=, which
+ * workers and bounded children of earlier passes may fill; pid_max; ENOMEM), so the group is tried
+ * again after a short backoff, while the others start as they can: one failure never ends the pass.
+ * Only at the deadline (executor_expire_all(), with the errno) do its jobs fail, closed: a timeout,
+ * unsynced, so the kernel's sync stays on. Without a deadline it gives up after
+ * START_RETRY_SPAN_USEC of failures, so that executor_run() still returns. */
+static void group_start_failed(Executor *e, Group *g, int error, usec_t n) {
+        usec_t backoff = START_RETRY_FIRST_USEC << MIN(g->start_failures, 3U);
+
+        if (g->start_failures++ == 0)
+                g->failing_since = n;
+        g->start_error = error;
+        g->retry_at = n + MIN(backoff, START_RETRY_MAX_USEC);
+
+        if (e->deadline == USEC_INFINITY && n - g->failing_since >= START_RETRY_SPAN_USEC) {
+                for (size_t pos = g->next; pos < g->end; pos++)
+                        executor_set_result(e, pos,
+                                            (JobResult) { .outcome = OUTCOME_TIMEOUT, .error = -error });
+                g->next = g->end;
+        }
+}
+
+/* Arms the retry timer for the earliest group waiting out its backoff (off when none). */
+static void executor_arm_retry(Executor *e) {
+        usec_t at = USEC_INFINITY;
+
+        for (size_t i = 0; i < e->n_groups; i++)
+                if (group_waiting(&e->groups[i]) && e->groups[i].start_failures > 0)
+                        at = MIN(at, e->groups[i].retry_at);
+        if (at == USEC_INFINITY || !e->retry_source) {
+                if (e->retry_source)
+                        (void) sd_event_source_set_enabled(e->retry_source, SD_EVENT_OFF);
                 return;
+        }
+        /* If this fails, the next tick starts it (executor_fill() runs on every tick). */
+        if (sd_event_source_set_time(e->retry_source, at) >= 0)
+                (void) sd_event_source_set_enabled(e->retry_source, SD_EVENT_ONESHOT);
+}
+
+static void executor_fill(Executor *e) {
+        /* Each group's start is tried at most once per call: a backoff ends after the call began. */
+        usec_t began = now(CLOCK_MONOTONIC);
 
         for (;;) {
                 usec_t n = now(CLOCK_MONOTONIC);
@@ -571,43 +644,39 @@ static void executor_fill(Executor *e) {
                         bool waiting = false;
 
                         for (size_t i = 0; i < e->n_groups && !waiting; i++)
-                                waiting = !e->groups[i].busy && e->groups[i].next < e->groups[i].end;
+                                waiting = group_waiting(&e->groups[i]);
                         if (!waiting)
                                 e->held_back_since = USEC_INFINITY;
                         else if (e->held_back_since == USEC_INFINITY)
                                 e->held_back_since = n;
-                        return;
+                        break;
                 }
 
                 /* Nothing starts at or after the deadline: the deadline timer reports it. */
                 if (e->deadline != USEC_INFINITY && n >= e->deadline)
-                        return;
+                        break;
 
+                /* The first group waiting whose last start, if any, failed long enough ago. */
                 for (size_t i = 0; i < e->n_groups; i++)
-                        if (!e->groups[i].busy && e->groups[i].next < e->groups[i].end) {
+                        if (group_waiting(&e->groups[i]) &&
+                            (e->groups[i].start_failures == 0 || began >= e->groups[i].retry_at)) {
                                 g = &e->groups[i];
                                 break;
                         }
                 if (!g) {
-                        e->held_back_since = USEC_INFINITY; /* nothing waits */
-                        return;
+                        e->held_back_since = USEC_INFINITY; /* nothing waits for a slot */
+                        break;
                 }
 
                 r = worker_start(e, g);
-                if (r >= 0)
+                if (r >= 0) {
+                        g->start_failures = 0;
+                        g->start_error = 0;
                         continue;
-
-                if (e->n_started == 0) {
-                        /* Nothing ever started: the executor could not run at all. */
-                        e->fatal = r;
-                        (void) sd_event_exit(e->event, r);
-                        return;
                 }
-
-                for (size_t pos = g->next; pos < g->end; pos++)
-                        executor_set_result(e, pos, (JobResult) { .outcome = OUTCOME_ERROR, .error = -r });
-                g->next = g->end;
+                group_start_failed(e, g, r, n);
         }
+        executor_arm_retry(e);
 }
 
 static int group_cmp(const size_t *a, const size_t *b, const ExecJob *jobs) {
@@ -674,6 +743,7 @@ static void executor_done(Executor *e) {
                 worker_abandon(e->n_workers > 0 ? e->workers[0] : e->released[0], OUTCOME_TIMEOUT, 0);
         e->tick_source = sd_event_source_disable_unref(e->tick_source);
         e->last_call_source = sd_event_source_disable_unref(e->last_call_source);
+        e->retry_source = sd_event_source_disable_unref(e->retry_source);
         e->event = sd_event_unref(e->event);
 
         /* Reap what can be reaped without blocking: workers that finished but were not dispatched,
@@ -776,6 +846,7 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 .n_jobs = n_jobs,
                 .sync_one = ops && ops->sync_one ? ops->sync_one : worker_sync_one,
                 .progress = ops && ops->progress ? ops->progress : progress_default,
+                .before_fork = ops ? ops->before_fork : NULL,
                 .userdata = ops ? ops->userdata : NULL,
                 .max_parallel = MIN(MAX(max_parallel, 1U), EXECUTOR_PARALLEL_MAX),
                 .deadline = deadline,
@@ -831,14 +902,17 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                                 return r;
                 }
 
-                executor_fill(&e);
-                if (e.fatal < 0)
-                        return e.fatal;
+                r = sd_event_add_time(e.event, &e.retry_source, CLOCK_MONOTONIC, USEC_INFINITY,
+                                      TIMER_ACCURACY_USEC, on_retry, &e);
+                if (r < 0)
+                        return r;
+                r = sd_event_source_set_enabled(e.retry_source, SD_EVENT_OFF);
+                if (r < 0)
+                        return r;
 
+                executor_fill(&e);
                 executor_check_done(&e);
                 r = sd_event_loop(e.event);
-                if (e.fatal < 0)
-                        return e.fatal;
                 /* Normally nothing is left here; if the loop itself failed after workers started,
                  * what is left is an error. */
                 executor_expire_all(&e, r < 0 ? -r : EIO);

@@ -92,7 +92,9 @@ typedef struct ExecJob {
         /* out */
         Outcome outcome;
         int error;           /* positive errno for OUTCOME_ERROR; EIDRM for OUTCOME_GONE,
-                                    * EALREADY for OUTCOME_COVERED (what sync_one returned) */
+                                    * EALREADY for OUTCOME_COVERED (what sync_one returned); for
+                                    * OUTCOME_TIMEOUT with abandoned_pid 0, why no worker could be
+                                    * started for it (fork(): EAGAIN, ENOMEM), else 0 */
         usec_t duration;     /* time spent in open+syncfs (or until abandoned), the wait included */
         usec_t waited;       /* of that, waiting for the device's writeback (reported jobs only) */
         usec_t started;      /* CLOCK_MONOTONIC when the job was handed to its worker (the
@@ -141,13 +143,18 @@ typedef struct ExecOps {
                              * now) / 4) without progress; when set here, after 'stall' */
         usec_t last_call; /* absolute CLOCK_MONOTONIC; 0: default, deadline - min((deadline -
                              * now) / 4, 2 s); USEC_INFINITY: never */
+        /* Tests only (NULL in production): runs in the parent right before the fork() of a worker
+         * whose first job is 'job'; a negative errno makes that start fail as fork() would (EAGAIN:
+         * the cgroup's TasksMax= or pid_max; ENOMEM). */
+        int (*before_fork)(const ExecJob *job, void *userdata);
 } ExecOps;
 
 /*
  * Runs jobs (already in execution order: groups in order of first appearance) with at most
  * max_parallel workers until done or until 'deadline' (CLOCK_MONOTONIC absolute usec). Jobs not
  * started by the deadline get OUTCOME_TIMEOUT with duration 0. Returns the number of jobs that did
- * not end SYNCED, or negative errno if the executor itself could not run (then no job was touched).
+ * not end SYNCED, or negative errno if the executor itself could not run (its event loop could not
+ * be set up; then no job was touched): a worker that cannot be forked is not such a failure.
  * ops may be NULL for the default.
  *
  * Details:
@@ -169,14 +176,17 @@ typedef struct ExecOps {
  * - Last call: from ops->last_call on, groups not started yet are started regardless of
  *   max_parallel (at most 64 counted workers), so a mount is only "not started" if the deadline
  *   leaves no time at all.
- * - Deadline: running jobs as above; jobs not started get OUTCOME_TIMEOUT, error 0, duration 0,
- *   abandoned_pid 0 ("not started before the deadline"). Returns within a few ms of the deadline.
+ * - Deadline: running jobs as above; jobs not started get OUTCOME_TIMEOUT, error 0 (or the errno of
+ *   a worker that could not be started, above), duration 0, abandoned_pid 0 ("not started before
+ *   the deadline"). Returns within a few ms of the deadline.
  * - A worker that dies without reporting its current job (crash, OOM kill): that job gets
  *   OUTCOME_ERROR with error = ECHILD (not a filesystem error); the rest of its group runs in a
  *   fresh worker. syncfs/open errors give OUTCOME_ERROR with their errno and the worker goes on;
  *   a mount found gone gives OUTCOME_GONE, an overlay found covered OUTCOME_COVERED (see ExecJob).
- * - fork()/pipe() failing after a first worker started: that group's remaining jobs get
- *   OUTCOME_ERROR with that errno; failing before any worker started: returns the negative errno.
+ * - A worker that cannot be started (fork() or pipe() failing: EAGAIN from the cgroup's TasksMax= or
+ *   pid_max, ENOMEM) is tried again after 10-50 ms while other groups start, until the deadline
+ *   (without one, for 2 s of failures). Only then do that group's jobs end OUTCOME_TIMEOUT with
+ *   abandoned_pid 0 and error = the last start's errno ("not started: no worker"); never the pass.
  * - Children: finished workers are reaped. Abandoned workers are reaped if they die within ~5 ms
  *   of the return; one stuck in the kernel stays a child of the caller, who may reap it later with
  *   waitpid(abandoned_pid, WNOHANG). SIGCHLD is blocked during the call; the caller's signal mask

@@ -49,6 +49,10 @@ typedef struct Shared {
         int reads[MAXJ];
         usec_t open_start;    /* when the "opensync" job began its (slow) open */
         int syncing_reported; /* the "opensync" job has written REPORT_SYNCING */
+        int fork_calls;       /* ExecOps.before_fork calls (fail_fork()) */
+        int fork_fail_first;  /* the first this many worker starts fail with EAGAIN */
+        int fork_fail_slot;   /* 1 + the group slot whose starts always fail; 0: none */
+        int fork_fail_all;    /* every start fails */
 } Shared;
 
 static Shared *sh;
@@ -1792,6 +1796,108 @@ TEST(worker_stuck) {
         ASSERT_TRUE(!executor_worker_stuck(pid));
 }
 
+/* ExecOps.before_fork: worker starts fail with EAGAIN as fork() does at the cgroup's TasksMax=: the
+ * first fork_fail_first of them, every one of the group slot fork_fail_slot - 1, or all. */
+static int fail_fork(const ExecJob *j, void *userdata) {
+        Shared *s = userdata;
+        unsigned job, slot;
+        int k = __atomic_add_fetch(&s->fork_calls, 1, __ATOMIC_SEQ_CST);
+
+        if (sscanf(j->path, "%u %u", &job, &slot) != 2)
+                return -EBADMSG;
+        if (s->fork_fail_all || k <= s->fork_fail_first ||
+            (s->fork_fail_slot && slot + 1 == (unsigned) s->fork_fail_slot))
+                return -EAGAIN;
+        return 0;
+}
+
+/* Review O, O7: the first fork fails (nothing started yet), later ones succeed: tried again, and
+ * everything is synced; it used to end the pass ("Failed to start the sync workers"). */
+TEST(fork_fails_first) {
+        Spec spec[] = { { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC }, { "c", "sleep 20", SEC } };
+        ExecJob jobs[4];
+        ExecOps ops = fake_ops;
+
+        for (int first = 1; first <= 3; first += 2) {
+                reset_shared();
+                sh->fork_fail_first = first;
+                make_jobs(jobs, spec, 4);
+                ops.before_fork = fail_fork;
+                ASSERT_EQ(run(jobs, 4, 4, in(5 * SEC), &ops), 0);
+                for (size_t i = 0; i < 4; i++) {
+                        ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+                        ASSERT_EQ(jobs[i].error, 0);
+                }
+                ASSERT_TRUE(sh->fork_calls > first);
+                ASSERT_EQ(sh->calls, 4);
+                check_children(jobs, 4);
+        }
+}
+
+/* Every start of one group fails: its jobs fail closed at the deadline (a timeout, no worker, the
+ * errno says why), the other groups sync, and the pass returns by its deadline. */
+TEST(fork_fails_for_one_group) {
+        Spec spec[] = { { "a", "ok", SEC }, { "b", "ok", SEC }, { "b", "ok", SEC }, { "c", "ok", SEC } };
+        ExecJob jobs[4];
+        ExecOps ops = fake_ops;
+        usec_t deadline;
+
+        reset_shared();
+        sh->fork_fail_slot = 1 + 1; /* group b */
+        make_jobs(jobs, spec, 4);
+        ops.before_fork = fail_fork;
+        ops.progress = fake_progress;
+        deadline = in(SEC);
+        ASSERT_EQ(run(jobs, 4, 1, deadline, &ops), 2);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline + 500 * MS);
+        fprintf(stderr, "  %d worker starts tried\n", sh->fork_calls);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
+        for (size_t i = 1; i < 3; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_TIMEOUT);
+                ASSERT_EQ(jobs[i].error, EAGAIN);
+                ASSERT_EQ(jobs[i].abandoned_pid, 0);
+                ASSERT_EQ(jobs[i].duration, 0);
+                ASSERT_EQ(jobs[i].started, 0);
+                ASSERT_TRUE(!jobs[i].hung && !jobs[i].reached_sync);
+        }
+        ASSERT_TRUE(sh->fork_calls > 3); /* b was tried again */
+        ASSERT_EQ(sh->calls, 2);
+        check_children(jobs, 4);
+}
+
+/* No fork succeeds at all: the pass still returns by its deadline (it used to return at once with
+ * -EAGAIN), every job failed closed; without a deadline, after 2 s of failures. */
+TEST(fork_fails_always) {
+        Spec spec[] = { { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC } };
+        ExecJob jobs[3];
+        ExecOps ops = fake_ops;
+        usec_t deadlines[] = { in(500 * MS), USEC_INFINITY };
+
+        for (size_t d = 0; d < ELEMENTSOF(deadlines); d++) {
+                usec_t t0 = now(CLOCK_MONOTONIC);
+
+                reset_shared();
+                sh->fork_fail_all = 1;
+                make_jobs(jobs, spec, 3);
+                ops.before_fork = fail_fork;
+                ASSERT_EQ(run(jobs, 3, 4, deadlines[d], &ops), 3);
+                if (deadlines[d] != USEC_INFINITY)
+                        ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadlines[d] + 500 * MS);
+                else
+                        ASSERT_TRUE(now(CLOCK_MONOTONIC) >= t0 + 2 * SEC);
+                for (size_t i = 0; i < 3; i++) {
+                        ASSERT_EQ(jobs[i].outcome, OUTCOME_TIMEOUT);
+                        ASSERT_EQ(jobs[i].error, EAGAIN);
+                        ASSERT_EQ(jobs[i].abandoned_pid, 0);
+                        ASSERT_EQ(jobs[i].started, 0);
+                }
+                ASSERT_TRUE(sh->fork_calls > 2);
+                ASSERT_EQ(sh->calls, 0);
+                check_children(jobs, 3);
+        }
+}
+
 TEST(cannot_run) {
         Spec spec[] = { { "a", "ok", SEC } };
         ExecJob jobs[1];
@@ -1853,6 +1959,9 @@ int main(void) {
         RUN(run_as_owner);
         RUN(long_path);
         RUN(many_jobs);
+        RUN(fork_fails_first);
+        RUN(fork_fails_for_one_group);
+        RUN(fork_fails_always);
         RUN(cannot_run);
         RUN(worker_stuck);
         RUN(unkillable_worker); /* last: it moves this process to a private mount namespace */

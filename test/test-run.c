@@ -445,6 +445,17 @@ TEST(hung_behind_group_worker) {
         ASSERT_EQ(b.t.n_left, 2);
         ASSERT_STREQ(b.rec.mounts[1].reason, "not started before the deadline");
 
+        /* no worker could be started for it until the deadline (review O, O7): why, and unsynced */
+        b.j.jobs[1].error = EAGAIN;
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_left, 2);
+        ASSERT_STREQ(b.rec.mounts[1].outcome, "timeout");
+        ASSERT_EQ(b.rec.mounts[1].error, EAGAIN);
+        ASSERT_STREQ(b.rec.mounts[1].reason,
+                     "not started before the deadline: could not start a worker: Resource temporarily "
+                     "unavailable");
+        b.j.jobs[1].error = 0;
+
         /* control: a stuck worker of another group says nothing about this one */
         b.j.jobs[0].stuck = true;
         b.entries[1].group = "g1";
@@ -917,6 +928,11 @@ TEST(job_note) {
         note_check(&j, 0, mp, RUN_NOTE_TIMEOUT, " timed out, worker 77 abandoned.");
         jobs[0].abandoned_pid = 0;
         note_check(&j, 0, mp, RUN_NOTE_TIMEOUT, " not started before the deadline.");
+        jobs[0].error = EAGAIN; /* no worker could be started (review O, O7) */
+        note_check(&j, 0, mp, RUN_NOTE_TIMEOUT,
+                   " not started before the deadline: could not start a worker: Resource temporarily "
+                   "unavailable.");
+        jobs[0].error = 0;
         blocked[0] = &earlier;
         note_check(&j, 0, mp, RUN_NOTE_TIMEOUT,
                    " not started: worker 4242 of an earlier pass is still stuck on its device.");
