@@ -105,6 +105,7 @@ struct Executor {
         unsigned max_parallel;
         usec_t deadline;
         usec_t stall, tick, last_call;
+        usec_t open_stall;      /* on its way to its mount this long, a worker frees its group */
         usec_t proof;           /* quiet this long (with evidence) proves a device stuck */
         usec_t held_back_since; /* groups have waited for a slot since then (USEC_INFINITY: none waits) */
 
@@ -235,8 +236,25 @@ static usec_t worker_opening_for(const Worker *w, usec_t n) {
                        : 0;
 }
 
+/* How long that takes (review P, P4): a stall window, but at least EXECUTOR_OPEN_STALL_MIN_USEC
+ * (executor_set_windows()), since a walk through a slow but live NFS or FUSE parent takes a few
+ * hundred ms and a stall window is 250 ms at a short deadline; a worker killed there leaves its
+ * superblock unsynced by us every time. The floor costs the rest of the group that wait, and it is
+ * never allowed to cost them their start: from the last call on, the time that the design keeps for
+ * mounts still waiting (every group not started then gets a worker, executor_fill()), a worker that
+ * has been on its way for a stall window is given up as before the floor. So siblings behind a stuck
+ * walk start at the last call at the latest, with the same share of the time left as any other group
+ * started then, and the floor only ever moves the kill within [stall window, last call]. Without a
+ * last call (USEC_INFINITY: callers that set it so) the floor applies alone. Giving its slot up is
+ * another matter (on_tick(), review O, O2): that kills nothing and costs no sync, so a worker on its
+ * way still stops counting against max_parallel after the shortest window once groups wait. */
 static bool worker_stuck_opening(const Worker *w, usec_t n) {
-        return worker_opening_for(w, n) >= w->executor->stall && w->pos + 1 < w->group->end;
+        const Executor *e = w->executor;
+        usec_t t = worker_opening_for(w, n);
+
+        if (w->pos + 1 >= w->group->end || t < e->stall)
+                return false;
+        return t >= e->open_stall || n >= e->last_call;
 }
 
 /* No counter change and no report for a stall window: stop counting the worker against
@@ -783,6 +801,8 @@ static void executor_set_windows(Executor *e, const ExecOps *ops) {
                    : left == USEC_INFINITY ? STALL_MAX_USEC
                                            : MIN(MAX(left / 8, STALL_MIN_USEC), STALL_MAX_USEC);
         e->tick = MAX(MIN(e->stall / 4, TICK_MAX_USEC), TIMER_ACCURACY_USEC);
+        /* Its floor yields to the last call: worker_stuck_opening(). */
+        e->open_stall = MAX(e->stall, EXECUTOR_OPEN_STALL_MIN_USEC);
         /* Proving a hang takes longer than giving a slot up: a disk spinning up, or one long cache
          * flush, completes nothing for seconds. A quarter of the time left (7.5 s of the default
          * 30 s) covers both; callers that set the stall window set the proof window with it. */

@@ -149,6 +149,11 @@ typedef struct ExecOps {
         int (*before_fork)(const ExecJob *job, void *userdata);
 } ExecOps;
 
+/* The least time a worker still on its way to its mount (after REPORT_OPENING, before syncfs) is
+ * given before it is abandoned to free the rest of its group, however short the stall window (review
+ * P, P4): a walk through a slow but live NFS or FUSE parent takes a few hundred ms. */
+#define EXECUTOR_OPEN_STALL_MIN_USEC (1 * USEC_PER_SEC)
+
 /*
  * Runs jobs (already in execution order: groups in order of first appearance) with at most
  * max_parallel workers until done or until 'deadline' (CLOCK_MONOTONIC absolute usec). Jobs not
@@ -183,6 +188,10 @@ typedef struct ExecOps {
  *   OUTCOME_ERROR with error = ECHILD (not a filesystem error); the rest of its group runs in a
  *   fresh worker. syncfs/open errors give OUTCOME_ERROR with their errno and the worker goes on;
  *   a mount found gone gives OUTCOME_GONE, an overlay found covered OUTCOME_COVERED (see ExecJob).
+ * - Stuck on the way to the mount: a worker that reported REPORT_OPENING (worker.h) but not
+ *   REPORT_SYNCING, with jobs of its group behind it, is abandoned (a timeout, never hung, whatever
+ *   the job's own timeout) once it has been there max(stall, EXECUTOR_OPEN_STALL_MIN_USEC), or, from
+ *   the last call on, a stall window: the rest of its group then runs in a fresh worker.
  * - A worker that cannot be started (fork() or pipe() failing: EAGAIN from the cgroup's TasksMax= or
  *   pid_max, ENOMEM) is tried again after 10-50 ms while other groups start, until the deadline
  *   (without one, for 2 s of failures). Only then do that group's jobs end OUTCOME_TIMEOUT with

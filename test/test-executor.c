@@ -26,9 +26,11 @@
 
 /*
  * The fake sync_one runs in the worker and gets everything from its "path":
- *   "<job> <slot> <action> <arg>"   action: ok | sleep <ms> | hang | pause | eio | abort | openhang
+ *   "<job> <slot> <action> <arg>"   action: ok | sleep <ms> | hang | pause | eio | abort | openhang |
+ *                                   opensync <ms> | openslow <ms>
  * Every action first announces syncfs (worker_report_syncing()), as the real one does after its
- * open, except openhang: it hangs like hang, but "in open", before syncfs.
+ * open, except openhang: it hangs like hang, but "in open", before syncfs. openslow stays "in open"
+ * until the parent has probed it <ms> after its open began (slow_open_progress()), then syncs.
  * It records what it saw in a MAP_SHARED page, so the parent can check concurrency and order.
  */
 
@@ -47,8 +49,9 @@ typedef struct Shared {
         int not_held[MAXJ];      /* the fake device holds no I/O (waited on from above it); 2: it
                                   * holds I/O at the first read only (a controller reset requeued it) */
         int reads[MAXJ];
-        usec_t open_start;    /* when the "opensync" job began its (slow) open */
-        int syncing_reported; /* the "opensync" job has written REPORT_SYNCING */
+        usec_t open_start;    /* when the "opensync" or "openslow" job began its (slow) open */
+        int syncing_reported; /* the "opensync" or "openslow" job has written REPORT_SYNCING */
+        int open_go;          /* the parent lets the "openslow" job's open end */
         int fork_calls;       /* ExecOps.before_fork calls (fail_fork()) */
         int fork_fail_first;  /* the first this many worker starts fail with EAGAIN */
         int fork_fail_slot;   /* 1 + the group slot whose starts always fail; 0: none */
@@ -85,6 +88,18 @@ static int fake_sync_one(const ExecJob *j, void *userdata) {
                 s->pid[job] = getpid();
                 while (!__atomic_load_n(&s->release, __ATOMIC_SEQ_CST))
                         usleep(1000);
+                return 0;
+        }
+        if (streq(action, "openslow")) {
+                /* a healthy but slow open (a walk through a slow NFS parent): slow_open_progress() */
+                __atomic_store_n(&s->open_start, now(CLOCK_MONOTONIC), __ATOMIC_SEQ_CST);
+                for (int k = 0; k < 5000 && !__atomic_load_n(&s->open_go, __ATOMIC_SEQ_CST); k++)
+                        usleep(1000);
+                if (worker_report_syncing(j) < 0)
+                        return -EPROTO;
+                __atomic_store_n(&s->syncing_reported, 1, __ATOMIC_SEQ_CST);
+                s->pid[job] = getpid();
+                __atomic_add_fetch(&s->calls, 1, __ATOMIC_SEQ_CST);
                 return 0;
         }
         if (!streq(action, "openhang") && worker_report_syncing(j) < 0)
@@ -844,11 +859,18 @@ static int late_progress(const ExecJob *j, void *userdata, uint64_t *ret, bool *
         unsigned job;
         usec_t t0;
 
-        if (sscanf(j->path, "%u", &job) == 1 && job != 0) {
+        if (sscanf(j->path, "%u", &job) != 1)
+                return -EBADMSG;
+        if (job == 0)
+                /* the worker in open keeps its slot (its counter moves), so that the others are probed
+                 * before it is checked in a tick; released, it would be checked first */
+                __atomic_add_fetch(&s->progress[0], 1, __ATOMIC_SEQ_CST);
+        else {
                 t0 = __atomic_load_n(&s->open_start, __ATOMIC_SEQ_CST);
-                /* the tick whose start is past the stall window: the worker in open reaches syncfs
-                 * while the parent probes this other worker */
-                if (t0 != 0 && now(CLOCK_MONOTONIC) >= t0 + 201 * MS &&
+                /* the tick whose start is past the open-stall window (the stall window, at least
+                 * EXECUTOR_OPEN_STALL_MIN_USEC): the worker in open reaches syncfs while the parent
+                 * probes this other worker */
+                if (t0 != 0 && now(CLOCK_MONOTONIC) >= t0 + EXECUTOR_OPEN_STALL_MIN_USEC + 1 * MS &&
                     !__atomic_load_n(&s->syncing_reported, __ATOMIC_SEQ_CST)) {
                         __atomic_store_n(&s->reads[31], 1, __ATOMIC_SEQ_CST); /* parent in its tick */
                         for (int k = 0; k < 500 && !__atomic_load_n(&s->syncing_reported, __ATOMIC_SEQ_CST);
@@ -880,6 +902,73 @@ TEST(syncing_report_wins_over_open_stall) {
         /* it had reported syncfs before it was given up: the handover must key its group */
         ASSERT_TRUE(jobs[0].reached_sync);
         check_children(jobs, 4);
+}
+
+/* Review P, P4: a healthy but slow open (a walk through an NFS parent with ~300 ms of round trips)
+ * with a short deadline, whose stall window is then 250 ms. The parent holds the worker "in open"
+ * until it has probed it 600 ms after its open began, then waits for its syncfs report. It must not
+ * be given up meanwhile to free its waiting sibling (the open-stall window has a 1 s floor): both
+ * sync, in the one worker. Windows as a pass derives them (no ops.stall, no ops.last_call). */
+static int slow_open_progress(const ExecJob *j, void *userdata, uint64_t *ret, bool *ret_held) {
+        Shared *s = userdata;
+        unsigned job, slot, arg;
+        char action[16];
+        usec_t t0;
+
+        if (sscanf(j->path, "%u %u %15s %u", &job, &slot, action, &arg) == 4 && streq(action, "openslow")) {
+                t0 = __atomic_load_n(&s->open_start, __ATOMIC_SEQ_CST);
+                if (t0 != 0 && now(CLOCK_MONOTONIC) >= t0 + arg * MS &&
+                    !__atomic_load_n(&s->open_go, __ATOMIC_SEQ_CST)) {
+                        /* its report is in the pipe before this tick decides */
+                        __atomic_store_n(&s->open_go, 1, __ATOMIC_SEQ_CST);
+                        for (int k = 0; k < 500 && !__atomic_load_n(&s->syncing_reported, __ATOMIC_SEQ_CST);
+                             k++)
+                                usleep(1000);
+                }
+        }
+        return fake_progress(j, userdata, ret, ret_held);
+}
+
+TEST(slow_open_keeps_its_worker) {
+        Spec spec[] = { { "a", "openslow 600", 0 }, { "a", "ok", 0 } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = slow_open_progress;
+        ASSERT_EQ(run(jobs, 2, 4, in(2 * SEC), &ops), 0);
+        fprintf(stderr, "  600 ms in open, 2 s deadline: %s, its sibling %s\n",
+                outcome_to_string(jobs[0].outcome), outcome_to_string(jobs[1].outcome));
+        ASSERT_TRUE(sh->open_go);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[0].abandoned_pid, 0);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->pid[0], sh->pid[1]); /* never given up: the sibling ran in the same worker */
+        check_children(jobs, 2);
+}
+
+/* ... but the floor never costs the siblings their start: with a 1 s deadline (a 250 ms stall
+ * window, the last call 250 ms before the deadline) a worker stuck in open is given up at the last
+ * call, where waiting out the 1 s floor would leave its sibling unstarted at the deadline. */
+TEST(open_stall_floor_yields_to_last_call) {
+        Spec spec[] = { { "a", "openhang", 0 }, { "a", "ok", 0 } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = fake_progress;
+        ASSERT_EQ(run(jobs, 2, 4, in(1 * SEC), &ops), 1);
+        fprintf(stderr, "  stuck in open, 1 s deadline: given up after %.3f s, its sibling %s\n",
+                (double) jobs[0].duration / SEC, outcome_to_string(jobs[1].outcome));
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung && !jobs[0].reached_sync);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        ASSERT_TRUE(jobs[0].duration >= 250 * MS); /* a stall window at least */
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(sh->pid[1] != sh->pid[0]);
+        check_children(jobs, 2);
 }
 
 TEST(deadline_passed) {
@@ -1946,6 +2035,8 @@ int main(void) {
         RUN(hung_needs_syncfs);
         RUN(open_stuck_frees_its_group);
         RUN(syncing_report_wins_over_open_stall);
+        RUN(slow_open_keeps_its_worker);
+        RUN(open_stall_floor_yields_to_last_call);
         RUN(hung_needs_proof_window);
         RUN(hung_needs_accounting);
         RUN(errors_and_crash);
