@@ -29,7 +29,7 @@
 
 /* A worker that could not be started (review O, O7: fork() failing with EAGAIN from the cgroup's
  * TasksMax= or pid_max, or ENOMEM) is tried again after a backoff that doubles from the first to the
- * last of these; without a deadline, its group gives up after START_RETRY_SPAN_USEC of failures. */
+ * last of these; its group gives up after START_RETRY_SPAN_USEC of failures in a row. */
 #define START_RETRY_FIRST_USEC (10 * USEC_PER_MSEC)
 #define START_RETRY_MAX_USEC (50 * USEC_PER_MSEC)
 #define START_RETRY_SPAN_USEC (2 * USEC_PER_SEC)
@@ -611,9 +611,10 @@ static bool group_waiting(const Group *g) {
 /* A start failed (review O, O7): fork() fails for a while (EAGAIN: the cgroup's TasksMax=, which
  * workers and bounded children of earlier passes may fill; pid_max; ENOMEM), so the group is tried
  * again after a short backoff, while the others start as they can: one failure never ends the pass.
- * Only at the deadline (executor_expire_all(), with the errno) do its jobs fail, closed: a timeout,
- * unsynced, so the kernel's sync stays on. Without a deadline it gives up after
- * START_RETRY_SPAN_USEC of failures, so that executor_run() still returns. */
+ * After START_RETRY_SPAN_USEC of failures in a row, or at the deadline (executor_expire_all(), with
+ * the errno), its jobs fail, closed: a timeout, unsynced, so the kernel's sync stays on. The span
+ * bounds what a lasting failure costs the sleep (TasksMax= filled by workers stuck on a dead
+ * server stays filled): 2 s, not the whole DeadlineSec=. */
 static void group_start_failed(Executor *e, Group *g, int error, usec_t n) {
         usec_t backoff = START_RETRY_FIRST_USEC << MIN(g->start_failures, 3U);
 
@@ -622,7 +623,7 @@ static void group_start_failed(Executor *e, Group *g, int error, usec_t n) {
         g->start_error = error;
         g->retry_at = n + MIN(backoff, START_RETRY_MAX_USEC);
 
-        if (e->deadline == USEC_INFINITY && n - g->failing_since >= START_RETRY_SPAN_USEC) {
+        if (n - g->failing_since >= START_RETRY_SPAN_USEC) {
                 for (size_t pos = g->next; pos < g->end; pos++)
                         executor_set_result(e, pos,
                                             (JobResult) { .outcome = OUTCOME_TIMEOUT, .error = -error });

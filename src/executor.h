@@ -193,8 +193,8 @@ typedef struct ExecOps {
  *   the job's own timeout) once it has been there max(stall, EXECUTOR_OPEN_STALL_MIN_USEC), or, from
  *   the last call on, a stall window: the rest of its group then runs in a fresh worker.
  * - A worker that cannot be started (fork() or pipe() failing: EAGAIN from the cgroup's TasksMax= or
- *   pid_max, ENOMEM) is tried again after 10-50 ms while other groups start, until the deadline
- *   (without one, for 2 s of failures). Only then do that group's jobs end OUTCOME_TIMEOUT with
+ *   pid_max, ENOMEM) is tried again after 10-50 ms while other groups start, for 2 s of failures
+ *   in a row or until the deadline. Only then do that group's jobs end OUTCOME_TIMEOUT with
  *   abandoned_pid 0 and error = the last start's errno ("not started: no worker"); never the pass.
  * - Children: finished workers are reaped. Abandoned workers are reaped if they die within ~5 ms
  *   of the return; one stuck in the kernel stays a child of the caller, who may reap it later with

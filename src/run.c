@@ -223,8 +223,7 @@ RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *
                 snprintf(buf, size, "Sync of %s timed out, worker %d abandoned.", mp,
                          (int) job->abandoned_pid);
         else if (job->error > 0)
-                snprintf(buf, size,
-                         "Sync of %s not started before the deadline: could not start a worker: %s.", mp,
+                snprintf(buf, size, "Sync of %s not started: no worker could be started: %s.", mp,
                          strerror(job->error));
         else
                 snprintf(buf, size, "Sync of %s not started before the deadline.", mp);
@@ -381,8 +380,7 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
         *ret_hung = run_job_hung(j, i);
         if (!*ret_hung && job->abandoned_pid == 0 && job->error > 0)
                 /* the executor tried until the deadline (fork(): EAGAIN from TasksMax=, ENOMEM) */
-                return asprintf(ret, "not started before the deadline: could not start a worker: %s",
-                                strerror(job->error)) < 0
+                return asprintf(ret, "not started: no worker could be started: %s", strerror(job->error)) < 0
                                ? -ENOMEM
                                : 0;
         if (*ret_hung)

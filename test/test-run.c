@@ -451,9 +451,8 @@ TEST(hung_behind_group_worker) {
         ASSERT_EQ(b.t.n_left, 2);
         ASSERT_STREQ(b.rec.mounts[1].outcome, "timeout");
         ASSERT_EQ(b.rec.mounts[1].error, EAGAIN);
-        ASSERT_STREQ(b.rec.mounts[1].reason,
-                     "not started before the deadline: could not start a worker: Resource temporarily "
-                     "unavailable");
+        ASSERT_STREQ(b.rec.mounts[1].reason, "not started: no worker could be started: Resource temporarily "
+                                             "unavailable");
         b.j.jobs[1].error = 0;
 
         /* control: a stuck worker of another group says nothing about this one */
@@ -930,7 +929,7 @@ TEST(job_note) {
         note_check(&j, 0, mp, RUN_NOTE_TIMEOUT, " not started before the deadline.");
         jobs[0].error = EAGAIN; /* no worker could be started (review O, O7) */
         note_check(&j, 0, mp, RUN_NOTE_TIMEOUT,
-                   " not started before the deadline: could not start a worker: Resource temporarily "
+                   " not started: no worker could be started: Resource temporarily "
                    "unavailable.");
         jobs[0].error = 0;
         blocked[0] = &earlier;
