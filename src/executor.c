@@ -631,11 +631,13 @@ static void group_start_failed(Executor *e, Group *g, int error, usec_t n) {
         }
 }
 
-/* Arms the retry timer for the earliest group waiting out its backoff (off when none). */
-static void executor_arm_retry(Executor *e) {
+/* Arms the retry timer for the earliest group waiting out its backoff (off when none, or when no
+ * slot is free: a retry due already would fire at once, again and again, until one frees; the
+ * executor_fill() of whatever frees it retries the group then). */
+static void executor_arm_retry(Executor *e, bool slot_free) {
         usec_t at = USEC_INFINITY;
 
-        for (size_t i = 0; i < e->n_groups; i++)
+        for (size_t i = 0; slot_free && i < e->n_groups; i++)
                 if (group_waiting(&e->groups[i]) && e->groups[i].start_failures > 0)
                         at = MIN(at, e->groups[i].retry_at);
         if (at == USEC_INFINITY || !e->retry_source) {
@@ -651,6 +653,7 @@ static void executor_arm_retry(Executor *e) {
 static void executor_fill(Executor *e) {
         /* Each group's start is tried at most once per call: a backoff ends after the call began. */
         usec_t began = now(CLOCK_MONOTONIC);
+        bool slot_free = true;
 
         for (;;) {
                 usec_t n = now(CLOCK_MONOTONIC);
@@ -668,6 +671,7 @@ static void executor_fill(Executor *e) {
                                 e->held_back_since = USEC_INFINITY;
                         else if (e->held_back_since == USEC_INFINITY)
                                 e->held_back_since = n;
+                        slot_free = false;
                         break;
                 }
 
@@ -695,7 +699,7 @@ static void executor_fill(Executor *e) {
                 }
                 group_start_failed(e, g, r, n);
         }
-        executor_arm_retry(e);
+        executor_arm_retry(e, slot_free);
 }
 
 static int group_cmp(const size_t *a, const size_t *b, const ExecJob *jobs) {

@@ -197,16 +197,20 @@ bool run_job_hung(const RunJobs *j, size_t i) {
         return false;
 }
 
-RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *buf, size_t size) {
-        const ExecJob *job = &j->jobs[i];
-        char shown[PATH_MAX * 4 + 1], short_mp[RUN_NOTE_PATH_MAX + 1];
-        const char *mp;
+const char *run_note_path(const char *mount_point, char buf[static RUN_NOTE_PATH_MAX + 1]) {
+        char shown[PATH_MAX * 4 + 1];
 
-        /* Escaped as in the tables before it is shortened, so that the reason still fits the line
-         * (a user's FUSE mount point may hold anything, review Q, M3). */
         (void) utf8_escape_display(mount_point, strlen(mount_point), UTF8_ESCAPE_BACKSLASH, shown,
                                    sizeof shown);
-        mp = ellipsize_middle(shown, RUN_NOTE_PATH_MAX, short_mp, sizeof short_mp);
+        if (ellipsize_middle(shown, RUN_NOTE_PATH_MAX, buf, RUN_NOTE_PATH_MAX + 1) == shown)
+                strcpy(buf, shown); /* short enough as it is: it fits */
+        return buf;
+}
+
+RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *buf, size_t size) {
+        const ExecJob *job = &j->jobs[i];
+        char short_mp[RUN_NOTE_PATH_MAX + 1];
+        const char *mp = run_note_path(mount_point, short_mp);
 
         if (job->outcome == OUTCOME_SYNCED || job->outcome == OUTCOME_GONE ||
             job->outcome == OUTCOME_COVERED || job->outcome == OUTCOME_DEFERRED)

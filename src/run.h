@@ -91,6 +91,11 @@ typedef enum RunNote {
  * log line (log.h, LOG_LINE_MAX: 2048 bytes, where a message is cut). */
 #define RUN_NOTE_PATH_MAX 1024U
 
+/* A mount point as a log line shows it: escaped as the tables escape it (a user's FUSE mount point
+ * may hold anything: review Q, M3), then shortened in its middle to RUN_NOTE_PATH_MAX bytes, so
+ * that what follows it in the line is never cut (review R, R4). Returns buf. */
+const char *run_note_path(const char *mount_point, char buf[static RUN_NOTE_PATH_MAX + 1]);
+
 /* The message of jobs[i], whose mount point is mount_point, in buf (size bytes): the mount point
  * shortened in its middle (ellipsize_middle()) to RUN_NOTE_PATH_MAX bytes, so that a path up to
  * the kernel's limit and longer still shows the reason after it; the whole path is in the run

@@ -183,12 +183,13 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                         log_notice("Leaving the kernel's own sync on: %s.", why);
                 else if (uncovered) {
                         /* Which mount kept it on, so that an administrator can tell; a mount point
-                         * too long for the line shortened in its middle, so the reason still shows. */
+                         * too long for the line (escaped) shortened in its middle, so the reason
+                         * still shows. */
                         char mp[RUN_NOTE_PATH_MAX + 1];
 
                         log_notice("Leaving the kernel's own sync on: this pass left %s out (%s)%s.",
-                                   ellipsize_middle(uncovered->mount_point, RUN_NOTE_PATH_MAX, mp, sizeof mp),
-                                   uncovered->reason, n_uncovered > 1 ? ", and more mounts" : "");
+                                   run_note_path(uncovered->mount_point, mp), uncovered->reason,
+                                   n_uncovered > 1 ? ", and more mounts" : "");
                 }
                 return;
         }

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "shared/fd-util.h"
 #include "mount-table.h"
@@ -263,6 +266,30 @@ static int flush_after_syncfs(const ExecJob *job, int mount_fd, int flush_fd) {
  * device other than the superblock's own and held by a filesystem (a mounted filesystem holds its
  * devices exclusively, so an O_EXCL open fails with EBUSY); an unclaimed device cannot be ours.
  * Anything else is ENODEV (EACCES/EPERM when refused), never "synced". */
+/* The node rtdev= names, where the mount was made (review R, R2): in another mount namespace below
+ * its member's root, with RESOLVE_IN_ROOT so that an absolute link (/dev/disk/by-*) stays in it; in
+ * ours as it is; for an unlisted path (no namespace known) nowhere. A file descriptor, or -errno. */
+static int open_rt_node(const ExecJob *job, int flags) {
+        struct open_how how = { .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK),
+                                .resolve = RESOLVE_IN_ROOT };
+        _cleanup_close_ int root_fd = -EBADF;
+        char root[32];
+        int fd;
+
+        if (job->mountinfo_pid == 0)
+                fd = open(job->rt_flush_device, (int) how.flags);
+        else if (job->mountinfo_pid < 0)
+                return -ENOENT;
+        else {
+                snprintf(root, sizeof root, "/proc/%d/root", (int) job->mountinfo_pid);
+                root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (root_fd < 0)
+                        return -errno;
+                fd = (int) syscall(SYS_openat2, root_fd, job->rt_flush_device, &how, sizeof how);
+        }
+        return fd < 0 ? -errno : fd;
+}
+
 static int flush_rt_device(const ExecJob *job) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
@@ -270,20 +297,20 @@ static int flush_rt_device(const ExecJob *job) {
 
         if (job->rt_flush_device[0] != '/')
                 return -ENODEV;
-        fd = open(job->rt_flush_device, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_rt_node(job, O_RDONLY);
         if (fd < 0)
-                return errno == EACCES || errno == EPERM ? -errno : -ENODEV;
+                return fd == -EACCES || fd == -EPERM ? fd : -ENODEV;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         if (!S_ISBLK(st.st_mode) || st.st_rdev == job->dev)
                 return -ENODEV;
-        excl = open(job->rt_flush_device, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_EXCL);
+        excl = open_rt_node(job, O_RDONLY | O_EXCL);
         if (excl >= 0) {
                 safe_close(excl);
                 return -ENODEV;
         }
-        if (errno != EBUSY)
-                return errno == EACCES || errno == EPERM ? -errno : -ENODEV;
+        if (excl != -EBUSY)
+                return excl == -EACCES || excl == -EPERM ? excl : -ENODEV;
         return fsync(fd) < 0 ? negative_errno() : 0;
 }
 

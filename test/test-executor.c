@@ -1236,6 +1236,54 @@ static int loop_attach(const char *file, char *ret_path, size_t size) {
  * ENODEV, never "synced". A loop device of ours stands in: free (ENODEV), then held exclusively
  * here as a mounted xfs holds its rt device (synced). The FLUSH it sends is counted on a real xfs by
  * test/reliability/flush-rtdev.sh. */
+/* A mount of another namespace (review R, R2): rtdev= names a node there, resolved below its
+ * member's root (a chrooted child stands in for it), not in ours, where the name is nothing. */
+static void rt_flush_device_elsewhere(const char *dir, dev_t rdev) {
+        char root[] = "/tmp/test-executor-rtns.XXXXXX", path[128], name[64], c;
+        int go[2], ready[2], status;
+        ExecJob jobs[2];
+        pid_t pid;
+
+        ASSERT_TRUE(test_mkdtemp(root));
+        snprintf(path, sizeof path, "%s/dev", root);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(name, sizeof name, "/dev/ss-rt-%d", (int) getpid());
+        snprintf(path, sizeof path, "%s%s", root, name);
+        ASSERT_OK(mknod(path, S_IFBLK | 0600, rdev));
+        ASSERT_TRUE(access(name, F_OK) < 0);
+        ASSERT_OK(pipe2(go, O_CLOEXEC));
+        ASSERT_OK(pipe2(ready, O_CLOEXEC));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                close(go[1]);
+                if (chroot(root) < 0 || write(ready[1], "r", 1) != 1)
+                        _exit(EXIT_FAILURE);
+                (void) read(go[0], &c, 1);
+                _exit(EXIT_SUCCESS);
+        }
+        close(go[0]);
+        close(ready[1]);
+        ASSERT_EQ(read(ready[0], &c, 1), 1);
+        jobs[0] = (ExecJob) {
+                .path = dir, .group = "a", .timeout = 10 * SEC, .rt_flush_device = name, .mountinfo_pid = pid
+        };
+        jobs[1] = (ExecJob) { .path = dir, .group = "b", .timeout = 10 * SEC, .rt_flush_device = name };
+        ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[1].error, ENODEV);
+        close(go[1]);
+        close(ready[0]);
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        check_children(jobs, 2);
+        ASSERT_OK(unlink(path));
+        snprintf(path, sizeof path, "%s/dev", root);
+        ASSERT_OK(rmdir(path));
+        ASSERT_OK(rmdir(root));
+}
+
 TEST(rt_flush_device) {
         char dir[] = "/tmp/test-executor-rt.XXXXXX", file[64], loop[64];
         struct stat st;
@@ -1291,6 +1339,7 @@ TEST(rt_flush_device) {
         ASSERT_EQ(run(jobs, 1, 1, in(30 * SEC), NULL), 0);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         check_children(jobs, 1);
+        rt_flush_device_elsewhere(dir, st.st_rdev);
         close(held_fd);
         ASSERT_OK(ioctl(loop_fd, LOOP_CLR_FD));
         close(loop_fd);
@@ -1990,6 +2039,35 @@ TEST(fork_fails_always) {
         }
 }
 
+/* Review R: a group whose start failed waits for a slot while another group's worker syncs: the
+ * retry timer must not fire again and again meanwhile (executor_arm_retry() re-arming a time in the
+ * past spins the parent on a CPU until a slot frees). */
+TEST(fork_retry_waits_for_a_slot_without_spinning) {
+        Spec spec[] = { { "b", "ok", SEC }, { "a", "sleep 1500", 10 * SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+        struct rusage r0, r1;
+        usec_t cpu;
+
+        reset_shared();
+        sh->fork_fail_first = 1; /* b's first start fails, a takes the only slot */
+        make_jobs(jobs, spec, 2);
+        ops.before_fork = fail_fork;
+        ops.progress = fake_progress; /* a keeps progressing: it keeps its slot */
+        ASSERT_OK(getrusage(RUSAGE_SELF, &r0));
+        ASSERT_EQ(run(jobs, 2, 1, in(5 * SEC), &ops), 0);
+        ASSERT_OK(getrusage(RUSAGE_SELF, &r1));
+        cpu = (usec_t) (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) *
+                      SEC +
+              (usec_t) (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+                        r0.ru_stime.tv_usec);
+        fprintf(stderr, "  parent CPU during a 1.5 s sync: %llu ms\n", (unsigned long long) (cpu / MS));
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(cpu < 500 * MS); /* idle waiting costs a few ms; a spin costs ~1.5 s */
+        check_children(jobs, 2);
+}
+
 TEST(cannot_run) {
         Spec spec[] = { { "a", "ok", SEC } };
         ExecJob jobs[1];
@@ -2056,6 +2134,7 @@ int main(void) {
         RUN(fork_fails_first);
         RUN(fork_fails_for_one_group);
         RUN(fork_fails_always);
+        RUN(fork_retry_waits_for_a_slot_without_spinning);
         RUN(cannot_run);
         RUN(worker_stuck);
         RUN(unkillable_worker); /* last: it moves this process to a private mount namespace */

@@ -968,6 +968,16 @@ TEST(job_note) {
         ASSERT_TRUE(strlen(msg) <= 8 + RUN_NOTE_PATH_MAX + 27);
         ASSERT_TRUE(strncmp(msg, "Sync of /\\n\\n", 13) == 0 && !strchr(msg, '\n'));
         ASSERT_TRUE(strlen(msg) > 31 && streq(msg + strlen(msg) - 31, "\\n\\n failed: File name too long"));
+
+        /* The same for any line naming a mount point (the knob's, review R, R4): escaped, then
+         * shortened, never longer than RUN_NOTE_PATH_MAX; short ones whole. */
+        {
+                char shown[RUN_NOTE_PATH_MAX + 1];
+
+                ASSERT_TRUE(strlen(run_note_path(utf8, shown)) <= RUN_NOTE_PATH_MAX);
+                ASSERT_TRUE(strstr(shown, "\u2026") && !strchr(shown, '\n'));
+                ASSERT_STREQ(run_note_path("/m\x1b[2J", shown), "/m\\x1b[2J");
+        }
 }
 
 int main(void) {
