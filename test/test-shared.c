@@ -84,6 +84,50 @@ TEST(timespan) {
         ASSERT_STREQ(format_timespan(buf, sizeof buf, USEC_INFINITY), "infinity");
 }
 
+/* Review Q, L2: what systemd's parse_time() rejects ("systemd-analyze timespan 1.5.5s" fails) is
+ * rejected, not read as a sum (1.5.5s was 2s, 5..5s 5.5s); what the man page documents still parses. */
+TEST(timespan_strict) {
+        static const char *const bad[] = {
+                "1.5.5s", "5..5s", "5.",    "5.s",   "3. 1",     "1.5.5", "5 .",    ".",
+                "..5",    "1..",   "2.min", "1.5.s", "infinity", "+5s",   "5s -1s",
+        };
+        static const struct {
+                const char *s;
+                usec_t u;
+        } good[] = {
+                { "500ms", 500 * USEC_PER_MSEC },
+                { "1.5s", 1500 * USEC_PER_MSEC },
+                { "1min 30s", 90 * USEC_PER_SEC },
+                { "1h 2min", 3720 * USEC_PER_SEC },
+                { "10s", 10 * USEC_PER_SEC },
+                { "1min", 60 * USEC_PER_SEC },
+                { "30", 30 * USEC_PER_SEC },
+                { "24h", 24 * 3600 * USEC_PER_SEC },
+                /* as systemd: a leading '.', a space before the unit, a fraction after a unit or a
+                 * space, units without spaces */
+                { ".5s", 500 * USEC_PER_MSEC },
+                { "5 s", 5 * USEC_PER_SEC },
+                { "1.5 .5s", 2 * USEC_PER_SEC },
+                { "1.5s.5", 2 * USEC_PER_SEC },
+                { "1min30s", 90 * USEC_PER_SEC },
+                { "1.500s", 1500 * USEC_PER_MSEC },
+                { " 2 sec ", 2 * USEC_PER_SEC },
+        };
+        usec_t u;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                u = 4242;
+                fprintf(stderr, "   bad: '%s'\n", bad[i]);
+                ASSERT_ERR(parse_timespan(bad[i], &u), EINVAL);
+                ASSERT_U64_EQ(u, 4242); /* untouched */
+        }
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                fprintf(stderr, "   good: '%s'\n", good[i].s);
+                ASSERT_OK(parse_timespan(good[i].s, &u));
+                ASSERT_U64_EQ(u, good[i].u);
+        }
+}
+
 TEST(numbers) {
         uint64_t v;
         unsigned u;
@@ -1432,6 +1476,7 @@ TEST(bounded_child_forget_parent) {
 
 int main(void) {
         RUN(timespan);
+        RUN(timespan_strict);
         RUN(numbers);
         RUN(options);
         RUN(files);

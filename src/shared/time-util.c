@@ -66,6 +66,7 @@ int parse_timespan(const char *s, usec_t *ret) {
                 unsigned long long whole = 0, frac = 0, frac_div = 1;
                 bool digits = false;
                 usec_t mult = USEC_PER_SEC, part;
+                const char *end;
                 size_t n;
 
                 p += strspn(p, " \t");
@@ -82,6 +83,9 @@ int parse_timespan(const char *s, usec_t *ret) {
                 }
                 if (*p == '.') {
                         p++;
+                        /* As systemd's parse_time(): no "3.", "3.s", "5..5s", "3. 1". */
+                        if (!isdigit((unsigned char) *p))
+                                return -EINVAL;
                         for (; isdigit((unsigned char) *p); p++) {
                                 if (frac_div < 1000000000ULL) {
                                         frac = frac * 10 + (unsigned) (*p - '0');
@@ -93,8 +97,13 @@ int parse_timespan(const char *s, usec_t *ret) {
                 if (!digits)
                         return -EINVAL;
 
+                end = p;
                 p += strspn(p, " \t");
                 n = strcspn(p, " \t0123456789.");
+                if (n == 0 && p == end && *p != 0)
+                        /* A number right after another, neither a unit nor a space between: as
+                         * systemd, no "1.5.5s" (accepted: "1.5 .5s", "1.5s.5"). */
+                        return -EINVAL;
                 if (n > 0) {
                         size_t i;
                         for (i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++)

@@ -24,7 +24,8 @@ usec_t now(clockid_t clock);
 usec_t timespec_load(const struct timespec *ts);
 struct timespec *timespec_store(struct timespec *ts, usec_t u);
 
-/* Parses "500ms", "10s", "1min", "1h 2min", "1.5s"; a bare number is seconds.
+/* Parses "500ms", "10s", "1min", "1h 2min", "1.5s", ".5s"; a bare number is seconds. Rejects what
+ * systemd's parse_time() rejects ("1.5.5s", "5..5s", "5.", "3.s", a sign), and "infinity".
  * Returns 0 and writes *ret, or -EINVAL / -ERANGE. */
 int parse_timespan(const char *s, usec_t *ret);
 
