@@ -58,9 +58,12 @@ int conf_sources_serialize(const PolicySources *s, char **ret, size_t *ret_size)
         for (size_t i = 0; r >= 0 && i < s->n_files; i++) {
                 const PolicyFile *f = &s->files[i];
                 int32_t error = f->error;
+                uint8_t kind = (uint8_t) f->kind;
                 size_t pl = strlen(f->path), size = f->error < 0 ? 0 : f->size;
 
                 r = buf_put(&b, &error, sizeof error);
+                if (r >= 0)
+                        r = buf_put(&b, &kind, sizeof kind);
                 if (r >= 0)
                         r = buf_put_u32(&b, (uint32_t) pl);
                 if (r >= 0)
@@ -105,7 +108,7 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
         if (!s)
                 return -ENOMEM;
         if (!take(&rd, &flags, 1) || !take(&rd, &n_files, sizeof n_files) || (flags & ~3U) ||
-            n_files > POLICY_MAX_FILES)
+            n_files > POLICY_MAX_SOURCES)
                 return -EBADMSG;
         s->explicit = flags & 1;
         s->truncated = flags & 2;
@@ -114,13 +117,19 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
                 _cleanup_free_ char *path = NULL;
                 uint32_t pl, tl;
                 int32_t error;
+                uint8_t kind;
                 const char *text;
 
-                if (!take(&rd, &error, sizeof error) || !take(&rd, &pl, sizeof pl) ||
-                    !take(&rd, &tl, sizeof tl))
+                if (!take(&rd, &error, sizeof error) || !take(&rd, &kind, sizeof kind) ||
+                    !take(&rd, &pl, sizeof pl) || !take(&rd, &tl, sizeof tl))
                         return -EBADMSG;
                 if (error > 0 || error < -4095 || pl == 0 || pl > PATH_MAX || tl > POLICY_MAX_FILE_SIZE ||
                     (error < 0 && tl > 0) || rd.left < (size_t) pl + tl)
+                        return -EBADMSG;
+                /* A directory not listed has its error; a notice has none (its text: a path or ""). */
+                if (kind >= _POLICY_FILE_KIND_MAX || (kind == POLICY_FILE_UNLISTED_DIR && error == 0) ||
+                    ((kind == POLICY_FILE_NOT_DIRECTORY || kind == POLICY_FILE_DANGLING) &&
+                     (error != 0 || tl > PATH_MAX || memchr(rd.p + pl, 0, tl))))
                         return -EBADMSG;
                 path = strndup(rd.p, pl);
                 if (!path)
@@ -130,7 +139,7 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
                 take(&rd, NULL, pl);
                 text = rd.p;
                 take(&rd, NULL, tl);
-                r = policy_sources_add(s, path, error, text, tl);
+                r = policy_sources_add_kind(s, (PolicyFileKind) kind, path, error, text, tl);
                 if (r < 0)
                         return r == -E2BIG ? -EBADMSG : r;
         }

@@ -178,11 +178,16 @@ int context_read_policy(const Args *a, Context *c) {
 void context_log_policy(const Context *c) {
         const Policy *p = c->config;
 
+        /* A notice (a layout that may be a mistake, read as systemd reads it) is no invalid
+         * setting: no catalog entry. */
         for (size_t i = 0; i < p->n_warnings; i++)
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR,
-                          &(LogEvent) { .config_file = p->warning_origins[i].file,
-                                        .config_line = p->warning_origins[i].line },
-                          "%s", p->warnings[i]);
+                if (p->warning_notices && p->warning_notices[i])
+                        log_notice("%s", p->warnings[i]);
+                else
+                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR,
+                                  &(LogEvent) { .config_file = p->warning_origins[i].file,
+                                                .config_line = p->warning_origins[i].line },
+                                  "%s", p->warnings[i]);
         if (p->skip_clean)
                 log_notice("%s:%u: %s.", p->o_skip_clean.file ?: "(default)", p->o_skip_clean.line,
                            POLICY_SKIP_CLEAN_NO_EFFECT);

@@ -102,13 +102,42 @@ static const char *enum_choices(const PolicyKey *k, char *buf, size_t size) {
         return buf;
 }
 
+/* What an administrator who wrote a boolean where a key takes a word most likely meant: the word
+ * for no, and for yes. The value is still invalid (the earlier one or the default is kept). */
+static const struct {
+        const char *section, *name, *no, *yes;
+} enum_boolean_hints[] = {
+        /* the kernel's own sync: "yes" leaves it on (keep), "no" turns it off where that is safe */
+        { "Kernel", "SyncOnSuspend", "off", "keep" },
+};
+
+static const char *enum_boolean_hint(const PolicyKey *k, const char *value) {
+        int b = parse_boolean(value);
+
+        if (b < 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(enum_boolean_hints); i++)
+                if (streq(enum_boolean_hints[i].section, k->section) &&
+                    streq(enum_boolean_hints[i].name, k->name))
+                        return b ? enum_boolean_hints[i].yes : enum_boolean_hints[i].no;
+        return NULL;
+}
+
 static int parse_enum_key(ParseState *s, const PolicyKey *k, const char *value, void *field) {
         ssize_t i = string_table_lookup(k->table, k->n_table, value);
+        const char *hint;
         char choices[128];
 
         if (i < 0) {
-                policy_parse_warn(s, "Invalid %s= value '%s' (expected %s), ignoring", k->name, value,
-                                  enum_choices(k, choices, sizeof choices));
+                hint = enum_boolean_hint(k, value);
+                if (hint)
+                        policy_parse_warn(s,
+                                          "Invalid %s= value '%s' (expected %s, not a boolean; did you "
+                                          "mean '%s'?), ignoring",
+                                          k->name, value, enum_choices(k, choices, sizeof choices), hint);
+                else
+                        policy_parse_warn(s, "Invalid %s= value '%s' (expected %s), ignoring", k->name, value,
+                                          enum_choices(k, choices, sizeof choices));
                 return 0;
         }
         *(int *) field = (int) i;

@@ -155,10 +155,22 @@ int policy_add_unread_rule(Policy *p, const char *file, unsigned line, const cha
         for (char *c = name; *c; c++)
                 if ((unsigned char) *c < 0x20 || *c == 0x7f || strchr("[]#;", *c))
                         *c = '?';
-        /* Origins point into p->files; a file never parsed has none. */
+        /* Origins point into p->files; a file or directory never parsed gets its copy in
+         * p->unread_paths, so that cat-config names it. */
         for (char **f = p->files; f && *f; f++)
                 if (streq(*f, file))
                         owned = *f;
+        for (char **f = p->unread_paths; !owned && f && *f; f++)
+                if (streq(*f, file))
+                        owned = *f;
+        if (!owned) {
+                size_t n = strv_length(p->unread_paths);
+
+                r = strv_extend(&p->unread_paths, &n, file);
+                if (r < 0)
+                        return r;
+                owned = p->unread_paths[n - 1];
+        }
         if (p->n_rules >= POLICY_MAX_RULES) {
                 /* No room: the first rule stands in, disabled (policy_match() counts any). */
                 if (!p->rules[0].disabled) {

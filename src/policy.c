@@ -54,19 +54,22 @@ Policy *policy_free(Policy *p) {
                 rule_done(&p->rules[i]);
         free(p->rules);
         strv_free(p->files);
+        strv_free(p->unread_paths);
         policy_keys_done(p, false);
         for (size_t i = 0; i < p->n_warnings; i++)
                 free((char *) p->warning_origins[i].file);
         free(p->warning_origins);
+        free(p->warning_notices);
         strv_free(p->warnings);
         free(p);
         return NULL;
 }
 
-/* Appends "file:line: message" (or "file: message" for line 0). Bounded: the last slot says that
- * further warnings were dropped. */
-int policy_warnv(Policy *p, const char *file, unsigned line, const char *fmt, va_list ap) {
+/* Appends "file:line: message" (or "file: message" for line 0), a notice or a warning. Bounded: the
+ * last slot says that further warnings were dropped. */
+static int policy_addv(Policy *p, bool notice, const char *file, unsigned line, const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
+        bool *n;
         Origin *o;
         char *w;
         int r;
@@ -74,7 +77,13 @@ int policy_warnv(Policy *p, const char *file, unsigned line, const char *fmt, va
         if (p->n_warnings >= POLICY_MAX_WARNINGS)
                 return 0;
 
-        /* The origin first, one slot ahead: strv_consume() below is the last step that can fail. */
+        /* The origin and kind first, one slot ahead: strv_consume() below is the last step that can
+         * fail. */
+        n = reallocarray(p->warning_notices, p->n_warnings + 1, sizeof(bool));
+        if (!n)
+                return -ENOMEM;
+        p->warning_notices = n;
+        n[p->n_warnings] = notice && p->n_warnings < POLICY_MAX_WARNINGS - 1;
         o = reallocarray(p->warning_origins, p->n_warnings + 1, sizeof(Origin));
         if (!o)
                 return -ENOMEM;
@@ -107,6 +116,10 @@ fail:
         return -ENOMEM;
 }
 
+int policy_warnv(Policy *p, const char *file, unsigned line, const char *fmt, va_list ap) {
+        return policy_addv(p, false, file, line, fmt, ap);
+}
+
 int policy_warn(Policy *p, const char *file, unsigned line, const char *fmt, ...) {
         va_list ap;
         int r;
@@ -117,11 +130,27 @@ int policy_warn(Policy *p, const char *file, unsigned line, const char *fmt, ...
         return r;
 }
 
+_printf_(4, 5) static int policy_notice(Policy *p, const char *file, unsigned line, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = policy_addv(p, true, file, line, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
 /* ---- reading ------------------------------------------------------------------------------------ */
 
 int policy_find_files(int root_fd, char ***ret) {
-        return conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, NULL, NULL, ret,
-                               NULL);
+        _cleanup_(conf_files_done) ConfFiles c = {};
+        int r;
+
+        r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, NULL, NULL, &c);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c.files);
+        return 0;
 }
 
 PolicySources *policy_sources_free(PolicySources *s) {
@@ -136,10 +165,13 @@ PolicySources *policy_sources_free(PolicySources *s) {
         return NULL;
 }
 
-int policy_sources_add(PolicySources *s, const char *path, int error, const char *text, size_t size) {
-        PolicyFile *t, f = { .error = error, .size = error < 0 ? 0 : size };
+int policy_sources_add_kind(PolicySources *s, PolicyFileKind kind, const char *path, int error,
+                            const char *text, size_t size) {
+        PolicyFile *t, f = { .kind = kind, .error = error, .size = error < 0 ? 0 : size };
 
-        if (s->n_files >= POLICY_MAX_FILES)
+        if (kind < 0 || kind >= _POLICY_FILE_KIND_MAX)
+                return -EINVAL;
+        if (s->n_files >= POLICY_MAX_SOURCES)
                 return -E2BIG;
         f.path = strdup(path);
         f.text = error < 0 ? NULL : malloc(size + 1);
@@ -160,6 +192,10 @@ oom:
         free(f.path);
         free(f.text);
         return -ENOMEM;
+}
+
+int policy_sources_add(PolicySources *s, const char *path, int error, const char *text, size_t size) {
+        return policy_sources_add_kind(s, POLICY_FILE_CONF, path, error, text, size);
 }
 
 /* Reads one file into s; the total of all texts is bounded by POLICY_MAX_TOTAL_SIZE. */
@@ -184,27 +220,32 @@ static int read_one(PolicySources *s, int dir_fd, const char *path, size_t *tota
         return policy_sources_add(s, path, r < 0 ? r : 0, text, size);
 }
 
-/* The caller's progress, remembering the last path: where a listing that failed was. */
-typedef struct LastPath {
-        PolicyProgress progress;
-        void *userdata;
-        char *last;
-} LastPath;
+/* What the listing found besides the files, as entries ahead of them: a drop-in directory not listed
+ * (the configuration is not read in full), and the notices. */
+static int add_issues(PolicySources *s, const ConfFiles *c) {
+        int r;
 
-static void last_path(const char *path, void *userdata) {
-        LastPath *l = userdata;
+        for (size_t i = 0; i < c->n_issues; i++) {
+                const ConfFilesIssue *x = &c->issues[i];
 
-        free(l->last);
-        l->last = strdup(path);
-        if (l->progress)
-                l->progress(path, l->userdata);
+                if (x->kind == CONF_FILES_UNLISTED)
+                        r = policy_sources_add_kind(s, POLICY_FILE_UNLISTED_DIR, x->path, x->error ?: -EIO,
+                                                    NULL, 0);
+                else if (x->kind == CONF_FILES_NOT_DIRECTORY)
+                        r = policy_sources_add_kind(s, POLICY_FILE_NOT_DIRECTORY, x->path, 0, "", 0);
+                else
+                        r = policy_sources_add_kind(s, POLICY_FILE_DANGLING, x->path, 0, x->other ?: "",
+                                                    x->other ? strlen(x->other) : 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 int policy_read_sources(int root_fd, const char *config_path, PolicyProgress progress, void *userdata,
                         PolicySources **ret) {
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
-        _cleanup_strv_free_ char **files = NULL;
-        LastPath l = { .progress = progress, .userdata = userdata };
+        _cleanup_(conf_files_done) ConfFiles c = {};
         size_t total = 0;
         int r;
 
@@ -220,21 +261,17 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
                 if (r < 0)
                         return r;
         } else {
-                r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, last_path,
-                                    &l, &files, &s->truncated);
-                _cleanup_free_ char *failed = TAKE_PTR(l.last);
-                if (r < 0 && r != -ENOMEM) {
-                        /* A directory there but not readable in full: its drop-ins are not known, so
-                         * the configuration is not read in full (policy_build()), named by it. */
-                        r = policy_sources_add(s, failed ?: "suspend-sync.conf.d", r, NULL, 0);
-                        if (r < 0)
-                                return r;
-                        *ret = TAKE_PTR(s);
-                        return 0;
-                }
+                /* A directory there but not listed in full is an entry of its own; the other
+                 * directories and the main file still count (policy_build()). */
+                r = conf_files_list(root_fd, config_dirs, "suspend-sync.conf", POLICY_MAX_FILES, progress,
+                                    userdata, &c);
                 if (r < 0)
                         return r;
-                for (char **f = files; *f; f++) {
+                s->truncated = c.truncated;
+                r = add_issues(s, &c);
+                if (r < 0)
+                        return r;
+                for (char **f = c.files; *f; f++) {
                         r = read_one(s, root_fd, *f, &total, progress, userdata);
                         if (r < 0)
                                 return r;
@@ -245,7 +282,25 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
         return 0;
 }
 
+/* The listing's notices: the layout may be a mistake, what is read is as systemd reads it. */
+static int build_notice(Policy *p, const PolicyFile *f) {
+        if (f->kind == POLICY_FILE_NOT_DIRECTORY)
+                return policy_notice(p, f->path, 0,
+                                     "Not a directory, so no drop-ins are read from it, ignoring");
+        if (f->text && f->text[0])
+                return policy_notice(p, f->path, 0,
+                                     "Symbolic link to nothing, ignoring: '%s' applies in its place (a "
+                                     "symbolic link to /dev/null masks it)",
+                                     f->text);
+        return policy_notice(p, f->path, 0, "Symbolic link to nothing, ignoring");
+}
+
 static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
+        if (f->kind == POLICY_FILE_NOT_DIRECTORY || f->kind == POLICY_FILE_DANGLING)
+                return build_notice(p, f);
+        if (f->kind == POLICY_FILE_UNLISTED_DIR)
+                return policy_warn(p, f->path, 0, "Failed to read directory: %s, ignoring its drop-ins",
+                                   strerror(-f->error));
         if (f->error == -ENOENT && !explicit)
                 return 0; /* vanished since we listed it */
         if (f->error == -ENOENT)
@@ -283,21 +338,30 @@ int policy_build(const PolicySources *s, Policy **ret) {
                 r = policy_warn(p, "suspend-sync.conf.d", 0,
                                 "Too many drop-in files (max %u in total), ignoring the rest",
                                 POLICY_MAX_FILES);
+                /* The drop-ins not read may change any rule by its name. */
+                if (r >= 0)
+                        r = policy_add_unread_rule(p, "suspend-sync.conf.d", 0,
+                                                   "drop-in files past the limit were not read");
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < s->n_files; i++) {
                 const PolicyFile *f = &s->files[i];
+                bool dir = f->kind == POLICY_FILE_UNLISTED_DIR;
 
                 r = build_one(p, f, s->explicit);
                 if (r < 0)
                         return r;
                 /* Not read, but for a drop-in that vanished since it was listed (build_one()): its
-                 * rules, where they would have been, are unknown. */
-                if (f->error < 0 && (f->error != -ENOENT || s->explicit)) {
+                 * rules, where they would have been, are unknown. A directory not listed may have
+                 * held any drop-in, or masked one of another directory that is read now. */
+                if (dir ||
+                    (f->kind == POLICY_FILE_CONF && f->error < 0 && (f->error != -ENOENT || s->explicit))) {
                         if (!unread)
                                 unread = f->path;
-                        r = policy_add_unread_rule(p, f->path, 0, "the file could not be read");
+                        r = policy_add_unread_rule(p, f->path, 0,
+                                                   dir ? "the drop-in directory could not be read"
+                                                       : "the file could not be read");
                         if (r < 0)
                                 return r;
                 }
@@ -438,10 +502,12 @@ static void put_rule_keys(FILE *f, const Rule *r) {
  * that is no assignment, which disables the rule again. */
 #define DISABLED_LINE "DISABLED (not an assignment: this rule stays disabled when the text is read back)"
 
+/* "file:line", or "file" for line 0 (a stand-in for a file or directory not read). */
 static void put_rule_comment(FILE *f, const char *prefix, const Origin *o) {
         fputs(prefix, f);
         policy_put_comment_text(f, o->file ?: "");
-        fprintf(f, ":%u", o->line);
+        if (o->line > 0)
+                fprintf(f, ":%u", o->line);
 }
 
 static int put_disabled_rule(FILE *f, const Rule *r) {
@@ -497,6 +563,16 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
                 return -ENOMEM;
 
         fputs("# Effective suspend-sync configuration.\n", f);
+        if (strv_length(p->unread_paths) > 0) {
+                /* Each stands as a disabled rule below. Ahead of the files read, whose list ends at
+                 * the first empty line (test/integration/cat-config.sh reads it so). */
+                fputs("# Not read (see the warnings):\n", f);
+                for (char **i = p->unread_paths; *i; i++) {
+                        fputs("#   ", f);
+                        policy_put_comment_text(f, *i);
+                        fputc('\n', f);
+                }
+        }
         if (strv_length(p->files) == 0)
                 fputs("# No configuration files read: built-in defaults.\n", f);
         else {

@@ -21,6 +21,9 @@
 #define POLICY_MAX_PATTERNS 64U /* per rule and key */
 #define POLICY_MAX_WARNINGS 256U
 #define POLICY_MAX_FILES 256U
+/* PolicySources entries: the files, and what the listing found besides (a drop-in directory not
+ * listed, a notice: at most 4 + 4 + CONF_FILES_MAX_NOTICES with our 4 directories). */
+#define POLICY_MAX_SOURCES (POLICY_MAX_FILES + 16U)
 #define POLICY_MAX_PARALLEL_LIMIT 64U
 #define POLICY_MAX_FILE_SIZE (1024U * 1024U)
 #define POLICY_MAX_TOTAL_SIZE (4U * 1024U * 1024U) /* all files together */
@@ -131,8 +134,12 @@ typedef struct Policy {
         size_t n_rules;
 
         char **files;            /* files read, in order (NULL-terminated) */
+        char **unread_paths;     /* files and directories not read that a stand-in rule names
+                                  * (policy_add_unread_rule()): its origin points here */
         char **warnings;         /* "file:line: message" (NULL-terminated), bounded */
         Origin *warning_origins; /* n_warnings: file (owned copy) and line (0: none) of each */
+        bool *warning_notices;   /* n_warnings: a notice, not a problem of the configuration (a
+                                  * layout that may be a mistake): verbs log it at notice level */
         size_t n_warnings;
 
         bool unread; /* not read in full (policy_mark_unread()): SyncOnSuspend= is keep */
@@ -180,7 +187,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
 int policy_parse_text(Policy *p, const char *filename, const char *text, size_t size);
 
 /* Lists the files that make up the configuration, in the order they are applied (shared/conf-files.h:
- * systemd's semantics): the main file (first of etc/, run/, usr/local/lib/, usr/lib/ that exists)
+ * systemd's semantics): the main file (first of etc/, run/, usr/local/lib/, usr/lib/ that is there)
  * then drop-ins suspend-sync.conf.d/ *.conf from those directories, sorted by file name, a name in an
  * earlier directory masking the same name in a later one. Paths are relative to root_fd, returned
  * with a leading '/'. */
@@ -189,7 +196,22 @@ int policy_find_files(int root_fd, char ***ret);
 /* The configuration as read from disk, before parsing: every file in the order it applies, with its
  * text or the error that kept it from being read. policy_read_sources() does the I/O (it may block
  * on a hung filesystem: conf-read runs it in a child with a timeout); policy_build() is pure. */
+typedef enum PolicyFileKind {
+        /* A file of the configuration: its text, or the error that kept it from being read. */
+        POLICY_FILE_CONF,
+        /* A drop-in directory there but not listed in full (error < 0): what it holds, and hides
+         * or masks in the other directories, is unknown, so the configuration is not read in full. */
+        POLICY_FILE_UNLISTED_DIR,
+        /* Notices (shared/conf-files.h), nothing else changes: a drop-in directory's name that is no
+         * directory; a symbolic link to nothing, whose text is the file of its name that applies
+         * instead ("": none). */
+        POLICY_FILE_NOT_DIRECTORY,
+        POLICY_FILE_DANGLING,
+        _POLICY_FILE_KIND_MAX,
+} PolicyFileKind;
+
 typedef struct PolicyFile {
+        PolicyFileKind kind;
         char *path; /* as in warnings and origins, e.g. "/etc/suspend-sync.conf" */
         int error;  /* 0 or negative errno (-EFBIG: file too big, -E2BIG: total too big) */
         char *text; /* NUL-terminated, NULL on error */
@@ -197,15 +219,19 @@ typedef struct PolicyFile {
 } PolicyFile;
 
 typedef struct PolicySources {
-        PolicyFile *files;
-        size_t n_files; /* at most POLICY_MAX_FILES */
-        bool explicit;  /* exactly one named file (--config=): a missing one is a warning */
-        bool truncated; /* more drop-ins than POLICY_MAX_FILES */
+        PolicyFile *files; /* what the listing found besides the files first (unlisted, notices) */
+        size_t n_files;    /* at most POLICY_MAX_SOURCES, of them POLICY_MAX_FILES files */
+        bool explicit;     /* exactly one named file (--config=): a missing one is a warning */
+        bool truncated;    /* more drop-ins than POLICY_MAX_FILES */
 } PolicySources;
 
 PolicySources *policy_sources_free(PolicySources *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(PolicySources *, policy_sources_free);
-/* Appends a file (text copied, size bytes; ignored when error < 0). -E2BIG beyond POLICY_MAX_FILES. */
+/* Appends an entry of kind (text copied, size bytes; ignored when error < 0). -E2BIG beyond
+ * POLICY_MAX_SOURCES, -EINVAL for a kind out of range. */
+int policy_sources_add_kind(PolicySources *s, PolicyFileKind kind, const char *path, int error,
+                            const char *text, size_t size);
+/* The same for a file of the configuration (POLICY_FILE_CONF). */
 int policy_sources_add(PolicySources *s, const char *path, int error, const char *text, size_t size);
 
 /* Called with each path (relative to root_fd, leading '/') right before it is looked at. */
@@ -218,7 +244,9 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
                         PolicySources **ret);
 
 /* Parses sources into a Policy (pure). A missing file is not an error (defaults) unless it was
- * named explicitly; an unreadable one is a warning. */
+ * named explicitly; an unreadable one, a drop-in directory not listed, or more drop-ins than
+ * POLICY_MAX_FILES is a warning, a stand-in rule (policy_add_unread_rule()) and SyncOnSuspend=keep
+ * (policy_mark_unread()); the listing's notices are warnings marked as notices. */
 int policy_build(const PolicySources *s, Policy **ret);
 
 /* policy_read_sources() + policy_build(), in this process (tests, fixtures). */

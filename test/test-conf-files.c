@@ -38,6 +38,25 @@ static void assert_list(char **l, const char *const *expected, size_t n) {
         ASSERT_EQ(i, n);
 }
 
+/* conf_files_list() where no issue is expected: the files and whether they were truncated. */
+static int list(int fd, const char *const *d, const char *name, size_t max, ConfFilesProgress progress,
+                void *userdata, char ***ret, bool *ret_truncated) {
+        _cleanup_(conf_files_done) ConfFiles c = {};
+        int r;
+
+        r = conf_files_list(fd, d, name, max, progress, userdata, &c);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c.n_issues; i++)
+                fprintf(stderr, "   issue %d: %s\n", (int) c.issues[i].kind, c.issues[i].path);
+        ASSERT_EQ(c.n_issues, 0);
+        ASSERT_EQ(c.n_files, strv_length(c.files));
+        *ret = TAKE_PTR(c.files);
+        if (ret_truncated)
+                *ret_truncated = c.truncated;
+        return 0;
+}
+
 static void record(const char *path, void *userdata) {
         char ***seen = userdata;
         size_t n = strv_length(*seen);
@@ -68,7 +87,7 @@ TEST(dropins) {
         _cleanup_strv_free_ char **l = NULL, **seen = NULL;
         bool truncated = true;
 
-        ASSERT_OK(conf_files_list(fd, dirs, "suspend-sync.conf", 256, record, &seen, &l, &truncated));
+        ASSERT_OK(list(fd, dirs, "suspend-sync.conf", 256, record, &seen, &l, &truncated));
         assert_list(l, expected, ELEMENTSOF(expected));
         ASSERT_TRUE(!truncated);
         /* Progress: each main file candidate until one exists, then each drop-in directory and each
@@ -77,13 +96,13 @@ TEST(dropins) {
         l = strv_free(l);
 
         /* Bounded: the main file counts. */
-        ASSERT_OK(conf_files_list(fd, dirs, "suspend-sync.conf", 3, NULL, NULL, &l, &truncated));
+        ASSERT_OK(list(fd, dirs, "suspend-sync.conf", 3, NULL, NULL, &l, &truncated));
         assert_list(l, expected, 3);
         ASSERT_TRUE(truncated);
         l = strv_free(l);
 
         /* Another name: nothing there, an empty list. */
-        ASSERT_OK(conf_files_list(fd, dirs, "other.conf", 256, NULL, NULL, &l, NULL));
+        ASSERT_OK(list(fd, dirs, "other.conf", 256, NULL, NULL, &l, NULL));
         ASSERT_TRUE(l && !l[0]);
 }
 
@@ -92,11 +111,11 @@ TEST(main_file_order) {
                             e = open_root("empty");
         _cleanup_strv_free_ char **l = NULL, **m = NULL, **n = NULL;
 
-        ASSERT_OK(conf_files_list(a, dirs, "suspend-sync.conf", 256, NULL, NULL, &l, NULL));
+        ASSERT_OK(list(a, dirs, "suspend-sync.conf", 256, NULL, NULL, &l, NULL));
         assert_list(l, (const char *const[]) { "/run/suspend-sync.conf" }, 1);
-        ASSERT_OK(conf_files_list(b, dirs, "suspend-sync.conf", 256, NULL, NULL, &m, NULL));
+        ASSERT_OK(list(b, dirs, "suspend-sync.conf", 256, NULL, NULL, &m, NULL));
         assert_list(m, (const char *const[]) { "/usr/local/lib/suspend-sync.conf" }, 1);
-        ASSERT_OK(conf_files_list(e, dirs, "suspend-sync.conf", 256, NULL, NULL, &n, NULL));
+        ASSERT_OK(list(e, dirs, "suspend-sync.conf", 256, NULL, NULL, &n, NULL));
         ASSERT_TRUE(n && !n[0]);
 }
 
@@ -123,8 +142,7 @@ TEST(masked_by_device_node) {
         if (!node)
                 fprintf(stderr, "   cannot make a device node (%m): masking by a node not tested\n");
 
-        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", "/run", NULL }, "x", 16, record, &seen,
-                                  &l, NULL));
+        ASSERT_OK(list(fd, (const char *const[]) { "/etc", "/run", NULL }, "x", 16, record, &seen, &l, NULL));
         if (node)
                 assert_list(l, (const char *const[]) { "/run/x.d/b.conf", "/run/x.d/c.conf" }, 2);
         else
@@ -148,9 +166,124 @@ TEST(masked_by_device_node) {
         ASSERT_OK(rmdir(tmp));
 }
 
+/* Review Q: what is there but cannot be looked at is listed (H2: its read fails and says so, and it
+ * hides the later ones of its name); a drop-in directory that cannot be listed is an issue and the
+ * others still count (M1); a directory's name that is no directory and a symbolic link to nothing
+ * are notices, and change nothing (L3: as systemd, a dangling link masks nothing). */
+TEST(issues) {
+        static const char *const d3[] = { "/etc", "/run", "/usr/lib", NULL };
+        char tmp[] = "/tmp/test-conf-files-issues-XXXXXX";
+        _cleanup_(conf_files_done) ConfFiles c = {};
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/x.d", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/x.d", 0755));
+        close(openat(fd, "usr/lib/x", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        close(openat(fd, "usr/lib/x.d/a.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        close(openat(fd, "usr/lib/x.d/b.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        close(openat(fd, "usr/lib/x.d/c.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        /* /etc: a loop (there, not to be looked at), a link to nothing over /usr/lib's, one alone */
+        ASSERT_OK(symlinkat("a.conf", fd, "etc/x.d/a.conf"));
+        ASSERT_OK(symlinkat("missing.conf", fd, "etc/x.d/b.conf"));
+        ASSERT_OK(symlinkat("missing.conf", fd, "etc/x.d/d.conf"));
+        /* /run: a file where the directory would be */
+        ASSERT_OK(mkdirat(fd, "run", 0755));
+        close(openat(fd, "run/x.d", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        /* the main file: /etc's loops, hiding /usr/lib's */
+        ASSERT_OK(symlinkat("x", fd, "etc/x"));
+
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        assert_list(c.files,
+                    (const char *const[]) { "/etc/x", "/etc/x.d/a.conf", "/usr/lib/x.d/b.conf",
+                                            "/usr/lib/x.d/c.conf" },
+                    4);
+        ASSERT_TRUE(!c.truncated);
+        ASSERT_EQ(c.n_issues, 3);
+        ASSERT_EQ(c.issues[0].kind, CONF_FILES_NOT_DIRECTORY);
+        ASSERT_STREQ(c.issues[0].path, "/run/x.d");
+        ASSERT_EQ(c.issues[1].kind, CONF_FILES_DANGLING);
+        ASSERT_STREQ(c.issues[1].path, "/etc/x.d/b.conf");
+        ASSERT_STREQ(c.issues[1].other, "/usr/lib/x.d/b.conf");
+        ASSERT_EQ(c.issues[2].kind, CONF_FILES_DANGLING);
+        ASSERT_STREQ(c.issues[2].path, "/etc/x.d/d.conf");
+        ASSERT_TRUE(c.issues[2].other == NULL);
+        conf_files_done(&c);
+
+        /* The main file: a link to nothing names the one that applies instead. /usr/lib's drop-in
+         * directory that loops: an issue with its error, the others still listed. */
+        ASSERT_OK(unlinkat(fd, "etc/x", 0));
+        ASSERT_OK(symlinkat("missing", fd, "etc/x"));
+        ASSERT_OK(unlinkat(fd, "run/x.d", 0));
+        ASSERT_OK(symlinkat("x.d", fd, "run/x.d"));
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        assert_list(c.files,
+                    (const char *const[]) { "/usr/lib/x", "/etc/x.d/a.conf", "/usr/lib/x.d/b.conf",
+                                            "/usr/lib/x.d/c.conf" },
+                    4);
+        ASSERT_EQ(c.n_issues, 4);
+        ASSERT_EQ(c.issues[0].kind, CONF_FILES_DANGLING);
+        ASSERT_STREQ(c.issues[0].path, "/etc/x");
+        ASSERT_STREQ(c.issues[0].other, "/usr/lib/x");
+        ASSERT_EQ(c.issues[1].kind, CONF_FILES_UNLISTED);
+        ASSERT_STREQ(c.issues[1].path, "/run/x.d");
+        ASSERT_EQ(c.issues[1].error, -ELOOP);
+        conf_files_done(&c);
+
+        /* Controls: what is not there at all is no issue and no file. */
+        ASSERT_OK(unlinkat(fd, "etc/x", 0));
+        ASSERT_OK(unlinkat(fd, "run/x.d", 0));
+        ASSERT_OK(unlinkat(fd, "etc/x.d/a.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc/x.d/b.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc/x.d/d.conf", 0));
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        assert_list(c.files,
+                    (const char *const[]) { "/usr/lib/x", "/usr/lib/x.d/a.conf", "/usr/lib/x.d/b.conf",
+                                            "/usr/lib/x.d/c.conf" },
+                    4);
+        ASSERT_EQ(c.n_issues, 0);
+        conf_files_done(&c);
+
+        /* Notices are bounded. */
+        for (unsigned i = 0; i < 2 * CONF_FILES_MAX_NOTICES; i++) {
+                char name[64];
+
+                snprintf(name, sizeof name, "etc/x.d/n%02u.conf", i);
+                ASSERT_OK(symlinkat("missing.conf", fd, name));
+        }
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        ASSERT_EQ(c.n_issues, CONF_FILES_MAX_NOTICES);
+        ASSERT_EQ(c.n_files, 4);
+        conf_files_done(&c);
+        for (unsigned i = 0; i < 2 * CONF_FILES_MAX_NOTICES; i++) {
+                char name[64];
+
+                snprintf(name, sizeof name, "etc/x.d/n%02u.conf", i);
+                ASSERT_OK(unlinkat(fd, name, 0));
+        }
+
+        ASSERT_OK(unlinkat(fd, "usr/lib/x", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/x.d/a.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/x.d/b.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/x.d/c.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/x.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/x.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "run", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
 int main(void) {
         RUN(dropins);
         RUN(main_file_order);
         RUN(masked_by_device_node);
+        RUN(issues);
         return 0;
 }

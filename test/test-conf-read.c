@@ -59,6 +59,59 @@ TEST(roundtrip) {
         ASSERT_TRUE(t->files[1].text == NULL);
         ASSERT_STREQ(t->files[2].text, "");
 
+        /* What the listing found besides the files travels too (review Q): a directory not listed,
+         * with its error, and the notices, a dangling link with the file that applies instead. */
+        {
+                _cleanup_(policy_sources_freep) PolicySources *k = calloc(1, sizeof(PolicySources)),
+                                                              *v = NULL;
+                _cleanup_free_ char *d = NULL;
+                size_t n;
+
+                ASSERT_TRUE(k);
+                ASSERT_OK(policy_sources_add(k, "/etc/suspend-sync.conf", 0, "[Sync]\nMaxParallel=2\n", 21));
+                ASSERT_OK(policy_sources_add_kind(k, POLICY_FILE_UNLISTED_DIR, "/usr/lib/suspend-sync.conf.d",
+                                                  -ELOOP, NULL, 0));
+                ASSERT_OK(policy_sources_add_kind(k, POLICY_FILE_NOT_DIRECTORY, "/run/suspend-sync.conf.d", 0,
+                                                  "", 0));
+                ASSERT_OK(policy_sources_add_kind(k, POLICY_FILE_DANGLING, "/etc/suspend-sync.conf.d/b.conf",
+                                                  0, "/usr/lib/suspend-sync.conf.d/b.conf", 35));
+                ASSERT_OK(conf_sources_serialize(k, &d, &n));
+                ASSERT_OK(conf_sources_parse(d, n, &v));
+                ASSERT_EQ(v->n_files, 4);
+                ASSERT_EQ(v->files[0].kind, POLICY_FILE_CONF);
+                ASSERT_EQ(v->files[1].kind, POLICY_FILE_UNLISTED_DIR);
+                ASSERT_EQ(v->files[1].error, -ELOOP);
+                ASSERT_STREQ(v->files[1].path, "/usr/lib/suspend-sync.conf.d");
+                ASSERT_EQ(v->files[2].kind, POLICY_FILE_NOT_DIRECTORY);
+                ASSERT_EQ(v->files[3].kind, POLICY_FILE_DANGLING);
+                ASSERT_STREQ(v->files[3].text, "/usr/lib/suspend-sync.conf.d/b.conf");
+        }
+        {
+                /* One entry per kind: its kind byte follows the flags, the count and its error. */
+                _cleanup_(policy_sources_freep) PolicySources *one = calloc(1, sizeof(PolicySources));
+                _cleanup_free_ char *d = NULL;
+                PolicySources *u = NULL;
+                size_t n;
+
+                ASSERT_TRUE(one);
+                ASSERT_OK(policy_sources_add_kind(one, POLICY_FILE_UNLISTED_DIR, "/d", -EIO, NULL, 0));
+                ASSERT_OK(conf_sources_serialize(one, &d, &n));
+                ASSERT_EQ(d[1 + 4 + 4], POLICY_FILE_UNLISTED_DIR);
+                ASSERT_OK(conf_sources_parse(d, n, &u));
+                u = policy_sources_free(u);
+                d[1 + 4 + 4] = _POLICY_FILE_KIND_MAX; /* no such kind */
+                ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
+                d[1 + 4 + 4] = POLICY_FILE_DANGLING; /* a notice with an error */
+                ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
+                memset(d + 1 + 4, 0, 4);                 /* error 0 */
+                d[1 + 4 + 4] = POLICY_FILE_UNLISTED_DIR; /* a directory not listed without its error */
+                ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
+                d[1 + 4 + 4] = POLICY_FILE_NOT_DIRECTORY; /* control: a notice, no error */
+                ASSERT_OK(conf_sources_parse(d, n, &u));
+                ASSERT_EQ(u->files[0].kind, POLICY_FILE_NOT_DIRECTORY);
+                policy_sources_free(u);
+        }
+
         /* Every cut of the payload is refused, never misread. */
         for (size_t cut = 0; cut < size; cut++) {
                 PolicySources *u = NULL;
@@ -219,6 +272,85 @@ TEST(unreadable_dropin_dir) {
                 named = named || streq_ptr(p->warning_origins[i].file, "/etc/suspend-sync.conf.d");
         }
         ASSERT_TRUE(named);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        ASSERT_OK(system(cmd));
+}
+
+/* Review Q through the reader child: an /etc drop-in that cannot be looked at (a loop: ELOOP; H2), a
+ * drop-in directory that cannot be listed (M1), a file where a drop-in directory would be and a
+ * dangling link (L3 notices): each reaches the parent as what it is, and the Policy is the one built
+ * in-process, warnings, notices and stand-ins alike. */
+TEST(issues_through_the_stream) {
+        char dir[] = "/tmp/test-conf-read-issues.XXXXXX", cmd[1024];
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+        _cleanup_free_ char *stuck = NULL, *a = NULL, *b = NULL;
+        bool unlisted = false, notdir = false, dangling = false, loop = false;
+
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && mkdir -p etc/suspend-sync.conf.d run usr/local/lib usr/lib/suspend-sync.conf.d && "
+                 "printf '[Sync]\nMaxParallel=4\n' >etc/suspend-sync.conf && "
+                 "printf '[Rule nfs]\nType=nfs4\nAction=skip\n' >usr/lib/suspend-sync.conf.d/05-v.conf && "
+                 "printf '[Sync]\nDeadlineSec=7s\n' >usr/lib/suspend-sync.conf.d/20-d.conf && "
+                 "ln -s 10-v.conf etc/suspend-sync.conf.d/10-v.conf && "
+                 "ln -s missing.conf etc/suspend-sync.conf.d/20-d.conf && "
+                 ": >run/suspend-sync.conf.d && "
+                 "ln -s suspend-sync.conf.d usr/local/lib/suspend-sync.conf.d",
+                 dir);
+        ASSERT_OK(system(cmd));
+        {
+                _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, NULL, NULL, &stuck));
+                ASSERT_OK(policy_load(fd, NULL, &q));
+        }
+        for (size_t i = 0; i < s->n_files; i++) {
+                const PolicyFile *f = &s->files[i];
+
+                fprintf(stderr, "   %d %s %d\n", (int) f->kind, f->path, f->error);
+                unlisted = unlisted ||
+                           (f->kind == POLICY_FILE_UNLISTED_DIR &&
+                            streq(f->path, "/usr/local/lib/suspend-sync.conf.d") && f->error == -ELOOP);
+                notdir = notdir ||
+                         (f->kind == POLICY_FILE_NOT_DIRECTORY && streq(f->path, "/run/suspend-sync.conf.d"));
+                dangling = dangling || (f->kind == POLICY_FILE_DANGLING &&
+                                        streq(f->path, "/etc/suspend-sync.conf.d/20-d.conf") &&
+                                        streq_ptr(f->text, "/usr/lib/suspend-sync.conf.d/20-d.conf"));
+                loop = loop || (f->kind == POLICY_FILE_CONF &&
+                                streq(f->path, "/etc/suspend-sync.conf.d/10-v.conf") && f->error == -ELOOP);
+        }
+        ASSERT_TRUE(unlisted && notdir && dangling && loop);
+
+        ASSERT_OK(policy_build(s, &p));
+        for (size_t i = 0; i < p->n_warnings; i++)
+                fprintf(stderr, "   %s%s\n", p->warning_notices[i] ? "notice: " : "", p->warnings[i]);
+        ASSERT_TRUE(p->unread && p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_EQ(p->max_parallel, 4);                /* the main file still applies (M1) */
+        ASSERT_U64_EQ(p->deadline, 7 * USEC_PER_SEC); /* the dangling link masks nothing (L3) */
+        ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL) == NULL); /* no skip (H2) */
+        ASSERT_EQ(p->n_rules, 3); /* two stand-ins and the vendor's rule */
+        ASSERT_TRUE(p->rules[0].disabled && p->rules[1].disabled);
+        /* the notices arrive as notices: the file for /run's directory, the dangling link */
+        {
+                size_t n_notices = 0;
+
+                for (size_t i = 0; i < p->n_warnings; i++)
+                        n_notices += p->warning_notices[i];
+                ASSERT_EQ(n_notices, 2);
+                ASSERT_EQ(p->n_warnings, 5);
+        }
+        /* the same as in-process */
+        ASSERT_OK(policy_format(p, &a));
+        ASSERT_OK(policy_format(q, &b));
+        ASSERT_STREQ(a, b);
+        ASSERT_EQ(p->n_warnings, q->n_warnings);
+        for (size_t i = 0; i < p->n_warnings; i++) {
+                ASSERT_STREQ(p->warnings[i], q->warnings[i]);
+                ASSERT_EQ(p->warning_notices[i], q->warning_notices[i]);
+        }
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         ASSERT_OK(system(cmd));
@@ -512,6 +644,7 @@ int main(void) {
         RUN(hung_open);
         RUN(large_read_finished_late);
         RUN(unreadable_dropin_dir);
+        RUN(issues_through_the_stream);
         RUN(hooks);
         RUN(hook_ours);
         return 0;

@@ -571,6 +571,324 @@ TEST(unread_keeps_the_knob) {
         ASSERT_EQ(e->n_warnings, 0);
 }
 
+/* Review Q: a skip rule must never stand while a file that may change it by name was not read. */
+static void write_at(int fd, const char *path, const char *text) {
+        int f = openat(fd, path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+
+        ASSERT_TRUE(f >= 0);
+        ASSERT_TRUE(write(f, text, strlen(text)) == (ssize_t) strlen(text));
+        close(f);
+}
+
+static void assert_nfs_not_skipped(const Policy *p) {
+        const Rule *r = policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL);
+
+        if (r && r->action == RULE_ACTION_SKIP)
+                dump_warnings(p);
+        ASSERT_TRUE(!r || r->action != RULE_ACTION_SKIP);
+}
+
+#define VENDOR_SKIP "[Rule nfs]\nType=nfs4\nAction=skip\n"
+
+/* Too many drop-ins: the ones past the limit may override a shipped skip rule by its name. */
+TEST(truncated_dropins_block_skip) {
+        _cleanup_(policy_freep) Policy *p = build(true, 0, VENDOR_SKIP);
+
+        ASSERT_TRUE(p->unread);
+        assert_nfs_not_skipped(p);
+}
+
+/* A drop-in, or the main file, that exists but cannot be looked at (ELOOP here; EIO, ESTALE, EACCES
+ * alike) is not "absent": it neither lets the lower directory's file of that name through silently,
+ * nor loses what it may set about rules. */
+TEST(unstatable_entries_block_skip) {
+        char tmp[] = "/tmp/test-policy-unstat-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+
+        /* A drop-in of /etc that loops hides the vendor's of the same name. */
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        ASSERT_OK(symlinkat("10-v.conf", fd, "etc/suspend-sync.conf.d/10-v.conf"));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(p->unread);
+                assert_nfs_not_skipped(p);
+        }
+        /* A drop-in of its own name that loops (it may have overridden the rule to sync). */
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(symlinkat("99-admin.conf", fd, "etc/suspend-sync.conf.d/99-admin.conf"));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(p->unread);
+                assert_nfs_not_skipped(p);
+        }
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/99-admin.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
+
+        /* The main file of /etc that loops replaces the vendor's main file. */
+        write_at(fd, "usr/lib/suspend-sync.conf", VENDOR_SKIP);
+        ASSERT_OK(symlinkat("suspend-sync.conf", fd, "etc/suspend-sync.conf"));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(p->unread);
+                assert_nfs_not_skipped(p);
+        }
+        /* Negative control: no /etc main file at all, the vendor's applies. */
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf", 0));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(!p->unread);
+                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+        }
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
+/* Review Q: a drop-in directory that cannot be listed (ELOOP here; EIO, EACCES alike) makes the
+ * configuration not read in full; the other files still apply (suspend-sync(8), CONFIGURATION READ:
+ * "its warning is followed by ... and the other files apply"). */
+TEST(unlistable_dropin_dir_keeps_other_files) {
+        char tmp[] = "/tmp/test-policy-unlist-XXXXXX";
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int f;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        f = openat(fd, "etc/suspend-sync.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        ASSERT_TRUE(f >= 0);
+        ASSERT_TRUE(write(f, "[Sync]\nMaxParallel=4\nOnTimeout=fail\n", 36) == 36);
+        close(f);
+        ASSERT_OK(symlinkat("suspend-sync.conf.d", fd, "usr/lib/suspend-sync.conf.d"));
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        dump_warnings(p);
+        ASSERT_TRUE(p->unread);
+        ASSERT_TRUE(p->n_rules >= 1 && p->rules[0].disabled);
+        ASSERT_EQ(p->max_parallel, 4);             /* fails today: 16 */
+        ASSERT_EQ(p->on_timeout, ON_TIMEOUT_FAIL); /* fails today: continue */
+        ASSERT_STREQ(p->files[0], "/etc/suspend-sync.conf");
+        ASSERT_STREQ(p->rules[0].o_disabled.file, "/usr/lib/suspend-sync.conf.d"); /* not "(:0)" */
+
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
+/* Review Q, M1: the stand-in for a file or directory not read names it in cat-config (it printed
+ * "(:0)": origins pointed into p->files only), and cat-config lists what was not read. */
+TEST(unread_stand_in_origin) {
+        _cleanup_(policy_freep) Policy *p = build(false, -EIO, "[Sync]\nMaxParallel=5\n"),
+                                       *t = build(true, 0, "");
+        _cleanup_(policy_sources_freep) PolicySources *s = calloc(1, sizeof(PolicySources));
+        _cleanup_(policy_freep) Policy *q = NULL;
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
+
+        ASSERT_OK(policy_format(p, &a));
+        fputs(a, stderr);
+        ASSERT_TRUE(
+                strstr(a, "# from /etc/suspend-sync.conf.d/10-a.conf\n# DISABLED: the file could not be read "
+                          "(/etc/suspend-sync.conf.d/10-a.conf). It may match"));
+        ASSERT_TRUE(strstr(a, "# Not read (see the warnings):\n#   /etc/suspend-sync.conf.d/10-a.conf\n"));
+        ASSERT_TRUE(!strstr(a, "(:0)"));
+        ASSERT_STREQ(p->rules[0].o_disabled.file, "/etc/suspend-sync.conf.d/10-a.conf");
+        ASSERT_EQ(p->rules[0].o_disabled.line, 0);
+
+        /* The limit of drop-ins (H1): a stand-in named after the directories, first of all rules. */
+        ASSERT_OK(policy_format(t, &b));
+        ASSERT_TRUE(t->n_rules == 1 && t->rules[0].disabled);
+        ASSERT_STREQ(t->rules[0].name, "(suspend-sync.conf.d)");
+        ASSERT_TRUE(
+                strstr(b, "# DISABLED: drop-in files past the limit were not read (suspend-sync.conf.d)."));
+
+        /* A directory not listed (M1), as the reader sends it. */
+        ASSERT_TRUE(s);
+        ASSERT_OK(policy_sources_add_kind(s, POLICY_FILE_UNLISTED_DIR, "/usr/lib/suspend-sync.conf.d", -ELOOP,
+                                          NULL, 0));
+        ASSERT_OK(policy_sources_add(s, "/etc/suspend-sync.conf", 0, "[Sync]\nMaxParallel=4\n", 21));
+        ASSERT_OK(policy_build(s, &q));
+        ASSERT_OK(policy_format(q, &c));
+        fputs(c, stderr);
+        ASSERT_TRUE(q->unread && q->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_EQ(q->max_parallel, 4);
+        ASSERT_WARNING(q,
+                       "/usr/lib/suspend-sync.conf.d: Failed to read directory: Too many levels of symbolic "
+                       "links, ignoring its drop-ins");
+        ASSERT_WARNING(q, "/usr/lib/suspend-sync.conf.d: " UNREAD_WARNING);
+        ASSERT_TRUE(strstr(
+                c, "# from /usr/lib/suspend-sync.conf.d\n# DISABLED: the drop-in directory could not be "
+                   "read (/usr/lib/suspend-sync.conf.d). It may match"));
+        ASSERT_TRUE(strstr(c, "[Rule (/usr/lib/suspend-sync.conf.d)]\n"));
+        ASSERT_TRUE(!strstr(c, "(:0)"));
+        /* negative control: read in full, nothing listed as not read */
+        policy_free(TAKE_PTR(q));
+        free(TAKE_PTR(c));
+        s->files[0].kind = POLICY_FILE_CONF;
+        s->files[0].error = -ENOENT; /* gone since it was listed */
+        ASSERT_OK(policy_build(s, &q));
+        ASSERT_OK(policy_format(q, &c));
+        ASSERT_TRUE(!q->unread && q->n_rules == 0);
+        ASSERT_TRUE(!strstr(c, "Not read"));
+}
+
+/* Review Q, L3: a drop-in directory's name that is no directory, and a symbolic link to nothing,
+ * get a notice; what is read does not change (as systemd: a dangling link masks nothing). */
+TEST(layout_notices) {
+        char tmp[] = "/tmp/test-policy-notice-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        write_at(fd, "etc/suspend-sync.conf.d", "[Rule nfs]\nAction=sync\n"); /* a file, not a directory */
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                dump_warnings(p);
+                ASSERT_WARNING(p,
+                               "/etc/suspend-sync.conf.d: Not a directory, so no drop-ins are read from it, "
+                               "ignoring");
+                ASSERT_EQ(p->n_warnings, 1);
+                ASSERT_TRUE(p->warning_notices[0]);
+                ASSERT_TRUE(!p->unread); /* no change: the vendor's rule applies */
+                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+        }
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", 0));
+        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
+        ASSERT_OK(symlinkat("/nonexistent-test-policy/10-v.conf", fd, "etc/suspend-sync.conf.d/10-v.conf"));
+        ASSERT_OK(symlinkat("missing.conf", fd, "etc/suspend-sync.conf.d/20-mine.conf"));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                dump_warnings(p);
+                ASSERT_WARNING(p, "/etc/suspend-sync.conf.d/10-v.conf: Symbolic link to nothing, ignoring: "
+                                  "'/usr/lib/suspend-sync.conf.d/10-v.conf' applies in its place (a symbolic "
+                                  "link to /dev/null masks it)");
+                ASSERT_WARNING(p,
+                               "/etc/suspend-sync.conf.d/20-mine.conf: Symbolic link to nothing, ignoring");
+                ASSERT_EQ(p->n_warnings, 2);
+                ASSERT_TRUE(p->warning_notices[0] && p->warning_notices[1]);
+                ASSERT_TRUE(!p->unread);
+                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+                ASSERT_STREQ(p->files[0], "/usr/lib/suspend-sync.conf.d/10-v.conf");
+        }
+        /* Negative control: the admin's link masks (to /dev/null): no notice, no vendor rule. */
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/20-mine.conf", 0));
+        ASSERT_OK(symlinkat("/dev/null", fd, "etc/suspend-sync.conf.d/10-v.conf"));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_EQ(p->n_warnings, 0);
+                ASSERT_EQ(p->n_rules, 0);
+        }
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
+/* Review Q, L8: a boolean in SyncOnSuspend= gets a hint at the value meant; the value is still
+ * invalid and the earlier one (or the default) stays, as suspend-sync.conf(5) says. */
+TEST(sync_on_suspend_boolean_hint) {
+        static const struct {
+                const char *value, *hint;
+        } cases[] = {
+                { "yes", "keep" }, { "on", "keep" },   { "true", "keep" }, { "1", "keep" },
+                { "no", "off" },   { "false", "off" }, { "0", "off" },     { "OFF", "off" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *text = NULL, *w = NULL;
+                _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+
+                ASSERT_TRUE(asprintf(&text, "[Kernel]\nSyncOnSuspend=%s\n", cases[i].value) > 0);
+                ASSERT_TRUE(
+                        asprintf(&w,
+                                 "t.conf:2: Invalid SyncOnSuspend= value '%s' (expected auto|keep|off, not a "
+                                 "boolean; did you mean '%s'?), ignoring",
+                                 cases[i].value, cases[i].hint) > 0);
+                p = parse(text);
+                ASSERT_WARNING(p, w);
+                ASSERT_EQ(p->n_warnings, 1);
+                ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO); /* the default stays */
+                ASSERT_TRUE(p->o_sync_on_suspend.file == NULL);
+                free(TAKE_PTR(text));
+                ASSERT_TRUE(asprintf(&text, "[Kernel]\nSyncOnSuspend=off\nSyncOnSuspend=%s\n",
+                                     cases[i].value) > 0);
+                q = parse(text);
+                ASSERT_EQ(q->sync_on_suspend, SYNC_ON_SUSPEND_OFF); /* the earlier value stays */
+                ASSERT_EQ(q->n_warnings, 1);
+        }
+        /* Controls: no guess for a word that is no boolean, nor for another key. */
+        {
+                _cleanup_(policy_freep)
+                        Policy *p = parse("[Kernel]\nSyncOnSuspend=always\n[Sync]\nOnTimeout=yes\n");
+
+                ASSERT_WARNING(p, "t.conf:2: Invalid SyncOnSuspend= value 'always' (expected auto|keep|off), "
+                                  "ignoring");
+                ASSERT_WARNING(p,
+                               "t.conf:4: Invalid OnTimeout= value 'yes' (expected continue|fail), ignoring");
+                ASSERT_EQ(p->n_warnings, 2);
+        }
+}
+
+/* Review Q, L2: a time span systemd rejects is a bad value (warning, earlier value kept), not a sum. */
+TEST(timespan_values_strict) {
+        _cleanup_(policy_freep) Policy *p = parse("[Sync]\nDeadlineSec=20s\nDeadlineSec=1.5.5s\n"
+                                                  "MountTimeoutSec=5..5s\nMountTimeoutSec=3.\n"
+                                                  "[Rule r]\nPath=/mnt\nMountTimeoutSec=1min 30s\n");
+
+        dump_warnings(p);
+        ASSERT_WARNING(p, "t.conf:3: Invalid DeadlineSec= value '1.5.5s', ignoring");
+        ASSERT_WARNING(p, "t.conf:4: Invalid MountTimeoutSec= value '5..5s', ignoring");
+        ASSERT_WARNING(p, "t.conf:5: Invalid MountTimeoutSec= value '3.', ignoring");
+        ASSERT_EQ(p->n_warnings, 3);
+        ASSERT_U64_EQ(p->deadline, 20 * USEC_PER_SEC);
+        ASSERT_U64_EQ(p->mount_timeout, 10 * USEC_PER_SEC);
+        ASSERT_U64_EQ(p->rules[0].mount_timeout, 90 * USEC_PER_SEC);
+}
+
 TEST(matching) {
         _cleanup_(policy_freep)
                 Policy *p = parse("[Rule home]\nPath=/home\nAction=sync\n"
@@ -1087,6 +1405,13 @@ int main(void) {
         RUN(config_path_only);
         RUN(missing_and_unreadable);
         RUN(unread_keeps_the_knob);
+        RUN(truncated_dropins_block_skip);
+        RUN(unstatable_entries_block_skip);
+        RUN(unlistable_dropin_dir_keeps_other_files);
+        RUN(unread_stand_in_origin);
+        RUN(layout_notices);
+        RUN(sync_on_suspend_boolean_hint);
+        RUN(timespan_values_strict);
         RUN(matching);
         RUN(rules_fail_closed);
         RUN(rules_fail_closed_later_skip);

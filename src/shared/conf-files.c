@@ -16,8 +16,9 @@
 
 typedef struct Candidate {
         char *name;
-        size_t prio; /* index into dirs: lower wins */
-        bool masked; /* symlink to /dev/null (or /dev/null itself) */
+        size_t prio;   /* index into dirs: lower wins */
+        bool masked;   /* symlink to /dev/null (or /dev/null itself) */
+        bool dangling; /* symlink to nothing: hides nothing, named in a notice */
 } Candidate;
 
 typedef struct Candidates {
@@ -38,6 +39,41 @@ static int candidate_cmp(const Candidate *x, const Candidate *y) {
         return c != 0 ? c : CMP(x->prio, y->prio);
 }
 
+void conf_files_done(ConfFiles *c) {
+        c->files = strv_free(c->files);
+        c->n_files = 0;
+        for (size_t i = 0; i < c->n_issues; i++) {
+                free(c->issues[i].path);
+                free(c->issues[i].other);
+        }
+        c->issues = mfree(c->issues);
+        c->n_issues = 0;
+        c->truncated = false;
+}
+
+/* Appends an issue (path and other copied; other may be NULL). Notices beyond CONF_FILES_MAX_NOTICES
+ * are dropped. */
+static int issue_add(ConfFiles *c, ConfFilesIssueKind kind, const char *path, int error, const char *other) {
+        _cleanup_free_ char *p = NULL, *o = NULL;
+        ConfFilesIssue *t;
+        size_t n_notices = 0;
+
+        for (size_t i = 0; i < c->n_issues; i++)
+                n_notices += c->issues[i].kind != CONF_FILES_UNLISTED;
+        if (kind != CONF_FILES_UNLISTED && n_notices >= CONF_FILES_MAX_NOTICES)
+                return 0;
+        p = strdup(path);
+        if (!p || (other && !(o = strdup(other))))
+                return -ENOMEM;
+        t = reallocarray(c->issues, c->n_issues + 1, sizeof(ConfFilesIssue));
+        if (!t)
+                return -ENOMEM;
+        c->issues = t;
+        c->issues[c->n_issues++] =
+                (ConfFilesIssue) { .kind = kind, .path = TAKE_PTR(p), .error = error, .other = TAKE_PTR(o) };
+        return 0;
+}
+
 static bool is_dev_null(int dfd, const char *name, const struct dirent *de) {
         char target[16];
         struct stat st;
@@ -55,7 +91,15 @@ static bool is_dev_null(int dfd, const char *name, const struct dirent *de) {
                major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
 }
 
-static int candidates_add(Candidates *c, const char *name, size_t prio, bool masked) {
+/* After a stat() that followed name failed with ENOENT: whether name is a symbolic link (to nothing),
+ * rather than gone since it was seen. */
+static bool is_dangling(int dfd, const char *name) {
+        struct stat st;
+
+        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISLNK(st.st_mode);
+}
+
+static int candidates_add(Candidates *c, const char *name, size_t prio, bool masked, bool dangling) {
         Candidate *t;
         char *n;
 
@@ -72,7 +116,7 @@ static int candidates_add(Candidates *c, const char *name, size_t prio, bool mas
                 return -ENOMEM;
         }
         c->c = t;
-        c->c[c->n++] = (Candidate) { .name = n, .prio = prio, .masked = masked };
+        c->c[c->n++] = (Candidate) { .name = n, .prio = prio, .masked = masked, .dangling = dangling };
         return 1;
 }
 
@@ -87,39 +131,66 @@ static void entry_progress(const char *dir, const struct dirent *de, ConfFilesPr
                 progress(path, userdata);
 }
 
-/* Gathers the "*.conf" entries of one drop-in directory. */
+/* Gathers the "*.conf" entries of one drop-in directory. A directory that is there but cannot be
+ * listed (in full) is an issue of out; -ENOMEM only. */
 static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesProgress progress,
-                          void *userdata, Candidates *c) {
+                          void *userdata, Candidates *c, ConfFiles *out) {
         _cleanup_closedir_ DIR *d = NULL;
         int r = opendir_at(root_fd, dir, &d);
 
-        if (r == -ENOENT || r == -ENOTDIR)
-                return 0; /* no directory: nothing there */
-        if (r < 0)
-                return r; /* there but unreadable: its drop-ins are not known */
+        if (r == -ENOENT) {
+                /* Nothing there; a symbolic link to nothing is worth a notice. */
+                if (is_dangling(root_fd, skip_root_prefix(dir)))
+                        return issue_add(out, CONF_FILES_DANGLING, dir, 0, NULL);
+                return 0;
+        }
+        if (r == -ENOTDIR) /* no directory: nothing there, as in systemd */
+                return issue_add(out, CONF_FILES_NOT_DIRECTORY, dir, 0, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) /* there but unreadable: its drop-ins are not known */
+                return issue_add(out, CONF_FILES_UNLISTED, dir, r, NULL);
 
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
                 size_t len = strlen(de->d_name);
+                bool masked, dangling = false;
                 struct stat st;
-                bool masked;
 
                 if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
                         continue;
                 entry_progress(dir, de, progress, userdata);
                 masked = is_dev_null(dirfd(d), de->d_name, de);
-                if (!masked && (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode)))
-                        continue;
-                r = candidates_add(c, de->d_name, prio, masked);
-                if (r <= 0)
+                if (!masked && fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
+                        /* Only what is not there is no drop-in: one that is there but cannot be
+                         * looked at (ELOOP, EIO, ESTALE, EACCES) is listed, hiding the later ones of
+                         * its name, so that its read fails and says so. */
+                        if (errno == ENOENT) {
+                                dangling = is_dangling(dirfd(d), de->d_name);
+                                if (!dangling)
+                                        continue; /* gone since readdir() */
+                        }
+                } else if (!masked && !S_ISREG(st.st_mode))
+                        continue; /* a directory, a FIFO: no drop-in, hides nothing (as in systemd) */
+                r = candidates_add(c, de->d_name, prio, masked, dangling);
+                if (r < 0)
                         return r;
+                if (r == 0)
+                        return 0; /* c->truncated */
         }
-        return errno > 0 ? -errno : 0; /* a read error part way: not all of it */
+        /* A read error part way: not all of it. */
+        return errno > 0 ? issue_add(out, CONF_FILES_UNLISTED, dir, -errno, NULL) : 0;
 }
 
-/* Appends the first DIR/NAME that exists. */
+/* Appends the first DIR/NAME that exists, or that is there but cannot be looked at (its read fails
+ * and says so; the next ones stay hidden). A symbolic link to nothing before it is a notice. */
 static int find_main(int root_fd, const char *const *dirs, const char *name, ConfFilesProgress progress,
-                     void *userdata, char ***l, size_t *n) {
-        for (const char *const *d = dirs; *d; d++) {
+                     void *userdata, ConfFiles *out) {
+        _cleanup_strv_free_ char **dangling = NULL;
+        _cleanup_free_ char *found = NULL;
+        size_t n_dangling = 0;
+        int r;
+
+        for (const char *const *d = dirs; *d && !found; d++) {
                 _cleanup_free_ char *path = NULL;
                 struct stat st;
 
@@ -127,20 +198,67 @@ static int find_main(int root_fd, const char *const *dirs, const char *name, Con
                         return -ENOMEM;
                 if (progress)
                         progress(path, userdata);
-                if (fstatat(root_fd, skip_root_prefix(path), &st, 0) >= 0)
-                        return strv_consume(l, n, TAKE_PTR(path));
+                if (fstatat(root_fd, skip_root_prefix(path), &st, 0) >= 0 || errno != ENOENT)
+                        found = TAKE_PTR(path);
+                else if (is_dangling(root_fd, skip_root_prefix(path))) {
+                        r = strv_consume(&dangling, &n_dangling, TAKE_PTR(path));
+                        if (r < 0)
+                                return r;
+                }
         }
-        return 0;
+        for (size_t i = 0; i < n_dangling; i++) {
+                r = issue_add(out, CONF_FILES_DANGLING, dangling[i], 0, found);
+                if (r < 0)
+                        return r;
+        }
+        return found ? strv_consume(&out->files, &out->n_files, TAKE_PTR(found)) : 0;
+}
+
+static int dropin_path(const char *const *dirs, const char *name, const Candidate *c, char **ret) {
+        return asprintf(ret, "%s/%s.d/%s", dirs[c->prio], name, c->name) < 0 ? -ENOMEM : 0;
+}
+
+/* One file name of the sorted candidates c[i..j): the first that is no dangling link applies,
+ * unless it masks; a dangling link before it is a notice naming it. */
+static int merge_name(const char *const *dirs, const char *name, const Candidate *c, size_t n,
+                      size_t max_files, ConfFiles *out) {
+        _cleanup_free_ char *path = NULL;
+        size_t first = 0;
+        int r;
+
+        while (first < n && c[first].dangling)
+                first++;
+        if (first < n) {
+                r = dropin_path(dirs, name, &c[first], &path);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t k = 0; k < first; k++) {
+                _cleanup_free_ char *link = NULL;
+
+                r = dropin_path(dirs, name, &c[k], &link);
+                if (r >= 0)
+                        r = issue_add(out, CONF_FILES_DANGLING, link, 0,
+                                      first < n && !c[first].masked ? path : NULL);
+                if (r < 0)
+                        return r;
+        }
+        if (first >= n || c[first].masked)
+                return 0;
+        if (out->n_files >= max_files) {
+                out->truncated = true;
+                return 0;
+        }
+        return strv_consume(&out->files, &out->n_files, TAKE_PTR(path));
 }
 
 int conf_files_list(int root_fd, const char *const *dirs, const char *name, size_t max_files,
-                    ConfFilesProgress progress, void *userdata, char ***ret, bool *ret_truncated) {
+                    ConfFilesProgress progress, void *userdata, ConfFiles *ret) {
         _cleanup_(candidates_done) Candidates c = {};
-        _cleanup_strv_free_ char **l = NULL;
-        size_t n_files = 0;
+        _cleanup_(conf_files_done) ConfFiles out = {};
         int r;
 
-        r = find_main(root_fd, dirs, name, progress, userdata, &l, &n_files);
+        r = find_main(root_fd, dirs, name, progress, userdata, &out);
         if (r < 0)
                 return r;
 
@@ -151,37 +269,27 @@ int conf_files_list(int root_fd, const char *const *dirs, const char *name, size
                         return -ENOMEM;
                 if (progress)
                         progress(dir, userdata);
-                r = gather_dropins(root_fd, dir, i, progress, userdata, &c);
+                r = gather_dropins(root_fd, dir, i, progress, userdata, &c, &out);
                 if (r < 0)
                         return r;
         }
+        out.truncated = c.truncated;
 
         typesafe_qsort(c.c, c.n, candidate_cmp);
-        for (size_t i = 0; i < c.n; i++) {
-                char *path;
-
-                if (i > 0 && streq(c.c[i].name, c.c[i - 1].name))
-                        continue; /* hidden by the same name in an earlier directory */
-                if (c.c[i].masked)
-                        continue;
-                if (n_files >= max_files) {
-                        c.truncated = true;
-                        break;
-                }
-                if (asprintf(&path, "%s/%s.d/%s", dirs[c.c[i].prio], name, c.c[i].name) < 0)
-                        path = NULL;
-                r = strv_consume(&l, &n_files, path); /* NULL: -ENOMEM */
+        for (size_t i = 0, j; i < c.n; i = j) {
+                for (j = i + 1; j < c.n && streq(c.c[j].name, c.c[i].name); j++)
+                        ;
+                r = merge_name(dirs, name, c.c + i, j - i, max_files, &out);
                 if (r < 0)
                         return r;
         }
 
-        if (!l) {
-                l = calloc(1, sizeof(char *));
-                if (!l)
+        if (!out.files) {
+                out.files = calloc(1, sizeof(char *));
+                if (!out.files)
                         return -ENOMEM;
         }
-        *ret = TAKE_PTR(l);
-        if (ret_truncated)
-                *ret_truncated = c.truncated;
+        *ret = out;
+        out = (ConfFiles) {};
         return 0;
 }

@@ -33,6 +33,35 @@ done
 "$SUSPEND_SYNC" --root="$dropins" --config=/etc/custom.conf cat-config | grep -qx 'MaxParallel=11' ||
         { echo "FAIL: --config=/etc/custom.conf not shown"; exit 1; }
 
+# Review Q (M1, L3): a drop-in directory that cannot be listed (a symlink loop) is named as not read
+# and stands as a disabled rule, and the main file still applies; a file where /etc's drop-in
+# directory would be and a dangling drop-in link get a notice each, and the vendor's drop-in of that
+# name still applies (as in systemd).
+tree=$(mktemp -d /tmp/cat-config-review-q.XXXXXX)
+trap 'rm -rf "$tree"' EXIT
+mkdir -p "$tree/etc" "$tree/run/suspend-sync.conf.d" "$tree/usr/lib/suspend-sync.conf.d"
+printf '[Sync]\nMaxParallel=4\n' >"$tree/etc/suspend-sync.conf"
+: >"$tree/etc/suspend-sync.conf.d"
+printf '[Sync]\nDeadlineSec=7s\n' >"$tree/usr/lib/suspend-sync.conf.d/20-v.conf"
+ln -s missing.conf "$tree/run/suspend-sync.conf.d/20-v.conf"
+mkdir -p "$tree/usr/local/lib"
+ln -s suspend-sync.conf.d "$tree/usr/local/lib/suspend-sync.conf.d"
+err=$("$SUSPEND_SYNC" --root="$tree" cat-config 2>&1 >"$tree/cat-config.out") || { echo "FAIL: cat-config failed: $err"; exit 1; }
+out=$(cat "$tree/cat-config.out")
+for want in \
+        "/etc/suspend-sync.conf.d: Not a directory, so no drop-ins are read from it, ignoring" \
+        "/run/suspend-sync.conf.d/20-v.conf: Symbolic link to nothing, ignoring: '/usr/lib/suspend-sync.conf.d/20-v.conf' applies in its place" \
+        "/usr/local/lib/suspend-sync.conf.d: Failed to read directory: Too many levels of symbolic links, ignoring its drop-ins"; do
+        [[ $err == *"$want"* ]] || { echo "FAIL: stderr lacks '$want':"; echo "$err"; exit 1; }
+done
+for want in $'# Not read (see the warnings):\n#   /usr/local/lib/suspend-sync.conf.d\n# Files read, in order:\n#   /etc/suspend-sync.conf\n#   /usr/lib/suspend-sync.conf.d/20-v.conf\n' \
+        $'# from /etc/suspend-sync.conf:2\nMaxParallel=4' $'# from /usr/lib/suspend-sync.conf.d/20-v.conf:2\nDeadlineSec=7s' \
+        $'# from /usr/local/lib/suspend-sync.conf.d\n# DISABLED: the drop-in directory could not be read (/usr/local/lib/suspend-sync.conf.d).'; do
+        [[ $out == *"$want"* ]] || { echo "FAIL: cat-config lacks '$want':"; echo "$out"; exit 1; }
+done
+[[ $out != *"(:0)"* ]] || { echo "FAIL: a stand-in without its origin"; echo "$out"; exit 1; }
+echo "unlistable directory, dangling link, file for a directory: warned, noticed, the rest applies"
+
 n=0
 for root in "$FIXTURES_DIR"/config/*/; do
         root=${root%/}
