@@ -249,6 +249,22 @@ TEST(issues) {
         ASSERT_EQ(c.n_issues, 0);
         conf_files_done(&c);
 
+        /* /run a file: nothing can be under it, so /run/x is not there (ENOTDIR, as ENOENT) and
+         * /usr/lib's main file applies; /run/x.d is a notice, as a file where a directory would be. */
+        ASSERT_OK(unlinkat(fd, "run", AT_REMOVEDIR));
+        close(openat(fd, "run", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        assert_list(c.files,
+                    (const char *const[]) { "/usr/lib/x", "/usr/lib/x.d/a.conf", "/usr/lib/x.d/b.conf",
+                                            "/usr/lib/x.d/c.conf" },
+                    4);
+        ASSERT_EQ(c.n_issues, 1);
+        ASSERT_EQ(c.issues[0].kind, CONF_FILES_NOT_DIRECTORY);
+        ASSERT_STREQ(c.issues[0].path, "/run/x.d");
+        conf_files_done(&c);
+        ASSERT_OK(unlinkat(fd, "run", 0));
+        ASSERT_OK(mkdirat(fd, "run", 0755));
+
         /* Notices are bounded. */
         for (unsigned i = 0; i < 2 * CONF_FILES_MAX_NOTICES; i++) {
                 char name[64];

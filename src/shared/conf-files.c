@@ -198,7 +198,9 @@ static int find_main(int root_fd, const char *const *dirs, const char *name, Con
                         return -ENOMEM;
                 if (progress)
                         progress(path, userdata);
-                if (fstatat(root_fd, skip_root_prefix(path), &st, 0) >= 0 || errno != ENOENT)
+                /* Not there: ENOENT, or ENOTDIR (a component is a file: nothing can be there). */
+                if (fstatat(root_fd, skip_root_prefix(path), &st, 0) >= 0 ||
+                    (errno != ENOENT && errno != ENOTDIR))
                         found = TAKE_PTR(path);
                 else if (is_dangling(root_fd, skip_root_prefix(path))) {
                         r = strv_consume(&dangling, &n_dangling, TAKE_PTR(path));
