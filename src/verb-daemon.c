@@ -186,11 +186,11 @@ static int on_relock_delay(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 static int on_relock_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
 
 /* A try of relock() failed (its message logged): another a second later, or after
- * DAEMON_RELOCK_TRIES the exit (systemd restarts us). */
-static void relock_failed(Daemon *d) {
+ * DAEMON_RELOCK_TRIES counted ones in a row the exit (systemd restarts us). */
+static void relock_failed(Daemon *d, bool counted) {
         int r;
 
-        if (++d->relock_tries >= DAEMON_RELOCK_TRIES) {
+        if (counted && ++d->relock_tries >= DAEMON_RELOCK_TRIES) {
                 log_error("Could not take logind's delay lock again in %u tries, exiting.", d->relock_tries);
                 (void) sd_event_exit(d->event, -ENOLCK);
                 return;
@@ -221,7 +221,7 @@ static void relock(Daemon *d) {
                                      LOGIN1_MANAGER, "InhibitDelayMaxUSec");
         if (r < 0) {
                 log_warning_errno(r, "Failed to ask logind for its InhibitDelayMaxUSec: %m");
-                relock_failed(d);
+                relock_failed(d, true);
         }
 }
 
@@ -242,13 +242,13 @@ static int on_relock_delay(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         if (e) {
                 log_warning_errno(sd_bus_message_get_errno(m),
                                   "Failed to read logind's InhibitDelayMaxUSec: %s", e->message ?: e->name);
-                relock_failed(d);
+                relock_failed(d, true);
                 return 0;
         }
         r = sd_bus_message_read(m, "v", "t", &d->lock_delay);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read logind's InhibitDelayMaxUSec: %m");
-                relock_failed(d);
+                relock_failed(d, true);
                 return 0;
         }
         if (d->sleeping) /* asked for again by the PrepareForSleep(false) after it */
@@ -258,7 +258,7 @@ static int on_relock_delay(sd_bus_message *m, void *userdata, sd_bus_error *ret_
                                      "Syncing filesystems before sleep", "delay");
         if (r < 0) {
                 log_warning_errno(r, "Failed to take logind's delay lock: %m");
-                relock_failed(d);
+                relock_failed(d, true);
         }
         return 0;
 }
@@ -268,10 +268,17 @@ static int on_relock_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *re
         Daemon *d = userdata;
 
         d->lock_slot = sd_bus_slot_unref(d->lock_slot);
+        if (e && sd_bus_error_has_name(e, "org.freedesktop.login1.OperationInProgress")) {
+                /* logind takes no delay lock while it still carries out the sleep (method_inhibit():
+                 * right after the resume, systemd#14045): routine, not a failed try; a second later. */
+                log_debug("logind still carries out the sleep, taking its delay lock again in a second.");
+                relock_failed(d, false);
+                return 0;
+        }
         if (e) {
                 log_warning_errno(sd_bus_message_get_errno(m), "Failed to take logind's delay lock: %s",
                                   e->message ?: e->name);
-                relock_failed(d);
+                relock_failed(d, true);
                 return 0;
         }
         if (d->sleeping) {
@@ -280,7 +287,7 @@ static int on_relock_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *re
                 return 0;
         }
         if (lock_keep(d, m, d->lock_delay) < 0) {
-                relock_failed(d);
+                relock_failed(d, true);
                 return 0;
         }
         d->relock_tries = 0;

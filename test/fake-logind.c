@@ -11,6 +11,7 @@
  *   hold        Inhibit calls are held, unanswered, from now on    -> "holding"
  *   answer      the held calls answered, in order, and no more held -> "granted K" for each
  *   fail        the next Inhibit call refused with an error         -> "failing", then "refused K"
+ *   busy        the same, OperationInProgress (logind still sleeping) -> "busy", then "refused K"
  *   signal B    PrepareForSleep(B), B 0 or 1                      -> "signalled B"
  *   ping        org.freedesktop.DBus.Peer.Ping to the daemon (the peer of the first call): its
  *               answer comes after everything the daemon sent while handling what came before it
@@ -40,9 +41,10 @@
 typedef struct Fake {
         sd_event *event;
         sd_bus *bus;
-        char *peer;                                /* the daemon's unique name */
-        bool holding;                              /* Inhibit calls are held */
-        bool failing;                              /* the next Inhibit call is refused */
+        char *peer;   /* the daemon's unique name */
+        bool holding; /* Inhibit calls are held */
+        bool failing; /* the next Inhibit call is refused */
+        bool busy;    /* the next Inhibit call is refused as logind does while it still sleeps */
         sd_bus_message *held[INHIBIT_MAX];         /* ... these, by number */
         unsigned n_inhibit;                        /* Inhibit calls so far */
         sd_event_source *lock_source[INHIBIT_MAX]; /* each lock's read end, until it hangs up */
@@ -110,6 +112,12 @@ static int method_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error
                 say("refused %u", k);
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Refused by the test.");
         }
+        if (f->busy) {
+                f->busy = false;
+                say("refused %u", k);
+                return sd_bus_error_set(error, "org.freedesktop.login1.OperationInProgress",
+                                        "Busy by the test.");
+        }
         f->held[k] = sd_bus_message_ref(m);
         if (f->holding)
                 return 1;
@@ -148,6 +156,9 @@ static void command(Fake *f, const char *c) {
         } else if (streq(c, "fail")) {
                 f->failing = true;
                 say("failing");
+        } else if (streq(c, "busy")) {
+                f->busy = true;
+                say("busy");
         } else if (streq(c, "answer")) {
                 f->holding = false;
                 for (unsigned k = 1; k <= f->n_inhibit && r >= 0; k++)

@@ -161,12 +161,23 @@ grep -q "Failed to take logind's delay lock: Refused by the test" "$SS_TMP/daemo
         fail "the refusal was not logged"
 echo "ok 5: a refused call tried again"
 
+# 5b. logind refuses while it still carries out the sleep (OperationInProgress, right after a
+# resume): routine, tried again a second later, no warning (review R, R6).
+fake "signal 1"
+fake_wait "released 7"
+fake busy
+fake "signal 0"
+fake_wait "refused 8"
+fake_wait "granted 9"
+grep -q "Busy by the test" "$SS_TMP/daemon.log" && fail "logind's OperationInProgress was logged as a failure"
+echo "ok 5b: a refusal while logind still sleeps tried again, quietly"
+
 # 6. SIGTERM: the lock released, the daemon gone.
 kill -TERM "$daemon_pid"
 rc=0
 wait "$daemon_pid" || rc=$?
 [[ $rc == 0 ]] || fail "the daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
 daemon_pid=$$
-fake_wait "released 7"
-[[ $(count released) == 6 && $(count granted) == 6 ]] || fail "locks granted and released do not match"
+fake_wait "released 9"
+[[ $(count released) == 7 && $(count granted) == 7 ]] || fail "locks granted and released do not match"
 echo "ok 6: SIGTERM released the lock, the daemon exited 0"
