@@ -598,6 +598,15 @@ TEST(truncated_dropins_block_skip) {
         assert_nfs_not_skipped(p);
 }
 
+/* The configuration under fd loads as not read in full, and the vendor's skip rule does not apply. */
+static void assert_loads_unread(int fd) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        ASSERT_TRUE(p->unread);
+        assert_nfs_not_skipped(p);
+}
+
 /* A drop-in, or the main file, that exists but cannot be looked at (ELOOP here; EIO, ESTALE, EACCES
  * alike) is not "absent": it neither lets the lower directory's file of that name through silently,
  * nor loses what it may set about rules. */
@@ -617,36 +626,18 @@ TEST(unstatable_entries_block_skip) {
         /* A drop-in of /etc that loops hides the vendor's of the same name. */
         write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
         ASSERT_OK(symlinkat("10-v.conf", fd, "etc/suspend-sync.conf.d/10-v.conf"));
-        {
-                _cleanup_(policy_freep) Policy *p = NULL;
-
-                ASSERT_OK(policy_load(fd, NULL, &p));
-                ASSERT_TRUE(p->unread);
-                assert_nfs_not_skipped(p);
-        }
+        assert_loads_unread(fd);
         /* A drop-in of its own name that loops (it may have overridden the rule to sync). */
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
         ASSERT_OK(symlinkat("99-admin.conf", fd, "etc/suspend-sync.conf.d/99-admin.conf"));
-        {
-                _cleanup_(policy_freep) Policy *p = NULL;
-
-                ASSERT_OK(policy_load(fd, NULL, &p));
-                ASSERT_TRUE(p->unread);
-                assert_nfs_not_skipped(p);
-        }
+        assert_loads_unread(fd);
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/99-admin.conf", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
 
         /* The main file of /etc that loops replaces the vendor's main file. */
         write_at(fd, "usr/lib/suspend-sync.conf", VENDOR_SKIP);
         ASSERT_OK(symlinkat("suspend-sync.conf", fd, "etc/suspend-sync.conf"));
-        {
-                _cleanup_(policy_freep) Policy *p = NULL;
-
-                ASSERT_OK(policy_load(fd, NULL, &p));
-                ASSERT_TRUE(p->unread);
-                assert_nfs_not_skipped(p);
-        }
+        assert_loads_unread(fd);
         /* Negative control: no /etc main file at all, the vendor's applies. */
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf", 0));
         {
