@@ -287,12 +287,14 @@ static int build_notice(Policy *p, const PolicyFile *f) {
         if (f->kind == POLICY_FILE_NOT_DIRECTORY)
                 return policy_notice(p, f->path, 0,
                                      "Not a directory, so no drop-ins are read from it, ignoring");
+        /* Not a notice (review S, M1): its target may be the administrator's file on a filesystem
+         * not mounted now; policy_build() counts it as not read in full. */
         if (f->text && f->text[0])
-                return policy_notice(p, f->path, 0,
-                                     "Symbolic link to nothing, ignoring: '%s' applies in its place (a "
-                                     "symbolic link to /dev/null masks it)",
-                                     f->text);
-        return policy_notice(p, f->path, 0, "Symbolic link to nothing, ignoring");
+                return policy_warn(p, f->path, 0,
+                                   "Symbolic link to nothing, not read: '%s' applies in its place (a "
+                                   "symbolic link to /dev/null masks it)",
+                                   f->text);
+        return policy_warn(p, f->path, 0, "Symbolic link to nothing, not read");
 }
 
 static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
@@ -302,7 +304,8 @@ static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
                 return policy_warn(p, f->path, 0, "Failed to read directory: %s, ignoring its drop-ins",
                                    strerror(-f->error));
         if (f->error == -ENOENT && !explicit)
-                return 0; /* vanished since we listed it */
+                /* Gone since it was listed: neither it nor the file of its name it hid was read. */
+                return policy_warn(p, f->path, 0, "File vanished while the configuration was read, ignoring");
         if (f->error == -ENOENT)
                 return policy_warn(p, f->path, 0, "File not found, using defaults");
         if (f->error == -EFBIG)
@@ -347,21 +350,25 @@ int policy_build(const PolicySources *s, Policy **ret) {
         }
         for (size_t i = 0; i < s->n_files; i++) {
                 const PolicyFile *f = &s->files[i];
-                bool dir = f->kind == POLICY_FILE_UNLISTED_DIR;
+                bool dir = f->kind == POLICY_FILE_UNLISTED_DIR, dangling = f->kind == POLICY_FILE_DANGLING;
 
                 r = build_one(p, f, s->explicit);
                 if (r < 0)
                         return r;
-                /* Not read, but for a drop-in that vanished since it was listed (build_one()): its
-                 * rules, where they would have been, are unknown. A directory not listed may have
-                 * held any drop-in, or masked one of another directory that is read now. */
-                if (dir ||
-                    (f->kind == POLICY_FILE_CONF && f->error < 0 && (f->error != -ENOENT || s->explicit))) {
+                /* Not read (a drop-in that vanished since it was listed too, review S, H2): its rules,
+                 * where they would have been, are unknown. A directory not listed may have held any
+                 * drop-in, or masked one of another directory that is read now. A symbolic link to
+                 * nothing (review S, M1) may point to the administrator's file on a filesystem that
+                 * is not mounted now: the file of its name that applies instead is read, but no skip
+                 * rule stands. */
+                if (dir || dangling || (f->kind == POLICY_FILE_CONF && f->error < 0)) {
                         if (!unread)
                                 unread = f->path;
-                        r = policy_add_unread_rule(p, f->path, 0,
-                                                   dir ? "the drop-in directory could not be read"
-                                                       : "the file could not be read");
+                        r = policy_add_unread_rule(
+                                p, f->path, 0,
+                                dir        ? "the drop-in directory could not be read"
+                                : dangling ? "a symbolic link to nothing: its target was not read"
+                                           : "the file could not be read");
                         if (r < 0)
                                 return r;
                 }

@@ -550,8 +550,9 @@ static Policy *build(bool truncated, int error_a, const char *text_b) {
         return p;
 }
 
-/* A configuration not read in full keeps the kernel's sync alone whatever the files read set; a
- * drop-in that vanished between the listing and the read was not part of it. */
+/* A configuration not read in full keeps the kernel's sync alone whatever the files read set; so does
+ * a drop-in that vanished between the listing and the read (the file of its name it hid was not read
+ * either: review S). */
 TEST(unread_keeps_the_knob) {
         static const char off[] = "[Kernel]\nSyncOnSuspend=off\n[Sync]\nMaxParallel=5\n";
         _cleanup_(policy_freep) Policy *a = build(false, -EIO, off), *b = build(false, -EFBIG, off),
@@ -565,8 +566,8 @@ TEST(unread_keeps_the_knob) {
         ASSERT_TRUE(b->unread && b->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
         ASSERT_TRUE(c->unread && c->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
         ASSERT_WARNING(c, "suspend-sync.conf.d: " UNREAD_WARNING);
-        /* negative controls: vanished, and read in full */
-        ASSERT_TRUE(!d->unread && d->sync_on_suspend == SYNC_ON_SUSPEND_OFF);
+        ASSERT_TRUE(d->unread && d->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        /* negative control: read in full */
         ASSERT_TRUE(!e->unread && e->sync_on_suspend == SYNC_ON_SUSPEND_OFF);
         ASSERT_EQ(e->n_warnings, 0);
 }
@@ -656,6 +657,97 @@ TEST(unstatable_entries_block_skip) {
         ASSERT_OK(rmdir(tmp));
 }
 
+/* Review S: a drop-in listed, then gone before it is read (an admin reverting to the vendor's file of
+ * that name: rm /etc/.../50-sync.conf). Neither it nor the vendor's file it hid is read; a skip rule
+ * that both the configuration before and the one after override must not apply. */
+static void unlink_on_read(const char *path, void *userdata) {
+        int *fd = userdata;
+
+        if (streq(path, "/etc/suspend-sync.conf.d/50-sync.conf"))
+                (void) unlinkat(*fd, "etc/suspend-sync.conf.d/50-sync.conf", 0);
+}
+
+TEST(vanished_dropin_blocks_skip) {
+        char tmp[] = "/tmp/test-policy-vanish-XXXXXX";
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        write_at(fd, "usr/lib/suspend-sync.conf.d/50-sync.conf", "[Rule nfs]\nAction=sync\n");
+        write_at(fd, "etc/suspend-sync.conf.d/50-sync.conf", "[Rule nfs]\nAction=sync\nMountTimeoutSec=5s\n");
+
+        /* Control: before and after the removal, the rule syncs. */
+        {
+                _cleanup_(policy_freep) Policy *q = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &q));
+                assert_nfs_not_skipped(q);
+        }
+        ASSERT_OK(policy_read_sources(fd, NULL, unlink_on_read, &fd, &s));
+        ASSERT_OK(policy_build(s, &p));
+        assert_nfs_not_skipped(p);
+        {
+                _cleanup_(policy_freep) Policy *q = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &q));
+                assert_nfs_not_skipped(q);
+        }
+        (void) unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0);
+        (void) unlinkat(fd, "usr/lib/suspend-sync.conf.d/50-sync.conf", 0);
+        (void) unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR);
+        (void) unlinkat(fd, "usr/lib", AT_REMOVEDIR);
+        (void) unlinkat(fd, "usr", AT_REMOVEDIR);
+        (void) unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR);
+        (void) unlinkat(fd, "etc", AT_REMOVEDIR);
+        (void) rmdir(tmp);
+}
+
+
+/* Review S: a drop-in that resolves to /dev/null masks, however the link is spelled (systemd's
+ * null_or_empty() looks at what the name resolves to): "//dev/null", "../../dev/null" or a link to a
+ * link. An admin who masks the vendor's skip rule so must not get it applied. */
+TEST(mask_through_any_link_to_dev_null) {
+        static const char *const targets[] = { "/dev/null", "//dev/null", "/dev/../dev/null", "../mask" };
+        char tmp[] = "/tmp/test-policy-mask-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        ASSERT_OK(symlinkat("/dev/null", fd, "etc/mask"));
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        for (size_t i = 0; i < ELEMENTSOF(targets); i++) {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(symlinkat(targets[i], fd, "etc/suspend-sync.conf.d/10-v.conf"));
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(p->files[0] == NULL);
+                assert_nfs_not_skipped(p);
+                ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
+        }
+        ASSERT_OK(unlinkat(fd, "etc/mask", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
 /* Review Q: a drop-in directory that cannot be listed (ELOOP here; EIO, EACCES alike) makes the
  * configuration not read in full; the other files still apply (suspend-sync(8), CONFIGURATION READ:
  * "its warning is followed by ... and the other files apply"). */
@@ -743,7 +835,10 @@ TEST(unread_stand_in_origin) {
         policy_free(TAKE_PTR(q));
         free(TAKE_PTR(c));
         s->files[0].kind = POLICY_FILE_CONF;
-        s->files[0].error = -ENOENT; /* gone since it was listed */
+        s->files[0].error = 0; /* read, empty (review S: one gone since it was listed is not read) */
+        s->files[0].text = strdup("");
+        s->files[0].size = 0;
+        ASSERT_TRUE(s->files[0].text);
         ASSERT_OK(policy_build(s, &q));
         ASSERT_OK(policy_format(q, &c));
         ASSERT_TRUE(!q->unread && q->n_rules == 0);
@@ -787,15 +882,17 @@ TEST(layout_notices) {
 
                 ASSERT_OK(policy_load(fd, NULL, &p));
                 dump_warnings(p);
-                ASSERT_WARNING(p, "/etc/suspend-sync.conf.d/10-v.conf: Symbolic link to nothing, ignoring: "
+                ASSERT_WARNING(p, "/etc/suspend-sync.conf.d/10-v.conf: Symbolic link to nothing, not read: "
                                   "'/usr/lib/suspend-sync.conf.d/10-v.conf' applies in its place (a symbolic "
                                   "link to /dev/null masks it)");
                 ASSERT_WARNING(p,
-                               "/etc/suspend-sync.conf.d/20-mine.conf: Symbolic link to nothing, ignoring");
-                ASSERT_EQ(p->n_warnings, 2);
-                ASSERT_TRUE(p->warning_notices[0] && p->warning_notices[1]);
-                ASSERT_TRUE(!p->unread);
-                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+                               "/etc/suspend-sync.conf.d/20-mine.conf: Symbolic link to nothing, not read");
+                /* Its target may be the admin's file on a filesystem not mounted now (review S, M1):
+                 * the vendor's file of its name is read, but no skip rule stands. */
+                ASSERT_EQ(p->n_warnings, 3);
+                ASSERT_TRUE(!p->warning_notices[0] && !p->warning_notices[1]);
+                ASSERT_TRUE(p->unread && p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+                assert_nfs_not_skipped(p);
                 ASSERT_STREQ(p->files[0], "/usr/lib/suspend-sync.conf.d/10-v.conf");
         }
         /* Negative control: the admin's link masks (to /dev/null): no notice, no vendor rule. */
@@ -1398,6 +1495,8 @@ int main(void) {
         RUN(unread_keeps_the_knob);
         RUN(truncated_dropins_block_skip);
         RUN(unstatable_entries_block_skip);
+        RUN(mask_through_any_link_to_dev_null);
+        RUN(vanished_dropin_blocks_skip);
         RUN(unlistable_dropin_dir_keeps_other_files);
         RUN(unread_stand_in_origin);
         RUN(layout_notices);

@@ -169,7 +169,9 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                                 if (!dangling)
                                         continue; /* gone since readdir() */
                         }
-                } else if (!masked && !S_ISREG(st.st_mode))
+                } else if (!masked && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
+                        masked = true; /* resolves to /dev/null, however the link is spelled (systemd) */
+                else if (!masked && !S_ISREG(st.st_mode))
                         continue; /* a directory, a FIFO: no drop-in, hides nothing (as in systemd) */
                 r = candidates_add(c, de->d_name, prio, masked, dangling);
                 if (r < 0)

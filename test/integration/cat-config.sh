@@ -50,17 +50,17 @@ err=$("$SUSPEND_SYNC" --root="$tree" cat-config 2>&1 >"$tree/cat-config.out") ||
 out=$(cat "$tree/cat-config.out")
 for want in \
         "/etc/suspend-sync.conf.d: Not a directory, so no drop-ins are read from it, ignoring" \
-        "/run/suspend-sync.conf.d/20-v.conf: Symbolic link to nothing, ignoring: '/usr/lib/suspend-sync.conf.d/20-v.conf' applies in its place" \
+        "/run/suspend-sync.conf.d/20-v.conf: Symbolic link to nothing, not read: '/usr/lib/suspend-sync.conf.d/20-v.conf' applies in its place" \
         "/usr/local/lib/suspend-sync.conf.d: Failed to read directory: Too many levels of symbolic links, ignoring its drop-ins"; do
         [[ $err == *"$want"* ]] || { echo "FAIL: stderr lacks '$want':"; echo "$err"; exit 1; }
 done
-for want in $'# Not read (see the warnings):\n#   /usr/local/lib/suspend-sync.conf.d\n# Files read, in order:\n#   /etc/suspend-sync.conf\n#   /usr/lib/suspend-sync.conf.d/20-v.conf\n' \
+for want in $'# Not read (see the warnings):\n#   /usr/local/lib/suspend-sync.conf.d\n#   /run/suspend-sync.conf.d/20-v.conf\n# Files read, in order:\n#   /etc/suspend-sync.conf\n#   /usr/lib/suspend-sync.conf.d/20-v.conf\n' \
         $'# from /etc/suspend-sync.conf:2\nMaxParallel=4' $'# from /usr/lib/suspend-sync.conf.d/20-v.conf:2\nDeadlineSec=7s' \
         $'# from /usr/local/lib/suspend-sync.conf.d\n# DISABLED: the drop-in directory could not be read (/usr/local/lib/suspend-sync.conf.d).'; do
         [[ $out == *"$want"* ]] || { echo "FAIL: cat-config lacks '$want':"; echo "$out"; exit 1; }
 done
 [[ $out != *"(:0)"* ]] || { echo "FAIL: a stand-in without its origin"; echo "$out"; exit 1; }
-echo "unlistable directory, dangling link, file for a directory: warned, noticed, the rest applies"
+echo "unlistable directory, dangling link, file for a directory: warned (the link not read), noticed, the rest applies"
 
 n=0
 for root in "$FIXTURES_DIR"/config/*/; do
