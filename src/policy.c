@@ -209,8 +209,9 @@ static int read_one(PolicySources *s, int dir_fd, const char *path, size_t *tota
                 progress(path, userdata);
         if (*total >= POLICY_MAX_TOTAL_SIZE)
                 return policy_sources_add(s, path, -E2BIG, NULL, 0);
-        r = read_full_file_at(dir_fd, path, MIN(POLICY_MAX_FILE_SIZE, POLICY_MAX_TOTAL_SIZE - *total), &text,
-                              &size);
+        /* A FIFO or a device as the main file never blocks the reader (review S, M2). */
+        r = read_full_file_at_flags(dir_fd, path, MIN(POLICY_MAX_FILE_SIZE, POLICY_MAX_TOTAL_SIZE - *total),
+                                    READ_FULL_REGULAR, &text, &size);
         if (r == -ENOMEM)
                 return r;
         if (r == -EFBIG && POLICY_MAX_TOTAL_SIZE - *total < POLICY_MAX_FILE_SIZE)
@@ -308,6 +309,8 @@ static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
                 return policy_warn(p, f->path, 0, "File vanished while the configuration was read, ignoring");
         if (f->error == -ENOENT)
                 return policy_warn(p, f->path, 0, "File not found, using defaults");
+        if (f->error == -EBADFD)
+                return policy_warn(p, f->path, 0, "Not a regular file, ignoring");
         if (f->error == -EFBIG)
                 return policy_warn(p, f->path, 0, "File larger than %u bytes, ignoring",
                                    POLICY_MAX_FILE_SIZE);

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "late-skip.h"
 #include "policy.h"
+#include "shared/bounded-child.h"
 #include "sleep-hooks.h"
 #include "shared/macro.h"
 #include "shared/strv.h"
@@ -358,22 +359,22 @@ TEST(issues_through_the_stream) {
         ASSERT_OK(system(cmd));
 }
 
-/* A main file whose open() never returns: -ETIMEDOUT in about the bound, the path named. */
-TEST(hung_open) {
-        char dir[] = "/tmp/test-conf-read.XXXXXX", path[128];
+/* A main file whose open() never returns (a FUSE file nobody serves, as on a dead server; a FIFO
+ * is refused at once, review S, M2): -ETIMEDOUT in about the bound, the path named. */
+typedef struct HungOpen {
+        const char *dir, *path;
+} HungOpen;
+
+static void hung_open_body(void *userdata) {
+        const HungOpen *h = userdata;
         _cleanup_(policy_sources_freep) PolicySources *s = NULL;
         _cleanup_free_ char *stuck = NULL;
         _cleanup_close_ int fd = -EBADF;
         usec_t t0, took;
 
-        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
-        snprintf(path, sizeof path, "%s/etc", dir);
-        ASSERT_OK(mkdir(path, 0755));
-        snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
-        ASSERT_OK(mkfifo(path, 0644)); /* no writer: open(O_RDONLY) blocks */
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        bounded_child_forget_parent(); /* the test's earlier children are not ours */
+        fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-
         t0 = now(CLOCK_MONOTONIC);
         ASSERT_ERR(conf_read_bounded(fd, NULL, 200 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
         took = now(CLOCK_MONOTONIC) - t0;
@@ -383,10 +384,11 @@ TEST(hung_open) {
         ASSERT_STREQ(stuck, "/etc/suspend-sync.conf");
         ASSERT_TRUE(s == NULL);
 
-        /* Explicit --config= on the FIFO: the same. */
+        /* Explicit --config= on it: the same. */
         stuck = mfree(stuck);
-        ASSERT_ERR(conf_read_bounded(AT_FDCWD, path, 100 * USEC_PER_MSEC, &s, NULL, NULL, &stuck), ETIMEDOUT);
-        ASSERT_STREQ(stuck, path);
+        ASSERT_ERR(conf_read_bounded(AT_FDCWD, h->path, 100 * USEC_PER_MSEC, &s, NULL, NULL, &stuck),
+                   ETIMEDOUT);
+        ASSERT_STREQ(stuck, h->path);
 
         /* In two steps, the caller working past the bound: finish has nothing left to wait for. */
         {
@@ -410,6 +412,51 @@ TEST(hung_open) {
                 x = conf_reader_free(x);
                 ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 < 100 * USEC_PER_MSEC);
         }
+}
+
+TEST(hung_open) {
+        char dir[] = "/tmp/test-conf-read.XXXXXX", path[128];
+        HungOpen h = { .dir = dir, .path = path };
+
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/etc", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
+        safe_close(open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+        test_with_hung_file(path, 60, hung_open_body, &h);
+
+        ASSERT_OK(unlink(path));
+        snprintf(path, sizeof path, "%s/etc", dir);
+        ASSERT_OK(rmdir(path));
+        ASSERT_OK(rmdir(dir));
+}
+
+/* A main file that is a FIFO, or a device (review S, M2): refused at once, "Not a regular file",
+ * never a read that waits for a writer until the reader's bound, which lost every setting. It counts
+ * as not read in full. */
+TEST(fifo_refused) {
+        char dir[] = "/tmp/test-conf-read.XXXXXX", path[128];
+        _cleanup_(policy_sources_freep) PolicySources *s = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_free_ char *stuck = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/etc", dir);
+        ASSERT_OK(mkdir(path, 0755));
+        snprintf(path, sizeof path, "%s/etc/suspend-sync.conf", dir);
+        ASSERT_OK(mkfifo(path, 0644)); /* no writer */
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(conf_read_bounded(fd, NULL, 5 * USEC_PER_SEC, &s, NULL, NULL, &stuck));
+        ASSERT_OK(policy_build(s, &p));
+        ASSERT_TRUE(p->unread && p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_TRUE(p->n_warnings >= 1 &&
+                    strstr(p->warnings[0], "/etc/suspend-sync.conf: Not a regular file"));
+        /* explicit --config= too */
+        s = policy_sources_free(s);
+        ASSERT_OK(conf_read_bounded(AT_FDCWD, path, 5 * USEC_PER_SEC, &s, NULL, NULL, &stuck));
+        ASSERT_TRUE(s->n_files == 1 && s->files[0].error == -EBADFD);
 
         ASSERT_OK(unlink(path));
         snprintf(path, sizeof path, "%s/etc", dir);
@@ -644,6 +691,7 @@ int main(void) {
         RUN(roundtrip);
         RUN(bounded_equals_inprocess);
         RUN(hung_open);
+        RUN(fifo_refused);
         RUN(large_read_finished_late);
         RUN(unreadable_dropin_dir);
         RUN(issues_through_the_stream);

@@ -374,19 +374,16 @@ TEST(prepare_samples_by_the_configuration) {
         config_file_remove(dir, path);
 }
 
-/* The configuration hangs (a FIFO nobody writes: open() blocks, as on a dead server) while the
- * sample runs: the prepare returns after the read's bound (half of --deadline=1s), with the defaults
- * and SyncOnSuspend=keep, and its sample and plan. */
-TEST(prepare_config_hung) {
+/* The configuration hangs (a FUSE file nobody serves: open() blocks, as on a dead server; a FIFO is
+ * refused at once) while the sample runs: the prepare returns after the read's bound (half of
+ * --deadline=1s), with the defaults and SyncOnSuspend=keep, and its sample and plan. */
+static void prepare_config_hung_body(void *userdata) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
         Args a = args(FIXTURES_DIR "/roots/laptop");
-        char dir[] = "test-context.XXXXXX", path[128];
         usec_t t0, took;
 
-        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
-        snprintf(path, sizeof path, "%s/suspend-sync.conf", dir);
-        ASSERT_OK(mkfifo(path, 0600));
-        a.config = path;
+        bounded_child_forget_parent(); /* the test's earlier children are not ours */
+        a.config = userdata;
         a.deadline = USEC_PER_SEC;
         a.sysfs = FIXTURES_DIR "/sysfs/laptop";
         t0 = now(CLOCK_MONOTONIC);
@@ -398,6 +395,15 @@ TEST(prepare_config_hung) {
         ASSERT_TRUE(c.config->unread && c.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
         ASSERT_EQ(c.config_error, -ETIMEDOUT);
         ASSERT_TRUE(c.sample && c.plan && c.plan->n_entries > 0);
+}
+
+TEST(prepare_config_hung) {
+        char dir[] = "test-context.XXXXXX", path[128];
+
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/suspend-sync.conf", dir);
+        safe_close(open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+        test_with_hung_file(path, 60, prepare_config_hung_body, path);
         ASSERT_OK(unlink(path));
         ASSERT_OK(rmdir(dir));
 }

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,6 +141,58 @@ static inline bool test_child_skipped(int status) {
                 return false;
         test_skip("(a child of the subtest, its reason above)");
         return true;
+}
+
+/* Runs fn(userdata) in a forked child in which the existing regular file 'path' hangs: a FUSE mount
+ * over it, in a private mount namespace, that no server answers, so that its open (and stat) waits as
+ * on a dead server, killably. A check that fails in fn aborts the child and fails the subtest; a child
+ * that cannot set it up (not root, no FUSE) skips it. A watch of watch_sec (not a measurement:
+ * minutes beyond any bound under test) kills a child that hangs and fails the subtest. */
+static inline void test_with_hung_file(const char *path, unsigned watch_sec, void (*fn)(void *userdata),
+                                       void *userdata) {
+        int status = 0;
+        pid_t pid;
+
+        fflush(stderr);
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                char opts[128];
+                int fuse = -1;
+
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    (fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0) {
+                        fprintf(stderr, "  skipped: no private mount namespace or /dev/fuse: %s\n",
+                                strerror(errno));
+                        _exit(EXIT_TEST_SKIP);
+                }
+                /* The fd stays open: closed, the connection is aborted and the open fails at once. */
+                snprintf(opts, sizeof opts, "fd=%d,rootmode=100000,user_id=0,group_id=0", fuse);
+                if (mount("test-hung-file", path, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+                        fprintf(stderr, "  skipped: cannot mount a FUSE file over %s: %s\n", path, strerror(errno));
+                        _exit(EXIT_TEST_SKIP);
+                }
+                fn(userdata);
+                _exit(EXIT_SUCCESS);
+        }
+        for (unsigned i = 0; i < watch_sec * 100; i++) {
+                pid_t r = waitpid(pid, &status, WNOHANG);
+
+                ASSERT_TRUE(r >= 0);
+                if (r == pid)
+                        break;
+                if (i + 1 == watch_sec * 100) {
+                        fprintf(stderr, "  the child did not end within %us: it waited on the hung file\n",
+                                watch_sec);
+                        (void) kill(pid, SIGKILL);
+                        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+                        ASSERT_TRUE(false);
+                }
+                usleep(10000);
+        }
+        if (test_child_skipped(status))
+                return;
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* Temporary directories made by test_mkdtemp(): removed when a check fails (abort()), so that a

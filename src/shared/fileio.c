@@ -10,6 +10,7 @@
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -97,13 +98,31 @@ int path_walk_long(const char *path, int *ret_dir_fd, const char **ret_rest) {
 }
 
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
+        return read_full_file_at_flags(dir_fd, path, max, 0, ret, ret_size);
+}
+
+int read_full_file_at_flags(int dir_fd, const char *path, size_t max, ReadFullFlags flags, char **ret,
+                            size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
+        struct stat st;
 
-        fd = openat(dir_fd, at_path(dir_fd, path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO's open does not wait for a writer; a regular file ignores it. */
+        fd = openat(dir_fd, at_path(dir_fd, path),
+                    O_RDONLY | O_CLOEXEC | O_NOCTTY | ((flags & READ_FULL_REGULAR) ? O_NONBLOCK : 0));
         if (fd < 0)
                 return negative_errno();
+        if (flags & READ_FULL_REGULAR) {
+                if (fstat(fd, &st) < 0)
+                        return negative_errno();
+                if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
+                        max = 0; /* /dev/null: empty */
+                else if (S_ISDIR(st.st_mode))
+                        return -EISDIR;
+                else if (!S_ISREG(st.st_mode))
+                        return -EBADFD;
+        }
 
         for (;;) {
                 ssize_t n;

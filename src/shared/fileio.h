@@ -14,6 +14,17 @@
  * buffer. Refuses files larger than max bytes with -EFBIG. Returns 0 or negative errno. */
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
+typedef enum ReadFullFlags {
+        /* Only a regular file (or /dev/null, read as empty), opened without waiting (O_NONBLOCK): a
+         * FIFO, a device or a socket is -EBADFD at once, never a read that blocks; a directory
+         * -EISDIR. */
+        READ_FULL_REGULAR = 1 << 0,
+} ReadFullFlags;
+
+/* read_full_file_at() with flags. */
+int read_full_file_at_flags(int dir_fd, const char *path, size_t max, ReadFullFlags flags, char **ret,
+                            size_t *ret_size);
+
 /* Reads a small file holding one decimal number (a trailing newline allowed), e.g. a sysfs
  * counter. Returns 0, or negative errno (-EINVAL/-ERANGE for other content). */
 int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret);
