@@ -1217,9 +1217,18 @@ static int loop_attach(const char *file, char *ret_path, size_t size) {
                         r = -errno;
                         break;
                 }
-                if (ioctl(loop, LOOP_SET_FD, backing) >= 0)
-                        r = 0;
-                else {
+                if (ioctl(loop, LOOP_SET_FD, backing) >= 0) {
+                        /* Detached when its last fd closes: a test that aborts leaves no device. */
+                        struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
+
+                        r = ioctl(loop, LOOP_SET_STATUS64, &info) < 0 ? -errno : 0;
+                        if (r < 0) {
+                                (void) ioctl(loop, LOOP_CLR_FD);
+                                close(loop);
+                                loop = -EBADF;
+                                break;
+                        }
+                } else {
                         r = -errno;
                         close(loop);
                         loop = -EBADF;
@@ -1231,11 +1240,6 @@ static int loop_attach(const char *file, char *ret_path, size_t size) {
         return r < 0 ? r : loop;
 }
 
-/* Review N4: the realtime device of an xfs (rtdev=) gets an fsync() after syncfs, but only a node
- * that is a block device held by a filesystem (an O_EXCL open fails with EBUSY); anything else is
- * ENODEV, never "synced". A loop device of ours stands in: free (ENODEV), then held exclusively
- * here as a mounted xfs holds its rt device (synced). The FLUSH it sends is counted on a real xfs by
- * test/reliability/flush-rtdev.sh. */
 /* A mount of another namespace (review R, R2): rtdev= names a node there, resolved below its
  * member's root (a chrooted child stands in for it), not in ours, where the name is nothing. */
 static void rt_flush_device_elsewhere(const char *dir, dev_t rdev) {
@@ -1284,6 +1288,11 @@ static void rt_flush_device_elsewhere(const char *dir, dev_t rdev) {
         ASSERT_OK(rmdir(root));
 }
 
+/* Review N4: the realtime device of an xfs (rtdev=) gets an fsync() after syncfs, but only a node
+ * that is a block device held by a filesystem (an O_EXCL open fails with EBUSY); anything else is
+ * ENODEV, never "synced". A loop device of ours stands in: free (ENODEV), then held exclusively
+ * here as a mounted xfs holds its rt device (synced). The FLUSH it sends is counted on a real xfs by
+ * test/reliability/flush-rtdev.sh. */
 TEST(rt_flush_device) {
         char dir[] = "/tmp/test-executor-rt.XXXXXX", file[64], loop[64];
         struct stat st;
