@@ -599,6 +599,22 @@ TEST(truncated_dropins_block_skip) {
         assert_nfs_not_skipped(p);
 }
 
+/* A temporary root (tmp, a mkdtemp template) with empty etc/ and usr/lib/ drop-in directories; its
+ * fd. */
+static int conf_tree(char *tmp) {
+        int fd;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        return fd;
+}
+
 /* The configuration under fd loads as not read in full, and the vendor's skip rule does not apply. */
 static void assert_loads_unread(int fd) {
         _cleanup_(policy_freep) Policy *p = NULL;
@@ -615,14 +631,7 @@ TEST(unstatable_entries_block_skip) {
         char tmp[] = "/tmp/test-policy-unstat-XXXXXX";
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(test_mkdtemp(tmp));
-        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "etc", 0755));
-        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
-        ASSERT_OK(mkdirat(fd, "usr", 0755));
-        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
-        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        fd = conf_tree(tmp);
 
         /* A drop-in of /etc that loops hides the vendor's of the same name. */
         write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
@@ -673,14 +682,7 @@ TEST(vanished_dropin_blocks_skip) {
         _cleanup_(policy_freep) Policy *p = NULL;
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(test_mkdtemp(tmp));
-        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "etc", 0755));
-        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
-        ASSERT_OK(mkdirat(fd, "usr", 0755));
-        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
-        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        fd = conf_tree(tmp);
         write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
         write_at(fd, "usr/lib/suspend-sync.conf.d/50-sync.conf", "[Rule nfs]\nAction=sync\n");
         write_at(fd, "etc/suspend-sync.conf.d/50-sync.conf", "[Rule nfs]\nAction=sync\nMountTimeoutSec=5s\n");
@@ -720,14 +722,7 @@ TEST(mask_through_any_link_to_dev_null) {
         char tmp[] = "/tmp/test-policy-mask-XXXXXX";
         _cleanup_close_ int fd = -EBADF;
 
-        ASSERT_TRUE(test_mkdtemp(tmp));
-        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "etc", 0755));
-        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
-        ASSERT_OK(mkdirat(fd, "usr", 0755));
-        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
-        ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
+        fd = conf_tree(tmp);
         ASSERT_OK(symlinkat("/dev/null", fd, "etc/mask"));
         write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
         for (size_t i = 0; i < ELEMENTSOF(targets); i++) {
