@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "conf-files.h"
@@ -74,21 +73,19 @@ static int issue_add(ConfFiles *c, ConfFilesIssueKind kind, const char *path, in
         return 0;
 }
 
-static bool is_dev_null(int dfd, const char *name, const struct dirent *de) {
+/* Whether a symbolic link's text is "/dev/null" (it masks even where that does not resolve, a
+ * chroot without /dev). */
+static bool links_to_dev_null(int dfd, const char *name, const struct dirent *de) {
         char target[16];
-        struct stat st;
         ssize_t n;
 
-        if (de->d_type == DT_LNK || de->d_type == DT_UNKNOWN) {
-                n = readlinkat(dfd, name, target, sizeof(target) - 1);
-                if (n >= 0) {
-                        target[n] = 0;
-                        if (streq(target, "/dev/null"))
-                                return true;
-                }
-        }
-        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISCHR(st.st_mode) &&
-               major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+        if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN)
+                return false;
+        n = readlinkat(dfd, name, target, sizeof(target) - 1);
+        if (n < 0)
+                return false;
+        target[n] = 0;
+        return streq(target, "/dev/null");
 }
 
 /* After a stat() that followed name failed with ENOENT: whether name is a symbolic link (to nothing),
@@ -159,7 +156,7 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                 if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
                         continue;
                 entry_progress(dir, de, progress, userdata);
-                masked = is_dev_null(dirfd(d), de->d_name, de);
+                masked = links_to_dev_null(dirfd(d), de->d_name, de);
                 if (!masked && fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
                         /* Only what is not there is no drop-in: one that is there but cannot be
                          * looked at (ELOOP, EIO, ESTALE, EACCES) is listed, hiding the later ones of
@@ -169,8 +166,8 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                                 if (!dangling)
                                         continue; /* gone since readdir() */
                         }
-                } else if (!masked && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
-                        masked = true; /* resolves to /dev/null, however the link is spelled (systemd) */
+                } else if (!masked && stat_is_dev_null(&st))
+                        masked = true; /* the node, or a link to it however spelled (review S, H1) */
                 else if (!masked && !S_ISREG(st.st_mode))
                         continue; /* a directory, a FIFO: no drop-in, hides nothing (as in systemd) */
                 r = candidates_add(c, de->d_name, prio, masked, dangling);

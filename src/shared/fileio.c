@@ -97,6 +97,10 @@ int path_walk_long(const char *path, int *ret_dir_fd, const char **ret_rest) {
         return 0;
 }
 
+bool stat_is_dev_null(const struct stat *st) {
+        return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3;
+}
+
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         return read_full_file_at_flags(dir_fd, path, max, 0, ret, ret_size);
 }
@@ -116,7 +120,7 @@ int read_full_file_at_flags(int dir_fd, const char *path, size_t max, ReadFullFl
         if (flags & READ_FULL_REGULAR) {
                 if (fstat(fd, &st) < 0)
                         return negative_errno();
-                if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
+                if (stat_is_dev_null(&st))
                         max = 0; /* /dev/null: empty */
                 else if (S_ISDIR(st.st_mode))
                         return -EISDIR;

@@ -7,12 +7,18 @@
  */
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 /* Reads the whole file 'path' (relative to dir_fd; a leading '/' is stripped) into a NUL-terminated
  * buffer. Refuses files larger than max bytes with -EFBIG. Returns 0 or negative errno. */
 int read_full_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Whether st (of a path followed to its end) is /dev/null: a character device 1:3, the node itself
+ * or what a link to it, however spelled, resolves to. */
+bool stat_is_dev_null(const struct stat *st);
 
 typedef enum ReadFullFlags {
         /* Only a regular file (or /dev/null, read as empty), opened without waiting (O_NONBLOCK): a
