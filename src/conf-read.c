@@ -128,7 +128,7 @@ int conf_sources_parse(const char *buf, size_t size, PolicySources **ret) {
                         return -EBADMSG;
                 /* A directory not listed has its error; a notice has none (its text: a path or ""). */
                 if (kind >= _POLICY_FILE_KIND_MAX || (kind == POLICY_FILE_UNLISTED_DIR && error == 0) ||
-                    ((kind == POLICY_FILE_NOT_DIRECTORY || kind == POLICY_FILE_DANGLING) &&
+                    (kind != POLICY_FILE_CONF && kind != POLICY_FILE_UNLISTED_DIR &&
                      (error != 0 || tl > PATH_MAX || memchr(rd.p + pl, 0, tl))))
                         return -EBADMSG;
                 path = strndup(rd.p, pl);

@@ -179,10 +179,15 @@ void context_log_policy(const Context *c) {
         const Policy *p = c->config;
 
         /* A notice (a layout that may be a mistake, read as systemd reads it) is no invalid
-         * setting: no catalog entry. */
+         * setting: no catalog entry. A warning without a line is about a file or directory not
+         * read (in full), not an invalid setting (review S, L1: the catalog said "line 0"). */
         for (size_t i = 0; i < p->n_warnings; i++)
                 if (p->warning_notices && p->warning_notices[i])
                         log_notice("%s", p->warnings[i]);
+                else if (p->warning_origins[i].line == 0)
+                        log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_NOT_READ_STR,
+                                  &(LogEvent) { .config_file = p->warning_origins[i].file }, "%s",
+                                  p->warnings[i]);
                 else
                         log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR,
                                   &(LogEvent) { .config_file = p->warning_origins[i].file,

@@ -44,6 +44,10 @@
 #define SUSPEND_SYNC_MESSAGE_CONFIG_WARNING SD_ID128_MAKE(9b, 6b, 79, 49, 3e, b4, 4e, 81, ae, 37, a0, fc, 46, b7, bb, 9b)
 #define SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR SD_ID128_MAKE_STR(9b, 6b, 79, 49, 3e, b4, 4e, 81, ae, 37, a0, fc, 46, b7, bb, 9b)
 
+/* a file or drop-in directory of the configuration was not read (in full): no line, named in FILE */
+#define SUSPEND_SYNC_MESSAGE_CONFIG_NOT_READ SD_ID128_MAKE(e6, 68, b2, 44, e3, 67, 40, a4, 8a, af, 5a, 0f, 7c, 8d, aa, 57)
+#define SUSPEND_SYNC_MESSAGE_CONFIG_NOT_READ_STR SD_ID128_MAKE_STR(e6, 68, b2, 44, e3, 67, 40, a4, 8a, af, 5a, 0f, 7c, 8d, aa, 57)
+
 /* the configuration could not be read in time (hung filesystem) or at all: defaults used */
 #define SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE SD_ID128_MAKE(8d, f0, 24, 35, ba, 10, 41, f5, af, 70, c2, e7, 35, fe, 12, 89)
 #define SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR SD_ID128_MAKE_STR(8d, f0, 24, 35, ba, 10, 41, f5, af, 70, c2, e7, 35, fe, 12, 89)

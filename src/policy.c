@@ -18,6 +18,7 @@
 #include "policy-keys.h"
 #include "shared/conf-files.h"
 #include "shared/fileio.h"
+#include "shared/string-util.h"
 #include "shared/strv.h"
 
 static const char *const config_dirs[] = { "/etc", "/run", "/usr/local/lib", "/usr/lib", NULL };
@@ -232,14 +233,18 @@ static int add_issues(PolicySources *s, const ConfFiles *c) {
                 if (x->kind == CONF_FILES_UNLISTED)
                         r = policy_sources_add_kind(s, POLICY_FILE_UNLISTED_DIR, x->path, x->error ?: -EIO,
                                                     NULL, 0);
-                else if (x->kind == CONF_FILES_NOT_DIRECTORY)
-                        r = policy_sources_add_kind(s, POLICY_FILE_NOT_DIRECTORY, x->path, 0, "", 0);
                 else
-                        r = policy_sources_add_kind(s, POLICY_FILE_DANGLING, x->path, 0, x->other ?: "",
-                                                    x->other ? strlen(x->other) : 0);
+                        r = policy_sources_add_kind(
+                                s,
+                                x->kind == CONF_FILES_NOT_DIRECTORY ? POLICY_FILE_NOT_DIRECTORY
+                                : x->kind == CONF_FILES_DANGLING    ? POLICY_FILE_DANGLING
+                                                                    : POLICY_FILE_NOT_REGULAR,
+                                x->path, 0, x->other ?: "", x->other ? strlen(x->other) : 0);
                 if (r < 0)
                         return r;
         }
+        if (c->left_out)
+                return policy_sources_add_kind(s, POLICY_FILE_LEFT_OUT, c->left_out, 0, "", 0);
         return 0;
 }
 
@@ -285,9 +290,17 @@ int policy_read_sources(int root_fd, const char *config_path, PolicyProgress pro
 
 /* The listing's notices: the layout may be a mistake, what is read is as systemd reads it. */
 static int build_notice(Policy *p, const PolicyFile *f) {
+        if (f->kind == POLICY_FILE_NOT_DIRECTORY && f->text && f->text[0])
+                return policy_notice(p, f->path, 0,
+                                     "'%s' is not a directory, so no drop-ins are read from here, ignoring",
+                                     f->text);
         if (f->kind == POLICY_FILE_NOT_DIRECTORY)
                 return policy_notice(p, f->path, 0,
                                      "Not a directory, so no drop-ins are read from it, ignoring");
+        if (f->kind == POLICY_FILE_NOT_REGULAR)
+                return policy_notice(p, f->path, 0,
+                                     "Not a regular file, so no drop-in, and it hides no file of its name, "
+                                     "ignoring");
         /* Not a notice (review S, M1): its target may be the administrator's file on a filesystem
          * not mounted now; policy_build() counts it as not read in full. */
         if (f->text && f->text[0])
@@ -299,7 +312,10 @@ static int build_notice(Policy *p, const PolicyFile *f) {
 }
 
 static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
-        if (f->kind == POLICY_FILE_NOT_DIRECTORY || f->kind == POLICY_FILE_DANGLING)
+        if (f->kind == POLICY_FILE_LEFT_OUT)
+                return 0; /* policy_build() */
+        if (f->kind == POLICY_FILE_NOT_DIRECTORY || f->kind == POLICY_FILE_DANGLING ||
+            f->kind == POLICY_FILE_NOT_REGULAR)
                 return build_notice(p, f);
         if (f->kind == POLICY_FILE_UNLISTED_DIR)
                 return policy_warn(p, f->path, 0, "Failed to read directory: %s, ignoring its drop-ins",
@@ -332,21 +348,36 @@ int policy_mark_unread(Policy *p, const char *file) {
                            "kernel's own sync stays as it is");
 }
 
+/* Drop-ins left out past the limit: what names them (review S, L5), NULL when they were not. */
+static const char *left_out(const PolicySources *s) {
+        for (size_t i = 0; i < s->n_files; i++)
+                if (s->files[i].kind == POLICY_FILE_LEFT_OUT)
+                        return s->files[i].path;
+        return s->truncated ? "suspend-sync.conf.d" : NULL;
+}
+
 int policy_build(const PolicySources *s, Policy **ret) {
         _cleanup_(policy_freep) Policy *p = NULL;
-        const char *unread = s->truncated ? "suspend-sync.conf.d" : NULL;
+        const char *unread = left_out(s);
         int r;
 
         r = policy_new(&p);
         if (r < 0)
                 return r;
-        if (s->truncated) {
-                r = policy_warn(p, "suspend-sync.conf.d", 0,
-                                "Too many drop-in files (max %u in total), ignoring the rest",
-                                POLICY_MAX_FILES);
+        if (unread) {
+                if (endswith(unread, ".conf"))
+                        r = policy_warn(p, unread, 0,
+                                        "Too many drop-in files (max %u in total), ignoring this one and "
+                                        "the ones after it",
+                                        POLICY_MAX_FILES);
+                else
+                        r = policy_warn(p, unread, 0,
+                                        "Too many drop-in files (max %u in total, %u entries looked at), "
+                                        "ignoring the rest",
+                                        POLICY_MAX_FILES, CONF_FILES_MAX_CANDIDATES);
                 /* The drop-ins not read may change any rule by its name. */
                 if (r >= 0)
-                        r = policy_add_unread_rule(p, "suspend-sync.conf.d", 0,
+                        r = policy_add_unread_rule(p, unread, 0,
                                                    "drop-in files past the limit were not read");
                 if (r < 0)
                         return r;

@@ -38,7 +38,11 @@ static void assert_list(char **l, const char *const *expected, size_t n) {
         ASSERT_EQ(i, n);
 }
 
-/* conf_files_list() where no issue is expected: the files and whether they were truncated. */
+/* The one issue of the "dropins" fixture: a directory named like a drop-in (review S, L3). */
+#define DROPINS_NOT_REGULAR "/etc/suspend-sync.conf.d/80-directory.conf"
+
+/* conf_files_list() where no issue is expected but the "dropins" fixture's notice: the files and
+ * whether they were truncated. */
 static int list(int fd, const char *const *d, const char *name, size_t max, ConfFilesProgress progress,
                 void *userdata, char ***ret, bool *ret_truncated) {
         _cleanup_(conf_files_done) ConfFiles c = {};
@@ -47,9 +51,12 @@ static int list(int fd, const char *const *d, const char *name, size_t max, Conf
         r = conf_files_list(fd, d, name, max, progress, userdata, &c);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < c.n_issues; i++)
+        for (size_t i = 0; i < c.n_issues; i++) {
                 fprintf(stderr, "   issue %d: %s\n", (int) c.issues[i].kind, c.issues[i].path);
-        ASSERT_EQ(c.n_issues, 0);
+                ASSERT_EQ(c.issues[i].kind, CONF_FILES_NOT_REGULAR);
+                ASSERT_STREQ(c.issues[i].path, DROPINS_NOT_REGULAR);
+        }
+        ASSERT_TRUE(c.n_issues <= 1);
         ASSERT_EQ(c.n_files, strv_length(c.files));
         *ret = TAKE_PTR(c.files);
         if (ret_truncated)
@@ -90,6 +97,17 @@ TEST(dropins) {
         ASSERT_OK(list(fd, dirs, "suspend-sync.conf", 256, record, &seen, &l, &truncated));
         assert_list(l, expected, ELEMENTSOF(expected));
         ASSERT_TRUE(!truncated);
+        /* The directory named like a drop-in is a notice (review S, L3), and nothing else is. */
+        {
+                _cleanup_(conf_files_done) ConfFiles c = {};
+
+                ASSERT_OK(conf_files_list(fd, dirs, "suspend-sync.conf", 256, NULL, NULL, &c));
+                ASSERT_EQ(c.n_issues, 1);
+                ASSERT_EQ(c.issues[0].kind, CONF_FILES_NOT_REGULAR);
+                ASSERT_STREQ(c.issues[0].path, DROPINS_NOT_REGULAR);
+                ASSERT_TRUE(c.issues[0].other == NULL && c.issues[0].error == 0);
+                ASSERT_TRUE(c.left_out == NULL);
+        }
         /* Progress: each main file candidate until one exists, then each drop-in directory and each
          * symlink in it (followed elsewhere, maybe onto a filesystem that hangs). */
         assert_list(seen, looked_at, ELEMENTSOF(looked_at));
@@ -100,6 +118,17 @@ TEST(dropins) {
         assert_list(l, expected, 3);
         ASSERT_TRUE(truncated);
         l = strv_free(l);
+        /* ... and the first file left out is named (review S, L5); none when all are listed. */
+        {
+                _cleanup_(conf_files_done) ConfFiles c = {}, all = {};
+
+                ASSERT_OK(conf_files_list(fd, dirs, "suspend-sync.conf", 3, NULL, NULL, &c));
+                ASSERT_TRUE(c.truncated);
+                ASSERT_STREQ(c.left_out, expected[3]);
+                ASSERT_OK(conf_files_list(fd, dirs, "suspend-sync.conf", ELEMENTSOF(expected), NULL, NULL,
+                                          &all));
+                ASSERT_TRUE(!all.truncated && all.left_out == NULL);
+        }
 
         /* Another name: nothing there, an empty list. */
         ASSERT_OK(list(fd, dirs, "other.conf", 256, NULL, NULL, &l, NULL));
@@ -207,6 +236,7 @@ TEST(issues) {
         ASSERT_EQ(c.n_issues, 3);
         ASSERT_EQ(c.issues[0].kind, CONF_FILES_NOT_DIRECTORY);
         ASSERT_STREQ(c.issues[0].path, "/run/x.d");
+        ASSERT_TRUE(c.issues[0].other == NULL); /* the name itself is the file */
         ASSERT_EQ(c.issues[1].kind, CONF_FILES_DANGLING);
         ASSERT_STREQ(c.issues[1].path, "/etc/x.d/b.conf");
         ASSERT_STREQ(c.issues[1].other, "/usr/lib/x.d/b.conf");
@@ -261,6 +291,7 @@ TEST(issues) {
         ASSERT_EQ(c.n_issues, 1);
         ASSERT_EQ(c.issues[0].kind, CONF_FILES_NOT_DIRECTORY);
         ASSERT_STREQ(c.issues[0].path, "/run/x.d");
+        ASSERT_STREQ(c.issues[0].other, "/run"); /* what is no directory (review S, L2) */
         conf_files_done(&c);
         ASSERT_OK(unlinkat(fd, "run", 0));
         ASSERT_OK(mkdirat(fd, "run", 0755));
@@ -280,6 +311,45 @@ TEST(issues) {
                 char name[64];
 
                 snprintf(name, sizeof name, "etc/x.d/n%02u.conf", i);
+                ASSERT_OK(unlinkat(fd, name, 0));
+        }
+
+        /* Review S, L3: a directory over /usr/lib's c.conf and a FIFO named like a drop-in are
+         * notices; they hide nothing, so /usr/lib's c.conf is still read. */
+        ASSERT_OK(mkdirat(fd, "etc/x.d/c.conf", 0755));
+        ASSERT_OK(mkfifoat(fd, "etc/x.d/f.conf", 0644));
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        assert_list(c.files,
+                    (const char *const[]) { "/usr/lib/x", "/usr/lib/x.d/a.conf", "/usr/lib/x.d/b.conf",
+                                            "/usr/lib/x.d/c.conf" },
+                    4);
+        ASSERT_EQ(c.n_issues, 2);
+        for (size_t i = 0; i < 2; i++) {
+                ASSERT_EQ(c.issues[i].kind, CONF_FILES_NOT_REGULAR);
+                ASSERT_TRUE(streq(c.issues[i].path, "/etc/x.d/c.conf") ||
+                            streq(c.issues[i].path, "/etc/x.d/f.conf"));
+        }
+        ASSERT_TRUE(!streq(c.issues[0].path, c.issues[1].path));
+        conf_files_done(&c);
+        ASSERT_OK(unlinkat(fd, "etc/x.d/c.conf", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/x.d/f.conf", 0));
+
+        /* Review S, L5: past CONF_FILES_MAX_CANDIDATES entries, the directory whose rest was not
+         * looked at is named. */
+        for (unsigned i = 0; i <= CONF_FILES_MAX_CANDIDATES; i++) {
+                char name[64];
+
+                snprintf(name, sizeof name, "etc/x.d/m%05u.conf", i);
+                close(openat(fd, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        }
+        ASSERT_OK(conf_files_list(fd, d3, "x", 16, NULL, NULL, &c));
+        ASSERT_TRUE(c.truncated);
+        ASSERT_STREQ(c.left_out, "/etc/x.d");
+        conf_files_done(&c);
+        for (unsigned i = 0; i <= CONF_FILES_MAX_CANDIDATES; i++) {
+                char name[64];
+
+                snprintf(name, sizeof name, "etc/x.d/m%05u.conf", i);
                 ASSERT_OK(unlinkat(fd, name, 0));
         }
 

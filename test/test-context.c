@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@
 #include "shared/bounded-child.h"
 #include "context.h"
 #include "log.h"
+#include "message-ids.h"
 #include "tests.h"
 
 #define CONFIG_DIR FIXTURES_DIR "/config"
@@ -147,6 +149,51 @@ TEST(explicit_config_error) {
         ASSERT_EQ(f.config_error, 0);
         ASSERT_EQ(f.config->n_warnings, 2); /* the file, and SyncOnSuspend=keep */
         ASSERT_TRUE(f.config->unread && f.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+}
+
+/* Review S, L1: a warning about a file not read (no line) goes out under CONFIG_NOT_READ, whose
+ * catalog entry explains the stand-in and SyncOnSuspend=keep; an invalid setting (a line) under
+ * CONFIG_WARNING, whose entry says "(line N) was invalid". The IDs are read off the datagrams. */
+TEST(config_warnings_message_ids) {
+        static const char bad[] = "[Sync]\nMaxParallel=many\n";
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        PolicySources *s = calloc(1, sizeof(PolicySources));
+        unsigned n_not_read = 0, n_invalid = 0;
+        char buf[JOURNAL_DATAGRAM_MAX + 1];
+        int sv[2];
+        ssize_t n;
+
+        ASSERT_TRUE(s);
+        ASSERT_OK(policy_sources_add(s, "/etc/suspend-sync.conf.d/10-a.conf", -EIO, NULL, 0));
+        ASSERT_OK(policy_sources_add(s, "/etc/suspend-sync.conf.d/20-b.conf", 0, bad, strlen(bad)));
+        ASSERT_OK(policy_build(s, &c.config));
+        policy_sources_free(s);
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        log_set_journal_fd_for_test(sv[0]);
+        context_log_policy(&c);
+        log_set_journal_fd_for_test(-1);
+        while ((n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT)) > 0) {
+                bool not_read, invalid;
+
+                buf[n] = 0;
+                not_read = strstr(buf, "MESSAGE_ID=" SUSPEND_SYNC_MESSAGE_CONFIG_NOT_READ_STR "\n");
+                invalid = strstr(buf, "MESSAGE_ID=" SUSPEND_SYNC_MESSAGE_CONFIG_WARNING_STR "\n");
+                if (strstr(buf, "MESSAGE=/etc/suspend-sync.conf.d/10-a.conf: ")) {
+                        ASSERT_TRUE(not_read && !invalid);
+                        ASSERT_TRUE(!strstr(buf, "SUSPEND_SYNC_CONFIG_LINE="));
+                        n_not_read++;
+                } else if (strstr(buf, "MESSAGE=/etc/suspend-sync.conf.d/20-b.conf:2: ")) {
+                        ASSERT_TRUE(invalid && !not_read);
+                        ASSERT_TRUE(strstr(buf, "SUSPEND_SYNC_CONFIG_LINE=2\n"));
+                        n_invalid++;
+                }
+        }
+        close(sv[0]);
+        close(sv[1]);
+        /* "Failed to read" and "not read in full" (both of 10-a.conf), the invalid value */
+        ASSERT_EQ(n_not_read, 2);
+        ASSERT_EQ(n_invalid, 1);
 }
 
 TEST(conf_read_timeout) {
@@ -606,6 +653,7 @@ int main(void) {
         RUN(deadline_max);
         RUN(format_with_overrides);
         RUN(explicit_config_error);
+        RUN(config_warnings_message_ids);
         RUN(conf_read_timeout);
         RUN(reach_timeout);
         RUN(prepare);

@@ -8,6 +8,7 @@
 #include "device.h"
 #include "policy.h"
 #include "shared/fileio.h"
+#include "shared/string-util.h"
 #include "tests.h"
 
 #define CONFIG_DIR FIXTURES_DIR "/config"
@@ -441,7 +442,12 @@ TEST(find_files_and_dropins) {
 
         ASSERT_OK(policy_load(fd, NULL, &p));
         dump_warnings(p);
-        ASSERT_EQ(p->n_warnings, 0);
+        /* One notice, for a directory named like a drop-in (review S, L3); it changes nothing. */
+        ASSERT_EQ(p->n_warnings, 1);
+        ASSERT_WARNING(p, "/etc/suspend-sync.conf.d/80-directory.conf: Not a regular file, so no drop-in, "
+                          "and it hides no file of its name, ignoring");
+        ASSERT_TRUE(p->warning_notices && p->warning_notices[0]);
+        ASSERT_TRUE(!p->unread);
         for (n = 0; p->files[n]; n++)
                 ASSERT_STREQ(p->files[n], expected[n]);
         ASSERT_EQ(n, ELEMENTSOF(expected));
@@ -622,6 +628,51 @@ static void assert_loads_unread(int fd) {
         ASSERT_OK(policy_load(fd, NULL, &p));
         ASSERT_TRUE(p->unread);
         assert_nfs_not_skipped(p);
+}
+
+/* Review S, L5: past the limit of drop-ins, the warning and the stand-in name the first file left out
+ * (they named "suspend-sync.conf.d"), and the vendor's skip rule still does not apply. */
+TEST(truncated_dropins_named) {
+        char tmp[] = "/tmp/test-policy-many-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        char first_left_out[96];
+
+        fd = conf_tree(tmp);
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        /* 10-v.conf, then a000..: the limit's first file left out is a(POLICY_MAX_FILES - 1). */
+        for (unsigned i = 0; i < POLICY_MAX_FILES + 8; i++) {
+                char name[96];
+
+                snprintf(name, sizeof name, "etc/suspend-sync.conf.d/a%03u.conf", i);
+                write_at(fd, name, "");
+        }
+        snprintf(first_left_out, sizeof first_left_out, "/etc/suspend-sync.conf.d/a%03u.conf",
+                 POLICY_MAX_FILES - 1);
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        dump_warnings(p);
+        ASSERT_TRUE(p->unread && p->n_rules >= 1 && p->rules[0].disabled);
+        ASSERT_STREQ(p->rules[0].o_disabled.file, first_left_out);
+        ASSERT_TRUE(startswith(p->warnings[0], first_left_out));
+        ASSERT_TRUE(strstr(p->warnings[0],
+                           ": Too many drop-in files (max 256 in total), ignoring this one and "
+                           "the ones after it"));
+        assert_nfs_not_skipped(p);
+
+        for (unsigned i = 0; i < POLICY_MAX_FILES + 8; i++) {
+                char name[96];
+
+                snprintf(name, sizeof name, "etc/suspend-sync.conf.d/a%03u.conf", i);
+                ASSERT_OK(unlinkat(fd, name, 0));
+        }
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
 }
 
 /* A drop-in, or the main file, that exists but cannot be looked at (ELOOP here; EIO, ESTALE, EACCES
@@ -903,7 +954,35 @@ TEST(layout_notices) {
                 ASSERT_EQ(p->n_rules, 0);
         }
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
+        /* Review S, L3: a directory where the admin meant a file is a notice; it hides nothing, so
+         * the vendor's rule applies, as in systemd, and the notice says so. */
+        ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0755));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                dump_warnings(p);
+                ASSERT_WARNING(p,
+                               "/etc/suspend-sync.conf.d/10-v.conf: Not a regular file, so no drop-in, and "
+                               "it hides no file of its name, ignoring");
+                ASSERT_EQ(p->n_warnings, 1);
+                ASSERT_TRUE(p->warning_notices[0] && !p->unread);
+                ASSERT_STREQ(p->files[0], "/usr/lib/suspend-sync.conf.d/10-v.conf");
+        }
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", AT_REMOVEDIR));
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        /* Review S, L2: with /run a file, the notice names /run, which is what is no directory. */
+        write_at(fd, "run", "");
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                dump_warnings(p);
+                ASSERT_WARNING(p, "/run/suspend-sync.conf.d: '/run' is not a directory, so no drop-ins are "
+                                  "read from here, ignoring");
+                ASSERT_EQ(p->n_warnings, 1);
+        }
+        ASSERT_OK(unlinkat(fd, "run", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
         ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
@@ -1490,6 +1569,7 @@ int main(void) {
         RUN(missing_and_unreadable);
         RUN(unread_keeps_the_knob);
         RUN(truncated_dropins_block_skip);
+        RUN(truncated_dropins_named);
         RUN(unstatable_entries_block_skip);
         RUN(mask_through_any_link_to_dev_null);
         RUN(vanished_dropin_blocks_skip);

@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "sort-util.h"
+#include "string-util.h"
 #include "strv.h"
 
 typedef struct Candidate {
@@ -24,12 +25,14 @@ typedef struct Candidates {
         Candidate *c;
         size_t n;
         bool truncated;
+        char *truncated_dir; /* the directory whose entries past the limit were not looked at */
 } Candidates;
 
 static void candidates_done(Candidates *c) {
         for (size_t i = 0; i < c->n; i++)
                 free(c->c[i].name);
         free(c->c);
+        free(c->truncated_dir);
 }
 
 static int candidate_cmp(const Candidate *x, const Candidate *y) {
@@ -48,6 +51,7 @@ void conf_files_done(ConfFiles *c) {
         c->issues = mfree(c->issues);
         c->n_issues = 0;
         c->truncated = false;
+        c->left_out = mfree(c->left_out);
 }
 
 /* Appends an issue (path and other copied; other may be NULL). Notices beyond CONF_FILES_MAX_NOTICES
@@ -117,6 +121,28 @@ static int candidates_add(Candidates *c, const char *name, size_t prio, bool mas
         return 1;
 }
 
+/* After opening dir gave ENOTDIR: its first component that is there and no directory (review S, L2:
+ * with /run a file, the notice named /run/NAME.d). NULL when there is none any more, or no memory. */
+static char *non_directory_component(int root_fd, const char *dir) {
+        _cleanup_free_ char *p = strdup(dir);
+
+        if (!p)
+                return NULL;
+        for (char *s = p + 1;; s++) {
+                char saved = *s;
+                struct stat st;
+
+                if (saved != '/' && saved != 0)
+                        continue;
+                *s = 0;
+                if (fstatat(root_fd, skip_root_prefix(p), &st, 0) >= 0 && !S_ISDIR(st.st_mode))
+                        return TAKE_PTR(p);
+                if (saved == 0)
+                        return NULL;
+                *s = saved;
+        }
+}
+
 /* A symlink is followed to another place, maybe another filesystem (which may hang): named on its
  * own. Entries of the directory itself are covered by the directory's name. */
 static void entry_progress(const char *dir, const struct dirent *de, ConfFilesProgress progress,
@@ -141,19 +167,22 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                         return issue_add(out, CONF_FILES_DANGLING, dir, 0, NULL);
                 return 0;
         }
-        if (r == -ENOTDIR) /* no directory: nothing there, as in systemd */
-                return issue_add(out, CONF_FILES_NOT_DIRECTORY, dir, 0, NULL);
+        if (r == -ENOTDIR) { /* no directory: nothing there, as in systemd */
+                _cleanup_free_ char *component = non_directory_component(root_fd, dir);
+
+                return issue_add(out, CONF_FILES_NOT_DIRECTORY, dir, 0,
+                                 component && !streq(component, dir) ? component : NULL);
+        }
         if (r == -ENOMEM)
                 return r;
         if (r < 0) /* there but unreadable: its drop-ins are not known */
                 return issue_add(out, CONF_FILES_UNLISTED, dir, r, NULL);
 
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
-                size_t len = strlen(de->d_name);
                 bool masked, dangling = false;
                 struct stat st;
 
-                if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
+                if (de->d_name[0] == '.' || !endswith(de->d_name, ".conf"))
                         continue;
                 entry_progress(dir, de, progress, userdata);
                 masked = links_to_dev_null(dirfd(d), de->d_name, de);
@@ -168,13 +197,26 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                         }
                 } else if (!masked && stat_is_dev_null(&st))
                         masked = true; /* the node, or a link to it however spelled (review S, H1) */
-                else if (!masked && !S_ISREG(st.st_mode))
-                        continue; /* a directory, a FIFO: no drop-in, hides nothing (as in systemd) */
+                else if (!masked && !S_ISREG(st.st_mode)) {
+                        /* A directory, a FIFO: no drop-in, hides nothing (as in systemd); a notice in
+                         * case it is a mistake (review S, L3). */
+                        _cleanup_free_ char *path = NULL;
+
+                        if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+                                return -ENOMEM;
+                        r = issue_add(out, CONF_FILES_NOT_REGULAR, path, 0, NULL);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 r = candidates_add(c, de->d_name, prio, masked, dangling);
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        return 0; /* c->truncated */
+                if (r == 0) { /* c->truncated: the rest of this directory is not looked at */
+                        if (!c->truncated_dir && !(c->truncated_dir = strdup(dir)))
+                                return -ENOMEM;
+                        return 0;
+                }
         }
         /* A read error part way: not all of it. */
         return errno > 0 ? issue_add(out, CONF_FILES_UNLISTED, dir, -errno, NULL) : 0;
@@ -248,6 +290,8 @@ static int merge_name(const char *const *dirs, const char *name, const Candidate
                 return 0;
         if (out->n_files >= max_files) {
                 out->truncated = true;
+                if (!out->left_out) /* review S, L5: the first one, by name */
+                        out->left_out = TAKE_PTR(path);
                 return 0;
         }
         return strv_consume(&out->files, &out->n_files, TAKE_PTR(path));
@@ -275,6 +319,7 @@ int conf_files_list(int root_fd, const char *const *dirs, const char *name, size
                         return r;
         }
         out.truncated = c.truncated;
+        out.left_out = TAKE_PTR(c.truncated_dir);
 
         typesafe_qsort(c.c, c.n, candidate_cmp);
         for (size_t i = 0, j; i < c.n; i = j) {

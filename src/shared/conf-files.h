@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #define CONF_FILES_MAX_CANDIDATES 4096U /* drop-in directory entries looked at, in all dirs together */
-#define CONF_FILES_MAX_NOTICES 8U       /* NOT_DIRECTORY and DANGLING issues kept; more are dropped */
+#define CONF_FILES_MAX_NOTICES 8U       /* NOT_DIRECTORY, DANGLING, NOT_REGULAR issues kept; more dropped */
 
 /* Called with each path (leading '/') right before it is looked at: each main file candidate, then
  * each drop-in directory. */
@@ -31,9 +31,13 @@ typedef enum ConfFilesIssueKind {
          * which of the other directories' it hides or masks, is not known. */
         CONF_FILES_UNLISTED,
         /* Notices, as in systemd no change to what is listed; said in case they are a mistake: */
-        CONF_FILES_NOT_DIRECTORY, /* a drop-in directory's name that is no directory (ENOTDIR) */
+        CONF_FILES_NOT_DIRECTORY, /* a drop-in directory's name that is no directory (ENOTDIR);
+                                   * other: the component that is there and no directory, when it is
+                                   * one above (e.g. "/run" is a file), NULL when it is the name */
         CONF_FILES_DANGLING,      /* a symbolic link to nothing: no file, and it hides nothing;
                                    * other: the file of that name that applies instead, NULL: none */
+        CONF_FILES_NOT_REGULAR,   /* a drop-in "*.conf" that is a directory, FIFO, socket or device:
+                                   * no drop-in, and it hides nothing */
         _CONF_FILES_ISSUE_KIND_MAX,
 } ConfFilesIssueKind;
 
@@ -50,6 +54,8 @@ typedef struct ConfFiles {
         ConfFilesIssue *issues; /* every UNLISTED one, at most CONF_FILES_MAX_NOTICES others */
         size_t n_issues;
         bool truncated; /* more drop-ins (or more than CONF_FILES_MAX_CANDIDATES entries) were left out */
+        char *left_out; /* when truncated: the first drop-in left out, or the directory whose entries
+                         * past CONF_FILES_MAX_CANDIDATES were not looked at */
 } ConfFiles;
 
 void conf_files_done(ConfFiles *c);

@@ -30,3 +30,10 @@ static inline const char *startswith(const char *s, const char *prefix) {
 
         return s && strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
+
+/* Whether s ends with suffix. */
+static inline bool endswith(const char *s, const char *suffix) {
+        size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+
+        return s && n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
