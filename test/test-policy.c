@@ -892,6 +892,21 @@ TEST(unread_stand_in_origin) {
         ASSERT_TRUE(!strstr(c, "Not read"));
 }
 
+/* The configuration under fd loads with one notice, text, and in full: the vendor's skip rule (the
+ * one file read) applies, a layout notice changes nothing. */
+static void assert_one_notice(int fd, const char *text) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        dump_warnings(p);
+        ASSERT_WARNING(p, text);
+        ASSERT_EQ(p->n_warnings, 1);
+        ASSERT_TRUE(p->warning_notices[0]);
+        ASSERT_TRUE(!p->unread);
+        ASSERT_STREQ(p->files[0], "/usr/lib/suspend-sync.conf.d/10-v.conf");
+        ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+}
+
 /* Review Q, L3: a drop-in directory's name that is no directory, and a symbolic link to nothing,
  * get a notice; what is read does not change (as systemd: a dangling link masks nothing). */
 TEST(layout_notices) {
@@ -907,19 +922,8 @@ TEST(layout_notices) {
         ASSERT_OK(mkdirat(fd, "usr/lib/suspend-sync.conf.d", 0755));
         write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
         write_at(fd, "etc/suspend-sync.conf.d", "[Rule nfs]\nAction=sync\n"); /* a file, not a directory */
-        {
-                _cleanup_(policy_freep) Policy *p = NULL;
-
-                ASSERT_OK(policy_load(fd, NULL, &p));
-                dump_warnings(p);
-                ASSERT_WARNING(p,
-                               "/etc/suspend-sync.conf.d: Not a directory, so no drop-ins are read from it, "
-                               "ignoring");
-                ASSERT_EQ(p->n_warnings, 1);
-                ASSERT_TRUE(p->warning_notices[0]);
-                ASSERT_TRUE(!p->unread); /* no change: the vendor's rule applies */
-                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
-        }
+        assert_one_notice(fd, "/etc/suspend-sync.conf.d: Not a directory, so no drop-ins are read from it, "
+                              "ignoring");
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", 0));
         ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d", 0755));
         ASSERT_OK(symlinkat("/nonexistent-test-policy/10-v.conf", fd, "etc/suspend-sync.conf.d/10-v.conf"));
@@ -957,31 +961,14 @@ TEST(layout_notices) {
         /* Review S, L3: a directory where the admin meant a file is a notice; it hides nothing, so
          * the vendor's rule applies, as in systemd, and the notice says so. */
         ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0755));
-        {
-                _cleanup_(policy_freep) Policy *p = NULL;
-
-                ASSERT_OK(policy_load(fd, NULL, &p));
-                dump_warnings(p);
-                ASSERT_WARNING(p,
-                               "/etc/suspend-sync.conf.d/10-v.conf: Not a regular file, so no drop-in, and "
-                               "it hides no file of its name, ignoring");
-                ASSERT_EQ(p->n_warnings, 1);
-                ASSERT_TRUE(p->warning_notices[0] && !p->unread);
-                ASSERT_STREQ(p->files[0], "/usr/lib/suspend-sync.conf.d/10-v.conf");
-        }
+        assert_one_notice(fd, "/etc/suspend-sync.conf.d/10-v.conf: Not a regular file, so no drop-in, and it "
+                              "hides no file of its name, ignoring");
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", AT_REMOVEDIR));
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
         /* Review S, L2: with /run a file, the notice names /run, which is what is no directory. */
         write_at(fd, "run", "");
-        {
-                _cleanup_(policy_freep) Policy *p = NULL;
-
-                ASSERT_OK(policy_load(fd, NULL, &p));
-                dump_warnings(p);
-                ASSERT_WARNING(p, "/run/suspend-sync.conf.d: '/run' is not a directory, so no drop-ins are "
-                                  "read from here, ignoring");
-                ASSERT_EQ(p->n_warnings, 1);
-        }
+        assert_one_notice(fd, "/run/suspend-sync.conf.d: '/run' is not a directory, so no drop-ins are read "
+                              "from here, ignoring");
         ASSERT_OK(unlinkat(fd, "run", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
