@@ -393,11 +393,20 @@ static int timeout_reason(const RunJobs *j, size_t i, bool *ret_hung, char **ret
                                 ? "hung: its device completed no I/O for the proof window, worker still in the kernel"
                                 : "hung: not started, its device is stuck");
         else
+                /* Past syncfs, the worker is in it or in the flushes after it: "before syncfs" would
+                 * send the admin to the wrong place (review R, R5); a realtime device's flush is not
+                 * watched for progress, so a hang there is never proven. */
                 *ret = strdup(job->abandoned_pid == 0 ? "not started before the deadline"
-                              : job->hung
-                                      ? "stuck device woke up: left to the kernel's sync"
-                                      : "slow, stuck before syncfs, above its disks (they held no request) "
-                                        "or without progress evidence: left to the kernel's sync");
+                              : job->hung             ? "stuck device woke up: left to the kernel's sync"
+                              : !job->reached_sync
+                                      ? "slow, stuck before syncfs, above its disks (they held no request) "
+                                        "or without progress evidence: left to the kernel's sync"
+                              : job->rt_flush_device
+                                      ? "slow, in syncfs or the flush of its realtime device (not watched "
+                                        "for progress), or its disks still completed I/O: left to the "
+                                        "kernel's sync"
+                                      : "slow, in syncfs: its disks still completed I/O, or there is no "
+                                        "progress evidence: left to the kernel's sync");
         return *ret ? 0 : -ENOMEM;
 }
 

@@ -413,6 +413,21 @@ TEST(hung_abandoned) {
         ASSERT_STREQ(b.rec.mounts[0].reason,
                      "slow, stuck before syncfs, above its disks (they held no request) or without progress "
                      "evidence: left to the kernel's sync");
+        /* ... past syncfs: not "before syncfs" (review R, R5), and a realtime device's flush named */
+        b.j.jobs[0].reached_sync = true;
+        bed_record(&b);
+        ASSERT_EQ(b.t.n_hung, 0);
+        ASSERT_TRUE(b.t.unsynced);
+        ASSERT_STREQ(b.rec.mounts[0].reason,
+                     "slow, in syncfs: its disks still completed I/O, or there is no progress evidence: left "
+                     "to the kernel's sync");
+        b.j.jobs[0].rt_flush_device = "/dev/loop9";
+        bed_record(&b);
+        ASSERT_STREQ(b.rec.mounts[0].reason,
+                     "slow, in syncfs or the flush of its realtime device (not watched for progress), or its "
+                     "disks still completed I/O: left to the kernel's sync");
+        b.j.jobs[0].rt_flush_device = NULL;
+        b.j.jobs[0].reached_sync = false;
 
         /* only a timeout can be hung */
         set_result(&b.j.jobs[0], OUTCOME_ERROR, EIO, 0, true, true);
