@@ -52,6 +52,12 @@ typedef struct JobResult {
         bool reached_sync;
 } JobResult;
 
+typedef struct Child {
+        pid_t pid;
+        bool reaped; /* sd-event reaped it (child source dispatched) or we did */
+        bool killed; /* we sent SIGKILL */
+} Child;
+
 typedef struct Group {
         size_t start, end;       /* [start, end) in Executor.order */
         size_t next;             /* first job not yet handed to a worker (valid while !busy) */
@@ -60,13 +66,8 @@ typedef struct Group {
         unsigned start_failures; /* starts failed in a row */
         usec_t failing_since;    /* the first of them */
         usec_t retry_at;         /* no new start before this */
+        Child *killed_worker;    /* killed right after its fork, not known dead: no start till then */
 } Group;
-
-typedef struct Child {
-        pid_t pid;
-        bool reaped; /* sd-event reaped it (child source dispatched) or we did */
-        bool killed; /* we sent SIGKILL */
-} Child;
 
 typedef struct Executor Executor;
 
@@ -101,6 +102,8 @@ struct Executor {
         int (*sync_one)(const ExecJob *job, void *userdata);
         int (*progress)(const ExecJob *job, void *userdata, uint64_t *ret, bool *ret_held);
         int (*before_fork)(const ExecJob *job, void *userdata);
+        int (*after_fork)(const ExecJob *job, pid_t pid, void *userdata);
+        bool (*worker_gone)(pid_t pid, void *userdata);
         void *userdata;
         unsigned max_parallel;
         usec_t deadline;
@@ -441,6 +444,42 @@ static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
+/* Whether the group's worker killed right after its fork (worker_start()) may still run (review R,
+ * R3): while it may, it could be in syncfs (a SIGKILL waits for it to return), so no other worker of
+ * the group starts. Known dead (a zombie: waitid(WNOWAIT) reaps nothing), it is forgotten here and
+ * reaped with the other killed children (executor_done()). */
+static bool group_killed_worker_alive(Executor *e, Group *g) {
+        Child *c = g->killed_worker;
+
+        if (!c)
+                return false;
+        if (c->reaped ||
+            (e->worker_gone ? e->worker_gone(c->pid, e->userdata) : !executor_worker_stuck(c->pid)))
+                g->killed_worker = NULL;
+        return g->killed_worker;
+}
+
+/* Ends the jobs of a group that no worker was given: 'o' with 'error' (a positive errno). A worker
+ * killed after its fork that may still run is left behind on the first of them as a timed-out worker
+ * is (abandoned_pid, error 0): the caller sees it stuck (executor_check_stuck()), and a later pass
+ * does not start the group while it is there. */
+static void group_end_rest(Executor *e, Group *g, Outcome o, int error) {
+        pid_t left;
+
+        if (g->next >= g->end)
+                return;
+        left = o == OUTCOME_TIMEOUT && group_killed_worker_alive(e, g) ? g->killed_worker->pid : 0;
+        for (size_t pos = g->next; pos < g->end; pos++) {
+                bool first = pos == g->next && left > 0;
+
+                executor_set_result(e, pos,
+                                    (JobResult) { .outcome = o,
+                                                  .error = first ? 0 : error,
+                                                  .abandoned_pid = first ? left : 0 });
+        }
+        g->next = g->end;
+}
+
 /* Running jobs: TIMEOUT, abandoned. Not-started jobs: TIMEOUT, duration 0, error 0, no pid ("not
  * started before the deadline"; error: why, when no worker could be started for them), or ERROR with
  * 'error' when the loop itself failed. */
@@ -452,14 +491,9 @@ static void executor_expire_all(Executor *e, int error) {
                 worker_abandon(w, OUTCOME_TIMEOUT, 0);
         }
 
-        for (size_t g = 0; g < e->n_groups; g++) {
-                for (size_t pos = e->groups[g].next; pos < e->groups[g].end; pos++)
-                        executor_set_result(
-                                e, pos,
-                                (JobResult) { .outcome = error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
-                                              .error = error > 0 ? error : -e->groups[g].start_error });
-                e->groups[g].next = e->groups[g].end;
-        }
+        for (size_t g = 0; g < e->n_groups; g++)
+                group_end_rest(e, &e->groups[g], error > 0 ? OUTCOME_ERROR : OUTCOME_TIMEOUT,
+                               error > 0 ? error : -e->groups[g].start_error);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -534,10 +568,15 @@ static int worker_start(Executor *e, Group *g) {
         Child *c;
         pid_t pid;
 
+        if (group_killed_worker_alive(e, g))
+                /* Its worker killed after its fork may still sync the device (a SIGKILL waits for
+                 * syncfs to return): this start fails too, for the same reason as that one. */
+                return g->start_error < 0 ? g->start_error : -EBUSY;
+
         if (e->n_children >= e->n_jobs)
                 /* Every worker set up consumes at least one job; one killed right after its fork
                  * (sd-event could not watch it) consumes none but a slot here: its group is tried
-                 * again and, should the slots run out, fails closed at the deadline. */
+                 * again once it is dead and, should the slots run out, fails closed at the deadline. */
                 return -EAGAIN;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
@@ -582,7 +621,9 @@ static int worker_start(Executor *e, Group *g) {
         worker_progress_reset(w, now(CLOCK_MONOTONIC));
         wfd = safe_close(wfd);
 
-        r = sd_event_add_io(e->event, &w->io_source, w->fd, EPOLLIN, on_worker_io, w);
+        r = e->after_fork ? e->after_fork(&e->jobs[e->order[g->next]], pid, e->userdata) : 0;
+        if (r >= 0)
+                r = sd_event_add_io(e->event, &w->io_source, w->fd, EPOLLIN, on_worker_io, w);
         if (r >= 0)
                 r = sd_event_source_set_priority(w->io_source, SD_EVENT_PRIORITY_IMPORTANT);
         if (r >= 0)
@@ -591,8 +632,10 @@ static int worker_start(Executor *e, Group *g) {
                 r = sd_event_add_time(e->event, &w->timer_source, CLOCK_MONOTONIC, USEC_INFINITY,
                                       TIMER_ACCURACY_USEC, on_worker_timeout, w);
         if (r < 0) {
+                /* Not watched: the group waits until it is known dead (review R, R3). */
                 (void) kill(pid, SIGKILL);
                 c->killed = true;
+                g->killed_worker = c;
                 worker_free(w);
                 return r;
         }
@@ -623,12 +666,8 @@ static void group_start_failed(Executor *e, Group *g, int error, usec_t n) {
         g->start_error = error;
         g->retry_at = n + MIN(backoff, START_RETRY_MAX_USEC);
 
-        if (n - g->failing_since >= START_RETRY_SPAN_USEC) {
-                for (size_t pos = g->next; pos < g->end; pos++)
-                        executor_set_result(e, pos,
-                                            (JobResult) { .outcome = OUTCOME_TIMEOUT, .error = -error });
-                g->next = g->end;
-        }
+        if (n - g->failing_since >= START_RETRY_SPAN_USEC)
+                group_end_rest(e, g, OUTCOME_TIMEOUT, -error);
 }
 
 /* Arms the retry timer for the earliest group waiting out its backoff (off when none, or when no
@@ -872,6 +911,8 @@ int executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t dea
                 .sync_one = ops && ops->sync_one ? ops->sync_one : worker_sync_one,
                 .progress = ops && ops->progress ? ops->progress : progress_default,
                 .before_fork = ops ? ops->before_fork : NULL,
+                .after_fork = ops ? ops->after_fork : NULL,
+                .worker_gone = ops ? ops->worker_gone : NULL,
                 .userdata = ops ? ops->userdata : NULL,
                 .max_parallel = MIN(MAX(max_parallel, 1U), EXECUTOR_PARALLEL_MAX),
                 .deadline = deadline,

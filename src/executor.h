@@ -147,6 +147,15 @@ typedef struct ExecOps {
          * whose first job is 'job'; a negative errno makes that start fail as fork() would (EAGAIN:
          * the cgroup's TasksMax= or pid_max; ENOMEM). */
         int (*before_fork)(const ExecJob *job, void *userdata);
+        /* Tests only (NULL in production): runs in the parent right after the fork() of worker 'pid'
+         * whose first job is 'job'; a negative errno makes the worker's set-up fail as an sd-event
+         * call would: the worker is killed (SIGKILL) and the start fails with that errno. */
+        int (*after_fork)(const ExecJob *job, pid_t pid, void *userdata);
+        /* Whether worker 'pid', killed right after its fork (above), is known dead: no worker of its
+         * group starts before. Default (NULL): a zombie of ours, or no child of ours
+         * (!executor_worker_stuck()). Tests substitute it: a child that outlives SIGKILL (in syncfs)
+         * cannot be made at will. */
+        bool (*worker_gone)(pid_t pid, void *userdata);
 } ExecOps;
 
 /* The least time a worker still on its way to its mount (after REPORT_OPENING, before syncfs) is
@@ -196,6 +205,10 @@ typedef struct ExecOps {
  *   pid_max, ENOMEM) is tried again after 10-50 ms while other groups start, for 2 s of failures
  *   in a row or until the deadline. Only then do that group's jobs end OUTCOME_TIMEOUT with
  *   abandoned_pid 0 and error = the last start's errno ("not started: no worker"); never the pass.
+ *   A worker that sd-event could not watch is killed right after its fork; until it is known dead
+ *   (ExecOps.worker_gone) every start of its group fails as above, with the same errno (its
+ *   device is never synced by two workers at once), and should its group's jobs end so, the first
+ *   one carries its pid as abandoned_pid, error 0 (a worker left behind, as on a timeout).
  * - Children: finished workers are reaped. Abandoned workers are reaped if they die within ~5 ms
  *   of the return; one stuck in the kernel stays a child of the caller, who may reap it later with
  *   waitpid(abandoned_pid, WNOHANG). SIGCHLD is blocked during the call; the caller's signal mask

@@ -56,6 +56,12 @@ typedef struct Shared {
         int fork_fail_first;  /* the first this many worker starts fail with EAGAIN */
         int fork_fail_slot;   /* 1 + the group slot whose starts always fail; 0: none */
         int fork_fail_all;    /* every start fails */
+        int setup_fail_first; /* the first this many worker set-ups fail after the fork (fail_setup()) */
+        pid_t killed_pid;     /* the worker killed so */
+        int killed_slot;      /* 1 + its group slot while it is not reported gone; 0: none */
+        int gone_alive;       /* ExecOps.worker_gone says "alive" this many times; -1: always */
+        int gone_calls;
+        int overlap; /* worker starts of killed_slot's group while its killed worker was not gone */
 } Shared;
 
 static Shared *sh;
@@ -2077,6 +2083,139 @@ TEST(fork_retry_waits_for_a_slot_without_spinning) {
         check_children(jobs, 2);
 }
 
+/* ExecOps.after_fork: the first setup_fail_first worker set-ups fail after the fork, as an sd-event
+ * call would (ENOMEM): the worker is killed and not watched. */
+static int fail_setup(const ExecJob *j, pid_t pid, void *userdata) {
+        Shared *s = userdata;
+        unsigned job, slot;
+
+        if (sscanf(j->path, "%u %u", &job, &slot) != 2)
+                return -EBADMSG;
+        if (s->setup_fail_first <= 0)
+                return 0;
+        s->setup_fail_first--;
+        s->killed_pid = pid;
+        s->killed_slot = (int) slot + 1;
+        return -ENOMEM;
+}
+
+/* ExecOps.worker_gone: "alive" gone_alive times (a worker that outlives SIGKILL in syncfs), then the
+ * truth (the executor's own check). */
+static bool gone_after(pid_t pid, void *userdata) {
+        Shared *s = userdata;
+
+        s->gone_calls++;
+        ASSERT_EQ(pid, s->killed_pid);
+        if (s->gone_alive < 0 || (s->gone_alive > 0 && s->gone_alive--) || executor_worker_stuck(pid))
+                return false;
+        s->killed_slot = 0;
+        return true;
+}
+
+/* ExecOps.before_fork: counts worker starts, and those of a group whose killed worker may live. */
+static int count_starts(const ExecJob *j, void *userdata) {
+        Shared *s = userdata;
+        unsigned job, slot;
+
+        if (sscanf(j->path, "%u %u", &job, &slot) != 2)
+                return -EBADMSG;
+        s->fork_calls++;
+        if (s->killed_slot == (int) slot + 1)
+                s->overlap++;
+        return 0;
+}
+
+static usec_t cpu_usec(const struct rusage *r0, const struct rusage *r1) {
+        return (usec_t) (r1->ru_utime.tv_sec - r0->ru_utime.tv_sec + r1->ru_stime.tv_sec -
+                         r0->ru_stime.tv_sec) *
+                       SEC +
+               (usec_t) (r1->ru_utime.tv_usec - r0->ru_utime.tv_usec + r1->ru_stime.tv_usec -
+                         r0->ru_stime.tv_usec);
+}
+
+/* Review R, R3: a worker killed right after its fork (sd-event could not watch it) may still be in
+ * syncfs, which a SIGKILL waits for. No other worker of its group starts until it is known dead,
+ * then the group syncs. It used to be retried 10 ms later, whatever became of the killed one. With
+ * the default check (waitid), the killed worker dies at once: the group syncs too. */
+TEST(killed_worker_holds_its_group) {
+        Spec spec[] = { { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC } };
+        ExecJob jobs[3];
+        ExecOps ops = fake_ops;
+
+        for (int hooked = 1; hooked >= 0; hooked--) {
+                reset_shared();
+                sh->setup_fail_first = 1; /* a's first worker */
+                sh->gone_alive = 3;
+                make_jobs(jobs, spec, 3);
+                ops.before_fork = count_starts;
+                ops.after_fork = fail_setup;
+                ops.worker_gone = hooked ? gone_after : NULL;
+                ASSERT_EQ(run(jobs, 3, 4, in(10 * SEC), &ops), 0);
+                for (size_t i = 0; i < 3; i++) {
+                        ASSERT_EQ(jobs[i].outcome, OUTCOME_SYNCED);
+                        ASSERT_EQ(jobs[i].error, 0);
+                        ASSERT_EQ(jobs[i].abandoned_pid, 0);
+                }
+                ASSERT_TRUE(sh->killed_pid > 0);
+                ASSERT_EQ(sh->fork_calls, 3); /* a (killed), b, a once it was gone */
+                if (hooked) {
+                        ASSERT_EQ(sh->overlap, 0);
+                        ASSERT_EQ(sh->killed_slot, 0);
+                        ASSERT_TRUE(sh->gone_calls >= 4); /* three times alive, then gone */
+                }
+                check_children(jobs, 3);
+        }
+}
+
+/* The killed worker never dies (stuck in syncfs): its group fails closed after the start failures'
+ * span, long before the deadline, its pid left behind on the job it was started for; the other
+ * groups sync; and the parent does not spin while it waits (review R, R1: a retry armed in the
+ * past). */
+TEST(killed_worker_never_dies) {
+        Spec spec[] = { { "a", "ok", SEC }, { "a", "ok", SEC }, { "b", "ok", SEC }, { "c", "sleep 20", SEC } };
+        ExecJob jobs[4];
+        ExecOps ops = fake_ops;
+        struct rusage r0, r1;
+        usec_t t0, cpu;
+
+        reset_shared();
+        sh->setup_fail_first = 1;
+        sh->gone_alive = -1;
+        make_jobs(jobs, spec, 4);
+        ops.before_fork = count_starts;
+        ops.after_fork = fail_setup;
+        ops.worker_gone = gone_after;
+        ops.progress = fake_progress;
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_OK(getrusage(RUSAGE_SELF, &r0));
+        ASSERT_EQ(run(jobs, 4, 4, in(60 * SEC), &ops), 2);
+        ASSERT_OK(getrusage(RUSAGE_SELF, &r1));
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) < t0 + 30 * SEC); /* the span, not the deadline */
+        cpu = cpu_usec(&r0, &r1);
+        fprintf(stderr, "  parent CPU while the killed worker lives: %llu ms, %d checks\n",
+                (unsigned long long) (cpu / MS), sh->gone_calls);
+
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->killed_pid);
+        ASSERT_EQ(jobs[0].error, 0);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[1].abandoned_pid, 0);
+        ASSERT_EQ(jobs[1].error, ENOMEM); /* why no worker could be started */
+        for (size_t i = 0; i < 2; i++) {
+                ASSERT_EQ(jobs[i].started, 0);
+                ASSERT_TRUE(!jobs[i].hung && !jobs[i].reached_sync);
+        }
+        ASSERT_EQ(jobs[2].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[3].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->overlap, 0);
+        ASSERT_EQ(sh->fork_calls, 3); /* a (killed), b, c: a never again */
+        /* Checked at each retry, 10-50 ms apart, for the 2 s span: ~40 times, never more than once
+         * per 10 ms whatever the load (a retry armed in the past checks thousands of times). */
+        ASSERT_TRUE(sh->gone_calls > 1 && (usec_t) sh->gone_calls <= 2 * SEC / (10 * MS) + 2);
+        ASSERT_TRUE(cpu < 500 * MS); /* ~40 checks cost a few ms; a busy spin costs ~2 s */
+        check_children(jobs, 4);
+}
+
 TEST(cannot_run) {
         Spec spec[] = { { "a", "ok", SEC } };
         ExecJob jobs[1];
@@ -2144,6 +2283,8 @@ int main(void) {
         RUN(fork_fails_for_one_group);
         RUN(fork_fails_always);
         RUN(fork_retry_waits_for_a_slot_without_spinning);
+        RUN(killed_worker_holds_its_group);
+        RUN(killed_worker_never_dies);
         RUN(cannot_run);
         RUN(worker_stuck);
         RUN(unkillable_worker); /* last: it moves this process to a private mount namespace */
