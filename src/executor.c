@@ -461,8 +461,9 @@ static bool group_killed_worker_alive(Executor *e, Group *g) {
 
 /* Ends the jobs of a group that no worker was given: 'o' with 'error' (a positive errno). A worker
  * killed after its fork that may still run is left behind on the first of them as a timed-out worker
- * is (abandoned_pid, error 0): the caller sees it stuck (executor_check_stuck()), and a later pass
- * does not start the group while it is there. */
+ * is (abandoned_pid, error 0), and as one that reached syncfs, since it may be in it: the caller sees
+ * it stuck (executor_check_stuck()), and a later pass does not start the group (its device, not only
+ * that mount: run_job_stuck_key()) while it is there. */
 static void group_end_rest(Executor *e, Group *g, Outcome o, int error) {
         pid_t left;
 
@@ -475,7 +476,8 @@ static void group_end_rest(Executor *e, Group *g, Outcome o, int error) {
                 executor_set_result(e, pos,
                                     (JobResult) { .outcome = o,
                                                   .error = first ? 0 : error,
-                                                  .abandoned_pid = first ? left : 0 });
+                                                  .abandoned_pid = first ? left : 0,
+                                                  .reached_sync = first });
         }
         g->next = g->end;
 }
