@@ -237,8 +237,7 @@ static int add_issues(PolicySources *s, const ConfFiles *c) {
                         r = policy_sources_add_kind(
                                 s,
                                 x->kind == CONF_FILES_NOT_DIRECTORY ? POLICY_FILE_NOT_DIRECTORY
-                                : x->kind == CONF_FILES_DANGLING    ? POLICY_FILE_DANGLING
-                                                                    : POLICY_FILE_NOT_REGULAR,
+                                                                    : POLICY_FILE_DANGLING,
                                 x->path, 0, x->other ?: "", x->other ? strlen(x->other) : 0);
                 if (r < 0)
                         return r;
@@ -297,10 +296,6 @@ static int build_notice(Policy *p, const PolicyFile *f) {
         if (f->kind == POLICY_FILE_NOT_DIRECTORY)
                 return policy_notice(p, f->path, 0,
                                      "Not a directory, so no drop-ins are read from it, ignoring");
-        if (f->kind == POLICY_FILE_NOT_REGULAR)
-                return policy_notice(p, f->path, 0,
-                                     "Not a regular file, so no drop-in, and it hides no file of its name, "
-                                     "ignoring");
         /* Not a notice (review S, M1): its target may be the administrator's file on a filesystem
          * not mounted now; policy_build() counts it as not read in full. */
         if (f->text && f->text[0])
@@ -314,8 +309,7 @@ static int build_notice(Policy *p, const PolicyFile *f) {
 static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
         if (f->kind == POLICY_FILE_LEFT_OUT)
                 return 0; /* policy_build() */
-        if (f->kind == POLICY_FILE_NOT_DIRECTORY || f->kind == POLICY_FILE_DANGLING ||
-            f->kind == POLICY_FILE_NOT_REGULAR)
+        if (f->kind == POLICY_FILE_NOT_DIRECTORY || f->kind == POLICY_FILE_DANGLING)
                 return build_notice(p, f);
         if (f->kind == POLICY_FILE_UNLISTED_DIR)
                 return policy_warn(p, f->path, 0, "Failed to read directory: %s, ignoring its drop-ins",

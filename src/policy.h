@@ -205,10 +205,9 @@ typedef enum PolicyFileKind {
         /* Notices (shared/conf-files.h), nothing else changes: a drop-in directory's name that is no
          * directory, whose text is the component above it that is no directory ("": the name
          * itself); a symbolic link to nothing, whose text is the file of its name that applies
-         * instead ("": none); a drop-in that is no regular file. */
+         * instead ("": none). */
         POLICY_FILE_NOT_DIRECTORY,
         POLICY_FILE_DANGLING,
-        POLICY_FILE_NOT_REGULAR,
         /* With truncated: the first drop-in left out, or the directory whose entries past the
          * listing's limit were not looked at; what the warning and the stand-in name. */
         POLICY_FILE_LEFT_OUT,

@@ -78,18 +78,15 @@ TEST(roundtrip) {
                                                   0, "/usr/lib/suspend-sync.conf.d/b.conf", 35));
                 ASSERT_OK(policy_sources_add_kind(k, POLICY_FILE_NOT_DIRECTORY, "/x/suspend-sync.conf.d", 0,
                                                   "/x", 2));
-                ASSERT_OK(policy_sources_add_kind(k, POLICY_FILE_NOT_REGULAR,
-                                                  "/etc/suspend-sync.conf.d/c.conf", 0, "", 0));
                 ASSERT_OK(policy_sources_add_kind(k, POLICY_FILE_LEFT_OUT, "/etc/suspend-sync.conf.d/z.conf",
                                                   0, "", 0));
                 ASSERT_OK(conf_sources_serialize(k, &d, &n));
                 ASSERT_OK(conf_sources_parse(d, n, &v));
-                ASSERT_EQ(v->n_files, 7);
+                ASSERT_EQ(v->n_files, 6);
                 ASSERT_EQ(v->files[4].kind, POLICY_FILE_NOT_DIRECTORY);
                 ASSERT_STREQ(v->files[4].text, "/x");
-                ASSERT_EQ(v->files[5].kind, POLICY_FILE_NOT_REGULAR);
-                ASSERT_EQ(v->files[6].kind, POLICY_FILE_LEFT_OUT);
-                ASSERT_STREQ(v->files[6].path, "/etc/suspend-sync.conf.d/z.conf");
+                ASSERT_EQ(v->files[5].kind, POLICY_FILE_LEFT_OUT);
+                ASSERT_STREQ(v->files[5].path, "/etc/suspend-sync.conf.d/z.conf");
                 ASSERT_EQ(v->files[0].kind, POLICY_FILE_CONF);
                 ASSERT_EQ(v->files[1].kind, POLICY_FILE_UNLISTED_DIR);
                 ASSERT_EQ(v->files[1].error, -ELOOP);
@@ -115,9 +112,7 @@ TEST(roundtrip) {
                 ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
                 d[1 + 4 + 4] = POLICY_FILE_DANGLING; /* a notice with an error */
                 ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
-                d[1 + 4 + 4] = POLICY_FILE_NOT_REGULAR; /* so are the later kinds */
-                ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
-                d[1 + 4 + 4] = POLICY_FILE_LEFT_OUT;
+                d[1 + 4 + 4] = POLICY_FILE_LEFT_OUT; /* so is the later kind */
                 ASSERT_ERR(conf_sources_parse(d, n, &u), EBADMSG);
                 memset(d + 1 + 4, 0, 4);                 /* error 0 */
                 d[1 + 4 + 4] = POLICY_FILE_UNLISTED_DIR; /* a directory not listed without its error */

@@ -442,12 +442,7 @@ TEST(find_files_and_dropins) {
 
         ASSERT_OK(policy_load(fd, NULL, &p));
         dump_warnings(p);
-        /* One notice, for a directory named like a drop-in (review S, L3); it changes nothing. */
-        ASSERT_EQ(p->n_warnings, 1);
-        ASSERT_WARNING(p, "/etc/suspend-sync.conf.d/80-directory.conf: Not a regular file, so no drop-in, "
-                          "and it hides no file of its name, ignoring");
-        ASSERT_TRUE(p->warning_notices && p->warning_notices[0]);
-        ASSERT_TRUE(!p->unread);
+        ASSERT_EQ(p->n_warnings, 0);
         for (n = 0; p->files[n]; n++)
                 ASSERT_STREQ(p->files[n], expected[n]);
         ASSERT_EQ(n, ELEMENTSOF(expected));
@@ -621,13 +616,20 @@ static int conf_tree(char *tmp) {
         return fd;
 }
 
-/* The configuration under fd loads as not read in full, and the vendor's skip rule does not apply. */
-static void assert_loads_unread(int fd) {
+/* The configuration under fd loads as not read in full, and the vendor's skip rule does not apply;
+ * with the warning 'warning' when not NULL. */
+static void assert_loads_unread_with(int fd, const char *warning) {
         _cleanup_(policy_freep) Policy *p = NULL;
 
         ASSERT_OK(policy_load(fd, NULL, &p));
+        if (warning)
+                ASSERT_WARNING(p, warning);
         ASSERT_TRUE(p->unread);
         assert_nfs_not_skipped(p);
+}
+
+static void assert_loads_unread(int fd) {
+        assert_loads_unread_with(fd, NULL);
 }
 
 /* Review S, L5: past the limit of drop-ins, the warning and the stand-in name the first file left out
@@ -958,12 +960,16 @@ TEST(layout_notices) {
                 ASSERT_EQ(p->n_rules, 0);
         }
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0));
-        /* Review S, L3: a directory where the admin meant a file is a notice; it hides nothing, so
-         * the vendor's rule applies, as in systemd, and the notice says so. */
+        /* Review S, L3: a directory or a FIFO where the admin's drop-in would be (systemd ignores it,
+         * and the vendor's file of its name applies): what it was meant to be is not known, so it
+         * hides the vendor's file, its read fails and says so, and no skip rule stands. */
         ASSERT_OK(mkdirat(fd, "etc/suspend-sync.conf.d/10-v.conf", 0755));
-        assert_one_notice(fd, "/etc/suspend-sync.conf.d/10-v.conf: Not a regular file, so no drop-in, and it "
-                              "hides no file of its name, ignoring");
+        assert_loads_unread_with(fd, "/etc/suspend-sync.conf.d/10-v.conf: Failed to read: Is a directory, "
+                                     "ignoring");
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/10-v.conf", AT_REMOVEDIR));
+        ASSERT_OK(mkfifoat(fd, "etc/suspend-sync.conf.d/20-mine.conf", 0644));
+        assert_loads_unread_with(fd, "/etc/suspend-sync.conf.d/20-mine.conf: Not a regular file, ignoring");
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/20-mine.conf", 0));
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
         /* Review S, L2: with /run a file, the notice names /run, which is what is no directory. */
         write_at(fd, "run", "");

@@ -197,18 +197,10 @@ static int gather_dropins(int root_fd, const char *dir, size_t prio, ConfFilesPr
                         }
                 } else if (!masked && stat_is_dev_null(&st))
                         masked = true; /* the node, or a link to it however spelled (review S, H1) */
-                else if (!masked && !S_ISREG(st.st_mode)) {
-                        /* A directory, a FIFO: no drop-in, hides nothing (as in systemd); a notice in
-                         * case it is a mistake (review S, L3). */
-                        _cleanup_free_ char *path = NULL;
-
-                        if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-                                return -ENOMEM;
-                        r = issue_add(out, CONF_FILES_NOT_REGULAR, path, 0, NULL);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
+                /* A directory or a FIFO named like a drop-in is listed too, unlike in systemd (which
+                 * ignores it, and lets it hide nothing): what the administrator meant by it is not
+                 * known, so its read fails and says so, and it counts as not read in full (review
+                 * S, L3), as a main file that is no regular file does. */
                 r = candidates_add(c, de->d_name, prio, masked, dangling);
                 if (r < 0)
                         return r;

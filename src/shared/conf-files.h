@@ -11,8 +11,9 @@
  *    /dev/null (or /dev/null itself) masks it: neither it nor what it hides is listed.
  *
  * Pure listing: nothing is read, no domain headers. A name that is not there (ENOENT) is absent; one
- * that is there but cannot be looked at (ELOOP, EIO, EACCES, ESTALE) is listed all the same, so that
- * its read fails and says so. A drop-in directory that is not there, or not a directory, holds
+ * that is there but cannot be looked at (ELOOP, EIO, EACCES, ESTALE), or is no regular file (a
+ * directory, a FIFO: systemd ignores those), is listed all the same, so that its read fails and says
+ * so. A drop-in directory that is not there, or not a directory, holds
  * nothing; one that is there but cannot be listed is an issue, and the other directories still count.
  */
 
@@ -20,7 +21,7 @@
 #include <stddef.h>
 
 #define CONF_FILES_MAX_CANDIDATES 4096U /* drop-in directory entries looked at, in all dirs together */
-#define CONF_FILES_MAX_NOTICES 8U       /* NOT_DIRECTORY, DANGLING, NOT_REGULAR issues kept; more dropped */
+#define CONF_FILES_MAX_NOTICES 8U       /* NOT_DIRECTORY and DANGLING issues kept; more are dropped */
 
 /* Called with each path (leading '/') right before it is looked at: each main file candidate, then
  * each drop-in directory. */
@@ -36,8 +37,6 @@ typedef enum ConfFilesIssueKind {
                                    * one above (e.g. "/run" is a file), NULL when it is the name */
         CONF_FILES_DANGLING,      /* a symbolic link to nothing: no file, and it hides nothing;
                                    * other: the file of that name that applies instead, NULL: none */
-        CONF_FILES_NOT_REGULAR,   /* a drop-in "*.conf" that is a directory, FIFO, socket or device:
-                                   * no drop-in, and it hides nothing */
         _CONF_FILES_ISSUE_KIND_MAX,
 } ConfFilesIssueKind;
 
