@@ -45,7 +45,7 @@ static void help(void) {
                "     --json=pretty|short|off  JSON output (plan, status, history); --json=help lists them\n"
                "  -j                      Same as --json=pretty on a terminal, --json=short otherwise\n"
                "     --no-legend          Tables without header and footer (same as --legend=no)\n"
-               "  -a --all                status: show skipped mounts too\n"
+               "  -a --all                status, plan: show skipped mounts too\n"
                "  -l --full               Do not ellipsize table cells to fit the terminal\n"
                "     --no-pager           Accepted for systemd compatibility (output is never paged)\n"
                "     --deadline=TIMESPAN  Override DeadlineSec=\n"
