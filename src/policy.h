@@ -22,7 +22,8 @@
 #define POLICY_MAX_WARNINGS 256U
 #define POLICY_MAX_FILES 256U
 /* PolicySources entries: the files, and what the listing found besides (a drop-in directory not
- * listed, a notice: at most 4 + 4 + CONF_FILES_MAX_NOTICES with our 4 directories). */
+ * listed, a notice, the first drop-in left out: at most 4 + CONF_FILES_MAX_NOTICES + 1 with our 4
+ * directories). */
 #define POLICY_MAX_SOURCES (POLICY_MAX_FILES + 16U)
 #define POLICY_MAX_PARALLEL_LIMIT 64U
 #define POLICY_MAX_FILE_SIZE (1024U * 1024U)
