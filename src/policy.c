@@ -222,6 +222,12 @@ static int read_one(PolicySources *s, int dir_fd, const char *path, size_t *tota
         return policy_sources_add(s, path, r < 0 ? r : 0, text, size);
 }
 
+/* Every drop-in directory not listed (one at most each), the notices and the first drop-in left out
+ * fit beside the files. */
+_Static_assert(ELEMENTSOF(config_dirs) - 1 + CONF_FILES_MAX_NOTICES + 1 <=
+                       POLICY_MAX_SOURCES - POLICY_MAX_FILES,
+               "POLICY_MAX_SOURCES too small for what the listing finds besides the files");
+
 /* What the listing found besides the files, as entries ahead of them: a drop-in directory not listed
  * (the configuration is not read in full), and the notices. */
 static int add_issues(PolicySources *s, const ConfFiles *c) {
