@@ -5,6 +5,8 @@
  * bounds and masking by a /dev/null device node.
  */
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -343,10 +345,115 @@ TEST(issues) {
         ASSERT_OK(rmdir(tmp));
 }
 
+/* More drop-in entries than CONF_FILES_MAX_CANDIDATES: the ones not looked at may override any file
+ * by its name, so the list is truncated, even where the files listed stay below max_files (here every
+ * entry but one masks). */
+TEST(candidates_bounded) {
+        char tmp[] = "/tmp/test-conf-files-cand-XXXXXX";
+        _cleanup_(conf_files_done) ConfFiles c = {};
+        _cleanup_close_ int fd = -EBADF;
+        char name[64];
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/x.d", 0755));
+        close(openat(fd, "etc/x.d/a.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        for (unsigned i = 0; i < CONF_FILES_MAX_CANDIDATES; i++) {
+                snprintf(name, sizeof name, "etc/x.d/m%05u.conf", i);
+                ASSERT_OK(symlinkat("/dev/null", fd, name));
+        }
+
+        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", NULL }, "x", 16, NULL, NULL, &c));
+        ASSERT_TRUE(c.n_files <= 1);
+        ASSERT_TRUE(c.truncated);
+        conf_files_done(&c);
+
+        /* Negative control: one entry fewer, all looked at. */
+        ASSERT_OK(unlinkat(fd, "etc/x.d/m00000.conf", 0));
+        ASSERT_OK(conf_files_list(fd, (const char *const[]) { "/etc", NULL }, "x", 16, NULL, NULL, &c));
+        ASSERT_EQ(c.n_files, 1);
+        ASSERT_TRUE(!c.truncated);
+
+        for (unsigned i = 1; i < CONF_FILES_MAX_CANDIDATES; i++) {
+                snprintf(name, sizeof name, "etc/x.d/m%05u.conf", i);
+                ASSERT_OK(unlinkat(fd, name, 0));
+        }
+        ASSERT_OK(unlinkat(fd, "etc/x.d/a.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc/x.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
+/* A listing that fails part way (linked with --wrap=readdir64, test/meson.build), as on a filesystem
+ * that returns EIO: readdir() ends with that error at the entry named fail_at_entry. */
+struct dirent *__real_readdir64(DIR *d);
+struct dirent *__wrap_readdir64(DIR *d);
+static const char *fail_at_entry;
+
+struct dirent *__wrap_readdir64(DIR *d) {
+        struct dirent *de = __real_readdir64(d);
+
+        if (de && fail_at_entry && streq(de->d_name, fail_at_entry)) {
+                errno = EIO;
+                return NULL;
+        }
+        return de;
+}
+
+/* A drop-in directory not listed in full (a read error part way) is an issue with its error: the
+ * drop-ins past the error may override any file by its name. */
+TEST(listing_fails_part_way) {
+        static const char *const d2[] = { "/etc", "/usr/lib", NULL };
+        char tmp[] = "/tmp/test-conf-files-eio-XXXXXX";
+        _cleanup_(conf_files_done) ConfFiles c = {};
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(tmp));
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "etc", 0755));
+        ASSERT_OK(mkdirat(fd, "etc/x.d", 0755));
+        ASSERT_OK(mkdirat(fd, "usr", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib", 0755));
+        ASSERT_OK(mkdirat(fd, "usr/lib/x.d", 0755));
+        close(openat(fd, "etc/x.d/a.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        close(openat(fd, "etc/x.d/fail.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        close(openat(fd, "usr/lib/x.d/b.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+
+        fail_at_entry = "fail.conf";
+        ASSERT_OK(conf_files_list(fd, d2, "x", 16, NULL, NULL, &c));
+        fail_at_entry = NULL;
+        ASSERT_EQ(c.n_issues, 1);
+        ASSERT_EQ(c.issues[0].kind, CONF_FILES_UNLISTED);
+        ASSERT_STREQ(c.issues[0].path, "/etc/x.d");
+        ASSERT_EQ(c.issues[0].error, -EIO);
+        ASSERT_TRUE(strv_contains(c.files, "/usr/lib/x.d/b.conf")); /* the other directory still counts */
+        conf_files_done(&c);
+
+        /* Negative control: listed in full, no issue. */
+        ASSERT_OK(conf_files_list(fd, d2, "x", 16, NULL, NULL, &c));
+        ASSERT_EQ(c.n_issues, 0);
+        ASSERT_EQ(c.n_files, 3);
+
+        ASSERT_OK(unlinkat(fd, "etc/x.d/a.conf", 0));
+        ASSERT_OK(unlinkat(fd, "etc/x.d/fail.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/x.d/b.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/x.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/x.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
 int main(void) {
         RUN(dropins);
         RUN(main_file_order);
         RUN(masked_by_device_node);
         RUN(issues);
+        RUN(candidates_bounded);
+        RUN(listing_fails_part_way);
         return 0;
 }
