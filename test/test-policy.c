@@ -616,6 +616,47 @@ static int conf_tree(char *tmp) {
         return fd;
 }
 
+/* The same read from a tree (review Q, H1): more drop-ins than POLICY_MAX_FILES, the vendor's skip
+ * rule among the ones read. Those past the limit may override it by its name. */
+TEST(truncated_listing_blocks_skip) {
+        char tmp[] = "/tmp/test-policy-many-XXXXXX", name[64];
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = conf_tree(tmp);
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        for (unsigned i = 0; i < POLICY_MAX_FILES; i++) {
+                snprintf(name, sizeof name, "etc/suspend-sync.conf.d/50-%03u.conf", i);
+                write_at(fd, name, "");
+        }
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(p->unread && p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+                assert_nfs_not_skipped(p);
+        }
+        /* Negative control: one fewer, all read; the vendor's rule applies. */
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d/50-000.conf", 0));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(!p->unread && p->n_warnings == 0);
+                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+        }
+        for (unsigned i = 1; i < POLICY_MAX_FILES; i++) {
+                snprintf(name, sizeof name, "etc/suspend-sync.conf.d/50-%03u.conf", i);
+                ASSERT_OK(unlinkat(fd, name, 0));
+        }
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
 /* The configuration under fd loads as not read in full, and the vendor's skip rule does not apply;
  * with the warning 'warning' when not NULL. */
 static void assert_loads_unread_with(int fd, const char *warning) {
@@ -766,6 +807,71 @@ TEST(vanished_dropin_blocks_skip) {
         (void) rmdir(tmp);
 }
 
+
+/* Review S, M1, for a drop-in directory: /etc/suspend-sync.conf.d a symbolic link to nothing (the
+ * administrator's directory on a filesystem not mounted now) may hold drop-ins that override or mask
+ * the vendor's skip rule by its name: not read in full, and no skip rule stands. */
+TEST(dangling_dropin_dir_blocks_skip) {
+        char tmp[] = "/tmp/test-policy-dangdir-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = conf_tree(tmp);
+        write_at(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", VENDOR_SKIP);
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(symlinkat("/nonexistent-test-policy/suspend-sync.conf.d", fd, "etc/suspend-sync.conf.d"));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                dump_warnings(p);
+                ASSERT_WARNING(p, "/etc/suspend-sync.conf.d: Symbolic link to nothing, not read");
+                ASSERT_TRUE(p->unread && p->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+                assert_nfs_not_skipped(p);
+        }
+        /* Negative control: no /etc directory at all, the vendor's rule applies. */
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", 0));
+        {
+                _cleanup_(policy_freep) Policy *p = NULL;
+
+                ASSERT_OK(policy_load(fd, NULL, &p));
+                ASSERT_TRUE(!p->unread && p->n_warnings == 0);
+                ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
+        }
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
+/* The main file of /etc masked (a symbolic link to /dev/null, as systemd masks): the vendor's main
+ * file is not read, and the mask is read as an empty file, in full: no warning, no stand-in. */
+TEST(main_file_masked) {
+        char tmp[] = "/tmp/test-policy-mainmask-XXXXXX";
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = conf_tree(tmp);
+        write_at(fd, "usr/lib/suspend-sync.conf", VENDOR_SKIP "[Kernel]\nSyncOnSuspend=off\n");
+        ASSERT_OK(symlinkat("/dev/null", fd, "etc/suspend-sync.conf"));
+        ASSERT_OK(policy_load(fd, NULL, &p));
+        dump_warnings(p);
+        ASSERT_EQ(p->n_warnings, 0);
+        ASSERT_TRUE(!p->unread && p->n_rules == 0);
+        ASSERT_EQ(p->sync_on_suspend, SYNC_ON_SUSPEND_AUTO);
+        ASSERT_STREQ(p->files[0], "/etc/suspend-sync.conf");
+        ASSERT_TRUE(p->files[1] == NULL);
+
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf", 0));
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
 
 /* Review S: a drop-in that resolves to /dev/null masks, however the link is spelled (systemd's
  * null_or_empty() looks at what the name resolves to): "//dev/null", "../../dev/null" or a link to a
@@ -1563,7 +1669,10 @@ int main(void) {
         RUN(unread_keeps_the_knob);
         RUN(truncated_dropins_block_skip);
         RUN(truncated_dropins_named);
+        RUN(truncated_listing_blocks_skip);
         RUN(unstatable_entries_block_skip);
+        RUN(dangling_dropin_dir_blocks_skip);
+        RUN(main_file_masked);
         RUN(mask_through_any_link_to_dev_null);
         RUN(vanished_dropin_blocks_skip);
         RUN(unlistable_dropin_dir_keeps_other_files);
