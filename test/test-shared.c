@@ -209,6 +209,40 @@ TEST(files) {
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
+/* READ_FULL_REGULAR (the configuration's files): /dev/null, however reached, reads as empty (a masked
+ * main file); another device or a directory is refused, not read (its read is a failure, and the
+ * configuration not read in full). stat_is_dev_null() is 1:3 only. */
+TEST(read_full_regular) {
+        char dir[] = "/tmp/test-shared-regular-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *a = NULL;
+        struct stat st;
+        size_t n = 1;
+
+        ASSERT_TRUE(test_mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(symlinkat("/dev/null", fd, "null"));
+        ASSERT_OK(symlinkat("/dev/zero", fd, "zero"));
+        ASSERT_OK(mkdirat(fd, "d", 0755));
+
+        ASSERT_OK(read_full_file_at_flags(fd, "null", 100, READ_FULL_REGULAR, &a, &n));
+        ASSERT_EQ(n, 0U);
+        ASSERT_STREQ(a, "");
+        ASSERT_ERR(read_full_file_at_flags(fd, "zero", 100, READ_FULL_REGULAR, &a, &n), EBADFD);
+        ASSERT_ERR(read_full_file_at_flags(fd, "d", 100, READ_FULL_REGULAR, &a, &n), EISDIR);
+
+        ASSERT_TRUE(stat("/dev/null", &st) == 0 && stat_is_dev_null(&st));
+        ASSERT_TRUE(stat("/dev/zero", &st) == 0 && !stat_is_dev_null(&st));
+        ASSERT_TRUE(stat("/dev/full", &st) < 0 || !stat_is_dev_null(&st));
+        ASSERT_TRUE(fstat(fd, &st) == 0 && !stat_is_dev_null(&st));
+
+        ASSERT_TRUE(unlinkat(fd, "null", 0) == 0);
+        ASSERT_TRUE(unlinkat(fd, "zero", 0) == 0);
+        ASSERT_TRUE(unlinkat(fd, "d", AT_REMOVEDIR) == 0);
+        ASSERT_TRUE(rmdir(dir) == 0);
+}
+
 /* DirBatch gives what readdir(3) gives, a few entries per getdents64(2), with an fd of its own. */
 TEST(dir_batch) {
         char dir[] = "/tmp/test-shared-XXXXXX", name[256];
@@ -1480,6 +1514,7 @@ int main(void) {
         RUN(numbers);
         RUN(options);
         RUN(files);
+        RUN(read_full_regular);
         RUN(dir_batch);
         RUN(fdinfo_mnt_ino);
         RUN(proc_maps_find);
