@@ -7,6 +7,8 @@
  * within its bound and naming the path it was stuck at.
  */
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -533,6 +535,38 @@ static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
+/* A listing that fails part way (linked with --wrap=readdir64, test/meson.build), as on a filesystem
+ * that returns EIO: readdir() ends with that error at the entry named fail_at_entry. */
+struct dirent *__real_readdir64(DIR *d);
+struct dirent *__wrap_readdir64(DIR *d);
+static const char *fail_at_entry;
+
+struct dirent *__wrap_readdir64(DIR *d) {
+        struct dirent *de = __real_readdir64(d);
+
+        if (de && fail_at_entry && streq(de->d_name, fail_at_entry)) {
+                errno = EIO;
+                return NULL;
+        }
+        return de;
+}
+
+/* An entry that cannot be read (linked with --wrap=readlinkat): EIO for a path that ends in
+ * fail_readlink_at. */
+ssize_t __real_readlinkat(int dfd, const char *path, char *buf, size_t size);
+ssize_t __wrap_readlinkat(int dfd, const char *path, char *buf, size_t size);
+static const char *fail_readlink_at;
+
+ssize_t __wrap_readlinkat(int dfd, const char *path, char *buf, size_t size) {
+        size_t n = strlen(path), m = fail_readlink_at ? strlen(fail_readlink_at) : 0;
+
+        if (fail_readlink_at && n >= m && streq(path + n - m, fail_readlink_at)) {
+                errno = EIO;
+                return -1;
+        }
+        return __real_readlinkat(dfd, path, buf, size);
+}
+
 /* The other system-sleep hooks, listed by the child after the configuration: executables only
  * (symlinks followed: a masked one, to /dev/null, and a dangling one are none), not hidden, not
  * ours, from every directory a systemd release may read. */
@@ -582,6 +616,43 @@ TEST(hooks) {
         ASSERT_TRUE(strv_contains(seen, "/usr/lib/systemd/system-sleep/masked"));
         ASSERT_TRUE(strv_contains(seen, "/usr/lib/systemd/system-sleep/dangling"));
         ASSERT_TRUE(!strv_contains(seen, "/usr/lib/systemd/system-sleep/other"));
+
+        /* A directory listed only in part (EIO) may hold a hook past the error: not "these only". */
+        fail_at_entry = "admin.sh";
+        listed = strv_free(listed);
+        ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), -EIO);
+        fail_at_entry = NULL;
+        ASSERT_TRUE(listed == NULL);
+
+        /* /lib is /usr/lib (merged /usr): each hook once. */
+        snprintf(cmd, sizeof cmd, "ln -s usr/lib %s/lib", root);
+        ASSERT_OK(system(cmd));
+        listed = strv_free(listed);
+        ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), 2);
+        /* A split /usr: /lib's own directory, the last one looked at, is read too. */
+        snprintf(cmd, sizeof cmd, "rm %1$s/lib && mkdir -p %1$s/lib/systemd/system-sleep", root);
+        ASSERT_OK(system(cmd));
+        put_file(root, "lib/systemd/system-sleep/split", 0755);
+        listed = strv_free(listed);
+        ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), 3);
+        ASSERT_TRUE(strv_contains(listed, "/lib/systemd/system-sleep/split"));
+
+        /* A directory that cannot be read (a loop here) may hold a hook: an error, and through the
+         * child a record that names it, so that the hooks are not "none". */
+        snprintf(
+                cmd, sizeof cmd,
+                "rm -r %1$s/lib %1$s/etc/systemd/system-sleep && ln -s system-sleep %1$s/etc/systemd/system-sleep",
+                root);
+        ASSERT_OK(system(cmd));
+        listed = strv_free(listed);
+        ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), -ELOOP);
+        ASSERT_TRUE(listed == NULL);
+        s = policy_sources_free(s);
+        hooks = strv_free(hooks);
+        ASSERT_OK(conf_read_bounded(fd, NULL, CONF_READ_TIMEOUT, &s, &hooks, &hooks_error, &stuck));
+        ASSERT_TRUE(s && hooks_error == 0);
+        ASSERT_EQ(strv_length(hooks), 1);
+        ASSERT_STREQ(hooks[0], "a system-sleep directory that cannot be read");
 
         /* Not asked: not listed, and said so. */
         s = policy_sources_free(s);
@@ -661,6 +732,11 @@ TEST(hook_ours) {
              "ln -s /run/suspend-sync/sleep-hook %s && rm -r etc/systemd/system-sleep && "
              "ln -s system-sleep etc/systemd/system-sleep",
              L);
+        /* an entry that cannot be read where a release or a patch may look (EIO): not known */
+        fail_readlink_at = E;
+        OURS(-EIO, NULL, "ln -s /run/suspend-sync/sleep-hook %s && ln -s /run/suspend-sync/sleep-hook %s", L,
+             E);
+        fail_readlink_at = NULL;
 #undef OURS
 
         /* the child tells it, in the build's directory, to a reader that waits for it (the unit's
@@ -691,6 +767,22 @@ TEST(hook_ours) {
         }
         other = mfree(other);
         ASSERT_EQ(conf_read_hook_ours(x, &other), 1);
+        ASSERT_TRUE(other == NULL);
+
+        /* a directory some release reads that cannot be read: not known through the child either
+         * (its 'e' record), never "ours", whatever is in systemd-sleep's own directory */
+        x = conf_reader_free(x);
+        s = policy_sources_free(s);
+        snprintf(setup, sizeof setup,
+                 "mkdir -p .%1$s && ln -s /run/suspend-sync/sleep-hook .%1$s/suspend-sync && "
+                 "rm -r etc/systemd/system-sleep && ln -s system-sleep etc/systemd/system-sleep",
+                 SYSTEM_SLEEP_DIR);
+        ASSERT_TRUE(ours_in(root, setup, NULL) < 0);
+        ASSERT_OK(conf_read_start(fd, NULL, CONF_READ_TIMEOUT, false, &x));
+        conf_reader_want_hook_ours(x);
+        ASSERT_OK(conf_read_finish(x, &s, NULL, NULL, &stuck));
+        other = mfree(other);
+        ASSERT_TRUE(conf_read_hook_ours(x, &other) < 0);
         ASSERT_TRUE(other == NULL);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
