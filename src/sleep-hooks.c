@@ -47,7 +47,14 @@ static int list_dir(int root_fd, const char *dir, PolicyProgress progress, void 
                  * Followed elsewhere (a filesystem that may hang): named on its own. */
                 if (progress && (de->d_type == DT_LNK || de->d_type == DT_UNKNOWN))
                         progress(path, userdata);
-                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
+                        /* Gone, or a symbolic link to nothing: runs nothing. One that is there but
+                         * cannot be looked at now (EIO, ESTALE, EACCES, ELOOP) may run by the time
+                         * systemd-sleep looks: a hook, as an entry of the configuration that cannot
+                         * be looked at is a file not read (fail closed). */
+                        if (errno == ENOENT)
+                                continue;
+                } else if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
                         continue;
                 if (*n >= SLEEP_HOOKS_MAX)
                         return -E2BIG;

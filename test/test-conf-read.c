@@ -617,6 +617,16 @@ TEST(hooks) {
         ASSERT_TRUE(strv_contains(seen, "/usr/lib/systemd/system-sleep/dangling"));
         ASSERT_TRUE(!strv_contains(seen, "/usr/lib/systemd/system-sleep/other"));
 
+        /* An entry there that cannot be looked at (a loop here; EIO, ESTALE alike) may run by the time
+         * systemd-sleep looks: a hook, not nothing (fail closed). */
+        snprintf(cmd, sizeof cmd, "ln -s loop %s/usr/lib/systemd/system-sleep/loop", root);
+        ASSERT_OK(system(cmd));
+        listed = strv_free(listed);
+        ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), 3);
+        ASSERT_TRUE(strv_contains(listed, "/usr/lib/systemd/system-sleep/loop"));
+        snprintf(cmd, sizeof cmd, "rm %s/usr/lib/systemd/system-sleep/loop", root);
+        ASSERT_OK(system(cmd));
+
         /* A directory listed only in part (EIO) may hold a hook past the error: not "these only". */
         fail_at_entry = "admin.sh";
         listed = strv_free(listed);
