@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -1763,6 +1764,128 @@ TEST(live_namespace_covered) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* Faults in the listmount and statmount calls about one mount namespace, cover_fault_ns (test-sample
+ * is linked with --wrap=syscall, test/meson.build; every other call passes through): what
+ * unlisted_namespace_covered() makes of a namespace it cannot list or read in full. */
+typedef enum CoverFault {
+        COVER_FAULT_NONE,
+        COVER_FAULT_LISTMOUNT,    /* listmount fails (EPERM) */
+        COVER_FAULT_STATMOUNT,    /* the cover's statmount fails (EPERM): no unmount meanwhile */
+        COVER_FAULT_NO_SUPPORTED, /* statmount does not say that it reports subtypes (before 6.15) */
+        COVER_FAULT_BAD_OFFSET,   /* the type's offset at the end of the buffer */
+        COVER_FAULT_LONG_TYPE,    /* a type longer than any of ours (a FUSE subtype may be) */
+        _COVER_FAULT_MAX,
+} CoverFault;
+
+static CoverFault cover_fault;
+static uint64_t cover_fault_ns;
+
+/* What the cover asks statmount for (unlisted.c, NS_COVER_WANT). */
+#define COVER_WANT \
+        (SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_FS_TYPE | SS_STATMOUNT_FS_SUBTYPE | SS_STATMOUNT_SUPPORTED_MASK)
+
+long __real_syscall(long n, ...);
+long __wrap_syscall(long n, ...);
+
+/* Every syscall() of ours takes at most four arguments. */
+long __wrap_syscall(long n, ...) {
+        const struct ss_mnt_id_req *q;
+        struct ss_statmount *sm;
+        size_t size;
+        long a[4], r;
+        va_list ap;
+
+        va_start(ap, n);
+        for (size_t i = 0; i < ELEMENTSOF(a); i++)
+                a[i] = va_arg(ap, long);
+        va_end(ap);
+        q = (const struct ss_mnt_id_req *) a[0];
+        if (cover_fault == COVER_FAULT_NONE || (n != __NR_listmount && n != __NR_statmount) ||
+            q->mnt_ns_id != cover_fault_ns || (n == __NR_statmount && q->param != COVER_WANT))
+                return __real_syscall(n, a[0], a[1], a[2], a[3]);
+        if (n == __NR_listmount || cover_fault == COVER_FAULT_STATMOUNT) {
+                if (n == __NR_listmount && cover_fault != COVER_FAULT_LISTMOUNT)
+                        return __real_syscall(n, a[0], a[1], a[2], a[3]);
+                errno = EPERM;
+                return -1;
+        }
+        r = __real_syscall(n, a[0], a[1], a[2], a[3]);
+        sm = (struct ss_statmount *) a[1];
+        size = (size_t) a[2];
+        if (r < 0)
+                return r;
+        if (cover_fault == COVER_FAULT_NO_SUPPORTED)
+                sm->mask &= ~(uint64_t) SS_STATMOUNT_SUPPORTED_MASK;
+        else if (cover_fault == COVER_FAULT_BAD_OFFSET)
+                sm->fs_type = (uint32_t) (size - sizeof *sm);
+        else if (cover_fault == COVER_FAULT_LONG_TYPE) {
+                /* "ext4xxx...": 300 characters, at the end of the strings */
+                size_t at = size - sizeof *sm - 301;
+
+                memset(sm->str + at, 'x', 300);
+                memcpy(sm->str + at, "ext4", 4);
+                sm->str[at + 300] = 0;
+                sm->fs_type = (uint32_t) at;
+                sm->mask &= ~(uint64_t) SS_STATMOUNT_FS_SUBTYPE;
+        }
+        return r;
+}
+
+/* A namespace the cover cannot read in full is never left out as covered (fail closed): with each
+ * fault in its listing, the namespace of live_namespace_covered (a copy of ours with a private tmpfs)
+ * is read; without one (the control), it is left out. */
+TEST(live_namespace_cover_faults) {
+        static const char *const names[_COVER_FAULT_MAX] = {
+                "none",
+                "listmount fails",
+                "statmount fails",
+                "no supported_mask",
+                "offset out of the buffer",
+                "type too long",
+        };
+        char dir[] = "/tmp/test-sample-covf.XXXXXX", sub[PATH_MAX], path[64];
+        int release = -1, ns_fd;
+        dev_t dev = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        if (!kernel_covers()) {
+                test_skip("no kernel list of namespaces, or statmount before 6.15: nothing is left out");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        snprintf(sub, sizeof sub, "%s/t", dir);
+        ASSERT_OK(mkdir(sub, 0755));
+        pid = spawn_child_namespace(setup_covered, dir, &dev, 1, &release);
+        if (pid == 0) {
+                test_skip("cannot make a mount namespace");
+                ASSERT_OK(rmdir(sub));
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+        ns_fd = open(path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(ns_fd >= 0);
+        ASSERT_OK(mount_table_namespace_id(ns_fd, &cover_fault_ns));
+        close(ns_fd);
+        for (CoverFault f = COVER_FAULT_NONE; f < _COVER_FAULT_MAX; f++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+
+                cover_fault = f;
+                s = load_live(false);
+                cover_fault = COVER_FAULT_NONE;
+                fprintf(stderr, "  %s: %s\n", names[f], has_namespace(s, pid) ? "read" : "left out");
+                ASSERT_EQ(has_namespace(s, pid), f != COVER_FAULT_NONE);
+        }
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(sub));
+        ASSERT_OK(rmdir(dir));
+}
+
 /* The other namespace's overlay (setup: nothing, a copy of ours at the time) stays reachable
  * there when ours gets a tmpfs over it: no longer covered, that namespace is read and the overlay
  * synced through it. Run in a child of our own namespace (ours for the sample). Exit status: 0 or the
@@ -2195,6 +2318,7 @@ int main(void) {
         RUN(ns_cover_mount_rules);
         RUN(changed_since);
         RUN(live_namespace_covered);
+        RUN(live_namespace_cover_faults);
         RUN(live_namespace_foreign_userns);
         RUN(live_namespace_covered_until_overmounted);
         RUN(live_nsfs_listed_not_walked);
