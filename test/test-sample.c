@@ -1432,6 +1432,64 @@ TEST(live_nsfs_listed_not_walked) {
         ASSERT_TRUE(!reached_named);
 }
 
+/* A mount namespace no process is in, kept by an nsfs mount (its copy of our mounts detached at once),
+ * with a tmpfs and an overlay of its own: listed through listmount (unlisted_scan_namespace(), by the
+ * kernel's list or through the nsfs mount on the walk), its overlay is a superblock in no table of
+ * ours, a reason that names it; its tmpfs (nothing to sync) is none. */
+TEST(live_nsfs_namespace_overlay_hidden) {
+        char dir[] = "/tmp/test-sample-nsov.XXXXXX", nsf[64], cmd[1536], want[64];
+        _cleanup_close_ int proc_fd = -EBADF;
+        _cleanup_free_ uint64_t *inos = NULL;
+        unsigned ma = 0, mi = 0;
+        bool named[2] = {}, tmpfs_named = false;
+        size_t n = 0;
+        FILE *f;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(proc_fd >= 0);
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
+                test_skip("no kernel list of mount namespaces");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        snprintf(nsf, sizeof nsf, "%s/ns", dir);
+        snprintf(cmd, sizeof cmd,
+                 "mkdir '%s/t' && touch '%s' && unshare --mount='%s' --propagation private sh -c "
+                 "'findmnt -rn -o TARGET | grep -vx / | sort -r | while read -r m; do "
+                 "umount -l \"$(printf %%b \"$m\")\" 2>/dev/null; done; "
+                 "mount -t tmpfs ss-test-t %s/t && mkdir %s/t/l %s/t/u %s/t/w %s/t/m && "
+                 "mount -t overlay ss-test-ov -o lowerdir=%s/t/l,upperdir=%s/t/u,workdir=%s/t/w %s/t/m && "
+                 "mountpoint -d %s/t/m'",
+                 dir, nsf, nsf, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+        f = popen(cmd, "r");
+        ASSERT_TRUE(f);
+        if (fscanf(f, "%u:%u", &ma, &mi) != 2 || pclose(f) != 0) {
+                test_skip("cannot keep a mount namespace with an overlay by an nsfs mount");
+                snprintf(cmd, sizeof cmd, "umount -l '%s' 2>/dev/null; rm -rf '%s'", nsf, dir);
+                (void) !system(cmd);
+                return;
+        }
+        snprintf(want, sizeof want, "overlay superblock %u:%u ", ma, mi);
+        for (int walk_all = 0; walk_all <= 1; walk_all++) {
+                _cleanup_(sample_freep) Sample *s = load_live(walk_all);
+
+                named[walk_all] = has_reason(s, want, NULL);
+                tmpfs_named = tmpfs_named || has_reason(s, "tmpfs superblock", "ss-test-t");
+                fprintf(stderr, "  walk_all=%d: the overlay %s\n", walk_all,
+                        named[walk_all] ? "is a reason" : "is NOT a reason");
+        }
+        /* The mounts go before any assertion can end the test. */
+        snprintf(cmd, sizeof cmd, "umount '%s' && rm -rf '%s'", nsf, dir);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_TRUE(named[0]);
+        ASSERT_TRUE(named[1]);
+        ASSERT_TRUE(!tmpfs_named);
+}
+
 /* Every way the kernel's list of mount namespaces can be missing on a real procfs is a reason, each
  * named: the errors of kernels before 6.12 (ENOTTY, EINVAL), over the bound (E2BIG), and any other,
  * EPERM included outside a PID namespace of its own (this test runs in the initial one). A fixture
@@ -2322,6 +2380,7 @@ int main(void) {
         RUN(live_namespace_foreign_userns);
         RUN(live_namespace_covered_until_overmounted);
         RUN(live_nsfs_listed_not_walked);
+        RUN(live_nsfs_namespace_overlay_hidden);
         RUN(nsfs_mount_listed);
         RUN(root_facts);
         return test_result();
