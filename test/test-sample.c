@@ -2009,6 +2009,73 @@ TEST(live_namespace_covered_until_overmounted) {
         ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
+/* Review P, P5 on the cover: the other namespace's overlay (setup: nothing, a copy of ours at the
+ * time) is writable there when our only mount of it is made read-only (a bind remount: the
+ * superblock stays writable). A read-only mount of ours does not reach it for the plan (it would be
+ * taken for read-only): no longer covered, that namespace is read and the overlay synced through it.
+ * Run in a child of our own namespace (ours for the sample). Exit status: 0 or the number of the check
+ * that failed. */
+static int covered_then_read_only(const char *dir) {
+        char path[PATH_MAX];
+        int release = -1, r;
+        dev_t overlay, none;
+        pid_t pid;
+
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || mount_overlay_in(dir, &overlay) < 0)
+                return 90;
+        pid = spawn_child_namespace(setup_nothing, NULL, &none, 1, &release);
+        if (pid == 0)
+                return 91;
+        {
+                _cleanup_(sample_freep) Sample *s = load_live(false);
+
+                /* left out while our mount of the overlay is writable */
+                r = has_namespace(s, pid) && kernel_covers() ? 1 : 0;
+        }
+        snprintf(path, sizeof path, "%s/m", dir);
+        if (r == 0 && mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+                r = 92;
+        if (r == 0) {
+                _cleanup_(sample_freep) Sample *s = load_live(false), *w = load_live(true);
+
+                if (!has_namespace_mount(w, pid, overlay))
+                        r = 93; /* the test's premise: walking every process reads it */
+                else if (!has_namespace_mount(s, pid, overlay))
+                        r = 2;
+        }
+        close(release);
+        (void) waitpid(pid, NULL, 0);
+        return r;
+}
+
+TEST(live_namespace_covered_until_read_only) {
+        char dir[] = "/tmp/test-sample-rom.XXXXXX";
+        int status = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(covered_then_read_only(dir));
+        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+        ASSERT_OK(rmdir(dir));
+        ASSERT_TRUE(WIFEXITED(status));
+        if (WEXITSTATUS(status) >= 90) {
+                test_skip("cannot set up mount namespaces with an overlay (%d)", WEXITSTATUS(status));
+                return;
+        }
+        fprintf(stderr, "  %s\n",
+                kernel_covers() ? "left out, then read once our mount is read-only"
+                                : "read both times (no kernel list, or statmount before 6.15)");
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
 static Sample *sample_of_text(const char *text) {
         MountTable *t = NULL;
         Sample *s = NULL;
@@ -2379,6 +2446,7 @@ int main(void) {
         RUN(live_namespace_cover_faults);
         RUN(live_namespace_foreign_userns);
         RUN(live_namespace_covered_until_overmounted);
+        RUN(live_namespace_covered_until_read_only);
         RUN(live_nsfs_listed_not_walked);
         RUN(live_nsfs_namespace_overlay_hidden);
         RUN(nsfs_mount_listed);
