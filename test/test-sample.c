@@ -1001,6 +1001,17 @@ static int setup_tmpfs(const void *userdata, dev_t *devs) {
         return 0;
 }
 
+/* As setup_tmpfs, the overlay's device for the parent. */
+static int setup_overlay(const void *userdata, dev_t *devs) {
+        const char *dir = userdata;
+
+        if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0)
+                return 1;
+        if (mount_overlay_in(dir, &devs[0]) < 0)
+                return 2;
+        return 0;
+}
+
 /* A child in a mount namespace of its own with a tmpfs only it sees; returns its pid (0: cannot) and
  * the tmpfs's device; writing to *ret_release lets it exit. */
 static pid_t spawn_namespace(const char *dir, dev_t *ret_dev, int *ret_release) {
@@ -1488,6 +1499,53 @@ TEST(live_nsfs_namespace_overlay_hidden) {
         ASSERT_TRUE(named[0]);
         ASSERT_TRUE(named[1]);
         ASSERT_TRUE(!tmpfs_named);
+}
+
+/* A mount namespace that only an open file keeps (its process exited), with an overlay of its own:
+ * the walk finds no member, so the namespaces the kernel lists and the walk did not find are listed
+ * through listmount (ns_scan_unseen()), and its overlay, a superblock in no table of ours, is a
+ * reason that names it. */
+TEST(live_namespace_kept_by_fd) {
+        char dir[] = "/tmp/test-sample-nsfd.XXXXXX", path[64], want[64];
+        _cleanup_close_ int proc_fd = -EBADF;
+        _cleanup_free_ uint64_t *inos = NULL;
+        int release = -1, ns_fd;
+        bool named;
+        dev_t dev = 0;
+        size_t n = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(proc_fd >= 0);
+        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
+                test_skip("no kernel list of mount namespaces");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        pid = spawn_child_namespace(setup_overlay, dir, &dev, 1, &release);
+        if (pid == 0) {
+                test_skip("cannot make a mount namespace with an overlay");
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+        ns_fd = open(path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(ns_fd >= 0);
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        snprintf(want, sizeof want, "overlay superblock %u:%u ", major(dev), minor(dev));
+        {
+                _cleanup_(sample_freep) Sample *s = load_live(false);
+
+                named = has_reason(s, want, NULL);
+        }
+        close(ns_fd); /* the namespace goes, its mounts with it */
+        ASSERT_OK(rmdir(dir));
+        ASSERT_TRUE(named);
 }
 
 /* Every way the kernel's list of mount namespaces can be missing on a real procfs is a reason, each
@@ -2449,6 +2507,7 @@ int main(void) {
         RUN(live_namespace_covered_until_read_only);
         RUN(live_nsfs_listed_not_walked);
         RUN(live_nsfs_namespace_overlay_hidden);
+        RUN(live_namespace_kept_by_fd);
         RUN(nsfs_mount_listed);
         RUN(root_facts);
         return test_result();
