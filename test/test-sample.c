@@ -2244,6 +2244,58 @@ TEST(changed_since) {
                 ASSERT_EQ(sample_changed_since(before, now, &why), 0);
                 before->complete = true;
         }
+        /* Review P, P2 where an id is reused: an old mount id ("22") that another mount now has,
+         * elsewhere or of another directory, is none of the mounts the superblock had; and through
+         * listmount, the id never reused decides even where everything else matches. */
+        {
+                static const char *const again[] = {
+                        "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                        "22 20 8:2 / /data2 ro,relatime - ext4 /dev/sda2 ro\n",
+                        "20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                        "22 20 8:2 /sub /data ro,relatime - ext4 /dev/sda2 ro\n",
+                };
+
+                for (size_t i = 0; i < ELEMENTSOF(again); i++) {
+                        _cleanup_(sample_freep) Sample *now = sample_of_text(again[i]);
+                        _cleanup_free_ char *why = NULL;
+
+                        ASSERT_EQ(sample_changed_since(before, now, &why), 1);
+                        ASSERT_TRUE(strstr(why, "has none of the mounts it had"));
+                }
+        }
+        {
+                _cleanup_(sample_freep) Sample *b = sample_of_text(base), *n = sample_of_text(base);
+                _cleanup_free_ char *why = NULL;
+
+                /* 8:2 at /data, mount id 22 both times: the same mount by the text, yet the
+                 * listmount ids tell another one */
+                ASSERT_STREQ(b->table->entries[2].mount_point, "/data");
+                b->table->entries[2].mount_id_unique = 0x80000022;
+                n->table->entries[2].mount_id_unique = 0x80000040;
+                ASSERT_EQ(sample_changed_since(b, n, &why), 1);
+                ASSERT_TRUE(strstr(why, "has none of the mounts it had"));
+        }
+        {
+                /* 0:60 reached before only through a process's file (an unlisted entry, mount id 40):
+                 * a mount listed now with that id is not the same mount */
+                _cleanup_(sample_freep)
+                        Sample *b = sample_of_text("20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                                                   "40 20 0:60 / /proc/123/fd/5 rw - ext4 /dev/sdb1 rw\n");
+                _cleanup_(sample_freep)
+                        Sample *n = sample_of_text("20 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                                                   "40 20 0:60 / /proc/123/fd/5 rw - ext4 /dev/sdb1 rw\n");
+                _cleanup_free_ char *why = NULL;
+
+                ASSERT_STREQ(b->table->entries[1].mount_point, "/proc/123/fd/5");
+                b->table->entries[1].unlisted = true;
+                ASSERT_EQ(sample_changed_since(b, n, &why), 1);
+                ASSERT_TRUE(strstr(why, "has none of the mounts it had"));
+                /* ... and the same process's file both times is */
+                n->table->entries[1].unlisted = true;
+                free(why);
+                why = NULL;
+                ASSERT_EQ(sample_changed_since(b, n, &why), 0);
+        }
 }
 
 /* In the child: a user namespace of its own (root mapped to root) owning its mount namespace, a
