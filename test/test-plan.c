@@ -294,6 +294,19 @@ TEST(fuse_of_user_namespace) {
         ASSERT_STREQ(e->reason, "FUSE mounted in a user namespace (a rootless container): only its processes "
                                 "may enter it; left to the kernel's sync");
         ASSERT_EQ(find(p, "/home/alice/remote")->action, PLAN_SYNC); /* ours */
+
+        /* Only FUSE refuses root: a block filesystem of that container is synced. */
+        {
+                _cleanup_(sample_freep) Sample *l = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+                _cleanup_(plan_freep) Plan *b = NULL;
+
+                move_to_other_namespace(l, "/boot/efi");
+                l->namespaces[0].foreign_userns = true;
+                ASSERT_OK(plan_build(l, pol, PLAN_SCOPE_ALL, &b));
+                e = find(b, "/boot/efi");
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_TRUE(!e->uncovered && !e->skip_rule);
+        }
 }
 
 /* Review of that fix: paths are matched as the primary mount's namespace names them; the same disk
