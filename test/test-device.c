@@ -19,6 +19,7 @@
 
 #include "device-rotational.h"
 #include "device.h"
+#include "shared/bounded-child.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/devnum-util.h"
@@ -244,6 +245,53 @@ TEST(rotational_deferred) {
 /* The child on a tree of disks: a FIFO nobody writes stands for an attribute that blocks (open()
  * waits, as a read waits on a disk's limits lock): it costs the bound, what was read before it
  * counts, what comes after it is not known. Then the union over a device's disks. */
+/* A child that dies after its first answer (test-device is linked with --wrap=bounded_child_run,
+ * test/meson.build): what arrived counts, the rest is unknown. */
+static bool child_dies;
+
+int __real_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                             BoundedChildFeed feed, void *userdata);
+int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                             BoundedChildFeed feed, void *userdata);
+
+static int first_then_die(int pipe_fd, int keep_fd, void *userdata) {
+        DeviceRotationalRecord rec = { .index = 0, .value = 1 };
+
+        return write(pipe_fd, &rec, sizeof rec) == (ssize_t) sizeof rec ? 9 : 10;
+}
+
+int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                             BoundedChildFeed feed, void *userdata) {
+        return __real_bounded_child_run(keep_fd, timeout, max_size, child_dies ? first_then_die : work, feed,
+                                        userdata);
+}
+
+/* The prompt's fail-open case: a disk the child did not answer for (it died first) is never taken
+ * for a disk that is not rotational. */
+TEST(rotational_child_dies) {
+        char root[] = "/tmp/test-device-die.XXXXXX";
+        DeviceRotationalQuery q[3] = { { .disk = "a" }, { .disk = "b" }, { .disk = "c" } };
+        DeviceInfo d = {};
+        size_t n = 0;
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(root) != NULL);
+        ASSERT_TRUE((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+        child_dies = true;
+        ASSERT_OK(device_rotational_query(fd, q, 3, 5 * USEC_PER_SEC));
+        child_dies = false;
+        ASSERT_EQ(q[0].value, 1);
+        ASSERT_EQ(q[1].value, -EPROTO);
+        ASSERT_EQ(q[2].value, -EPROTO);
+
+        ASSERT_OK(strv_extend(&d.rotational_disks, &n, "b"));
+        device_info_apply_rotational(&d, q, 3);
+        ASSERT_TRUE(!(d.classes & DEVICE_ROTATIONAL));
+        ASSERT_TRUE(d.classes_unknown & DEVICE_ROTATIONAL);
+        strv_free(d.rotational_disks);
+        ASSERT_OK(rmdir(root));
+}
+
 TEST(rotational_query) {
         char root[] = "/tmp/test-device-rot.XXXXXX", p[128];
         static const struct {
@@ -962,6 +1010,7 @@ int main(int argc, char **argv) {
         RUN(rotational_unread);
         RUN(rotational_deferred);
         RUN(rotational_query);
+        RUN(rotational_child_dies);
         RUN(usb_stick);
         RUN(dm_crypt_and_lvm);
         RUN(md_raid);
