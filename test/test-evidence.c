@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "evidence.h"
+#include "shared/bounded-child.h"
 #include "shared/macro.h"
 #include "tests.h"
 
@@ -104,6 +105,59 @@ TEST(load_global_fixture) {
         ASSERT_TRUE(m.has_writeback && m.has_writeback_tmp && m.writeback_bytes == 0);
         /* No time left: no evidence, nothing started. */
         ASSERT_TRUE(evidence_load_global(fd, 0, &m) == -ETIMEDOUT);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+/* A child that dies before its answer (test-evidence is linked with --wrap=bounded_child_run,
+ * test/meson.build). */
+static bool child_dies;
+
+int __real_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                             BoundedChildFeed feed, void *userdata);
+int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                             BoundedChildFeed feed, void *userdata);
+
+static int die_at_once(int pipe_fd, int keep_fd, void *userdata) {
+        return 9;
+}
+
+int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
+                             BoundedChildFeed feed, void *userdata) {
+        return __real_bounded_child_run(keep_fd, timeout, max_size, child_dies ? die_at_once : work, feed,
+                                        userdata);
+}
+
+/* The late pass's global counts are evidence only when the child answered: one that died first is
+ * an error (-EIO), and what the caller had is left as it was. With no time left, no child is even
+ * started. */
+TEST(load_global_child_dies) {
+        char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF;
+        Meminfo m = { .writeback_bytes = 7 };
+        unsigned started;
+
+        ASSERT_TRUE(test_mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "proc", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
+        safe_close(openat(fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CREAT | O_CLOEXEC, 0200));
+        put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
+        child_dies = true;
+        ASSERT_TRUE(evidence_load_global(fd, 5 * USEC_PER_SEC, &m) == -EIO);
+        child_dies = false;
+        ASSERT_EQ(m.writeback_bytes, 7U); /* untouched */
+        ASSERT_TRUE(!m.has_writeback);
+        /* control: the same root, the child answering */
+        ASSERT_OK(evidence_load_global(fd, 5 * USEC_PER_SEC, &m));
+        ASSERT_TRUE(m.has_writeback && m.writeback_bytes == 0);
+
+        started = bounded_child_started();
+        ASSERT_TRUE(evidence_load_global(fd, 0, &m) == -ETIMEDOUT);
+        ASSERT_EQ(bounded_child_started(), started);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);
@@ -312,6 +366,7 @@ int main(void) {
         RUN(verdicts);
         RUN(load_global_fixture);
         RUN(load_global_bounded);
+        RUN(load_global_child_dies);
         RUN(unexplained_dirty);
         return 0;
 }
