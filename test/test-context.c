@@ -70,6 +70,18 @@ TEST(overrides_not_in_config) {
         ASSERT_U64_EQ(context_overrides(&a).deadline, 5 * USEC_PER_SEC);
 }
 
+/* DeferCommit= (review M, M3): the unit's pass learns whether systemd-sleep reaches our system-sleep
+ * entry; a root without it: 0, so that the pass leaves no commit to a late pass that never runs. */
+TEST(hook_entry_missing) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        Args a = args(CONFIG_DIR "/dropins");
+
+        a.trigger = "unit";
+        ASSERT_OK(context_load_policy(&a, &c));
+        ASSERT_EQ(c.hook_ours, 0);
+        ASSERT_TRUE(!c.hook_other);
+}
+
 /* --deadline-max= (the daemon's pass) only ever shortens: DeadlineSec=, --deadline= and the bound on
  * the configuration read. */
 TEST(deadline_max) {
@@ -650,6 +662,7 @@ TEST(rotational_blocked) {
 int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
+        RUN(hook_entry_missing);
         RUN(deadline_max);
         RUN(format_with_overrides);
         RUN(explicit_config_error);
