@@ -82,6 +82,32 @@ TEST(hook_entry_missing) {
         ASSERT_TRUE(!c.hook_other);
 }
 
+/* The sample made again right before the knob's write is bounded by the time the caller has left,
+ * as the pass's own sample: with none left, the search for a process holding a file on the hidden
+ * superblocks of the hidden-sb root is cut short, not run for its own bound. */
+TEST(sample_again_until) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        Args a = args(FIXTURES_DIR "/roots/hidden-sb");
+
+        a.sysfs = FIXTURES_DIR "/roots/hidden-sb/sys";
+        a.debugfs = FIXTURES_DIR "/roots/hidden-sb/debugfs";
+        ASSERT_OK(context_open_root(&a, &c));
+        ASSERT_OK(context_load_policy(&a, &c));
+        for (int late = 0; late <= 1; late++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+                bool cut = false;
+
+                ASSERT_OK(context_sample_again(&a, PLAN_SCOPE_ALL, CONTEXT_RUN, &c,
+                                               late ? 1 : now(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC, &s));
+                for (size_t i = 0; i < s->n_incomplete_why; i++) {
+                        fprintf(stderr, "  until %s: %s\n", late ? "passed" : "in a minute",
+                                s->incomplete_why[i]);
+                        cut = cut || strstr(s->incomplete_why[i], "did not finish within");
+                }
+                ASSERT_EQ(cut, (bool) late);
+        }
+}
+
 /* --deadline-max= (the daemon's pass) only ever shortens: DeadlineSec=, --deadline= and the bound on
  * the configuration read. */
 TEST(deadline_max) {
@@ -663,6 +689,7 @@ int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
         RUN(hook_entry_missing);
+        RUN(sample_again_until);
         RUN(deadline_max);
         RUN(format_with_overrides);
         RUN(explicit_config_error);
