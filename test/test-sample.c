@@ -2002,11 +2002,13 @@ TEST(live_namespace_cover_faults) {
         ASSERT_OK(rmdir(dir));
 }
 
-/* The other namespace's overlay (setup: nothing, a copy of ours at the time) stays reachable
- * there when ours gets a tmpfs over it: no longer covered, that namespace is read and the overlay
- * synced through it. Run in a child of our own namespace (ours for the sample). Exit status: 0 or the
- * number of the check that failed. */
-static int covered_then_overmounted(const char *dir) {
+/* The other namespace's overlay (setup: nothing, a copy of ours at the time) is left out as covered
+ * while our mount of it reaches all of it, and read once change() has made our mount of it (dir/m)
+ * no longer reach it: a tmpfs over it; or a read-only bind remount (review P, P5: the superblock stays
+ * writable, and a read-only mount of ours would have it taken for read-only in the plan). Run in a
+ * child of our own namespace (ours for the sample). Exit status: 0 or the number of the check that
+ * failed, 90 and above: not set up. */
+static int covered_then(const char *dir, int (*change)(const char *path)) {
         char path[PATH_MAX];
         int release = -1, r;
         dev_t overlay, none;
@@ -2021,11 +2023,11 @@ static int covered_then_overmounted(const char *dir) {
         {
                 _cleanup_(sample_freep) Sample *s = load_live(false);
 
-                /* read, though our table reaches all of it */
+                /* left out while our mount reaches all of it */
                 r = has_namespace(s, pid) && kernel_covers() ? 1 : 0;
         }
         snprintf(path, sizeof path, "%s/m", dir);
-        if (r == 0 && mount("tmpfs", path, "tmpfs", 0, "size=1m") < 0)
+        if (r == 0 && change(path) < 0)
                 r = 92;
         if (r == 0) {
                 _cleanup_(sample_freep) Sample *s = load_live(false), *w = load_live(true);
@@ -2038,100 +2040,48 @@ static int covered_then_overmounted(const char *dir) {
         close(release);
         (void) waitpid(pid, NULL, 0);
         return r;
+}
+
+static int overmount(const char *path) {
+        return mount("tmpfs", path, "tmpfs", 0, "size=1m");
+}
+
+static int remount_read_only(const char *path) {
+        return mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL);
+}
+
+static void test_covered_then(int (*change)(const char *path), const char *what) {
+        char dir[] = "/tmp/test-sample-cov.XXXXXX";
+        int status = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(covered_then(dir, change));
+        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+        ASSERT_OK(rmdir(dir));
+        ASSERT_TRUE(WIFEXITED(status));
+        if (WEXITSTATUS(status) >= 90) {
+                test_skip("cannot set up mount namespaces with an overlay (%d)", WEXITSTATUS(status));
+                return;
+        }
+        fprintf(stderr, "  %s%s\n", kernel_covers() ? "left out, then read once " : "read both times",
+                kernel_covers() ? what : " (no kernel list, or statmount before 6.15)");
+        ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(live_namespace_covered_until_overmounted) {
-        char dir[] = "/tmp/test-sample-ovm.XXXXXX";
-        int status = 0;
-        pid_t pid;
-
-        if (geteuid() != 0) {
-                test_skip("not root");
-                return;
-        }
-        ASSERT_TRUE(test_mkdtemp(dir));
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0)
-                _exit(covered_then_overmounted(dir));
-        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
-        ASSERT_OK(rmdir(dir));
-        ASSERT_TRUE(WIFEXITED(status));
-        if (WEXITSTATUS(status) >= 90) {
-                test_skip("cannot set up mount namespaces with an overlay (%d)", WEXITSTATUS(status));
-                return;
-        }
-        fprintf(stderr, "  %s\n",
-                kernel_covers() ? "left out, then read once ours is covered"
-                                : "read both times (no kernel list, or statmount before 6.15)");
-        ASSERT_EQ(WEXITSTATUS(status), 0);
-}
-
-/* Review P, P5 on the cover: the other namespace's overlay (setup: nothing, a copy of ours at the
- * time) is writable there when our only mount of it is made read-only (a bind remount: the
- * superblock stays writable). A read-only mount of ours does not reach it for the plan (it would be
- * taken for read-only): no longer covered, that namespace is read and the overlay synced through it.
- * Run in a child of our own namespace (ours for the sample). Exit status: 0 or the number of the check
- * that failed. */
-static int covered_then_read_only(const char *dir) {
-        char path[PATH_MAX];
-        int release = -1, r;
-        dev_t overlay, none;
-        pid_t pid;
-
-        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-            mount("tmpfs", dir, "tmpfs", 0, "size=1m") < 0 || mount_overlay_in(dir, &overlay) < 0)
-                return 90;
-        pid = spawn_child_namespace(setup_nothing, NULL, &none, 1, &release);
-        if (pid == 0)
-                return 91;
-        {
-                _cleanup_(sample_freep) Sample *s = load_live(false);
-
-                /* left out while our mount of the overlay is writable */
-                r = has_namespace(s, pid) && kernel_covers() ? 1 : 0;
-        }
-        snprintf(path, sizeof path, "%s/m", dir);
-        if (r == 0 && mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
-                r = 92;
-        if (r == 0) {
-                _cleanup_(sample_freep) Sample *s = load_live(false), *w = load_live(true);
-
-                if (!has_namespace_mount(w, pid, overlay))
-                        r = 93; /* the test's premise: walking every process reads it */
-                else if (!has_namespace_mount(s, pid, overlay))
-                        r = 2;
-        }
-        close(release);
-        (void) waitpid(pid, NULL, 0);
-        return r;
+        test_covered_then(overmount, "ours is covered");
 }
 
 TEST(live_namespace_covered_until_read_only) {
-        char dir[] = "/tmp/test-sample-rom.XXXXXX";
-        int status = 0;
-        pid_t pid;
-
-        if (geteuid() != 0) {
-                test_skip("not root");
-                return;
-        }
-        ASSERT_TRUE(test_mkdtemp(dir));
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0)
-                _exit(covered_then_read_only(dir));
-        ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
-        ASSERT_OK(rmdir(dir));
-        ASSERT_TRUE(WIFEXITED(status));
-        if (WEXITSTATUS(status) >= 90) {
-                test_skip("cannot set up mount namespaces with an overlay (%d)", WEXITSTATUS(status));
-                return;
-        }
-        fprintf(stderr, "  %s\n",
-                kernel_covers() ? "left out, then read once our mount is read-only"
-                                : "read both times (no kernel list, or statmount before 6.15)");
-        ASSERT_EQ(WEXITSTATUS(status), 0);
+        test_covered_then(remount_read_only, "our mount is read-only");
 }
 
 static Sample *sample_of_text(const char *text) {
