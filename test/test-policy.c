@@ -616,6 +616,16 @@ static int conf_tree(char *tmp) {
         return fd;
 }
 
+/* Removes what conf_tree() made, once the test has emptied its drop-in directories. */
+static void conf_tree_remove(int fd, const char *tmp) {
+        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
+        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
+        ASSERT_OK(rmdir(tmp));
+}
+
 /* The same read from a tree (review Q, H1): more drop-ins than POLICY_MAX_FILES, the vendor's skip
  * rule among the ones read. Those past the limit may override it by its name. */
 TEST(truncated_listing_blocks_skip) {
@@ -649,12 +659,7 @@ TEST(truncated_listing_blocks_skip) {
                 ASSERT_OK(unlinkat(fd, name, 0));
         }
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
-        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
-        ASSERT_OK(rmdir(tmp));
+        conf_tree_remove(fd, tmp);
 }
 
 /* The configuration under fd loads as not read in full, and the vendor's skip rule does not apply;
@@ -710,12 +715,7 @@ TEST(truncated_dropins_named) {
                 ASSERT_OK(unlinkat(fd, name, 0));
         }
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
-        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
-        ASSERT_OK(rmdir(tmp));
+        conf_tree_remove(fd, tmp);
 }
 
 /* A drop-in, or the main file, that exists but cannot be looked at (ELOOP here; EIO, ESTALE, EACCES
@@ -752,12 +752,7 @@ TEST(unstatable_entries_block_skip) {
                 ASSERT_TRUE(policy_match(p, "/mnt/nfs", "nfs4", 0, 0, NULL)->action == RULE_ACTION_SKIP);
         }
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf", 0));
-        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
-        ASSERT_OK(rmdir(tmp));
+        conf_tree_remove(fd, tmp);
 }
 
 /* Review S: a drop-in listed, then gone before it is read (an admin reverting to the vendor's file of
@@ -865,12 +860,7 @@ TEST(main_file_masked) {
 
         ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf", 0));
-        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
-        ASSERT_OK(rmdir(tmp));
+        conf_tree_remove(fd, tmp);
 }
 
 /* Review S: a drop-in that resolves to /dev/null masks, however the link is spelled (systemd's
@@ -895,12 +885,7 @@ TEST(mask_through_any_link_to_dev_null) {
         }
         ASSERT_OK(unlinkat(fd, "etc/mask", 0));
         ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d/10-v.conf", 0));
-        ASSERT_OK(unlinkat(fd, "usr/lib/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr/lib", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "usr", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc/suspend-sync.conf.d", AT_REMOVEDIR));
-        ASSERT_OK(unlinkat(fd, "etc", AT_REMOVEDIR));
-        ASSERT_OK(rmdir(tmp));
+        conf_tree_remove(fd, tmp);
 }
 
 /* Review Q: a drop-in directory that cannot be listed (ELOOP here; EIO, EACCES alike) makes the
