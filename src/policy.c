@@ -327,6 +327,10 @@ static int build_one(Policy *p, const PolicyFile *f, bool explicit) {
                 return policy_warn(p, f->path, 0, "File not found, using defaults");
         if (f->error == -EBADFD)
                 return policy_warn(p, f->path, 0, "Not a regular file, ignoring");
+        if (f->error == -EBUSY)
+                return policy_warn(p, f->path, 0,
+                                   "File changed while it was read, ignoring (write a configuration file "
+                                   "by renaming a complete one into place)");
         if (f->error == -EFBIG)
                 return policy_warn(p, f->path, 0, "File larger than %u bytes, ignoring",
                                    POLICY_MAX_FILE_SIZE);

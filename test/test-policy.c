@@ -558,7 +558,7 @@ TEST(unread_keeps_the_knob) {
         static const char off[] = "[Kernel]\nSyncOnSuspend=off\n[Sync]\nMaxParallel=5\n";
         _cleanup_(policy_freep) Policy *a = build(false, -EIO, off), *b = build(false, -EFBIG, off),
                                        *c = build(true, 0, off), *d = build(false, -ENOENT, off),
-                                       *e = build(false, 0, off);
+                                       *e = build(false, 0, off), *f = build(false, -EBUSY, off);
 
         ASSERT_TRUE(a->unread && a->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
         ASSERT_EQ(a->max_parallel, 5); /* the rest as read */
@@ -568,6 +568,11 @@ TEST(unread_keeps_the_knob) {
         ASSERT_TRUE(c->unread && c->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
         ASSERT_WARNING(c, "suspend-sync.conf.d: " UNREAD_WARNING);
         ASSERT_TRUE(d->unread && d->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        /* written to while it was read (review S, L4) */
+        ASSERT_TRUE(f->unread && f->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+        ASSERT_WARNING(
+                f, "/etc/suspend-sync.conf.d/10-a.conf: File changed while it was read, ignoring (write a "
+                   "configuration file by renaming a complete one into place)");
         /* negative control: read in full */
         ASSERT_TRUE(!e->unread && e->sync_on_suspend == SYNC_ON_SUSPEND_OFF);
         ASSERT_EQ(e->n_warnings, 0);

@@ -243,6 +243,57 @@ TEST(read_full_regular) {
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
+/* -Wl,--wrap=read: after the first read(2) that returns data, when append_after_read >= 0, that fd is
+ * written to (a writer appending while the configuration is read). */
+ssize_t __real_read(int fd, void *buf, size_t n);
+ssize_t __wrap_read(int fd, void *buf, size_t n);
+static int append_after_read = -1;
+
+ssize_t __wrap_read(int fd, void *buf, size_t n) {
+        ssize_t r = __real_read(fd, buf, n);
+
+        if (r > 0 && append_after_read >= 0) {
+                int w = append_after_read;
+
+                append_after_read = -1;
+                ASSERT_TRUE(write(w, "Path=/mnt/nfs\n", 14) == 14);
+        }
+        return r;
+}
+
+/* Review S, L4: a configuration file written to while it is read (a script appending line by line)
+ * is not read, rather than read half: "[Rule x]\nAction=skip\n" read before its match keys would be
+ * a rule that skips every mount. A file not written to meanwhile reads as before (control). */
+TEST(read_full_regular_changed) {
+        static const char head[] = "[Rule x]\nAction=skip\n";
+        char dir[] = "/tmp/test-shared-changed-XXXXXX";
+        _cleanup_close_ int fd = -EBADF, w = -EBADF;
+        _cleanup_free_ char *a = NULL;
+        size_t n = 0;
+
+        ASSERT_TRUE(test_mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        w = openat(fd, "f.conf", O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+        ASSERT_TRUE(w >= 0);
+        ASSERT_TRUE(write(w, head, strlen(head)) == (ssize_t) strlen(head));
+
+        ASSERT_OK(read_full_file_at_flags(fd, "f.conf", 4096, READ_FULL_REGULAR, &a, &n));
+        ASSERT_EQ(n, strlen(head));
+        a = mfree(a);
+
+        append_after_read = w;
+        ASSERT_ERR(read_full_file_at_flags(fd, "f.conf", 4096, READ_FULL_REGULAR, &a, &n), EBUSY);
+        ASSERT_TRUE(a == NULL && append_after_read == -1);
+        /* without the flag (sysfs and proc files), no such check: what was read */
+        append_after_read = w;
+        ASSERT_OK(read_full_file_at(fd, "f.conf", 4096, &a, &n));
+        append_after_read = -1;
+
+        ASSERT_TRUE(unlinkat(fd, "f.conf", 0) == 0);
+        ASSERT_TRUE(rmdir(dir) == 0);
+}
+
 /* DirBatch gives what readdir(3) gives, a few entries per getdents64(2), with an fd of its own. */
 TEST(dir_batch) {
         char dir[] = "/tmp/test-shared-XXXXXX", name[256];
@@ -1515,6 +1566,7 @@ int main(void) {
         RUN(options);
         RUN(files);
         RUN(read_full_regular);
+        RUN(read_full_regular_changed);
         RUN(dir_batch);
         RUN(fdinfo_mnt_ino);
         RUN(proc_maps_find);

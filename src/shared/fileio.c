@@ -158,6 +158,20 @@ int read_full_file_at_flags(int dir_fd, const char *path, size_t max, ReadFullFl
                         return -EFBIG;
         }
 
+        if ((flags & READ_FULL_REGULAR) && S_ISREG(st.st_mode)) {
+                struct stat after;
+
+                /* Written to while it was read (a script appending line by line, review S, L4): what
+                 * was read may be any prefix of what is meant, "[Rule x]\nAction=skip\n" before its
+                 * match keys. Not read, rather than read half. */
+                if (fstat(fd, &after) < 0)
+                        return negative_errno();
+                if (after.st_size != st.st_size || after.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+                    after.st_mtim.tv_nsec != st.st_mtim.tv_nsec ||
+                    after.st_ctim.tv_sec != st.st_ctim.tv_sec || after.st_ctim.tv_nsec != st.st_ctim.tv_nsec)
+                        return -EBUSY;
+        }
+
         if (!buf) {
                 buf = malloc(1);
                 if (!buf)

@@ -23,7 +23,8 @@ bool stat_is_dev_null(const struct stat *st);
 typedef enum ReadFullFlags {
         /* Only a regular file (or /dev/null, read as empty), opened without waiting (O_NONBLOCK): a
          * FIFO, a device or a socket is -EBADFD at once, never a read that blocks; a directory
-         * -EISDIR. */
+         * -EISDIR. A file whose size, modification or change time moved while it was read is -EBUSY
+         * (written to meanwhile: what was read may be half of it). */
         READ_FULL_REGULAR = 1 << 0,
 } ReadFullFlags;
 
