@@ -110,7 +110,7 @@ int read_full_file_at_flags(int dir_fd, const char *path, size_t max, ReadFullFl
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
-        struct stat st;
+        struct stat st = {}; /* set with READ_FULL_REGULAR */
 
         /* O_NONBLOCK: a FIFO's open does not wait for a writer; a regular file ignores it. */
         fd = openat(dir_fd, at_path(dir_fd, path),
