@@ -16,6 +16,7 @@
 #include "shared/macro.h"
 #include "shared/strv.h"
 #include "tests.h"
+#include "wrap-readdir.h"
 
 static const char *const dirs[] = { "/etc", "/run", "/usr/local/lib", "/usr/lib", NULL };
 
@@ -386,22 +387,6 @@ TEST(candidates_bounded) {
         ASSERT_OK(rmdir(tmp));
 }
 
-/* A listing that fails part way (linked with --wrap=readdir64, test/meson.build), as on a filesystem
- * that returns EIO: readdir() ends with that error at the entry named fail_at_entry. */
-struct dirent *__real_readdir64(DIR *d);
-struct dirent *__wrap_readdir64(DIR *d);
-static const char *fail_at_entry;
-
-struct dirent *__wrap_readdir64(DIR *d) {
-        struct dirent *de = __real_readdir64(d);
-
-        if (de && fail_at_entry && streq(de->d_name, fail_at_entry)) {
-                errno = EIO;
-                return NULL;
-        }
-        return de;
-}
-
 /* A drop-in directory not listed in full (a read error part way) is an issue with its error: the
  * drop-ins past the error may override any file by its name. */
 TEST(listing_fails_part_way) {
@@ -422,9 +407,9 @@ TEST(listing_fails_part_way) {
         close(openat(fd, "etc/x.d/fail.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
         close(openat(fd, "usr/lib/x.d/b.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
 
-        fail_at_entry = "fail.conf";
+        wrap_readdir_fail_at = "fail.conf";
         ASSERT_OK(conf_files_list(fd, d2, "x", 16, NULL, NULL, &c));
-        fail_at_entry = NULL;
+        wrap_readdir_fail_at = NULL;
         ASSERT_EQ(c.n_issues, 1);
         ASSERT_EQ(c.issues[0].kind, CONF_FILES_UNLISTED);
         ASSERT_STREQ(c.issues[0].path, "/etc/x.d");

@@ -26,6 +26,7 @@
 #include "shared/strv.h"
 #include "shared/time-util.h"
 #include "tests.h"
+#include "wrap-readdir.h"
 
 #define CONFIG_DIR FIXTURES_DIR "/config"
 
@@ -535,22 +536,6 @@ static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* A listing that fails part way (linked with --wrap=readdir64, test/meson.build), as on a filesystem
- * that returns EIO: readdir() ends with that error at the entry named fail_at_entry. */
-struct dirent *__real_readdir64(DIR *d);
-struct dirent *__wrap_readdir64(DIR *d);
-static const char *fail_at_entry;
-
-struct dirent *__wrap_readdir64(DIR *d) {
-        struct dirent *de = __real_readdir64(d);
-
-        if (de && fail_at_entry && streq(de->d_name, fail_at_entry)) {
-                errno = EIO;
-                return NULL;
-        }
-        return de;
-}
-
 /* An entry that cannot be read (linked with --wrap=readlinkat): EIO for a path that ends in
  * fail_readlink_at. */
 ssize_t __real_readlinkat(int dfd, const char *path, char *buf, size_t size);
@@ -628,10 +613,10 @@ TEST(hooks) {
         ASSERT_OK(system(cmd));
 
         /* A directory listed only in part (EIO) may hold a hook past the error: not "these only". */
-        fail_at_entry = "admin.sh";
+        wrap_readdir_fail_at = "admin.sh";
         listed = strv_free(listed);
         ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), -EIO);
-        fail_at_entry = NULL;
+        wrap_readdir_fail_at = NULL;
         ASSERT_TRUE(listed == NULL);
 
         /* /lib is /usr/lib (merged /usr): each hook once. */
