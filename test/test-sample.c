@@ -1072,16 +1072,36 @@ static void kernel_lists_namespace(pid_t pid) {
 /* Whether this kernel lets a namespace be left out as covered by our table: it lists the namespaces
  * (6.12+) and its statmount says that it reports subtypes (6.15+, as our own table through listmount
  * needs). */
-static bool kernel_covers(void) {
+/* Whether the kernel lists the mount namespaces to us (nsfs NS_MNT_GET_NEXT: Linux 6.12+, root). */
+static bool kernel_lists_namespaces(void) {
         _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_(mount_table_freep) MountTable *t = NULL;
         _cleanup_free_ uint64_t *inos = NULL;
-        MountTableBackend used = MOUNT_TABLE_BACKEND_MOUNTINFO;
         size_t n = 0;
 
-        ASSERT_TRUE(proc_fd >= 0 && root_fd >= 0);
-        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0)
+        ASSERT_TRUE(proc_fd >= 0);
+        return unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) >= 0;
+}
+
+/* A live test that needs root and the kernel's list of mount namespaces: false (and a skip) without. */
+static bool live_namespace_list_or_skip(void) {
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return false;
+        }
+        if (!kernel_lists_namespaces()) {
+                test_skip("no kernel list of mount namespaces");
+                return false;
+        }
+        return true;
+}
+
+static bool kernel_covers(void) {
+        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        MountTableBackend used = MOUNT_TABLE_BACKEND_MOUNTINFO;
+
+        ASSERT_TRUE(root_fd >= 0);
+        if (!kernel_lists_namespaces())
                 return false;
         ASSERT_OK(mount_table_load_backend(root_fd, MOUNT_TABLE_BACKEND_LISTMOUNT, &t, NULL, &used));
         return used == MOUNT_TABLE_BACKEND_LISTMOUNT;
@@ -1383,20 +1403,9 @@ static Sample *load_live(bool walk_all) {
  * the namespace and reads it (no reason). */
 TEST(live_nsfs_listed_not_walked) {
         char dir[] = "/tmp/test-sample-nsfs.XXXXXX", sub[64], nsf[80], cmd[768], want[128];
-        _cleanup_close_ int proc_fd = -EBADF;
-        _cleanup_free_ uint64_t *inos = NULL;
-        size_t n = 0;
 
-        if (geteuid() != 0) {
-                test_skip("not root");
+        if (!live_namespace_list_or_skip())
                 return;
-        }
-        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(proc_fd >= 0);
-        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
-                test_skip("no kernel list of mount namespaces");
-                return;
-        }
         ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(sub, sizeof sub, "%s/sub", dir);
         snprintf(nsf, sizeof nsf, "%s/ns", sub);
@@ -1449,23 +1458,12 @@ TEST(live_nsfs_listed_not_walked) {
  * ours, a reason that names it; its tmpfs (nothing to sync) is none. */
 TEST(live_nsfs_namespace_overlay_hidden) {
         char dir[] = "/tmp/test-sample-nsov.XXXXXX", nsf[64], cmd[1536], want[64];
-        _cleanup_close_ int proc_fd = -EBADF;
-        _cleanup_free_ uint64_t *inos = NULL;
         unsigned ma = 0, mi = 0;
         bool named[2] = {}, tmpfs_named = false;
-        size_t n = 0;
         FILE *f;
 
-        if (geteuid() != 0) {
-                test_skip("not root");
+        if (!live_namespace_list_or_skip())
                 return;
-        }
-        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(proc_fd >= 0);
-        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
-                test_skip("no kernel list of mount namespaces");
-                return;
-        }
         ASSERT_TRUE(test_mkdtemp(dir));
         snprintf(nsf, sizeof nsf, "%s/ns", dir);
         snprintf(cmd, sizeof cmd,
@@ -1507,24 +1505,13 @@ TEST(live_nsfs_namespace_overlay_hidden) {
  * reason that names it. */
 TEST(live_namespace_kept_by_fd) {
         char dir[] = "/tmp/test-sample-nsfd.XXXXXX", path[64], want[64];
-        _cleanup_close_ int proc_fd = -EBADF;
-        _cleanup_free_ uint64_t *inos = NULL;
         int release = -1, ns_fd;
         bool named;
         dev_t dev = 0;
-        size_t n = 0;
         pid_t pid;
 
-        if (geteuid() != 0) {
-                test_skip("not root");
+        if (!live_namespace_list_or_skip())
                 return;
-        }
-        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(proc_fd >= 0);
-        if (unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, NULL, &inos, &n, NULL, NULL) < 0) {
-                test_skip("no kernel list of mount namespaces");
-                return;
-        }
         ASSERT_TRUE(test_mkdtemp(dir));
         pid = spawn_child_namespace(setup_overlay, dir, &dev, 1, &release);
         if (pid == 0) {
