@@ -25,6 +25,7 @@
 #include "shared/devnum-util.h"
 #include "shared/strv.h"
 #include "tests.h"
+#include "wrap-bounded-child.h"
 
 #define LAPTOP FIXTURES_DIR "/sysfs/laptop"
 #define BROKEN FIXTURES_DIR "/sysfs/broken"
@@ -242,28 +243,12 @@ TEST(rotational_deferred) {
         device_info_done(&dm_later);
 }
 
-/* The child on a tree of disks: a FIFO nobody writes stands for an attribute that blocks (open()
- * waits, as a read waits on a disk's limits lock): it costs the bound, what was read before it
- * counts, what comes after it is not known. Then the union over a device's disks. */
-/* A child that dies after its first answer (test-device is linked with --wrap=bounded_child_run,
- * test/meson.build): what arrived counts, the rest is unknown. */
-static bool child_dies;
-
-int __real_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                             BoundedChildFeed feed, void *userdata);
-int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                             BoundedChildFeed feed, void *userdata);
-
+/* A child that dies after its first answer (wrap-bounded-child.h): what arrived counts, the rest is
+ * unknown. */
 static int first_then_die(int pipe_fd, int keep_fd, void *userdata) {
         DeviceRotationalRecord rec = { .index = 0, .value = 1 };
 
         return write(pipe_fd, &rec, sizeof rec) == (ssize_t) sizeof rec ? 9 : 10;
-}
-
-int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                             BoundedChildFeed feed, void *userdata) {
-        return __real_bounded_child_run(keep_fd, timeout, max_size, child_dies ? first_then_die : work, feed,
-                                        userdata);
 }
 
 /* The prompt's fail-open case: a disk the child did not answer for (it died first) is never taken
@@ -277,9 +262,9 @@ TEST(rotational_child_dies) {
 
         ASSERT_TRUE(test_mkdtemp(root) != NULL);
         ASSERT_TRUE((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
-        child_dies = true;
+        wrap_bounded_child_work = first_then_die;
         ASSERT_OK(device_rotational_query(fd, q, 3, 5 * USEC_PER_SEC));
-        child_dies = false;
+        wrap_bounded_child_work = NULL;
         ASSERT_EQ(q[0].value, 1);
         ASSERT_EQ(q[1].value, -EPROTO);
         ASSERT_EQ(q[2].value, -EPROTO);
@@ -292,6 +277,9 @@ TEST(rotational_child_dies) {
         ASSERT_OK(rmdir(root));
 }
 
+/* The child on a tree of disks: a FIFO nobody writes stands for an attribute that blocks (open()
+ * waits, as a read waits on a disk's limits lock): it costs the bound, what was read before it
+ * counts, what comes after it is not known. Then the union over a device's disks. */
 TEST(rotational_query) {
         char root[] = "/tmp/test-device-rot.XXXXXX", p[128];
         static const struct {

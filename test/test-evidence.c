@@ -11,6 +11,7 @@
 #include "shared/bounded-child.h"
 #include "shared/macro.h"
 #include "tests.h"
+#include "wrap-bounded-child.h"
 
 static const char clean_stats[] = "BdiWriteback:            64 kB\n" /* per-CPU counters: never evidence */
                                   "BdiReclaimable:          64 kB\n"
@@ -83,6 +84,19 @@ static void put_file(int fd, const char *path, const char *text) {
         ASSERT_EQ(write(f, text, strlen(text)), (ssize_t) strlen(text));
 }
 
+/* A temporary root (root, a mkdtemp template) with proc/sys/vm/ for the global evidence; its fd. */
+static int proc_vm_root(char *root) {
+        int fd;
+
+        ASSERT_TRUE(test_mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mkdirat(fd, "proc", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
+        ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
+        return fd;
+}
+
 TEST(load_global_fixture) {
         char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
         _cleanup_close_ int fd = -EBADF, f = -EBADF;
@@ -110,23 +124,9 @@ TEST(load_global_fixture) {
         ASSERT_EQ(system(cmd), 0);
 }
 
-/* A child that dies before its answer (test-evidence is linked with --wrap=bounded_child_run,
- * test/meson.build). */
-static bool child_dies;
-
-int __real_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                             BoundedChildFeed feed, void *userdata);
-int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                             BoundedChildFeed feed, void *userdata);
-
+/* A child that dies before its answer (wrap-bounded-child.h). */
 static int die_at_once(int pipe_fd, int keep_fd, void *userdata) {
         return 9;
-}
-
-int __wrap_bounded_child_run(int keep_fd, usec_t timeout, size_t max_size, BoundedChildWork work,
-                             BoundedChildFeed feed, void *userdata) {
-        return __real_bounded_child_run(keep_fd, timeout, max_size, child_dies ? die_at_once : work, feed,
-                                        userdata);
 }
 
 /* The late pass's global counts are evidence only when the child answered: one that died first is
@@ -138,17 +138,12 @@ TEST(load_global_child_dies) {
         Meminfo m = { .writeback_bytes = 7 };
         unsigned started;
 
-        ASSERT_TRUE(test_mkdtemp(root));
-        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "proc", 0755));
-        ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
-        ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
+        fd = proc_vm_root(root);
         safe_close(openat(fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CREAT | O_CLOEXEC, 0200));
         put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
-        child_dies = true;
+        wrap_bounded_child_work = die_at_once;
         ASSERT_TRUE(evidence_load_global(fd, 5 * USEC_PER_SEC, &m) == -EIO);
-        child_dies = false;
+        wrap_bounded_child_work = NULL;
         ASSERT_EQ(m.writeback_bytes, 7U); /* untouched */
         ASSERT_TRUE(!m.has_writeback);
         /* control: the same root, the child answering */
@@ -171,12 +166,7 @@ TEST(load_global_bounded) {
         Meminfo m = { .writeback_bytes = 7 };
         usec_t t;
 
-        ASSERT_TRUE(test_mkdtemp(root));
-        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(mkdirat(fd, "proc", 0755));
-        ASSERT_OK(mkdirat(fd, "proc/sys", 0755));
-        ASSERT_OK(mkdirat(fd, "proc/sys/vm", 0755));
+        fd = proc_vm_root(root);
         ASSERT_OK(mkfifoat(fd, "proc/sys/vm/stat_refresh", 0600));
         put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 0 kB\n");
         /* The test's own bound: an unbounded load hangs here instead of failing. */

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * A bounded child that does other work than asked (one that dies before its answer, or after its
+ * first): in a test linked with -Wl,--wrap=bounded_child_run and test/wrap-bounded-child.c
+ * (test/meson.build), bounded_child_run() runs wrap_bounded_child_work in the child instead of its
+ * work when it is not NULL.
+ */
+
+#include "shared/bounded-child.h"
+
+extern BoundedChildWork wrap_bounded_child_work;
