@@ -1867,6 +1867,104 @@ TEST(live_namespace_covered) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* The opens below proc of one process fail as after its exit, proc_gone_pid (0: none; test-sample is
+ * linked with --wrap=openat64, test/meson.build; every other open passes through): a member the walk
+ * over proc saw that is gone by the time its namespace's table is read. */
+static pid_t proc_gone_pid;
+
+int __real_openat64(int dir_fd, const char *path, int flags, ...);
+int __wrap_openat64(int dir_fd, const char *path, int flags, ...);
+
+int __wrap_openat64(int dir_fd, const char *path, int flags, ...) {
+        char prefix[32];
+        int mode = 0, n;
+
+        if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+                va_list ap;
+
+                va_start(ap, flags);
+                mode = va_arg(ap, int);
+                va_end(ap);
+        }
+        n = snprintf(prefix, sizeof prefix, "%d/", (int) proc_gone_pid);
+        if (proc_gone_pid > 0 && path && strncmp(path, prefix, (size_t) n) == 0) {
+                errno = ESRCH;
+                return -1;
+        }
+        return __real_openat64(dir_fd, path, flags, mode);
+}
+
+/* A sample of the real root through the kernel's list of namespaces, our own table by backend b. */
+static Sample *load_live_backend(MountTableBackend b) {
+        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        SampleSources src = { .root_fd = root_fd,
+                              .sysfs_root = "/sys",
+                              .debugfs_fd = -EBADF,
+                              .scan_namespaces = true,
+                              .mount_backend = b };
+        Sample *s = NULL;
+
+        ASSERT_OK(sample_load(&src, &s));
+        return s;
+}
+
+/* The only member of a namespace is gone between the walk over proc and the read of the namespace's
+ * table (ns_load_listmount() and ns_member_text() get ESRCH: the "gone" candidate), while the kernel
+ * still lists the namespace (an fd may keep it; here the member itself, its opens below proc failing
+ * as after its exit). Never read as gone with the sample complete: listed through listmount as one
+ * the walk did not find (ns_scan_unseen()), its overlay, a superblock in no table of ours, is a
+ * superblock of the sample or a reason that names it. Our table by both backends (listmount first,
+ * or the mountinfo text alone); the control without the fault reads the namespace through its member. */
+TEST(live_namespace_member_gone_before_read) {
+        static const MountTableBackend backends[] = { MOUNT_TABLE_BACKEND_LISTMOUNT,
+                                                      MOUNT_TABLE_BACKEND_MOUNTINFO };
+        char dir[] = "/tmp/test-sample-nsgone.XXXXXX", want[64];
+        bool control_read, control_named, via_member[2], seen[2];
+        int release = -1;
+        dev_t dev = 0;
+        pid_t pid;
+
+        if (!live_namespace_list_or_skip())
+                return;
+        ASSERT_TRUE(test_mkdtemp(dir));
+        pid = spawn_child_namespace(setup_overlay, dir, &dev, 1, &release);
+        if (pid == 0) {
+                test_skip("cannot make a mount namespace with an overlay");
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        snprintf(want, sizeof want, "overlay superblock %u:%u ", major(dev), minor(dev));
+        {
+                _cleanup_(sample_freep) Sample *s = load_live(false);
+
+                control_read = has_namespace_mount(s, pid, dev);
+                control_named = has_reason(s, want, NULL);
+        }
+        for (size_t b = 0; b < ELEMENTSOF(backends); b++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+
+                proc_gone_pid = pid;
+                s = load_live_backend(backends[b]);
+                proc_gone_pid = 0;
+                via_member[b] = has_namespace(s, pid);
+                seen[b] = find_sb(s, major(dev), minor(dev)) || has_reason(s, want, NULL);
+                for (size_t k = 0; k < s->n_incomplete_why; k++)
+                        if (strstr(s->incomplete_why[k], want))
+                                fprintf(stderr, "  backend %zu: %s\n", b, s->incomplete_why[k]);
+                fprintf(stderr, "  backend %zu, member gone: namespace %s, overlay %s\n", b,
+                        via_member[b] ? "read" : "not read through a member", seen[b] ? "seen" : "NOT seen");
+        }
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(dir));
+        ASSERT_TRUE(control_read);
+        ASSERT_TRUE(!control_named);
+        for (size_t b = 0; b < ELEMENTSOF(backends); b++) {
+                ASSERT_TRUE(!via_member[b]); /* the fault took: no member read */
+                ASSERT_TRUE(seen[b]);
+        }
+}
+
 /* Faults in the listmount and statmount calls about one mount namespace, cover_fault_ns (test-sample
  * is linked with --wrap=syscall, test/meson.build; every other call passes through): what
  * unlisted_namespace_covered() makes of a namespace it cannot list or read in full. */
@@ -2497,6 +2595,7 @@ int main(void) {
         RUN(live_nsfs_listed_not_walked);
         RUN(live_nsfs_namespace_overlay_hidden);
         RUN(live_namespace_kept_by_fd);
+        RUN(live_namespace_member_gone_before_read);
         RUN(nsfs_mount_listed);
         RUN(root_facts);
         return test_result();
