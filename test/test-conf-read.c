@@ -632,6 +632,18 @@ TEST(hooks) {
         ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), 3);
         ASSERT_TRUE(strv_contains(listed, "/lib/systemd/system-sleep/split"));
 
+        /* A regular file where a hook directory (or one of its parents) would be holds no hook, as a
+         * missing directory: systemd-sleep skips such a path (ENOTDIR), so the hooks are the others. */
+        snprintf(cmd, sizeof cmd,
+                 "mkdir -p %1$s/run/systemd %1$s/usr/local/lib && : > %1$s/run/systemd/system-sleep && "
+                 ": > %1$s/usr/local/lib/systemd",
+                 root);
+        ASSERT_OK(system(cmd));
+        listed = strv_free(listed);
+        ASSERT_EQ(sleep_hooks_list(fd, NULL, NULL, &listed), 3);
+        snprintf(cmd, sizeof cmd, "rm -r %1$s/run %1$s/usr/local", root);
+        ASSERT_OK(system(cmd));
+
         /* A directory that cannot be read (a loop here) may hold a hook: an error, and through the
          * child a record that names it, so that the hooks are not "none". */
         snprintf(
@@ -722,6 +734,15 @@ TEST(hook_ours) {
         /* split /usr, systemd's directory /lib (here /usr/lib): ours in /lib is not counted */
         OURS(0, NULL,
              "mkdir -p lib/systemd/system-sleep && ln -s /run/suspend-sync/sleep-hook lib/systemd/system-sleep/suspend-sync");
+        /* a regular file where a directory some release reads would be holds no entry, as a missing
+         * directory (ENOTDIR is a definite answer, and systemd-sleep skips such a path): ours still
+         * counts, never "not known"; one where systemd-sleep's own directory would be: not ours */
+        OURS(1, NULL,
+             "ln -s /run/suspend-sync/sleep-hook %s && rmdir etc/systemd/system-sleep && "
+             ": > etc/systemd/system-sleep",
+             L);
+        OURS(1, NULL, "ln -s /run/suspend-sync/sleep-hook %s && rm -r etc/systemd && : > etc/systemd", L);
+        OURS(0, NULL, "rm -r usr/lib/systemd/system-sleep && : > usr/lib/systemd/system-sleep");
         /* a directory that cannot be read: not known */
         OURS(-ELOOP, NULL,
              "ln -s /run/suspend-sync/sleep-hook %s && rm -r etc/systemd/system-sleep && "
