@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -80,6 +81,48 @@ TEST(hook_entry_missing) {
         ASSERT_OK(context_load_policy(&a, &c));
         ASSERT_EQ(c.hook_ours, 0);
         ASSERT_TRUE(!c.hook_other);
+}
+
+/* The reader child's 'O' record (our system-sleep entry) sent only once the parent has read all that
+ * came before it, the sources included (test-context is linked with --wrap=loop_write,
+ * test/meson.build; every other write, and every write while o_after_drain is off, passes through):
+ * a parent that does not wait for the 'O' is done by then. */
+static pid_t o_after_drain; /* the test's own pid: armed in its children */
+
+int __real_loop_write(int fd, const void *p, size_t n);
+int __wrap_loop_write(int fd, const void *p, size_t n);
+
+int __wrap_loop_write(int fd, const void *p, size_t n) {
+        if (o_after_drain > 0 && getpid() != o_after_drain && n == 5 && ((const char *) p)[0] == 'O')
+                for (;;) {
+                        int left = 0;
+
+                        if (ioctl(fd, FIONREAD, &left) < 0 || left == 0)
+                                break;
+                        (void) usleep(1000);
+                }
+        return __real_loop_write(fd, p, n);
+}
+
+/* ... and so the unit's pass waits for it (C01): our entry is told after the sources, not lost to a
+ * reader done with them (DeferCommit= needs it). The control: a manual run does not ask, and is done
+ * with the sources alone (the seam holds the 'O' back). */
+TEST(hook_entry_after_sources) {
+        static const char *const triggers[] = { "unit", "manual" };
+
+        for (size_t i = 0; i < ELEMENTSOF(triggers); i++) {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+                Args a = args(CONFIG_DIR "/dropins");
+                int want = i == 0 ? 0 : -ENODATA;
+
+                a.trigger = triggers[i];
+                o_after_drain = getpid();
+                ASSERT_OK(context_load_policy(&a, &c));
+                o_after_drain = 0;
+                fprintf(stderr, "  trigger %s: hook_ours %d\n", triggers[i], c.hook_ours);
+                ASSERT_EQ(c.hook_ours, want);
+                ASSERT_TRUE(!c.hook_other);
+        }
 }
 
 /* The sample made again right before the knob's write is bounded by the time the caller has left,
@@ -689,6 +732,7 @@ int main(void) {
         log_setup();
         RUN(overrides_not_in_config);
         RUN(hook_entry_missing);
+        RUN(hook_entry_after_sources);
         RUN(sample_again_until);
         RUN(deadline_max);
         RUN(format_with_overrides);
