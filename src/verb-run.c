@@ -949,8 +949,16 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
                         detail = pass_knob_late_facts(p, &f);
-                if (!detail && knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)
-                        detail = pass_knob_changed(p, &f);
+                /* Whatever the late facts said: a reason of theirs that does not decide here (another
+                 * hook, in "off" or over a hung device) must not stand in for the second sample. */
+                if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
+                        char *changed = pass_knob_changed(p, &f);
+
+                        if (changed) {
+                                free(detail);
+                                detail = changed;
+                        }
+                }
                 /* Last, right before the write (the facts above may take a bounded child's time). */
                 f.requester_gone = notify && notify->requester_waits &&
                                    !notify->requester_waits(notify->userdata);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Review V, V1: knob-changed.sh's case A with SyncOnSuspend=off and another system-sleep hook
+# installed (/run/systemd/system-sleep/ss-review-v, removed at exit). The hook is no reason to keep
+# the kernel's sync on in "off" (nor in "auto" with a device proven stuck), but pass_knob() takes
+# the late facts' sentence about it as "detail" and then never samples again: an overlay mounted
+# while the late pass syncs is not seen, and the knob goes to 0.
+set -euo pipefail
+source "$TEST_LIB/suspend-sync.sh"
+ss_begin
+checks_begin
+ss_debugfs || skip "debugfs not available: no bdi evidence"
+
+sys=$SS_TMP/sys
+ss_fixture_sysfs "$sys"
+knob=$sys/power/sync_on_suspend
+k() { tr -d '\n' <"$knob"; }
+# Not hermetic: the test bed's usual rule skips every mount but ours (Action=skip), which alone would
+# keep the knob on. No test disk of the bed either: its FUSE server runs as root, and a FUSE mount
+# the late pass leaves out keeps the knob on by itself.
+SS_HERMETIC=0 ss_config "[Kernel]
+SyncOnSuspend=off
+[Sync]
+DeadlineSec=20s"
+
+hookdir=/run/systemd/system-sleep
+made_dir=0
+[[ -d $hookdir ]] || { mkdir -p "$hookdir"; made_dir=1; }
+printf '#!/bin/sh\nexit 0\n' >"$hookdir/ss-review-v"
+chmod 755 "$hookdir/ss-review-v"
+ss_on_exit "rm -f '$hookdir/ss-review-v'; [[ $made_dir == 1 ]] && rmdir '$hookdir' 2>/dev/null; true"
+
+ov=$SS_TMP/ov
+mkdir -p "$ov"
+data=$(mktemp -d "${SS_TEST_WORKDIR:-/var/tmp/suspend-sync-test}/knob-changed.XXXXXX")
+ss_on_exit "umount '$ov/m' 2>/dev/null; umount '$ov' 2>/dev/null; rm -rf '$data'"
+
+# late WHAT: a late pass whose worker (the syncfs of the root filesystem, made dirty first so that it
+# lasts) is stopped once it is there; WHAT (overlay, tmpfs or nothing) is mounted at $ov/m, then the
+# worker goes on: the mount comes after the pass's sample and before its knob. Its log in
+# $SS_TMP/late.log. Returns 2 when the worker was gone before it could be stopped (try again).
+late() {
+        local what=$1 pid w="" i
+        echo 1 >"$knob"
+        rm -f "$SS_STATE/knob.orig"
+        ss_unit_pass_record
+        dd if=/dev/zero of="$data/dirty" bs=1M count=64 status=none
+        "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" --late --trigger=hook \
+                run >"$SS_TMP/late.log" 2>&1 &
+        pid=$!
+        for ((i = 0; i < 2000; i++)); do
+                w=$(pgrep -P "$pid" | head -n1) && [[ -n $w ]] && kill -STOP "$w" 2>/dev/null && break
+                w=""
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.002
+        done
+        case $what in
+        overlay)
+                mount -t tmpfs ss-kc "$ov" && mkdir -p "$ov/l" "$ov/u" "$ov/w" "$ov/m" &&
+                        mount -t overlay ss-kc-ov -o "lowerdir=$ov/l,upperdir=$ov/u,workdir=$ov/w" "$ov/m" ;;
+        tmpfs)
+                mkdir -p "$ov/m" && mount -t tmpfs ss-kc-tmp "$ov/m" ;;
+        esac
+        [[ -n $w ]] && kill -CONT "$w" 2>/dev/null
+        wait "$pid" || { cat "$SS_TMP/late.log"; fail "$what: the late pass failed"; }
+        umount "$ov/m" 2>/dev/null || true
+        umount "$ov" 2>/dev/null || true
+        rm -f "$data/dirty"
+        [[ -n $w ]] || return 2
+}
+# try WHAT: late WHAT until a worker was stopped (3 tries; else skip: this machine syncs too fast)
+try() {
+        local r
+        for _ in 1 2 3; do
+                r=0; late "$1" || r=$?
+                [[ $r == 2 ]] || return 0
+                echo "$1: the worker was gone before it could be stopped, again"
+        done
+        skip "the pass's worker could not be caught in three tries"
+}
+kept_by() { grep -o "Leaving the kernel's own sync on: .*" "$SS_TMP/late.log" || true; }
+
+try overlay
+if [[ $(k) == 1 ]] && kept_by | grep -q "(overlay) at $ov/m was mounted since the pass looked"; then
+        ok "A: knob kept on, the overlay named: $(kept_by)"
+else
+        cat "$SS_TMP/late.log"
+        fail "A: knob $(k), kept by: '$(kept_by)' (want 1, the overlay at $ov/m named)"
+fi
+
+checks_end "knob-changed-hook"
