@@ -9,6 +9,9 @@
 #   B: the same with a tmpfs (a pseudo filesystem: nothing to sync): not named.
 #   Control: the same pass with nothing mounted meanwhile turns the knob off, unless something else
 #   of this shared machine keeps it on (then it says what, and the overlay is not named).
+#   C (review V, V1): A with SyncOnSuspend=off and another system-sleep hook installed
+#      (/run/systemd/system-sleep/ss-knob-changed, removed at exit). The hook keeps the sync on only
+#      in auto; its sentence must not stand in for the second sample: knob kept on, the overlay named.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 ss_begin
@@ -77,13 +80,18 @@ try() {
 }
 kept_by() { grep -o "Leaving the kernel's own sync on: .*" "$SS_TMP/late.log" || true; }
 
+# overlay_named CASE: the last pass kept the knob on and named the overlay made since its sample.
+overlay_named() {
+        if [[ $(k) == 1 ]] && kept_by | grep -q "(overlay) at $ov/m was mounted since the pass looked"; then
+                ok "$1: knob kept on, the overlay named: $(kept_by)"
+        else
+                cat "$SS_TMP/late.log"
+                fail "$1: knob $(k), kept by: '$(kept_by)' (want 1, the overlay at $ov/m named)"
+        fi
+}
+
 try overlay
-if [[ $(k) == 1 ]] && kept_by | grep -q "(overlay) at $ov/m was mounted since the pass looked"; then
-        ok "A: knob kept on, the overlay named: $(kept_by)"
-else
-        cat "$SS_TMP/late.log"
-        fail "A: knob $(k), kept by: '$(kept_by)' (want 1, the overlay at $ov/m named)"
-fi
+overlay_named "A"
 
 # not_named WHAT: the last pass named no mount made since; it turned the knob off, unless something
 # else of this shared machine kept it on (said, not failed).
@@ -102,4 +110,19 @@ not_named "B (a tmpfs is nothing to sync)"
 
 try nothing
 not_named "control"
+
+# C: SyncOnSuspend=off beside another system-sleep hook (not hermetic: the hook listing reads the
+# real /run; integration tests run one at a time).
+SS_HERMETIC=0 ss_config "[Kernel]
+SyncOnSuspend=off
+[Sync]
+DeadlineSec=20s"
+hookdir=/run/systemd/system-sleep
+made_dir=0
+[[ -d $hookdir ]] || { mkdir -p "$hookdir"; made_dir=1; }
+printf '#!/bin/sh\nexit 0\n' >"$hookdir/ss-knob-changed"
+chmod 755 "$hookdir/ss-knob-changed"
+ss_on_exit "rm -f '$hookdir/ss-knob-changed'; [[ $made_dir == 1 ]] && rmdir '$hookdir' 2>/dev/null; true"
+try overlay
+overlay_named "C (off, another hook)"
 checks_end "knob-changed"
