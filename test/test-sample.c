@@ -1381,18 +1381,23 @@ TEST(live_namespace_root_moved) {
 }
 
 /* A sample of the real root, its namespaces found through the kernel's list or by reading every
- * process (walk_all). */
-static Sample *load_live(bool walk_all) {
+ * process (walk_all), our own table by backend b. */
+static Sample *load_live_backend(bool walk_all, MountTableBackend b) {
         _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         SampleSources src = { .root_fd = root_fd,
                               .sysfs_root = "/sys",
                               .debugfs_fd = -EBADF,
                               .scan_namespaces = true,
-                              .walk_all_processes = walk_all };
+                              .walk_all_processes = walk_all,
+                              .mount_backend = b };
         Sample *s = NULL;
 
         ASSERT_OK(sample_load(&src, &s));
         return s;
+}
+
+static Sample *load_live(bool walk_all) {
+        return load_live_backend(walk_all, MOUNT_TABLE_BACKEND_DEFAULT);
 }
 
 /* A mount namespace kept only by an nsfs mount whose mount point is hidden under another mount (its
@@ -1894,20 +1899,6 @@ int __wrap_openat64(int dir_fd, const char *path, int flags, ...) {
         return __real_openat64(dir_fd, path, flags, mode);
 }
 
-/* A sample of the real root through the kernel's list of namespaces, our own table by backend b. */
-static Sample *load_live_backend(MountTableBackend b) {
-        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        SampleSources src = { .root_fd = root_fd,
-                              .sysfs_root = "/sys",
-                              .debugfs_fd = -EBADF,
-                              .scan_namespaces = true,
-                              .mount_backend = b };
-        Sample *s = NULL;
-
-        ASSERT_OK(sample_load(&src, &s));
-        return s;
-}
-
 /* The only member of a namespace is gone between the walk over proc and the read of the namespace's
  * table (ns_load_listmount() and ns_member_text() get ESRCH: the "gone" candidate), while the kernel
  * still lists the namespace (an fd may keep it; here the member itself, its opens below proc failing
@@ -1944,7 +1935,7 @@ TEST(live_namespace_member_gone_before_read) {
                 _cleanup_(sample_freep) Sample *s = NULL;
 
                 proc_gone_pid = pid;
-                s = load_live_backend(backends[b]);
+                s = load_live_backend(false, backends[b]);
                 proc_gone_pid = 0;
                 via_member[b] = has_namespace(s, pid);
                 seen[b] = find_sb(s, major(dev), minor(dev)) || has_reason(s, want, NULL);
