@@ -113,16 +113,48 @@ typedef struct SbDecision {
         bool decided;
 } SbDecision;
 
-/* Through which mount a superblock is synced: the first one that is not hidden under another mount,
- * preferring writable mounts; its first mount when all are hidden. */
-static size_t choose_primary(const Sample *sample, const Superblock *s) {
-        for (int pass = 0; pass < 2; pass++)
+/* Whether a path walk through a mount of s may wait on a server: a FUSE or network filesystem
+ * revalidates the names it crosses (d_revalidate, answered by its server) and autofs holds the walk
+ * until its daemon has mounted (review U, U1). A local block or pseudo filesystem answers for the
+ * path to a mount point from the dentry cache (the mount pins every dentry on that path); so does an
+ * overlay, unless one of its layers is on such a server (not known here: see mount_path_local()). */
+static bool walk_may_wait(const Superblock *s) {
+        return s->fs_class == FS_CLASS_FUSE || s->fs_class == FS_CLASS_NETWORK ||
+               (s->fstype && fstype_is(s->fstype, "autofs"));
+}
+
+/* Whether every mount above mount idx, up to its namespace's root (parent[]: PlanBuild.parent), is a
+ * local block or pseudo filesystem: no FUSE, network, autofs nor overlay (whose layers may be on a
+ * server) on the way, nothing a server could hold the walk to it on. */
+static bool mount_path_local(const Sample *sample, const ssize_t *parent, size_t idx) {
+        if (sample->table->entries[idx].unlisted)
+                return false; /* reached through a process's file: its path is not a walk we know */
+        for (size_t n = 0; parent[idx] >= 0 && n < sample->table->n_entries; n++) {
+                const Superblock *a;
+
+                idx = (size_t) parent[idx];
+                a = &sample->sbs[sample->sb_of_mount[idx]];
+                if (walk_may_wait(a) || a->fs_class == FS_CLASS_OVERLAY)
+                        return false;
+        }
+        return true;
+}
+
+/* Through which mount a superblock is synced: one that is not hidden under another mount; among
+ * those, one whose path leaves no local filesystem first (review U, U1: a mount below a hung FUSE,
+ * NFS or autofs directory holds the worker in its walk, while the same superblock is reachable at a
+ * local path), then writable mounts first; in table order within each rank; its first mount when
+ * all are hidden. */
+static size_t choose_primary(const Sample *sample, const ssize_t *parent, const Superblock *s) {
+        for (int pass = 0; pass < 4; pass++)
                 for (size_t i = 0; i < s->n_mounts; i++) {
                         size_t idx = s->mounts[i];
 
                         if (sample->overmounted[idx])
                                 continue;
-                        if (pass == 0 && sample->table->entries[idx].read_only)
+                        if (pass < 2 && !mount_path_local(sample, parent, idx))
+                                continue;
+                        if (pass % 2 == 0 && sample->table->entries[idx].read_only)
                                 continue;
                         return idx;
                 }
@@ -196,8 +228,8 @@ static bool skip_rule_misses(const Sample *sample, const Policy *policy, const S
         return false;
 }
 
-static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope,
-                     size_t k, SbDecision *d) {
+static int decide_sb(const Sample *sample, const PathIndex *pi, const ssize_t *parent, const Policy *policy,
+                     PlanScope scope, size_t k, SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
         const MountTable *t = sample->table;
         const MountEntry *m;
@@ -205,7 +237,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
         RuleAction ra = RULE_ACTION_AUTO;
         int r;
 
-        d->primary = choose_primary(sample, s);
+        d->primary = choose_primary(sample, parent, s);
         m = &t->entries[d->primary];
         d->timeout = policy->mount_timeout;
         d->decided = true;
@@ -440,6 +472,8 @@ typedef struct PlanBuild {
         const Policy *policy;
         PlanScope scope;
         PathIndex pi;
+        ssize_t *parent;   /* per table entry: its parent mount's index in the same namespace, -1:
+                            * none (a namespace's root, or its parent is not in the table) */
         SbDecision *dec;   /* one per superblock */
         GroupWork *groups; /* device groups with something to sync, in execution order */
         size_t n_groups;
@@ -452,6 +486,7 @@ typedef struct PlanBuild {
 
 static void plan_build_done(PlanBuild *b) {
         path_index_done(&b->pi);
+        free(b->parent);
         for (size_t k = 0; b->dec && k < b->sample->n_sbs; k++) {
                 free(b->dec[k].reason);
                 free(b->dec[k].covered_if_path);
@@ -465,6 +500,53 @@ static void plan_build_done(PlanBuild *b) {
         plan_free(b->plan);
 }
 
+static int cmp_ns_mount_id(const size_t *a, const size_t *b, const Sample *s) {
+        if (s->ns_of_mount[*a] != s->ns_of_mount[*b])
+                return CMP(s->ns_of_mount[*a], s->ns_of_mount[*b]);
+        return CMP(s->table->entries[*a].mount_id, s->table->entries[*b].mount_id);
+}
+
+/* PlanBuild.parent: each mount's parent, found by its parent_id among the listed mounts of its own
+ * namespace (O(n log n)). */
+static int plan_parents(const Sample *sample, ssize_t **ret) {
+        const MountTable *t = sample->table;
+        size_t n = t->n_entries;
+        _cleanup_free_ size_t *order = malloc(MAX(n, 1U) * sizeof(size_t));
+        _cleanup_free_ ssize_t *parent = malloc(MAX(n, 1U) * sizeof(ssize_t));
+
+        if (!order || !parent)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        typesafe_qsort_r(order, n, cmp_ns_mount_id, sample);
+        for (size_t i = 0; i < n; i++) {
+                unsigned ns = sample->ns_of_mount[i];
+                int id = t->entries[i].parent_id;
+                size_t lo = 0, hi = n;
+
+                parent[i] = -1;
+                if (t->entries[i].unlisted || id == t->entries[i].mount_id)
+                        continue;
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2, x = order[mid];
+                        int c = sample->ns_of_mount[x] != ns ? CMP(sample->ns_of_mount[x], ns)
+                                                             : CMP(t->entries[x].mount_id, id);
+
+                        if (c == 0) {
+                                if (!t->entries[x].unlisted)
+                                        parent[i] = (ssize_t) x;
+                                break;
+                        }
+                        if (c < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+        }
+        *ret = TAKE_PTR(parent);
+        return 0;
+}
+
 /* Phase 1: a decision for every superblock (overlays over another superblock stay undecided). */
 static int plan_decide(PlanBuild *b) {
         const MountTable *t = b->sample->table;
@@ -475,7 +557,7 @@ static int plan_decide(PlanBuild *b) {
                 const MountEntry *m;
                 char *x;
 
-                r = decide_sb(b->sample, &b->pi, b->policy, b->scope, k, d);
+                r = decide_sb(b->sample, &b->pi, b->parent, b->policy, b->scope, k, d);
                 if (r < 0)
                         return r;
                 m = &t->entries[d->primary];
@@ -780,6 +862,9 @@ int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan
         b.plan->complete = sample->complete;
 
         r = path_index_build(sample, &b.pi);
+        if (r < 0)
+                return r;
+        r = plan_parents(sample, &b.parent);
         if (r < 0)
                 return r;
         r = plan_decide(&b);

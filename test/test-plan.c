@@ -1209,6 +1209,62 @@ TEST(sb_listed_two_ways) {
         }
 }
 
+/* Review U, U1: one superblock (7:0) mounted first below a FUSE mount (a server that may hang the
+ * walk to it) and again at a local path: synced through the local one, read-only or not. With no
+ * local path, today's order stands (the first mount that is not overmounted, writable first). */
+TEST(primary_avoids_server_on_the_way) {
+        static const char *const root = "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                                        "30 21 0:41 / /srv/fuse rw,relatime - fuse.faultdisk faultdisk "
+                                        "rw,user_id=0,group_id=0,allow_other\n";
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        struct {
+                const char *rest, *primary;
+        } cases[] = {
+                { "31 30 7:0 / /srv/fuse/sub rw,relatime - ext4 /dev/loop0 rw\n"
+                  "32 21 7:0 / /ok rw,relatime - ext4 /dev/loop0 rw\n",
+                  "/ok" },
+                /* local below tmpfs (pseudo) and read-only: still before the writable one below FUSE */
+                { "31 30 7:0 / /srv/fuse/sub rw,relatime - ext4 /dev/loop0 rw\n"
+                  "33 21 0:50 / /run rw - tmpfs tmpfs rw\n"
+                  "32 33 7:0 / /run/ok ro,relatime - ext4 /dev/loop0 rw\n",
+                  "/run/ok" },
+                /* an autofs directory on the way is no local path either */
+                { "34 21 0:51 / /net rw - autofs systemd-1 rw\n"
+                  "32 34 7:0 / /net/a rw,relatime - ext4 /dev/loop0 rw\n"
+                  "31 30 7:0 / /srv/fuse/sub ro,relatime - ext4 /dev/loop0 rw\n"
+                  "35 21 0:52 / /nfs rw - nfs4 srv:/ rw\n"
+                  "36 35 7:0 / /nfs/b rw,relatime - ext4 /dev/loop0 rw\n",
+                  "/net/a" },
+                /* control: no local path, the first writable one as before */
+                { "31 30 7:0 / /srv/fuse/sub ro,relatime - ext4 /dev/loop0 rw\n"
+                  "35 21 0:52 / /nfs rw - nfs4 srv:/ rw\n"
+                  "36 35 7:0 / /nfs/b rw,relatime - ext4 /dev/loop0 rw\n",
+                  "/nfs/b" },
+                /* control: a local path that is overmounted is not reachable there */
+                { "31 30 7:0 / /srv/fuse/sub rw,relatime - ext4 /dev/loop0 rw\n"
+                  "32 21 7:0 / /ok rw,relatime - ext4 /dev/loop0 rw\n"
+                  "37 32 0:53 / /ok rw - tmpfs tmpfs rw\n",
+                  "/srv/fuse/sub" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const PlanEntry *e;
+
+                ASSERT_TRUE(asprintf(&text, "%s%s", root, cases[i].rest) > 0);
+                s = sample_from_text(text);
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, cases[i].primary);
+                if (e->action != PLAN_SYNC || !e->primary)
+                        fprintf(stderr, "case %zu: %s not the primary\n", i, cases[i].primary);
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_TRUE(e->primary);
+                ASSERT_EQ(e->dev, makedev(7, 0));
+        }
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -1237,5 +1293,6 @@ int main(void) {
         RUN(late_scope_unknown_anonymous);
         RUN(late_commit_own_table_only);
         RUN(sb_listed_two_ways);
+        RUN(primary_avoids_server_on_the_way);
         return test_result();
 }
