@@ -77,6 +77,8 @@ typedef struct ExecJob {
                                       * superblock synced earlier in the same group, the job ends
                                       * OUTCOME_COVERED (error EALREADY) without a syncfs of its own */
         dev_t covered_if_dev;
+        const char *walk;              /* not used here: PlanEntry.walk, for run_jobs_build() */
+        const char *open_key;          /* not used here: PlanEntry.open_key, for run_job_stuck_key() */
         const ProgressProbe *progress; /* completion counters of the job's device (progress.h), read
                                         * by the parent; NULL: no evidence */
         SettleMode settle;             /* before syncfs(), the worker waits for the writeback of the

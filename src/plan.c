@@ -34,6 +34,8 @@ Plan *plan_free(Plan *p) {
                 free(p->entries[i].covered_if_path);
                 free(p->entries[i].rt_flush_device);
                 free(p->entries[i].own_group);
+                free(p->entries[i].walk);
+                free(p->entries[i].open_key);
         }
         free(p->entries);
         free(p);
@@ -547,6 +549,100 @@ static int plan_parents(const Sample *sample, ssize_t **ret) {
         return 0;
 }
 
+const char *plan_mount_ident(const MountEntry *m, char buf[static PLAN_MOUNT_IDENT_MAX]) {
+        uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+
+        if (m->mount_id_unique != 0) {
+                snprintf(buf, PLAN_MOUNT_IDENT_MAX, "u%" PRIu64, m->mount_id_unique);
+                return buf;
+        }
+        for (const char *c = m->mount_point; c && *c; c++) {
+                h ^= (unsigned char) *c;
+                h *= UINT64_C(0x100000001b3);
+        }
+        snprintf(buf, PLAN_MOUNT_IDENT_MAX, "o%u.%u.%d.%016" PRIx64, major(m->dev), minor(m->dev),
+                 m->mount_id, h);
+        return buf;
+}
+
+/* A list of mount names (plan_mount_ident()), joined by sep. */
+typedef struct IdentList {
+        char (*ids)[PLAN_MOUNT_IDENT_MAX];
+        size_t n, max;
+} IdentList;
+
+static void ident_list_add(IdentList *l, const MountEntry *m) {
+        if (l->n < l->max)
+                (void) plan_mount_ident(m, l->ids[l->n]);
+        l->n++; /* counted beyond max: the caller sees it overflow */
+}
+
+static char *ident_list_join(const IdentList *l, const char *prefix, const char *sep, const char *suffix) {
+        size_t len = strlen(prefix) + strlen(suffix) + 1;
+        char *s, *p;
+
+        for (size_t i = 0; i < l->n; i++)
+                len += strlen(l->ids[i]) + strlen(sep);
+        s = p = malloc(len);
+        if (!s)
+                return NULL;
+        p = stpcpy(p, prefix);
+        for (size_t i = 0; i < l->n; i++) {
+                if (i > 0)
+                        p = stpcpy(p, sep);
+                p = stpcpy(p, l->ids[i]);
+        }
+        stpcpy(p, suffix);
+        return s;
+}
+
+/* PlanEntry.walk and open_key of sync entry e, whose mount is table entry idx of superblock s
+ * (review U, U1 and U2). The key names the mount, and the mounts on the way to it that a server can
+ * hold a walk on (walk_may_wait(): where the worker can be stuck), and, when s itself is such a
+ * filesystem (its open may wait on its server), its other mounts; at most
+ * PLAN_OPEN_KEY_MOUNTS_MAX of them, else no key (the superblock's: run_job_stuck_key()). An overlay
+ * on the way is not named, though mount_path_local() avoids it: a container's root is one, and its
+ * layers are rarely on a server; named, it would block every mount of the container. Unlisted
+ * mounts get neither. */
+static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, PlanEntry *e) {
+        const Sample *sample = b->sample;
+        const MountTable *t = sample->table;
+        size_t depth = 1;
+        _cleanup_free_ char(*walk_ids)[PLAN_MOUNT_IDENT_MAX] = NULL;
+        char key_ids[PLAN_OPEN_KEY_MOUNTS_MAX][PLAN_MOUNT_IDENT_MAX], prefix[64];
+        IdentList walk, key = { .ids = key_ids, .max = PLAN_OPEN_KEY_MOUNTS_MAX };
+
+        if (t->entries[idx].unlisted)
+                return 0;
+        for (size_t x = idx; b->parent[x] >= 0 && depth <= t->n_entries; depth++)
+                x = (size_t) b->parent[x];
+        walk_ids = calloc(depth, PLAN_MOUNT_IDENT_MAX);
+        if (!walk_ids)
+                return -ENOMEM;
+        walk = (IdentList) { .ids = walk_ids, .max = depth };
+
+        ident_list_add(&walk, &t->entries[idx]);
+        ident_list_add(&key, &t->entries[idx]);
+        for (size_t x = idx, n = 1; b->parent[x] >= 0 && n < depth; n++) {
+                x = (size_t) b->parent[x];
+                ident_list_add(&walk, &t->entries[x]);
+                if (walk_may_wait(&sample->sbs[sample->sb_of_mount[x]]))
+                        ident_list_add(&key, &t->entries[x]);
+        }
+        for (size_t i = 0; walk_may_wait(s) && i < s->n_mounts; i++)
+                if (s->mounts[i] != idx && !t->entries[s->mounts[i]].unlisted)
+                        ident_list_add(&key, &t->entries[s->mounts[i]]);
+
+        e->walk = ident_list_join(&walk, ",", ",", ",");
+        if (!e->walk)
+                return -ENOMEM;
+        if (key.n > key.max)
+                return 0;
+        snprintf(prefix, sizeof prefix, PLAN_OPEN_KEY_PREFIX "%u:%u@", major(s->dev), minor(s->dev));
+        e->open_key = ident_list_join(&key, prefix, ",", "");
+        return e->open_key ? 0 : -ENOMEM;
+}
+
 /* Phase 1: a decision for every superblock (overlays over another superblock stay undecided). */
 static int plan_decide(PlanBuild *b) {
         const MountTable *t = b->sample->table;
@@ -749,6 +845,9 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         if (r < 0)
                 return r;
         r = entry_set_path(b->sample, d->primary, e);
+        if (r < 0)
+                return r;
+        r = entry_set_walk(b, s, d->primary, e);
         if (r < 0)
                 return r;
         r = sync_entry_set_owner(e, s, m);

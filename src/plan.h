@@ -81,7 +81,24 @@ typedef struct PlanEntry {
                                      * server: uncovered, unless evidence.h proves it clean at the end
                                      * of the pass from its bdi (bdi_name) */
         const char *bdi_name; /* borrowed from the Superblock; NULL unknown */
+        /* Sync entries (review U, U1 and U2), NULL for unlisted paths: */
+        char *walk;     /* the mounts the worker's path walk crosses, its own first, then up to its
+                         * namespace's root, as ",ID,ID,...," (plan_mount_ident()); owned */
+        char *open_key; /* what a worker stuck on its way to it blocks in later passes:
+                         * "open:MAJ:MIN@ID[,ID...]", its mount, the mounts on the way a server can
+                         * hold a walk on (FUSE, network, autofs) and, for such a superblock, its other
+                         * mounts; NULL: too many, blocks the superblock ("open:MAJ:MIN",
+                         * run_job_stuck_key()); owned */
 } PlanEntry;
+
+/* A mount's name in PlanEntry.walk and open_key: "u<id>", its id that is never reused, where the
+ * table has it; else "o<MAJ>.<MIN>.<old id>.<hash of its mount point>" (old ids are reused once a
+ * mount is gone: with the same device and mount point that is the same mount made again). Returns
+ * buf. */
+#define PLAN_MOUNT_IDENT_MAX 64U
+#define PLAN_OPEN_KEY_PREFIX "open:"
+#define PLAN_OPEN_KEY_MOUNTS_MAX 8U
+const char *plan_mount_ident(const MountEntry *m, char buf[static PLAN_MOUNT_IDENT_MAX]);
 
 typedef struct Plan {
         PlanEntry *entries; /* every mount, sync entries first in execution order */

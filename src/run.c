@@ -41,6 +41,8 @@ static ExecJob job_from_entry(const PlanEntry *e, const Sample *s, const Progres
                 .rt_flush_device = e->rt_flush_device,
                 .covered_if_path = e->covered_if_path,
                 .covered_if_dev = e->covered_if_dev,
+                .walk = e->walk,
+                .open_key = e->open_key,
                 .progress = probe,
                 .run_as_uid = e->run_as_uid,
                 .run_as_gid = e->run_as_gid,
@@ -82,11 +84,9 @@ int run_jobs_build(const Plan *p, const Sample *s, const Handover *h, int sysfs_
                 /* A worker of an earlier pass is still stuck on this device, or on the way to this
                  * mount: a second one would only get stuck too (and pile up from sleep to sleep). */
                 j.blocked[i] = handover_find_stuck(h, j.jobs[i].group);
-                if (!j.blocked[i]) {
-                        char key[RUN_STUCK_KEY_MAX];
-
-                        j.blocked[i] = handover_find_stuck(h, run_job_stuck_key(&j.jobs[i], key));
-                }
+                for (size_t k = 0; !j.blocked[i] && k < h->n_stuck; k++)
+                        if (run_stuck_open_blocks(h->stuck[k].group, &j.jobs[i]))
+                                j.blocked[i] = &h->stuck[k];
                 if (j.blocked[i]) {
                         j.jobs[i].outcome = OUTCOME_TIMEOUT;
                         j.jobs[i].hung = j.blocked[i]->hung;
@@ -169,8 +169,42 @@ void run_jobs_collect(RunJobs *j) {
 const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_MAX]) {
         if (job->hung || job->reached_sync)
                 return job->group;
+        if (job->open_key)
+                return job->open_key;
         snprintf(buf, RUN_STUCK_KEY_MAX, RUN_STUCK_OPEN_PREFIX "%u:%u", major(job->dev), minor(job->dev));
         return buf;
+}
+
+/* Whether the mount named id (up to end) is among walk's (",ID,ID,"). */
+static bool walk_has(const char *walk, const char *id, size_t len) {
+        for (const char *p = walk; (p = strchr(p, ',')); p++)
+                if (strncmp(p + 1, id, len) == 0 && p[1 + len] == ',')
+                        return true;
+        return false;
+}
+
+bool run_stuck_open_blocks(const char *key, const ExecJob *job) {
+        const char *p = startswith(key, RUN_STUCK_OPEN_PREFIX), *at;
+        unsigned ma, mi;
+        int n = 0;
+
+        if (!p || sscanf(p, "%u:%u%n", &ma, &mi, &n) != 2 || n <= 0)
+                return false;
+        at = p + n;
+        if (*at != '@' || !job->walk)
+                /* The superblock's key (a handover of an older version, too many mounts to name), or a
+                 * job whose walk is not known: every job of that device number, fail closed. */
+                return (*at == 0 || *at == '@') && job->dev == makedev(ma, mi);
+        for (const char *id = at + 1; *id;) {
+                size_t len = strcspn(id, ",");
+
+                if (len > 0 && walk_has(job->walk, id, len))
+                        return true;
+                id += len;
+                if (*id == ',')
+                        id++;
+        }
+        return false;
 }
 
 /* Whether b, which blocks a job, waits on the way to its mount rather than on its device. */

@@ -66,12 +66,20 @@ void run_jobs_collect(RunJobs *j);
 /* What an abandoned worker of job blocks in later passes (the handover's key, StuckWorker.group):
  * its device group when it had entered syncfs or was proven hung (a second worker on that device
  * would wait behind it), else, stuck on its way to the mount (review O, O1: a dead FUSE or NFS
- * server above a healthy mount point), that superblock's jobs only, "open:MAJ:MIN" in buf: the other
- * filesystems of its disk stay free. (Not "sb:", which is the group of a superblock without leaf
- * disks: such a stuck worker stays its group's.) */
+ * server above a healthy mount point), the path it is stuck on: PlanEntry.open_key,
+ * "open:MAJ:MIN@ID,...", its mount and the mounts on the way to it a server can hold (review U, U1
+ * and U2: not a device number another superblock may get, nor the superblock's other mounts at a
+ * local path); without one (unlisted, too many mounts), the superblock, "open:MAJ:MIN" in buf. The
+ * other filesystems of its disk stay free. (Not "sb:", which is the group of a superblock without
+ * leaf disks: such a stuck worker stays its group's.) */
 #define RUN_STUCK_KEY_MAX 32U
-#define RUN_STUCK_OPEN_PREFIX "open:"
+#define RUN_STUCK_OPEN_PREFIX PLAN_OPEN_KEY_PREFIX
 const char *run_job_stuck_key(const ExecJob *job, char buf[static RUN_STUCK_KEY_MAX]);
+/* Whether the handover key of a stuck worker (StuckWorker.group) blocks job as one stuck on its way:
+ * "open:MAJ:MIN" (the superblock's key, and the only form before review U) every job of that device
+ * number; "open:MAJ:MIN@ID,..." a job whose walk (ExecJob.walk) crosses one of the mounts it names,
+ * and, fail closed, every job of that device number whose walk is not known. Other keys: false. */
+bool run_stuck_open_blocks(const char *key, const ExecJob *job);
 
 /* Whether jobs[i] timed out on a device that blocks the kernel's sync: proven stuck (ExecJob.hung)
  * and still stuck — its own worker, or the stuck worker of its group it waited behind, or a worker

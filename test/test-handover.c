@@ -63,6 +63,29 @@ TEST(round_trip) {
         ASSERT_TRUE(handover_find_stuck(&back, NULL) == NULL);
 }
 
+/* Review U, U1 and U2: a worker stuck on its way to a mount is kept under the path it is stuck on,
+ * "open:MAJ:MIN@ID,...", and a line an older version wrote, "open:MAJ:MIN", is read as it is (run.h
+ * run_stuck_open_blocks() still blocks the whole superblock on it). */
+TEST(open_keys) {
+        static const char path_key[] = "open:7:0@u47,o0.41.30.00000000000000ab";
+        _cleanup_(handover_done) Handover h = {};
+        _cleanup_free_ char *text = NULL;
+
+        ASSERT_OK(handover_parse("stuck 12 34 0 56 " BOOT_ID " open:7:0\n"
+                                 "stuck 13 35 0 57 " BOOT_ID " open:7:0@u47,o0.41.30.00000000000000ab\n",
+                                 &h));
+        ASSERT_EQ(h.n_bad, 0U);
+        ASSERT_EQ(h.n_stuck, 2U);
+        ASSERT_STREQ(h.stuck[0].group, "open:7:0");
+        ASSERT_STREQ(h.stuck[1].group, path_key);
+        ASSERT_TRUE(handover_find_stuck(&h, path_key) == &h.stuck[1]); /* no second line for it */
+        ASSERT_OK(handover_add_stuck(&h, 14, 36, false, 58, BOOT_ID, "open:7:1@u48"));
+        ASSERT_OK(handover_format(&h, &text));
+        ASSERT_TRUE(strstr(text, " open:7:0\n") &&
+                    strstr(text, " open:7:0@u47,o0.41.30.00000000000000ab\n") &&
+                    strstr(text, " open:7:1@u48\n"));
+}
+
 TEST(bad_input) {
         _cleanup_(handover_done) Handover h = {};
 
@@ -476,6 +499,7 @@ TEST(unit_mark_end) {
 int main(void) {
         RUN(round_trip);
         RUN(bad_input);
+        RUN(open_keys);
         RUN(bounded);
         RUN(fresh);
         RUN(prune);

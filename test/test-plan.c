@@ -17,6 +17,7 @@
 #include "ext4-journal.h"
 #include "plan.h"
 #include "shared/fileio.h"
+#include "shared/string-util.h"
 #include "tests.h"
 
 typedef struct FakeDev {
@@ -1265,6 +1266,64 @@ TEST(primary_avoids_server_on_the_way) {
         }
 }
 
+/* Review U, U1 and U2: a sync entry names the mounts its walk crosses, and the key a worker stuck on
+ * its way to it leaves: its own mount and those a server can hold on the way (FUSE, network,
+ * autofs), by never reused id where the table has one, else by device, old id and mount point. */
+TEST(walk_and_open_key) {
+        _cleanup_(sample_freep) Sample *s = sample_from_text(
+                "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                "30 21 0:41 / /srv/fuse rw,relatime - fuse.faultdisk faultdisk "
+                "rw,user_id=0,group_id=0,allow_other\n"
+                "33 21 0:50 / /run rw - tmpfs tmpfs rw\n"
+                "31 30 7:0 / /srv/fuse/sub rw,relatime - ext4 /dev/loop0 rw\n"
+                "32 33 7:1 / /run/ok rw,relatime - ext4 /dev/loop1 rw\n"
+                "38 30 0:42 / /srv/fuse/inner rw,relatime - fuse.sshfs a@b:/ rw,user_id=0,group_id=0\n"
+                "39 33 0:42 / /run/inner rw,relatime - fuse.sshfs a@b:/ rw,user_id=0,group_id=0\n");
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ char *want = NULL;
+        char id[8][PLAN_MOUNT_IDENT_MAX];
+        const PlanEntry *e;
+        MountEntry m;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                (void) plan_mount_ident(&s->table->entries[i], id[i]);
+        /* entries 0 /, 1 /srv/fuse, 2 /run, 3 /srv/fuse/sub, 4 /run/ok, 5 /srv/fuse/inner, 6 /run/inner */
+        ASSERT_TRUE(startswith(id[3], "o7.0.31."));
+        ASSERT_TRUE(strlen(id[3]) == strlen("o7.0.31.") + 16);
+        m = s->table->entries[3];
+        m.mount_point = (char *) "/srv/fuse/other";
+        ASSERT_TRUE(!streq(plan_mount_ident(&m, id[7]), id[3])); /* the same old id elsewhere */
+        m.mount_id_unique = 0x100000001ULL;
+        ASSERT_STREQ(plan_mount_ident(&m, id[7]), "u4294967297");
+
+        e = find(p, "/srv/fuse/sub");
+        ASSERT_TRUE(asprintf(&want, ",%s,%s,%s,", id[3], id[1], id[0]) > 0);
+        ASSERT_STREQ(e->walk, want);
+        want = mfree(want);
+        ASSERT_TRUE(asprintf(&want, "open:7:0@%s,%s", id[3], id[1]) > 0);
+        ASSERT_STREQ(e->open_key, want);
+        want = mfree(want);
+
+        /* control: a local path names only its own mount */
+        e = find(p, "/run/ok");
+        ASSERT_TRUE(asprintf(&want, ",%s,%s,%s,", id[4], id[2], id[0]) > 0);
+        ASSERT_STREQ(e->walk, want);
+        want = mfree(want);
+        ASSERT_TRUE(asprintf(&want, "open:7:1@%s", id[4]) > 0);
+        ASSERT_STREQ(e->open_key, want);
+        want = mfree(want);
+
+        /* a FUSE superblock (its open may wait on its server) names its other mount too */
+        e = find(p, "/run/inner");
+        ASSERT_TRUE(e->primary && e->action == PLAN_SYNC);
+        ASSERT_TRUE(asprintf(&want, "open:0:42@%s,%s", id[6], id[5]) > 0);
+        ASSERT_STREQ(e->open_key, want);
+        /* skipped entries carry neither */
+        ASSERT_TRUE(!find(p, "/srv/fuse/inner")->walk && !find(p, "/srv/fuse/inner")->open_key);
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -1294,5 +1353,6 @@ int main(void) {
         RUN(late_commit_own_table_only);
         RUN(sb_listed_two_ways);
         RUN(primary_avoids_server_on_the_way);
+        RUN(walk_and_open_key);
         return test_result();
 }

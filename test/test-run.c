@@ -320,6 +320,85 @@ TEST(stuck_on_the_way_blocks_its_mount_only) {
         bed_done(&b);
 }
 
+/* Review U, U1 and U2: a worker stuck on its way to a mount is listed under that path
+ * (PlanEntry.open_key: the mount, the FUSE mount on the way to it), not under the superblock's device
+ * number. A later pass syncs the superblock through another mount that does not cross that path, and
+ * a superblock that got the device number since is not blocked; a mount below the same server, the
+ * same mount, and a job whose walk is not known stay blocked (fail closed), as does every job of the
+ * device number under an older version's "open:MAJ:MIN". */
+TEST(stuck_on_the_way_blocks_its_path) {
+        static const char stuck_key[] = "open:8:1@u47,u30";
+        const struct {
+                const char *key;  /* in the handover */
+                dev_t dev;        /* entry 1's superblock now */
+                const char *walk; /* and its walk, NULL: not known (unlisted) */
+                bool blocked;
+        } cases[] = {
+                { stuck_key, makedev(8, 1), ",u48,u21,", false },        /* its local mount (U1) */
+                { stuck_key, makedev(8, 1), ",u47,u30,u21,", true },     /* the stuck mount itself */
+                { stuck_key, makedev(8, 1), ",u49,u30,u21,", true },     /* below the same FUSE mount */
+                { stuck_key, makedev(8, 1), ",u49,u47,u30,u21,", true }, /* below the stuck mount */
+                { stuck_key, makedev(8, 1), ",u30,u21,", true },         /* the FUSE mount itself */
+                { stuck_key, makedev(8, 1), ",u4,u3,u21,", false },      /* "u4" is not "u47"... */
+                { stuck_key, makedev(8, 1), ",u470,u300,u21,", false },  /* ...nor "u470" */
+                { stuck_key, makedev(8, 1), NULL, true },                /* walk not known: fail closed */
+                { stuck_key, makedev(8, 9), NULL, false },               /* ...for that device only */
+                { "open:8:1", makedev(8, 1), ",u48,u21,", true },        /* an older version's key */
+                { "open:8:1", makedev(8, 9), ",u47,u30,u21,", false },   /* ...names the device only */
+                { "open:8:1x", makedev(8, 1), ",u48,u21,", false },      /* malformed: no key */
+                { "open:8:1@o8.1.47.00000000000000ab", makedev(8, 1), ",o8.1.47.00000000000000ab,o0.41.30.1,",
+                  true }, /* an older kernel's names */
+        };
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                Bed b;
+
+                bed_init(&b, 3, 0);
+                b.entries[1].dev = b.sbs[1].dev = cases[c].dev;
+                b.entries[1].walk = (char *) cases[c].walk;
+                b.entries[0].walk = (char *) ",u47,u30,u21,"; /* another device, the stuck mount's path */
+                ASSERT_OK(handover_add_stuck(&b.ho, 4242, 99, false, 0, BOOT_ID, cases[c].key));
+                bed_jobs(&b);
+                if (!!b.j.blocked[1] != cases[c].blocked)
+                        fprintf(stderr, "case %zu: blocked %d\n", c, !!b.j.blocked[1]);
+                ASSERT_EQ(!!b.j.blocked[1], cases[c].blocked);
+                ASSERT_TRUE(!b.j.blocked[2]);
+                /* entry 0 (8:0) crosses the stuck path: blocked by that path's key, never by a
+                 * device key */
+                ASSERT_EQ(!!b.j.blocked[0], cases[c].key == stuck_key);
+                ASSERT_EQ(b.j.n_run, 3U - !!b.j.blocked[0] - !!b.j.blocked[1]);
+                if (cases[c].blocked) {
+                        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+                        set_result(&b.j.jobs[2], OUTCOME_SYNCED, 0, 0, false, false);
+                        bed_record(&b);
+                        ASSERT_STREQ(
+                                b.rec.mounts[1].reason,
+                                "busy: not started, worker 4242 of an earlier pass is still in the kernel "
+                                "on its way to this mount (above its device: a path through a server that "
+                                "does not answer): left to the kernel's sync");
+                }
+                bed_done(&b);
+        }
+}
+
+/* The key a worker stuck on its way leaves: its entry's path key; the superblock's without one; its
+ * group once it entered syncfs or was proven hung. */
+TEST(stuck_key_names_the_path) {
+        ExecJob job = { .group = "8:0", .dev = makedev(8, 1), .open_key = "open:8:1@u47,u30" };
+        char key[RUN_STUCK_KEY_MAX];
+
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "open:8:1@u47,u30");
+        ASSERT_TRUE(run_stuck_open_blocks(run_job_stuck_key(&job, key),
+                                          &(ExecJob) { .dev = makedev(9, 9), .walk = ",u47,u1," }));
+        job.reached_sync = true;
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "8:0");
+        job.reached_sync = false, job.open_key = NULL;
+        ASSERT_STREQ(run_job_stuck_key(&job, key), "open:8:1");
+        /* keys of device groups never block as "open:" ones */
+        ASSERT_TRUE(!run_stuck_open_blocks("8:1", &(ExecJob) { .dev = makedev(8, 1), .walk = ",u1," }));
+        ASSERT_TRUE(!run_stuck_open_blocks("sb:8:1", &(ExecJob) { .dev = makedev(8, 1) }));
+}
+
 /* Blocked by a stuck worker of an earlier pass: hung when that worker was proven hung, else busy. */
 TEST(hung_blocked_by_earlier_pass) {
         Bed b;
@@ -1002,6 +1081,8 @@ int main(void) {
         RUN(tallies);
         RUN(hung_blocked_by_earlier_pass);
         RUN(stuck_on_the_way_blocks_its_mount_only);
+        RUN(stuck_on_the_way_blocks_its_path);
+        RUN(stuck_key_names_the_path);
         RUN(hung_abandoned);
         RUN(hung_behind_group_worker);
         RUN(hung_behind_second_group_worker);
