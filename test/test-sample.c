@@ -1504,6 +1504,23 @@ TEST(live_nsfs_namespace_overlay_hidden) {
         ASSERT_TRUE(!tmpfs_named);
 }
 
+/* The prologue of the live tests of a namespace with an overlay: the kernel's list of namespaces
+ * (else skipped), dir made, a child in a namespace of its own with an overlay mounted below dir
+ * (spawn_child_namespace()). Returns its pid, or 0 when skipped (dir removed). */
+static pid_t spawn_overlay_namespace_or_skip(char *dir, dev_t *dev, int *release) {
+        pid_t pid;
+
+        if (!live_namespace_list_or_skip())
+                return 0;
+        ASSERT_TRUE(test_mkdtemp(dir));
+        pid = spawn_child_namespace(setup_overlay, dir, dev, 1, release);
+        if (pid == 0) {
+                test_skip("cannot make a mount namespace with an overlay");
+                ASSERT_OK(rmdir(dir));
+        }
+        return pid;
+}
+
 /* A mount namespace that only an open file keeps (its process exited), with an overlay of its own:
  * the walk finds no member, so the namespaces the kernel lists and the walk did not find are listed
  * through listmount (ns_scan_unseen()), and its overlay, a superblock in no table of ours, is a
@@ -1515,15 +1532,9 @@ TEST(live_namespace_kept_by_fd) {
         dev_t dev = 0;
         pid_t pid;
 
-        if (!live_namespace_list_or_skip())
+        pid = spawn_overlay_namespace_or_skip(dir, &dev, &release);
+        if (pid == 0)
                 return;
-        ASSERT_TRUE(test_mkdtemp(dir));
-        pid = spawn_child_namespace(setup_overlay, dir, &dev, 1, &release);
-        if (pid == 0) {
-                test_skip("cannot make a mount namespace with an overlay");
-                ASSERT_OK(rmdir(dir));
-                return;
-        }
         snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
         ns_fd = open(path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(ns_fd >= 0);
@@ -1915,15 +1926,9 @@ TEST(live_namespace_member_gone_before_read) {
         dev_t dev = 0;
         pid_t pid;
 
-        if (!live_namespace_list_or_skip())
+        pid = spawn_overlay_namespace_or_skip(dir, &dev, &release);
+        if (pid == 0)
                 return;
-        ASSERT_TRUE(test_mkdtemp(dir));
-        pid = spawn_child_namespace(setup_overlay, dir, &dev, 1, &release);
-        if (pid == 0) {
-                test_skip("cannot make a mount namespace with an overlay");
-                ASSERT_OK(rmdir(dir));
-                return;
-        }
         snprintf(want, sizeof want, "overlay superblock %u:%u ", major(dev), minor(dev));
         {
                 _cleanup_(sample_freep) Sample *s = load_live(false);
