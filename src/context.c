@@ -6,7 +6,9 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "conf-bounds.h"
 #include "conf-read.h"
 #include "context.h"
 #include "shared/fileio.h"
@@ -66,14 +68,61 @@ static int policy_start(const Args *a, Context *c, ConfReader **ret) {
         return conf_read_start(c->root_fd, a->config, timeout, a->late, ret);
 }
 
+/* A configuration not read in full (c->config->unread): the bounds of the last full read
+ * (conf-bounds.h) into c->last_full, which effective_policy() caps the defaults by, and what that
+ * lowers said in buf ("" when nothing: no record of this boot, root and --config=, or none lower).
+ * Returns the mask of what is lowered (CONF_BOUNDS_CAPPED_*). */
+static unsigned bounds_capped(const Args *a, Context *c, char *buf, size_t size) {
+        PolicyOverrides o = context_overrides(a);
+        char d[FORMAT_TIMESPAN_MAX], m[FORMAT_TIMESPAN_MAX], when[64] = "an unknown time";
+        time_t t;
+        struct tm tm;
+        Policy p;
+        unsigned capped;
+        int r;
+
+        buf[0] = 0;
+        c->last_full = (ConfBounds) {};
+        if (!c->config->unread || !a->state_dir)
+                return 0;
+        r = conf_bounds_load(a->state_dir, a->root, a->config, &c->last_full);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        log_debug_errno(r, "Ignoring '%s/" CONF_BOUNDS_FILE "': %m", a->state_dir);
+                c->last_full = (ConfBounds) {};
+                return 0;
+        }
+        /* What the verbs act on: the command line's values stand (effective_policy()). */
+        policy_apply_overrides(c->config, &o, &p);
+        capped = conf_bounds_cap(&c->last_full, &p);
+        if (capped == 0)
+                return 0;
+        t = (time_t) (c->last_full.realtime / USEC_PER_SEC);
+        if (localtime_r(&t, &tm))
+                (void) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
+        format_timespan(d, sizeof d, c->last_full.deadline);
+        format_timespan(m, sizeof m, c->last_full.mount_timeout);
+        if (capped == (CONF_BOUNDS_CAPPED_DEADLINE | CONF_BOUNDS_CAPPED_MOUNT_TIMEOUT))
+                (void) snprintf(
+                        buf, size,
+                        "DeadlineSec= capped at %s and MountTimeoutSec= at %s as last read in full at %s", d,
+                        m, when);
+        else
+                (void) snprintf(buf, size, "%s capped at %s as last read in full at %s",
+                                capped == CONF_BOUNDS_CAPPED_DEADLINE ? "DeadlineSec=" : "MountTimeoutSec=",
+                                capped == CONF_BOUNDS_CAPPED_DEADLINE ? d : m, when);
+        return capped;
+}
+
 static int policy_finish(const Args *a, Context *c, ConfReader *x, int start_error) {
         int *ret_config_error = &c->config_error;
         Policy **ret = &c->config;
         _cleanup_(policy_sources_freep) PolicySources *sources = NULL;
         _cleanup_free_ char *stuck_at = NULL;
         usec_t timeout = context_conf_read_timeout(a);
-        char ts[FORMAT_TIMESPAN_MAX];
-        int r = start_error;
+        char ts[FORMAT_TIMESPAN_MAX], cap[256];
+        unsigned capped;
+        int r = start_error, k;
 
         *ret_config_error = 0;
         /* The late pass also needs the other system-sleep hooks (kernel-knob.h): read alongside. */
@@ -91,26 +140,35 @@ static int policy_finish(const Args *a, Context *c, ConfReader *x, int start_err
                 if (sources->explicit && sources->n_files > 0)
                         *ret_config_error = sources->files[0].error;
                 r = policy_build(sources, ret);
-                return r < 0 ? log_error_errno(r, "Failed to load configuration: %m") : 0;
+                if (r < 0)
+                        return log_error_errno(r, "Failed to load configuration: %m");
+                if (bounds_capped(a, c, cap, sizeof cap))
+                        log_warning("Configuration not read in full: where the files read set nothing, %s.",
+                                    cap);
+                return 0;
         }
+        if (a->config)
+                *ret_config_error = r;
+        k = policy_new(ret);
+        if (k >= 0)
+                k = policy_mark_unread(*ret, stuck_at ?: a->config ?: "/etc/suspend-sync.conf");
+        if (k < 0)
+                return log_oom();
+        capped = bounds_capped(a, c, cap, sizeof cap);
         if (r == -ETIMEDOUT)
                 log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, NULL,
                           "Configuration not readable within %s (stuck at '%s'%s%s, on a hung filesystem?): "
-                          "using the defaults, and SyncOnSuspend=keep.",
+                          "using the defaults, %s%sand SyncOnSuspend=keep.",
                           format_timespan(ts, sizeof ts, timeout), stuck_at ?: a->config ?: "/etc",
-                          streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root);
+                          streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root, cap,
+                          capped ? ", " : "");
         else
-                log_event(
-                        LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, &(LogEvent) { .error = -r },
-                        "Failed to read the configuration in a helper process (%s): using the defaults, and "
-                        "SyncOnSuspend=keep.",
-                        strerror(-r));
-        if (a->config)
-                *ret_config_error = r;
-        r = policy_new(ret);
-        if (r >= 0)
-                r = policy_mark_unread(*ret, stuck_at ?: a->config ?: "/etc/suspend-sync.conf");
-        return r < 0 ? log_oom() : 0;
+                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR,
+                          &(LogEvent) { .error = -r },
+                          "Failed to read the configuration in a helper process (%s): using the defaults, "
+                          "%s%sand SyncOnSuspend=keep.",
+                          strerror(-r), cap, capped ? ", " : "");
+        return 0;
 }
 
 int context_open_root(const Args *a, Context *c) {
@@ -124,11 +182,15 @@ int context_open_root(const Args *a, Context *c) {
 
 /* What a verb acts on: the configuration with the command line's overrides applied and the deadline
  * capped as the pass requires (without the caps' messages). */
-static void effective_policy(const Args *a, const Policy *config, Policy *ret, usec_t *ret_uncapped) {
+static void effective_policy(const Args *a, const Policy *config, const ConfBounds *last_full, Policy *ret,
+                             usec_t *ret_uncapped) {
         PolicyOverrides o = context_overrides(a);
 
         /* The command line wins where the values are used, never in the configuration itself. */
         policy_apply_overrides(config, &o, ret);
+        /* Not read in full: the defaults no longer than the last full read's (review U, U4). */
+        if (config->unread)
+                (void) conf_bounds_cap(last_full, ret);
         if (ret_uncapped)
                 *ret_uncapped = ret->deadline;
         if (a->late && streq_ptr(a->trigger, "hook"))
@@ -148,7 +210,7 @@ static int read_policy_finish(const Args *a, Context *c, ConfReader *x, int star
         r = policy_finish(a, c, x, start_error);
         if (r < 0)
                 return r;
-        effective_policy(a, c->config, &c->effective, &uncapped);
+        effective_policy(a, c->config, &c->last_full, &c->effective, &uncapped);
         c->policy = &c->effective;
         /* systemd-sleep runs its hooks under one alarm (90 s as systemd builds by default) and ends
          * them with SIGTERM: the late pass must end first, with its record, knob decision and scope
@@ -196,6 +258,12 @@ void context_log_policy(const Context *c) {
         if (p->skip_clean)
                 log_notice("%s:%u: %s.", p->o_skip_clean.file ?: "(default)", p->o_skip_clean.line,
                            POLICY_SKIP_CLEAN_NO_EFFECT);
+}
+
+int context_save_bounds(const Args *a, const Context *c) {
+        if (!c->config || c->config->unread || !a->state_dir)
+                return 0;
+        return conf_bounds_save(a->state_dir, a->root, a->config, c->config);
 }
 
 int context_load_policy(const Args *a, Context *c) {
@@ -443,7 +511,7 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
                 x.reader = conf_reader_free(x.reader);
                 return log_oom();
         }
-        effective_policy(a, a->assumed_config ?: defaults, &guess, NULL);
+        effective_policy(a, a->assumed_config ?: defaults, NULL, &guess, NULL);
         if ((flags & CONTEXT_RUN) && policy_uses_device_class(&guess, DEVICE_ROTATIONAL)) {
                 /* A configuration known to read queue/rotational is waited for first, as before:
                  * its one sample reads what it asks for. */

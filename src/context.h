@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "conf-bounds.h"
 #include "output.h"
 #include "plan.h"
 #include "policy.h"
@@ -67,8 +68,10 @@ typedef struct Context {
         char *hook_other;      /* ... the entry that is not ours, NULL: none */
         Sample *sample;
         Plan *plan;
-        char *learned; /* the state directory's HISTORY_LEARNED_FILE as the plan read it, NULL when
+        char *learned;        /* the state directory's HISTORY_LEARNED_FILE as the plan read it, NULL when
                         * missing or unreadable: the unit's pass reads its late entries too (late-skip.h) */
+        ConfBounds last_full; /* the configuration not read in full: the bounds of the last full read
+                               * (conf-bounds.h), which cap the defaults in policy; deadline 0: none */
 } Context;
 
 #define CONTEXT_NULL                                \
@@ -106,8 +109,14 @@ typedef enum ContextFlags {
 /* Opens a->root as c->root_fd, unless it is open already. */
 int context_open_root(const Args *a, Context *c);
 /* Opens the root and reads the configuration (bounded, see conf-read.h) into c->config, and sets
- * c->policy. Logs only what kept it from being read (then: the defaults). */
+ * c->policy. Logs only what kept it from being read (then: the defaults) or read in full; then the
+ * values still at their defaults are, in c->policy, no longer than the last full read's
+ * (conf-bounds.h), which it says. */
 int context_read_policy(const Args *a, Context *c);
+/* The configuration read in full (c->config, not unread): its DeadlineSec= and MountTimeoutSec= into
+ * the state directory (conf-bounds.h), for a later read that fails. 0 when there is nothing to save,
+ * else conf_bounds_save()'s result. Logs nothing. */
+int context_save_bounds(const Args *a, const Context *c);
 /* Logs the configuration's warnings (file:line) and notices. */
 void context_log_policy(const Context *c);
 /* Both: the policy, its warnings logged. */

@@ -601,6 +601,7 @@ static pid_t spawn(Daemon *d, char *const *argv, void (*child)(Daemon *d),
  * when they say otherwise (context_prepare()). */
 static void policy_refresh(Daemon *d) {
         _cleanup_(context_done) Context c = CONTEXT_NULL;
+        int r;
 
         d->config = policy_free(d->config);
         if (context_read_policy(d->a, &c) < 0) {
@@ -609,7 +610,13 @@ static void policy_refresh(Daemon *d) {
                 return;
         }
         d->writeback_first = c.policy->writeback_first;
+        /* Not read in full: the defaults capped by the last full read's (conf-bounds.h), as its
+         * passes cap theirs; read in full: recorded for them. */
         d->deadline = c.policy->deadline;
+        r = context_save_bounds(d->a, &c);
+        if (r < 0)
+                log_debug_errno(r, "Failed to write '%s/" CONF_BOUNDS_FILE "', ignoring: %m",
+                                d->a->state_dir);
         d->config = TAKE_PTR(c.config);
 }
 

@@ -1025,6 +1025,18 @@ static int pass_log(const Pass *p) {
         return pass_exit_code(p);
 }
 
+/* The configuration read in full: its bounds for a later pass that cannot read it (conf-bounds.h).
+ * After the outcome is decided and told (an atomic rename on tmpfs, no lock: a pid's own temporary
+ * file). */
+static void pass_save_bounds(const Pass *p) {
+        int r;
+
+        r = context_save_bounds(p->a, &p->c);
+        if (r < 0)
+                log_debug_errno(r, "Failed to write '%s/" CONF_BOUNDS_FILE "', ignoring: %m",
+                                p->a->state_dir);
+}
+
 /* The unit's pass started by a service manager asks PID 1 at once which units require it: the
  * answer comes while the pass reads its configuration and samples (DeferCommit=, defer-commit.h). */
 static void pass_ask_requirers(Pass *p) {
@@ -1051,7 +1063,7 @@ static void pass_notify(Pass *p, const RunDone *notify) {
 }
 
 /* lock → prepare → execute → record (late-skip: the unit's pass) → (notify: main pass) → knob → (notify:
- * late pass) → scope → log. */
+ * late pass) → scope → the configuration's bounds → log. */
 int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_recorded) {
         _cleanup_(pass_done) Pass p = {
                 .a = a,
@@ -1087,6 +1099,7 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
         if (a->late)
                 pass_notify(&p, notify);
         pass_scope(&p);
+        pass_save_bounds(&p);
         *ret_exit = pass_log(&p);
         if (ret_recorded)
                 *ret_recorded = pass_recorded(&p);

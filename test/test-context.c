@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "conf-bounds.h"
 #include "conf-read.h"
 #include "shared/bounded-child.h"
 #include "context.h"
@@ -536,6 +537,159 @@ TEST(prepare_config_hung) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* Review U, U4: a configuration not read in full gets the defaults only as long as the last full read
+ * allowed (conf-bounds.h): a pass saves its DeadlineSec= and MountTimeoutSec=, and one that finds the
+ * same --config= missing (not read in full, the defaults) uses them where they are shorter; the
+ * parsed configuration (cat-config) keeps the defaults, the command line's values stand, and a
+ * record of another --config= or another state directory changes nothing. */
+TEST(unread_capped_by_last_full_read) {
+        char dir[64], path[128], state[128], gone[160];
+        _cleanup_(policy_freep) Policy *p = NULL;
+        Args a = args(FIXTURES_DIR "/roots/laptop");
+
+        config_file(dir, path, "[Sync]\nDeadlineSec=3s\nMountTimeoutSec=2s\n");
+        snprintf(state, sizeof state, "%s/state", dir);
+        ASSERT_OK(mkdir(state, 0755));
+        a.state_dir = state;
+        a.config = path;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_TRUE(!c.config->unread && c.policy->deadline == 3 * USEC_PER_SEC);
+                ASSERT_OK(context_save_bounds(&a, &c));
+        }
+        /* The same file gone: not read in full, the defaults, capped. */
+        snprintf(gone, sizeof gone, "%s.gone", path);
+        ASSERT_OK(rename(path, gone));
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_TRUE(c.config->unread && c.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+                ASSERT_U64_EQ(c.config->deadline, 30 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->deadline, 3 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 2 * USEC_PER_SEC);
+                ASSERT_STREQ(c.policy->o_deadline.file, CONF_BOUNDS_ORIGIN);
+                ASSERT_OK(context_save_bounds(&a, &c)); /* nothing: not read in full */
+        }
+        /* --deadline= stands; --deadline-max= caps below. */
+        a.deadline = 7 * USEC_PER_SEC;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_U64_EQ(c.policy->deadline, 7 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 2 * USEC_PER_SEC);
+        }
+        a.deadline = USEC_INFINITY;
+        a.deadline_max = 1 * USEC_PER_SEC;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_U64_EQ(c.policy->deadline, 1 * USEC_PER_SEC);
+        }
+        a.deadline_max = USEC_INFINITY;
+        /* Read in full, the file no longer setting them: the defaults, uncapped, and recorded so. */
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+                FILE *f;
+
+                ASSERT_TRUE((f = fopen(path, "we")) != NULL);
+                ASSERT_TRUE(fputs("[Sync]\nMaxParallel=3\n", f) >= 0);
+                ASSERT_OK(fclose(f));
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_TRUE(!c.config->unread && c.policy->max_parallel == 3);
+                ASSERT_U64_EQ(c.policy->deadline, 30 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 10 * USEC_PER_SEC);
+                ASSERT_OK(context_save_bounds(&a, &c));
+                ASSERT_OK(unlink(path));
+        }
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_TRUE(c.config->unread);
+                ASSERT_U64_EQ(c.policy->deadline, 30 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 10 * USEC_PER_SEC);
+        }
+        /* The record of another --config= (the default locations): the defaults. */
+        ASSERT_OK(policy_new(&p));
+        p->deadline = 1 * USEC_PER_SEC;
+        ASSERT_OK(conf_bounds_save(state, a.root, NULL, p));
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_TRUE(c.config->unread);
+                ASSERT_U64_EQ(c.policy->deadline, 30 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 10 * USEC_PER_SEC);
+        }
+        ASSERT_OK(rename(gone, path));
+        {
+                char f[192];
+
+                snprintf(f, sizeof f, "%s/" CONF_BOUNDS_FILE, state);
+                ASSERT_OK(unlink(f));
+        }
+        ASSERT_OK(rmdir(state));
+        config_file_remove(dir, path);
+}
+
+/* ... and so does a configuration that cannot be read within its bound (the reader times out: a FUSE
+ * file nobody serves), in the same state directory as the last full read; in another, the defaults. */
+static void config_hung_capped_body(void *userdata) {
+        const char *const *paths = userdata; /* the configuration, the state directory with its record */
+        Args a = args(FIXTURES_DIR "/roots/laptop");
+
+        bounded_child_forget_parent();
+        a.config = paths[0];
+        a.state_dir = paths[1];
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_EQ(c.config_error, -ETIMEDOUT);
+                ASSERT_TRUE(c.config->unread && c.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
+                ASSERT_U64_EQ(c.config->deadline, 30 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->deadline, 3 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 2 * USEC_PER_SEC);
+        }
+        a.state_dir = "/nonexistent";
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_EQ(c.config_error, -ETIMEDOUT);
+                ASSERT_U64_EQ(c.policy->deadline, 30 * USEC_PER_SEC);
+                ASSERT_U64_EQ(c.policy->mount_timeout, 10 * USEC_PER_SEC);
+        }
+}
+
+TEST(config_hung_capped) {
+        char dir[64], path[128], state[128], f[192];
+        const char *paths[2] = { path, state };
+        Args a = args(FIXTURES_DIR "/roots/laptop");
+
+        config_file(dir, path, "[Sync]\nDeadlineSec=3s\nMountTimeoutSec=2s\n");
+        snprintf(state, sizeof state, "%s/state", dir);
+        ASSERT_OK(mkdir(state, 0755));
+        a.state_dir = state;
+        a.config = path;
+        {
+                _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+                ASSERT_OK(context_read_policy(&a, &c));
+                ASSERT_OK(context_save_bounds(&a, &c));
+        }
+        test_with_hung_file(path, 60, config_hung_capped_body, paths);
+        snprintf(f, sizeof f, "%s/" CONF_BOUNDS_FILE, state);
+        ASSERT_OK(unlink(f));
+        ASSERT_OK(rmdir(state));
+        config_file_remove(dir, path);
+}
+
 /* The daemon's standby pass: its reader, forked ahead (conf_read_prepare()), reads when the pass
  * lets it go, not when it was forked (the file is changed in between), and the pass forks no other;
  * one prepared for other reads (the late pass's hooks) is not used, and a reader is forked as
@@ -744,6 +898,8 @@ int main(void) {
         RUN(prepare_loop_backing);
         RUN(prepare_samples_by_the_configuration);
         RUN(prepare_config_hung);
+        RUN(unread_capped_by_last_full_read);
+        RUN(config_hung_capped);
         RUN(prepare_prepared_reader);
         RUN(rotational_rule_applies);
         RUN(rotational_blocked);

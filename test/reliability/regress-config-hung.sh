@@ -19,7 +19,8 @@
 # within 3 s (1 s bound + work, generous), exit 0, say "not readable within 1s", and record the
 # default DeadlineSec (30 s). A second run right after (the abandoned reader still stuck) must
 # succeed as fast: the reader held the state lock and our stderr. After `resume` the same root reads
-# 50-test.conf (the set-up reached the file through FUSE).
+# 50-test.conf (the set-up reached the file through FUSE). Then (review U, U4) a run that reads it in
+# full records DeadlineSec=5s, and a run on it hung again uses the defaults capped at 5 s.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 ss_begin
@@ -119,4 +120,24 @@ echo "second run: rc=$rc took=${took_ms}ms"
 stack_ctl cfg resume >/dev/null
 out=$("$SUSPEND_SYNC" --root="$root" cat-config 2>&1)
 grep -q "^MaxParallel=7" <<<"$out" || fail "after resume the drop-in is not read: $out"
+
+# Review U, U4: a run reads the same configuration in full (DeadlineSec=5s from 50-test.conf) and
+# records its bounds; hung again, the next run's defaults are capped by them, never 30 s, and its
+# warning says so. (The record of the cwd run above, of --config=/local.conf, did not cap the first
+# hung run: another configuration's.)
+rc=0
+out=$(timeout 10 "$SUSPEND_SYNC" --root="$root" --sysfs="$sys" --state-dir="$SS_STATE" run 2>&1) || rc=$?
+[[ $rc == 0 ]] || fail "the run with the configuration readable failed ($rc): $out"
+grep -qx "DEADLINE_USEC=5000000" "$SS_STATE/conf-bounds" || fail "no bounds recorded: $(cat "$SS_STATE/conf-bounds")"
+stack_ctl cfg hang all >/dev/null
+rc=0
+out=$(timeout 10 "$SUSPEND_SYNC" --root="$root" --sysfs="$sys" --state-dir="$SS_STATE" run 2>&1) || rc=$?
+stack_ctl cfg resume >/dev/null
+echo "$out"
+echo "capped run: rc=$rc"
+[[ $rc == 0 ]] || fail "the run on the hung configuration failed ($rc)"
+grep -q "using the defaults, DeadlineSec= capped at 5s as last read in full at " <<<"$out" ||
+        fail "no warning of the capped DeadlineSec="
+deadline=$(ss_json 'j["deadline_usec"]' <"$SS_STATE/last.json")
+[[ $deadline == 5000000 ]] || fail "the run did not cap the default DeadlineSec at the last read's (recorded $deadline)"
 echo PASS
