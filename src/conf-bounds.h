@@ -4,8 +4,9 @@
 /*
  * The bounds of the configuration as last read in full (review U, U4): DeadlineSec= and
  * MountTimeoutSec= of the [Sync] section, in the state directory (tmpfs) file CONF_BOUNDS_FILE,
- * key=value lines, written atomically by every pass (the daemon's, the unit's, the late pass, a
- * manual run) and by the daemon's own reads that read the configuration in full:
+ * key=value lines, written atomically by every pass but the late one (the daemon's, the unit's, a
+ * manual run: the late pass's exit is on the sleep path, and the unit's or the daemon's pass of the
+ * same sleep read the same files) and by the daemon's own reads that read the configuration in full:
  *
  *   BOOT_ID=0123...cdef          the boot it was read in (32 lowercase hex digits)
  *   REALTIME_USEC=N              when (CLOCK_REALTIME), for the message

@@ -1027,10 +1027,13 @@ static int pass_log(const Pass *p) {
 
 /* The configuration read in full: its bounds for a later pass that cannot read it (conf-bounds.h).
  * After the outcome is decided and told (an atomic rename on tmpfs, no lock: a pid's own temporary
- * file). */
+ * file). Not by the late pass: systemd-sleep waits for its exit before the state write, and the
+ * unit's or the daemon's pass of the same sleep read the same files moments before. */
 static void pass_save_bounds(const Pass *p) {
         int r;
 
+        if (p->a->late)
+                return;
         r = context_save_bounds(p->a, &p->c);
         if (r < 0)
                 log_debug_errno(r, "Failed to write '%s/" CONF_BOUNDS_FILE "', ignoring: %m",
