@@ -142,25 +142,40 @@ static bool mount_path_local(const Sample *sample, const ssize_t *parent, size_t
         return true;
 }
 
-/* Through which mount a superblock is synced: one that is not hidden under another mount; among
- * those, one whose path leaves no local filesystem first (review U, U1: a mount below a hung FUSE,
- * NFS or autofs directory holds the worker in its walk, while the same superblock is reachable at a
- * local path), then writable mounts first; in table order within each rank; its first mount when
- * all are hidden. */
+/* Through which mount a superblock is synced: the first one that is not hidden under another mount,
+ * preferring writable mounts; its first mount when all are hidden. When the path to that one crosses
+ * a filesystem a server answers for, or an overlay (review U, U1: a mount below a hung FUSE, NFS or
+ * autofs directory holds the worker in its walk), another mount of the same namespace whose path
+ * leaves no local filesystem, writable first: never one of another namespace (review W, W2 and W5:
+ * its user namespace, overlay layers and rules are that namespace's). */
 static size_t choose_primary(const Sample *sample, const ssize_t *parent, const Superblock *s) {
-        for (int pass = 0; pass < 4; pass++)
+        size_t first = s->mounts[0];
+        bool found = false;
+
+        for (int pass = 0; pass < 2 && !found; pass++)
+                for (size_t i = 0; i < s->n_mounts && !found; i++) {
+                        size_t idx = s->mounts[i];
+
+                        if (sample->overmounted[idx] || (pass == 0 && sample->table->entries[idx].read_only))
+                                continue;
+                        first = idx;
+                        found = true;
+                }
+        if (!found || mount_path_local(sample, parent, first))
+                return first;
+        for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < s->n_mounts; i++) {
                         size_t idx = s->mounts[i];
 
-                        if (sample->overmounted[idx])
+                        if (sample->overmounted[idx] ||
+                            sample->ns_of_mount[idx] != sample->ns_of_mount[first])
                                 continue;
-                        if (pass < 2 && !mount_path_local(sample, parent, idx))
+                        if (pass == 0 && sample->table->entries[idx].read_only)
                                 continue;
-                        if (pass % 2 == 0 && sample->table->entries[idx].read_only)
-                                continue;
-                        return idx;
+                        if (mount_path_local(sample, parent, idx))
+                                return idx;
                 }
-        return s->mounts[0];
+        return first;
 }
 
 /* An overlay superblock k (no Action=skip rule): left undecided, to follow the superblock of its
@@ -597,9 +612,12 @@ static char *ident_list_join(const IdentList *l, const char *prefix, const char 
 }
 
 /* PlanEntry.walk and open_key of sync entry e, whose mount is table entry idx of superblock s
- * (review U, U1 and U2). The key names the mount, and the mounts on the way to it that a server can
- * hold a walk on (walk_may_wait(): where the worker can be stuck), and, when s itself is such a
- * filesystem (its open may wait on its server), its other mounts; at most
+ * (review U, U1 and U2). The key names the mount and where its worker is most likely stuck: when s
+ * itself is a filesystem a server answers for (walk_may_wait()), its own server, so its other mounts
+ * too; else the nearest mount above it a server can hold a walk on, the one a local filesystem below
+ * a dead FUSE or NFS directory waits behind. Not every such mount above (review W, W1): an autofs
+ * /net above a dead NFS share, or an automounted /home above a user's dead sshfs, would then block
+ * the healthy shares and disks below them for the rest of the boot. At most
  * PLAN_OPEN_KEY_MOUNTS_MAX of them, else no key (the superblock's: run_job_stuck_key()). An overlay
  * on the way is not named, though mount_path_local() avoids it: a container's root is one, and its
  * layers are rarely on a server; named, it would block every mount of the container. Unlisted
@@ -611,6 +629,7 @@ static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, P
         _cleanup_free_ char(*walk_ids)[PLAN_MOUNT_IDENT_MAX] = NULL;
         char key_ids[PLAN_OPEN_KEY_MOUNTS_MAX][PLAN_MOUNT_IDENT_MAX], prefix[64];
         IdentList walk, key = { .ids = key_ids, .max = PLAN_OPEN_KEY_MOUNTS_MAX };
+        bool named;
 
         if (t->entries[idx].unlisted)
                 return 0;
@@ -623,11 +642,14 @@ static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, P
 
         ident_list_add(&walk, &t->entries[idx]);
         ident_list_add(&key, &t->entries[idx]);
+        named = walk_may_wait(s); /* its own server: no mount above is named */
         for (size_t x = idx, n = 1; b->parent[x] >= 0 && n < depth; n++) {
                 x = (size_t) b->parent[x];
                 ident_list_add(&walk, &t->entries[x]);
-                if (walk_may_wait(&sample->sbs[sample->sb_of_mount[x]]))
+                if (!named && walk_may_wait(&sample->sbs[sample->sb_of_mount[x]])) {
                         ident_list_add(&key, &t->entries[x]);
+                        named = true;
+                }
         }
         for (size_t i = 0; walk_may_wait(s) && i < s->n_mounts; i++)
                 if (s->mounts[i] != idx && !t->entries[s->mounts[i]].unlisted)

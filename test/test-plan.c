@@ -16,6 +16,7 @@
 
 #include "ext4-journal.h"
 #include "plan.h"
+#include "run.h"
 #include "shared/fileio.h"
 #include "shared/string-util.h"
 #include "tests.h"
@@ -1266,6 +1267,87 @@ TEST(primary_avoids_server_on_the_way) {
         }
 }
 
+/* Review W, W1: the open key of a worker stuck on its way to a FUSE or network superblock names that
+ * superblock's mounts, not the FUSE, network or autofs mounts above it: its own server is where it
+ * waits, and naming those above would block, for the rest of the boot, the healthy filesystem
+ * mounted over a systemd automount point (/home) and every other NFS share below an autofs /net. */
+static const PlanEntry *find_dev(const Plan *p, const char *mount_point, dev_t dev) {
+        for (size_t i = 0; i < p->n_entries; i++)
+                if (streq(p->entries[i].mount_point, mount_point) && p->entries[i].dev == dev)
+                        return &p->entries[i];
+        fprintf(stderr, "no plan entry for %s\n", mount_point);
+        abort();
+}
+
+TEST(open_key_spares_healthy_parents) {
+        /* an automounted /home (autofs, ext4 on top), a user's sshfs inside */
+        _cleanup_(sample_freep) Sample *s = sample_from_text(
+                "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                "30 21 0:40 / /home rw,relatime - autofs systemd-1 rw,fd=50,direct\n"
+                "31 30 8:2 / /home rw,relatime - ext4 /dev/sda2 rw\n"
+                "32 31 0:42 / /home/u/remote rw,relatime - fuse.sshfs u@h:/ "
+                "rw,user_id=0,group_id=0,allow_other\n"
+                /* autofs /net, two NFS servers below it */
+                "40 21 0:50 / /net rw,relatime - autofs -hosts rw,fd=51,indirect\n"
+                "41 40 0:51 / /net/a rw,relatime - nfs4 a:/ rw\n"
+                "42 40 0:52 / /net/b rw,relatime - nfs4 b:/ rw\n");
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanEntry *fuse, *home, *a, *b;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        fuse = find_dev(p, "/home/u/remote", makedev(0, 42));
+        home = find_dev(p, "/home", makedev(8, 2));
+        a = find_dev(p, "/net/a", makedev(0, 51));
+        b = find_dev(p, "/net/b", makedev(0, 52));
+        ASSERT_TRUE(fuse->open_key && home->walk && a->open_key && b->walk);
+        fprintf(stderr, "sshfs key %s, /home walk %s\n", fuse->open_key, home->walk);
+        fprintf(stderr, "/net/a key %s, /net/b walk %s\n", a->open_key, b->walk);
+        {
+                /* the sshfs server hangs: its worker is stuck at its own mount; /home is a healthy disk */
+                bool home_blocked = run_stuck_open_blocks(
+                        fuse->open_key, &(ExecJob) { .dev = home->dev, .walk = home->walk });
+                /* server a hangs: server b is healthy */
+                bool b_blocked = run_stuck_open_blocks(a->open_key,
+                                                       &(ExecJob) { .dev = b->dev, .walk = b->walk });
+
+                fprintf(stderr, "/home blocked %d, /net/b blocked %d\n", home_blocked, b_blocked);
+                ASSERT_TRUE(!home_blocked && !b_blocked);
+        }
+}
+
+/* Review W, W2: a FUSE superblock mounted by root on the host below an NFS directory, and bound into
+ * an unprivileged container (its own user namespace) at a local path, keeps the host's mount as its
+ * primary: the container's would make decide_sb() skip it as "FUSE mounted in a user namespace"
+ * (review N, N3), left to the kernel's sync. A primary moves off a path a server can hold only to
+ * another mount of its own namespace. */
+TEST(primary_stays_in_its_namespace) {
+        _cleanup_(sample_freep) Sample *s = sample_from_text(
+                "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                "35 21 0:52 / /nfs rw - nfs4 srv:/ rw\n"
+                "36 35 0:60 / /nfs/u/remote rw,relatime - fuse.sshfs a@b:/ rw,user_id=0,group_id=0,allow_other\n"
+                /* the container (an LXD/Incus-style unprivileged one, its root a directory on ext4) */
+                "50 49 8:5 /containers/c1 / rw,relatime - ext4 /dev/sda5 rw\n"
+                "51 50 0:60 / /data rw,relatime - fuse.sshfs a@b:/ rw,user_id=0,group_id=0,allow_other\n");
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanEntry *host;
+
+        s->namespaces = calloc(1, sizeof(MountNamespace));
+        ASSERT_TRUE(s->namespaces);
+        s->namespaces[0] = (MountNamespace) { .ino = 4026532999ULL, .pid = 4242, .foreign_userns = true };
+        s->n_namespaces = 1;
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (s->table->entries[i].mount_id >= 50)
+                        s->ns_of_mount[i] = 1;
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        host = find_dev(p, "/nfs/u/remote", makedev(0, 60));
+        fprintf(stderr, "/nfs/u/remote: action %d primary %d reason %s\n", host->action, host->primary,
+                host->reason);
+        ASSERT_EQ(host->action, PLAN_SYNC);
+        ASSERT_TRUE(host->primary);
+}
+
 /* Review U, U1 and U2: a sync entry names the mounts its walk crosses, and the key a worker stuck on
  * its way to it leaves: its own mount and those a server can hold on the way (FUSE, network,
  * autofs), by never reused id where the table has one, else by device, old id and mount point. */
@@ -1354,5 +1436,7 @@ int main(void) {
         RUN(sb_listed_two_ways);
         RUN(primary_avoids_server_on_the_way);
         RUN(walk_and_open_key);
+        RUN(open_key_spares_healthy_parents);
+        RUN(primary_stays_in_its_namespace);
         return test_result();
 }
