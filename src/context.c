@@ -6,7 +6,6 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "conf-bounds.h"
 #include "conf-read.h"
@@ -74,9 +73,8 @@ static int policy_start(const Args *a, Context *c, ConfReader **ret) {
  * Returns the mask of what is lowered (CONF_BOUNDS_CAPPED_*). */
 static unsigned bounds_capped(const Args *a, Context *c, char *buf, size_t size) {
         PolicyOverrides o = context_overrides(a);
-        char d[FORMAT_TIMESPAN_MAX], m[FORMAT_TIMESPAN_MAX], when[64] = "an unknown time";
-        time_t t;
-        struct tm tm;
+        char d[FORMAT_TIMESPAN_MAX], m[FORMAT_TIMESPAN_MAX], ago[FORMAT_TIMESPAN_MAX + 8];
+        usec_t n;
         Policy p;
         unsigned capped;
         int r;
@@ -97,20 +95,28 @@ static unsigned bounds_capped(const Args *a, Context *c, char *buf, size_t size)
         capped = conf_bounds_cap(&c->last_full, &p);
         if (capped == 0)
                 return 0;
-        t = (time_t) (c->last_full.realtime / USEC_PER_SEC);
-        if (localtime_r(&t, &tm))
-                (void) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
+        /* How long ago, not a local time: localtime_r() would open /etc/localtime in this process,
+         * on the path where /etc or /usr may not answer (review W, W3). */
+        n = now(CLOCK_REALTIME);
+        if (n >= c->last_full.realtime + USEC_PER_SEC) {
+                format_timespan(ago, sizeof ago - 4,
+                                (n - c->last_full.realtime) / USEC_PER_SEC * USEC_PER_SEC);
+                strcat(ago, " ago");
+        } else if (n >= c->last_full.realtime)
+                strcpy(ago, "less than 1s ago");
+        else
+                strcpy(ago, "(the clock was set back since)");
         format_timespan(d, sizeof d, c->last_full.deadline);
         format_timespan(m, sizeof m, c->last_full.mount_timeout);
         if (capped == (CONF_BOUNDS_CAPPED_DEADLINE | CONF_BOUNDS_CAPPED_MOUNT_TIMEOUT))
                 (void) snprintf(
                         buf, size,
-                        "DeadlineSec= capped at %s and MountTimeoutSec= at %s as last read in full at %s", d,
-                        m, when);
+                        "DeadlineSec= capped at %s and MountTimeoutSec= at %s as last read in full %s", d, m,
+                        ago);
         else
-                (void) snprintf(buf, size, "%s capped at %s as last read in full at %s",
+                (void) snprintf(buf, size, "%s capped at %s as last read in full %s",
                                 capped == CONF_BOUNDS_CAPPED_DEADLINE ? "DeadlineSec=" : "MountTimeoutSec=",
-                                capped == CONF_BOUNDS_CAPPED_DEADLINE ? d : m, when);
+                                capped == CONF_BOUNDS_CAPPED_DEADLINE ? d : m, ago);
         return capped;
 }
 

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -82,6 +83,20 @@ TEST(hook_entry_missing) {
         ASSERT_OK(context_load_policy(&a, &c));
         ASSERT_EQ(c.hook_ours, 0);
         ASSERT_TRUE(!c.hook_other);
+}
+
+/* Review W, W3: test-context is linked with --wrap=localtime_r too. glibc's localtime_r() (and
+ * gmtime_r()) read the time zone database (/etc/localtime, then the zoneinfo file it links to) the first
+ * time a process converts a time: an open() and read() in the pass's main process, on the path where
+ * the configuration could not be read because a filesystem (/etc, /usr) does not answer. */
+static unsigned localtime_calls;
+
+struct tm *__real_localtime_r(const time_t *t, struct tm *tm);
+struct tm *__wrap_localtime_r(const time_t *t, struct tm *tm);
+
+struct tm *__wrap_localtime_r(const time_t *t, struct tm *tm) {
+        localtime_calls++;
+        return __real_localtime_r(t, tm);
 }
 
 /* The reader child's 'O' record (our system-sleep entry) sent only once the parent has read all that
@@ -565,7 +580,10 @@ TEST(unread_capped_by_last_full_read) {
         {
                 _cleanup_(context_done) Context c = CONTEXT_NULL;
 
+                localtime_calls = 0;
                 ASSERT_OK(context_read_policy(&a, &c));
+                /* review W, W3: no time zone conversion in the main process on this path */
+                ASSERT_EQ(localtime_calls, 0U);
                 ASSERT_TRUE(c.config->unread && c.config->sync_on_suspend == SYNC_ON_SUSPEND_KEEP);
                 ASSERT_U64_EQ(c.config->deadline, 30 * USEC_PER_SEC);
                 ASSERT_U64_EQ(c.policy->deadline, 3 * USEC_PER_SEC);
