@@ -17,6 +17,7 @@
 #include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/proc-util.h"
+#include "shared/string-util.h"
 #include "shared/strv.h"
 
 #define HANDOVER_HEADER "# suspend-sync handover v1: what one pass leaves for the next (see handover.h)\n"
@@ -253,7 +254,9 @@ int handover_parse(const char *text, Handover *ret) {
         return 0;
 }
 
-int handover_format(const Handover *h, char **ret) {
+/* short_open: a stuck worker's "open:MAJ:MIN@ID,..." key as its superblock's "open:MAJ:MIN", which
+ * blocks more (every mount of that superblock), never less (review W, W4). */
+static int format_impl(const Handover *h, bool short_open, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
@@ -265,9 +268,13 @@ int handover_format(const Handover *h, char **ret) {
         for (size_t i = 0; i < h->n_stuck; i++) {
                 if (h->stuck[i].pid <= 0 || !group_valid(h->stuck[i].group))
                         continue;
-                fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s %s", (int) h->stuck[i].pid,
+                /* "open:": PLAN_OPEN_KEY_PREFIX (plan.h), run_stuck_open_blocks() (run.h) */
+                const char *g = h->stuck[i].group, *at = startswith(g, "open:") ? strchr(g, '@') : NULL;
+                int len = short_open && at ? (int) (at - g) : (int) strlen(g);
+
+                fprintf(f, "stuck %d %" PRIu64 " %d %" PRIu64 " %s %.*s", (int) h->stuck[i].pid,
                         h->stuck[i].start_time, h->stuck[i].hung, (uint64_t) h->stuck[i].boottime,
-                        h->stuck[i].boot_id, h->stuck[i].group);
+                        h->stuck[i].boot_id, len, g);
                 if (h->stuck[i].progress_known)
                         fprintf(f, " %" PRIu64, h->stuck[i].progress);
                 fputc('\n', f);
@@ -288,6 +295,25 @@ int handover_format(const Handover *h, char **ret) {
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int handover_format(const Handover *h, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = format_impl(h, false, &text);
+        if (r < 0)
+                return r;
+        /* Larger than a reader takes, the whole file would be ignored, the keys of workers stuck
+         * inside syncfs with the rest: the path keys give way to their superblocks' first. */
+        if (strlen(text) > HANDOVER_FILE_MAX) {
+                text = mfree(text);
+                r = format_impl(h, true, &text);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(text);
         return 0;
 }
 

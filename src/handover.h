@@ -101,7 +101,10 @@ void handover_done(Handover *h);
  * counted in n_bad, entries beyond HANDOVER_ENTRIES_MAX dropped (and counted). */
 int handover_parse(const char *text, Handover *ret);
 
-/* Pure. The file's text for h; entries whose group is not a valid token are left out. */
+/* Pure. The file's text for h; entries whose group is not a valid token are left out. Should it be
+ * longer than HANDOVER_FILE_MAX (the reader's bound), the stuck workers' path keys
+ * ("open:MAJ:MIN@ID,...") are written as their superblocks' ("open:MAJ:MIN"), which block more,
+ * never less (review W, W4). */
 int handover_format(const Handover *h, char **ret);
 
 /* Appends one stuck worker / unsynced superblock (copies group). -ENOMEM, -E2BIG when full,

@@ -86,6 +86,39 @@ TEST(open_keys) {
                     strstr(text, " open:7:1@u48\n"));
 }
 
+/* Review W, W4: a handover longer than its reader's bound would be ignored whole, the keys of workers
+ * stuck inside syncfs with it. The path keys are written as their superblocks' then: the file fits,
+ * every group key stays, and each path key becomes one that blocks more, not less. */
+TEST(open_keys_shortened_to_fit) {
+        _cleanup_(handover_done) Handover h = {}, back = {};
+        _cleanup_free_ char *text = NULL;
+        char group[32];
+
+        for (unsigned i = 0; i < HANDOVER_ENTRIES_MAX; i++) {
+                _cleanup_free_ char *g = NULL;
+
+                if (i % 2 == 0) { /* a path key of ~610 bytes */
+                        ASSERT_TRUE(asprintf(&g, "open:7:%u@u1%0600u", i, 0U) > 0);
+                        ASSERT_OK(handover_add_stuck(&h, (pid_t) (100 + i), 1, false, 1, BOOT_ID, g));
+                } else {
+                        snprintf(group, sizeof group, "8:%u", i);
+                        ASSERT_OK(handover_add_stuck(&h, (pid_t) (100 + i), 1, true, 1, BOOT_ID, group));
+                }
+        }
+        ASSERT_OK(handover_format(&h, &text));
+        ASSERT_TRUE(strlen(text) <= HANDOVER_FILE_MAX);
+        ASSERT_OK(handover_parse(text, &back));
+        ASSERT_EQ(back.n_bad, 0U);
+        ASSERT_EQ(back.n_stuck, (size_t) HANDOVER_ENTRIES_MAX);
+        for (unsigned i = 0; i < HANDOVER_ENTRIES_MAX; i++) {
+                if (i % 2 == 0)
+                        snprintf(group, sizeof group, "open:7:%u", i);
+                else
+                        snprintf(group, sizeof group, "8:%u", i);
+                ASSERT_STREQ(back.stuck[i].group, group);
+        }
+}
+
 TEST(bad_input) {
         _cleanup_(handover_done) Handover h = {};
 
@@ -500,6 +533,7 @@ int main(void) {
         RUN(round_trip);
         RUN(bad_input);
         RUN(open_keys);
+        RUN(open_keys_shortened_to_fit);
         RUN(bounded);
         RUN(fresh);
         RUN(prune);
