@@ -552,6 +552,21 @@ TEST(prepare_config_hung) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* A configuration of DeadlineSec=3s and MountTimeoutSec=2s in dir/path, read in full by a with its
+ * state directory dir/state (made), and its bounds saved there (conf-bounds.h). */
+static void bounds_read_in_full(char dir[static 64], char path[static 128], char state[static 128], Args *a) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+        config_file(dir, path, "[Sync]\nDeadlineSec=3s\nMountTimeoutSec=2s\n");
+        snprintf(state, 128, "%s/state", dir);
+        ASSERT_OK(mkdir(state, 0755));
+        a->state_dir = state;
+        a->config = path;
+        ASSERT_OK(context_read_policy(a, &c));
+        ASSERT_TRUE(!c.config->unread && c.policy->deadline == 3 * USEC_PER_SEC);
+        ASSERT_OK(context_save_bounds(a, &c));
+}
+
 /* Review U, U4: a configuration not read in full gets the defaults only as long as the last full read
  * allowed (conf-bounds.h): a pass saves its DeadlineSec= and MountTimeoutSec=, and one that finds the
  * same --config= missing (not read in full, the defaults) uses them where they are shorter; the
@@ -562,18 +577,7 @@ TEST(unread_capped_by_last_full_read) {
         _cleanup_(policy_freep) Policy *p = NULL;
         Args a = args(FIXTURES_DIR "/roots/laptop");
 
-        config_file(dir, path, "[Sync]\nDeadlineSec=3s\nMountTimeoutSec=2s\n");
-        snprintf(state, sizeof state, "%s/state", dir);
-        ASSERT_OK(mkdir(state, 0755));
-        a.state_dir = state;
-        a.config = path;
-        {
-                _cleanup_(context_done) Context c = CONTEXT_NULL;
-
-                ASSERT_OK(context_read_policy(&a, &c));
-                ASSERT_TRUE(!c.config->unread && c.policy->deadline == 3 * USEC_PER_SEC);
-                ASSERT_OK(context_save_bounds(&a, &c));
-        }
+        bounds_read_in_full(dir, path, state, &a);
         /* The same file gone: not read in full, the defaults, capped. */
         snprintf(gone, sizeof gone, "%s.gone", path);
         ASSERT_OK(rename(path, gone));
@@ -690,17 +694,7 @@ TEST(config_hung_capped) {
         const char *paths[2] = { path, state };
         Args a = args(FIXTURES_DIR "/roots/laptop");
 
-        config_file(dir, path, "[Sync]\nDeadlineSec=3s\nMountTimeoutSec=2s\n");
-        snprintf(state, sizeof state, "%s/state", dir);
-        ASSERT_OK(mkdir(state, 0755));
-        a.state_dir = state;
-        a.config = path;
-        {
-                _cleanup_(context_done) Context c = CONTEXT_NULL;
-
-                ASSERT_OK(context_read_policy(&a, &c));
-                ASSERT_OK(context_save_bounds(&a, &c));
-        }
+        bounds_read_in_full(dir, path, state, &a);
         test_with_hung_file(path, 60, config_hung_capped_body, paths);
         snprintf(f, sizeof f, "%s/" CONF_BOUNDS_FILE, state);
         ASSERT_OK(unlink(f));
