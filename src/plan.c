@@ -115,6 +115,18 @@ typedef struct SbDecision {
         bool decided;
 } SbDecision;
 
+/* The parent of mount idx in its own namespace (Sample.parent_of_mount, checked): -1 for a
+ * namespace's root, a parent not in the table or of another namespace, and unlisted entries, whose
+ * path is not a walk through mounts. */
+static ssize_t parent_mount(const Sample *sample, size_t idx) {
+        ssize_t p = sample->parent_of_mount ? sample->parent_of_mount[idx] : -1;
+
+        if (p < 0 || (size_t) p == idx || sample->table->entries[idx].unlisted ||
+            sample->table->entries[p].unlisted || sample->ns_of_mount[p] != sample->ns_of_mount[idx])
+                return -1;
+        return p;
+}
+
 /* Whether a path walk through a mount of s may wait on a server: a FUSE or network filesystem
  * revalidates the names it crosses (d_revalidate, answered by its server) and autofs holds the walk
  * until its daemon has mounted (review U, U1). A local block or pseudo filesystem answers for the
@@ -125,16 +137,16 @@ static bool walk_may_wait(const Superblock *s) {
                (s->fstype && fstype_is(s->fstype, "autofs"));
 }
 
-/* Whether every mount above mount idx, up to its namespace's root (parent[]: PlanBuild.parent), is a
+/* Whether every mount above mount idx, up to its namespace's root (parent_mount()), is a
  * local block or pseudo filesystem: no FUSE, network, autofs nor overlay (whose layers may be on a
  * server) on the way, nothing a server could hold the walk to it on. */
-static bool mount_path_local(const Sample *sample, const ssize_t *parent, size_t idx) {
+static bool mount_path_local(const Sample *sample, size_t idx) {
         if (sample->table->entries[idx].unlisted)
                 return false; /* reached through a process's file: its path is not a walk we know */
-        for (size_t n = 0; parent[idx] >= 0 && n < sample->table->n_entries; n++) {
+        for (size_t n = 0; parent_mount(sample, idx) >= 0 && n < sample->table->n_entries; n++) {
                 const Superblock *a;
 
-                idx = (size_t) parent[idx];
+                idx = (size_t) parent_mount(sample, idx);
                 a = &sample->sbs[sample->sb_of_mount[idx]];
                 if (walk_may_wait(a) || a->fs_class == FS_CLASS_OVERLAY)
                         return false;
@@ -148,7 +160,7 @@ static bool mount_path_local(const Sample *sample, const ssize_t *parent, size_t
  * autofs directory holds the worker in its walk), another mount of the same namespace whose path
  * leaves no local filesystem, writable first: never one of another namespace (review W, W2 and W5:
  * its user namespace, overlay layers and rules are that namespace's). */
-static size_t choose_primary(const Sample *sample, const ssize_t *parent, const Superblock *s) {
+static size_t choose_primary(const Sample *sample, const Superblock *s) {
         size_t first = s->mounts[0];
         bool found = false;
 
@@ -161,7 +173,7 @@ static size_t choose_primary(const Sample *sample, const ssize_t *parent, const 
                         first = idx;
                         found = true;
                 }
-        if (!found || mount_path_local(sample, parent, first))
+        if (!found || mount_path_local(sample, first))
                 return first;
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < s->n_mounts; i++) {
@@ -172,7 +184,7 @@ static size_t choose_primary(const Sample *sample, const ssize_t *parent, const 
                                 continue;
                         if (pass == 0 && sample->table->entries[idx].read_only)
                                 continue;
-                        if (mount_path_local(sample, parent, idx))
+                        if (mount_path_local(sample, idx))
                                 return idx;
                 }
         return first;
@@ -245,8 +257,8 @@ static bool skip_rule_misses(const Sample *sample, const Policy *policy, const S
         return false;
 }
 
-static int decide_sb(const Sample *sample, const PathIndex *pi, const ssize_t *parent, const Policy *policy,
-                     PlanScope scope, size_t k, SbDecision *d) {
+static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *policy, PlanScope scope,
+                     size_t k, SbDecision *d) {
         const Superblock *s = &sample->sbs[k];
         const MountTable *t = sample->table;
         const MountEntry *m;
@@ -254,7 +266,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const ssize_t *p
         RuleAction ra = RULE_ACTION_AUTO;
         int r;
 
-        d->primary = choose_primary(sample, parent, s);
+        d->primary = choose_primary(sample, s);
         m = &t->entries[d->primary];
         d->timeout = policy->mount_timeout;
         d->decided = true;
@@ -489,8 +501,6 @@ typedef struct PlanBuild {
         const Policy *policy;
         PlanScope scope;
         PathIndex pi;
-        ssize_t *parent;   /* per table entry: its parent mount's index in the same namespace, -1:
-                            * none (a namespace's root, or its parent is not in the table) */
         SbDecision *dec;   /* one per superblock */
         GroupWork *groups; /* device groups with something to sync, in execution order */
         size_t n_groups;
@@ -503,7 +513,6 @@ typedef struct PlanBuild {
 
 static void plan_build_done(PlanBuild *b) {
         path_index_done(&b->pi);
-        free(b->parent);
         for (size_t k = 0; b->dec && k < b->sample->n_sbs; k++) {
                 free(b->dec[k].reason);
                 free(b->dec[k].covered_if_path);
@@ -515,53 +524,6 @@ static void plan_build_done(PlanBuild *b) {
         if (b->plan)
                 b->plan->n_entries = b->pos;
         plan_free(b->plan);
-}
-
-static int cmp_ns_mount_id(const size_t *a, const size_t *b, const Sample *s) {
-        if (s->ns_of_mount[*a] != s->ns_of_mount[*b])
-                return CMP(s->ns_of_mount[*a], s->ns_of_mount[*b]);
-        return CMP(s->table->entries[*a].mount_id, s->table->entries[*b].mount_id);
-}
-
-/* PlanBuild.parent: each mount's parent, found by its parent_id among the listed mounts of its own
- * namespace (O(n log n)). */
-static int plan_parents(const Sample *sample, ssize_t **ret) {
-        const MountTable *t = sample->table;
-        size_t n = t->n_entries;
-        _cleanup_free_ size_t *order = malloc(MAX(n, 1U) * sizeof(size_t));
-        _cleanup_free_ ssize_t *parent = malloc(MAX(n, 1U) * sizeof(ssize_t));
-
-        if (!order || !parent)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                order[i] = i;
-        typesafe_qsort_r(order, n, cmp_ns_mount_id, sample);
-        for (size_t i = 0; i < n; i++) {
-                unsigned ns = sample->ns_of_mount[i];
-                int id = t->entries[i].parent_id;
-                size_t lo = 0, hi = n;
-
-                parent[i] = -1;
-                if (t->entries[i].unlisted || id == t->entries[i].mount_id)
-                        continue;
-                while (lo < hi) {
-                        size_t mid = lo + (hi - lo) / 2, x = order[mid];
-                        int c = sample->ns_of_mount[x] != ns ? CMP(sample->ns_of_mount[x], ns)
-                                                             : CMP(t->entries[x].mount_id, id);
-
-                        if (c == 0) {
-                                if (!t->entries[x].unlisted)
-                                        parent[i] = (ssize_t) x;
-                                break;
-                        }
-                        if (c < 0)
-                                lo = mid + 1;
-                        else
-                                hi = mid;
-                }
-        }
-        *ret = TAKE_PTR(parent);
-        return 0;
 }
 
 const char *plan_mount_ident(const MountEntry *m, char buf[static PLAN_MOUNT_IDENT_MAX]) {
@@ -633,8 +595,8 @@ static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, P
 
         if (t->entries[idx].unlisted)
                 return 0;
-        for (size_t x = idx; b->parent[x] >= 0 && depth <= t->n_entries; depth++)
-                x = (size_t) b->parent[x];
+        for (size_t x = idx; parent_mount(sample, x) >= 0 && depth <= t->n_entries; depth++)
+                x = (size_t) parent_mount(sample, x);
         walk_ids = calloc(depth, PLAN_MOUNT_IDENT_MAX);
         if (!walk_ids)
                 return -ENOMEM;
@@ -643,8 +605,8 @@ static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, P
         ident_list_add(&walk, &t->entries[idx]);
         ident_list_add(&key, &t->entries[idx]);
         named = walk_may_wait(s); /* its own server: no mount above is named */
-        for (size_t x = idx, n = 1; b->parent[x] >= 0 && n < depth; n++) {
-                x = (size_t) b->parent[x];
+        for (size_t x = idx, n = 1; parent_mount(sample, x) >= 0 && n < depth; n++) {
+                x = (size_t) parent_mount(sample, x);
                 ident_list_add(&walk, &t->entries[x]);
                 if (!named && walk_may_wait(&sample->sbs[sample->sb_of_mount[x]])) {
                         ident_list_add(&key, &t->entries[x]);
@@ -675,7 +637,7 @@ static int plan_decide(PlanBuild *b) {
                 const MountEntry *m;
                 char *x;
 
-                r = decide_sb(b->sample, &b->pi, b->parent, b->policy, b->scope, k, d);
+                r = decide_sb(b->sample, &b->pi, b->policy, b->scope, k, d);
                 if (r < 0)
                         return r;
                 m = &t->entries[d->primary];
@@ -983,9 +945,6 @@ int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan
         b.plan->complete = sample->complete;
 
         r = path_index_build(sample, &b.pi);
-        if (r < 0)
-                return r;
-        r = plan_parents(sample, &b.parent);
         if (r < 0)
                 return r;
         r = plan_decide(&b);

@@ -38,6 +38,7 @@ Sample *sample_free(Sample *s) {
         free(s->sbs);
         free(s->sb_of_mount);
         free(s->overmounted);
+        free(s->parent_of_mount);
         free(s->ns_of_mount);
         free(s->namespaces);
         for (size_t i = 0; i < s->n_incomplete_why; i++)
@@ -121,8 +122,9 @@ static bool path_within(const char *path, const char *dir) {
 /* A mount is hidden when a child mount sits on the same path (mount --bind twice, or a mount over
  * a mount point), or when a sibling (same parent) sits on a directory above its mount point (files
  * mounted under /run/host, then /run/host bound over itself, as systemd-nspawn does), and so is
- * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' and
- * 'parent' are scratch space of n entries. */
+ * everything mounted below a hidden mount: path lookup walks into the mount on top. 'order' is
+ * scratch space of n entries; 'parent' (n entries) gets each mount's parent in the table, -1: none
+ * (Sample.parent_of_mount). */
 static void mark_overmounted(const MountTable *t, size_t *order, ssize_t *parent, bool *ret) {
         size_t n = t->n_entries;
         bool changed = true;
@@ -292,7 +294,6 @@ static int superblock_facts(Superblock *sb, const SampleOps *ops) {
 int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         _cleanup_(sample_freep) Sample *s = NULL;
         _cleanup_free_ size_t *order = NULL;
-        _cleanup_free_ ssize_t *parent = NULL;
         MountTable *t = *table;
         size_t n = t->n_entries;
 
@@ -376,10 +377,10 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         for (size_t k = 0; k < s->n_sbs; k++)
                 for (size_t i = 0; i < s->sbs[k].n_mounts; i++)
                         s->sb_of_mount[s->sbs[k].mounts[i]] = k;
-        parent = malloc(MAX(n, 1) * sizeof(ssize_t));
-        if (!parent)
+        s->parent_of_mount = malloc(MAX(n, 1) * sizeof(ssize_t));
+        if (!s->parent_of_mount)
                 return -ENOMEM;
-        mark_overmounted(t, order, parent, s->overmounted);
+        mark_overmounted(t, order, s->parent_of_mount, s->overmounted);
 
         s->table = TAKE_PTR(*table);
         *ret = TAKE_PTR(s);

@@ -67,9 +67,11 @@ typedef struct Sample {
         MountTable *table; /* owned */
         Superblock *sbs;
         size_t n_sbs;
-        size_t *sb_of_mount;   /* MountTable index -> index into sbs */
-        bool *overmounted;     /* MountTable index -> another mount sits on top at that path */
-        unsigned *ns_of_mount; /* MountTable index -> 0 (our namespace) or 1 + index into namespaces */
+        size_t *sb_of_mount;      /* MountTable index -> index into sbs */
+        bool *overmounted;        /* MountTable index -> another mount sits on top at that path */
+        ssize_t *parent_of_mount; /* MountTable index -> the index of the entry with its parent id, -1:
+                                   * none (any entry of that id: filter by namespace and unlisted) */
+        unsigned *ns_of_mount;    /* MountTable index -> 0 (our namespace) or 1 + index into namespaces */
         MountNamespace *namespaces;
         size_t n_namespaces;
         Meminfo meminfo;
