@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1235,6 +1236,72 @@ TEST(bounded_child_start_finish) {
         ASSERT_EQ(bounded_child_started() - n0, 24U);
 }
 
+/* Writes userdata's count of bytes, then waits forever (killed by the caller). */
+static int child_fill(int pipe_fd, int keep_fd, void *userdata) {
+        static char buf[40000];
+        size_t n = *(size_t *) userdata;
+
+        (void) keep_fd;
+        memset(buf, 'x', sizeof buf);
+        if (n > sizeof buf || write(pipe_fd, buf, n) != (ssize_t) n)
+                return EXIT_FAILURE;
+        for (;;)
+                pause();
+}
+
+/* Waits (bounded, 5 s) until c's pipe holds at least n bytes. */
+static void pipe_holds(const BoundedChild *c, int n) {
+        int avail = 0;
+
+        for (int i = 0; i < 5000 && (ioctl(c->fd, FIONREAD, &avail) < 0 || avail < n); i++)
+                usleep(1000);
+        ASSERT_TRUE(avail >= n);
+}
+
+/* When finish would not wait (the daemon waits for its reader on its event loop, review U, U5). */
+TEST(bounded_child_ready) {
+        pid_t pids[BOUNDED_CHILD_ABANDONED_MAX];
+        BoundedChild c = BOUNDED_CHILD_NULL;
+        PidFeed f = { .answer = false };
+        size_t n;
+        int i;
+
+        /* Alive, its first bytes in the pipe, its bound ahead: not yet. */
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_pid_then, &f, &c));
+        pipe_holds(&c, sizeof(pid_t));
+        ASSERT_TRUE(!bounded_child_ready(&c));
+        bounded_child_cancel(&c);
+        ASSERT_TRUE(bounded_child_ready(&c)); /* nothing left: finish has nothing to wait for */
+
+        /* Answered and gone (its end of the pipe closed): ready, and finish has the answer. */
+        f = (PidFeed) { .answer = true };
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_pid_then, &f, &c));
+        for (i = 0; i < 5000 && !bounded_child_ready(&c); i++)
+                usleep(1000);
+        ASSERT_TRUE(bounded_child_ready(&c));
+        ASSERT_EQ(bounded_child_finish(&c, feed_pid, &f), 1);
+
+        /* Alive with the pipe half full: ready (a longer answer waits for its reader). */
+        n = 40000; /* of the 64 KiB a pipe holds without growing (max_size 64) */
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_fill, &n, &c));
+        pipe_holds(&c, 40000);
+        ASSERT_TRUE(bounded_child_ready(&c));
+        bounded_child_cancel(&c);
+        /* ... and below half: not yet. */
+        n = 20000;
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_fill, &n, &c));
+        pipe_holds(&c, 20000);
+        ASSERT_TRUE(!bounded_child_ready(&c));
+        bounded_child_cancel(&c);
+
+        /* Alive, silent, its bound passed: ready (finish returns -ETIMEDOUT at once). */
+        f = (PidFeed) { .answer = false };
+        ASSERT_OK(bounded_child_start(-EBADF, 1, 64, child_pid_then, &f, &c));
+        ASSERT_TRUE(bounded_child_ready(&c));
+        ASSERT_ERR(bounded_child_finish(&c, feed_pid, &f), ETIMEDOUT);
+        ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
+}
+
 /* Writes when it began (CLOCK_MONOTONIC) and its name (comm), then answers. */
 typedef struct GoAnswer {
         usec_t began;
@@ -1579,6 +1646,7 @@ int main(void) {
         RUN(format);
         RUN(bounded_child_abandoned);
         RUN(bounded_child_start_finish);
+        RUN(bounded_child_ready);
         RUN(bounded_child_prepare_go);
         RUN(bounded_child_reaped);
         RUN(bounded_child_forget_parent);

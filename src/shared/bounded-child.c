@@ -320,6 +320,20 @@ int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata)
         return finish(c, true, feed, userdata);
 }
 
+bool bounded_child_ready(const BoundedChild *c) {
+        struct pollfd p = { .fd = c->fd, .events = POLLIN };
+        int avail = 0, size, n;
+
+        if (c->pid <= 0 || c->go_fd >= 0 || now(CLOCK_MONOTONIC) >= c->until)
+                return true;
+        /* A pipe without writers says POLLHUP, data still in it or not; an error, finish tells. */
+        n = poll(&p, 1, 0);
+        if (n < 0 || (n > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL))))
+                return true;
+        size = fcntl(c->fd, F_GETPIPE_SZ);
+        return size <= 0 || ioctl(c->fd, FIONREAD, &avail) < 0 || avail >= size / 2;
+}
+
 void bounded_child_cancel(BoundedChild *c) {
         if (c->pid <= 0)
                 return;

@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -65,6 +66,14 @@ int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChi
                         BoundedChild *ret);
 int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata);
 void bounded_child_cancel(BoundedChild *c);
+/*
+ * Whether bounded_child_finish() would return without waiting: the child closed its end of the pipe
+ * (it exited or died), the bound has passed, or the pipe is half full (a longer answer waits for a
+ * reader: finish then reads it, waiting at most until the bound, as it always does). For a parent
+ * that waits on an event loop: c->fd watched for input, edge-triggered (each write, and the close,
+ * wakes it), and a timer at c->until; finish once this says so.
+ */
+bool bounded_child_ready(const BoundedChild *c);
 /*
  * bounded_child_start() with the fork done ahead, off a path that is waited for (the daemon's standby
  * pass prepares its configuration reader): prepare forks the child, which waits (named idle_name
