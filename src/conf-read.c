@@ -375,6 +375,18 @@ int conf_read_go(ConfReader *x, usec_t timeout) {
         return bounded_child_go(&x->child, timeout);
 }
 
+int conf_reader_fd(const ConfReader *x) {
+        return x->child.fd;
+}
+
+usec_t conf_reader_until(const ConfReader *x) {
+        return x->child.until;
+}
+
+bool conf_reader_ready(const ConfReader *x) {
+        return bounded_child_ready(&x->child);
+}
+
 int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
                      char **ret_stuck_at) {
         int r;

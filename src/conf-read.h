@@ -103,5 +103,11 @@ int conf_read_prepare(int root_fd, const char *config_path, bool want_hooks, con
                       ConfReader **ret);
 bool conf_reader_prepared_for(const ConfReader *x, const char *config_path, bool want_hooks);
 int conf_read_go(ConfReader *x, usec_t timeout);
+/* For a caller that waits on an event loop (the daemon's reads after a sleep and on SIGHUP): the
+ * child's pipe and bound, and whether conf_read_finish() would return without waiting
+ * (bounded_child_ready()). */
+int conf_reader_fd(const ConfReader *x);
+usec_t conf_reader_until(const ConfReader *x);
+bool conf_reader_ready(const ConfReader *x);
 ConfReader *conf_reader_free(ConfReader *x);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ConfReader *, conf_reader_free);

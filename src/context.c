@@ -39,6 +39,9 @@ usec_t context_deadline_bound(const Args *a) {
 usec_t context_conf_read_timeout(const Args *a) {
         usec_t d = context_deadline_bound(a);
 
+        if (a->conf_read_timeout > 0)
+                return a->conf_read_timeout;
+
         return d != USEC_INFINITY ? MIN((usec_t) CONF_READ_TIMEOUT, d / 2) : CONF_READ_TIMEOUT;
 }
 
@@ -232,15 +235,29 @@ static int read_policy_finish(const Args *a, Context *c, ConfReader *x, int star
         return 0;
 }
 
-int context_read_policy(const Args *a, Context *c) {
-        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+int context_read_policy_start(const Args *a, Context *c, ConfReader **ret, int *ret_start_error) {
         int r;
 
+        *ret = NULL;
         r = context_open_root(a, c);
         if (r < 0)
                 return r;
-        r = policy_start(a, c, &x);
-        return read_policy_finish(a, c, x, r);
+        *ret_start_error = policy_start(a, c, ret);
+        return 0;
+}
+
+int context_read_policy_finish(const Args *a, Context *c, ConfReader *x, int start_error) {
+        return read_policy_finish(a, c, x, start_error);
+}
+
+int context_read_policy(const Args *a, Context *c) {
+        _cleanup_(conf_reader_freep) ConfReader *x = NULL;
+        int r, k;
+
+        r = context_read_policy_start(a, c, &x, &k);
+        if (r < 0)
+                return r;
+        return read_policy_finish(a, c, x, k);
 }
 
 void context_log_policy(const Context *c) {

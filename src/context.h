@@ -31,17 +31,19 @@ typedef struct Args {
         const char *sleep_action;   /* --sleep-action= or $SYSTEMD_SLEEP_ACTION */
         const char *sleep_requires; /* $SUSPEND_SYNC_REQUIRED (require-sync.conf, defer-commit.h) */
         const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
-        const char *token;      /* --token=: the unit's pass's token (the daemon's, handover.h), or the one
+        const char *token;        /* --token=: the unit's pass's token (the daemon's, handover.h), or the one
                                      * pass whose cycle restore-knob ends; NULL: a new random one / any */
-        bool serial_config;     /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
+        bool serial_config;       /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
                                  * it samples, not while (measurement only: context_prepare()) */
-        bool busy_only;         /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
-        usec_t late_skip_below; /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
+        bool busy_only;           /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
+        usec_t conf_read_timeout; /* $SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT: the configuration reader's
+                                   * bound (tests); 0: context_conf_read_timeout() as built */
+        usec_t late_skip_below;   /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
                                  * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */
-        const char *root;       /* --root= (proc/ and config files) */
-        const char *sysfs;      /* --sysfs= */
-        const char *debugfs;    /* --debugfs= */
-        usec_t started;         /* CLOCK_MONOTONIC at process start */
+        const char *root;         /* --root= (proc/ and config files) */
+        const char *sysfs;        /* --sysfs= */
+        const char *debugfs;      /* --debugfs= */
+        usec_t started;           /* CLOCK_MONOTONIC at process start */
         /* The daemon's passes: the configuration as the daemon read it last, which context_prepare()
          * samples by while the pass reads it again; NULL: the defaults. */
         const Policy *assumed_config;
@@ -113,6 +115,12 @@ int context_open_root(const Args *a, Context *c);
  * values still at their defaults are, in c->policy, no longer than the last full read's
  * (conf-bounds.h), which it says. */
 int context_read_policy(const Args *a, Context *c);
+/* The same in two steps, for a caller that waits for the reader on an event loop (the daemon):
+ * start opens the root (its error returned) and forks the reader (*ret_start_error, which finish
+ * takes: then *ret is NULL); conf_reader_ready() tells when finish would not wait. finish does not
+ * free x. */
+int context_read_policy_start(const Args *a, Context *c, struct ConfReader **ret, int *ret_start_error);
+int context_read_policy_finish(const Args *a, Context *c, struct ConfReader *x, int start_error);
 /* The configuration read in full (c->config, not unread): its DeadlineSec= and MountTimeoutSec= into
  * the state directory (conf-bounds.h), for a later read that fails. 0 when there is nothing to save,
  * else conf_bounds_save()'s result. Logs nothing. */

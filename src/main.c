@@ -283,6 +283,11 @@ int main(int argc, char *argv[]) {
         e = getenv("SUSPEND_SYNC_TEST_LATE_SKIP_BELOW");
         if (e && parse_timespan(e, &a.late_skip_below) < 0)
                 a.late_skip_below = 0;
+        /* Tests only: the configuration reader's bound, so that a check of what waits for it
+         * does not depend on this machine's speed. */
+        e = getenv("SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT");
+        if (e && parse_timespan(e, &a.conf_read_timeout) < 0)
+                a.conf_read_timeout = 0;
 
         r = parse_argv(argc, argv, &a, &verb, &hook_action);
         if (r < 0)

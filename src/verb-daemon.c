@@ -126,6 +126,11 @@ typedef struct Daemon {
         uint64_t lock_delay;    /* ... InhibitDelayMaxUSec, as its first step read it */
         pid_t unreaped[4];      /* children spawn() could not watch, killed, to reap (0: none) */
         sd_event_source *tidy_timer;
+
+        ConfReader *refresh;             /* the configuration read again (policy_refresh_begin()) */
+        Context refresh_ctx;             /* ... for it */
+        sd_event_source *refresh_source; /* ... its reader's pipe, edge-triggered */
+        sd_event_source *refresh_timer;  /* ... its bound */
 } Daemon;
 
 static int mark_remove(void) {
@@ -598,26 +603,105 @@ static pid_t spawn(Daemon *d, char *const *argv, void (*child)(Daemon *d),
  * at most one early wake-up of the flusher threads, which the pass would make anyway, and the pass
  * is capped (DAEMON_PASS_DEADLINE_MAX) whatever DeadlineSec= says by then. The whole configuration
  * is kept too: the pass samples by it while its child reads the files again, and samples again
- * when they say otherwise (context_prepare()). */
-static void policy_refresh(Daemon *d) {
-        _cleanup_(context_done) Context c = CONTEXT_NULL;
-        int r;
-
+ * when they say otherwise (context_prepare()). c: the read just finished (r its result). */
+static void policy_refresh_apply(Daemon *d, Context *c, int r) {
         d->config = policy_free(d->config);
-        if (context_read_policy(d->a, &c) < 0) {
+        if (r < 0) {
                 d->writeback_first = false;
                 d->deadline = USEC_INFINITY; /* not known: no daemon pass */
                 return;
         }
-        d->writeback_first = c.policy->writeback_first;
+        d->writeback_first = c->policy->writeback_first;
         /* Not read in full: the defaults capped by the last full read's (conf-bounds.h), as its
          * passes cap theirs; read in full: recorded for them. */
-        d->deadline = c.policy->deadline;
-        r = context_save_bounds(d->a, &c);
+        d->deadline = c->policy->deadline;
+        r = context_save_bounds(d->a, c);
         if (r < 0)
                 log_debug_errno(r, "Failed to write '%s/" CONF_BOUNDS_FILE "', ignoring: %m",
                                 d->a->state_dir);
-        d->config = TAKE_PTR(c.config);
+        d->config = TAKE_PTR(c->config);
+}
+
+static int on_tidy(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* A read ended: its child reaped, and the standby forked with the configuration just read, a second
+ * later (on_tidy()). */
+static void tidy_later(Daemon *d) {
+        if (!d->tidy_timer)
+                (void) sd_event_add_time_relative(d->event, &d->tidy_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
+                                                  on_tidy, d);
+}
+
+/* At start, before READY=1: read while nothing is served yet. */
+static void policy_refresh(Daemon *d) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+
+        policy_refresh_apply(d, &c, context_read_policy(d->a, &c));
+        tidy_later(d);
+}
+
+/* The read under way (policy_refresh_begin()) given up: its child killed and abandoned. */
+static void policy_refresh_cancel(Daemon *d) {
+        d->refresh_source = sd_event_source_disable_unref(d->refresh_source);
+        d->refresh_timer = sd_event_source_disable_unref(d->refresh_timer);
+        d->refresh = conf_reader_free(d->refresh);
+        context_done(&d->refresh_ctx);
+        d->refresh_ctx = CONTEXT_NULL;
+}
+
+/* The read ended with r: applied, what is left of it freed. */
+static void policy_refresh_done(Daemon *d, int r) {
+        policy_refresh_apply(d, &d->refresh_ctx, r);
+        policy_refresh_cancel(d);
+        tidy_later(d);
+}
+
+/* The reader answered, died or ran out of its bound, or could not be started (start_error). */
+static void policy_refresh_end(Daemon *d, int start_error) {
+        d->refresh_source = sd_event_source_disable_unref(d->refresh_source);
+        d->refresh_timer = sd_event_source_disable_unref(d->refresh_timer);
+        policy_refresh_done(d, context_read_policy_finish(d->a, &d->refresh_ctx, d->refresh, start_error));
+}
+
+static int on_refresh_ready(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Daemon *d = userdata;
+
+        if (conf_reader_ready(d->refresh))
+                policy_refresh_end(d, 0);
+        return 0;
+}
+
+static int on_refresh_bound(sd_event_source *s, uint64_t usec, void *userdata) {
+        policy_refresh_end(userdata, 0);
+        return 0;
+}
+
+/* After each sleep and on SIGHUP: the configuration read again, without waiting for its reader
+ * (review U, U5): a sleep announced meanwhile is handled at once, by the last configuration read
+ * (its pass reads the files itself, with its own bound), and the reader is let finish. A read still
+ * under way is given up for a new one (SIGHUP: the files changed). */
+static void policy_refresh_begin(Daemon *d) {
+        int k, r;
+
+        policy_refresh_cancel(d);
+        r = context_read_policy_start(d->a, &d->refresh_ctx, &d->refresh, &k);
+        if (r < 0)
+                return policy_refresh_done(d, r); /* the root: no configuration known */
+        if (!d->refresh)
+                return policy_refresh_end(d, k);
+        r = sd_event_add_io(d->event, &d->refresh_source, conf_reader_fd(d->refresh), EPOLLIN | EPOLLET,
+                            on_refresh_ready, d);
+        if (r >= 0)
+                r = sd_event_add_time(d->event, &d->refresh_timer, CLOCK_MONOTONIC,
+                                      conf_reader_until(d->refresh), 1, on_refresh_bound, d);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot wait for the configuration's reader on the event loop, "
+                                   "waiting here: %m");
+                return policy_refresh_end(d, 0);
+        }
+        /* Answered already (a fast read): the edge came before the watch. */
+        if (conf_reader_ready(d->refresh))
+                policy_refresh_end(d, 0);
 }
 
 /* What the pass does first (WritebackFirst=, verb-run.c pass_kick_early()), done here as logind
@@ -914,7 +998,7 @@ static void standby_fork(Daemon *d) {
         pid_t pid;
 
         if (d->no_standby || d->pass_exec || d->standby_pid != 0 || d->pass_pid != 0 || d->late_pid != 0 ||
-            d->sleeping || d->deadline == USEC_INFINITY)
+            d->sleeping || d->refresh || d->deadline == USEC_INFINITY)
                 return;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, start) < 0 ||
             pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -1097,13 +1181,11 @@ static int on_tidy(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The configuration read again; the standby, forked with the last one, replaced a second later. */
+/* The configuration read again: the standby, forked with the last one, replaced a second after
+ * the read ends (policy_refresh_end()). */
 static void policy_refresh_tidy(Daemon *d) {
         standby_discard(d);
-        policy_refresh(d);
-        if (!d->tidy_timer)
-                (void) sd_event_add_time_relative(d->event, &d->tidy_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
-                                                  on_tidy, d);
+        policy_refresh_begin(d);
 }
 
 /* ---- the hook's requests -------------------------------------------------------------------- */
@@ -1224,6 +1306,9 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
                 log_warning_errno(r, "Failed to remove " DAEMON_PASS_MARK ": %m");
         if (start) {
                 d->marked = false;
+                if (d->refresh)
+                        log_debug("The configuration is still being read: this sleep goes by the one read "
+                                  "before.");
                 if (d->lock_fd < 0)
                         return 0; /* nothing of ours delays this sleep: the unit runs */
                 pass_start(d);
@@ -1273,6 +1358,7 @@ static void daemon_done(Daemon *d) {
         d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);
+        policy_refresh_cancel(d);
         pass_report_close(d);
         /* It holds nothing; killed, so that a restart finds no process of ours left (KillMode=process).
          * Its reader ends at the end of its socket. */
@@ -1306,6 +1392,7 @@ int verb_daemon(const Args *a) {
                 .standby_start_fd = -EBADF,
                 .standby_report_fd = -EBADF,
                 .late_conn_fd = -EBADF,
+                .refresh_ctx = CONTEXT_NULL,
         };
         char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
         sigset_t mask;
@@ -1355,7 +1442,7 @@ int verb_daemon(const Args *a) {
                 log_debug("Loaded libmount for the passes: this kernel's mount table comes as text.");
         else if (r < 0)
                 log_debug_errno(r, "Cannot load libmount now, each pass loads it: %m");
-        policy_refresh_tidy(&d);
+        policy_refresh(&d);
         r = hook_listen(&d);
         if (r < 0)
                 log_warning_errno(r, "Cannot listen on " HOOK_SOCKET_PATH ", the system-sleep hook runs the "

@@ -13,7 +13,7 @@
  *   fail        the next Inhibit call refused with an error         -> "failing", then "refused K"
  *   busy        the same, OperationInProgress (logind still sleeping) -> "busy", then "refused K"
  *   signal B    PrepareForSleep(B), B 0 or 1                      -> "signalled B"
- *   ping        org.freedesktop.DBus.Peer.Ping to the daemon (the peer of the first call): its
+ *   ping        org.freedesktop.DBus.Peer.Ping to the daemon (the peer of the last call): its
  *               answer comes after everything the daemon sent while handling what came before it
  *                                                                  -> "pong", or "ping-failed"
  * and by itself: "ready" (the name owned), "inhibit K" (the K-th call came), "granted K" (answered),
@@ -64,8 +64,13 @@ static void say(const char *fmt, ...) {
 }
 
 static void peer_note(Fake *f, sd_bus_message *m) {
-        if (!f->peer && sd_bus_message_get_sender(m))
-                f->peer = strdup(sd_bus_message_get_sender(m));
+        const char *s = sd_bus_message_get_sender(m);
+
+        /* The last caller: a daemon started after another one exited is the one to ping. */
+        if (s && !streq_ptr(f->peer, s)) {
+                free(f->peer);
+                f->peer = strdup(s);
+        }
 }
 
 static int on_lock_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -14,20 +14,28 @@
 #      asked for again until the PrepareForSleep(false) after it;
 #   4. a sleep and a resume while a call is under way: no second call, the one answer kept;
 #   5. a refused call: tried again, as before (a second later, DAEMON_RELOCK_TRIES in all);
-#   6. SIGTERM: the lock released and the daemon gone, without flushing its bus.
+#   6. SIGTERM: the lock released and the daemon gone, without flushing its bus;
+#   7. (review U, U5) a second daemon whose configuration file is on a FUSE mount that hangs after its
+#      start: the read after a resume waits for nobody (the bus, a sleep and SIGHUP are handled while
+#      its reader hangs, and the sleep goes by the configuration read before), and when the server
+#      answers again, the read's result is applied (DeadlineSec= as recorded in conf-bounds). The
+#      reader's bound is 30 s ($SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT), so that what the test sees does
+#      not depend on how fast this machine is: a daemon that waits for its reader answers the Ping
+#      after 30 s, having warned that the files were not readable.
 # DeadlineSec=60s: above the daemon pass's cap, so that the daemon runs no pass of its own and lets
 # each sleep's lock go on PrepareForSleep(true) (pass_start(): "No pass of ours"), which is what
-# fake-logind sees. Root (the daemon refuses otherwise), dbus-daemon, python3; /run/suspend-sync-daemon
-# must not exist (the daemon's RuntimeDirectory=, whose socket path is fixed).
+# fake-logind sees. Root (the daemon refuses otherwise), dbus-daemon, python3, FUSE (the fault-injection
+# disk's passthrough mode); /run/suspend-sync-daemon must not exist (the daemon's RuntimeDirectory=,
+# whose socket path is fixed).
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
-require_root
+require_root_loop_fuse
 command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
 command -v python3 >/dev/null || skip "no python3"
 [[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
 RUNDIR=/run/suspend-sync-daemon
 [[ -e $RUNDIR ]] && skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
-ss_init
+ss_begin
 ss_config "[Sync]
 DeadlineSec=60s"
 mkdir -m 0755 "$RUNDIR"
@@ -181,3 +189,66 @@ daemon_pid=$$
 fake_wait "released 9"
 [[ $(count released) == 7 && $(count granted) == 7 ]] || fail "locks granted and released do not match"
 echo "ok 6: SIGTERM released the lock, the daemon exited 0"
+
+# 7. The configuration read again without waiting for its reader (review U, U5).
+stack_passthrough cfg
+printf '[Sync]\nDeadlineSec=60s\n' >"$(stack_dir cfg)/lower/suspend-sync.conf"
+stack_ctl cfg hang-max 120s >/dev/null
+ss_on_exit "stack_ctl cfg resume >/dev/null 2>&1"
+# bounds_wait USEC: until the daemon has recorded DeadlineSec= as USEC (conf-bounds.h).
+bounds_wait() {
+        local i
+        for ((i = 0; i < WAIT_MAX * 20; i++)); do
+                grep -qx "DEADLINE_USEC=$1" "$SS_STATE/conf-bounds" 2>/dev/null && return 0
+                sleep 0.05
+        done
+        cat "$SS_TMP/daemon.log"
+        fail "the daemon did not record DeadlineSec=$1us within ${WAIT_MAX}s"
+}
+rm -f "$SS_STATE/conf-bounds"
+env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" SUSPEND_SYNC_TEST_NO_STANDBY=1 SUSPEND_SYNC_LOG_LEVEL=debug \
+        SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT=30s "$SUSPEND_SYNC" --state-dir="$SS_STATE" \
+        --config="$(stack_mnt cfg)/suspend-sync.conf" daemon >"$SS_TMP/daemon.log" 2>&1 &
+daemon_pid=$!
+fake_wait "granted 10"
+bounds_wait 60000000
+stack_ctl cfg hang all >/dev/null
+printf '[Sync]\nDeadlineSec=61s\n' >"$(stack_dir cfg)/lower/suspend-sync.conf"
+fake "signal 1"
+fake_wait "released 10"
+fake "signal 0"
+fake_wait "granted 11"
+ping
+waited() {
+        if grep -q "not readable within" "$SS_TMP/daemon.log"; then
+                cat "$SS_TMP/daemon.log"
+                fail "$1"
+        fi
+}
+waited "the daemon waited for its configuration's reader after the resume"
+fake "signal 1"
+fake_wait "released 11"
+ping
+waited "the sleep waited for the configuration's reader"
+grep -q "The configuration is still being read: this sleep goes by the one read before" "$SS_TMP/daemon.log" ||
+        fail "the daemon did not say the sleep went by the configuration read before"
+[[ $(grep -c "No pass of ours for this sleep (DeadlineSec= is above" "$SS_TMP/daemon.log") == 2 ]] ||
+        fail "the sleep did not go by DeadlineSec=60s, read before"
+fake "signal 0"
+fake_wait "granted 12"
+kill -HUP "$daemon_pid"
+ping
+waited "SIGHUP waited for the configuration's reader"
+grep -qx "DEADLINE_USEC=60000000" "$SS_STATE/conf-bounds" || fail "a read was applied while the files hung"
+stack_ctl cfg resume >/dev/null
+bounds_wait 61000000
+ping
+waited "the read that ended was taken for one not read in full"
+echo "ok 7: the configuration read again while the bus, a sleep and SIGHUP are served; applied when it answers"
+
+kill -TERM "$daemon_pid"
+rc=0
+wait "$daemon_pid" || rc=$?
+[[ $rc == 0 ]] || fail "the second daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
+daemon_pid=$$
+fake_wait "released 12"
