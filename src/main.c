@@ -51,7 +51,7 @@ static void help(void) {
                "     --deadline=TIMESPAN  Override DeadlineSec=\n"
                "     --deadline-max=TIMESPAN  End within this, whatever DeadlineSec= says\n"
                "     --late               Late pass (system-sleep hook): local block filesystems only\n"
-               "     --trigger=NAME       Recorded in the run record: unit, hook or manual [manual]\n"
+               "     --trigger=NAME       Which pass this is: unit, hook or manual [manual]; see suspend-sync(8)\n"
                "     --sleep-action=ACT   suspend, hibernate, hybrid-sleep, suspend-then-hibernate\n"
                "     --root=DIR           (testing) read proc/ and configuration below DIR [/]\n"
                "     --sysfs=DIR          (testing) sysfs root [/sys]\n"
@@ -199,6 +199,11 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, co
                         a->late = true;
                         break;
                 case ARG_TRIGGER:
+                        /* It selects the pass (the knob, the deferral, the scope), not a label
+                         * (review X, X1): a misspelt one must not act as another. */
+                        if (!STR_IN_SET(optarg, "unit", "hook", "manual"))
+                                return log_error_errno(
+                                        EINVAL, "Invalid --trigger= '%s' (unit, hook or manual).", optarg);
                         a->trigger = optarg;
                         break;
                 case ARG_SLEEP_ACTION:

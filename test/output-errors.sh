@@ -43,4 +43,18 @@ for verb in cat-config metrics plot; do
                 echo "ok: '--json=short $verb' refused: $(cat "$tmp/err")"
         fi
 done
+# --trigger= selects the pass (review X, X1): a word it does not know is refused, not taken for
+# 'manual'; the known ones are taken (the control).
+out=$("$SUSPEND_SYNC" "${common[@]}" --trigger=bogus plan 2>"$tmp/err")
+rc=$?
+if [[ $rc != 2 || -n $out ]] || ! grep -q "Invalid --trigger= 'bogus'" "$tmp/err"; then
+        echo "FAIL: '--trigger=bogus plan': exit $rc, $(wc -c <<<"$out") bytes out: $(cat "$tmp/err")"; fail=1
+else
+        echo "ok: '--trigger=bogus plan' refused: $(cat "$tmp/err")"
+fi
+for t in unit hook manual; do
+        if ! "$SUSPEND_SYNC" "${common[@]}" --trigger=$t plan >/dev/null 2>"$tmp/err"; then
+                echo "FAIL: '--trigger=$t plan' failed: $(cat "$tmp/err")"; fail=1
+        fi
+done
 exit $fail

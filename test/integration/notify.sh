@@ -57,7 +57,7 @@ check() {       # ADDRESS TRIGGER WANT(yes|no)
 
 check "$SS_TMP/notify.sock" unit yes
 check "@suspend-sync-test-notify-$$" unit yes
-check "$SS_TMP/notify2.sock" run no
+check "$SS_TMP/notify2.sock" manual no
 # Nothing listening, no such path, an address it does not speak: the run goes on, exit 0.
 for addr in "$SS_TMP/nobody.sock" "vsock:2:1234" ""; do
         NOTIFY_SOCKET=$addr ss --trigger=unit run >/dev/null 2>&1 || fail "NOTIFY_SOCKET='$addr' made the run fail"
