@@ -3,8 +3,12 @@
  * The key table (POLICY_KEYS and RULE_KEYS in policy.h) against its documentation: every key of
  * the table is known to the parser, is described in man/suspend-sync.conf.5.scd under its
  * section's heading ("*Key=*" on a line of its own) and appears in conf/suspend-sync.conf under
- * its section ("#Key=" for settings, "# Key=" in the example rule); and every key documented in
- * either file is in the table. SOURCE_ROOT (meson) is the source tree.
+ * its section ("#Key=" for settings, "# Key=" in the example rule), and in docs/CONFIG.md, the
+ * reference README points to ("| `Key=` | default | ... |" under "## [Section]"); every key
+ * documented in any of them is in the table; and the default each documents for a key of [Sync],
+ * [Kernel] and [Metrics] ("Default: _X_" in the man page, CONFIG.md's second column) is the one
+ * policy_format() prints for a configuration that sets nothing (review X, X3: CONFIG.md lacked a key
+ * nobody noticed). SOURCE_ROOT (meson) is the source tree.
  */
 
 #include <ctype.h>
@@ -14,15 +18,18 @@
 
 #include "policy.h"
 #include "shared/fileio.h"
+#include "shared/string-util.h"
 #include "tests.h"
 
 #define MAN_PAGE SOURCE_ROOT "/man/suspend-sync.conf.5.scd"
 #define SHIPPED_CONF SOURCE_ROOT "/conf/suspend-sync.conf"
+#define CONFIG_MD SOURCE_ROOT "/docs/CONFIG.md"
 #define MAX_KEYS 64
 
 typedef struct Key {
         char section[32];
         char name[64];
+        char def[128]; /* the default documented for it, "" when none was found */
 } Key;
 
 typedef struct Keys {
@@ -47,12 +54,22 @@ static bool in_table(const char *section, const char *name) {
         return false;
 }
 
-static void add(Keys *l, const char *section, const char *name, size_t len) {
+static Key *add(Keys *l, const char *section, const char *name, size_t len) {
+        Key *k = &l->k[l->n];
+
         ASSERT_TRUE(l->n < MAX_KEYS && len < sizeof(l->k[0].name));
-        snprintf(l->k[l->n].section, sizeof l->k[l->n].section, "%s", section);
-        memcpy(l->k[l->n].name, name, len);
-        l->k[l->n].name[len] = 0;
+        *k = (Key) {};
+        snprintf(k->section, sizeof k->section, "%s", section);
+        memcpy(k->name, name, len);
+        k->name[len] = 0;
         l->n++;
+        return k;
+}
+
+static void def_set(Key *k, const char *v, size_t len) {
+        ASSERT_TRUE(len < sizeof k->def);
+        memcpy(k->def, v, len);
+        k->def[len] = 0;
 }
 
 /* "[Word ...]" at p: the table's spelling of the section Word (matched without case: the man page
@@ -80,23 +97,105 @@ static char *read_source(const char *path) {
 }
 
 /* Man page: a heading "# [SECTION] ..." opens a section, any other heading closes it; a key is
- * "*Key=*" alone on a line. */
+ * "*Key=*" alone on a line; its default the first "Default: _X_" (perhaps across a line break)
+ * before the next key or heading. */
 static void man_keys(const char *text, Keys *l) {
         char section[32] = "";
+        Key *key = NULL;
 
         for (const char *p = text; *p;) {
-                const char *nl = strchrnul(p, '\n');
+                const char *nl = strchrnul(p, '\n'), *d;
                 size_t n = nl - p;
 
                 if (p[0] == '#' && p[1] == ' ') {
                         section[0] = 0;
+                        key = NULL;
                         if (p[2] == '[')
                                 section_of(p + 2, section, sizeof section);
                 } else if (n > 3 && p[0] == '*' && p[n - 2] == '=' && p[n - 1] == '*' && section[0]) {
-                        add(l, section, p + 1, n - 3);
+                        key = add(l, section, p + 1, n - 3);
+                } else if (key && !key->def[0] && (d = strstr(p, "Default:")) && d < nl) {
+                        d += strlen("Default:");
+                        d += strspn(d, " \t\n");
+                        if (*d == '_')
+                                def_set(key, d + 1, strcspn(d + 1, "_\n"));
                 }
                 p = *nl ? nl + 1 : nl;
         }
+}
+
+/* CONFIG.md: a heading "## [Section ...]" opens a section, any other "## " heading closes it; a key
+ * is a table row "| `Key=` | `default` | ... |" (the default without its backquotes). */
+static void config_md_keys(const char *text, Keys *l) {
+        char section[32] = "";
+
+        for (const char *p = text; *p;) {
+                const char *nl = strchrnul(p, '\n');
+
+                if (startswith(p, "## ")) {
+                        section[0] = 0;
+                        if (p[3] == '[')
+                                section_of(p + 3, section, sizeof section);
+                } else if (section[0] && startswith(p, "| `")) {
+                        const char *name = p + 3, *eq = strchr(name, '=');
+
+                        if (eq && eq < nl && startswith(eq, "=` | ")) {
+                                Key *k = add(l, section, name, eq - name);
+                                const char *v = eq + strlen("=` | ");
+                                size_t len = strcspn(v, "|\n");
+
+                                while (len > 0 && v[len - 1] == ' ')
+                                        len--;
+                                if (len >= 2 && v[0] == '`' && v[len - 1] == '`')
+                                        def_set(k, v + 1, len - 2);
+                                else
+                                        def_set(k, v, len);
+                        }
+                }
+                p = *nl ? nl + 1 : nl;
+        }
+}
+
+/* What policy_format() prints for a configuration that sets nothing: "[Section]", "Key=value". */
+static void format_defaults(Keys *l) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_free_ char *text = NULL;
+        char section[32] = "";
+
+        ASSERT_OK(policy_new(&p));
+        ASSERT_OK(policy_format(p, &text));
+        for (const char *q = text; *q;) {
+                const char *nl = strchrnul(q, '\n'), *eq = strchr(q, '=');
+
+                if (*q == '[')
+                        section_of(q, section, sizeof section);
+                else if (isupper((unsigned char) *q) && eq && eq < nl && section[0])
+                        def_set(add(l, section, q, eq - q), eq + 1, nl - eq - 1);
+                q = *nl ? nl + 1 : nl;
+        }
+}
+
+/* Every key of doc outside [Rule] documents the default defaults has, and no other. */
+static size_t check_defaults(const char *what, const Keys *doc, const Keys *defaults) {
+        size_t errors = 0;
+
+        for (size_t i = 0; i < doc->n; i++) {
+                const Key *k = &doc->k[i];
+                const char *want = NULL;
+
+                if (streq(k->section, "Rule"))
+                        continue;
+                for (size_t j = 0; j < defaults->n; j++)
+                        if (streq(defaults->k[j].section, k->section) && streq(defaults->k[j].name, k->name))
+                                want = defaults->k[j].def;
+                if (!want || !streq(k->def, want)) {
+                        fprintf(stderr, "%s: [%s] %s= documents the default '%s', the code's is '%s'\n", what,
+                                k->section, k->name, k->def, want ?: "(none)");
+                        errors++;
+                }
+        }
+        fprintf(stderr, "   %s: defaults, %zu problems\n", what, errors);
+        return errors;
 }
 
 /* Shipped configuration: "[Section]" (perhaps commented out, "# [Rule NAME]") opens a section; a key
@@ -159,10 +258,22 @@ TEST(table_parses) {
 
 TEST(man_page) {
         _cleanup_free_ char *text = read_source(MAN_PAGE);
-        Keys doc = {};
+        Keys doc = {}, defaults = {};
 
         man_keys(text, &doc);
+        format_defaults(&defaults);
         ASSERT_EQ(check("man/suspend-sync.conf.5.scd", &doc), 0);
+        ASSERT_EQ(check_defaults("man/suspend-sync.conf.5.scd", &doc, &defaults), 0);
+}
+
+TEST(config_md) {
+        _cleanup_free_ char *text = read_source(CONFIG_MD);
+        Keys doc = {}, defaults = {};
+
+        config_md_keys(text, &doc);
+        format_defaults(&defaults);
+        ASSERT_EQ(check("docs/CONFIG.md", &doc), 0);
+        ASSERT_EQ(check_defaults("docs/CONFIG.md", &doc, &defaults), 0);
 }
 
 TEST(shipped_conf) {
@@ -194,10 +305,38 @@ TEST(checkers_can_fail) {
         ASSERT_TRUE(!in_table("Sync", "Prose"));
 }
 
+/* The default checks: a wrong default, one not documented, a row of an unknown section. */
+TEST(default_checkers_can_fail) {
+        Keys man = {}, md = {}, defaults = {};
+
+        format_defaults(&defaults);
+        ASSERT_TRUE(defaults.n >= 10);
+        man_keys("# [SYNC] SECTION OPTIONS\n\n*MaxParallel=*\n\tworkers. Default: _16_.\n*DeadlineSec=*\n"
+                 "\ttext. Default:\n\t_20s_.\n*OnTimeout=*\n\tno default here.\n# [RULE NAME] SECTIONS\n"
+                 "*Action=*\n\tDefault: _auto_.\n",
+                 &man);
+        ASSERT_EQ(man.n, 4);
+        ASSERT_STREQ(man.k[0].def, "16");
+        ASSERT_STREQ(man.k[1].def, "20s");
+        ASSERT_EQ(check_defaults("(negative control)", &man, &defaults), 2); /* 20s, none */
+
+        config_md_keys(
+                "## [Sync]\n\n| Key | Default | Meaning |\n|---|---|---|\n| `MaxParallel=` | `16` | x |\n"
+                "| `MountTimeoutSec=` | `9s` | y |\n## [Kernel]\n| `KeepCheapSync=` | `yes` | z |\n"
+                "## Examples\n| `Colour=` | `red` | not a key |\n",
+                &md);
+        ASSERT_EQ(md.n, 3);
+        ASSERT_TRUE(has(&md, "Kernel", "KeepCheapSync") && !has(&md, "Sync", "Colour"));
+        ASSERT_EQ(check_defaults("(negative control)", &md, &defaults), 1); /* 9s */
+        ASSERT_EQ(check("(negative control)", &md), ELEMENTSOF(table) - 3);
+}
+
 int main(void) {
         RUN(table_parses);
         RUN(man_page);
         RUN(shipped_conf);
+        RUN(config_md);
         RUN(checkers_can_fail);
+        RUN(default_checkers_can_fail);
         return 0;
 }
