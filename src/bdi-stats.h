@@ -4,6 +4,8 @@
 /*
  * Per backing-device writeback statistics from debugfs (bdi/<name>/stats). Not ABI: parsed by key,
  * unknown keys ignored, each known key has a presence bit. Absence of the file is a normal result.
+ * The plan reads dirty bytes and write bandwidth for its order and ETA only, never to skip a mount
+ * (plan.h); the writeback lists and counters serve evidence.h, writeback.h and progress.h.
  */
 
 #include <errno.h>
