@@ -63,8 +63,9 @@ typedef struct DeviceInfo {
         bool served_remotely;     /* a disk of the stack is served by a user-space process or over
                                     * the network (nbd, ublk, rbd, vduse, NVMe over fabrics, iSCSI:
                                     * a device under devices/virtual/ other than loop, dm, md, zram,
-                                    * ram, nullb; or below an iSCSI session), or where its device
-                                    * lives is not known */
+                                    * ram, nullb or an NVMe multipath head whose controllers are all
+                                    * PCIe; or below an iSCSI session), or where its device lives
+                                    * is not known */
         char **rotational_disks;  /* DEVICE_ROTATIONAL_DEFER: the sysfs directories (relative to
                                     * the sysfs root; libudev's: absolute) of the disks whose
                                     * queue/rotational decides the class, NULL-terminated, NULL
