@@ -8,6 +8,11 @@
  * "/", the same entries can also come from listmount(2)/statmount(2) (Linux 6.15+: every field
  * needed, probed through statmount's supported mask), with mountinfo as the fallback; another
  * namespace's, through an fd of it, from the same calls. libmount is loaded on first use.
+ *
+ * Why libmount for the text: mountinfo's escapes and optional fields are its job, and every systemd
+ * system has it already; loaded only where text is parsed, since it pulls libblkid, libselinux and
+ * libpcre2 (0.3 ms and 0.6 MiB per process, docs/PERFORMANCE.md). listmount/statmount is preferred
+ * wherever the kernel reports every field: it is faster (measured in docs/PERFORMANCE.md).
  */
 
 #include <stdbool.h>
