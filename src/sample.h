@@ -131,7 +131,8 @@ typedef struct SampleSources {
                                           * 0: UNLISTED_REACH_TIMEOUT */
         usec_t until;                    /* CLOCK_MONOTONIC: no bounded child of the sample (reach,
                                           * loop backing, root facts) runs past it, whatever its own
-                                          * bound; 0: none */
+                                          * bound; a pass sets it to its start + half its deadline
+                                          * (context.c), however long the configuration took; 0: none */
         UnlistedStatFn reach_stat;       /* tests: how that search looks at a file; NULL: statx(2) */
         bool no_rotational;              /* leave queue/rotational unread (device.h); otherwise it
                                           * is read in a bounded child, bounded as the search
