@@ -131,6 +131,7 @@ typedef struct Daemon {
         Context refresh_ctx;             /* ... for it */
         sd_event_source *refresh_source; /* ... its reader's pipe, edge-triggered */
         sd_event_source *refresh_timer;  /* ... its bound */
+        bool refresh_again;              /* ... asked for again meanwhile: read again when it ends */
 } Daemon;
 
 static int mark_remove(void) {
@@ -649,10 +650,18 @@ static void policy_refresh_cancel(Daemon *d) {
         d->refresh_ctx = CONTEXT_NULL;
 }
 
-/* The read ended with r: applied, what is left of it freed. */
+static void policy_refresh_begin(Daemon *d);
+
+/* The read ended with r: applied, what is left of it freed; the next one begun when one was asked
+ * for meanwhile (policy_refresh_begin()). */
 static void policy_refresh_done(Daemon *d, int r) {
         policy_refresh_apply(d, &d->refresh_ctx, r);
         policy_refresh_cancel(d);
+        if (d->refresh_again) {
+                log_debug("The configuration was asked for again while it was read: reading it again.");
+                d->refresh_again = false;
+                policy_refresh_begin(d);
+        }
         tidy_later(d);
 }
 
@@ -679,10 +688,17 @@ static int on_refresh_bound(sd_event_source *s, uint64_t usec, void *userdata) {
 /* After each sleep and on SIGHUP: the configuration read again, without waiting for its reader
  * (review U, U5): a sleep announced meanwhile is handled at once, by the last configuration read
  * (its pass reads the files itself, with its own bound), and the reader is let finish. A read still
- * under way is given up for a new one (SIGHUP: the files changed). */
+ * under way is let finish too, and the files read again when it ends (SIGHUP: they changed since it
+ * began): not given up for a new one, since one stuck on a hung filesystem stays stuck once killed
+ * (in D state, a zombie beyond the BOUNDED_CHILD_ABANDONED_MAX remembered), and a SIGHUP each would
+ * pile them up against TasksMax= (review Y, Y1); one at a time, as when the loop waited for it. */
 static void policy_refresh_begin(Daemon *d) {
         int k, r;
 
+        if (d->refresh) {
+                d->refresh_again = true;
+                return;
+        }
         policy_refresh_cancel(d);
         r = context_read_policy_start(d->a, &d->refresh_ctx, &d->refresh, &k);
         if (r < 0)

@@ -18,7 +18,8 @@
 #   7. (review U, U5) a second daemon whose configuration file is on a FUSE mount that hangs after its
 #      start: the read after a resume waits for nobody (the bus, a sleep and SIGHUP are handled while
 #      its reader hangs, and the sleep goes by the configuration read before), and when the server
-#      answers again, the read's result is applied (DeadlineSec= as recorded in conf-bounds). The
+#      answers again, the read's result is applied (DeadlineSec= as recorded in conf-bounds); a read
+#      under way is let finish, not replaced by one for each resume and SIGHUP (review Y, Y1). The
 #      reader's bound is 30 s ($SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT), so that what the test sees does
 #      not depend on how fast this machine is: a daemon that waits for its reader answers the Ping
 #      after 30 s, having warned that the files were not readable.
@@ -239,9 +240,22 @@ fake_wait "granted 12"
 kill -HUP "$daemon_pid"
 ping
 waited "SIGHUP waited for the configuration's reader"
+# A read under way is let finish, the files read again after it (review Y, Y1): a reader stuck on a
+# hung filesystem stays stuck once killed (in D state), and a new one for each resume and SIGHUP
+# would pile them up. Two resumes and four SIGHUPs while it hangs: one reader, none killed.
+for ((j = 0; j < 3; j++)); do kill -HUP "$daemon_pid"; ping; done
+readers=$(ps -o stat= --ppid "$daemon_pid" | grep -vc '^Z' || true)
+[[ $readers == 1 ]] || fail "$readers children of the daemon while its configuration hangs, want its one reader:
+$(ps -o pid=,stat=,wchan:30=,args= --ppid "$daemon_pid")"
 grep -qx "DEADLINE_USEC=60000000" "$SS_STATE/conf-bounds" || fail "a read was applied while the files hung"
 stack_ctl cfg resume >/dev/null
 bounds_wait 61000000
+for ((i = 0; i < WAIT_MAX * 20; i++)); do
+        grep -q "asked for again while it was read: reading it again" "$SS_TMP/daemon.log" && break
+        sleep 0.05
+done
+grep -q "asked for again while it was read: reading it again" "$SS_TMP/daemon.log" ||
+        fail "the configuration was not read again after the read under way ended"
 ping
 waited "the read that ended was taken for one not read in full"
 echo "ok 7: the configuration read again while the bus, a sleep and SIGHUP are served; applied when it answers"
