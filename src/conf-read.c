@@ -383,8 +383,8 @@ usec_t conf_reader_until(const ConfReader *x) {
         return x->child.until;
 }
 
-bool conf_reader_ready(const ConfReader *x) {
-        return bounded_child_ready(&x->child);
+int conf_read_step(ConfReader *x) {
+        return bounded_child_step(&x->child, feed, x);
 }
 
 int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,

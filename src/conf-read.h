@@ -104,10 +104,11 @@ int conf_read_prepare(int root_fd, const char *config_path, bool want_hooks, con
 bool conf_reader_prepared_for(const ConfReader *x, const char *config_path, bool want_hooks);
 int conf_read_go(ConfReader *x, usec_t timeout);
 /* For a caller that waits on an event loop (the daemon's reads after a sleep and on SIGHUP): the
- * child's pipe and bound, and whether conf_read_finish() would return without waiting
- * (bounded_child_ready()). */
+ * child's pipe (watched edge-triggered) and bound, and what the pipe holds read without waiting
+ * (bounded_child_step(): 1 complete, 0 the child gone, -EAGAIN more to come); conf_read_finish()
+ * once it says anything but -EAGAIN, or at the bound. */
 int conf_reader_fd(const ConfReader *x);
 usec_t conf_reader_until(const ConfReader *x);
-bool conf_reader_ready(const ConfReader *x);
+int conf_read_step(ConfReader *x);
 ConfReader *conf_reader_free(ConfReader *x);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ConfReader *, conf_reader_free);

@@ -117,7 +117,7 @@ int context_open_root(const Args *a, Context *c);
 int context_read_policy(const Args *a, Context *c);
 /* The same in two steps, for a caller that waits for the reader on an event loop (the daemon):
  * start opens the root (its error returned) and forks the reader (*ret_start_error, which finish
- * takes: then *ret is NULL); conf_reader_ready() tells when finish would not wait. finish does not
+ * takes: then *ret is NULL); conf_read_step() tells when finish would not wait. finish does not
  * free x. */
 int context_read_policy_start(const Args *a, Context *c, struct ConfReader **ret, int *ret_start_error);
 int context_read_policy_finish(const Args *a, Context *c, struct ConfReader *x, int start_error);

@@ -675,7 +675,7 @@ static void policy_refresh_end(Daemon *d, int start_error) {
 static int on_refresh_ready(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Daemon *d = userdata;
 
-        if (conf_reader_ready(d->refresh))
+        if (conf_read_step(d->refresh) != -EAGAIN)
                 policy_refresh_end(d, 0);
         return 0;
 }
@@ -715,8 +715,8 @@ static void policy_refresh_begin(Daemon *d) {
                                    "waiting here: %m");
                 return policy_refresh_end(d, 0);
         }
-        /* Answered already (a fast read): the edge came before the watch. */
-        if (conf_reader_ready(d->refresh))
+        /* Answered already (a fast read): what came before the watch. */
+        if (conf_read_step(d->refresh) != -EAGAIN)
                 policy_refresh_end(d, 0);
 }
 

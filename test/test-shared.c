@@ -1236,68 +1236,89 @@ TEST(bounded_child_start_finish) {
         ASSERT_EQ(bounded_child_started() - n0, 24U);
 }
 
-/* Writes userdata's count of bytes, then waits forever (killed by the caller). */
-static int child_fill(int pipe_fd, int keep_fd, void *userdata) {
-        static char buf[40000];
+/* Writes userdata's count of bytes, then exits. */
+static int child_stream(int pipe_fd, int keep_fd, void *userdata) {
+        static char buf[65536];
         size_t n = *(size_t *) userdata;
 
         (void) keep_fd;
         memset(buf, 'x', sizeof buf);
-        if (n > sizeof buf || write(pipe_fd, buf, n) != (ssize_t) n)
-                return EXIT_FAILURE;
-        for (;;)
-                pause();
+        while (n > 0) {
+                ssize_t k = write(pipe_fd, buf, MIN(n, sizeof buf));
+
+                if (k <= 0)
+                        return EXIT_FAILURE;
+                n -= (size_t) k;
+        }
+        return EXIT_SUCCESS;
 }
 
-/* Waits (bounded, 5 s) until c's pipe holds at least n bytes. */
-static void pipe_holds(const BoundedChild *c, int n) {
-        int avail = 0;
+/* Complete at *userdata bytes. */
+static int feed_count(const char *buf, size_t size, void *userdata) {
+        return size >= *(size_t *) userdata;
+}
 
-        for (int i = 0; i < 5000 && (ioctl(c->fd, FIONREAD, &avail) < 0 || avail < n); i++)
+/* bounded_child_step() until it says anything but -EAGAIN (bounded, 10 s). */
+static int step_until(BoundedChild *c, BoundedChildFeed feed, void *userdata) {
+        int r = -EAGAIN;
+
+        for (int i = 0; i < 10000 && (r = bounded_child_step(c, feed, userdata)) == -EAGAIN; i++)
                 usleep(1000);
-        ASSERT_TRUE(avail >= n);
+        return r;
 }
 
-/* When finish would not wait (the daemon waits for its reader on its event loop, review U, U5). */
-TEST(bounded_child_ready) {
+/* What the pipe holds, read without waiting, for a parent on an event loop (the daemon's reads of
+ * its configuration, review U, U5 and review Y, Y2). */
+TEST(bounded_child_step) {
         pid_t pids[BOUNDED_CHILD_ABANDONED_MAX];
         BoundedChild c = BOUNDED_CHILD_NULL;
         PidFeed f = { .answer = false };
-        size_t n;
-        int i;
+        size_t n, want;
+        int avail = -1;
 
-        /* Alive, its first bytes in the pipe, its bound ahead: not yet. */
+        /* Alive, its first bytes read (the pipe emptied), its answer not complete: more to come. */
         ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_pid_then, &f, &c));
-        pipe_holds(&c, sizeof(pid_t));
-        ASSERT_TRUE(!bounded_child_ready(&c));
+        for (int i = 0; i < 5000 && c.got_size < sizeof(pid_t); i++) {
+                ASSERT_ERR(bounded_child_step(&c, feed_pid, &f), EAGAIN);
+                usleep(1000);
+        }
+        ASSERT_EQ(c.got_size, sizeof(pid_t));
+        ASSERT_TRUE(ioctl(c.fd, FIONREAD, &avail) >= 0 && avail == 0);
+        ASSERT_ERR(bounded_child_step(&c, feed_pid, &f), EAGAIN);
         bounded_child_cancel(&c);
-        ASSERT_TRUE(bounded_child_ready(&c)); /* nothing left: finish has nothing to wait for */
+        ASSERT_TRUE(c.got == NULL && c.got_size == 0);
 
-        /* Answered and gone (its end of the pipe closed): ready, and finish has the answer. */
+        /* Answered: complete, and finish returns it at once from what was read. */
         f = (PidFeed) { .answer = true };
         ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_pid_then, &f, &c));
-        for (i = 0; i < 5000 && !bounded_child_ready(&c); i++)
-                usleep(1000);
-        ASSERT_TRUE(bounded_child_ready(&c));
+        ASSERT_EQ(step_until(&c, feed_pid, &f), 1);
         ASSERT_EQ(bounded_child_finish(&c, feed_pid, &f), 1);
+        ASSERT_TRUE(f.pid > 0 && c.pid == 0 && c.got == NULL);
 
-        /* Alive with the pipe half full: ready (a longer answer waits for its reader). */
-        n = 40000; /* of the 64 KiB a pipe holds without growing (max_size 64) */
-        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_fill, &n, &c));
-        pipe_holds(&c, 40000);
-        ASSERT_TRUE(bounded_child_ready(&c));
-        bounded_child_cancel(&c);
-        /* ... and below half: not yet. */
-        n = 20000;
-        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 64, child_fill, &n, &c));
-        pipe_holds(&c, 20000);
-        ASSERT_TRUE(!bounded_child_ready(&c));
-        bounded_child_cancel(&c);
+        /* Gone before its answer was complete: 0, and finish says so too. */
+        n = 100;
+        want = 200;
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 1024, child_stream, &n, &c));
+        ASSERT_EQ(step_until(&c, feed_count, &want), 0);
+        ASSERT_EQ(c.got_size, 100U);
+        ASSERT_EQ(bounded_child_finish(&c, feed_count, &want), 0);
 
-        /* Alive, silent, its bound passed: ready (finish returns -ETIMEDOUT at once). */
+        /* Longer than the pipe holds (1 MiB grown): read as it comes, complete. */
+        n = want = 3U << 20;
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 4U << 20, child_stream, &n, &c));
+        ASSERT_EQ(step_until(&c, feed_count, &want), 1);
+        ASSERT_EQ(bounded_child_finish(&c, feed_count, &want), 1);
+
+        /* ... and one more than finish accepts: -E2BIG, from step as from finish. */
+        n = 8192;
+        want = SIZE_MAX;
+        ASSERT_OK(bounded_child_start(-EBADF, 60 * USEC_PER_SEC, 4096, child_stream, &n, &c));
+        ASSERT_ERR(step_until(&c, feed_count, &want), E2BIG);
+        ASSERT_ERR(bounded_child_finish(&c, feed_count, &want), E2BIG);
+
+        /* Silent past its bound: more to come, says step; finish ends it. */
         f = (PidFeed) { .answer = false };
         ASSERT_OK(bounded_child_start(-EBADF, 1, 64, child_pid_then, &f, &c));
-        ASSERT_TRUE(bounded_child_ready(&c));
         ASSERT_ERR(bounded_child_finish(&c, feed_pid, &f), ETIMEDOUT);
         ASSERT_EQ(abandoned_settle(pids, ELEMENTSOF(pids)), 0U);
 }
@@ -1646,7 +1667,7 @@ int main(void) {
         RUN(format);
         RUN(bounded_child_abandoned);
         RUN(bounded_child_start_finish);
-        RUN(bounded_child_ready);
+        RUN(bounded_child_step);
         RUN(bounded_child_prepare_go);
         RUN(bounded_child_reaped);
         RUN(bounded_child_forget_parent);

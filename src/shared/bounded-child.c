@@ -133,12 +133,19 @@ static int collected_put(Collected *c, const char *p, size_t n) {
  * deadline is seen still counts: the bytes in the pipe then, no more, are read. Without it (start and
  * finish in one go) nothing is read past the deadline: a child started past it is killed at once,
  * whatever it could have answered meanwhile. */
-static int collect(int rfd, usec_t until, bool late, size_t max_size, BoundedChildFeed feed, void *userdata) {
-        Collected c = { .max = max_size };
+static int collect(int rfd, usec_t until, bool late, Collected c, BoundedChildFeed feed, void *userdata) {
         size_t left = SIZE_MAX; /* past the deadline: what may still be read */
         char chunk[16384];
         int r = 0;
 
+        /* What bounded_child_step() read already: complete, or more to read. */
+        if (c.size > 0) {
+                r = feed(c.data, c.size, userdata);
+                if (r != 0) {
+                        free(c.data);
+                        return r;
+                }
+        }
         for (;;) {
                 struct pollfd p = { .fd = rfd, .events = POLLIN };
                 usec_t t = now(CLOCK_MONOTONIC);
@@ -272,6 +279,9 @@ static void child_leave(BoundedChild *c, int r) {
         }
         c->fd = safe_close(c->fd);
         c->go_fd = safe_close(c->go_fd);
+        c->got = mfree(c->got);
+        c->got_size = c->got_allocated = 0;
+        c->got_error = 0;
 }
 
 static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userdata) {
@@ -282,7 +292,18 @@ static int finish(BoundedChild *c, bool late, BoundedChildFeed feed, void *userd
                 bounded_child_cancel(c);
                 return -ESTALE;
         }
-        r = collect(c->fd, c->until, late, c->max_size, feed, userdata);
+        if (c->got_error < 0) {
+                r = c->got_error;
+                child_leave(c, r);
+                return r;
+        }
+        r = collect(c->fd, c->until, late,
+                    (Collected) { .data = TAKE_PTR(c->got),
+                                  .size = c->got_size,
+                                  .allocated = c->got_allocated,
+                                  .max = c->max_size },
+                    feed, userdata);
+        c->got_size = c->got_allocated = 0;
         child_leave(c, r);
         return r > 0 ? 1 : r;
 }
@@ -320,18 +341,45 @@ int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata)
         return finish(c, true, feed, userdata);
 }
 
-bool bounded_child_ready(const BoundedChild *c) {
-        struct pollfd p = { .fd = c->fd, .events = POLLIN };
-        int avail = 0, size, n;
+int bounded_child_step(BoundedChild *c, BoundedChildFeed feed, void *userdata) {
+        Collected col = {
+                .data = c->got, .size = c->got_size, .allocated = c->got_allocated, .max = c->max_size
+        };
+        char chunk[16384];
+        int r;
 
-        if (c->pid <= 0 || c->go_fd >= 0 || now(CLOCK_MONOTONIC) >= c->until)
-                return true;
-        /* A pipe without writers says POLLHUP, data still in it or not; an error, finish tells. */
-        n = poll(&p, 1, 0);
-        if (n < 0 || (n > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL))))
-                return true;
-        size = fcntl(c->fd, F_GETPIPE_SZ);
-        return size <= 0 || ioctl(c->fd, FIONREAD, &avail) < 0 || avail >= size / 2;
+        assert(c->pid > 0 && c->go_fd < 0);
+        for (;;) {
+                struct pollfd p = { .fd = c->fd, .events = POLLIN };
+                ssize_t n;
+
+                n = poll(&p, 1, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? -errno : -EAGAIN; /* nothing more now */
+                        break;
+                }
+                n = read(c->fd, chunk, sizeof chunk);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? -errno : 0; /* EOF: the child exited (or died) */
+                        break;
+                }
+                r = collected_put(&col, chunk, (size_t) n);
+                if (r < 0)
+                        break;
+                r = feed(col.data, col.size, userdata);
+                if (r != 0)
+                        break;
+        }
+        c->got = col.data;
+        c->got_size = col.size;
+        c->got_allocated = col.allocated;
+        if (r < 0 && r != -EAGAIN)
+                c->got_error = r; /* what finish returns: the stream is cut */
+        return r > 0 ? 1 : r;
 }
 
 void bounded_child_cancel(BoundedChild *c) {

@@ -47,6 +47,9 @@ typedef struct BoundedChild {
         int go_fd; /* prepared, not yet told to go: the socket bounded_child_go() writes; else -EBADF */
         usec_t until;
         size_t max_size;
+        char *got; /* what bounded_child_step() read (finish goes on from it) */
+        size_t got_size, got_allocated;
+        int got_error; /* ... and the error it returned, which finish returns */
 } BoundedChild;
 
 #define BOUNDED_CHILD_NULL ((BoundedChild) { .fd = -EBADF, .go_fd = -EBADF })
@@ -67,13 +70,16 @@ int bounded_child_start(int keep_fd, usec_t timeout, size_t max_size, BoundedChi
 int bounded_child_finish(BoundedChild *c, BoundedChildFeed feed, void *userdata);
 void bounded_child_cancel(BoundedChild *c);
 /*
- * Whether bounded_child_finish() would return without waiting: the child closed its end of the pipe
- * (it exited or died), the bound has passed, or the pipe is half full (a longer answer waits for a
- * reader: finish then reads it, waiting at most until the bound, as it always does). For a parent
- * that waits on an event loop: c->fd watched for input, edge-triggered (each write, and the close,
- * wakes it), and a timer at c->until; finish once this says so.
+ * For a parent that waits on an event loop (the daemon's configuration reads): reads what the pipe
+ * holds now, without waiting, and feeds everything received so far. Returns 1 when feed says the
+ * answer is complete, 0 when the child closed the pipe first, -EAGAIN when more may come, or feed's
+ * or read's error. Called on each readable edge of c->fd (edge-triggered: each call empties the
+ * pipe, so every later write makes a new edge, and an answer longer than the pipe goes through);
+ * then, once it returns anything but -EAGAIN or c->until has passed, bounded_child_finish(), which
+ * goes on from what was read here and returns at once when that was complete. c: started and not
+ * finished.
  */
-bool bounded_child_ready(const BoundedChild *c);
+int bounded_child_step(BoundedChild *c, BoundedChildFeed feed, void *userdata);
 /*
  * bounded_child_start() with the fork done ahead, off a path that is waited for (the daemon's standby
  * pass prepares its configuration reader): prepare forks the child, which waits (named idle_name
