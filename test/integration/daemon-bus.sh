@@ -85,10 +85,25 @@ count() { grep -c "^$1 " "$SS_TMP/fake.out" || true; }
 daemon_pid=$$
 fake_wait ready
 
-env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" SUSPEND_SYNC_TEST_NO_STANDBY=1 SUSPEND_SYNC_LOG_LEVEL=debug \
-        "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" daemon >"$SS_TMP/daemon.log" 2>&1 &
-daemon_pid=$!
-ss_on_exit "kill $daemon_pid 2>/dev/null; wait $daemon_pid 2>/dev/null"
+# daemon_start CONFIG [NAME=VALUE...]: a daemon reading CONFIG, its log in daemon.log, ended on exit.
+daemon_start() {
+        local config=$1
+        shift
+        env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" SUSPEND_SYNC_TEST_NO_STANDBY=1 SUSPEND_SYNC_LOG_LEVEL=debug \
+                "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$config" daemon >"$SS_TMP/daemon.log" 2>&1 &
+        daemon_pid=$!
+        ss_on_exit "kill $daemon_pid 2>/dev/null; wait $daemon_pid 2>/dev/null"
+}
+# daemon_stop: SIGTERM, and the daemon exits 0.
+daemon_stop() {
+        local rc=0
+        kill -TERM "$daemon_pid"
+        wait "$daemon_pid" || rc=$?
+        [[ $rc == 0 ]] || fail "the daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
+        daemon_pid=$$
+}
+
+daemon_start "$SS_CONF"
 
 # The first lock, at the start (synchronous: before READY=1, nothing is served yet).
 fake_wait "granted 1"
@@ -182,11 +197,7 @@ grep -q "Busy by the test" "$SS_TMP/daemon.log" && fail "logind's OperationInPro
 echo "ok 5b: a refusal while logind still sleeps tried again, quietly"
 
 # 6. SIGTERM: the lock released, the daemon gone.
-kill -TERM "$daemon_pid"
-rc=0
-wait "$daemon_pid" || rc=$?
-[[ $rc == 0 ]] || fail "the daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
-daemon_pid=$$
+daemon_stop
 fake_wait "released 9"
 [[ $(count released) == 7 && $(count granted) == 7 ]] || fail "locks granted and released do not match"
 echo "ok 6: SIGTERM released the lock, the daemon exited 0"
@@ -207,10 +218,7 @@ bounds_wait() {
         fail "the daemon did not record DeadlineSec=$1us within ${WAIT_MAX}s"
 }
 rm -f "$SS_STATE/conf-bounds"
-env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" SUSPEND_SYNC_TEST_NO_STANDBY=1 SUSPEND_SYNC_LOG_LEVEL=debug \
-        SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT=30s "$SUSPEND_SYNC" --state-dir="$SS_STATE" \
-        --config="$(stack_mnt cfg)/suspend-sync.conf" daemon >"$SS_TMP/daemon.log" 2>&1 &
-daemon_pid=$!
+daemon_start "$(stack_mnt cfg)/suspend-sync.conf" SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT=30s
 fake_wait "granted 10"
 bounds_wait 60000000
 stack_ctl cfg hang all >/dev/null
@@ -260,9 +268,5 @@ ping
 waited "the read that ended was taken for one not read in full"
 echo "ok 7: the configuration read again while the bus, a sleep and SIGHUP are served; applied when it answers"
 
-kill -TERM "$daemon_pid"
-rc=0
-wait "$daemon_pid" || rc=$?
-[[ $rc == 0 ]] || fail "the second daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
-daemon_pid=$$
+daemon_stop
 fake_wait "released 12"
