@@ -98,6 +98,17 @@ link_back_after() {
                 ok "$1: the resume was recorded without the post hook" || fail "$1: no last-resume written after mem"
 }
 wait_lock() { local i; for ((i = 0; i < 50; i++)); do has_lock && return 0; sleep 0.1; done; return 1; }
+# bounds_read USEC: `systemctl reload` returns once the signal is sent, and the daemon reads the
+# configuration without holding its event loop (review U, U5): until it recorded DeadlineSec= as
+# USEC (/run/suspend-sync/conf-bounds), a sleep goes by the values read before.
+bounds_read() {
+        local i
+        for ((i = 0; i < 50; i++)); do
+                e2e_run grep -qx "DEADLINE_USEC=$1" /run/suspend-sync/conf-bounds 2>/dev/null && return 0
+                sleep 0.1
+        done
+        return 1
+}
 show_journal() { echo "--- journal ($1)"; e2e_run journalctl -q --no-pager -o short-monotonic --after-cursor="$2"; echo "---"; }
 knob_orig=$(tr -d '\n' <"$E2E_WORK/power/sync_on_suspend")
 cycles() { e2e_run sh -c 'ls /var/lib/suspend-sync/cycles 2>/dev/null | grep -c "\.json$"'; }
@@ -322,6 +333,7 @@ show_journal "4: sleep.target requires suspend-sync.service" "$c"
 e2e_run sh -c 'rm /etc/systemd/system/sleep.target.d/ss-test.conf && systemctl daemon-reload'
 e2e_run sh -c 'mkdir -p /etc/suspend-sync.conf.d && printf "[Sync]\nDeadlineSec=60s\n" >/etc/suspend-sync.conf.d/e2e.conf'
 e2e_run systemctl reload suspend-sync-daemon.service || fail "4: systemctl reload"
+bounds_read 60000000 || fail "4: the daemon did not read DeadlineSec=60s on reload"
 c=$(cursor)
 e2e_suspend suspend || fail "4: the suspend cycle (DeadlineSec=60s) did not complete"
 journal_since "$c"
@@ -330,6 +342,7 @@ journal_since "$c"
 [[ $(unit_ran) -ge 1 ]] && ok "4: suspend-sync.service ran its pass (DeadlineSec=60s)" || fail "4: suspend-sync.service did not run (DeadlineSec=60s)"
 e2e_run rm /etc/suspend-sync.conf.d/e2e.conf
 e2e_run systemctl reload suspend-sync-daemon.service
+bounds_read 30000000 || fail "4: the daemon did not read DeadlineSec=30s again on reload"
 
 # ---------------------------------------------------------------- 5
 e2e_run touch "$MARK" || fail "5: cannot create $MARK"
