@@ -79,7 +79,7 @@ TEST(decide_table) {
                                                    SYNC_ON_SUSPEND_OFF };
 
         for (size_t m = 0; m < ELEMENTSOF(modes); m++)
-                for (unsigned bits = 0; bits < 512; bits++) {
+                for (unsigned bits = 0; bits < 1024; bits++) {
                         KnobFacts f = {
                                 .complete = bits & 1,
                                 .covered = bits & 2,
@@ -90,6 +90,7 @@ TEST(decide_table) {
                                 .unexplained = bits & 64,
                                 .unit_pass = bits & 128,
                                 .requester_gone = bits & 256,
+                                .changed = bits & 512,
                         };
                         bool expect_off;
                         int v = 42, r;
@@ -99,13 +100,13 @@ TEST(decide_table) {
                                 expect_off = false;
                                 break;
                         case SYNC_ON_SUSPEND_AUTO:
-                                expect_off = !f.unsynced && f.complete && !f.unexplained &&
+                                expect_off = !f.unsynced && f.complete && !f.unexplained && !f.changed &&
                                              !f.requester_gone &&
                                              ((f.covered && !f.records_on_disk && !f.other_hooks) ||
                                               (f.hung && (f.covered || f.unit_pass)));
                                 break;
                         default:
-                                expect_off = !f.unsynced && f.complete && !f.unexplained &&
+                                expect_off = !f.unsynced && f.complete && !f.unexplained && !f.changed &&
                                              !f.requester_gone && (f.covered || f.unit_pass);
                         }
 
@@ -186,6 +187,15 @@ TEST(decide_table) {
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &gone, &v), 0);
         gone.requester_gone = false;
         ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &gone, &v), 1);
+        /* Review N, N1 and N2: the mounts sampled again right before the write differ from the
+         * pass's sample, or cannot be sampled again: kept in every mode, a hung device and all. */
+        KnobFacts changed = { .complete = true, .covered = true, .unit_pass = true, .changed = true };
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &changed, &v), 0);
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_OFF, &changed, &v), 0);
+        changed.hung = true;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &changed, &v), 0);
+        changed.changed = false;
+        ASSERT_EQ(knob_decide(SYNC_ON_SUSPEND_AUTO, &changed, &v), 1);
 }
 
 /* One sleep cycle as the service would run it (after the unit's pass): decide, apply, (sleep), restore
