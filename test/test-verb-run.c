@@ -18,11 +18,18 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "conf-read.h"
 #include "config.h"
+#include "context.h"
+#include "evidence.h"
+#include "handover.h"
 #include "late-skip.h"
+#include "shared/string-util.h"
+#include "shared/strv.h"
 #include "log.h"
 #include "state.h"
 #include "tests.h"
@@ -403,6 +410,240 @@ TEST(unit_pass_after_an_overrun) {
         knob_reset();
 }
 
+/* The late pass's facts right before the write (linked with --wrap, test/meson.build): its second
+ * sample of the mounts (context_sample_again()), the other system-sleep hooks as its reader listed
+ * them (conf_read_finish()), and its look at bdis no superblock of its sample explains
+ * (evidence_unexplained_dirty(), whose list of known bdis is kept here). Each may be made to fail. */
+int __real_context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c,
+                                usec_t until, Sample **ret);
+int __wrap_context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c,
+                                usec_t until, Sample **ret);
+int __real_conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
+                            char **ret_stuck_at);
+int __wrap_conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
+                            char **ret_stuck_at);
+int __real_evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
+                                      const char *const *types, size_t n_types, char **ret_name,
+                                      const char **ret_why);
+int __wrap_evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
+                                      const char *const *types, size_t n_types, char **ret_name,
+                                      const char **ret_why);
+
+static unsigned sample_again_calls, unexplained_calls;
+static int sample_again_fails, hooks_fail, unexplained_fails; /* errno, or 0 */
+static char known_seen[256][32];
+static size_t n_known_seen;
+
+int __wrap_context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c,
+                                usec_t until, Sample **ret) {
+        sample_again_calls++;
+        if (sample_again_fails != 0)
+                return -sample_again_fails;
+        return __real_context_sample_again(a, scope, flags, c, until, ret);
+}
+
+int __wrap_conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int *ret_hooks_error,
+                            char **ret_stuck_at) {
+        int r = __real_conf_read_finish(x, ret, ret_hooks, ret_hooks_error, ret_stuck_at);
+
+        /* the hooks' listing failed, the configuration read all the same */
+        if (r >= 0 && hooks_fail != 0 && ret_hooks) {
+                *ret_hooks = strv_free(*ret_hooks);
+                *ret_hooks_error = -hooks_fail;
+        }
+        return r;
+}
+
+int __wrap_evidence_unexplained_dirty(int debugfs_fd, int sysfs_fd, const char *const *known, size_t n_known,
+                                      const char *const *types, size_t n_types, char **ret_name,
+                                      const char **ret_why) {
+        unexplained_calls++;
+        n_known_seen = 0;
+        for (size_t i = 0; i < n_known && n_known_seen < ELEMENTSOF(known_seen); i++)
+                snprintf(known_seen[n_known_seen++], sizeof known_seen[0], "%s", known[i]);
+        if (unexplained_fails != 0)
+                return -unexplained_fails;
+        return __real_evidence_unexplained_dirty(debugfs_fd, sysfs_fd, known, n_known, types, n_types,
+                                                 ret_name, ret_why);
+}
+
+static bool known_has(const char *name) {
+        for (size_t i = 0; i < n_known_seen; i++)
+                if (streq(known_seen[i], name))
+                        return true;
+        return false;
+}
+
+/* A late pass with conf that this machine lets turn the kernel's sync off (its control); false, with
+ * a note, when this machine keeps it on by itself. */
+static bool late_pass_turns_off(const char *conf, const char *what) {
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(conf);
+        int code = -1;
+
+        knob_reset();
+        sample_again_calls = unexplained_calls = 0;
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        if (knob_value() == 0) {
+                /* it looked at the bdis and sampled again before the write */
+                ASSERT_TRUE(unexplained_calls > 0 && sample_again_calls > 0);
+                return true;
+        }
+        fprintf(stderr,
+                "note: this machine's late pass keeps the kernel's sync on by itself; %s is not "
+                "contrasted here\n",
+                what);
+        knob_reset();
+        return false;
+}
+
+/* One more late pass with conf after the control: it keeps the kernel's sync on, and puts back the
+ * 0 the control left (its record gone). */
+static void late_pass_keeps(const char *conf) {
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(conf);
+        char path[160];
+        int code = -1;
+
+        ASSERT_EQ(knob_value(), 0);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        ASSERT_EQ(knob_value(), 1);
+        snprintf(path, sizeof path, "%s/knob.orig", state_dir);
+        ASSERT_TRUE(access(path, F_OK) < 0 && errno == ENOENT);
+}
+
+/* Review N, N1 and N2: the mounts cannot be sampled again right before the write: that is no proof
+ * that nothing changed, and the kernel's sync stays on (put back on over the control's 0), in off
+ * and in auto. */
+TEST(second_sample_fails_keeps_kernel_sync) {
+        const char *confs[] = { config_off, config_nocheap };
+
+        for (size_t i = 0; i < ELEMENTSOF(confs); i++) {
+                if (!late_pass_turns_off(confs[i], "a second sample that fails"))
+                        continue;
+                sample_again_fails = EIO;
+                late_pass_keeps(confs[i]);
+                sample_again_fails = 0;
+                knob_reset();
+        }
+}
+
+/* Whether a device without a mounted filesystem holds dirty data cannot be told (debugfs bdi/ not
+ * read): kept on in every mode. */
+TEST(unexplained_unknown_keeps_kernel_sync) {
+        const char *confs[] = { config_off, config_nocheap };
+
+        for (size_t i = 0; i < ELEMENTSOF(confs); i++) {
+                if (!late_pass_turns_off(confs[i], "bdis that cannot be read"))
+                        continue;
+                unexplained_fails = EIO;
+                late_pass_keeps(confs[i]);
+                unexplained_fails = 0;
+                knob_reset();
+        }
+}
+
+/* Whether another system-sleep hook runs alongside is not known (its listing failed): auto keeps
+ * the kernel's sync on, as for a hook found. */
+TEST(hooks_unknown_keep_kernel_sync_in_auto) {
+        if (!late_pass_turns_off(config_nocheap, "a hooks' listing that fails"))
+                return;
+        hooks_fail = EIO;
+        late_pass_keeps(config_nocheap);
+        hooks_fail = 0;
+        knob_reset();
+}
+
+/* The MAJ:MIN of a mount in this test's namespace (mountinfo's third field), into buf. */
+static bool mount_devnum(const char *mount_point, char *buf, size_t size) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096], mp[PATH_MAX], dev[32];
+        bool found = false;
+
+        ASSERT_TRUE(f != NULL);
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "%*s %*s %31s %*s %4095s", dev, mp) == 2 && streq(mp, mount_point)) {
+                        snprintf(buf, size, "%s", dev);
+                        found = true; /* the last one: the mount on top */
+                }
+        return found;
+}
+
+/* Review N, N1: a pseudo filesystem or an overlay has no bdi; a bdi of its number is another
+ * superblock's (one that took the number of one gone since), so the late pass does not count it
+ * among the bdis its sample explains. A tmpfs and an overlay mounted in this test's namespace: their
+ * numbers are not in the list; the root filesystem's is (on a block device). */
+TEST(pseudo_overlay_numbers_explain_no_bdi) {
+        char tmp[160], ov[160], lower[192], upper[192], wd[192], opts[640], tmp_dev[32], ov_dev[32],
+                root_dev[32];
+
+        if (debugfs_path != debugfs) {
+                fprintf(stderr, "skip: no mount namespace of our own\n");
+                return;
+        }
+        snprintf(tmp, sizeof tmp, "%s/pseudo", work);
+        snprintf(ov, sizeof ov, "%s/ov", work);
+        ASSERT_OK(mkdir(tmp, 0755));
+        ASSERT_OK(mkdir(ov, 0755));
+        ASSERT_OK(mount("ss-vr-tmp", tmp, "tmpfs", 0, "size=1m"));
+        snprintf(lower, sizeof lower, "%s/l", tmp);
+        snprintf(upper, sizeof upper, "%s/u", tmp);
+        snprintf(wd, sizeof wd, "%s/w", tmp);
+        ASSERT_OK(mkdir(lower, 0755));
+        ASSERT_OK(mkdir(upper, 0755));
+        ASSERT_OK(mkdir(wd, 0755));
+        snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, wd);
+        if (mount("ss-vr-ov", ov, "overlay", 0, opts) < 0) {
+                fprintf(stderr, "skip: no overlay: %m\n");
+                ASSERT_OK(umount2(tmp, MNT_DETACH));
+                return;
+        }
+        ASSERT_TRUE(mount_devnum(tmp, tmp_dev, sizeof tmp_dev));
+        ASSERT_TRUE(mount_devnum(ov, ov_dev, sizeof ov_dev));
+        ASSERT_TRUE(mount_devnum("/", root_dev, sizeof root_dev));
+
+        if (late_pass_turns_off(config_off, "the bdis a pseudo filesystem or an overlay explains")) {
+                /* the list seen (the root filesystem's number, where it is a block device's) */
+                ASSERT_TRUE(n_known_seen > 0 && (startswith(root_dev, "0:") || known_has(root_dev)));
+                ASSERT_TRUE(!known_has(tmp_dev));
+                ASSERT_TRUE(!known_has(ov_dev));
+        }
+        knob_reset();
+        ASSERT_OK(umount2(ov, MNT_DETACH));
+        ASSERT_OK(umount2(tmp, MNT_DETACH));
+}
+
+/* Review I, I4 (and L1): restore-knob with the daemon's token (--token=) ends that pass's cycle only.
+ * The "unit" line of another pass (whose mark a restore without a token removed) and what that pass
+ * left unsynced stay; with that pass's own token, or none, the list goes. */
+TEST(restore_knob_keeps_another_pass_record) {
+        static const char other[] = "fedcba9876543210fedcba9876543210",
+                          own[] = "0123456789abcdef0123456789abcdef";
+        const char *const tokens[] = { other, own, NULL };
+        _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ASSERT_TRUE(dir_fd >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(tokens); i++) {
+                _cleanup_(handover_done) Handover h = {}, back = {};
+                Args a = args();
+                char path[160];
+
+                snprintf(path, sizeof path, "%s/" HANDOVER_UNIT_MARK_FILE, state_dir);
+                ASSERT_TRUE(unlink(path) == 0 || errno == ENOENT); /* a restore of no token removed it */
+                ASSERT_OK(handover_set_unit_pass(&h, now(CLOCK_BOOTTIME), own, own));
+                ASSERT_OK(handover_add_unsynced(&h, makedev(8, 1), now(CLOCK_BOOTTIME)));
+                ASSERT_OK(handover_save(dir_fd, &h));
+                a.sysfs = sysfs;
+                a.token = tokens[i];
+                ASSERT_OK(verb_restore_knob(&a));
+                ASSERT_OK(handover_load(dir_fd, &back));
+                ASSERT_EQ(back.n_unsynced, i == 0 ? 1U : 0U);
+        }
+        knob_reset();
+}
+
 int main(void) {
         char path[160];
 
@@ -457,6 +698,11 @@ int main(void) {
         RUN(unit_pass_late_skip);
         RUN(restore_knob_records_resume_without_hook);
         RUN(unit_pass_after_an_overrun);
+        RUN(second_sample_fails_keeps_kernel_sync);
+        RUN(unexplained_unknown_keeps_kernel_sync);
+        RUN(hooks_unknown_keep_kernel_sync_in_auto);
+        RUN(pseudo_overlay_numbers_explain_no_bdi);
+        RUN(restore_knob_keeps_another_pass_record);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
          * at its bound, a worker on its way out) may still hold a debugfs fd, and umount(2) failed
