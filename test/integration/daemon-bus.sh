@@ -109,6 +109,10 @@ daemon_start "$SS_CONF"
 fake_wait "granted 1"
 ping
 grep -q "Holding logind's delay lock" "$SS_TMP/daemon.log" || fail "no lock held at the start"
+# Review U, U4: the configuration read in full at the start, its bounds recorded for a pass that
+# cannot read it (conf-bounds.h), though no pass of the daemon's has run.
+grep -qx "DEADLINE_USEC=60000000" "$SS_STATE/conf-bounds" ||
+        fail "the daemon recorded no bounds of its configuration: $(cat "$SS_STATE/conf-bounds" 2>&1)"
 fake "signal 1"
 fake_wait "released 1"
 
