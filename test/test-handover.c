@@ -119,6 +119,71 @@ TEST(open_keys_shortened_to_fit) {
         }
 }
 
+/* The handover with path keys padded to 'total' bytes as written in full (handover_format() without
+ * shortening), the header and every line counted. */
+static void handover_of_size(Handover *h, unsigned n, size_t total) {
+        _cleanup_free_ char *text = NULL;
+        size_t base;
+
+        for (unsigned i = 0; i < n; i++) {
+                char g[32];
+
+                snprintf(g, sizeof g, "open:7:%u@u1", i);
+                ASSERT_OK(handover_add_stuck(h, (pid_t) (100 + i), 1, false, 1, BOOT_ID, g));
+        }
+        ASSERT_OK(handover_format(h, &text));
+        base = strlen(text);
+        ASSERT_TRUE(base < total);
+        for (unsigned i = 0; i < n; i++) {
+                size_t pad = (total - base) / n + (i < (total - base) % n);
+                size_t len = strlen(h->stuck[i].group);
+                char *g = realloc(h->stuck[i].group, len + pad + 1);
+
+                ASSERT_TRUE(g);
+                memset(g + len, 'x', pad);
+                g[len + pad] = 0;
+                h->stuck[i].group = g;
+        }
+}
+
+/* The bound exactly (review W, W4): a handover of HANDOVER_FILE_MAX bytes is read, and written as it
+ * is; one byte more would be refused whole by handover_load(), so it is written with its path keys
+ * shortened, and every worker still blocks a later pass. */
+TEST(open_keys_shortened_at_the_bound) {
+        char root[] = "/tmp/test-handover.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF;
+
+        ASSERT_TRUE(test_mkdtemp(root));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        for (size_t extra = 0; extra <= 1; extra++) {
+                _cleanup_(handover_done) Handover h = {}, back = {};
+                _cleanup_free_ char *text = NULL;
+
+                handover_of_size(&h, 100, HANDOVER_FILE_MAX + extra);
+                ASSERT_OK(handover_format(&h, &text));
+                if (extra == 0) /* fits: kept in full */
+                        ASSERT_EQ(strlen(text), (size_t) HANDOVER_FILE_MAX);
+                else
+                        ASSERT_TRUE(strlen(text) < HANDOVER_FILE_MAX);
+                ASSERT_OK(handover_save(fd, &h));
+                ASSERT_OK(handover_load(fd, &back));
+                ASSERT_EQ(back.n_bad, 0U);
+                ASSERT_EQ(back.n_stuck, 100U);
+                for (unsigned i = 0; i < 100; i++) {
+                        char g[32];
+
+                        snprintf(g, sizeof g, "open:7:%u", i);
+                        if (extra == 0)
+                                ASSERT_STREQ(back.stuck[i].group, h.stuck[i].group);
+                        else
+                                ASSERT_STREQ(back.stuck[i].group, g);
+                }
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 TEST(bad_input) {
         _cleanup_(handover_done) Handover h = {};
 
@@ -534,6 +599,7 @@ int main(void) {
         RUN(bad_input);
         RUN(open_keys);
         RUN(open_keys_shortened_to_fit);
+        RUN(open_keys_shortened_at_the_bound);
         RUN(bounded);
         RUN(fresh);
         RUN(prune);
