@@ -1406,6 +1406,148 @@ TEST(walk_and_open_key) {
         ASSERT_TRUE(!find(p, "/srv/fuse/inner")->walk && !find(p, "/srv/fuse/inner")->open_key);
 }
 
+/* Review U, U1 (mutation run 3, P05): an autofs directory on the way holds the walk to a mount below
+ * it until its daemon answers, as a FUSE or NFS server does. The superblock is synced through its
+ * local mount, whichever comes first; with none, its key names the autofs mount it waits behind. */
+TEST(autofs_holds_the_walk) {
+        static const char *const net = "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                                       "34 21 0:51 / /net rw,relatime - autofs systemd-1 rw,fd=5,direct\n"
+                                       "32 34 7:0 / /net/a rw,relatime - ext4 /dev/loop0 rw\n";
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        char id[3][PLAN_MOUNT_IDENT_MAX];
+
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_free_ char *text = NULL, *want = NULL;
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const PlanEntry *e;
+
+                /* i == 1: the same superblock at a local path too, listed after it */
+                ASSERT_TRUE(asprintf(&text, "%s%s", net,
+                                     i == 1 ? "33 21 7:0 / /ok rw,relatime - ext4 /dev/loop0 rw\n" : "") > 0);
+                s = sample_from_text(text);
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, i == 1 ? "/ok" : "/net/a");
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_TRUE(e->primary);
+                if (i == 1)
+                        continue;
+                for (size_t k = 0; k < 3; k++)
+                        (void) plan_mount_ident(&s->table->entries[k], id[k]);
+                ASSERT_TRUE(asprintf(&want, "open:7:0@%s,%s", id[2], id[1]) > 0);
+                ASSERT_STREQ(e->open_key, want);
+        }
+}
+
+/* Review U, U1 (mutation run 3, P07, P08 and P12): every mount up to the namespace's root is on the
+ * way, not only the parent: a tmpfs mounted inside a FUSE directory, the superblock below that tmpfs.
+ * And an overlay on the way counts as a server (its layers may be on one), as for a container's root.
+ * Either way the superblock is synced through its local mount, listed after the other, and a
+ * writable one before a read-only one, as everywhere. */
+TEST(primary_avoids_server_further_up) {
+        static const char *const on_the_way[] = {
+                "30 21 0:41 / /srv/fuse rw,relatime - fuse.faultdisk faultdisk "
+                "rw,user_id=0,group_id=0,allow_other\n"
+                "40 30 0:50 / /srv/fuse/tmp rw - tmpfs tmpfs rw\n"
+                "31 40 7:0 / /srv/fuse/tmp/sub rw,relatime - ext4 /dev/loop0 rw\n",
+                "30 21 0:45 / /srv/ov rw,relatime - overlay overlay "
+                "rw,lowerdir=/l,upperdir=/u,workdir=/w\n"
+                "31 30 7:0 / /srv/ov/sub rw,relatime - ext4 /dev/loop0 rw\n",
+                /* a local read-only mount comes after the writable one (P12) */
+                "30 21 0:41 / /srv/fuse rw,relatime - fuse.faultdisk faultdisk "
+                "rw,user_id=0,group_id=0,allow_other\n"
+                "31 30 7:0 / /srv/fuse/sub rw,relatime - ext4 /dev/loop0 rw\n"
+                "33 21 7:0 / /ro ro,relatime - ext4 /dev/loop0 rw\n",
+        };
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+
+        for (size_t i = 0; i < ELEMENTSOF(on_the_way); i++) {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const PlanEntry *e;
+
+                ASSERT_TRUE(asprintf(&text,
+                                     "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n%s"
+                                     "32 21 7:0 / /ok rw,relatime - ext4 /dev/loop0 rw\n",
+                                     on_the_way[i]) > 0);
+                s = sample_from_text(text);
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, "/ok");
+                if (e->action != PLAN_SYNC || !e->primary)
+                        fprintf(stderr, "case %zu: /ok not the primary\n", i);
+                ASSERT_EQ(e->action, PLAN_SYNC);
+                ASSERT_TRUE(e->primary);
+                ASSERT_EQ(e->dev, makedev(7, 0));
+        }
+}
+
+/* Review W, W1 (mutation run 3, P16): only a superblock a server answers for names its other mounts
+ * in its key (it may wait on its server at any of them). A local superblock's key names the mount
+ * its worker took and nothing else: its bind mount elsewhere is no path through a server, and the
+ * healthy disk mounted below that bind mount must not wait for the worker stuck on the way. */
+TEST(open_key_of_local_names_its_mount) {
+        static const char table[] = "21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+                                    "32 21 7:1 / /data rw,relatime - ext4 /dev/loop1 rw\n"
+                                    "33 21 7:1 /sub /srv/bind rw,relatime - ext4 /dev/loop1 rw\n"
+                                    "34 33 7:2 / /srv/bind/disk rw,relatime - ext4 /dev/loop2 rw\n";
+        _cleanup_(sample_freep) Sample *s = sample_from_text(table);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ char *want = NULL;
+        char id[PLAN_MOUNT_IDENT_MAX];
+        const PlanEntry *e, *disk;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        e = find(p, "/data");
+        ASSERT_TRUE(e->primary && e->action == PLAN_SYNC);
+        ASSERT_TRUE(asprintf(&want, "open:7:1@%s", plan_mount_ident(&s->table->entries[1], id)) > 0);
+        ASSERT_STREQ(e->open_key, want);
+        disk = find(p, "/srv/bind/disk");
+        ASSERT_TRUE(disk->walk);
+        ASSERT_TRUE(!run_stuck_open_blocks(e->open_key, &(ExecJob) { .dev = disk->dev, .walk = disk->walk }));
+}
+
+/* Review U, U2 (mutation run 3, P17): a key names up to PLAN_OPEN_KEY_MOUNTS_MAX mounts, the bound
+ * included: a FUSE superblock mounted that many times keeps its path key (it blocks every job below
+ * any of them); one more mount and it has none (run_job_stuck_key() falls back to the superblock's). */
+TEST(open_key_bound) {
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+
+        for (unsigned n = PLAN_OPEN_KEY_MOUNTS_MAX; n <= PLAN_OPEN_KEY_MOUNTS_MAX + 1; n++) {
+                _cleanup_free_ char *text = strdup("21 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n");
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const PlanEntry *e;
+
+                ASSERT_TRUE(text);
+                for (unsigned i = 0; i < n; i++) {
+                        char *t = NULL;
+
+                        ASSERT_TRUE(asprintf(&t,
+                                             "%s%u 21 0:42 / /f%u rw,relatime - fuse.sshfs a@b:/ "
+                                             "rw,user_id=0,group_id=0\n",
+                                             text, 30 + i, i) > 0);
+                        free(text);
+                        text = t;
+                }
+                s = sample_from_text(text);
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, "/f0");
+                ASSERT_TRUE(e->primary && e->action == PLAN_SYNC && e->walk);
+                if (n > PLAN_OPEN_KEY_MOUNTS_MAX) {
+                        ASSERT_TRUE(!e->open_key);
+                        continue;
+                }
+                ASSERT_TRUE(e->open_key);
+                for (unsigned i = 0; i < n; i++) {
+                        char id[PLAN_MOUNT_IDENT_MAX];
+
+                        ASSERT_TRUE(strstr(e->open_key, plan_mount_ident(&s->table->entries[1 + i], id)));
+                }
+        }
+}
+
 int main(void) {
         RUN(learn);
         RUN(chroot_view_syncs_root);
@@ -1438,5 +1580,9 @@ int main(void) {
         RUN(walk_and_open_key);
         RUN(open_key_spares_healthy_parents);
         RUN(primary_stays_in_its_namespace);
+        RUN(autofs_holds_the_walk);
+        RUN(primary_avoids_server_further_up);
+        RUN(open_key_of_local_names_its_mount);
+        RUN(open_key_bound);
         return test_result();
 }
