@@ -854,6 +854,38 @@ TEST(open_stuck_frees_its_group) {
         check_children(jobs, 7);
 }
 
+/* Mutation run 3, E16: a worker on its way to its mount whose device still completes I/O (another
+ * writer on the disk moves its counter) keeps its slot, so it is never released; it must be given
+ * up all the same once it has been on its way for the open-stall window, so that its group's next
+ * job gets a fresh worker rather than waiting for the deadline behind a walk into a dead server. */
+static int moving_progress(const ExecJob *j, void *userdata, uint64_t *ret, bool *ret_held) {
+        Shared *s = userdata;
+        unsigned job;
+
+        if (sscanf(j->path, "%u", &job) == 1 && job == 0)
+                __atomic_add_fetch(&s->progress[0], 1, __ATOMIC_SEQ_CST);
+        return fake_progress(j, userdata, ret, ret_held);
+}
+
+TEST(open_stuck_with_moving_counter_frees_its_group) {
+        Spec spec[] = { { "a", "openhang", 0 }, { "a", "ok", 0 } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = moving_progress;
+        ops.stall = 200 * MS;
+        ops.last_call = USEC_INFINITY;
+        ASSERT_EQ(run(jobs, 2, 4, in(5 * SEC), &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung && !jobs[0].reached_sync);
+        ASSERT_EQ(jobs[0].abandoned_pid, sh->pid[0]);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(sh->pid[1] != sh->pid[0]);
+        check_children(jobs, 2);
+}
+
 /* Review P, P1: the parent is late for one tick (another worker's probe takes a while, as a busy
  * fallback read may): meanwhile the worker stuck in a slow open reaches syncfs and says so. Its
  * REPORT_SYNCING is in the pipe when on_tick() decides it is "stuck on its way to the mount": the
@@ -907,6 +939,10 @@ TEST(syncing_report_wins_over_open_stall) {
         ASSERT_TRUE(sh->syncing_reported);
         /* it had reported syncfs before it was given up: the handover must key its group */
         ASSERT_TRUE(jobs[0].reached_sync);
+        /* and it was never given up while in syncfs, so no second worker ran on its device (mutation
+         * run 3, E17: the check after the drain) */
+        ASSERT_EQ(jobs[1].started, 0);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_TIMEOUT);
         check_children(jobs, 4);
 }
 
@@ -952,6 +988,28 @@ TEST(slow_open_keeps_its_worker) {
         ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(sh->pid[0], sh->pid[1]); /* never given up: the sibling ran in the same worker */
         check_children(jobs, 2);
+}
+
+/* Mutation run 3, E02: a worker on its way to its mount is given up only to free the jobs of its
+ * group behind it. Alone in its group, a slow walk (1.3 s, past the 1 s open-stall floor) keeps its
+ * worker until its timeout or the deadline, and syncs: killed, its superblock would be left unsynced
+ * for nothing. Nothing here waits for a timed event: the parent lets the open end only once it has
+ * probed the worker past the floor. */
+TEST(lone_slow_open_keeps_its_worker) {
+        Spec spec[] = { { "a", "openslow 1300", 0 } };
+        ExecJob jobs[1];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 1);
+        ops.progress = slow_open_progress;
+        ops.stall = 200 * MS;
+        ops.last_call = USEC_INFINITY;
+        ASSERT_EQ(run(jobs, 1, 4, in(4 * SEC), &ops), 0);
+        ASSERT_TRUE(sh->open_go);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[0].abandoned_pid, 0);
+        check_children(jobs, 1);
 }
 
 /* ... but the floor never costs the siblings their start: with a 1 s deadline (a 250 ms stall
@@ -2266,8 +2324,10 @@ int main(void) {
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);
         RUN(open_stuck_frees_its_group);
+        RUN(open_stuck_with_moving_counter_frees_its_group);
         RUN(syncing_report_wins_over_open_stall);
         RUN(slow_open_keeps_its_worker);
+        RUN(lone_slow_open_keeps_its_worker);
         RUN(open_stall_floor_yields_to_last_call);
         RUN(hung_needs_proof_window);
         RUN(hung_needs_accounting);
