@@ -77,6 +77,16 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
  *   fuseblk (ntfs-3g, exfat-fuse, fuse2fs): fuse_sync_fs() sends at most FUSE_SYNCFS to a server
  *     that asked for it; the server's own writes to the device stay in its cache (measured on the
  *     fault disk with ntfs-3g: 0 FLUSH per syncfs). The device node is the mount's source.
+ *   xfs (review Z, Z1): xfs_fs_sync_fs() → xfs_log_force(XFS_LOG_SYNC) flushes only when the log
+ *     has something to write. A file overwritten in place (allocated, written extents: no
+ *     transaction at I/O completion) after the log was forced (any fsync on the same filesystem, or
+ *     xfs's log worker every 30 s) gets its data written by syncfs() and no FLUSH: measured on the
+ *     fault disk, 1 MiB overwritten, another file fsynced, then syncfs: 0 FLUSH, 256 unflushed
+ *     blocks, the overwrite lost at a power cut (sync(2) alike; ext4 flushes when no commit will,
+ *     btrfs commits the transaction its ordered extent joined). test/reliability/flush-parity.sh
+ *     "xfs-overwrite";
+ *   f2fs, by reading (not in this project's test kernel): f2fs_sync_fs() writes a checkpoint, and
+ *     with it a FLUSH, only when the superblock is dirty; data updated in place (IPU) needs none;
  *   xfs with a realtime device (rtdev=, fs_type_rt_flush_device()): xfs_fs_sync_fs() only forces
  *     the log, whose writes flush the log device and, with an external log, the data device
  *     (xlog_write_iclog()); nothing flushes the realtime device, which holds the data of realtime
@@ -109,8 +119,16 @@ static const FsType fs_types[] = {
           .flush_unless_journal = true,
           .clean_sync_flushes = true,
           .uncounted = true },
-        { .name = "xfs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0x58465342 },
-        { .name = "f2fs", .class = FS_CLASS_BLOCK, .sysfs_lists = true, .magic = 0xF2F52010 },
+        { .name = "xfs",
+          .class = FS_CLASS_BLOCK,
+          .device_flush = true,
+          .sysfs_lists = true,
+          .magic = 0x58465342 },
+        { .name = "f2fs",
+          .class = FS_CLASS_BLOCK,
+          .device_flush = true,
+          .sysfs_lists = true,
+          .magic = 0xF2F52010 },
         /* listed in sysfs fs/btrfs (unlisted.h), not counted */
         { .name = "btrfs", .class = FS_CLASS_BLOCK, .magic = 0x9123683E, .uncounted = true },
         /* read-only: nothing to write back, not counted */

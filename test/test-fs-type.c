@@ -73,7 +73,21 @@ static const char *const old_pseudo[] = {
 };
 
 static const char *const old_flush[] = {
-        "vfat", "msdos", "exfat", "fat", "hfs", "hfsplus", "minix", "ext2", "udf", "ntfs3", "ntfs", "fuseblk",
+        "vfat",
+        "msdos",
+        "exfat",
+        "fat",
+        "hfs",
+        "hfsplus",
+        "minix",
+        "ext2",
+        "udf",
+        "ntfs3",
+        "ntfs",
+        "fuseblk",
+        /* their sync_fs flushes only with metadata to write (review Z, Z1) */
+        "xfs",
+        "f2fs",
 };
 
 static const struct {
@@ -294,7 +308,8 @@ TEST(flush_unless_journal) {
         ASSERT_TRUE(!needs_device_flush("ext4", EXT4_JOURNAL_YES));
         for (size_t i = 0; i < ELEMENTSOF(unproven); i++) {
                 ASSERT_TRUE(needs_device_flush("ext4", unproven[i]));
-                ASSERT_TRUE(!needs_device_flush("xfs", unproven[i]));
+                ASSERT_TRUE(needs_device_flush("xfs", unproven[i]));
+                ASSERT_TRUE(needs_device_flush("f2fs", unproven[i]));
                 ASSERT_TRUE(!needs_device_flush("btrfs", unproven[i]));
                 ASSERT_TRUE(needs_device_flush("ext3", unproven[i]));
                 ASSERT_EQ(fs_type_flush("ext4", unproven[i], "rw,relatime"), FS_FLUSH_DEVICE_OR_SYNCFS);
@@ -340,14 +355,15 @@ TEST(nobarrier) {
 }
 
 /* DeferCommit=: a clean syncfs still flushes for ext4 and ext3 (their row), and for any type the
- * worker flushes through its device; not for xfs or btrfs with barriers. */
+ * worker flushes through its device (xfs and f2fs since review Z, Z1); not for btrfs with barriers. */
 TEST(clean_sync_flushes) {
         ASSERT_TRUE(fs_type_clean_sync_flushes("ext4", FS_FLUSH_NONE));
         ASSERT_TRUE(fs_type_clean_sync_flushes("ext3", FS_FLUSH_NONE));
         ASSERT_TRUE(fs_type_clean_sync_flushes("vfat", fs_type_flush("vfat", -ENODATA, NULL)));
         ASSERT_TRUE(fs_type_clean_sync_flushes("btrfs", fs_type_flush("btrfs", -ENODATA, "rw,nobarrier")));
         /* controls */
-        ASSERT_TRUE(!fs_type_clean_sync_flushes("xfs", fs_type_flush("xfs", -ENODATA, "rw")));
+        ASSERT_TRUE(fs_type_clean_sync_flushes("xfs", fs_type_flush("xfs", -ENODATA, "rw")));
+        ASSERT_TRUE(fs_type_clean_sync_flushes("f2fs", fs_type_flush("f2fs", -ENODATA, "rw")));
         ASSERT_TRUE(!fs_type_clean_sync_flushes("btrfs", fs_type_flush("btrfs", -ENODATA, "rw")));
         ASSERT_TRUE(!fs_type_clean_sync_flushes("tmpfs", FS_FLUSH_NONE));
         ASSERT_TRUE(!fs_type_clean_sync_flushes(NULL, FS_FLUSH_NONE));

@@ -431,19 +431,20 @@ TEST(device_flush_parity) {
                  * the node, else a second syncfs */
                 { "/", "/dev/vda", FS_FLUSH_DEVICE_OR_SYNCFS },
                 { "/srv/ext3", "/dev/sdc6", FS_FLUSH_DEVICE_OR_SYNCFS },
-                { "/srv/xfs", NULL, FS_FLUSH_NONE },
-                { "/srv/xfs-barrier1", NULL, FS_FLUSH_NONE },
+                /* xfs: its log force flushes only when the log has work (review Z, Z1) */
+                { "/srv/xfs", "/dev/sdc5", FS_FLUSH_DEVICE },
+                { "/srv/xfs-barrier1", "/dev/sdc9", FS_FLUSH_DEVICE },
                 /* no barriers: sync_fs sends no FLUSH at all, a second syncfs would not help */
                 { "/srv/btrfs-nobarrier", "/dev/sdc7", FS_FLUSH_DEVICE },
                 { "/srv/ext4-barrier0", "/dev/sdc8", FS_FLUSH_DEVICE },
                 /* a source that is no /dev path: the worker tries /dev/block/MAJ:MIN alone */
                 { "/srv/ext4-elsewhere", NULL, FS_FLUSH_DEVICE_OR_SYNCFS },
                 { "/home/alice/remote", NULL, FS_FLUSH_NONE },
-                /* review N4: an xfs with a realtime device flushes its data and log devices by
-                 * itself, never the realtime device (rt_flush_device, below); an external log is
-                 * flushed with the data device by the log writes */
-                { "/srv/xfs-rt", NULL, FS_FLUSH_NONE },
-                { "/srv/xfs-log", NULL, FS_FLUSH_NONE },
+                /* review N4: an xfs with a realtime device: its data device as every xfs's, and the
+                 * realtime device too (rt_flush_device, below); an external log is flushed with the
+                 * data device by the log writes, when there are any */
+                { "/srv/xfs-rt", "/dev/sdd1", FS_FLUSH_DEVICE },
+                { "/srv/xfs-log", "/dev/sdd3", FS_FLUSH_DEVICE },
         };
         _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/flush-parity", NULL);
         _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);

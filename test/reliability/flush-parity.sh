@@ -16,21 +16,31 @@
 #     that lost a file in CI once (29f4d0c). Fixed by the device flush unless sysfs shows a journal.
 #   ext4-nobarrier (journaled ext4 remounted nobarrier): its sync_fs sends no FLUSH at all; the
 #     device is fsynced (in mode nodev: an ENODEV error, as ext2 and ntfs-3g).
+#   xfs-overwrite (review Z, Z1): xfs's sync_fs forces its log, which flushes only when the log has
+#     work. A file overwritten in place (no allocation: no transaction when its I/O completes) after
+#     the log was forced (another file's fsync) had its data written by syncfs and no FLUSH: 0
+#     flushes, 256 unflushed blocks, the overwrite lost (as with sync(2)). Only the overwrite is
+#     written in this case (new files would give the log work, and a FLUSH, by themselves).
 #   Mode "nodev": the run sees an empty /dev (a container without the device nodes). ext4 without
 #     a journal then gets its FLUSH from a second syncfs; the others cannot get one and must say so
 #     (outcome error, ENODEV), never report synced.
-# Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ext4-nobarrier ntfs-3g"),
+# Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ext4-nobarrier ntfs-3g xfs-overwrite"),
 #   FLUSH_PARITY_MODES (default "no yes nodev": WritebackFirst=no, =yes, and no /dev nodes).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rel_begin
 
 fstypes=()
-for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ext4-nobarrier ntfs-3g}; do
+for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ext4-nobarrier ntfs-3g xfs-overwrite}; do
         case $fs in
         ntfs-3g)
                 if ! command -v mkntfs >/dev/null || ! command -v ntfs-3g >/dev/null; then
                         echo "ntfs-3g: not run, ntfs-3g is not installed (tools/setup installs it)"
+                        continue
+                fi ;;
+        xfs-overwrite)
+                if ! command -v mkfs.xfs >/dev/null || ! command -v xfs_io >/dev/null || ! grep -qw xfs /proc/filesystems; then
+                        echo "xfs-overwrite: not run, no xfs here (tools/setup installs xfsprogs)"
                         continue
                 fi ;;
         esac
@@ -39,7 +49,35 @@ done
 ((${#fstypes[@]} > 0)) || skip "none of the filesystems can be made here"
 
 # ext4-nobarrier is a journaled ext4 mounted (again after each power cut) with nobarrier.
-mkfs_type() { [[ $1 == ext4-nobarrier ]] && echo ext4 || echo "$1"; }
+mkfs_type() {
+        case $1 in
+        ext4-nobarrier) echo ext4 ;;
+        xfs-overwrite) echo xfs ;;
+        *) echo "$1" ;;
+        esac
+}
+# xfs needs 300 MiB (xfsprogs 5.19 and later).
+fs_size() { [[ $1 == xfs-overwrite ]] && echo 320M || echo 96M; }
+# The round's writes: files and a directory; xfs-overwrite: a file made durable, then overwritten in
+# place without fsync, and the log forced by another file's fsync.
+round_write() {         # FS MOUNT ROUND SEED
+        if [[ $1 == xfs-overwrite ]]; then
+                xfs_io -f -c "pwrite -q -S 0x11 0 1m" -c fsync "$2/ow$3" &&
+                        sync -f "$2" &&
+                        xfs_io -c "pwrite -q -S 0x22 0 1m" "$2/ow$3" &&
+                        xfs_io -f -c "pwrite -q -S 0x33 0 4k" -c fsync "$2/log$3"
+                return
+        fi
+        oracle_write "$2/x$3" 12 "$4" && mkdir "$2/dir-made-last$3"
+}
+# Whether the round's writes survived the power cut.
+round_kept() {          # FS MOUNT ROUND SEED
+        if [[ $1 == xfs-overwrite ]]; then
+                cmp -s <(head -c 1048576 /dev/zero | tr '\0' '\042') "$2/ow$3"
+                return
+        fi
+        oracle_check "$2/x$3" 12 "$4" >/dev/null && [[ -d $2/dir-made-last$3 ]]
+}
 nobarrier() {
         [[ $1 == ext4-nobarrier ]] || return 0
         mount -o remount,nobarrier "$(stack_mnt "$1")" || return 1
@@ -49,7 +87,7 @@ nobarrier() {
 
 mounts=()
 for fs in "${fstypes[@]}"; do
-        stack_setup "$fs" "$(mkfs_type "$fs")" 96M || fail "$fs: cannot set up"
+        stack_setup "$fs" "$(mkfs_type "$fs")" "$(fs_size "$fs")" || fail "$fs: cannot set up"
         mounts+=("$(stack_mnt "$fs")")
 done
 
@@ -62,6 +100,7 @@ for fs in "${fstypes[@]}"; do
         ext2 | ntfs-3g) want="device null" ;;
         ext4-nojournal) want="device-or-syncfs false" ;;
         ext4-nobarrier) want="device true" ;;
+        xfs-overwrite) want="device null" ;;
         *) want="?" ;;
         esac
         got="$(ss_mount_field "$REL_TMP/plan.json" "$(stack_mnt "$fs")" flush) $(ss_mount_field "$REL_TMP/plan.json" "$(stack_mnt "$fs")" journal)"
@@ -84,8 +123,7 @@ WritebackFirst=${mode/nodev/no}"
                 m=$(stack_mnt "$fs")
                 nobarrier "$fs" || fail "$fs: cannot remount nobarrier"
                 sync -f "$m"
-                oracle_write "$m/x$round" 12 "$seed" || fail "$fs: cannot write"
-                mkdir "$m/dir-made-last$round"
+                round_write "$fs" "$m" "$round" "$seed" || fail "$fs: cannot write"
                 stack_ctl "$fs" reset-counters >/dev/null
         done
 
@@ -113,8 +151,7 @@ WritebackFirst=${mode/nodev/no}"
                 stack_power_cut "$fs" 0 "$seed" >/dev/null || fail "$fs: power cut failed"
                 stack_mount "$fs" || fail "$fs: cannot mount after the cut"
                 lost=0
-                oracle_check "$m/x$round" 12 "$seed" >/dev/null || lost=1
-                [[ -d $m/dir-made-last$round ]] || lost=1
+                round_kept "$fs" "$m" "$round" "$seed" || lost=1
                 echo "  $fs ($fstype): outcome '$out', flushes during run=$flushes, unflushed blocks after the run=$dirty, lost=$lost"
                 if [[ $mode == nodev && $fs != ext4-nojournal ]]; then
                         # (ext4-nobarrier: a second syncfs would not flush either)
@@ -135,7 +172,7 @@ WritebackFirst=${mode/nodev/no}"
                         failures=$((failures + 1))
                 fi
                 if ((lost)); then
-                        oracle_check "$m/x$round" 12 "$seed" >&2 || true
+                        [[ $fs == xfs-overwrite ]] || oracle_check "$m/x$round" 12 "$seed" >&2 || true
                         echo "FAIL: $fs, mode $mode: data lost after a successful run" >&2
                         failures=$((failures + 1))
                 fi
