@@ -347,6 +347,8 @@ e2e_bed_teardown() {
 #   e2e_decoy_attach DIR CDIR  the decoy on DIR/decoy.img (DIR on the host's root filesystem, seen
 #                              as CDIR in the container); sets E2E_DECOY, E2E_DECOY_MM
 #   e2e_decoy_node             its node in the booted container's /dev
+#   e2e_node BLOCKDEV          the node of a host block device in the booted container's /dev, as a
+#                              machine has for its disks (a worker fsyncs it for its FLUSH)
 #   e2e_decoy_on LOOPDEV       the container's sysfs uevent of LOOPDEV names the decoy
 #   e2e_decoy_off              every e2e_decoy_on undone (the container's power-off undoes them too)
 #   e2e_decoy_detach           the decoy detached (by its file), in the caller's cleanup
@@ -356,9 +358,12 @@ e2e_decoy_attach() {
         mkdir -p "$1" && truncate -s 1M "$1/decoy.img" && E2E_DECOY=$(losetup -f --show "$1/decoy.img") &&
                 E2E_DECOY_MM=$(cat "/sys/class/block/${E2E_DECOY#/dev/}/dev")
 }
-e2e_decoy_node() {
-        nsenter -t "$E2E_PID1" -m mknod "/dev/${E2E_DECOY#/dev/}" b "${E2E_DECOY_MM%:*}" "${E2E_DECOY_MM#*:}"
+e2e_node() {
+        local mm
+        mm=$(cat "/sys/class/block/${1#/dev/}/dev") || return 1
+        nsenter -t "$E2E_PID1" -m mknod "/dev/${1#/dev/}" b "${mm%:*}" "${mm#*:}"
 }
+e2e_decoy_node() { e2e_node "$E2E_DECOY"; }
 e2e_decoy_on() {
         local l=${1#/dev/}
         printf 'MAJOR=%s\nMINOR=%s\nDEVNAME=%s\nDEVTYPE=disk\n' "${E2E_DECOY_MM%:*}" "${E2E_DECOY_MM#*:}" \
