@@ -143,10 +143,11 @@ static bool walk_may_wait(const Superblock *s) {
 static bool mount_path_local(const Sample *sample, size_t idx) {
         if (sample->table->entries[idx].unlisted)
                 return false; /* reached through a process's file: its path is not a walk we know */
-        for (size_t n = 0; parent_mount(sample, idx) >= 0 && n < sample->table->n_entries; n++) {
+        for (ssize_t p, n = 0; (p = parent_mount(sample, idx)) >= 0 && (size_t) n < sample->table->n_entries;
+             n++) {
                 const Superblock *a;
 
-                idx = (size_t) parent_mount(sample, idx);
+                idx = (size_t) p;
                 a = &sample->sbs[sample->sb_of_mount[idx]];
                 if (walk_may_wait(a) || a->fs_class == FS_CLASS_OVERLAY)
                         return false;
@@ -595,8 +596,8 @@ static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, P
 
         if (t->entries[idx].unlisted)
                 return 0;
-        for (size_t x = idx; parent_mount(sample, x) >= 0 && depth <= t->n_entries; depth++)
-                x = (size_t) parent_mount(sample, x);
+        for (ssize_t x = (ssize_t) idx; (x = parent_mount(sample, (size_t) x)) >= 0 && depth <= t->n_entries;)
+                depth++;
         walk_ids = calloc(depth, PLAN_MOUNT_IDENT_MAX);
         if (!walk_ids)
                 return -ENOMEM;
@@ -605,8 +606,8 @@ static int entry_set_walk(const PlanBuild *b, const Superblock *s, size_t idx, P
         ident_list_add(&walk, &t->entries[idx]);
         ident_list_add(&key, &t->entries[idx]);
         named = walk_may_wait(s); /* its own server: no mount above is named */
-        for (size_t x = idx, n = 1; parent_mount(sample, x) >= 0 && n < depth; n++) {
-                x = (size_t) parent_mount(sample, x);
+        for (ssize_t x = (ssize_t) idx, n = 1;
+             (x = parent_mount(sample, (size_t) x)) >= 0 && (size_t) n < depth; n++) {
                 ident_list_add(&walk, &t->entries[x]);
                 if (!named && walk_may_wait(&sample->sbs[sample->sb_of_mount[x]])) {
                         ident_list_add(&key, &t->entries[x]);
