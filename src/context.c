@@ -11,6 +11,7 @@
 #include "conf-read.h"
 #include "context.h"
 #include "shared/fileio.h"
+#include "shared/format-util.h"
 #include "shared/strv.h"
 #include "history.h"
 #include "log.h"
@@ -76,7 +77,7 @@ static int policy_start(const Args *a, Context *c, ConfReader **ret) {
  * Returns the mask of what is lowered (CONF_BOUNDS_CAPPED_*). */
 static unsigned bounds_capped(const Args *a, Context *c, char *buf, size_t size) {
         PolicyOverrides o = context_overrides(a);
-        char d[FORMAT_TIMESPAN_MAX], m[FORMAT_TIMESPAN_MAX], ago[FORMAT_TIMESPAN_MAX + 8];
+        char d[FORMAT_TIMESPAN_MAX], m[FORMAT_TIMESPAN_MAX], ago[FORMAT_RELATIVE_MAX];
         usec_t n;
         Policy p;
         unsigned capped;
@@ -101,12 +102,8 @@ static unsigned bounds_capped(const Args *a, Context *c, char *buf, size_t size)
         /* How long ago, not a local time: localtime_r() would open /etc/localtime in this process,
          * on the path where /etc or /usr may not answer (review W, W3). */
         n = now(CLOCK_REALTIME);
-        if (n >= c->last_full.realtime + USEC_PER_SEC) {
-                format_timespan(ago, sizeof ago - 4,
-                                (n - c->last_full.realtime) / USEC_PER_SEC * USEC_PER_SEC);
-                strcat(ago, " ago");
-        } else if (n >= c->last_full.realtime)
-                strcpy(ago, "less than 1s ago");
+        if (n >= c->last_full.realtime)
+                (void) format_relative(ago, sizeof ago, c->last_full.realtime, n);
         else
                 strcpy(ago, "(the clock was set back since)");
         format_timespan(d, sizeof d, c->last_full.deadline);
