@@ -54,22 +54,6 @@ static int cmp_row(const Row *a, const Row *b) {
         return CMP(b->m->duration, a->m->duration); /* slowest first */
 }
 
-static bool row_listed_before(const Row *rows, size_t i) {
-        const RunMount *m = rows[i].m;
-
-        for (size_t j = 0; j < i; j++) {
-                const RunMount *o = rows[j].m;
-
-                if (streq(rows[j].pass, rows[i].pass) && o->namespace_ino == m->namespace_ino &&
-                    streq(o->mount_point, m->mount_point) && streq_ptr(o->fstype, m->fstype) &&
-                    streq(o->action, m->action) && streq(o->outcome, m->outcome) &&
-                    streq_ptr(o->reason, m->reason) && o->error == m->error &&
-                    o->abandoned_pid == m->abandoned_pid)
-                        return true;
-        }
-        return false;
-}
-
 /* The worker is still in the kernel: listed as stuck in the handover, same process (start time). */
 static bool worker_still_stuck(const StatusFacts *f, int proc_fd, pid_t pid) {
         for (size_t i = 0; i < f->handover.n_stuck; i++) {
@@ -150,8 +134,6 @@ static int print_mounts(const Args *a, const RunRecord *const *passes, const cha
         (void) table_set_ellipsize(t, with_pass ? 5 : 4);
 
         for (size_t i = 0; i < n_rows; i++) {
-                if (row_listed_before(rows, i))
-                        continue;
                 if (!a->all && streq(rows[i].m->action, "skip")) {
                         folded++;
                         continue;

@@ -34,6 +34,9 @@ ss_status() { "$SUSPEND_SYNC" status --state-dir="$fx/state" --root="$FIXTURES_D
 ss_cycle() { "$SUSPEND_SYNC" status --state-dir="$FIXTURES_DIR/cycles/state" --root="$FIXTURES_DIR/cycles/root" "$@"; }
 
 check status ss_status
+# --all lists every mount of the record, as plan and run count them: the fixture's namespace has
+# /home twice (an overmount), and both rows are shown.
+check status-all ss_status --all
 # json-c < 0.17 (Debian 12) prints an empty array as "[", newline, indent, "]" when pretty; 0.17 and
 # later (Debian 13) as "[]": the golden file has the latter, older json-c's output is folded to it.
 ss_status_pretty() { ss_status --json=pretty | sed -z 's/\[\n *\]/[]/g'; }
