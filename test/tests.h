@@ -46,12 +46,16 @@ static inline bool root_is_mount_point(void) {
                 }                                                                               \
         } while (0)
 
+/* A negative errno, or -1 from a system call (its errno said too: -1 is also -EPERM). */
 #define ASSERT_OK(expr)                                                                         \
         do {                                                                                    \
+                errno = 0;                                                                      \
                 long long _r_ = (long long) (expr);                                             \
                 if (_r_ < 0) {                                                                  \
-                        fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,    \
-                                strerror((int) -_r_));                                          \
+                        int _e_ = errno;                                                        \
+                        fprintf(stderr, "%s:%d: %s failed: %s%s%s\n", __FILE__, __LINE__, #expr, \
+                                strerror((int) -_r_), _r_ == -1 && _e_ > 0 ? "; errno: " : "",   \
+                                _r_ == -1 && _e_ > 0 ? strerror(_e_) : "");                     \
                         abort();                                                                \
                 }                                                                               \
         } while (0)
