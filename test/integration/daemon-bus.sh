@@ -34,74 +34,14 @@ require_root_loop_fuse
 command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
 command -v python3 >/dev/null || skip "no python3"
 [[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
-RUNDIR=/run/suspend-sync-daemon
+source "$TEST_LIB/fake-logind.sh"
 [[ -e $RUNDIR ]] && skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
 ss_begin
 ss_config "[Sync]
 DeadlineSec=60s"
 mkdir -m 0755 "$RUNDIR"
 ss_on_exit "rm -rf '$RUNDIR'"
-
-# a bound on each wait, so that a daemon that does not do its part fails the test instead of hanging
-# it (not a measure of anything: every step takes milliseconds)
-WAIT_MAX=60
-
-# The private bus.
-dbus-daemon --session --nofork --nopidfile --address="unix:path=$SS_TMP/bus" --print-address=1 \
-        >"$SS_TMP/bus.addr" 2>"$SS_TMP/bus.err" &
-bus_pid=$!
-ss_on_exit "kill $bus_pid 2>/dev/null; wait $bus_pid 2>/dev/null"
-for ((i = 0; i < WAIT_MAX * 20; i++)); do [[ -s $SS_TMP/bus.addr ]] && break; sleep 0.05; done
-[[ -s $SS_TMP/bus.addr ]] || fail "dbus-daemon did not start: $(cat "$SS_TMP/bus.err")"
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$SS_TMP/bus
-
-# fake-logind, its commands on fd 5, what it tells in fake.out.
-mkfifo "$SS_TMP/fake.in"
-"$FAKE_LOGIND" <"$SS_TMP/fake.in" >"$SS_TMP/fake.out" 2>"$SS_TMP/fake.err" &
-fake_pid=$!
-exec 5>"$SS_TMP/fake.in"
-ss_on_exit "exec 5>&-; kill $fake_pid 2>/dev/null; wait $fake_pid 2>/dev/null"
-
-# fake_wait LINE [COUNT]: until fake-logind has told LINE (COUNT times, default 1).
-fake_wait() {
-        local i
-        for ((i = 0; i < WAIT_MAX * 20; i++)); do
-                (($(grep -cx "$1" "$SS_TMP/fake.out") >= ${2:-1})) && return 0
-                kill -0 "$daemon_pid" 2>/dev/null || break
-                sleep 0.05
-        done
-        echo "--- fake-logind:"; cat "$SS_TMP/fake.out" "$SS_TMP/fake.err"
-        echo "--- daemon:"; cat "$SS_TMP/daemon.log"
-        fail "fake-logind did not tell '$1' (x${2:-1}) within ${WAIT_MAX}s (or the daemon is gone)"
-}
-fake() { echo "$1" >&5; }
-# ping: the daemon answered a Ping sent after everything fake-logind sent so far, so it has handled
-# those and fake-logind has what it sent while doing so (one peer's messages to another keep their
-# order through the bus).
-pings=0
-ping() { fake ping; pings=$((pings + 1)); fake_wait pong "$pings"; }
-count() { grep -c "^$1 " "$SS_TMP/fake.out" || true; }
-
-daemon_pid=$$
-fake_wait ready
-
-# daemon_start CONFIG [NAME=VALUE...]: a daemon reading CONFIG, its log in daemon.log, ended on exit.
-daemon_start() {
-        local config=$1
-        shift
-        env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" SUSPEND_SYNC_TEST_NO_STANDBY=1 SUSPEND_SYNC_LOG_LEVEL=debug \
-                "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$config" daemon >"$SS_TMP/daemon.log" 2>&1 &
-        daemon_pid=$!
-        ss_on_exit "kill $daemon_pid 2>/dev/null; wait $daemon_pid 2>/dev/null"
-}
-# daemon_stop: SIGTERM, and the daemon exits 0.
-daemon_stop() {
-        local rc=0
-        kill -TERM "$daemon_pid"
-        wait "$daemon_pid" || rc=$?
-        [[ $rc == 0 ]] || fail "the daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
-        daemon_pid=$$
-}
+fake_logind_begin
 
 daemon_start "$SS_CONF"
 

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# The daemon against fake-logind (test/fake-logind.c) on a private dbus-daemon, which the daemon
+# reaches as its "system bus" through $DBUS_SYSTEM_BUS_ADDRESS. Sourced after suspend-sync.sh and
+# ss_begin (it uses $SS_TMP, $SS_STATE, ss_on_exit, fail):
+#   fake_logind_begin      # the bus and fake-logind, both ended on exit; "ready" awaited
+#   daemon_start CONFIG [NAME=VALUE...]   # a daemon reading CONFIG (log: $SS_TMP/daemon.log)
+#   daemon_stop            # SIGTERM; the daemon must exit 0
+#   fake LINE              # a command to fake-logind (see fake-logind.c)
+#   fake_wait LINE [N]     # until fake-logind has told LINE N times (default 1)
+#   ping                   # the daemon has handled everything sent before it
+#   count WORD             # how many lines fake-logind told that begin with WORD
+# $RUNDIR is the daemon's RuntimeDirectory= (its socket path is fixed): the caller makes it.
+# $DAEMON_NO_STANDBY=1 (the default) keeps the daemon from forking its standby pass ahead.
+
+RUNDIR=/run/suspend-sync-daemon
+# a bound on each wait, so that a daemon that does not do its part fails the test instead of hanging
+# it (not a measure of anything: every step takes milliseconds)
+WAIT_MAX=${WAIT_MAX:-60}
+daemon_pid=$$
+pings=0
+
+fake_logind_begin() {
+        local i
+        dbus-daemon --session --nofork --nopidfile --address="unix:path=$SS_TMP/bus" --print-address=1 \
+                >"$SS_TMP/bus.addr" 2>"$SS_TMP/bus.err" &
+        _fl_bus_pid=$!
+        ss_on_exit "kill $_fl_bus_pid 2>/dev/null; wait $_fl_bus_pid 2>/dev/null"
+        for ((i = 0; i < WAIT_MAX * 20; i++)); do [[ -s $SS_TMP/bus.addr ]] && break; sleep 0.05; done
+        [[ -s $SS_TMP/bus.addr ]] || fail "dbus-daemon did not start: $(cat "$SS_TMP/bus.err")"
+        export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$SS_TMP/bus
+
+        # fake-logind, its commands on fd 5, what it tells in fake.out.
+        mkfifo "$SS_TMP/fake.in"
+        "$FAKE_LOGIND" <"$SS_TMP/fake.in" >"$SS_TMP/fake.out" 2>"$SS_TMP/fake.err" &
+        _fl_fake_pid=$!
+        exec 5>"$SS_TMP/fake.in"
+        ss_on_exit "exec 5>&-; kill $_fl_fake_pid 2>/dev/null; wait $_fl_fake_pid 2>/dev/null"
+        fake_wait ready
+}
+
+fake_wait() {
+        local i
+        for ((i = 0; i < WAIT_MAX * 20; i++)); do
+                (($(grep -cx "$1" "$SS_TMP/fake.out") >= ${2:-1})) && return 0
+                kill -0 "$daemon_pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        echo "--- fake-logind:"; cat "$SS_TMP/fake.out" "$SS_TMP/fake.err"
+        echo "--- daemon:"; cat "$SS_TMP/daemon.log" 2>/dev/null
+        fail "fake-logind did not tell '$1' (x${2:-1}) within ${WAIT_MAX}s (or the daemon is gone)"
+}
+fake() { echo "$1" >&5; }
+# ping: the daemon answered a Ping sent after everything fake-logind sent so far, so it has handled
+# those and fake-logind has what it sent while doing so (one peer's messages to another keep their
+# order through the bus).
+ping() { fake ping; pings=$((pings + 1)); fake_wait pong "$pings"; }
+count() { grep -c "^$1 " "$SS_TMP/fake.out" || true; }
+
+daemon_start() {
+        local config=$1 standby=()
+        shift
+        [[ ${DAEMON_NO_STANDBY:-1} == 1 ]] && standby=(SUSPEND_SYNC_TEST_NO_STANDBY=1)
+        env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" "${standby[@]}" SUSPEND_SYNC_LOG_LEVEL=debug \
+                "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$config" daemon >"$SS_TMP/daemon.log" 2>&1 &
+        daemon_pid=$!
+        ss_on_exit "kill $daemon_pid 2>/dev/null; wait $daemon_pid 2>/dev/null"
+}
+daemon_stop() {
+        local rc=0
+        kill -TERM "$daemon_pid"
+        wait "$daemon_pid" || rc=$?
+        [[ $rc == 0 ]] || fail "the daemon exited with $rc: $(cat "$SS_TMP/daemon.log")"
+        daemon_pid=$$
+}
