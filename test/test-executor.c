@@ -1352,6 +1352,25 @@ static void rt_flush_device_elsewhere(const char *dir, dev_t rdev) {
         ASSERT_OK(rmdir(root));
 }
 
+/* ExecOps.sync_one: the real one, with room for two more open files only (RLIMIT_NOFILE): the
+ * mount and the rtdev= node open, the O_EXCL open of the node fails with EMFILE. */
+static int sync_one_two_files(const ExecJob *j, void *userdata) {
+        struct rlimit saved, rl;
+        int fd = 0, room = 0, r;
+
+        ASSERT_OK(getrlimit(RLIMIT_NOFILE, &saved));
+        for (; room < 2; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+                        room++;
+        rl = (struct rlimit) { .rlim_cur = (rlim_t) fd, .rlim_max = saved.rlim_max };
+        ASSERT_OK(setrlimit(RLIMIT_NOFILE, &rl));
+        r = worker_sync_one(j, userdata);
+        ASSERT_OK(setrlimit(RLIMIT_NOFILE, &saved));
+        return r;
+}
+
+static const ExecOps two_files_ops = { .sync_one = sync_one_two_files };
+
 /* Review N4: the realtime device of an xfs (rtdev=) gets an fsync() after syncfs, but only a node
  * that is a block device held by a filesystem (an O_EXCL open fails with EBUSY); anything else is
  * ENODEV, never "synced". A loop device of ours stands in: free (ENODEV), then held exclusively
@@ -1405,6 +1424,13 @@ TEST(rt_flush_device) {
         ASSERT_EQ(jobs[0].error, ENODEV);
         ASSERT_EQ(jobs[1].error, ENODEV);
         check_children(jobs, 2);
+        /* an O_EXCL open that fails otherwise than with EBUSY (here EMFILE: room for the mount and
+         * the node only) proves no filesystem holds it: not synced (mutation run 3, W07) */
+        jobs[0] = (ExecJob) { .path = dir, .group = "a", .timeout = 10 * SEC, .rt_flush_device = loop };
+        ASSERT_EQ(run(jobs, 1, 1, in(30 * SEC), &two_files_ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, ENODEV);
+        check_children(jobs, 1);
         /* held exclusively, as a mounted xfs holds its realtime device: fsynced, synced */
         held_fd = open(loop, O_RDONLY | O_CLOEXEC | O_EXCL);
         ASSERT_TRUE(held_fd >= 0);
@@ -1414,11 +1440,26 @@ TEST(rt_flush_device) {
         jobs[1] = (ExecJob) {
                 .path = dir, .group = "b", .timeout = 10 * SEC, .rt_flush_device = loop, .mountinfo_pid = -1
         };
-        ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 1);
+        /* ...nor when the held node is the superblock's own device: its filesystem holds that one
+         * too, and it is no realtime device (mutation run 3, W05) */
+        jobs[2] = (ExecJob) {
+                .path = dir, .group = "c", .timeout = 10 * SEC, .rt_flush_device = loop, .dev = st.st_rdev
+        };
+        /* ...nor for a name that is not absolute: what it was relative to when the filesystem was
+         * mounted is not known; resolved below our own root (a namespace member's root, as for a
+         * mount of another namespace), "dev/loopN" is this held node (mutation run 3, W10) */
+        jobs[3] = (ExecJob) { .path = dir,
+                              .group = "d",
+                              .timeout = 10 * SEC,
+                              .rt_flush_device = loop + 1,
+                              .mountinfo_pid = getpid() };
+        ASSERT_EQ(run(jobs, 4, 4, in(30 * SEC), NULL), 3);
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
-        ASSERT_EQ(jobs[1].outcome, OUTCOME_ERROR);
-        ASSERT_EQ(jobs[1].error, ENODEV);
-        check_children(jobs, 2);
+        for (size_t i = 1; i < 4; i++) {
+                ASSERT_EQ(jobs[i].outcome, OUTCOME_ERROR);
+                ASSERT_EQ(jobs[i].error, ENODEV);
+        }
+        check_children(jobs, 4);
         rt_flush_device_elsewhere(dir, st.st_rdev);
         close(held_fd);
         ASSERT_OK(ioctl(loop_fd, LOOP_CLR_FD));
