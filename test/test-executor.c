@@ -56,6 +56,9 @@ typedef struct Shared {
         int fork_fail_first;  /* the first this many worker starts fail with EAGAIN */
         int fork_fail_slot;   /* 1 + the group slot whose starts always fail; 0: none */
         int fork_fail_all;    /* every start fails */
+        int fork_fail_ms;     /* each failing start takes this long (fork() under memory pressure) */
+        int first_fork[MAXJ]; /* the number of the first start tried for this job (1-based) */
+        usec_t move_at;       /* progress_moves_at(): the fake counter moves once, from then on */
         int setup_fail_first; /* the first this many worker set-ups fail after the fork (fail_setup()) */
         pid_t killed_pid;     /* the worker killed so */
         int killed_slot;      /* 1 + its group slot while it is not reported gone; 0: none */
@@ -656,6 +659,39 @@ static int group_rest_case(int not_held, ExecJob jobs[static 4]) {
         return run(jobs, 4, 2, in(5 * SEC), &ops);
 }
 
+/* ExecOps.progress: fake_progress(), whose counter moves once at Shared.move_at. */
+static int progress_moves_at(const ExecJob *j, void *userdata, uint64_t *ret, bool *ret_held) {
+        Shared *s = userdata;
+        int r = fake_progress(j, userdata, ret, ret_held);
+
+        if (r >= 0 && now(CLOCK_MONOTONIC) >= __atomic_load_n(&s->move_at, __ATOMIC_SEQ_CST))
+                (*ret)++;
+        return r;
+}
+
+/* Review K, mutation run 3 E08: whether a worker at its timeout is proven stuck rests on a reading
+ * of now, not on the last tick's. Its device, quiet for more than the proof window, completes I/O
+ * after the last tick before the timeout (a parent that ran late): no hang, a timeout, and the rest
+ * of its group gets a fresh worker and syncs. The counter moves when the job's timeout can be due
+ * at the earliest (its worker starts after run() is called), so the probe at the timeout sees it. */
+TEST(timeout_reads_the_counter_anew) {
+        Spec spec[] = { { "a", "hang", SEC }, { "a", "ok", SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = progress_moves_at;
+        ops.stall = 400 * MS;
+        sh->move_at = now(CLOCK_MONOTONIC) + SEC;
+        ASSERT_EQ(run(jobs, 2, 2, in(10 * SEC), &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_TRUE(!jobs[0].hung);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_TRUE(!jobs[1].hung);
+        check_children(jobs, 2);
+}
+
 /* A device proven stuck takes the rest of its group: no fresh worker to get stuck as well. */
 TEST(hung_group_rest) {
         ExecJob jobs[4];
@@ -1010,6 +1046,29 @@ TEST(lone_slow_open_keeps_its_worker) {
         ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
         ASSERT_EQ(jobs[0].abandoned_pid, 0);
         check_children(jobs, 1);
+}
+
+/* Mutation run 3, E03: from the last call on, a worker on its way is given up once it has been on
+ * its way a whole stall window, never as soon as its walk begins: a slow but live walk (500 ms, in a
+ * 3 s stall window) after the last call keeps its worker, and its sibling syncs in it. Released by
+ * the parent's probe, as in slow_open_keeps_its_worker. */
+TEST(slow_open_after_last_call_keeps_its_worker) {
+        Spec spec[] = { { "a", "openslow 500", 0 }, { "a", "ok", 0 } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.progress = slow_open_progress;
+        ops.stall = 3 * SEC;
+        ops.last_call = 1; /* passed at the start */
+        ASSERT_EQ(run(jobs, 2, 4, in(10 * SEC), &ops), 0);
+        ASSERT_TRUE(sh->open_go);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[0].abandoned_pid, 0);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->pid[0], sh->pid[1]); /* never given up: the sibling ran in the same worker */
+        check_children(jobs, 2);
 }
 
 /* ... but the floor never costs the siblings their start: with a 1 s deadline (a 250 ms stall
@@ -2062,11 +2121,16 @@ static int fail_fork(const ExecJob *j, void *userdata) {
         unsigned job, slot;
         int k = __atomic_add_fetch(&s->fork_calls, 1, __ATOMIC_SEQ_CST);
 
-        if (sscanf(j->path, "%u %u", &job, &slot) != 2)
+        if (sscanf(j->path, "%u %u", &job, &slot) != 2 || job >= MAXJ)
                 return -EBADMSG;
+        if (s->first_fork[job] == 0)
+                s->first_fork[job] = k;
         if (s->fork_fail_all || k <= s->fork_fail_first ||
-            (s->fork_fail_slot && slot + 1 == (unsigned) s->fork_fail_slot))
+            (s->fork_fail_slot && slot + 1 == (unsigned) s->fork_fail_slot)) {
+                if (s->fork_fail_ms > 0)
+                        usleep((useconds_t) s->fork_fail_ms * 1000);
                 return -EAGAIN;
+        }
         return 0;
 }
 
@@ -2125,6 +2189,27 @@ TEST(fork_fails_for_one_group) {
         check_children(jobs, 4);
 }
 
+/* A start that fails slowly (a fork() under memory pressure, 60 ms, longer than the first backoff)
+ * is tried once per round: the groups after it start meanwhile, not once its failures have spent
+ * their 2 s span (mutation run 3, E26: the backoff measured from the round's beginning). */
+TEST(slow_fork_failure_lets_others_start) {
+        Spec spec[] = { { "a", "ok", SEC }, { "b", "ok", SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        sh->fork_fail_slot = 1 + 0; /* group a */
+        sh->fork_fail_ms = 60;
+        make_jobs(jobs, spec, 2);
+        ops.before_fork = fail_fork;
+        ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_TIMEOUT);
+        ASSERT_EQ(jobs[0].error, EAGAIN);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(sh->first_fork[1], 2); /* b's start came right after a's first failure */
+        check_children(jobs, 2);
+}
+
 /* No fork succeeds at all: the pass still returns by its deadline (it used to return at once with
  * -EAGAIN), every job failed closed; with a long deadline or none, after 2 s of failures (a lasting
  * failure costs the sleep that much, not the whole deadline). */
@@ -2158,6 +2243,38 @@ TEST(fork_fails_always) {
                 ASSERT_EQ(sh->calls, 0);
                 check_children(jobs, 3);
         }
+}
+
+/* ExecOps.before_fork: the first start fails; the second succeeds, once more than the start
+ * failures' span (START_RETRY_SPAN_USEC, 2 s) has passed since; the third fails; later ones succeed. */
+static int fail_fork_again(const ExecJob *j, void *userdata) {
+        Shared *s = userdata;
+        int k = __atomic_add_fetch(&s->fork_calls, 1, __ATOMIC_SEQ_CST);
+
+        if (k == 2)
+                for (usec_t until = now(CLOCK_MONOTONIC) + 2100 * MS; now(CLOCK_MONOTONIC) < until;)
+                        usleep(10 * 1000);
+        return k == 1 || k == 3 ? -EAGAIN : 0;
+}
+
+/* A start that succeeds ends its group's failures in a row (mutation run 3, E27): a failure after it
+ * begins a new span, though the first failure was more than a span before. The group's next worker
+ * (its first one died) is tried again and syncs, not given up at once. */
+TEST(fork_fails_again_after_a_start) {
+        Spec spec[] = { { "a", "abort", SEC }, { "a", "ok", SEC } };
+        ExecJob jobs[2];
+        ExecOps ops = fake_ops;
+
+        reset_shared();
+        make_jobs(jobs, spec, 2);
+        ops.before_fork = fail_fork_again;
+        ASSERT_EQ(run(jobs, 2, 1, in(30 * SEC), &ops), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, ECHILD);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].error, 0);
+        ASSERT_EQ(sh->fork_calls, 4);
+        check_children(jobs, 2);
 }
 
 /* Review R: a group whose start failed waits for a slot while another group's worker syncs: the
@@ -2369,6 +2486,7 @@ int main(void) {
         RUN(no_evidence);
         RUN(quiet_not_held);
         RUN(last_call);
+        RUN(timeout_reads_the_counter_anew);
         RUN(hung_group_rest);
         RUN(hung_needs_syncfs);
         RUN(open_stuck_frees_its_group);
@@ -2376,6 +2494,7 @@ int main(void) {
         RUN(syncing_report_wins_over_open_stall);
         RUN(slow_open_keeps_its_worker);
         RUN(lone_slow_open_keeps_its_worker);
+        RUN(slow_open_after_last_call_keeps_its_worker);
         RUN(open_stall_floor_yields_to_last_call);
         RUN(hung_needs_proof_window);
         RUN(hung_needs_accounting);
@@ -2392,7 +2511,9 @@ int main(void) {
         RUN(many_jobs);
         RUN(fork_fails_first);
         RUN(fork_fails_for_one_group);
+        RUN(slow_fork_failure_lets_others_start);
         RUN(fork_fails_always);
+        RUN(fork_fails_again_after_a_start);
         RUN(fork_retry_waits_for_a_slot_without_spinning);
         RUN(killed_worker_holds_its_group);
         RUN(killed_worker_never_dies);
