@@ -97,6 +97,40 @@ int ext4_journal_internal(int proc_fd, const char *name) {
         return errno > 0 ? -errno : 0;
 }
 
+int ext4_options_nobarrier_parse(const char *text) {
+        int r = -EINVAL;
+
+        if (!text)
+                return -EINVAL;
+        for (const char *p = text; *p;) {
+                size_t n = strcspn(p, "\n");
+
+                if (n == strlen("nobarrier") && strncmp(p, "nobarrier", n) == 0)
+                        return 1;
+                if (n == strlen("barrier") && strncmp(p, "barrier", n) == 0)
+                        r = 0;
+                p += n;
+                if (*p)
+                        p++;
+        }
+        return r;
+}
+
+int ext4_options_nobarrier(int proc_fd, const char *name) {
+        _cleanup_free_ char *text = NULL;
+        char path[64 + NAME_MAX];
+        int r;
+
+        r = check_name(proc_fd, name);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof path, "fs/ext4/%.*s/options", NAME_MAX, name);
+        r = read_full_file_at(proc_fd, path, 4096, &text, NULL);
+        if (r < 0)
+                return r;
+        return ext4_options_nobarrier_parse(text);
+}
+
 bool ext4_journal_on_own_device(int journal, int internal) {
         return journal == EXT4_JOURNAL_NONE || internal == 1;
 }

@@ -65,3 +65,19 @@ int ext4_journal_internal(int proc_fd, const char *name);
  * (ext4_journal_load() said EXT4_JOURNAL_NONE), or one proven in the filesystem
  * (ext4_journal_internal() said 1). Unknown either way: no. */
 bool ext4_journal_on_own_device(int journal, int internal);
+
+/*
+ * Whether the superblock sends no cache FLUSH (barriers off), from proc fs/ext4/<device>/options,
+ * which lists every option (_ext4_show_options() with nodefs). The mount table does not show
+ * "nobarrier" when the superblock's own defaults set it (tune2fs -o nobarrier, or -E
+ * mount_opts=nobarrier): fs/ext4/super.c takes s_def_mount_opt after ext4_set_def_opts() and
+ * parse_apply_sb_mount_options(), and /proc/self/mountinfo shows only what differs from it. Such
+ * an ext4 commits without PREFLUSH/FUA (JBD2_BARRIER off) and ext4_sync_fs() sends no FLUSH (review
+ * AA, AA1).
+ */
+/* Parses the options text (pure): 1 a line reads "nobarrier", 0 a line reads "barrier", -EINVAL
+ * neither (not the text of that file). */
+int ext4_options_nobarrier_parse(const char *text);
+/* Reads fs/ext4/<name>/options below the directory fd standing for "/proc" and parses it: 1
+ * barriers off, 0 on, negative errno when it cannot be told. */
+int ext4_options_nobarrier(int proc_fd, const char *name);

@@ -71,6 +71,9 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(fs_flush, FsFlush);
  *   any type mounted "nobarrier" (ext4, btrfs, f2fs), "barrier=0" or "barrier=none" (reiserfs), or
  *   with a barrier= value not known to turn barriers on: its sync_fs sends no FLUSH;
  *     the sync(2) of the kernel sends none either, but "synced" must mean durable here;
+ *     an ext4 (ext3, ext2) whose superblock sets nobarrier as its own default (tune2fs -o
+ *     nobarrier, -E mount_opts=nobarrier) shows no such option in the mount table: the plan reads
+ *     proc fs/ext4/<device>/options (Superblock.nobarrier, ext4-journal.h; review AA, AA1);
  *   udf: udf_sync_fs() only marks the LVID buffer dirty ("Blockdevice will be synced later");
  *   ntfs3 (also registered as "ntfs"): ntfs_sync_fs() writes inodes and ntfs_update_mftmirr(),
  *     no blkdev_issue_flush();

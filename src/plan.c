@@ -824,6 +824,9 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         /* The worker checks the node against the superblock's device: a btrfs (0:N, no node of its
          * own) mounted nobarrier ends in ENODEV, never in a flush of one member of several. */
         e->flush = fs_type_flush(s->fstype, s->journal, m->fs_options);
+        /* nobarrier from the superblock's own defaults: not in the mount table (ext4-journal.h) */
+        if (s->nobarrier == 1 && fs_type_lookup(s->fstype)->flush_unless_journal)
+                e->flush = FS_FLUSH_DEVICE;
         if (e->flush != FS_FLUSH_NONE && m->source && startswith(m->source, "/dev/"))
                 e->flush_device = m->source;
         r = fs_type_rt_flush_device(s->fstype, m->fs_options, &e->rt_flush_device);

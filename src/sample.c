@@ -281,13 +281,15 @@ static int superblock_facts(Superblock *sb, const SampleOps *ops) {
                 sb->bdi_error = -ENOENT;
 
         sb->loop_backing_error = -ENODATA;
-        sb->journal = sb->journal_internal = -ENODATA;
+        sb->journal = sb->journal_internal = sb->nobarrier = -ENODATA;
         if (!fs_type_lookup(sb->fstype)->flush_unless_journal || !sb->device.is_block || !ops)
                 return 0;
         if (ops->journal)
                 sb->journal = ops->journal(ops->userdata, sb->device.name);
         if (ops->journal_internal && sb->journal != EXT4_JOURNAL_NONE)
                 sb->journal_internal = ops->journal_internal(ops->userdata, sb->device.name);
+        if (ops->nobarrier)
+                sb->nobarrier = ops->nobarrier(ops->userdata, sb->device.name);
         return 0;
 }
 
@@ -427,6 +429,11 @@ static int live_journal(void *userdata, const char *name) {
 static int live_journal_internal(void *userdata, const char *name) {
         LiveFacts *f = userdata;
         return ext4_journal_internal(f->proc_fd, name);
+}
+
+static int live_nobarrier(void *userdata, const char *name) {
+        LiveFacts *f = userdata;
+        return ext4_options_nobarrier(f->proc_fd, name);
 }
 
 static int live_bdi_stats(void *userdata, const char *name, BdiStats *ret) {
@@ -756,6 +763,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 .bdi_stats = live_bdi_stats,
                 .journal = live_journal,
                 .journal_internal = live_journal_internal,
+                .nobarrier = live_nobarrier,
                 .userdata = &facts,
         };
         _cleanup_free_ unsigned *ns_of = NULL;

@@ -44,6 +44,10 @@ typedef struct Superblock {
         /* The same types, unless journal is 0: ext4_journal_internal()'s answer, 1 the journal lies in
          * the filesystem, 0 not proven so, negative errno unknown; otherwise -ENODATA (not read). */
         int journal_internal;
+        /* The same types: ext4_options_nobarrier()'s answer, 1 the superblock sends no FLUSH (its
+         * own default, not shown in the mount table), 0 it does, negative errno unknown; otherwise
+         * -ENODATA (not read). */
+        int nobarrier;
         /* A stack with one loop device (DeviceInfo.loop_dev): the filesystem its backing file is on,
          * as the driver answers (loop-backing.h), when loop_backing_error is 0. Otherwise unknown:
          * -ENODATA not asked (SampleSources.loop_backing), or why the answer is missing. */
@@ -174,6 +178,8 @@ typedef struct SampleOps {
                                                            * kernel name; NULL: unknown */
         /* Superblock.journal_internal, the same way; NULL: unknown. */
         int (*journal_internal)(void *userdata, const char *name);
+        /* Superblock.nobarrier, the same way; NULL: unknown. */
+        int (*nobarrier)(void *userdata, const char *name);
         void *userdata;
 } SampleOps;
 

@@ -265,8 +265,43 @@ TEST(live) {
         printf("live: %u ext4 mounts read\n", n);
 }
 
+/* proc fs/ext4/<device>/options lists every option, one a line (review AA, AA1): the text of an
+ * ext4 with nobarrier set by tune2fs -o, which /proc/self/mountinfo shows as "rw" only. */
+TEST(nobarrier) {
+        char dir[] = "/tmp/test-ext4-journal.XXXXXX", cmd[600];
+        int fd;
+
+        ASSERT_EQ(ext4_options_nobarrier_parse("rw\nnobarrier\nerrors=continue\n"), 1);
+        ASSERT_EQ(ext4_options_nobarrier_parse("rw\nbarrier\nerrors=continue\n"), 0);
+        ASSERT_EQ(ext4_options_nobarrier_parse("nobarrier"), 1);
+        /* a line is the option, nothing around it */
+        ASSERT_EQ(ext4_options_nobarrier_parse("rw\nnobarrier2\n"), -EINVAL);
+        ASSERT_EQ(ext4_options_nobarrier_parse("rw\n nobarrier\n"), -EINVAL);
+        ASSERT_EQ(ext4_options_nobarrier_parse("rw,nobarrier\n"), -EINVAL);
+        ASSERT_EQ(ext4_options_nobarrier_parse(""), -EINVAL);
+        ASSERT_EQ(ext4_options_nobarrier_parse(NULL), -EINVAL);
+
+        ASSERT_TRUE(test_mkdtemp(dir) != NULL);
+        mk(dir, "fs");
+        mk(dir, "fs/ext4");
+        mk(dir, "fs/ext4/loop1");
+        mk(dir, "fs/ext4/loop2");
+        put(dir, "fs/ext4/loop1/options", "rw\nnobarrier\ndata=ordered\n");
+        put(dir, "fs/ext4/loop2/options", "rw\nbarrier\ndata=ordered\n");
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ext4_options_nobarrier(fd, "loop1"), 1);
+        ASSERT_EQ(ext4_options_nobarrier(fd, "loop2"), 0);
+        ASSERT_EQ(ext4_options_nobarrier(fd, "sda1"), -ENOENT);
+        bad_names(ext4_options_nobarrier, fd, "../ext4/loop1", "loop1");
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(parse);
+        RUN(nobarrier);
         RUN(readable);
         RUN(load);
         RUN(internal_entry);

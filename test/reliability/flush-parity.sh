@@ -21,17 +21,23 @@
 #     the log was forced (another file's fsync) had its data written by syncfs and no FLUSH: 0
 #     flushes, 256 unflushed blocks, the overwrite lost (as with sync(2)). Only the overwrite is
 #     written in this case (new files would give the log work, and a FLUSH, by themselves).
+#   ext4-sbnobarrier (review AA, AA1): a journaled ext4 whose superblock sets nobarrier as its own
+#     default (tune2fs -o nobarrier; -E mount_opts=nobarrier alike). The mount table shows only
+#     "rw" (ext4 shows what differs from the superblock's defaults), so the plan said flush none;
+#     its sync_fs and commits send no FLUSH: 0 flushes, 477 unflushed blocks, every file lost. The
+#     plan reads proc fs/ext4/<device>/options, which lists every option.
 #   Mode "nodev": the run sees an empty /dev (a container without the device nodes). ext4 without
 #     a journal then gets its FLUSH from a second syncfs; the others cannot get one and must say so
 #     (outcome error, ENODEV), never report synced.
-# Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ext4-nobarrier ntfs-3g xfs-overwrite"),
+# Environment: FLUSH_PARITY_FSTYPES (default "ext2 ext4-nojournal ext4-nobarrier ext4-sbnobarrier ntfs-3g
+#   xfs-overwrite"),
 #   FLUSH_PARITY_MODES (default "no yes nodev": WritebackFirst=no, =yes, and no /dev nodes).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rel_begin
 
 fstypes=()
-for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ext4-nobarrier ntfs-3g xfs-overwrite}; do
+for fs in ${FLUSH_PARITY_FSTYPES:-ext2 ext4-nojournal ext4-nobarrier ext4-sbnobarrier ntfs-3g xfs-overwrite}; do
         case $fs in
         ntfs-3g)
                 if ! command -v mkntfs >/dev/null || ! command -v ntfs-3g >/dev/null; then
@@ -51,7 +57,7 @@ done
 # ext4-nobarrier is a journaled ext4 mounted (again after each power cut) with nobarrier.
 mkfs_type() {
         case $1 in
-        ext4-nobarrier) echo ext4 ;;
+        ext4-nobarrier | ext4-sbnobarrier) echo ext4 ;;
         xfs-overwrite) echo xfs ;;
         *) echo "$1" ;;
         esac
@@ -85,9 +91,22 @@ nobarrier() {
                 { echo "ext4-nobarrier: nobarrier not shown in the superblock options"; return 1; }
 }
 
+# ext4-sbnobarrier: nobarrier in the superblock's default mount options, which the mount table
+# does not show (it must not: else this case tests what ext4-nobarrier does).
+sb_nobarrier() {
+        local dev
+        dev=$(stack_dev "$1")
+        stack_umount "$1" && tune2fs -o nobarrier "$dev" >/dev/null && stack_mount "$1" || return 1
+        grep -qx nobarrier "/proc/fs/ext4/${dev#/dev/}/options" ||
+                { echo "ext4-sbnobarrier: the superblock does not say nobarrier"; return 1; }
+        ! findmnt -rn -o FS-OPTIONS --mountpoint "$(stack_mnt "$1")" | tr , '\n' | grep -q barrier ||
+                { echo "ext4-sbnobarrier: the mount table shows a barrier option"; return 1; }
+}
+
 mounts=()
 for fs in "${fstypes[@]}"; do
         stack_setup "$fs" "$(mkfs_type "$fs")" "$(fs_size "$fs")" || fail "$fs: cannot set up"
+        [[ $fs != ext4-sbnobarrier ]] || sb_nobarrier "$fs" || fail "$fs: cannot set nobarrier in the superblock"
         mounts+=("$(stack_mnt "$fs")")
 done
 
@@ -99,7 +118,7 @@ for fs in "${fstypes[@]}"; do
         case $fs in
         ext2 | ntfs-3g) want="device null" ;;
         ext4-nojournal) want="device-or-syncfs false" ;;
-        ext4-nobarrier) want="device true" ;;
+        ext4-nobarrier | ext4-sbnobarrier) want="device true" ;;
         xfs-overwrite) want="device null" ;;
         *) want="?" ;;
         esac
