@@ -824,8 +824,10 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         /* The worker checks the node against the superblock's device: a btrfs (0:N, no node of its
          * own) mounted nobarrier ends in ENODEV, never in a flush of one member of several. */
         e->flush = fs_type_flush(s->fstype, s->journal, m->fs_options);
-        /* nobarrier from the superblock's own defaults: not in the mount table (ext4-journal.h) */
-        if (s->nobarrier == 1 && fs_type_lookup(s->fstype)->flush_unless_journal)
+        /* Barriers off by the superblock's own defaults, which the mount table does not show
+         * (ext4-journal.h), or not known because proc's options file could not be read: its
+         * sync_fs may send no FLUSH, the device gets one. -ENODATA: not asked (no such fact). */
+        if (fs_type_lookup(s->fstype)->flush_unless_journal && s->nobarrier != 0 && s->nobarrier != -ENODATA)
                 e->flush = FS_FLUSH_DEVICE;
         if (e->flush != FS_FLUSH_NONE && m->source && startswith(m->source, "/dev/"))
                 e->flush_device = m->source;

@@ -52,12 +52,21 @@ static int plan_entry_add_run_as(json_object *o, const PlanEntry *e) {
         return json_add(o, "run_as", TAKE_PTR(owner));
 }
 
-/* "journal": what sysfs said of an ext4/ext3 superblock's journal (ext4-journal.h); null when it
- * was not read or could not be told (the device flush then stays). */
+/* "journal": what sysfs said of an ext4/ext3 superblock's journal, "nobarrier": what proc's
+ * options file said of its barriers (ext4-journal.h); null when it was not read or could not be
+ * told (the device flush then stays). */
 static int plan_entry_add_journal(json_object *o, const Superblock *s) {
+        int r;
+
         if (s->journal == EXT4_JOURNAL_YES || s->journal == EXT4_JOURNAL_NONE)
-                return json_add_bool(o, "journal", s->journal == EXT4_JOURNAL_YES);
-        return json_add_null(o, "journal");
+                r = json_add_bool(o, "journal", s->journal == EXT4_JOURNAL_YES);
+        else
+                r = json_add_null(o, "journal");
+        if (r < 0 || s->nobarrier == -ENODATA)
+                return r;
+        if (s->nobarrier == 0 || s->nobarrier == 1)
+                return json_add_bool(o, "nobarrier", s->nobarrier == 1);
+        return json_add_null(o, "nobarrier");
 }
 
 /* A superblock on loop devices: its backing file as sysfs names it, and where the loop driver placed

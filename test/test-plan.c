@@ -1057,6 +1057,46 @@ TEST(late_commit_journal) {
         }
 }
 
+/* Review AA, AA1: an ext4 whose superblock's own defaults say nobarrier shows no such option in the
+ * mount table; proc fs/ext4/<device>/options tells (Superblock.nobarrier), and the device gets the
+ * FLUSH its sync_fs does not send. So does one whose options file could not be read: unknown is
+ * flushed, never taken for barriers on. */
+TEST(superblock_nobarrier) {
+        static const struct {
+                int nobarrier;
+                FsFlush flush;
+        } cases[] = {
+                { 0, FS_FLUSH_NONE },         /* "barrier" */
+                { -ENODATA, FS_FLUSH_NONE },  /* not asked (no such fact for this superblock) */
+                { 1, FS_FLUSH_DEVICE },       /* "nobarrier" */
+                { -ENOENT, FS_FLUSH_DEVICE }, /* no options file */
+                { -EINVAL, FS_FLUSH_DEVICE }, /* neither line in it */
+        };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Superblock *root;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        root = &s->sbs[find(p, "/")->sb];
+        ASSERT_EQ(root->journal, EXT4_JOURNAL_YES);
+        ASSERT_EQ(root->nobarrier, -ENODATA); /* these ops do not ask */
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const PlanEntry *e;
+
+                plan_free(p);
+                p = NULL;
+                root->nobarrier = cases[i].nobarrier;
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, "/");
+                if (e->flush != cases[i].flush)
+                        fprintf(stderr, "case %zu: flush %s\n", i, fs_flush_to_string(e->flush));
+                ASSERT_EQ(e->flush, cases[i].flush);
+                if (cases[i].flush == FS_FLUSH_DEVICE)
+                        ASSERT_STREQ(e->flush_device, "/dev/nvme0n1p2");
+        }
+}
+
 /* Review J (mutations P06, P07): an overlay whose upperdir lies on another overlay is not followed
  * to it (an overlay's upper layer is never an overlay): it is decided by itself, as one whose upper
  * layer is not in the table. The late pass leaves it out, uncovered (so the kernel's sync stays on);
@@ -1573,6 +1613,7 @@ int main(void) {
         RUN(late_commit);
         RUN(late_commit_loop);
         RUN(late_commit_journal);
+        RUN(superblock_nobarrier);
         RUN(late_scope_overlay_upper_unknown);
         RUN(late_scope_unknown_anonymous);
         RUN(late_commit_own_table_only);
