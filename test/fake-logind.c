@@ -36,7 +36,7 @@
 
 #include "shared/macro.h"
 
-#define INHIBIT_MAX 64
+#define INHIBIT_MAX 1024
 
 typedef struct Fake {
         sd_event *event;
