@@ -46,17 +46,23 @@ static int check_name(int dir_fd, const char *name) {
         return 0;
 }
 
-int ext4_journal_load(int sysfs_fd, const char *name) {
-        _cleanup_free_ char *text = NULL;
+/* fs/ext4/<name>/<file> below dir_fd (sysfs or proc), at most max bytes. */
+static int read_ext4_file(int dir_fd, const char *name, const char *file, size_t max, char **ret) {
         char path[64 + NAME_MAX];
         int r;
 
-        r = check_name(sysfs_fd, name);
+        r = check_name(dir_fd, name);
         if (r < 0)
                 return r;
+        snprintf(path, sizeof path, "fs/ext4/%.*s/%s", NAME_MAX, name, file);
+        return read_full_file_at(dir_fd, path, max, ret, NULL);
+}
 
-        snprintf(path, sizeof path, "fs/ext4/%.*s/journal_task", NAME_MAX, name);
-        r = read_full_file_at(sysfs_fd, path, 64, &text, NULL);
+int ext4_journal_load(int sysfs_fd, const char *name) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = read_ext4_file(sysfs_fd, name, "journal_task", 64, &text);
         if (r < 0)
                 return r;
         return ext4_journal_parse(text);
@@ -118,14 +124,9 @@ int ext4_options_nobarrier_parse(const char *text) {
 
 int ext4_options_nobarrier(int proc_fd, const char *name) {
         _cleanup_free_ char *text = NULL;
-        char path[64 + NAME_MAX];
         int r;
 
-        r = check_name(proc_fd, name);
-        if (r < 0)
-                return r;
-        snprintf(path, sizeof path, "fs/ext4/%.*s/options", NAME_MAX, name);
-        r = read_full_file_at(proc_fd, path, 4096, &text, NULL);
+        r = read_ext4_file(proc_fd, name, "options", 4096, &text);
         if (r < 0)
                 return r;
         return ext4_options_nobarrier_parse(text);
