@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * Whether a mounted ext4 superblock has a journal, from sysfs fs/ext4/<device>/journal_task
+ * Whether a mounted ext4 superblock has a journal, and (at the end) whether it turned barriers
+ * off. The journal, from sysfs fs/ext4/<device>/journal_task
  * ("<none>" without a journal, else the pid of its jbd2 thread: 0 when that thread is outside our
  * pid namespace).
  *
