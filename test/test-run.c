@@ -998,13 +998,13 @@ TEST(job_note) {
         RunJobs j = { .jobs = jobs, .blocked = blocked, .n_jobs = 2 };
         char mp[5001], utf8[5001], msg[NOTE_LINE_MAX];
 
-        /* a 5000-byte mount point: 24 components of 200 bytes (and "/m" at the end) */
+        /* a 4998-byte mount point: 24 components of 208 bytes, then "/m/end" */
         for (size_t k = 0; k < 24; k++) {
                 mp[k * 208] = '/';
                 memset(mp + k * 208 + 1, 'a' + (int) k, 207);
         }
         memcpy(mp + 24 * 208, "/m/end", 6);
-        mp[5000] = '\0';
+        mp[24 * 208 + 6] = '\0';
         ASSERT_EQ(strlen(mp), 24U * 208U + 6U);
 
         jobs[0] = (ExecJob) { .outcome = OUTCOME_ERROR, .error = ENAMETOOLONG };
