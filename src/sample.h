@@ -44,9 +44,10 @@ typedef struct Superblock {
         /* The same types, unless journal is 0: ext4_journal_internal()'s answer, 1 the journal lies in
          * the filesystem, 0 not proven so, negative errno unknown; otherwise -ENODATA (not read). */
         int journal_internal;
-        /* The same types: ext4_options_nobarrier()'s answer, 1 the superblock sends no FLUSH (its
-         * own default, not shown in the mount table), 0 it does, negative errno unknown; otherwise
-         * -ENODATA (not read). */
+        /* The same types, also where the stack below could not be read in full (is_block false):
+         * ext4_options_nobarrier()'s answer by DeviceInfo.name, 1 the superblock sends no FLUSH (its
+         * own default, not shown in the mount table), 0 it does, negative errno unknown (-ENODEV:
+         * no device name); otherwise -ENODATA (not read: another type, or no SampleOps.nobarrier). */
         int nobarrier;
         /* A stack with one loop device (DeviceInfo.loop_dev): the filesystem its backing file is on,
          * as the driver answers (loop-backing.h), when loop_backing_error is 0. Otherwise unknown:

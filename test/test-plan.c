@@ -89,6 +89,15 @@ static int fake_journal_internal(void *userdata, const char *name) {
         return ext4_journal_internal(f->proc_fd, name);
 }
 
+/* Proc's fs/ext4/<name>/options (ext4-journal.h): off unless a test asks; then "nobarrier" for the
+ * device named fake_nobarrier_name only, "barrier" for any other. */
+static bool fake_nobarrier_op = false;
+static const char *fake_nobarrier_name = NULL;
+
+static int fake_nobarrier(void *userdata, const char *name) {
+        return streq_ptr(name, fake_nobarrier_name) ? 1 : 0;
+}
+
 static Sample *load_sample(const char *root, const FakeDev *devs) {
         _cleanup_close_ int root_fd = -EBADF;
         MountTable *t = NULL;
@@ -98,6 +107,7 @@ static Sample *load_sample(const char *root, const FakeDev *devs) {
                           .bdi_stats = fake_bdi,
                           .journal = fake_journal_op ? fake_journal : NULL,
                           .journal_internal = fake_journal_internal,
+                          .nobarrier = fake_nobarrier_op ? fake_nobarrier : NULL,
                           .userdata = &f };
 
         root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1097,6 +1107,56 @@ TEST(superblock_nobarrier) {
         }
 }
 
+/* Review AC, AC1: the superblock's barriers are asked by its device's name also where the stack
+ * below it could not be read in full (DeviceInfo.incomplete: is_block false, its journal not asked).
+ * Not asked, its device-or-syncfs ended without a device node (an empty /dev) in a second syncfs,
+ * which an ext4 whose superblock says nobarrier answers without a FLUSH: "synced", not durable. No
+ * name at all: unknown, the device flush. */
+TEST(superblock_nobarrier_incomplete_stack) {
+        static const FakeDev named[] = { { 259, 2, "259:0", 259, 0, 0, false, "nvme0n1p2" },
+                                         { 259, 1, "259:0", 259, 0, 0, true, "nvme0n1p1" },
+                                         {} };
+        static const FakeDev unnamed[] = { { 259, 2, "259:0", 259, 0, 0, false, NULL },
+                                           { 259, 1, "259:0", 259, 0, 0, true, "nvme0n1p1" },
+                                           {} };
+        static const struct {
+                const FakeDev *devs;
+                const char *nobarrier_name;
+                int nobarrier;
+                FsFlush flush;
+        } cases[] = {
+                { named, "nvme0n1p2", 1, FS_FLUSH_DEVICE },           /* asked by its name */
+                { named, "nvme0n1p1", 0, FS_FLUSH_DEVICE_OR_SYNCFS }, /* another's nobarrier */
+                { unnamed, "nvme0n1p2", -ENODEV, FS_FLUSH_DEVICE },   /* no name: unknown */
+        };
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+
+        fake_nobarrier_op = true;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+                const Superblock *root;
+                const PlanEntry *e;
+
+                fake_nobarrier_name = cases[i].nobarrier_name;
+                s = load_sample(FIXTURES_DIR "/roots/laptop", cases[i].devs);
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                e = find(p, "/");
+                root = &s->sbs[e->sb];
+                ASSERT_TRUE(!root->device.is_block);
+                ASSERT_EQ(root->journal, -ENODATA); /* the stack's facts: not asked */
+                if (root->nobarrier != cases[i].nobarrier || e->flush != cases[i].flush)
+                        fprintf(stderr, "case %zu: nobarrier %d, flush %s\n", i, root->nobarrier,
+                                fs_flush_to_string(e->flush));
+                ASSERT_EQ(root->nobarrier, cases[i].nobarrier);
+                ASSERT_EQ(e->flush, cases[i].flush);
+                /* the nvme0n1p1 mount (/boot/efi, vfat) is no ext4: never asked */
+                ASSERT_EQ(s->sbs[find(p, "/boot/efi")->sb].nobarrier, -ENODATA);
+        }
+        fake_nobarrier_op = false;
+        fake_nobarrier_name = NULL;
+}
+
 /* Review J (mutations P06, P07): an overlay whose upperdir lies on another overlay is not followed
  * to it (an overlay's upper layer is never an overlay): it is decided by itself, as one whose upper
  * layer is not in the table. The late pass leaves it out, uncovered (so the kernel's sync stays on);
@@ -1614,6 +1674,7 @@ int main(void) {
         RUN(late_commit_loop);
         RUN(late_commit_journal);
         RUN(superblock_nobarrier);
+        RUN(superblock_nobarrier_incomplete_stack);
         RUN(late_scope_overlay_upper_unknown);
         RUN(late_scope_unknown_anonymous);
         RUN(late_commit_own_table_only);
