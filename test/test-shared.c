@@ -1465,7 +1465,14 @@ TEST(bounded_child_reaped) {
                 ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f), 1);
                 pids[i] = f.pid;
         }
-        usleep(200 * 1000); /* every one has exited (a zombie until reaped) */
+        /* every one has exited (a zombie until reaped): waited for without reaping it, however
+         * loaded the machine (a fixed sleep was a timed assertion; review AC) */
+        for (size_t i = 0; i < ELEMENTSOF(pids); i++) {
+                siginfo_t si = {};
+
+                if (waitid(P_PID, (id_t) pids[i], &si, WEXITED | WNOWAIT) < 0)
+                        ASSERT_EQ(errno, ECHILD); /* reaped already by a later run */
+        }
         f = (PidFeed) { .answer = true };
         ASSERT_EQ(bounded_child_run(-EBADF, 5 * USEC_PER_SEC, 64, child_pid_then, feed_pid, &f), 1);
         for (size_t i = 0; i < ELEMENTSOF(pids); i++) {
