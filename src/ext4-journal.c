@@ -122,7 +122,7 @@ int ext4_options_nobarrier_parse(const char *text) {
         return r;
 }
 
-int ext4_options_nobarrier(int proc_fd, const char *name) {
+static int options_nobarrier_named(int proc_fd, const char *name) {
         _cleanup_free_ char *text = NULL;
         int r;
 
@@ -130,6 +130,36 @@ int ext4_options_nobarrier(int proc_fd, const char *name) {
         if (r < 0)
                 return r;
         return ext4_options_nobarrier_parse(text);
+}
+
+/* Without a name: every ext4 superblock of the kernel has its directory under proc fs/ext4/ (not
+ * per namespace), the one asked about among them, so when each says "barrier", so does that one.
+ * One that says "nobarrier" may be it: -ENODEV, unknown. */
+static int options_nobarrier_any(int proc_fd) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        unsigned n = 0;
+        int r;
+
+        r = opendir_at(proc_fd, "fs/ext4", &d);
+        if (r < 0)
+                return r;
+        for (errno = 0; (de = readdir(d)); errno = 0) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (++n > EXT4_OPTIONS_ANY_MAX)
+                        return -E2BIG;
+                r = options_nobarrier_named(proc_fd, de->d_name);
+                if (r != 0)
+                        return r < 0 ? r : -ENODEV;
+        }
+        if (errno > 0)
+                return -errno;
+        return n > 0 ? 0 : -ENOENT; /* none listed: not the kernel's list */
+}
+
+int ext4_options_nobarrier(int proc_fd, const char *name) {
+        return name ? options_nobarrier_named(proc_fd, name) : options_nobarrier_any(proc_fd);
 }
 
 bool ext4_journal_on_own_device(int journal, int internal) {

@@ -80,5 +80,9 @@ bool ext4_journal_on_own_device(int journal, int internal);
  * neither (not the text of that file). */
 int ext4_options_nobarrier_parse(const char *text);
 /* Reads fs/ext4/<name>/options below the directory fd standing for "/proc" and parses it: 1
- * barriers off, 0 on, negative errno when it cannot be told. */
+ * barriers off, 0 on, negative errno when it cannot be told. name NULL (sysfs could not name the
+ * device): 0 when every superblock listed under fs/ext4/ says "barrier" (the one asked about is
+ * among them), -ENODEV when one says "nobarrier" (it may be that one), -ENOENT when none is listed,
+ * -E2BIG past EXT4_OPTIONS_ANY_MAX, or the first read's error. */
+#define EXT4_OPTIONS_ANY_MAX 4096U
 int ext4_options_nobarrier(int proc_fd, const char *name);

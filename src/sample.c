@@ -287,10 +287,11 @@ static int superblock_facts(Superblock *sb, const SampleOps *ops) {
         /* Barriers are the superblock's, not its stack's: asked by the device's name also where the
          * stack below could not be read in full (DeviceInfo.incomplete, is_block false), whose
          * device-or-syncfs would otherwise end, without a device node, in a second syncfs that sends
-         * no FLUSH either. An ext4 has a block device: no name is "unknown", never "not asked"
+         * no FLUSH either. Where sysfs could not name the device at all, it is asked without a name
+         * (every ext4 of the kernel saying "barrier" answers for it), never left "not asked"
          * (review AC, AC1). */
         if (ops->nobarrier)
-                sb->nobarrier = sb->device.name ? ops->nobarrier(ops->userdata, sb->device.name) : -ENODEV;
+                sb->nobarrier = ops->nobarrier(ops->userdata, sb->device.name);
         if (!sb->device.is_block)
                 return 0;
         if (ops->journal)

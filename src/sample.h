@@ -45,9 +45,10 @@ typedef struct Superblock {
          * the filesystem, 0 not proven so, negative errno unknown; otherwise -ENODATA (not read). */
         int journal_internal;
         /* The same types, also where the stack below could not be read in full (is_block false):
-         * ext4_options_nobarrier()'s answer by DeviceInfo.name, 1 the superblock sends no FLUSH (its
-         * own default, not shown in the mount table), 0 it does, negative errno unknown (-ENODEV:
-         * no device name); otherwise -ENODATA (not read: another type, or no SampleOps.nobarrier). */
+         * ext4_options_nobarrier()'s answer by DeviceInfo.name (NULL when sysfs could not name it:
+         * the answer of every ext4 of the kernel), 1 the superblock sends no FLUSH (its own default,
+         * not shown in the mount table), 0 it does, negative errno unknown; otherwise -ENODATA (not
+         * read: another type, or no SampleOps.nobarrier). */
         int nobarrier;
         /* A stack with one loop device (DeviceInfo.loop_dev): the filesystem its backing file is on,
          * as the driver answers (loop-backing.h), when loop_backing_error is 0. Otherwise unknown:
@@ -179,7 +180,8 @@ typedef struct SampleOps {
                                                            * kernel name; NULL: unknown */
         /* Superblock.journal_internal, the same way; NULL: unknown. */
         int (*journal_internal)(void *userdata, const char *name);
-        /* Superblock.nobarrier, the same way; NULL: unknown. */
+        /* Superblock.nobarrier, by the device's kernel name, which may be NULL (ext4-journal.h);
+         * NULL: not asked. */
         int (*nobarrier)(void *userdata, const char *name);
         void *userdata;
 } SampleOps;

@@ -70,11 +70,13 @@ static void mk(const char *root, const char *path) {
 /* A sysfs tree: fs/ext4/loop1 (journal), loop2 (none), sda2 (garbage); sda1 has no entry. */
 /* Both readers take a device's kernel name as a path component below a directory fd: no name (not
  * a block device here), one that is no name, a bad fd. */
+/* NULL is a bad name too, unless f takes it (ext4_options_nobarrier(): every superblock's). */
 static void bad_names(int (*f)(int dir_fd, const char *name), int fd, const char *with_slash,
                       const char *good) {
         char longname[NAME_MAX + 2];
 
-        ASSERT_EQ(f(fd, NULL), -ENOENT);
+        if (f != ext4_options_nobarrier)
+                ASSERT_EQ(f(fd, NULL), -ENOENT);
         ASSERT_EQ(f(fd, ""), -EINVAL);
         ASSERT_EQ(f(fd, ".."), -EINVAL);
         ASSERT_EQ(f(fd, with_slash), -EINVAL);
@@ -294,9 +296,27 @@ TEST(nobarrier) {
         ASSERT_EQ(ext4_options_nobarrier(fd, "loop2"), 0);
         ASSERT_EQ(ext4_options_nobarrier(fd, "sda1"), -ENOENT);
         bad_names(ext4_options_nobarrier, fd, "../ext4/loop1", "loop1");
+
+        /* No name (sysfs could not tell it, review AC): every ext4 of the kernel is listed, the one
+         * asked about among them. One says nobarrier: it may be that one, unknown. */
+        ASSERT_EQ(ext4_options_nobarrier(fd, NULL), -ENODEV);
+        put(dir, "fs/ext4/loop1/options", "rw\nbarrier\n");
+        ASSERT_EQ(ext4_options_nobarrier(fd, NULL), 0); /* every one says barrier */
+        mk(dir, "fs/ext4/loop3");                       /* one without its options file */
+        ASSERT_EQ(ext4_options_nobarrier(fd, NULL), -ENOENT);
+        put(dir, "fs/ext4/loop3/options", "rw\n"); /* one that says neither */
+        ASSERT_EQ(ext4_options_nobarrier(fd, NULL), -EINVAL);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'/fs/ext4/*", dir);
+        ASSERT_EQ(system(cmd), 0);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ext4_options_nobarrier(fd, NULL), -ENOENT); /* none listed */
         close(fd);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         ASSERT_EQ(system(cmd), 0);
+        fd = open("/nonexistent-dir-of-test-ext4-journal", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_EQ(ext4_options_nobarrier(fd, NULL), -EBADF);
 }
 
 int main(void) {

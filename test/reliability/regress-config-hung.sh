@@ -38,6 +38,15 @@ echo "25 1 0:23 / /run/suspend-sync-test-none rw,nosuid,nodev - tmpfs tmpfs rw,s
 ln -s "$(stack_mnt cfg)/usr/lib" "$root/usr/lib"
 sys=$SS_TMP/sys
 mkdir -p "$sys/power"
+# The kernel's list of ext4 superblocks with their options, as they are (proc fs/ext4/): this sysfs
+# names no device, so whether our root's ext4 sends its own FLUSH is told by every ext4's saying
+# "barrier" (ext4-journal.h); without it, its device flush cannot be had here (no /dev) and the
+# run fails closed.
+for d in /proc/fs/ext4/*/; do
+        n=$(basename "$d")
+        mkdir -p "$root/proc/fs/ext4/$n"
+        cp "$d/options" "$root/proc/fs/ext4/$n/options"
+done
 
 printf '[Sync]\nDeadlineSec=5s\n' >"$root/local.conf"
 
