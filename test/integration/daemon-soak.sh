@@ -11,7 +11,8 @@
 #   PrepareForSleep(false): the lock taken again, the configuration read again, a standby forked.
 # After the third sleep and after the last, with the daemon idle (its one child the standby):
 #   - the daemon's open files, by kind: the same (a pipe, socket or file left per sleep grows them);
-#   - its children: the standby alone, no zombie; the standby's open files the same;
+#   - its children: the standby alone, no zombie; the standby's open files the same; the processes
+#     of this binary on the machine, left to PID 1 or not, the same;
 #   - its threads: one;
 #   - its state directory: the same files but for history/, which stays at STATE_HISTORY_MAX;
 # and each sleep had the daemon's pass and its late pass, each syncing a disk of the test's own
@@ -66,12 +67,24 @@ files() {
 }
 standby() { pgrep -P "$daemon_pid" -x ss-next-pass; }
 state_files() { (cd "$SS_STATE" && find . -path ./history -prune -o -print | sort); }
+# every process of this binary, the daemon's descendants and any left to PID 1 alike (a worker or
+# reader a pass leaves behind is reparented when the pass exits): their states and names
+binary=$(readlink -f "$SUSPEND_SYNC")
+binary_procs() {
+        local p
+        for p in /proc/[0-9]*; do
+                if [[ $(readlink "$p/exe" 2>/dev/null) == "$binary" ]]; then
+                        ps -o stat=,comm= -p "${p#/proc/}" || true # gone meanwhile
+                fi
+        done | sort
+}
 # snapshot NAME: what the idle daemon holds, into $SS_TMP/NAME.*
 snapshot() {
         files "$daemon_pid" >"$SS_TMP/$1.daemon"
         files "$(standby)" >"$SS_TMP/$1.standby"
         state_files >"$SS_TMP/$1.state"
         ps -o stat=,comm= --ppid "$daemon_pid" >"$SS_TMP/$1.children"
+        binary_procs >"$SS_TMP/$1.procs"
 }
 
 DAEMON_NO_STANDBY=0 daemon_start "$SS_CONF"
@@ -105,7 +118,7 @@ synced=$(grep -cE "^Synced ([1-9][0-9]*) of \1 superblocks \(0 timed out, 0 fail
         fail "$synced passes synced all they planned, want $((2 * CYCLES)): $(grep "^Synced" "$SS_TMP/daemon.log" | sort | uniq -c)"
 echo "ok: $CYCLES sleeps, each with the daemon's pass and its late pass, each syncing all it planned"
 
-for what in daemon standby children state; do
+for what in daemon standby children procs state; do
         if ! diff -u "$SS_TMP/early.$what" "$SS_TMP/late.$what"; then
                 fail "the idle daemon's $what after sleep 3 and after sleep $CYCLES differ (above)"
         fi
