@@ -465,8 +465,11 @@ int context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, con
 
         src.until = until;
         src.loop_backing = false;
-        /* sample_changed_since() compares no device class: no child for queue/rotational. */
+        /* sample_changed_since() compares no device class, bdi stats, journal or barriers: no child
+         * for queue/rotational, no file read for the rest (~0.2 ms of the late pass's tail before
+         * the knob, docs/PERFORMANCE.md). */
         src.no_rotational = true;
+        src.identity_only = true;
         return sample_load(&src, ret);
 }
 

@@ -747,7 +747,8 @@ bool sample_sources_same_reads(const SampleSources *a, const SampleSources *b) {
         return a->root_fd == b->root_fd && streq_ptr(a->sysfs_root, b->sysfs_root) &&
                a->debugfs_fd == b->debugfs_fd && a->scan_namespaces == b->scan_namespaces &&
                a->mount_backend == b->mount_backend && a->walk_all_processes == b->walk_all_processes &&
-               a->reach_stat == b->reach_stat && a->no_rotational == b->no_rotational;
+               a->reach_stat == b->reach_stat && a->no_rotational == b->no_rotational &&
+               a->identity_only == b->identity_only;
 }
 
 int sample_load(const SampleSources *src, Sample **ret) {
@@ -783,6 +784,10 @@ int sample_load(const SampleSources *src, Sample **ret) {
         unsigned n_bad = 0;
         int r;
 
+        if (src->identity_only) {
+                ops.bdi_stats = NULL;
+                ops.journal = ops.journal_internal = ops.nobarrier = NULL;
+        }
         t0 = now(CLOCK_MONOTONIC);
         r = fs_module_begin(proc_fd, sysfs_fd, &counts, &why);
         if (r < 0)

@@ -146,6 +146,11 @@ typedef struct SampleSources {
         bool loop_backing;               /* ask the loop driver where the backing file of each
                                           * writable superblock on one loop device is (in a child,
                                           * bounded as the search above); "dev" below root_fd */
+        bool identity_only;              /* the superblocks, their mounts and the view's completeness
+                                          * only, what sample_changed_since() compares: no bdi stats,
+                                          * ext4 journal or barriers read (Superblock.has_bdi_stats
+                                          * false, journal, journal_internal and nobarrier -ENODATA);
+                                          * devices are classified (btrfs is checked by bdi) */
         SampleGate *gate;                /* not NULL: the bounds and loop_backing above come from it
                                           * (context_prepare(): the configuration, read while the sample
                                           * runs) */

@@ -141,6 +141,53 @@ TEST(load_fixture_root) {
         ASSERT_EQ(find_sb(s, 259, 1)->journal_internal, -ENODATA);
 }
 
+/* The second sample before the knob (context_sample_again()): what sample_changed_since() compares
+ * is that of a full sample, and nothing else is read. */
+TEST(identity_only) {
+        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/laptop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dbg = -EBADF;
+        _cleanup_(sample_freep) Sample *full = NULL, *light = NULL;
+        _cleanup_free_ char *why = NULL;
+        SampleSources src;
+        size_t n_ext4 = 0;
+
+        ASSERT_TRUE(root_fd >= 0);
+        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dbg >= 0);
+        src = (SampleSources) { .root_fd = root_fd,
+                                .sysfs_root = FIXTURES_DIR "/sysfs/laptop",
+                                .debugfs_fd = dbg };
+        ASSERT_OK(sample_load(&src, &full));
+        src.identity_only = true;
+        ASSERT_OK(sample_load(&src, &light));
+
+        ASSERT_EQ(light->complete, full->complete);
+        ASSERT_EQ(light->n_incomplete_why, full->n_incomplete_why);
+        ASSERT_EQ(light->n_sbs, full->n_sbs);
+        ASSERT_EQ(sample_changed_since(full, light, &why), 0);
+        ASSERT_EQ(sample_changed_since(light, full, &why), 0);
+        for (size_t k = 0; k < light->n_sbs; k++) {
+                const Superblock *l = &light->sbs[k], *f = find_sb(full, major(l->dev), minor(l->dev));
+
+                ASSERT_TRUE(f);
+                ASSERT_STREQ(l->fstype, f->fstype);
+                ASSERT_EQ(l->all_read_only, f->all_read_only);
+                ASSERT_EQ(l->n_mounts, f->n_mounts);
+                ASSERT_EQ(l->fs_class, f->fs_class);
+                /* classified (btrfs is checked by bdi), the rest not read */
+                ASSERT_TRUE(streq_ptr(l->device.bdi_name, f->device.bdi_name));
+                ASSERT_TRUE(!l->has_bdi_stats);
+                ASSERT_EQ(l->journal, -ENODATA);
+                ASSERT_EQ(l->journal_internal, -ENODATA);
+                ASSERT_EQ(l->nobarrier, -ENODATA);
+                n_ext4 += streq(l->fstype, "ext4");
+        }
+        /* Not vacuous: the full sample read them for the same superblocks (load_fixture_root). */
+        ASSERT_TRUE(n_ext4 > 0);
+        ASSERT_TRUE(find_sb(full, 259, 2)->has_bdi_stats);
+        ASSERT_EQ(find_sb(full, 259, 2)->journal_internal, 1);
+}
+
 TEST(degraded_root) {
         _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/degraded",
                                            O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -745,6 +792,8 @@ TEST(sources_same_reads) {
         b = a, b.loop_backing = false;
         ASSERT_TRUE(sample_sources_same_reads(&a, &b)); /* the gate's too */
         b = a, b.no_rotational = true;
+        ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
+        b = a, b.identity_only = true;
         ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
         b = a, b.sysfs_root = "/other";
         ASSERT_TRUE(!sample_sources_same_reads(&a, &b));
@@ -2557,6 +2606,7 @@ int main(void) {
         RUN(overmounted);
         RUN(hidden_by_sibling_on_ancestor_path);
         RUN(load_fixture_root);
+        RUN(identity_only);
         RUN(degraded_root);
         RUN(container_host_1000);
         RUN(hidden_superblocks);
