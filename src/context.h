@@ -144,8 +144,9 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
 /* Its second half: sample and plan, the policy already loaded. */
 int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c);
 /* A sample read as the pass's was (c's sources and policy), its bounded children ending by until,
- * for sample_changed_since(): never asks where loop devices write, nor reads queue/rotational (no
- * class is compared). Logs nothing. */
+ * for sample_changed_since(): never asks where loop devices write, nor reads queue/rotational, bdi
+ * stats, an ext4's journal or barriers (none is compared: SampleSources.identity_only). Logs
+ * nothing. */
 int context_sample_again(const Args *a, PlanScope scope, ContextFlags flags, const Context *c, usec_t until,
                          Sample **ret);
 
