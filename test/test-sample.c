@@ -110,19 +110,25 @@ TEST(hidden_by_sibling_on_ancestor_path) {
         ASSERT_EQ(n, 3U);
 }
 
-TEST(load_fixture_root) {
-        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/laptop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int dbg = -EBADF;
-        _cleanup_(sample_freep) Sample *s = NULL;
-        SampleSources src;
-        const Superblock *root;
+/* The laptop fixture's root, sysfs and debugfs; both fds are the caller's. */
+static SampleSources laptop_sources(int *ret_root_fd, int *ret_debugfs_fd) {
+        int root_fd = open(FIXTURES_DIR "/roots/laptop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         ASSERT_TRUE(root_fd >= 0);
-        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(dbg >= 0);
-        src = (SampleSources) { .root_fd = root_fd,
-                                .sysfs_root = FIXTURES_DIR "/sysfs/laptop",
-                                .debugfs_fd = dbg };
+        *ret_root_fd = root_fd;
+        *ret_debugfs_fd = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(*ret_debugfs_fd >= 0);
+        return (SampleSources) { .root_fd = root_fd,
+                                 .sysfs_root = FIXTURES_DIR "/sysfs/laptop",
+                                 .debugfs_fd = *ret_debugfs_fd };
+}
+
+TEST(load_fixture_root) {
+        _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
+        _cleanup_(sample_freep) Sample *s = NULL;
+        SampleSources src = laptop_sources(&root_fd, &dbg);
+        const Superblock *root;
+
         ASSERT_OK(sample_load(&src, &s));
         ASSERT_TRUE(s->has_meminfo && s->has_debugfs);
         ASSERT_U64_EQ(s->meminfo.dirty_bytes, 14880ULL * 1024);
@@ -144,19 +150,12 @@ TEST(load_fixture_root) {
 /* The second sample before the knob (context_sample_again()): what sample_changed_since() compares
  * is that of a full sample, and nothing else is read. */
 TEST(identity_only) {
-        _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/laptop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int dbg = -EBADF;
+        _cleanup_close_ int root_fd = -EBADF, dbg = -EBADF;
         _cleanup_(sample_freep) Sample *full = NULL, *light = NULL;
         _cleanup_free_ char *why = NULL;
-        SampleSources src;
+        SampleSources src = laptop_sources(&root_fd, &dbg);
         size_t n_ext4 = 0;
 
-        ASSERT_TRUE(root_fd >= 0);
-        dbg = openat(root_fd, "debugfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(dbg >= 0);
-        src = (SampleSources) { .root_fd = root_fd,
-                                .sysfs_root = FIXTURES_DIR "/sysfs/laptop",
-                                .debugfs_fd = dbg };
         ASSERT_OK(sample_load(&src, &full));
         src.identity_only = true;
         ASSERT_OK(sample_load(&src, &light));
