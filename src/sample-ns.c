@@ -107,14 +107,14 @@ static void ns_known_found(NsKnown *k, uint64_t ino) {
  * kernel lists, to stop early. *ret_walk_error: the error that ended the listing of proc early (the
  * candidates found until then are returned), or 0. */
 static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, const uint64_t *covered,
-                         size_t n_covered, NsCandidate **ret, size_t *ret_n, bool *ret_overflow,
+                         size_t n_covered, usec_t until, NsCandidate **ret, size_t *ret_n, bool *ret_overflow,
                          int *ret_walk_error) {
         _cleanup_free_ NsCandidate *cand = NULL;
         _cleanup_dir_batch_ DirBatch d = { .fd = -EBADF };
         const struct dirent64 *de;
-        size_t n_cand = 0;
+        size_t n_cand = 0, n_seen = 0;
         bool overflow = false;
-        int r;
+        int r, timed_out = 0;
 
         /* A few processes at a time: the walk usually stops at the first ones (dirent-util.h). */
         r = dir_batch_open(proc_fd, ".", &d);
@@ -129,6 +129,11 @@ static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, const uint6
 
                 if (known && known->n_found == known->n) {
                         known->stopped = true;
+                        break;
+                }
+                /* ~25 µs a process: a machine's pid_max of them is no bound (review AE, H1) */
+                if (until > 0 && ++n_seen % 64 == 0 && now(CLOCK_MONOTONIC) >= until) {
+                        timed_out = -ETIME;
                         break;
                 }
 
@@ -167,7 +172,7 @@ static int ns_candidates(int proc_fd, uint64_t self, NsKnown *known, const uint6
                 snprintf(cand[n_cand].root, sizeof cand[n_cand].root, "%s", root);
                 n_cand++;
         }
-        *ret_walk_error = d.error;
+        *ret_walk_error = timed_out ?: d.error;
         *ret = TAKE_PTR(cand);
         *ret_n = n_cand;
         *ret_overflow = overflow;
@@ -183,6 +188,7 @@ typedef struct NsScan {
         size_t n;
         HiddenSet *hidden;
         Reasons *why;
+        usec_t until;          /* CLOCK_MONOTONIC: no namespace begun past it (0: none) */
         bool text_only;        /* MOUNT_TABLE_BACKEND_MOUNTINFO: never listmount (tests, benchmarks) */
         struct stat self_user; /* our own user namespace (proc/self/ns/user), read once ... */
         int self_user_read;    /* ... 0: not yet, 1: read, < 0: could not be */
@@ -258,7 +264,7 @@ static int ns_check_chrooted(NsScan *x, const NsCandidate *c, unsigned pid, cons
                  "process %u, root %s)",
                  (unsigned long long) c->ino, pid, root);
         ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC);
-        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->hidden);
+        r = ns_fd < 0 ? negative_errno() : unlisted_scan_namespace(ns_fd, desc, x->t, x->until, x->hidden);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && reasons_add(x->why,
@@ -454,7 +460,7 @@ static int ns_scan_unseen(int proc_fd, const NsCandidate *cand, size_t n_cand, c
                         seen[n++] = cand[i].ino;
         for (size_t i = 0; i < n_covered; i++)
                 seen[n++] = covered[i];
-        return unlisted_scan_unseen_namespaces(proc_fd, seen, n, x->t, x->hidden, x->why);
+        return unlisted_scan_unseen_namespaces(proc_fd, seen, n, x->t, x->until, x->hidden, x->why);
 }
 
 /* The initial PID namespace has a fixed inode number (PROC_PID_INIT_INO). */
@@ -525,7 +531,7 @@ static int ns_cover_make(const MountTable *t, size_t **ret_by_dev, bool **ret_re
         return 0;
 }
 
-int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend,
+int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend, usec_t until,
                           MountTable *t, unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n,
                           HiddenSet *hidden, Reasons *why) {
         _cleanup_free_ NsCandidate *cand = NULL;
@@ -534,7 +540,11 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
         _cleanup_free_ bool *cover_reachable = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
         NsScan x = {
-                .t = t, .hidden = hidden, .why = why, .text_only = backend == MOUNT_TABLE_BACKEND_MOUNTINFO
+                .t = t,
+                .hidden = hidden,
+                .why = why,
+                .until = until,
+                .text_only = backend == MOUNT_TABLE_BACKEND_MOUNTINFO,
         };
         NsKnown known = {};
         NsCover cover = {};
@@ -571,6 +581,7 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
                 free(x.of);
                 return r;
         }
+        cover.until = until;
         r = walk_all || selinux
                     ? -EOPNOTSUPP
                     : unlisted_list_namespaces(proc_fd, SAMPLE_MAX_NAMESPACES, cover.t ? &cover : NULL,
@@ -585,6 +596,16 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
                 free(known.inos);
                 return r;
         }
+        if (r == -ETIME) {
+                /* Looking at them cost more than the sample may spend (review AE, H1): our own
+                 * table is synced, the view incomplete, the kernel's sync kept on. */
+                free(known.inos);
+                *ns_of = TAKE_PTR(x.of);
+                *ret_ns = NULL;
+                *ret_n = 0;
+                return reasons_add(why, "the other mount namespaces could not all be looked at within the "
+                                        "sample's bound: their mounts were not scanned");
+        }
         listed = r >= 0;
         if (!listed && sample_ns_unlisted_reason(proc_fd, r, walk_all, selinux, why) < 0) {
                 free(x.of);
@@ -596,8 +617,8 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
         for (size_t i = 0; r >= 0 && i < n_covered; i++)
                 r = unlisted_u64_append(&hidden->ns_listed, &hidden->n_ns_listed, covered[i]);
         if (r >= 0 && !(listed && known.n == 0))
-                r = ns_candidates(proc_fd, self, listed ? &known : NULL, covered, n_covered, &cand, &n_cand,
-                                  &overflow, &walk_error);
+                r = ns_candidates(proc_fd, self, listed ? &known : NULL, covered, n_covered, until, &cand,
+                                  &n_cand, &overflow, &walk_error);
         /* A walk that did not find a member of every namespace the kernel lists: those left are
          * listed by the kernel after the merge (ns_scan_unseen()). */
         unseen = listed && known.n_found < known.n;
@@ -607,13 +628,26 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
             reasons_add(why, "more than %u mount namespaces: the rest were not scanned",
                         SAMPLE_MAX_NAMESPACES) < 0)
                 r = -ENOMEM;
-        if (r >= 0 && walk_error < 0 &&
+        if (r >= 0 && walk_error == -ETIME &&
+            reasons_add(why, "the walk over the processes in proc did not end within the sample's bound: "
+                             "mount namespaces of the rest were not scanned") < 0)
+                r = -ENOMEM;
+        if (r >= 0 && walk_error < 0 && walk_error != -ETIME &&
             reasons_add(why,
                         "the processes in proc could not all be listed (%s): mount namespaces of the "
                         "rest were not scanned",
                         strerror(-walk_error)) < 0)
                 r = -ENOMEM;
         for (size_t c = 0; r >= 0 && c < n_cand; c++) {
+                if (until > 0 && now(CLOCK_MONOTONIC) >= until) {
+                        r = reasons_add(
+                                why,
+                                "%zu of %zu mount namespaces were not read within the sample's bound: "
+                                "their mounts were not scanned",
+                                n_cand - c, n_cand);
+                        unseen = false; /* nor those: the bound has passed */
+                        break;
+                }
                 r = ns_add(&x, &cand[c]);
                 if (r > 0)
                         break;

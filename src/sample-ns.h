@@ -61,9 +61,11 @@ int sample_mark_overmounted(const MountTable *t, bool *ret);
  * 6.12). cover_own: t is our whole view (not a chroot's), so that namespaces it covers may be left
  * out. A namespace's table comes through listmount/statmount by namespace id where the kernel
  * serves it (mount_table_load_namespace()), else from a member's mountinfo text; backend
- * MOUNT_TABLE_BACKEND_MOUNTINFO: always the text (tests, benchmarks). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
+ * MOUNT_TABLE_BACKEND_MOUNTINFO: always the text (tests, benchmarks). until (CLOCK_MONOTONIC, 0:
+ * none): this process's own work on them (one statmount(2) per mount of each namespace, the walk over
+ * proc, each table read) stops there, the rest a reason (review AE, H1). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
  * listmount into hidden. negative errno (-ENOMEM).
  */
-int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend,
+int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend, usec_t until,
                           MountTable *t, unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n,
                           HiddenSet *hidden, Reasons *why);

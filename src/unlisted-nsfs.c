@@ -84,7 +84,8 @@ static int open_nsfs(int root_fd, int pid, const MountEntry *e, uint64_t ns_ino)
 }
 
 int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
-                       const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why) {
+                       const uint64_t *scanned_inos, size_t n_scanned, usec_t until, HiddenSet *h,
+                       Reasons *why) {
         _cleanup_free_ uint64_t *done = NULL;
         size_t n_done = 0;
         int r;
@@ -121,7 +122,7 @@ int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, 
                                  "mount namespace mnt:[%llu] (kept by the nsfs mount %s, no "
                                  "process in it)",
                                  (unsigned long long) ino, e->mount_point);
-                        r = unlisted_scan_namespace(fd, desc, t, h);
+                        r = unlisted_scan_namespace(fd, desc, t, until, h);
                 }
                 if (r == -ENOMEM)
                         return r;

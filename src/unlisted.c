@@ -587,8 +587,10 @@ bool ns_cover_mount(const NsCover *c, dev_t dev, const char *fstype) {
 }
 
 /* Calls cb(sm, size, userdata) for every mount of namespace ns_id that statmount still finds (one
- * unmounted since the listing is left out), asking for want. Stops at cb's first nonzero return. */
-static int ns_foreach_mount(uint64_t ns_id, uint64_t want,
+ * unmounted since the listing is left out), asking for want. Stops at cb's first nonzero return, and
+ * with -ETIME once until (CLOCK_MONOTONIC, 0: none) has passed: the main process's own work, one
+ * system call per mount, which no child's bound covers (review AE, H1). */
+static int ns_foreach_mount(uint64_t ns_id, uint64_t want, usec_t until,
                             int (*cb)(const struct ss_statmount *sm, size_t size, void *userdata),
                             void *userdata) {
         _cleanup_free_ uint64_t *ids = NULL;
@@ -597,6 +599,8 @@ static int ns_foreach_mount(uint64_t ns_id, uint64_t want,
         size_t n;
         int r;
 
+        if (until > 0 && now(CLOCK_MONOTONIC) >= until)
+                return -ETIME;
         sm = malloc(sm_size);
         if (!sm)
                 return -ENOMEM;
@@ -604,6 +608,8 @@ static int ns_foreach_mount(uint64_t ns_id, uint64_t want,
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
+                if (until > 0 && i % 16 == 15 && now(CLOCK_MONOTONIC) >= until)
+                        return -ETIME;
                 struct ss_mnt_id_req q = {
                         .size = SS_MNT_ID_REQ_SIZE_VER1,
                         .mnt_id = ids[i],
@@ -656,7 +662,7 @@ int unlisted_namespace_covered(int ns_fd, const NsCover *c) {
         r = mount_table_namespace_id(ns_fd, &ns_id);
         if (r < 0)
                 return r;
-        r = ns_foreach_mount(ns_id, NS_COVER_WANT, ns_cover_one, (void *) c);
+        r = ns_foreach_mount(ns_id, NS_COVER_WANT, c->until, ns_cover_one, (void *) c);
         return r < 0 ? r : r == 0;
 }
 
@@ -673,7 +679,7 @@ static int ns_list_one(int ns_fd, uint64_t ino, void *userdata) {
         if (l->n + l->n_covered >= l->max)
                 return -E2BIG;
         r = l->cover ? unlisted_namespace_covered(ns_fd, l->cover) : 0;
-        if (r == -ENOMEM)
+        if (r == -ENOMEM || r == -ETIME)
                 return r;
         if (r == -EOPNOTSUPP)
                 l->cover = NULL; /* a kernel before 6.15: so for every namespace */
@@ -723,6 +729,7 @@ typedef struct NsUnseen {
         const uint64_t *seen;
         size_t n_seen;
         const MountTable *t;
+        usec_t until;
         HiddenSet *h;
         Reasons *why;
 } NsUnseen;
@@ -738,9 +745,13 @@ static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
         snprintf(desc, sizeof desc,
                  "mount namespace mnt:[%llu] (listed by the kernel, no process in it seen)",
                  (unsigned long long) ino);
-        r = unlisted_scan_namespace(ns_fd, desc, x->t, x->h);
+        r = unlisted_scan_namespace(ns_fd, desc, x->t, x->until, x->h);
         if (r == -ENOMEM)
                 return r;
+        if (r == -ETIME) /* the rest too: said once */
+                return reasons_add(x->why, "%s and any after it: not listed within the bound", desc) < 0
+                               ? -ENOMEM
+                               : -ETIME;
         if (r < 0)
                 return reasons_add(x->why, "%s: its mounts could not be listed (%s)", desc, strerror(-r));
         /* Listed in full: an nsfs mount that keeps it needs no second look (unlisted_scan_nsfs()). */
@@ -748,13 +759,15 @@ static int ns_scan_unseen_one(int ns_fd, uint64_t ino, void *userdata) {
 }
 
 int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,
-                                    HiddenSet *h, Reasons *why) {
-        NsUnseen x = { .seen = seen, .n_seen = n_seen, .t = t, .h = h, .why = why };
+                                    usec_t until, HiddenSet *h, Reasons *why) {
+        NsUnseen x = { .seen = seen, .n_seen = n_seen, .t = t, .until = until, .h = h, .why = why };
         int r;
 
         r = ns_foreach(proc_fd, ns_scan_unseen_one, &x);
         if (r == -ENOMEM)
                 return r;
+        if (r == -ETIME) /* said */
+                return 0;
         if (r < 0 && reasons_add(why,
                                  "the kernel's list of mount namespaces could not be read again (%s): "
                                  "namespaces with no process seen were not scanned",
@@ -786,7 +799,7 @@ static int ns_hide_one(const struct ss_statmount *sm, size_t size, void *userdat
         return hidden_add(x->h, dev, fstype, NULL, "%s, at %s", x->desc, mp);
 }
 
-int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, HiddenSet *h) {
+int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, usec_t until, HiddenSet *h) {
         NsHide x = { .desc = desc, .t = t, .h = h };
         uint64_t ns_id;
         int r;
@@ -795,7 +808,7 @@ int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, Hi
         if (r < 0)
                 return r;
         return ns_foreach_mount(ns_id, SS_STATMOUNT_SB_BASIC | SS_STATMOUNT_MNT_POINT | SS_STATMOUNT_FS_TYPE,
-                                ns_hide_one, &x);
+                                until, ns_hide_one, &x);
 }
 
 int unlisted_hide_entries(const MountTable *entries, const char *desc, const MountTable *t, HiddenSet *h) {

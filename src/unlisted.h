@@ -107,7 +107,8 @@ int unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reason
  * is every path through /proc/PID/root (a magic link is never followed from the cache). With the
  * kernel's list of namespaces (6.12+) these namespaces were listed already (h->ns_listed). */
 int unlisted_scan_nsfs(int root_fd, const MountTable *t, const unsigned *ns_of, const int *ns_pids,
-                       const uint64_t *scanned_inos, size_t n_scanned, HiddenSet *h, Reasons *why);
+                       const uint64_t *scanned_inos, size_t n_scanned, usec_t until, HiddenSet *h,
+                       Reasons *why);
 
 /* Our own mount table as another namespace's mounts are compared with: its entries sorted by device
  * (by_dev: indices into t), and those a path of ours reaches (reachable: not under another mount, not
@@ -116,6 +117,7 @@ typedef struct NsCover {
         const MountTable *t;
         const size_t *by_dev;
         const bool *reachable;
+        usec_t until; /* CLOCK_MONOTONIC: -ETIME past it (0: no bound) */
 } NsCover;
 
 /* Whether a mount of superblock dev, of type fstype ("type.subtype"), in another namespace adds
@@ -126,7 +128,8 @@ bool ns_cover_mount(const NsCover *c, dev_t dev, const char *fstype);
 /* Whether every mount of the namespace behind nsfs file ns_fd passes ns_cover_mount() (listmount/
  * statmount by namespace id, asking for the device and type only): 1 yes, 0 no (at the first that
  * does not), negative errno when it cannot be told (-EOPNOTSUPP before Linux 6.15, whose statmount
- * does not say whether it reports subtypes). */
+ * does not say whether it reports subtypes; -ETIME past c->until: one statmount(2) per mount, and
+ * every copy of our namespace, every service's PrivateTmp=, every user's own, has all of ours). */
 int unlisted_namespace_covered(int ns_fd, const NsCover *c);
 
 /* The inode numbers of every mount namespace but ours (proc_fd's self/ns/mnt) that the kernel lists
@@ -135,21 +138,23 @@ int unlisted_namespace_covered(int ns_fd, const NsCover *c);
  * namespace), sorted, at most max in all. With cover, those unlisted_namespace_covered() answers 1
  * for go to *ret_covered instead (sorted; may be NULL without cover). -ENOTTY or -EINVAL before 6.12,
  * -EPERM without that privilege, -ENOENT or -ENOTTY when proc_fd is not a real /proc (fixtures),
- * -E2BIG over max, -ENOMEM. */
+ * -E2BIG over max, -ETIME past cover->until, -ENOMEM. */
 int unlisted_list_namespaces(int proc_fd, size_t max, const NsCover *cover, uint64_t **ret, size_t *ret_n,
                              uint64_t **ret_covered, size_t *ret_n_covered);
 
 /* The mount namespaces the kernel lists (as unlisted_list_namespaces()) whose inode number is not in
  * seen (the namespaces whose members the walk over proc found, at most SAMPLE_MAX_NAMESPACES): kept by an fd only, or their
  * processes in another PID namespace. Each is listed as unlisted_scan_namespace() does, into h; one
- * that cannot be listed, or a list that cannot be read again, becomes a reason. -ENOMEM or 0. */
+ * that cannot be listed, or a list that cannot be read again, becomes a reason, and so do those left
+ * once until (CLOCK_MONOTONIC, 0: none) has passed. -ENOMEM or 0. */
 int unlisted_scan_unseen_namespaces(int proc_fd, const uint64_t *seen, size_t n_seen, const MountTable *t,
-                                    HiddenSet *h, Reasons *why);
+                                    usec_t until, HiddenSet *h, Reasons *why);
 
 /* Lists every mount of the namespace behind nsfs file ns_fd (listmount/statmount by namespace id,
  * Linux 6.11+); superblocks (not pseudo filesystems) that t lacks go into h, described as
- * "<desc>, at <mount point>". -ENOSYS, -EINVAL, -ENOTTY on older kernels. */
-int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, HiddenSet *h);
+ * "<desc>, at <mount point>". -ENOSYS, -EINVAL, -ENOTTY on older kernels; -ETIME once until
+ * (CLOCK_MONOTONIC, 0: none) has passed. */
+int unlisted_scan_namespace(int ns_fd, const char *desc, const MountTable *t, usec_t until, HiddenSet *h);
 
 /* The same for mounts already listed (mount_table_keep_below()'s outside ones): superblocks (not
  * pseudo filesystems) that t lacks go into h as "<desc>, at <mount point>". 0 or -ENOMEM. */

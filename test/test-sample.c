@@ -1931,6 +1931,62 @@ TEST(live_namespace_covered) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* Review AE, H1: the main process's own look at other namespaces (one statmount(2) per mount of
+ * each, the walk over proc, each table read) stops at the sample's bound: with it passed before the
+ * sample begins (until 1), a namespace of ours is neither read nor taken as looked at, and a reason
+ * says why, whether the kernel lists the namespaces (their cover check stops) or every process is
+ * read (the walk, or the reads after it, stop). Without a bound (the control) no such reason. */
+TEST(live_namespaces_scan_bounded) {
+        char dir[] = "/tmp/test-sample-bnd.XXXXXX", sub[PATH_MAX];
+        int release = -1;
+        dev_t dev = 0;
+        pid_t pid;
+
+        if (geteuid() != 0) {
+                test_skip("not root");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        snprintf(sub, sizeof sub, "%s/t", dir);
+        ASSERT_OK(mkdir(sub, 0755));
+        pid = spawn_child_namespace(setup_covered, dir, &dev, 1, &release);
+        if (pid == 0) {
+                test_skip("cannot make a mount namespace");
+                ASSERT_OK(rmdir(sub));
+                ASSERT_OK(rmdir(dir));
+                return;
+        }
+        for (int walk_all = 0; walk_all <= 1; walk_all++)
+                for (usec_t until = 0; until <= 1; until++) {
+                        _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        SampleSources src = { .root_fd = root_fd,
+                                              .sysfs_root = "/sys",
+                                              .debugfs_fd = -EBADF,
+                                              .scan_namespaces = true,
+                                              .walk_all_processes = walk_all,
+                                              .until = until };
+                        _cleanup_(sample_freep) Sample *s = NULL;
+                        bool said = false;
+
+                        ASSERT_OK(sample_load(&src, &s));
+                        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                                said = said || strstr(s->incomplete_why[i], "within the sample's bound");
+                        fprintf(stderr, "  %s, %s: %zu other namespaces read, bound said: %s\n",
+                                walk_all ? "every process" : "the kernel's list",
+                                until ? "bound passed" : "no bound", s->n_namespaces, said ? "yes" : "no");
+                        ASSERT_EQ(said, until > 0);
+                        if (until > 0) {
+                                ASSERT_TRUE(!s->complete);
+                                ASSERT_TRUE(!has_namespace(s, pid));
+                        } else if (walk_all)
+                                ASSERT_TRUE(has_namespace(s, pid));
+                }
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(sub));
+        ASSERT_OK(rmdir(dir));
+}
+
 /* The opens below proc of one process fail as after its exit, proc_gone_pid (0: none; test-sample is
  * linked with --wrap=openat64, test/meson.build; every other open passes through): a member the walk
  * over proc saw that is gone by the time its namespace's table is read. */
@@ -2633,6 +2689,7 @@ int main(void) {
         RUN(ns_cover_mount_rules);
         RUN(changed_since);
         RUN(live_namespace_covered);
+        RUN(live_namespaces_scan_bounded);
         RUN(live_namespace_cover_faults);
         RUN(live_namespace_foreign_userns);
         RUN(live_namespace_covered_until_overmounted);
