@@ -38,6 +38,8 @@ typedef struct Args {
         bool busy_only;           /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */
         usec_t conf_read_timeout; /* $SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT: the configuration reader's
                                    * bound (tests); 0: context_conf_read_timeout() as built */
+        usec_t knob_look_delay;   /* $SUSPEND_SYNC_TEST_KNOB_LOOK_DELAY: the late pass's last look
+                                   * before the knob takes this much longer (tests: KNOB_LOOK_MAX) */
         usec_t late_skip_below;   /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
                                  * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */
         const char *root;         /* --root= (proc/ and config files) */

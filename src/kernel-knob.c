@@ -245,6 +245,10 @@ int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_valu
         return result;
 }
 
+bool knob_look_stale(usec_t started, usec_t now) {
+        return now < started || now - started > KNOB_LOOK_MAX;
+}
+
 int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value) {
         bool safe, off;
 

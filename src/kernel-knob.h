@@ -112,7 +112,8 @@ typedef struct KnobFacts {
         bool changed;         /* a sample taken again right before the knob's write shows a superblock
                                * the pass's plan cannot account for (sample_changed_since(): mounted,
                                * remounted writable or given another's device number since), or could
-                               * not be taken: like an incomplete view, it keeps the sync on */
+                               * not be taken, or the last look is older than KNOB_LOOK_MAX at the
+                               * write (knob_look_stale()): like an incomplete view, it keeps the sync on */
         bool requester_gone;  /* the late pass run by the daemon for the system-sleep hook
                                * (hook-socket.h): the hook no longer waits for it (it gave up,
                                * systemd-sleep may have gone on to sleep or resumed already), or the
@@ -142,3 +143,13 @@ typedef struct KnobFacts {
  * Returns 1 and *ret_new_value when the knob should be set, 0 when it should be left alone,
  * -EINVAL for an invalid mode. Never asks for 1: restoring is knob_restore()'s job. */
 int knob_decide(SyncOnSuspendMode mode, const KnobFacts *f, int *ret_new_value);
+
+/* The late pass's last look (its late facts and the second sample) is what the decision knows of the
+ * mounts and the dirty data at the knob's write: a filesystem mounted or a device written after the
+ * look is the window every pass leaves. A look that took long (a search for hidden superblocks
+ * through a loaded machine's processes takes up to the second sample's bound, 250 ms) stretches that
+ * window (review AD, AD1), so a look older than this at the write counts as KnobFacts.changed. */
+#define KNOB_LOOK_MAX (20U * USEC_PER_MSEC)
+
+/* Whether a look begun at started (CLOCK_MONOTONIC) is older than KNOB_LOOK_MAX at now. Pure. */
+bool knob_look_stale(usec_t started, usec_t now);

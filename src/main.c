@@ -288,6 +288,11 @@ int main(int argc, char *argv[]) {
         e = getenv("SUSPEND_SYNC_TEST_LATE_SKIP_BELOW");
         if (e && parse_timespan(e, &a.late_skip_below) < 0)
                 a.late_skip_below = 0;
+        /* Tests only: a late pass's look before the knob that takes this much longer than it
+         * does, so that a check of KNOB_LOOK_MAX does not depend on this machine's speed. */
+        e = getenv("SUSPEND_SYNC_TEST_KNOB_LOOK_DELAY");
+        if (e && parse_timespan(e, &a.knob_look_delay) < 0)
+                a.knob_look_delay = 0;
         /* Tests only: the configuration reader's bound, so that a check of what waits for it
          * does not depend on this machine's speed. */
         e = getenv("SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT");

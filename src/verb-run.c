@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-id128.h>
 #include <systemd/sd-login.h>
 
@@ -932,6 +933,27 @@ static char *pass_knob_changed(const Pass *p, KnobFacts *f) {
         return why;
 }
 
+/* The last look (the late facts and the second sample) begun at look, now at the knob's write: a look
+ * older than KNOB_LOOK_MAX saw the mounts and the dirty data too long ago to stand for them (a
+ * filesystem mounted or a device written meanwhile is seen by nobody). Sets f->changed and returns
+ * the sentence saying so, or NULL. */
+static char *pass_knob_stale(usec_t look, KnobFacts *f) {
+        char took[FORMAT_TIMESPAN_MAX], max[FORMAT_TIMESPAN_MAX];
+        usec_t t = now(CLOCK_MONOTONIC);
+        char *s;
+
+        if (!knob_look_stale(look, t))
+                return NULL;
+        f->changed = true;
+        if (asprintf(&s,
+                     "the last look at the mounts and their dirty data took %s, longer than %s: a filesystem "
+                     "mounted or a device written meanwhile would not be seen",
+                     format_timespan(took, sizeof took, t >= look ? t - look : 0),
+                     format_timespan(max, sizeof max, KNOB_LOOK_MAX)) < 0)
+                return NULL;
+        return s;
+}
+
 static void pass_knob(Pass *p, const RunDone *notify) {
         const Args *a = p->a;
 
@@ -942,6 +964,7 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
                                              p->earlier_hung);
                 _cleanup_free_ char *detail = NULL;
+                usec_t look = now(CLOCK_MONOTONIC); /* the last look begins (KNOB_LOOK_MAX) */
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
@@ -957,6 +980,19 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                         if (changed) {
                                 free(detail);
                                 detail = changed;
+                        }
+                        if (a->knob_look_delay > 0) { /* tests: a look that takes this much longer */
+                                struct timespec ts;
+                                (void) nanosleep(timespec_store(&ts, a->knob_look_delay), NULL);
+                        }
+                }
+                /* Still off: the look must be recent at the write (review AD, AD1 and AD2). */
+                if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
+                        char *stale = pass_knob_stale(look, &f);
+
+                        if (stale) {
+                                free(detail);
+                                detail = stale;
                         }
                 }
                 /* Last, right before the write (the facts above may take a bounded child's time). */

@@ -200,6 +200,21 @@ TEST(decide_table) {
 
 /* One sleep cycle as the service would run it (after the unit's pass): decide, apply, (sleep), restore
  * on resume. */
+/* Review AD: the last look's age at the write. Up to KNOB_LOOK_MAX it stands, one microsecond more
+ * and it is stale; a clock that went back (never for CLOCK_MONOTONIC) is stale too. */
+TEST(look_stale) {
+        usec_t t0 = 5 * USEC_PER_SEC;
+
+        ASSERT_TRUE(!knob_look_stale(t0, t0));
+        ASSERT_TRUE(!knob_look_stale(t0, t0 + 3 * USEC_PER_MSEC));
+        ASSERT_TRUE(!knob_look_stale(t0, t0 + KNOB_LOOK_MAX));
+        ASSERT_TRUE(knob_look_stale(t0, t0 + KNOB_LOOK_MAX + 1));
+        ASSERT_TRUE(knob_look_stale(t0, t0 + 250 * USEC_PER_MSEC)); /* the second sample's bound */
+        ASSERT_TRUE(knob_look_stale(t0, t0 - 1));
+        /* Shorter than the second sample's children's bound, or the window would not be bounded by it. */
+        ASSERT_TRUE(KNOB_LOOK_MAX < 250 * USEC_PER_MSEC);
+}
+
 static void cycle(SyncOnSuspendMode mode, bool unsynced, bool hung, bool covered, bool expect_change) {
         KnobFacts f = {
                 .complete = true, .covered = covered, .hung = hung, .unsynced = unsynced, .unit_pass = true
@@ -586,6 +601,7 @@ int main(void) {
 
         RUN(parse);
         RUN(decide_table);
+        RUN(look_stale);
         RUN(modes_applied);
         RUN(original_zero_kept);
         RUN(second_run_keeps_true_original);
