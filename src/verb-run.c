@@ -253,24 +253,39 @@ static void pass_load_handover(Pass *p) {
 /* The unit's pass found the state lock held: most likely the daemon's pass of this sleep, still
  * running after logind stopped waiting for it (verb-daemon.c), whose deadline is at most
  * DAEMON_PASS_DEADLINE_MAX. This pass waits for it, with the service manager's start timeout
- * extended first, and then starts its clock anew: its DeadlineSec= counts from when it can sync. */
+ * extended first, and then starts its clock anew: its DeadlineSec= counts from when it can sync.
+ * --deadline-max= ("end within this, whatever DeadlineSec= says") bounds the wait and the pass after
+ * it together (review AE, H2): the wait gets what is left of it less RUN_AFTER_WAIT_MIN, the pass
+ * the rest. */
+#define RUN_AFTER_WAIT_MIN (1U * USEC_PER_SEC)
+
 static int pass_lock_wait(Pass *p) {
         const char *dir = p->a->state_dir;
         char x[FORMAT_TIMESPAN_MAX];
-        usec_t t0 = now(CLOCK_MONOTONIC);
+        usec_t t0 = now(CLOCK_MONOTONIC), wait = DAEMON_UNIT_LOCK_WAIT, left = USEC_INFINITY;
         int r;
 
+        if (p->a->deadline_max != USEC_INFINITY) {
+                usec_t end = usec_add(p->a->started, p->a->deadline_max);
+
+                left = end > t0 ? end - t0 : 0;
+                if (left <= RUN_AFTER_WAIT_MIN)
+                        return -EBUSY; /* no time to wait and then sync */
+                wait = MIN(wait, left - RUN_AFTER_WAIT_MIN);
+        }
         log_notice(
                 "Another suspend-sync run holds '%s/lock' (the daemon's pass of this sleep?): waiting for it, "
                 "at most %s.",
-                dir, format_timespan(x, sizeof x, DAEMON_UNIT_LOCK_WAIT));
+                dir, format_timespan(x, sizeof x, wait));
         /* The unit's TimeoutStartSec= is left whole for what follows the wait. */
-        (void) notify_extend_timeout(DAEMON_UNIT_LOCK_WAIT + UNIT_START_TIMEOUT);
-        r = state_lock_wait(dir, t0 + DAEMON_UNIT_LOCK_WAIT, &p->lock_fd);
+        (void) notify_extend_timeout(wait + UNIT_START_TIMEOUT);
+        r = state_lock_wait(dir, t0 + wait, &p->lock_fd);
         if (r < 0)
                 return r;
         p->waited = *p->a;
         p->waited.started = p->started_mono = now(CLOCK_MONOTONIC);
+        if (left != USEC_INFINITY) /* what --deadline-max= leaves after the wait */
+                p->waited.deadline_max = MAX(left - (p->waited.started - t0), (usec_t) 1);
         p->started_rt = now(CLOCK_REALTIME);
         p->a = &p->waited;
         log_info("Got '%s/lock' after %s.", dir, format_timespan(x, sizeof x, p->waited.started - t0));

@@ -69,6 +69,18 @@ grep -q "refusing to run twice" "$SS_TMP/refused.log" || fail "no word of the lo
 flock -u "$lock_fd"
 grep -q "^unit " "$SS_STATE/handover" || fail "the earlier record is gone: this case tests nothing"
 no_record "a unit's pass refused by the lock after an earlier one's record"
+# Run by systemd (INVOCATION_ID), the unit's pass waits for the lock (the daemon's pass of this
+# sleep may hold it), but no longer than --deadline-max= leaves (review AE, H2: it waited 40 s,
+# whatever that said). The wait is one second short of it; here nothing lets go: refused.
+flock -x "$lock_fd"
+t0=$SECONDS
+! INVOCATION_ID=0123456789abcdef0123456789abcdef ss --sysfs="$sys" --trigger=unit --deadline-max=3s run \
+        2>"$SS_TMP/waited.log" || fail "a unit's pass ran without the lock"
+took=$((SECONDS - t0))
+flock -u "$lock_fd"
+grep -q "waiting for it, at most [12]" "$SS_TMP/waited.log" && grep -q "refusing to run twice" "$SS_TMP/waited.log" ||
+        fail "no wait of at most 2s, then no refusal: $(cat "$SS_TMP/waited.log")"
+((took < 15)) || fail "the wait took ${took}s, past --deadline-max=3s"
 ss_unit_pass_record
 flock -x "$lock_fd"
 ss --sysfs="$sys" restore-knob
