@@ -1894,26 +1894,43 @@ static int setup_covered(const void *userdata, dev_t *devs) {
  * copy of ours with a private /tmp) is left out of the table, member or not; read by walking every
  * process, it is there. The namespace of live_namespaces_both_ways (an overlay of its own) is the
  * control: it is read both ways. */
-TEST(live_namespace_covered) {
-        char dir[] = "/tmp/test-sample-cov.XXXXXX", sub[PATH_MAX];
-        int release = -1;
-        dev_t dev = 0;
+/* A child in a mount namespace of its own that our table covers (setup_covered(), below dir, a
+ * "/tmp/...XXXXXX" template), its device in *dev: its pid, or 0 when the test is skipped (not root,
+ * no namespace to be had; nothing left behind). covered_namespace_end() lets it go and cleans up. */
+static pid_t covered_namespace_begin(char *dir, char sub[static PATH_MAX], dev_t *dev, int *release) {
         pid_t pid;
 
         if (geteuid() != 0) {
                 test_skip("not root");
-                return;
+                return 0;
         }
         ASSERT_TRUE(test_mkdtemp(dir));
-        snprintf(sub, sizeof sub, "%s/t", dir);
+        snprintf(sub, PATH_MAX, "%s/t", dir);
         ASSERT_OK(mkdir(sub, 0755));
-        pid = spawn_child_namespace(setup_covered, dir, &dev, 1, &release);
+        pid = spawn_child_namespace(setup_covered, dir, dev, 1, release);
         if (pid == 0) {
                 test_skip("cannot make a mount namespace");
                 ASSERT_OK(rmdir(sub));
                 ASSERT_OK(rmdir(dir));
-                return;
         }
+        return pid;
+}
+
+static void covered_namespace_end(pid_t pid, int release, const char *dir, const char *sub) {
+        close(release);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+        ASSERT_OK(rmdir(sub));
+        ASSERT_OK(rmdir(dir));
+}
+
+TEST(live_namespace_covered) {
+        char dir[] = "/tmp/test-sample-cov.XXXXXX", sub[PATH_MAX];
+        int release = -1;
+        dev_t dev = 0;
+        pid_t pid = covered_namespace_begin(dir, sub, &dev, &release);
+
+        if (pid == 0)
+                return;
         {
                 _cleanup_(sample_freep) Sample *listed = load_live(false), *walked = load_live(true);
                 bool covers = kernel_covers();
@@ -1925,10 +1942,7 @@ TEST(live_namespace_covered) {
                         listed->n_namespaces, walked->n_namespaces);
                 ASSERT_EQ(has_namespace(listed, pid), !covers);
         }
-        close(release);
-        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
-        ASSERT_OK(rmdir(sub));
-        ASSERT_OK(rmdir(dir));
+        covered_namespace_end(pid, release, dir, sub);
 }
 
 /* Review AE, H1: the main process's own look at other namespaces (one statmount(2) per mount of
@@ -1940,22 +1954,10 @@ TEST(live_namespaces_scan_bounded) {
         char dir[] = "/tmp/test-sample-bnd.XXXXXX", sub[PATH_MAX];
         int release = -1;
         dev_t dev = 0;
-        pid_t pid;
+        pid_t pid = covered_namespace_begin(dir, sub, &dev, &release);
 
-        if (geteuid() != 0) {
-                test_skip("not root");
+        if (pid == 0)
                 return;
-        }
-        ASSERT_TRUE(test_mkdtemp(dir));
-        snprintf(sub, sizeof sub, "%s/t", dir);
-        ASSERT_OK(mkdir(sub, 0755));
-        pid = spawn_child_namespace(setup_covered, dir, &dev, 1, &release);
-        if (pid == 0) {
-                test_skip("cannot make a mount namespace");
-                ASSERT_OK(rmdir(sub));
-                ASSERT_OK(rmdir(dir));
-                return;
-        }
         for (int walk_all = 0; walk_all <= 1; walk_all++)
                 for (usec_t until = 0; until <= 1; until++) {
                         _cleanup_close_ int root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1981,10 +1983,7 @@ TEST(live_namespaces_scan_bounded) {
                         } else if (walk_all)
                                 ASSERT_TRUE(has_namespace(s, pid));
                 }
-        close(release);
-        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
-        ASSERT_OK(rmdir(sub));
-        ASSERT_OK(rmdir(dir));
+        covered_namespace_end(pid, release, dir, sub);
 }
 
 /* The opens below proc of one process fail as after its exit, proc_gone_pid (0: none; test-sample is
