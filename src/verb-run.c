@@ -948,10 +948,9 @@ static char *pass_knob_changed(const Pass *p, KnobFacts *f) {
         return why;
 }
 
-/* The last look (the late facts and the second sample) begun at look, now at the knob's write: a look
- * older than KNOB_LOOK_MAX saw the mounts and the dirty data too long ago to stand for them (a
- * filesystem mounted or a device written meanwhile is seen by nobody). Sets f->changed and returns
- * the sentence saying so, or NULL. */
+/* The last look (the second sample) begun at look, now at the knob's write: a look older than
+ * KNOB_LOOK_MAX saw the mounts too long ago to stand for them (a filesystem mounted meanwhile is seen
+ * by nobody). Sets f->changed and returns the sentence saying so, or NULL. */
 static char *pass_knob_stale(usec_t look, KnobFacts *f) {
         char took[FORMAT_TIMESPAN_MAX], max[FORMAT_TIMESPAN_MAX];
         usec_t t = now(CLOCK_MONOTONIC);
@@ -961,8 +960,8 @@ static char *pass_knob_stale(usec_t look, KnobFacts *f) {
                 return NULL;
         f->changed = true;
         if (asprintf(&s,
-                     "the last look at the mounts and their dirty data took %s, longer than %s: a filesystem "
-                     "mounted or a device written meanwhile would not be seen",
+                     "the last look at the mounts began %s before this write, more than %s: a filesystem "
+                     "mounted meanwhile would not be seen",
                      format_timespan(took, sizeof took, t >= look ? t - look : 0),
                      format_timespan(max, sizeof max, KNOB_LOOK_MAX)) < 0)
                 return NULL;
@@ -979,7 +978,7 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
                                              p->earlier_hung);
                 _cleanup_free_ char *detail = NULL;
-                usec_t look = now(CLOCK_MONOTONIC); /* the last look begins (KNOB_LOOK_MAX) */
+                usec_t look = USEC_INFINITY; /* when the last look began (KNOB_LOOK_MAX) */
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
@@ -990,7 +989,10 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 /* Whatever the late facts said: a reason of theirs that does not decide here (another
                  * hook, in "off" or over a hung device) must not stand in for the second sample. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
-                        char *changed = pass_knob_changed(p, &f);
+                        char *changed;
+
+                        look = now(CLOCK_MONOTONIC);
+                        changed = pass_knob_changed(p, &f);
 
                         if (changed) {
                                 free(detail);
@@ -1001,7 +1003,7 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                                 (void) nanosleep(timespec_store(&ts, a->knob_look_delay), NULL);
                         }
                 }
-                /* Still off: the look must be recent at the write (review AD, AD1 and AD2). */
+                /* Still off (so the look was taken): it must be recent at the write (review AD, AD1). */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
                         char *stale = pass_knob_stale(look, &f);
 
