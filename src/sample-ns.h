@@ -63,8 +63,9 @@ int sample_mark_overmounted(const MountTable *t, bool *ret);
  * serves it (mount_table_load_namespace()), else from a member's mountinfo text; backend
  * MOUNT_TABLE_BACKEND_MOUNTINFO: always the text (tests, benchmarks). until (CLOCK_MONOTONIC, 0:
  * none): this process's own work on them (one statmount(2) per mount of each namespace, the walk over
- * proc, each table read) stops there, the rest a reason (review AE, H1). What cannot be read becomes a reason in why; chrooted-only namespaces are compared through
- * listmount into hidden. negative errno (-ENOMEM).
+ * proc, each table read) stops there, the rest a reason (review AE, H1). What cannot be read becomes
+ * a reason in why; chrooted-only namespaces are compared through listmount into hidden. negative
+ * errno (-ENOMEM).
  */
 int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTableBackend backend, usec_t until,
                           MountTable *t, unsigned **ns_of, MountNamespace **ret_ns, size_t *ret_n,
