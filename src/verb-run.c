@@ -978,7 +978,6 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
                                              p->earlier_hung);
                 _cleanup_free_ char *detail = NULL;
-                usec_t look = USEC_INFINITY; /* when the last look began (KNOB_LOOK_MAX) */
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
@@ -989,27 +988,19 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 /* Whatever the late facts said: a reason of theirs that does not decide here (another
                  * hook, in "off" or over a hung device) must not stand in for the second sample. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
-                        char *changed;
+                        usec_t look = now(CLOCK_MONOTONIC); /* the last look begins (KNOB_LOOK_MAX) */
+                        char *why = pass_knob_changed(p, &f);
 
-                        look = now(CLOCK_MONOTONIC);
-                        changed = pass_knob_changed(p, &f);
-
-                        if (changed) {
-                                free(detail);
-                                detail = changed;
-                        }
                         if (a->knob_look_delay > 0) { /* tests: a look that takes this much longer */
                                 struct timespec ts;
                                 (void) nanosleep(timespec_store(&ts, a->knob_look_delay), NULL);
                         }
-                }
-                /* Still off (so the look was taken): it must be recent at the write (review AD, AD1). */
-                if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
-                        char *stale = pass_knob_stale(look, &f);
-
-                        if (stale) {
+                        /* Unchanged: the look must still be recent at the write (review AD, AD1). */
+                        if (!f.changed)
+                                why = pass_knob_stale(look, &f);
+                        if (why) {
                                 free(detail);
-                                detail = stale;
+                                detail = why;
                         }
                 }
                 /* Last, right before the write (the facts above may take a bounded child's time). */
