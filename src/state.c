@@ -821,6 +821,12 @@ int state_dir_check(const char *dir, bool *ret_is_tmpfs) {
         return 0;
 }
 
+int state_lock_open(int dir_fd) {
+        int fd = openat(dir_fd, STATE_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+
+        return fd < 0 ? negative_errno() : fd;
+}
+
 int state_lock_wait(const char *dir, usec_t until, int *ret_fd) {
         _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
         int r;
@@ -829,9 +835,9 @@ int state_lock_wait(const char *dir, usec_t until, int *ret_fd) {
         if (dir_fd < 0)
                 return dir_fd;
 
-        fd = openat(dir_fd, STATE_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+        fd = state_lock_open(dir_fd);
         if (fd < 0)
-                return negative_errno();
+                return fd;
 
         r = flock_until(fd, until, STATE_LOCK_POLL_USEC);
         if (r < 0)

@@ -17,10 +17,12 @@
 #include "executor.h"
 #include "handover.h"
 #include "shared/devnum-util.h"
+#include "shared/lock-util.h"
 #include "shared/proc-util.h"
 #include "history.h"
 #include "kernel-knob.h"
 #include "late-skip.h"
+#include "lock-holder.h"
 #include "writeback.h"
 #include "log.h"
 #include "meminfo.h"
@@ -254,15 +256,41 @@ static void pass_load_handover(Pass *p) {
  * running after logind stopped waiting for it (verb-daemon.c), whose deadline is at most
  * DAEMON_PASS_DEADLINE_MAX. This pass waits for it, with the service manager's start timeout
  * extended first, and then starts its clock anew: its DeadlineSec= counts from when it can sync.
- * --deadline-max= ("end within this, whatever DeadlineSec= says") bounds the wait and the pass after
- * it together (review AE, H2): the wait gets what is left of it less RUN_AFTER_WAIT_MIN, the pass
- * the rest. */
+ * The wait ends at DAEMON_UNIT_LOCK_WAIT, and as soon as the holder's mark (lock-holder.h) is known,
+ * at its own deadline and LOCK_HOLDER_GRACE: whoever holds the lock (a manual run too, review AE,
+ * H2), it is waited for no longer than it may run. --deadline-max= ("end within this, whatever
+ * DeadlineSec= says") bounds the wait and the pass after it together: the wait gets what is left of
+ * it less RUN_AFTER_WAIT_MIN, the pass the rest. */
 #define RUN_AFTER_WAIT_MIN (1U * USEC_PER_SEC)
+/* How often the holder's mark is read again while the lock is waited for. */
+#define RUN_HOLDER_POLL (50U * USEC_PER_MSEC)
+
+/* The holder's mark, when it is known and different from *known: said, and the wait's end moved to
+ * its deadline and grace (never later than *until). */
+static void pass_lock_holder(const Pass *p, int dir_fd, int fd, LockHolder *known, usec_t *until) {
+        char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
+        LockHolder h;
+        usec_t n;
+
+        if (lock_holder_read(dir_fd, fd, "/proc/locks", &h) < 0 ||
+            (h.pid == known->pid && h.until == known->until))
+                return;
+        *known = h;
+        n = now(CLOCK_MONOTONIC);
+        *until = MIN(*until, usec_add(h.until, LOCK_HOLDER_GRACE));
+        log_notice("'%s/lock' is held by PID %d, %s, whose deadline is %s %s: waiting at most %s.",
+                   p->a->state_dir, (int) h.pid, lock_holder_kind_describe(h.kind),
+                   format_timespan(x, sizeof x, h.until > n ? h.until - n : n - h.until),
+                   h.until > n ? "from now" : "past",
+                   format_timespan(y, sizeof y, *until > n ? *until - n : 0));
+}
 
 static int pass_lock_wait(Pass *p) {
         const char *dir = p->a->state_dir;
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
         char x[FORMAT_TIMESPAN_MAX];
-        usec_t t0 = now(CLOCK_MONOTONIC), wait = DAEMON_UNIT_LOCK_WAIT, left = USEC_INFINITY;
+        usec_t t0 = now(CLOCK_MONOTONIC), wait = DAEMON_UNIT_LOCK_WAIT, left = USEC_INFINITY, until;
+        LockHolder known = {};
         int r;
 
         if (p->a->deadline_max != USEC_INFINITY) {
@@ -273,15 +301,38 @@ static int pass_lock_wait(Pass *p) {
                         return -EBUSY; /* no time to wait and then sync */
                 wait = MIN(wait, left - RUN_AFTER_WAIT_MIN);
         }
+        dir_fd = state_dir_open(dir);
+        if (dir_fd < 0)
+                return dir_fd;
+        fd = state_lock_open(dir_fd);
+        if (fd < 0)
+                return fd;
+        until = t0 + wait;
         log_notice(
                 "Another suspend-sync run holds '%s/lock' (the daemon's pass of this sleep?): waiting for it, "
                 "at most %s.",
                 dir, format_timespan(x, sizeof x, wait));
         /* The unit's TimeoutStartSec= is left whole for what follows the wait. */
         (void) notify_extend_timeout(wait + UNIT_START_TIMEOUT);
-        r = state_lock_wait(dir, t0 + wait, &p->lock_fd);
+        for (;;) {
+                usec_t n;
+
+                pass_lock_holder(p, dir_fd, fd, &known, &until);
+                n = now(CLOCK_MONOTONIC);
+                r = flock_until(fd, MIN(until, n + RUN_HOLDER_POLL), STATE_LOCK_POLL_USEC);
+                if (r != -EBUSY)
+                        break;
+                if (now(CLOCK_MONOTONIC) >= until) {
+                        if (known.pid > 0)
+                                log_notice("PID %d, %s, still holds '%s/lock' past its deadline and %s.",
+                                           (int) known.pid, lock_holder_kind_describe(known.kind), dir,
+                                           format_timespan(x, sizeof x, LOCK_HOLDER_GRACE));
+                        return -EBUSY;
+                }
+        }
         if (r < 0)
                 return r;
+        p->lock_fd = TAKE_FD(fd);
         p->waited = *p->a;
         p->waited.started = p->started_mono = now(CLOCK_MONOTONIC);
         if (left != USEC_INFINITY) /* what --deadline-max= leaves after the wait */
@@ -313,6 +364,16 @@ static void pass_refused_knob(const Pass *p) {
                            "could not take the lock to put it back.");
 }
 
+/* " (PID N, a manual run)" when the holder's mark is known, else "". */
+static void pass_holder_describe(const char *dir, char *buf, size_t size) {
+        _cleanup_close_ int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -EBADF;
+        LockHolder h;
+
+        if (dir_fd >= 0 && (fd = state_lock_open(dir_fd)) >= 0 &&
+            lock_holder_read(dir_fd, fd, "/proc/locks", &h) >= 0)
+                (void) snprintf(buf, size, " (PID %d, %s)", (int) h.pid, lock_holder_kind_describe(h.kind));
+}
+
 static int pass_lock(Pass *p) {
         const char *dir = p->a->state_dir;
         bool is_tmpfs = true;
@@ -326,9 +387,12 @@ static int pass_lock(Pass *p) {
         if (r == -EBUSY && pass_is_unit(p) && !isempty(p->a->invocation_id))
                 r = pass_lock_wait(p);
         if (r == -EBUSY) {
+                char who[64] = "";
+
                 pass_refused_knob(p);
-                return log_error_errno(r, "Another suspend-sync run holds '%s/lock', refusing to run twice.",
-                                       dir);
+                pass_holder_describe(dir, who, sizeof who);
+                return log_error_errno(
+                        r, "Another suspend-sync run holds '%s/lock'%s, refusing to run twice.", dir, who);
         }
         if (r < 0)
                 /* A missing or read-only state directory must not cost a sync: carry on unrecorded. */
@@ -397,6 +461,21 @@ static void pass_kick_early(Pass *p) {
         pass_kick(p);
 }
 
+/* Who holds the lock and by when it must let go, for a unit's pass that finds it held (lock-holder.h):
+ * the daemon's pass and manual runs. Not the unit's pass nor the late pass: no pass waits for them,
+ * so neither pays the write (a file renamed into place). */
+static void pass_mark_holder(const Pass *p) {
+        int r;
+
+        if (p->a->late || !pass_has_state(p) || (pass_is_unit(p) && !isempty(p->a->invocation_id)))
+                return;
+        r = lock_holder_write(p->state_fd, pass_is_unit(p) ? LOCK_HOLDER_DAEMON : LOCK_HOLDER_MANUAL,
+                              p->deadline);
+        if (r < 0)
+                log_debug("Could not write '%s/" LOCK_HOLDER_FILE "' (%s), ignoring.", p->a->state_dir,
+                          strerror(-r));
+}
+
 /* A knob left over, then policy, sample and plan, and the deadline that follows from them. */
 static int pass_prepare(Pass *p) {
         const Args *a = p->a;
@@ -439,6 +518,7 @@ static int pass_prepare(Pass *p) {
 
         p->deadline = a->started + p->c.policy->deadline;
         log_set_deadline(p->deadline);
+        pass_mark_holder(p);
         /* The unit's start timeout follows DeadlineSec=: what is left of it, plus the time to record,
          * log and exit. A manager that is not listening costs nothing. */
         if (streq_ptr(a->trigger, "unit")) {

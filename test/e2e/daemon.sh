@@ -217,6 +217,11 @@ st=$(e2e_run suspend-sync status --json=short)
 jq -e '.last_cycle.unit_started_realtime != null and .last_cycle.late_started_realtime != null' <<<"$st" >/dev/null 2>&1 &&
         ok "2: status shows the unit's pass (the daemon's) and the late pass of this sleep" ||
         fail "2: status's last cycle: $(jq -c '.last_cycle' <<<"$st" 2>&1)"
+# Its pass said who held the state lock, and by when it would let go (lock-holder.h): what a unit's
+# pass that finds the lock held waits for.
+holder=$(e2e_run cat /run/suspend-sync/lock-holder 2>&1)
+[[ $holder =~ ^[0-9]+\ daemon\ [0-9]+$ ]] && ok "2: the daemon's pass marked itself the lock's holder ($holder)" ||
+        fail "2: /run/suspend-sync/lock-holder: '$holder'"
 failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
 [[ -z $failed ]] && ok "2: no failed units" || fail "2: failed units: $failed"
 # The daemon's Before= keeps the unit (and sleep.target, its dependency) loaded between sleeps: PID 1

@@ -318,6 +318,33 @@ kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 [[ $(k) == 1 ]] || fail "after kill -9 the knob is $(k), original not restored by the start"
 [[ ! -e $SS_STATE/knob.orig ]] || fail "record left behind after restore"
+
+# A manual run that holds the lock and is stopped (SIGSTOP) while its worker waits on the hung
+# disk: the unit's pass waits for it no longer than its deadline and LOCK_HOLDER_GRACE (5 s), not
+# the 40 s it gives the daemon's pass (review AE, H2), and says who holds the lock.
+fresh_cycle
+"$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$SS_CONF" --sysfs="$sys" --deadline=1s run >/dev/null 2>&1 &
+pid=$!
+ss_on_exit "kill -CONT $pid 2>/dev/null"
+for ((i = 0; i < 100; i++)); do
+        [[ $(cat "$SS_STATE/lock-holder" 2>/dev/null) == "$pid manual "* ]] && break
+        sleep 0.01
+done
+kill -STOP "$pid"
+[[ $(cat "$SS_STATE/lock-holder" 2>/dev/null) == "$pid manual "* ]] ||
+        fail "the manual run wrote no mark of its own: $(cat "$SS_STATE/lock-holder" 2>&1)"
+t0=$SECONDS
+! INVOCATION_ID=0123456789abcdef0123456789abcdef ss --sysfs="$sys" --trigger=unit run 2>"$SS_TMP/held.log" ||
+        fail "a unit's pass ran while a stopped manual run held the lock"
+took=$((SECONDS - t0))
+kill -CONT "$pid"
+wait "$pid" || true
+grep -q "is held by PID $pid, a manual run, whose deadline is" "$SS_TMP/held.log" &&
+        grep -q "PID $pid, a manual run, still holds .* past its deadline" "$SS_TMP/held.log" &&
+        grep -q "holds '.*/lock' (PID $pid, a manual run), refusing to run twice" "$SS_TMP/held.log" ||
+        fail "no word of the holder, its deadline, or the refusal: $(cat "$SS_TMP/held.log")"
+((took < 15)) || fail "the wait for a stopped manual run took ${took}s, past its deadline and 5 s"
+echo "a stopped manual run's lock was waited for ${took}s"
 stack_ctl hung resume >/dev/null
 
 # Absent knob (kernel < 5.6): said, and the run carries on.
