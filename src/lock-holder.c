@@ -13,6 +13,7 @@
 #include "lock-holder.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "state.h"
 
 static const char *const kind_names[_LOCK_HOLDER_KIND_MAX] = {
         [LOCK_HOLDER_MANUAL] = "manual",
@@ -104,15 +105,25 @@ int lock_holder_write(int state_dir_fd, LockHolderKind kind, usec_t until) {
         return write_file_atomic_at(state_dir_fd, LOCK_HOLDER_FILE, text, strlen(text));
 }
 
-int lock_holder_read(int state_dir_fd, int lock_fd, const char *proc_locks, LockHolder *ret) {
-        _cleanup_free_ char *mark = NULL, *locks = NULL;
-        LockHolder h;
+int lock_holder_pid(int state_dir_fd, const char *proc_locks, pid_t *ret) {
+        _cleanup_free_ char *locks = NULL;
         struct stat st;
+        int r;
+
+        if (fstatat(state_dir_fd, STATE_LOCK_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        r = read_full_file_at(AT_FDCWD, proc_locks, LOCK_HOLDER_PROC_LOCKS_MAX, &locks, NULL);
+        if (r < 0)
+                return r;
+        return lock_holder_proc_locks_find(locks, st.st_dev, st.st_ino, ret);
+}
+
+int lock_holder_read(int state_dir_fd, const char *proc_locks, LockHolder *ret) {
+        _cleanup_free_ char *mark = NULL;
+        LockHolder h;
         pid_t pid;
         int r;
 
-        if (fstat(lock_fd, &st) < 0)
-                return negative_errno();
         r = read_full_file_at_flags(state_dir_fd, LOCK_HOLDER_FILE, 64, READ_FULL_REGULAR, &mark, NULL);
         if (r == -EFBIG)
                 return -EBADMSG;
@@ -121,10 +132,7 @@ int lock_holder_read(int state_dir_fd, int lock_fd, const char *proc_locks, Lock
         r = lock_holder_parse(mark, &h);
         if (r < 0)
                 return r;
-        r = read_full_file_at(AT_FDCWD, proc_locks, LOCK_HOLDER_PROC_LOCKS_MAX, &locks, NULL);
-        if (r < 0)
-                return r;
-        r = lock_holder_proc_locks_find(locks, st.st_dev, st.st_ino, &pid);
+        r = lock_holder_pid(state_dir_fd, proc_locks, &pid);
         if (r < 0)
                 return r;
         if (pid != h.pid)

@@ -57,7 +57,12 @@ int lock_holder_proc_locks_find(const char *text, dev_t dev, ino_t ino, pid_t *r
 /* Writes this process's mark into state_dir_fd (the caller holds the lock). 0 or negative errno. */
 int lock_holder_write(int state_dir_fd, LockHolderKind kind, usec_t until);
 
-/* The mark of whoever holds the lock on lock_fd's file now: 0 and *ret; -ENOENT when there is none
- * or it is of another process than the one /proc/locks names (proc_locks: its path, "/proc/locks"
- * but for tests); other negative errno when either cannot be read. */
-int lock_holder_read(int state_dir_fd, int lock_fd, const char *proc_locks, LockHolder *ret);
+/* The PID /proc/locks (proc_locks: its path, "/proc/locks" but for tests and --root=) names as the
+ * holder of state_dir_fd's lock: 0 and *ret; -ENOENT when nobody holds it; other negative errno
+ * when either cannot be read. */
+int lock_holder_pid(int state_dir_fd, const char *proc_locks, pid_t *ret);
+
+/* The mark of whoever holds the lock now: 0 and *ret; -ENOENT when nobody holds it, or there is no
+ * mark, or it is of another process than the one lock_holder_pid() names; -EBADMSG when it does not
+ * parse; other negative errno when a file cannot be read. */
+int lock_holder_read(int state_dir_fd, const char *proc_locks, LockHolder *ret);

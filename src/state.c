@@ -24,7 +24,6 @@
 #define STATE_LAST_FILE "last.json"
 #define STATE_HISTORY_DIR "history"
 #define STATE_HISTORY_SCAN_MAX 4096U /* directory entries looked at, bounded */
-#define STATE_LOCK_FILE "lock"
 #define STATE_WRITE_BUFFER (64U * 1024U)
 
 /* history array → record → mounts array → mount: 4 levels; leave a little room, no more. */

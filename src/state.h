@@ -146,6 +146,8 @@ int state_dir_check(const char *dir, bool *ret_is_tmpfs);
  * negative errno. */
 int state_dir_open(const char *dir);
 
+#define STATE_LOCK_FILE "lock"
+
 /* Creates dir (like state_save()) and takes flock(LOCK_EX|LOCK_NB) on dir/lock. Returns 0 and the
  * locked fd (O_CLOEXEC; close it to release), or -EBUSY when another open file description holds
  * the lock (another run, or the same process through a different fd). The lock file is never

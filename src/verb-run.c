@@ -267,12 +267,12 @@ static void pass_load_handover(Pass *p) {
 
 /* The holder's mark, when it is known and different from *known: said, and the wait's end moved to
  * its deadline and grace (never later than *until). */
-static void pass_lock_holder(const Pass *p, int dir_fd, int fd, LockHolder *known, usec_t *until) {
+static void pass_lock_holder(const Pass *p, int dir_fd, LockHolder *known, usec_t *until) {
         char x[FORMAT_TIMESPAN_MAX], y[FORMAT_TIMESPAN_MAX];
         LockHolder h;
         usec_t n;
 
-        if (lock_holder_read(dir_fd, fd, "/proc/locks", &h) < 0 ||
+        if (lock_holder_read(dir_fd, "/proc/locks", &h) < 0 ||
             (h.pid == known->pid && h.until == known->until))
                 return;
         *known = h;
@@ -317,7 +317,7 @@ static int pass_lock_wait(Pass *p) {
         for (;;) {
                 usec_t n;
 
-                pass_lock_holder(p, dir_fd, fd, &known, &until);
+                pass_lock_holder(p, dir_fd, &known, &until);
                 n = now(CLOCK_MONOTONIC);
                 r = flock_until(fd, MIN(until, n + RUN_HOLDER_POLL), STATE_LOCK_POLL_USEC);
                 if (r != -EBUSY)
@@ -366,11 +366,10 @@ static void pass_refused_knob(const Pass *p) {
 
 /* " (PID N, a manual run)" when the holder's mark is known, else "". */
 static void pass_holder_describe(const char *dir, char *buf, size_t size) {
-        _cleanup_close_ int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -EBADF;
+        _cleanup_close_ int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         LockHolder h;
 
-        if (dir_fd >= 0 && (fd = state_lock_open(dir_fd)) >= 0 &&
-            lock_holder_read(dir_fd, fd, "/proc/locks", &h) >= 0)
+        if (dir_fd >= 0 && lock_holder_read(dir_fd, "/proc/locks", &h) >= 0)
                 (void) snprintf(buf, size, " (PID %d, %s)", (int) h.pid, lock_holder_kind_describe(h.kind));
 }
 

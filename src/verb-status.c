@@ -20,6 +20,7 @@
 #include "handover.h"
 #include "kmsg.h"
 #include "last-resume.h"
+#include "lock-holder.h"
 #include "log.h"
 #include "meminfo.h"
 #include "shared/fileio.h"
@@ -38,6 +39,10 @@ typedef struct StatusFacts {
         KernelSync ksync;
         int ksync_error;   /* reading the kernel log: 0 or negative errno */
         Handover handover; /* live stuck workers */
+        pid_t lock_pid;    /* who holds the state lock now (/proc/locks); 0: nobody, or unknown */
+        bool has_holder;   /* ... and its mark (lock-holder.h) */
+        LockHolder holder;
+        usec_t mono_now; /* CLOCK_MONOTONIC, for the holder's deadline */
 } StatusFacts;
 
 /* One row of the mount table: a mount of one pass. */
@@ -301,7 +306,45 @@ static void print_hints(const Args *a, int root_fd, const Unread *u) {
         printf("Hint: 'suspend-sync history' shows sleeps recorded before this boot.\n");
 }
 
-/* {"now", "last_run", "history", "last_cycle", "unread"}: the records as the state module writes
+/* "running": the pass that holds the state lock now, or null. */
+static int running_to_json(const StatusFacts *f, json_object *root) {
+        _cleanup_json_ json_object *o = NULL;
+        int r;
+
+        if (f->lock_pid <= 0)
+                return json_add_null(root, "running");
+        if (!(o = json_object_new_object()))
+                return -ENOMEM;
+        if ((r = json_add_int(o, "pid", f->lock_pid)) < 0 ||
+            (r = f->has_holder ? json_add_string(o, "kind", lock_holder_kind_name(f->holder.kind))
+                               : json_add_null(o, "kind")) < 0 ||
+            (r = f->has_holder
+                         ? json_add_u64(o, "deadline_left_usec",
+                                        f->holder.until > f->mono_now ? f->holder.until - f->mono_now : 0)
+                         : json_add_null(o, "deadline_left_usec")) < 0)
+                return r;
+        return json_add(root, "running", TAKE_PTR(o));
+}
+
+/* What holds the state lock now, if anything: a pass running, or one stuck. */
+static void print_running(const StatusFacts *f) {
+        char x[FORMAT_TIMESPAN_MAX];
+
+        if (f->lock_pid <= 0)
+                return;
+        if (!f->has_holder)
+                printf("%12s: PID %d holds the state lock\n", "Running", (int) f->lock_pid);
+        else if (f->holder.until > f->mono_now)
+                printf("%12s: PID %d, %s, its deadline in %s\n", "Running", (int) f->lock_pid,
+                       lock_holder_kind_describe(f->holder.kind),
+                       format_timespan(x, sizeof x, f->holder.until - f->mono_now));
+        else
+                printf("%12s: PID %d, %s, %s past its deadline, still holds the state lock\n", "Running",
+                       (int) f->lock_pid, lock_holder_kind_describe(f->holder.kind),
+                       format_timespan(x, sizeof x, f->mono_now - f->holder.until));
+}
+
+/* {"now", "running", "last_run", "history", "last_cycle", "unread"}: the records as the state module writes
  * them, and what of them could not be read. */
 static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history,
                           size_t n_history, const SleepCycle *c, const Unread *u, json_object **ret) {
@@ -317,6 +360,8 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
             (r = f->mi && f->mi->has_writeback ? json_add_u64(now, "writeback_bytes", f->mi->writeback_bytes)
                                                : json_add_null(now, "writeback_bytes")) < 0 ||
             (r = json_add(root, "now", TAKE_PTR(now))) < 0)
+                return r;
+        if ((r = running_to_json(f, root)) < 0)
                 return r;
         if (last && ((r = run_record_to_json(last, &o)) < 0 || (r = json_add(root, "last_run", o)) < 0))
                 return r;
@@ -386,7 +431,7 @@ static usec_t status_now(void) {
 }
 
 static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) {
-        _cleanup_free_ char *k = NULL;
+        _cleanup_free_ char *k = NULL, *locks = NULL;
         _cleanup_close_ int state_fd = -EBADF;
         size_t size;
 
@@ -397,8 +442,18 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
         if (f->ksync_error >= 0)
                 f->ksync = kmsg_last_sleep_sync(k, size);
         state_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (state_fd >= 0)
-                (void) handover_load(state_fd, &f->handover);
+        if (state_fd < 0)
+                return;
+        (void) handover_load(state_fd, &f->handover);
+        /* Read only: never the lock itself, which a pass starting now would then find taken. */
+        if (asprintf(&locks, "%s/proc/locks", a->root) < 0) {
+                locks = NULL;
+                return;
+        }
+        if (lock_holder_pid(state_fd, locks, &f->lock_pid) < 0)
+                f->lock_pid = 0;
+        f->has_holder = f->lock_pid > 0 && lock_holder_read(state_fd, locks, &f->holder) >= 0;
+        f->mono_now = now(CLOCK_MONOTONIC);
 }
 
 int verb_status(const Args *a) {
@@ -446,6 +501,7 @@ int verb_status(const Args *a) {
                         r = print_json(root, a->json);
         } else {
                 print_dirty(f.mi);
+                print_running(&f);
                 if (cycle)
                         r = print_cycle(a, cycle, &f, proc_fd);
                 else if (has_last)

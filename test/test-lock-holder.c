@@ -98,28 +98,29 @@ TEST(proc_locks_find) {
 /* The kernel's own list decides whose mark counts: ours while we hold the lock; none once we let
  * go, nor one left by another process, nor ours while another holds the lock. */
 TEST(read_live) {
-        _cleanup_close_ int dir_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -EBADF,
-                            other = -EBADF;
+        _cleanup_close_ int dir_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -EBADF;
         usec_t until = now(CLOCK_MONOTONIC) + 3 * USEC_PER_SEC;
         LockHolder h = {};
+        pid_t pid, holder;
         int status;
-        pid_t pid;
 
         ASSERT_TRUE(dir_fd >= 0);
         ASSERT_TRUE((fd = openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644)) >= 0);
-        ASSERT_TRUE((other = openat(dir_fd, "lock", O_RDWR | O_CLOEXEC)) >= 0);
         /* No mark, no lock. */
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_pid(dir_fd, "/proc/locks", &holder), ENOENT);
         ASSERT_TRUE(flock(fd, LOCK_EX | LOCK_NB) == 0);
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), ENOENT);
+        ASSERT_OK(lock_holder_pid(dir_fd, "/proc/locks", &holder));
+        ASSERT_EQ(holder, getpid());
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
         ASSERT_OK(lock_holder_write(dir_fd, LOCK_HOLDER_MANUAL, until));
-        ASSERT_OK(lock_holder_read(dir_fd, other, "/proc/locks", &h));
+        ASSERT_OK(lock_holder_read(dir_fd, "/proc/locks", &h));
         ASSERT_EQ(h.pid, getpid());
         ASSERT_EQ(h.kind, LOCK_HOLDER_MANUAL);
         ASSERT_U64_EQ(h.until, until);
         /* Let go: the mark stays, and says nothing. */
         ASSERT_TRUE(flock(fd, LOCK_UN) == 0);
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
         /* Another process holds it, before it writes its mark: ours is not its. */
         int p[2];
         char c;
@@ -136,17 +137,19 @@ TEST(read_live) {
         }
         close(p[1]);
         ASSERT_TRUE(read(p[0], &c, 1) == 1);
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), ENOENT);
+        ASSERT_OK(lock_holder_pid(dir_fd, "/proc/locks", &holder));
+        ASSERT_EQ(holder, pid);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
         /* ... and once it has, its own. */
         ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, "1 manual 5\n", 11));
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
         {
                 char line[64];
                 int n = snprintf(line, sizeof line, "%d daemon 7\n", (int) pid);
 
                 ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, line, n));
         }
-        ASSERT_OK(lock_holder_read(dir_fd, other, "/proc/locks", &h));
+        ASSERT_OK(lock_holder_read(dir_fd, "/proc/locks", &h));
         ASSERT_EQ(h.pid, pid);
         ASSERT_EQ(h.kind, LOCK_HOLDER_DAEMON);
         ASSERT_U64_EQ(h.until, 7);
@@ -154,14 +157,15 @@ TEST(read_live) {
         ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
         close(p[0]);
         /* Dead: its lock went with it. */
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_pid(dir_fd, "/proc/locks", &holder), ENOENT);
         /* A mark that does not parse, a list that cannot be read. */
         ASSERT_TRUE(flock(fd, LOCK_EX | LOCK_NB) == 0);
         ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, "junk\n", 5));
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/proc/locks", &h), EBADMSG);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), EBADMSG);
         ASSERT_OK(lock_holder_write(dir_fd, LOCK_HOLDER_DAEMON, until));
-        ASSERT_ERR(lock_holder_read(dir_fd, other, "/nonexistent/locks", &h), ENOENT);
-        ASSERT_OK(lock_holder_read(dir_fd, other, "/proc/locks", &h));
+        ASSERT_ERR(lock_holder_read(dir_fd, "/nonexistent/locks", &h), ENOENT);
+        ASSERT_OK(lock_holder_read(dir_fd, "/proc/locks", &h));
         ASSERT_EQ(h.kind, LOCK_HOLDER_DAEMON);
         ASSERT_TRUE(unlinkat(dir_fd, LOCK_HOLDER_FILE, 0) == 0);
         ASSERT_TRUE(unlinkat(dir_fd, "lock", 0) == 0);

@@ -337,6 +337,15 @@ t0=$SECONDS
 ! INVOCATION_ID=0123456789abcdef0123456789abcdef ss --sysfs="$sys" --trigger=unit run 2>"$SS_TMP/held.log" ||
         fail "a unit's pass ran while a stopped manual run held the lock"
 took=$((SECONDS - t0))
+# status names it, read only (it never takes the lock); without the mark, only the PID.
+ss status >"$SS_TMP/status.txt" 2>&1
+grep -q "Running: PID $pid, a manual run, .* past its deadline, still holds the state lock" "$SS_TMP/status.txt" ||
+        fail "status does not name the stopped manual run: $(cat "$SS_TMP/status.txt")"
+[[ $(ss status --json=short | jq -c '.running | [.pid, .kind, .deadline_left_usec]') == "[$pid,\"manual\",0]" ]] ||
+        fail "status --json: $(ss status --json=short | jq -c .running)"
+mv "$SS_STATE/lock-holder" "$SS_STATE/lock-holder.away"
+ss status | grep -q "Running: PID $pid holds the state lock" || fail "status without the mark: $(ss status)"
+mv "$SS_STATE/lock-holder.away" "$SS_STATE/lock-holder"
 kill -CONT "$pid"
 wait "$pid" || true
 grep -q "is held by PID $pid, a manual run, whose deadline is" "$SS_TMP/held.log" &&
