@@ -820,24 +820,26 @@ int state_dir_check(const char *dir, bool *ret_is_tmpfs) {
         return 0;
 }
 
-int state_lock_open(int dir_fd) {
-        int fd = openat(dir_fd, STATE_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+int state_lock_open(const char *dir, int *ret_dir_fd) {
+        _cleanup_close_ int dir_fd = state_dir_open(dir);
+        int fd;
 
-        return fd < 0 ? negative_errno() : fd;
+        if (dir_fd < 0)
+                return dir_fd;
+        fd = openat(dir_fd, STATE_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+        if (fd < 0)
+                return negative_errno();
+        if (ret_dir_fd)
+                *ret_dir_fd = TAKE_FD(dir_fd);
+        return fd;
 }
 
 int state_lock_wait(const char *dir, usec_t until, int *ret_fd) {
-        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int fd = state_lock_open(dir, NULL);
         int r;
 
-        dir_fd = state_dir_open(dir);
-        if (dir_fd < 0)
-                return dir_fd;
-
-        fd = state_lock_open(dir_fd);
         if (fd < 0)
                 return fd;
-
         r = flock_until(fd, until, STATE_LOCK_POLL_USEC);
         if (r < 0)
                 return r;

@@ -157,5 +157,6 @@ int state_lock(const char *dir, int *ret_fd);
  * -EBUSY when it is still held then. */
 int state_lock_wait(const char *dir, usec_t until, int *ret_fd);
 #define STATE_LOCK_POLL_USEC (5 * USEC_PER_MSEC)
-/* dir_fd/lock, opened (made when missing), not locked. The fd or negative errno. */
-int state_lock_open(int dir_fd);
+/* dir/lock, opened (both made when missing), not locked: the fd, and the directory's in
+ * *ret_dir_fd when not NULL; or negative errno. */
+int state_lock_open(const char *dir, int *ret_dir_fd);

@@ -301,10 +301,7 @@ static int pass_lock_wait(Pass *p) {
                         return -EBUSY; /* no time to wait and then sync */
                 wait = MIN(wait, left - RUN_AFTER_WAIT_MIN);
         }
-        dir_fd = state_dir_open(dir);
-        if (dir_fd < 0)
-                return dir_fd;
-        fd = state_lock_open(dir_fd);
+        fd = state_lock_open(dir, &dir_fd);
         if (fd < 0)
                 return fd;
         until = t0 + wait;
