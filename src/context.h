@@ -40,6 +40,9 @@ typedef struct Args {
                                    * bound (tests); 0: context_conf_read_timeout() as built */
         usec_t knob_look_delay;   /* $SUSPEND_SYNC_TEST_KNOB_LOOK_DELAY: the late pass's last look
                                    * before the knob takes this much longer (tests: KNOB_LOOK_MAX) */
+        usec_t knob_write_stall;  /* $SUSPEND_SYNC_TEST_KNOB_WRITE_STALL: the late pass stalls this long
+                                   * right after the knob's gate was found open, before its write (tests
+                                   * of the gate's second look, review AF F1) */
         usec_t late_skip_below;   /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
                                  * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */
         const char *root;         /* --root= (proc/ and config files) */

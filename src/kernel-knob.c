@@ -151,8 +151,20 @@ static int knob_lock(int state_dir_fd, usec_t wait) {
         return r < 0 ? r : TAKE_FD(fd);
 }
 
+static const char *gate_closed(const KnobGate *gate, int new_value) {
+        if (!gate || new_value == KNOB_SAFE_VALUE)
+                return NULL;
+        return gate->closed(gate->userdata);
+}
+
 int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait) {
+        return knob_save_and_set_gated(sysfs_fd, state_dir_fd, new_value, lock_wait, NULL, NULL);
+}
+
+int knob_save_and_set_gated(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait,
+                            const KnobGate *gate, const char **ret_why) {
         _cleanup_close_ int lock_fd = -EBADF;
+        const char *why;
         int current, recorded, r;
 
         if (new_value != 0 && new_value != 1)
@@ -160,6 +172,12 @@ int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock
         lock_fd = knob_lock(state_dir_fd, lock_wait);
         if (lock_fd < 0)
                 return lock_fd;
+        why = gate_closed(gate, new_value);
+        if (why) {
+                if (ret_why)
+                        *ret_why = why;
+                return -ESTALE;
+        }
 
         r = knob_read(sysfs_fd, &current);
         if (r < 0)
@@ -193,7 +211,14 @@ int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock
         r = knob_write(sysfs_fd, new_value);
         if (r < 0)
                 return r;
-
+        /* Closed by now: the write may have come after the hook gave up, and the restores after it. */
+        why = gate_closed(gate, new_value);
+        if (why) {
+                if (ret_why)
+                        *ret_why = why;
+                r = knob_write(sysfs_fd, KNOB_SAFE_VALUE);
+                return r < 0 ? r : -ECANCELED;
+        }
         return 1;
 }
 

@@ -60,6 +60,25 @@ int knob_record_read(int state_dir_fd, int *ret_value);
  * knob was not written, or the record exists). */
 int knob_save_and_set(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait);
 
+/* What must still hold, under the knob's lock, when a pass writes a value other than
+ * KNOB_SAFE_VALUE: the system-sleep hook still waits for this pass, its last look at the mounts is
+ * still recent. A check made before the lock is a check followed by a write: a pass stalled in
+ * between (a page fault on a hung root disk, a frozen cgroup) would write its 0 after the hook gave
+ * up and after the resume's restores ran, and nothing would put the knob back (review AF, F1 and
+ * F4). closed() returns NULL while the gate is open, else why it is closed. */
+typedef struct KnobGate {
+        const char *(*closed)(void *userdata);
+        void *userdata;
+} KnobGate;
+
+/* knob_save_and_set() through a gate (NULL: none), asked right after the lock is had and again
+ * right after the write. -ESTALE: closed before anything changed (nothing written, no record made).
+ * -ECANCELED: closed by the time the write was done: KNOB_SAFE_VALUE is written back and the record
+ * kept (the next restore puts the original back), as a restore that cannot have the lock does.
+ * *ret_why (may be NULL) then says why. */
+int knob_save_and_set_gated(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait,
+                            const KnobGate *gate, const char **ret_why);
+
 typedef enum KnobRestore {
         KNOB_RESTORE_NOTHING,  /* no record: nothing was changed by us */
         KNOB_RESTORE_ORIGINAL, /* the recorded original value was put back */

@@ -293,6 +293,9 @@ int main(int argc, char *argv[]) {
         e = getenv("SUSPEND_SYNC_TEST_KNOB_LOOK_DELAY");
         if (e && parse_timespan(e, &a.knob_look_delay) < 0)
                 a.knob_look_delay = 0;
+        e = getenv("SUSPEND_SYNC_TEST_KNOB_WRITE_STALL");
+        if (e && parse_timespan(e, &a.knob_write_stall) < 0)
+                a.knob_write_stall = 0;
         /* Tests only: the configuration reader's bound, so that a check of what waits for it
          * does not depend on this machine's speed. */
         e = getenv("SUSPEND_SYNC_TEST_CONF_READ_TIMEOUT");

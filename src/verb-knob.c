@@ -158,9 +158,9 @@ static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
 }
 
 void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
-                     const RunMount *uncovered, size_t n_uncovered) {
+                     const RunMount *uncovered, size_t n_uncovered, const KnobGate *gate) {
         _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
-        const char *why;
+        const char *why = NULL;
         int value, r;
 
         r = knob_decide(p->sync_on_suspend, f, &value);
@@ -200,8 +200,13 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                                                     "sync_on_suspend alone: %m");
                 return;
         }
-        r = knob_save_and_set(sysfs_fd, dir_fd, value, KNOB_LOCK_WAIT_PASS_USEC);
-        if (r == -EBUSY)
+        r = knob_save_and_set_gated(sysfs_fd, dir_fd, value, KNOB_LOCK_WAIT_PASS_USEC, gate, &why);
+        if (r == -ESTALE)
+                log_notice("Leaving the kernel's own sync on: %s.", why);
+        else if (r == -ECANCELED)
+                log_notice("Set /sys/power/sync_on_suspend back to 1 right after this pass wrote %d: %s.",
+                           value, why);
+        else if (r == -EBUSY)
                 log_notice(
                         "Leaving the kernel's own sync on: another process (restore-knob) holds the lock of "
                         "/sys/power/sync_on_suspend.");

@@ -12,8 +12,9 @@
 /* Puts back the value a pass recorded in state_dir (kernel-knob.h knob_restore()), saying why. */
 void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, const char *why);
 
-/* Carries out knob_decide() for policy p and facts f: sets the knob (the original saved first), or
- * keeps it on and says why — detail, when given, in full; else the first reason, with the first of
- * uncovered[n_uncovered] (mounts the pass left out) where that is why. */
+/* Carries out knob_decide() for policy p and facts f: sets the knob (the original saved first) through
+ * gate (kernel-knob.h; may be NULL), or keeps it on and says why — detail, when given, in full; else
+ * the first reason, with the first of uncovered[n_uncovered] (mounts the pass left out) where that
+ * is why. */
 void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
-                     const RunMount *uncovered, size_t n_uncovered);
+                     const RunMount *uncovered, size_t n_uncovered, const KnobGate *gate);

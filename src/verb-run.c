@@ -1044,6 +1044,33 @@ static char *pass_knob_stale(usec_t look, KnobFacts *f) {
         return s;
 }
 
+/* The knob's gate (kernel-knob.h KnobGate), asked under its lock before and after the write: the
+ * hook still waits (the daemon's late pass), and the last look is still recent. look 0: none made,
+ * closed. */
+_Static_assert(KNOB_LOOK_MAX == 50 * USEC_PER_MSEC, "pass_knob_gate() says 50ms");
+typedef struct KnobGateState {
+        const RunDone *notify;
+        usec_t look;
+        usec_t stall; /* tests: after the first look found it open (Args.knob_write_stall) */
+} KnobGateState;
+
+static const char *pass_knob_gate(void *userdata) {
+        KnobGateState *g = userdata;
+
+        if (g->notify && g->notify->requester_waits && !g->notify->requester_waits(g->notify->userdata))
+                return "the system-sleep hook stopped waiting for this pass (it may have slept and resumed "
+                       "since)";
+        if (g->look == 0 || knob_look_stale(g->look, now(CLOCK_MONOTONIC)))
+                return "the last look at the mounts began more than 50ms before this write";
+        if (g->stall > 0) {
+                struct timespec ts;
+
+                (void) nanosleep(timespec_store(&ts, g->stall), NULL);
+                g->stall = 0;
+        }
+        return NULL;
+}
+
 static void pass_knob(Pass *p, const RunDone *notify) {
         const Args *a = p->a;
 
@@ -1054,6 +1081,8 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 KnobFacts f = run_knob_facts(&p->t, p->c.sample->complete, a->late, p->carried,
                                              p->earlier_hung);
                 _cleanup_free_ char *detail = NULL;
+                KnobGateState gate_state;
+                usec_t look = 0;
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
@@ -1064,8 +1093,10 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 /* Whatever the late facts said: a reason of theirs that does not decide here (another
                  * hook, in "off" or over a hung device) must not stand in for the second sample. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0) {
-                        usec_t look = now(CLOCK_MONOTONIC); /* the last look begins (KNOB_LOOK_MAX) */
-                        char *why = pass_knob_changed(p, &f);
+                        char *why;
+
+                        look = now(CLOCK_MONOTONIC); /* the last look begins (KNOB_LOOK_MAX) */
+                        why = pass_knob_changed(p, &f);
 
                         if (a->knob_look_delay > 0) { /* tests: a look that takes this much longer */
                                 struct timespec ts;
@@ -1082,10 +1113,11 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 /* Last, right before the write (the facts above may take a bounded child's time). */
                 f.requester_gone = notify && notify->requester_waits &&
                                    !notify->requester_waits(notify->userdata);
-
+                gate_state = (KnobGateState) { .notify = notify, .look = look, .stall = a->knob_write_stall };
                 verb_knob_apply(a, p->c.policy, &f, detail,
                                 p->t.n_uncovered > 0 ? &p->rec.mounts[p->t.first_uncovered] : NULL,
-                                p->t.n_uncovered);
+                                p->t.n_uncovered,
+                                &(const KnobGate) { .closed = pass_knob_gate, .userdata = &gate_state });
         }
 }
 

@@ -286,6 +286,71 @@ TEST(second_run_keeps_true_original) {
         ASSERT_EQ(knob_now(), 1);
 }
 
+/* The gate (review AF, F1/F4): asked under the lock before anything changes and again right after
+ * the write; a value of KNOB_SAFE_VALUE never asks it. */
+typedef struct GateScript {
+        const char *answers[2]; /* what closed() says at its 1st and 2nd call */
+        unsigned calls;
+} GateScript;
+
+static const char *gate_scripted(void *userdata) {
+        GateScript *g = userdata;
+
+        return g->calls < 2 ? g->answers[g->calls++] : "asked a third time";
+}
+
+TEST(gate) {
+        GateScript g = {};
+        KnobGate gate = { .closed = gate_scripted, .userdata = &g };
+        const char *why = NULL;
+        int v = -1;
+
+        /* open both times: written, recorded */
+        setup("1\n");
+        ASSERT_EQ(knob_save_and_set_gated(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC, &gate, &why), 1);
+        ASSERT_EQ(g.calls, 2);
+        ASSERT_EQ(knob_now(), 0);
+        ASSERT_OK(knob_record_read(state_fd, &v));
+        ASSERT_EQ(v, 1);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
+
+        /* closed before: nothing written, no record */
+        g = (GateScript) { .answers = { "the hook gave up", NULL } };
+        ASSERT_ERR(knob_save_and_set_gated(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC, &gate, &why),
+                   ESTALE);
+        ASSERT_STREQ(why, "the hook gave up");
+        ASSERT_EQ(g.calls, 1);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_ERR(knob_record_read(state_fd, &v), ENOENT);
+
+        /* closed during the write (a stall between the check and the write): put back at once, the
+         * record kept for the next restore */
+        g = (GateScript) { .answers = { NULL, "the hook gave up meanwhile" } };
+        why = NULL;
+        ASSERT_ERR(knob_save_and_set_gated(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC, &gate, &why),
+                   ECANCELED);
+        ASSERT_STREQ(why, "the hook gave up meanwhile");
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_OK(knob_record_read(state_fd, &v));
+        ASSERT_EQ(v, 1);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_now(), 1);
+
+        /* the safe value never asks: turning the kernel's sync on needs no gate */
+        setup("0\n");
+        g = (GateScript) { .answers = { "closed", "closed" } };
+        ASSERT_EQ(knob_save_and_set_gated(sysfs_fd, state_fd, 1, KNOB_LOCK_WAIT_PASS_USEC, &gate, NULL), 1);
+        ASSERT_EQ(g.calls, 0);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
+        ASSERT_EQ(knob_now(), 0);
+
+        /* no gate: as knob_save_and_set() */
+        setup("1\n");
+        ASSERT_EQ(knob_save_and_set_gated(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC, NULL, NULL), 1);
+        ASSERT_EQ(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v), KNOB_RESTORE_ORIGINAL);
+}
+
 TEST(restore_after_kill) {
         /* A child changes the knob as a run would, then is killed with SIGKILL before restoring. */
         int status, v = -1;
@@ -605,6 +670,7 @@ int main(void) {
         RUN(modes_applied);
         RUN(original_zero_kept);
         RUN(second_run_keeps_true_original);
+        RUN(gate);
         RUN(restore_after_kill);
         RUN(kill_between_record_and_write);
         RUN(absent_knob);

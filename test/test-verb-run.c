@@ -199,7 +199,10 @@ TEST(requester_gone_keeps_kernel_sync) {
         l = (Late) { .waits = true };
         a = late_args(config_off);
         ASSERT_OK(verb_run(&a, &n, &code, NULL));
-        ASSERT_EQ(l.asked, 1U);
+        /* Asked before the decision, and where the knob is written, again under the knob's lock
+         * right before and right after the write (the gate, review AF F1). */
+        ASSERT_EQ(l.asked, knob_value() == 0 ? 3U : 1U);
+        ASSERT_TRUE(!l.asked_after_done);
         if (knob_value() == 1)
                 fprintf(stderr, "note: this machine's late pass keeps the kernel's sync on by itself; "
                                 "the gone requester's check above is not contrasted here\n");

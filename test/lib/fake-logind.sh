@@ -63,7 +63,8 @@ daemon_start() {
         shift
         [[ ${DAEMON_NO_STANDBY:-1} == 1 ]] && standby=(SUSPEND_SYNC_TEST_NO_STANDBY=1)
         env -u NOTIFY_SOCKET RUNTIME_DIRECTORY="$RUNDIR" "${standby[@]}" SUSPEND_SYNC_LOG_LEVEL=debug \
-                "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$config" daemon >"$SS_TMP/daemon.log" 2>&1 &
+                "$@" "$SUSPEND_SYNC" --state-dir="$SS_STATE" --config="$config" ${DAEMON_OPTS[@]+"${DAEMON_OPTS[@]}"} \
+                daemon >"$SS_TMP/daemon.log" 2>&1 &
         daemon_pid=$!
         ss_on_exit "kill $daemon_pid 2>/dev/null; wait $daemon_pid 2>/dev/null"
 }
