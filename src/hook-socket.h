@@ -35,6 +35,12 @@
 #define HOOK_ACTION_MAX 48U
 /* The daemon's ack comes within a fork: this is for a daemon that is stuck or gone. */
 #define HOOK_ACK_TIMEOUT (500U * 1000U)
+/* The hook's start (CLOCK_MONOTONIC, usec) for the "suspend-sync pre" it execs after the daemon did not
+ * take the late pass: that pass counts its deadline from the hook's start, not from its own, so the
+ * hook's wait for an ack is inside DeadlineSec= (review AF, F2). A value in the future or more than
+ * HOOK_STARTED_MAX ago is not the hook's: ignored. */
+#define HOOK_STARTED_ENV "SUSPEND_SYNC_HOOK_STARTED"
+#define HOOK_STARTED_MAX (2U * HOOK_ACK_TIMEOUT)
 /* After the pass's limit: its log flush and exit. */
 #define HOOK_DONE_MARGIN (2U * 1000U * 1000U)
 /* The hook never waits longer than this after the ack, below systemd-sleep's 90 s for its hooks

@@ -129,6 +129,16 @@ static int parse_output_option(int c, Args *a) {
         return 1;
 }
 
+/* The hook's start, when it exec'd us (hook-socket.h HOOK_STARTED_ENV), else now. */
+static usec_t hook_started(usec_t now_usec) {
+        const char *e = getenv(HOOK_STARTED_ENV);
+        uint64_t t;
+
+        if (!e || safe_atou64(e, &t) < 0 || t > now_usec || now_usec - t > HOOK_STARTED_MAX)
+                return now_usec;
+        return t;
+}
+
 /* The system-sleep hook: systemd-sleep runs every executable of its directory with "pre" or "post"
  * and the action (units/meson.build links ours to this binary). Arguments after the action are
  * systemd's to add and are ignored: nothing here may keep a sleep from happening. */
@@ -332,6 +342,7 @@ int main(int argc, char *argv[]) {
                 a.sleep_action = hook_sleep_action(hook_action, a.sleep_action);
                 a.trigger = "hook";
                 a.late = streq(verb, "pre");
+                a.started = hook_started(a.started);
         }
 
         /* A pass of a sleep (the unit's, or the late one from the hook in systemd-suspend.service):

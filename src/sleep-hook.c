@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -23,8 +24,18 @@
 
 int main(int argc, char *argv[]) {
         HookClientResult res;
+        struct timespec ts;
         int r;
 
+        /* Before anything: the pass this may exec counts its deadline from here. */
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
+                char started[24];
+
+                (void) snprintf(started, sizeof started, "%llu",
+                                (unsigned long long) ts.tv_sec * 1000000ULL +
+                                        (unsigned long long) ts.tv_nsec / 1000ULL);
+                (void) setenv(HOOK_STARTED_ENV, started, 1);
+        }
         if (argc > 1 && strcmp(argv[1], "pre") == 0 && geteuid() == 0) {
                 const char *arg = argc > 2 ? argv[2] : NULL, *env = getenv("SYSTEMD_SLEEP_ACTION");
                 const char *action = hook_sleep_action(arg, env);

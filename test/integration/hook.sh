@@ -16,6 +16,7 @@
 #    synced).
 # D: DeadlineSec= past what systemd-sleep gives its hooks (90 s): pre ends within 80 s and says so
 #    (record: deadline 80 s); control: the same late pass run by hand keeps DeadlineSec=.
+# E: pre exec'd by suspend-sync-sleep-hook counts its deadline from the hook's start.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 ss_begin
@@ -145,6 +146,26 @@ if [[ $d_hook == 80000000 && $d_hand == 120000000 ]] && grep -q "DeadlineSec=2mi
         ok "D: pre ends within 80 s with DeadlineSec=2min and says so; by hand the late pass keeps 2 min"
 else
         fail "D: deadline of pre $d_hook, by hand $d_hand (want 80000000, 120000000): $(grep -i deadline "$SS_TMP/out")"
+fi
+
+# ---------------------------------------------------------------- E: the hook's wait inside DeadlineSec=
+# suspend-sync-sleep-hook execs pre after waiting up to 0.5 s for the daemon's ack, and tells it when
+# it started ($SUSPEND_SYNC_HOOK_STARTED, CLOCK_MONOTONIC usec): the pass counts its deadline, and
+# its record's duration, from there (review AF, F2: 3.16 s for DeadlineSec=3s). A time in the future
+# or more than 1 s ago is not the hook's: ignored.
+mono() { python3 -c 'import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))'; }
+ss_config "[Sync]
+DeadlineSec=30s"
+hook SUSPEND_SYNC_HOOK_STARTED=$(($(mono) - 700000)) -- pre suspend >"$SS_TMP/out" 2>&1 || true
+d_started=$(field duration_usec)
+hook SUSPEND_SYNC_HOOK_STARTED=$(($(mono) + 10000000)) -- pre suspend >"$SS_TMP/out" 2>&1 || true
+d_future=$(field duration_usec)
+hook SUSPEND_SYNC_HOOK_STARTED=$(($(mono) - 5000000)) -- pre suspend >"$SS_TMP/out" 2>&1 || true
+d_old=$(field duration_usec)
+if ((d_started >= 700000 && d_future < 500000 && d_old < 500000)); then
+        ok "E: pre counts from the hook's start 0.7 s earlier (${d_started} us); a start in the future or 5 s ago is ignored (${d_future}, ${d_old} us)"
+else
+        fail "E: durations from the hook's start ${d_started}, a future one ${d_future}, an old one ${d_old} us"
 fi
 
 checks_end hook
