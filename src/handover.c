@@ -343,7 +343,8 @@ int handover_load(int state_dir_fd, Handover *ret) {
         int r;
 
         *ret = (Handover) {};
-        r = read_full_file_at(state_dir_fd, HANDOVER_FILE, HANDOVER_FILE_MAX, &text, NULL);
+        r = read_full_file_at_flags(state_dir_fd, HANDOVER_FILE, HANDOVER_FILE_MAX, READ_FULL_STATE, &text,
+                                    NULL);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -435,7 +436,7 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
         size_t size = 0;
         int r;
 
-        r = read_full_file_at(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 64, &text, &size);
+        r = read_full_file_at_flags(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 64, READ_FULL_STATE, &text, &size);
         if (r < 0)
                 return r;
         /* exactly the token and a newline, as written */

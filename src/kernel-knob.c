@@ -29,12 +29,12 @@ int knob_parse(const char *text, size_t size, int *ret_value) {
         return 0;
 }
 
-static int read_value_at(int dir_fd, const char *path, int *ret_value) {
+static int read_value_at(int dir_fd, const char *path, ReadFullFlags flags, int *ret_value) {
         _cleanup_free_ char *buf = NULL;
         size_t size;
         int r, v;
 
-        r = read_full_file_at(dir_fd, path, KNOB_FILE_MAX, &buf, &size);
+        r = read_full_file_at_flags(dir_fd, path, KNOB_FILE_MAX, flags, &buf, &size);
         if (r == -EFBIG)
                 return -EBADMSG;
         if (r < 0)
@@ -49,11 +49,11 @@ static int read_value_at(int dir_fd, const char *path, int *ret_value) {
 }
 
 int knob_read(int sysfs_fd, int *ret_value) {
-        return read_value_at(sysfs_fd, KNOB_SYSFS_PATH, ret_value);
+        return read_value_at(sysfs_fd, KNOB_SYSFS_PATH, 0, ret_value);
 }
 
 int knob_record_read(int state_dir_fd, int *ret_value) {
-        return read_value_at(state_dir_fd, KNOB_RECORD_FILE, ret_value);
+        return read_value_at(state_dir_fd, KNOB_RECORD_FILE, READ_FULL_STATE, ret_value);
 }
 
 int knob_write(int sysfs_fd, int value) {

@@ -57,7 +57,7 @@ usec_t last_resume_load(const char *dir) {
                 path = NULL;
                 return 0;
         }
-        if (read_full_file_at(AT_FDCWD, path, 4096, &text, &size) < 0)
+        if (read_full_file_at_flags(AT_FDCWD, path, 4096, READ_FULL_STATE, &text, &size) < 0)
                 return 0;
         p = strstr(text, "REALTIME=");
         if (!p || !(end = strptime(p + 9, "%Y-%m-%dT%H:%M:%S", &tm)))

@@ -124,7 +124,7 @@ int lock_holder_read(int state_dir_fd, const char *proc_locks, LockHolder *ret) 
         pid_t pid;
         int r;
 
-        r = read_full_file_at_flags(state_dir_fd, LOCK_HOLDER_FILE, 64, READ_FULL_REGULAR, &mark, NULL);
+        r = read_full_file_at_flags(state_dir_fd, LOCK_HOLDER_FILE, 64, READ_FULL_STATE, &mark, NULL);
         if (r == -EFBIG)
                 return -EBADMSG;
         if (r < 0)

@@ -585,7 +585,7 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
                 _cleanup_free_ char *text = NULL;
                 size_t size = 0;
 
-                r = read_full_file_at(hist_fd, names[i], STATE_FILE_MAX, &text, &size);
+                r = read_full_file_at_flags(hist_fd, names[i], STATE_FILE_MAX, READ_FULL_STATE, &text, &size);
                 if (r == -ENOMEM) {
                         run_record_array_free(records, n);
                         return r;
@@ -757,7 +757,8 @@ int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunReco
                 _cleanup_free_ char *text = NULL;
                 size_t size = 0;
 
-                r = read_full_file_at(dir_fd, STATE_LAST_FILE, STATE_FILE_MAX, &text, &size);
+                r = read_full_file_at_flags(dir_fd, STATE_LAST_FILE, STATE_FILE_MAX, READ_FULL_STATE, &text,
+                                            &size);
                 if (r >= 0) {
                         if (memchr(text, 0, size))
                                 return -EBADMSG;

@@ -382,6 +382,24 @@ TEST(load_save) {
         ASSERT_OK(handover_save(fd, &empty)); /* empty: file removed */
         ASSERT_TRUE(faccessat(fd, HANDOVER_FILE, F_OK, 0) < 0 && errno == ENOENT);
         ASSERT_OK(handover_save(fd, &empty)); /* idempotent */
+        /* A FIFO or a link at its name (review AF, F3): an error at once, never a wait for a writer,
+         * nor a file elsewhere read as ours; the token's file likewise. */
+        handover_done(&back);
+        ASSERT_OK(mkfifoat(fd, HANDOVER_FILE, 0600));
+        ASSERT_ERR(handover_load(fd, &back), EBADFD);
+        ASSERT_OK(unlinkat(fd, HANDOVER_FILE, 0));
+        ASSERT_OK(handover_save(fd, &h));
+        ASSERT_OK(renameat(fd, HANDOVER_FILE, fd, "elsewhere"));
+        ASSERT_OK(symlinkat("elsewhere", fd, HANDOVER_FILE));
+        ASSERT_ERR(handover_load(fd, &back), ELOOP);
+        ASSERT_OK(unlinkat(fd, HANDOVER_FILE, 0));
+        {
+                char got[33];
+
+                ASSERT_OK(mkfifoat(fd, HANDOVER_UNIT_MARK_FILE, 0600));
+                ASSERT_ERR(handover_unit_mark_read(fd, got), EBADFD);
+                ASSERT_OK(unlinkat(fd, HANDOVER_UNIT_MARK_FILE, 0));
+        }
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);

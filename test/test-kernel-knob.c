@@ -484,15 +484,36 @@ TEST(garbage_record) {
 }
 
 TEST(record_is_not_a_symlink_target) {
-        /* A dangling symlink at the record's name reads as "no record", but the record cannot be
-         * created next to it: the knob must stay untouched (a record that restore cannot read would
-         * leave the kernel sync off for good), and nothing is written through the link. */
+        /* A symbolic link at the record's name is no record (it is not followed, review AF F3): the
+         * knob must stay untouched (a record that restore cannot read would leave the kernel sync
+         * off for good), and nothing is written through the link. */
+        int v = -1;
+
         setup("1\n");
         ASSERT_OK(symlinkat("/nonexistent-knob-target", state_fd, KNOB_RECORD_FILE));
-        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), EEXIST);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), ELOOP);
         ASSERT_EQ(knob_now(), 1);
         ASSERT_TRUE(access("/nonexistent-knob-target", F_OK) < 0);
         ASSERT_OK(unlinkat(state_fd, KNOB_RECORD_FILE, 0));
+        /* a link to a file that reads 0: not the original, and the restore fails closed (1) */
+        setup("0\n");
+        put(state_fd, "elsewhere", "0\n");
+        ASSERT_OK(symlinkat("elsewhere", state_fd, KNOB_RECORD_FILE));
+        ASSERT_ERR(knob_record_read(state_fd, &v), ELOOP);
+        ASSERT_TRUE(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v) < 0);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_OK(unlinkat(state_fd, KNOB_RECORD_FILE, 0));
+        ASSERT_OK(unlinkat(state_fd, "elsewhere", 0));
+        /* a FIFO nobody writes: no wait, and the same */
+        setup("0\n");
+        ASSERT_OK(mkfifoat(state_fd, KNOB_RECORD_FILE, 0600));
+        ASSERT_ERR(knob_record_read(state_fd, &v), EBADFD);
+        ASSERT_TRUE(knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v) < 0);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_ERR(knob_save_and_set(sysfs_fd, state_fd, 0, KNOB_LOCK_WAIT_PASS_USEC), EBADFD);
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_OK(unlinkat(state_fd, KNOB_RECORD_FILE, 0));
+        setup("1\n");
 }
 
 TEST(real_sysfs_readonly) {

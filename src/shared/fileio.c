@@ -114,7 +114,8 @@ int read_full_file_at_flags(int dir_fd, const char *path, size_t max, ReadFullFl
 
         /* O_NONBLOCK: a FIFO's open does not wait for a writer; a regular file ignores it. */
         fd = openat(dir_fd, at_path(dir_fd, path),
-                    O_RDONLY | O_CLOEXEC | O_NOCTTY | ((flags & READ_FULL_REGULAR) ? O_NONBLOCK : 0));
+                    O_RDONLY | O_CLOEXEC | O_NOCTTY | ((flags & READ_FULL_REGULAR) ? O_NONBLOCK : 0) |
+                            ((flags & READ_FULL_NOFOLLOW) ? O_NOFOLLOW : 0));
         if (fd < 0)
                 return negative_errno();
         if (flags & READ_FULL_REGULAR) {

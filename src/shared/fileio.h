@@ -26,6 +26,11 @@ typedef enum ReadFullFlags {
          * -EISDIR. A file whose size, modification or change time moved while it was read is -EBUSY
          * (written to meanwhile: what was read may be half of it). */
         READ_FULL_REGULAR = 1 << 0,
+        /* The last component is not followed (O_NOFOLLOW): a symbolic link is -ELOOP. */
+        READ_FULL_NOFOLLOW = 1 << 1,
+        /* Our own state files under /run: a FIFO, device, directory or link put there never blocks
+         * a pass nor stands for a record (review AF, F3). */
+        READ_FULL_STATE = READ_FULL_REGULAR | READ_FULL_NOFOLLOW,
 } ReadFullFlags;
 
 /* read_full_file_at() with flags. */
