@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,7 +12,11 @@
 #include "shared/fileio.h"
 #include "shared/lock-util.h"
 #include "shared/macro.h"
+#include "shared/string-util.h"
 #include "shared/time-util.h"
+
+/* Directory entries records_tmp_remove() looks at, at most. */
+#define KNOB_TMP_SCAN_MAX 256U
 
 int knob_parse(const char *text, size_t size, int *ret_value) {
         if (!text)
@@ -222,6 +227,27 @@ int knob_save_and_set_gated(int sysfs_fd, int state_dir_fd, int new_value, usec_
         return 1;
 }
 
+/* KNOB_RECORD_FILE ".tmp.PID" of record_create()s that were killed before their rename. Bounded:
+ * the state directory's first entries only. */
+static void records_tmp_remove(int state_dir_fd) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        unsigned n = 0;
+        struct dirent *de;
+        int fd;
+
+        fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return;
+        }
+        while ((de = readdir(d)) && n++ < KNOB_TMP_SCAN_MAX)
+                if (startswith(de->d_name, KNOB_RECORD_FILE ".tmp."))
+                        (void) unlinkat(state_dir_fd, de->d_name, 0);
+}
+
 int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_value) {
         KnobRestore result = KNOB_RESTORE_ORIGINAL;
         _cleanup_close_ int lock_fd = -EBADF;
@@ -259,11 +285,14 @@ int knob_restore(int sysfs_fd, int state_dir_fd, usec_t lock_wait, int *ret_valu
                 r = knob_write(sysfs_fd, original);
                 if (r < 0)
                         return r;
-        }
+        } else if (result == KNOB_RESTORE_ORIGINAL)
+                result = KNOB_RESTORE_UNCHANGED;
 
-        /* Only now that the original is back may the record go. */
+        /* Only now that the original is back may the record go, and the temporary records of passes
+         * killed while they made theirs (under this lock nobody is making one). */
         if (unlinkat(state_dir_fd, KNOB_RECORD_FILE, 0) < 0 && errno != ENOENT)
                 return negative_errno();
+        records_tmp_remove(state_dir_fd);
 
         if (ret_value)
                 *ret_value = original;

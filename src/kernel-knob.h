@@ -80,9 +80,11 @@ int knob_save_and_set_gated(int sysfs_fd, int state_dir_fd, int new_value, usec_
                             const KnobGate *gate, const char **ret_why);
 
 typedef enum KnobRestore {
-        KNOB_RESTORE_NOTHING,  /* no record: nothing was changed by us */
-        KNOB_RESTORE_ORIGINAL, /* the recorded original value was put back */
-        KNOB_RESTORE_SAFE,     /* the record was garbled: KNOB_SAFE_VALUE written instead */
+        KNOB_RESTORE_NOTHING,   /* no record: nothing was changed by us */
+        KNOB_RESTORE_ORIGINAL,  /* the recorded original value was put back */
+        KNOB_RESTORE_SAFE,      /* the record was garbled: KNOB_SAFE_VALUE written instead */
+        KNOB_RESTORE_UNCHANGED, /* the knob already read the recorded original (a write of ours that
+                                 * failed, or was put back at once): nothing written, record dropped */
 } KnobRestore;
 
 /* Puts the recorded original value back and removes the record (in that order). Idempotent.

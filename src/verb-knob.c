@@ -34,6 +34,11 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, co
                             KNOB_SAFE_VALUE);
         else if (r < 0)
                 log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
+        else if (r == KNOB_RESTORE_UNCHANGED)
+                log_info(
+                        "/sys/power/sync_on_suspend already reads %d, the original (%s): dropped the record of "
+                        "it.",
+                        value, why);
         else if (r != KNOB_RESTORE_NOTHING)
                 log_event(LOG_NOTICE, SUSPEND_SYNC_MESSAGE_KNOB_RESTORED_STR,
                           &(LogEvent) { .knob_new = value },
