@@ -165,8 +165,9 @@ static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
 void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const char *detail,
                      const RunMount *uncovered, size_t n_uncovered, const KnobGate *gate) {
         _cleanup_close_ int sysfs_fd = -EBADF, dir_fd = -EBADF;
-        const char *why = NULL;
-        int value, r;
+        const char *why = NULL, *lead;
+        int value, now_value, level, r;
+        bool off;
 
         r = knob_decide(p->sync_on_suspend, f, &value);
         if (r < 0)
@@ -180,21 +181,27 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                 sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sysfs_fd >= 0)
                         verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC, why);
+                /* Still 0 with no change of ours recorded: an administrator's setting (or a record
+                 * lost, review AF F5). Not ours to turn on; said as it is, not as "on". */
+                off = sysfs_fd >= 0 && knob_read(sysfs_fd, &now_value) >= 0 && now_value == 0;
+                lead = off ? "The kernel's own sync stays off (sync_on_suspend reads 0, set so outside this pass)"
+                           : "Leaving the kernel's own sync on";
+                level = off ? LOG_WARNING : LOG_NOTICE;
                 /* Left out of the pass: which mount is said below. Any other reason, as such. */
                 if (detail)
-                        log_notice("Leaving the kernel's own sync on: %s.", detail);
+                        (void) log_internal(level, 0, "%s: %s.", lead, detail);
                 else if (f->requester_gone || f->unsynced || !f->complete || f->covered ||
                          kept_for_no_unit_record(p->sync_on_suspend, f))
-                        log_notice("Leaving the kernel's own sync on: %s.", why);
+                        (void) log_internal(level, 0, "%s: %s.", lead, why);
                 else if (uncovered) {
                         /* Which mount kept it on, so that an administrator can tell; a mount point
                          * too long for the line (escaped) shortened in its middle, so the reason
                          * still shows. */
                         char mp[RUN_NOTE_PATH_MAX + 1];
 
-                        log_notice("Leaving the kernel's own sync on: this pass left %s out (%s)%s.",
-                                   run_note_path(uncovered->mount_point, mp), uncovered->reason,
-                                   n_uncovered > 1 ? ", and more mounts" : "");
+                        (void) log_internal(level, 0, "%s: this pass left %s out (%s)%s.", lead,
+                                            run_note_path(uncovered->mount_point, mp), uncovered->reason,
+                                            n_uncovered > 1 ? ", and more mounts" : "");
                 }
                 return;
         }

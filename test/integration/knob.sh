@@ -51,6 +51,14 @@ no_record() { # LABEL
 }
 rm -f "$SS_STATE/handover"
 no_record "no record of the unit's pass"
+# The knob found at 0 with no change of ours recorded (an administrator's setting, or a record lost:
+# review AF, F5): not ours to turn on, and not said to be on.
+echo 0 >"$knob"
+ss --sysfs="$sys" --trigger=hook --late run 2>"$SS_TMP/late0.log"
+[[ $(k) == 0 ]] || fail "a knob found at 0 was changed to $(k)"
+grep -q "The kernel's own sync stays off (sync_on_suspend reads 0, set so outside this pass): .*no record of the unit's pass" \
+        "$SS_TMP/late0.log" || fail "a knob found at 0 is not said to stay off: $(cat "$SS_TMP/late0.log")"
+echo 1 >"$knob"
 # A unit's pass that ends before it writes its own record (here: it cannot open its root) leaves
 # none of an earlier one's behind (review, stop 26: a sleep called off before any hook left one).
 ss_unit_pass_record
