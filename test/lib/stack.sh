@@ -171,14 +171,19 @@ _stk_detach() {         # NAME: detach exactly our loop device, verified by back
         backing=$(stack_backing "$name")
         if losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop"; then
                 losetup -d "$loop" || return 1
-                for ((i = 0; i < 50; i++)); do
+                # The detach completes once the last opener lets go, and the device's I/O through
+                # the FUSE file has ended: on a loaded 2-CPU machine that took more than 5 s once
+                # (reliability/hung-first, a full suite beside a compiler). The wait ends as soon as
+                # it is done; when it does not, say who still has the device open.
+                for ((i = 0; i < 300; i++)); do
                         losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop" || break
                         sleep 0.1
                 done
                 if losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop"; then
-                        _stk_log "$name: $loop still attached"
+                        _stk_log "$name: $loop still attached after 30 s; open by: $(fuser -v "$loop" 2>&1 | tr '\n' ' ')"
                         return 1
                 fi
+                ((i < 50)) || _stk_log "$name: $loop took $((i / 10)) s to detach"
         fi
         _STK_LOOP[$name]=""
         rm -f "${_STK_LEDGER[$name]}/loop"
@@ -329,10 +334,16 @@ _stk_cleanup_one() {
                         for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
                 fi
                 if kill -0 "$pid" 2>/dev/null; then
-                        # second signal: faultdisk aborts its FUSE connection (needs fusectl)
-                        mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
+                        # second signal: faultdisk aborts its FUSE connection (needs fusectl, which
+                        # is unmounted again when mounted here: the machine's mounts as found)
+                        local ctl_mounted=0
+                        if ! mountpoint -q /sys/fs/fuse/connections &&
+                                mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null; then
+                                ctl_mounted=1
+                        fi
                         kill -TERM "$pid" 2>/dev/null
                         for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                        ((ctl_mounted)) && umount /sys/fs/fuse/connections 2>/dev/null
                 fi
                 if kill -0 "$pid" 2>/dev/null; then
                         _stk_log "$name: faultdisk $pid does not exit, killing"
