@@ -31,11 +31,9 @@
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
-command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
 command -v python3 >/dev/null || skip "no python3"
-[[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
 source "$TEST_LIB/fake-logind.sh"
-[[ -e $RUNDIR ]] && skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
+fake_logind_require
 ss_begin
 ss_config "[Sync]
 DeadlineSec=60s"

@@ -24,12 +24,8 @@
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
-command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
-[[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
-SLEEP_HOOK=$BUILD_ROOT/src/suspend-sync-sleep-hook
-[[ -x $SLEEP_HOOK ]] || skip "no $SLEEP_HOOK"
 source "$TEST_LIB/fake-logind.sh"
-[[ -e $RUNDIR ]] && skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
+fake_logind_require hook
 ss_begin
 ss_config "[Sync]
 DeadlineSec=3s

@@ -20,10 +20,7 @@ ss_begin
 checks_begin
 ss_debugfs || skip "debugfs not available: no bdi evidence"
 
-sys=$SS_TMP/sys
-ss_fixture_sysfs "$sys"
-knob=$sys/power/sync_on_suspend
-k() { tr -d '\n' <"$knob"; }
+ss_knob_fixture || fail "no fixture sysfs"
 # Not hermetic: the test bed's usual rule skips every mount but ours (Action=skip), which alone would
 # keep the knob on. No test disk of the bed either: its FUSE server runs as root, and a FUSE mount
 # the late pass leaves out keeps the knob on by itself.

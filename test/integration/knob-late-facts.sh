@@ -27,10 +27,7 @@ ss_begin
 checks_begin
 ss_debugfs || skip "debugfs not available: no bdi evidence"
 
-sys=$SS_TMP/sys
-ss_fixture_sysfs "$sys"
-knob=$sys/power/sync_on_suspend
-k() { tr -d '\n' <"$knob"; }
+ss_knob_fixture || fail "no fixture sysfs"
 # Not hermetic: the test bed's usual rule skips every mount but ours (Action=skip), which alone would
 # keep the knob on. WritebackFirst=no: the pass must not wake the flusher threads itself (it does,
 # for every device, as soon as one is dirty), or they may write the device's pages back before it

@@ -13,10 +13,7 @@ ss_begin
 # superblock); a fresh machine may have none mounted.
 ss_debugfs || fail "debugfs cannot be mounted: the knob would stay on for want of evidence"
 
-sys=$SS_TMP/sys
-ss_fixture_sysfs "$sys"
-knob=$sys/power/sync_on_suspend
-k() { tr -d '\n' <"$knob"; }
+ss_knob_fixture || fail "no fixture sysfs"
 
 [[ $(stat -f -c %T "$SS_STATE") == tmpfs ]] || fail "the test library's state directory $SS_STATE is not on tmpfs"
 # The real filesystem: the test work directory's (/var/tmp), synced by the late pass like any local

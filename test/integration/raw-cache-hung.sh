@@ -24,10 +24,7 @@ checks_begin
 ss_debugfs || skip "debugfs not available: the knob stays on for want of evidence before any look"
 ss_has_cachestat || skip "no cachestat(2) (Linux 6.5): the look cannot ask a device (knob-late-facts.sh checks what it says)"
 
-sys=$SS_TMP/sys
-ss_fixture_sysfs "$sys"
-knob=$sys/power/sync_on_suspend
-k() { tr -d '\n' <"$knob"; }
+ss_knob_fixture || fail "no fixture sysfs"
 deadline_ms=3000
 
 # Both disks made before either hangs (losetup -f, partx and mkfs look at other loop devices, and

@@ -11,8 +11,10 @@
 #   fake_wait LINE [N]     # until fake-logind has told LINE N times (default 1)
 #   ping                   # the daemon has handled everything sent before it
 #   count WORD             # how many lines fake-logind told that begin with WORD
+#   fake_logind_require [hook]   # skip the test without what these need (below)
 # $RUNDIR is the daemon's RuntimeDirectory= (its socket path is fixed): the caller makes it.
 # $DAEMON_NO_STANDBY=1 (the default) keeps the daemon from forking its standby pass ahead.
+# $DAEMON_OPTS (an array, may be unset): more options of the daemon's, before the verb.
 
 RUNDIR=/run/suspend-sync-daemon
 # a bound on each wait, so that a daemon that does not do its part fails the test instead of hanging
@@ -20,6 +22,18 @@ RUNDIR=/run/suspend-sync-daemon
 WAIT_MAX=${WAIT_MAX:-60}
 daemon_pid=$$
 pings=0
+
+# fake_logind_require [hook]: skips unless dbus-daemon and fake-logind are there and no daemon of
+# this machine's runs ($RUNDIR exists); with "hook", also the system-sleep hook (sets $SLEEP_HOOK).
+fake_logind_require() {
+        command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
+        [[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
+        if [[ ${1:-} == hook ]]; then
+                SLEEP_HOOK=$BUILD_ROOT/src/suspend-sync-sleep-hook
+                [[ -x $SLEEP_HOOK ]] || skip "no $SLEEP_HOOK"
+        fi
+        [[ ! -e $RUNDIR ]] || skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
+}
 
 fake_logind_begin() {
         local i

@@ -185,6 +185,15 @@ ss_fixture_sysfs() {
         echo 1 >"$1/power/sync_on_suspend"
 }
 
+# ss_knob_fixture: the test's own fixture sysfs ($sys, as ss_fixture_sysfs makes it) and its knob
+# ($knob, a plain file reading 1); k prints the knob's value.
+ss_knob_fixture() {
+        sys=$SS_TMP/sys
+        ss_fixture_sysfs "$sys" || return 1
+        knob=$sys/power/sync_on_suspend
+}
+k() { tr -d '\n' <"$knob"; }
+
 # ss_fixture_sysfs_set DIR RELPATH VALUE: in a sysfs of ss_fixture_sysfs, RELPATH (a file below
 # devices/, say) reads VALUE. Each directory above it that was a link into /sys becomes a real
 # directory of links to its entries (links of the real sysfs are copied with their own relative
