@@ -13,6 +13,7 @@
 #include "lock-holder.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/proc-util.h"
 #include "state.h"
 
 static const char *const kind_names[_LOCK_HOLDER_KIND_MAX] = {
@@ -38,7 +39,8 @@ int lock_holder_format(const LockHolder *h, char **ret) {
 
         if (!k || h->pid <= 0)
                 return -EINVAL;
-        if (asprintf(ret, "%d %s %" PRIu64 "\n", (int) h->pid, k, (uint64_t) h->until) < 0) {
+        if (asprintf(ret, "%d %" PRIu64 " %s %" PRIu64 "\n", (int) h->pid, h->start_time, k,
+                     (uint64_t) h->until) < 0) {
                 *ret = NULL;
                 return -ENOMEM;
         }
@@ -47,14 +49,14 @@ int lock_holder_format(const LockHolder *h, char **ret) {
 
 int lock_holder_parse(const char *text, LockHolder *ret) {
         _cleanup_free_ char *again = NULL;
-        unsigned long long until;
+        unsigned long long until, start;
         char kind[16];
         LockHolder h;
         int pid;
 
-        if (sscanf(text, "%d %15s %llu", &pid, kind, &until) != 3)
+        if (sscanf(text, "%d %llu %15s %llu", &pid, &start, kind, &until) != 4)
                 return -EBADMSG;
-        h = (LockHolder) { .pid = pid, .kind = _LOCK_HOLDER_KIND_MAX, .until = until };
+        h = (LockHolder) { .pid = pid, .start_time = start, .kind = _LOCK_HOLDER_KIND_MAX, .until = until };
         for (LockHolderKind k = 0; k < _LOCK_HOLDER_KIND_MAX; k++)
                 if (streq(kind, kind_names[k]))
                         h.kind = k;
@@ -96,35 +98,48 @@ int lock_holder_proc_locks_find(const char *text, dev_t dev, ino_t ino, pid_t *r
 }
 
 int lock_holder_write(int state_dir_fd, LockHolderKind kind, usec_t until) {
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
+        LockHolder h = { .pid = getpid(), .kind = kind, .until = until };
         int r;
 
-        r = lock_holder_format(&(LockHolder) { .pid = getpid(), .kind = kind, .until = until }, &text);
+        if (proc_fd < 0)
+                return negative_errno();
+        r = proc_pid_start_time(proc_fd, h.pid, &h.start_time, NULL);
+        if (r < 0)
+                return r;
+        r = lock_holder_format(&h, &text);
         if (r < 0)
                 return r;
         return write_file_atomic_at(state_dir_fd, LOCK_HOLDER_FILE, text, strlen(text));
 }
 
-int lock_holder_pid(int state_dir_fd, const char *proc_locks, pid_t *ret) {
-        _cleanup_free_ char *locks = NULL;
+int lock_holder_pid(int state_dir_fd, const char *proc, pid_t *ret) {
+        _cleanup_free_ char *locks = NULL, *path = NULL;
         struct stat st;
         int r;
 
         if (fstatat(state_dir_fd, STATE_LOCK_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return negative_errno();
-        r = read_full_file_at(AT_FDCWD, proc_locks, LOCK_HOLDER_PROC_LOCKS_MAX, &locks, NULL);
+        if (asprintf(&path, "%s/locks", proc) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        r = read_full_file_at(AT_FDCWD, path, LOCK_HOLDER_PROC_LOCKS_MAX, &locks, NULL);
         if (r < 0)
                 return r;
         return lock_holder_proc_locks_find(locks, st.st_dev, st.st_ino, ret);
 }
 
-int lock_holder_read(int state_dir_fd, const char *proc_locks, LockHolder *ret) {
+int lock_holder_read(int state_dir_fd, const char *proc, LockHolder *ret) {
+        _cleanup_close_ int proc_fd = -EBADF;
         _cleanup_free_ char *mark = NULL;
+        uint64_t start;
         LockHolder h;
         pid_t pid;
         int r;
 
-        r = read_full_file_at_flags(state_dir_fd, LOCK_HOLDER_FILE, 64, READ_FULL_STATE, &mark, NULL);
+        r = read_full_file_at_flags(state_dir_fd, LOCK_HOLDER_FILE, 96, READ_FULL_STATE, &mark, NULL);
         if (r == -EFBIG)
                 return -EBADMSG;
         if (r < 0)
@@ -132,11 +147,20 @@ int lock_holder_read(int state_dir_fd, const char *proc_locks, LockHolder *ret) 
         r = lock_holder_parse(mark, &h);
         if (r < 0)
                 return r;
-        r = lock_holder_pid(state_dir_fd, proc_locks, &pid);
+        r = lock_holder_pid(state_dir_fd, proc, &pid);
         if (r < 0)
                 return r;
         if (pid != h.pid)
                 return -ENOENT; /* a mark left behind; the holder has not written its own yet */
+        /* ... nor is it a mark whose PID was used again by a holder that writes none (review AG, F2) */
+        proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return negative_errno();
+        r = proc_pid_start_time(proc_fd, pid, &start, NULL);
+        if (r < 0)
+                return r;
+        if (start != h.start_time)
+                return -ENOENT;
         *ret = h;
         return 0;
 }

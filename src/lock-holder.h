@@ -5,9 +5,11 @@
  * Who holds the state lock, and by when it must let go (review AE, H2). A pass that holds
  * DIR/lock writes DIR/lock-holder (tmpfs, one line, written atomically):
  *
- *   PID KIND UNTIL
+ *   PID START KIND UNTIL
  *
- * KIND is manual or daemon (lock_holder_kind_name()); UNTIL is the pass's own deadline,
+ * START is the process's start time (/proc/PID/stat, clock ticks since boot), so that a PID used
+ * again by a holder that writes no mark is not taken for the old one (review AG, F2). KIND is manual
+ * or daemon (lock_holder_kind_name()); UNTIL is the pass's own deadline,
  * CLOCK_MONOTONIC in usec. The two are what a unit's pass can meet holding the lock: the unit's own
  * pass and the late pass write none (no pass waits for them, and they are on the sleep path). The unit's pass that finds the lock held (verb-run.c) waits for the
  * daemon's pass of this sleep; with the mark it waits no longer than the holder's deadline and
@@ -18,6 +20,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "shared/time-util.h"
@@ -36,6 +39,7 @@ typedef enum LockHolderKind {
 
 typedef struct LockHolder {
         pid_t pid;
+        uint64_t start_time; /* /proc/PID/stat field 22 */
         LockHolderKind kind;
         usec_t until; /* CLOCK_MONOTONIC */
 } LockHolder;
@@ -57,12 +61,13 @@ int lock_holder_proc_locks_find(const char *text, dev_t dev, ino_t ino, pid_t *r
 /* Writes this process's mark into state_dir_fd (the caller holds the lock). 0 or negative errno. */
 int lock_holder_write(int state_dir_fd, LockHolderKind kind, usec_t until);
 
-/* The PID /proc/locks (proc_locks: its path, "/proc/locks" but for tests and --root=) names as the
- * holder of state_dir_fd's lock: 0 and *ret; -ENOENT when nobody holds it; other negative errno
- * when either cannot be read. */
-int lock_holder_pid(int state_dir_fd, const char *proc_locks, pid_t *ret);
+/* The PID that proc's locks (proc: "/proc", or a --root='s; tests) names as the holder of
+ * state_dir_fd's lock: 0 and *ret; -ENOENT when nobody holds it; other negative errno when either
+ * cannot be read. */
+int lock_holder_pid(int state_dir_fd, const char *proc, pid_t *ret);
 
 /* The mark of whoever holds the lock now: 0 and *ret; -ENOENT when nobody holds it, or there is no
- * mark, or it is of another process than the one lock_holder_pid() names; -EBADMSG when it does not
- * parse; other negative errno when a file cannot be read. */
-int lock_holder_read(int state_dir_fd, const char *proc_locks, LockHolder *ret);
+ * mark, or it is of another process than the one lock_holder_pid() names (another PID, or the same
+ * PID started at another time); -EBADMSG when it does not parse; other negative errno when a file
+ * cannot be read. */
+int lock_holder_read(int state_dir_fd, const char *proc, LockHolder *ret);

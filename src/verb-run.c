@@ -272,8 +272,7 @@ static void pass_lock_holder(const Pass *p, int dir_fd, LockHolder *known, usec_
         LockHolder h;
         usec_t n;
 
-        if (lock_holder_read(dir_fd, "/proc/locks", &h) < 0 ||
-            (h.pid == known->pid && h.until == known->until))
+        if (lock_holder_read(dir_fd, "/proc", &h) < 0 || (h.pid == known->pid && h.until == known->until))
                 return;
         *known = h;
         n = now(CLOCK_MONOTONIC);
@@ -366,7 +365,7 @@ static void pass_holder_describe(const char *dir, char *buf, size_t size) {
         _cleanup_close_ int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         LockHolder h;
 
-        if (dir_fd >= 0 && lock_holder_read(dir_fd, "/proc/locks", &h) >= 0)
+        if (dir_fd >= 0 && lock_holder_read(dir_fd, "/proc", &h) >= 0)
                 (void) snprintf(buf, size, " (PID %d, %s)", (int) h.pid, lock_holder_kind_describe(h.kind));
 }
 

@@ -446,7 +446,7 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
                 return;
         (void) handover_load(state_fd, &f->handover);
         /* Read only: never the lock itself, which a pass starting now would then find taken. */
-        if (asprintf(&locks, "%s/proc/locks", a->root) < 0) {
+        if (asprintf(&locks, "%s/proc", a->root) < 0) {
                 locks = NULL;
                 return;
         }

@@ -6,18 +6,20 @@
 #include "lock-holder.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/proc-util.h"
 #include "tests.h"
 
 static char test_root[] = "/tmp/test-lock-holder.XXXXXX";
 
 TEST(format_parse) {
-        LockHolder h = { .pid = 4242, .kind = LOCK_HOLDER_DAEMON, .until = 123456789 }, got;
+        LockHolder h = { .pid = 4242, .start_time = 99, .kind = LOCK_HOLDER_DAEMON, .until = 123456789 }, got;
         char *t = NULL;
 
         ASSERT_OK(lock_holder_format(&h, &t));
-        ASSERT_STREQ(t, "4242 daemon 123456789\n");
+        ASSERT_STREQ(t, "4242 99 daemon 123456789\n");
         ASSERT_OK(lock_holder_parse(t, &got));
         ASSERT_EQ(got.pid, 4242);
+        ASSERT_U64_EQ(got.start_time, 99);
         ASSERT_EQ(got.kind, LOCK_HOLDER_DAEMON);
         ASSERT_U64_EQ(got.until, 123456789);
         free(t);
@@ -39,25 +41,28 @@ TEST(parse_rejects) {
         static const char *const bad[] = {
                 "",
                 "\n",
-                "12 manual 5",     /* no newline: cut short */
-                "12 manual 5\n\n", /* more after it */
-                "12 manual 5\nx",
-                "-1 manual 5\n", /* no such PID */
-                "0 manual 5\n",
-                "+12 manual 5\n",
-                " 12 manual 5\n",
-                "12  manual 5\n",
-                "12 manual  5\n",
-                "12 manual -5\n",
-                "12 manual +5\n",
-                "12 manual 05\n",
-                "12 Manual 5\n",
-                "12 late 5\n", /* the late pass writes none */
-                "12 unit 5\n", /* nor the unit's pass */
-                "12 manual\n",
-                "12 manual 5 6\n",
-                "12 manual 99999999999999999999\n",
-                "4294967308 manual 5\n", /* a PID past int */
+                "12 7 manual 5",     /* no newline: cut short */
+                "12 7 manual 5\n\n", /* more after it */
+                "12 7 manual 5\nx",
+                "-1 7 manual 5\n", /* no such PID */
+                "0 7 manual 5\n",
+                "+12 7 manual 5\n",
+                " 12 7 manual 5\n",
+                "12 7  manual 5\n",
+                "12 7 manual  5\n",
+                "12 7 manual -5\n",
+                "12 7 manual +5\n",
+                "12 7 manual 05\n",
+                "12 7 Manual 5\n",
+                "12 7 late 5\n", /* the late pass writes none */
+                "12 7 unit 5\n", /* nor the unit's pass */
+                "12 7 manual\n",
+                "12 7 manual 5 6\n",
+                "12 manual 5\n", /* no start time (an older mark) */
+                "12 -7 manual 5\n",
+                "12 07 manual 5\n",
+                "12 7 manual 99999999999999999999\n",
+                "4294967308 7 manual 5\n", /* a PID past int */
         };
         LockHolder h = { .pid = 77 };
 
@@ -107,20 +112,20 @@ TEST(read_live) {
         ASSERT_TRUE(dir_fd >= 0);
         ASSERT_TRUE((fd = openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644)) >= 0);
         /* No mark, no lock. */
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
-        ASSERT_ERR(lock_holder_pid(dir_fd, "/proc/locks", &holder), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
+        ASSERT_ERR(lock_holder_pid(dir_fd, "/proc", &holder), ENOENT);
         ASSERT_TRUE(flock(fd, LOCK_EX | LOCK_NB) == 0);
-        ASSERT_OK(lock_holder_pid(dir_fd, "/proc/locks", &holder));
+        ASSERT_OK(lock_holder_pid(dir_fd, "/proc", &holder));
         ASSERT_EQ(holder, getpid());
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
         ASSERT_OK(lock_holder_write(dir_fd, LOCK_HOLDER_MANUAL, until));
-        ASSERT_OK(lock_holder_read(dir_fd, "/proc/locks", &h));
+        ASSERT_OK(lock_holder_read(dir_fd, "/proc", &h));
         ASSERT_EQ(h.pid, getpid());
         ASSERT_EQ(h.kind, LOCK_HOLDER_MANUAL);
         ASSERT_U64_EQ(h.until, until);
         /* Let go: the mark stays, and says nothing. */
         ASSERT_TRUE(flock(fd, LOCK_UN) == 0);
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
         /* Another process holds it, before it writes its mark: ours is not its. */
         int p[2];
         char c;
@@ -137,19 +142,27 @@ TEST(read_live) {
         }
         close(p[1]);
         ASSERT_TRUE(read(p[0], &c, 1) == 1);
-        ASSERT_OK(lock_holder_pid(dir_fd, "/proc/locks", &holder));
+        ASSERT_OK(lock_holder_pid(dir_fd, "/proc", &holder));
         ASSERT_EQ(holder, pid);
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
         /* ... and once it has, its own. */
-        ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, "1 manual 5\n", 11));
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
+        ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, "1 1 manual 5\n", 13));
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
         {
+                _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 char line[64];
-                int n = snprintf(line, sizeof line, "%d daemon 7\n", (int) pid);
+                uint64_t start;
+                int n;
 
+                ASSERT_OK(proc_pid_start_time(proc_fd, pid, &start, NULL));
+                /* its PID, another start: a PID used again (review AG, F2) */
+                n = snprintf(line, sizeof line, "%d %" PRIu64 " daemon 7\n", (int) pid, start + 1);
+                ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, line, n));
+                ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
+                n = snprintf(line, sizeof line, "%d %" PRIu64 " daemon 7\n", (int) pid, start);
                 ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, line, n));
         }
-        ASSERT_OK(lock_holder_read(dir_fd, "/proc/locks", &h));
+        ASSERT_OK(lock_holder_read(dir_fd, "/proc", &h));
         ASSERT_EQ(h.pid, pid);
         ASSERT_EQ(h.kind, LOCK_HOLDER_DAEMON);
         ASSERT_U64_EQ(h.until, 7);
@@ -157,15 +170,15 @@ TEST(read_live) {
         ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
         close(p[0]);
         /* Dead: its lock went with it. */
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), ENOENT);
-        ASSERT_ERR(lock_holder_pid(dir_fd, "/proc/locks", &holder), ENOENT);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), ENOENT);
+        ASSERT_ERR(lock_holder_pid(dir_fd, "/proc", &holder), ENOENT);
         /* A mark that does not parse, a list that cannot be read. */
         ASSERT_TRUE(flock(fd, LOCK_EX | LOCK_NB) == 0);
         ASSERT_OK(write_file_atomic_at(dir_fd, LOCK_HOLDER_FILE, "junk\n", 5));
-        ASSERT_ERR(lock_holder_read(dir_fd, "/proc/locks", &h), EBADMSG);
+        ASSERT_ERR(lock_holder_read(dir_fd, "/proc", &h), EBADMSG);
         ASSERT_OK(lock_holder_write(dir_fd, LOCK_HOLDER_DAEMON, until));
-        ASSERT_ERR(lock_holder_read(dir_fd, "/nonexistent/locks", &h), ENOENT);
-        ASSERT_OK(lock_holder_read(dir_fd, "/proc/locks", &h));
+        ASSERT_ERR(lock_holder_read(dir_fd, "/nonexistent", &h), ENOENT);
+        ASSERT_OK(lock_holder_read(dir_fd, "/proc", &h));
         ASSERT_EQ(h.kind, LOCK_HOLDER_DAEMON);
         ASSERT_TRUE(unlinkat(dir_fd, LOCK_HOLDER_FILE, 0) == 0);
         ASSERT_TRUE(unlinkat(dir_fd, "lock", 0) == 0);

@@ -220,7 +220,7 @@ jq -e '.last_cycle.unit_started_realtime != null and .last_cycle.late_started_re
 # Its pass said who held the state lock, and by when it would let go (lock-holder.h): what a unit's
 # pass that finds the lock held waits for.
 holder=$(e2e_run cat /run/suspend-sync/lock-holder 2>&1)
-[[ $holder =~ ^[0-9]+\ daemon\ [0-9]+$ ]] && ok "2: the daemon's pass marked itself the lock's holder ($holder)" ||
+[[ $holder =~ ^[0-9]+\ [0-9]+\ daemon\ [0-9]+$ ]] && ok "2: the daemon's pass marked itself the lock's holder ($holder)" ||
         fail "2: /run/suspend-sync/lock-holder: '$holder'"
 failed=$(e2e_run systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
 [[ -z $failed ]] && ok "2: no failed units" || fail "2: failed units: $failed"

@@ -13,10 +13,7 @@ ss_begin
 # superblock); a fresh machine may have none mounted.
 ss_debugfs || fail "debugfs cannot be mounted: the knob would stay on for want of evidence"
 
-sys=$SS_TMP/sys
-ss_fixture_sysfs "$sys"
-knob=$sys/power/sync_on_suspend
-k() { tr -d '\n' <"$knob"; }
+ss_knob_fixture || fail "no fixture sysfs"
 
 # The hermetic configuration of the tests skips every mount but the test's own (Action=skip): the
 # unit's pass hands those over as unsynced, which keeps the kernel's sync on. Where the knob must go
@@ -335,11 +332,11 @@ fresh_cycle
 pid=$!
 ss_on_exit "kill -CONT $pid 2>/dev/null"
 for ((i = 0; i < 100; i++)); do
-        [[ $(cat "$SS_STATE/lock-holder" 2>/dev/null) == "$pid manual "* ]] && break
+        [[ $(cat "$SS_STATE/lock-holder" 2>/dev/null) == "$pid "*" manual "* ]] && break
         sleep 0.01
 done
 kill -STOP "$pid"
-[[ $(cat "$SS_STATE/lock-holder" 2>/dev/null) == "$pid manual "* ]] ||
+[[ $(cat "$SS_STATE/lock-holder" 2>/dev/null) == "$pid "*" manual "* ]] ||
         fail "the manual run wrote no mark of its own: $(cat "$SS_STATE/lock-holder" 2>&1)"
 t0=$SECONDS
 ! INVOCATION_ID=0123456789abcdef0123456789abcdef ss --sysfs="$sys" --trigger=unit run 2>"$SS_TMP/held.log" ||
