@@ -5,7 +5,10 @@
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -107,6 +110,55 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
                    : k == 0        ? "the daemon's late pass ended without an answer"
                                    : "the daemon's late pass gave no valid answer";
         return 0;
+}
+
+int hook_give_up_knob(const char *state_dir, const char *sysfs) {
+        uint64_t until = now(CLOCK_MONOTONIC) + HOOK_KNOB_LOCK_WAIT;
+        int dir_fd, lock_fd, sys_fd, fd, r;
+        struct stat st;
+        ssize_t n;
+
+        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        lock_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        while (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                uint64_t t = now(CLOCK_MONOTONIC);
+                struct timespec ts;
+
+                if (errno == EINTR)
+                        continue;
+                if (errno != EWOULDBLOCK || t >= until) {
+                        (void) close(lock_fd);
+                        lock_fd = -1; /* written without it, as a restore does */
+                        break;
+                }
+                (void) nanosleep(timespec_store(&ts, MIN(until - t, 5000U)), NULL);
+        }
+        r = fstatat(dir_fd, HOOK_KNOB_RECORD_FILE, &st, AT_SYMLINK_NOFOLLOW);
+        if (r < 0 && errno == ENOENT)
+                r = 0; /* nothing of ours to undo */
+        else {
+                sys_fd = open(sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                fd = sys_fd < 0 ? -1
+                                : openat(sys_fd, HOOK_KNOB_PATH,
+                                         O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+                r = fd < 0 ? -errno : 1;
+                if (fd >= 0) {
+                        do
+                                n = write(fd, "1\n", 2);
+                        while (n < 0 && errno == EINTR);
+                        if (n != 2)
+                                r = n < 0 ? -errno : -EIO;
+                        (void) close(fd);
+                }
+                if (sys_fd >= 0)
+                        (void) close(sys_fd);
+        }
+        if (lock_fd >= 0)
+                (void) close(lock_fd);
+        (void) close(dir_fd);
+        return r;
 }
 
 /* The file's whole text if it is a token and a newline (33 bytes), into buf. */

@@ -28,6 +28,17 @@ typedef struct HookClientResult {
 int hook_client_run(const char *path, uid_t peer_uid, const char *action, const char *env_action,
                     uint64_t ack_timeout, HookClientResult *ret);
 
+/* After hook_client_run() returned 0 (the daemon's late pass took the pass and did not answer in
+ * time): its child may have written the knob's 0 and stalled before its answer, and the sleep would
+ * begin with the kernel's own sync off while data written since its last look is dirty (review AG,
+ * F1). Where a change of ours is recorded (state_dir's HOOK_KNOB_RECORD_FILE; one that is not a
+ * regular file, or cannot be looked at, counts as recorded), the knob below sysfs is set to 1 (the
+ * kernel syncs), under the knob's lock (an flock of state_dir) when it is had within
+ * HOOK_KNOB_LOCK_WAIT, without it otherwise, as a restore does; the record stays for the resume's
+ * restore. A child that writes after this finds the hook gone (its gate, kernel-knob.h) and puts 1
+ * back itself. Returns 1 when written, 0 when no change of ours is recorded, or negative errno. */
+int hook_give_up_knob(const char *state_dir, const char *sysfs);
+
 /* Whether the unit's pass of this sleep left the late pass out (hook-socket.h, late-skip.h):
  * state_dir's HOOK_LATE_SKIP_FILE and HOOK_UNIT_MARK_FILE both hold the same token, as written (32
  * hex digits and a newline). Anything else, an error included, is false: the late pass runs. */

@@ -35,12 +35,13 @@
 #define HOOK_ACTION_MAX 48U
 /* The daemon's ack comes within a fork: this is for a daemon that is stuck or gone. */
 #define HOOK_ACK_TIMEOUT (500U * 1000U)
-/* The hook's start (CLOCK_MONOTONIC, usec) for the "suspend-sync pre" it execs after the daemon did not
- * take the late pass: that pass counts its deadline from the hook's start, not from its own, so the
- * hook's wait for an ack is inside DeadlineSec= (review AF, F2). A value in the future or more than
- * HOOK_STARTED_MAX ago is not the hook's: ignored. */
+/* The hook's start for the "suspend-sync pre" it execs after the daemon did not take the late pass,
+ * "PID USEC" (the hook's PID, which the exec keeps; CLOCK_MONOTONIC): that pass counts its deadline
+ * from the hook's start, not from its own, so the hook's wait for an ack and a slow exec are inside
+ * DeadlineSec= (review AF, F2; review AG, F3: judged by age, a slow exec's value was thrown away).
+ * A value of another PID (inherited), in the future, or more than HOOK_STARTED_MAX old: ignored. */
 #define HOOK_STARTED_ENV "SUSPEND_SYNC_HOOK_STARTED"
-#define HOOK_STARTED_MAX (2U * HOOK_ACK_TIMEOUT)
+#define HOOK_STARTED_MAX (10U * 1000U * 1000U)
 /* After the pass's limit: its log flush and exit. */
 #define HOOK_DONE_MARGIN (2U * 1000U * 1000U)
 /* The hook never waits longer than this after the ack, below systemd-sleep's 90 s for its hooks
@@ -54,6 +55,13 @@
 #define HOOK_STATE_DIR "/run/suspend-sync"
 #define HOOK_LATE_SKIP_FILE "late-skip"
 #define HOOK_UNIT_MARK_FILE "unit-pass"
+/* The knob and the record of its original (kernel-knob.h KNOB_SYSFS_PATH, KNOB_RECORD_FILE), for
+ * hook_give_up_knob(). */
+#define HOOK_SYSFS_DIR "/sys"
+#define HOOK_KNOB_PATH "power/sync_on_suspend"
+#define HOOK_KNOB_RECORD_FILE "knob.orig"
+/* How long hook_give_up_knob() waits for the knob's lock before it writes without it. */
+#define HOOK_KNOB_LOCK_WAIT (200U * 1000U)
 
 /* Whether s is one of the sleep actions systemd-sleep runs hooks for. */
 bool sleep_action_valid(const char *s);

@@ -129,12 +129,16 @@ static int parse_output_option(int c, Args *a) {
         return 1;
 }
 
-/* The hook's start, when it exec'd us (hook-socket.h HOOK_STARTED_ENV), else now. */
+/* The hook's start, when it exec'd us (hook-socket.h HOOK_STARTED_ENV: "PID USEC", its PID ours),
+ * else now. */
 static usec_t hook_started(usec_t now_usec) {
-        const char *e = getenv(HOOK_STARTED_ENV);
-        uint64_t t;
+        const char *e = getenv(HOOK_STARTED_ENV), *space;
+        _cleanup_free_ char *pid_text = NULL;
+        uint64_t pid, t;
 
-        if (!e || safe_atou64(e, &t) < 0 || t > now_usec || now_usec - t > HOOK_STARTED_MAX)
+        if (!e || !(space = strchr(e, ' ')) || !(pid_text = strndup(e, space - e)) ||
+            safe_atou64(pid_text, &pid) < 0 || pid != (uint64_t) getpid() || safe_atou64(space + 1, &t) < 0 ||
+            t > now_usec || now_usec - t > HOOK_STARTED_MAX)
                 return now_usec;
         return t;
 }

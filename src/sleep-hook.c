@@ -29,9 +29,9 @@ int main(int argc, char *argv[]) {
 
         /* Before anything: the pass this may exec counts its deadline from here. */
         if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
-                char started[24];
+                char started[48];
 
-                (void) snprintf(started, sizeof started, "%llu",
+                (void) snprintf(started, sizeof started, "%d %llu", (int) getpid(),
                                 (unsigned long long) ts.tv_sec * 1000000ULL +
                                         (unsigned long long) ts.tv_nsec / 1000ULL);
                 (void) setenv(HOOK_STARTED_ENV, started, 1);
@@ -48,10 +48,23 @@ int main(int argc, char *argv[]) {
                 if (r > 0)
                         return EXIT_SUCCESS;
                 if (r == 0) {
-                        hook_say(STDERR_FILENO,
-                                 "suspend-sync: %s; the kernel's own sync stays on unless it "
-                                 "was turned off after everything was synced.\n",
-                                 res.why);
+                        int k = hook_give_up_knob(HOOK_STATE_DIR, HOOK_SYSFS_DIR);
+
+                        if (k > 0)
+                                hook_say(STDERR_FILENO,
+                                         "suspend-sync: %s; set /sys/power/sync_on_suspend to 1: the "
+                                         "kernel's own sync runs for this sleep.\n",
+                                         res.why);
+                        else if (k == 0)
+                                hook_say(STDERR_FILENO,
+                                         "suspend-sync: %s; the kernel's own sync stays on (no change of "
+                                         "ours to it).\n",
+                                         res.why);
+                        else
+                                hook_say(STDERR_FILENO,
+                                         "suspend-sync: %s; could not set /sys/power/sync_on_suspend to 1: "
+                                         "%s.\n",
+                                         res.why, strerror(-k));
                         return EXIT_SUCCESS;
                 }
                 /* Without the daemon (not enabled, stopped) this is how it always runs: quietly. */

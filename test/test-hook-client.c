@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -242,6 +244,73 @@ TEST(late_skipped) {
         put(HOOK_UNIT_MARK_FILE, NULL);
 }
 
+/* Review AG, F1: the hook that gave up on the daemon's late pass turns the kernel's sync on for this
+ * sleep where a change of ours is recorded, and leaves the knob alone where none is. */
+static int knob_value(const char *sysfs) {
+        char p[200], buf[4] = "";
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", sysfs, HOOK_KNOB_PATH);
+        ASSERT_TRUE((f = fopen(p, "re")) != NULL);
+        ASSERT_TRUE(fgets(buf, sizeof buf, f) != NULL);
+        fclose(f);
+        return buf[0] - '0';
+}
+
+TEST(give_up_knob) {
+        char sysfs[160], power[200], rec[200];
+        int held, other;
+        uint64_t t0;
+
+        snprintf(sysfs, sizeof sysfs, "%s/sys", dir);
+        snprintf(power, sizeof power, "%s/power", sysfs);
+        snprintf(rec, sizeof rec, "%s/%s", dir, HOOK_KNOB_RECORD_FILE);
+        ASSERT_TRUE(mkdir(sysfs, 0755) == 0 && mkdir(power, 0755) == 0);
+        put("sys/" HOOK_KNOB_PATH, "0\n");
+        /* no record: an administrator's 0 stays */
+        ASSERT_EQ(hook_give_up_knob(dir, sysfs), 0);
+        ASSERT_EQ(knob_value(sysfs), 0);
+        ASSERT_EQ(hook_give_up_knob("/nonexistent-suspend-sync", sysfs), 0);
+        /* our 0, recorded: 1, the record kept for the resume's restore */
+        put(HOOK_KNOB_RECORD_FILE, "1\n");
+        ASSERT_EQ(hook_give_up_knob(dir, sysfs), 1);
+        ASSERT_EQ(knob_value(sysfs), 1);
+        ASSERT_TRUE(access(rec, F_OK) == 0);
+        /* the knob's lock held by another (a stalled pass): written all the same, after the wait */
+        put("sys/" HOOK_KNOB_PATH, "0\n");
+        ASSERT_TRUE((held = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0);
+        ASSERT_TRUE(flock(held, LOCK_EX | LOCK_NB) == 0);
+        t0 = now(CLOCK_MONOTONIC);
+        ASSERT_EQ(hook_give_up_knob(dir, sysfs), 1);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t0 >= HOOK_KNOB_LOCK_WAIT);
+        ASSERT_EQ(knob_value(sysfs), 1);
+        /* ... and as soon as the lock is free */
+        put("sys/" HOOK_KNOB_PATH, "0\n");
+        ASSERT_TRUE(flock(held, LOCK_UN) == 0);
+        close(held);
+        ASSERT_EQ(hook_give_up_knob(dir, sysfs), 1);
+        ASSERT_EQ(knob_value(sysfs), 1);
+        /* a record that is not a regular file counts as one */
+        put(HOOK_KNOB_RECORD_FILE, NULL);
+        ASSERT_TRUE(mkfifo(rec, 0600) == 0);
+        put("sys/" HOOK_KNOB_PATH, "0\n");
+        ASSERT_EQ(hook_give_up_knob(dir, sysfs), 1);
+        ASSERT_EQ(knob_value(sysfs), 1);
+        ASSERT_TRUE(unlink(rec) == 0);
+        ASSERT_TRUE(symlink("elsewhere", rec) == 0);
+        put("sys/" HOOK_KNOB_PATH, "0\n");
+        ASSERT_EQ(hook_give_up_knob(dir, sysfs), 1);
+        ASSERT_EQ(knob_value(sysfs), 1);
+        ASSERT_TRUE(unlink(rec) == 0);
+        /* no knob (an old kernel): said, nothing made */
+        put("sys/" HOOK_KNOB_PATH, NULL);
+        put(HOOK_KNOB_RECORD_FILE, "1\n");
+        ASSERT_TRUE(hook_give_up_knob(dir, sysfs) == -ENOENT);
+        put(HOOK_KNOB_RECORD_FILE, NULL);
+        other = rmdir(power) | rmdir(sysfs);
+        ASSERT_TRUE(other == 0);
+}
+
 /* Review O, O6: a line to a stream nobody reads is dropped, never waited for: a full pipe, a full
  * socket (journald's stream), a pipe whose reader is gone; one with room gets it whole. */
 TEST(say_never_waits) {
@@ -286,6 +355,7 @@ int main(void) {
         RUN(not_taken);
         RUN(taken_without_answer);
         RUN(late_skipped);
+        RUN(give_up_knob);
         RUN(say_never_waits);
         unlink(path);
         rmdir(dir);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hook-socket.h"
 #include "kernel-knob.h"
 #include "shared/fd-util.h"
 #include "shared/fileio.h"
@@ -54,6 +55,13 @@ static int knob_now(void) {
         int v = -1;
         ASSERT_OK(knob_read(sysfs_fd, &v));
         return v;
+}
+
+/* The system-sleep hook's give-up (hook-client.h) writes this knob when this record exists. */
+TEST(hook_names) {
+        ASSERT_STREQ(HOOK_KNOB_PATH, KNOB_SYSFS_PATH);
+        ASSERT_STREQ(HOOK_KNOB_RECORD_FILE, KNOB_RECORD_FILE);
+        ASSERT_EQ(KNOB_SAFE_VALUE, 1);
 }
 
 TEST(parse) {
@@ -700,6 +708,7 @@ int main(void) {
         state_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(state_fd >= 0);
 
+        RUN(hook_names);
         RUN(parse);
         RUN(decide_table);
         RUN(look_stale);

@@ -150,22 +150,29 @@ fi
 
 # ---------------------------------------------------------------- E: the hook's wait inside DeadlineSec=
 # suspend-sync-sleep-hook execs pre after waiting up to 0.5 s for the daemon's ack, and tells it when
-# it started ($SUSPEND_SYNC_HOOK_STARTED, CLOCK_MONOTONIC usec): the pass counts its deadline, and
-# its record's duration, from there (review AF, F2: 3.16 s for DeadlineSec=3s). A time in the future
-# or more than 1 s ago is not the hook's: ignored.
-mono() { python3 -c 'import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))'; }
+# it started ($SUSPEND_SYNC_HOOK_STARTED="PID USEC": its PID, which the exec keeps, and
+# CLOCK_MONOTONIC): the pass counts its deadline, and its record's duration, from there (review AF,
+# F2: 3.16 s for DeadlineSec=3s). By the PID, not by age (review AG, F3): a start 3 s back counts;
+# another PID's (inherited), one in the future or more than 10 s old does not.
+# started_pre OFFSET_US [PID]: pre exec'd by a shell that says it started OFFSET_US ago (PID: its own).
+started_pre() {
+        env -i PATH="$PATH" INVOCATION_ID= OFFSET="$1" PIDX="${2:-}" SS="$SUSPEND_SYNC" STATE="$SS_STATE" \
+                CONF="$SS_CONF" SYS="$sys" bash -c '
+                now=$(python3 -c "import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))")
+                export SUSPEND_SYNC_HOOK_STARTED="${PIDX:-$$} $((now - OFFSET))"
+                exec "$SS" --state-dir="$STATE" --config="$CONF" --sysfs="$SYS" pre suspend' >"$SS_TMP/out" 2>&1 || true
+        field duration_usec
+}
 ss_config "[Sync]
 DeadlineSec=30s"
-hook SUSPEND_SYNC_HOOK_STARTED=$(($(mono) - 700000)) -- pre suspend >"$SS_TMP/out" 2>&1 || true
-d_started=$(field duration_usec)
-hook SUSPEND_SYNC_HOOK_STARTED=$(($(mono) + 10000000)) -- pre suspend >"$SS_TMP/out" 2>&1 || true
-d_future=$(field duration_usec)
-hook SUSPEND_SYNC_HOOK_STARTED=$(($(mono) - 5000000)) -- pre suspend >"$SS_TMP/out" 2>&1 || true
-d_old=$(field duration_usec)
-if ((d_started >= 700000 && d_future < 500000 && d_old < 500000)); then
-        ok "E: pre counts from the hook's start 0.7 s earlier (${d_started} us); a start in the future or 5 s ago is ignored (${d_future}, ${d_old} us)"
+d_started=$(started_pre 3000000)
+d_future=$(started_pre -10000000)
+d_old=$(started_pre 11000000)
+d_other=$(started_pre 3000000 1)
+if ((d_started >= 3000000 && d_future < 1000000 && d_old < 1000000 && d_other < 1000000)); then
+        ok "E: pre counts from the hook's start 3 s earlier (${d_started} us); a start in the future, 11 s ago or of another PID is ignored (${d_future}, ${d_old}, ${d_other} us)"
 else
-        fail "E: durations from the hook's start ${d_started}, a future one ${d_future}, an old one ${d_old} us"
+        fail "E: durations from the hook's start ${d_started}, a future one ${d_future}, an old one ${d_old}, another PID's ${d_other} us"
 fi
 
 checks_end hook
