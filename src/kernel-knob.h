@@ -74,8 +74,9 @@ typedef struct KnobGate {
 /* knob_save_and_set() through a gate (NULL: none), asked right after the lock is had and again
  * right after the write. -ESTALE: closed before anything changed (nothing written, no record made).
  * -ECANCELED: closed by the time the write was done: KNOB_SAFE_VALUE is written back and the record
- * kept (the next restore puts the original back), as a restore that cannot have the lock does.
- * *ret_why (may be NULL) then says why. */
+ * kept (the next restore puts the original back), as a restore that cannot have the lock does; the
+ * write back's own error, should it fail (the knob left at new_value). *ret_why (may be NULL) is set
+ * whenever the gate closed, and says why. */
 int knob_save_and_set_gated(int sysfs_fd, int state_dir_fd, int new_value, usec_t lock_wait,
                             const KnobGate *gate, const char **ret_why);
 

@@ -213,7 +213,14 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                 return;
         }
         r = knob_save_and_set_gated(sysfs_fd, dir_fd, value, KNOB_LOCK_WAIT_PASS_USEC, gate, &why);
-        if (r == -ESTALE)
+        if (r < 0 && r != -ESTALE && r != -ECANCELED && why)
+                /* The gate closed after the write, and the write back failed (review AG, F5). */
+                log_error_errno(
+                        r,
+                        "Failed to set /sys/power/sync_on_suspend back to 1 after this pass wrote %d (%s): "
+                        "it stays %d until a restore puts the original back: %m",
+                        value, why, value);
+        else if (r == -ESTALE)
                 log_notice("Leaving the kernel's own sync on: %s.", why);
         else if (r == -ECANCELED)
                 log_notice("Set /sys/power/sync_on_suspend back to 1 right after this pass wrote %d: %s.",
