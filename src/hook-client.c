@@ -5,8 +5,6 @@
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
-#include <time.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,6 +16,7 @@
 #include "hook-client.h"
 #include "hook-socket.h"
 #include "shared/hexdecoct.h"
+#include "shared/lock-util.h"
 #include "shared/time-util.h"
 
 /* One datagram by until (CLOCK_MONOTONIC, µs): its length, 0 at EOF, -ETIMEDOUT, or another
@@ -113,7 +112,6 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
 }
 
 int hook_give_up_knob(const char *state_dir, const char *sysfs) {
-        uint64_t until = now(CLOCK_MONOTONIC) + HOOK_KNOB_LOCK_WAIT;
         int dir_fd, lock_fd, sys_fd, fd, r;
         struct stat st;
         ssize_t n;
@@ -122,18 +120,9 @@ int hook_give_up_knob(const char *state_dir, const char *sysfs) {
         if (dir_fd < 0)
                 return errno == ENOENT ? 0 : -errno;
         lock_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        while (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
-                uint64_t t = now(CLOCK_MONOTONIC);
-                struct timespec ts;
-
-                if (errno == EINTR)
-                        continue;
-                if (errno != EWOULDBLOCK || t >= until) {
-                        (void) close(lock_fd);
-                        lock_fd = -1; /* written without it, as a restore does */
-                        break;
-                }
-                (void) nanosleep(timespec_store(&ts, MIN(until - t, 5000U)), NULL);
+        if (lock_fd >= 0 && flock_until(lock_fd, now(CLOCK_MONOTONIC) + HOOK_KNOB_LOCK_WAIT, 5000U) < 0) {
+                (void) close(lock_fd);
+                lock_fd = -1; /* written without it, as a restore does */
         }
         r = fstatat(dir_fd, HOOK_KNOB_RECORD_FILE, &st, AT_SYMLINK_NOFOLLOW);
         if (r < 0 && errno == ENOENT)

@@ -233,16 +233,9 @@ static void records_tmp_remove(int state_dir_fd) {
         _cleanup_(closedirp) DIR *d = NULL;
         unsigned n = 0;
         struct dirent *de;
-        int fd;
 
-        fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        if (opendir_at(state_dir_fd, ".", &d) < 0)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return;
-        }
         while ((de = readdir(d)) && n++ < KNOB_TMP_SCAN_MAX)
                 if (startswith(de->d_name, KNOB_RECORD_FILE ".tmp."))
                         (void) unlinkat(state_dir_fd, de->d_name, 0);

@@ -450,9 +450,12 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
                 locks = NULL;
                 return;
         }
-        if (lock_holder_pid(state_fd, locks, &f->lock_pid) < 0)
+        /* The kernel's list once where the holder left its mark; by PID alone where it did not. */
+        f->has_holder = lock_holder_read(state_fd, locks, &f->holder) >= 0;
+        if (f->has_holder)
+                f->lock_pid = f->holder.pid;
+        else if (lock_holder_pid(state_fd, locks, &f->lock_pid) < 0)
                 f->lock_pid = 0;
-        f->has_holder = f->lock_pid > 0 && lock_holder_read(state_fd, locks, &f->holder) >= 0;
         f->mono_now = now(CLOCK_MONOTONIC);
 }
 
