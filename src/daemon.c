@@ -7,6 +7,7 @@
 #include "daemon.h"
 
 #include "shared/macro.h"
+#include "state.h"
 
 const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t size) {
         char x[FORMAT_TIMESPAN_MAX];
@@ -76,4 +77,13 @@ int daemon_report_parse(const unsigned char *buf, size_t n, int *ret_code, bool 
         *ret_code = buf[1];
         *ret_recorded = buf[2] == 1;
         return 0;
+}
+
+const char *daemon_record_why_not(const RunRecord *rec, pid_t pass_pid, usec_t pass_started_boottime) {
+        if (!rec || !streq_ptr(rec->trigger, "unit") || pass_pid <= 0 || rec->pid != pass_pid ||
+            rec->started_boottime == 0 || rec->started_boottime < pass_started_boottime)
+                return "its record is not there";
+        if (!streq_ptr(rec->result, "success"))
+                return "it did not sync everything (see its record)";
+        return NULL;
 }

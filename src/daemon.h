@@ -12,6 +12,8 @@
 #include "shared/macro.h"
 #include "shared/time-util.h"
 
+typedef struct RunRecord RunRecord;
+
 /* The daemon's RuntimeDirectory= (units/suspend-sync-daemon.service.in): systemd removes it, and
  * the mark with it, whenever the daemon stops. The daemon refuses to run without it. */
 #define DAEMON_RUNTIME_DIR "/run/suspend-sync-daemon"
@@ -90,6 +92,14 @@ typedef struct DaemonPassFacts {
  * the reason it may not, for the log: the unit then runs its own pass. Pure; buf holds the text
  * when it needs formatting. */
 const char *daemon_mark_why_not(const DaemonPassFacts *f, char *buf, size_t size);
+
+/* Whether the record read back from last.json is the pass's own and says "success": a unit's pass's,
+ * written by the pass's process (the fork, or what it exec'd: the same PID) and begun since the
+ * daemon started the pass by CLOCK_BOOTTIME, which no setting of the clock moves (matched by its
+ * wall-clock start, an earlier sleep's record passed after the clock was set back: review AF, F6;
+ * by the PID alone, an earlier process's of the same PID). Records without the two fields (older
+ * versions) are never the pass's. NULL when it is, else why not, for the log. Pure. */
+const char *daemon_record_why_not(const RunRecord *rec, pid_t pass_pid, usec_t pass_started_boottime);
 
 /* The pass's report, written by its child to the daemon through a pipe as soon as the pass's record
  * and handover are saved and its state lock is released (RunDone, verbs.h), before it logs its

@@ -280,6 +280,8 @@ static int record_header(const RunInput *in, RunRecord *rec) {
 
         *rec = (RunRecord) {
                 .started_realtime = in->started_realtime,
+                .started_boottime = in->started_boottime,
+                .pid = in->pid,
                 .deadline = in->deadline,
                 .t_read = s->t_read,
                 .t_sample = s->t_sample,

@@ -144,6 +144,8 @@ typedef struct RunInput {
         const char *sleep_action;    /* may be NULL */
         usec_t started_realtime;
         usec_t started_monotonic; /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
+        usec_t started_boottime;  /* ... and CLOCK_BOOTTIME (RunRecord.started_boottime) */
+        pid_t pid;                /* the pass's process (RunRecord.pid) */
         usec_t deadline;          /* DeadlineSec= */
         usec_t t_execute;         /* phase time of the executor */
         usec_t flushers_woken;    /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:

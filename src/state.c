@@ -256,7 +256,12 @@ static int run_record_build_json(const RunRecord *rec, bool stream, json_object 
         o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
+        if (rec->pid < 0)
+                return -EINVAL;
         if ((r = json_add_u64(o, "started_realtime_usec", rec->started_realtime)) < 0 ||
+            (rec->started_boottime > 0 &&
+             (r = json_add_u64(o, "started_boottime_usec", rec->started_boottime)) < 0) ||
+            (rec->pid > 0 && (r = json_add_int(o, "pid", rec->pid)) < 0) ||
             (r = json_add_u64(o, "duration_usec", rec->duration)) < 0 ||
             (r = add_str(o, "result", rec->result)) < 0 || (r = add_str(o, "trigger", rec->trigger)) < 0 ||
             (r = add_str(o, "sleep_action", rec->sleep_action)) < 0 ||
@@ -413,11 +418,13 @@ static int run_mount_from_json(json_object *o, RunMount *ret) {
 int run_record_from_json(json_object *o, RunRecord *ret) {
         _cleanup_(run_record_done) RunRecord rec = {};
         json_object *phases = NULL, *mounts = NULL;
-        int r;
+        int pid = 0, r;
 
         if (!json_object_is_type(o, json_type_object))
                 return -EBADMSG;
         if ((r = json_get_u64(o, "started_realtime_usec", JSON_MANDATORY, 0, &rec.started_realtime)) < 0 ||
+            (r = json_get_u64(o, "started_boottime_usec", JSON_OPTIONAL, 0, &rec.started_boottime)) < 0 ||
+            (r = json_get_int(o, "pid", JSON_OPTIONAL, INT_MAX, 0, &pid)) < 0 ||
             (r = json_get_u64(o, "duration_usec", JSON_OPTIONAL, 0, &rec.duration)) < 0 ||
             (r = get_str(o, "result", JSON_MANDATORY, &rec.result)) < 0 ||
             (r = get_str(o, "trigger", JSON_OPTIONAL, &rec.trigger)) < 0 ||
@@ -430,6 +437,7 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
                     0 ||
             (r = json_get_object(o, "phases_usec", JSON_OPTIONAL, &phases)) < 0)
                 return r;
+        rec.pid = pid;
         /* A missing phases_usec reads as an empty object: every phase 0. */
         if ((r = json_get_u64(phases, "read", JSON_OPTIONAL, 0, &rec.t_read)) < 0 ||
             (r = json_get_u64(phases, "sample", JSON_OPTIONAL, 0, &rec.t_sample)) < 0 ||

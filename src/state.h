@@ -52,6 +52,11 @@ typedef struct RunMount {
 
 typedef struct RunRecord {
         usec_t started_realtime;
+        /* The pass's process and its start, CLOCK_BOOTTIME (which no clock setting moves): what tells
+         * a record from an earlier one (the daemon's pass_record_why_not()). 0: not recorded (JSON
+         * "pid", "started_boottime_usec", written only when not 0; older records load as 0). */
+        pid_t pid;
+        usec_t started_boottime;
         usec_t duration;
         char *result;       /* "success" | "timeout" | "error"; required */
         char *trigger;      /* "run" | "hook" | ... (free text), may be NULL */

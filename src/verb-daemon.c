@@ -101,7 +101,8 @@ typedef struct Daemon {
         bool pass_reported;             /* ... it reported: decided or waiting, its exit only reaps */
         bool pass_recorded;             /* ... its report: its record was saved and says "success" */
         sd_event_source *answers_timer; /* ... and waits for the answers to come in */
-        usec_t pass_started, pass_started_realtime;
+        pid_t pass_last_pid;            /* the last pass's PID, kept after its exit: its record's */
+        usec_t pass_started, pass_started_boottime;
         sd_event_source *pass_timer;
         sd_bus_slot *inhibitors_slot; /* logind's answer: who else delays the sleep */
         int inhibitors;               /* another delay lock for sleep: 1, none: 0, unknown: <0 */
@@ -786,11 +787,7 @@ static const char *pass_record_why_not(const Daemon *d) {
 
         if (state_load(d->a->state_dir, &rec, &has, NULL, NULL) < 0 || !has)
                 return "its record cannot be read";
-        if (!streq_ptr(rec.trigger, "unit") || rec.started_realtime < d->pass_started_realtime)
-                return "its record is not there";
-        if (!streq_ptr(rec.result, "success"))
-                return "it did not sync everything (see its record)";
-        return NULL;
+        return daemon_record_why_not(&rec, d->pass_last_pid, d->pass_started_boottime);
 }
 
 /* The facts of daemon_mark_why_not() as far as they are known (the record is read by pass_decide()). */
@@ -1082,7 +1079,8 @@ static void pass_start(Daemon *d) {
 
         /* logind's wait began with its signal: so does ours. */
         d->pass_started = now(CLOCK_MONOTONIC);
-        d->pass_started_realtime = now(CLOCK_REALTIME);
+        d->pass_started_boottime = now(CLOCK_BOOTTIME);
+        d->pass_last_pid = 0;
         d->pass_sleeps = d->sleeps;
         why = daemon_pass_why_not(&f, buf, sizeof buf);
         if (why) {
@@ -1125,7 +1123,7 @@ static void pass_start(Daemon *d) {
                 log_warning_errno(pid, "Failed to start the pass, suspend-sync.service runs it: %m");
                 return lock_release(d);
         }
-        d->pass_pid = pid;
+        d->pass_pid = d->pass_last_pid = pid;
         ask(d);
         r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + f.bound, 1,
                               on_pass_bound, d);

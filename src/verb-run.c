@@ -148,7 +148,7 @@ typedef struct Pass {
         ManagerRequirers *requirers; /* the unit's pass: PID 1 asked which units require it */
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
-        usec_t started_rt, started_mono, deadline, t_executed, t_execute;
+        usec_t started_rt, started_mono, started_bt, deadline, t_executed, t_execute;
 } Pass;
 
 /* The state directory is locked and open: the record and the handover can be read and written. */
@@ -334,6 +334,7 @@ static int pass_lock_wait(Pass *p) {
         if (left != USEC_INFINITY) /* what --deadline-max= leaves after the wait */
                 p->waited.deadline_max = MAX(left - (p->waited.started - t0), (usec_t) 1);
         p->started_rt = now(CLOCK_REALTIME);
+        p->started_bt = now(CLOCK_BOOTTIME);
         p->a = &p->waited;
         log_info("Got '%s/lock' after %s.", dir, format_timespan(x, sizeof x, p->waited.started - t0));
         /* PID 1's answer came meanwhile, unread: its bound starts again. */
@@ -817,6 +818,8 @@ static int pass_record(Pass *p) {
                 .sleep_action = a->sleep_action,
                 .started_realtime = p->started_rt,
                 .started_monotonic = p->started_mono,
+                .started_boottime = p->started_bt,
+                .pid = getpid(),
                 .deadline = p->c.policy->deadline,
                 .t_execute = p->t_execute,
                 .flushers_woken = p->kicked_at,
@@ -1228,6 +1231,7 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
                 .sysfs_fd = -EBADF,
                 .started_rt = now(CLOCK_REALTIME),
                 .started_mono = now(CLOCK_MONOTONIC),
+                .started_bt = now(CLOCK_BOOTTIME),
         };
         int r;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "state.h"
 #include "tests.h"
 
 /* Review O, O3: the hook waits for the late pass as long as DeadlineSec= (as last read), not 80 s. */
@@ -137,6 +138,49 @@ TEST(no_mark) {
                 assert_says(daemon_mark_why_not(&cases[i].f, buf, sizeof buf), cases[i].why, i);
 }
 
+/* Review AF, F6: the record read back is the pass's only when its PID wrote it and it began since
+ * the pass did by CLOCK_BOOTTIME. An earlier sleep's record whose wall-clock start is later than the
+ * pass's (the clock set back in between) is not, nor one of an older version without the fields. */
+TEST(record) {
+        const pid_t pid = 4242;
+        const usec_t began = 1000 * USEC_PER_SEC;
+        RunRecord ok = {
+                .started_realtime = 1, /* before the pass's wall-clock start: not read */
+                .started_boottime = began + 5 * USEC_PER_MSEC,
+                .pid = pid,
+                .trigger = (char *) "unit",
+                .result = (char *) "success",
+        };
+        RunRecord r;
+
+        ASSERT_TRUE(daemon_record_why_not(&ok, pid, began) == NULL);
+        r = ok;
+        r.started_boottime = began; /* the same microsecond */
+        ASSERT_TRUE(daemon_record_why_not(&r, pid, began) == NULL);
+        r = ok;
+        r.started_boottime = began - 1; /* an earlier pass's, whatever its wall-clock start */
+        r.started_realtime = UINT64_MAX / 2;
+        assert_says(daemon_record_why_not(&r, pid, began), "not there", 1);
+        r = ok;
+        r.pid = pid + 1; /* another process's: the unit's pass, a manual run */
+        assert_says(daemon_record_why_not(&r, pid, began), "not there", 2);
+        r = ok;
+        r.pid = 0;
+        r.started_boottime = 0; /* written by an older version */
+        assert_says(daemon_record_why_not(&r, pid, began), "not there", 3);
+        r = ok;
+        r.started_boottime = 0;
+        assert_says(daemon_record_why_not(&r, pid, 0), "not there", 4);
+        assert_says(daemon_record_why_not(&ok, 0, began), "not there", 5); /* no pass known */
+        assert_says(daemon_record_why_not(NULL, pid, began), "not there", 6);
+        r = ok;
+        r.trigger = (char *) "manual";
+        assert_says(daemon_record_why_not(&r, pid, began), "not there", 7);
+        r = ok;
+        r.result = (char *) "timeout";
+        assert_says(daemon_record_why_not(&r, pid, began), "did not sync everything", 8);
+}
+
 /* The pass child's report: what it formats parses back; anything else is refused, so the exit
  * decides. */
 TEST(report) {
@@ -173,5 +217,6 @@ int main(void) {
         RUN(no_pass);
         RUN(mark);
         RUN(no_mark);
+        RUN(record);
         return 0;
 }

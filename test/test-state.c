@@ -73,6 +73,8 @@ static void make_record(RunRecord *r, usec_t started) {
                 .t_execute = 840000,
                 .t_record = 560,
                 .flushers_woken = 4264,
+                .pid = 31337,
+                .started_boottime = 86400123456ULL,
         };
         r->n_mounts = 4;
         r->mounts = calloc(r->n_mounts, sizeof(RunMount));
@@ -99,6 +101,8 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         ASSERT_U64_EQ(a->t_execute, b->t_execute);
         ASSERT_U64_EQ(a->t_record, b->t_record);
         ASSERT_U64_EQ(a->flushers_woken, b->flushers_woken);
+        ASSERT_EQ(a->pid, b->pid);
+        ASSERT_U64_EQ(a->started_boottime, b->started_boottime);
         ASSERT_EQ(a->n_mounts, b->n_mounts);
         for (size_t i = 0; i < a->n_mounts; i++) {
                 const RunMount *x = a->mounts + i, *y = b->mounts + i;
@@ -197,6 +201,8 @@ TEST(round_trip) {
         ASSERT_TRUE(strstr(s, "\"started_realtime_usec\""));
         ASSERT_TRUE(strstr(s, "\"deadline_usec\""));
         ASSERT_TRUE(strstr(s, "\"flushers_woken_usec\": 4264"));
+        ASSERT_TRUE(strstr(s, "\"pid\": 31337"));
+        ASSERT_TRUE(strstr(s, "\"started_boottime_usec\": 86400123456"));
         ASSERT_TRUE(strstr(s, "\"mount_point\": \"/\""));
         ASSERT_TRUE(!strstr(s, "\\/"));
 }
@@ -352,6 +358,7 @@ TEST(extremes) {
         ASSERT_OK(run_record_to_json_string(&r, false, &s));
         ASSERT_TRUE(strstr(s, "18446744073709551615"));
         ASSERT_TRUE(!strstr(s, "flushers_woken_usec")); /* 0: not written */
+        ASSERT_TRUE(!strstr(s, "\"pid\"") && !strstr(s, "started_boottime_usec"));
         ASSERT_OK(run_record_from_json_string(s, &back));
         assert_record_eq(&r, &back);
         ASSERT_TRUE(back.trigger == NULL);
@@ -397,6 +404,9 @@ TEST(serialise_rejects) {
         r.mounts[1].abandoned_pid = -1;
         ASSERT_ERR(run_record_to_json_string(&r, false, &s), EINVAL);
         r.mounts[1].abandoned_pid = 0;
+        r.pid = -1;
+        ASSERT_ERR(run_record_to_json_string(&r, false, &s), EINVAL);
+        r.pid = 1;
 
         big = malloc(STATE_STRING_MAX + 2);
         ASSERT_TRUE(big);
@@ -491,6 +501,8 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(full.mounts[1].start_offset, 0);   /* records without the key: unknown */
         ASSERT_U64_EQ(full.mounts[0].writeback_wait, 0); /* records without the key: no wait */
         ASSERT_U64_EQ(full.flushers_woken, 0);           /* records without the key: not woken */
+        ASSERT_EQ(full.pid, 0);                          /* records without the keys: not known */
+        ASSERT_U64_EQ(full.started_boottime, 0);
 
         /* missing optional fields → defaults */
         b = read_fixture("good-minimal.json", NULL);
