@@ -19,6 +19,9 @@ const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t siz
                                 format_timespan(x, sizeof x, DAEMON_PASS_DEADLINE_MAX));
                 return buf;
         }
+        if (f->replaced)
+                return "this daemon's binary was replaced since it started (restart "
+                       "suspend-sync-daemon.service)";
         if (f->busy)
                 return "the last sleep's pass or bookkeeping still runs";
         return NULL;

@@ -15,6 +15,7 @@
 
 #include "hook-client.h"
 #include "hook-socket.h"
+#include "shared/exe-util.h"
 #include "shared/hexdecoct.h"
 #include "shared/lock-util.h"
 #include "shared/time-util.h"
@@ -42,13 +43,26 @@ static ssize_t recv_until(int fd, char *buf, size_t size, uint64_t until) {
         }
 }
 
+/* 1 when the daemon (pid) still runs the program file it was started from, 0 when that file was
+ * unlinked since (replaced by an upgrade), negative errno when that cannot be told. */
+static int hook_peer_current(const char *proc_dir, pid_t pid) {
+        int proc_fd, r;
+
+        proc_fd = open(proc_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return -errno;
+        r = proc_exe_unlinked(proc_fd, pid);
+        (void) close(proc_fd);
+        return r < 0 ? r : !r;
+}
+
 static int fail(HookClientResult *ret, int r, const char *why) {
         ret->why = why;
         return r;
 }
 
-int hook_client_run(const char *path, uid_t peer_uid, const char *action, const char *env_action,
-                    uint64_t ack_timeout, HookClientResult *ret) {
+int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, const char *action,
+                    const char *env_action, uint64_t ack_timeout, HookClientResult *ret) {
         union {
                 struct sockaddr sa;
                 struct sockaddr_un un;
@@ -80,6 +94,16 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *action, const 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != peer_uid) {
                 (void) close(fd);
                 return fail(ret, -EPERM, "the socket is not the daemon's");
+        }
+        /* Before the request: a daemon an upgrade left running forks the late pass of the code it
+         * started with, which may lack what this version fixed (review AH, M1). */
+        r = hook_peer_current(proc_dir, cred.pid);
+        if (r <= 0) {
+                (void) close(fd);
+                return fail(ret, r < 0 ? r : -ESTALE,
+                            r < 0 ? "cannot tell whether the daemon runs the installed binary"
+                                  : "the daemon runs a binary an upgrade has replaced since its start "
+                                    "(restart suspend-sync-daemon.service)");
         }
         n = hook_request_format(action, env_action, buf, sizeof buf);
         if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) n) {

@@ -44,7 +44,7 @@ int main(int argc, char *argv[]) {
                  * than a late pass, and said so (its journal message). Only sync_on_suspend's sleep. */
                 if (action && strcmp(action, "suspend") == 0 && hook_late_skipped(HOOK_STATE_DIR))
                         return EXIT_SUCCESS;
-                r = hook_client_run(HOOK_SOCKET_PATH, 0, arg, env, HOOK_ACK_TIMEOUT, &res);
+                r = hook_client_run(HOOK_SOCKET_PATH, 0, "/proc", arg, env, HOOK_ACK_TIMEOUT, &res);
                 if (r > 0)
                         return EXIT_SUCCESS;
                 if (r == 0) {
@@ -68,7 +68,9 @@ int main(int argc, char *argv[]) {
                         return EXIT_SUCCESS;
                 }
                 /* Without the daemon (not enabled, stopped) this is how it always runs: quietly. */
-                if (r != -ENOENT && r != -ECONNREFUSED)
+                if (r == -ESTALE)
+                        hook_say(STDERR_FILENO, "suspend-sync: %s, running the late pass here.\n", res.why);
+                else if (r != -ENOENT && r != -ECONNREFUSED)
                         hook_say(STDERR_FILENO, "suspend-sync: %s (%s), running the late pass here.\n",
                                  res.why, strerror(-r));
         }

@@ -55,6 +55,7 @@
 #include "mount-table.h"
 #include "notify.h"
 #include "shared/bounded-child.h"
+#include "shared/exe-util.h"
 #include "shared/fd-util.h"
 #include "shared/fileio.h"
 #include "shared/proc-util.h"
@@ -109,6 +110,7 @@ typedef struct Daemon {
         char other_who[64];
         ManagerUnitFacts *unit_facts; /* PID 1's: which units require the unit, its state */
         bool marked;                  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+        bool replaced_told;           /* daemon_replaced() said so once */
         char pass_token[33];          /* the token of the last pass started (handover.h), which that
                                        * pass's restore-knob ends the cycle of; "": not known */
 
@@ -1062,6 +1064,34 @@ static pid_t standby_start(Daemon *d) {
         return pid;
 }
 
+/* Whether our binary was replaced since we started (an upgrade that did not restart us): its passes,
+ * forked from us, would run the old code, which may lack what the new one fixed (review AH, M1).
+ * Then the unit's pass and the hook's own run the new binary, until a restart. Not known counts as
+ * replaced. Said once. */
+static bool daemon_replaced(Daemon *d) {
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = proc_fd < 0 ? negative_errno() : proc_exe_unlinked(proc_fd, 0);
+
+        if (r == 0)
+                return false;
+        if (!d->replaced_told) {
+                if (r > 0)
+                        log_warning("%s was replaced since this daemon started (an upgrade?): the passes of "
+                                    "every sleep are left to suspend-sync.service and the system-sleep hook, "
+                                    "which run the new one, until the daemon is restarted "
+                                    "(systemctl restart suspend-sync-daemon.service).",
+                                    d->exe);
+                else
+                        log_warning_errno(r,
+                                          "Cannot tell whether %s was replaced since this daemon started: "
+                                          "the passes of every sleep are left to suspend-sync.service and "
+                                          "the system-sleep hook: %m",
+                                          d->exe);
+                d->replaced_told = true;
+        }
+        return true;
+}
+
 static void pass_start(Daemon *d) {
         char *argv[] = {
                 (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL, NULL, NULL
@@ -1072,6 +1102,7 @@ static void pass_start(Daemon *d) {
                 .bound = daemon_pass_bound(d->delay_max),
                 .deadline = d->deadline,
                 .busy = d->pass_pid != 0 || d->post_pid != 0 || d->pass_timer,
+                .replaced = daemon_replaced(d),
         };
         const char *why;
         pid_t pid;
@@ -1229,6 +1260,9 @@ static int on_hook_request(sd_event_source *s, int fd, uint32_t revents, void *u
                 log_notice("A late pass of ours still runs (PID " PID_FMT "): the system-sleep hook runs "
                            "its own.",
                            d->late_pid);
+        else if (daemon_replaced(d))
+                log_notice("Not taking the late pass: this daemon's binary was replaced since it started, "
+                           "the system-sleep hook runs its own.");
         else {
                 d->late_conn_fd = fd;
                 pid = spawn(d, NULL, late_child, on_late_exit);

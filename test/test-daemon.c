@@ -69,6 +69,7 @@ TEST(no_pass) {
                 { .why = "too briefly" },
                 { .why = "DeadlineSec= is above 35s" },
                 { .why = "still runs" },
+                { .why = "binary was replaced since it started" },
         };
         char buf[128];
 
@@ -77,6 +78,7 @@ TEST(no_pass) {
         cases[0].f.bound = 0;
         cases[1].f.deadline = DAEMON_PASS_DEADLINE_MAX + 1;
         cases[2].f.busy = true;
+        cases[3].f.replaced = true; /* review AH, M1: the pass forked from us would be the old code */
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 assert_says(daemon_pass_why_not(&cases[i].f, buf, sizeof buf), cases[i].why, i);
 }

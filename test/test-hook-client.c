@@ -24,6 +24,7 @@
 
 #include "hook-client.h"
 #include "hook-socket.h"
+#include "shared/exe-util.h"
 #include "tests.h"
 
 static char dir[] = "/tmp/test-hook-client.XXXXXX";
@@ -37,6 +38,7 @@ typedef enum Behaviour {
         SERVE_ACK_LATE,  /* ack with a limit 100 ms away, then nothing */
         SERVE_NACK,      /* an answer that is not an ack */
         SERVE_ACK_BAD,   /* ack, then an answer that is not "done" */
+        SERVE_NOTHING,   /* must see no request: the hook closes first */
 } Behaviour;
 
 static uint64_t mono(void) {
@@ -79,6 +81,8 @@ static pid_t serve(Behaviour b, const char *expect_request) {
                 n = recv(fd, buf, sizeof buf - 1, 0);
                 if (n < 0)
                         _exit(11);
+                if (b == SERVE_NOTHING)
+                        _exit(n == 0 ? 0 : 16);
                 buf[n] = 0;
                 if (strcmp(buf, expect_request) != 0) {
                         fprintf(stderr, "request '%s', expected '%s'\n", buf, expect_request);
@@ -118,6 +122,8 @@ static pid_t serve(Behaviour b, const char *expect_request) {
                         send_text(fd, ack);
                         send_text(fd, "done -1");
                         break;
+                case SERVE_NOTHING:
+                        break;
                 }
                 close(fd);
                 _exit(0);
@@ -139,12 +145,12 @@ TEST(served) {
         HookClientResult res;
         pid_t pid = serve(SERVE_DONE, "suspend hibernate");
 
-        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", "hibernate", 1000000U, &res), 1);
+        ASSERT_EQ(hook_client_run(path, geteuid(), "/proc", "suspend", "hibernate", 1000000U, &res), 1);
         ASSERT_EQ(res.code, 74);
         reap(pid);
         /* Actions that are not tokens travel as none. */
         pid = serve(SERVE_DONE, "- -");
-        ASSERT_EQ(hook_client_run(path, geteuid(), "a b", NULL, 1000000U, &res), 1);
+        ASSERT_EQ(hook_client_run(path, geteuid(), "/proc", "a b", NULL, 1000000U, &res), 1);
         reap(pid);
 }
 
@@ -155,26 +161,26 @@ TEST(not_taken) {
 
         /* No daemon: no socket, or a socket no one listens on. */
         unlink(path);
-        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), ENOENT);
+        ASSERT_ERR(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), ENOENT);
         ASSERT_TRUE(res.why != NULL);
         close(listen_at());
-        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), ECONNREFUSED);
+        ASSERT_ERR(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), ECONNREFUSED);
         /* Another peer than the one required. */
         pid = serve(SERVE_CLOSE, "suspend -");
-        ASSERT_ERR(hook_client_run(path, geteuid() + 1, "suspend", NULL, 1000000U, &res), EPERM);
+        ASSERT_ERR(hook_client_run(path, geteuid() + 1, "/proc", "suspend", NULL, 1000000U, &res), EPERM);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         /* Closed without an ack, or answered otherwise. */
         pid = serve(SERVE_CLOSE, "suspend -");
-        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), EBADMSG);
+        ASSERT_ERR(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), EBADMSG);
         reap(pid);
         pid = serve(SERVE_NACK, "suspend -");
-        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), EBADMSG);
+        ASSERT_ERR(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), EBADMSG);
         reap(pid);
         /* No answer within the ack timeout: the hook gives up, and the daemon's late ack fails. */
         pid = serve(SERVE_SILENT, "suspend -");
         t0 = mono();
-        ASSERT_ERR(hook_client_run(path, geteuid(), "suspend", NULL, 200000U, &res), ETIMEDOUT);
+        ASSERT_ERR(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 200000U, &res), ETIMEDOUT);
         ASSERT_TRUE(mono() - t0 >= 200000U);
         reap(pid);
 }
@@ -186,16 +192,16 @@ TEST(taken_without_answer) {
 
         /* Taken, then the pass ended without "done": no second pass. */
         pid = serve(SERVE_ACK_CLOSE, "suspend -");
-        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), 0);
+        ASSERT_EQ(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), 0);
         ASSERT_TRUE(strstr(res.why, "without an answer") != NULL);
         reap(pid);
         pid = serve(SERVE_ACK_BAD, "suspend -");
-        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), 0);
+        ASSERT_EQ(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), 0);
         reap(pid);
         /* Past its limit and the margin: the hook goes, and the pass sees it gone. */
         pid = serve(SERVE_ACK_LATE, "suspend -");
         t0 = mono();
-        ASSERT_EQ(hook_client_run(path, geteuid(), "suspend", NULL, 1000000U, &res), 0);
+        ASSERT_EQ(hook_client_run(path, geteuid(), "/proc", "suspend", NULL, 1000000U, &res), 0);
         ASSERT_TRUE(mono() - t0 >= 100000U + HOOK_DONE_MARGIN);
         ASSERT_TRUE(strstr(res.why, "within its limit") != NULL);
         reap(pid);
@@ -347,6 +353,117 @@ TEST(say_never_waits) {
         close(s[1]);
 }
 
+/* A process whose program file is then unlinked, as an upgrade does to a running daemon's: a copy of
+ * sleep(1) in dir, run until killed. Returns its PID once it runs the copy; *ret_copy its path. */
+static pid_t run_copy(char ret_copy[static 128]) {
+        char buf[65536], exe[256];
+        int in, out;
+        ssize_t n;
+        pid_t pid;
+
+        snprintf(ret_copy, 128, "%s/sleep-copy", dir);
+        ASSERT_TRUE((in = open("/bin/sleep", O_RDONLY | O_CLOEXEC)) >= 0);
+        ASSERT_TRUE((out = open(ret_copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755)) >= 0);
+        while ((n = read(in, buf, sizeof buf)) > 0)
+                ASSERT_TRUE(write(out, buf, (size_t) n) == n);
+        ASSERT_TRUE(n == 0);
+        close(in);
+        ASSERT_TRUE(close(out) == 0);
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                execl(ret_copy, "sleep", "60", (char *) NULL);
+                _exit(127);
+        }
+        /* Until the exec is done: the link then names the copy. */
+        for (int i = 0; i < 5000; i++) {
+                char link[64];
+                ssize_t k;
+
+                snprintf(link, sizeof link, "/proc/%d/exe", (int) pid);
+                k = readlink(link, exe, sizeof exe - 1);
+                if (k > 0 && (exe[k] = 0, strcmp(exe, ret_copy) == 0))
+                        return pid;
+                usleep(1000);
+        }
+        ASSERT_TRUE(false);
+        return -1;
+}
+
+static void stop(pid_t pid) {
+        kill(pid, SIGKILL);
+        ASSERT_TRUE(waitpid(pid, NULL, 0) == pid);
+}
+
+TEST(exe_unlinked) {
+        char copy[128];
+        int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        pid_t pid;
+
+        ASSERT_TRUE(proc_fd >= 0);
+        ASSERT_EQ(proc_exe_unlinked(proc_fd, 0), 0); /* ourselves */
+        pid = run_copy(copy);
+        ASSERT_EQ(proc_exe_unlinked(proc_fd, pid), 0);
+        ASSERT_TRUE(unlink(copy) == 0);
+        ASSERT_EQ(proc_exe_unlinked(proc_fd, pid), 1);
+        stop(pid);
+        ASSERT_ERR(proc_exe_unlinked(proc_fd, pid), ENOENT);
+        ASSERT_ERR(proc_exe_unlinked(proc_fd, -1), EINVAL);
+        close(proc_fd);
+}
+
+/* Review AH, M1: a daemon whose binary an upgrade replaced since its start is sent no request (its
+ * late pass would be the old code): the hook runs the new one. The daemon's exe is looked at below a
+ * fixture proc dir whose PID/exe leads to a process running an unlinked copy, to a file still
+ * linked, or to nothing. PID is ours: the peer's credentials are those of the listen(2), which
+ * serve() makes before its fork. */
+TEST(peer_replaced) {
+        char proc[128], piddir[160], exe[192], target[64], copy[128], linked[128];
+        HookClientResult res;
+        pid_t sleeper, pid;
+
+        snprintf(proc, sizeof proc, "%s/proc", dir);
+        ASSERT_TRUE(mkdir(proc, 0755) == 0);
+        sleeper = run_copy(copy);
+        ASSERT_TRUE(unlink(copy) == 0);
+        snprintf(target, sizeof target, "/proc/%d/exe", (int) sleeper);
+        snprintf(linked, sizeof linked, "%s/linked", dir);
+        close(open(linked, O_WRONLY | O_CREAT | O_CLOEXEC, 0755));
+
+        /* Replaced: not asked, -ESTALE, and why. */
+        pid = serve(SERVE_NOTHING, "");
+        snprintf(piddir, sizeof piddir, "%s/%d", proc, (int) getpid());
+        snprintf(exe, sizeof exe, "%s/exe", piddir);
+        ASSERT_TRUE(mkdir(piddir, 0755) == 0);
+        ASSERT_TRUE(symlink(target, exe) == 0);
+        ASSERT_ERR(hook_client_run(path, geteuid(), proc, "suspend", NULL, 1000000U, &res), ESTALE);
+        ASSERT_TRUE(strstr(res.why, "replaced") != NULL);
+        reap(pid);
+        unlink(exe);
+        rmdir(piddir);
+
+        /* Not known (no such entry): not asked either. */
+        pid = serve(SERVE_NOTHING, "");
+        ASSERT_ERR(hook_client_run(path, geteuid(), proc, "suspend", NULL, 1000000U, &res), ENOENT);
+        ASSERT_TRUE(strstr(res.why, "cannot tell") != NULL);
+        reap(pid);
+
+        /* Still linked: served. */
+        pid = serve(SERVE_DONE, "suspend -");
+        snprintf(piddir, sizeof piddir, "%s/%d", proc, (int) getpid());
+        snprintf(exe, sizeof exe, "%s/exe", piddir);
+        ASSERT_TRUE(mkdir(piddir, 0755) == 0);
+        ASSERT_TRUE(symlink(linked, exe) == 0);
+        ASSERT_EQ(hook_client_run(path, geteuid(), proc, "suspend", NULL, 1000000U, &res), 1);
+        reap(pid);
+        unlink(exe);
+        rmdir(piddir);
+
+        stop(sleeper);
+        unlink(linked);
+        rmdir(proc);
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         ASSERT_TRUE(test_mkdtemp(dir) != NULL);
@@ -357,6 +474,8 @@ int main(void) {
         RUN(late_skipped);
         RUN(give_up_knob);
         RUN(say_never_waits);
+        RUN(exe_unlinked);
+        RUN(peer_replaced);
         unlink(path);
         rmdir(dir);
         return 0;
