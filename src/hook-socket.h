@@ -39,9 +39,9 @@
  * "PID USEC" (the hook's PID, which the exec keeps; CLOCK_MONOTONIC): that pass counts its deadline
  * from the hook's start, not from its own, so the hook's wait for an ack and a slow exec are inside
  * DeadlineSec= (review AF, F2; review AG, F3: judged by age, a slow exec's value was thrown away).
- * A value of another PID (inherited), in the future, or more than HOOK_STARTED_MAX old: ignored. */
+ * A value of another PID (inherited) or in the future: ignored; an old one counts, however old (the
+ * PID proves it the hook's own start: review AH, L4). */
 #define HOOK_STARTED_ENV "SUSPEND_SYNC_HOOK_STARTED"
-#define HOOK_STARTED_MAX (10U * 1000U * 1000U)
 /* After the pass's limit: its log flush and exit. */
 #define HOOK_DONE_MARGIN (2U * 1000U * 1000U)
 /* The hook never waits longer than this after the ack, below systemd-sleep's 90 s for its hooks

@@ -152,8 +152,9 @@ fi
 # suspend-sync-sleep-hook execs pre after waiting up to 0.5 s for the daemon's ack, and tells it when
 # it started ($SUSPEND_SYNC_HOOK_STARTED="PID USEC": its PID, which the exec keeps, and
 # CLOCK_MONOTONIC): the pass counts its deadline, and its record's duration, from there (review AF,
-# F2: 3.16 s for DeadlineSec=3s). By the PID, not by age (review AG, F3): a start 3 s back counts;
-# another PID's (inherited), one in the future or more than 10 s old does not.
+# F2: 3.16 s for DeadlineSec=3s). By the PID, not by age (review AG, F3; review AH, L4): a start 3 s
+# back counts, and so does one 40 s back, past DeadlineSec=30s (an exec that slow leaves the pass no
+# time, not its whole deadline again); another PID's (inherited) or one in the future does not.
 # started_pre OFFSET_US [PID]: pre exec'd by a shell that says it started OFFSET_US ago (PID: its own).
 started_pre() {
         env -i PATH="$PATH" INVOCATION_ID= OFFSET="$1" PIDX="${2:-}" SS="$SUSPEND_SYNC" STATE="$SS_STATE" \
@@ -167,10 +168,11 @@ ss_config "[Sync]
 DeadlineSec=30s"
 d_started=$(started_pre 3000000)
 d_future=$(started_pre -10000000)
-d_old=$(started_pre 11000000)
+d_old=$(started_pre 40000000)
 d_other=$(started_pre 3000000 1)
-if ((d_started >= 3000000 && d_future < 1000000 && d_old < 1000000 && d_other < 1000000)); then
-        ok "E: pre counts from the hook's start 3 s earlier (${d_started} us); a start in the future, 11 s ago or of another PID is ignored (${d_future}, ${d_old}, ${d_other} us)"
+if ((d_started >= 3000000 && d_started < 30000000 && d_old >= 40000000 && d_old < 45000000 &&
+        d_future < 1000000 && d_other < 1000000)); then
+        ok "E: pre counts from the hook's start 3 s earlier (${d_started} us) and 40 s earlier (${d_old} us, past its deadline); a start in the future or of another PID is ignored (${d_future}, ${d_other} us)"
 else
         fail "E: durations from the hook's start ${d_started}, a future one ${d_future}, an old one ${d_old}, another PID's ${d_other} us"
 fi
