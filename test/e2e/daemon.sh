@@ -28,6 +28,9 @@
 #      while systemd waits to restart it (RestartSec=, before the new daemon could remove it);
 #   6. another program holds a delay lock for sleep too (it may write after our pass): no mark, the
 #      unit runs after it (the negative control of the inhibitor check);
+#   6b. (review AH, M1) the daemon's binary replaced by an upgrade without its restart: no pass of the
+#      daemon's and one warning, the unit runs its pass, the hook leaves the daemon out and runs the
+#      late pass itself; restarted, the daemon runs both again;
 #   7. a pass that outlasts logind's wait (a FUSE mount of user.slice whose server hangs,
 #      DeadlineSec=6s): the daemon releases the lock at its bound without a mark, the unit waits for
 #      the pass's state lock and then runs its own, the sleep goes ahead; nothing is left once the
@@ -390,6 +393,33 @@ show_journal "6: another program holds a delay lock" "$c"
         ok "6: suspend-sync.service ran its own pass, after the other lock" || fail "6: suspend-sync.service did not run"
 e2e_run systemctl stop ss-other-lock.service
 wait_lock || fail "6: no lock after the sleep"
+
+# ---------------------------------------------------------------- 6b
+# Review AH, M1: an upgrade that does not restart the daemon (its binary renamed over, as dpkg does):
+# the daemon runs no pass of its own and warns once, the unit runs its pass, the hook sends the
+# daemon no request and runs the late pass itself; restarted, the daemon runs both again.
+e2e_run sh -c 'b=$(readlink -f /proc/$(systemctl show -P MainPID suspend-sync-daemon.service)/exe) &&
+        cp -p "$b" "$b.e2e-new" && mv -f "$b.e2e-new" "$b"' || fail "6b: cannot replace the daemon's binary"
+suspend_logged 6b "the daemon's binary replaced"
+daemon_says=$(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^No pass of ours for this sleep \\(this daemon.s binary was replaced since it started"))')
+warned=$(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("was replaced since this daemon started"))')
+((daemon_says == 1 && warned == 1 && $(daemon_ran) == 0)) &&
+        ok "6b: the daemon with its binary replaced ran no pass, said why and warned once" ||
+        fail "6b: the daemon's word: no pass $daemon_says, warnings $warned, passes $(daemon_ran)"
+[[ $(unit_ran) -ge 1 ]] && ok "6b: suspend-sync.service ran its own pass" || fail "6b: suspend-sync.service did not run"
+late=$(jcount ".MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_TRIGGER == \"hook\"")
+by_daemon=$(jcount '(.MESSAGE | test("^The late pass of this sleep runs in PID"))')
+hook_says=$(jcount '(.MESSAGE | test("the daemon runs a binary an upgrade has replaced since its start"))')
+((late >= 1 && by_daemon == 0 && hook_says >= 1)) &&
+        ok "6b: the hook left the daemon out, said why, and ran the late pass itself" ||
+        fail "6b: late pass summaries $late, by the daemon $by_daemon, the hook's word $hook_says"
+e2e_run systemctl restart suspend-sync-daemon.service || fail "6b: cannot restart the daemon"
+wait_lock || fail "6b: no lock after the restart"
+suspend_logged 6b "the daemon restarted"
+by_daemon=$(jcount '(.MESSAGE | test("^The late pass of this sleep runs in PID"))')
+(($(daemon_ran) >= 1 && by_daemon >= 1)) && ok "6b: restarted, the daemon ran the pass and the late pass again" ||
+        fail "6b: after the restart: daemon passes $(daemon_ran), late passes by the daemon $by_daemon"
+wait_lock || fail "6b: no lock after the sleep"
 
 # ---------------------------------------------------------------- 7
 mnt=/mnt/fuse
