@@ -43,17 +43,25 @@ static ssize_t recv_until(int fd, char *buf, size_t size, uint64_t until) {
         }
 }
 
-/* 1 when the daemon (pid) still runs the program file it was started from, 0 when that file was
- * unlinked since (replaced by an upgrade), negative errno when that cannot be told. */
-static int hook_peer_current(const char *proc_dir, pid_t pid) {
+/* 1 when the daemon (pid) runs the binary installed at installed, 0 when it runs another (an upgrade
+ * replaced it since the daemon started), negative errno when that cannot be told (no PID: a peer in
+ * another PID namespace, review AI, AI-2). Without a binary at installed (a build run from its
+ * tree), whether the daemon's own program file still has a link. */
+static int hook_peer_current(const char *proc_dir, const char *installed, pid_t pid) {
         int proc_fd, r;
 
+        if (pid <= 0)
+                return -ESRCH;
         proc_fd = open(proc_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0)
                 return -errno;
-        r = proc_exe_unlinked(proc_fd, pid);
+        r = installed ? proc_exe_is(proc_fd, pid, installed) : -ENOENT;
+        if (r == -ENOENT) {
+                r = proc_exe_unlinked(proc_fd, pid);
+                r = r < 0 ? r : !r;
+        }
         (void) close(proc_fd);
-        return r < 0 ? r : !r;
+        return r;
 }
 
 static int fail(HookClientResult *ret, int r, const char *why) {
@@ -61,8 +69,8 @@ static int fail(HookClientResult *ret, int r, const char *why) {
         return r;
 }
 
-int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, const char *action,
-                    const char *env_action, uint64_t ack_timeout, HookClientResult *ret) {
+int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, const char *installed,
+                    const char *action, const char *env_action, uint64_t ack_timeout, HookClientResult *ret) {
         union {
                 struct sockaddr sa;
                 struct sockaddr_un un;
@@ -97,10 +105,10 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, cons
         }
         /* Before the request: a daemon an upgrade left running forks the late pass of the code it
          * started with, which may lack what this version fixed (review AH, M1). */
-        r = hook_peer_current(proc_dir, cred.pid);
+        r = hook_peer_current(proc_dir, installed, cred.pid);
         if (r <= 0) {
                 (void) close(fd);
-                return fail(ret, r < 0 ? r : -ESTALE,
+                return fail(ret, -ESTALE,
                             r < 0 ? "cannot tell whether the daemon runs the installed binary"
                                   : "the daemon runs a binary an upgrade has replaced since its start "
                                     "(restart suspend-sync-daemon.service)");

@@ -17,19 +17,20 @@ typedef struct HookClientResult {
         const char *why; /* otherwise: why not (static text) */
 } HookClientResult;
 
-/* Asks the daemon listening on path (its peer must be peer_uid, and run the program file it was
- * started from, looked at below proc_dir: not one an upgrade replaced since, whose late pass is the
- * old code) for the late pass of action and env_action (hook-socket.h), waiting ack_timeout µs for its
- * ack. Returns:
+/* Asks the daemon listening on path (its peer must be peer_uid, and run the binary installed at
+ * installed, looked at below proc_dir, not one an upgrade has replaced since its start, whose late
+ * pass would be the old code: exe-util.h; without a binary at installed, a build run from its tree,
+ * one whose file still has a link) for the late pass of action and env_action (hook-socket.h), waiting
+ * ack_timeout µs for its ack. Returns:
  *   1: served, ret->code is the pass's exit status;
  *   0: the daemon took the pass but its "done" did not come (it ended without one, or not within
  *      its limit and HOOK_DONE_MARGIN): ret->why says which. The late pass may have run in part;
  *      the kernel's own sync was left on unless the pass turned it off after syncing everything;
- *   < 0: the daemon did not take it (no socket, no daemon, another peer, its binary replaced
- *      (-ESTALE) or not known to be current, no ack in time): the caller runs the late pass itself.
+ *   < 0: the daemon did not take it (no socket, no daemon, another peer, its binary replaced or not
+ *      known to be the installed one: -ESTALE, no ack in time): the caller runs the late pass itself.
  *      ret->why says why. */
-int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, const char *action,
-                    const char *env_action, uint64_t ack_timeout, HookClientResult *ret);
+int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, const char *installed,
+                    const char *action, const char *env_action, uint64_t ack_timeout, HookClientResult *ret);
 
 /* After hook_client_run() returned 0 (the daemon's late pass took the pass and did not answer in
  * time): its child may have written the knob's 0 and stalled before its answer, and the sleep would

@@ -44,7 +44,8 @@ int main(int argc, char *argv[]) {
                  * than a late pass, and said so (its journal message). Only sync_on_suspend's sleep. */
                 if (action && strcmp(action, "suspend") == 0 && hook_late_skipped(HOOK_STATE_DIR))
                         return EXIT_SUCCESS;
-                r = hook_client_run(HOOK_SOCKET_PATH, 0, "/proc", arg, env, HOOK_ACK_TIMEOUT, &res);
+                r = hook_client_run(HOOK_SOCKET_PATH, 0, "/proc", SUSPEND_SYNC_BINARY, arg, env,
+                                    HOOK_ACK_TIMEOUT, &res);
                 if (r > 0)
                         return EXIT_SUCCESS;
                 if (r == 0) {

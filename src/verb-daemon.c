@@ -46,6 +46,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "config.h"
 #include "conf-read.h"
 #include "context.h"
 #include "daemon.h"
@@ -70,9 +71,12 @@
 typedef struct Daemon {
         const Args *a;
         sd_event *event;
-        sd_bus *bus;     /* the system bus: logind */
-        const char *exe; /* our binary, which restore-knob and record-cycle run */
-        bool pass_exec;  /* $SUSPEND_SYNC_TEST_PASS_EXEC: the pass exec'd too (measurement only) */
+        sd_bus *bus;          /* the system bus: logind */
+        const char *exe;      /* our binary, which restore-knob and record-cycle run */
+        const char *exe_path; /* the path whose file must stay the one we run (daemon_replaced()):
+                               * SUSPEND_SYNC_BINARY when we were started from it, else exe; NULL:
+                               * not known */
+        bool pass_exec;       /* $SUSPEND_SYNC_TEST_PASS_EXEC: the pass exec'd too (measurement only) */
         int root_fd;
         int lock_fd;
         usec_t delay_max;     /* logind's InhibitDelayMaxUSec, read with the lock */
@@ -1065,28 +1069,31 @@ static pid_t standby_start(Daemon *d) {
 }
 
 /* Whether our binary was replaced since we started (an upgrade that did not restart us): its passes,
- * forked from us, would run the old code, which may lack what the new one fixed (review AH, M1).
- * Then the unit's pass and the hook's own run the new binary, until a restart. Not known counts as
- * replaced. Said once. */
+ * forked from us, would run the old code, which may lack what the new one fixed (reviews AH, M1; AI,
+ * AI-1): the file at exe_path is another one than we run (renamed over, the old one still linked or
+ * not; a symlink switched; a bind mount or an overlay over it), or none. Then the unit's pass and the
+ * hook's own run the new binary, until a restart. Not known counts as replaced. Said once. */
 static bool daemon_replaced(Daemon *d) {
         _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = proc_fd < 0 ? negative_errno() : proc_exe_unlinked(proc_fd, 0);
+        int r = proc_fd < 0    ? negative_errno()
+                : !d->exe_path ? -ENOENT
+                               : proc_exe_is(proc_fd, 0, d->exe_path);
 
-        if (r == 0)
+        if (r > 0)
                 return false;
         if (!d->replaced_told) {
-                if (r > 0)
+                if (r == 0 || r == -ENOENT)
                         log_warning("%s was replaced since this daemon started (an upgrade?): the passes of "
                                     "every sleep are left to suspend-sync.service and the system-sleep hook, "
                                     "which run the new one, until the daemon is restarted "
                                     "(systemctl restart suspend-sync-daemon.service).",
-                                    d->exe);
+                                    d->exe_path ?: "our binary");
                 else
                         log_warning_errno(r,
                                           "Cannot tell whether %s was replaced since this daemon started: "
                                           "the passes of every sleep are left to suspend-sync.service and "
                                           "the system-sleep hook: %m",
-                                          d->exe);
+                                          d->exe_path ?: "our binary");
                 d->replaced_told = true;
         }
         return true;
@@ -1478,6 +1485,13 @@ int verb_daemon(const Args *a) {
         /* Our own binary by its path, so that a child's comm reads suspend-sync, not "exe". */
         exe = realpath("/proc/self/exe", NULL);
         d.exe = exe ?: "/proc/self/exe";
+        {
+                _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                d.exe_path = proc_fd >= 0 && proc_exe_is(proc_fd, 0, SUSPEND_SYNC_BINARY) > 0
+                                     ? SUSPEND_SYNC_BINARY
+                                     : exe;
+        }
         d.pass_exec = parse_boolean(getenv("SUSPEND_SYNC_TEST_PASS_EXEC")) > 0;
         d.no_standby = parse_boolean(getenv("SUSPEND_SYNC_TEST_NO_STANDBY")) > 0;
         d.root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -2,16 +2,24 @@
 #pragma once
 
 /*
- * Whether a process still runs the program file it was started from. A package upgrade renames the
- * new binary over the old one (or removes it and writes a new file): the old inode is unlinked, and
- * a process started from it, suspend-sync-daemon.service not restarted, runs the old code on, the
- * late passes it forks included (review AH, M1). libc only: the system-sleep hook links it.
+ * Whether a process still runs the program it would be started from now. A package upgrade puts a
+ * new binary at the path (renamed over the old one, with the old one still linked elsewhere for a
+ * while, as dpkg's backup link does; through a symlink switched, a bind mount, an overlay or an image
+ * swapped), and a process started from the old one, suspend-sync-daemon.service not restarted, runs
+ * the old code on, the late passes it forks included (reviews AH, M1; AI, AI-1). libc only: the
+ * system-sleep hook links it. Files are looked at with AT_STATX_DONT_SYNC: no round trip to a
+ * server, whose filesystem might hang (review AI, AI-3).
  */
 
 #include <sys/types.h>
 
-/* 1 when the executable of pid (0: ourselves) below proc_fd (a procfs dir fd) has been unlinked
- * since the process started, 0 when it is still linked, negative errno when it cannot be told (the
- * process gone: -ENOENT; not permitted: -EACCES, -EPERM). The link is followed to the inode the
- * process runs, which the kernel keeps while it runs. */
+/* Whether the program of pid (0: ourselves) below proc_fd (a procfs dir fd) is the file at path now,
+ * by device and inode: 1 when it is, 0 when path names another file, -ENOENT when there is no file
+ * at path, another negative errno when it cannot be told (the process gone: -ESRCH; not permitted:
+ * -EACCES, -EPERM). */
+int proc_exe_is(int proc_fd, pid_t pid, const char *path);
+
+/* 1 when the program file of pid (0: ourselves) has been unlinked since the process started, 0 when
+ * it still has a link (which proves nothing about the path it was started from), negative errno
+ * when it cannot be told (the process gone: -ESRCH). */
 int proc_exe_unlinked(int proc_fd, pid_t pid);

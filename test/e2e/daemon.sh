@@ -28,8 +28,8 @@
 #      while systemd waits to restart it (RestartSec=, before the new daemon could remove it);
 #   6. another program holds a delay lock for sleep too (it may write after our pass): no mark, the
 #      unit runs after it (the negative control of the inhibitor check);
-#   6b. (review AH, M1) the daemon's binary replaced by an upgrade without its restart: no pass of the
-#      daemon's and one warning, the unit runs its pass, the hook leaves the daemon out and runs the
+#   6b. (reviews AH, M1; AI, AI-1) the daemon's binary replaced by an upgrade without its restart, as
+#      dpkg unpacks (the old file still linked as a backup): no pass of the daemon's and one warning, the unit runs its pass, the hook leaves the daemon out and runs the
 #      late pass itself; restarted, the daemon runs both again;
 #   7. a pass that outlasts logind's wait (a FUSE mount of user.slice whose server hangs,
 #      DeadlineSec=6s): the daemon releases the lock at its bound without a mark, the unit waits for
@@ -395,11 +395,14 @@ e2e_run systemctl stop ss-other-lock.service
 wait_lock || fail "6: no lock after the sleep"
 
 # ---------------------------------------------------------------- 6b
-# Review AH, M1: an upgrade that does not restart the daemon (its binary renamed over, as dpkg does):
-# the daemon runs no pass of its own and warns once, the unit runs its pass, the hook sends the
-# daemon no request and runs the late pass itself; restarted, the daemon runs both again.
+# Reviews AH, M1 and AI, AI-1: an upgrade that does not restart the daemon, made as dpkg unpacks (the
+# old file kept as a backup link, so it still has one; a new file renamed over the path): the daemon
+# runs no pass of its own and warns once, the unit runs its pass, the hook (which compares the
+# daemon's program with the installed binary) sends the daemon no request and runs the late pass
+# itself; restarted, the daemon runs both again.
 e2e_run sh -c 'b=$(readlink -f /proc/$(systemctl show -P MainPID suspend-sync-daemon.service)/exe) &&
-        cp -p "$b" "$b.e2e-new" && mv -f "$b.e2e-new" "$b"' || fail "6b: cannot replace the daemon's binary"
+        ln "$b" "$b.dpkg-tmp" && cp -p "$b" "$b.e2e-new" && mv -f "$b.e2e-new" "$b"' ||
+        fail "6b: cannot replace the daemon's binary"
 suspend_logged 6b "the daemon's binary replaced"
 daemon_says=$(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("^No pass of ours for this sleep \\(this daemon.s binary was replaced since it started"))')
 warned=$(jcount '._SYSTEMD_UNIT == "suspend-sync-daemon.service" and (.MESSAGE | test("was replaced since this daemon started"))')
@@ -413,6 +416,7 @@ hook_says=$(jcount '(.MESSAGE | test("the daemon runs a binary an upgrade has re
 ((late >= 1 && by_daemon == 0 && hook_says >= 1)) &&
         ok "6b: the hook left the daemon out, said why, and ran the late pass itself" ||
         fail "6b: late pass summaries $late, by the daemon $by_daemon, the hook's word $hook_says"
+e2e_run sh -c 'rm -f /usr/sbin/suspend-sync.dpkg-tmp /usr/local/sbin/suspend-sync.dpkg-tmp'
 e2e_run systemctl restart suspend-sync-daemon.service || fail "6b: cannot restart the daemon"
 wait_lock || fail "6b: no lock after the restart"
 suspend_logged 6b "the daemon restarted"

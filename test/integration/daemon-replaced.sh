@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Review AH, M1: a package upgrade that does not restart suspend-sync-daemon.service leaves the daemon
-# running the old binary, and the late pass it forks is the old code, which may lack what the new
-# version fixed (the knob gate's second look, say). Against fake-logind, the daemon run from a copy of
-# the binary, which is then replaced as dpkg replaces it (a new file renamed over it):
+# Reviews AH, M1 and AI, AI-1: a package upgrade that does not restart suspend-sync-daemon.service
+# leaves the daemon running the old binary, and the late pass it forks is the old code, which may lack
+# what the new version fixed (the knob gate's second look, say). Against fake-logind, the daemon run
+# from a copy of the binary, which is then replaced as dpkg replaces it: the old file kept as a backup
+# link (so it still has one), a new file renamed over the path:
 #   control: before that, the daemon runs the unit's pass of a sleep and takes the hook's late pass;
 #   1. after it, the daemon runs no pass for the next sleep, and says why (the unit runs the new one),
 #      and warns once that it needs a restart;
-#   2. the hook (this version) sends it no request and runs the late pass itself: it execs the
-#      installed binary, here a stub over its directory in a private mount namespace;
-#   3. a hook of a version without that check (a raw request on the socket) is not taken either: the
-#      connection is closed without an ack, and the daemon says why.
+#   2. a hook of a version without the hook's own check (a raw request on the socket) is not taken
+#      either: the connection is closed without an ack, and the daemon says why;
+#   3. the backup link gone (dpkg's unpack done), the hook (this version) sends the daemon no request
+#      and runs the late pass itself: it execs the installed binary, here a stub over its directory in
+#      a private mount namespace. (No binary is installed where the hook looks on a test machine, so it
+#      goes by the daemon's link count; its comparison with the installed binary, which sees the
+#      replacement while the backup link stands, is test-hook-client's peer_replaced and e2e-daemon's
+#      check 6b.)
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
 require_root_loop_fuse
@@ -51,7 +56,8 @@ fake "signal 0"
 fake_wait "granted 2"
 echo "ok: control: the daemon from its binary ran the unit's pass and took the late pass"
 
-# The upgrade: a new file renamed over the running one (its inode unlinked).
+# The upgrade, as dpkg unpacks: the old file kept as a backup link, a new one renamed over the path.
+ln "$bin" "$bin.dpkg-tmp"
 cp "$SUSPEND_SYNC" "$bin.new"
 mv -f "$bin.new" "$bin"
 
@@ -64,9 +70,26 @@ grep -q "No pass of ours for this sleep (this daemon's binary was replaced since
 (($(grep -c "was replaced since this daemon started" "$SS_TMP/daemon.log") == 1)) ||
         fail "no warning, or more than one, that the daemon needs a restart: $(cat "$SS_TMP/daemon.log")"
 (($(grep -c "The pass took" "$SS_TMP/daemon.log") == 1)) || fail "the daemon ran a second pass"
-echo "ok: 1: the daemon with a replaced binary left the sleep's pass to the unit, and warned once"
+echo "ok: 1: the daemon with its binary replaced (the old one still linked) left the sleep's pass to the unit, and warned once"
 
-# 2. This version's hook: no request, the late pass its own (the installed binary, a stub here).
+# 2. A hook without the check: the daemon does not take its request.
+python3 - "$RUNDIR/late-pass" <<'PY' || fail "the daemon took a request with its binary replaced"
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.send(b"suspend suspend")
+sys.exit(0 if s.recv(256) == b"" else 1)
+PY
+ping
+grep -q "Not taking the late pass: this daemon's binary was replaced" "$SS_TMP/daemon.log" ||
+        fail "the daemon did not say why it closed the request: $(cat "$SS_TMP/daemon.log")"
+(($(late_passes) == 1)) || fail "the daemon forked a late pass"
+echo "ok: 2: a request of an older hook was closed without an ack"
+
+# 3. dpkg's unpack done (its backup link gone): this version's hook sends no request, and runs the
+# late pass itself (the installed binary, a stub here).
+rm "$bin.dpkg-tmp"
 stub_out=$SS_TMP/stub.out
 unshare -m bash -c '
         set -e
@@ -80,22 +103,7 @@ grep -q "the daemon runs a binary an upgrade has replaced since its start" "$SS_
 [[ $(cat "$stub_out" 2>&1) == "stub pre suspend" ]] ||
         fail "the hook did not run the late pass itself: $(cat "$stub_out" 2>&1) $(cat "$SS_TMP/hook.out")"
 (($(late_passes) == 1)) || fail "the daemon took a late pass after all"
-echo "ok: 2: the hook sent the daemon no request and ran the installed binary's late pass"
-
-# 3. A hook without the check: the daemon does not take its request.
-python3 - "$RUNDIR/late-pass" <<'PY' || fail "the daemon took a request with its binary replaced"
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.settimeout(10)
-s.connect(sys.argv[1])
-s.send(b"suspend suspend")
-sys.exit(0 if s.recv(256) == b"" else 1)
-PY
-ping
-grep -q "Not taking the late pass: this daemon's binary was replaced" "$SS_TMP/daemon.log" ||
-        fail "the daemon did not say why it closed the request: $(cat "$SS_TMP/daemon.log")"
-(($(late_passes) == 1)) || fail "the daemon forked a late pass"
-echo "ok: 3: a request of an older hook was closed without an ack"
+echo "ok: 3: the hook sent the daemon no request and ran the installed binary's late pass"
 
 fake "signal 0"
 fake_wait "granted 3"
