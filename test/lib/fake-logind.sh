@@ -24,13 +24,18 @@ daemon_pid=$$
 pings=0
 
 # fake_logind_require [hook]: skips unless dbus-daemon and fake-logind are there and no daemon of
-# this machine's runs ($RUNDIR exists); with "hook", also the system-sleep hook (sets $SLEEP_HOOK).
+# this machine's runs ($RUNDIR exists); with "hook", also the system-sleep hook (sets $SLEEP_HOOK),
+# and no suspend-sync installed where the hook execs it ($SUSPEND_SYNC_INSTALLED).
 fake_logind_require() {
         command -v dbus-daemon >/dev/null || skip "no dbus-daemon"
         [[ -x ${FAKE_LOGIND:-} ]] || skip "FAKE_LOGIND not set"
         if [[ ${1:-} == hook ]]; then
                 SLEEP_HOOK=$BUILD_ROOT/src/suspend-sync-sleep-hook
                 [[ -x $SLEEP_HOOK ]] || skip "no $SLEEP_HOOK"
+                # The hook asks only a daemon that runs the binary it would exec (hook-client.h), which
+                # this build's is not where one is installed.
+                [[ -z ${SUSPEND_SYNC_INSTALLED:-} || ! -e $SUSPEND_SYNC_INSTALLED ]] ||
+                        skip "$SUSPEND_SYNC_INSTALLED is installed: the hook would leave this build's daemon out"
         fi
         [[ ! -e $RUNDIR ]] || skip "$RUNDIR exists: a suspend-sync daemon of this machine may be running"
 }
