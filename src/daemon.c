@@ -20,7 +20,7 @@ const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t siz
                 return buf;
         }
         if (f->replaced)
-                return "this daemon's binary was replaced since it started (restart "
+                return "this daemon does not run the installed binary, replaced since it started? (restart "
                        "suspend-sync-daemon.service)";
         if (f->busy)
                 return "the last sleep's pass or bookkeeping still runs";

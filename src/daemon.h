@@ -68,8 +68,8 @@ typedef struct DaemonStartFacts {
         usec_t bound;    /* daemon_pass_bound(): 0, too short for a pass */
         usec_t deadline; /* DeadlineSec=, as last read */
         bool busy;       /* a pass, restore-knob or record-cycle of the last sleep still runs */
-        bool replaced;   /* our binary was replaced since the daemon started (an upgrade), or that is
-                          * not known: a pass forked from us would run the old code */
+        bool replaced;   /* we do not run the installed binary (an upgrade replaced it since we started),
+                          * or that is not known: a pass forked from us would run the old code */
 } DaemonStartFacts;
 
 /* NULL when the daemon runs a pass for this sleep, else why not (the unit runs it, as without the

@@ -110,8 +110,8 @@ int hook_client_run(const char *path, uid_t peer_uid, const char *proc_dir, cons
                 (void) close(fd);
                 return fail(ret, -ESTALE,
                             r < 0 ? "cannot tell whether the daemon runs the installed binary"
-                                  : "the daemon runs a binary an upgrade has replaced since its start "
-                                    "(restart suspend-sync-daemon.service)");
+                                  : "the daemon does not run the installed binary (replaced by an upgrade "
+                                    "since its start? restart suspend-sync-daemon.service)");
         }
         n = hook_request_format(action, env_action, buf, sizeof buf);
         if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) n) {

@@ -74,8 +74,7 @@ typedef struct Daemon {
         sd_bus *bus;          /* the system bus: logind */
         const char *exe;      /* our binary, which restore-knob and record-cycle run */
         const char *exe_path; /* the path whose file must stay the one we run (daemon_replaced()):
-                               * SUSPEND_SYNC_BINARY when we were started from it, else exe; NULL:
-                               * not known */
+                               * SUSPEND_SYNC_BINARY where there is one, else exe; NULL: not known */
         bool pass_exec;       /* $SUSPEND_SYNC_TEST_PASS_EXEC: the pass exec'd too (measurement only) */
         int root_fd;
         int lock_fd;
@@ -114,7 +113,8 @@ typedef struct Daemon {
         char other_who[64];
         ManagerUnitFacts *unit_facts; /* PID 1's: which units require the unit, its state */
         bool marked;                  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
-        bool replaced_told;           /* daemon_replaced() said so once */
+        bool replaced_told;           /* daemon_replaced() said so once: replaced, ... */
+        bool unknown_told;            /* ... cannot tell */
         char pass_token[33];          /* the token of the last pass started (handover.h), which that
                                        * pass's restore-knob ends the cycle of; "": not known */
 
@@ -1071,8 +1071,9 @@ static pid_t standby_start(Daemon *d) {
 /* Whether our binary was replaced since we started (an upgrade that did not restart us): its passes,
  * forked from us, would run the old code, which may lack what the new one fixed (reviews AH, M1; AI,
  * AI-1): the file at exe_path is another one than we run (renamed over, the old one still linked or
- * not; a symlink switched; a bind mount or an overlay over it), or none. Then the unit's pass and the
- * hook's own run the new binary, until a restart. Not known counts as replaced. Said once. */
+ * not; a symlink switched; a bind mount or an overlay over it; or we were started from another
+ * binary than the installed one), or none. Then the unit's pass and the hook's own run the installed
+ * binary, until a restart. Not known counts as replaced. Each kind said once. */
 static bool daemon_replaced(Daemon *d) {
         _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int r = proc_fd < 0    ? negative_errno()
@@ -1081,20 +1082,19 @@ static bool daemon_replaced(Daemon *d) {
 
         if (r > 0)
                 return false;
-        if (!d->replaced_told) {
-                if (r == 0 || r == -ENOENT)
-                        log_warning("%s was replaced since this daemon started (an upgrade?): the passes of "
-                                    "every sleep are left to suspend-sync.service and the system-sleep hook, "
-                                    "which run the new one, until the daemon is restarted "
-                                    "(systemctl restart suspend-sync-daemon.service).",
-                                    d->exe_path ?: "our binary");
-                else
-                        log_warning_errno(r,
-                                          "Cannot tell whether %s was replaced since this daemon started: "
-                                          "the passes of every sleep are left to suspend-sync.service and "
-                                          "the system-sleep hook: %m",
-                                          d->exe_path ?: "our binary");
+        if ((r == 0 || r == -ENOENT) && !d->replaced_told) {
+                log_warning("%s is not the binary this daemon runs (an upgrade replaced it since the daemon "
+                            "started?): the passes of every sleep are left to suspend-sync.service and the "
+                            "system-sleep hook, which run it, until the daemon is restarted "
+                            "(systemctl restart suspend-sync-daemon.service).",
+                            d->exe_path ?: "our binary");
                 d->replaced_told = true;
+        } else if (r < 0 && r != -ENOENT && !d->unknown_told) {
+                log_warning_errno(r,
+                                  "Cannot tell whether %s is the binary this daemon runs: the passes of this "
+                                  "sleep are left to suspend-sync.service and the system-sleep hook: %m",
+                                  d->exe_path ?: "our binary");
+                d->unknown_told = true;
         }
         return true;
 }
@@ -1268,8 +1268,8 @@ static int on_hook_request(sd_event_source *s, int fd, uint32_t revents, void *u
                            "its own.",
                            d->late_pid);
         else if (daemon_replaced(d))
-                log_notice("Not taking the late pass: this daemon's binary was replaced since it started, "
-                           "the system-sleep hook runs its own.");
+                log_notice("Not taking the late pass: this daemon does not run the installed binary (see "
+                           "above), the system-sleep hook runs its own.");
         else {
                 d->late_conn_fd = fd;
                 pid = spawn(d, NULL, late_child, on_late_exit);
@@ -1459,6 +1459,12 @@ int verb_daemon(const Args *a) {
         if (!streq_ptr(getenv("RUNTIME_DIRECTORY"), DAEMON_RUNTIME_DIR))
                 return log_error_errno(EPERM, "'daemon' runs as suspend-sync-daemon.service only "
                                               "($RUNTIME_DIRECTORY=" DAEMON_RUNTIME_DIR ").");
+        /* Our own binary by its path, so that a child's comm reads suspend-sync, not "exe"; and, first
+         * thing (review AJ, AJ-2), the file that must stay the one we run: the installed binary, which
+         * the system-sleep hook compares us with too, where there is one, else our own. */
+        exe = realpath("/proc/self/exe", NULL);
+        d.exe = exe ?: "/proc/self/exe";
+        d.exe_path = access(SUSPEND_SYNC_BINARY, F_OK) >= 0 ? SUSPEND_SYNC_BINARY : exe;
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGTERM);
         (void) sigaddset(&mask, SIGINT);
@@ -1482,16 +1488,6 @@ int verb_daemon(const Args *a) {
         r = daemon_connect(&d);
         if (r < 0)
                 goto finish;
-        /* Our own binary by its path, so that a child's comm reads suspend-sync, not "exe". */
-        exe = realpath("/proc/self/exe", NULL);
-        d.exe = exe ?: "/proc/self/exe";
-        {
-                _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-                d.exe_path = proc_fd >= 0 && proc_exe_is(proc_fd, 0, SUSPEND_SYNC_BINARY) > 0
-                                     ? SUSPEND_SYNC_BINARY
-                                     : exe;
-        }
         d.pass_exec = parse_boolean(getenv("SUSPEND_SYNC_TEST_PASS_EXEC")) > 0;
         d.no_standby = parse_boolean(getenv("SUSPEND_SYNC_TEST_NO_STANDBY")) > 0;
         d.root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

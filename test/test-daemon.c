@@ -69,7 +69,7 @@ TEST(no_pass) {
                 { .why = "too briefly" },
                 { .why = "DeadlineSec= is above 35s" },
                 { .why = "still runs" },
-                { .why = "binary was replaced since it started" },
+                { .why = "does not run the installed binary" },
         };
         char buf[128];
 

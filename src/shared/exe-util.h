@@ -7,8 +7,9 @@
  * while, as dpkg's backup link does; through a symlink switched, a bind mount, an overlay or an image
  * swapped), and a process started from the old one, suspend-sync-daemon.service not restarted, runs
  * the old code on, the late passes it forks included (reviews AH, M1; AI, AI-1). libc only: the
- * system-sleep hook links it. Files are looked at with AT_STATX_DONT_SYNC: no round trip to a
- * server, whose filesystem might hang (review AI, AI-3).
+ * system-sleep hook links it. Files are looked at with AT_STATX_DONT_SYNC: their attributes are not
+ * fetched from a server whose filesystem might hang (review AI, AI-3); a path's lookup on a network
+ * filesystem may still ask it (review AJ, AJ-6).
  */
 
 #include <sys/types.h>

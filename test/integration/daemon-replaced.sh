@@ -11,11 +11,12 @@
 #      and warns once that it needs a restart;
 #   2. a hook of a version without the hook's own check (a raw request on the socket) is not taken
 #      either: the connection is closed without an ack, and the daemon says why;
-#   3. the backup link gone (dpkg's unpack done), the hook (this version) sends the daemon no request
-#      and runs the late pass itself: it execs the installed binary, here a stub over its directory in
-#      a private mount namespace. (No binary is installed where the hook looks on a test machine, so it
-#      goes by the daemon's link count; its comparison with the installed binary, which sees the
-#      replacement while the backup link stands, is test-hook-client's peer_replaced and e2e-daemon's
+#   3. this version's hook where nothing is installed where it execs the binary (a build run from its
+#      tree, as here) goes by the daemon's link count: it asks while the old file is linked (and the
+#      daemon's own check declines), and once it is not, it sends no request and runs the late pass;
+#   4. with a binary installed there that the daemon does not run (a stub in a private mount
+#      namespace), the hook sends no request and runs it. (The hook's comparison with the installed
+#      binary while dpkg's backup link stands is test-hook-client's peer_replaced and e2e-daemon's
 #      check 6b.)
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
@@ -65,9 +66,9 @@ mv -f "$bin.new" "$bin"
 fake "signal 1"
 fake_wait "released 2"
 ping
-grep -q "No pass of ours for this sleep (this daemon's binary was replaced since it started" "$SS_TMP/daemon.log" ||
+grep -q "No pass of ours for this sleep (this daemon does not run the installed binary" "$SS_TMP/daemon.log" ||
         fail "the daemon with a replaced binary did not leave the pass to the unit: $(cat "$SS_TMP/daemon.log")"
-(($(grep -c "was replaced since this daemon started" "$SS_TMP/daemon.log") == 1)) ||
+(($(grep -c "is not the binary this daemon runs" "$SS_TMP/daemon.log") == 1)) ||
         fail "no warning, or more than one, that the daemon needs a restart: $(cat "$SS_TMP/daemon.log")"
 (($(grep -c "The pass took" "$SS_TMP/daemon.log") == 1)) || fail "the daemon ran a second pass"
 echo "ok: 1: the daemon with its binary replaced (the old one still linked) left the sleep's pass to the unit, and warned once"
@@ -82,14 +83,28 @@ s.send(b"suspend suspend")
 sys.exit(0 if s.recv(256) == b"" else 1)
 PY
 ping
-grep -q "Not taking the late pass: this daemon's binary was replaced" "$SS_TMP/daemon.log" ||
+grep -q "Not taking the late pass: this daemon does not run the installed binary" "$SS_TMP/daemon.log" ||
         fail "the daemon did not say why it closed the request: $(cat "$SS_TMP/daemon.log")"
 (($(late_passes) == 1)) || fail "the daemon forked a late pass"
 echo "ok: 2: a request of an older hook was closed without an ack"
 
-# 3. dpkg's unpack done (its backup link gone): this version's hook sends no request, and runs the
-# late pass itself (the installed binary, a stub here).
+not_taken() { grep -c "Not taking the late pass" "$SS_TMP/daemon.log" || true; }
+# 3. This version's hook where no binary is installed (a build run from its tree, as here): it goes by
+# the daemon's link count. a: the old file still linked (dpkg's backup): it asks, and the daemon's
+# own check declines; b: the backup gone: it sends no request and runs the late pass itself (its
+# exec of the binary that is not installed fails, and says so).
+hook_pre
+grep -q "the daemon did not take the pass" "$SS_TMP/hook.out" && (($(not_taken) == 2)) ||
+        fail "3a: the hook's request: $(cat "$SS_TMP/hook.out"), declined $(not_taken) times"
 rm "$bin.dpkg-tmp"
+hook_pre
+grep -q "the daemon does not run the installed binary" "$SS_TMP/hook.out" && (($(not_taken) == 2)) ||
+        fail "3b: the hook did not leave the daemon out by its link count: $(cat "$SS_TMP/hook.out"), declined $(not_taken) times"
+(($(late_passes) == 1)) || fail "the daemon took a late pass after all"
+echo "ok: 3: where nothing is installed, the hook asked while the old file was linked (the daemon declined), and not once it was not"
+
+# 4. A binary installed where the hook execs it (a stub over its directory in a private mount
+# namespace), which the daemon does not run: the hook sends no request and runs the stub.
 stub_out=$SS_TMP/stub.out
 unshare -m bash -c '
         set -e
@@ -98,12 +113,12 @@ unshare -m bash -c '
         chmod 0755 "$1"
         exec env -i PATH="$PATH" SYSTEMD_SLEEP_ACTION=suspend "$3" pre suspend' \
         _ "$SUSPEND_SYNC_INSTALLED" "$stub_out" "$SLEEP_HOOK" >"$SS_TMP/hook.out" 2>&1
-grep -q "the daemon runs a binary an upgrade has replaced since its start" "$SS_TMP/hook.out" ||
-        fail "the hook did not say it leaves the daemon out: $(cat "$SS_TMP/hook.out")"
+grep -q "the daemon does not run the installed binary" "$SS_TMP/hook.out" ||
+        fail "4: the hook did not say it leaves the daemon out: $(cat "$SS_TMP/hook.out")"
 [[ $(cat "$stub_out" 2>&1) == "stub pre suspend" ]] ||
-        fail "the hook did not run the late pass itself: $(cat "$stub_out" 2>&1) $(cat "$SS_TMP/hook.out")"
-(($(late_passes) == 1)) || fail "the daemon took a late pass after all"
-echo "ok: 3: the hook sent the daemon no request and ran the installed binary's late pass"
+        fail "4: the hook did not run the late pass itself: $(cat "$stub_out" 2>&1) $(cat "$SS_TMP/hook.out")"
+(($(late_passes) == 1 && $(not_taken) == 2)) || fail "4: the daemon was asked"
+echo "ok: 4: with a binary installed that the daemon does not run, the hook sent no request and ran the installed one"
 
 fake "signal 0"
 fake_wait "granted 3"
