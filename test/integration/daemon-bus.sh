@@ -37,8 +37,6 @@ fake_logind_require
 ss_begin
 ss_config "[Sync]
 DeadlineSec=60s"
-mkdir -m 0755 "$RUNDIR"
-ss_on_exit "rm -rf '$RUNDIR'"
 fake_logind_begin
 
 daemon_start "$SS_CONF"

@@ -37,8 +37,6 @@ KeepCheapSync=no
 [Rule host-root]
 Path=/
 Action=auto"
-mkdir -m 0755 "$RUNDIR"
-ss_on_exit "rm -rf '$RUNDIR'"
 fake_logind_begin
 # A superblock an earlier test tore down may linger a while in no mount table: wait, bounded.
 for ((i = 0; i < 120; i++)); do

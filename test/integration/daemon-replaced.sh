@@ -32,8 +32,6 @@ ss_config "[Sync]
 DeadlineSec=3s
 [Kernel]
 SyncOnSuspend=keep"
-mkdir -m 0755 "$RUNDIR"
-ss_on_exit "rm -rf '$RUNDIR'"
 fake_logind_begin
 
 bin=$SS_TMP/bin/suspend-sync

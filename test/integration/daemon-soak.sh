@@ -31,8 +31,6 @@ ss_config "[Sync]
 DeadlineSec=3s
 [Kernel]
 SyncOnSuspend=keep"
-mkdir -m 0755 "$RUNDIR"
-ss_on_exit "rm -rf '$RUNDIR'"
 fake_logind_begin
 # a disk of the test's own, written before each sleep: every pass forks workers and syncs it
 stack_setup soakdisk ext4 32M

@@ -4,7 +4,7 @@
 # The daemon against fake-logind (test/fake-logind.c) on a private dbus-daemon, which the daemon
 # reaches as its "system bus" through $DBUS_SYSTEM_BUS_ADDRESS. Sourced after suspend-sync.sh and
 # ss_begin (it uses $SS_TMP, $SS_STATE, ss_on_exit, fail):
-#   fake_logind_begin      # the bus and fake-logind, both ended on exit; "ready" awaited
+#   fake_logind_begin      # $RUNDIR made, the bus and fake-logind; all gone on exit; "ready" awaited
 #   daemon_start CONFIG [NAME=VALUE...]   # a daemon reading CONFIG (log: $SS_TMP/daemon.log)
 #   daemon_stop            # SIGTERM; the daemon must exit 0
 #   fake LINE              # a command to fake-logind (see fake-logind.c)
@@ -42,6 +42,10 @@ fake_logind_require() {
 
 fake_logind_begin() {
         local i
+        # the daemon's RuntimeDirectory= (its socket's path is fixed; fake_logind_require checked it
+        # was not there)
+        mkdir -m 0755 "$RUNDIR"
+        ss_on_exit "rm -rf '$RUNDIR'"
         dbus-daemon --session --nofork --nopidfile --address="unix:path=$SS_TMP/bus" --print-address=1 \
                 >"$SS_TMP/bus.addr" 2>"$SS_TMP/bus.err" &
         _fl_bus_pid=$!
