@@ -96,8 +96,8 @@ void run_record_array_free(RunRecord *a, size_t n);
 /* JSON (de)serialisation, pure.
  * run_record_to_json_string(): pretty (indented, multi-line) or short (one line); no trailing
  * newline. -EINVAL when a required string is NULL, error is out of range (0..4095) or
- * abandoned_pid is negative; -E2BIG when a string exceeds STATE_STRING_MAX or there are more
- * than STATE_MAX_MOUNTS mounts (such a record could not be read back).
+ * abandoned_pid or pid is negative; -E2BIG when a string exceeds STATE_STRING_MAX or there are
+ * more than STATE_MAX_MOUNTS mounts (such a record could not be read back).
  * run_record_from_json_string(): strict JSON, valid UTF-8, nesting depth limited; unknown keys
  * are ignored; missing or null optional fields get defaults (0 / NULL). -EFBIG when the text is
  * longer than STATE_FILE_MAX, -EBADMSG for anything malformed (syntax, wrong types, negative,
