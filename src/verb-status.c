@@ -431,7 +431,7 @@ static usec_t status_now(void) {
 }
 
 static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) {
-        _cleanup_free_ char *k = NULL, *locks = NULL;
+        _cleanup_free_ char *k = NULL, *proc = NULL;
         _cleanup_close_ int state_fd = -EBADF;
         size_t size;
 
@@ -446,15 +446,15 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
                 return;
         (void) handover_load(state_fd, &f->handover);
         /* Read only: never the lock itself, which a pass starting now would then find taken. */
-        if (asprintf(&locks, "%s/proc", a->root) < 0) {
-                locks = NULL;
+        if (asprintf(&proc, "%s/proc", a->root) < 0) {
+                proc = NULL;
                 return;
         }
         /* The kernel's list once where the holder left its mark; by PID alone where it did not. */
-        f->has_holder = lock_holder_read(state_fd, locks, &f->holder) >= 0;
+        f->has_holder = lock_holder_read(state_fd, proc, &f->holder) >= 0;
         if (f->has_holder)
                 f->lock_pid = f->holder.pid;
-        else if (lock_holder_pid(state_fd, locks, &f->lock_pid) < 0)
+        else if (lock_holder_pid(state_fd, proc, &f->lock_pid) < 0)
                 f->lock_pid = 0;
         f->mono_now = now(CLOCK_MONOTONIC);
 }
