@@ -447,6 +447,20 @@ int policy_parse_text(Policy *p, const char *filename, const char *text, size_t 
         if (n_files >= POLICY_MAX_FILES)
                 return policy_warn(p, filename, 0, "Too many configuration files (max %u), ignoring file",
                                    POLICY_MAX_FILES);
+        nul = size > 0 ? memchr(text, 0, size) : NULL;
+        if (nul) {
+                unsigned line = 1;
+
+                for (const char *c = text; c < nul; c++)
+                        if (*c == '\n')
+                                line++;
+                /* What the file sets is unknown: fail closed as for a file not read, and listed with
+                 * those (cat-config's "Not read"), not with the files read (review AL, 4). */
+                r = policy_warn(p, filename, line, "NUL byte in file, ignoring file");
+                if (r >= 0)
+                        r = policy_add_unread_rule(p, filename, 0, "the file was ignored (a NUL byte in it)");
+                return r < 0 ? r : policy_mark_unread(p, filename);
+        }
         r = strv_consume(&p->files, &n_files, strdup(filename));
         if (r < 0)
                 return r;
@@ -458,19 +472,6 @@ int policy_parse_text(Policy *p, const char *filename, const char *text, size_t 
                 .end = text + size,
         };
 
-        nul = size > 0 ? memchr(text, 0, size) : NULL;
-        if (nul) {
-                unsigned line = 1;
-
-                for (const char *c = text; c < nul; c++)
-                        if (*c == '\n')
-                                line++;
-                /* What the file sets is unknown: fail closed as for a file not read. */
-                r = policy_warn(p, s.file, line, "NUL byte in file, ignoring file");
-                if (r >= 0)
-                        r = policy_add_unread_rule(p, s.file, 0, "the file was ignored (a NUL byte in it)");
-                return r < 0 ? r : policy_mark_unread(p, s.file);
-        }
         if (size == 0)
                 return 0;
 

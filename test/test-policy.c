@@ -9,6 +9,7 @@
 #include "policy.h"
 #include "shared/fileio.h"
 #include "shared/string-util.h"
+#include "shared/strv.h"
 #include "tests.h"
 
 #define CONFIG_DIR FIXTURES_DIR "/config"
@@ -380,6 +381,11 @@ TEST(nul_byte) {
         ASSERT_EQ(p->n_rules, 1);
         ASSERT_STREQ(p->rules[0].name, "(n.conf)");
         ASSERT_TRUE(p->rules[0].disabled);
+        /* ... and cat-config lists it as not read, not among the files read (review AL, 4). */
+        ASSERT_EQ(strv_length(p->files), 0U);
+        ASSERT_EQ(strv_length(p->unread_paths), 1U);
+        ASSERT_STREQ(p->unread_paths[0], "n.conf");
+        ASSERT_TRUE(p->rules[0].o_disabled.file == p->unread_paths[0]);
 }
 
 TEST(empty_value_resets) {
