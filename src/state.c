@@ -239,17 +239,21 @@ static int run_record_complete_to_json(const RunRecord *rec, json_object *o) {
                                     STATE_STRING_MAX);
 }
 
-/* The record's tree; with stream, "mounts" holds json_stream_array_new() placeholders that
- * run_record_write_json() fills. */
-static int run_record_build_json(const RunRecord *rec, bool stream, json_object **ret) {
+/* The record's tree; with stream, "mounts" holds n_stream json_stream_array_new() placeholders that
+ * run_record_write_json() fills, and "mounts_omitted" says how many of the pass's are not among
+ * them (omitted: those run_record_stream_select() left out, plus the record's own count). */
+static int run_record_build_json(const RunRecord *rec, bool stream, size_t n_stream, size_t omitted,
+                                 json_object **ret) {
         _cleanup_json_ json_object *o = NULL;
         json_object *phases = NULL, *mounts = NULL;
         int r;
 
         if (!rec || !rec->result)
                 return -EINVAL;
-        if (rec->n_mounts > STATE_MAX_MOUNTS)
+        if ((stream ? n_stream : rec->n_mounts) > STATE_MAX_MOUNTS)
                 return -E2BIG;
+        if (!stream)
+                omitted = rec->n_mounts_omitted;
         if (rec->n_mounts > 0 && !rec->mounts)
                 return -EINVAL;
 
@@ -274,9 +278,11 @@ static int run_record_build_json(const RunRecord *rec, bool stream, json_object 
              ((r = json_add_bool(o, "late_left_out", true)) < 0 ||
               (r = json_add_u64(o, "kernel_sync_estimate_usec", rec->kernel_sync_estimate)) < 0)) ||
             (r = json_add(o, "phases_usec", phases)) < 0 ||
-            (r = stream ? json_stream_array_new(rec->n_mounts, &mounts)
+            (r = stream ? json_stream_array_new(n_stream, &mounts)
                         : run_record_mounts_to_json(rec, &mounts)) < 0 ||
-            (r = json_add(o, "mounts", mounts)) < 0 || (r = run_record_complete_to_json(rec, o)) < 0)
+            (r = json_add(o, "mounts", mounts)) < 0 ||
+            (omitted > 0 && (r = json_add_u64(o, "mounts_omitted", omitted)) < 0) ||
+            (r = run_record_complete_to_json(rec, o)) < 0)
                 return r;
 
         *ret = TAKE_PTR(o);
@@ -284,7 +290,7 @@ static int run_record_build_json(const RunRecord *rec, bool stream, json_object 
 }
 
 int run_record_to_json(const RunRecord *rec, json_object **ret) {
-        return run_record_build_json(rec, false, ret);
+        return run_record_build_json(rec, false, 0, 0, ret);
 }
 
 int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret) {
@@ -297,17 +303,100 @@ int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret) {
         return json_to_string_dup(o, pretty ? JSON_FORMAT_PRETTY : JSON_FORMAT_SHORT, ret);
 }
 
-/* The record's tree with placeholders for the mounts, every mount checked: what can be refused is
- * refused before a byte is written. */
-static int record_stream_prepare(const RunRecord *rec, json_object **ret) {
+/* At least the bytes s takes as a value in a record (json_add_bytes()): escaped by json-c (a control
+ * character as \u00XX, a quote, backslash or slash with a backslash), each byte of an invalid UTF-8
+ * sequence as U+FFFD, and then "<key>_hex" too. */
+static size_t json_bytes_bound(const char *s) {
+        size_t n = 0, len;
+
+        if (!s)
+                return 0;
+        len = strlen(s);
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+                n += *c < 0x20 || *c == 0x7f                ? 6
+                     : *c == '"' || *c == '\\' || *c == '/' ? 2
+                     : *c >= 0x80                           ? 3
+                                                            : 1;
+        return utf8_is_valid_n(s, len) ? n : n + 2 * len;
+}
+
+/* More than the bytes m takes in either text of a record (STATE_MOUNTS_BYTES_MAX): its strings,
+ * each with its key (and a hex twin's), and 512 for the rest (keys, numbers, indentation). */
+static size_t run_mount_bytes_bound(const RunMount *m) {
+        RunMountString strs[5];
+        size_t n = 512;
+
+        run_mount_strings(m, strs);
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++)
+                n += 64 + json_bytes_bound(strs[i].s);
+        return n;
+}
+
+/* Which mounts a record written lists (*ret_include, NULL when all, which is the rule): within
+ * STATE_MOUNTS_BYTES_MAX and STATE_MAX_MOUNTS, those synced or tried first, then the skipped ones, in
+ * order; a mount with a string over STATE_STRING_MAX never. -EINVAL for a mount that lacks what
+ * every mount has. */
+static int run_record_stream_select(const RunRecord *rec, bool **ret_include, size_t *ret_n) {
+        _cleanup_free_ bool *include = NULL;
+        size_t total = 0, n = 0;
+        bool all = rec->n_mounts <= STATE_MAX_MOUNTS;
         int r;
 
-        for (size_t i = 0; rec && rec->mounts && i < MIN(rec->n_mounts, (size_t) STATE_MAX_MOUNTS); i++) {
+        for (size_t i = 0; i < rec->n_mounts; i++) {
                 r = run_mount_check(rec->mounts + i);
+                if (r == -E2BIG) {
+                        all = false;
+                        continue;
+                }
                 if (r < 0)
                         return r;
+                total += run_mount_bytes_bound(rec->mounts + i);
         }
-        return run_record_build_json(rec, true, ret);
+        if (all && total <= STATE_MOUNTS_BYTES_MAX) {
+                *ret_include = NULL;
+                *ret_n = rec->n_mounts;
+                return 0;
+        }
+
+        include = calloc(MAX(rec->n_mounts, (size_t) 1), sizeof(bool));
+        if (!include)
+                return -ENOMEM;
+        total = 0;
+        for (int skipped = 0; skipped <= 1; skipped++)
+                for (size_t i = 0; i < rec->n_mounts; i++) {
+                        const RunMount *m = rec->mounts + i;
+                        size_t b = run_mount_bytes_bound(m);
+
+                        if (streq(m->action, "skip") != (skipped == 1) || run_mount_check(m) < 0 ||
+                            n >= STATE_MAX_MOUNTS || b > STATE_MOUNTS_BYTES_MAX - total)
+                                continue;
+                        include[i] = true;
+                        total += b;
+                        n++;
+                }
+        *ret_include = TAKE_PTR(include);
+        *ret_n = n;
+        return 0;
+}
+
+/* The record's tree with placeholders for the mounts it lists (*ret_include, as
+ * run_record_stream_select()), every mount checked: what can be refused is refused before a byte is
+ * written. */
+static int record_stream_prepare(const RunRecord *rec, json_object **ret, bool **ret_include) {
+        _cleanup_free_ bool *include = NULL;
+        size_t n;
+        int r;
+
+        if (!rec || (rec->n_mounts > 0 && !rec->mounts))
+                return -EINVAL;
+        r = run_record_stream_select(rec, &include, &n);
+        if (r < 0)
+                return r;
+        r = run_record_build_json(rec, true, n, rec->n_mounts_omitted + (rec->n_mounts - n), ret);
+        if (r < 0)
+                return r;
+        *ret_include = TAKE_PTR(include);
+        return 0;
 }
 
 /* The depth of the stream's mounts (none: no stream) for b. */
@@ -319,8 +408,8 @@ static int stream_depth(const JsonStream *s, JsonBuf *b) {
         return r;
 }
 
-static int record_stream_write(const RunRecord *rec, json_object *o, FILE *pretty, FILE *shortform,
-                               uint64_t *ret_pretty_size) {
+static int record_stream_write(const RunRecord *rec, json_object *o, const bool *include, FILE *pretty,
+                               FILE *shortform, uint64_t *ret_pretty_size) {
         _cleanup_(json_stream_freep) JsonStream *sp = NULL, *ss = NULL;
         _cleanup_(json_buf_done) JsonBuf bp = { .flags = JSON_FORMAT_PRETTY },
                                          bs = { .flags = JSON_FORMAT_SHORT };
@@ -338,6 +427,8 @@ static int record_stream_write(const RunRecord *rec, json_object *o, FILE *prett
                 const RunMount *mount = rec->mounts + i;
                 _cleanup_json_ json_object *m = NULL;
 
+                if (include && !include[i])
+                        continue;
                 if (run_mount_printable(mount)) {
                         if (sp)
                                 run_mount_print(mount, &bp);
@@ -366,12 +457,13 @@ static int record_stream_write(const RunRecord *rec, json_object *o, FILE *prett
 
 int run_record_write_json(const RunRecord *rec, FILE *pretty, FILE *shortform, uint64_t *ret_pretty_size) {
         _cleanup_json_ json_object *o = NULL;
+        _cleanup_free_ bool *include = NULL;
         int r;
 
-        r = record_stream_prepare(rec, &o);
+        r = record_stream_prepare(rec, &o, &include);
         if (r < 0)
                 return r;
-        return record_stream_write(rec, o, pretty, shortform, ret_pretty_size);
+        return record_stream_write(rec, o, include, pretty, shortform, ret_pretty_size);
 }
 
 /* ---- JSON parsing ---- */
@@ -418,6 +510,7 @@ static int run_mount_from_json(json_object *o, RunMount *ret) {
 int run_record_from_json(json_object *o, RunRecord *ret) {
         _cleanup_(run_record_done) RunRecord rec = {};
         json_object *phases = NULL, *mounts = NULL;
+        uint64_t omitted = 0;
         int pid = 0, r;
 
         if (!json_object_is_type(o, json_type_object))
@@ -435,8 +528,12 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
             (r = json_get_bool(o, "late_left_out", JSON_OPTIONAL, false, &rec.late_left_out)) < 0 ||
             (r = json_get_u64(o, "kernel_sync_estimate_usec", JSON_OPTIONAL, 0, &rec.kernel_sync_estimate)) <
                     0 ||
-            (r = json_get_object(o, "phases_usec", JSON_OPTIONAL, &phases)) < 0)
+            (r = json_get_object(o, "phases_usec", JSON_OPTIONAL, &phases)) < 0 ||
+            (r = json_get_u64(o, "mounts_omitted", JSON_OPTIONAL, 0, &omitted)) < 0)
                 return r;
+        if (omitted > SIZE_MAX / 2)
+                return -EBADMSG;
+        rec.n_mounts_omitted = (size_t) omitted;
         rec.pid = pid;
         /* A missing phases_usec reads as an empty object: every phase 0. */
         if ((r = json_get_u64(phases, "read", JSON_OPTIONAL, 0, &rec.t_read)) < 0 ||
@@ -690,7 +787,7 @@ static int tmp_close(FILE *f) {
 
 /* Both files of a run streamed to temporary files in dir_fd (the record's tree is never held
  * whole: at 1000 mounts it was 1.7 MiB, its two texts another 1 MiB), then renamed into place. */
-static int state_write(int dir_fd, const RunRecord *r, json_object *o) {
+static int state_write(int dir_fd, const RunRecord *r, json_object *o, const bool *include) {
         _cleanup_free_ char *buf_last = malloc(STATE_WRITE_BUFFER), *buf_hist = malloc(STATE_WRITE_BUFFER);
         char tmp_last[64], tmp_hist[64], name[64];
         FILE *last = NULL, *hist = NULL;
@@ -708,7 +805,7 @@ static int state_write(int dir_fd, const RunRecord *r, json_object *o) {
         if (k >= 0)
                 k = tmp_open(dir_fd, tmp_hist, buf_hist, &hist);
         if (k >= 0)
-                k = record_stream_write(r, o, last, hist, &size);
+                k = record_stream_write(r, o, include, last, hist, &size);
         k2 = tmp_close(last);
         k = k < 0 ? k : k2;
         k2 = tmp_close(hist);
@@ -726,6 +823,7 @@ static int state_write(int dir_fd, const RunRecord *r, json_object *o) {
 
 int state_save(const char *dir, const RunRecord *r) {
         _cleanup_json_ json_object *o = NULL;
+        _cleanup_free_ bool *include = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         int k;
 
@@ -733,14 +831,14 @@ int state_save(const char *dir, const RunRecord *r) {
                 return -EINVAL;
 
         /* Check first: a bad record touches nothing. */
-        k = record_stream_prepare(r, &o);
+        k = record_stream_prepare(r, &o, &include);
         if (k < 0)
                 return k;
 
         dir_fd = state_dir_open(dir);
         if (dir_fd < 0)
                 return dir_fd;
-        return state_write(dir_fd, r, o);
+        return state_write(dir_fd, r, o, include);
 }
 
 int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunRecord **ret_history,

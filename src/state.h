@@ -31,6 +31,14 @@ struct json_object;
 #define STATE_MAX_MOUNTS 65536U
 #define STATE_FILE_MAX (16U * 1024U * 1024U)
 #define STATE_STRING_MAX (16U * 1024U) /* bytes per string field (mount point, reason, ...) */
+/* What the mounts of a record written may take at most, bounded from above per mount (8 bytes a
+ * byte of each string, as escaped or hex, and 512 for the rest): the rest of a record (64 reasons
+ * of STATE_STRING_MAX at most, the header) stays under the other half of STATE_FILE_MAX, so a record
+ * is never refused for its size. Past it, and for a mount with a string over STATE_STRING_MAX, the
+ * mounts that were skipped are left out first, then the rest in order, and counted
+ * ("mounts_omitted"): any user can make thousands of mounts with 4 KiB names in a namespace of
+ * their own (review AK, AK-1: every record refused, status showed an earlier run as the last). */
+#define STATE_MOUNTS_BYTES_MAX (STATE_FILE_MAX / 2U)
 
 typedef struct RunMount {
         char *mount_point; /* required */
@@ -77,6 +85,9 @@ typedef struct RunRecord {
         usec_t kernel_sync_estimate;
         RunMount *mounts;
         size_t n_mounts;
+        /* Mounts of the pass not in mounts (STATE_MOUNTS_BYTES_MAX; JSON "mounts_omitted", written
+         * only when not 0). Written: this plus those the writer leaves out. */
+        size_t n_mounts_omitted;
         /* Whether the pass saw every superblock the kernel's own sync writes (Sample.complete);
          * records written before this field existed load with has_complete false. */
         bool has_complete;
@@ -110,7 +121,9 @@ int run_record_to_json_string(const RunRecord *r, bool pretty, char **ret);
 int run_record_to_json(const RunRecord *r, struct json_object **ret);
 /* The text of run_record_to_json_string(), pretty and short, each followed by a newline, written to
  * pretty and shortform (either may be NULL) with the mounts printed one at a time: the tree of all
- * the mounts is never held (at 1000 mounts it is ~1.7 MiB, its two texts ~1 MiB more). The same
+ * the mounts is never held (at 1000 mounts it is ~1.7 MiB, its two texts ~1 MiB more). Within
+ * STATE_MOUNTS_BYTES_MAX: the mounts past it, and any with a string over STATE_STRING_MAX, are left
+ * out and counted in "mounts_omitted" (refused by run_record_to_json_string()). The same other
  * refusals, all checked before the first byte; then a failed write (-EIO or its errno).
  * *ret_pretty_size (may be NULL): bytes written to pretty. */
 int run_record_write_json(const RunRecord *r, FILE *pretty, FILE *shortform, uint64_t *ret_pretty_size);
@@ -126,7 +139,7 @@ int run_record_from_json(struct json_object *o, RunRecord *ret);
  * temporary files that are renamed into place. Creates the directory (0755, with parents) if
  * missing. dir is an absolute path (-EINVAL otherwise). Never fsyncs. Errors: the record's
  * serialisation errors (nothing touched), -EFBIG for a last.json over STATE_FILE_MAX (nothing
- * replaced, no file left), or the errno of mkdir/open/write (-ENOTDIR when a file
+ * replaced, no file left; STATE_MOUNTS_BYTES_MAX keeps it from happening), or the errno of mkdir/open/write (-ENOTDIR when a file
  * sits where the directory should be, -EROFS, ...). Callers serialise runs with state_lock(). */
 int state_save(const char *dir, const RunRecord *r);
 

@@ -174,6 +174,10 @@ static void print_pass(const char *label, const RunRecord *r) {
         if (deferred > 0)
                 printf(", %zu left to the late pass", deferred);
         putchar('\n');
+        if (r->n_mounts_omitted > 0)
+                printf("%12s  %zu more mount%s not in the record (its size bound; skipped ones are left out "
+                       "first): the counts are of those listed\n",
+                       "", r->n_mounts_omitted, r->n_mounts_omitted == 1 ? "" : "s");
         if (r->has_complete && !r->complete) {
                 printf("%12s  incomplete view: not every superblock the kernel's own sync writes was reached:\n",
                        "");

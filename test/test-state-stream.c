@@ -16,6 +16,8 @@
 
 #include "shared/fileio.h"
 #include "shared/json-util.h"
+#include "shared/macro.h"
+#include "shared/string-util.h"
 #include "state.h"
 #include "tests.h"
 
@@ -200,13 +202,33 @@ TEST(refused) {
         r.mounts[4].error = -1;
         ASSERT_ERR(run_record_write_json(&r, f, NULL, NULL), EINVAL);
         r.mounts[4].error = 0;
-        free(r.mounts[2].reason);
-        ASSERT_TRUE(asprintf(&r.mounts[2].reason, "%0*d", (int) STATE_STRING_MAX + 1, 0) >
-                    0); /* one too long */
-        ASSERT_ERR(run_record_write_json(&r, f, NULL, NULL), E2BIG);
         ASSERT_ERR(run_record_write_json(NULL, f, NULL, NULL), EINVAL);
         ASSERT_EQ(fclose(f), 0);
         ASSERT_EQ(n, 0);
+}
+
+/* A mount with a string over STATE_STRING_MAX (a mount point any user can make, by mounting on a
+ * relative path deep down) is left out and counted, never the whole record refused (review AK). */
+TEST(string_too_long_omitted) {
+        _cleanup_(run_record_done) RunRecord r = {}, back = {};
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0;
+        FILE *f;
+
+        make_record(&r, 5, true);
+        r.n_mounts_omitted = 2; /* carried: a record read back and written again keeps its count */
+        free(r.mounts[2].mount_point);
+        ASSERT_TRUE(asprintf(&r.mounts[2].mount_point, "/%0*d", (int) STATE_STRING_MAX, 0) > 0);
+        f = open_memstream(&text, &n);
+        ASSERT_TRUE(f);
+        ASSERT_OK(run_record_write_json(&r, f, NULL, NULL));
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_OK(run_record_from_json_string(text, &back));
+        ASSERT_EQ(back.n_mounts, 4);
+        ASSERT_EQ(back.n_mounts_omitted, 3);
+        ASSERT_STREQ(back.mounts[1].mount_point, r.mounts[1].mount_point);
+        ASSERT_STREQ(back.mounts[2].mount_point, r.mounts[3].mount_point);
+        ASSERT_TRUE(strstr(text, "\"mounts_omitted\": 3") != NULL);
 }
 
 /* The stream API itself: placeholders at another depth, too few or too many elements. */
@@ -331,31 +353,68 @@ TEST(state_save_files) {
         ASSERT_EQ(count_entries(dir), 2); /* last.json, history/: no temporary file left */
 }
 
-/* A last.json over STATE_FILE_MAX is refused once written: nothing replaced, no file left. */
-TEST(state_save_too_big) {
-        _cleanup_(run_record_done) RunRecord r = {}, small = {};
-        _cleanup_free_ char *dir = NULL, *before = NULL, *after = NULL;
-        size_t n = STATE_FILE_MAX / STATE_STRING_MAX + 16;
+/* More mounts than a record holds (review AK, AK-1: any user's namespace with thousands of mounts
+ * with 4 KiB names made every record too large, so status showed an earlier run as the last): the
+ * record is written all the same, within STATE_FILE_MAX, the mounts synced or tried listed first,
+ * the rest counted. The worst case: every string at STATE_STRING_MAX and control characters
+ * (escaped 6 bytes a byte), and 64 reasons of the same. */
+TEST(state_save_size_bound) {
+        _cleanup_(run_record_done) RunRecord r = {}, small = {}, back = {};
+        _cleanup_free_ char *dir = NULL, *last = NULL, *hist = NULL;
+        size_t n = STATE_FILE_MAX / STATE_STRING_MAX + 16, n_sync = 0, listed_sync = 0;
+        struct stat st;
 
         ASSERT_TRUE(asprintf(&dir, "%s/big", test_root) >= 0);
         make_record(&small, 3, false);
         ASSERT_OK(state_save(dir, &small));
-        before = read_file(dir, "last.json");
 
         make_record(&r, n, false);
         for (size_t i = 0; i < n; i++) {
-                free(r.mounts[i].reason);
-                ASSERT_TRUE((r.mounts[i].reason = malloc(STATE_STRING_MAX + 1)));
-                memset(r.mounts[i].reason, 'r', STATE_STRING_MAX);
-                r.mounts[i].reason[STATE_STRING_MAX] = 0;
+                RunMount *m = r.mounts + i;
+
+                free(m->reason);
+                free(m->mount_point);
+                ASSERT_TRUE((m->reason = malloc(STATE_STRING_MAX + 1)));
+                memset(m->reason, 'r', STATE_STRING_MAX);
+                m->reason[STATE_STRING_MAX] = 0;
+                ASSERT_TRUE((m->mount_point = malloc(STATE_STRING_MAX + 1)));
+                memset(m->mount_point, '\x01', STATE_STRING_MAX);
+                m->mount_point[0] = '/';
+                m->mount_point[STATE_STRING_MAX] = 0;
+                /* the mounts synced last in the plan's order: listed all the same */
+                free(m->action);
+                ASSERT_TRUE((m->action = strdup(i + 8 >= n ? "sync" : "skip")));
+                n_sync += i + 8 >= n;
         }
-        ASSERT_ERR(state_save(dir, &r), EFBIG);
-        after = read_file(dir, "last.json");
-        ASSERT_STREQ(before, after);
-        ASSERT_EQ(count_entries(dir), 2); /* last.json, history/ */
-        free(after);
-        ASSERT_TRUE(asprintf(&after, "%s/history", dir) >= 0);
-        ASSERT_EQ(count_entries(after), 1); /* the small run's */
+        r.incomplete_why = calloc(STATE_REASONS_MAX + 1, sizeof(char *));
+        ASSERT_TRUE(r.incomplete_why);
+        for (size_t i = 0; i < STATE_REASONS_MAX; i++) {
+                ASSERT_TRUE((r.incomplete_why[i] = malloc(STATE_STRING_MAX + 1)));
+                memset(r.incomplete_why[i], '\x02', STATE_STRING_MAX);
+                r.incomplete_why[i][STATE_STRING_MAX] = 0;
+        }
+        r.n_incomplete_why = STATE_REASONS_MAX;
+        r.has_complete = true;
+        ASSERT_OK(state_save(dir, &r));
+
+        ASSERT_TRUE(asprintf(&hist, "%s/last.json", dir) >= 0);
+        ASSERT_TRUE(stat(hist, &st) == 0);
+        hist = mfree(hist);
+        ASSERT_TRUE((uint64_t) st.st_size <= STATE_FILE_MAX);
+        last = read_file(dir, "last.json");
+        ASSERT_OK(run_record_from_json_string(last, &back));
+        ASSERT_TRUE(back.n_mounts > 0 && back.n_mounts < n);
+        ASSERT_EQ(back.n_mounts + back.n_mounts_omitted, n);
+        ASSERT_EQ(back.started_realtime, r.started_realtime);
+        for (size_t i = 0; i < back.n_mounts; i++)
+                listed_sync += streq(back.mounts[i].action, "sync");
+        ASSERT_EQ(listed_sync, n_sync);
+        ASSERT_EQ(back.n_incomplete_why, STATE_REASONS_MAX);
+        fprintf(stderr, "  %zu of %zu mounts listed, last.json %lld bytes\n", back.n_mounts, n,
+                (long long) st.st_size);
+        ASSERT_EQ(count_entries(dir), 2); /* last.json, history/: no temporary file left */
+        ASSERT_TRUE(asprintf(&hist, "%s/history", dir) >= 0);
+        ASSERT_EQ(count_entries(hist), 1); /* this one's, under the small run's name (same start, PID) */
 }
 
 int main(void) {
@@ -366,7 +425,8 @@ int main(void) {
         RUN(refused);
         RUN(stream_api);
         RUN(state_save_files);
-        RUN(state_save_too_big);
+        RUN(string_too_long_omitted);
+        RUN(state_save_size_bound);
         (void) nftw(test_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
         return 0;
 }

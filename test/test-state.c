@@ -481,6 +481,19 @@ TEST(fixtures) {
         ASSERT_TRUE(n_bad >= 30);
 }
 
+/* "mounts_omitted" (review AK): read back, and written again as it was. */
+TEST(mounts_omitted) {
+        _cleanup_(run_record_done) RunRecord r = {};
+        _cleanup_free_ char *text = NULL, *again = NULL;
+
+        text = read_fixture("good-mounts-omitted.json", NULL);
+        ASSERT_OK(run_record_from_json_string(text, &r));
+        ASSERT_EQ(r.n_mounts, 1);
+        ASSERT_EQ(r.n_mounts_omitted, 4999);
+        ASSERT_OK(run_record_to_json_string(&r, false, &again));
+        ASSERT_TRUE(strstr(again, "\"mounts_omitted\":4999") != NULL);
+}
+
 TEST(fixture_contents) {
         _cleanup_(run_record_done) RunRecord full = {}, min = {}, mm = {}, hex = {};
         _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
@@ -498,6 +511,7 @@ TEST(fixture_contents) {
         ASSERT_EQ(full.mounts[2].error, EIO);
         ASSERT_STREQ(full.mounts[3].outcome, "skipped");
         ASSERT_U64_EQ(full.mounts[3].namespace_ino, 0);  /* records without the key: our namespace */
+        ASSERT_EQ(full.n_mounts_omitted, 0);             /* records without the key: every mount listed */
         ASSERT_U64_EQ(full.mounts[1].start_offset, 0);   /* records without the key: unknown */
         ASSERT_U64_EQ(full.mounts[0].writeback_wait, 0); /* records without the key: no wait */
         ASSERT_U64_EQ(full.flushers_woken, 0);           /* records without the key: not woken */
@@ -922,6 +936,7 @@ int main(void) {
         RUN(pretty_vs_short);
         RUN(serialise_rejects);
         RUN(fixtures);
+        RUN(mounts_omitted);
         RUN(fixture_contents);
         RUN(huge_inputs);
         RUN(history_cap);
