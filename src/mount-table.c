@@ -481,7 +481,7 @@ static int load_listmount(uint64_t ns_id, MountTable **ret) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         _cleanup_free_ struct ss_statmount *sm = NULL;
         _cleanup_free_ uint64_t *ids = NULL;
-        size_t n_ids = 0, size = STATMOUNT_BUF_MIN;
+        size_t n_ids = 0, size = STATMOUNT_BUF_MIN, bytes = 0;
         bool checked = false;
         int r;
 
@@ -529,6 +529,10 @@ static int load_listmount(uint64_t ns_id, MountTable **ret) {
                 if (r < 0)
                         return r;
                 t->n_entries += r;
+                /* The text's bound, here too: a namespace of any user's (review AK, AK-2). */
+                bytes += r > 0 ? mount_entry_bytes(&t->entries[t->n_entries - 1]) : 0;
+                if (bytes > MOUNT_TABLE_MAX_BYTES)
+                        return -E2BIG;
                 i++;
         }
 
@@ -716,9 +720,20 @@ int mount_table_keep_below(MountTable *t, int root_id, MountTable **ret_outside)
         return 0;
 }
 
+size_t mount_entry_bytes(const MountEntry *e) {
+        const char *const strs[] = { e->root,   e->mount_point, e->fstype,
+                                     e->source, e->vfs_options, e->fs_options };
+        size_t n = sizeof(MountEntry);
+
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++)
+                n += strs[i] ? strlen(strs[i]) + 1 : 0;
+        return n;
+}
+
 int mount_table_merge(MountTable *into, MountTable **from) {
         MountTable *f = *from;
         MountEntry *n;
+        size_t bytes = 0;
 
         if (f->n_entries == 0) {
                 *from = mount_table_free(f);
@@ -726,12 +741,18 @@ int mount_table_merge(MountTable *into, MountTable **from) {
         }
         if (into->n_entries + f->n_entries > MOUNT_TABLE_MAX_ENTRIES)
                 return -E2BIG;
+        for (size_t i = 0; i < f->n_entries; i++)
+                bytes += mount_entry_bytes(f->entries + i);
+        if (bytes >
+            MOUNT_TABLE_MERGE_MAX_BYTES - MIN(into->merged_bytes, (size_t) MOUNT_TABLE_MERGE_MAX_BYTES))
+                return -E2BIG;
         n = reallocarray(into->entries, into->n_entries + f->n_entries, sizeof(MountEntry));
         if (!n)
                 return -ENOMEM;
         into->entries = n;
         memcpy(into->entries + into->n_entries, f->entries, f->n_entries * sizeof(MountEntry));
         into->n_entries += f->n_entries;
+        into->merged_bytes += bytes;
         /* The entries' strings now belong to 'into'. */
         f->n_entries = 0;
         *from = mount_table_free(f);

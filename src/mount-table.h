@@ -24,6 +24,10 @@
 
 #define MOUNT_TABLE_MAX_ENTRIES 65536U
 #define MOUNT_TABLE_MAX_BYTES (64U * 1024U * 1024U)
+/* What mount_table_merge() takes into a table at most, each entry counted with its strings: any
+ * user can make tens of thousands of mounts with 4 KiB names in mount namespaces of their own
+ * (review AK, AK-2: 260-500 MB in a pass, and work past the bound of the look at them). */
+#define MOUNT_TABLE_MERGE_MAX_BYTES (32U * 1024U * 1024U)
 
 typedef struct MountEntry {
         int mount_id;
@@ -56,7 +60,11 @@ void mount_entry_done(MountEntry *e);
 typedef struct MountTable {
         MountEntry *entries;
         size_t n_entries;
+        size_t merged_bytes; /* taken in by mount_table_merge(), as mount_entry_bytes() counts */
 } MountTable;
+
+/* An entry's size with its strings, for MOUNT_TABLE_MERGE_MAX_BYTES. */
+size_t mount_entry_bytes(const MountEntry *e) _pure_;
 
 /* The parser's library, loaded (dlopen) the first time text is parsed. */
 #define MOUNT_TABLE_LIBMOUNT "libmount.so.1"
@@ -95,7 +103,8 @@ int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable 
 /* Every mount of our own mount namespace visible from our root, through listmount(LSMT_ROOT) and one
  * statmount per mount, mapped exactly as the mountinfo parser maps a line (mountinfo ids, raw
  * strings, options as libmount unescapes them). -ENOSYS/-EPERM from the kernel, -EOPNOTSUPP when
- * statmount cannot say it supports every field used (before 6.15), -E2BIG over the bounds. */
+ * statmount cannot say it supports every field used (before 6.15), -E2BIG over the bounds
+ * (MOUNT_TABLE_MAX_ENTRIES entries, MOUNT_TABLE_MAX_BYTES as mount_entry_bytes() counts them). */
 int mount_table_load_listmount(MountTable **ret);
 
 /* Every mount of the mount namespace ns_fd refers to (an open /proc/PID/ns/mnt; ours too), the same
@@ -115,7 +124,8 @@ int mount_table_namespace_id(int ns_fd, uint64_t *ret);
  * MOUNT_TABLE_MAX_ENTRIES (-E2BIG over it). negative errno. */
 int mount_table_list_ids(uint64_t ns_id, uint64_t **ret, size_t *ret_n);
 
-/* Moves every entry of *from to the end of into and frees *from. -E2BIG over the maximum. */
+/* Moves every entry of *from to the end of into and frees *from. -E2BIG over MOUNT_TABLE_MAX_ENTRIES
+ * entries, or when into would have taken in more than MOUNT_TABLE_MERGE_MAX_BYTES (nothing moved). */
 int mount_table_merge(MountTable *into, MountTable **from);
 
 /* Pure. Keeps in t the mount root_id and the mounts below it (their parents lead to it), in order,

@@ -429,8 +429,11 @@ loaded:
         x->of = nof;
         r = mount_table_merge(x->t, &other);
         if (r == -E2BIG)
-                return reasons_add(x->why, "more than %u mounts: the rest were not scanned",
-                                   MOUNT_TABLE_MAX_ENTRIES) < 0
+                return reasons_add(
+                               x->why,
+                               "more than %u mounts, or %u MiB of mount tables, in other mount namespaces: the "
+                               "rest were not scanned",
+                               MOUNT_TABLE_MAX_ENTRIES, MOUNT_TABLE_MERGE_MAX_BYTES / (1024U * 1024U)) < 0
                                ? -ENOMEM
                                : 1;
         if (r < 0)

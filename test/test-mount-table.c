@@ -310,6 +310,52 @@ TEST(too_many_lines) {
         ASSERT_EQ(t->n_entries, MOUNT_TABLE_MAX_ENTRIES);
 }
 
+/* Merged tables are bounded by their strings too (review AK, AK-2): tables of 4 KiB mount points,
+ * as any user can make in namespaces of their own, are taken in up to MOUNT_TABLE_MERGE_MAX_BYTES;
+ * the one past it is refused whole and left with its owner. */
+TEST(merge_bytes_bound) {
+        _cleanup_(mount_table_freep) MountTable *into = NULL, *from = NULL;
+        _cleanup_free_ char *buf = NULL, *name = NULL;
+        size_t n = 512, len, merged = 0, rounds = 0, before;
+        int r;
+
+        name = malloc(4001);
+        ASSERT_TRUE(name);
+        memset(name, 'n', 4000);
+        name[0] = '/';
+        name[4000] = 0;
+        ASSERT_TRUE((len = (size_t) asprintf(&buf, "21 1 0:5 / %s rw - tmpfs tmpfs rw\n", name)) > 4000);
+        ASSERT_TRUE(into = calloc(1, sizeof(MountTable)));
+        {
+                _cleanup_free_ char *text = malloc(len * n);
+
+                ASSERT_TRUE(text);
+                for (size_t i = 0; i < n; i++)
+                        memcpy(text + i * len, buf, len);
+                for (;;) {
+                        ASSERT_OK(mount_table_parse(text, len * n, &from, NULL));
+                        ASSERT_EQ(from->n_entries, n);
+                        before = into->n_entries;
+                        r = mount_table_merge(into, &from);
+                        if (r < 0)
+                                break;
+                        ASSERT_TRUE(!from);
+                        merged += n;
+                        rounds++;
+                        ASSERT_TRUE(rounds < 1000);
+                }
+        }
+        ASSERT_EQ(r, -E2BIG);
+        ASSERT_TRUE(from && from->n_entries == n); /* nothing moved */
+        ASSERT_EQ(into->n_entries, before);
+        ASSERT_EQ(into->n_entries, merged);
+        ASSERT_TRUE(into->merged_bytes <= MOUNT_TABLE_MERGE_MAX_BYTES);
+        ASSERT_TRUE(into->merged_bytes + n * mount_entry_bytes(from->entries) > MOUNT_TABLE_MERGE_MAX_BYTES);
+        ASSERT_TRUE(merged > 4096); /* more than 16 MiB of mount points taken in */
+        fprintf(stderr, "  %zu mounts of 4000-byte mount points taken in, %zu bytes counted\n", merged,
+                into->merged_bytes);
+}
+
 TEST(container_host_1000) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         _cleanup_free_ char *buf = NULL;
@@ -621,6 +667,7 @@ int main(void) {
         RUN(malformed_first_line);
         RUN(empty_and_odd_inputs);
         RUN(too_many_lines);
+        RUN(merge_bytes_bound);
         RUN(container_host_1000);
         RUN(real_machine_capture);
         RUN(load_live_and_missing);
