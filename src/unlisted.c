@@ -117,18 +117,19 @@ void hidden_set_prune(HiddenSet *h, const MountTable *t) {
                         i++;
 }
 
+/* Not through mount_table_merge(): its bounds are for what tables bring in, which other namespaces'
+ * can fill; a superblock reached here (at most HIDDEN_MAX, and our root) is added whatever they
+ * took, or the whole sample would fail with it (review AK). */
 static int table_append(MountTable *t, MountEntry *e) {
-        _cleanup_(mount_table_freep) MountTable *one = calloc(1, sizeof(MountTable));
+        MountEntry *n;
 
-        if (!one)
+        n = reallocarray(t->entries, t->n_entries + 1, sizeof(MountEntry));
+        if (!n)
                 return -ENOMEM;
-        one->entries = malloc(sizeof(MountEntry));
-        if (!one->entries)
-                return -ENOMEM;
-        one->entries[0] = *e;
-        one->n_entries = 1;
+        t->entries = n;
+        t->entries[t->n_entries++] = *e;
         *e = (MountEntry) {};
-        return mount_table_merge(t, &one);
+        return 0;
 }
 
 int append_unlisted(MountTable *t, const char *path, dev_t dev, int mount_id, const char *fstype,

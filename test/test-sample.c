@@ -2521,6 +2521,23 @@ static bool on_overlay(const char *path) {
         return sfs.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 
+/* A superblock no table shows is added to a table that other namespaces' tables filled to their
+ * bounds (review AK): the bounds are for what tables bring in; refused, the whole sample failed, and
+ * a pass synced nothing. */
+TEST(unlisted_after_full_merge) {
+        _cleanup_(mount_table_freep) MountTable *t = calloc(1, sizeof(MountTable));
+
+        ASSERT_TRUE(t);
+        ASSERT_TRUE(t->entries = calloc(MOUNT_TABLE_MAX_ENTRIES, sizeof(MountEntry)));
+        t->n_entries = MOUNT_TABLE_MAX_ENTRIES;
+        t->merged_bytes = MOUNT_TABLE_MERGE_MAX_BYTES;
+        ASSERT_OK(append_unlisted(t, "/proc/1/fd/3", makedev(0, 99), 5, "fuse", NULL, false));
+        ASSERT_EQ(t->n_entries, MOUNT_TABLE_MAX_ENTRIES + 1);
+        ASSERT_TRUE(t->entries[MOUNT_TABLE_MAX_ENTRIES].unlisted);
+        ASSERT_STREQ(t->entries[MOUNT_TABLE_MAX_ENTRIES].mount_point, "/proc/1/fd/3");
+        ASSERT_STREQ(t->entries[MOUNT_TABLE_MAX_ENTRIES].source, "none");
+}
+
 /* Our root in a chroot (unlisted_add_root()): never a call into its filesystem in our process
  * (reviews, stop 26 and 27: fstatfs() there is an RPC on an NFS root, statx() one on 9p or CIFS, a
  * request a frozen FUSE server never answers). From the VFS alone (fdinfo, listmount, statmount), or
@@ -2698,6 +2715,7 @@ int main(void) {
         RUN(live_namespace_kept_by_fd);
         RUN(live_namespace_member_gone_before_read);
         RUN(nsfs_mount_listed);
+        RUN(unlisted_after_full_merge);
         RUN(root_facts);
         return test_result();
 }
