@@ -275,6 +275,25 @@ void run_tally_done(RunTally *t) {
         *t = (RunTally) {};
 }
 
+/* A reason of the sample for the record, at most RUN_REASON_MAX bytes: cut at a character's start,
+ * with "…" after it. Reasons name paths any user chooses (an nsfs mount 17 KiB deep: review AM,
+ * AM-1, refused the whole record, STATE_STRING_MAX). NULL when out of memory. */
+static char *reason_dup(const char *s) {
+        size_t n = strlen(s), cut = RUN_REASON_MAX - strlen("…");
+        char *r;
+
+        if (n <= RUN_REASON_MAX)
+                return strdup(s);
+        while (cut > 0 && ((unsigned char) s[cut] & 0xc0) == 0x80)
+                cut--;
+        r = malloc(cut + strlen("…") + 1);
+        if (!r)
+                return NULL;
+        memcpy(r, s, cut);
+        strcpy(r + cut, "…");
+        return r;
+}
+
 static int record_header(const RunInput *in, RunRecord *rec) {
         const Sample *s = in->sample;
 
@@ -299,7 +318,7 @@ static int record_header(const RunInput *in, RunRecord *rec) {
                 if (!rec->incomplete_why)
                         return -ENOMEM;
                 for (size_t i = 0; i < s->n_incomplete_why && i < STATE_REASONS_MAX; i++) {
-                        rec->incomplete_why[i] = strdup(s->incomplete_why[i]);
+                        rec->incomplete_why[i] = reason_dup(s->incomplete_why[i]);
                         if (!rec->incomplete_why[i])
                                 return -ENOMEM;
                         rec->n_incomplete_why = i + 1;

@@ -157,8 +157,9 @@ typedef struct RunInput {
 
 /* The run record of the pass (every field but duration and t_record, which the caller sets when
  * it saves it) and its tallies. Reasons and outcomes are those the record has always shown: gone
- * and covered mounts are "skipped", a hung or timed-out mount says why. 0 or -ENOMEM (nothing
- * written then). */
+ * and covered mounts are "skipped", a hung or timed-out mount says why. The sample's reasons are
+ * cut to RUN_REASON_MAX bytes. 0 or -ENOMEM (nothing written then). */
+#define RUN_REASON_MAX 1024U
 int run_record_build(const RunInput *in, RunRecord *ret, RunTally *ret_tally);
 
 /* The knob facts of the pass: complete is Sample.complete, carried whether the unit's pass of this

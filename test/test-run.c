@@ -3,6 +3,7 @@
 #include <sys/sysmacros.h>
 
 #include "run.h"
+#include "shared/string-util.h"
 #include "shared/utf8.h"
 #include "tests.h"
 
@@ -196,6 +197,41 @@ TEST(jobs_from_plan) {
 }
 
 /* Synced, failed, gone, covered, not started; plus a planned skip. */
+/* The sample's reasons go into the record cut to RUN_REASON_MAX at a character's start (review AM,
+ * AM-1: an nsfs mount 17 KiB deep, any user's, named in a reason, refused the whole record). */
+TEST(long_reason_cut) {
+        _cleanup_free_ char *longest = malloc(20001), *exact = malloc(RUN_REASON_MAX + 1);
+        char *why[3];
+        Bed b;
+
+        ASSERT_TRUE(longest && exact);
+        /* "é" (2 bytes) from the start: the cut falls inside one unless it backs off */
+        for (size_t i = 0; i < 20000; i += 2)
+                memcpy(longest + i, "\xc3\xa9", 2);
+        longest[20000] = 0;
+        memset(exact, 'x', RUN_REASON_MAX);
+        exact[RUN_REASON_MAX] = 0;
+        why[0] = longest;
+        why[1] = exact;
+        why[2] = (char *) "short";
+        bed_init(&b, 1, 0);
+        b.sample.complete = false;
+        b.sample.incomplete_why = why;
+        b.sample.n_incomplete_why = 3;
+        bed_jobs(&b);
+        set_result(&b.j.jobs[0], OUTCOME_SYNCED, 0, 0, false, false);
+        bed_record(&b);
+
+        ASSERT_EQ(b.rec.n_incomplete_why, 3);
+        ASSERT_TRUE(strlen(b.rec.incomplete_why[0]) <= RUN_REASON_MAX);
+        ASSERT_TRUE(strlen(b.rec.incomplete_why[0]) >= RUN_REASON_MAX - 4);
+        ASSERT_TRUE(utf8_is_valid_n(b.rec.incomplete_why[0], strlen(b.rec.incomplete_why[0])));
+        ASSERT_TRUE(endswith(b.rec.incomplete_why[0], "\xc3\xa9…"));
+        ASSERT_STREQ(b.rec.incomplete_why[1], exact); /* at the bound: whole */
+        ASSERT_STREQ(b.rec.incomplete_why[2], "short");
+        bed_done(&b);
+}
+
 TEST(tallies) {
         Bed b;
 
@@ -1075,6 +1111,7 @@ TEST(job_note) {
 }
 
 int main(void) {
+        RUN(long_reason_cut);
         RUN(jobs_from_plan);
         RUN(settle);
         RUN(defer);
