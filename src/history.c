@@ -50,15 +50,19 @@ static bool boot_id_valid(const char *s) {
         return strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
 }
 
-/* A deep copy through the record schema (what the history stores is what state stores). */
+/* A deep copy through the record schema (what the history stores is what state stores), with the
+ * mounts that fit half of HISTORY_FILE_MAX (run_record_trim(): a pass's record may hold up to
+ * STATE_MOUNTS_BYTES_MAX of them, which any user can fill: review AM, AM-2). */
 static int record_copy(const RunRecord *r, RunRecord *ret) {
         _cleanup_json_ json_object *o = NULL;
         int k;
 
         k = run_record_to_json(r, &o);
-        if (k < 0)
-                return k;
-        return run_record_from_json(o, ret);
+        if (k >= 0)
+                k = run_record_from_json(o, ret);
+        if (k >= 0 && (k = run_record_trim(ret, HISTORY_FILE_MAX / 2)) < 0)
+                run_record_done(ret);
+        return k;
 }
 
 int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t resumed_realtime,

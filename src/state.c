@@ -241,7 +241,7 @@ static int run_record_complete_to_json(const RunRecord *rec, json_object *o) {
 
 /* The record's tree; with stream, "mounts" holds n_stream json_stream_array_new() placeholders that
  * run_record_write_json() fills, and "mounts_omitted" says how many of the pass's are not among
- * them (omitted: those run_record_stream_select() left out, plus the record's own count). */
+ * them (omitted: those run_record_select() left out, plus the record's own count). */
 static int run_record_build_json(const RunRecord *rec, bool stream, size_t n_stream, size_t omitted,
                                  json_object **ret) {
         _cleanup_json_ json_object *o = NULL;
@@ -336,27 +336,49 @@ static size_t run_mount_bytes_bound(const RunMount *m, bool fast) {
         return n;
 }
 
-/* Which mounts a record written lists (*ret_include, NULL when all, which is the rule): within
- * STATE_MOUNTS_BYTES_MAX and STATE_MAX_MOUNTS, those synced or tried first, then the skipped ones, in
- * order; a mount with a string over STATE_STRING_MAX never. -EINVAL for a mount that lacks what
- * every mount has. */
-static int run_record_stream_select(const RunRecord *rec, bool **ret_include, size_t *ret_n) {
+/* More than the bytes of a record without its mounts: its strings (reasons, result, trigger, sleep
+ * action) at 8 bytes a byte, and 4096 for the rest. */
+static size_t run_record_rest_bound(const RunRecord *rec) {
+        const char *const strs[] = { rec->result, rec->trigger, rec->sleep_action };
+        size_t n = 4096;
+
+        for (size_t i = 0; i < ELEMENTSOF(strs); i++)
+                n += 64 + json_bytes_bound(strs[i], true);
+        for (size_t i = 0; i < rec->n_incomplete_why; i++)
+                n += 64 + json_bytes_bound(rec->incomplete_why[i], true);
+        return n;
+}
+
+/* Which mounts a record of at most max bytes lists (*ret_include, NULL when all, which is the rule):
+ * within what the rest of the record leaves of max (at most STATE_MOUNTS_BYTES_MAX), and within
+ * STATE_MAX_MOUNTS, those synced or tried first, then the skipped ones of our own mount namespace,
+ * then those of other namespaces within STATE_OTHER_SKIPPED_BYTES_MAX, each in order; a mount with a
+ * string over STATE_STRING_MAX never. -EINVAL for a mount that lacks what every mount has. */
+static int run_record_select(const RunRecord *rec, size_t max, bool **ret_include, size_t *ret_n) {
         _cleanup_free_ bool *include = NULL;
-        size_t total = 0, n = 0;
+        size_t total = 0, other = 0, n = 0, rest = run_record_rest_bound(rec), budget;
         bool all = rec->n_mounts <= STATE_MAX_MOUNTS;
         int r;
 
-        for (size_t i = 0; i < rec->n_mounts; i++) {
-                r = run_mount_check(rec->mounts + i);
+        budget = MIN(max > rest ? max - rest : 0, (size_t) STATE_MOUNTS_BYTES_MAX);
+        for (size_t i = 0; i < rec->n_mounts && all; i++) {
+                const RunMount *m = rec->mounts + i;
+                size_t b;
+
+                r = run_mount_check(m);
                 if (r == -E2BIG) {
                         all = false;
-                        continue;
+                        break;
                 }
                 if (r < 0)
                         return r;
-                total += run_mount_bytes_bound(rec->mounts + i, true);
+                b = run_mount_bytes_bound(m, true);
+                total += b;
+                if (m->namespace_ino != 0 && streq(m->action, "skip"))
+                        other += b;
+                all = total <= budget && other <= STATE_OTHER_SKIPPED_BYTES_MAX;
         }
-        if (all && total <= STATE_MOUNTS_BYTES_MAX) {
+        if (all) {
                 *ret_include = NULL;
                 *ret_n = rec->n_mounts;
                 return 0;
@@ -365,17 +387,27 @@ static int run_record_stream_select(const RunRecord *rec, bool **ret_include, si
         include = calloc(MAX(rec->n_mounts, (size_t) 1), sizeof(bool));
         if (!include)
                 return -ENOMEM;
-        total = 0;
-        for (int skipped = 0; skipped <= 1; skipped++)
+        total = other = 0;
+        for (int round = 0; round <= 2; round++)
                 for (size_t i = 0; i < rec->n_mounts; i++) {
                         const RunMount *m = rec->mounts + i;
-                        size_t b = run_mount_bytes_bound(m, false);
+                        int want = !streq(m->action, "skip") ? 0 : m->namespace_ino == 0 ? 1 : 2;
+                        size_t b;
 
-                        if (streq(m->action, "skip") != (skipped == 1) || run_mount_check(m) < 0 ||
-                            n >= STATE_MAX_MOUNTS || b > STATE_MOUNTS_BYTES_MAX - total)
+                        if (want != round)
+                                continue;
+                        r = run_mount_check(m);
+                        if (r == -E2BIG)
+                                continue;
+                        if (r < 0)
+                                return r;
+                        b = run_mount_bytes_bound(m, false);
+                        if (n >= STATE_MAX_MOUNTS || b > budget - total ||
+                            (round == 2 && b > STATE_OTHER_SKIPPED_BYTES_MAX - other))
                                 continue;
                         include[i] = true;
                         total += b;
+                        other += round == 2 ? b : 0;
                         n++;
                 }
         *ret_include = TAKE_PTR(include);
@@ -383,8 +415,32 @@ static int run_record_stream_select(const RunRecord *rec, bool **ret_include, si
         return 0;
 }
 
+static void run_mount_done(RunMount *m);
+
+int run_record_trim(RunRecord *rec, size_t max) {
+        _cleanup_free_ bool *include = NULL;
+        size_t n, k = 0;
+        int r;
+
+        if (!rec || (rec->n_mounts > 0 && !rec->mounts))
+                return -EINVAL;
+        r = run_record_select(rec, max, &include, &n);
+        if (r < 0 || !include)
+                return r;
+        for (size_t i = 0; i < rec->n_mounts; i++) {
+                if (!include[i]) {
+                        run_mount_done(rec->mounts + i);
+                        continue;
+                }
+                rec->mounts[k++] = rec->mounts[i];
+        }
+        rec->n_mounts_omitted += rec->n_mounts - k;
+        rec->n_mounts = k;
+        return 0;
+}
+
 /* The record's tree with placeholders for the mounts it lists (*ret_include, as
- * run_record_stream_select()), every mount checked: what can be refused is refused before a byte is
+ * run_record_select()), every mount checked: what can be refused is refused before a byte is
  * written. */
 static int record_stream_prepare(const RunRecord *rec, json_object **ret, bool **ret_include) {
         _cleanup_free_ bool *include = NULL;
@@ -393,7 +449,7 @@ static int record_stream_prepare(const RunRecord *rec, json_object **ret, bool *
 
         if (!rec || (rec->n_mounts > 0 && !rec->mounts))
                 return -EINVAL;
-        r = run_record_stream_select(rec, &include, &n);
+        r = run_record_select(rec, STATE_FILE_MAX, &include, &n);
         if (r < 0)
                 return r;
         r = run_record_build_json(rec, true, n, rec->n_mounts_omitted + (rec->n_mounts - n), ret);

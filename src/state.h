@@ -31,14 +31,17 @@ struct json_object;
 #define STATE_MAX_MOUNTS 65536U
 #define STATE_FILE_MAX (16U * 1024U * 1024U)
 #define STATE_STRING_MAX (16U * 1024U) /* bytes per string field (mount point, reason, ...) */
-/* What the mounts of a record written may take at most, bounded from above per mount (8 bytes a
- * byte of each string, as escaped or hex, and 512 for the rest): the rest of a record (64 reasons
- * of STATE_STRING_MAX at most, the header) stays under the other half of STATE_FILE_MAX, so a record
- * is never refused for its size. Past it, and for a mount with a string over STATE_STRING_MAX, the
- * mounts that were skipped are left out first, then the rest in order, and counted
- * ("mounts_omitted"): any user can make thousands of mounts with 4 KiB names in a namespace of
- * their own (review AK, AK-1: every record refused, status showed an earlier run as the last). */
+/* What the mounts of a record written may take at most, bounded from above per mount (each byte
+ * of its strings as escaped, and its hex twin, and 512 for the rest), and no more than the rest of
+ * the record (its reasons and header, bounded the same way) leaves of STATE_FILE_MAX; of that, the
+ * skipped mounts of other mount namespaces at most STATE_OTHER_SKIPPED_BYTES_MAX. Past it, and for
+ * a mount with a string over STATE_STRING_MAX, mounts are left out, those of other namespaces that
+ * were skipped first, then our own skipped ones, and counted ("mounts_omitted"): any user can make
+ * thousands of mounts with 4 KiB names in a namespace of their own (review AK, AK-1: every record
+ * refused, status showed an earlier run as the last; review AM, AM-3: 7 MB records of them, 16 in
+ * the history on tmpfs). */
 #define STATE_MOUNTS_BYTES_MAX (STATE_FILE_MAX / 2U)
+#define STATE_OTHER_SKIPPED_BYTES_MAX (1024U * 1024U)
 
 typedef struct RunMount {
         char *mount_point; /* required */
@@ -128,6 +131,11 @@ int run_record_to_json(const RunRecord *r, struct json_object **ret);
  * *ret_pretty_size (may be NULL): bytes written to pretty. */
 int run_record_write_json(const RunRecord *r, FILE *pretty, FILE *shortform, uint64_t *ret_pretty_size);
 int run_record_from_json_string(const char *text, RunRecord *ret);
+/* Leaves in rec the mounts a record of at most max bytes lists, in the order and within the bounds
+ * of the writer (STATE_MOUNTS_BYTES_MAX), the others freed and counted in n_mounts_omitted: for a
+ * copy kept under a smaller bound (the history of cycles). -EINVAL for a mount that lacks what every
+ * mount has. */
+int run_record_trim(RunRecord *rec, size_t max);
 /* The record from an already parsed json-c object (e.g. one member of a larger document): the
  * same checks on every member as run_record_from_json_string() (-EBADMSG, -ENOMEM); the text-level
  * ones (size, strict UTF-8 of the whole text, depth) are the caller's parser's. */

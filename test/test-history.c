@@ -230,10 +230,58 @@ TEST(learned) {
         ASSERT_ERR(history_learned_parse("{", "unit", &bad), EBADMSG);
 }
 
+/* A cycle of two passes whose records hold what a record may (review AM, AM-2: 5000 skipped mounts
+ * of another namespace with 4 KiB names, any user's, made every cycle pass HISTORY_FILE_MAX and the
+ * history lost the sleep): kept, with the synced mounts, the rest counted. */
+TEST(big_passes_kept) {
+        char dir[] = "/tmp/test-history.XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(cycle_record_done) CycleRecord c = {};
+        _cleanup_free_ RunMount *ms = calloc(5001, sizeof(RunMount));
+        _cleanup_free_ char *name = malloc(4000);
+        CycleRecord *got = NULL;
+        size_t n = 0;
+        RunRecord u = rec("unit", T0, USEC_PER_MSEC, "synced"),
+                  l = rec("hook", T0 + USEC_PER_SEC, 0, "synced");
+        SleepCycle sc = { .unit = &u, .late = &l };
+
+        ASSERT_TRUE(ms && name);
+        memset(name, 'p', 3999);
+        name[0] = '/';
+        name[3999] = 0;
+        ms[0] = mounts[0]; /* "/", synced */
+        for (size_t i = 1; i < 5001; i++)
+                ms[i] = (RunMount) { .mount_point = name,
+                                     .fstype = (char *) "tmpfs",
+                                     .action = (char *) "skip",
+                                     .outcome = (char *) "skipped",
+                                     .namespace_ino = i % 2 ? 4026532301ULL : 0 };
+        u.mounts = l.mounts = ms;
+        u.n_mounts = l.n_mounts = 5001;
+        ASSERT_OK(cycle_record_from_cycle(&sc, BOOT1, T0 + 3600 * USEC_PER_SEC, &c));
+        ASSERT_TRUE(c.unit.n_mounts > 1 && c.unit.n_mounts < 5001);
+        ASSERT_EQ(c.unit.n_mounts + c.unit.n_mounts_omitted, 5001);
+        ASSERT_STREQ(c.unit.mounts[0].mount_point, "/");
+        ASSERT_STREQ(c.late.mounts[0].outcome, "synced");
+
+        ASSERT_TRUE(test_mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(history_append(fd, &c), 1);
+        ASSERT_OK(history_load(fd, 10, &got, &n, NULL));
+        ASSERT_EQ(n, 1U);
+        ASSERT_EQ(got[0].late.n_mounts_omitted, c.late.n_mounts_omitted);
+        fprintf(stderr, "  kept %zu + %zu of 5001 mounts a pass\n", got[0].unit.n_mounts,
+                got[0].late.n_mounts);
+        cycle_record_array_free(got, n);
+        ASSERT_TRUE(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
+}
+
 int main(void) {
         RUN(json);
         RUN(append_load_prune_reboot);
         RUN(stats);
         RUN(learned);
+        RUN(big_passes_kept);
         return 0;
 }

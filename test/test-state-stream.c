@@ -357,7 +357,8 @@ TEST(state_save_files) {
  * with 4 KiB names made every record too large, so status showed an earlier run as the last): the
  * record is written all the same, within STATE_FILE_MAX, the mounts synced or tried listed first,
  * the rest counted. The worst case: every string at STATE_STRING_MAX and control characters
- * (escaped 6 bytes a byte), and 64 reasons of the same. */
+ * (escaped 6 bytes a byte), and 64 reasons of the same that are not UTF-8 (their hex twins too:
+ * review AM, AM-6, a bound of half the file for the rest did not hold). */
 TEST(state_save_size_bound) {
         _cleanup_(run_record_done) RunRecord r = {}, small = {}, back = {};
         _cleanup_free_ char *dir = NULL, *last = NULL, *hist = NULL;
@@ -391,6 +392,7 @@ TEST(state_save_size_bound) {
         for (size_t i = 0; i < STATE_REASONS_MAX; i++) {
                 ASSERT_TRUE((r.incomplete_why[i] = malloc(STATE_STRING_MAX + 1)));
                 memset(r.incomplete_why[i], '\x02', STATE_STRING_MAX);
+                r.incomplete_why[i][1] = '\xff'; /* not UTF-8: a hex twin too, 8 bytes a byte (AM-6) */
                 r.incomplete_why[i][STATE_STRING_MAX] = 0;
         }
         r.n_incomplete_why = STATE_REASONS_MAX;
@@ -417,6 +419,45 @@ TEST(state_save_size_bound) {
         ASSERT_EQ(count_entries(hist), 1); /* this one's, under the small run's name (same start, PID) */
 }
 
+/* Other namespaces' skipped mounts take at most STATE_OTHER_SKIPPED_BYTES_MAX of a record (review
+ * AM, AM-3: AK-1's namespace gave 7 MB records, 16 of them kept on tmpfs, 140-410 MB to read
+ * back): ours and those synced are listed whole. */
+TEST(other_skipped_bound) {
+        _cleanup_(run_record_done) RunRecord r = {}, back = {};
+        _cleanup_free_ char *text = NULL;
+        size_t n = 5000, size = 0, own = 0, other = 0;
+        FILE *f;
+
+        make_record(&r, n, false);
+        for (size_t i = 0; i < n; i++) {
+                RunMount *m = r.mounts + i;
+
+                free(m->action);
+                free(m->mount_point);
+                ASSERT_TRUE((m->action = strdup(i < 3 ? "sync" : "skip")));
+                m->namespace_ino = i < 103 ? 0 : 4026532301ULL;
+                ASSERT_TRUE((m->mount_point = malloc(4000)));
+                memset(m->mount_point, 'p', 3999);
+                m->mount_point[0] = '/';
+                m->mount_point[3999] = 0;
+        }
+        f = open_memstream(&text, &size);
+        ASSERT_TRUE(f);
+        ASSERT_OK(run_record_write_json(&r, f, NULL, NULL));
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_OK(run_record_from_json_string(text, &back));
+        for (size_t i = 0; i < back.n_mounts; i++) {
+                own += back.mounts[i].namespace_ino == 0;
+                other += back.mounts[i].namespace_ino != 0;
+        }
+        fprintf(stderr, "  %zu bytes: %zu of ours, %zu of another namespace's of %zu\n", size, own, other,
+                n - 103);
+        ASSERT_EQ(own, 103);
+        ASSERT_TRUE(other > 0 && other < n - 103);
+        ASSERT_EQ(back.n_mounts_omitted, n - 103 - other);
+        ASSERT_TRUE(size < 2U * 1024U * 1024U); /* the 7 MB of AM-3 */
+}
+
 int main(void) {
         ASSERT_TRUE(test_mkdtemp(test_root));
         RUN(same_bytes);
@@ -427,6 +468,7 @@ int main(void) {
         RUN(state_save_files);
         RUN(string_too_long_omitted);
         RUN(state_save_size_bound);
+        RUN(other_skipped_bound);
         (void) nftw(test_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
         return 0;
 }
