@@ -529,9 +529,11 @@ static int load_listmount(uint64_t ns_id, MountTable **ret) {
                 if (r < 0)
                         return r;
                 t->n_entries += r;
-                /* The text's bound, here too: a namespace of any user's (review AK, AK-2). */
+                /* The text's bound, for another namespace (any user's: review AK, AK-2). Not for
+                 * ours, which only root fills and which the sample needs whole (review AM, AM-4:
+                 * past it, the text's bound failed it too, and the pass synced nothing). */
                 bytes += r > 0 ? mount_entry_bytes(&t->entries[t->n_entries - 1]) : 0;
-                if (bytes > MOUNT_TABLE_MAX_BYTES)
+                if (ns_id != 0 && bytes > MOUNT_TABLE_MAX_BYTES)
                         return -E2BIG;
                 i++;
         }

@@ -103,8 +103,8 @@ int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable 
 /* Every mount of our own mount namespace visible from our root, through listmount(LSMT_ROOT) and one
  * statmount per mount, mapped exactly as the mountinfo parser maps a line (mountinfo ids, raw
  * strings, options as libmount unescapes them). -ENOSYS/-EPERM from the kernel, -EOPNOTSUPP when
- * statmount cannot say it supports every field used (before 6.15), -E2BIG over the bounds
- * (MOUNT_TABLE_MAX_ENTRIES entries, MOUNT_TABLE_MAX_BYTES as mount_entry_bytes() counts them). */
+ * statmount cannot say it supports every field used (before 6.15), -E2BIG over
+ * MOUNT_TABLE_MAX_ENTRIES entries. */
 int mount_table_load_listmount(MountTable **ret);
 
 /* Every mount of the mount namespace ns_fd refers to (an open /proc/PID/ns/mnt; ours too), the same
@@ -115,6 +115,7 @@ int mount_table_load_listmount(MountTable **ret);
  * process's mountinfo shows only the mounts below its root, with paths relative to it; a process
  * whose root is a mount stacked on it, mount_table_keep_below()). Needs
  * CAP_SYS_ADMIN over the namespace's user namespace for another namespace (-ENOENT otherwise).
+ * For another namespace also -E2BIG past MOUNT_TABLE_MAX_BYTES, as mount_entry_bytes() counts.
  * -ENOTTY/-EINVAL when ns_fd is not a mount namespace, else as mount_table_load_listmount(). */
 int mount_table_load_namespace(int ns_fd, MountTable **ret);
 
