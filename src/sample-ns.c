@@ -48,6 +48,7 @@ typedef struct NsCandidate {
         unsigned pid, alt_pid; /* alt: another member, tried when pid exited meanwhile */
         bool chrooted;
         bool gone;      /* every member exited or left before its table was read */
+        bool foreign;   /* owned by another user namespace than ours (ns_foreign_userns()) */
         char root[128]; /* its root (proc/PID/root link), when chrooted */
 } NsCandidate;
 
@@ -364,7 +365,31 @@ static bool ns_foreign_userns(NsScan *x, unsigned pid) {
         return theirs.st_ino != x->self_user.st_ino || theirs.st_dev != x->self_user.st_dev;
 }
 
-/* Reads the mounts of candidate c's namespace into x. 1: the table is full, stop; 0; -ENOMEM. */
+/* Namespaces owned by our own user namespace first (root's services and containers), then the rest,
+ * each in the walk's order: what other namespaces' tables bring in is bounded
+ * (mount_table_merge()), and any user can fill it from namespaces of their own (review AM, AM-5: one
+ * user namespace pushed a root-owned one out of the pass). -ENOMEM. */
+static int ns_order(NsScan *x, NsCandidate *cand, size_t n) {
+        _cleanup_free_ NsCandidate *v = NULL;
+        size_t k = 0;
+
+        if (n == 0)
+                return 0;
+        v = malloc(n * sizeof(NsCandidate));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                cand[i].foreign = ns_foreign_userns(x, cand[i].pid);
+        for (int round = 0; round <= 1; round++)
+                for (size_t i = 0; i < n; i++)
+                        if (cand[i].foreign == (round == 1))
+                                v[k++] = cand[i];
+        memcpy(cand, v, n * sizeof(NsCandidate));
+        return 0;
+}
+
+/* Reads the mounts of candidate c's namespace into x. 0 (also when its table would pass the
+ * bounds of what other namespaces bring in: said, and the next one tried), -ENOMEM. */
 static int ns_add(NsScan *x, NsCandidate *c) {
         _cleanup_(mount_table_freep) MountTable *other = NULL, *outside = NULL;
         _cleanup_free_ char *text = NULL;
@@ -431,16 +456,18 @@ loaded:
         if (r == -E2BIG)
                 return reasons_add(
                                x->why,
-                               "more than %u mounts, or %u MiB of mount tables, in other mount namespaces: the "
-                               "rest were not scanned",
-                               MOUNT_TABLE_MAX_ENTRIES, MOUNT_TABLE_MERGE_MAX_BYTES / (1024U * 1024U)) < 0
+                               "mount namespace mnt:[%llu] (process %u): its %zu mounts would pass what other "
+                               "mount namespaces may bring in (%u mounts, %u MiB of mount tables): not scanned",
+                               (unsigned long long) c->ino, m.pid, other->n_entries, MOUNT_TABLE_MAX_ENTRIES,
+                               MOUNT_TABLE_MERGE_MAX_BYTES / (1024U * 1024U)) < 0
                                ? -ENOMEM
-                               : 1;
+                               : 0;
         if (r < 0)
                 return r;
         x->nss[x->n] = (MountNamespace) { .ino = c->ino,
                                           .pid = (int) m.pid,
-                                          .foreign_userns = ns_foreign_userns(x, m.pid) };
+                                          .foreign_userns = m.pid == c->pid ? c->foreign
+                                                                            : ns_foreign_userns(x, m.pid) };
         for (size_t i = before; i < x->t->n_entries; i++)
                 x->of[i] = (unsigned) x->n + 1;
         x->n++;
@@ -641,6 +668,8 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
                         "rest were not scanned",
                         strerror(-walk_error)) < 0)
                 r = -ENOMEM;
+        if (r >= 0)
+                r = ns_order(&x, cand, n_cand);
         for (size_t c = 0; r >= 0 && c < n_cand; c++) {
                 if (until > 0 && now(CLOCK_MONOTONIC) >= until) {
                         r = reasons_add(
@@ -652,8 +681,6 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
                         break;
                 }
                 r = ns_add(&x, &cand[c]);
-                if (r > 0)
-                        break;
                 /* its members gone while the kernel may still list it: compare it all the same */
                 unseen = unseen || (listed && cand[c].gone);
         }
