@@ -619,7 +619,11 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
                 }
         }
         if (strv_length(p->files) == 0)
-                fputs("# No configuration files read: built-in defaults.\n", f);
+                fputs(strv_length(p->unread_paths) > 0
+                              ? "# No other configuration file read: built-in defaults, and SyncOnSuspend=keep for what "
+                                "was not read (below).\n"
+                              : "# No configuration files read: built-in defaults.\n",
+                      f);
         else {
                 fputs("# Files read, in order:\n", f);
                 for (char **i = p->files; *i; i++) {

@@ -386,6 +386,14 @@ TEST(nul_byte) {
         ASSERT_EQ(strv_length(p->unread_paths), 1U);
         ASSERT_STREQ(p->unread_paths[0], "n.conf");
         ASSERT_TRUE(p->rules[0].o_disabled.file == p->unread_paths[0]);
+        {
+                _cleanup_free_ char *shown = NULL;
+
+                ASSERT_OK(policy_format(p, &shown));
+                ASSERT_TRUE(strstr(shown,
+                                   "# Not read (see the warnings):\n#   n.conf\n# No other configuration "
+                                   "file read: built-in defaults, and SyncOnSuspend=keep"));
+        }
 }
 
 TEST(empty_value_resets) {
