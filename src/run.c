@@ -284,7 +284,8 @@ static char *reason_dup(const char *s) {
 
         if (n <= RUN_REASON_MAX)
                 return strdup(s);
-        while (cut > 0 && ((unsigned char) s[cut] & 0xc0) == 0x80)
+        /* back at most 3 bytes: a sequence is 4 at most, and bytes that are no UTF-8 are cut as they are */
+        for (size_t k = 0; k < 3 && cut > 0 && ((unsigned char) s[cut] & 0xc0) == 0x80; k++)
                 cut--;
         r = malloc(cut + strlen("…") + 1);
         if (!r)
