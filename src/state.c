@@ -351,9 +351,10 @@ static size_t run_record_rest_bound(const RunRecord *rec) {
 
 /* Which mounts a record of at most max bytes lists (*ret_include, NULL when all, which is the rule):
  * within what the rest of the record leaves of max (at most STATE_MOUNTS_BYTES_MAX), and within
- * STATE_MAX_MOUNTS, those synced or tried first, then the skipped ones of our own mount namespace,
- * then those of other namespaces within STATE_OTHER_SKIPPED_BYTES_MAX, each in order; a mount with a
- * string over STATE_STRING_MAX never. -EINVAL for a mount that lacks what every mount has. */
+ * STATE_MAX_MOUNTS: those synced or tried first, of our own mount namespace, then of others, then
+ * the skipped ones in the same order, other namespaces' within STATE_OTHER_NS_BYTES_MAX, each in
+ * order; a mount with a string over STATE_STRING_MAX never. -EINVAL for a mount that lacks what
+ * every mount has (checked before anything else is looked at: review AN, AN-4). */
 static int run_record_select(const RunRecord *rec, size_t max, bool **ret_include, size_t *ret_n) {
         _cleanup_free_ bool *include = NULL;
         size_t total = 0, other = 0, n = 0, rest = run_record_rest_bound(rec), budget;
@@ -374,9 +375,9 @@ static int run_record_select(const RunRecord *rec, size_t max, bool **ret_includ
                         return r;
                 b = run_mount_bytes_bound(m, true);
                 total += b;
-                if (m->namespace_ino != 0 && streq(m->action, "skip"))
+                if (m->namespace_ino != 0)
                         other += b;
-                all = total <= budget && other <= STATE_OTHER_SKIPPED_BYTES_MAX;
+                all = total <= budget && other <= STATE_OTHER_NS_BYTES_MAX;
         }
         if (all) {
                 *ret_include = NULL;
@@ -388,26 +389,28 @@ static int run_record_select(const RunRecord *rec, size_t max, bool **ret_includ
         if (!include)
                 return -ENOMEM;
         total = other = 0;
-        for (int round = 0; round <= 2; round++)
+        for (int round = 0; round <= 3; round++)
                 for (size_t i = 0; i < rec->n_mounts; i++) {
                         const RunMount *m = rec->mounts + i;
-                        int want = !streq(m->action, "skip") ? 0 : m->namespace_ino == 0 ? 1 : 2;
+                        int want;
                         size_t b;
 
-                        if (want != round)
-                                continue;
                         r = run_mount_check(m);
                         if (r == -E2BIG)
                                 continue;
                         if (r < 0)
                                 return r;
+                        /* synced or tried (ours, then other namespaces'), then skipped (the same) */
+                        want = streq(m->action, "skip") * 2 + (m->namespace_ino != 0);
+                        if (want != round)
+                                continue;
                         b = run_mount_bytes_bound(m, false);
                         if (n >= STATE_MAX_MOUNTS || b > budget - total ||
-                            (round == 2 && b > STATE_OTHER_SKIPPED_BYTES_MAX - other))
+                            (round % 2 == 1 && b > STATE_OTHER_NS_BYTES_MAX - other))
                                 continue;
                         include[i] = true;
                         total += b;
-                        other += round == 2 ? b : 0;
+                        other += round % 2 == 1 ? b : 0;
                         n++;
                 }
         *ret_include = TAKE_PTR(include);

@@ -34,14 +34,15 @@ struct json_object;
 /* What the mounts of a record written may take at most, bounded from above per mount (each byte
  * of its strings as escaped, and its hex twin, and 512 for the rest), and no more than the rest of
  * the record (its reasons and header, bounded the same way) leaves of STATE_FILE_MAX; of that, the
- * skipped mounts of other mount namespaces at most STATE_OTHER_SKIPPED_BYTES_MAX. Past it, and for
- * a mount with a string over STATE_STRING_MAX, mounts are left out, those of other namespaces that
- * were skipped first, then our own skipped ones, and counted ("mounts_omitted"): any user can make
+ * mounts of other mount namespaces at most STATE_OTHER_NS_BYTES_MAX (review AN, AN-2: a user's
+ * overlays over a disk are synced, not skipped). Past it, and for a mount with a string over
+ * STATE_STRING_MAX, mounts are left out, other namespaces' skipped first, then our own skipped ones,
+ * then other namespaces' synced ones, and counted ("mounts_omitted"): any user can make
  * thousands of mounts with 4 KiB names in a namespace of their own (review AK, AK-1: every record
  * refused, status showed an earlier run as the last; review AM, AM-3: 7 MB records of them, 16 in
  * the history on tmpfs). */
 #define STATE_MOUNTS_BYTES_MAX (STATE_FILE_MAX / 2U)
-#define STATE_OTHER_SKIPPED_BYTES_MAX (1024U * 1024U)
+#define STATE_OTHER_NS_BYTES_MAX (1024U * 1024U)
 
 typedef struct RunMount {
         char *mount_point; /* required */
