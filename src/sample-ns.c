@@ -49,6 +49,7 @@ typedef struct NsCandidate {
         bool chrooted;
         bool gone;      /* every member exited or left before its table was read */
         bool foreign;   /* owned by another user namespace than ours (ns_foreign_userns()) */
+        bool ours;      /* owned by ours, as far as could be told (ns_order()) */
         char root[128]; /* its root (proc/PID/root link), when chrooted */
 } NsCandidate;
 
@@ -345,8 +346,8 @@ static int ns_member_text(NsScan *x, const NsCandidate *c, SampleNsMember *m, ch
 #define SS_NS_GET_USERNS _IO(0xb7, 0x1)
 
 /* Whether the mount namespace of process pid is owned by another user namespace than ours (a
- * rootless container). Anything that cannot be told: false. */
-static bool ns_foreign_userns(NsScan *x, unsigned pid) {
+ * rootless container): 1, 0, or a negative errno when it cannot be told. */
+static int ns_userns_foreign(NsScan *x, unsigned pid) {
         _cleanup_close_ int ns_fd = -EBADF, user_fd = -EBADF;
         struct stat theirs;
         char path[64];
@@ -354,15 +355,20 @@ static bool ns_foreign_userns(NsScan *x, unsigned pid) {
         if (x->self_user_read == 0)
                 x->self_user_read = fstatat(x->proc_fd, "self/ns/user", &x->self_user, 0) < 0 ? -errno : 1;
         if (x->self_user_read < 0)
-                return false;
+                return x->self_user_read;
         snprintf(path, sizeof path, "%u/ns/mnt", pid);
         ns_fd = openat(x->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (ns_fd < 0)
-                return false;
+                return -errno;
         user_fd = ioctl(ns_fd, SS_NS_GET_USERNS);
         if (user_fd < 0 || fstat(user_fd, &theirs) < 0)
-                return false;
+                return -errno;
         return theirs.st_ino != x->self_user.st_ino || theirs.st_dev != x->self_user.st_dev;
+}
+
+/* ns_userns_foreign(), anything that cannot be told: false (MountNamespace.foreign_userns). */
+static bool ns_foreign_userns(NsScan *x, unsigned pid) {
+        return ns_userns_foreign(x, pid) > 0;
 }
 
 /* Namespaces owned by our own user namespace first (root's services and containers), then the rest,
@@ -378,11 +384,15 @@ static int ns_order(NsScan *x, NsCandidate *cand, size_t n) {
         v = malloc(n * sizeof(NsCandidate));
         if (!v)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                cand[i].foreign = ns_foreign_userns(x, cand[i].pid);
+        for (size_t i = 0; i < n; i++) {
+                int r = ns_userns_foreign(x, cand[i].pid);
+
+                cand[i].foreign = r > 0;
+                cand[i].ours = r == 0; /* one that cannot be told goes last (review AN, AN-3) */
+        }
         for (int round = 0; round <= 1; round++)
                 for (size_t i = 0; i < n; i++)
-                        if (cand[i].foreign == (round == 1))
+                        if (cand[i].ours == (round == 0))
                                 v[k++] = cand[i];
         memcpy(cand, v, n * sizeof(NsCandidate));
         return 0;
