@@ -87,7 +87,8 @@ const char *mount_table_backend_to_string(MountTableBackend b) _pure_;
 
 /* Reads <root_fd>/proc/self/mountinfo. (MOUNT_TABLE_BACKEND_DEFAULT: see mount-table.c for whether
  * listmount is tried first when root_fd is our own root; any listmount failure falls back to the
- * mountinfo text, never to a partial table.) */
+ * mountinfo text, never to a partial table.) *ret_n_bad: the mounts not in the table, a line the
+ * parser could not read or a mount too large (mount_table_load_listmount()). */
 int mount_table_load(int root_fd, MountTable **ret, unsigned *ret_n_bad);
 /* For a process whose children read tables without exec (the daemon's passes): loads libmount now,
  * once, when the default backend would parse text here (listmount fails: a kernel before 6.15,
@@ -104,8 +105,10 @@ int mount_table_load_backend(int root_fd, MountTableBackend backend, MountTable 
  * statmount per mount, mapped exactly as the mountinfo parser maps a line (mountinfo ids, raw
  * strings, options as libmount unescapes them). -ENOSYS/-EPERM from the kernel, -EOPNOTSUPP when
  * statmount cannot say it supports every field used (before 6.15), -E2BIG over
- * MOUNT_TABLE_MAX_ENTRIES entries. */
-int mount_table_load_listmount(MountTable **ret);
+ * MOUNT_TABLE_MAX_ENTRIES entries. A mount whose strings pass 1 MiB, or 16 KiB once the table has
+ * MOUNT_TABLE_MAX_BYTES, is left out and counted in *ret_n_dropped (may be NULL): any user can make
+ * such mounts (fusermount3, then a rename). */
+int mount_table_load_listmount(MountTable **ret, unsigned *ret_n_dropped);
 
 /* Every mount of the mount namespace ns_fd refers to (an open /proc/PID/ns/mnt; ours too), the same
  * calls and mapping as mount_table_load_listmount() with the namespace's id (NS_MNT_GET_INFO's

@@ -811,10 +811,12 @@ int sample_load(const SampleSources *src, Sample **ret) {
         if (r < 0)
                 return r;
         /* A line libmount could not read is a mount not seen (review B, F8). */
-        if (n_bad > 0 && reasons_add(&why,
-                                     "%u line(s) of our mount table (proc/self/mountinfo) could not be read: "
-                                     "the mounts they describe were not scanned",
-                                     n_bad) < 0)
+        if (n_bad > 0 &&
+            reasons_add(&why,
+                        "%u mount(s) of our mount table could not be read (a line of proc/self/mountinfo, or "
+                        "a mount too large to read): "
+                        "the mounts they describe were not scanned",
+                        n_bad) < 0)
                 return -ENOMEM;
 
         r = add_own_root(src->root_fd, proc_fd,

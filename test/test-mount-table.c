@@ -494,7 +494,7 @@ static void fallback_child(long nr, int err) {
                 fprintf(stderr, "  skipped: no seccomp filter: %m\n");
                 _exit(77);
         }
-        ASSERT_ERR(mount_table_load_listmount(&t), err);
+        ASSERT_ERR(mount_table_load_listmount(&t, NULL), err);
         ASSERT_TRUE(!t);
         /* The daemon's preload sees the text path coming and loads libmount for it. */
         ASSERT_EQ(mount_table_preload(fd), 1);
@@ -562,7 +562,7 @@ TEST(preload) {
                 const char *root;
                 int want;
         } cases[] = {
-                { "/", mount_table_load_listmount(&t) >= 0 ? 0 : 1 },
+                { "/", mount_table_load_listmount(&t, NULL) >= 0 ? 0 : 1 },
                 { FIXTURES_DIR "/roots/container-host-1000", 1 },
         };
 
