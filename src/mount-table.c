@@ -295,18 +295,86 @@ int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned 
         return 0;
 }
 
+/* Our own mountinfo text, as the listmount loader takes our table (review AN, AN-1): a line over
+ * MOUNTINFO_LINE_MAX (any user's mount point made 1 MiB deep) is left out and counted, and so is,
+ * as one, what is past MOUNT_TABLE_MAX_BYTES kept or MOUNTINFO_READ_MAX read; the rest is kept. */
+#define MOUNTINFO_LINE_MAX (64U * 1024U)
+#define MOUNTINFO_READ_MAX (256U * 1024U * 1024U)
+static int mountinfo_read_bounded(int root_fd, char **ret, size_t *ret_size, unsigned *ret_n_dropped) {
+        _cleanup_free_ char *buf = NULL, *chunk = malloc(64U * 1024U);
+        _cleanup_close_ int fd = -EBADF;
+        size_t size = 0, cap = 0, line_start = 0, total = 0;
+        unsigned n_dropped = 0;
+        bool skipping = false, full = false;
+
+        if (!chunk)
+                return -ENOMEM;
+        fd = openat(root_fd, "proc/self/mountinfo", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n = read(fd, chunk, 64U * 1024U);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                total += (size_t) n;
+                for (ssize_t k = 0; k < n && !full; k++) {
+                        if (!skipping) {
+                                if (size + 1 > cap) {
+                                        size_t c = MAX(cap * 2, (size_t) 64U * 1024U);
+                                        char *b = realloc(buf, c + 1);
+
+                                        if (!b)
+                                                return -ENOMEM;
+                                        buf = b;
+                                        cap = c;
+                                }
+                                buf[size++] = chunk[k];
+                        }
+                        if (chunk[k] == '\n') {
+                                n_dropped += skipping;
+                                skipping = false;
+                                full = size > MOUNT_TABLE_MAX_BYTES; /* this line not kept */
+                                line_start = full ? line_start : size;
+                        } else if (!skipping && size - line_start > MOUNTINFO_LINE_MAX) {
+                                size = line_start;
+                                skipping = true;
+                        }
+                }
+                if (full || total >= MOUNTINFO_READ_MAX) {
+                        n_dropped++; /* at least one line past the bounds (or the rest of one) */
+                        break;
+                }
+        }
+        if (!full && total < MOUNTINFO_READ_MAX)
+                n_dropped += skipping || size > line_start; /* a last line cut short */
+        size = line_start;
+        if (!buf && !(buf = strdup("")))
+                return -ENOMEM;
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        *ret_n_dropped = n_dropped;
+        return 0;
+}
+
 static int mount_table_load_mountinfo(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
         _cleanup_free_ char *buf = NULL;
+        unsigned n_dropped = 0, n_bad = 0;
         size_t size;
         int r;
 
-        r = read_full_file_at(root_fd, "proc/self/mountinfo", MOUNT_TABLE_MAX_BYTES, &buf, &size);
-        if (r == -EFBIG)
-                return -E2BIG;
+        r = mountinfo_read_bounded(root_fd, &buf, &size, &n_dropped);
         if (r < 0)
                 return r;
-
-        return mount_table_parse(buf, size, ret, ret_n_bad);
+        r = mount_table_parse(buf, size, ret, &n_bad);
+        if (r >= 0 && ret_n_bad)
+                *ret_n_bad = n_bad + n_dropped;
+        return r;
 }
 
 /*

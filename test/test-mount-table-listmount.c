@@ -433,7 +433,14 @@ static void oversized_child(const char *base) {
         root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = root < 0 ? -errno : mount_table_load(root, &t, &n_bad);
         fprintf(stderr, "  default backend: %s, %u not read\n", r < 0 ? strerror(-r) : "ok", n_bad);
-        _exit(r >= 0 && n_bad == 1 && find(t, "/") ? 0 : 1);
+        if (r < 0 || n_bad != 1 || !find(t, "/"))
+                _exit(1);
+        /* The text, as kernels before 6.15 have only it: the line left out, the rest read. */
+        t = mount_table_free(t);
+        n_bad = 99;
+        r = mount_table_load_backend(root, MOUNT_TABLE_BACKEND_MOUNTINFO, &t, &n_bad, NULL);
+        fprintf(stderr, "  mountinfo backend: %s, %u not read\n", r < 0 ? strerror(-r) : "ok", n_bad);
+        _exit(r >= 0 && n_bad == 1 && find(t, "/") && find(t, base) ? 0 : 1);
 }
 
 static void oversized(void) {

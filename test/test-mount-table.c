@@ -292,6 +292,46 @@ TEST(empty_and_odd_inputs) {
         ASSERT_TRUE(!t);
 }
 
+/* Our own text past its bounds (review AN, AN-1): a line over 64 KiB (a mount point any user makes
+ * 1 MiB deep) is left out and counted, and what is past 64 MiB counted as one; the rest is read (it
+ * failed whole, and the sample with it). */
+TEST(own_text_bounded) {
+        char root[] = "/tmp/test-mount-table-text.XXXXXX", path[PATH_MAX];
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_free_ char *line = malloc(4001), *huge = malloc(70 * 1024 + 64);
+        _cleanup_close_ int fd = -EBADF;
+        unsigned n_bad = 0;
+        FILE *f;
+
+        ASSERT_TRUE(line && huge && test_mkdtemp(root));
+        snprintf(path, sizeof path, "%s/proc/self", root);
+        ASSERT_OK(mkdir_p_public(path));
+        snprintf(path, sizeof path, "%s/proc/self/mountinfo", root);
+        ASSERT_TRUE(f = fopen(path, "we"));
+        memset(line, 'p', 4000);
+        line[4000] = 0;
+        memset(huge, 'h', 70 * 1024);
+        huge[70 * 1024] = 0;
+        fprintf(f, "21 1 8:1 / / rw - ext4 /dev/sda1 rw\n22 21 0:5 / /%s rw - tmpfs tmpfs rw\n", huge);
+        for (int i = 0; i < 17000; i++) /* 68 MB */
+                fprintf(f, "%d 21 0:5 / /%s%d rw - tmpfs tmpfs rw\n", 100 + i, line, i);
+        ASSERT_EQ(fclose(f), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(mount_table_load_backend(fd, MOUNT_TABLE_BACKEND_MOUNTINFO, &t, &n_bad, NULL));
+        fprintf(stderr, "  %zu entries, %u not read\n", t->n_entries, n_bad);
+        ASSERT_EQ(n_bad, 2); /* the long line, and what is past 64 MiB */
+        ASSERT_STREQ(t->entries[0].mount_point, "/");
+        ASSERT_EQ(t->entries[1].mount_id, 100);
+        ASSERT_TRUE(t->n_entries > 16000 && t->n_entries < 17000);
+        ASSERT_OK(unlink(path));
+        snprintf(path, sizeof path, "%s/proc/self", root);
+        ASSERT_OK(rmdir(path));
+        snprintf(path, sizeof path, "%s/proc", root);
+        ASSERT_OK(rmdir(path));
+        ASSERT_OK(rmdir(root));
+}
+
 TEST(too_many_lines) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
         _cleanup_free_ char *buf = NULL;
@@ -666,6 +706,7 @@ int main(void) {
         RUN(malformed_variants);
         RUN(malformed_first_line);
         RUN(empty_and_odd_inputs);
+        RUN(own_text_bounded);
         RUN(too_many_lines);
         RUN(merge_bytes_bound);
         RUN(container_host_1000);
