@@ -354,13 +354,15 @@ static void odd_mounts_child(const char *base) {
         _exit(0);
 }
 
-static void odd_mounts(void) {
+/* child(base) in a forked child, which makes its own private mount namespace (exit 77: skipped),
+ * base a new directory under /tmp; root only. */
+static void in_child(const char *what, void (*child)(const char *base)) {
         char base[] = "/tmp/test-mount-table.XXXXXX";
         pid_t pid;
         int status;
 
         if (geteuid() != 0) {
-                test_skip("not root (odd mounts need a private mount namespace)");
+                test_skip("not root (%s need a private mount namespace)", what);
                 return;
         }
         if (!root_is_mount_point()) {
@@ -371,7 +373,7 @@ static void odd_mounts(void) {
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)
-                odd_mounts_child(base);
+                child(base);
         ASSERT_EQ(waitpid(pid, &status, 0), pid);
         ASSERT_OK(rmdir(base));
         ASSERT_TRUE(WIFEXITED(status));
@@ -443,27 +445,6 @@ static void oversized_child(const char *base) {
         _exit(r >= 0 && n_bad == 1 && find(t, "/") && find(t, base) ? 0 : 1);
 }
 
-static void oversized(void) {
-        char base[] = "/tmp/test-mount-table.XXXXXX";
-        pid_t pid;
-        int status;
-
-        if (geteuid() != 0 || !root_is_mount_point()) {
-                test_skip("not root, or / is no mount point");
-                return;
-        }
-        ASSERT_TRUE(test_mkdtemp(base));
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0)
-                oversized_child(base);
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        ASSERT_OK(rmdir(base));
-        ASSERT_TRUE(WIFEXITED(status));
-        if (!test_child_skipped(status))
-                ASSERT_EQ(WEXITSTATUS(status), 0);
-}
-
 /* The backend comparison; a skip with the reason when the kernel cannot serve listmount (the odd
  * mounts still check the mountinfo backend then) or we are not root. */
 int main(void) {
@@ -477,9 +458,9 @@ int main(void) {
                           strerror(-r));
         fprintf(stderr, "== odd_mounts\n");
         test_state()->current = "odd_mounts";
-        odd_mounts();
+        in_child("odd mounts", odd_mounts_child);
         fprintf(stderr, "== oversized\n");
         test_state()->current = "oversized";
-        oversized();
+        in_child("oversized mounts", oversized_child);
         return test_result();
 }
