@@ -121,15 +121,6 @@ const LogEventSpec *log_event_spec(const char *message_id) {
 
 /* ---- the journal native protocol (pure) ------------------------------------------------------- */
 
-/* A length <= n that does not split a UTF-8 sequence of s (at most 3 continuation bytes back). */
-static size_t utf8_cut(const char *s, size_t n) {
-        size_t m = n;
-
-        while (m > 0 && n - m < 3 && ((unsigned char) s[m] & 0xC0) == 0x80)
-                m--;
-        return ((unsigned char) s[m] & 0xC0) == 0x80 ? n : m;
-}
-
 size_t journal_encode(const JournalField *fields, size_t n_fields, char *buf, size_t size) {
         size_t pos = 0;
 

@@ -279,14 +279,12 @@ void run_tally_done(RunTally *t) {
  * with "…" after it. Reasons name paths any user chooses (an nsfs mount 17 KiB deep: review AM,
  * AM-1, refused the whole record, STATE_STRING_MAX). NULL when out of memory. */
 static char *reason_dup(const char *s) {
-        size_t n = strlen(s), cut = RUN_REASON_MAX - strlen("…");
+        size_t cut;
         char *r;
 
-        if (n <= RUN_REASON_MAX)
+        if (strlen(s) <= RUN_REASON_MAX)
                 return strdup(s);
-        /* back at most 3 bytes: a sequence is 4 at most, and bytes that are no UTF-8 are cut as they are */
-        for (size_t k = 0; k < 3 && cut > 0 && ((unsigned char) s[cut] & 0xc0) == 0x80; k++)
-                cut--;
+        cut = utf8_cut(s, RUN_REASON_MAX - strlen("…"));
         r = malloc(cut + strlen("…") + 1);
         if (!r)
                 return NULL;

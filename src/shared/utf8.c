@@ -128,3 +128,11 @@ size_t utf8_escape_display(const char *s, size_t n, unsigned flags, char *buf, s
                 buf[pos] = 0;
         return pos;
 }
+
+size_t utf8_cut(const char *s, size_t n) {
+        size_t m = n;
+
+        while (m > 0 && n - m < 3 && ((unsigned char) s[m] & 0xC0) == 0x80)
+                m--;
+        return ((unsigned char) s[m] & 0xC0) == 0x80 ? n : m;
+}

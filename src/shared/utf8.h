@@ -13,6 +13,10 @@
 /* Length of the valid sequence at s (n > 0 bytes available), or 0 if it is invalid or cut short. */
 size_t utf8_sequence_length(const char *s, size_t n);
 
+/* A length <= n at which s (more than n bytes) can be cut without splitting a UTF-8 sequence: at most
+ * 3 continuation bytes back; n itself where s[n] is still one then (no UTF-8 there). */
+size_t utf8_cut(const char *s, size_t n);
+
 /* Whether all n bytes at s are valid UTF-8. */
 bool utf8_is_valid_n(const char *s, size_t n);
 
