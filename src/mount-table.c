@@ -300,8 +300,9 @@ int mount_table_parse(const char *text, size_t size, MountTable **ret, unsigned 
  * as one, what is past MOUNT_TABLE_MAX_BYTES kept or MOUNTINFO_READ_MAX read; the rest is kept. */
 #define MOUNTINFO_LINE_MAX (64U * 1024U)
 #define MOUNTINFO_READ_MAX (256U * 1024U * 1024U)
+#define MOUNTINFO_CHUNK (64U * 1024U)
 static int mountinfo_read_bounded(int root_fd, char **ret, size_t *ret_size, unsigned *ret_n_dropped) {
-        _cleanup_free_ char *buf = NULL, *chunk = malloc(64U * 1024U);
+        _cleanup_free_ char *buf = NULL, *chunk = malloc(MOUNTINFO_CHUNK);
         _cleanup_close_ int fd = -EBADF;
         size_t size = 0, cap = 0, line_start = 0, total = 0;
         unsigned n_dropped = 0;
@@ -313,7 +314,8 @@ static int mountinfo_read_bounded(int root_fd, char **ret, size_t *ret_size, uns
         if (fd < 0)
                 return -errno;
         for (;;) {
-                ssize_t n = read(fd, chunk, 64U * 1024U);
+                ssize_t n = read(fd, chunk, MOUNTINFO_CHUNK);
+                const char *p = chunk, *end;
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -322,10 +324,19 @@ static int mountinfo_read_bounded(int root_fd, char **ret, size_t *ret_size, uns
                 if (n == 0)
                         break;
                 total += (size_t) n;
-                for (ssize_t k = 0; k < n && !full; k++) {
+                end = chunk + n;
+                while (p < end && !full) { /* a line, or the part of one in this chunk */
+                        const char *nl = memchr(p, '\n', (size_t) (end - p));
+                        size_t len = (size_t) ((nl ?: end) - p);
+
+                        if (!skipping && size - line_start + len > MOUNTINFO_LINE_MAX) {
+                                size = line_start;
+                                skipping = true;
+                        }
                         if (!skipping) {
-                                if (size + 1 > cap) {
-                                        size_t c = MAX(cap * 2, (size_t) 64U * 1024U);
+                                if (size + len + 1 > cap) {
+                                        size_t c = MAX(cap * 2,
+                                                       MAX(size + len + 1, (size_t) MOUNTINFO_CHUNK));
                                         char *b = realloc(buf, c + 1);
 
                                         if (!b)
@@ -333,17 +344,18 @@ static int mountinfo_read_bounded(int root_fd, char **ret, size_t *ret_size, uns
                                         buf = b;
                                         cap = c;
                                 }
-                                buf[size++] = chunk[k];
+                                memcpy(buf + size, p, len);
+                                size += len;
+                                if (nl)
+                                        buf[size++] = '\n';
                         }
-                        if (chunk[k] == '\n') {
+                        if (nl) {
                                 n_dropped += skipping;
                                 skipping = false;
                                 full = size > MOUNT_TABLE_MAX_BYTES; /* this line not kept */
                                 line_start = full ? line_start : size;
-                        } else if (!skipping && size - line_start > MOUNTINFO_LINE_MAX) {
-                                size = line_start;
-                                skipping = true;
                         }
+                        p += len + (nl != NULL);
                 }
                 if (full || total >= MOUNTINFO_READ_MAX) {
                         n_dropped++; /* at least one line past the bounds (or the rest of one) */
