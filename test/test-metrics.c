@@ -105,6 +105,10 @@ static const char expected[] =
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"skipped\"} 0\n"
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"timeout\"} 0\n"
         "suspend_sync_pass_mounts{pass=\"late\",outcome=\"error\"} 0\n"
+        "# HELP suspend_sync_pass_mounts_omitted Mounts of the pass left out of its record (past its size bound), in no other series.\n"
+        "# TYPE suspend_sync_pass_mounts_omitted gauge\n"
+        "suspend_sync_pass_mounts_omitted{pass=\"unit\"} 0\n"
+        "suspend_sync_pass_mounts_omitted{pass=\"late\"} 7\n"
         "# HELP suspend_sync_mount_duration_seconds How long syncing the mount took in the last sleep cycle (mounts with action sync).\n"
         "# TYPE suspend_sync_mount_duration_seconds gauge\n"
         "suspend_sync_mount_duration_seconds{pass=\"unit\",mount_point=\"/\",fstype=\"ext4\",outcome=\"synced\"} 0.250000\n"
@@ -143,6 +147,7 @@ TEST(metrics) {
         unit.n_mounts = ELEMENTSOF(m);
         unit.result = (char *) "timeout";
         unit.has_complete = unit.complete = true;
+        late.n_mounts_omitted = 7; /* a record past its size bound: counted, not listed */
         ASSERT_OK(metrics_format(&c, 3, &text));
         if (!streq(text, expected))
                 fprintf(stderr, "got:\n%s\n", text);
