@@ -16,7 +16,9 @@
  *     refresh, and in the bdi's own BdiWriteback, up to a batch of pages per CPU can hide).
  * The lists are read first, the global writeback after: a write already in flight at the list
  * read either ended before the writeback read or is seen by it. Writes that start after the
- * lists were read are the window every pass leaves (see docs/CLEAN-EVIDENCE.md).
+ * lists were read are the window every pass leaves (see docs/CLEAN-EVIDENCE.md). "Ended" means
+ * answered by the server, which may have written the data into a local filesystem: the late pass
+ * reads the evidence before its workers too and needs both looks clean (review AP, AP-1; verb-run.c).
  * Anything missing (no debugfs, a key absent, the refresh refused) is no evidence.
  */
 

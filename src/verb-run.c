@@ -77,42 +77,61 @@ static usec_t raw_cache_margin(usec_t deadline) {
  * is not held; under a second sample's or a raw look's). */
 #define EVIDENCE_GLOBAL_MAX (50U * USEC_PER_MSEC)
 
-/* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
- * workers: every such bdi's writeback lists first, then the system's writeback once, by until. Fills
- * clean[i] for plan entry i; returns how many were proven clean. Reasons are appended to the
- * records' in run_record_build(). */
-static size_t late_fuse_evidence(const Context *c, usec_t until, const char **why, bool *clean) {
-        const Plan *p = c->plan;
-        _cleanup_free_ BdiStats *bdi = calloc(MAX(p->n_entries, 1), sizeof(BdiStats));
-        _cleanup_free_ int *bdi_r = calloc(MAX(p->n_entries, 1), sizeof(int));
-        Meminfo global = {};
-        usec_t t;
-        int global_r;
-        size_t n = 0, n_clean = 0;
+/* Whether plan entry e is a plain FUSE superblock the late pass left out, for which evidence is read
+ * (evidence.h). */
+static bool fuse_evidence_wanted(const PlanEntry *e) {
+        return e->uncovered && e->fuse_evidence;
+}
 
-        if (!bdi || !bdi_r)
-                return 0; /* no evidence: uncovered */
+/* Loads the writeback lists of every such superblock's bdi into bdi[i] (result in bdi_r[i]) for plan
+ * entry i; returns how many there are. */
+static size_t fuse_lists_load(const Context *c, BdiStats *bdi, int *bdi_r) {
+        const Plan *p = c->plan;
+        size_t n = 0;
+
         for (size_t i = p->n_sync; i < p->n_entries; i++) {
                 const PlanEntry *e = &p->entries[i];
 
-                if (!e->uncovered || !e->fuse_evidence)
+                if (!fuse_evidence_wanted(e))
                         continue;
                 bdi_r[i] = c->debugfs_fd >= 0 && e->bdi_name
                                    ? bdi_stats_load(c->debugfs_fd, e->bdi_name, &bdi[i])
                                    : -ENODATA;
                 n++;
         }
-        if (n == 0)
+        return n;
+}
+
+/* The system's writeback count, refreshed (evidence.h), in a child bounded by half of what is left
+ * before until and by EVIDENCE_GLOBAL_MAX: its refresh may wait for a CPU. No answer is no evidence. */
+static int fuse_global_load(const Context *c, usec_t until, Meminfo *ret) {
+        usec_t t = now(CLOCK_MONOTONIC);
+
+        return evidence_load_global(c->root_fd, t < until ? MIN(EVIDENCE_GLOBAL_MAX, (until - t) / 2) : 0,
+                                    ret);
+}
+
+/* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
+ * workers: every such bdi's writeback lists first, then the system's writeback once, by until. Fills
+ * clean[i] for plan entry i; returns how many were proven clean. Reasons are appended to the
+ * records' in run_record_build(). Not enough alone: pass_fuse_prelook() below. */
+static size_t late_fuse_evidence(const Context *c, usec_t until, const char **why, bool *clean) {
+        const Plan *p = c->plan;
+        _cleanup_free_ BdiStats *bdi = calloc(MAX(p->n_entries, 1), sizeof(BdiStats));
+        _cleanup_free_ int *bdi_r = calloc(MAX(p->n_entries, 1), sizeof(int));
+        Meminfo global = {};
+        int global_r;
+        size_t n_clean = 0;
+
+        if (!bdi || !bdi_r)
+                return 0; /* no evidence: uncovered */
+        if (fuse_lists_load(c, bdi, bdi_r) == 0)
                 return 0;
-        /* Its refresh may wait for a CPU (evidence.h): bounded, within half of what is left of the
-         * record's reserve; no answer is no evidence. */
-        t = now(CLOCK_MONOTONIC);
-        global_r = evidence_load_global(c->root_fd, t < until ? MIN(EVIDENCE_GLOBAL_MAX, (until - t) / 2) : 0,
-                                        &global);
+        global_r = fuse_global_load(c, until, &global);
         for (size_t i = p->n_sync; i < p->n_entries; i++) {
                 const PlanEntry *e = &p->entries[i];
 
-                if (!e->uncovered || !e->fuse_evidence)
+                if (!fuse_evidence_wanted(e))
                         continue;
                 clean[i] = evidence_fuse_clean(&bdi[i], bdi_r[i], &global, global_r, &why[i]);
                 n_clean += clean[i];
@@ -149,6 +168,11 @@ typedef struct Pass {
         int requirers_error;         /* ... or why it could not be asked */
         usec_t requirers_until;      /* how long its answer is waited for */
         usec_t started_rt, started_mono, started_bt, deadline, t_executed, t_execute;
+        /* The late pass: the FUSE evidence read before its workers (pass_fuse_prelook()), per plan
+         * entry: proven clean then, or why not ("" where no look was made: none proven) */
+        bool *fuse_pre;
+        char **fuse_pre_why;
+        size_t n_fuse_pre;
 } Pass;
 
 /* The state directory is locked and open: the record and the handover can be read and written. */
@@ -167,6 +191,11 @@ static void pass_done(Pass *p) {
         handover_done(&p->ho);
         context_done(&p->c);
         manager_requirers_free(p->requirers);
+        free(p->fuse_pre);
+        if (p->fuse_pre_why)
+                for (size_t i = 0; i < p->n_fuse_pre; i++)
+                        free(p->fuse_pre_why[i]);
+        free(p->fuse_pre_why);
 }
 
 static bool pass_is_unit(const Pass *p) {
@@ -628,6 +657,80 @@ static void pass_blocked_recheck(Pass *p) {
         }
 }
 
+/* Review AP, AP-1: read after the workers only, the evidence missed a FUSE write already in flight
+ * when the late pass began. Its server wrote the data into a local filesystem after that
+ * filesystem's syncfs, then answered, and the mount was proven clean with the data dirty there. So
+ * the same evidence is read before the workers and the flushers' wake-up too: the lists of each
+ * such bdi must be empty, and then, once, no page may be under writeback anywhere; writeback in
+ * flight (another device's too) is waited for, every FUSE_PRE_POLL, up to FUSE_PRE_WAIT_MAX or a
+ * quarter of what is left before until (not when an earlier pass's worker was proven hung: its pages
+ * stay under writeback). Whatever a server had by then, it had answered before the
+ * workers began, so they sync it; what is written after the lists were read is the window of
+ * every pass (evidence.h). A mount is proven clean only when both looks say so (pass_record()). */
+#define FUSE_PRE_WAIT_MAX (1U * USEC_PER_SEC)
+#define FUSE_PRE_POLL (5U * USEC_PER_MSEC)
+
+static bool writeback_in_flight(const Meminfo *m, int r) {
+        return r >= 0 && m->has_writeback &&
+               (m->writeback_bytes != 0 || (m->has_writeback_tmp && m->writeback_tmp_bytes != 0));
+}
+
+static void pass_fuse_prelook(Pass *p, usec_t until) {
+        const Plan *pl = p->c.plan;
+        size_t n = MAX(pl->n_entries, 1), k = 0;
+        _cleanup_free_ BdiStats *bdi = calloc(n, sizeof(BdiStats));
+        _cleanup_free_ int *bdi_r = calloc(n, sizeof(int));
+        usec_t start = now(CLOCK_MONOTONIC), bound, waited;
+        char took[FORMAT_TIMESPAN_MAX];
+        Meminfo global = {};
+        int global_r;
+
+        p->fuse_pre = calloc(n, sizeof(bool));
+        p->fuse_pre_why = calloc(n, sizeof(char *));
+        p->n_fuse_pre = p->fuse_pre_why ? n : 0;
+        if (!bdi || !bdi_r || !p->fuse_pre || !p->fuse_pre_why || fuse_lists_load(&p->c, bdi, bdi_r) == 0)
+                return; /* none proven (pass_record()) */
+        for (size_t i = pl->n_sync; i < pl->n_entries; i++)
+                k += fuse_evidence_wanted(&pl->entries[i]) &&
+                     evidence_bdi_lists_empty(&bdi[i], bdi_r[i], NULL);
+        /* a worker of an earlier pass proven hung keeps its pages under writeback: one look */
+        bound = start + (until > start && !p->earlier_hung ? MIN(FUSE_PRE_WAIT_MAX, (until - start) / 4) : 0);
+        for (global_r = -ENODATA; k > 0;) {
+                global_r = fuse_global_load(&p->c, until, &global);
+                if (!writeback_in_flight(&global, global_r) || now(CLOCK_MONOTONIC) + FUSE_PRE_POLL >= bound)
+                        break;
+                (void) usleep(FUSE_PRE_POLL);
+        }
+        waited = now(CLOCK_MONOTONIC) - start;
+        format_timespan(took, sizeof took, waited);
+        for (size_t i = pl->n_sync; i < pl->n_entries; i++) {
+                const char *why = NULL;
+
+                if (!fuse_evidence_wanted(&pl->entries[i]))
+                        continue;
+                p->fuse_pre[i] = evidence_fuse_clean(&bdi[i], bdi_r[i], &global, global_r, &why);
+                if (p->fuse_pre[i])
+                        continue;
+                if ((evidence_bdi_lists_empty(&bdi[i], bdi_r[i], NULL)
+                             ? asprintf(&p->fuse_pre_why[i], "before this pass's workers (%s later), %s",
+                                        took, why)
+                             : asprintf(&p->fuse_pre_why[i], "before this pass's workers, %s", why)) < 0)
+                        p->fuse_pre_why[i] = NULL;
+        }
+        if (k == 0)
+                log_debug(
+                        "FUSE mounts left out of this pass: 0 of them with no dirty inode before its workers.");
+        else
+                log_debug(
+                        "FUSE mounts left out of this pass: %zu of them with no dirty inode before its workers, "
+                        "writeback %s after %s.",
+                        k,
+                        global_r < 0                             ? "not read"
+                        : writeback_in_flight(&global, global_r) ? "still in flight"
+                                                                 : "none",
+                        took);
+}
+
 static int pass_execute(Pass *p) {
         usec_t t0, reserve;
         int r;
@@ -643,6 +746,11 @@ static int pass_execute(Pass *p) {
                 return log_oom();
 
         t0 = now(CLOCK_MONOTONIC);
+        if (p->a->late)
+                pass_fuse_prelook(p, p->deadline -
+                                             MIN(p->deadline,
+                                                 record_reserve(p->c.policy->deadline, p->c.plan->n_entries) +
+                                                         knob_reserve(p->c.policy->deadline)));
         pass_writeback_first(p);
         pass_defer_commit(p);
         reserve = record_reserve(p->c.policy->deadline, p->c.plan->n_entries);
@@ -836,6 +944,15 @@ static int pass_record(Pass *p) {
                 n_clean = late_fuse_evidence(
                         &p->c, p->deadline - MIN(p->deadline, knob_reserve(p->c.policy->deadline)), fuse_why,
                         fuse_clean);
+        /* ... and before its workers (pass_fuse_prelook()): both looks, or it is not proven */
+        for (size_t i = p->c.plan->n_sync; a->late && i < p->c.plan->n_entries; i++)
+                if (fuse_clean[i] && !(p->fuse_pre && p->fuse_pre[i])) {
+                        fuse_clean[i] = false;
+                        n_clean--;
+                        fuse_why[i] = p->fuse_pre_why && p->fuse_pre_why[i]
+                                              ? p->fuse_pre_why[i]
+                                              : "not looked at before this pass's workers";
+                }
         if (n_clean > 0)
                 log_debug("%zu FUSE mount(s) left out of this pass proven clean.", n_clean);
 

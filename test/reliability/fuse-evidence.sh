@@ -9,6 +9,8 @@
 #   A: data written and closed by the owner (FUSE writes it back on close): the late pass records
 #      the mount "proven clean", and with SyncOnSuspend=auto the kernel sync goes off when nothing
 #      else kept it on (the record says what did, if anything).
+#   C: a write at the server, answered 800 ms later, when the late pass begins (review AP, AP-1):
+#      proven clean only by evidence read before the workers too (below).
 #   B (negative control): the owner holds dirty pages through a shared mapping, never written back
 #      (and the pass does not wake the flusher threads: WritebackFirst=no): "not proven clean: its
 #      bdi lists dirty inodes", and the knob stays 1.
@@ -77,6 +79,38 @@ if [[ -z $kept ]]; then
 else
         echo "A: the knob ($(knob)) was kept on by other mounts of this machine, not ours:"
         sed 's/^/   /' <<<"$kept"
+fi
+
+# ---------------------------------------------------------------- C: a write in flight to the server
+# Review AP, AP-1: the owner's write is at the server, which takes 800 ms before it writes the data
+# into its backing filesystem, when the late pass begins. Read after the workers only, the evidence
+# proved the mount clean once the server had answered, though the data had landed in a local
+# filesystem after that filesystem's syncfs (a late pass longer than the delay). The same evidence is
+# now read before the workers and the flushers' wake-up too (writeback in flight waited for, up to
+# 1 s), and only a mount proven clean both times counts. Checked here: that look is made and sees
+# the write (the inode still listed dirty, or writeback in flight), and the mount is proven clean
+# only once the server has answered (the late pass then took at least the rest of the delay). The
+# old code has no such look: its debug log lacks the line, which this case requires.
+"$FAULTDISK" ctl "$d/ctl" write-delay 800ms >/dev/null || fail "C: cannot set the server's write delay"
+rel_as_user sh -c "head -c 65536 /dev/urandom >'$d/mnt/c'" &
+cwriter=$!
+ss_on_exit "kill $cwriter 2>/dev/null"
+sleep 0.2 # the write is at the server (a close() writes back and waits: FUSE's flush)
+t0=$(date +%s%N)
+SUSPEND_SYNC_LOG_LEVEL=debug late
+t1=$(date +%s%N)
+wait "$cwriter" || fail "C: the owner's write failed"
+"$FAULTDISK" ctl "$d/ctl" write-delay 0 >/dev/null
+took=$(((t1 - t0) / 1000000))
+pre=$(grep -o "FUSE mounts left out of this pass: .*" "$REL_TMP/late.log" | head -1) || true
+echo "C: $reason (late pass $took ms); knob $(knob)"
+echo "C: the look before the workers: ${pre:-none}"
+[[ -n $pre ]] || fail "C: no look at the FUSE mount before the late pass's workers"
+[[ $pre == *": 0 of them with no dirty inode"* || $pre == *"writeback still in flight"* ||
+        ($pre == *"writeback none after"* && $took -ge 500) ]] ||
+        fail "C: the look before the workers missed the write at the server: $pre"
+if [[ $reason == "late pass: FUSE, proven clean"* ]]; then
+        ((took >= 500)) || fail "C: proven clean $took ms into the late pass, before the server could answer"
 fi
 
 # ---------------------------------------------------------------- B: dirty pages held by a writer
