@@ -606,6 +606,9 @@ TEST(broken_attributes) {
         ASSERT_TRUE(sda1.whole_disk == makedev(8, 0));
         ASSERT_TRUE(sda1.bdi_name == NULL);
         ASSERT_EQ(sda1.classes, 0);
+        /* ... unknown, not proven absent: a rule on them neither matches nor misses (review AQ) */
+        ASSERT_TRUE(device_info_unknown_classes(&sda1) & DEVICE_REMOVABLE);
+        ASSERT_TRUE(device_info_unknown_classes(&sda1) & DEVICE_ROTATIONAL);
         assert_leaves(&sda1, 1, 8, 0);
 
         /* Disk 'dev' is garbage: whole disk unknown, grouped by itself; rotational=2 ignored. */
