@@ -88,6 +88,11 @@ static Args args(void) {
         };
 }
 
+/* Checks this machine did not let contrast with their control (each says why in a note): the test
+ * then ends as skipped, not passed, so that a check that could not fail is not counted as one that
+ * held (review AQ: mutants of the late pass's facts lived through runs on a busy machine). */
+static unsigned uncontrasted;
+
 TEST(main_pass_notifies) {
         Seen s = {};
         RunDone n = { .done = on_done, .userdata = &s };
@@ -203,10 +208,11 @@ TEST(requester_gone_keeps_kernel_sync) {
          * right before and right after the write (the gate, review AF F1). */
         ASSERT_EQ(l.asked, knob_value() == 0 ? 3U : 1U);
         ASSERT_TRUE(!l.asked_after_done);
-        if (knob_value() == 1)
+        if (knob_value() == 1) {
+                uncontrasted++;
                 fprintf(stderr, "note: this machine's late pass keeps the kernel's sync on by itself; "
                                 "the gone requester's check above is not contrasted here\n");
-        else
+        } else
                 ASSERT_EQ(knob_value(), 0);
         knob_reset();
 }
@@ -320,6 +326,7 @@ TEST(unit_pass_late_skip) {
                 ASSERT_TRUE(!hook_link_up()); /* systemd-sleep finds no hook of ours */
         } else {
                 ASSERT_TRUE(hook_link_up());
+                uncontrasted++;
                 fprintf(stderr, "note: this machine's view or filesystems keep the late pass in (not its "
                                 "speed: the bound is 1 h here)\n");
         }
@@ -493,6 +500,7 @@ static bool late_pass_turns_off(const char *conf, const char *what) {
                 ASSERT_TRUE(unexplained_calls > 0 && sample_again_calls > 0);
                 return true;
         }
+        uncontrasted++;
         fprintf(stderr,
                 "note: this machine's late pass keeps the kernel's sync on by itself; %s is not "
                 "contrasted here\n",
@@ -559,6 +567,24 @@ TEST(hooks_unknown_keep_kernel_sync_in_auto) {
         knob_reset();
 }
 
+/* Review AQ (#77): a handover with a line the late pass cannot read: what the unit's pass of this
+ * sleep left unsynced is not known, and the kernel's sync stays on (put back on over the control's
+ * 0), in auto and in off. */
+TEST(bad_handover_keeps_kernel_sync) {
+        const char *confs[] = { config_off, config_nocheap };
+        char path[192];
+
+        snprintf(path, sizeof path, "%s/handover", state_dir);
+        for (size_t i = 0; i < ELEMENTSOF(confs); i++) {
+                if (!late_pass_turns_off(confs[i], "a handover that cannot be read"))
+                        continue;
+                write_text(path, "unsynced garbage\n");
+                late_pass_keeps(confs[i]);
+                (void) unlink(path);
+                knob_reset();
+        }
+}
+
 /* The MAJ:MIN of a mount in this test's namespace (mountinfo's third field), into buf. */
 static bool mount_devnum(const char *mount_point, char *buf, size_t size) {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -583,6 +609,7 @@ TEST(pseudo_overlay_numbers_explain_no_bdi) {
                 root_dev[32];
 
         if (debugfs_path != debugfs) {
+                uncontrasted++;
                 fprintf(stderr, "skip: no mount namespace of our own\n");
                 return;
         }
@@ -599,6 +626,7 @@ TEST(pseudo_overlay_numbers_explain_no_bdi) {
         ASSERT_OK(mkdir(wd, 0755));
         snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, wd);
         if (mount("ss-vr-ov", ov, "overlay", 0, opts) < 0) {
+                uncontrasted++;
                 fprintf(stderr, "skip: no overlay: %m\n");
                 ASSERT_OK(umount2(tmp, MNT_DETACH));
                 return;
@@ -691,8 +719,10 @@ int main(void) {
         if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
             mount("debugfs", debugfs, "debugfs", 0, NULL) == 0)
                 debugfs_path = debugfs;
-        else
+        else {
+                uncontrasted++;
                 fprintf(stderr, "note: cannot mount debugfs in a namespace of our own: %m\n");
+        }
 
         RUN(main_pass_notifies);
         RUN(late_pass_notifies_after_knob);
@@ -704,6 +734,7 @@ int main(void) {
         RUN(second_sample_fails_keeps_kernel_sync);
         RUN(unexplained_unknown_keeps_kernel_sync);
         RUN(hooks_unknown_keep_kernel_sync_in_auto);
+        RUN(bad_handover_keeps_kernel_sync);
         RUN(pseudo_overlay_numbers_explain_no_bdi);
         RUN(restore_knob_keeps_another_pass_record);
 
@@ -714,5 +745,13 @@ int main(void) {
         if (debugfs_path == debugfs)
                 ASSERT_TRUE(umount2(debugfs, MNT_DETACH) == 0);
         snprintf(path, sizeof path, "rm -rf '%s'", work);
-        return system(path) == 0 ? 0 : 1;
+        if (system(path) != 0)
+                return 1;
+        if (uncontrasted > 0) {
+                fprintf(stderr,
+                        "skip: %u check(s) could not be contrasted with their control here (notes above)\n",
+                        uncontrasted);
+                return EXIT_TEST_SKIP;
+        }
+        return 0;
 }
