@@ -25,6 +25,7 @@
 #include "sample.h"
 #include "shared/mount-api.h"
 #include "tests.h"
+#include "wrap-readdir.h"
 #include "unlisted-internal.h"
 #include "unlisted.h"
 
@@ -405,6 +406,31 @@ TEST(unlisted_listings_fail_closed) {
 
                 ASSERT_TRUE(!s->complete);
                 ASSERT_TRUE(has_reason(s, want[i], NULL));
+        }
+}
+
+/* Review AQ (#57): a listing that fails part way (readdir(3) ends with EIO, here at an entry of
+ * debugfs bdi/, and at sysfs fs/ext4/features) is a reason, never taken for the end of the list. The control:
+ * the same root listed whole is complete. */
+TEST(unlisted_listing_cut_short) {
+        static const struct {
+                const char *change, *entry, *want;
+        } cases[] = {
+                { "mkdir debugfs/bdi/253:7", "253:7",
+                  "debugfs bdi could not be listed in full (Input/output error)" },
+                { "true", "features", "sysfs fs/ext4 could not be listed in full (Input/output error)" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(sample_freep) Sample *whole = load_changed_root("all-listed", cases[i].change);
+                _cleanup_(sample_freep) Sample *cut = NULL;
+
+                ASSERT_TRUE(whole->complete);
+                wrap_readdir_fail_at = cases[i].entry;
+                cut = load_changed_root("all-listed", cases[i].change);
+                wrap_readdir_fail_at = NULL;
+                ASSERT_TRUE(!cut->complete);
+                ASSERT_TRUE(has_reason(cut, cases[i].want, NULL));
         }
 }
 
@@ -2686,6 +2712,7 @@ int main(void) {
         RUN(hidden_type_named_bdi);
         RUN(device_number_reused);
         RUN(unlisted_listings_fail_closed);
+        RUN(unlisted_listing_cut_short);
         RUN(unlisted_uncompared_fail_closed);
         RUN(hidden_counted_by_module);
         RUN(nsfs_no_longer_nsfs);
