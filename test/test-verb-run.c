@@ -576,6 +576,50 @@ TEST(bad_handover_keeps_kernel_sync) {
         }
 }
 
+/* Review AQ (#73), review G's G1: a FUSE mount made after the unit's pass of the sleep. The late pass
+ * leaves it out and the unit's pass never saw it, so with SyncOnSuspend=off that pass's record does
+ * not vouch for it and the kernel's sync stays on. The control: the late pass alone turns it off here
+ * (everything else covered). The mount has no server: the late pass asks nothing of it (statmount,
+ * sysfs and debugfs only), as of a frozen one. */
+TEST(mounted_after_unit_pass_keeps_kernel_sync) {
+        _cleanup_close_ int fuse_fd = -EBADF;
+        char mnt[160], opts[128];
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = args();
+        int code = -1;
+
+        if (debugfs_path != debugfs) {
+                test_skip("no mount namespace of our own");
+                return;
+        }
+        fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        if (fuse_fd < 0) {
+                test_skip("no /dev/fuse: %m");
+                return;
+        }
+        if (!late_pass_turns_off(config_off, "a FUSE mount made after the unit's pass"))
+                return;
+        knob_reset();
+        a.trigger = "unit";
+        a.sysfs = sysfs;
+        a.config = config_off;
+        ASSERT_OK(verb_run(&a, NULL, &code, NULL));
+
+        snprintf(mnt, sizeof mnt, "%s/fuse", work);
+        ASSERT_OK(mkdir(mnt, 0755));
+        snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse_fd);
+        ASSERT_OK(mount("ss-vr-fuse", mnt, "fuse.ssvr", MS_NOSUID | MS_NODEV, opts));
+        /* No server, ever: the connection aborted, so that anything asking it (this test's cleanup
+         * after a failed check) gets ENOTCONN at once instead of waiting for its INIT. */
+        fuse_fd = safe_close(fuse_fd);
+        a = late_args(config_off);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        ASSERT_EQ(knob_value(), 1);
+        ASSERT_OK(umount2(mnt, MNT_DETACH));
+        knob_reset();
+}
+
 /* The MAJ:MIN of a mount in this test's namespace (mountinfo's third field), into buf. */
 static bool mount_devnum(const char *mount_point, char *buf, size_t size) {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -723,6 +767,7 @@ int main(void) {
         RUN(unexplained_unknown_keeps_kernel_sync);
         RUN(hooks_unknown_keep_kernel_sync_in_auto);
         RUN(bad_handover_keeps_kernel_sync);
+        RUN(mounted_after_unit_pass_keeps_kernel_sync);
         RUN(pseudo_overlay_numbers_explain_no_bdi);
         RUN(restore_knob_keeps_another_pass_record);
 
