@@ -1093,8 +1093,9 @@ static char *pass_knob_late_facts(const Pass *p, KnobFacts *f) {
                 return s;
         if (r > 0)
                 r = asprintf(&s,
-                             "device %s, on which no filesystem is mounted, holds dirty data (%s): written "
-                             "straight to the device, or a filesystem no mount table shows",
+                             "device %s, on which no filesystem this pass saw is mounted, holds dirty data "
+                             "(%s): written straight to the device, or a filesystem no mount table showed "
+                             "(one mounted since, or one unmounted with files still open)",
                              bdi, why);
         else if (r < 0)
                 r = asprintf(&s,

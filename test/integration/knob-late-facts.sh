@@ -72,7 +72,7 @@ echo "A: $loop (bdi $bdi): $(grep -E '^b_(dirty|io|more_io):' "/sys/kernel/debug
 for mode in auto off; do
         mode_config "$mode"
         late
-        if [[ $(k) == 1 ]] && kept_by | grep -qF "device $bdi, on which no filesystem is mounted, holds dirty data"; then
+        if [[ $(k) == 1 ]] && kept_by | grep -qF "device $bdi, on which no filesystem this pass saw is mounted, holds dirty data"; then
                 ok "A ($mode): knob kept on, the device named: $(kept_by)"
         else
                 cat "$SS_TMP/late.log"
@@ -120,7 +120,7 @@ exec 7<>"$loop"
 dd if=/dev/urandom of=/dev/fd/7 bs=1M count=4 status=none
 echo 1 >"$knob"; rm -f "$SS_STATE/knob.orig"
 in_ns 0755
-if [[ $(k) == 1 ]] && kept_by | grep -qF "device $bdi, on which no filesystem is mounted"; then
+if [[ $(k) == 1 ]] && kept_by | grep -qF "device $bdi, on which no filesystem this pass saw is mounted"; then
         ok "C (off): another hook and a dirty device: knob kept on, the device named"
 else
         fail "C (off): knob $(k), kept by: '$(kept_by)' (want 1, device $bdi named)"
