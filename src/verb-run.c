@@ -169,7 +169,8 @@ typedef struct Pass {
         usec_t requirers_until;      /* how long its answer is waited for */
         usec_t started_rt, started_mono, started_bt, deadline, t_executed, t_execute;
         /* The late pass: the FUSE evidence read before its workers (pass_fuse_prelook()), per plan
-         * entry: proven clean then, or why not ("" where no look was made: none proven) */
+         * entry: proven clean then, or why not (NULL when no look was made or the reason could not be
+         * kept: not proven either) */
         bool *fuse_pre;
         char **fuse_pre_why;
         size_t n_fuse_pre;
