@@ -40,6 +40,11 @@ bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_w
         return !why;
 }
 
+bool evidence_writeback_pending(const Meminfo *global) {
+        return global->writeback_bytes != 0 ||
+               (global->has_writeback_tmp && global->writeback_tmp_bytes != 0);
+}
+
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
                          const char **ret_why) {
         const char *why = NULL;
@@ -47,8 +52,7 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
         if (evidence_bdi_lists_empty(bdi, bdi_r, &why)) {
                 if (global_r < 0 || !global || !global->has_writeback)
                         why = "the system's writeback count could not be read exactly";
-                else if (global->writeback_bytes != 0 ||
-                         (global->has_writeback_tmp && global->writeback_tmp_bytes != 0))
+                else if (evidence_writeback_pending(global))
                         why = "pages are under writeback";
         }
         if (ret_why)

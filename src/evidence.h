@@ -32,6 +32,9 @@
  * empty; false with a reason (static string) otherwise. bdi_r: the result of loading it. */
 bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_why);
 
+/* Pure: whether global (read, has_writeback set) counts pages under writeback, WritebackTmp too. */
+bool evidence_writeback_pending(const Meminfo *global);
+
 /* Pure. bdi_r/global_r: the results of loading them (negative errno: not available). Returns
  * true when the facts prove the superblock clean; false with a reason (static string) otherwise. */
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,

@@ -672,8 +672,7 @@ static void pass_blocked_recheck(Pass *p) {
 #define FUSE_PRE_POLL (5U * USEC_PER_MSEC)
 
 static bool writeback_in_flight(const Meminfo *m, int r) {
-        return r >= 0 && m->has_writeback &&
-               (m->writeback_bytes != 0 || (m->has_writeback_tmp && m->writeback_tmp_bytes != 0));
+        return r >= 0 && m->has_writeback && evidence_writeback_pending(m);
 }
 
 static void pass_fuse_prelook(Pass *p, usec_t until) {
@@ -747,16 +746,13 @@ static int pass_execute(Pass *p) {
                 return log_oom();
 
         t0 = now(CLOCK_MONOTONIC);
-        if (p->a->late)
-                pass_fuse_prelook(p, p->deadline -
-                                             MIN(p->deadline,
-                                                 record_reserve(p->c.policy->deadline, p->c.plan->n_entries) +
-                                                         knob_reserve(p->c.policy->deadline)));
-        pass_writeback_first(p);
-        pass_defer_commit(p);
         reserve = record_reserve(p->c.policy->deadline, p->c.plan->n_entries);
         if (touches_knob(p->a) && p->a->late)
                 reserve += knob_reserve(p->c.policy->deadline);
+        if (p->a->late)
+                pass_fuse_prelook(p, p->deadline - MIN(p->deadline, reserve));
+        pass_writeback_first(p);
+        pass_defer_commit(p);
         r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel, p->deadline - reserve, NULL);
         p->t_executed = now(CLOCK_MONOTONIC);
         if (r < 0)
