@@ -377,7 +377,7 @@ static int mountinfo_read_bounded(int root_fd, char **ret, size_t *ret_size, uns
 static int mount_table_load_mountinfo(int root_fd, MountTable **ret, unsigned *ret_n_bad) {
         _cleanup_free_ char *buf = NULL;
         unsigned n_dropped = 0, n_bad = 0;
-        size_t size;
+        size_t size = 0;
         int r;
 
         r = mountinfo_read_bounded(root_fd, &buf, &size, &n_dropped);
