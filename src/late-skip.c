@@ -4,6 +4,18 @@
 
 #include "late-skip.h"
 
+void late_skip_observe(LateSkipFacts *f, const Sample *s, bool gone) {
+        f->complete = s->complete && !gone;
+        f->n_remote = 0;
+        for (size_t i = 0; i < s->n_sbs; i++) {
+                const Superblock *sb = &s->sbs[i];
+
+                if (!sb->all_read_only && (sb->fs_class == FS_CLASS_NETWORK ||
+                                           sb->fs_class == FS_CLASS_FUSE || sb->device.served_remotely))
+                        f->n_remote++;
+        }
+}
+
 const char *late_skip_why_not(const LateSkipFacts *f) {
         if (!f->keep_cheap_sync)
                 return "KeepCheapSync=no";

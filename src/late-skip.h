@@ -61,6 +61,13 @@ typedef struct LateSkipFacts {
         usec_t below;           /* ... cheap under this: LATE_SKIP_BELOW (0 reads as it) */
 } LateSkipFacts;
 
+/* The facts the unit's pass's sample gives, and whether a superblock of its plan was unmounted since
+ * (RunTally.gone): complete (every superblock the kernel's sync writes was seen, and none is gone: a
+ * lazily unmounted one lives on, out of our reach and of the estimate) and n_remote (writable
+ * superblocks of a network or FUSE filesystem, or on a device served by a process or the network,
+ * device.h). The other fields are left as they are. */
+void late_skip_observe(LateSkipFacts *f, const Sample *s, bool gone);
+
 /* NULL: the late pass may be left out of this sleep. Otherwise why it runs (static text). */
 const char *late_skip_why_not(const LateSkipFacts *f);
 

@@ -849,7 +849,6 @@ static void pass_late_skip_decide(Pass *p) {
                 .mode = p->c.policy->sync_on_suspend,
                 .keep_cheap_sync = p->c.policy->keep_cheap_sync,
                 .unit_pass = pass_is_unit(p) && p->unit_token[0] != 0,
-                .complete = sample->complete && !p->t.gone,
                 .covered = p->t.covered,
                 .unsynced = p->t.unsynced,
                 .n_hung = p->t.n_hung,
@@ -864,13 +863,7 @@ static void pass_late_skip_decide(Pass *p) {
         f.knob = p->sysfs_fd < 0 ? -EBADF : knob_read(p->sysfs_fd, &value);
         if (f.knob >= 0)
                 f.knob = value;
-        for (size_t i = 0; i < sample->n_sbs; i++) {
-                const Superblock *sb = &sample->sbs[i];
-
-                if (!sb->all_read_only && (sb->fs_class == FS_CLASS_NETWORK ||
-                                           sb->fs_class == FS_CLASS_FUSE || sb->device.served_remotely))
-                        f.n_remote++;
-        }
+        late_skip_observe(&f, sample, p->t.gone);
         /* Every other fact first (the estimate last in late_skip_why_not(), 0 passes it): the late
          * pass's learned times are parsed, from the file the plan read, only when they decide. */
         f.estimate = 0;

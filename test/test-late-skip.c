@@ -110,8 +110,57 @@ TEST(estimate) {
         ASSERT_U64_EQ(late_skip_estimate(&rec, late, 2), USEC_INFINITY);
 }
 
+/* The sample's facts (review AQ, #80 and #82): which writable superblocks make the kernel's sync wait
+ * on a server, and a superblock gone since the plan makes the view incomplete. */
+TEST(observe) {
+        Superblock sbs[4] = {
+                { .fs_class = FS_CLASS_BLOCK },
+                { .fs_class = FS_CLASS_PSEUDO },
+                { .fs_class = FS_CLASS_OVERLAY },
+                { .fs_class = FS_CLASS_BLOCK },
+        };
+        Sample s = { .sbs = sbs, .n_sbs = ELEMENTSOF(sbs), .complete = true };
+        LateSkipFacts f = cheap();
+
+        f.n_remote = 7; /* whatever it held */
+        late_skip_observe(&f, &s, false);
+        ASSERT_TRUE(f.complete);
+        ASSERT_EQ(f.n_remote, 0U);
+        ASSERT_TRUE(late_skip_why_not(&f) == NULL);
+        /* An ext4 on nbd or iSCSI, or on a stack not read in full: remote, as NFS and FUSE are. */
+        sbs[3].device.served_remotely = true;
+        late_skip_observe(&f, &s, false);
+        ASSERT_EQ(f.n_remote, 1U);
+        ASSERT_STREQ(late_skip_why_not(&f), "a filesystem is served by a process or the network");
+        /* ... unless every mount of it is read-only: the kernel's sync writes nothing there. */
+        sbs[3].all_read_only = true;
+        late_skip_observe(&f, &s, false);
+        ASSERT_EQ(f.n_remote, 0U);
+        sbs[3].all_read_only = false;
+        sbs[3].device.served_remotely = false;
+        sbs[0].fs_class = FS_CLASS_NETWORK;
+        sbs[1].fs_class = FS_CLASS_FUSE;
+        late_skip_observe(&f, &s, false);
+        ASSERT_EQ(f.n_remote, 2U);
+        sbs[0].fs_class = FS_CLASS_BLOCK;
+        sbs[1].fs_class = FS_CLASS_PSEUDO;
+        /* A superblock unmounted since the plan (a lazily unmounted one lives on): incomplete. */
+        late_skip_observe(&f, &s, true);
+        ASSERT_TRUE(!f.complete);
+        ASSERT_STREQ(late_skip_why_not(&f), "the view of the mounts was incomplete");
+        s.complete = false;
+        late_skip_observe(&f, &s, false);
+        ASSERT_TRUE(!f.complete);
+        /* Control: the same sample, complete, nothing gone. */
+        s.complete = true;
+        late_skip_observe(&f, &s, false);
+        ASSERT_TRUE(f.complete);
+        ASSERT_TRUE(late_skip_why_not(&f) == NULL);
+}
+
 int main(void) {
         RUN(why_not);
+        RUN(observe);
         RUN(estimate);
         return 0;
 }
