@@ -434,6 +434,36 @@ TEST(unlisted_listing_cut_short) {
         }
 }
 
+/* One step of the search for superblocks no mount table shows fails with scan_bdis_error (test-sample is
+ * linked with --wrap=unlisted_scan_bdis, test/meson.build; 0: passes through). */
+static int scan_bdis_error;
+
+int __real_unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reasons *why);
+int __wrap_unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reasons *why);
+
+int __wrap_unlisted_scan_bdis(int debugfs_fd, const MountTable *t, HiddenSet *h, Reasons *why) {
+        if (scan_bdis_error < 0)
+                return scan_bdis_error;
+        return __real_unlisted_scan_bdis(debugfs_fd, t, h, why);
+}
+
+/* Review AQ (#54): a search that fails part way, with any error but ENOMEM, leaves the view
+ * incomplete with the reason, never complete. Every step of it turns what it meets into a reason
+ * itself today, so only an injected error reaches this: it pins the contract for steps to come.
+ * Control: the same root without the fault, complete. */
+TEST(unlisted_search_fails) {
+        _cleanup_(sample_freep) Sample *whole = load_changed_root("all-listed", "true");
+        _cleanup_(sample_freep) Sample *cut = NULL;
+
+        ASSERT_TRUE(whole->complete);
+        scan_bdis_error = -EIO;
+        cut = load_changed_root("all-listed", "true");
+        scan_bdis_error = 0;
+        ASSERT_TRUE(!cut->complete);
+        ASSERT_TRUE(has_reason(
+                cut, "could not look for superblocks outside the mount tables: Input/output error", NULL));
+}
+
 /* Review J (mutations U03, U04): what a listing cannot compare is a reason. A filesystem sysfs
  * fs/<type>/ lists whose device number cannot be read; bdis named after more filesystem types than
  * are counted (BDI_TYPES_MAX): 33 types, 32 of them mounted. Control: 32 types, all mounted,
@@ -2713,6 +2743,7 @@ int main(void) {
         RUN(device_number_reused);
         RUN(unlisted_listings_fail_closed);
         RUN(unlisted_listing_cut_short);
+        RUN(unlisted_search_fails);
         RUN(unlisted_uncompared_fail_closed);
         RUN(hidden_counted_by_module);
         RUN(nsfs_no_longer_nsfs);
