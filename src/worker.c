@@ -186,12 +186,65 @@ static int superblock_mounted(dev_t dev) {
         return 0;
 }
 
-/* The path did not lead to the planned mount: gone (EIDRM) if no mount of the superblock is left,
- * else the error given. */
-static int not_reached(const ExecJob *job, int error) {
-        if (job->gone_check && superblock_mounted(job->dev) == 0)
+static int open_mount(const ExecJob *job);
+static int mount_is_planned(const ExecJob *job, int fd);
+
+/* Another mount of the superblock in our table whose path leads to it: moved, overmounted, or its
+ * place taken since the plan (review AO, AO-2), the planned path no longer reaches it, but syncfs()
+ * on any of its mounts syncs it. Each candidate is checked as the planned one is
+ * (mount_is_planned(): the fd holds its mount, whose id cannot be handed out again meanwhile).
+ * Tries at most WORKER_OTHER_MOUNTS_MAX; an fd, or -ENOENT when none leads to the superblock. */
+#define WORKER_OTHER_MOUNTS_MAX 16U
+static int open_other_mount(const ExecJob *job) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL;
+        _cleanup_close_ int root_fd = -EBADF;
+        unsigned tries = 0;
+        int r;
+
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return negative_errno();
+        r = mount_table_load(root_fd, &t, NULL);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < t->n_entries && tries < WORKER_OTHER_MOUNTS_MAX; i++) {
+                const MountEntry *e = &t->entries[i];
+                ExecJob other;
+                int fd;
+
+                if (e->dev != job->dev || e->unlisted || !e->mount_point || e->mount_id <= 0)
+                        continue;
+                tries++;
+                other = *job;
+                other.path = e->mount_point;
+                other.mount_id = e->mount_id;
+                other.mount_id_unique = e->mount_id_unique;
+                other.mountinfo_pid = 0;
+                fd = open_mount(&other);
+                if (fd < 0)
+                        continue;
+                if (mount_is_planned(&other, fd) > 0)
+                        return fd;
+                safe_close(fd);
+        }
+        return -ENOENT;
+}
+
+/* The path did not lead to the planned mount (error: -ENOENT or -ESTALE): gone (EIDRM) if no mount
+ * of the superblock is left; else, with follow, an fd on another of its mounts
+ * (open_other_mount()); else the error given. */
+static int not_reached(const ExecJob *job, int error, bool follow) {
+        int r, fd;
+
+        if (!job->gone_check)
+                return error;
+        r = superblock_mounted(job->dev);
+        if (r == 0)
                 return -EIDRM;
-        return error;
+        if (r < 0 || !follow)
+                return error;
+        fd = open_other_mount(job);
+        return fd >= 0 ? fd : error;
 }
 
 /* Whether the job wants another owner than we are, and we are root, who can become it. */
@@ -221,10 +274,10 @@ static int open_as_owner(const ExecJob *job, int *ret_flush_fd) {
 
         fd = path_walk_long(job->path, &dir_fd, &rest);
         if (fd < 0)
-                return fd == -ENOENT ? not_reached(job, -ENOENT) : fd;
+                return fd;
         path_fd = openat(dir_fd, rest, O_PATH | O_CLOEXEC);
         if (path_fd < 0)
-                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+                return negative_errno();
         dir_fd = safe_close(dir_fd);
         if (job->flush != FS_FLUSH_NONE) {
                 flush_fd = open_block_device(job->flush_device, job->dev);
@@ -336,12 +389,12 @@ static int open_mount(const ExecJob *job) {
 
         fd = path_walk_long(job->path, &dir_fd, &rest);
         if (fd < 0)
-                return fd == -ENOENT ? not_reached(job, -ENOENT) : fd;
+                return fd;
         fd = openat(dir_fd, rest, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 && errno == ENOTDIR)
                 fd = openat(dir_fd, rest, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
-                return errno == ENOENT ? not_reached(job, -ENOENT) : negative_errno();
+                return negative_errno();
         return fd;
 }
 
@@ -376,25 +429,29 @@ static int mount_is_planned(const ExecJob *job, int fd) {
 int worker_sync_one(const ExecJob *job, void *userdata) {
         _cleanup_close_ int flush_fd = -EBADF;
         int fd, planned = 1, r = 0;
+        bool owner;
 
         if (job->covered_if_path && covered(job))
                 return -EALREADY;
 
-        fd = wants_owner(job) ? open_as_owner(job, &flush_fd) : open_mount(job);
-        if (fd < 0)
-                return fd;
-
+        owner = wants_owner(job);
+        fd = owner ? open_as_owner(job, &flush_fd) : open_mount(job);
         /* The path must still lead to the mount that was planned: another mount may have been put
          * on top of it, or it may have been unmounted (and another mounted there), since the mount
          * table was read. Unknown: synced all the same (most likely it is the one), but reported as
-         * an error, so the superblock counts as not synced (review H, H5). */
-        if (job->mount_id > 0) {
+         * an error, so the superblock counts as not synced (review H, H5). Not it: gone, or reached
+         * through another of its mounts (not as a FUSE mount's owner, who already is that user). */
+        if (fd >= 0 && job->mount_id > 0) {
                 planned = mount_is_planned(job, fd);
                 if (planned == 0) {
                         safe_close(fd);
-                        return not_reached(job, -ESTALE);
+                        fd = not_reached(job, -ESTALE, !owner);
+                        planned = 1; /* another mount, checked as the planned one is */
                 }
-        }
+        } else if (fd == -ENOENT)
+                fd = not_reached(job, fd, !owner);
+        if (fd < 0)
+                return fd;
 
         /* Only now may the worker block on the device the kernel's sync would block on too: an
          * open stuck on a FUSE or NFS server says nothing about that (worker_report_syncing()). */
