@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernel-knob.h"
@@ -53,8 +54,65 @@ static int read_value_at(int dir_fd, const char *path, ReadFullFlags flags, int 
         return 0;
 }
 
+/* knob_keep_open()'s fd, -EBADF when none, and the file it was opened on: a child that closed its
+ * fds may have the number for another file (knob_keep_forget()). */
+static int reserve_fd = -EBADF;
+static dev_t reserve_dev;
+static ino_t reserve_ino;
+
+int knob_keep_open(const char *sysfs) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+        int fd;
+
+        if (reserve_fd >= 0)
+                return 0;
+        if (asprintf(&path, "%s/" KNOB_SYSFS_PATH, sysfs) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        reserve_fd = fd;
+        reserve_dev = st.st_dev;
+        reserve_ino = st.st_ino;
+        return 0;
+}
+
+void knob_keep_forget(void) {
+        reserve_fd = -EBADF;
+}
+
+/* Whether an open of the knob that failed with error may be made up for by the fd held open, which
+ * must still be the knob's. */
+static bool use_reserve(int sysfs_fd, int error) {
+        struct stat st;
+
+        if (reserve_fd < 0 || !(sysfs_fd < 0 || error == -EMFILE || error == -ENFILE || error == -ENOMEM))
+                return false;
+        return fstat(reserve_fd, &st) >= 0 && st.st_dev == reserve_dev && st.st_ino == reserve_ino;
+}
+
+static int reserve_read(int *ret_value) {
+        char buf[KNOB_FILE_MAX];
+        ssize_t n;
+
+        do
+                n = pread(reserve_fd, buf, sizeof buf, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        return knob_parse(buf, (size_t) n, ret_value);
+}
+
 int knob_read(int sysfs_fd, int *ret_value) {
-        return read_value_at(sysfs_fd, KNOB_SYSFS_PATH, 0, ret_value);
+        int r;
+
+        r = sysfs_fd < 0 ? -EBADF : read_value_at(sysfs_fd, KNOB_SYSFS_PATH, 0, ret_value);
+        return r < 0 && use_reserve(sysfs_fd, r) ? reserve_read(ret_value) : r;
 }
 
 int knob_record_read(int state_dir_fd, int *ret_value) {
@@ -71,19 +129,38 @@ int knob_write(int sysfs_fd, int value) {
 
         /* No O_CREAT: the knob must already exist. O_TRUNC is what a shell's "echo 0 >" does; sysfs
          * ignores it, a fixture file gets its old content replaced. */
-        fd = openat(sysfs_fd, KNOB_SYSFS_PATH, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
+        fd = sysfs_fd < 0 ? -EBADF
+                          : openat(sysfs_fd, KNOB_SYSFS_PATH,
+                                   O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0) {
+                int r = sysfs_fd < 0 ? -EBADF : negative_errno();
 
-        do
-                n = write(fd, buf, sizeof(buf));
-        while (n < 0 && errno == EINTR);
+                if (!use_reserve(sysfs_fd, r))
+                        return r;
+                /* both values are two bytes: the reserved fd's text is replaced whole */
+                do
+                        n = pwrite(reserve_fd, buf, sizeof(buf), 0);
+                while (n < 0 && errno == EINTR);
+        } else
+                do
+                        n = write(fd, buf, sizeof(buf));
+                while (n < 0 && errno == EINTR);
         if (n < 0)
                 return negative_errno();
         if ((size_t) n != sizeof(buf))
                 return -EIO;
 
         return 0;
+}
+
+int knob_fail_safe(int sysfs_fd) {
+        int value = -1, r;
+
+        r = knob_read(sysfs_fd, &value);
+        if (r == -ENOENT || (r >= 0 && value == KNOB_SAFE_VALUE))
+                return 0;
+        r = knob_write(sysfs_fd, KNOB_SAFE_VALUE);
+        return r == -ENOENT ? 0 : r;
 }
 
 /* Creates the record holding 'value' unless one exists already (-EEXIST then). Atomic: readers see

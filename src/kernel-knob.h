@@ -37,12 +37,28 @@
  * Returns 0 and the value, or -EBADMSG for anything else. Pure. */
 int knob_parse(const char *text, size_t size, int *ret_value);
 
+/* The knob below the sysfs root sysfs (a path), opened for reading and writing before anything
+ * else of a process that may have to put the kernel's sync back on: knob_read() and knob_write()
+ * use it when they cannot open the knob themselves (sysfs_fd < 0, or the process or the system out
+ * of file descriptors or memory: EMFILE, ENFILE, ENOMEM), so that a 0 left by an earlier sleep can
+ * still be turned back to 1 (review AS, AS-1). Process-wide, as the knob is; kept for the process's
+ * life (close-on-exec). 0, or negative errno (nothing reserved: callers carry on as before). */
+int knob_keep_open(const char *sysfs);
+/* In a child that closed the fds it inherited: that fd is not the knob's any more (never closed
+ * here: its number may be another file's). */
+void knob_keep_forget(void);
+
 /* Reads the knob below sysfs_fd. -ENOENT when the kernel has no such knob (older than 5.6 or
  * built without CONFIG_PM_SLEEP): callers say so and carry on. -EBADMSG on unexpected content. */
 int knob_read(int sysfs_fd, int *ret_value);
 
 /* Writes value (0 or 1) to the knob. -ENOENT when absent, -EINVAL for other values. */
 int knob_write(int sysfs_fd, int value);
+
+/* The kernel's sync back on where a restore could not be done (a 0 of ours may stand, and cannot be
+ * told from an administrator's): writes KNOB_SAFE_VALUE unless the knob reads 1. 0 when it reads 1
+ * now or there is no knob, else negative errno (the kernel's own sync may stay off). */
+int knob_fail_safe(int sysfs_fd);
 
 /* Reads the record of the original value. -ENOENT when there is none, -EBADMSG when garbled. */
 int knob_record_read(int state_dir_fd, int *ret_value);

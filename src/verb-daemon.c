@@ -51,6 +51,7 @@
 #include "context.h"
 #include "daemon.h"
 #include "hook-socket.h"
+#include "kernel-knob.h"
 #include "log.h"
 #include "manager.h"
 #include "mount-table.h"
@@ -339,6 +340,9 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         bounded_child_forget_parent();
         d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback of close_all_fds_but() reaches */
         (void) close_all_fds_but(keep, 2);
+        /* the knob held open went too: a pass holds it again, first (kernel-knob.h) */
+        knob_keep_forget();
+        (void) knob_keep_open(d->a->sysfs);
 }
 
 /* What a child we exec needs of ours, appended to argv at *k: --token= (with_token, when one was

@@ -19,12 +19,35 @@
 #include "verb-knob.h"
 #include "verbs.h"
 
-void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, const char *why) {
+/* A restore that could not be done (error): the kernel's sync on, said; negative errno when that
+ * failed too. */
+static int knob_restore_failed(int sysfs_fd, int error, const char *what) {
+        int r = knob_fail_safe(sysfs_fd);
+
+        if (r < 0)
+                return log_error_errno(r,
+                                       "%s (%s), and failed to set /sys/power/sync_on_suspend to %d: the "
+                                       "kernel's own sync may stay off for the next sleep: %m",
+                                       what, strerror(-error), KNOB_SAFE_VALUE);
+        log_warning("%s (%s): /sys/power/sync_on_suspend reads %d (set so if it read 0: the kernel syncs), "
+                    "any record kept for the next restore.",
+                    what, strerror(-error), KNOB_SAFE_VALUE);
+        return 0;
+}
+
+int verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, const char *why) {
         _cleanup_close_ int dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int value = -1, r;
 
+        /* No state directory, no record: nothing of ours to put back. Any other failure (out of file
+         * descriptors or memory, EACCES): a 0 of ours may stand, which nothing can tell from an
+         * administrator's (review AS, AS-1). */
         if (dir_fd < 0)
-                return;
+                return errno == ENOENT ? 0
+                                       : knob_restore_failed(sysfs_fd, negative_errno(),
+                                                             "Cannot open the state directory to tell "
+                                                             "whether suspend-sync left sync_on_suspend "
+                                                             "changed");
         r = knob_restore(sysfs_fd, dir_fd, lock_wait, &value);
         if (r == -ENOENT)
                 log_notice("The kernel has no sync_on_suspend knob any more; dropped the record.");
@@ -33,7 +56,7 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, co
                             "(the kernel syncs) and kept the record of the original for the next restore.",
                             KNOB_SAFE_VALUE);
         else if (r < 0)
-                log_warning_errno(r, "Failed to restore /sys/power/sync_on_suspend, ignoring: %m");
+                return knob_restore_failed(sysfs_fd, r, "Failed to restore /sys/power/sync_on_suspend");
         else if (r == KNOB_RESTORE_UNCHANGED)
                 log_info(
                         "/sys/power/sync_on_suspend already reads %d, the original (%s): dropped the record of "
@@ -44,6 +67,7 @@ void verb_knob_restore(int sysfs_fd, const char *state_dir, usec_t lock_wait, co
                           &(LogEvent) { .knob_new = value },
                           "Restored /sys/power/sync_on_suspend to %d (%s)%s.", value, why,
                           r == KNOB_RESTORE_SAFE ? ", record was garbled: used the kernel default" : "");
+        return 0;
 }
 
 /* The sleep happened or was called off: what the unit's pass left unsynced is no longer news for a
@@ -103,14 +127,16 @@ static int handover_end_cycle(const char *state_dir, const char *token, bool *re
 int verb_restore_knob(const Args *a) {
         _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         bool hook_was_down;
+        int restored;
 
+        /* Without it, through the knob held open from the start (knob_keep_open()). */
         if (sysfs_fd < 0)
-                return log_error_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
-        verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, "resume");
+                log_warning_errno(negative_errno(), "Failed to open '%s': %m", a->sysfs);
+        restored = verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, "resume");
         /* The next sleep has begun (a daemon's restore run late): the daemon's mark is that sleep's
          * (review L, L1: a restore of a daemon restarted since). */
         if (handover_end_cycle(a->state_dir, a->token, &hook_was_down) == -ESTALE)
-                return 0;
+                return restored;
         /* With its link down no post hook ran to record the resume: this is the first call after it
          * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
         if (hook_was_down) {
@@ -126,7 +152,8 @@ int verb_restore_knob(const Args *a) {
          * removes it too, when logind tells it; this also covers a sleep logind lost track of). */
         if (unlink(DAEMON_PASS_MARK) < 0 && errno != ENOENT)
                 log_warning_errno(negative_errno(), "Failed to remove " DAEMON_PASS_MARK ": %m");
-        return 0;
+        /* A failure: the kernel's own sync may stay off for the next sleep. */
+        return restored;
 }
 
 /* The knob was kept for want of the unit's record only: a rule that lets the late pass turn it off over
@@ -179,8 +206,7 @@ void verb_knob_apply(const Args *a, const Policy *p, const KnobFacts *f, const c
                 /* An earlier pass of this cycle (the unit's) may have turned the kernel sync off:
                  * what this pass found wins, so put the original back. */
                 sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sysfs_fd >= 0)
-                        verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC, why);
+                (void) verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC, why);
                 /* Still 0 with no change of ours recorded: an administrator's setting (or a record
                  * lost, review AF F5). Not ours to turn on; said as it is, not as "on". */
                 off = sysfs_fd >= 0 && knob_read(sysfs_fd, &now_value) >= 0 && now_value == 0;

@@ -517,9 +517,10 @@ static int pass_prepare(Pass *p) {
          * one, in which no pass of ours ran before it. (The lock refused: pass_refused_knob().) */
         if (touches_knob(a)) {
                 _cleanup_close_ int sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sysfs_fd >= 0)
-                        verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC,
-                                          "left over from an interrupted run");
+                /* without it, through the knob held open from the start; a failure is said and fails
+                 * closed (the kernel's sync on) where it can (review AS, AS-1) */
+                (void) verb_knob_restore(sysfs_fd, a->state_dir, KNOB_LOCK_WAIT_PASS_USEC,
+                                         "left over from an interrupted run");
         }
 
         r = context_open_root(a, &p->c);

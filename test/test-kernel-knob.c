@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "tests.h"
 
 static char tmpdir[] = "/tmp/test-kernel-knob.XXXXXX";
+static char tmpdir_sys[sizeof tmpdir + 8]; /* its sys/, the fixture's sysfs root */
 static int sysfs_fd = -EBADF, state_fd = -EBADF;
 
 static void put(int dir_fd, const char *path, const char *text) {
@@ -634,6 +636,60 @@ TEST(restore_fails_closed) {
         setup("1\n");
 }
 
+/* Review AS, AS-1: a 0 of an earlier sleep, then a restore with no file descriptor left (EMFILE,
+ * as under a tiny RLIMIT_NOFILE or a full system file table): the knob held open from the start
+ * puts the kernel's sync back on. In a child, whose limit is set so that no new fd can be had. 1
+ * when the child's restore left the knob at 1, 0 when at 0. */
+static int restore_out_of_fds(bool keep_open) {
+        pid_t pid;
+        int status;
+
+        setup("0\n");
+        put(state_fd, KNOB_RECORD_FILE, "1\n");
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl;
+                int v = -1, fd, r;
+
+                if (keep_open)
+                        ASSERT_OK(knob_keep_open(tmpdir_sys));
+                fd = dup(0); /* the lowest free number: every one below it is taken */
+                ASSERT_TRUE(fd >= 0);
+                safe_close(fd);
+                rl = (struct rlimit) { .rlim_cur = (rlim_t) fd, .rlim_max = (rlim_t) fd };
+                ASSERT_OK(setrlimit(RLIMIT_NOFILE, &rl));
+                ASSERT_TRUE(open("/dev/null", O_RDONLY | O_CLOEXEC) < 0 && errno == EMFILE);
+                r = knob_restore(sysfs_fd, state_fd, KNOB_LOCK_WAIT_PASS_USEC, &v);
+                ASSERT_TRUE(r < 0); /* no lock to be had: the record stays */
+                /* what a verb does then, also with no sysfs fd at all */
+                r = knob_fail_safe(sysfs_fd);
+                if (keep_open) {
+                        ASSERT_OK(r);
+                        ASSERT_OK(knob_fail_safe(-EBADF));
+                        ASSERT_OK(knob_read(-EBADF, &v));
+                        ASSERT_EQ(v, 1);
+                        /* a child that closed its fds: the number is not the knob's any more */
+                        knob_keep_forget();
+                        ASSERT_ERR(knob_write(-EBADF, 1), EBADF);
+                } else
+                        ASSERT_ERR(r, EMFILE);
+                _exit(EXIT_SUCCESS);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        /* the record is kept for the next restore */
+        ASSERT_TRUE(exists(state_fd, KNOB_RECORD_FILE));
+        return knob_now();
+}
+
+TEST(restore_out_of_fds) {
+        ASSERT_EQ(restore_out_of_fds(true), 1);
+        /* control: without the knob held open, it stays 0 */
+        ASSERT_EQ(restore_out_of_fds(false), 0);
+        setup("1\n");
+}
+
 /* The race itself (review I's reproducer): a late pass turning the knob off against a restore,
  * started together, many rounds. A stress check, not the guard: without the lock it fails in about
  * one run in five (review K); lock_held_elsewhere fails every time. Allowed ends: knob 0 with the record (the restore first: the post
@@ -702,6 +758,7 @@ int main(void) {
         snprintf(path, sizeof path, "%s/run", tmpdir);
         ASSERT_TRUE(mkdir(path, 0755) >= 0);
         snprintf(path, sizeof path, "%s/sys", tmpdir);
+        snprintf(tmpdir_sys, sizeof tmpdir_sys, "%s/sys", tmpdir);
         sysfs_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(sysfs_fd >= 0);
         snprintf(path, sizeof path, "%s/run", tmpdir);
@@ -725,6 +782,7 @@ int main(void) {
         RUN(record_is_not_a_symlink_target);
         RUN(lock_held_elsewhere);
         RUN(restore_fails_closed);
+        RUN(restore_out_of_fds);
         RUN(race_with_restore);
         RUN(real_sysfs_readonly);
 
