@@ -48,12 +48,13 @@ typedef struct ExecJob {
                                     * STATX_MNT_ID). On a mismatch, or when the path is missing,
                                     * and gone_check is set: if no mount of dev is left in the
                                     * worker's mount table the job ends OUTCOME_GONE, error EIDRM
-                                    * (unmounted, which synced it); else another mount of dev that
-                                    * the table lists and whose path leads to it, checked the same
-                                    * way, is synced (moved, or overmounted by a bind of itself);
-                                    * with none, OUTCOME_ERROR, ESTALE (ENOENT for a missing path:
-                                    * hidden, not reachable). A FUSE mount's owner (run_as_uid)
-                                    * looks for no other mount */
+                                    * (unmounted, which synced it); else, while this mount is still
+                                    * in the table, another directory mount of dev whose path leads
+                                    * to it over local filesystems only, checked the same way, is
+                                    * synced (moved, or overmounted by a bind of itself); with none,
+                                    * OUTCOME_ERROR, ESTALE (ENOENT for a missing path: hidden, not
+                                    * reachable). A FUSE mount's owner (run_as_uid) looks for no
+                                    * other mount */
         uint64_t mount_id_unique; /* with mount_id: that mount's id that is never reused (listmount),
                                    * compared instead when the kernel gives it (statx
                                    * STATX_MNT_ID_UNIQUE, Linux 6.8). 0: not known, and the line of

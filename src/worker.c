@@ -14,10 +14,12 @@
 
 #include <linux/openat2.h>
 
+#include "fs-type.h"
 #include "shared/fd-util.h"
 #include "mount-table.h"
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
+#include "shared/string-util.h"
 #include "worker.h"
 #include "writeback.h"
 
@@ -186,14 +188,65 @@ static int superblock_mounted(dev_t dev) {
         return 0;
 }
 
-static int open_mount(const ExecJob *job);
+static int open_mount(const ExecJob *job, bool dir_only);
 static int mount_is_planned(const ExecJob *job, int fd);
 
-/* Another mount of the superblock in our table whose path leads to it: moved, overmounted, or its
- * place taken since the plan (review AO, AO-2), the planned path no longer reaches it, but syncfs()
- * on any of its mounts syncs it. Each candidate is checked as the planned one is
- * (mount_is_planned(): the fd holds its mount, whose id cannot be handed out again meanwhile).
- * Tries at most WORKER_OTHER_MOUNTS_MAX; an fd, or -ENOENT when none leads to the superblock. */
+/* The entry of t with mount id id, or NULL. */
+static const MountEntry *table_find_id(const MountTable *t, int id) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (t->entries[i].mount_id == id && !t->entries[i].unlisted)
+                        return &t->entries[i];
+        return NULL;
+}
+
+/* Whether the planned mount is still in t: its never reused id where both have it, else its id with
+ * the planned superblock. A superblock's device number is its own only while it lives: with the
+ * planned mount gone, another superblock may have that number since (a loop device attached again
+ * and mounted elsewhere: review AT, AT-2), and the planned one was unmounted, which synced it. */
+static bool planned_still_mounted(const MountTable *t, const ExecJob *job) {
+        for (size_t i = 0; i < t->n_entries; i++) {
+                const MountEntry *e = &t->entries[i];
+
+                if (e->unlisted || e->dev != job->dev)
+                        continue;
+                if (job->mount_id_unique != 0 && e->mount_id_unique != 0
+                            ? e->mount_id_unique == job->mount_id_unique
+                            : e->mount_id == job->mount_id)
+                        return true;
+        }
+        return false;
+}
+
+/* Whether the walk to e crosses only local block or pseudo filesystems: no FUSE, network, autofs nor
+ * overlay mount above it, on which a server could hold the walk (review AT, AT-1; the planner's
+ * choice of a mount follows the same rule, plan.c mount_path_local()). A parent not in t: no. */
+static bool path_local(const MountTable *t, const MountEntry *e) {
+        for (size_t n = 0; n < t->n_entries; n++) {
+                const MountEntry *p;
+                FsClass c;
+
+                if (streq_ptr(e->mount_point, "/"))
+                        return true; /* nothing above it on the path */
+                p = table_find_id(t, e->parent_id);
+                if (!p || p == e)
+                        return false;
+                c = fs_class_from_fstype(p->fstype);
+                if (c == FS_CLASS_FUSE || c == FS_CLASS_NETWORK || c == FS_CLASS_OVERLAY ||
+                    (p->fstype && fstype_is(p->fstype, "autofs")))
+                        return false;
+                e = p;
+        }
+        return false;
+}
+
+/* Another mount of the planned superblock whose path leads to it, where the planned path no longer
+ * does (review AO, AO-2): moved, or overmounted by a bind of its own directory, since the plan.
+ * syncfs() on any of its mounts syncs it. Only while the planned mount itself is still there
+ * (planned_still_mounted()); only directories (a file bind mount may be a FIFO or a device, whose
+ * open does something: review AT, AT-4), on paths that cross no filesystem a server answers for
+ * (path_local()); each checked as the planned one is (mount_is_planned(): the fd holds its mount,
+ * whose id cannot be handed out again meanwhile). At most WORKER_OTHER_MOUNTS_MAX tried; an fd, or
+ * -ENOENT when none leads to the superblock. */
 #define WORKER_OTHER_MOUNTS_MAX 16U
 static int open_other_mount(const ExecJob *job) {
         _cleanup_(mount_table_freep) MountTable *t = NULL;
@@ -201,18 +254,23 @@ static int open_other_mount(const ExecJob *job) {
         unsigned tries = 0;
         int r;
 
+        if (job->mount_id <= 0)
+                return -ENOENT;
         root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return negative_errno();
         r = mount_table_load(root_fd, &t, NULL);
         if (r < 0)
                 return r;
+        if (!planned_still_mounted(t, job))
+                return -ENOENT;
         for (size_t i = 0; i < t->n_entries && tries < WORKER_OTHER_MOUNTS_MAX; i++) {
                 const MountEntry *e = &t->entries[i];
                 ExecJob other;
                 int fd;
 
-                if (e->dev != job->dev || e->unlisted || !e->mount_point || e->mount_id <= 0)
+                if (e->dev != job->dev || e->unlisted || !e->mount_point || e->mount_id <= 0 ||
+                    !path_local(t, e))
                         continue;
                 tries++;
                 other = *job;
@@ -220,7 +278,7 @@ static int open_other_mount(const ExecJob *job) {
                 other.mount_id = e->mount_id;
                 other.mount_id_unique = e->mount_id_unique;
                 other.mountinfo_pid = 0;
-                fd = open_mount(&other);
+                fd = open_mount(&other, true);
                 if (fd < 0)
                         continue;
                 if (mount_is_planned(&other, fd) > 0)
@@ -382,7 +440,7 @@ static bool covered(const ExecJob *job) {
  * syncfs() on an O_PATH fd fails with EBADF. A path longer than PATH_MAX (which the mount table
  * holds as it is) is walked to in pieces first (path_walk_long()); a shorter one is opened with one
  * open(), as always. */
-static int open_mount(const ExecJob *job) {
+static int open_mount(const ExecJob *job, bool dir_only) {
         _cleanup_close_ int dir_fd = -EBADF;
         const char *rest;
         int fd;
@@ -391,7 +449,7 @@ static int open_mount(const ExecJob *job) {
         if (fd < 0)
                 return fd;
         fd = openat(dir_fd, rest, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0 && errno == ENOTDIR)
+        if (fd < 0 && errno == ENOTDIR && !dir_only)
                 fd = openat(dir_fd, rest, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
@@ -435,7 +493,7 @@ int worker_sync_one(const ExecJob *job, void *userdata) {
                 return -EALREADY;
 
         owner = wants_owner(job);
-        fd = owner ? open_as_owner(job, &flush_fd) : open_mount(job);
+        fd = owner ? open_as_owner(job, &flush_fd) : open_mount(job, false);
         /* The path must still lead to the mount that was planned: another mount may have been put
          * on top of it, or it may have been unmounted (and another mounted there), since the mount
          * table was read. Unknown: synced all the same (most likely it is the one), but reported as
