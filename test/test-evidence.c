@@ -158,6 +158,31 @@ TEST(load_global_child_dies) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* A refresh whose write fails (EPERM under a lockdown LSM, EIO) leaves the per-CPU deltas unfolded: the
+ * global count may lag and read 0 over pages under writeback, so the load is an error and no count
+ * comes back. /dev/full stands in for such a stat_refresh (its writes fail with ENOSPC). */
+TEST(load_global_refresh_fails) {
+        char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF;
+        Meminfo m = { .writeback_bytes = 7 };
+
+        fd = proc_vm_root(root);
+        put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
+        ASSERT_OK(symlinkat("/dev/full", fd, "proc/sys/vm/stat_refresh"));
+        ASSERT_TRUE(evidence_load_global(fd, 5 * USEC_PER_SEC, &m) == -ENOSPC);
+        ASSERT_EQ(m.writeback_bytes, 7U); /* untouched */
+        ASSERT_TRUE(!m.has_writeback);
+
+        /* control: the same root with a stat_refresh that takes the write */
+        ASSERT_OK(unlinkat(fd, "proc/sys/vm/stat_refresh", 0));
+        safe_close(openat(fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CREAT | O_CLOEXEC, 0200));
+        ASSERT_OK(evidence_load_global(fd, 5 * USEC_PER_SEC, &m));
+        ASSERT_TRUE(m.has_writeback && m.writeback_bytes == 0);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 /* A refresh that does not return (review O, O4: a CPU that cannot run its kworker) is cut at the
  * bound: a FIFO nobody reads stands in for it, its open blocks as the write would. */
 TEST(load_global_bounded) {
@@ -357,6 +382,7 @@ int main(void) {
         RUN(load_global_fixture);
         RUN(load_global_bounded);
         RUN(load_global_child_dies);
+        RUN(load_global_refresh_fails);
         RUN(unexplained_dirty);
         return 0;
 }
