@@ -592,6 +592,46 @@ TEST(unread_keeps_the_knob) {
         ASSERT_EQ(e->n_warnings, 0);
 }
 
+/* A drop-in that cannot be read while the rule table is full (POLICY_MAX_RULES rules): no stand-in
+ * rule fits, so the first rule stands in, disabled, and no skip rule applies any more (the file not
+ * read may have turned the skip into a sync by its name). With room, a stand-in is added instead. */
+TEST(unread_dropin_rule_table_full) {
+        for (unsigned n = POLICY_MAX_RULES - 1; n <= POLICY_MAX_RULES; n++) {
+                PolicySources s = {};
+                _cleanup_(policy_freep) Policy *p = NULL;
+                _cleanup_free_ char *text = NULL;
+                size_t size = 0;
+                FILE *f;
+
+                f = open_memstream(&text, &size);
+                ASSERT_TRUE(f);
+                fputs("[Rule data]\nPath=/data\nAction=skip\n", f);
+                for (unsigned i = 1; i < n; i++)
+                        fprintf(f, "[Rule r%u]\nPath=/other/%u\nAction=sync\n", i, i);
+                ASSERT_TRUE(fclose(f) == 0);
+                ASSERT_OK(policy_sources_add(&s, "/etc/suspend-sync.conf.d/10-a.conf", 0, text, size));
+                ASSERT_OK(policy_sources_add(&s, "/etc/suspend-sync.conf.d/20-b.conf", -EACCES, "", 0));
+                ASSERT_OK(policy_build(&s, &p));
+                for (size_t i = 0; i < s.n_files; i++) {
+                        free(s.files[i].path);
+                        free(s.files[i].text);
+                }
+                free(s.files);
+
+                dump_warnings(p);
+                ASSERT_TRUE(p->unread);
+                ASSERT_EQ(p->n_rules, POLICY_MAX_RULES);
+                ASSERT_TRUE(p->rules[0].disabled);
+                ASSERT_STREQ(p->rules[0].disabled_reason, "the file could not be read");
+                ASSERT_STREQ(p->rules[0].o_disabled.file, "/etc/suspend-sync.conf.d/20-b.conf");
+                if (n == POLICY_MAX_RULES)
+                        ASSERT_STREQ(p->rules[0].name, "data"); /* no room: the first rule stands in */
+                else
+                        ASSERT_STREQ(p->rules[1].name, "data"); /* control: a stand-in added */
+                ASSERT_TRUE(policy_match(p, "/data", "ext4", 0, 0, NULL) == NULL);
+        }
+}
+
 /* Review Q: a skip rule must never stand while a file that may change it by name was not read. */
 static void write_at(int fd, const char *path, const char *text) {
         int f = openat(fd, path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
@@ -1689,6 +1729,7 @@ int main(void) {
         RUN(rules_fail_closed_later_skip);
         RUN(uses_device_class);
         RUN(bounds);
+        RUN(unread_dropin_rule_table_full);
         RUN(format);
         RUN(skip_clean_without_effect);
         RUN(shipped_config);
