@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -815,6 +816,84 @@ TEST(read_only) {
         ASSERT_OK(state_save(dir, &r));
 }
 
+static off_t size_in(const char *dir, const char *name) {
+        _cleanup_free_ char *p = path_join(dir, name);
+        struct stat st;
+
+        ASSERT_OK(stat(p, &st) < 0 ? -errno : 0);
+        return st.st_size;
+}
+
+/* The name of the one file in dir/history. */
+static char *only_history_file(const char *dir) {
+        _cleanup_free_ char *p = path_join(dir, "history");
+        struct dirent *de;
+        char *name = NULL;
+        DIR *d = opendir(p);
+
+        ASSERT_TRUE(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.') {
+                        ASSERT_TRUE(!name);
+                        name = path_join("history", de->d_name);
+                }
+        closedir(d);
+        ASSERT_TRUE(name);
+        return name;
+}
+
+/* The record fits in the stream's buffer, so the only write of last.json is the final flush: when
+ * that fails (ENOSPC on a full /run, EFBIG, EIO) the save is an error and the truncated file is not
+ * renamed over the previous record. A file size limit between the record's short form (history) and
+ * its pretty form (last.json) makes exactly that flush fail, with EFBIG. */
+TEST(last_flush_fails) {
+        _cleanup_free_ char *sizes = fresh_dir("flush-sizes"), *dir = fresh_dir("flush"), *hist = NULL;
+        _cleanup_(run_record_done) RunRecord a = {}, b = {}, last = {};
+        bool has_last = false;
+        off_t size_last, size_hist;
+        pid_t pid;
+        int status;
+
+        make_record(&a, 10);
+        make_record(&b, 11);
+        /* The sizes of b's two files, saved where nothing else is. */
+        ASSERT_OK(state_save(sizes, &b));
+        size_last = size_in(sizes, "last.json");
+        hist = only_history_file(sizes);
+        size_hist = size_in(sizes, hist);
+        ASSERT_TRUE(size_hist < size_last - 1);
+
+        ASSERT_OK(state_save(dir, &a));
+        fflush(stderr);
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl = { .rlim_cur = (rlim_t) size_last - 1, .rlim_max = (rlim_t) size_last - 1 };
+
+                ASSERT_TRUE(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+                ASSERT_OK(setrlimit(RLIMIT_FSIZE, &rl));
+                ASSERT_ERR(state_save(dir, &b), EFBIG);
+                _exit(EXIT_SUCCESS);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        /* The previous record stands, whole; no temporary file is left. */
+        ASSERT_OK(state_load(dir, &last, &has_last, NULL, NULL));
+        ASSERT_TRUE(has_last);
+        assert_record_eq(&a, &last);
+        {
+                _cleanup_free_ char *tmp = NULL;
+
+                ASSERT_TRUE(asprintf(&tmp, "last.json.tmp.%d", (int) pid) > 0);
+                ASSERT_TRUE(access_in(dir, tmp) < 0 && errno == ENOENT);
+        }
+        /* control: without the limit, the same record is saved */
+        ASSERT_OK(state_save(dir, &b));
+        run_record_done(&last);
+        ASSERT_OK(state_load(dir, &last, &has_last, NULL, NULL));
+        assert_record_eq(&b, &last);
+}
+
 TEST(lock) {
         _cleanup_free_ char *dir = fresh_dir("lock"), *sub = NULL;
         int a = -1, b = -1, status;
@@ -944,6 +1023,7 @@ int main(void) {
         RUN(missing_dir);
         RUN(not_a_dir);
         RUN(read_only);
+        RUN(last_flush_fails);
         RUN(lock);
         RUN(lock_wait);
         RUN(dir_check);
