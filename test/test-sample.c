@@ -577,6 +577,23 @@ TEST(chrooted_namespaces) {
                            "mounts outside that root were not scanned"));
 }
 
+/* One line of another namespace's table that cannot be parsed (the text backend: the fixture's
+ * namespaces are read through proc/PID/mountinfo) hides a mount of that namespace: a reason, naming
+ * the namespace and the member read. The control: the fixture as it is, no such reason. */
+TEST(unreadable_line_of_other_namespace) {
+        static const char want[] =
+                "1 line(s) of the mount table of mount namespace mnt:[4026532500] (process "
+                "124) could not be read";
+        _cleanup_(sample_freep) Sample *s = NULL, *control = NULL;
+
+        s = load_changed_root("chroot-ns", "printf '814 800 0:61 / /mnt/cut rw,rel' >> proc/124/mountinfo");
+        ASSERT_TRUE(!s->complete);
+        ASSERT_TRUE(has_reason(s, want, "the mounts they describe were not scanned"));
+        control = load_changed_root("chroot-ns", "true");
+        ASSERT_TRUE(!has_reason(control, want, NULL));
+        ASSERT_EQ(control->n_incomplete_why, 1U); /* the chrooted namespace alone (chrooted_namespaces) */
+}
+
 /* A candidate that exited or left its namespace: another member is looked for from the first
  * process, whatever an earlier walk left in proc_fd's offset (the walks used to read through dups of
  * proc_fd, which share it, so the second started where the first one's read-ahead had ended); an
@@ -2749,6 +2766,7 @@ int main(void) {
         RUN(nsfs_no_longer_nsfs);
         RUN(chroot_view);
         RUN(chrooted_namespaces);
+        RUN(unreadable_line_of_other_namespace);
         RUN(other_member_after_a_walk);
         RUN(member_mountinfo_checked);
         RUN(reach_bounded);
