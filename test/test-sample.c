@@ -594,6 +594,55 @@ TEST(unreadable_line_of_other_namespace) {
         ASSERT_EQ(control->n_incomplete_why, 1U); /* the chrooted namespace alone (chrooted_namespaces) */
 }
 
+static void print_reasons(const Sample *s) {
+        for (size_t i = 0; i < s->n_incomplete_why; i++)
+                fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
+}
+
+/* The listing of proc fails (test-sample is linked with --wrap=getdents64, test/meson.build) for the
+ * directory whose device and inode are getdents_fail_dir, with getdents_fail_errno (0: none). */
+static struct stat getdents_fail_dir;
+static int getdents_fail_errno;
+
+ssize_t __real_getdents64(int fd, void *buf, size_t size);
+ssize_t __wrap_getdents64(int fd, void *buf, size_t size);
+
+ssize_t __wrap_getdents64(int fd, void *buf, size_t size) {
+        struct stat st;
+
+        if (getdents_fail_errno != 0 && fstat(fd, &st) >= 0 && st.st_dev == getdents_fail_dir.st_dev &&
+            st.st_ino == getdents_fail_dir.st_ino) {
+                errno = getdents_fail_errno;
+                return -1;
+        }
+        return __real_getdents64(fd, buf, size);
+}
+
+/* The walk over proc that finds the other namespaces' members stops on an error (EACCES from hidepid=
+ * or an LSM, EIO): the namespaces of the processes not listed were never seen, a reason whatever the
+ * errno. The control: the listing as it is, no such reason. */
+TEST(proc_walk_fails) {
+        static const int errors[] = { EACCES, EIO, EPERM };
+
+        ASSERT_OK(stat(FIXTURES_DIR "/roots/chroot-ns/proc", &getdents_fail_dir));
+        for (size_t i = 0; i <= ELEMENTSOF(errors); i++) {
+                _cleanup_(sample_freep) Sample *s = NULL;
+                char want[256];
+
+                getdents_fail_errno = i < ELEMENTSOF(errors) ? errors[i] : 0;
+                s = load_root("chroot-ns", "nonexistent");
+                getdents_fail_errno = 0;
+                print_reasons(s);
+                ASSERT_TRUE(!s->complete);
+                snprintf(want, sizeof want, "the processes in proc could not all be listed (%s)",
+                         strerror(i < ELEMENTSOF(errors) ? errors[i] : EIO));
+                if (i < ELEMENTSOF(errors))
+                        ASSERT_TRUE(has_reason(s, want, "mount namespaces of the rest were not scanned"));
+                else
+                        ASSERT_TRUE(!has_reason(s, "the processes in proc could not all be listed", NULL));
+        }
+}
+
 /* A candidate that exited or left its namespace: another member is looked for from the first
  * process, whatever an earlier walk left in proc_fd's offset (the walks used to read through dups of
  * proc_fd, which share it, so the second started where the first one's read-ahead had ended); an
@@ -2767,6 +2816,7 @@ int main(void) {
         RUN(chroot_view);
         RUN(chrooted_namespaces);
         RUN(unreadable_line_of_other_namespace);
+        RUN(proc_walk_fails);
         RUN(other_member_after_a_walk);
         RUN(member_mountinfo_checked);
         RUN(reach_bounded);
