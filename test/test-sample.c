@@ -643,6 +643,36 @@ TEST(proc_walk_fails) {
         }
 }
 
+/* The namespaces are read one by one while the sample's bound allows (review AE, H1): with it
+ * passed (until 1) after a walk over proc too short to look at the clock (fewer than 64 processes),
+ * no namespace is read and a reason says so. The control: no bound, both namespaces read. */
+TEST(namespace_reads_bounded) {
+        for (usec_t until = 0; until <= 1; until++) {
+                _cleanup_close_ int root_fd = open(FIXTURES_DIR "/roots/chroot-ns",
+                                                   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                SampleSources src = { .root_fd = root_fd,
+                                      .sysfs_root = FIXTURES_DIR "/roots/chroot-ns/nonexistent",
+                                      .debugfs_fd = -EBADF,
+                                      .scan_namespaces = true,
+                                      .until = until };
+                _cleanup_(sample_freep) Sample *s = NULL;
+
+                ASSERT_TRUE(root_fd >= 0);
+                ASSERT_OK(sample_load(&src, &s));
+                print_reasons(s);
+                ASSERT_TRUE(!s->complete);
+                if (until > 0) {
+                        ASSERT_TRUE(has_reason(
+                                s, "2 of 2 mount namespaces were not read within the sample's bound",
+                                "their mounts were not scanned"));
+                        ASSERT_EQ(s->n_namespaces, 0U);
+                } else {
+                        ASSERT_TRUE(!has_reason(s, "within the sample's bound", NULL));
+                        ASSERT_EQ(s->n_namespaces, 2U);
+                }
+        }
+}
+
 /* A candidate that exited or left its namespace: another member is looked for from the first
  * process, whatever an earlier walk left in proc_fd's offset (the walks used to read through dups of
  * proc_fd, which share it, so the second started where the first one's read-ahead had ended); an
@@ -2817,6 +2847,7 @@ int main(void) {
         RUN(chrooted_namespaces);
         RUN(unreadable_line_of_other_namespace);
         RUN(proc_walk_fails);
+        RUN(namespace_reads_bounded);
         RUN(other_member_after_a_walk);
         RUN(member_mountinfo_checked);
         RUN(reach_bounded);
