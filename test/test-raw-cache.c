@@ -412,6 +412,69 @@ TEST(unexplained) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* The listing of a directory fails (test-raw-cache is linked with --wrap=getdents64,
+ * test/meson.build) for the one whose device and inode are getdents_fail_dir, with EIO, while
+ * getdents_fail is set. */
+static struct stat getdents_fail_dir;
+static bool getdents_fail;
+
+ssize_t __real_getdents64(int fd, void *buf, size_t size);
+ssize_t __wrap_getdents64(int fd, void *buf, size_t size);
+
+ssize_t __wrap_getdents64(int fd, void *buf, size_t size) {
+        struct stat st;
+
+        if (getdents_fail && fstat(fd, &st) >= 0 && st.st_dev == getdents_fail_dir.st_dev &&
+            st.st_ino == getdents_fail_dir.st_ino) {
+                errno = EIO;
+                return -1;
+        }
+        return __real_getdents64(fd, buf, size);
+}
+
+/* A disk whose partitions cannot be listed (a sysfs read error): the partitions not listed may hold
+ * pages written straight to them, so the listing's error is returned, and the look gives it as the
+ * reason. The control: the same disk listed, its devices asked (and this root has no "dev"). */
+TEST(others_listing_fails) {
+        char root[] = "/tmp/test-raw-cache-root.XXXXXX", dbg[] = "/tmp/test-raw-cache-dbg.XXXXXX", cmd[160];
+        _cleanup_close_ int sysfs = -EBADF, debugfs = -EBADF, rootfd = -EBADF;
+        const char *bdis[] = { "7:1" };
+        dev_t p1[] = { makedev(259, 0) };
+        _cleanup_free_ char *why = NULL;
+        usec_t later = now(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC;
+        RawDevice *d = NULL;
+        size_t n = 0;
+
+        sysfs = fixture_sysfs(root);
+        rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(test_mkdtemp(dbg));
+        debugfs = open(dbg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(rootfd >= 0 && debugfs >= 0);
+        put_stats(debugfs, "7:1", 2);
+        ASSERT_OK(fstatat(sysfs, "devices/virtual/block/loop1", &getdents_fail_dir, 0));
+
+        getdents_fail = true;
+        ASSERT_ERR(raw_cache_others(sysfs, "7:1", p1, 1, &d, &n), EIO);
+        raw_devices_free(d, n);
+        d = NULL, n = 0;
+        ASSERT_EQ(LOOK(bdis, 1, later, &why), 1);
+        getdents_fail = false;
+        ASSERT_STREQ(why,
+                     "the block devices of disk 7:1, which holds a filesystem of this pass, cannot be listed "
+                     "(sysfs: Input/output error)");
+        why = mfree(why);
+
+        /* control: listed in full */
+        ASSERT_OK(raw_cache_others(sysfs, "7:1", p1, 1, &d, &n));
+        ASSERT_EQ(n, 2U);
+        raw_devices_free(d, n);
+        ASSERT_EQ(LOOK(bdis, 1, later, &why), 1);
+        ASSERT_TRUE(!strstr(why, "cannot be listed"));
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s %s", root, dbg);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 /* The disks of a device group key. */
 TEST(group_disks) {
         _cleanup_free_ dev_t *d = NULL;
@@ -432,6 +495,7 @@ int main(void) {
         RUN(verdict);
         RUN(feed);
         RUN(unexplained);
+        RUN(others_listing_fails);
         RUN(group_disks);
         return 0;
 }
