@@ -2,15 +2,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "raw-cache.h"
+#include "shared/devnum-util.h"
 #include "shared/macro.h"
 #include "tests.h"
 
@@ -475,6 +479,144 @@ TEST(others_listing_fails) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* A loop device on file (a temporary one of ours, under the test lock): its node in ret_path, the
+ * fd holding it attached (LO_FLAGS_AUTOCLEAR: detached when its last fd closes); -errno when none can
+ * be had. As test-executor's. */
+static int loop_attach(const char *file, char *ret_path, size_t size) {
+        int ctl, n, loop = -EBADF, backing, r = -EBUSY;
+
+        ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+        if (ctl < 0)
+                return -errno;
+        backing = open(file, O_RDWR | O_CLOEXEC);
+        for (int try = 0; backing >= 0 && try < 10 && r == -EBUSY; try++) {
+                n = ioctl(ctl, LOOP_CTL_GET_FREE);
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                snprintf(ret_path, size, "/dev/loop%d", n);
+                loop = open(ret_path, O_RDWR | O_CLOEXEC);
+                if (loop < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (ioctl(loop, LOOP_SET_FD, backing) >= 0) {
+                        struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
+
+                        r = ioctl(loop, LOOP_SET_STATUS64, &info) < 0 ? -errno : 0;
+                        if (r < 0) {
+                                (void) ioctl(loop, LOOP_CLR_FD);
+                                close(loop);
+                                loop = -EBADF;
+                                break;
+                        }
+                } else {
+                        r = -errno;
+                        close(loop);
+                        loop = -EBADF;
+                }
+        }
+        if (backing >= 0)
+                close(backing);
+        close(ctl);
+        return r < 0 ? r : loop;
+}
+
+/* A writer that goes on writing to the device while the pass syncs it: test-raw-cache is linked with
+ * --wrap=fsync (test/meson.build); with fsync_then_write set, each fsync that succeeds is followed by
+ * one page written to the same device, through a file of its own (the child's fd stays open, so the
+ * device is not synced at that file's close). */
+static bool fsync_then_write;
+
+int __real_fsync(int fd);
+int __wrap_fsync(int fd);
+
+int __wrap_fsync(int fd) {
+        int r = __real_fsync(fd);
+
+        if (r >= 0 && fsync_then_write) {
+                char path[64], page[4096];
+                int w;
+
+                snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+                memset(page, 'w', sizeof page);
+                w = open(path, O_WRONLY | O_CLOEXEC);
+                if (w < 0 || pwrite(w, page, sizeof page, 3 * sizeof page) != (ssize_t) sizeof page)
+                        abort();
+                close(w);
+        }
+        return r;
+}
+
+/* The child fsyncs a device it found dirty, then asks it again: what is dirty after the fsync was
+ * written since (a process writing straight to a partition through the pass) and must count, the
+ * device named. On a loop device of our own with pages written to it; the control: nothing written
+ * after the fsync, the device clean. */
+TEST(dirty_after_fsync) {
+        char file[] = "/tmp/test-raw-cache-loop.XXXXXX", node[64], page[4096];
+        _cleanup_close_ int root_fd = -EBADF, loop = -EBADF;
+        struct stat st;
+        int fd;
+
+        if (geteuid() != 0) {
+                test_skip("dirty_after_fsync: not root (a loop device is needed)");
+                return;
+        }
+        if (!raw_cache_supported()) {
+                test_skip("dirty_after_fsync: no cachestat(2) (Linux 6.5 or later is needed)");
+                return;
+        }
+        fd = mkstemp(file);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(ftruncate(fd, 4 << 20));
+        close(fd);
+        loop = loop_attach(file, node, sizeof node);
+        ASSERT_OK(unlink(file));
+        if (loop < 0) {
+                test_skip("dirty_after_fsync: no loop device: %s", strerror(-loop));
+                return;
+        }
+        ASSERT_OK(fstat(loop, &st));
+        root_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root_fd >= 0);
+        memset(page, 'x', sizeof page);
+
+        for (int after = 0; after <= 1; after++) {
+                _cleanup_free_ char *why = NULL;
+                RawDevice d = {
+                        .dev = st.st_rdev,
+                        .name = strdup(node + strlen("/dev/")),
+                        .disk = strdup(FORMAT_DEVNUM(st.st_rdev)),
+                        .error = -ENODATA,
+                };
+
+                ASSERT_TRUE(d.name && d.disk);
+                for (unsigned i = 0; i < 8; i++)
+                        ASSERT_EQ(pwrite(loop, page, sizeof page, i * sizeof page), (ssize_t) sizeof page);
+                fsync_then_write = after;
+                raw_cache_query(root_fd, &d, 1, 10 * USEC_PER_SEC);
+                fsync_then_write = false;
+                fprintf(stderr, "  %s: error %d, found %" PRIu64 ", synced %" PRIu64 ", dirty %" PRIu64 "\n",
+                        after ? "written after the fsync" : "control", d.error, d.found, d.synced, d.dirty);
+                ASSERT_TRUE(d.answered);
+                ASSERT_EQ(d.error, 0);
+                ASSERT_TRUE(d.found > 0 && d.synced == d.found);
+                if (after) {
+                        ASSERT_TRUE(d.dirty > 0);
+                        ASSERT_EQ(raw_cache_verdict(&d, 1, &why), 1);
+                        ASSERT_TRUE(strstr(why, "dirty pages written straight to it"));
+                } else {
+                        ASSERT_U64_EQ(d.dirty, 0);
+                        ASSERT_EQ(raw_cache_verdict(&d, 1, &why), 0);
+                }
+                free(d.name);
+                free(d.disk);
+        }
+        /* what the last round left dirty, written before the device is let go */
+        ASSERT_OK(fsync(loop));
+}
+
 /* The disks of a device group key. */
 TEST(group_disks) {
         _cleanup_free_ dev_t *d = NULL;
@@ -496,6 +638,7 @@ int main(void) {
         RUN(feed);
         RUN(unexplained);
         RUN(others_listing_fails);
+        RUN(dirty_after_fsync);
         RUN(group_disks);
-        return 0;
+        return test_result();
 }
