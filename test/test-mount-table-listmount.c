@@ -354,6 +354,54 @@ static void odd_mounts_child(const char *base) {
         _exit(0);
 }
 
+/* More mounts than one listmount call returns (512 ids a call): the ids are asked for again after the
+ * last one seen until a call returns fewer, so every mount is listed. 600 bind mounts of one tmpfs
+ * directory in a private mount namespace; both backends must give the same table, each of the 600
+ * in it, and the id listing as many ids as mountinfo has lines. */
+#define MANY_MOUNTS 600U
+
+static void many_mounts_child(const char *base) {
+        _cleanup_(mount_table_freep) MountTable *t = NULL, *l = NULL;
+        _cleanup_close_ int root = -EBADF;
+        _cleanup_free_ uint64_t *ids = NULL;
+        char path[PATH_MAX], src[PATH_MAX];
+        MountTableBackend used;
+        size_t n_ids = 0;
+        int n;
+
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                fprintf(stderr, "  skipped: no private mount namespace: %m\n");
+                _exit(77);
+        }
+        MOUNT_OR_DIE("many", base, "tmpfs", 0, "mode=755");
+        snprintf(src, sizeof src, "%s/src", base);
+        mkdir_p_or_die(src);
+        for (unsigned i = 0; i < MANY_MOUNTS; i++) {
+                snprintf(path, sizeof path, "%s/m%u", base, i);
+                mkdir_p_or_die(path);
+                MOUNT_OR_DIE(src, path, NULL, MS_BIND, NULL);
+        }
+
+        n = compare_backends(&t);
+        if (n < 0) {
+                fprintf(stderr, "  skipped: listmount unusable here: %s\n", strerror(-n));
+                _exit(77);
+        }
+        fprintf(stderr, "  %d mounts, identical through both backends\n", n);
+        ASSERT_TRUE(n > (int) MANY_MOUNTS);
+        ASSERT_OK(mount_table_list_ids(0, &ids, &n_ids));
+        ASSERT_EQ(n_ids, (size_t) n);
+        root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(root >= 0);
+        ASSERT_OK(mount_table_load_backend(root, MOUNT_TABLE_BACKEND_LISTMOUNT, &l, NULL, &used));
+        ASSERT_EQ(used, MOUNT_TABLE_BACKEND_LISTMOUNT);
+        for (unsigned i = 0; i < MANY_MOUNTS; i++) {
+                snprintf(path, sizeof path, "%s/m%u", base, i);
+                ASSERT_TRUE(find(l, path));
+        }
+        _exit(0);
+}
+
 /* child(base) in a forked child, which makes its own private mount namespace (exit 77: skipped),
  * base a new directory under /tmp; root only. */
 static void in_child(const char *what, void (*child)(const char *base)) {
@@ -462,5 +510,8 @@ int main(void) {
         fprintf(stderr, "== oversized\n");
         test_state()->current = "oversized";
         in_child("oversized mounts", oversized_child);
+        fprintf(stderr, "== many_mounts\n");
+        test_state()->current = "many_mounts";
+        in_child("more than 512 mounts", many_mounts_child);
         return test_result();
 }
