@@ -292,7 +292,7 @@ static int format_impl(const Handover *h, bool short_open, char **ret) {
         if (h->unit_pass > 0)
                 fprintf(f, "unit %" PRIu64 " %s %s\n", (uint64_t) h->unit_pass, h->unit_boot_id,
                         h->unit_token);
-        if (fclose(f) != 0)
+        if (memstream_finish(f, &buf) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
         return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "shared/fileio.h"
 #include "shared/utf8.h"
 
 /* Outcomes in the order they are written; every one is written, 0 included, so that a series
@@ -148,9 +149,8 @@ int metrics_format(const SleepCycle *c, size_t n_cycles, char **ret) {
                 put_pass_series(f, p, n);
                 put_mount_series(f, p, n);
         }
-        if (fflush(f) != 0 || ferror(f))
+        if (memstream_finish(TAKE_PTR(f), &buf) < 0)
                 return -ENOMEM;
-        f = (fclose(f), NULL);
         *ret = TAKE_PTR(buf);
         return 0;
 }

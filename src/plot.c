@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plot.h"
+#include "shared/fileio.h"
 #include "shared/utf8.h"
 #include "shared/macro.h"
 
@@ -180,9 +181,8 @@ int plot_svg(const PlotCycle *c, char **ret) {
         if (c->late_end)
                 put_vline(f, &s, c->late_end, height, "#000000", NULL, "sleep (state write)");
         fputs("</svg>\n", f);
-        if (fflush(f) != 0 || ferror(f))
+        if (memstream_finish(TAKE_PTR(f), &buf) < 0)
                 return -ENOMEM;
-        f = (fclose(f), NULL);
         *ret = TAKE_PTR(buf);
         return 0;
 }

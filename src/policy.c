@@ -571,7 +571,7 @@ static int put_disabled_rule(FILE *f, const Rule *r) {
         for (size_t i = 0; i < policy_n_keys; i++)
                 if (policy_key_is_rule(&policy_keys[i]))
                         put_key(m, &policy_keys[i], r, NULL);
-        if (fclose(m) != 0)
+        if (memstream_finish(m, &text) < 0)
                 return -ENOMEM;
         for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
                 nl = strchr(l, '\n');
@@ -653,11 +653,7 @@ int policy_format_overrides(const Policy *p, const PolicyOverrides *o, char **re
                         return -ENOMEM;
                 }
 
-        if (ferror(f)) {
-                (void) fclose(f);
-                return -ENOMEM;
-        }
-        if (fclose(f) != 0)
+        if (memstream_finish(f, &buf) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
         return 0;

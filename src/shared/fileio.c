@@ -293,6 +293,14 @@ int mkdir_p_public(const char *path) {
         return 0;
 }
 
+int memstream_finish(FILE *f, char **buf) {
+        bool bad = fflush(f) != 0 || ferror(f);
+
+        if (fclose(f) != 0)
+                bad = true;
+        return bad || !*buf ? -ENOMEM : 0;
+}
+
 int loop_write(int fd, const void *p, size_t n) {
         const uint8_t *b = p;
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 /* Reads the whole file 'path' (relative to dir_fd; a leading '/' is stripped) into a NUL-terminated
@@ -44,6 +45,11 @@ int read_u64_file_at(int dir_fd, const char *path, uint64_t *ret);
 /* Writes all n bytes to fd, retrying short writes and EINTR (pipes, sockets). Allocates nothing:
  * safe in a forked child. Returns 0 or negative errno. */
 int loop_write(int fd, const void *p, size_t n);
+
+/* Ends an open_memstream(3) stream f whose buffer is *buf: flushes it, checks its error flag and
+ * closes it (f is closed either way). 0 with *buf the text, or -ENOMEM: a write failed, or glibc's
+ * last realloc in fclose() did, which leaves *buf NULL yet returns 0 (review AS, AS-2). */
+int memstream_finish(FILE *f, char **buf);
 
 /* Writes 'data' to dir_fd/path atomically: temporary file in the same directory, fsync-free
  * (tmpfs), rename. Mode 0644. */
