@@ -43,6 +43,9 @@ typedef struct Args {
         usec_t knob_write_stall;  /* $SUSPEND_SYNC_TEST_KNOB_WRITE_STALL: the late pass stalls this long
                                    * right after the knob's gate was found open, before its write (tests
                                    * of the gate's second look, review AF F1) */
+        usec_t prelook_delay;     /* $SUSPEND_SYNC_TEST_PRELOOK_DELAY: the late pass waits this long
+                                   * after its first FUSE look, before its workers (tests: the two
+                                   * looks must both prove a mount clean, review AR, #01) */
         usec_t late_skip_below;   /* KeepCheapSync='s bound (late-skip.h); 0: LATE_SKIP_BELOW, else
                                  * $SUSPEND_SYNC_TEST_LATE_SKIP_BELOW (tests: a slow machine's syncs) */
         const char *root;         /* --root= (proc/ and config files) */

@@ -318,6 +318,9 @@ int main(int argc, char *argv[]) {
         e = getenv("SUSPEND_SYNC_TEST_KNOB_LOOK_DELAY");
         if (e && parse_timespan(e, &a.knob_look_delay) < 0)
                 a.knob_look_delay = 0;
+        e = getenv("SUSPEND_SYNC_TEST_PRELOOK_DELAY");
+        if (e && parse_timespan(e, &a.prelook_delay) < 0)
+                a.prelook_delay = 0;
         e = getenv("SUSPEND_SYNC_TEST_KNOB_WRITE_STALL");
         if (e && parse_timespan(e, &a.knob_write_stall) < 0)
                 a.knob_write_stall = 0;

@@ -750,8 +750,13 @@ static int pass_execute(Pass *p) {
         reserve = record_reserve(p->c.policy->deadline, p->c.plan->n_entries);
         if (touches_knob(p->a) && p->a->late)
                 reserve += knob_reserve(p->c.policy->deadline);
-        if (p->a->late)
+        if (p->a->late) {
                 pass_fuse_prelook(p, p->deadline - MIN(p->deadline, reserve));
+                if (p->a->prelook_delay > 0) { /* tests: a FUSE server answers between the looks */
+                        struct timespec ts;
+                        (void) nanosleep(timespec_store(&ts, p->a->prelook_delay), NULL);
+                }
+        }
         pass_writeback_first(p);
         pass_defer_commit(p);
         r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel, p->deadline - reserve, NULL);

@@ -11,6 +11,8 @@
 #      else kept it on (the record says what did, if anything).
 #   C: a write at the server, answered 800 ms later, when the late pass begins (review AP, AP-1):
 #      proven clean only by evidence read before the workers too (below).
+#   D: the same, the late pass held between its two looks so that they disagree: not proven clean
+#      (review AR, #01).
 #   B (negative control): the owner holds dirty pages through a shared mapping, never written back
 #      (and the pass does not wake the flusher threads: WritebackFirst=no): "not proven clean: its
 #      bdi lists dirty inodes", and the knob stays 1.
@@ -125,6 +127,36 @@ echo "C: the look before the workers: ${pre:-none}"
 if [[ $reason == "late pass: FUSE, proven clean"* ]]; then
         ((took >= 350)) || fail "C: proven clean $took ms into the late pass, before the server could answer"
 fi
+
+# ---------------------------------------------------------------- D: the two looks disagree
+# Review AR (#01): the same write, with the late pass held 1.2 s after its first look (a test hook,
+# $SUSPEND_SYNC_TEST_PRELOOK_DELAY), so that the server answers between the looks: the look after
+# the workers finds the mount clean, the one before did not, and the mount must not count as proven
+# clean ("not proven clean: before this pass's workers, ..."). Code that lets the later look decide
+# alone calls it proven clean. A late look that fails for another reason (this machine's writeback)
+# decides nothing here: up to three attempts, then a skip of this case.
+"$FAULTDISK" ctl "$d/ctl" write-delay 800ms >/dev/null || fail "D: cannot set the server's write delay"
+for ((attempt = 1; ; attempt++)); do
+        rel_as_user sh -c "exec head -c 65536 /dev/urandom >'$d/mnt/d$attempt'" &
+        dwriter=$!
+        ss_on_exit "kill $dwriter 2>/dev/null"
+        for ((i = 0; i < 100; i++)); do
+                pgrep -u "$REL_UF_UID" -x head >/dev/null && break
+                sleep 0.02
+        done
+        ts=$(date +%s%N)
+        sleep 0.2
+        t0=$(date +%s%N)
+        SUSPEND_SYNC_TEST_PRELOOK_DELAY=1200ms SUSPEND_SYNC_LOG_LEVEL=debug late
+        wait "$dwriter" || fail "D: the owner's write failed"
+        late_start=$(((t0 - ts) / 1000000))
+        echo "D: attempt $attempt: $reason (late pass began $late_start ms after the writer)"
+        [[ $reason != *"FUSE, proven clean"* ]] ||
+                fail "D: proven clean though the look before the workers saw the write at the server"
+        [[ $late_start -lt 400 && $reason == *"FUSE, not proven clean: before this pass's workers"* ]] && break
+        ((attempt < 3)) || { "$FAULTDISK" ctl "$d/ctl" write-delay 0 >/dev/null; skip "D: no attempt where only the first look saw the write"; }
+done
+"$FAULTDISK" ctl "$d/ctl" write-delay 0 >/dev/null
 
 # ---------------------------------------------------------------- B: dirty pages held by a writer
 rel_as_user "$py" - "$d/mnt/mapped" "$d/ready" "$d/stop" <<'PY' &
