@@ -21,6 +21,7 @@
 #include "executor.h"
 #include "shared/fileio.h"
 #include "shared/mount-api.h"
+#include "loop-attach.h"
 #include "tests.h"
 #include "worker.h"
 
@@ -1322,49 +1323,6 @@ TEST(mount_id_and_flush) {
         ASSERT_OK(rmdir(dir));
 }
 
-/* A loop device on file (a temporary one of ours, under the test lock): its node in ret_path, the
- * fd holding it attached; -errno when none can be had. */
-static int loop_attach(const char *file, char *ret_path, size_t size) {
-        int ctl, n, loop = -EBADF, backing, r = -EBUSY;
-
-        ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        if (ctl < 0)
-                return -errno;
-        backing = open(file, O_RDWR | O_CLOEXEC);
-        for (int try = 0; backing >= 0 && try < 10 && r == -EBUSY; try++) {
-                n = ioctl(ctl, LOOP_CTL_GET_FREE);
-                if (n < 0) {
-                        r = -errno;
-                        break;
-                }
-                snprintf(ret_path, size, "/dev/loop%d", n);
-                loop = open(ret_path, O_RDWR | O_CLOEXEC);
-                if (loop < 0) {
-                        r = -errno;
-                        break;
-                }
-                if (ioctl(loop, LOOP_SET_FD, backing) >= 0) {
-                        /* Detached when its last fd closes: a test that aborts leaves no device. */
-                        struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
-
-                        r = ioctl(loop, LOOP_SET_STATUS64, &info) < 0 ? -errno : 0;
-                        if (r < 0) {
-                                (void) ioctl(loop, LOOP_CLR_FD);
-                                close(loop);
-                                loop = -EBADF;
-                                break;
-                        }
-                } else {
-                        r = -errno;
-                        close(loop);
-                        loop = -EBADF;
-                }
-        }
-        if (backing >= 0)
-                close(backing);
-        close(ctl);
-        return r < 0 ? r : loop;
-}
 
 /* A mount of another namespace (review R, R2): rtdev= names a node there, resolved below its
  * member's root (a chrooted child stands in for it), not in ours, where the name is nothing. */

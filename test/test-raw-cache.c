@@ -4,15 +4,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "loop-attach.h"
 #include "raw-cache.h"
 #include "shared/devnum-util.h"
 #include "shared/macro.h"
@@ -479,49 +478,6 @@ TEST(others_listing_fails) {
         ASSERT_EQ(system(cmd), 0);
 }
 
-/* A loop device on file (a temporary one of ours, under the test lock): its node in ret_path, the
- * fd holding it attached (LO_FLAGS_AUTOCLEAR: detached when its last fd closes); -errno when none can
- * be had. As test-executor's. */
-static int loop_attach(const char *file, char *ret_path, size_t size) {
-        int ctl, n, loop = -EBADF, backing, r = -EBUSY;
-
-        ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        if (ctl < 0)
-                return -errno;
-        backing = open(file, O_RDWR | O_CLOEXEC);
-        for (int try = 0; backing >= 0 && try < 10 && r == -EBUSY; try++) {
-                n = ioctl(ctl, LOOP_CTL_GET_FREE);
-                if (n < 0) {
-                        r = -errno;
-                        break;
-                }
-                snprintf(ret_path, size, "/dev/loop%d", n);
-                loop = open(ret_path, O_RDWR | O_CLOEXEC);
-                if (loop < 0) {
-                        r = -errno;
-                        break;
-                }
-                if (ioctl(loop, LOOP_SET_FD, backing) >= 0) {
-                        struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
-
-                        r = ioctl(loop, LOOP_SET_STATUS64, &info) < 0 ? -errno : 0;
-                        if (r < 0) {
-                                (void) ioctl(loop, LOOP_CLR_FD);
-                                close(loop);
-                                loop = -EBADF;
-                                break;
-                        }
-                } else {
-                        r = -errno;
-                        close(loop);
-                        loop = -EBADF;
-                }
-        }
-        if (backing >= 0)
-                close(backing);
-        close(ctl);
-        return r < 0 ? r : loop;
-}
 
 /* A writer that goes on writing to the device while the pass syncs it: test-raw-cache is linked with
  * --wrap=fsync (test/meson.build); with fsync_then_write set, each fsync that succeeds is followed by

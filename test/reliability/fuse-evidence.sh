@@ -83,6 +83,22 @@ else
         sed 's/^/   /' <<<"$kept"
 fi
 
+# write_at_server NAME: the owner writes 64 KiB to the mount's file NAME in the background
+# ($writer_pid); once its close() writes back and waits (FUSE's flush), the WRITE is at the server:
+# $ts when the writer was seen, $t0 200 ms later.
+write_at_server() {
+        rel_as_user sh -c "exec head -c 65536 /dev/urandom >'$d/mnt/$1'" &
+        writer_pid=$!
+        ss_on_exit "kill $writer_pid 2>/dev/null"
+        for ((i = 0; i < 100; i++)); do
+                pgrep -u "$REL_UF_UID" -x head >/dev/null && break
+                sleep 0.02
+        done
+        ts=$(date +%s%N)
+        sleep 0.2
+        t0=$(date +%s%N)
+}
+
 # ---------------------------------------------------------------- C: a write in flight to the server
 # Review AP, AP-1: the owner's write is at the server, which takes 800 ms before it writes the data
 # into its backing filesystem, when the late pass begins. Read after the workers only, the evidence
@@ -97,16 +113,8 @@ fi
 # at the server for 400 ms or more); a machine too busy for that gets up to three attempts.
 "$FAULTDISK" ctl "$d/ctl" write-delay 800ms >/dev/null || fail "C: cannot set the server's write delay"
 for ((attempt = 1; ; attempt++)); do
-        rel_as_user sh -c "exec head -c 65536 /dev/urandom >'$d/mnt/c$attempt'" &
-        cwriter=$!
-        ss_on_exit "kill $cwriter 2>/dev/null"
-        for ((i = 0; i < 100; i++)); do
-                pgrep -u "$REL_UF_UID" -x head >/dev/null && break
-                sleep 0.02
-        done
-        ts=$(date +%s%N)
-        sleep 0.2 # its close() writes back and waits (FUSE's flush): the WRITE is at the server
-        t0=$(date +%s%N)
+        write_at_server "c$attempt"
+        cwriter=$writer_pid
         SUSPEND_SYNC_LOG_LEVEL=debug late
         t1=$(date +%s%N)
         wait "$cwriter" || fail "C: the owner's write failed"
@@ -137,16 +145,8 @@ fi
 # decides nothing here: up to three attempts, then a skip of this case.
 "$FAULTDISK" ctl "$d/ctl" write-delay 800ms >/dev/null || fail "D: cannot set the server's write delay"
 for ((attempt = 1; ; attempt++)); do
-        rel_as_user sh -c "exec head -c 65536 /dev/urandom >'$d/mnt/d$attempt'" &
-        dwriter=$!
-        ss_on_exit "kill $dwriter 2>/dev/null"
-        for ((i = 0; i < 100; i++)); do
-                pgrep -u "$REL_UF_UID" -x head >/dev/null && break
-                sleep 0.02
-        done
-        ts=$(date +%s%N)
-        sleep 0.2
-        t0=$(date +%s%N)
+        write_at_server "d$attempt"
+        dwriter=$writer_pid
         SUSPEND_SYNC_TEST_PRELOOK_DELAY=1200ms SUSPEND_SYNC_LOG_LEVEL=debug late
         wait "$dwriter" || fail "D: the owner's write failed"
         late_start=$(((t0 - ts) / 1000000))
