@@ -403,7 +403,7 @@ static void pass_holder_describe(const char *dir, char *buf, size_t size) {
 static int pass_lock(Pass *p) {
         const char *dir = p->a->state_dir;
         bool is_tmpfs = true;
-        int r;
+        int r, k;
 
         if (pass_is_unit(p))
                 pass_mark_unit(p);
@@ -426,8 +426,14 @@ static int pass_lock(Pass *p) {
                                   dir);
         /* Whether locked or not (knob.orig is written there all the same): what cannot be told is a
          * real filesystem, and the late pass keeps the kernel's sync on. */
-        p->state_on_disk = state_dir_check(dir, &is_tmpfs) < 0 || !is_tmpfs;
-        if (r >= 0 && p->state_on_disk)
+        k = state_dir_check(dir, &is_tmpfs);
+        p->state_on_disk = k < 0 || !is_tmpfs;
+        if (r >= 0 && k < 0)
+                log_warning_errno(k,
+                                  "Cannot tell whether state directory '%s' is on tmpfs (%m): taken as a "
+                                  "real filesystem, which recording dirties.",
+                                  dir);
+        else if (r >= 0 && p->state_on_disk)
                 log_warning("State directory '%s' is not on tmpfs: recording dirties a real filesystem.",
                             dir);
         if (p->lock_fd >= 0)
