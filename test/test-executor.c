@@ -1785,6 +1785,44 @@ TEST(mount_followed) {
         in_namespace_child("follow", mount_followed_child);
 }
 
+/* Review AR (#37): a path that opens a mount with the planned id, whose superblock cannot be told
+ * (the namespace's mountinfo unreadable: here a process that has exited): synced all the same, but
+ * reported as an error (review H, H5), so the superblock counts as not synced. Control: the same
+ * job with our own mountinfo, synced. */
+TEST(planned_unknown) {
+        char dir[] = "/tmp/test-executor.XXXXXX";
+        struct statx stx;
+        ExecJob jobs[2];
+        pid_t gone;
+
+        if (!root_in_mount_table()) {
+                test_skip("our root is not a mount point in our table (chroot): no line names the mount");
+                return;
+        }
+        ASSERT_TRUE(test_mkdtemp(dir));
+        ASSERT_OK(statx(AT_FDCWD, dir, 0, STATX_MNT_ID, &stx));
+        gone = fork();
+        ASSERT_TRUE(gone >= 0);
+        if (gone == 0)
+                _exit(0);
+        ASSERT_EQ(waitpid(gone, NULL, 0), gone);
+        jobs[0] = (ExecJob) { .path = dir,
+                              .group = "a",
+                              .timeout = 10 * SEC,
+                              .mount_id = (int) stx.stx_mnt_id,
+                              .dev = mountinfo_dev(stx.stx_mnt_id),
+                              .mountinfo_pid = gone };
+        jobs[1] = jobs[0];
+        jobs[1].group = "b";
+        jobs[1].mountinfo_pid = 0;
+        ASSERT_EQ(run(jobs, 2, 2, in(30 * SEC), NULL), 1);
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, ENOENT);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        check_children(jobs, 2);
+        ASSERT_OK(rmdir(dir));
+}
+
 /* Overlays: covered (OUTCOME_COVERED, EALREADY) only when their upperdir lies on the expected superblock. */
 TEST(covered_if) {
         char dir[] = "/tmp/test-executor.XXXXXX";
@@ -2575,6 +2613,7 @@ int main(void) {
         RUN(mount_id_reused);
         RUN(mount_followed);
         RUN(restricted_view_never_gone);
+        RUN(planned_unknown);
         RUN(covered_if);
         RUN(run_as_owner);
         RUN(long_path);
