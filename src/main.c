@@ -337,8 +337,9 @@ int main(int argc, char *argv[]) {
                 return output_flushed(0) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         /* A verb that may have to put the kernel's sync back on holds the knob from here, before
          * any other file: out of file descriptors later, a 0 left by an earlier sleep can still be
-         * turned back to 1 (review AS, AS-1). Not there, or not root: as before. */
-        if (geteuid() == 0 && (is_hook_verb(verb) || STR_IN_SET(verb, "run", "restore-knob", "daemon")))
+         * turned back to 1 (review AS, AS-1). Not there, or not root: as before. (The daemon writes
+         * it only in its passes, each of which opens it first: child_detach().) */
+        if (geteuid() == 0 && (is_hook_verb(verb) || STR_IN_SET(verb, "run", "restore-knob")))
                 (void) knob_keep_open(a.sysfs);
         a.style = output_style(stdout, a.full);
         /* A script that asks for JSON must not get text (review B, F9). */

@@ -340,7 +340,8 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         bounded_child_forget_parent();
         d->lock_fd = safe_close(d->lock_fd); /* whatever the fallback of close_all_fds_but() reaches */
         (void) close_all_fds_but(keep, 2);
-        /* the knob held open went too: a pass holds it again, first (kernel-knob.h) */
+        /* a pass holds the knob open from its start, as one of its own (kernel-knob.h); nothing of
+         * the daemon's (it holds none) */
         knob_keep_forget();
         (void) knob_keep_open(d->a->sysfs);
 }
