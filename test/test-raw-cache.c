@@ -309,6 +309,16 @@ static int look(int rootfd, int sysfs, int debugfs, const char *const *bdis, siz
         ASSERT_TRUE(!synced); /* nothing here is a real device */
         return r;
 }
+/* The sysfs of fixture_sysfs() under root and an empty debugfs under dbg (both mkdtemp templates),
+ * their fds and root's. */
+static void fixture_open(char *root, char *dbg, int *ret_sysfs, int *ret_root, int *ret_debugfs) {
+        *ret_sysfs = fixture_sysfs(root);
+        *ret_root = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(test_mkdtemp(dbg));
+        *ret_debugfs = open(dbg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(*ret_root >= 0 && *ret_debugfs >= 0);
+}
+
 #define LOOK(bdis, n, until, why) look(rootfd, sysfs, debugfs, bdis, n, until, NULL, 0, why)
 
 /* What the child's failure says, or without cachestat(2) (before Linux 6.5) the reason given
@@ -333,11 +343,7 @@ TEST(unexplained) {
         _cleanup_free_ char *why = NULL;
         usec_t later = now(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC;
 
-        sysfs = fixture_sysfs(root);
-        rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(test_mkdtemp(dbg));
-        debugfs = open(dbg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(rootfd >= 0 && debugfs >= 0);
+        fixture_open(root, dbg, &sysfs, &rootfd, &debugfs);
 
         put_stats(debugfs, "7:1", 0);
         ASSERT_EQ(LOOK(bdis, 4, later, &why), 0);
@@ -448,11 +454,7 @@ TEST(others_listing_fails) {
         RawDevice *d = NULL;
         size_t n = 0;
 
-        sysfs = fixture_sysfs(root);
-        rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(test_mkdtemp(dbg));
-        debugfs = open(dbg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(rootfd >= 0 && debugfs >= 0);
+        fixture_open(root, dbg, &sysfs, &rootfd, &debugfs);
         put_stats(debugfs, "7:1", 2);
         ASSERT_OK(fstatat(sysfs, "devices/virtual/block/loop1", &getdents_fail_dir, 0));
 
