@@ -16,6 +16,7 @@
 #include "shared/devnum-util.h"
 #include "shared/macro.h"
 #include "tests.h"
+#include "wrap-getdents.h"
 
 static void put_file(int fd, const char *path, const char *text) {
         _cleanup_close_ int f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -421,26 +422,6 @@ TEST(unexplained) {
         ASSERT_EQ(system(cmd), 0);
 }
 
-/* The listing of a directory fails (test-raw-cache is linked with --wrap=getdents64,
- * test/meson.build) for the one whose device and inode are getdents_fail_dir, with EIO, while
- * getdents_fail is set. */
-static struct stat getdents_fail_dir;
-static bool getdents_fail;
-
-ssize_t __real_getdents64(int fd, void *buf, size_t size);
-ssize_t __wrap_getdents64(int fd, void *buf, size_t size);
-
-ssize_t __wrap_getdents64(int fd, void *buf, size_t size) {
-        struct stat st;
-
-        if (getdents_fail && fstat(fd, &st) >= 0 && st.st_dev == getdents_fail_dir.st_dev &&
-            st.st_ino == getdents_fail_dir.st_ino) {
-                errno = EIO;
-                return -1;
-        }
-        return __real_getdents64(fd, buf, size);
-}
-
 /* A disk whose partitions cannot be listed (a sysfs read error): the partitions not listed may hold
  * pages written straight to them, so the listing's error is returned, and the look gives it as the
  * reason. The control: the same disk listed, its devices asked (and this root has no "dev"). */
@@ -456,14 +437,14 @@ TEST(others_listing_fails) {
 
         fixture_open(root, dbg, &sysfs, &rootfd, &debugfs);
         put_stats(debugfs, "7:1", 2);
-        ASSERT_OK(fstatat(sysfs, "devices/virtual/block/loop1", &getdents_fail_dir, 0));
+        ASSERT_OK(fstatat(sysfs, "devices/virtual/block/loop1", &wrap_getdents_fail_dir, 0));
 
-        getdents_fail = true;
+        wrap_getdents_fail_errno = EIO;
         ASSERT_ERR(raw_cache_others(sysfs, "7:1", p1, 1, &d, &n), EIO);
         raw_devices_free(d, n);
         d = NULL, n = 0;
         ASSERT_EQ(LOOK(bdis, 1, later, &why), 1);
-        getdents_fail = false;
+        wrap_getdents_fail_errno = 0;
         ASSERT_STREQ(why,
                      "the block devices of disk 7:1, which holds a filesystem of this pass, cannot be listed "
                      "(sysfs: Input/output error)");

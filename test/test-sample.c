@@ -28,6 +28,7 @@
 #include "wrap-readdir.h"
 #include "unlisted-internal.h"
 #include "unlisted.h"
+#include "wrap-getdents.h"
 
 static const Superblock *find_sb(const Sample *s, unsigned ma, unsigned mi) {
         for (size_t k = 0; k < s->n_sbs; k++)
@@ -599,39 +600,20 @@ static void print_reasons(const Sample *s) {
                 fprintf(stderr, "incomplete: %s\n", s->incomplete_why[i]);
 }
 
-/* The listing of proc fails (test-sample is linked with --wrap=getdents64, test/meson.build) for the
- * directory whose device and inode are getdents_fail_dir, with getdents_fail_errno (0: none). */
-static struct stat getdents_fail_dir;
-static int getdents_fail_errno;
-
-ssize_t __real_getdents64(int fd, void *buf, size_t size);
-ssize_t __wrap_getdents64(int fd, void *buf, size_t size);
-
-ssize_t __wrap_getdents64(int fd, void *buf, size_t size) {
-        struct stat st;
-
-        if (getdents_fail_errno != 0 && fstat(fd, &st) >= 0 && st.st_dev == getdents_fail_dir.st_dev &&
-            st.st_ino == getdents_fail_dir.st_ino) {
-                errno = getdents_fail_errno;
-                return -1;
-        }
-        return __real_getdents64(fd, buf, size);
-}
-
 /* The walk over proc that finds the other namespaces' members stops on an error (EACCES from hidepid=
  * or an LSM, EIO): the namespaces of the processes not listed were never seen, a reason whatever the
  * errno. The control: the listing as it is, no such reason. */
 TEST(proc_walk_fails) {
         static const int errors[] = { EACCES, EIO, EPERM };
 
-        ASSERT_OK(stat(FIXTURES_DIR "/roots/chroot-ns/proc", &getdents_fail_dir));
+        ASSERT_OK(stat(FIXTURES_DIR "/roots/chroot-ns/proc", &wrap_getdents_fail_dir));
         for (size_t i = 0; i <= ELEMENTSOF(errors); i++) {
                 _cleanup_(sample_freep) Sample *s = NULL;
                 char want[256];
 
-                getdents_fail_errno = i < ELEMENTSOF(errors) ? errors[i] : 0;
+                wrap_getdents_fail_errno = i < ELEMENTSOF(errors) ? errors[i] : 0;
                 s = load_root("chroot-ns", "nonexistent");
-                getdents_fail_errno = 0;
+                wrap_getdents_fail_errno = 0;
                 print_reasons(s);
                 ASSERT_TRUE(!s->complete);
                 snprintf(want, sizeof want, "the processes in proc could not all be listed (%s)",
