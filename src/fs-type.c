@@ -330,6 +330,10 @@ bool fstype_is(const char *fstype, const char *type) {
         return fstype && strncmp(fstype, type, len) == 0 && (fstype[len] == 0 || fstype[len] == '.');
 }
 
+bool fs_walk_may_wait(FsClass c, const char *fstype) {
+        return c == FS_CLASS_FUSE || c == FS_CLASS_NETWORK || fstype_is(fstype, "autofs");
+}
+
 FsFlush fs_type_flush(const char *fstype, int journal, const char *fs_options) {
         const FsType *t = fs_type_lookup(fstype);
         _cleanup_free_ char *barrier = NULL;

@@ -103,6 +103,14 @@ FsClass fs_class_from_fstype(const char *fstype);
 /* Whether fstype ("type" or "type.subtype", as a mount table shows it) is of filesystem type type. */
 bool fstype_is(const char *fstype, const char *type);
 
+/* Whether a path walk through a mount of a filesystem of class c (type fstype) may wait on a server:
+ * a FUSE or network filesystem revalidates the names it crosses (d_revalidate, answered by its
+ * server) and autofs holds the walk until its daemon has mounted (review U, U1). A local block or
+ * pseudo filesystem answers for the path to a mount point from the dentry cache (the mount pins
+ * every dentry on that path); so does an overlay, unless one of its layers is on such a server (which
+ * its class does not say: callers that walk to a mount avoid overlays too). */
+bool fs_walk_may_wait(FsClass c, const char *fstype);
+
 /* journal: what ext4_journal_load() said of the superblock (1 a journal, 0 none, negative errno
  * unknown); only rows with flush_unless_journal look at it, and only a proven journal spares them.
  * fs_options: the superblock's options (NULL: none); "nobarrier" or "barrier=0" means its sync_fs

@@ -127,14 +127,10 @@ static ssize_t parent_mount(const Sample *sample, size_t idx) {
         return p;
 }
 
-/* Whether a path walk through a mount of s may wait on a server: a FUSE or network filesystem
- * revalidates the names it crosses (d_revalidate, answered by its server) and autofs holds the walk
- * until its daemon has mounted (review U, U1). A local block or pseudo filesystem answers for the
- * path to a mount point from the dentry cache (the mount pins every dentry on that path); so does an
- * overlay, unless one of its layers is on such a server (not known here: see mount_path_local()). */
+/* Whether a path walk through a mount of s may wait on a server (fs_walk_may_wait(); an overlay: see
+ * mount_path_local()). */
 static bool walk_may_wait(const Superblock *s) {
-        return s->fs_class == FS_CLASS_FUSE || s->fs_class == FS_CLASS_NETWORK ||
-               (s->fstype && fstype_is(s->fstype, "autofs"));
+        return fs_walk_may_wait(s->fs_class, s->fstype);
 }
 
 /* Whether every mount above mount idx, up to its namespace's root (parent_mount()), is a

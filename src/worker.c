@@ -231,8 +231,7 @@ static bool path_local(const MountTable *t, const MountEntry *e) {
                 if (!p || p == e)
                         return false;
                 c = fs_class_from_fstype(p->fstype);
-                if (c == FS_CLASS_FUSE || c == FS_CLASS_NETWORK || c == FS_CLASS_OVERLAY ||
-                    (p->fstype && fstype_is(p->fstype, "autofs")))
+                if (fs_walk_may_wait(c, p->fstype) || c == FS_CLASS_OVERLAY)
                         return false;
                 e = p;
         }
