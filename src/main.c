@@ -339,7 +339,8 @@ int main(int argc, char *argv[]) {
          * any other file: out of file descriptors later, a 0 left by an earlier sleep can still be
          * turned back to 1 (review AS, AS-1). Not there, or not root: as before. (The daemon writes
          * it only in its passes, each of which opens it first: child_detach().) */
-        if (geteuid() == 0 && (is_hook_verb(verb) || STR_IN_SET(verb, "run", "restore-knob")))
+        if (geteuid() == 0 && (is_hook_verb(verb) || streq(verb, "restore-knob") ||
+                               (streq(verb, "run") && STR_IN_SET(a.trigger, "unit", "hook"))))
                 (void) knob_keep_open(a.sysfs);
         a.style = output_style(stdout, a.full);
         /* A script that asks for JSON must not get text (review B, F9). */
