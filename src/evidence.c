@@ -45,6 +45,12 @@ bool evidence_writeback_pending(const Meminfo *global) {
                (global->has_writeback_tmp && global->writeback_tmp_bytes != 0);
 }
 
+bool evidence_writeback_may_be_done(const Meminfo *unrefreshed, uint64_t drift_bytes) {
+        return !unrefreshed->has_writeback ||
+               (unrefreshed->writeback_bytes <= drift_bytes &&
+                (!unrefreshed->has_writeback_tmp || unrefreshed->writeback_tmp_bytes <= drift_bytes));
+}
+
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,
                          const char **ret_why) {
         const char *why = NULL;

@@ -35,6 +35,12 @@ bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_w
 /* Pure: whether global (read, has_writeback set) counts pages under writeback, WritebackTmp too. */
 bool evidence_writeback_pending(const Meminfo *global);
 
+/* Pure: whether an unrefreshed read of proc/meminfo leaves room for no page to be under writeback:
+ * Writeback and WritebackTmp each within drift_bytes (meminfo_drift_load()) of 0; true when it does
+ * not show Writeback. Says only when a refreshed read (evidence_load_global()) is worth making;
+ * never evidence. */
+bool evidence_writeback_may_be_done(const Meminfo *unrefreshed, uint64_t drift_bytes);
+
 /* Pure. bdi_r/global_r: the results of loading them (negative errno: not available). Returns
  * true when the facts prove the superblock clean; false with a reason (static string) otherwise. */
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,

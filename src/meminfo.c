@@ -2,11 +2,14 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "meminfo.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
+#include "shared/string-util.h"
 #include "shared/macro.h"
 
 #define MEMINFO_MAX_BYTES (1024U * 1024U)
@@ -84,4 +87,58 @@ int meminfo_load(int root_fd, Meminfo *ret) {
                 return r;
 
         return meminfo_parse(buf, ret);
+}
+
+#define ZONEINFO_MAX_BYTES (4U * 1024U * 1024U)
+
+int meminfo_drift_parse(const char *text, uint64_t *ret_pages) {
+        uint64_t cpus = 0, node_cpus = 0, zone_cpus = 0;
+        bool in_node = false;
+        unsigned node = 0;
+
+        if (!text)
+                return -EINVAL;
+        /* A node's zones come one after another; its CPUs: the most any of its zones lists. */
+        for (const char *p = text, *next; *p; p = next) {
+                const char *eol = strchrnul(p, '\n');
+                unsigned n;
+
+                next = *eol ? eol + 1 : eol;
+                if (startswith(p, "Node ") && sscanf(p, "Node %u,", &n) == 1) {
+                        node_cpus = MAX(node_cpus, zone_cpus);
+                        zone_cpus = 0;
+                        if (in_node && n != node) {
+                                cpus += node_cpus;
+                                node_cpus = 0;
+                        }
+                        node = n;
+                        in_node = true;
+                } else if (in_node && startswith(p + strspn(p, " \t"), "cpu:"))
+                        zone_cpus++;
+        }
+        cpus += MAX(node_cpus, zone_cpus);
+        if (cpus == 0)
+                return -EBADMSG;
+        *ret_pages = cpus * VMSTAT_THRESHOLD_MAX;
+        return 0;
+}
+
+int meminfo_drift_load(int root_fd, uint64_t *ret_bytes) {
+        _cleanup_free_ char *buf = NULL;
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t pages;
+        int r;
+
+        if (page <= 0)
+                return -EINVAL;
+        r = read_full_file_at(root_fd, "proc/zoneinfo", ZONEINFO_MAX_BYTES, &buf, NULL);
+        if (r < 0)
+                return r;
+        r = meminfo_drift_parse(buf, &pages);
+        if (r < 0)
+                return r;
+        if (pages > UINT64_MAX / (uint64_t) page)
+                return -ERANGE;
+        *ret_bytes = pages * (uint64_t) page;
+        return 0;
 }

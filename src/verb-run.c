@@ -670,16 +670,56 @@ static void pass_blocked_recheck(Pass *p) {
  * filesystem's syncfs, then answered, and the mount was proven clean with the data dirty there. So
  * the same evidence is read before the workers and the flushers' wake-up too: the lists of each
  * such bdi must be empty, and then, once, no page may be under writeback anywhere; writeback in
- * flight (another device's too) is waited for, every FUSE_PRE_POLL, up to FUSE_PRE_WAIT_MAX or a
- * quarter of what is left before until (not when an earlier pass's worker was proven hung: its pages
- * stay under writeback). Whatever a server had by then, it had answered before the
- * workers began, so they sync it; what is written after the lists were read is the window of
- * every pass (evidence.h). A mount is proven clean only when both looks say so (pass_record()). */
+ * flight (another device's too) is waited for, up to FUSE_PRE_WAIT_MAX or a quarter of what is left
+ * before until (not when an earlier pass's worker was proven hung: its pages stay under writeback).
+ * Whatever a server had by then, it had answered before the workers began, so they sync it; what
+ * is written after the lists were read is the window of every pass (evidence.h). A mount is proven
+ * clean only when both looks say so (pass_record()).
+ * Only a refreshed count decides, and each refresh is a child (evidence_load_global()), which
+ * costs a fork and CPU the disks' writeback may be waiting for. Between two, the count as
+ * proc/meminfo shows it is read here every FUSE_PRE_TICK: while it is further from 0 than the CPUs'
+ * unfolded deltas can make up (meminfo_drift_load()), writeback is surely still in flight and no
+ * refresh is made but one every FUSE_PRE_FAR (should the bound be wrong on some kernel); once it is
+ * within that, one every FUSE_PRE_NEAR. Without the bound, one every FUSE_PRE_POLL, as before the
+ * thirty-sixth session. */
 #define FUSE_PRE_WAIT_MAX (1U * USEC_PER_SEC)
 #define FUSE_PRE_POLL (5U * USEC_PER_MSEC)
+#define FUSE_PRE_FAR (25U * USEC_PER_MSEC)
+#define FUSE_PRE_NEAR (2U * USEC_PER_MSEC)
+#define FUSE_PRE_TICK (1U * USEC_PER_MSEC)
 
 static bool writeback_in_flight(const Meminfo *m, int r) {
         return r >= 0 && m->has_writeback && evidence_writeback_pending(m);
+}
+
+/* Waits until the next refreshed read of the writeback count is due (above), the last begun at
+ * last. *drift: the bound of the unrefreshed count's error in bytes, loaded on first use; when it
+ * cannot be loaded, only FUSE_PRE_POLL applies. Returns false when bound leaves no time for another. */
+#define PRELOOK_DRIFT_UNREAD (-1)
+#define PRELOOK_DRIFT_UNKNOWN (-2)
+static bool prelook_wait(const Context *c, usec_t last, usec_t bound, int64_t *drift) {
+        if (*drift == PRELOOK_DRIFT_UNREAD) {
+                uint64_t d;
+                *drift = meminfo_drift_load(c->root_fd, &d) < 0 || d > INT64_MAX ? PRELOOK_DRIFT_UNKNOWN
+                                                                                 : (int64_t) d;
+        }
+        for (;;) {
+                usec_t t = now(CLOCK_MONOTONIC);
+                Meminfo m;
+
+                if (t + FUSE_PRE_TICK >= bound)
+                        return false;
+                (void) usleep(FUSE_PRE_TICK);
+                t = now(CLOCK_MONOTONIC);
+                if (*drift < 0) {
+                        if (t >= last + FUSE_PRE_POLL)
+                                return true;
+                } else if (t >= last + FUSE_PRE_FAR ||
+                           (t >= last + FUSE_PRE_NEAR &&
+                            (meminfo_load(c->root_fd, &m) < 0 ||
+                             evidence_writeback_may_be_done(&m, (uint64_t) *drift))))
+                        return true;
+        }
 }
 
 static void pass_fuse_prelook(Pass *p, usec_t until) {
@@ -689,6 +729,7 @@ static void pass_fuse_prelook(Pass *p, usec_t until) {
         _cleanup_free_ int *bdi_r = calloc(n, sizeof(int));
         usec_t start = now(CLOCK_MONOTONIC), bound, waited;
         char took[FORMAT_TIMESPAN_MAX];
+        int64_t drift = PRELOOK_DRIFT_UNREAD;
         Meminfo global = {};
         int global_r;
 
@@ -703,10 +744,11 @@ static void pass_fuse_prelook(Pass *p, usec_t until) {
         /* a worker of an earlier pass proven hung keeps its pages under writeback: one look */
         bound = start + (until > start && !p->earlier_hung ? MIN(FUSE_PRE_WAIT_MAX, (until - start) / 4) : 0);
         for (global_r = -ENODATA; k > 0;) {
+                usec_t last = now(CLOCK_MONOTONIC);
+
                 global_r = fuse_global_load(&p->c, until, &global);
-                if (!writeback_in_flight(&global, global_r) || now(CLOCK_MONOTONIC) + FUSE_PRE_POLL >= bound)
+                if (!writeback_in_flight(&global, global_r) || !prelook_wait(&p->c, last, bound, &drift))
                         break;
-                (void) usleep(FUSE_PRE_POLL);
         }
         waited = now(CLOCK_MONOTONIC) - start;
         format_timespan(took, sizeof took, waited);

@@ -77,6 +77,25 @@ TEST(verdicts) {
         ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &idle, 0, &why));
 }
 
+TEST(writeback_may_be_done) {
+        Meminfo far = global("Dirty: 0 kB\nWriteback: 4096 kB\nWritebackTmp: 0 kB\n");
+        Meminfo near = global("Dirty: 0 kB\nWriteback: 448 kB\nWritebackTmp: 0 kB\n");
+        Meminfo tmp_far = global("Dirty: 0 kB\nWriteback: 0 kB\nWritebackTmp: 452 kB\n");
+        Meminfo no_tmp = global("Dirty: 0 kB\nWriteback: 12 kB\n");
+        Meminfo no_wb = global("Dirty: 100 kB\n");
+
+        /* Within the CPUs' unfolded deltas (448 kB) of none: a refreshed read may show none. */
+        ASSERT_TRUE(evidence_writeback_may_be_done(&near, 448 * 1024));
+        ASSERT_TRUE(evidence_writeback_may_be_done(&no_tmp, 448 * 1024));
+        /* Further: surely in flight, either count. */
+        ASSERT_TRUE(!evidence_writeback_may_be_done(&near, 444 * 1024));
+        ASSERT_TRUE(!evidence_writeback_may_be_done(&far, 448 * 1024));
+        ASSERT_TRUE(!evidence_writeback_may_be_done(&tmp_far, 448 * 1024));
+        ASSERT_TRUE(!evidence_writeback_may_be_done(&near, 0));
+        /* Not shown: cannot tell, so the refreshed read decides. */
+        ASSERT_TRUE(evidence_writeback_may_be_done(&no_wb, 0));
+}
+
 static void put_file(int fd, const char *path, const char *text) {
         _cleanup_close_ int f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
@@ -379,6 +398,7 @@ TEST(unexplained_dirty) {
 
 int main(void) {
         RUN(verdicts);
+        RUN(writeback_may_be_done);
         RUN(load_global_fixture);
         RUN(load_global_bounded);
         RUN(load_global_child_dies);

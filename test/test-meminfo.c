@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include "meminfo.h"
 #include "shared/fileio.h"
@@ -128,6 +129,43 @@ TEST(load) {
         ASSERT_TRUE(m.has_dirty && m.has_writeback);
 }
 
+TEST(drift) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF, root = -EBADF, degraded = -EBADF;
+        uint64_t pages = 0, bytes = 0;
+
+        /* This kernel's: one node, its populated zones (DMA, DMA32, Normal) each listing CPUs 0 and 1;
+         * Movable and Device, unpopulated, none. */
+        fd = open(FIXTURES_DIR "/meminfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(read_full_file_at(fd, "real-kernel-6.18.zoneinfo", 1 << 20, &buf, NULL));
+        ASSERT_OK(meminfo_drift_parse(buf, &pages));
+        ASSERT_U64_EQ(pages, 2 * VMSTAT_THRESHOLD_MAX);
+
+        /* Two nodes: CPUs counted per node (the most of its zones), then summed. */
+        ASSERT_OK(meminfo_drift_parse("Node 0, zone DMA32\n  pagesets\n    cpu: 0\n    cpu: 1\n"
+                                      "Node 0, zone Normal\n  pagesets\n    cpu: 0\n    cpu: 1\n    cpu: 2\n"
+                                      "Node 0, zone Movable\n"
+                                      "Node 1, zone Normal\n  pagesets\n    cpu: 0\n    cpu: 1\n    cpu: 2\n"
+                                      "    cpu: 3\n",
+                                      &pages));
+        ASSERT_U64_EQ(pages, (3 + 4) * VMSTAT_THRESHOLD_MAX);
+        /* A "cpu:" before any node, no CPU at all, nothing: no bound. */
+        ASSERT_ERR(meminfo_drift_parse("    cpu: 0\n", &pages), EBADMSG);
+        ASSERT_ERR(meminfo_drift_parse("Node 0, zone   Movable\n  pages free     0\n", &pages), EBADMSG);
+        ASSERT_ERR(meminfo_drift_parse("", &pages), EBADMSG);
+        ASSERT_ERR(meminfo_drift_parse(NULL, &pages), EINVAL);
+
+        /* Loaded in bytes; a root without it. */
+        root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_OK(meminfo_drift_load(root, &bytes));
+        ASSERT_TRUE(bytes >= VMSTAT_THRESHOLD_MAX * (uint64_t) sysconf(_SC_PAGESIZE));
+        ASSERT_TRUE(bytes % (VMSTAT_THRESHOLD_MAX * (uint64_t) sysconf(_SC_PAGESIZE)) == 0);
+        degraded = open(FIXTURES_DIR "/roots/degraded", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(degraded >= 0);
+        ASSERT_ERR(meminfo_drift_load(degraded, &bytes), ENOENT);
+}
+
 int main(void) {
         RUN(real);
         RUN(writeback_tmp);
@@ -138,5 +176,6 @@ int main(void) {
         RUN(overflow);
         RUN(inline_strings);
         RUN(load);
+        RUN(drift);
         return 0;
 }
