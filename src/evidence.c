@@ -97,21 +97,42 @@ static int global_feed(const char *buf, size_t size, void *userdata) {
         return 1;
 }
 
-int evidence_load_global(int root_fd, usec_t timeout, Meminfo *ret) {
-        GlobalAnswer a = {};
-        int r;
-
-        if (timeout == 0)
-                return -ETIMEDOUT;
-        r = bounded_child_run(root_fd, timeout, sizeof a, global_child, global_feed, &a);
+static int global_answer(int r, const GlobalAnswer *a, Meminfo *ret) {
         if (r < 0)
                 return r;
         if (r == 0)
                 return -EIO; /* the child died without an answer */
-        if (a.r < 0)
-                return a.r;
-        *ret = a.m;
+        if (a->r < 0)
+                return a->r;
+        *ret = a->m;
         return 0;
+}
+
+int evidence_load_global(int root_fd, usec_t timeout, Meminfo *ret) {
+        GlobalAnswer a = {};
+
+        if (timeout == 0)
+                return -ETIMEDOUT;
+        return global_answer(bounded_child_run(root_fd, timeout, sizeof a, global_child, global_feed, &a), &a,
+                             ret);
+}
+
+int evidence_global_prepare(int root_fd, BoundedChild *ret) {
+        return bounded_child_prepare(root_fd, sizeof(GlobalAnswer), NULL, global_child, NULL, ret);
+}
+
+int evidence_global_load_prepared(BoundedChild *c, usec_t timeout, Meminfo *ret) {
+        GlobalAnswer a = {};
+        int r;
+
+        if (timeout == 0) {
+                bounded_child_cancel(c);
+                return -ETIMEDOUT;
+        }
+        r = bounded_child_go(c, timeout);
+        if (r < 0)
+                return -ESTALE;
+        return global_answer(bounded_child_finish(c, global_feed, &a), &a, ret);
 }
 
 static bool name_in(const char *name, const char *const *names, size_t n) {

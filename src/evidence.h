@@ -26,6 +26,7 @@
 
 #include "bdi-stats.h"
 #include "meminfo.h"
+#include "shared/bounded-child.h"
 #include "shared/time-util.h"
 
 /* Pure: whether a bdi's writeback lists (b_dirty, b_io, b_more_io, b_dirty_time) are shown and all
@@ -53,6 +54,14 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
  * negative errno: -ETIMEDOUT past the timeout (and with 0), the refresh's or the read's error (the
  * refresh needs root), the child's. */
 int evidence_load_global(int root_fd, usec_t timeout, Meminfo *ret);
+
+/* evidence_load_global() with its child forked ahead, off a path that is waited for
+ * (bounded_child_prepare()): prepare forks it, waiting; load lets it go, bounded by timeout from
+ * then, and returns what evidence_load_global() would, or -ESTALE when the child could not be told
+ * (gone meanwhile: load again without it). Either way c is used up; one never loaded:
+ * bounded_child_cancel(). */
+int evidence_global_prepare(int root_fd, BoundedChild *ret);
+int evidence_global_load_prepared(BoundedChild *c, usec_t timeout, Meminfo *ret);
 
 /* Whether bdi 'name' (under <debugfs_fd>/bdi/) shows writeback lists that are empty and all of its
  * lists: before Linux 6.10 (no wb_stats) `stats` shows only the root cgroup's, which proves nothing

@@ -83,6 +83,13 @@ static bool fuse_evidence_wanted(const PlanEntry *e) {
         return e->uncovered && e->fuse_evidence;
 }
 
+static bool fuse_evidence_any(const Plan *p) {
+        for (size_t i = p->n_sync; i < p->n_entries; i++)
+                if (fuse_evidence_wanted(&p->entries[i]))
+                        return true;
+        return false;
+}
+
 /* Loads the writeback lists of every such superblock's bdi into bdi[i] (result in bdi_r[i]) for plan
  * entry i; returns how many there are. */
 static size_t fuse_lists_load(const Context *c, BdiStats *bdi, int *bdi_r) {
@@ -103,19 +110,27 @@ static size_t fuse_lists_load(const Context *c, BdiStats *bdi, int *bdi_r) {
 }
 
 /* The system's writeback count, refreshed (evidence.h), in a child bounded by half of what is left
- * before until and by EVIDENCE_GLOBAL_MAX: its refresh may wait for a CPU. No answer is no evidence. */
-static int fuse_global_load(const Context *c, usec_t until, Meminfo *ret) {
-        usec_t t = now(CLOCK_MONOTONIC);
+ * before until and by EVIDENCE_GLOBAL_MAX: its refresh may wait for a CPU. No answer is no evidence.
+ * The child is *ahead when that was prepared (evidence_global_prepare(): its fork is not waited
+ * for here), which is then used up; else one forked now. */
+static int fuse_global_load(const Context *c, usec_t until, BoundedChild *ahead, Meminfo *ret) {
+        usec_t t = now(CLOCK_MONOTONIC), timeout = t < until ? MIN(EVIDENCE_GLOBAL_MAX, (until - t) / 2) : 0;
+        int r;
 
-        return evidence_load_global(c->root_fd, t < until ? MIN(EVIDENCE_GLOBAL_MAX, (until - t) / 2) : 0,
-                                    ret);
+        if (ahead && ahead->pid > 0) {
+                r = evidence_global_load_prepared(ahead, timeout, ret);
+                if (r != -ESTALE)
+                        return r;
+        }
+        return evidence_load_global(c->root_fd, timeout, ret);
 }
 
 /* Evidence for the plain FUSE superblocks the late pass left out (evidence.h), read after the
  * workers: every such bdi's writeback lists first, then the system's writeback once, by until. Fills
  * clean[i] for plan entry i; returns how many were proven clean. Reasons are appended to the
  * records' in run_record_build(). Not enough alone: pass_fuse_prelook() below. */
-static size_t late_fuse_evidence(const Context *c, usec_t until, const char **why, bool *clean) {
+static size_t late_fuse_evidence(const Context *c, usec_t until, BoundedChild *ahead, const char **why,
+                                 bool *clean) {
         const Plan *p = c->plan;
         _cleanup_free_ BdiStats *bdi = calloc(MAX(p->n_entries, 1), sizeof(BdiStats));
         _cleanup_free_ int *bdi_r = calloc(MAX(p->n_entries, 1), sizeof(int));
@@ -127,7 +142,7 @@ static size_t late_fuse_evidence(const Context *c, usec_t until, const char **wh
                 return 0; /* no evidence: uncovered */
         if (fuse_lists_load(c, bdi, bdi_r) == 0)
                 return 0;
-        global_r = fuse_global_load(c, until, &global);
+        global_r = fuse_global_load(c, until, ahead, &global);
         for (size_t i = p->n_sync; i < p->n_entries; i++) {
                 const PlanEntry *e = &p->entries[i];
 
@@ -174,6 +189,7 @@ typedef struct Pass {
         bool *fuse_pre;
         char **fuse_pre_why;
         size_t n_fuse_pre;
+        BoundedChild fuse_after; /* ... and the child of the look after them, forked ahead */
 } Pass;
 
 /* The state directory is locked and open: the record and the handover can be read and written. */
@@ -192,6 +208,7 @@ static void pass_done(Pass *p) {
         handover_done(&p->ho);
         context_done(&p->c);
         manager_requirers_free(p->requirers);
+        bounded_child_cancel(&p->fuse_after);
         free(p->fuse_pre);
         if (p->fuse_pre_why)
                 for (size_t i = 0; i < p->n_fuse_pre; i++)
@@ -730,6 +747,7 @@ static void pass_fuse_prelook(Pass *p, usec_t until) {
         usec_t start = now(CLOCK_MONOTONIC), bound, waited;
         char took[FORMAT_TIMESPAN_MAX];
         int64_t drift = PRELOOK_DRIFT_UNREAD;
+        BoundedChild next = BOUNDED_CHILD_NULL;
         Meminfo global = {};
         int global_r;
 
@@ -746,10 +764,15 @@ static void pass_fuse_prelook(Pass *p, usec_t until) {
         for (global_r = -ENODATA; k > 0;) {
                 usec_t last = now(CLOCK_MONOTONIC);
 
-                global_r = fuse_global_load(&p->c, until, &global);
-                if (!writeback_in_flight(&global, global_r) || !prelook_wait(&p->c, last, bound, &drift))
+                global_r = fuse_global_load(&p->c, until, &next, &global);
+                if (!writeback_in_flight(&global, global_r))
+                        break;
+                if (next.pid <= 0) /* the next refresh's child, forked while this waits */
+                        (void) evidence_global_prepare(p->c.root_fd, &next);
+                if (!prelook_wait(&p->c, last, bound, &drift))
                         break;
         }
+        bounded_child_cancel(&next);
         waited = now(CLOCK_MONOTONIC) - start;
         format_timespan(took, sizeof took, waited);
         for (size_t i = pl->n_sync; i < pl->n_entries; i++) {
@@ -807,6 +830,9 @@ static int pass_execute(Pass *p) {
         }
         pass_writeback_first(p);
         pass_defer_commit(p);
+        /* The look after the workers (pass_record()): its child forked now, while they work. */
+        if (p->a->late && fuse_evidence_any(p->c.plan))
+                (void) evidence_global_prepare(p->c.root_fd, &p->fuse_after);
         r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel, p->deadline - reserve, NULL);
         p->t_executed = now(CLOCK_MONOTONIC);
         if (r < 0)
@@ -986,8 +1012,8 @@ static int pass_record(Pass *p) {
                 return log_oom();
         if (a->late)
                 n_clean = late_fuse_evidence(
-                        &p->c, p->deadline - MIN(p->deadline, knob_reserve(p->c.policy->deadline)), fuse_why,
-                        fuse_clean);
+                        &p->c, p->deadline - MIN(p->deadline, knob_reserve(p->c.policy->deadline)),
+                        &p->fuse_after, fuse_why, fuse_clean);
         /* ... and before its workers (pass_fuse_prelook()): both looks, or it is not proven */
         for (size_t i = p->c.plan->n_sync; a->late && i < p->c.plan->n_entries; i++)
                 if (fuse_clean[i] && !(p->fuse_pre && p->fuse_pre[i])) {
@@ -1391,6 +1417,7 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
                 .state_fd = -EBADF,
                 .proc_fd = -EBADF,
                 .sysfs_fd = -EBADF,
+                .fuse_after = BOUNDED_CHILD_NULL,
                 .started_rt = now(CLOCK_REALTIME),
                 .started_mono = now(CLOCK_MONOTONIC),
                 .started_bt = now(CLOCK_BOOTTIME),

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "evidence.h"
@@ -225,6 +227,59 @@ TEST(load_global_bounded) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* The look after the workers forks its child ahead (evidence_global_prepare()): the refresh and the
+ * read must still be made at the load, after the lists the caller read then, not at the fork. */
+TEST(load_global_prepared) {
+        char root[] = "/tmp/test-evidence.XXXXXX", cmd[64];
+        _cleanup_close_ int fd = -EBADF;
+        BoundedChild c = BOUNDED_CHILD_NULL;
+        Meminfo m = {};
+        unsigned started;
+        usec_t t;
+
+        fd = proc_vm_root(root);
+        safe_close(openat(fd, "proc/sys/vm/stat_refresh", O_WRONLY | O_CREAT | O_CLOEXEC, 0200));
+        put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
+        ASSERT_OK(evidence_global_prepare(fd, &c));
+        ASSERT_TRUE(c.pid > 0);
+        (void) usleep(50 * USEC_PER_MSEC); /* a child that read now would see 0 */
+        put_file(fd, "proc/meminfo", "Dirty: 0 kB\nWriteback: 8 kB\nWritebackTmp: 0 kB\n");
+        ASSERT_OK(evidence_global_load_prepared(&c, 5 * USEC_PER_SEC, &m));
+        ASSERT_TRUE(m.has_writeback && m.writeback_bytes == 8 * 1024);
+        ASSERT_TRUE(c.pid <= 0); /* used up */
+
+        /* No time left: nothing read, the child let go unstarted. */
+        ASSERT_OK(evidence_global_prepare(fd, &c));
+        ASSERT_TRUE(evidence_global_load_prepared(&c, 0, &m) == -ETIMEDOUT);
+        ASSERT_TRUE(c.pid <= 0);
+
+        /* Gone before its go: -ESTALE, for the caller to load without it. */
+        ASSERT_OK(evidence_global_prepare(fd, &c));
+        ASSERT_OK(kill(c.pid, SIGKILL));
+        {
+                siginfo_t si = {};
+                /* dead (its socket closed), not reaped: that stays bounded-child's */
+                ASSERT_OK(waitid(P_PID, (id_t) c.pid, &si, WEXITED | WNOWAIT));
+        }
+        started = bounded_child_started();
+        ASSERT_TRUE(evidence_global_load_prepared(&c, 5 * USEC_PER_SEC, &m) == -ESTALE);
+        ASSERT_EQ(bounded_child_started(), started);
+        ASSERT_TRUE(c.pid <= 0);
+
+        /* Bounded from its go as evidence_load_global() is: a refresh that does not return. */
+        ASSERT_OK(unlinkat(fd, "proc/sys/vm/stat_refresh", 0));
+        ASSERT_OK(mkfifoat(fd, "proc/sys/vm/stat_refresh", 0600));
+        ASSERT_OK(evidence_global_prepare(fd, &c));
+        alarm(20);
+        t = now(CLOCK_MONOTONIC);
+        ASSERT_TRUE(evidence_global_load_prepared(&c, 100 * USEC_PER_MSEC, &m) == -ETIMEDOUT);
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t < 10 * USEC_PER_SEC);
+        alarm(0);
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 static void put_stats(int fd, const char *bdi, const char *text) {
         char path[128];
         _cleanup_close_ int f = -EBADF;
@@ -401,6 +456,7 @@ int main(void) {
         RUN(writeback_may_be_done);
         RUN(load_global_fixture);
         RUN(load_global_bounded);
+        RUN(load_global_prepared);
         RUN(load_global_child_dies);
         RUN(load_global_refresh_fails);
         RUN(unexplained_dirty);
