@@ -1181,6 +1181,50 @@ TEST(real_syncfs) {
         ASSERT_OK(rmdir(dir));
 }
 
+/* Linked with --wrap=syncfs (test/meson.build): fails with syncfs_fails (an errno; 0: never) for
+ * the directory syncfs_fails_on (device and inode), in the worker, which inherits both at its fork. */
+int __real_syncfs(int fd);
+int __wrap_syncfs(int fd);
+
+static int syncfs_fails;
+static struct stat syncfs_fails_on;
+
+int __wrap_syncfs(int fd) {
+        struct stat st;
+
+        if (syncfs_fails != 0 && fstat(fd, &st) == 0 && st.st_dev == syncfs_fails_on.st_dev &&
+            st.st_ino == syncfs_fails_on.st_ino) {
+                errno = syncfs_fails;
+                return -1;
+        }
+        return __real_syncfs(fd);
+}
+
+/* Review AR (#40): the real worker's syncfs() fails (EIO: the disk could not write the data back).
+ * That mount is an error with the errno, never synced; the other, whose syncfs() works, is synced. */
+TEST(syncfs_fails) {
+        char a[] = "/tmp/test-executor.XXXXXX", b[] = "/tmp/test-executor.XXXXXX";
+        ExecJob jobs[2];
+        int r;
+
+        ASSERT_TRUE(test_mkdtemp(a));
+        ASSERT_TRUE(test_mkdtemp(b));
+        ASSERT_OK(stat(a, &syncfs_fails_on));
+        jobs[0] = (ExecJob) { .path = a, .group = "a", .timeout = 10 * SEC };
+        jobs[1] = (ExecJob) { .path = b, .group = "b", .timeout = 10 * SEC };
+        syncfs_fails = EIO;
+        r = run(jobs, 2, 2, in(30 * SEC), NULL);
+        syncfs_fails = 0;
+        ASSERT_EQ(jobs[0].outcome, OUTCOME_ERROR);
+        ASSERT_EQ(jobs[0].error, EIO);
+        ASSERT_EQ(jobs[1].outcome, OUTCOME_SYNCED);
+        ASSERT_EQ(jobs[1].error, 0);
+        ASSERT_EQ(r, 1); /* the jobs that did not sync */
+        check_children(jobs, 2);
+        ASSERT_OK(rmdir(a));
+        ASSERT_OK(rmdir(b));
+}
+
 /* The mount-id check and the device flush, with real syscalls. */
 /* Whether our root is a mount of our own mount table: not in a chroot whose root is a directory. */
 static bool root_in_mount_table(void) {
@@ -2625,6 +2669,7 @@ int main(void) {
         RUN(errors_and_crash);
         RUN(sigchld_already_blocked);
         RUN(real_syncfs);
+        RUN(syncfs_fails);
         RUN(mount_id_and_flush);
         RUN(rt_flush_device);
         RUN(mount_id_reused);
