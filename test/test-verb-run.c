@@ -9,6 +9,7 @@
  * configuration in a temporary directory on /dev/shm.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include "evidence.h"
 #include "handover.h"
 #include "late-skip.h"
+#include "shared/fileio.h"
 #include "shared/string-util.h"
 #include "shared/strv.h"
 #include "log.h"
@@ -679,6 +681,181 @@ TEST(pseudo_overlay_numbers_explain_no_bdi) {
         ASSERT_OK(umount2(tmp, MNT_DETACH));
 }
 
+/* The late pass's FUSE evidence (evidence.h) on fixtures of this test's mount namespace, bind-mounted
+ * over the kernel's files: a proc/meminfo whose Writeback the test sets (the machine's otherwise),
+ * and a proc/sys/vm/stat_refresh that is a plain file, whose size tells whether the pass refreshed
+ * the system's writeback count, which it does only to read FUSE evidence. */
+static char meminfo_text[32768], meminfo_fixture[96], refresh_fixture[96];
+
+/* The machine's meminfo with Writeback: writeback_kb, written over the fixture in place (the same
+ * inode: what the bind mount shows). */
+static void meminfo_set(long writeback_kb) {
+        FILE *f;
+
+        ASSERT_TRUE((f = fopen(meminfo_fixture, "we")) != NULL);
+        for (const char *l = meminfo_text; *l;) {
+                const char *end = strchrnul(l, '\n');
+
+                if (startswith(l, "Writeback:"))
+                        fprintf(f, "Writeback:      %8ld kB\n", writeback_kb);
+                else
+                        fprintf(f, "%.*s\n", (int) (end - l), l);
+                l = *end ? end + 1 : end;
+        }
+        ASSERT_TRUE(fclose(f) == 0);
+}
+
+static bool proc_fixture_mount(void) {
+        FILE *f;
+        size_t n;
+
+        ASSERT_TRUE((f = fopen("/proc/meminfo", "re")) != NULL);
+        n = fread(meminfo_text, 1, sizeof meminfo_text - 1, f);
+        meminfo_text[n] = 0;
+        fclose(f);
+        ASSERT_TRUE(strstr(meminfo_text, "\nWriteback:") != NULL);
+        snprintf(meminfo_fixture, sizeof meminfo_fixture, "%s/meminfo", work);
+        snprintf(refresh_fixture, sizeof refresh_fixture, "%s/stat_refresh", work);
+        meminfo_set(0);
+        write_text(refresh_fixture, "");
+        if (mount(meminfo_fixture, "/proc/meminfo", NULL, MS_BIND, NULL) < 0) {
+                test_skip("cannot bind-mount a fixture over /proc/meminfo: %m");
+                return false;
+        }
+        if (mount(refresh_fixture, "/proc/sys/vm/stat_refresh", NULL, MS_BIND, NULL) < 0) {
+                test_skip("cannot bind-mount a fixture over /proc/sys/vm/stat_refresh: %m");
+                ASSERT_OK(umount2("/proc/meminfo", MNT_DETACH));
+                return false;
+        }
+        return true;
+}
+
+static void proc_fixture_umount(void) {
+        ASSERT_OK(umount2("/proc/sys/vm/stat_refresh", MNT_DETACH));
+        ASSERT_OK(umount2("/proc/meminfo", MNT_DETACH));
+}
+
+/* Whether a plain FUSE mount of a user (user_id= not 0) other than this test's is in the mount table
+ * of any process: the late pass reads FUSE evidence for it, whatever this test mounts. */
+static bool other_user_fuse(void) {
+        _cleanup_closedir_ DIR *d = opendir("/proc");
+        struct dirent *de;
+        bool found = false;
+
+        ASSERT_TRUE(d != NULL);
+        while (!found && (de = readdir(d))) {
+                _cleanup_free_ char *text = NULL;
+                char path[sizeof de->d_name + 16];
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof path, "/proc/%s/mountinfo", de->d_name);
+                if (read_full_file_at(AT_FDCWD, path, 64U << 20, &text, NULL) < 0)
+                        continue; /* gone, or a kernel thread */
+                for (char *l = text, *end; !found && *l; l = *end ? end + 1 : end) {
+                        char type[64], source[64], opts[512];
+                        const char *sep, *u;
+
+                        end = strchrnul(l, '\n');
+                        sep = strstr(l, " - ");
+                        if (!sep || sep > end || sscanf(sep, " - %63s %63s %511s", type, source, opts) != 3)
+                                continue;
+                        u = strstr(opts, "user_id=");
+                        found = (streq(type, "fuse") || startswith(type, "fuse.")) &&
+                                !startswith(source, "ss-vr-") && u && u[8] != '0';
+                }
+        }
+        return found;
+}
+
+/* A late pass (SyncOnSuspend=auto) within deadline with a FUSE mount of user uid that it leaves out,
+ * the fixture's Writeback writeback_kb. The mount's reason in its record goes to reason; returns whether the pass refreshed the
+ * system's writeback count. The mount has no server: the late pass asks nothing of it. */
+static bool late_pass_fuse(unsigned uid, long writeback_kb, usec_t deadline, char *reason, size_t size) {
+        _cleanup_(run_record_done) RunRecord last = {};
+        _cleanup_close_ int fuse_fd = -EBADF;
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(config_nocheap);
+        char mnt[160], opts[128];
+        bool has = false, found = false;
+        struct stat st;
+        usec_t t;
+        int code = -1;
+
+        knob_reset();
+        fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        ASSERT_TRUE(fuse_fd >= 0);
+        snprintf(mnt, sizeof mnt, "%s/fuse-%u", work, uid);
+        ASSERT_OK(mkdir(mnt, 0755));
+        snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=%u,group_id=%u", fuse_fd, uid, uid);
+        ASSERT_OK(mount("ss-vr-fuse", mnt, "fuse.ssvr", MS_NOSUID | MS_NODEV, opts));
+        fuse_fd = safe_close(fuse_fd); /* aborted: anything that asks gets ENOTCONN at once */
+
+        meminfo_set(writeback_kb);
+        write_text(refresh_fixture, "");
+        a.deadline = deadline;
+        t = now(CLOCK_MONOTONIC);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        t = now(CLOCK_MONOTONIC) - t;
+
+        ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
+        ASSERT_TRUE(has);
+        for (size_t i = 0; i < last.n_mounts && !found; i++)
+                if (streq(last.mounts[i].mount_point, mnt)) {
+                        snprintf(reason, size, "%s", last.mounts[i].reason ?: "");
+                        found = true;
+                }
+        ASSERT_TRUE(found);
+        fprintf(stderr, "  user_id=%u, writeback %ld kB: pass %.3fs, %s: %s\n", uid, writeback_kb,
+                (double) t / USEC_PER_SEC, mnt, reason);
+        ASSERT_OK(umount2(mnt, MNT_DETACH));
+        ASSERT_OK(rmdir(mnt));
+        ASSERT_OK(stat(refresh_fixture, &st));
+        return st.st_size > 0;
+}
+
+/* Review AR (#02): FUSE evidence is read only for a plain FUSE superblock of an unprivileged server
+ * (plan.c fuse_evidence_applies()); the late pass leaves out other superblocks too (a root-owned
+ * FUSE, NFS, an overlay), whose lists and the system's writeback prove nothing. For them it neither
+ * refreshes the system's count nor waits (up to a second, before its workers) for writeback in
+ * flight, and nothing proves them clean (the record's own check, run.c, ignores evidence for them
+ * too). A root-owned FUSE mount whose bdi lists are empty, with no writeback anywhere; the control:
+ * the same mount of user 1000, proven clean (the count refreshed). */
+TEST(fuse_evidence_only_for_user_fuse) {
+        char reason[1024];
+        bool refreshed;
+
+        if (debugfs_path != debugfs) {
+                test_skip("no mount namespace of our own");
+                return;
+        }
+        if (access("/dev/fuse", R_OK | W_OK) < 0) {
+                test_skip("no /dev/fuse: %m");
+                return;
+        }
+        if (!proc_fixture_mount())
+                return;
+        if (other_user_fuse()) {
+                test_skip("a FUSE mount of a user is mounted here: the late pass reads FUSE evidence anyway");
+                proc_fixture_umount();
+                return;
+        }
+        refreshed = late_pass_fuse(0, 0, 10 * USEC_PER_SEC, reason, sizeof reason);
+        if (refreshed && other_user_fuse())
+                test_skip("a FUSE mount of a user was mounted during the pass: the late pass read FUSE "
+                          "evidence for it");
+        else
+                ASSERT_TRUE(!refreshed);
+        ASSERT_TRUE(!strstr(reason, "proven clean"));
+        ASSERT_EQ(knob_value(), 1);
+
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
+        proc_fixture_umount();
+        knob_reset();
+}
+
 /* Review I, I4 (and L1): restore-knob with the daemon's token (--token=) ends that pass's cycle only.
  * The "unit" line of another pass (whose mark a restore without a token removed) and what that pass
  * left unsynced stay; with that pass's own token, or none, the list goes. */
@@ -769,6 +946,7 @@ int main(void) {
         RUN(bad_handover_keeps_kernel_sync);
         RUN(mounted_after_unit_pass_keeps_kernel_sync);
         RUN(pseudo_overlay_numbers_explain_no_bdi);
+        RUN(fuse_evidence_only_for_user_fuse);
         RUN(restore_knob_keeps_another_pass_record);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
