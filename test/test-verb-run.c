@@ -27,6 +27,7 @@
 #include "config.h"
 #include "context.h"
 #include "evidence.h"
+#include "executor.h"
 #include "handover.h"
 #include "late-skip.h"
 #include "shared/fileio.h"
@@ -684,8 +685,15 @@ TEST(pseudo_overlay_numbers_explain_no_bdi) {
 /* The late pass's FUSE evidence (evidence.h) on fixtures of this test's mount namespace, bind-mounted
  * over the kernel's files: a proc/meminfo whose Writeback the test sets (the machine's otherwise),
  * and a proc/sys/vm/stat_refresh that is a plain file, whose size tells whether the pass refreshed
- * the system's writeback count, which it does only to read FUSE evidence. */
+ * the system's writeback count, which it does only to read FUSE evidence. Linked with
+ * --wrap=executor_run (test/meson.build): the fixture's Writeback changes as the workers start. */
 static char meminfo_text[32768], meminfo_fixture[96], refresh_fixture[96];
+static long writeback_at_workers = -1; /* kB; -1: unchanged */
+
+int __real_executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
+                        const ExecOps *ops);
+int __wrap_executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
+                        const ExecOps *ops);
 
 /* The machine's meminfo with Writeback: writeback_kb, written over the fixture in place (the same
  * inode: what the bind mount shows). */
@@ -703,6 +711,13 @@ static void meminfo_set(long writeback_kb) {
                 l = *end ? end + 1 : end;
         }
         ASSERT_TRUE(fclose(f) == 0);
+}
+
+int __wrap_executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
+                        const ExecOps *ops) {
+        if (writeback_at_workers >= 0)
+                meminfo_set(writeback_at_workers);
+        return __real_executor_run(jobs, n_jobs, max_parallel, deadline, ops);
 }
 
 static bool proc_fixture_mount(void) {
@@ -733,6 +748,7 @@ static bool proc_fixture_mount(void) {
 static void proc_fixture_umount(void) {
         ASSERT_OK(umount2("/proc/sys/vm/stat_refresh", MNT_DETACH));
         ASSERT_OK(umount2("/proc/meminfo", MNT_DETACH));
+        writeback_at_workers = -1;
 }
 
 /* Whether a plain FUSE mount of a user (user_id= not 0) other than this test's is in the mount table
@@ -769,9 +785,11 @@ static bool other_user_fuse(void) {
 }
 
 /* A late pass (SyncOnSuspend=auto) within deadline with a FUSE mount of user uid that it leaves out,
- * the fixture's Writeback writeback_kb. The mount's reason in its record goes to reason; returns whether the pass refreshed the
+ * the fixture's Writeback writeback_kb before it and at_workers (-1: unchanged) once its workers
+ * start. The mount's reason in its record goes to reason; returns whether the pass refreshed the
  * system's writeback count. The mount has no server: the late pass asks nothing of it. */
-static bool late_pass_fuse(unsigned uid, long writeback_kb, usec_t deadline, char *reason, size_t size) {
+static bool late_pass_fuse(unsigned uid, long writeback_kb, long at_workers, usec_t deadline, char *reason,
+                           size_t size) {
         _cleanup_(run_record_done) RunRecord last = {};
         _cleanup_close_ int fuse_fd = -EBADF;
         Late l = { .waits = true };
@@ -793,11 +811,13 @@ static bool late_pass_fuse(unsigned uid, long writeback_kb, usec_t deadline, cha
         fuse_fd = safe_close(fuse_fd); /* aborted: anything that asks gets ENOTCONN at once */
 
         meminfo_set(writeback_kb);
+        writeback_at_workers = at_workers;
         write_text(refresh_fixture, "");
         a.deadline = deadline;
         t = now(CLOCK_MONOTONIC);
         ASSERT_OK(verb_run(&a, &n, &code, NULL));
         t = now(CLOCK_MONOTONIC) - t;
+        writeback_at_workers = -1;
 
         ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
         ASSERT_TRUE(has);
@@ -807,8 +827,8 @@ static bool late_pass_fuse(unsigned uid, long writeback_kb, usec_t deadline, cha
                         found = true;
                 }
         ASSERT_TRUE(found);
-        fprintf(stderr, "  user_id=%u, writeback %ld kB: pass %.3fs, %s: %s\n", uid, writeback_kb,
-                (double) t / USEC_PER_SEC, mnt, reason);
+        fprintf(stderr, "  user_id=%u, writeback %ld kB, at the workers %ld kB: pass %.3fs, %s: %s\n", uid,
+                writeback_kb, at_workers, (double) t / USEC_PER_SEC, mnt, reason);
         ASSERT_OK(umount2(mnt, MNT_DETACH));
         ASSERT_OK(rmdir(mnt));
         ASSERT_OK(stat(refresh_fixture, &st));
@@ -841,7 +861,7 @@ TEST(fuse_evidence_only_for_user_fuse) {
                 proc_fixture_umount();
                 return;
         }
-        refreshed = late_pass_fuse(0, 0, 10 * USEC_PER_SEC, reason, sizeof reason);
+        refreshed = late_pass_fuse(0, 0, -1, 10 * USEC_PER_SEC, reason, sizeof reason);
         if (refreshed && other_user_fuse())
                 test_skip("a FUSE mount of a user was mounted during the pass: the late pass read FUSE "
                           "evidence for it");
@@ -850,7 +870,37 @@ TEST(fuse_evidence_only_for_user_fuse) {
         ASSERT_TRUE(!strstr(reason, "proven clean"));
         ASSERT_EQ(knob_value(), 1);
 
-        ASSERT_TRUE(late_pass_fuse(1000, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(late_pass_fuse(1000, 0, -1, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
+        proc_fixture_umount();
+        knob_reset();
+}
+
+/* Review AR (#03), review AP, AP-1: before the workers a user's FUSE mount lists no dirty inode, but
+ * pages are under writeback (at its server) for the whole of the pre-look, and none once the workers
+ * start: the look after the workers alone would prove the mount clean, with the server's data possibly
+ * written into a filesystem already synced. The pre-look decides on the system's writeback count,
+ * not on the lists alone: not proven clean, the knob stays on. A short deadline keeps its wait (a
+ * quarter of what is left) short. The control: no writeback at either look, proven clean. */
+TEST(fuse_prelook_writeback_keeps_unproven) {
+        char reason[1024];
+
+        if (debugfs_path != debugfs) {
+                test_skip("no mount namespace of our own");
+                return;
+        }
+        if (access("/dev/fuse", R_OK | W_OK) < 0) {
+                test_skip("no /dev/fuse: %m");
+                return;
+        }
+        if (!proc_fixture_mount())
+                return;
+        ASSERT_TRUE(late_pass_fuse(1000, 4, 0, 2 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(strstr(reason, "FUSE, not proven clean: before this pass's workers") != NULL);
+        ASSERT_TRUE(strstr(reason, "pages are under writeback") != NULL);
+        ASSERT_EQ(knob_value(), 1);
+
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
         ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
         proc_fixture_umount();
         knob_reset();
@@ -947,6 +997,7 @@ int main(void) {
         RUN(mounted_after_unit_pass_keeps_kernel_sync);
         RUN(pseudo_overlay_numbers_explain_no_bdi);
         RUN(fuse_evidence_only_for_user_fuse);
+        RUN(fuse_prelook_writeback_keeps_unproven);
         RUN(restore_knob_keeps_another_pass_record);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
