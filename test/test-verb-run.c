@@ -835,6 +835,20 @@ static bool late_pass_fuse(unsigned uid, long writeback_kb, long at_workers, use
         return st.st_size > 0;
 }
 
+/* What late_pass_fuse() needs: a mount namespace of our own, /dev/fuse, the proc fixtures mounted
+ * (proc_fixture_umount() after). Skips the test when not. */
+static bool fuse_fixture_ready(void) {
+        if (debugfs_path != debugfs) {
+                test_skip("no mount namespace of our own");
+                return false;
+        }
+        if (access("/dev/fuse", R_OK | W_OK) < 0) {
+                test_skip("no /dev/fuse: %m");
+                return false;
+        }
+        return proc_fixture_mount();
+}
+
 /* Review AR (#02): FUSE evidence is read only for a plain FUSE superblock of an unprivileged server
  * (plan.c fuse_evidence_applies()); the late pass leaves out other superblocks too (a root-owned
  * FUSE, NFS, an overlay), whose lists and the system's writeback prove nothing. For them it neither
@@ -846,15 +860,7 @@ TEST(fuse_evidence_only_for_user_fuse) {
         char reason[1024];
         bool refreshed;
 
-        if (debugfs_path != debugfs) {
-                test_skip("no mount namespace of our own");
-                return;
-        }
-        if (access("/dev/fuse", R_OK | W_OK) < 0) {
-                test_skip("no /dev/fuse: %m");
-                return;
-        }
-        if (!proc_fixture_mount())
+        if (!fuse_fixture_ready())
                 return;
         if (other_user_fuse()) {
                 test_skip("a FUSE mount of a user is mounted here: the late pass reads FUSE evidence anyway");
@@ -885,15 +891,7 @@ TEST(fuse_evidence_only_for_user_fuse) {
 TEST(fuse_prelook_writeback_keeps_unproven) {
         char reason[1024];
 
-        if (debugfs_path != debugfs) {
-                test_skip("no mount namespace of our own");
-                return;
-        }
-        if (access("/dev/fuse", R_OK | W_OK) < 0) {
-                test_skip("no /dev/fuse: %m");
-                return;
-        }
-        if (!proc_fixture_mount())
+        if (!fuse_fixture_ready())
                 return;
         ASSERT_TRUE(late_pass_fuse(1000, 4, 0, 2 * USEC_PER_SEC, reason, sizeof reason));
         ASSERT_TRUE(strstr(reason, "FUSE, not proven clean: before this pass's workers") != NULL);
