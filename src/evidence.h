@@ -54,6 +54,8 @@ bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, 
  * negative errno: -ETIMEDOUT past the timeout (and with 0), the refresh's or the read's error (the
  * refresh needs root), the child's. */
 int evidence_load_global(int root_fd, usec_t timeout, Meminfo *ret);
+/* Its bound in a pass (~1 ms when a CPU is not held; under a second sample's or a raw look's). */
+#define EVIDENCE_GLOBAL_MAX (50U * USEC_PER_MSEC)
 
 /* evidence_load_global() with its child forked ahead, off a path that is waited for
  * (bounded_child_prepare()): prepare forks it, waiting; load lets it go, bounded by timeout from

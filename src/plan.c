@@ -9,6 +9,7 @@
 
 #include <limits.h>
 
+#include "evidence.h"
 #include "ext4-journal.h"
 #include "fs-type.h"
 #include "path-index.h"
@@ -98,6 +99,26 @@ static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
         if (options_get(m->fs_options, "user_id", &u) <= 0 || safe_atou(u, &uid) < 0)
                 return false;
         return uid != 0 && uid != UINT_MAX;
+}
+
+/* Such a superblock proven clean by the facts of the sample (evidence.h): its bdi's writeback lists
+ * read empty, then the system's writeback count, refreshed, none. Its syncfs would then write back no
+ * page, wait for none and send its server nothing. */
+static bool fuse_proven_clean(const Sample *sample, const Superblock *s, const MountEntry *m) {
+        return !s->all_read_only && fuse_evidence_applies(s, m) && s->has_bdi_stats &&
+               evidence_bdi_lists_empty(&s->bdi, 0, NULL) && sample->writeback_idle == 1;
+}
+
+bool plan_fuse_proof_wanted(const Sample *sample) {
+        for (size_t k = 0; k < sample->n_sbs; k++) {
+                const Superblock *s = &sample->sbs[k];
+
+                if (s->n_mounts > 0 && !s->all_read_only &&
+                    fuse_evidence_applies(s, &sample->table->entries[s->mounts[0]]) && s->has_bdi_stats &&
+                    evidence_bdi_lists_empty(&s->bdi, 0, NULL))
+                        return true;
+        }
+        return false;
 }
 
 typedef struct SbDecision {
@@ -347,9 +368,24 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                 return r < 0 ? -ENOMEM : 0;
         }
 
+        /* A plain FUSE mount of a user proven clean (fuse_proven_clean()): the main pass leaves it
+         * untouched, so that a server that no longer answers (an sshfs whose network is gone) holds
+         * no worker; the late pass looks again before the kernel's sync may go off
+         * (docs/CLEAN-EVIDENCE.md). */
+        if (scope == PLAN_SCOPE_ALL && fuse_proven_clean(sample, s, m)) {
+                d->action = PLAN_SKIP;
+                r = asprintf(&d->reason,
+                             "%s%s%sFUSE, proven clean: no dirty inode on its bdi %s, no page under "
+                             "writeback; its server is not asked",
+                             d->rule ? "rule '" : "", d->rule ?: "", d->rule ? "': Action=auto; " : "",
+                             s->device.bdi_name);
+                return r < 0 ? -ENOMEM : 0;
+        }
+
         /* auto: no filesystem type has an exact test for "syncfs would write nothing" (see
          * docs/CLEAN-EVIDENCE.md): every row of fs-type.c has the clean rule "none"
-         * (fs_type_clean_rule()), so whatever may hold data is synced, whatever SkipClean= says. */
+         * (fs_type_clean_rule()), so whatever may hold data is synced, whatever SkipClean= says.
+         * (FUSE above is no such test: its sync is only the writeback those facts count.) */
         d->action = PLAN_SYNC;
         if (!d->rule && device_info_unknown_classes(&s->device) != 0) {
                 /* A skip rule that matches should the classes not read be there: passed over

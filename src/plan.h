@@ -141,3 +141,8 @@ size_t plan_learn(Plan *plan, const PlanLearned *l, size_t n);
 usec_t plan_lpt_eta(const usec_t *work, size_t n, unsigned n_slots);
 
 int plan_build(const Sample *sample, const Policy *policy, PlanScope scope, Plan **ret);
+
+/* Whether the sample holds a writable plain FUSE superblock of an unprivileged user whose bdi lists
+ * read empty: then Sample.writeback_idle is worth reading, for plan_build() to skip it in the main
+ * pass as proven clean when that is 1. Pure. */
+bool plan_fuse_proof_wanted(const Sample *sample);

@@ -310,6 +310,7 @@ int sample_build(MountTable **table, const SampleOps *ops, Sample **ret) {
         s = calloc(1, sizeof(Sample));
         if (!s)
                 return -ENOMEM;
+        s->writeback_idle = -ENODATA;
 
         order = malloc(MAX(n, 1) * sizeof(size_t));
         s->sbs = calloc(MAX(n, 1), sizeof(Superblock));

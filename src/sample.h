@@ -82,6 +82,11 @@ typedef struct Sample {
         size_t n_namespaces;
         Meminfo meminfo;
         bool has_meminfo;
+        /* After every superblock's bdi stats were read, the system's writeback count refreshed
+         * (evidence_load_global()): 1 no page under writeback, 0 some, a negative errno not read
+         * (-ENODATA: not asked; sample_build() leaves it so). The pass asks it for plan.c's proof that
+         * a plain FUSE mount of a user is clean (plan_fuse_proof_wanted()). */
+        int writeback_idle;
         bool has_debugfs;      /* debugfs bdi/ directory was readable */
         bool complete;         /* every superblock the kernel's own sync would write is in the table
                                      * (listed or reached, see unlisted.h); false: incomplete_why says

@@ -73,9 +73,6 @@ static usec_t raw_cache_margin(usec_t deadline) {
         return k > RAW_CACHE_CHILD_MIN + RAW_CACHE_RESERVE ? k - RAW_CACHE_CHILD_MIN : RAW_CACHE_RESERVE;
 }
 
-/* The late FUSE evidence's refresh of the system's writeback count: its bound (~1 ms when a CPU
- * is not held; under a second sample's or a raw look's). */
-#define EVIDENCE_GLOBAL_MAX (50U * USEC_PER_MSEC)
 
 /* Whether plan entry e is a plain FUSE superblock the late pass left out, for which evidence is read
  * (evidence.h). */

@@ -591,6 +591,106 @@ TEST(late_scope_fuse_evidence) {
                 ASSERT_TRUE(!all->entries[i].fuse_evidence);
 }
 
+static Superblock *sb_of(Sample *s, const char *mount_point) {
+        for (size_t k = 0; k < s->n_sbs; k++)
+                for (size_t j = 0; j < s->sbs[k].n_mounts; j++)
+                        if (streq(s->table->entries[s->sbs[k].mounts[j]].mount_point, mount_point))
+                                return &s->sbs[k];
+        ASSERT_TRUE(false);
+        return NULL;
+}
+
+/* Idle writeback lists, as debugfs shows them for a bdi with nothing dirty. */
+static void sb_lists_empty(Superblock *sb) {
+        sb->has_bdi_stats = true;
+        for (int k = 0; k < _BDI_STAT_MAX; k++)
+                sb->bdi.present |= 1U << k;
+}
+
+/* The thirty-sixth session: in the main pass a plain FUSE mount of a user whose bdi lists are empty,
+ * with no page under writeback anywhere (a refreshed count read after them: Sample.writeback_idle),
+ * is skipped untouched: its syncfs would do nothing, and a server that does not answer would hold a
+ * worker to its timeout. Everything else about FUSE is as before: a dirty one, fuseblk, a root or
+ * unknown owner are synced; without the count, or with pages under writeback, all are; the late pass
+ * still leaves them out uncovered; a rule that says sync or skip decides. */
+TEST(main_pass_fuse_proven_clean) {
+        static const char *const clean[] = { "/run/user/1000/doc", "/home/alice/remote", "/home/bob/remote",
+                                             "/srv/shared", "/mnt/plain" };
+        static const char *const synced[] = { "/", "/run/user/1000/gvfs", "/media/stick", "/mnt/odd",
+                                              "/mnt/rootfuse" };
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-owners", fuse_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(policy_freep)
+                Policy *rules = parse_policy("[Rule keep]\nPath=/home/alice/*\nAction=sync\n"
+                                             "[Rule t]\nPath=/home/bob/*\nMountTimeoutSec=3s\n"
+                                             "[Rule off]\nPath=/srv/*\nAction=skip\n");
+        static const int idle[] = { -ENODATA, -ETIMEDOUT, 0 };
+
+        /* No bdi stats read: nothing to prove, nothing asked. */
+        ASSERT_TRUE(!plan_fuse_proof_wanted(s));
+        for (size_t k = 0; k < s->n_sbs; k++)
+                sb_lists_empty(&s->sbs[k]);
+        sb_of(s, "/run/user/1000/gvfs")->bdi.value[BDI_STAT_B_DIRTY] = 1; /* an inode with dirty pages */
+        ASSERT_TRUE(plan_fuse_proof_wanted(s));
+
+        /* The count not read, not read in time, or some page under writeback: all synced, as before. */
+        for (size_t i = 0; i < ELEMENTSOF(idle); i++) {
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                s->writeback_idle = idle[i];
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                for (size_t j = 0; j < ELEMENTSOF(clean); j++)
+                        ASSERT_EQ(find(p, clean[j])->action, PLAN_SYNC);
+        }
+
+        s->writeback_idle = 1;
+        {
+                _cleanup_(plan_freep) Plan *p = NULL, *late = NULL;
+
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                for (size_t j = 0; j < ELEMENTSOF(clean); j++) {
+                        const PlanEntry *e = find(p, clean[j]);
+
+                        ASSERT_EQ(e->action, PLAN_SKIP);
+                        ASSERT_TRUE(!e->uncovered && !e->skip_rule);
+                        ASSERT_TRUE(
+                                startswith(e->reason, "FUSE, proven clean: no dirty inode on its bdi 0:6"));
+                }
+                for (size_t j = 0; j < ELEMENTSOF(synced); j++)
+                        ASSERT_EQ(find(p, synced[j])->action, PLAN_SYNC);
+
+                /* The late pass: left out, uncovered, its own evidence read at its end. */
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &late));
+                for (size_t j = 0; j < ELEMENTSOF(clean); j++) {
+                        const PlanEntry *e = find(late, clean[j]);
+
+                        ASSERT_EQ(e->action, PLAN_SKIP);
+                        ASSERT_TRUE(e->uncovered && e->fuse_evidence);
+                }
+        }
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                ASSERT_OK(plan_build(s, rules, PLAN_SCOPE_ALL, &p));
+                ASSERT_EQ(find(p, "/home/alice/remote")->action, PLAN_SYNC); /* Action=sync */
+                ASSERT_STREQ(
+                        find(p, "/home/bob/remote")->reason,
+                        "rule 't': Action=auto; FUSE, proven clean: no dirty inode on its bdi 0:63, no page "
+                        "under writeback; its server is not asked");
+                ASSERT_TRUE(find(p, "/srv/shared")->skip_rule); /* Action=skip: uncovered */
+                ASSERT_EQ(find(p, "/mnt/plain")->action, PLAN_SKIP);
+        }
+
+        /* Read-only: skipped as before, for that reason. */
+        sb_of(s, "/mnt/plain")->all_read_only = true;
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                ASSERT_STREQ(find(p, "/mnt/plain")->reason, "read-only superblock");
+        }
+}
+
 /* Issue 11: in the late pass an overlay follows its upper layer (a container's root on the local
  * disk is synced through it, not left out); an overlay whose upper layer is not in the table is left
  * out, uncovered. */
@@ -1667,6 +1767,7 @@ int main(void) {
         RUN(fuse_owner);
         RUN(late_scope);
         RUN(late_scope_fuse_evidence);
+        RUN(main_pass_fuse_proven_clean);
         RUN(late_scope_overlay);
         RUN(never_skipped_as_clean);
         RUN(odd_paths_and_overmount);

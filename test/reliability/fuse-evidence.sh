@@ -13,9 +13,12 @@
 #      proven clean only by evidence read before the workers too (below).
 #   D: the same, the late pass held between its two looks so that they disagree: not proven clean
 #      (review AR, #01).
+#   E: the main pass (a `run`, as the unit's): the clean mount is skipped untouched, "FUSE, proven
+#      clean", while its server hangs every request: an old main pass's worker blocked on it until
+#      MountTimeoutSec= ("timed out").
 #   B (negative control): the owner holds dirty pages through a shared mapping, never written back
 #      (and the pass does not wake the flusher threads: WritebackFirst=no): "not proven clean: its
-#      bdi lists dirty inodes", and the knob stays 1.
+#      bdi lists dirty inodes", and the knob stays 1; the main pass syncs it.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rel_begin
@@ -82,6 +85,33 @@ else
         echo "A: the knob ($(knob)) was kept on by other mounts of this machine, not ours:"
         sed 's/^/   /' <<<"$kept"
 fi
+
+# ---------------------------------------------------------------- E: the main pass, the server hung
+# The mount is clean (A). Its server now hangs every request: a worker that opened the mount would
+# wait on it until MountTimeoutSec= (1 s here) and record "timed out". The main pass proves it clean
+# from the same facts (its bdi lists, then the system's writeback count refreshed) and leaves it
+# untouched. Writeback of other devices makes it not proven (then synced: the worker times out);
+# like A, a bounded number of attempts.
+SS_HERMETIC=1 ss_config "[Sync]
+MountTimeoutSec=1s"
+"$FAULTDISK" ctl "$d/ctl" hang >/dev/null || fail "E: cannot hang the server"
+for ((i = 0; i < 5; i++)); do
+        ss --sysfs="$sys" run >"$REL_TMP/main.log" 2>&1 || true
+        ss status --json=short >"$REL_TMP/status.json"
+        ereason=$(ss_mount_field "$REL_TMP/status.json" "$d/mnt" reason)
+        eoutcome=$(ss_mount_field "$REL_TMP/status.json" "$d/mnt" outcome)
+        [[ $ereason == *"FUSE, proven clean"* ]] && break
+        echo "E: attempt $((i + 1)): $eoutcome: $ereason"
+        sync
+        sleep 0.5
+done
+"$FAULTDISK" ctl "$d/ctl" resume >/dev/null || fail "E: cannot resume the server"
+echo "E: $eoutcome: $ereason"
+[[ $ereason == "rule 'test-own-mounts': Action=auto; FUSE, proven clean: no dirty inode on its bdi $bdi, no page under writeback; its server is not asked" ]] ||
+        { cat "$REL_TMP/main.log"; fail "E: the main pass did not leave the clean user FUSE mount untouched: $eoutcome: $ereason"; }
+[[ $eoutcome == skipped ]] || fail "E: outcome $eoutcome"
+SS_HERMETIC=0 ss_config "[Kernel]
+SyncOnSuspend=auto"
 
 # write_at_server NAME: the owner writes 64 KiB to the mount's file NAME in the background
 # ($writer_pid); once its close() writes back and waits (FUSE's flush), the WRITE is at the server:
@@ -191,6 +221,16 @@ echo "B: $reason; knob $(knob)"
 [[ $reason == *"FUSE, not proven clean: its bdi lists dirty inodes" ]] ||
         fail "B: a FUSE mount holding dirty pages was not reported dirty: $reason"
 [[ $(knob) == 1 ]] || fail "B: the kernel sync was turned off over dirty FUSE pages (knob $(knob))"
+# ... and the main pass syncs it (the control of E: the same facts, not proven clean).
+SS_HERMETIC=1 ss_config "[Sync]
+WritebackFirst=no"
+ss --sysfs="$sys" run >"$REL_TMP/main.log" 2>&1 || { cat "$REL_TMP/main.log"; fail "B: the main pass failed"; }
+ss status --json=short >"$REL_TMP/status.json"
+breason=$(ss_mount_field "$REL_TMP/status.json" "$d/mnt" reason)
+boutcome=$(ss_mount_field "$REL_TMP/status.json" "$d/mnt" outcome)
+echo "B: main pass: $boutcome: $breason"
+[[ $boutcome == synced && $breason != *"proven clean"* ]] ||
+        fail "B: the main pass did not sync a FUSE mount holding dirty pages: $boutcome: $breason"
 touch "$d/stop"
 wait "$writer" 2>/dev/null || true
 echo PASS
