@@ -63,6 +63,7 @@
 #include "shared/proc-util.h"
 #include "shared/parse-util.h"
 #include "state.h"
+#include "verb-knob.h"
 #include "verbs.h"
 
 #define LOGIN1 "org.freedesktop.login1"
@@ -171,7 +172,8 @@ static int lock_keep(Daemon *d, sd_bus_message *reply, uint64_t delay) {
 }
 
 /* At the start, before the event loop runs (nothing is served yet, READY=1 comes after it): the
- * lock, or the daemon does not start. After a sleep: relock(), which does not wait. */
+ * lock, or the daemon does not start; during a sleep, none (d->sleeping set), the lock after it.
+ * After a sleep: relock(), which does not wait. */
 static int lock_take(Daemon *d) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -185,6 +187,14 @@ static int lock_take(Daemon *d) {
                                          error.message ?: strerror(-r));
         r = sd_bus_call_method(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit", &error, &reply, "ssss",
                                "sleep", "suspend-sync", "Syncing filesystems before sleep", "delay");
+        if (r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.login1.OperationInProgress")) {
+                /* Started (restarted) while logind carries out a sleep (review AW, L1): it takes no delay
+                 * lock until that sleep's end, where exiting only had systemd start us again every
+                 * second, toward its start limit. The lock after it, as after any sleep (relock()). */
+                d->sleeping = true;
+                d->delay_max = delay;
+                return 0;
+        }
         if (r < 0)
                 return log_warning_errno(r, "Failed to take logind's delay lock: %s",
                                          error.message ?: strerror(-r));
@@ -1347,6 +1357,44 @@ static int hook_listen(Daemon *d) {
         return 0;
 }
 
+/* ---- a knob left changed by a sleep whose end nothing of ours saw ---------------------------- */
+
+/* Review AW, H1: the daemon's pass stood for the unit (no ExecStopPost=), systemd-sleep ended without
+ * its post hook (killed in its state write), and the daemon that made the mark was stopped or
+ * restarted meanwhile: nothing put the knob back, and it stayed 0 until the next pass of ours. Outside
+ * a sleep a record of the original is always such a leftover (a late pass writes it in a sleep, the
+ * restore after it removes it). So at the start, when logind says no sleep is under way, and after
+ * every sleep, the record alone is put back: the knob only, in this process (bounded by the knob's
+ * lock wait); the unit's record of that sleep is left to the next pass, which ends it as left over. */
+static void knob_leftover_restore(Daemon *d, const char *why) {
+        _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+                            sysfs_fd = -EBADF;
+
+        if (dir_fd >= 0 && faccessat(dir_fd, KNOB_RECORD_FILE, F_OK, 0) < 0 && errno == ENOENT)
+                return; /* nothing of ours to put back */
+        sysfs_fd = open(d->a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sysfs_fd < 0)
+                log_warning_errno(negative_errno(), "Failed to open '%s': %m", d->a->sysfs);
+        (void) verb_knob_restore(sysfs_fd, d->a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, why);
+}
+
+/* At the start: logind's PreparingForSleep. A sleep under way (or no answer): the restore waits for
+ * its end, the next PrepareForSleep(false). */
+static void knob_leftover_at_start(Daemon *d) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int preparing = 1, r;
+
+        r = sd_bus_get_property_trivial(d->bus, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER, "PreparingForSleep",
+                                        &error, 'b', &preparing);
+        if (r < 0)
+                log_debug_errno(r,
+                                "Cannot ask logind whether a sleep is under way (%s): a knob left changed is "
+                                "put back after the next sleep.",
+                                error.message ?: "no message");
+        else if (!preparing)
+                knob_leftover_restore(d, "left over from a sleep that ended without suspend-sync seeing it");
+}
+
 /* ---- logind's signal ----------------------------------------------------------------------- */
 
 static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -1377,7 +1425,10 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         if (d->marked && d->post_pid == 0) {
                 d->post_recorded = false;
                 post_step(d, "restore-knob");
-        }
+        } else if (!d->marked)
+                /* not our mark's sleep: the unit's ExecStopPost= or the post hook restores it, unless
+                 * neither ran (review AW, H1) */
+                knob_leftover_restore(d, "left over from a sleep that ended without its post hook");
         d->marked = false;
         relock(d);
         policy_refresh_tidy(d);
@@ -1510,13 +1561,18 @@ int verb_daemon(const Args *a) {
         if (r < 0)
                 log_warning_errno(r, "Cannot listen on " HOOK_SOCKET_PATH ", the system-sleep hook runs the "
                                      "late pass itself: %m");
+        knob_leftover_at_start(&d);
         r = lock_take(&d);
         if (r < 0)
                 goto finish;
-        log_info(
-                "Holding logind's delay lock for sleep (logind waits at most %s; the pass is waited for %s).",
-                format_timespan(x, sizeof x, d.delay_max),
-                format_timespan(y, sizeof y, daemon_pass_bound(d.delay_max)));
+        if (d.lock_fd < 0)
+                log_info("logind is carrying out a sleep: taking its delay lock after it (this sleep goes by "
+                         "suspend-sync.service).");
+        else
+                log_info("Holding logind's delay lock for sleep (logind waits at most %s; the pass is waited "
+                         "for %s).",
+                         format_timespan(x, sizeof x, d.delay_max),
+                         format_timespan(y, sizeof y, daemon_pass_bound(d.delay_max)));
         /* Ready with the next pass waiting: a sleep right after the start does not fork it. */
         standby_fork(&d);
         (void) notify_send("READY=1");

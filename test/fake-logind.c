@@ -3,7 +3,8 @@
  * fake-logind: the part of logind's bus API the daemon uses to hold its delay lock, on a private bus
  * (integration/daemon-bus.sh: a dbus-daemon of the test's own, which the daemon reaches as
  * $DBUS_SYSTEM_BUS_ADDRESS). It owns org.freedesktop.login1 and serves, on /org/freedesktop/login1,
- * the Manager's property InhibitDelayMaxUSec (5 s) and method Inhibit, whose lock is the write end of
+ * the Manager's properties InhibitDelayMaxUSec (5 s) and PreparingForSleep (the last signal's B, false
+ * before any) and method Inhibit, whose lock is the write end of
  * a pipe, as logind's is a FIFO's: its read end hangs up once every copy of it is closed, which is
  * the lock's release. ListInhibitors answers an empty list.
  *
@@ -41,10 +42,11 @@
 typedef struct Fake {
         sd_event *event;
         sd_bus *bus;
-        char *peer;   /* the daemon's unique name */
-        bool holding; /* Inhibit calls are held */
-        bool failing; /* the next Inhibit call is refused */
-        bool busy;    /* the next Inhibit call is refused as logind does while it still sleeps */
+        char *peer;    /* the daemon's unique name */
+        bool holding;  /* Inhibit calls are held */
+        bool failing;  /* the next Inhibit call is refused */
+        bool busy;     /* the next Inhibit call is refused as logind does while it still sleeps */
+        int preparing; /* PreparingForSleep: the last PrepareForSleep signal's argument */
         sd_bus_message *held[INHIBIT_MAX];         /* ... these, by number */
         unsigned n_inhibit;                        /* Inhibit calls so far */
         sd_event_source *lock_source[INHIBIT_MAX]; /* each lock's read end, until it hangs up */
@@ -138,9 +140,17 @@ static int property_delay(sd_bus *bus, const char *path, const char *interface, 
         return sd_bus_message_append(reply, "t", (uint64_t) 5000000);
 }
 
+static int property_preparing(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Fake *f = userdata;
+
+        return sd_bus_message_append(reply, "b", f->preparing);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("InhibitDelayMaxUSec", "t", property_delay, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PreparingForSleep", "b", property_preparing, 0, 0),
         SD_BUS_METHOD("Inhibit", "ssss", "h", method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("ListInhibitors", "", "a(ssssuu)", method_list_inhibitors, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL("PrepareForSleep", "b", 0),
@@ -172,8 +182,10 @@ static void command(Fake *f, const char *c) {
         } else if (streq(c, "signal 0") || streq(c, "signal 1")) {
                 r = sd_bus_emit_signal(f->bus, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
                                        "PrepareForSleep", "b", c[7] == '1');
-                if (r >= 0)
+                if (r >= 0) {
+                        f->preparing = c[7] == '1';
                         say("signalled %c", c[7]);
+                }
         } else if (streq(c, "ping")) {
                 r = f->peer ? sd_bus_call_method_async(f->bus, NULL, f->peer, "/",
                                                        "org.freedesktop.DBus.Peer", "Ping", on_pong, f, NULL)
