@@ -694,8 +694,8 @@ static void pass_blocked_recheck(Pass *p) {
  * proc/meminfo shows it is read here every FUSE_PRE_TICK: while it is further from 0 than the CPUs'
  * unfolded deltas can make up (meminfo_drift_load()), writeback is surely still in flight and no
  * refresh is made but one every FUSE_PRE_FAR (should the bound be wrong on some kernel); once it is
- * within that, one every FUSE_PRE_NEAR. Without the bound, one every FUSE_PRE_POLL, as before the
- * thirty-sixth session. */
+ * within that, one every FUSE_PRE_NEAR while it falls, else every FUSE_PRE_POLL (prelook_wait()).
+ * Without the bound, one every FUSE_PRE_POLL, as before the thirty-sixth session. */
 #define FUSE_PRE_WAIT_MAX (1U * USEC_PER_SEC)
 #define FUSE_PRE_POLL (5U * USEC_PER_MSEC)
 #define FUSE_PRE_FAR (25U * USEC_PER_MSEC)
@@ -706,33 +706,53 @@ static bool writeback_in_flight(const Meminfo *m, int r) {
         return r >= 0 && m->has_writeback && evidence_writeback_pending(m);
 }
 
-/* Waits until the next refreshed read of the writeback count is due (above), the last begun at
- * last. *drift: the bound of the unrefreshed count's error in bytes, loaded on first use; when it
- * cannot be loaded, only FUSE_PRE_POLL applies. Returns false when bound leaves no time for another. */
+/* Where the first look's wait stands between two refreshes: the bound of the unrefreshed count's
+ * error in bytes (loaded on first use; when it cannot be, only FUSE_PRE_POLL applies), and that count
+ * as last read (UINT64_MAX: not yet). */
+typedef struct PrelookWait {
+        int64_t drift;
+        uint64_t seen;
+} PrelookWait;
 #define PRELOOK_DRIFT_UNREAD (-1)
 #define PRELOOK_DRIFT_UNKNOWN (-2)
-static bool prelook_wait(const Context *c, usec_t last, usec_t bound, int64_t *drift) {
-        if (*drift == PRELOOK_DRIFT_UNREAD) {
+#define PRELOOK_WAIT_INIT ((PrelookWait) { .drift = PRELOOK_DRIFT_UNREAD, .seen = UINT64_MAX })
+
+/* Waits until the next refreshed read of the writeback count is due (above), the last begun at last:
+ * within the bound, every FUSE_PRE_NEAR while the unrefreshed count falls (review AY: one that stays
+ * within it, a slow device's last pages or a machine of many CPUs, whose bound is tens of MiB, had a
+ * child forked every 2 ms), else every FUSE_PRE_POLL. Returns false when bound leaves no time for
+ * another. */
+static bool prelook_wait(const Context *c, usec_t last, usec_t bound, PrelookWait *w) {
+        if (w->drift == PRELOOK_DRIFT_UNREAD) {
                 uint64_t d;
-                *drift = meminfo_drift_load(c->root_fd, &d) < 0 || d > INT64_MAX ? PRELOOK_DRIFT_UNKNOWN
-                                                                                 : (int64_t) d;
+                w->drift = meminfo_drift_load(c->root_fd, &d) < 0 || d > INT64_MAX ? PRELOOK_DRIFT_UNKNOWN
+                                                                                   : (int64_t) d;
         }
         for (;;) {
                 usec_t t = now(CLOCK_MONOTONIC);
+                uint64_t count;
                 Meminfo m;
 
                 if (t + FUSE_PRE_TICK >= bound)
                         return false;
                 (void) usleep(FUSE_PRE_TICK);
                 t = now(CLOCK_MONOTONIC);
-                if (*drift < 0) {
-                        if (t >= last + FUSE_PRE_POLL)
-                                return true;
-                } else if (t >= last + FUSE_PRE_FAR ||
-                           (t >= last + FUSE_PRE_NEAR &&
-                            (meminfo_load(c->root_fd, &m) < 0 ||
-                             evidence_writeback_may_be_done(&m, (uint64_t) *drift))))
+                if (t >= last + (w->drift < 0 ? FUSE_PRE_POLL : FUSE_PRE_FAR))
                         return true;
+                if (w->drift < 0 || t < last + FUSE_PRE_NEAR)
+                        continue;
+                if (meminfo_load(c->root_fd, &m) < 0) {
+                        if (t >= last + FUSE_PRE_POLL) /* cannot tell: as without the bound */
+                                return true;
+                        continue;
+                }
+                if (!evidence_writeback_may_be_done(&m, (uint64_t) w->drift))
+                        continue; /* surely in flight */
+                count = m.writeback_bytes + (m.has_writeback_tmp ? m.writeback_tmp_bytes : 0);
+                if (count < w->seen || t >= last + FUSE_PRE_POLL) {
+                        w->seen = count;
+                        return true;
+                }
         }
 }
 
@@ -743,11 +763,15 @@ static void pass_fuse_prelook(Pass *p, usec_t until) {
         _cleanup_free_ int *bdi_r = calloc(n, sizeof(int));
         usec_t start = now(CLOCK_MONOTONIC), bound, waited;
         char took[FORMAT_TIMESPAN_MAX];
-        int64_t drift = PRELOOK_DRIFT_UNREAD;
+        PrelookWait wait = PRELOOK_WAIT_INIT;
         BoundedChild next = BOUNDED_CHILD_NULL;
         Meminfo global = {};
         int global_r;
 
+        /* The look after the workers (pass_record()): its child forked now, its fork off the tail, and
+         * while this look waits, off the workers' start too (review AY). */
+        if (fuse_evidence_any(pl))
+                (void) evidence_global_prepare(p->c.root_fd, &p->fuse_after);
         p->fuse_pre = calloc(n, sizeof(bool));
         p->fuse_pre_why = calloc(n, sizeof(char *));
         p->n_fuse_pre = p->fuse_pre_why ? n : 0;
@@ -766,7 +790,7 @@ static void pass_fuse_prelook(Pass *p, usec_t until) {
                         break;
                 if (next.pid <= 0) /* the next refresh's child, forked while this waits */
                         (void) evidence_global_prepare(p->c.root_fd, &next);
-                if (!prelook_wait(&p->c, last, bound, &drift))
+                if (!prelook_wait(&p->c, last, bound, &wait))
                         break;
         }
         bounded_child_cancel(&next);
@@ -827,9 +851,6 @@ static int pass_execute(Pass *p) {
         }
         pass_writeback_first(p);
         pass_defer_commit(p);
-        /* The look after the workers (pass_record()): its child forked now, while they work. */
-        if (p->a->late && fuse_evidence_any(p->c.plan))
-                (void) evidence_global_prepare(p->c.root_fd, &p->fuse_after);
         r = executor_run(p->j.run, p->j.n_run, p->c.policy->max_parallel, p->deadline - reserve, NULL);
         p->t_executed = now(CLOCK_MONOTONIC);
         if (r < 0)

@@ -688,7 +688,9 @@ TEST(pseudo_overlay_numbers_explain_no_bdi) {
  * the system's writeback count, which it does only to read FUSE evidence. Linked with
  * --wrap=executor_run (test/meson.build): the fixture's Writeback changes as the workers start. */
 static char meminfo_text[32768], meminfo_fixture[96], refresh_fixture[96];
-static long writeback_at_workers = -1; /* kB; -1: unchanged */
+static long writeback_at_workers = -1;    /* kB; -1: unchanged */
+static bool refresh_fails_until_workers;  /* stat_refresh is /dev/full (writes fail) until then */
+static usec_t writeback_at_workers_after; /* ... changed this long after the workers are called */
 
 int __real_executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
                         const ExecOps *ops);
@@ -715,8 +717,18 @@ static void meminfo_set(long writeback_kb) {
 
 int __wrap_executor_run(ExecJob *jobs, size_t n_jobs, unsigned max_parallel, usec_t deadline,
                         const ExecOps *ops) {
-        if (writeback_at_workers >= 0)
+        if (refresh_fails_until_workers) {
+                ASSERT_OK(umount2("/proc/sys/vm/stat_refresh", MNT_DETACH));
+                ASSERT_OK(mount(refresh_fixture, "/proc/sys/vm/stat_refresh", NULL, MS_BIND, NULL));
+                refresh_fails_until_workers = false;
+        }
+        if (writeback_at_workers >= 0) {
+                if (writeback_at_workers_after > 0) {
+                        struct timespec ts;
+                        (void) nanosleep(timespec_store(&ts, writeback_at_workers_after), NULL);
+                }
                 meminfo_set(writeback_at_workers);
+        }
         return __real_executor_run(jobs, n_jobs, max_parallel, deadline, ops);
 }
 
@@ -904,6 +916,57 @@ TEST(fuse_prelook_writeback_keeps_unproven) {
         knob_reset();
 }
 
+/* The look after the workers forks its child ahead, before them (evidence_global_prepare()): the
+ * refresh and the read must still be made when that look reads the lists, after the workers, not at
+ * the fork. No page under writeback before the workers (the pre-look proves the mount clean), 4 kB
+ * once they start (a FUSE server's write answered meanwhile; 50 ms after the workers are called, so
+ * that a child forked before them has run by then): a read made at the fork would prove
+ * the mount clean and turn the knob off. The control: none at either look, proven clean. */
+TEST(fuse_after_look_reads_after_workers) {
+        char reason[1024];
+
+        if (!fuse_fixture_ready())
+                return;
+        /* A child forked before the workers has had the time to read by then (were it to read). */
+        writeback_at_workers_after = 50 * USEC_PER_MSEC;
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 4, 10 * USEC_PER_SEC, reason, sizeof reason));
+        writeback_at_workers_after = 0;
+        ASSERT_TRUE(strstr(reason, "FUSE, not proven clean") != NULL);
+        ASSERT_TRUE(strstr(reason, "before this pass's workers") == NULL);
+        ASSERT_TRUE(strstr(reason, "pages are under writeback") != NULL);
+        ASSERT_EQ(knob_value(), 1);
+
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
+        proc_fixture_umount();
+        knob_reset();
+}
+
+/* Review AY: the first look's refresh of the system's count fails (as under a lockdown LSM, or a CPU
+ * that cannot run its kworker, where it times out), and the one after the workers works, with no page
+ * under writeback at either: a first look that took the failure for "none in flight" would let the
+ * look after the workers prove the mount clean alone (review AP, AP-1's hole). /dev/full stands in for
+ * that stat_refresh until the workers start (its writes fail with ENOSPC). The control: both work. */
+TEST(fuse_prelook_refresh_fails_keeps_unproven) {
+        char reason[1024];
+
+        if (!fuse_fixture_ready())
+                return;
+        ASSERT_OK(umount2("/proc/sys/vm/stat_refresh", MNT_DETACH));
+        ASSERT_OK(mount("/dev/full", "/proc/sys/vm/stat_refresh", NULL, MS_BIND, NULL));
+        refresh_fails_until_workers = true;
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(!refresh_fails_until_workers); /* the workers ran: the refresh after them works */
+        ASSERT_TRUE(strstr(reason, "FUSE, not proven clean: before this pass's workers") != NULL);
+        ASSERT_TRUE(strstr(reason, "could not be read exactly") != NULL);
+        ASSERT_EQ(knob_value(), 1);
+
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
+        proc_fixture_umount();
+        knob_reset();
+}
+
 /* Review I, I4 (and L1): restore-knob with the daemon's token (--token=) ends that pass's cycle only.
  * The "unit" line of another pass (whose mark a restore without a token removed) and what that pass
  * left unsynced stay; with that pass's own token, or none, the list goes. */
@@ -996,6 +1059,8 @@ int main(void) {
         RUN(pseudo_overlay_numbers_explain_no_bdi);
         RUN(fuse_evidence_only_for_user_fuse);
         RUN(fuse_prelook_writeback_keeps_unproven);
+        RUN(fuse_after_look_reads_after_workers);
+        RUN(fuse_prelook_refresh_fails_keeps_unproven);
         RUN(restore_knob_keeps_another_pass_record);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
