@@ -129,6 +129,7 @@ typedef struct SbDecision {
         bool uncovered;     /* skipped, yet possibly holding data: see PlanEntry */
         bool skip_rule;     /* see PlanEntry */
         bool fuse_evidence; /* see PlanEntry */
+        bool proven_clean;  /* see PlanEntry */
         char *reason;
         usec_t timeout;
         const char *rule;
@@ -374,6 +375,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
          * (docs/CLEAN-EVIDENCE.md). */
         if (scope == PLAN_SCOPE_ALL && fuse_proven_clean(sample, s, m)) {
                 d->action = PLAN_SKIP;
+                d->proven_clean = true;
                 r = asprintf(&d->reason,
                              "%s%s%sFUSE, proven clean: no dirty inode on its bdi %s, no page under "
                              "writeback; its server is not asked",
@@ -477,6 +479,7 @@ static void entry_init(PlanEntry *e, const Superblock *s, size_t k, const MountE
                 .skip_rule = d->skip_rule,
                 .fuse_evidence = d->fuse_evidence,
                 .bdi_name = s->device.bdi_name,
+                .proven_clean = d->proven_clean,
                 .run_as_uid = (uid_t) -1,
                 .run_as_gid = (gid_t) -1,
                 .unlisted = m->unlisted,

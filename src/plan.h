@@ -81,6 +81,8 @@ typedef struct PlanEntry {
                                      * server: uncovered, unless evidence.h proves it clean at the end
                                      * of the pass from its bdi (bdi_name) */
         const char *bdi_name; /* borrowed from the Superblock; NULL unknown */
+        bool proven_clean;    /* the main pass skips it proven clean (a user's plain FUSE: plan.c): the
+                               * unit's record lists it as synced (run_handover_proven_clean()) */
         /* Sync entries (review U, U1 and U2), NULL for unlisted paths: */
         char *walk;     /* the mounts the worker's path walk crosses, its own first, then up to its
                          * namespace's root, as ",ID,ID,...," (plan_mount_ident()); owned */

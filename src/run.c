@@ -611,6 +611,20 @@ void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime) {
         }
 }
 
+void run_handover_proven_clean(Handover *h, const Plan *p, usec_t now_boottime) {
+        for (size_t i = p->n_sync; i < p->n_entries; i++) {
+                const PlanEntry *e = &p->entries[i];
+                bool listed = false;
+
+                if (!e->proven_clean)
+                        continue;
+                for (size_t k = 0; k < h->n_synced && !listed; k++)
+                        listed = h->synced[k] == e->dev;
+                if (!listed && handover_add_synced(h, e->dev, e->mount_id_unique, now_boottime) < 0)
+                        return; /* full: as run_handover_synced() */
+        }
+}
+
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime) {
         handover_clear_unsynced(h);
         for (size_t k = 0; k < n_left; k++)

@@ -183,6 +183,11 @@ void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t
 /* Then lists the superblocks it synced (jobs synced or covered), as far as the list holds them: the
  * late pass leans on the unit's record only for mounts it left out that the record lists. */
 void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime);
+/* ... and those its plan skipped proven clean (PlanEntry.proven_clean): their sync would have done
+ * nothing, so the unit's pass stands for them as for one it synced. Without them a late pass that
+ * left such a mount out and could not prove it clean itself (a device proven stuck keeps pages under
+ * writeback) kept the knob on over a hung device, where the pass before this rule had synced it. */
+void run_handover_proven_clean(Handover *h, const Plan *p, usec_t now_boottime);
 /* The late pass: whether a fresh "unsynced" (or deferred) superblock of the unit's pass was neither
  * synced by it nor on a device it proved stuck (run_job_hung(), so after executor_check_stuck()). */
 bool run_unsynced_carried(const Handover *h, const RunJobs *j, usec_t now_boottime);

@@ -928,6 +928,7 @@ static bool handover_update(Pass *p) {
         if (pass_is_unit(p)) {
                 run_handover_unsynced(&p->ho, p->t.left, p->t.n_left, boot);
                 run_handover_synced(&p->ho, &p->j, boot);
+                run_handover_proven_clean(&p->ho, p->c.plan, boot);
                 /* Its record, for one late pass: only with a complete view (what it did not see,
                  * it did not sync, and listed nothing for). */
                 if (p->c.sample->complete && !p->t.gone)

@@ -803,6 +803,34 @@ TEST(unit_record_lists_what_it_saw) {
         handover_done(&h);
 }
 
+/* The thirty-sixth session: a user's plain FUSE mount the main pass skipped proven clean is on the
+ * unit's record as synced (its sync would have done nothing), once per superblock; other skipped
+ * entries are not. Without it, a late pass that leaves the mount out and cannot prove it clean itself
+ * (a device proven stuck keeps pages under writeback) keeps the knob on, over the hung device. */
+TEST(unit_record_lists_proven_clean) {
+        const usec_t boot = 100 * USEC_PER_MINUTE;
+        PlanEntry entries[5] = {
+                { .dev = makedev(8, 1), .action = PLAN_SYNC },
+                { .dev = makedev(0, 61),
+                  .action = PLAN_SKIP,
+                  .proven_clean = true,
+                  .mount_id_unique = 0x80000061 },
+                { .dev = makedev(0, 61), .action = PLAN_SKIP, .proven_clean = true }, /* its second mount */
+                { .dev = makedev(0, 62), .action = PLAN_SKIP, .uncovered = true, .skip_rule = true },
+                { .dev = makedev(0, 24), .action = PLAN_SKIP }, /* a pseudo filesystem */
+        };
+        Plan p = { .entries = entries, .n_entries = 5, .n_sync = 1 };
+        Handover h = {};
+
+        run_handover_proven_clean(&h, &p, boot);
+        ASSERT_EQ(h.n_synced, 1);
+        ASSERT_EQ(h.synced[0], makedev(0, 61));
+        ASSERT_U64_EQ(h.synced_mount[0], 0x80000061);
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(0, 61), (const uint64_t[]) { 0x80000061 }, 1, boot + 1));
+        ASSERT_TRUE(!handover_unit_saw(&h, makedev(0, 62), NULL, 0, boot + 1));
+        handover_done(&h);
+}
+
 /* Review finding (stop 26, F1): a superblock skipped by an Action=skip rule is synced by no pass,
  * so the unit's pass hands it to the late pass as unsynced; with the unit's record alone the late
  * pass would turn the kernel's sync off over it (off; auto with a hung device). */
@@ -1126,6 +1154,7 @@ int main(void) {
         RUN(knob_facts_late_left_out);
         RUN(handover_inputs);
         RUN(unit_record_lists_what_it_saw);
+        RUN(unit_record_lists_proven_clean);
         RUN(handover_unsynced_full);
         RUN(skip_rule_handed_over);
         RUN(job_note);
