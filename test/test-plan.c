@@ -653,11 +653,14 @@ TEST(main_pass_fuse_proven_clean) {
 
                         ASSERT_EQ(e->action, PLAN_SKIP);
                         ASSERT_TRUE(!e->uncovered && !e->skip_rule);
+                        ASSERT_TRUE(e->proven_clean); /* the unit's record lists it (run.h) */
                         ASSERT_TRUE(
                                 startswith(e->reason, "FUSE, proven clean: no dirty inode on its bdi 0:6"));
                 }
                 for (size_t j = 0; j < ELEMENTSOF(synced); j++)
                         ASSERT_EQ(find(p, synced[j])->action, PLAN_SYNC);
+                for (size_t i = 0; i < p->n_entries; i++)
+                        ASSERT_TRUE(!p->entries[i].proven_clean || p->entries[i].action == PLAN_SKIP);
 
                 /* The late pass: left out, uncovered, its own evidence read at its end. */
                 ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &late));
@@ -678,6 +681,7 @@ TEST(main_pass_fuse_proven_clean) {
                         "rule 't': Action=auto; FUSE, proven clean: no dirty inode on its bdi 0:63, no page "
                         "under writeback; its server is not asked");
                 ASSERT_TRUE(find(p, "/srv/shared")->skip_rule); /* Action=skip: uncovered */
+                ASSERT_TRUE(!find(p, "/srv/shared")->proven_clean);
                 ASSERT_EQ(find(p, "/mnt/plain")->action, PLAN_SKIP);
         }
 
