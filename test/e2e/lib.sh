@@ -410,6 +410,18 @@ e2e_debugfs_sync() {
         return 0
 }
 e2e_debugfs_allow() { _E2E_DEBUGFS_ALLOW+=("$@"); e2e_debugfs_sync; }
+# e2e_debugfs_disallow MAJ:MIN...: the bdis of superblocks the container no longer has (a FUSE mount
+# ended): their numbers go to the host's next anonymous superblocks, which the container must not see.
+e2e_debugfs_disallow() {
+        local keep=() a n x
+        for a in "${_E2E_DEBUGFS_ALLOW[@]}"; do
+                x=0
+                for n in "$@"; do [[ $a == "$n" ]] && x=1; done
+                ((x)) || keep+=("$a")
+        done
+        _E2E_DEBUGFS_ALLOW=("${keep[@]}")
+        e2e_debugfs_sync
+}
 
 # Put the fault-injection disk (test/faultdisk) into the booted container as /usr/local/bin/faultdisk:
 # compiled on the host where the host's ABI is the container's (bookworm), else inside.
