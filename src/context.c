@@ -309,7 +309,7 @@ static int bdi_level(const Args *a) {
 
 static void report_missing_facts(const Args *a, const Sample *s) {
         size_t n_unclassified = 0, n_incomplete = 0, n_stats = 0;
-        int stats_error = 0;
+        int stats_error = 0, class_error = 0;
 
         for (size_t k = 0; k < s->n_sbs; k++) {
                 const Superblock *sb = &s->sbs[k];
@@ -319,6 +319,8 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                 if (!sb->device.classified) {
                         n_unclassified++;
                         n_incomplete += sb->device.incomplete;
+                        if (class_error == 0)
+                                class_error = sb->device.error;
                         continue;
                 }
                 if (!s->has_debugfs || !sb->device.bdi_name)
@@ -334,13 +336,16 @@ static void report_missing_facts(const Args *a, const Sample *s) {
                 }
         }
         if (n_unclassified > 0)
-                log_notice("sysfs at '%s' could not classify %zu block filesystem(s)%s (device stack and "
+                /* With the first error met, when one was (review AS, AS-5: EMFILE went unsaid). */
+                log_notice("sysfs at '%s' could not classify %zu block filesystem(s)%s%s%s (device stack and "
                            "device group unknown): they are synced, as no Device= rule can skip them (one "
                            "that syncs counts as matching), unless a rule without Device= skips them; the "
                            "late pass leaves them to the main pass.",
                            a->sysfs, n_unclassified,
                            n_incomplete > 0 ? ", some with a device stack that could not be read in full"
-                                            : "");
+                                            : "",
+                           class_error < 0 ? ", first error: " : "",
+                           class_error < 0 ? strerror(-class_error) : "");
         /* Never silently either: a Device=rotational rule that skips was passed over for them. */
         if (s->n_rotational_unknown > 0)
                 log_notice("queue/rotational of %zu disk(s) under '%s' not read (%s): whether their "
@@ -418,18 +423,31 @@ static int sample(const SampleSources *src, Context *c) {
         return 0;
 }
 
+/* The debugfs root, or the negative errno of its open(): the sample says why it has no bdi stats. */
+static int open_debugfs(const Args *a) {
+        int fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        return fd < 0 ? negative_errno() : fd;
+}
+
 /* What is missing from the sample, logged; then the plan. */
 static int report_and_plan(const Args *a, PlanScope scope, ContextFlags flags, Context *c) {
         usec_t t0;
         int r;
 
+        /* The cause as it is: "not mounted" only when it is not there (review AS, AS-5: EMFILE and
+         * ENOMEM were told as debugfs missing). */
         if (!c->sample->has_debugfs)
-                log_internal(bdi_level(a), 0,
-                             "No bdi stats under '%s/bdi' (debugfs not mounted or not readable): dirty data "
-                             "and ETA unknown, every filesystem is synced all the same.",
-                             a->debugfs);
+                log_internal(
+                        bdi_level(a), 0,
+                        "No bdi stats under '%s/bdi' (%s%s): dirty data and ETA unknown, every filesystem "
+                        "is synced all the same.",
+                        a->debugfs,
+                        c->sample->debugfs_error == -ENOENT ? "debugfs not mounted" : "not readable: ",
+                        c->sample->debugfs_error == -ENOENT ? "" : strerror(-c->sample->debugfs_error));
         if (!c->sample->has_meminfo)
-                log_notice("Could not read proc/meminfo under '%s', ignoring.", a->root);
+                log_notice("Could not read proc/meminfo under '%s', ignoring: %s", a->root,
+                           strerror(-c->sample->meminfo_error));
         report_missing_facts(a, c->sample);
         /* Never silently: a pass that cannot reach every superblock must not be taken as complete. */
         for (size_t i = 0; i < c->sample->n_incomplete_why; i++)
@@ -468,7 +486,7 @@ int context_sample_plan(const Args *a, PlanScope scope, ContextFlags flags, Cont
 
         assert(c->policy);
 
-        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        c->debugfs_fd = open_debugfs(a);
         src = sample_sources(a, scope, flags, c, c->policy);
         r = sample(&src, c);
         if (r < 0)
@@ -561,7 +579,7 @@ int context_prepare(const Args *a, PlanScope scope, ContextFlags flags, Context 
                 context_log_policy(c);
                 return context_sample_plan(a, scope, flags, c);
         }
-        c->debugfs_fd = open(a->debugfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        c->debugfs_fd = open_debugfs(a);
         assumed = sample_sources(a, scope, flags, c, &guess);
         assumed.no_rotational = assumed.no_rotational || (flags & CONTEXT_RUN);
         /* Whether the pass may ask the loop driver at all; the configuration decides at the gate. */

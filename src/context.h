@@ -63,7 +63,7 @@ typedef struct Args {
 
 typedef struct Context {
         int root_fd;
-        int debugfs_fd;
+        int debugfs_fd; /* negative: not open, the errno of its open() (the sample tells why) */
         Policy *config; /* the configuration as its files say (cat-config): never changed */
         Policy *policy; /* what the verbs act on: config with the command line's overrides
                                      * applied (points to 'effective', a view sharing config's rules) */

@@ -91,9 +91,22 @@ typedef struct Walk {
         unsigned n_loops;
         bool served_remotely;
         bool incomplete;         /* a part of the stack could not be read or was beyond a bound */
+        int error;               /* the first error met reading it (negative errno), 0: none */
         char **rotational_disks; /* DEVICE_ROTATIONAL_DEFER: the disks whose attribute decides */
         size_t n_rotational_disks;
 } Walk;
+
+/* What could not be read is remembered for the message, the first error only (walk_fail() also
+ * marks the stack incomplete). ENOENT of a device sysfs does not know is no error. */
+static void walk_note(Walk *w, int r) {
+        if (r < 0 && w->error == 0)
+                w->error = r;
+}
+
+static void walk_fail(Walk *w, int r) {
+        w->incomplete = true;
+        walk_note(w, r);
+}
 
 static int walk_add_leaf(Walk *w, dev_t d) {
         dev_t *nl;
@@ -309,7 +322,7 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
         if (r == -ENOMEM)
                 return r;
         if ((r < 0 && r != -ENOENT) || (n_slaves > 0 && depth >= DEVICE_SLAVES_DEPTH_MAX)) {
-                w->incomplete = true;
+                walk_fail(w, r == -ENOENT ? 0 : r);
                 n_slaves = 0;
         }
 
@@ -326,7 +339,7 @@ static int walk_node(Walk *w, Node *node, unsigned depth) {
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        w->incomplete = true;
+                        walk_fail(w, r);
                         continue;
                 }
                 n_used++;
@@ -361,8 +374,11 @@ static int walk_block(Walk *w, dev_t dev, dev_t *ret_whole, char **ret_bdi, char
         r = w->sysfs->backend->node_from_devnum(w->sysfs, dev, &n);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
+        if (r < 0) {
+                if (r != -ENOENT)
+                        walk_note(w, r);
                 return 0;
+        }
         if (ret_name) {
                 *ret_name = strdup(sysfs_last_component(n.path));
                 if (!*ret_name) {
@@ -525,6 +541,8 @@ static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
         r = sysfs_list_dir(w->sysfs, "fs/btrfs", DEVICE_BTRFS_FS_MAX, &fss, &n_fss);
         if (r == -ENOMEM)
                 return r;
+        if (r < 0 && r != -ENOENT)
+                walk_note(w, r);
         for (size_t i = 0; i < n_fss; i++) {
                 _cleanup_strv_free_ char **devs = NULL;
                 _cleanup_free_ char *dir = NULL, *bdi_link = NULL;
@@ -552,7 +570,7 @@ static int walk_btrfs(Walk *w, const char *source, char **ret_bdi) {
                                 return r;
                         /* A member that cannot be followed: the stack is not known in full. */
                         if (r < 0) {
-                                w->incomplete = true;
+                                walk_fail(w, r);
                                 continue;
                         }
                         r = walk_block(w, d, NULL, NULL, NULL);
@@ -586,7 +604,8 @@ void device_info_done(DeviceInfo *d) {
 
 struct DeviceClassifier {
         Sysfs sysfs;
-        bool has_sysfs; /* false: sysfs_root could not be opened, nothing is classified */
+        bool has_sysfs;  /* false: sysfs_root could not be opened, nothing is classified */
+        int sysfs_error; /* ... and why */
         DeviceRotationalRead rotational;
 };
 
@@ -607,6 +626,7 @@ int device_classifier_new(const char *sysfs_root, SysfsBackendKind kind, DeviceC
                 if (r == -ENOMEM || (r < 0 && kind == SYSFS_UDEV))
                         return r;
                 c->has_sysfs = r >= 0; /* no sysfs: unclassified */
+                c->sysfs_error = MIN(r, 0);
         }
         *ret = TAKE_PTR(c);
         return 0;
@@ -671,6 +691,8 @@ static int classify_sysfs(Sysfs *s, DeviceRotationalRead rotational, dev_t dev, 
                 info->leaves = TAKE_PTR(w.leaves);
                 info->n_leaves = w.n_leaves;
         }
+        if (!info->classified)
+                info->error = w.error;
         info->classes |= w.classes;
         info->classes_unknown = w.unknown & ~info->classes;
         info->loop_backing_file = TAKE_PTR(w.backing_file);
@@ -712,7 +734,8 @@ int device_classifier_classify(DeviceClassifier *c, dev_t dev, const char *fstyp
                         device_info_done(&info);
                         return r;
                 }
-        }
+        } else
+                info.error = c->sysfs_error;
 
         if (info.n_leaves == 0) {
                 free(info.leaves);

@@ -59,6 +59,9 @@ typedef struct DeviceInfo {
         bool incomplete;          /* the device stack could not be read in full (a slaves/ or
                                     * btrfs devices/ listing or a member unreadable, or beyond
                                     * the bounds): not classified, leaves [dev] */
+        int error;                /* not classified: the first error met reading sysfs (negative
+                                    * errno; the sysfs root's own when it could not be opened), 0
+                                    * when none (a device sysfs does not know, a bound) */
         unsigned n_loops;         /* loop devices among the whole disk and the leaves */
         bool served_remotely;     /* a disk of the stack is served by a user-space process or over
                                     * the network (nbd, ublk, rbd, vduse, NVMe over fabrics, iSCSI:

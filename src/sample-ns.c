@@ -597,13 +597,17 @@ int sample_add_namespaces(int root_fd, bool walk_all, bool cover_own, MountTable
         if (!x.of)
                 return -ENOMEM;
         proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0 || sample_read_ns(proc_fd, "self", &self) < 0) {
-                /* No way to tell namespaces apart: other namespaces' mounts are unknown. */
+        r = proc_fd < 0 ? negative_errno() : sample_read_ns(proc_fd, "self", &self);
+        if (r < 0) {
+                /* No way to tell namespaces apart: other namespaces' mounts are unknown. Said with the
+                 * cause: EMFILE is not a missing proc (review AS, AS-5). */
                 *ns_of = TAKE_PTR(x.of);
                 *ret_ns = NULL;
                 *ret_n = 0;
-                return reasons_add(why, "mount namespaces cannot be told apart (no proc/self/ns/mnt): other "
-                                        "namespaces' mounts were not scanned");
+                return reasons_add(why,
+                                   "mount namespaces cannot be told apart (%s: %s): other namespaces' mounts "
+                                   "were not scanned",
+                                   proc_fd < 0 ? "proc" : "proc/self/ns/mnt", strerror(-r));
         }
         x.proc_fd = proc_fd;
 

@@ -796,9 +796,9 @@ int sample_load(const SampleSources *src, Sample **ret) {
         size_t n_nss = 0;
         Meminfo mi = {};
         usec_t t0, t1;
-        bool has_meminfo, restricted;
+        bool restricted;
         unsigned n_bad = 0;
-        int r;
+        int r, meminfo_r;
 
         if (src->identity_only) {
                 ops.bdi_stats = NULL;
@@ -843,7 +843,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         if (r < 0 && reasons_add(&why, "could not look for superblocks outside the mount tables: %s",
                                  strerror(-r)) < 0)
                 return -ENOMEM;
-        has_meminfo = meminfo_load(src->root_fd, &mi) >= 0;
+        meminfo_r = meminfo_load(src->root_fd, &mi);
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);
@@ -882,14 +882,18 @@ int sample_load(const SampleSources *src, Sample **ret) {
                 return -ENOMEM;
 
         s->meminfo = mi;
-        s->has_meminfo = has_meminfo;
+        s->has_meminfo = meminfo_r >= 0;
+        s->meminfo_error = MIN(meminfo_r, 0);
         s->view_restricted = restricted;
         s->complete = why.n == 0 && why.n_dropped == 0;
         s->incomplete_why = TAKE_PTR(why.v);
         s->n_incomplete_why = why.n;
         s->n_incomplete_dropped = why.n_dropped;
         why = (Reasons) {};
-        s->has_debugfs = src->debugfs_fd >= 0 && faccessat(src->debugfs_fd, "bdi", R_OK | X_OK, 0) >= 0;
+        s->debugfs_error = src->debugfs_fd < 0                                     ? src->debugfs_fd
+                           : faccessat(src->debugfs_fd, "bdi", R_OK | X_OK, 0) < 0 ? negative_errno()
+                                                                                   : 0;
+        s->has_debugfs = s->debugfs_error == 0;
         s->timestamp = now(CLOCK_MONOTONIC);
         s->t_read = t1 - t0;
         s->t_sample = s->timestamp - t1;

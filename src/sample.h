@@ -82,12 +82,15 @@ typedef struct Sample {
         size_t n_namespaces;
         Meminfo meminfo;
         bool has_meminfo;
+        int meminfo_error; /* !has_meminfo: why (negative errno) */
         /* After every superblock's bdi stats were read, the system's writeback count refreshed
          * (evidence_load_global()): 1 no page under writeback, 0 some, a negative errno not read
          * (-ENODATA: not asked; sample_build() leaves it so). The pass asks it for plan.c's proof that
          * a plain FUSE mount of a user is clean (plan_fuse_proof_wanted()). */
         int writeback_idle;
         bool has_debugfs;      /* debugfs bdi/ directory was readable */
+        int debugfs_error;     /* !has_debugfs: why (negative errno; the open's, when debugfs_fd held
+                                * one, see SampleSources) */
         bool complete;         /* every superblock the kernel's own sync would write is in the table
                                      * (listed or reached, see unlisted.h); false: incomplete_why says
                                      * what was not seen or cannot be reached */
@@ -127,7 +130,8 @@ typedef struct SampleGate {
 typedef struct SampleSources {
         int root_fd;                     /* "/" or fixture root: proc/self/mountinfo, proc/meminfo */
         const char *sysfs_root;          /* "/sys" or fixture path */
-        int debugfs_fd;                  /* debugfs root (contains bdi/), -EBADF = unavailable */
+        int debugfs_fd;                  /* debugfs root (contains bdi/); negative = unavailable: the
+                                          * negative errno of its open(), or -EBADF */
         bool scan_namespaces;            /* also read mounts of other mount namespaces (proc/PID/mountinfo);
                                      * when false the sample is incomplete */
         MountTableBackend mount_backend; /* our own table: 0 = the production default; tests and

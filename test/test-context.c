@@ -337,6 +337,77 @@ TEST(prepare) {
         context_done(&d); /* twice is fine */
 }
 
+/* The messages a full prepare on root logs (MESSAGE= of each datagram), joined by newlines. */
+static char *prepare_messages(Args *a) {
+        _cleanup_(context_done) Context c = CONTEXT_NULL;
+        char buf[JOURNAL_DATAGRAM_MAX + 1], *text = NULL;
+        size_t size = 0;
+        FILE *f;
+        ssize_t n;
+        int sv[2];
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        ASSERT_TRUE(f = open_memstream(&text, &size));
+        log_set_journal_fd_for_test(sv[0]);
+        ASSERT_OK(context_prepare(a, PLAN_SCOPE_ALL, CONTEXT_DEFERRAL, &c));
+        log_set_journal_fd_for_test(-1);
+        while ((n = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT)) > 0) {
+                const char *m;
+
+                buf[n] = 0;
+                m = strncmp(buf, "MESSAGE=", 8) == 0 ? buf + 8 : strstr(buf, "\nMESSAGE=");
+                if (m && m != buf + 8)
+                        m += 9;
+                if (m)
+                        fprintf(f, "%.*s\n", (int) strcspn(m, "\n"), m);
+        }
+        close(sv[0]);
+        close(sv[1]);
+        ASSERT_TRUE(fclose(f) == 0 && text);
+        fprintf(stderr, "%s", text);
+        return text;
+}
+
+/* Review AS, AS-5: what is missing from the sample is said with its cause, not a guess. debugfs that
+ * is not there is "not mounted"; one that cannot be opened (a file here; EMFILE, ENOMEM alike) says
+ * its error; proc/meminfo that cannot be read, proc/self/ns/mnt and sysfs that classifies nothing,
+ * too. Negative control: the old text said "debugfs not mounted or not readable", "no
+ * proc/self/ns/mnt", and no error for meminfo or sysfs. */
+TEST(missing_facts_say_why) {
+        _cleanup_free_ char *missing = NULL, *notdir = NULL, *nosysfs = NULL, *nomem = NULL;
+        Args a = args(FIXTURES_DIR "/roots/laptop");
+
+        a.sysfs = FIXTURES_DIR "/sysfs/laptop";
+        a.debugfs = "/nonexistent";
+        missing = prepare_messages(&a);
+        ASSERT_TRUE(strstr(missing, "No bdi stats under '/nonexistent/bdi' (debugfs not mounted): "));
+        ASSERT_TRUE(!strstr(missing, "not readable"));
+
+        a.debugfs = FIXTURES_DIR "/roots/laptop/proc/meminfo"; /* not a directory */
+        notdir = prepare_messages(&a);
+        ASSERT_TRUE(strstr(notdir, "/proc/meminfo/bdi' (not readable: Not a directory): "));
+        ASSERT_TRUE(!strstr(notdir, "debugfs not mounted"));
+        /* the laptop's proc has no ns/mnt */
+        ASSERT_TRUE(strstr(notdir,
+                           "Incomplete view: mount namespaces cannot be told apart (proc/self/ns/mnt: No "
+                           "such file or directory): "));
+
+        /* the laptop's one unclassified filesystem met no error: none said */
+        ASSERT_TRUE(strstr(notdir, "could not classify 1 block filesystem(s) (device stack"));
+        ASSERT_TRUE(!strstr(notdir, "first error"));
+
+        a.sysfs = FIXTURES_DIR "/roots/laptop/proc/meminfo"; /* sysfs that cannot be opened */
+        nosysfs = prepare_messages(&a);
+        ASSERT_TRUE(strstr(nosysfs,
+                           "/proc/meminfo' could not classify 3 block filesystem(s), first error: Not a "
+                           "directory (device stack"));
+
+        a = args(FIXTURES_DIR "/roots/hidden-sb"); /* no proc/meminfo */
+        nomem = prepare_messages(&a);
+        ASSERT_TRUE(strstr(nomem, "Could not read proc/meminfo under '" FIXTURES_DIR
+                                  "/roots/hidden-sb', ignoring: No such file or directory\n"));
+}
+
 static const Superblock *sb_of(const Context *c, dev_t dev) {
         for (size_t k = 0; k < c->sample->n_sbs; k++)
                 if (c->sample->sbs[k].dev == dev)
@@ -909,6 +980,7 @@ int main(void) {
         RUN(conf_read_timeout);
         RUN(reach_timeout);
         RUN(prepare);
+        RUN(missing_facts_say_why);
         RUN(prepare_loop_backing);
         RUN(prepare_samples_by_the_configuration);
         RUN(prepare_config_hung);
