@@ -60,6 +60,11 @@ typedef struct DeferFacts {
  * (NULL when deferral was never in question: not the unit's pass, or DeferCommit=no). Pure. */
 bool defer_commit_allowed(const DeferFacts *f, const char **ret_why);
 
+/* The negative errno behind why (a reason defer_commit_allowed() gave for f) when it is a fact that
+ * could not be read (sync_on_suspend, the system-sleep entry, unless -ENODATA: no answer); 0
+ * otherwise. Pure. */
+int defer_commit_why_error(const DeferFacts *f, const char *why);
+
 /* The environment variable require-sync.conf sets. */
 #define DEFER_COMMIT_REQUIRED_ENV "SUSPEND_SYNC_REQUIRED"
 

@@ -610,7 +610,7 @@ static void pass_defer_commit(Pass *p) {
         };
         const char *why;
         size_t n;
-        int value = -1;
+        int value = -1, e;
 
         /* Without our entry where systemd-sleep looks, it runs no hook of ours; with another entry of
          * that name where some release or patch may look, it may not (review M, M3). */
@@ -631,8 +631,8 @@ static void pass_defer_commit(Pass *p) {
                                                                         MIN(p->requirers_until, p->deadline))
                                              : p->requirers_error;
 
-                /* the pass's own sysfs fd (pass_execute()), -EBADF when it could not be opened */
-                f.knob = p->sysfs_fd < 0 ? -EBADF : knob_read(p->sysfs_fd, &value);
+                /* the pass's own sysfs fd (pass_execute()), the errno of its open() when it could not be opened */
+                f.knob = p->sysfs_fd < 0 ? p->sysfs_fd : knob_read(p->sysfs_fd, &value);
                 if (f.knob >= 0)
                         f.knob = value;
                 f.required = defer_commit_required(a->sleep_requires, !isempty(a->invocation_id), requirers);
@@ -641,8 +641,10 @@ static void pass_defer_commit(Pass *p) {
                                   strerror(-requirers));
         }
         if (!defer_commit_allowed(&f, &why)) {
+                e = defer_commit_why_error(&f, why);
                 if (why)
-                        log_info("Committing every filesystem in this pass (DeferCommit=yes): %s.", why);
+                        log_info("Committing every filesystem in this pass (DeferCommit=yes): %s%s%s%s.", why,
+                                 e < 0 ? " (" : "", e < 0 ? strerror(-e) : "", e < 0 ? ")" : "");
                 return;
         }
         n = run_jobs_defer(&p->j, p->c.plan);
@@ -830,6 +832,8 @@ static int pass_execute(Pass *p) {
 
         /* Progress evidence for the executor: sysfs and debugfs only, read from this process. */
         p->sysfs_fd = open(p->a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (p->sysfs_fd < 0) /* kept as the reason (pass_defer_commit(): sync_on_suspend cannot be read) */
+                p->sysfs_fd = negative_errno();
         r = run_jobs_build(p->c.plan, p->c.sample, &p->ho, p->sysfs_fd, p->c.debugfs_fd,
                            p->a->busy_only               ? PROGRESS_HELD_BUSY
                            : progress_busy_needed_here() ? PROGRESS_HELD_STAT_OR_BUSY

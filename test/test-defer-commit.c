@@ -38,6 +38,7 @@ TEST(allowed) {
         f.writeback_first = false;
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
         ASSERT_TRUE(why && strstr(why, "WritebackFirst"));
+        ASSERT_EQ(defer_commit_why_error(&f, why), 0); /* control: no fact unread */
         f = ok;
         f.knob = 0; /* no backstop */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
@@ -45,6 +46,11 @@ TEST(allowed) {
         f.knob = -ENOENT; /* a kernel without the knob: unknown, so no */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
         ASSERT_TRUE(why && strstr(why, "cannot be read"));
+        /* ... and why it cannot be read is told (review AS, AS-5: EMFILE was not) */
+        ASSERT_EQ(defer_commit_why_error(&f, why), -ENOENT);
+        f.knob = -EMFILE;
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_EQ(defer_commit_why_error(&f, why), -EMFILE);
         f = ok;
         f.required = 1;
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
@@ -70,6 +76,10 @@ TEST(allowed) {
         f.hook_entry = -ENODATA; /* not read in time */
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
         ASSERT_TRUE(why && strstr(why, "could not be read"));
+        ASSERT_EQ(defer_commit_why_error(&f, why), 0); /* no answer: nothing to add */
+        f.hook_entry = -EIO;
+        ASSERT_TRUE(!defer_commit_allowed(&f, &why));
+        ASSERT_EQ(defer_commit_why_error(&f, why), -EIO);
         f = ok;
         f.kick_failed = true;
         ASSERT_TRUE(!defer_commit_allowed(&f, &why));
