@@ -501,6 +501,9 @@ static int record_job(const RunInput *in, size_t i, RunMount *m, RunTally *t) {
                         t->n_hung++;
                 else
                         left_unsynced(t, dev);
+                /* as timeout_reason() tells it: "not started: no worker could be started" */
+                if (!in->jobs->blocked[i] && !hung && job->abandoned_pid == 0 && job->error > 0)
+                        t->n_not_started++;
                 return 0;
         case OUTCOME_GONE:
         case OUTCOME_COVERED:

@@ -112,14 +112,17 @@ RunNote run_job_note(const RunJobs *j, size_t i, const char *mount_point, char *
 
 typedef struct RunTally {
         size_t n_synced, n_timeout, n_hung, n_error;
-        size_t n_skipped;  /* mounts: planned skips, gone, covered */
-        size_t n_deferred; /* left to the late pass, DeferCommit= (listed in left, but
+        size_t n_not_started; /* of n_timeout: no worker could be started (fork() failed until the
+                               * deadline: EAGAIN from pids.max, ENOMEM); an outcome of timeout all
+                               * the same, only the summary's words tell it apart */
+        size_t n_skipped;     /* mounts: planned skips, gone, covered */
+        size_t n_deferred;    /* left to the late pass, DeferCommit= (listed in left, but
                                          * not unsynced: the kernel's sync is the backstop) */
-        bool unsynced;     /* a planned mount is left to the kernel's sync: an error, a
+        bool unsynced;        /* a planned mount is left to the kernel's sync: an error, a
                                          * timeout without proof of a hang, not started */
-        bool gone;         /* a superblock was unmounted since the plan (a lazily
+        bool gone;            /* a superblock was unmounted since the plan (a lazily
                                          * unmounted one lives on, out of our reach) */
-        bool covered;      /* no skipped mount may hold data the kernel's sync would
+        bool covered;         /* no skipped mount may hold data the kernel's sync would
                                          * write (PlanEntry.uncovered, unless proven clean) */
         size_t n_uncovered;
         size_t first_uncovered; /* index in the plan (and the record) of the first one */

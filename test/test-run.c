@@ -574,11 +574,15 @@ TEST(hung_behind_group_worker) {
         ASSERT_EQ(b.t.n_hung, 0);
         ASSERT_EQ(b.t.n_left, 2);
         ASSERT_STREQ(b.rec.mounts[1].reason, "not started before the deadline");
+        ASSERT_EQ(b.t.n_not_started, 0); /* control: not started in time is a timeout, said so */
 
         /* no worker could be started for it until the deadline (review O, O7): why, and unsynced */
         b.j.jobs[1].error = EAGAIN;
         bed_record(&b);
         ASSERT_EQ(b.t.n_left, 2);
+        /* still a timeout (outcome, exit status), but the summary says "not started" (review AS, AS-5) */
+        ASSERT_EQ(b.t.n_timeout, 2);
+        ASSERT_EQ(b.t.n_not_started, 1);
         ASSERT_STREQ(b.rec.mounts[1].outcome, "timeout");
         ASSERT_EQ(b.rec.mounts[1].error, EAGAIN);
         ASSERT_STREQ(b.rec.mounts[1].reason, "not started: no worker could be started: Resource temporarily "
