@@ -158,6 +158,7 @@ void conf_stream_done(ConfStream *s) {
         s->hooks_done = false;
         s->hook_ours = -ENODATA;
         s->hook_other = mfree(s->hook_other);
+        s->error = 0;
 }
 
 int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
@@ -171,11 +172,12 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
 
                 memcpy(&len, rd.p + 1, sizeof len);
                 /* P any time; one S, then one O; H and E (the end of the hooks) only after them. */
-                if (!strchr("PHSOE", kind) || kind == '\0' || (kind == 'S' && st.sources) ||
+                if (!strchr("PHSOEX", kind) || kind == '\0' || (kind == 'S' && st.sources) ||
                     (kind == 'O' && (!st.sources || st.hook_ours != -ENODATA)) ||
                     ((kind == 'H' || kind == 'E') && st.hook_ours == -ENODATA) || (kind == 'E' && len != 0) ||
                     ((kind == 'P' || kind == 'H') && (len == 0 || len > PATH_MAX)) ||
-                    (kind == 'O' && (len == 0 || len > PATH_MAX + 1)))
+                    (kind == 'O' && (len == 0 || len > PATH_MAX + 1)) ||
+                    (kind == 'X' && len != sizeof(int32_t)))
                         return -EBADMSG;
                 if (rd.left - 5 < len)
                         break; /* incomplete: more to come */
@@ -201,6 +203,13 @@ int conf_stream_parse(const char *buf, size_t size, ConfStream *ret) {
                                 if (!st.hook_other)
                                         return -ENOMEM;
                         }
+                } else if (kind == 'X') {
+                        int32_t e;
+
+                        memcpy(&e, rd.p, sizeof e);
+                        if (e <= 0 || e >= 4096)
+                                return -EBADMSG;
+                        st.error = -e;
                 } else if (kind == 'S') {
                         r = conf_sources_parse(rd.p, len, &st.sources);
                         if (r < 0)
@@ -296,15 +305,28 @@ static int child(int fd, int root_fd, void *userdata) {
         _cleanup_free_ char *data = NULL;
         const ConfReader *x = userdata;
         size_t size;
+        int32_t e;
+        int r;
 
         /* The configuration first: a hook directory that hangs then costs the hooks only. */
-        if (policy_read_sources(root_fd, x->config_path, child_progress, &fd, &s) < 0 ||
-            conf_sources_serialize(s, &data, &size) < 0 || write_record(fd, 'S', data, size) < 0 ||
-            child_ours(root_fd, fd) < 0)
-                return EXIT_FAILURE;
-        if (x->want_hooks && (child_hooks(root_fd, fd) < 0 || write_record(fd, 'E', NULL, 0) < 0))
-                return EXIT_FAILURE;
-        return EXIT_SUCCESS;
+        r = policy_read_sources(root_fd, x->config_path, child_progress, &fd, &s);
+        if (r >= 0)
+                r = conf_sources_serialize(s, &data, &size);
+        if (r >= 0)
+                r = write_record(fd, 'S', data, size);
+        if (r >= 0)
+                r = child_ours(root_fd, fd);
+        if (r >= 0 && x->want_hooks) {
+                r = child_hooks(root_fd, fd);
+                if (r >= 0)
+                        r = write_record(fd, 'E', NULL, 0);
+        }
+        if (r >= 0)
+                return EXIT_SUCCESS;
+        /* Why, for the parent's message (EMFILE, ENOMEM: not a protocol error, review AS, AS-5). */
+        e = (int32_t) -r;
+        (void) write_record(fd, 'X', (const char *) &e, sizeof e);
+        return EXIT_FAILURE;
 }
 
 /* ---- the parent ------------------------------------------------------------------------------- */
@@ -401,7 +423,8 @@ int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int 
                  * and abandoned. */
                 if (r == -ETIMEDOUT)
                         *ret_stuck_at = TAKE_PTR(x->st.progress);
-                r = r < 0 ? r : -EPROTO; /* EOF without sources: the child failed (out of memory) */
+                /* EOF without sources: the child failed, and said why ('X'), or died */
+                r = r < 0 ? r : x->st.error < 0 ? x->st.error : -EPROTO;
                 if (ret_hooks_error)
                         *ret_hooks_error = r;
                 return r;
@@ -412,7 +435,7 @@ int conf_read_finish(ConfReader *x, PolicySources **ret, char ***ret_hooks, int 
                 *ret_hooks = TAKE_PTR(x->st.hooks);
                 *ret_hooks_error = 0;
         } else if (ret_hooks)
-                *ret_hooks_error = r < 0 ? r : -EPROTO;
+                *ret_hooks_error = r < 0 ? r : x->st.error < 0 ? x->st.error : -EPROTO;
         *ret = TAKE_PTR(x->st.sources);
         return 0;
 }

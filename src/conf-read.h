@@ -18,8 +18,9 @@
  * can name where it got stuck), one 'S' <u32 len> <sources> with everything read, one 'O' <u32 len>
  * <'1' ours | '0' not, then the other entry's path, if any | 'e' not known>, then (hooks asked)
  * 'H' <u32 len> <path> for each other hook (or a hook directory that could not be read: it may hold
- * one) and 'E' <u32 0>, the end of the hooks. The configuration comes first: a hook directory that
- * hangs costs the hooks only. Integers are host-endian (same machine, same binary).
+ * one) and 'E' <u32 0>, the end of the hooks. A child that fails says why last: 'X' <u32 4> <i32
+ * errno>. The configuration comes first: a hook directory that hangs costs the hooks only. Integers
+ * are host-endian (same machine, same binary).
  */
 
 #include <stdbool.h>
@@ -47,6 +48,7 @@ typedef struct ConfStream {
         int hook_ours;    /* 'O': sleep_hook_ours()'s answer, -EIO when the child could not tell;
                           * -ENODATA until it arrived */
         char *hook_other; /* ... and the entry that is not ours, NULL: none */
+        int error;        /* 'X': the child failed, with this negative errno; 0: it did not say */
 } ConfStream;
 
 void conf_stream_done(ConfStream *s);
@@ -57,7 +59,7 @@ bool conf_stream_complete(const ConfStream *s, bool want_hooks, bool want_ours);
 
 /* Walks the records in buf (pure) into *ret (whatever it held is freed). -EBADMSG on an unknown
  * record, one out of order ('S' or 'O' twice, 'O', 'H' or 'E' before 'S', 'H' or 'E' before 'O') or
- * a malformed 'S' or 'O'. */
+ * a malformed 'S', 'O' or 'X'. */
 int conf_stream_parse(const char *buf, size_t size, ConfStream *ret);
 
 /*

@@ -170,11 +170,11 @@ static int policy_finish(const Args *a, Context *c, ConfReader *x, int start_err
                           streq(a->root, "/") ? "" : " below ", streq(a->root, "/") ? "" : a->root, cap,
                           capped ? ", " : "");
         else
-                log_event(LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR,
-                          &(LogEvent) { .error = -r },
-                          "Failed to read the configuration in a helper process (%s): using the defaults, "
-                          "%s%sand SyncOnSuspend=keep.",
-                          strerror(-r), cap, capped ? ", " : "");
+                log_event(
+                        LOG_WARNING, SUSPEND_SYNC_MESSAGE_CONFIG_UNREADABLE_STR, &(LogEvent) { .error = -r },
+                        "Failed to read the configuration in a helper process (%s): using the defaults, "
+                        "%s%sand SyncOnSuspend=keep.",
+                        r == -EPROTO ? "it ended without an answer" : strerror(-r), cap, capped ? ", " : "");
         return 0;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "context.h"
@@ -16,6 +17,12 @@ int verb_cat_config(const Args *a) {
         if (r < 0)
                 return r;
         /* Asked for exactly this file: showing the defaults instead would answer another question. */
+        if (c.config_error == -EPROTO) /* the reader ended without an answer (conf-read.h) */
+                return log_error_errno(
+                        c.config_error,
+                        "Failed to read configuration file '%s' (--config=): the configuration "
+                        "reader failed without saying why.",
+                        a->config);
         if (c.config_error < 0)
                 return log_error_errno(c.config_error,
                                        "Failed to read configuration file '%s' (--config=): %m", a->config);

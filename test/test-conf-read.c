@@ -219,9 +219,29 @@ TEST(roundtrip) {
         ASSERT_ERR(conf_stream_parse(stream, 27 + size + 5, &st), EBADMSG);
         memcpy(stream + 27 + size, stream + 22, 5 + size);
         ASSERT_ERR(conf_stream_parse(stream, 27 + size + 5 + size, &st), EBADMSG);
-        stream[0] = 'X';
+        stream[0] = 'Z';
         ASSERT_ERR(conf_stream_parse(stream, 27 + size, &st), EBADMSG);
         free(stream);
+}
+
+/* Review AS, AS-5: a child that fails says why ('X' and its errno), before or after the sources, and
+ * the parent tells that instead of a protocol error; anything but a 4-byte errno in 1..4095 is
+ * malformed. Negative control: the old parser refused 'X' (EBADMSG) and kept no error. */
+TEST(child_error_record) {
+        _cleanup_(conf_stream_done) ConfStream st = { .hook_ours = -ENODATA };
+        char rec[5 + 4] = "X\x04\0\0\0";
+
+        memcpy(rec + 5, &(int32_t) { EMFILE }, 4);
+        ASSERT_OK(conf_stream_parse(rec, sizeof rec, &st));
+        ASSERT_EQ(st.error, -EMFILE);
+        ASSERT_TRUE(st.sources == NULL && !conf_stream_complete(&st, false, false));
+        ASSERT_OK(conf_stream_parse(rec, sizeof rec - 1, &st)); /* not whole yet */
+        ASSERT_EQ(st.error, 0);
+        memcpy(rec + 5, &(int32_t) { 0 }, 4);
+        ASSERT_ERR(conf_stream_parse(rec, sizeof rec, &st), EBADMSG);
+        memcpy(rec + 5, &(int32_t) { 4096 }, 4);
+        ASSERT_ERR(conf_stream_parse(rec, sizeof rec, &st), EBADMSG);
+        ASSERT_ERR(conf_stream_parse("X\x02\0\0\0ab", 7, &st), EBADMSG);
 }
 
 /* The child reads, the parent parses: the same Policy as policy_load() in-process. */
@@ -807,6 +827,7 @@ TEST(hook_ours) {
 
 int main(void) {
         RUN(roundtrip);
+        RUN(child_error_record);
         RUN(bounded_equals_inprocess);
         RUN(hung_open);
         RUN(fifo_refused);
