@@ -92,12 +92,12 @@ void cycle_set_done(CycleSet *s) {
         *s = (CycleSet) {};
 }
 
-int cycle_set_load(const char *dir, CycleSet *ret, size_t *ret_n_corrupt) {
+int cycle_set_load(const char *dir, CycleSet *ret, size_t *ret_n_corrupt, size_t *ret_n_nomem) {
         _cleanup_(cycle_set_done) CycleSet s = {};
         int r;
 
         *ret = (CycleSet) {};
-        r = state_load_history(dir, &s.records, &s.n_records, ret_n_corrupt);
+        r = state_load_history(dir, &s.records, &s.n_records, ret_n_corrupt, ret_n_nomem);
         if (r < 0)
                 return r;
         r = sleep_cycles_build(s.records, s.n_records, &s.cycles);

@@ -33,9 +33,10 @@ typedef struct CycleSet {
         size_t n_cycles;
 } CycleSet;
 
-/* Loads dir's history (state_load_history(); unreadable records counted in *ret_n_corrupt, may be
- * NULL) and groups it. 0, or the load's negative errno, or -ENOMEM; *ret is empty on error. */
-int cycle_set_load(const char *dir, CycleSet *ret, size_t *ret_n_corrupt);
+/* Loads dir's history (state_load_history(); unreadable records counted in *ret_n_corrupt, those
+ * not parsed for lack of memory in *ret_n_nomem, either may be NULL) and groups it. 0, or the load's
+ * negative errno, or -ENOMEM; *ret is empty on error. */
+int cycle_set_load(const char *dir, CycleSet *ret, size_t *ret_n_corrupt, size_t *ret_n_nomem);
 void cycle_set_done(CycleSet *s);
 
 /* The cycle's sleep action (the late pass's, else the unit's), NULL when neither recorded one. */

@@ -726,11 +726,12 @@ static int history_list(int dir_fd, char ***ret, size_t *ret_n) {
         return 0;
 }
 
-int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt) {
+int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt,
+                       size_t *ret_n_nomem) {
         _cleanup_close_ int dir_fd = -EBADF, hist_fd = -EBADF;
         _cleanup_strv_free_ char **names = NULL;
         RunRecord *records = NULL;
-        size_t n_names = 0, n = 0, n_corrupt = 0;
+        size_t n_names = 0, n = 0, n_corrupt = 0, n_nomem = 0;
         int r;
 
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -758,8 +759,16 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
                         run_record_array_free(records, n);
                         return r;
                 }
-                if (r < 0 || memchr(text, 0, size) || run_record_from_json_string(text, records + n) < 0) {
-                        n_corrupt++;
+                if (r >= 0 && !memchr(text, 0, size))
+                        r = run_record_from_json_string(text, records + n);
+                else if (r >= 0)
+                        r = -EBADMSG;
+                if (r < 0) {
+                        /* skipped all the same; memory is not corruption (review AS, AS-5) */
+                        if (r == -ENOMEM)
+                                n_nomem++;
+                        else
+                                n_corrupt++;
                         continue;
                 }
                 n++;
@@ -770,6 +779,8 @@ int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *
         *ret_n = n;
         if (ret_n_corrupt)
                 *ret_n_corrupt = n_corrupt;
+        if (ret_n_nomem)
+                *ret_n_nomem = n_nomem;
         return 0;
 }
 
@@ -940,7 +951,7 @@ int state_load(const char *dir, RunRecord *ret_last, bool *ret_has_last, RunReco
         }
 
         if (want_history) {
-                r = state_load_history(dir, &h, &n, NULL);
+                r = state_load_history(dir, &h, &n, NULL, NULL);
                 if (r < 0)
                         return r;
         }

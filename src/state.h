@@ -153,8 +153,10 @@ int run_record_from_json(struct json_object *o, RunRecord *ret);
 int state_save(const char *dir, const RunRecord *r);
 
 /* The history, newest first, at most STATE_HISTORY_MAX records; files that do not parse are skipped
- * and counted in *ret_n_corrupt (may be NULL). A missing directory: 0 records. */
-int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt);
+ * and counted in *ret_n_corrupt, those that could not be parsed for lack of memory in *ret_n_nomem
+ * (either may be NULL). A missing directory: 0 records. */
+int state_load_history(const char *dir, RunRecord **ret, size_t *ret_n, size_t *ret_n_corrupt,
+                       size_t *ret_n_nomem);
 
 /* Loads the last record and the history (newest first, may be 0 entries). Either part can be
  * skipped by passing NULL for both of its outputs, so a caller can get each part's error

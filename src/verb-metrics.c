@@ -16,7 +16,7 @@ int verb_metrics(const Args *a) {
         _cleanup_free_ char *text = NULL;
         int r;
 
-        r = cycle_set_load(a->state_dir, &set, NULL);
+        r = cycle_set_load(a->state_dir, &set, NULL, NULL);
         if (r < 0 && r != -ENOMEM)
                 return log_error_errno(r, "Failed to read the run records in '%s': %m", a->state_dir);
         if (r >= 0)

@@ -284,7 +284,7 @@ static void print_eta_accuracy(const Args *a) {
         size_t n = 0;
         EtaAccuracy acc;
 
-        if (state_load_history(a->state_dir, &h, &n, NULL) < 0)
+        if (state_load_history(a->state_dir, &h, &n, NULL, NULL) < 0)
                 return;
         acc = history_eta_accuracy(h, n);
         run_record_array_free(h, n);

@@ -78,7 +78,7 @@ int verb_plot(const Args *a) {
         size_t n_c = 0;
         int r;
 
-        r = cycle_set_load(a->state_dir, &set, NULL);
+        r = cycle_set_load(a->state_dir, &set, NULL, NULL);
         if (r == -ENOMEM)
                 return log_oom();
         if (r < 0)

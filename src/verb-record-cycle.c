@@ -203,7 +203,7 @@ int verb_record_cycle(const Args *a) {
         char boot_id[33];
         int r, ret = 0;
 
-        r = cycle_set_load(a->state_dir, &set, NULL);
+        r = cycle_set_load(a->state_dir, &set, NULL, NULL);
         if (r == -ENOMEM)
                 return log_oom();
         if (r < 0)

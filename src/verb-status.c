@@ -266,10 +266,11 @@ static int print_last_run(const Args *a, const RunRecord *r, const StatusFacts *
 typedef struct Unread {
         int last_error, history_error; /* negative errno, 0 */
         size_t n_corrupt;
+        size_t n_nomem; /* history records not parsed for lack of memory: not corrupt */
 } Unread;
 
 static bool unread_any(const Unread *u) {
-        return u->last_error < 0 || u->history_error < 0 || u->n_corrupt > 0;
+        return u->last_error < 0 || u->history_error < 0 || u->n_corrupt > 0 || u->n_nomem > 0;
 }
 
 /* Whether a sleep.target wants or requires our unit in one of the unit directories a system's
@@ -300,6 +301,8 @@ static void print_hints(const Args *a, int root_fd, const Unread *u) {
                         printf(" history: %s;", strerror(-u->history_error));
                 if (u->n_corrupt > 0)
                         printf(" %zu history record(s) do not parse;", u->n_corrupt);
+                if (u->n_nomem > 0)
+                        printf(" %zu history record(s) not parsed: out of memory;", u->n_nomem);
                 printf(" nothing else recorded.\n");
         } else
                 printf("No sleep and no run recorded in '%s' since boot.\n", a->state_dir);
@@ -406,7 +409,7 @@ done:
                                    : json_add_null(unread, "last_run")) < 0 ||
             (r = u->history_error < 0 ? json_add_string(unread, "history", strerror(-u->history_error))
                                       : json_add_null(unread, "history")) < 0 ||
-            (r = json_add_u64(unread, "history_records", u->n_corrupt)) < 0 ||
+            (r = json_add_u64(unread, "history_records", u->n_corrupt + u->n_nomem)) < 0 ||
             (r = json_add(root, "unread", TAKE_PTR(unread))) < 0)
                 return r;
         *ret = TAKE_PTR(root);
@@ -484,15 +487,22 @@ int verb_status(const Args *a) {
                 u.last_error = r;
                 log_warning_errno(r, "Failed to read the last run from '%s', ignoring: %m", a->state_dir);
         }
-        r = cycle_set_load(a->state_dir, &set, &u.n_corrupt);
+        r = cycle_set_load(a->state_dir, &set, &u.n_corrupt, &u.n_nomem);
         if (r == -ENOMEM)
                 return log_oom();
         if (r < 0) {
                 u.history_error = r;
                 log_warning_errno(r, "Failed to read the history from '%s', ignoring: %m", a->state_dir);
-        } else if (u.n_corrupt > 0)
-                log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.", u.n_corrupt,
-                            a->state_dir);
+        } else {
+                if (u.n_corrupt > 0)
+                        log_warning("%zu record(s) in '%s/history' could not be read, ignoring them.",
+                                    u.n_corrupt, a->state_dir);
+                /* Not corruption: the records are as they were (review AS, AS-5). */
+                if (u.n_nomem > 0)
+                        log_warning("%zu record(s) in '%s/history' could not be parsed for lack of memory, "
+                                    "ignoring them.",
+                                    u.n_nomem, a->state_dir);
+        }
         cycle = set.n_cycles > 0 ? &set.cycles[0] : NULL;
 
         load_facts(a, root_fd, &f, &mi);

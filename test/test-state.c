@@ -319,7 +319,7 @@ TEST(incomplete_why_bytes) {
         for (size_t i = 0; i < ELEMENTSOF(why); i++)
                 ASSERT_STREQ(last.incomplete_why[i], why[i]);
         assert_record_eq(&r, &last);
-        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt));
+        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt, NULL));
         ASSERT_EQ(n, 1U);
         ASSERT_EQ(n_corrupt, 0U);
         ASSERT_STREQ(hist[0].incomplete_why[1], why[1]);
@@ -679,6 +679,48 @@ static void write_file(const char *dir, const char *name, const char *content) {
         ASSERT_EQ(fclose(f), 0);
 }
 
+/* json-c's parser running out of memory (linked with --wrap=json_tokener_parse_ex, test/meson.build):
+ * it fails with malloc()'s errno ENOMEM and no error of its own (json-c 0.16). */
+struct json_object *__real_json_tokener_parse_ex(struct json_tokener *tok, const char *str, int len);
+struct json_object *__wrap_json_tokener_parse_ex(struct json_tokener *tok, const char *str, int len);
+static bool parse_nomem;
+
+struct json_object *__wrap_json_tokener_parse_ex(struct json_tokener *tok, const char *str, int len) {
+        if (parse_nomem) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        return __real_json_tokener_parse_ex(tok, str, len);
+}
+
+/* Review AS, AS-5: a record that could not be parsed for lack of memory is not corrupt: last.json
+ * gives -ENOMEM (it gave -EBADMSG, "Bad message"), a history record is counted apart (it was counted
+ * as one that does not parse), and skipped as before. */
+TEST(history_nomem_not_corrupt) {
+        _cleanup_free_ char *dir = fresh_dir("nomem");
+        _cleanup_(run_record_done) RunRecord r = {}, last = {};
+        RunRecord *hist = NULL;
+        size_t n = 0, n_corrupt = 0, n_nomem = 0;
+        bool has_last = false;
+
+        make_record(&r, 5);
+        ASSERT_OK(state_save(dir, &r));
+        parse_nomem = true;
+        ASSERT_ERR(state_load(dir, &last, &has_last, NULL, NULL), ENOMEM);
+        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt, &n_nomem));
+        parse_nomem = false;
+        ASSERT_EQ(n, 0);
+        ASSERT_EQ(n_corrupt, 0);
+        ASSERT_EQ(n_nomem, 1);
+        /* control: with memory, it loads */
+        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt, &n_nomem));
+        ASSERT_EQ(n, 1);
+        ASSERT_EQ(n_nomem, 0);
+        run_record_array_free(hist, n);
+        ASSERT_OK(state_load(dir, &last, &has_last, NULL, NULL));
+        ASSERT_TRUE(has_last);
+}
+
 TEST(corrupt_history) {
         _cleanup_free_ char *dir = fresh_dir("corrupt"), *hdir = NULL;
         _cleanup_(run_record_done) RunRecord r = {}, last = {};
@@ -694,7 +736,7 @@ TEST(corrupt_history) {
         write_file(hdir, "00000000000000000008-1.json",
                    "{\"started_realtime_usec\": \"x\", \"result\": \"success\"}");
         write_file(hdir, "not-a-record.txt", "ignored");
-        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt));
+        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt, NULL));
         ASSERT_EQ(n, 1);
         ASSERT_EQ(n_corrupt, 2);
         ASSERT_U64_EQ(hist[0].started_realtime, 5);
@@ -706,7 +748,7 @@ TEST(corrupt_history) {
                 ASSERT_OK(unlink(p1));
                 ASSERT_OK(unlink(p2));
         }
-        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt));
+        ASSERT_OK(state_load_history(dir, &hist, &n, &n_corrupt, NULL));
         ASSERT_EQ(n, 1);
         ASSERT_EQ(n_corrupt, 0);
         run_record_array_free(hist, n);
@@ -1020,6 +1062,7 @@ int main(void) {
         RUN(huge_inputs);
         RUN(history_cap);
         RUN(corrupt_history);
+        RUN(history_nomem_not_corrupt);
         RUN(missing_dir);
         RUN(not_a_dir);
         RUN(read_only);

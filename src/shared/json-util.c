@@ -791,9 +791,12 @@ int json_parse_strict(const char *text, size_t len, size_t max, int depth, json_
                 return -ENOMEM;
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 
+        /* json-c (before 0.17) has no error of its own for an allocation that failed: malloc()'s
+         * errno tells it from text that does not parse (review AS, AS-5: "Bad message" was shown). */
+        errno = 0;
         o = json_tokener_parse_ex(tok, text, (int) len);
         if (json_tokener_get_error(tok) != json_tokener_success || !o)
-                return -EBADMSG;
+                return errno == ENOMEM ? -ENOMEM : -EBADMSG;
         /* Only whitespace may follow the value. */
         for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
                 if (!strchr(" \t\r\n", text[i]))
