@@ -894,6 +894,17 @@ TEST(fuse_evidence_only_for_user_fuse) {
         knob_reset();
 }
 
+/* The control of a FUSE evidence test: no writeback at either look, both refreshes working: the
+ * mount of user 1000 proven clean. Then the fixtures go. */
+static void fuse_control_and_done(void) {
+        char reason[1024];
+
+        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
+        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
+        proc_fixture_umount();
+        knob_reset();
+}
+
 /* Review AR (#03), review AP, AP-1: before the workers a user's FUSE mount lists no dirty inode, but
  * pages are under writeback (at its server) for the whole of the pre-look, and none once the workers
  * start: the look after the workers alone would prove the mount clean, with the server's data possibly
@@ -910,10 +921,7 @@ TEST(fuse_prelook_writeback_keeps_unproven) {
         ASSERT_TRUE(strstr(reason, "pages are under writeback") != NULL);
         ASSERT_EQ(knob_value(), 1);
 
-        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
-        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
-        proc_fixture_umount();
-        knob_reset();
+        fuse_control_and_done();
 }
 
 /* The look after the workers forks its child ahead, before them (evidence_global_prepare()): the
@@ -936,10 +944,7 @@ TEST(fuse_after_look_reads_after_workers) {
         ASSERT_TRUE(strstr(reason, "pages are under writeback") != NULL);
         ASSERT_EQ(knob_value(), 1);
 
-        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
-        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
-        proc_fixture_umount();
-        knob_reset();
+        fuse_control_and_done();
 }
 
 /* Review AY: the first look's refresh of the system's count fails (as under a lockdown LSM, or a CPU
@@ -961,10 +966,7 @@ TEST(fuse_prelook_refresh_fails_keeps_unproven) {
         ASSERT_TRUE(strstr(reason, "could not be read exactly") != NULL);
         ASSERT_EQ(knob_value(), 1);
 
-        ASSERT_TRUE(late_pass_fuse(1000, 0, 0, 10 * USEC_PER_SEC, reason, sizeof reason));
-        ASSERT_TRUE(startswith(reason, "late pass: FUSE, proven clean"));
-        proc_fixture_umount();
-        knob_reset();
+        fuse_control_and_done();
 }
 
 /* Review I, I4 (and L1): restore-knob with the daemon's token (--token=) ends that pass's cycle only.

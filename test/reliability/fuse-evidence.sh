@@ -37,9 +37,6 @@ knob() { tr -d '\n' <"$sys/power/sync_on_suspend"; }
 # keep the knob on. The late pass syncs only local block filesystems (no loop device, no FUSE).
 SS_HERMETIC=0 ss_config "[Kernel]
 SyncOnSuspend=auto"
-# The user's python: the system's (root's may live below a home the user cannot enter).
-py=/usr/bin/python3
-[[ -x $py ]] || py=$(command -v python3)
 
 late() {
         echo 1 >"$sys/power/sync_on_suspend"
@@ -189,24 +186,7 @@ done
 "$FAULTDISK" ctl "$d/ctl" write-delay 0 >/dev/null
 
 # ---------------------------------------------------------------- B: dirty pages held by a writer
-rel_as_user "$py" - "$d/mnt/mapped" "$d/ready" "$d/stop" <<'PY' &
-import mmap, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-os.ftruncate(fd, 1 << 16)
-m = mmap.mmap(fd, 1 << 16)
-m[0:4096] = b"x" * 4096          # dirty through the mapping; no msync, no close
-open(sys.argv[2], "w").close()
-# Until the test says stop, or its directory is gone (at most 120 s): killing the user's wrapper
-# leaves this process running, holding the test's output open, and meson waits for it.
-for _ in range(2400):
-    if os.path.exists(sys.argv[3]) or not os.path.exists(sys.argv[2]):
-        break
-    time.sleep(0.05)
-PY
-writer=$!
-ss_on_exit "touch '$d/stop' 2>/dev/null; kill $writer 2>/dev/null"
-for ((i = 0; i < 100; i++)); do [[ -e $d/ready ]] && break; sleep 0.1; done
-[[ -e $d/ready ]] || fail "B: the writer did not map its file"
+rel_mapped_writer "$d/mnt/mapped" 4096
 echo "B: bdi $bdi: $(grep -E '^b_(dirty|io|more_io|dirty_time):' "/sys/kernel/debug/bdi/$bdi/stats" | tr -s ' \n' ' ')"
 # This late pass must not wake the flusher threads itself: WritebackFirst=yes does, for every
 # device, as soon as one is dirty (this machine's disk mostly is), and they would write the mapped
@@ -231,6 +211,5 @@ boutcome=$(ss_mount_field "$REL_TMP/status.json" "$d/mnt" outcome)
 echo "B: main pass: $boutcome: $breason"
 [[ $boutcome == synced && $breason != *"proven clean"* ]] ||
         fail "B: the main pass did not sync a FUSE mount holding dirty pages: $boutcome: $breason"
-touch "$d/stop"
-wait "$writer" 2>/dev/null || true
+rel_mapped_writer_stop
 echo PASS

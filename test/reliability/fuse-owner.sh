@@ -29,28 +29,8 @@ echo "root: $(ls "$d/mnt" 2>&1 || true)"
 # Dirty data, written by the owner through a shared mapping, in the page cache of the FUSE mount
 # until a sync writes it back (no msync, no close until the test ends).
 as_user mkdir "$d/mnt/dir"
-py=/usr/bin/python3
-[[ -x $py ]] || py=$(command -v python3)
-as_user "$py" - "$d/mnt/data" "$d/ready" "$d/stop" <<'PY' &
-import hashlib, mmap, os, sys, time
-data = os.urandom(4 << 20)
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-os.ftruncate(fd, len(data))
-m = mmap.mmap(fd, len(data))
-m[:] = data
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write(hashlib.sha256(data).hexdigest())
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-for _ in range(2400):  # until told to stop or its directory is gone (120 s at most)
-    if os.path.exists(sys.argv[3]) or not os.path.exists(sys.argv[2]):
-        break
-    time.sleep(0.05)
-PY
-writer=$!
-ss_on_exit "touch '$d/stop' 2>/dev/null; kill $writer 2>/dev/null"
-for ((i = 0; i < 100; i++)); do [[ -e $d/ready ]] && break; sleep 0.1; done
-[[ -e $d/ready ]] || fail "the owner's writer did not map its file"
-want=$(cat "$d/ready")
+rel_mapped_writer "$d/mnt/data" $((4 << 20))
+want=$REL_MW_SHA
 
 rel_config "$d/mnt"
 ss plan --json=short >"$REL_TMP/plan.json"
@@ -68,8 +48,7 @@ echo "run as root: exit $rc, outcome '$out'"
 got=$(sha256sum <"$d/lower/data" | cut -d' ' -f1)
 [[ $got == "$want" ]] || fail "the backing file does not hold the data after the run"
 [[ -d $d/lower/dir ]] || fail "directory missing in the backing directory after the run"
-touch "$d/stop"
-wait "$writer" 2>/dev/null || true
+rel_mapped_writer_stop
 
 # A non-root run is refused at once, with a message, before anything is synced or recorded.
 rc=0

@@ -215,6 +215,44 @@ rel_umount_patient() {  # NAME: unmount, also a shut-down filesystem (see rel_mo
 # REL_UF_GID, REL_UF_PID; unmounts and removes it on exit. Skips (77) without setpriv, nobody/nogroup
 # or a setuid fusermount3.
 rel_as_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+# rel_mapped_writer FILE BYTES: the user (rel_user_fuse's) writes BYTES of random data into FILE through
+# a shared mapping and holds them dirty there (no msync, no close) until rel_mapped_writer_stop, or
+# 120 s at most; returns once they are written. $REL_MW_SHA: their sha256.
+rel_mapped_writer() {
+        local file=$1 bytes=$2 py=/usr/bin/python3 i
+        [[ -x $py ]] || py=$(command -v python3) # the system's: root's may live below a home
+        REL_MW_DIR=$(dirname "$(dirname "$file")") # the test's directory, the user's (not through the mount)
+        rm -f "$REL_MW_DIR/mw.ready" "$REL_MW_DIR/mw.stop"
+        rel_as_user "$py" - "$file" "$bytes" "$REL_MW_DIR/mw.ready" "$REL_MW_DIR/mw.stop" <<'PY' &
+import hashlib, mmap, os, sys, time
+n = int(sys.argv[2])
+data = os.urandom(n)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.ftruncate(fd, n)
+m = mmap.mmap(fd, n)
+m[:] = data
+with open(sys.argv[3] + ".tmp", "w") as f:
+    f.write(hashlib.sha256(data).hexdigest())
+os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+# Until told to stop, or its directory is gone (at most 120 s): killing the user's wrapper leaves
+# this process running, holding the test's output open, and meson waits for it.
+for _ in range(2400):
+    if os.path.exists(sys.argv[4]) or not os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+PY
+        REL_MW_PID=$!
+        ss_on_exit "rel_mapped_writer_stop"
+        for ((i = 0; i < 100; i++)); do [[ -e $REL_MW_DIR/mw.ready ]] && break; sleep 0.1; done
+        [[ -e $REL_MW_DIR/mw.ready ]] || fail "the owner's writer did not map $file"
+        REL_MW_SHA=$(cat "$REL_MW_DIR/mw.ready")
+}
+rel_mapped_writer_stop() {
+        [[ -n ${REL_MW_PID:-} ]] || return 0
+        touch "$REL_MW_DIR/mw.stop" 2>/dev/null
+        wait "$REL_MW_PID" 2>/dev/null || kill "$REL_MW_PID" 2>/dev/null
+        REL_MW_PID=
+}
 _rel_uf_cleanup() {
         local i
         if findmnt -rn --mountpoint "$REL_UF_DIR/mnt" >/dev/null 2>&1; then
