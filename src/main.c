@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "shared/bounded-child.h"
 #include "shared/hexdecoct.h"
 #include "shared/parse-util.h"
 #include "context.h"
@@ -20,6 +21,9 @@
 #include "state.h"
 #include "verbs.h"
 
+/* How long restore-knob and record-cycle wait for their helpers that answered to end (normally well
+ * under a millisecond each). */
+#define MAIN_REAP_EXITING_MAX (200U * USEC_PER_MSEC)
 
 static void help(void) {
         printf("suspend-sync [OPTIONS] COMMAND\n\n"
@@ -404,11 +408,12 @@ int main(int argc, char *argv[]) {
                 r = verb_status(&a);
         else if (streq(verb, "cat-config"))
                 r = verb_cat_config(&a);
-        else if (streq(verb, "restore-knob"))
-                r = verb_restore_knob(&a);
-        else if (streq(verb, "record-cycle"))
-                r = verb_record_cycle(&a);
-        else if (streq(verb, "daemon"))
+        else if (streq(verb, "restore-knob") || streq(verb, "record-cycle")) {
+                r = streq(verb, "restore-knob") ? verb_restore_knob(&a) : verb_record_cycle(&a);
+                /* ExecStopPost= after resume: the helpers that answered end in the unit, not after it
+                 * (review AW, L4). Off the sleep path; bounded. */
+                (void) bounded_child_reap_exiting(MAIN_REAP_EXITING_MAX);
+        } else if (streq(verb, "daemon"))
                 r = verb_daemon(&a);
         else if (streq(verb, "history"))
                 r = verb_history(&a);

@@ -1503,6 +1503,41 @@ TEST(bounded_child_reaped) {
         (void) waitpid(f.pid, NULL, 0);
 }
 
+/* Writes its pid, answers, then exits once keep_fd (a pipe's read end) reads its end. */
+static int child_answer_then_wait(int pipe_fd, int keep_fd, void *userdata) {
+        pid_t pid = getpid();
+        char c;
+
+        (void) userdata;
+        if (write(pipe_fd, &pid, sizeof pid) != sizeof pid || write(pipe_fd, "done", 4) != 4)
+                return EXIT_FAILURE;
+        while (read(keep_fd, &c, 1) > 0)
+                ;
+        return EXIT_SUCCESS;
+}
+
+/* Review AW, L4: restore-knob and record-cycle wait, bounded, for their helpers that answered, so
+ * that none is left in the unit after them. A child that answered and does not end yet: counted and
+ * waited for at most the bound; once it ends, waited for and reaped. */
+TEST(bounded_child_reap_exiting) {
+        PidFeed f = { .answer = true };
+        int p[2];
+        usec_t t;
+
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        ASSERT_EQ(bounded_child_run(p[0], 5 * USEC_PER_SEC, 64, child_answer_then_wait, feed_pid, &f), 1);
+        ASSERT_TRUE(f.pid > 0);
+        ASSERT_EQ(bounded_child_reap_exiting(0), 1U);
+        t = now(CLOCK_MONOTONIC);
+        ASSERT_EQ(bounded_child_reap_exiting(50 * USEC_PER_MSEC), 1U); /* bounded */
+        ASSERT_TRUE(now(CLOCK_MONOTONIC) - t >= 50 * USEC_PER_MSEC);
+        ASSERT_TRUE(waitpid(f.pid, NULL, WNOHANG) == 0); /* still ours, still there */
+        safe_close(p[0]);
+        safe_close(p[1]); /* it reads the end and exits */
+        ASSERT_EQ(bounded_child_reap_exiting(5 * USEC_PER_SEC), 0U);
+        ASSERT_TRUE(waitpid(f.pid, NULL, WNOHANG) < 0 && errno == ECHILD); /* reaped */
+}
+
 /* Writes its pid, answers, then stays (until killed): exiting, remembered by pidfd, when the run
  * returns. */
 static int child_pid_answer_stay(int pipe_fd, int keep_fd, void *userdata) {
@@ -1697,6 +1732,7 @@ int main(void) {
         RUN(bounded_child_step);
         RUN(bounded_child_prepare_go);
         RUN(bounded_child_reaped);
+        RUN(bounded_child_reap_exiting);
         RUN(bounded_child_forget_parent);
         RUN(close_all_fds_from);
         RUN(close_all_fds_but);

@@ -55,6 +55,26 @@ static void reap_exiting(void) {
         n_exiting = k;
 }
 
+size_t bounded_child_reap_exiting(usec_t timeout) {
+        usec_t until = usec_add(now(CLOCK_MONOTONIC), timeout);
+
+        for (;;) {
+                struct pollfd p[BOUNDED_CHILD_ABANDONED_MAX];
+                usec_t t;
+
+                reap_exiting();
+                t = now(CLOCK_MONOTONIC);
+                if (n_exiting == 0 || t >= until)
+                        return n_exiting;
+                for (size_t i = 0; i < n_exiting; i++)
+                        p[i] = (struct pollfd) { .fd = exiting[i], .events = POLLIN };
+                /* a pidfd reads as readable once its process has exited */
+                if (poll(p, n_exiting, (int) ((until - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC)) < 0 &&
+                    errno != EINTR)
+                        return n_exiting;
+        }
+}
+
 static void remember_exiting(pid_t pid) {
         int fd;
 

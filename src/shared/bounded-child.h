@@ -113,6 +113,12 @@ unsigned bounded_child_started(void);
  */
 size_t bounded_child_abandoned(size_t max, pid_t *ret_pids);
 
+/* Waits, at most timeout, for the children that answered (exiting, not yet reaped) to end, and reaps
+ * them. A short-lived process of a unit (ExecStopPost=) that exits before them leaves them in the
+ * unit, which systemd then names ("remains running after unit stopped": review AW, L4). Returns how
+ * many are left (still running, or not watched: before Linux 5.4, no pidfd). */
+size_t bounded_child_reap_exiting(usec_t timeout);
+
 /* In a child forked without exec (the daemon's pass): the parent's abandoned and exiting children
  * are forgotten, not reaped and not closed (they are not ours to wait for; the pidfds are the
  * parent's, closed with the rest of its fds). Without it, the child's first bounded_child_run()
