@@ -12,6 +12,7 @@
 #                                  # fake /sys/power, boot, wait for is-system-running
 #   e2e_run CMD...                 # run CMD inside the container (nsenter -t PID1 -a)
 #   e2e_watch_start / e2e_watch_stop  # record writes to the fake power files and the state dir
+#   e2e_watch_sync                    # ... until every write so far is in the log (e2e_suspend does)
 #   e2e_suspend [VERB]             # systemctl VERB (suspend), wait until the sleep cycle is over
 #   e2e_cleanup                    # power off, kill by PID, unmount, remove (also on EXIT)
 #
@@ -475,6 +476,23 @@ e2e_watch_start() {
         return 1
 }
 
+# e2e_watch_sync: returns once the recorder has logged every write made before it: a marker file made
+# in the power directory comes out of the one inotify queue after them (watch.py), so its CREATE line
+# follows theirs. Bounded (10 s). Without it a check read the log while a recorder slowed down by a
+# loaded machine had not written the sleep's "mem" yet ("no write of mem", once in v138).
+e2e_watch_sync() {
+        local m i
+        [[ -n ${E2E_WATCH_PID:-} ]] || return 0
+        _E2E_WATCH_SYNCS=$((${_E2E_WATCH_SYNCS:-0} + 1))
+        m=.e2e-sync-$_E2E_WATCH_SYNCS
+        : >"$E2E_WORK/power/$m"
+        for ((i = 0; i < 100; i++)); do
+                grep -q " power $m CREATE " "$E2E_WATCH_LOG" 2>/dev/null && break
+                sleep 0.1
+        done
+        rm -f "$E2E_WORK/power/$m"
+}
+
 e2e_watch_stop() {
         [[ -n $E2E_WATCH_PID ]] || return 0
         kill "$E2E_WATCH_PID" 2>/dev/null
@@ -547,6 +565,7 @@ e2e_suspend() {
                                 jq -c --arg u "$unit" 'select(.UNIT == $u and .JOB_TYPE == "start" and .JOB_RESULT != null)' |
                                 grep -q . &&
                         [[ -z $(e2e_run systemctl list-jobs --no-legend) ]]; then
+                        e2e_watch_sync # the cycle's writes in the log before any check reads it
                         return 0
                 fi
                 sleep 0.2

@@ -34,6 +34,13 @@ leftover() {
         echo 0 >"$knob"
         echo 1 >"$SS_STATE/knob.orig"
 }
+# start [PATTERN]: a daemon, and its start-up done: it holds its lock (or says PATTERN). The last
+# daemon's log goes first: waiting on it would see its line before the new one truncates it.
+start() {
+        rm -f "$SS_TMP/daemon.log"
+        daemon_start "$SS_CONF"
+        started "$@"
+}
 started() { # [PATTERN] the daemon's start-up is done: it holds its lock (or says PATTERN)
         local i pattern="Holding logind's delay lock"
         [[ $# == 0 ]] || pattern=$1
@@ -48,8 +55,7 @@ started() { # [PATTERN] the daemon's start-up is done: it holds its lock (or say
 
 # ---------------------------------------------------------------- 1
 leftover
-daemon_start "$SS_CONF"
-started
+start
 echo "1: knob $(k), record $([[ -e $SS_STATE/knob.orig ]] && echo kept || echo gone)"
 [[ $(k) == 1 ]] || { cat "$SS_TMP/daemon.log"; fail "1: the daemon's start left the knob at $(k) with its original recorded"; }
 [[ ! -e $SS_STATE/knob.orig ]] || fail "1: the record stays"
@@ -61,8 +67,7 @@ daemon_stop
 fake "signal 1" # a sleep under way when the daemon starts (nobody listens yet)
 fake_wait "signalled 1"
 leftover
-daemon_start "$SS_CONF"
-started
+start
 ping
 echo "2: during the sleep: knob $(k)"
 [[ $(k) == 0 && -e $SS_STATE/knob.orig ]] ||
@@ -80,8 +85,7 @@ daemon_stop
 # ---------------------------------------------------------------- 3
 echo 0 >"$knob"
 rm -f "$SS_STATE/knob.orig"
-daemon_start "$SS_CONF"
-started
+start
 fake "signal 1"
 fake_wait "signalled 1" 2
 fake "signal 0"
@@ -99,8 +103,7 @@ leftover
 granted=$(count granted)
 fake busy
 fake_wait busy
-daemon_start "$SS_CONF"
-started "logind is carrying out a sleep: taking its delay lock after it"
+start "logind is carrying out a sleep: taking its delay lock after it"
 ping
 kill -0 "$daemon_pid" || fail "4: the daemon exited: $(cat "$SS_TMP/daemon.log")"
 echo "4: started during a sleep: knob $(k), locks granted $(count granted) (before: $granted)"
