@@ -702,6 +702,43 @@ static const FakeDev container_devs[] = { { 259, 2, "259:0", 259, 0, 0, true },
                                           { 8, 1, "8:0", 8, 0, 0, true },
                                           {} };
 
+/* Review AZ: an overlay whose upper layer is a user's plain FUSE mount the main pass skips proven
+ * clean is skipped with it ("upper layer skipped"), and the late pass leaves it out uncovered, as its
+ * upper layer. Before the proven-clean skip the unit's pass synced it (covered by its upper's sync)
+ * and listed it; a late pass that cannot prove it clean (no FUSE evidence is read for an overlay; a
+ * device proven stuck keeps pages under writeback) leans on that list, so the unit's record must list
+ * the overlay too, or the knob stays on over the hung device (run.h run_handover_proven_clean()). */
+static const FakeDev fuse_overlay_devs[] = { { 254, 0, "254:0", 254, 0, 0, true },
+                                             { 0, 62, "0:62", 0, 0, DEVICE_FUSE | DEVICE_NETWORK, false },
+                                             {} };
+
+TEST(main_pass_fuse_proven_clean_overlay_upper) {
+        _cleanup_(sample_freep)
+                Sample *s = load_sample(FIXTURES_DIR "/roots/fuse-overlay-upper", fuse_overlay_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL, *late = NULL;
+        const usec_t boot = 100 * USEC_PER_MINUTE;
+        const PlanEntry *ov;
+        Handover h = {};
+
+        for (size_t k = 0; k < s->n_sbs; k++)
+                sb_lists_empty(&s->sbs[k]);
+        s->writeback_idle = 1;
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+        ASSERT_TRUE(find(p, "/home/alice/remote")->proven_clean);
+        ov = find(p, "/mnt/merged");
+        ASSERT_EQ(ov->action, PLAN_SKIP);
+        ASSERT_TRUE(strstr(ov->reason, "upper layer skipped (FUSE, proven clean"));
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &late));
+        ASSERT_TRUE(find(late, "/mnt/merged")->uncovered); /* the late pass leans on the record */
+
+        run_handover_proven_clean(&h, p, boot);
+        ASSERT_TRUE(handover_unit_saw(&h, makedev(0, 62), NULL, 0, boot + 1));
+        ASSERT_TRUE(handover_unit_saw(&h, ov->dev, NULL, 0, boot + 1));
+        handover_done(&h);
+}
+
 TEST(late_scope_overlay) {
         _cleanup_(sample_freep)
                 Sample *s = load_sample(FIXTURES_DIR "/roots/container-host-1000", container_devs);
@@ -1772,6 +1809,7 @@ int main(void) {
         RUN(late_scope);
         RUN(late_scope_fuse_evidence);
         RUN(main_pass_fuse_proven_clean);
+        RUN(main_pass_fuse_proven_clean_overlay_upper);
         RUN(late_scope_overlay);
         RUN(never_skipped_as_clean);
         RUN(odd_paths_and_overmount);
