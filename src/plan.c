@@ -724,6 +724,10 @@ static int plan_decide_overlays(PlanBuild *b) {
                         d->action = PLAN_SKIP;
                         d->uncovered = u->uncovered;
                         d->skip_rule = u->skip_rule;
+                        /* Its upper proven clean (a user's plain FUSE): the overlay's syncfs is that
+                         * of its upper, so the unit's record lists it too, as when the unit's pass
+                         * synced both (run_handover_proven_clean(); review AZ). */
+                        d->proven_clean = u->proven_clean;
                         d->covered_if_path = mfree(d->covered_if_path);
                         r = asprintf(&d->reason, "overlay: upper layer skipped (%s)", u->reason);
                 }
