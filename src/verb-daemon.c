@@ -1425,9 +1425,10 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         if (d->marked && d->post_pid == 0) {
                 d->post_recorded = false;
                 post_step(d, "restore-knob");
-        } else if (!d->marked)
+        } else
                 /* not our mark's sleep: the unit's ExecStopPost= or the post hook restores it, unless
-                 * neither ran (review AW, H1) */
+                 * neither ran (review AW, H1); or our mark's, while the restore-knob of the sleep
+                 * before still runs (review AZ, AZ-5) */
                 knob_leftover_restore(d, "left over from a sleep that ended without its post hook");
         d->marked = false;
         relock(d);
@@ -1561,8 +1562,12 @@ int verb_daemon(const Args *a) {
         if (r < 0)
                 log_warning_errno(r, "Cannot listen on " HOOK_SOCKET_PATH ", the system-sleep hook runs the "
                                      "late pass itself: %m");
-        knob_leftover_at_start(&d);
         r = lock_take(&d);
+        /* After the lock (review AZ, AZ-4): a sleep asked for after logind's answer below waits for
+         * our PrepareForSleep(true), which comes after this restore; without the lock, it went on
+         * meanwhile. During a sleep (no lock), that sleep's PrepareForSleep(false) restores. */
+        if (r < 0 || d.lock_fd >= 0)
+                knob_leftover_at_start(&d);
         if (r < 0)
                 goto finish;
         if (d.lock_fd < 0)
