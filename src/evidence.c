@@ -40,6 +40,16 @@ bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_w
         return !why;
 }
 
+bool evidence_fuse_kernel_checked(const char *osrelease) {
+        unsigned major, minor;
+        int n = 0;
+
+        if (!osrelease || sscanf(osrelease, "%u.%u%n", &major, &minor, &n) != 2 || n == 0)
+                return false;
+        return major < EVIDENCE_FUSE_KERNEL_MAJOR ||
+               (major == EVIDENCE_FUSE_KERNEL_MAJOR && minor <= EVIDENCE_FUSE_KERNEL_MINOR);
+}
+
 bool evidence_writeback_pending(const Meminfo *global) {
         return global->writeback_bytes != 0 ||
                (global->has_writeback_tmp && global->writeback_tmp_bytes != 0);

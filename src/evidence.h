@@ -33,6 +33,14 @@
  * empty; false with a reason (static string) otherwise. bdi_r: the result of loading it. */
 bool evidence_bdi_lists_empty(const BdiStats *bdi, int bdi_r, const char **ret_why);
 
+/* The newest kernel the FUSE rule was checked on: that fuse_sync_fs() sends FUSE_SYNCFS to no plain
+ * FUSE server of an unprivileged user (docs/CLEAN-EVIDENCE.md, item 5: series under discussion would
+ * change it). Pure: whether a kernel release ("6.18.44-...", proc/sys/kernel/osrelease) is that one
+ * or older; anything that does not parse is not (review AZ, AZ-3: fail closed). */
+#define EVIDENCE_FUSE_KERNEL_MAJOR 6U
+#define EVIDENCE_FUSE_KERNEL_MINOR 18U
+bool evidence_fuse_kernel_checked(const char *osrelease);
+
 /* Pure: whether global (read, has_writeback set) counts pages under writeback, WritebackTmp too. */
 bool evidence_writeback_pending(const Meminfo *global);
 

@@ -88,11 +88,12 @@ static bool is_local_block(const Superblock *s) {
  * user (user_id= not 0): the kernel's own sync can only write back its dirty pages and inodes and
  * wait for that writeback — fuse_sync_fs() sends FUSE_SYNCFS only where fc->sync_fs is set
  * (virtiofs, fuseblk and privileged servers) — and each of those shows in evidence.h's facts. */
-static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
+static bool fuse_evidence_applies(const Sample *sample, const Superblock *s, const MountEntry *m) {
         _cleanup_free_ char *u = NULL;
         unsigned uid;
 
-        if (!s->device.bdi_name || !s->fstype || !m->fs_options)
+        /* ... on a kernel the rule was checked on (review AZ, AZ-3) */
+        if (!sample->fuse_kernel_checked || !s->device.bdi_name || !s->fstype || !m->fs_options)
                 return false;
         if (fs_type_fuse(s->fstype) != FS_FUSE_PLAIN)
                 return false;
@@ -105,7 +106,7 @@ static bool fuse_evidence_applies(const Superblock *s, const MountEntry *m) {
  * read empty, then the system's writeback count, refreshed, none. Its syncfs would then write back no
  * page, wait for none and send its server nothing. */
 static bool fuse_proven_clean(const Sample *sample, const Superblock *s, const MountEntry *m) {
-        return !s->all_read_only && fuse_evidence_applies(s, m) && s->has_bdi_stats &&
+        return !s->all_read_only && fuse_evidence_applies(sample, s, m) && s->has_bdi_stats &&
                evidence_bdi_lists_empty(&s->bdi, 0, NULL) && sample->writeback_idle == 1;
 }
 
@@ -114,8 +115,8 @@ bool plan_fuse_proof_wanted(const Sample *sample) {
                 const Superblock *s = &sample->sbs[k];
 
                 if (s->n_mounts > 0 && !s->all_read_only &&
-                    fuse_evidence_applies(s, &sample->table->entries[s->mounts[0]]) && s->has_bdi_stats &&
-                    evidence_bdi_lists_empty(&s->bdi, 0, NULL))
+                    fuse_evidence_applies(sample, s, &sample->table->entries[s->mounts[0]]) &&
+                    s->has_bdi_stats && evidence_bdi_lists_empty(&s->bdi, 0, NULL))
                         return true;
         }
         return false;
@@ -305,7 +306,7 @@ static int decide_sb(const Sample *sample, const PathIndex *pi, const Policy *po
                  * main pass. An overlay follows its upper layer (below). */
                 d->action = PLAN_SKIP;
                 d->uncovered = true;
-                d->fuse_evidence = fuse_evidence_applies(s, m);
+                d->fuse_evidence = fuse_evidence_applies(sample, s, m);
                 r = asprintf(&d->reason, "late pass: not a local block filesystem");
                 return r < 0 ? -ENOMEM : 0;
         }

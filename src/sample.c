@@ -16,6 +16,7 @@
 #include "loop-backing.h"
 #include "sample.h"
 #include "sample-ns.h"
+#include "evidence.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
@@ -799,6 +800,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
         bool restricted;
         unsigned n_bad = 0;
         int r, meminfo_r;
+        bool fuse_kernel;
 
         if (src->identity_only) {
                 ops.bdi_stats = NULL;
@@ -844,6 +846,13 @@ int sample_load(const SampleSources *src, Sample **ret) {
                                  strerror(-r)) < 0)
                 return -ENOMEM;
         meminfo_r = meminfo_load(src->root_fd, &mi);
+        {
+                _cleanup_free_ char *release = NULL;
+
+                fuse_kernel = read_full_file_at(src->root_fd, "proc/sys/kernel/osrelease", 256, &release,
+                                                NULL) >= 0 &&
+                              evidence_fuse_kernel_checked(release);
+        }
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);
@@ -883,6 +892,7 @@ int sample_load(const SampleSources *src, Sample **ret) {
 
         s->meminfo = mi;
         s->has_meminfo = meminfo_r >= 0;
+        s->fuse_kernel_checked = fuse_kernel;
         s->meminfo_error = MIN(meminfo_r, 0);
         s->view_restricted = restricted;
         s->complete = why.n == 0 && why.n_dropped == 0;

@@ -88,6 +88,10 @@ typedef struct Sample {
          * (-ENODATA: not asked; sample_build() leaves it so). The pass asks it for plan.c's proof that
          * a plain FUSE mount of a user is clean (plan_fuse_proof_wanted()). */
         int writeback_idle;
+        /* The running kernel (<root_fd>/proc/sys/kernel/osrelease) is one the FUSE rule was checked on
+         * (evidence_fuse_kernel_checked()); false also when it cannot be read, and in sample_build():
+         * plan.c applies the rule only then. */
+        bool fuse_kernel_checked;
         bool has_debugfs;      /* debugfs bdi/ directory was readable */
         int debugfs_error;     /* !has_debugfs: why (negative errno; the open's, when debugfs_fd held
                                 * one, see SampleSources) */

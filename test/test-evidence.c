@@ -79,6 +79,22 @@ TEST(verdicts) {
         ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &idle, 0, &why));
 }
 
+/* Review AZ, AZ-3: the FUSE rule holds up to the kernel it was checked on; newer, or not parsed: not. */
+TEST(fuse_kernel_checked) {
+        ASSERT_TRUE(evidence_fuse_kernel_checked("6.18.44-fc-v1272\n"));
+        ASSERT_TRUE(evidence_fuse_kernel_checked("6.18"));
+        ASSERT_TRUE(evidence_fuse_kernel_checked("6.12.57+deb13-amd64"));
+        ASSERT_TRUE(evidence_fuse_kernel_checked("6.1.0-28-amd64"));
+        ASSERT_TRUE(evidence_fuse_kernel_checked("5.15.0-130-generic"));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked("6.19.0"));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked("6.19-rc1"));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked("7.0.0"));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked("6"));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked(""));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked("x.y"));
+        ASSERT_TRUE(!evidence_fuse_kernel_checked(NULL));
+}
+
 TEST(writeback_may_be_done) {
         Meminfo far = global("Dirty: 0 kB\nWriteback: 4096 kB\nWritebackTmp: 0 kB\n");
         Meminfo near = global("Dirty: 0 kB\nWriteback: 448 kB\nWritebackTmp: 0 kB\n");
@@ -454,6 +470,7 @@ TEST(unexplained_dirty) {
 int main(void) {
         RUN(verdicts);
         RUN(writeback_may_be_done);
+        RUN(fuse_kernel_checked);
         RUN(load_global_fixture);
         RUN(load_global_bounded);
         RUN(load_global_prepared);

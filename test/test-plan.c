@@ -119,6 +119,7 @@ static Sample *load_sample(const char *root, const FakeDev *devs) {
         ASSERT_OK(mount_table_load(root_fd, &t, NULL));
         ASSERT_OK(sample_build(&t, &ops, &s));
         ASSERT_TRUE(t == NULL);
+        s->fuse_kernel_checked = true; /* as sample_load() finds it on the kernels the rule holds on */
         safe_close(f.debugfs_fd);
         safe_close(f.proc_fd);
         return s;
@@ -589,6 +590,17 @@ TEST(late_scope_fuse_evidence) {
         ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &all));
         for (size_t i = 0; i < all->n_entries; i++)
                 ASSERT_TRUE(!all->entries[i].fuse_evidence);
+
+        /* Review AZ, AZ-3: a kernel the rule was not checked on (or whose release cannot be read): no
+         * FUSE mount is judged by evidence, none proven clean. */
+        s->fuse_kernel_checked = false;
+        {
+                _cleanup_(plan_freep) Plan *q = NULL;
+
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &q));
+                for (size_t i = 0; i < q->n_entries; i++)
+                        ASSERT_TRUE(!q->entries[i].fuse_evidence);
+        }
 }
 
 static Superblock *sb_of(Sample *s, const char *mount_point) {
@@ -684,6 +696,17 @@ TEST(main_pass_fuse_proven_clean) {
                 ASSERT_TRUE(!find(p, "/srv/shared")->proven_clean);
                 ASSERT_EQ(find(p, "/mnt/plain")->action, PLAN_SKIP);
         }
+
+        /* A kernel the rule was not checked on (review AZ, AZ-3): all synced, as before. */
+        s->fuse_kernel_checked = false;
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                for (size_t j = 0; j < ELEMENTSOF(clean); j++)
+                        ASSERT_EQ(find(p, clean[j])->action, PLAN_SYNC);
+        }
+        s->fuse_kernel_checked = true;
 
         /* Read-only: skipped as before, for that reason. */
         sb_of(s, "/mnt/plain")->all_read_only = true;

@@ -134,6 +134,7 @@ TEST(load_fixture_root) {
         ASSERT_OK(sample_load(&src, &s));
         ASSERT_TRUE(s->has_meminfo && s->has_debugfs);
         ASSERT_U64_EQ(s->meminfo.dirty_bytes, 14880ULL * 1024);
+        ASSERT_TRUE(s->fuse_kernel_checked); /* proc/sys/kernel/osrelease: 6.18.44 */
         root = find_sb(s, 259, 2);
         ASSERT_TRUE(root);
         ASSERT_STREQ(root->device.bdi_name, "259:0");
@@ -199,6 +200,7 @@ TEST(degraded_root) {
         ASSERT_OK(sample_load(&src, &s));
         ASSERT_TRUE(!s->has_meminfo);
         ASSERT_TRUE(!s->has_debugfs);
+        ASSERT_TRUE(!s->fuse_kernel_checked); /* no osrelease: no FUSE rule (review AZ, AZ-3) */
         for (size_t k = 0; k < s->n_sbs; k++) {
                 ASSERT_TRUE(!s->sbs[k].has_bdi_stats);
                 ASSERT_TRUE(!s->sbs[k].device.classified);
