@@ -102,21 +102,23 @@ static bool fuse_evidence_applies(const Sample *sample, const Superblock *s, con
         return uid != 0 && uid != UINT_MAX;
 }
 
-/* Such a superblock proven clean by the facts of the sample (evidence.h): its bdi's writeback lists
- * read empty, then the system's writeback count, refreshed, none. Its syncfs would then write back no
- * page, wait for none and send its server nothing. */
-static bool fuse_proven_clean(const Sample *sample, const Superblock *s, const MountEntry *m) {
+/* Such a superblock whose bdi's writeback lists read empty in the sample: proven clean once the
+ * system's writeback count, refreshed after them, reads none too (Sample.writeback_idle). Its syncfs
+ * would then write back no page, wait for none and send its server nothing. */
+static bool fuse_lists_clean(const Sample *sample, const Superblock *s, const MountEntry *m) {
         return !s->all_read_only && fuse_evidence_applies(sample, s, m) && s->has_bdi_stats &&
-               evidence_bdi_lists_empty(&s->bdi, 0, NULL) && sample->writeback_idle == 1;
+               evidence_bdi_lists_empty(&s->bdi, 0, NULL);
+}
+
+static bool fuse_proven_clean(const Sample *sample, const Superblock *s, const MountEntry *m) {
+        return fuse_lists_clean(sample, s, m) && sample->writeback_idle == 1;
 }
 
 bool plan_fuse_proof_wanted(const Sample *sample) {
         for (size_t k = 0; k < sample->n_sbs; k++) {
                 const Superblock *s = &sample->sbs[k];
 
-                if (s->n_mounts > 0 && !s->all_read_only &&
-                    fuse_evidence_applies(sample, s, &sample->table->entries[s->mounts[0]]) &&
-                    s->has_bdi_stats && evidence_bdi_lists_empty(&s->bdi, 0, NULL))
+                if (s->n_mounts > 0 && fuse_lists_clean(sample, s, &sample->table->entries[s->mounts[0]]))
                         return true;
         }
         return false;

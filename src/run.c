@@ -598,34 +598,27 @@ bool run_earlier_hung(const Handover *h) {
         return false;
 }
 
-void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime) {
-        for (size_t i = 0; i < j->n_jobs; i++) {
-                bool listed = false;
+/* Lists dev on the unit's record once. Returns false when the list is full: those beyond are not
+ * listed, and the late pass does not lean on the record for them. */
+static bool handover_list_synced(Handover *h, dev_t dev, uint64_t mount_id, usec_t now_boottime) {
+        for (size_t k = 0; k < h->n_synced; k++)
+                if (h->synced[k] == dev)
+                        return true;
+        return handover_add_synced(h, dev, mount_id, now_boottime) >= 0;
+}
 
-                if (j->jobs[i].outcome != OUTCOME_SYNCED && j->jobs[i].outcome != OUTCOME_COVERED)
-                        continue;
-                for (size_t k = 0; k < h->n_synced && !listed; k++)
-                        listed = h->synced[k] == j->jobs[i].dev;
-                /* Full: those beyond are not listed, and the late pass does not lean on the record
-                 * for them. */
-                if (!listed &&
-                    handover_add_synced(h, j->jobs[i].dev, j->jobs[i].mount_id_unique, now_boottime) < 0)
+void run_handover_synced(Handover *h, const RunJobs *j, usec_t now_boottime) {
+        for (size_t i = 0; i < j->n_jobs; i++)
+                if ((j->jobs[i].outcome == OUTCOME_SYNCED || j->jobs[i].outcome == OUTCOME_COVERED) &&
+                    !handover_list_synced(h, j->jobs[i].dev, j->jobs[i].mount_id_unique, now_boottime))
                         return;
-        }
 }
 
 void run_handover_proven_clean(Handover *h, const Plan *p, usec_t now_boottime) {
-        for (size_t i = p->n_sync; i < p->n_entries; i++) {
-                const PlanEntry *e = &p->entries[i];
-                bool listed = false;
-
-                if (!e->proven_clean)
-                        continue;
-                for (size_t k = 0; k < h->n_synced && !listed; k++)
-                        listed = h->synced[k] == e->dev;
-                if (!listed && handover_add_synced(h, e->dev, e->mount_id_unique, now_boottime) < 0)
-                        return; /* full: as run_handover_synced() */
-        }
+        for (size_t i = p->n_sync; i < p->n_entries; i++)
+                if (p->entries[i].proven_clean &&
+                    !handover_list_synced(h, p->entries[i].dev, p->entries[i].mount_id_unique, now_boottime))
+                        return;
 }
 
 void run_handover_unsynced(Handover *h, const dev_t *left, size_t n_left, usec_t now_boottime) {
