@@ -768,6 +768,14 @@ bool sample_sources_same_reads(const SampleSources *a, const SampleSources *b) {
                a->identity_only == b->identity_only;
 }
 
+/* The running kernel (<root_fd>/proc/sys/kernel/osrelease) is one the FUSE rule was checked on. */
+static bool fuse_kernel_checked(int root_fd) {
+        _cleanup_free_ char *release = NULL;
+
+        return read_full_file_at(root_fd, "proc/sys/kernel/osrelease", 256, &release, NULL) >= 0 &&
+               evidence_fuse_kernel_checked(release);
+}
+
 int sample_load(const SampleSources *src, Sample **ret) {
         _cleanup_(mount_table_freep) MountTable *table = NULL;
         _cleanup_(sample_freep) Sample *s = NULL;
@@ -846,13 +854,8 @@ int sample_load(const SampleSources *src, Sample **ret) {
                                  strerror(-r)) < 0)
                 return -ENOMEM;
         meminfo_r = meminfo_load(src->root_fd, &mi);
-        {
-                _cleanup_free_ char *release = NULL;
-
-                fuse_kernel = read_full_file_at(src->root_fd, "proc/sys/kernel/osrelease", 256, &release,
-                                                NULL) >= 0 &&
-                              evidence_fuse_kernel_checked(release);
-        }
+        /* Only plan.c's FUSE rule reads it: not the identity the late pass's second look compares. */
+        fuse_kernel = !src->identity_only && fuse_kernel_checked(src->root_fd);
         t1 = now(CLOCK_MONOTONIC);
 
         r = sample_build(&table, &ops, &s);

@@ -89,7 +89,8 @@ typedef struct Sample {
          * a plain FUSE mount of a user is clean (plan_fuse_proof_wanted()). */
         int writeback_idle;
         /* The running kernel (<root_fd>/proc/sys/kernel/osrelease) is one the FUSE rule was checked on
-         * (evidence_fuse_kernel_checked()); false also when it cannot be read, and in sample_build():
+         * (evidence_fuse_kernel_checked()); false also when it cannot be read, for an identity_only
+         * sample (not read), and in sample_build():
          * plan.c applies the rule only then. */
         bool fuse_kernel_checked;
         bool has_debugfs;      /* debugfs bdi/ directory was readable */
