@@ -206,7 +206,7 @@ late_sum_pid=$(jq -r "select(.MESSAGE_ID == \"$RUN_SUMMARY\" and .SUSPEND_SYNC_T
         fail "2: late pass through the daemon: the daemon named PID '$late_pid', the late summary came from '$late_sum_pid'"
 e2e_run test -S /run/suspend-sync-daemon/late-pass && ok "2: the daemon's socket for the hook is there" ||
         fail "2: no /run/suspend-sync-daemon/late-pass"
-tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "2: mem reached the fake state file" ||
+e2e_watch_has "$w0" ' power state MODIFY "mem' && ok "2: mem reached the fake state file" ||
         fail "2: no write of mem"
 [[ $(link_events "$w0") == "" ]] && ok "2: the hook's link stayed up (the control of 2b)" ||
         fail "2: the hook's link before mem: '$(link_events "$w0")'"
@@ -257,7 +257,7 @@ by_daemon=$(jcount '(.MESSAGE | test("^The late pass of this sleep runs in PID")
         fail "2b: late pass summaries $late, forked by the daemon $by_daemon"
 # The knob as the kernel read it: no write of it before "mem" (it stays 1, the kernel's sync on).
 knob_writes=$(tail -n +"$w0" "$E2E_WATCH_LOG" | awk '/ power state MODIFY "mem/ { exit } / power sync_on_suspend MODIFY / { n++ } END { print n + 0 }')
-tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ((knob_writes == 0)) &&
+e2e_watch_has "$w0" ' power state MODIFY "mem' && ((knob_writes == 0)) &&
         ok "2b: mem was written with the kernel's sync left on" ||
         fail "2b: knob writes before mem: $knob_writes"
 e2e_run test ! -e /run/suspend-sync/late-skip && ok "2b: restore-knob removed the marker after the sleep" ||
@@ -490,7 +490,7 @@ order=$(e2e_run suspend-sync status --json=short | jq -r '[.history[] | select(.
 [[ -n $daemon_done && -n $unit_done && $order =~ ^[0-9]+$ ]] &&
         ok "7: the unit's pass began $((order / 1000)) ms after the daemon's had saved its record" ||
         fail "7: the unit's record begins $order us after the daemon's was saved (summaries '$daemon_done', '$unit_done')"
-tail -n +"$w0" "$E2E_WATCH_LOG" | grep -q ' power state MODIFY "mem' && ok "7: the sleep went ahead" || fail "7: no write of mem"
+e2e_watch_has "$w0" ' power state MODIFY "mem' && ok "7: the sleep went ahead" || fail "7: no write of mem"
 # logind saw the lock go at the daemon's bound: it never waited out its own timeout for it (a
 # child that kept the lock's fd would make it: "Delay lock is active (UID 0/root, PID N/suspend-sync)
 # but inhibitor timeout is reached.", as logind 252 and 257 say it). Not vacuous: the daemon's pass

@@ -13,6 +13,7 @@
 #   e2e_run CMD...                 # run CMD inside the container (nsenter -t PID1 -a)
 #   e2e_watch_start / e2e_watch_stop  # record writes to the fake power files and the state dir
 #   e2e_watch_sync                    # ... until every write so far is in the log (e2e_suspend does)
+#   e2e_watch_has FROM PATTERN        # the log from line FROM shows PATTERN (grep's basic regex)
 #   e2e_suspend [VERB]             # systemctl VERB (suspend), wait until the sleep cycle is over
 #   e2e_cleanup                    # power off, kill by PID, unmount, remove (also on EXIT)
 #
@@ -478,8 +479,8 @@ e2e_watch_start() {
 
 # e2e_watch_sync: returns once the recorder has logged every write made before it: a marker file made
 # in the power directory comes out of the one inotify queue after them (watch.py), so its CREATE line
-# follows theirs. Bounded (10 s). Without it a check read the log while a recorder slowed down by a
-# loaded machine had not written the sleep's "mem" yet ("no write of mem", once in v138).
+# follows theirs. Bounded (10 s): a check never reads the log ahead of a recorder slowed down by a
+# loaded machine.
 e2e_watch_sync() {
         local m i
         [[ -n ${E2E_WATCH_PID:-} ]] || return 0
@@ -492,6 +493,11 @@ e2e_watch_sync() {
         done
         rm -f "$E2E_WORK/power/$m"
 }
+
+# Read whole, not through "tail | grep -q": under pipefail a grep that stops at its match leaves tail
+# writing into a closed pipe, SIGPIPE fails the pipeline, and a write that is there reads as missing
+# ("no write of mem" in the fresh-clone runs v138 and v140).
+e2e_watch_has() { grep -q -- "$2" < <(tail -n +"$1" "$E2E_WATCH_LOG"); }
 
 e2e_watch_stop() {
         [[ -n $E2E_WATCH_PID ]] || return 0

@@ -219,7 +219,7 @@ for n in 2 3 4; do
         w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
         printf 'freeze mem disk\n' >"$E2E_WORK/power/state"
         for ((i = 0; i < 50; i++)); do
-                events_since "$w0" | grep -q ' power state CLOSE_WRITE ' && break
+                e2e_watch_has "$w0" ' power state CLOSE_WRITE ' && break
                 sleep 0.1
         done
         w0=$(($(wc -l <"$E2E_WATCH_LOG") + 1))
