@@ -11,6 +11,7 @@
 
 #include "history.h"
 #include "shared/fileio.h"
+#include "shared/hexdecoct.h"
 #include "shared/json-util.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"
@@ -411,28 +412,35 @@ int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, s
 /* ---- what the plan learns --------------------------------------------------------------------- */
 
 int history_learned_format(const MountStats *s, size_t n, char **ret) {
-        _cleanup_json_ json_object *root = json_object_new_object(), *a = json_object_new_array();
-        int r;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
 
-        if (!root || !a)
+        if (!f)
                 return -ENOMEM;
+        fputs(HISTORY_LEARNED_HEADER "\n", f);
         for (size_t i = 0, k = 0; i < n && k < HISTORY_LEARNED_MAX; i++) {
-                json_object *o;
+                _cleanup_free_ char *hex = NULL;
+                size_t len;
 
-                if (s[i].n_synced == 0)
+                if (s[i].n_synced == 0 || !STR_IN_SET(s[i].pass, "unit", "late"))
                         continue;
-                o = json_object_new_object();
-                if ((r = json_append(a, o)) < 0 || (r = json_add_string(o, "pass", s[i].pass)) < 0 ||
-                    (r = json_add_bytes(o, "mount_point", s[i].mount_point, STATE_STRING_MAX)) < 0 ||
-                    (r = json_add_u64(o, "namespace_ino", s[i].namespace_ino)) < 0 ||
-                    (r = json_add_u64(o, "min_usec", s[i].min)) < 0 ||
-                    (r = json_add_u64(o, "p50_usec", s[i].p50)) < 0)
-                        return r;
+                len = strlen(s[i].mount_point);
+                if (len == 0 || len > STATE_STRING_MAX) /* its own estimate stands */
+                        continue;
+                hex = hexmem(s[i].mount_point, len);
+                if (!hex) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", s[i].pass, s[i].namespace_ino,
+                        (uint64_t) s[i].min, (uint64_t) s[i].p50, hex);
                 k++;
         }
-        if ((r = json_add(root, "mounts", TAKE_PTR(a))) < 0)
-                return r;
-        return json_to_string_dup(root, JSON_FORMAT_SHORT, ret);
+        if (memstream_finish(f, &buf) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
 }
 
 void history_learned_done(HistoryLearned *h) {
@@ -443,36 +451,90 @@ void history_learned_done(HistoryLearned *h) {
         *h = (HistoryLearned) {};
 }
 
-int history_learned_parse(const char *text, const char *pass, HistoryLearned *ret) {
-        _cleanup_json_ json_object *root = NULL;
-        _cleanup_(history_learned_done) HistoryLearned h = {};
-        json_object *a = NULL;
-        size_t n_strings = 0, n;
+/* The digits at *p up to the next space as a number; *p moves past that space. */
+static int learned_u64(const char **p, const char *end, uint64_t *ret) {
+        const char *e = memchr(*p, ' ', (size_t) (end - *p));
+        char digits[21];
+        size_t n;
+
+        if (!e)
+                return -EBADMSG;
+        n = (size_t) (e - *p);
+        if (n == 0 || n >= sizeof digits)
+                return -EBADMSG;
+        memcpy(digits, *p, n);
+        digits[n] = 0;
+        if (safe_atou64(digits, ret) < 0)
+                return -EBADMSG;
+        *p = e + 1;
+        return 0;
+}
+
+/* One line (without its newline): PASS NAMESPACE_INO MIN_USEC P50_USEC HEX_MOUNT_POINT. The mount
+ * point only for the pass asked for (*ret_mount_point NULL for the other). */
+static int learned_line_parse(const char *p, const char *end, const char *pass, PlanLearned *ret,
+                              char **ret_mount_point) {
+        _cleanup_free_ char *mp = NULL;
+        const char *sp = memchr(p, ' ', (size_t) (end - p));
+        PlanLearned x = {};
+        bool ours;
         int r;
 
-        r = json_parse_strict(text, strlen(text), HISTORY_FILE_MAX, 8, &root);
+        if (!sp)
+                return -EBADMSG;
+        if ((size_t) (sp - p) == 4 && memcmp(p, "unit", 4) == 0)
+                ours = streq(pass, "unit");
+        else if ((size_t) (sp - p) == 4 && memcmp(p, "late", 4) == 0)
+                ours = streq(pass, "late");
+        else
+                return -EBADMSG;
+        p = sp + 1;
+        if (learned_u64(&p, end, &x.namespace_ino) < 0 || learned_u64(&p, end, &x.min) < 0 ||
+            learned_u64(&p, end, &x.p50) < 0)
+                return -EBADMSG;
+        if (p == end || (size_t) (end - p) > 2 * (size_t) STATE_STRING_MAX ||
+            memchr(p, ' ', (size_t) (end - p)))
+                return -EBADMSG;
+        r = unhexstr(p, (size_t) (end - p), &mp);
         if (r < 0)
                 return r == -ENOMEM ? r : -EBADMSG;
-        if (json_get_array(root, "mounts", JSON_MANDATORY, HISTORY_LEARNED_MAX, &a) < 0)
+        *ret = x;
+        *ret_mount_point = ours ? TAKE_PTR(mp) : NULL;
+        return 0;
+}
+
+int history_learned_parse(const char *text, const char *pass, HistoryLearned *ret) {
+        _cleanup_(history_learned_done) HistoryLearned h = {};
+        static const char header[] = HISTORY_LEARNED_HEADER "\n";
+        size_t len = strnlen(text, (size_t) HISTORY_FILE_MAX + 1), n_strings = 0, n_lines = 0;
+        const char *p = text, *end = text + len;
+        int r;
+
+        if (len > HISTORY_FILE_MAX)
+                return -EFBIG;
+        if (len < sizeof header - 1 || memcmp(p, header, sizeof header - 1) != 0)
                 return -EBADMSG;
-        n = json_object_array_length(a);
-        h.l = calloc(MAX(n, 1U), sizeof(PlanLearned));
+        p += sizeof header - 1;
+        for (const char *q = p; q < end && (q = memchr(q, '\n', (size_t) (end - q))); q++)
+                n_lines++;
+        if (n_lines > HISTORY_LEARNED_MAX)
+                return -EBADMSG;
+        h.l = calloc(MAX(n_lines, 1U), sizeof(PlanLearned));
         if (!h.l)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
-                _cleanup_free_ char *p = NULL, *mp = NULL;
-                PlanLearned x = {};
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                _cleanup_free_ char *mp = NULL;
+                PlanLearned x;
 
-                if (!json_object_is_type(o, json_type_object) ||
-                    json_get_string(o, "pass", JSON_MANDATORY, 16, &p) < 0 ||
-                    json_get_string(o, "mount_point", JSON_MANDATORY | JSON_BYTES, STATE_STRING_MAX, &mp) <
-                            0 ||
-                    json_get_u64(o, "namespace_ino", JSON_OPTIONAL, 0, &x.namespace_ino) < 0 ||
-                    json_get_u64(o, "min_usec", JSON_MANDATORY, 0, &x.min) < 0 ||
-                    json_get_u64(o, "p50_usec", JSON_MANDATORY, 0, &x.p50) < 0)
+                /* every line ends with its newline: a cut file is no summary */
+                if (!nl)
                         return -EBADMSG;
-                if (!streq(p, pass))
+                r = learned_line_parse(p, nl, pass, &x, &mp);
+                if (r < 0)
+                        return r;
+                p = nl + 1;
+                if (!mp)
                         continue;
                 r = strv_consume(&h.strings, &n_strings, TAKE_PTR(mp));
                 if (r < 0)

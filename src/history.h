@@ -72,15 +72,26 @@ int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, s
 
 /* What plan_learn() needs, as a small file under the state directory (tmpfs: the run may read it
  * before the knob decision; it never reads /var/lib): record-cycle writes it after each resume. */
-#define HISTORY_LEARNED_FILE "eta-learned.json"
+#define HISTORY_LEARNED_FILE "eta-learned"
+#define HISTORY_LEARNED_OLD_FILE "eta-learned.json" /* its JSON form, once: record-cycle removes it */
 #define HISTORY_LEARNED_MAX 4096U
 
-/* {"mounts":[{"pass","mount_point","namespace_ino","min_usec","p50_usec"}]} of the mounts that
- * synced at least once. */
+/* Plain text, not JSON: every pass reads it, and json-c before 0.18 (Debian 12 ships 0.16) crashes
+ * when an allocation fails while it parses an object's key (review AS, AS-3); a pass must not die
+ * over a summary of past times. A header line, then one line per mount that synced at least once:
+ *
+ *   suspend-sync eta-learned 1
+ *   PASS NAMESPACE_INO MIN_USEC P50_USEC MOUNT_POINT
+ *
+ * PASS "unit" or "late", NAMESPACE_INO 0 for our own namespace, MOUNT_POINT its bytes in lower-case
+ * hex (any byte may be in a mount point). Mount points longer than STATE_STRING_MAX are left out. */
+#define HISTORY_LEARNED_HEADER "suspend-sync eta-learned 1"
 int history_learned_format(const MountStats *s, size_t n, char **ret);
 
 /* The entries of one pass ("unit" or "late"); the strings point into *ret_owned (free with
- * history_learned_free()). -EBADMSG for anything malformed. */
+ * history_learned_done()). -EBADMSG for anything malformed (a header other than ours, a line cut
+ * or not of five fields, a number out of range, a mount point not in hex or holding a NUL byte), -EFBIG
+ * over HISTORY_FILE_MAX. Pure; allocates nothing json-c would. */
 typedef struct HistoryLearned {
         PlanLearned *l;
         size_t n;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "history.h"
 #include "last-resume.h"
@@ -77,6 +78,13 @@ static int write_learned(const Args *a, int history_fd) {
                 r = asprintf(&path, "%s/" HISTORY_LEARNED_FILE, a->state_dir) < 0 ? -ENOMEM : 0;
         if (r >= 0)
                 r = write_file_atomic_at(AT_FDCWD, path, text, strlen(text));
+        if (r >= 0) {
+                /* its JSON form, which no pass reads any more (history.h) */
+                _cleanup_free_ char *old = NULL;
+
+                if (asprintf(&old, "%s/" HISTORY_LEARNED_OLD_FILE, a->state_dir) >= 0)
+                        (void) unlink(old);
+        }
         cycle_record_array_free(c, n);
         return r < 0 ? r : 0;
 }

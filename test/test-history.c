@@ -225,9 +225,70 @@ TEST(learned) {
         ASSERT_OK(history_learned_parse(text, "late", &l));
         ASSERT_EQ(l.n, 1U);
         ASSERT_U64_EQ(l.l[0].min, 1);
-        ASSERT_ERR(history_learned_parse("{\"mounts\":[{\"pass\":\"unit\"}]}", "unit", &bad), EBADMSG);
-        ASSERT_ERR(history_learned_parse("[]", "unit", &bad), EBADMSG);
-        ASSERT_ERR(history_learned_parse("{", "unit", &bad), EBADMSG);
+        ASSERT_STREQ(text, HISTORY_LEARNED_HEADER "\n"
+                                                  "unit 0 10 20 2f\n"
+                                                  "late 0 1 2 2f\n"
+                                                  "unit 9 5 5 2f6d6e742f610a62ff\n");
+
+        /* the JSON form of before, and anything cut or malformed: no summary (the plan's own
+         * estimates stand) */
+        static const char *const bad_texts[] = {
+                "{\"mounts\":[{\"pass\":\"unit\",\"mount_point\":\"/\",\"namespace_ino\":0,"
+                "\"min_usec\":1,\"p50_usec\":2}]}",
+                "",
+                HISTORY_LEARNED_HEADER,                                        /* its newline cut */
+                "suspend-sync eta-learned 2\nunit 0 1 2 2f\n",                 /* a later format */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f",                      /* the last line cut */
+                HISTORY_LEARNED_HEADER "\nboth 0 1 2 2f\n",                    /* no such pass */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2\n",                       /* four fields */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f 2f\n",                 /* six */
+                HISTORY_LEARNED_HEADER "\nunit  0 1 2 2f\n",                   /* an empty field */
+                HISTORY_LEARNED_HEADER "\nunit -1 1 2 2f\n",                   /* not a number */
+                HISTORY_LEARNED_HEADER "\nunit 0 18446744073709551616 2 2f\n", /* out of range */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2\n",                     /* odd hex */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2g\n",                    /* not hex */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f00\n",                  /* a NUL byte */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 \n",                      /* no mount point */
+                HISTORY_LEARNED_HEADER "\nlate 0 1 2 2g\n",                    /* the other pass's too */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad_texts); i++) {
+                fprintf(stderr, "bad text %zu\n", i);
+                ASSERT_ERR(history_learned_parse(bad_texts[i], "unit", &bad), EBADMSG);
+        }
+
+        /* an empty summary is one; the largest is taken whole, one line more is not */
+        ASSERT_OK(history_learned_parse(HISTORY_LEARNED_HEADER "\n", "unit", &bad));
+        ASSERT_EQ(bad.n, 0U);
+        history_learned_done(&bad);
+}
+
+/* HISTORY_LEARNED_MAX lines are read, one more is refused; what the writer leaves out (never synced,
+ * an empty or over-long mount point) is not in the file. */
+TEST(learned_bounds) {
+        _cleanup_free_ MountStats *s = calloc(HISTORY_LEARNED_MAX + 3, sizeof(MountStats));
+        _cleanup_free_ char *text = NULL, *longer = NULL, *huge = malloc(STATE_STRING_MAX + 2);
+        _cleanup_(history_learned_done) HistoryLearned h = {};
+        HistoryLearned bad = {};
+
+        ASSERT_TRUE(s);
+        ASSERT_TRUE(huge);
+        memset(huge, 'x', STATE_STRING_MAX + 1);
+        huge[0] = '/';
+        huge[STATE_STRING_MAX + 1] = 0;
+        s[0] = (MountStats) { .pass = "unit", .mount_point = huge, .n_synced = 1 };
+        s[1] = (MountStats) { .pass = "unit", .mount_point = "", .n_synced = 1 };
+        for (size_t i = 2; i < HISTORY_LEARNED_MAX + 3; i++)
+                s[i] = (MountStats) { .pass = "late", .mount_point = "/m", .min = i, .p50 = i, .n_synced = 1 };
+        ASSERT_OK(history_learned_format(s, HISTORY_LEARNED_MAX + 3, &text));
+        ASSERT_OK(history_learned_parse(text, "late", &h));
+        ASSERT_EQ(h.n, (size_t) HISTORY_LEARNED_MAX);
+        ASSERT_U64_EQ(h.l[0].min, 2);
+        ASSERT_OK(history_learned_parse(text, "unit", &bad)); /* neither of the two */
+        ASSERT_EQ(bad.n, 0U);
+        history_learned_done(&bad);
+
+        ASSERT_OK(asprintf(&longer, "%slate 0 1 1 2f\n", text) >= 0 ? 0 : -ENOMEM);
+        ASSERT_ERR(history_learned_parse(longer, "late", &bad), EBADMSG);
 }
 
 /* A cycle of two passes whose records hold what a record may (review AM, AM-2: 5000 skipped mounts
@@ -282,6 +343,7 @@ int main(void) {
         RUN(append_load_prune_reboot);
         RUN(stats);
         RUN(learned);
+        RUN(learned_bounds);
         RUN(big_passes_kept);
         return 0;
 }
