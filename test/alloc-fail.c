@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * LD_PRELOAD for pass-alloc.sh: fails the ALLOC_FAIL_AT-th allocation (malloc, calloc, realloc) of
+ * the process once, with ENOMEM; every other one goes to the allocator after it (glibc's, or
+ * ASan's in the developer build); strdup() and strndup() allocate through malloc() here. With ALLOC_FAIL_COUNT set, prints how many there were at exit.
+ * A forked child counts on from its parent's count.
+ */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static long n, fail_at = -1;
+static int resolving, env_read;
+
+/* dlsym() may allocate: those few come from here */
+static char early[4096];
+static size_t early_used;
+
+static void *early_alloc(size_t size) {
+        void *p;
+
+        size = (size + 15) & ~(size_t) 15;
+        if (early_used + size > sizeof early)
+                return NULL;
+        p = early + early_used;
+        early_used += size;
+        return p;
+}
+
+static void resolve(void) {
+        if (next_malloc || resolving)
+                return;
+        resolving = 1;
+        next_calloc = (void *(*) (size_t, size_t)) dlsym(RTLD_NEXT, "calloc");
+        next_realloc = (void *(*) (void *, size_t)) dlsym(RTLD_NEXT, "realloc");
+        next_malloc = (void *(*) (size_t)) dlsym(RTLD_NEXT, "malloc");
+        resolving = 0;
+}
+
+static int fails(void) {
+        /* ASan's runtime allocates before the environment is set up */
+        if (!env_read && environ) {
+                const char *e = getenv("ALLOC_FAIL_AT");
+
+                env_read = 1;
+                if (e)
+                        fail_at = atol(e);
+        }
+        if (++n != fail_at)
+                return 0;
+        errno = ENOMEM;
+        return 1;
+}
+
+void *malloc(size_t size) {
+        resolve();
+        if (!next_malloc)
+                return early_alloc(size);
+        return fails() ? NULL : next_malloc(size);
+}
+
+void *calloc(size_t a, size_t b) {
+        resolve();
+        if (!next_calloc)
+                return early_alloc(a * b); /* zeroed: static storage, used once */
+        return fails() ? NULL : next_calloc(a, b);
+}
+
+void *realloc(void *p, size_t size) {
+        resolve();
+        return fails() ? NULL : next_realloc(p, size);
+}
+
+/* ASan's strdup() does not go through malloc(): these do, so that they can fail too (json-c copies
+ * an object's key with strdup()) */
+char *strdup(const char *s) {
+        size_t size = strlen(s) + 1;
+        char *p = malloc(size);
+
+        return p ? memcpy(p, s, size) : NULL;
+}
+
+char *strndup(const char *s, size_t max) {
+        size_t len = strnlen(s, max);
+        char *p = malloc(len + 1);
+
+        if (!p)
+                return NULL;
+        memcpy(p, s, len);
+        p[len] = 0;
+        return p;
+}
+
+__attribute__((destructor)) static void report(void) {
+        char buf[64];
+        int k;
+
+        if (!getenv("ALLOC_FAIL_COUNT"))
+                return;
+        k = snprintf(buf, sizeof buf, "alloc-fail: %ld allocations\n", n);
+        (void) !write(STDERR_FILENO, buf, (size_t) k);
+}
