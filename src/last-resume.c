@@ -46,21 +46,29 @@ int last_resume_save(const char *dir, const char *action, const char *systemd_sl
         return write_file_atomic_at(dir_fd, "last-resume", text, strlen(text));
 }
 
-usec_t last_resume_load(const char *dir) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
+/* The value of KEY= at the start of a line of text (its length, up to the end of the line, in
+ * *ret_len); NULL when there is none. */
+static const char *find_key(const char *text, const char *key, size_t *ret_len) {
+        size_t k = strlen(key);
+
+        for (const char *p = text;;) {
+                if (strncmp(p, key, k) == 0 && p[k] == '=') {
+                        *ret_len = strcspn(p + k + 1, "\n");
+                        return p + k + 1;
+                }
+                p = strchr(p, '\n');
+                if (!p)
+                        return NULL;
+                p++;
+        }
+}
+
+static usec_t parse_realtime(const char *v) {
         usec_t frac = 0, scale = USEC_PER_SEC;
         struct tm tm = {};
-        const char *p, *end;
-        size_t size;
+        const char *end;
 
-        if (asprintf(&path, "%s/last-resume", dir) < 0) {
-                path = NULL;
-                return 0;
-        }
-        if (read_full_file_at_flags(AT_FDCWD, path, 4096, READ_FULL_STATE, &text, &size) < 0)
-                return 0;
-        p = strstr(text, "REALTIME=");
-        if (!p || !(end = strptime(p + 9, "%Y-%m-%dT%H:%M:%S", &tm)))
+        if (!(end = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm)))
                 return 0;
         /* ".NNNNNNNNN": a sleep shorter than a second must still end after it began */
         if (*end == '.')
@@ -70,4 +78,40 @@ usec_t last_resume_load(const char *dir) {
                                 frac += (usec_t) (*end - '0') * scale;
                         }
         return (usec_t) timegm(&tm) * USEC_PER_SEC + frac;
+}
+
+void last_resume_parse(const char *text, LastResume *ret) {
+        const char *action, *sleep_action, *realtime;
+        size_t n_action = 0, n_sleep_action = 0, n_realtime = 0;
+
+        action = find_key(text, "ACTION", &n_action);
+        sleep_action = find_key(text, "SYSTEMD_SLEEP_ACTION", &n_sleep_action);
+        realtime = find_key(text, "REALTIME", &n_realtime);
+        *ret = (LastResume) {
+                .realtime = realtime ? parse_realtime(realtime) : 0,
+                .by_hook = (action && n_action > 0 &&
+                            !(n_action == strlen("unknown") && strncmp(action, "unknown", n_action) == 0)) ||
+                           (sleep_action && n_sleep_action > 0),
+        };
+}
+
+void last_resume_read(const char *dir, LastResume *ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t size;
+
+        *ret = (LastResume) {};
+        if (asprintf(&path, "%s/last-resume", dir) < 0) {
+                path = NULL;
+                return;
+        }
+        if (read_full_file_at_flags(AT_FDCWD, path, 4096, READ_FULL_STATE, &text, &size) < 0)
+                return;
+        last_resume_parse(text, ret);
+}
+
+usec_t last_resume_load(const char *dir) {
+        LastResume lr;
+
+        last_resume_read(dir, &lr);
+        return lr.realtime;
 }

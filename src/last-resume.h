@@ -10,9 +10,12 @@
  *   REALTIME=2026-01-01T03:00:00.123456789Z    CLOCK_REALTIME, UTC, nanoseconds
  *   BOOTTIME_SEC=1234.56              CLOCK_BOOTTIME in seconds, as /proc/uptime shows it
  *
- * status and record-cycle read REALTIME: the end of the last sleep.
+ * status and record-cycle read REALTIME: the end of the last sleep. restore-knob writes the record
+ * when no hook of ours ran in the sleep (its link was down): ACTION=unknown and SYSTEMD_SLEEP_ACTION=
+ * empty, which is how status tells that the post hook ran (review AW, L3).
  */
 
+#include <stdbool.h>
 #include <time.h>
 
 #include "shared/time-util.h"
@@ -26,5 +29,16 @@ int last_resume_format(const char *action, const char *systemd_sleep_action, con
  * negative errno. */
 int last_resume_save(const char *dir, const char *action, const char *systemd_sleep_action);
 
+typedef struct LastResume {
+        usec_t realtime; /* REALTIME= in usec; 0: none, or it does not parse */
+        bool by_hook;    /* written by the post hook: ACTION= names an action, or SYSTEMD_SLEEP_ACTION= is
+                          * set (systemd-sleep ran its hooks, ours among them); not by restore-knob
+                          * for a sleep no hook of ours ran in */
+} LastResume;
+
+/* The record's text (pure): what is missing or does not parse reads as 0 / false. */
+void last_resume_parse(const char *text, LastResume *ret);
+/* DIR/last-resume; all 0 / false when there is none. */
+void last_resume_read(const char *dir, LastResume *ret);
 /* REALTIME= of DIR/last-resume in usec; 0 when there is none or it does not parse. */
 usec_t last_resume_load(const char *dir);

@@ -51,11 +51,39 @@ TEST(load) {
         ASSERT_U64_EQ(last_resume_load(test_root), 0);
 }
 
+/* Who wrote it (review AW, L3): the post hook names the action; restore-knob, for a sleep no hook of
+ * ours ran in, names none. Keys only at the start of a line. */
+TEST(parse) {
+        LastResume lr;
+
+        last_resume_parse("ACTION=suspend\nSYSTEMD_SLEEP_ACTION=suspend\nREALTIME=2026-01-01T03:00:00.5Z\n"
+                          "BOOTTIME_SEC=1.00\n",
+                          &lr);
+        ASSERT_U64_EQ(lr.realtime, 1767236400500000ULL);
+        ASSERT_TRUE(lr.by_hook);
+        /* an action systemd-sleep named that main() did not take, with $SYSTEMD_SLEEP_ACTION */
+        last_resume_parse("ACTION=unknown\nSYSTEMD_SLEEP_ACTION=suspend-then-hibernate\n", &lr);
+        ASSERT_TRUE(lr.by_hook);
+        ASSERT_U64_EQ(lr.realtime, 0);
+        /* restore-knob's (last_resume_save(dir, NULL, NULL)) */
+        last_resume_parse("ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00Z\n", &lr);
+        ASSERT_TRUE(!lr.by_hook);
+        ASSERT_U64_EQ(lr.realtime, 1767236400000000ULL);
+        last_resume_parse("ACTION=unknownx\n", &lr);
+        ASSERT_TRUE(lr.by_hook);
+        last_resume_parse("XACTION=suspend\nX_REALTIME=2026-01-01T03:00:00Z\nACTION=\n", &lr);
+        ASSERT_TRUE(!lr.by_hook);
+        ASSERT_U64_EQ(lr.realtime, 0);
+        last_resume_parse("", &lr);
+        ASSERT_TRUE(!lr.by_hook);
+}
+
 /* What save writes, load reads back (within the time the two calls took); public, no leftovers;
  * a missing directory is not made. */
 TEST(save) {
         char f[sizeof(test_root) + 16], missing[sizeof(test_root) + 16];
         usec_t before = now(CLOCK_REALTIME), got;
+        LastResume lr;
         struct stat st;
 
         snprintf(f, sizeof(f), "%s/last-resume", test_root);
@@ -64,6 +92,11 @@ TEST(save) {
         ASSERT_OK(last_resume_save(test_root, "hibernate", "suspend-after-failed-hibernate"));
         got = last_resume_load(test_root);
         ASSERT_TRUE(got >= before && got <= now(CLOCK_REALTIME));
+        last_resume_read(test_root, &lr);
+        ASSERT_TRUE(lr.by_hook && lr.realtime == got);
+        ASSERT_OK(last_resume_save(test_root, NULL, NULL));
+        last_resume_read(test_root, &lr);
+        ASSERT_TRUE(!lr.by_hook && lr.realtime >= got);
         ASSERT_TRUE(stat(f, &st) == 0);
         ASSERT_TRUE((st.st_mode & 07777) == PUBLIC_FILE_MODE);
         ASSERT_TRUE(last_resume_save(missing, "suspend", NULL) == -ENOENT);
@@ -74,6 +107,7 @@ int main(void) {
         ASSERT_TRUE(test_mkdtemp(test_root));
         RUN(format);
         RUN(load);
+        RUN(parse);
         RUN(save);
         /* Only the record is left: no temporary file. */
         char f[sizeof(test_root) + 16];
