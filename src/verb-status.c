@@ -235,7 +235,14 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                 print_pass("Late pass", c->late);
                 passes[n] = c->late;
                 names[n++] = "late";
-                if (f->resumed > slept)
+                /* Under a second from the late pass to the resume: the post hook runs all the same
+                 * when the state write fails and the machine never sleeps (review AW, L3). */
+                if (f->resumed > slept && f->resumed - slept < USEC_PER_SEC)
+                        printf("%12s: %s until %s (under 1s: the sleep may not have gone ahead, a failed "
+                               "state write looks the same)\n",
+                               "Slept", format_timestamp(t1, sizeof t1, slept),
+                               format_timestamp(t2, sizeof t2, f->resumed));
+                else if (f->resumed > slept)
                         printf("%12s: %s until %s (%s)\n", "Slept", format_timestamp(t1, sizeof t1, slept),
                                format_timestamp(t2, sizeof t2, f->resumed),
                                format_timespan(d, sizeof d,

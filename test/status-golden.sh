@@ -8,6 +8,8 @@
 #   still stuck — fixture proc/4242/stat matches the handover —, the resume, the kernel's sync in
 #   a fixture /dev/kmsg) on a narrow and a wide terminal ($COLUMNS), with --all, and as JSON;
 # - the same cycle with the late pass left out (KeepCheapSync=): the kernel's sync left on, said so;
+# - abnormal ends of that cycle (review AW, L3): the resume recorded 30 ms after the late pass (a
+#   state write that failed looks so: not a sleep of "0us");
 # - nothing recorded: the hints; records there that cannot be read: said so, not 0.
 # "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged, touches nothing.
 # UPDATE_GOLDEN=1 rewrites the golden files.
@@ -61,12 +63,18 @@ json.dump(r, open(sys.argv[1], "w"))
 PY
 check cycle-left-out "$SUSPEND_SYNC" status --state-dir="$cheap" --root="$FIXTURES_DIR/cycles/root"
 check cycle-left-out-json "$SUSPEND_SYNC" status --state-dir="$cheap" --root="$FIXTURES_DIR/cycles/root" --json=short
+# Review AW, L3. The state write failed: systemd-sleep runs the post hook at once.
+abnormal=$(mktemp -d /tmp/ss-status-abnormal.XXXXXX)
+trap 'rm -rf "$empty" "$cheap" "$abnormal"' EXIT
+cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/at-once"
+sed -i 's/^REALTIME=.*/REALTIME=2026-01-01T02:00:10.640000000Z/' "$abnormal/at-once/last-resume"
+check cycle-resumed-at-once "$SUSPEND_SYNC" status --state-dir="$abnormal/at-once" --root="$FIXTURES_DIR/cycles/root"
 ss_nothing() { "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" 2>&1 | sed "s|$empty|STATE|g"; }
 check nothing ss_nothing
 # Records there that cannot be read are not "nothing recorded" (review Q, M2): said, in JSON too,
 # and the exit status is not 0. The control: the same directory empty exits 0 with no "unread".
 corrupt=$(mktemp -d /tmp/ss-status-corrupt.XXXXXX)
-trap 'rm -rf "$empty" "$cheap" "$corrupt"' EXIT
+trap 'rm -rf "$empty" "$cheap" "$abnormal" "$corrupt"' EXIT
 echo garbage >"$corrupt/last.json"
 mkdir "$corrupt/history"
 echo '{"started_realtime_usec":' >"$corrupt/history/00001767232800000000-1.json"
