@@ -9,7 +9,9 @@
 #   a fixture /dev/kmsg) on a narrow and a wide terminal ($COLUMNS), with --all, and as JSON;
 # - the same cycle with the late pass left out (KeepCheapSync=): the kernel's sync left on, said so;
 # - abnormal ends of that cycle (review AW, L3): the resume recorded 30 ms after the late pass (a
-#   state write that failed looks so: not a sleep of "0us");
+#   state write that failed looks so: not a sleep of "0us"); the late pass killed (the post hook
+#   recorded the resume, no late record: not "no late pass"; its controls, a resume recorded by
+#   restore-knob for a sleep no hook of ours ran in, and one older than the cycle);
 # - nothing recorded: the hints; records there that cannot be read: said so, not 0.
 # "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged, touches nothing.
 # UPDATE_GOLDEN=1 rewrites the golden files.
@@ -69,6 +71,24 @@ trap 'rm -rf "$empty" "$cheap" "$abnormal"' EXIT
 cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/at-once"
 sed -i 's/^REALTIME=.*/REALTIME=2026-01-01T02:00:10.640000000Z/' "$abnormal/at-once/last-resume"
 check cycle-resumed-at-once "$SUSPEND_SYNC" status --state-dir="$abnormal/at-once" --root="$FIXTURES_DIR/cycles/root"
+# The late pass killed mid-pass: no record of it, the post hook's resume after the unit's pass.
+cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/killed"
+rm "$abnormal/killed/history/00001767232810400000-22.json"
+check cycle-late-killed "$SUSPEND_SYNC" status --state-dir="$abnormal/killed" --root="$FIXTURES_DIR/cycles/root"
+# Controls: restore-knob recorded the resume (no hook of ours ran: ACTION=unknown, no
+# SYSTEMD_SLEEP_ACTION=), or the resume is older than the cycle: "no late pass" as before.
+cp -r "$abnormal/killed" "$abnormal/no-hook"
+printf 'ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00.000000000Z\nBOOTTIME_SEC=7300.00\n' \
+        >"$abnormal/no-hook/last-resume"
+cp -r "$abnormal/killed" "$abnormal/old-resume"
+sed -i 's/^REALTIME=.*/REALTIME=2026-01-01T01:00:00.000000000Z/' "$abnormal/old-resume/last-resume"
+for d in no-hook old-resume; do
+        got=$("$SUSPEND_SYNC" status --state-dir="$abnormal/$d" --root="$FIXTURES_DIR/cycles/root")
+        if ! grep -q "^ Kernel sync: no late pass: the sleep did not go ahead, or the hook did not run$" <<<"$got" ||
+                grep -q "Late pass" <<<"$got"; then
+                echo "FAIL: $d: a late pass said to have run"; fail=1
+        fi
+done
 ss_nothing() { "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" 2>&1 | sed "s|$empty|STATE|g"; }
 check nothing ss_nothing
 # Records there that cannot be read are not "nothing recorded" (review Q, M2): said, in JSON too,
