@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,8 +36,9 @@
 typedef struct StatusFacts {
         const Meminfo *mi; /* NULL: no meminfo */
         usec_t now;
-        usec_t resumed;      /* realtime, 0: unknown */
-        bool resume_by_hook; /* ... recorded by the post hook (LastResume.by_hook) */
+        usec_t resumed;       /* realtime, 0: unknown */
+        bool resume_by_hook;  /* ... recorded by the post hook (LastResume.by_hook) */
+        bool state_read_only; /* the state directory is on a read-only mount: no pass records there */
         KernelSync ksync;
         int ksync_error;   /* reading the kernel log: 0 or negative errno */
         Handover handover; /* live stuck workers */
@@ -464,6 +466,7 @@ static usec_t status_now(void) {
 static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) {
         _cleanup_free_ char *k = NULL, *proc = NULL;
         _cleanup_close_ int state_fd = -EBADF;
+        struct statvfs sv;
         LastResume lr;
         size_t size;
 
@@ -478,6 +481,7 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
         state_fd = open(a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (state_fd < 0)
                 return;
+        f->state_read_only = fstatvfs(state_fd, &sv) >= 0 && (sv.f_flag & ST_RDONLY);
         (void) handover_load(state_fd, &f->handover);
         /* Read only: never the lock itself, which a pass starting now would then find taken. */
         if (asprintf(&proc, "%s/proc", a->root) < 0) {
@@ -546,6 +550,11 @@ int verb_status(const Args *a) {
         } else {
                 print_dirty(f.mi);
                 print_running(&f);
+                /* Nothing can say when it became so: every record shown may be older (review AW, L3). */
+                if (f.state_read_only)
+                        printf("%12s: '%s' is read-only: no pass can record there, a sleep since it became "
+                               "so is not shown\n",
+                               "Records", a->state_dir);
                 if (cycle)
                         r = print_cycle(a, cycle, &f, proc_fd);
                 else if (has_last)

@@ -11,9 +11,11 @@
 # - abnormal ends of that cycle (review AW, L3): the resume recorded 30 ms after the late pass (a
 #   state write that failed looks so: not a sleep of "0us"); the late pass killed (the post hook
 #   recorded the resume, no late record: not "no late pass"; its controls, a resume recorded by
-#   restore-knob for a sleep no hook of ours ran in, and one older than the cycle);
+#   restore-knob for a sleep no hook of ours ran in, and one older than the cycle); the state
+#   directory read-only (said, as records of sleeps since are missing; root only: a bind mount);
 # - nothing recorded: the hints; records there that cannot be read: said so, not 0.
-# "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged, touches nothing.
+# "5min ago" is computed against SUSPEND_SYNC_NOW_USEC. Unprivileged but for the read-only case (root,
+# a mount namespace of its own), touches nothing.
 # UPDATE_GOLDEN=1 rewrites the golden files.
 set -euo pipefail
 
@@ -89,6 +91,21 @@ for d in no-hook old-resume; do
                 echo "FAIL: $d: a late pass said to have run"; fail=1
         fi
 done
+# The state directory read-only: said. A bind mount in a mount namespace of our own (root only).
+if [[ $(id -u) == 0 ]] && unshare -m true 2>/dev/null; then
+        cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/ro"
+        ss_ro() {
+                unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
+                        exec "$2" status --state-dir="$1" --root="$3"' sh "$abnormal/ro" "$SUSPEND_SYNC" \
+                        "$FIXTURES_DIR/cycles/root" 2>&1 | sed "s|$abnormal/ro|STATE|g"
+        }
+        check cycle-read-only ss_ro
+        if "$SUSPEND_SYNC" status --state-dir="$abnormal/ro" --root="$FIXTURES_DIR/cycles/root" | grep -q "read-only"; then
+                echo "FAIL: a writable state directory said to be read-only"; fail=1
+        fi
+else
+        echo "SKIP part: a read-only state directory needs root and a mount namespace"
+fi
 ss_nothing() { "$SUSPEND_SYNC" status --state-dir="$empty" --root="$FIXTURES_DIR/roots/laptop" 2>&1 | sed "s|$empty|STATE|g"; }
 check nothing ss_nothing
 # Records there that cannot be read are not "nothing recorded" (review Q, M2): said, in JSON too,
