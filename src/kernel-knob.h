@@ -157,6 +157,10 @@ typedef struct KnobFacts {
                                * systemd-sleep may have gone on to sleep or resumed already), or the
                                * pass is past the limit it gave the hook. Nothing says this pass is the
                                * last before the kernel's sync: it stays on, in every mode */
+        /* Of unsynced, only that what the unit's pass of this sleep left unsynced is not known (the
+         * state directory not locked, a read-only one, or its handover not read): said as such, not
+         * as a mount left unsynced (review AW, L3). */
+        bool unit_left_unknown;
 } KnobFacts;
 
 /* Pure decision for one sleep cycle, after a pass. The kernel sync is never turned off while a

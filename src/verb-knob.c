@@ -166,6 +166,9 @@ static const char *knob_kept_why(SyncOnSuspendMode mode, const KnobFacts *f) {
         if (f->requester_gone)
                 return "the system-sleep hook that asked the daemon for this pass no longer waits for it "
                        "(or the pass is past the limit it gave the hook)";
+        if (f->unsynced && f->unit_left_unknown)
+                return "what the unit's pass of this sleep left unsynced is not known (the state directory "
+                       "could not be locked, or its handover read)";
         if (f->unsynced)
                 return "a mount was left unsynced (error, slow device, timeout without proof of a hang, or "
                        "an Action=skip rule)";

@@ -166,6 +166,8 @@ typedef struct Pass {
         RunTally t;
         int lock_fd, state_fd, proc_fd, sysfs_fd;
         bool earlier_hung, carried;
+        /* carried only for not knowing: the state directory or the handover not read */
+        bool carried_unknown;
         bool unit_pass;      /* the late pass: a fresh record of the unit's pass of this sleep */
         bool saved;          /* this pass's record was written (state_save()) */
         bool late_skip_told; /* KeepCheapSync=: the marker for the hook is written (late-skip.h) */
@@ -1079,7 +1081,7 @@ static int pass_record(Pass *p) {
                            "Action=skip) that this pass did not sync.");
         else if (a->late && (!pass_has_state(p) || p->handover_bad)) {
                 /* What the unit's pass left (unsynced, or to this pass) is not known: fail closed. */
-                p->carried = true;
+                p->carried = p->carried_unknown = true;
                 log_notice("Cannot read what the unit's pass of this sleep left to this pass.");
         }
         return 0;
@@ -1299,6 +1301,7 @@ static void pass_knob(Pass *p, const RunDone *notify) {
                 int v;
 
                 f.records_on_disk = p->state_on_disk;
+                f.unit_left_unknown = p->carried_unknown && !p->t.unsynced;
                 f.unit_pass = p->unit_pass && !p->t.unit_unseen;
                 /* Read only when nothing else keeps the kernel's sync on. */
                 if (knob_decide(p->c.policy->sync_on_suspend, &f, &v) > 0)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -579,6 +580,47 @@ TEST(bad_handover_keeps_kernel_sync) {
         }
 }
 
+/* Review AW, L3: a late pass with a read-only state directory cannot read what the unit's pass of
+ * this sleep left unsynced: the kernel's sync stays on, and its reason says that, not "a mount was
+ * left unsynced", which no mount was. The messages are read off the journal datagrams. */
+TEST(read_only_state_dir_said) {
+        char ro[160], buf[JOURNAL_DATAGRAM_MAX + 1];
+        Late l = { .waits = true };
+        RunDone n = { .done = on_late_done, .requester_waits = on_waits, .userdata = &l };
+        Args a = late_args(config_nocheap);
+        bool said = false, blamed = false;
+        int code = -1, sv[2];
+        ssize_t k;
+
+        if (debugfs_path != debugfs) {
+                test_skip("no mount namespace of our own");
+                return;
+        }
+        snprintf(ro, sizeof ro, "%s/ro-state", work);
+        ASSERT_TRUE(mkdir(ro, 0755) == 0);
+        ASSERT_TRUE(mount(ro, ro, NULL, MS_BIND, NULL) == 0);
+        ASSERT_TRUE(mount(NULL, ro, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0);
+        a.state_dir = ro;
+        knob_reset();
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv));
+        log_set_journal_fd_for_test(sv[0]);
+        ASSERT_OK(verb_run(&a, &n, &code, NULL));
+        log_set_journal_fd_for_test(-1);
+        while ((k = recv(sv[1], buf, sizeof buf - 1, MSG_DONTWAIT)) > 0) {
+                buf[k] = 0;
+                if (!strstr(buf, "MESSAGE=Leaving the kernel's own sync on: "))
+                        continue;
+                said = said || strstr(buf, "what the unit's pass of this sleep left unsynced is not known");
+                blamed = blamed || strstr(buf, "a mount was left unsynced");
+        }
+        close(sv[1]);
+        ASSERT_EQ(knob_value(), 1);
+        ASSERT_TRUE(said);
+        ASSERT_TRUE(!blamed);
+        ASSERT_TRUE(umount2(ro, MNT_DETACH) == 0);
+        knob_reset();
+}
+
 /* Review AQ (#73), review G's G1: a FUSE mount made after the unit's pass of the sleep. The late pass
  * leaves it out and the unit's pass never saw it, so with SyncOnSuspend=off that pass's record does
  * not vouch for it and the kernel's sync stays on. The control: the late pass alone turns it off here
@@ -1057,6 +1099,7 @@ int main(void) {
         RUN(unexplained_unknown_keeps_kernel_sync);
         RUN(hooks_unknown_keep_kernel_sync_in_auto);
         RUN(bad_handover_keeps_kernel_sync);
+        RUN(read_only_state_dir_said);
         RUN(mounted_after_unit_pass_keeps_kernel_sync);
         RUN(pseudo_overlay_numbers_explain_no_bdi);
         RUN(fuse_evidence_only_for_user_fuse);
