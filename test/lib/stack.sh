@@ -165,22 +165,51 @@ _stk_partition() {      # NAME: two halves on its loop device, both nodes there
         return 1
 }
 
+# The mount namespaces other than ours in which DEV (a block device node, or a partition of it) is
+# still mounted, one process of each: "PID COMM". A namespace made (unshare -m, a container) while
+# our filesystem was mounted keeps its own copy of the mount, so the superblock, and the loop
+# device under it, outlive our umount until that namespace ends; no process holds the device open.
+_stk_mount_holders() {
+        local dev=$1 devs=() d p ns own seen=" "
+        own=$(readlink /proc/self/ns/mnt)
+        for d in "$dev" "$dev"p*; do
+                [[ -b $d ]] && devs+=("$(printf '%d:%d' "0x$(stat -c %t "$d")" "0x$(stat -c %T "$d")")")
+        done
+        for p in /proc/[0-9]*; do
+                ns=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+                [[ $ns == "$own" || $seen == *" $ns "* ]] && continue
+                for d in "${devs[@]}"; do
+                        if awk -v d="$d" '$3 == d { f = 1 } END { exit !f }' "$p/mountinfo" 2>/dev/null; then
+                                seen+="$ns "
+                                echo "${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
+                                break
+                        fi
+                done
+        done
+}
+
 _stk_detach() {         # NAME: detach exactly our loop device, verified by backing file
-        local name=$1 loop=${_STK_LOOP[$1]:-} backing i
+        local name=$1 loop=${_STK_LOOP[$1]:-} backing i holders
         [[ -n $loop ]] || return 0
         backing=$(stack_backing "$name")
         if losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop"; then
+                # Before the detach, while the device node is there to name its number: a mount of
+                # it in another namespace keeps it attached for as long as that namespace lives (on
+                # this shared machine another engineer's `unshare -m` made while ours was mounted:
+                # reliability/hung-first, twice). The wait below is longer then.
+                holders=$(_stk_mount_holders "$loop" | tr '\n' ',')
+                [[ -z $holders ]] || _stk_log "$name: $loop still mounted in another mount namespace (${holders%,}): its detach waits for it"
                 losetup -d "$loop" || return 1
                 # The detach completes once the last opener lets go, and the device's I/O through
                 # the FUSE file has ended: on a loaded 2-CPU machine that took more than 5 s once
                 # (reliability/hung-first, a full suite beside a compiler). The wait ends as soon as
                 # it is done; when it does not, say who still has the device open.
-                for ((i = 0; i < 300; i++)); do
+                for ((i = 0; i < (${#holders} ? 1200 : 300); i++)); do
                         losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop" || break
                         sleep 0.1
                 done
                 if losetup -j "$backing" -nO NAME 2>/dev/null | grep -qx "$loop"; then
-                        _stk_log "$name: $loop still attached after 30 s; open by: $(fuser -v "$loop" 2>&1 | tr '\n' ' ')"
+                        _stk_log "$name: $loop still attached after $((i / 10)) s; open by: $(fuser -v "$loop" 2>&1 | grep -v 'Permission denied' | tr '\n' ' ')"
                         return 1
                 fi
                 ((i < 50)) || _stk_log "$name: $loop took $((i / 10)) s to detach"
