@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * LD_PRELOAD for pass-alloc.sh: fails the ALLOC_FAIL_AT-th allocation (malloc, calloc, realloc) of
+ * LD_PRELOAD for pass-robust.sh alloc: fails the ALLOC_FAIL_AT-th allocation (malloc, calloc, realloc) of
  * the process once, with ENOMEM; every other one goes to the allocator after it (glibc's, or
  * ASan's in the developer build); strdup() and strndup() allocate through malloc() here. With ALLOC_FAIL_COUNT set, prints how many there were at exit.
  * A forked child counts on from its parent's count.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * LD_PRELOAD for pass-json.sh: json-c's parsers, each reporting its call on stderr and ending the
+ * LD_PRELOAD for pass-robust.sh json: json-c's parsers, each reporting its call on stderr and ending the
  * process with exit status 99. The passes must parse no JSON (history.h: json-c before 0.18 crashes
  * when an allocation fails while it parses an object's key; review AS, AS-3).
  */
