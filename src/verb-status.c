@@ -394,7 +394,8 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
                                                : json_add_null(now, "writeback_bytes")) < 0 ||
             (r = json_add(root, "now", TAKE_PTR(now))) < 0)
                 return r;
-        if ((r = running_to_json(f, root)) < 0)
+        if ((r = running_to_json(f, root)) < 0 ||
+            (r = json_add_bool(root, "state_dir_read_only", f->state_read_only)) < 0)
                 return r;
         if (last && ((r = run_record_to_json(last, &o)) < 0 || (r = json_add(root, "last_run", o)) < 0))
                 return r;
@@ -419,6 +420,8 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
             (r = json_add_u64_or_null(cyc, "late_started_realtime", c->late ? c->late->started_realtime : 0,
                                       0)) < 0 ||
             (r = json_add_bool(cyc, "late_left_out", c->unit && c->unit->late_left_out)) < 0 ||
+            /* the text's "Late pass: not recorded" (late_pass_unrecorded()) */
+            (r = json_add_bool(cyc, "late_unrecorded", late_pass_unrecorded(c, f))) < 0 ||
             (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resumed, 0)) < 0 ||
             (r = json_add_string(cyc, "kernel_sync",
                                  f->ksync_error < 0                      ? "unknown"

@@ -84,6 +84,14 @@ printf 'ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00.0000
         >"$abnormal/no-hook/last-resume"
 cp -r "$abnormal/killed" "$abnormal/old-resume"
 sed -i 's/^REALTIME=.*/REALTIME=2026-01-01T01:00:00.000000000Z/' "$abnormal/old-resume/last-resume"
+# ... and in JSON: last_cycle.late_unrecorded, true only for the killed late pass
+for d in killed no-hook old-resume; do
+        want=false
+        [[ $d == killed ]] && want=true
+        got=$("$SUSPEND_SYNC" status --json=short --state-dir="$abnormal/$d" --root="$FIXTURES_DIR/cycles/root" |
+                python3 -c 'import json, sys; print(str(json.load(sys.stdin)["last_cycle"]["late_unrecorded"]).lower())')
+        [[ $got == "$want" ]] || { echo "FAIL: $d: late_unrecorded $got, want $want"; fail=1; }
+done
 for d in no-hook old-resume; do
         got=$("$SUSPEND_SYNC" status --state-dir="$abnormal/$d" --root="$FIXTURES_DIR/cycles/root")
         if ! grep -q "^ Kernel sync: no late pass: the sleep did not go ahead, or the hook did not run$" <<<"$got" ||
@@ -100,6 +108,10 @@ if [[ $(id -u) == 0 ]] && unshare -m true 2>/dev/null; then
                         "$FIXTURES_DIR/cycles/root" 2>&1 | sed "s|$abnormal/ro|STATE|g"
         }
         check cycle-read-only ss_ro
+        ro_json=$(unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
+                exec "$2" status --json=short --state-dir="$1" --root="$3"' sh "$abnormal/ro" "$SUSPEND_SYNC" \
+                "$FIXTURES_DIR/cycles/root" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state_dir_read_only"])')
+        [[ $ro_json == True ]] || { echo "FAIL: read-only state directory: state_dir_read_only $ro_json in JSON"; fail=1; }
         if "$SUSPEND_SYNC" status --state-dir="$abnormal/ro" --root="$FIXTURES_DIR/cycles/root" | grep -q "read-only"; then
                 echo "FAIL: a writable state directory said to be read-only"; fail=1
         fi
