@@ -2,8 +2,10 @@
 /*
  * LD_PRELOAD for pass-robust.sh alloc: fails the ALLOC_FAIL_AT-th allocation (malloc, calloc, realloc) of
  * the process once, with ENOMEM; every other one goes to the allocator after it (glibc's, or
- * ASan's in the developer build); strdup() and strndup() allocate through malloc() here. With ALLOC_FAIL_COUNT set, prints how many there were at exit.
- * A forked child counts on from its parent's count.
+ * ASan's in the developer build); strdup(), strndup() and reallocarray() allocate through malloc()
+ * and realloc() here (ASan serves its own of these past us otherwise). With ALLOC_FAIL_COUNT set,
+ * prints how many there were at exit. A forked child counts on from its parent's count.
+ * alloc_fail_next() fails the next allocation instead (alloc-fail-check.c).
  */
 
 #include <dlfcn.h>
@@ -16,6 +18,7 @@
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
+static void (*next_free)(void *);
 static long n, fail_at = -1;
 static int resolving, env_read;
 
@@ -23,9 +26,15 @@ static int resolving, env_read;
 static char early[4096];
 static size_t early_used;
 
+static int is_early(const void *p) {
+        return (const char *) p >= early && (const char *) p < early + sizeof early;
+}
+
 static void *early_alloc(size_t size) {
         void *p;
 
+        if (size > sizeof early)
+                return NULL;
         size = (size + 15) & ~(size_t) 15;
         if (early_used + size > sizeof early)
                 return NULL;
@@ -40,6 +49,7 @@ static void resolve(void) {
         resolving = 1;
         next_calloc = (void *(*) (size_t, size_t)) dlsym(RTLD_NEXT, "calloc");
         next_realloc = (void *(*) (void *, size_t)) dlsym(RTLD_NEXT, "realloc");
+        next_free = (void (*)(void *)) dlsym(RTLD_NEXT, "free");
         next_malloc = (void *(*) (size_t)) dlsym(RTLD_NEXT, "malloc");
         resolving = 0;
 }
@@ -67,15 +77,51 @@ void *malloc(size_t size) {
 }
 
 void *calloc(size_t a, size_t b) {
+        size_t size;
+
         resolve();
-        if (!next_calloc)
-                return early_alloc(a * b); /* zeroed: static storage, used once */
+        if (!next_calloc) /* zeroed: static storage, used once */
+                return __builtin_mul_overflow(a, b, &size) ? NULL : early_alloc(size);
         return fails() ? NULL : next_calloc(a, b);
 }
 
 void *realloc(void *p, size_t size) {
         resolve();
+        if (!next_realloc || !next_malloc || is_early(p)) {
+                /* one of the few from dlsym(), or while it runs: moved, never handed to the allocator
+                 * that did not make it */
+                size_t left = p ? (size_t) (early + sizeof early - (char *) p) : 0;
+                void *q = malloc(size);
+
+                if (q && p)
+                        memcpy(q, p, left < size ? left : size);
+                return q;
+        }
         return fails() ? NULL : next_realloc(p, size);
+}
+
+void *reallocarray(void *p, size_t a, size_t b) {
+        size_t size;
+
+        if (__builtin_mul_overflow(a, b, &size)) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        return realloc(p, size);
+}
+
+void free(void *p) {
+        if (!p || is_early(p))
+                return;
+        resolve();
+        if (next_free)
+                next_free(p);
+}
+
+void alloc_fail_next(void);
+void alloc_fail_next(void) {
+        env_read = 1;
+        fail_at = n + 1;
 }
 
 /* ASan's strdup() does not go through malloc(): these do, so that they can fail too (json-c copies
