@@ -419,22 +419,30 @@ int history_learned_format(const MountStats *s, size_t n, char **ret) {
         if (!f)
                 return -ENOMEM;
         fputs(HISTORY_LEARNED_HEADER "\n", f);
-        for (size_t i = 0, k = 0; i < n && k < HISTORY_LEARNED_MAX; i++) {
+        for (size_t i = 0, k = 0, total = strlen(HISTORY_LEARNED_HEADER "\n");
+             i < n && k < HISTORY_LEARNED_MAX; i++) {
                 _cleanup_free_ char *hex = NULL;
                 size_t len;
+                int w;
 
                 if (s[i].n_synced == 0 || !STR_IN_SET(s[i].pass, "unit", "late"))
                         continue;
                 len = strlen(s[i].mount_point);
                 if (len == 0 || len > STATE_STRING_MAX) /* its own estimate stands */
                         continue;
+                /* A line that would take the file past what a pass reads (HISTORY_FILE_MAX) is left
+                 * out: a file over it would teach nothing at all. 4 fields of at most 20 characters. */
+                if (total + 4 * 21 + 2 * len + 1 > HISTORY_FILE_MAX)
+                        continue;
                 hex = hexmem(s[i].mount_point, len);
                 if (!hex) {
                         fclose(f);
                         return -ENOMEM;
                 }
-                fprintf(f, "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", s[i].pass, s[i].namespace_ino,
-                        (uint64_t) s[i].min, (uint64_t) s[i].p50, hex);
+                w = fprintf(f, "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", s[i].pass, s[i].namespace_ino,
+                            (uint64_t) s[i].min, (uint64_t) s[i].p50, hex);
+                if (w > 0)
+                        total += (size_t) w;
                 k++;
         }
         if (memstream_finish(f, &buf) < 0)

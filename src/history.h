@@ -84,7 +84,8 @@ int history_mount_stats(const CycleRecord *cycles, size_t n, MountStats **ret, s
  *   PASS NAMESPACE_INO MIN_USEC P50_USEC MOUNT_POINT
  *
  * PASS "unit" or "late", NAMESPACE_INO 0 for our own namespace, MOUNT_POINT its bytes in lower-case
- * hex (any byte may be in a mount point). Mount points longer than STATE_STRING_MAX are left out. */
+ * hex (any byte may be in a mount point). Mount points longer than STATE_STRING_MAX are left out, and
+ * lines that would take the file past HISTORY_FILE_MAX (which a pass reads no further than). */
 #define HISTORY_LEARNED_HEADER "suspend-sync eta-learned 1"
 int history_learned_format(const MountStats *s, size_t n, char **ret);
 

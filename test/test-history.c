@@ -236,20 +236,21 @@ TEST(learned) {
                 "{\"mounts\":[{\"pass\":\"unit\",\"mount_point\":\"/\",\"namespace_ino\":0,"
                 "\"min_usec\":1,\"p50_usec\":2}]}",
                 "",
-                HISTORY_LEARNED_HEADER,                                        /* its newline cut */
-                "suspend-sync eta-learned 2\nunit 0 1 2 2f\n",                 /* a later format */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f",                      /* the last line cut */
-                HISTORY_LEARNED_HEADER "\nboth 0 1 2 2f\n",                    /* no such pass */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2\n",                       /* four fields */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f 2f\n",                 /* six */
-                HISTORY_LEARNED_HEADER "\nunit  0 1 2 2f\n",                   /* an empty field */
-                HISTORY_LEARNED_HEADER "\nunit -1 1 2 2f\n",                   /* not a number */
-                HISTORY_LEARNED_HEADER "\nunit 0 18446744073709551616 2 2f\n", /* out of range */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2\n",                     /* odd hex */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2g\n",                    /* not hex */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f00\n",                  /* a NUL byte */
-                HISTORY_LEARNED_HEADER "\nunit 0 1 2 \n",                      /* no mount point */
-                HISTORY_LEARNED_HEADER "\nlate 0 1 2 2g\n",                    /* the other pass's too */
+                HISTORY_LEARNED_HEADER,                                         /* its newline cut */
+                "suspend-sync eta-learned 2\nunit 0 1 2 2f\n",                  /* a later format */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f",                       /* the last line cut */
+                HISTORY_LEARNED_HEADER "\nboth 0 1 2 2f\n",                     /* no such pass */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2\n",                        /* four fields */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f 2f\n",                  /* six */
+                HISTORY_LEARNED_HEADER "\nunit  0 1 2 2f\n",                    /* an empty field */
+                HISTORY_LEARNED_HEADER "\nunit -1 1 2 2f\n",                    /* not a number */
+                HISTORY_LEARNED_HEADER "\nunit 0 18446744073709551616 2 2f\n",  /* out of range */
+                HISTORY_LEARNED_HEADER "\nunit 0 000000000000000000001 2 2f\n", /* 21 digits */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2\n",                      /* odd hex */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2g\n",                     /* not hex */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 2f00\n",                   /* a NUL byte */
+                HISTORY_LEARNED_HEADER "\nunit 0 1 2 \n",                       /* no mount point */
+                HISTORY_LEARNED_HEADER "\nlate 0 1 2 2g\n",                     /* the other pass's too */
         };
         for (size_t i = 0; i < ELEMENTSOF(bad_texts); i++) {
                 fprintf(stderr, "bad text %zu\n", i);
@@ -289,6 +290,45 @@ TEST(learned_bounds) {
 
         ASSERT_OK(asprintf(&longer, "%slate 0 1 1 2f\n", text) >= 0 ? 0 : -ENOMEM);
         ASSERT_ERR(history_learned_parse(longer, "late", &bad), EBADMSG);
+}
+
+/* A mount point of STATE_STRING_MAX bytes is read back, a longer one's hex is refused; and however
+ * long the mount points, the file the writer leaves is one a pass reads (at most HISTORY_FILE_MAX):
+ * 200 of 16 KiB would be 6.4 MiB of hex, and then nothing at all would be learned. */
+TEST(learned_size) {
+        _cleanup_free_ MountStats *s = calloc(200, sizeof(MountStats));
+        _cleanup_free_ char *text = NULL, *longest = malloc(STATE_STRING_MAX + 1), *line = NULL;
+        _cleanup_(history_learned_done) HistoryLearned h = {};
+        HistoryLearned bad = {};
+        size_t hex = 2 * (size_t) STATE_STRING_MAX, prefix = strlen(HISTORY_LEARNED_HEADER "\nunit 0 1 2 ");
+
+        ASSERT_TRUE(s);
+        ASSERT_TRUE(longest);
+        memset(longest, 'x', STATE_STRING_MAX);
+        longest[0] = '/';
+        longest[STATE_STRING_MAX] = 0;
+        for (size_t i = 0; i < 200; i++)
+                s[i] = (MountStats) {
+                        .pass = "unit", .mount_point = longest, .min = i, .p50 = i, .n_synced = 1
+                };
+        ASSERT_OK(history_learned_format(s, 200, &text));
+        ASSERT_TRUE(strlen(text) <= HISTORY_FILE_MAX);
+        ASSERT_OK(history_learned_parse(text, "unit", &h));
+        ASSERT_TRUE(h.n > 0);
+        ASSERT_STREQ(h.l[0].mount_point, longest);
+
+        /* the hex of STATE_STRING_MAX bytes and one byte more, by hand */
+        line = malloc(prefix + hex + 4);
+        ASSERT_TRUE(line);
+        strcpy(line, HISTORY_LEARNED_HEADER "\nunit 0 1 2 ");
+        for (size_t i = 0; i < hex + 2; i += 2)
+                memcpy(line + prefix + i, "2f", 2);
+        strcpy(line + prefix + hex, "\n");
+        ASSERT_OK(history_learned_parse(line, "unit", &bad));
+        ASSERT_EQ(bad.n, 1U);
+        history_learned_done(&bad);
+        strcpy(line + prefix + hex, "2f\n");
+        ASSERT_ERR(history_learned_parse(line, "unit", &bad), EBADMSG);
 }
 
 /* A cycle of two passes whose records hold what a record may (review AM, AM-2: 5000 skipped mounts
@@ -344,6 +384,7 @@ int main(void) {
         RUN(stats);
         RUN(learned);
         RUN(learned_bounds);
+        RUN(learned_size);
         RUN(big_passes_kept);
         return 0;
 }
