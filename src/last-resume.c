@@ -10,9 +10,10 @@
 #include "last-resume.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/parse-util.h"
 
 int last_resume_format(const char *action, const char *systemd_sleep_action, const struct timespec *realtime,
-                       usec_t boottime, char **ret) {
+                       usec_t boottime, usec_t suspended, char **ret) {
         char stamp[sizeof("YYYY-MM-DDTHH:MM:SS") + 16];
         struct tm tm;
         time_t t = realtime->tv_sec;
@@ -20,10 +21,12 @@ int last_resume_format(const char *action, const char *systemd_sleep_action, con
         if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
                 return -EINVAL;
         if (asprintf(ret,
-                     "ACTION=%s\nSYSTEMD_SLEEP_ACTION=%s\nREALTIME=%s.%09ldZ\nBOOTTIME_SEC=%llu.%02llu\n",
+                     "ACTION=%s\nSYSTEMD_SLEEP_ACTION=%s\nREALTIME=%s.%09ldZ\nBOOTTIME_SEC=%llu.%02llu\n"
+                     "SUSPENDED_USEC=%llu\n",
                      action ?: "unknown", systemd_sleep_action ?: "", stamp, (long) realtime->tv_nsec,
                      (unsigned long long) (boottime / USEC_PER_SEC),
-                     (unsigned long long) (boottime % USEC_PER_SEC / 10000)) < 0) {
+                     (unsigned long long) (boottime % USEC_PER_SEC / 10000),
+                     (unsigned long long) suspended) < 0) {
                 *ret = NULL;
                 return -ENOMEM;
         }
@@ -34,13 +37,18 @@ int last_resume_save(const char *dir, const char *action, const char *systemd_sl
         _cleanup_close_ int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
         struct timespec ts;
+        usec_t mono, boot;
         int r;
 
         if (dir_fd < 0)
                 return negative_errno();
         if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
                 return negative_errno();
-        r = last_resume_format(action, systemd_sleep_action, &ts, now(CLOCK_BOOTTIME), &text);
+        /* CLOCK_MONOTONIC first: a sleep between the two reads could only make "suspended" larger */
+        mono = now(CLOCK_MONOTONIC);
+        boot = now(CLOCK_BOOTTIME);
+        r = last_resume_format(action, systemd_sleep_action, &ts, boot, boot >= mono ? boot - mono : 0,
+                               &text);
         if (r < 0)
                 return r;
         return write_file_atomic_at(dir_fd, "last-resume", text, strlen(text));
@@ -81,14 +89,24 @@ static usec_t parse_realtime(const char *v) {
 }
 
 void last_resume_parse(const char *text, LastResume *ret) {
-        const char *action, *sleep_action, *realtime;
-        size_t n_action = 0, n_sleep_action = 0, n_realtime = 0;
+        const char *action, *sleep_action, *realtime, *suspended;
+        size_t n_action = 0, n_sleep_action = 0, n_realtime = 0, n_suspended = 0;
+        char digits[21];
+        uint64_t v = USEC_INFINITY;
 
         action = find_key(text, "ACTION", &n_action);
         sleep_action = find_key(text, "SYSTEMD_SLEEP_ACTION", &n_sleep_action);
         realtime = find_key(text, "REALTIME", &n_realtime);
+        suspended = find_key(text, "SUSPENDED_USEC", &n_suspended);
+        if (suspended && n_suspended > 0 && n_suspended < sizeof digits) {
+                memcpy(digits, suspended, n_suspended);
+                digits[n_suspended] = 0;
+                if (safe_atou64(digits, &v) < 0 || v == USEC_INFINITY)
+                        v = USEC_INFINITY;
+        }
         *ret = (LastResume) {
                 .realtime = realtime ? parse_realtime(realtime) : 0,
+                .suspended = v,
                 .by_hook = (action && n_action > 0 &&
                             !(n_action == strlen("unknown") && strncmp(action, "unknown", n_action) == 0)) ||
                            (sleep_action && n_sleep_action > 0),
@@ -99,7 +117,7 @@ void last_resume_read(const char *dir, LastResume *ret) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         size_t size;
 
-        *ret = (LastResume) {};
+        *ret = (LastResume) { .suspended = USEC_INFINITY };
         if (asprintf(&path, "%s/last-resume", dir) < 0) {
                 path = NULL;
                 return;

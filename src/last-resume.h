@@ -9,6 +9,10 @@
  *   SYSTEMD_SLEEP_ACTION=...          $SYSTEMD_SLEEP_ACTION as given (may be empty)
  *   REALTIME=2026-01-01T03:00:00.123456789Z    CLOCK_REALTIME, UTC, nanoseconds
  *   BOOTTIME_SEC=1234.56              CLOCK_BOOTTIME in seconds, as /proc/uptime shows it
+ *   SUSPENDED_USEC=3600000123         CLOCK_BOOTTIME less CLOCK_MONOTONIC: how long this boot has
+ *                                     been suspended (a late pass records the same at its start:
+ *                                     the difference is how long the machine slept, 0 when the state
+ *                                     write failed; absent in records of older versions)
  *
  * status and record-cycle read REALTIME: the end of the last sleep. restore-knob writes the record
  * when no hook of ours ran in the sleep (its link was down): ACTION=unknown and SYSTEMD_SLEEP_ACTION=
@@ -23,15 +27,16 @@
 /* The record's text (pure): action NULL reads "unknown", systemd_sleep_action NULL empty. Returns
  * 0 or -ENOMEM; free *ret. */
 int last_resume_format(const char *action, const char *systemd_sleep_action, const struct timespec *realtime,
-                       usec_t boottime, char **ret);
+                       usec_t boottime, usec_t suspended, char **ret);
 
 /* Writes DIR/last-resume now, atomically. A missing DIR is not made: -ENOENT. Returns 0 or
  * negative errno. */
 int last_resume_save(const char *dir, const char *action, const char *systemd_sleep_action);
 
 typedef struct LastResume {
-        usec_t realtime; /* REALTIME= in usec; 0: none, or it does not parse */
-        bool by_hook;    /* written by the post hook: ACTION= names an action, or SYSTEMD_SLEEP_ACTION= is
+        usec_t realtime;  /* REALTIME= in usec; 0: none, or it does not parse */
+        usec_t suspended; /* SUSPENDED_USEC=; USEC_INFINITY: none, or it does not parse */
+        bool by_hook;     /* written by the post hook: ACTION= names an action, or SYSTEMD_SLEEP_ACTION= is
                           * set (systemd-sleep ran its hooks, ours among them); not by restore-knob
                           * for a sleep no hook of ours ran in */
 } LastResume;

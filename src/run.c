@@ -299,6 +299,10 @@ static int record_header(const RunInput *in, RunRecord *rec) {
         *rec = (RunRecord) {
                 .started_realtime = in->started_realtime,
                 .started_boottime = in->started_boottime,
+                .started_suspended = in->started_boottime > 0 && in->started_monotonic > 0 &&
+                                                     in->started_boottime >= in->started_monotonic
+                                             ? in->started_boottime - in->started_monotonic
+                                             : USEC_INFINITY,
                 .pid = in->pid,
                 .deadline = in->deadline,
                 .t_read = s->t_read,

@@ -265,6 +265,8 @@ static int run_record_build_json(const RunRecord *rec, bool stream, size_t n_str
         if ((r = json_add_u64(o, "started_realtime_usec", rec->started_realtime)) < 0 ||
             (rec->started_boottime > 0 &&
              (r = json_add_u64(o, "started_boottime_usec", rec->started_boottime)) < 0) ||
+            (rec->started_boottime > 0 && rec->started_suspended != USEC_INFINITY &&
+             (r = json_add_u64(o, "started_suspended_usec", rec->started_suspended)) < 0) ||
             (rec->pid > 0 && (r = json_add_int(o, "pid", rec->pid)) < 0) ||
             (r = json_add_u64(o, "duration_usec", rec->duration)) < 0 ||
             (r = add_str(o, "result", rec->result)) < 0 || (r = add_str(o, "trigger", rec->trigger)) < 0 ||
@@ -580,6 +582,8 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
                 return -EBADMSG;
         if ((r = json_get_u64(o, "started_realtime_usec", JSON_MANDATORY, 0, &rec.started_realtime)) < 0 ||
             (r = json_get_u64(o, "started_boottime_usec", JSON_OPTIONAL, 0, &rec.started_boottime)) < 0 ||
+            (r = json_get_u64(o, "started_suspended_usec", JSON_OPTIONAL, USEC_INFINITY,
+                              &rec.started_suspended)) < 0 ||
             (r = json_get_int(o, "pid", JSON_OPTIONAL, INT_MAX, 0, &pid)) < 0 ||
             (r = json_get_u64(o, "duration_usec", JSON_OPTIONAL, 0, &rec.duration)) < 0 ||
             (r = get_str(o, "result", JSON_MANDATORY, &rec.result)) < 0 ||

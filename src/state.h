@@ -69,6 +69,12 @@ typedef struct RunRecord {
          * "pid", "started_boottime_usec", written only when not 0; older records load as 0). */
         pid_t pid;
         usec_t started_boottime;
+        /* How long this boot had been suspended at its start: CLOCK_BOOTTIME less CLOCK_MONOTONIC (the
+         * one counts a sleep, the other does not). With last-resume's SUSPENDED_USEC= it tells how long
+         * the machine slept after the late pass, 0 when the state write failed (review AW, L3). JSON
+         * "started_suspended_usec", written with "started_boottime_usec"; USEC_INFINITY: not recorded
+         * (older records, and any without started_boottime). */
+        usec_t started_suspended;
         usec_t duration;
         char *result;       /* "success" | "timeout" | "error"; required */
         char *trigger;      /* "run" | "hook" | ... (free text), may be NULL */

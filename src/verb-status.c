@@ -36,9 +36,10 @@
 typedef struct StatusFacts {
         const Meminfo *mi; /* NULL: no meminfo */
         usec_t now;
-        usec_t resumed;       /* realtime, 0: unknown */
-        bool resume_by_hook;  /* ... recorded by the post hook (LastResume.by_hook) */
-        bool state_read_only; /* the state directory is on a read-only mount: no pass records there */
+        usec_t resumed;          /* realtime, 0: unknown */
+        bool resume_by_hook;     /* ... recorded by the post hook (LastResume.by_hook) */
+        usec_t resume_suspended; /* ... LastResume.suspended: USEC_INFINITY, not recorded */
+        bool state_read_only;    /* the state directory is on a read-only mount: no pass records there */
         KernelSync ksync;
         int ksync_error;   /* reading the kernel log: 0 or negative errno */
         Handover handover; /* live stuck workers */
@@ -201,6 +202,18 @@ static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
                f->resumed > usec_add(c->unit->started_realtime, c->unit->duration);
 }
 
+/* How long the machine was suspended between the cycle's late pass and the resume recorded after
+ * it: both record how long this boot had been suspended (CLOCK_BOOTTIME less CLOCK_MONOTONIC), so 0
+ * means no sleep happened (the state write failed, or was refused). USEC_INFINITY: not known (no
+ * late pass, no resume after it, or records older than the counts). */
+static usec_t cycle_suspended(const SleepCycle *c, const StatusFacts *f) {
+        if (!c->late || c->late->started_suspended == USEC_INFINITY || f->resume_suspended == USEC_INFINITY ||
+            f->resumed <= usec_add(c->late->started_realtime, c->late->duration) ||
+            f->resume_suspended < c->late->started_suspended)
+                return USEC_INFINITY;
+        return f->resume_suspended - c->late->started_suspended;
+}
+
 static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
         char d[FORMAT_TIMESPAN_MAX];
 
@@ -254,9 +267,24 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                 print_pass("Late pass", c->late);
                 passes[n] = c->late;
                 names[n++] = "late";
-                /* Under a second from the late pass to the resume: the post hook runs all the same
-                 * when the state write fails and the machine never sleeps (review AW, L3). */
-                if (f->resumed > slept && f->resumed - slept < USEC_PER_SEC)
+                usec_t suspended = cycle_suspended(c, f);
+
+                /* The post hook runs all the same when the state write fails and the machine never
+                 * sleeps (review AW, L3): the counts of time suspended tell (under a millisecond:
+                 * the reads of the two clocks), else under a second from the late pass is hedged. */
+                if (suspended != USEC_INFINITY && suspended < USEC_PER_MSEC)
+                        printf("%12s: no: the machine was not suspended between the late pass and the resume "
+                               "recorded at %s (the state write failed, or was refused)\n",
+                               "Slept", format_timestamp(t2, sizeof t2, f->resumed));
+                else if (suspended != USEC_INFINITY)
+                        printf("%12s: %s until %s (%s suspended)\n", "Slept",
+                               format_timestamp(t1, sizeof t1, slept),
+                               format_timestamp(t2, sizeof t2, f->resumed),
+                               format_timespan(d, sizeof d,
+                                               suspended < USEC_PER_SEC
+                                                       ? suspended / USEC_PER_MSEC * USEC_PER_MSEC
+                                                       : suspended / USEC_PER_SEC * USEC_PER_SEC));
+                else if (f->resumed > slept && f->resumed - slept < USEC_PER_SEC)
                         printf("%12s: %s until %s (under 1s: the sleep may not have gone ahead, a failed "
                                "state write looks the same)\n",
                                "Slept", format_timestamp(t1, sizeof t1, slept),
@@ -423,6 +451,8 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
             /* the text's "Late pass: not recorded" (late_pass_unrecorded()) */
             (r = json_add_bool(cyc, "late_unrecorded", late_pass_unrecorded(c, f))) < 0 ||
             (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resumed, 0)) < 0 ||
+            /* cycle_suspended(): 0, no sleep happened; null, not known */
+            (r = json_add_u64_or_null(cyc, "suspended_usec", cycle_suspended(c, f), USEC_INFINITY)) < 0 ||
             (r = json_add_string(cyc, "kernel_sync",
                                  f->ksync_error < 0                      ? "unknown"
                                  : f->ksync.state == KERNEL_SYNC_DONE    ? "done"
@@ -478,6 +508,7 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
         last_resume_read(a->state_dir, &lr);
         f->resumed = lr.realtime;
         f->resume_by_hook = lr.by_hook;
+        f->resume_suspended = lr.suspended;
         f->ksync_error = kmsg_read(root_fd, &k, &size);
         if (f->ksync_error >= 0)
                 f->ksync = kmsg_last_sleep_sync(k, size);

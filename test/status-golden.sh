@@ -73,6 +73,30 @@ trap 'rm -rf "$empty" "$cheap" "$abnormal"' EXIT
 cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/at-once"
 sed -i 's/^REALTIME=.*/REALTIME=2026-01-01T02:00:10.640000000Z/' "$abnormal/at-once/last-resume"
 check cycle-resumed-at-once "$SUSPEND_SYNC" status --state-dir="$abnormal/at-once" --root="$FIXTURES_DIR/cycles/root"
+# ... and told exactly: the late pass and the post hook record how long this boot has been
+# suspended (CLOCK_BOOTTIME less CLOCK_MONOTONIC); the same count is no sleep at all, a larger one
+# how long the machine slept (records without the counts: hedged, above).
+suspended_fixture() { # DIR LATE_SUSPENDED_USEC RESUME_SUSPENDED_USEC
+        python3 - "$1/history/00001767232810400000-22.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["started_boottime_usec"] = 7200000000
+r["started_suspended_usec"] = int(sys.argv[2])
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        echo "SUSPENDED_USEC=$3" >>"$1/last-resume"
+}
+cp -r "$abnormal/at-once" "$abnormal/not-slept"
+suspended_fixture "$abnormal/not-slept" 5000000 5000000
+check cycle-not-slept "$SUSPEND_SYNC" status --state-dir="$abnormal/not-slept" --root="$FIXTURES_DIR/cycles/root"
+cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/slept"
+suspended_fixture "$abnormal/slept" 5000000 3594000000
+check cycle-slept-exact "$SUSPEND_SYNC" status --state-dir="$abnormal/slept" --root="$FIXTURES_DIR/cycles/root"
+for d in not-slept:0 slept:3589000000 at-once:None; do
+        got=$("$SUSPEND_SYNC" status --json=short --state-dir="$abnormal/${d%%:*}" --root="$FIXTURES_DIR/cycles/root" |
+                python3 -c 'import json, sys; print(json.load(sys.stdin)["last_cycle"]["suspended_usec"])')
+        [[ $got == "${d#*:}" ]] || { echo "FAIL: ${d%%:*}: suspended_usec $got, want ${d#*:}"; fail=1; }
+done
 # The late pass killed mid-pass: no record of it, the post hook's resume after the unit's pass.
 cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/killed"
 rm "$abnormal/killed/history/00001767232810400000-22.json"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "last-resume.h"
+#include "shared/macro.h"
 #include "shared/fileio.h"
 #include "tests.h"
 
@@ -25,14 +26,16 @@ TEST(format) {
         struct timespec ts = { .tv_sec = 1767236400, .tv_nsec = 123456789 };
         char *t = NULL;
 
-        ASSERT_OK(last_resume_format("suspend", "suspend", &ts, 1234 * USEC_PER_SEC + 567890, &t));
-        ASSERT_STREQ(t, "ACTION=suspend\nSYSTEMD_SLEEP_ACTION=suspend\n"
-                        "REALTIME=2026-01-01T03:00:00.123456789Z\nBOOTTIME_SEC=1234.56\n");
+        ASSERT_OK(last_resume_format("suspend", "suspend", &ts, 1234 * USEC_PER_SEC + 567890, 600000123, &t));
+        ASSERT_STREQ(
+                t,
+                "ACTION=suspend\nSYSTEMD_SLEEP_ACTION=suspend\n"
+                "REALTIME=2026-01-01T03:00:00.123456789Z\nBOOTTIME_SEC=1234.56\nSUSPENDED_USEC=600000123\n");
         free(t);
         ts.tv_nsec = 5;
-        ASSERT_OK(last_resume_format(NULL, NULL, &ts, 7 * USEC_PER_SEC, &t));
+        ASSERT_OK(last_resume_format(NULL, NULL, &ts, 7 * USEC_PER_SEC, 0, &t));
         ASSERT_STREQ(t, "ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00.000000005Z\n"
-                        "BOOTTIME_SEC=7.00\n");
+                        "BOOTTIME_SEC=7.00\nSUSPENDED_USEC=0\n");
         free(t);
 }
 
@@ -76,6 +79,28 @@ TEST(parse) {
         ASSERT_U64_EQ(lr.realtime, 0);
         last_resume_parse("", &lr);
         ASSERT_TRUE(!lr.by_hook);
+        ASSERT_U64_EQ(lr.suspended, USEC_INFINITY);
+
+        /* how long this boot has been suspended; absent (older versions) or malformed: not known */
+        last_resume_parse("ACTION=suspend\nSUSPENDED_USEC=0\n", &lr);
+        ASSERT_U64_EQ(lr.suspended, 0);
+        last_resume_parse("SUSPENDED_USEC=3600000123\nREALTIME=2026-01-01T03:00:00Z\n", &lr);
+        ASSERT_U64_EQ(lr.suspended, 3600000123ULL);
+        ASSERT_U64_EQ(lr.realtime, 1767236400000000ULL);
+        static const char *const bad[] = {
+                "SUSPENDED_USEC=\n",
+                "SUSPENDED_USEC=-1\n",
+                "SUSPENDED_USEC=12x\n",
+                "SUSPENDED_USEC= 1\n",
+                "SUSPENDED_USEC=18446744073709551616\n",
+                "SUSPENDED_USEC=18446744073709551615\n",
+                "SUSPENDED_USEC=123456789012345678901\n",
+                "XSUSPENDED_USEC=1\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                last_resume_parse(bad[i], &lr);
+                ASSERT_U64_EQ(lr.suspended, USEC_INFINITY);
+        }
 }
 
 /* What save writes, load reads back (within the time the two calls took); public, no leftovers;
@@ -94,6 +119,9 @@ TEST(save) {
         ASSERT_TRUE(got >= before && got <= now(CLOCK_REALTIME));
         last_resume_read(test_root, &lr);
         ASSERT_TRUE(lr.by_hook && lr.realtime == got);
+        /* this boot's time suspended so far, read with the two clocks */
+        ASSERT_TRUE(lr.suspended != USEC_INFINITY &&
+                    lr.suspended <= now(CLOCK_BOOTTIME) - now(CLOCK_MONOTONIC) + USEC_PER_MSEC);
         ASSERT_OK(last_resume_save(test_root, NULL, NULL));
         last_resume_read(test_root, &lr);
         ASSERT_TRUE(!lr.by_hook && lr.realtime >= got);

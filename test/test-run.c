@@ -199,6 +199,32 @@ TEST(jobs_from_plan) {
 /* Synced, failed, gone, covered, not started; plus a planned skip. */
 /* The sample's reasons go into the record cut to RUN_REASON_MAX at a character's start (review AM,
  * AM-1: an nsfs mount 17 KiB deep, any user's, named in a reason, refused the whole record). */
+/* How long this boot had been suspended at the pass's start: CLOCK_BOOTTIME less CLOCK_MONOTONIC at
+ * the same moment (status tells from it how long the machine slept after the late pass); not
+ * recorded without a boot time. */
+TEST(record_suspended) {
+        Bed b;
+        RunInput in;
+
+        bed_init(&b, 1, 0);
+        bed_jobs(&b);
+        in = (RunInput) { .plan = &b.plan,
+                          .sample = &b.sample,
+                          .jobs = &b.j,
+                          .trigger = "hook",
+                          .started_monotonic = 1000,
+                          .started_boottime = 6000,
+                          .deadline = 30 };
+        ASSERT_OK(run_record_build(&in, &b.rec, &b.t));
+        ASSERT_U64_EQ(b.rec.started_suspended, 5000);
+        run_tally_done(&b.t);
+        run_record_done(&b.rec);
+        in.started_boottime = 0;
+        ASSERT_OK(run_record_build(&in, &b.rec, &b.t));
+        ASSERT_U64_EQ(b.rec.started_suspended, USEC_INFINITY);
+        bed_done(&b);
+}
+
 TEST(long_reason_cut) {
         _cleanup_free_ char *longest = malloc(20001), *exact = malloc(RUN_REASON_MAX + 1);
         char *why[3];
@@ -1143,6 +1169,7 @@ TEST(job_note) {
 }
 
 int main(void) {
+        RUN(record_suspended);
         RUN(long_reason_cut);
         RUN(jobs_from_plan);
         RUN(settle);

@@ -76,6 +76,7 @@ static void make_record(RunRecord *r, usec_t started) {
                 .flushers_woken = 4264,
                 .pid = 31337,
                 .started_boottime = 86400123456ULL,
+                .started_suspended = 3600000123ULL,
         };
         r->n_mounts = 4;
         r->mounts = calloc(r->n_mounts, sizeof(RunMount));
@@ -104,6 +105,8 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         ASSERT_U64_EQ(a->flushers_woken, b->flushers_woken);
         ASSERT_EQ(a->pid, b->pid);
         ASSERT_U64_EQ(a->started_boottime, b->started_boottime);
+        if (a->started_boottime > 0) /* written with it; else loads as not recorded */
+                ASSERT_U64_EQ(a->started_suspended, b->started_suspended);
         ASSERT_EQ(a->n_mounts, b->n_mounts);
         for (size_t i = 0; i < a->n_mounts; i++) {
                 const RunMount *x = a->mounts + i, *y = b->mounts + i;
@@ -204,6 +207,7 @@ TEST(round_trip) {
         ASSERT_TRUE(strstr(s, "\"flushers_woken_usec\": 4264"));
         ASSERT_TRUE(strstr(s, "\"pid\": 31337"));
         ASSERT_TRUE(strstr(s, "\"started_boottime_usec\": 86400123456"));
+        ASSERT_TRUE(strstr(s, "\"started_suspended_usec\": 3600000123"));
         ASSERT_TRUE(strstr(s, "\"mount_point\": \"/\""));
         ASSERT_TRUE(!strstr(s, "\\/"));
 }
@@ -359,7 +363,8 @@ TEST(extremes) {
         ASSERT_OK(run_record_to_json_string(&r, false, &s));
         ASSERT_TRUE(strstr(s, "18446744073709551615"));
         ASSERT_TRUE(!strstr(s, "flushers_woken_usec")); /* 0: not written */
-        ASSERT_TRUE(!strstr(s, "\"pid\"") && !strstr(s, "started_boottime_usec"));
+        ASSERT_TRUE(!strstr(s, "\"pid\"") && !strstr(s, "started_boottime_usec") &&
+                    !strstr(s, "started_suspended_usec"));
         ASSERT_OK(run_record_from_json_string(s, &back));
         assert_record_eq(&r, &back);
         ASSERT_TRUE(back.trigger == NULL);
@@ -518,6 +523,7 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(full.flushers_woken, 0);           /* records without the key: not woken */
         ASSERT_EQ(full.pid, 0);                          /* records without the keys: not known */
         ASSERT_U64_EQ(full.started_boottime, 0);
+        ASSERT_U64_EQ(full.started_suspended, USEC_INFINITY); /* records without the key: not known */
 
         /* missing optional fields → defaults */
         b = read_fixture("good-minimal.json", NULL);
