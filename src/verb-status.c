@@ -207,11 +207,17 @@ static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
  * means no sleep happened (the state write failed, or was refused). USEC_INFINITY: not known (no
  * late pass, no resume after it, or records older than the counts). */
 static usec_t cycle_suspended(const SleepCycle *c, const StatusFacts *f) {
+        usec_t before, after;
+
         if (!c->late || c->late->started_suspended == USEC_INFINITY || f->resume_suspended == USEC_INFINITY ||
-            f->resumed <= usec_add(c->late->started_realtime, c->late->duration) ||
-            f->resume_suspended < c->late->started_suspended)
+            f->resumed <= usec_add(c->late->started_realtime, c->late->duration))
                 return USEC_INFINITY;
-        return f->resume_suspended - c->late->started_suspended;
+        before = c->late->started_suspended;
+        after = f->resume_suspended;
+        /* Each count is two clock reads apart (microseconds): under a millisecond either way is none. */
+        if (after < before)
+                return before - after < USEC_PER_MSEC ? 0 : USEC_INFINITY;
+        return after - before < USEC_PER_MSEC ? 0 : after - before;
 }
 
 static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
@@ -272,7 +278,7 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                 /* The post hook runs all the same when the state write fails and the machine never
                  * sleeps (review AW, L3): the counts of time suspended tell (under a millisecond:
                  * the reads of the two clocks), else under a second from the late pass is hedged. */
-                if (suspended != USEC_INFINITY && suspended < USEC_PER_MSEC)
+                if (suspended == 0)
                         printf("%12s: no: the machine was not suspended between the late pass and the resume "
                                "recorded at %s (the state write failed, or was refused)\n",
                                "Slept", format_timestamp(t2, sizeof t2, f->resumed));
