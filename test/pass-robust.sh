@@ -13,7 +13,8 @@
 #                          `plan`, which parses the records for its "Past ETAs" line, is stopped.
 #   pass-robust.sh alloc   every allocation failed in turn: once per allocation N, alloc-fail.so fails
 #                          the Nth (ENOMEM) and serves every other. A pass may fail, report or sync
-#                          less; it may not die of a signal (ASan's reports abort) or hang (20 s).
+#                          less; it may not die of a signal (ASan's reports abort) or hang (20 s),
+#                          nor may a child it forks have a sanitizer's report.
 #                          No randomness: every N is tried (how many there are, and which call is
 #                          the Nth, move a little with the machine's processes and mounts). Control:
 #                          some N land in the parse of what the ETA learns (its debug line says
@@ -86,7 +87,9 @@ if [[ $mode == alloc ]]; then
                 for ((n = 1; n <= total + 5; n++)); do
                         rc=0
                         one "$n" $pass 2>/dev/null || rc=$?
-                        if ((rc >= 124)); then
+                        # a forked child (a worker, a bounded reader) that died of it says so on the
+                        # same stderr, though the pass goes on and reports that mount failed
+                        if ((rc >= 124)) || grep -qE 'ERROR: AddressSanitizer|runtime error:' "$tmp/out"; then
                                 deaths=$((deaths + 1))
                                 ((deaths <= 3)) && echo "the $pass pass with allocation $n failed: exit $rc; $(grep -m1 -E 'Sanitizer|SUMMARY' "$tmp/out" || tail -1 "$tmp/out")"
                         fi
