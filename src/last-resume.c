@@ -44,9 +44,8 @@ int last_resume_save(const char *dir, const char *action, const char *systemd_sl
                 return negative_errno();
         if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
                 return negative_errno();
-        /* CLOCK_MONOTONIC first: a sleep between the two reads could only make "suspended" larger */
-        mono = now(CLOCK_MONOTONIC);
-        boot = now(CLOCK_BOOTTIME);
+        /* one moment's pair: a preemption between two plain reads adds to "suspended" (review BB) */
+        now_monotonic_boottime(&mono, &boot);
         r = last_resume_format(action, systemd_sleep_action, &ts, boot, boot >= mono ? boot - mono : 0,
                                &text);
         if (r < 0)

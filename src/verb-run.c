@@ -376,11 +376,12 @@ static int pass_lock_wait(Pass *p) {
                 return r;
         p->lock_fd = TAKE_FD(fd);
         p->waited = *p->a;
-        p->waited.started = p->started_mono = now(CLOCK_MONOTONIC);
+        /* CLOCK_BOOTTIME of the same moment: their difference is the record's started_suspended */
+        now_monotonic_boottime(&p->started_mono, &p->started_bt);
+        p->waited.started = p->started_mono;
         if (left != USEC_INFINITY) /* what --deadline-max= leaves after the wait */
                 p->waited.deadline_max = MAX(left - (p->waited.started - t0), (usec_t) 1);
         p->started_rt = now(CLOCK_REALTIME);
-        p->started_bt = now(CLOCK_BOOTTIME);
         p->a = &p->waited;
         log_info("Got '%s/lock' after %s.", dir, format_timespan(x, sizeof x, p->waited.started - t0));
         /* PID 1's answer came meanwhile, unread: its bound starts again. */
@@ -1452,11 +1453,11 @@ int verb_run(const Args *a, const RunDone *notify, int *ret_exit, bool *ret_reco
                 .sysfs_fd = -EBADF,
                 .fuse_after = BOUNDED_CHILD_NULL,
                 .started_rt = now(CLOCK_REALTIME),
-                .started_mono = now(CLOCK_MONOTONIC),
-                .started_bt = now(CLOCK_BOOTTIME),
         };
         int r;
 
+        /* one moment's pair (the initializers' reads are in no set order): started_suspended */
+        now_monotonic_boottime(&p.started_mono, &p.started_bt);
         *ret_exit = EXIT_FAILURE;
 
         pass_ask_requirers(&p);

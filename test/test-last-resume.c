@@ -103,6 +103,23 @@ TEST(parse) {
         }
 }
 
+/* The pair save records SUSPENDED_USEC= from (and a pass its started_suspended): one moment's, so
+ * that with no sleep in between two counts differ by far less than the millisecond status allows
+ * (review BB: two plain reads differ by however long the process was preempted between them). */
+TEST(monotonic_boottime_pair) {
+        usec_t m0, b0;
+
+        now_monotonic_boottime(&m0, &b0);
+        ASSERT_TRUE(m0 > 0 && b0 >= m0);
+        for (unsigned i = 0; i < 100000; i++) {
+                usec_t m, b;
+
+                now_monotonic_boottime(&m, &b);
+                ASSERT_TRUE(m >= m0 && b >= m);
+                ASSERT_TRUE(b - m + USEC_PER_MSEC / 4 > b0 - m0 && b - m < b0 - m0 + USEC_PER_MSEC / 4);
+        }
+}
+
 /* What save writes, load reads back (within the time the two calls took); public, no leftovers;
  * a missing directory is not made. */
 TEST(save) {
@@ -136,6 +153,7 @@ int main(void) {
         RUN(format);
         RUN(load);
         RUN(parse);
+        RUN(monotonic_boottime_pair);
         RUN(save);
         /* Only the record is left: no temporary file. */
         char f[sizeof(test_root) + 16];

@@ -29,6 +29,24 @@ usec_t now(clockid_t clock) {
         return timespec_load(&ts);
 }
 
+void now_monotonic_boottime(usec_t *ret_monotonic, usec_t *ret_boottime) {
+        usec_t best_gap = USEC_INFINITY, mono = 0, boot = 0;
+
+        for (unsigned i = 0; i < 8 && best_gap > NOW_BOOT_PAIR_SLACK; i++) {
+                usec_t m1 = now(CLOCK_MONOTONIC), b = now(CLOCK_BOOTTIME), m2 = now(CLOCK_MONOTONIC);
+
+                /* BOOTTIME less MONOTONIC at b's read lies between b - m2 and b - m1: the later
+                 * read, so a sleep between the reads can only make the difference larger */
+                if (m2 >= m1 && m2 - m1 < best_gap) {
+                        best_gap = m2 - m1;
+                        mono = m2;
+                        boot = b;
+                }
+        }
+        *ret_monotonic = mono;
+        *ret_boottime = MAX(boot, mono);
+}
+
 static const struct {
         const char *suffix;
         usec_t usec;

@@ -21,6 +21,12 @@ typedef uint64_t usec_t;
 #define FORMAT_TIMESPAN_MAX 64
 
 usec_t now(clockid_t clock);
+/* CLOCK_MONOTONIC and CLOCK_BOOTTIME of one moment, their difference (how long this boot has been
+ * suspended) within NOW_BOOT_PAIR_SLACK: CLOCK_BOOTTIME is read between two reads of CLOCK_MONOTONIC,
+ * again (a few times at most) while those are further apart, as when the process or its virtual
+ * CPU was preempted between them. *ret_boottime is never below *ret_monotonic. */
+#define NOW_BOOT_PAIR_SLACK ((usec_t) 50ULL)
+void now_monotonic_boottime(usec_t *ret_monotonic, usec_t *ret_boottime);
 usec_t timespec_load(const struct timespec *ts);
 struct timespec *timespec_store(struct timespec *ts, usec_t u);
 
