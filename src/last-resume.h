@@ -10,9 +10,11 @@
  *   REALTIME=2026-01-01T03:00:00.123456789Z    CLOCK_REALTIME, UTC, nanoseconds
  *   BOOTTIME_SEC=1234.56              CLOCK_BOOTTIME in seconds, as /proc/uptime shows it
  *   SUSPENDED_USEC=3600000123         CLOCK_BOOTTIME less CLOCK_MONOTONIC: how long this boot has
- *                                     been suspended (a late pass records the same at its start:
- *                                     the difference is how long the machine slept, 0 when the state
- *                                     write failed; absent in records of older versions)
+ *                                     been suspended as the kernel counts it (a late pass records
+ *                                     the same at its start: the difference is how long the machine
+ *                                     slept; 0 when the state write failed, and for a sleep the
+ *                                     clocks do not count: verb-status.c cycle_suspended(); absent
+ *                                     in records of older versions)
  *
  * status and record-cycle read REALTIME: the end of the last sleep. restore-knob writes the record
  * when no hook of ours ran in the sleep (its link was down): ACTION=unknown and SYSTEMD_SLEEP_ACTION=

@@ -71,7 +71,8 @@ typedef struct RunRecord {
         usec_t started_boottime;
         /* How long this boot had been suspended at its start: CLOCK_BOOTTIME less CLOCK_MONOTONIC (the
          * one counts a sleep, the other does not). With last-resume's SUSPENDED_USEC= it tells how long
-         * the machine slept after the late pass, 0 when the state write failed (review AW, L3). JSON
+         * the machine slept after the late pass as the clocks count it: 0 when the state write failed,
+         * and for a sleep they do not count (review AW, L3; BB, M1). JSON
          * "started_suspended_usec", written with "started_boottime_usec"; USEC_INFINITY: not recorded
          * (older records, and any without started_boottime). */
         usec_t started_suspended;

@@ -203,9 +203,11 @@ static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
 }
 
 /* How long the machine was suspended between the cycle's late pass and the resume recorded after
- * it: both record how long this boot had been suspended (CLOCK_BOOTTIME less CLOCK_MONOTONIC), so 0
- * means no sleep happened (the state write failed, or was refused). USEC_INFINITY: not known (no
- * late pass, no resume after it, or records older than the counts). */
+ * it, as the kernel's clocks count it: both record how long this boot had been suspended
+ * (CLOCK_BOOTTIME less CLOCK_MONOTONIC). 0: none counted, which a failed or refused state write
+ * gives, and so does a sleep these clocks do not count (review BB, M1: s2idle where no idle state
+ * stops timekeeping, a VM's say; a suspend under the RTC's second); a count above 0 is a sleep.
+ * USEC_INFINITY: not known (no late pass, no resume after it, or records older than the counts). */
 static usec_t cycle_suspended(const SleepCycle *c, const StatusFacts *f) {
         usec_t before, after;
 
@@ -276,11 +278,13 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                 usec_t suspended = cycle_suspended(c, f);
 
                 /* The post hook runs all the same when the state write fails and the machine never
-                 * sleeps (review AW, L3): the counts of time suspended tell (under a millisecond:
-                 * the reads of the two clocks), else under a second from the late pass is hedged. */
+                 * sleeps (review AW, L3): the counts of time suspended tell that none was counted,
+                 * which is not proof of no sleep (cycle_suspended()); without them under a second
+                 * from the late pass is hedged. */
                 if (suspended == 0)
-                        printf("%12s: no: the machine was not suspended between the late pass and the resume "
-                               "recorded at %s (the state write failed, or was refused)\n",
+                        printf("%12s: none counted: no time suspended between the late pass and the resume "
+                               "recorded at %s (a failed or refused state write, or a sleep the kernel's "
+                               "clocks do not count: s2idle on some machines, one under a second)\n",
                                "Slept", format_timestamp(t2, sizeof t2, f->resumed));
                 else if (suspended != USEC_INFINITY)
                         printf("%12s: %s until %s (%s suspended)\n", "Slept",
