@@ -462,17 +462,8 @@ void history_learned_done(HistoryLearned *h) {
 /* The digits at *p up to the next space as a number; *p moves past that space. */
 static int learned_u64(const char **p, const char *end, uint64_t *ret) {
         const char *e = memchr(*p, ' ', (size_t) (end - *p));
-        char digits[21];
-        size_t n;
 
-        if (!e)
-                return -EBADMSG;
-        n = (size_t) (e - *p);
-        if (n == 0 || n >= sizeof digits)
-                return -EBADMSG;
-        memcpy(digits, *p, n);
-        digits[n] = 0;
-        if (safe_atou64(digits, ret) < 0)
+        if (!e || safe_atou64_n(*p, (size_t) (e - *p), ret) < 0)
                 return -EBADMSG;
         *p = e + 1;
         return 0;

@@ -90,19 +90,15 @@ static usec_t parse_realtime(const char *v) {
 void last_resume_parse(const char *text, LastResume *ret) {
         const char *action, *sleep_action, *realtime, *suspended;
         size_t n_action = 0, n_sleep_action = 0, n_realtime = 0, n_suspended = 0;
-        char digits[21];
         uint64_t v = USEC_INFINITY;
 
         action = find_key(text, "ACTION", &n_action);
         sleep_action = find_key(text, "SYSTEMD_SLEEP_ACTION", &n_sleep_action);
         realtime = find_key(text, "REALTIME", &n_realtime);
         suspended = find_key(text, "SUSPENDED_USEC", &n_suspended);
-        if (suspended && n_suspended > 0 && n_suspended < sizeof digits) {
-                memcpy(digits, suspended, n_suspended);
-                digits[n_suspended] = 0;
-                if (safe_atou64(digits, &v) < 0 || v == USEC_INFINITY)
-                        v = USEC_INFINITY;
-        }
+        /* USEC_INFINITY (its largest value too): not known */
+        if (suspended)
+                (void) safe_atou64_n(suspended, n_suspended, &v);
         *ret = (LastResume) {
                 .realtime = realtime ? parse_realtime(realtime) : 0,
                 .suspended = v,

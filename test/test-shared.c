@@ -140,6 +140,14 @@ TEST(numbers) {
         ASSERT_ERR(safe_atou64(" 1", &v), EINVAL);
         ASSERT_ERR(safe_atou64("1x", &v), EINVAL);
         ASSERT_ERR(safe_atou64("", &v), EINVAL);
+        /* a span of a longer text: only its n bytes */
+        ASSERT_OK(safe_atou64_n("123 456", 3, &v));
+        ASSERT_U64_EQ(v, 123);
+        ASSERT_ERR(safe_atou64_n("123 456", 4, &v), EINVAL);
+        ASSERT_ERR(safe_atou64_n("123", 0, &v), EINVAL);
+        ASSERT_OK(safe_atou64_n("18446744073709551615x", 20, &v));
+        ASSERT_U64_EQ(v, UINT64_MAX);
+        ASSERT_ERR(safe_atou64_n("000000000000000000001", 21, &v), ERANGE);
         ASSERT_ERR(safe_atou("4294967296", &u), ERANGE);
         ASSERT_OK(safe_atou("4", &u));
         ASSERT_EQ(u, 4);

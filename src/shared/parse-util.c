@@ -25,6 +25,16 @@ int safe_atou64(const char *s, uint64_t *ret) {
         return 0;
 }
 
+int safe_atou64_n(const char *s, size_t n, uint64_t *ret) {
+        char digits[21];
+
+        if (n >= sizeof digits)
+                return -ERANGE;
+        memcpy(digits, s, n);
+        digits[n] = 0;
+        return safe_atou64(digits, ret);
+}
+
 int safe_atou(const char *s, unsigned *ret) {
         uint64_t v;
         int r;
