@@ -36,10 +36,8 @@
 typedef struct StatusFacts {
         const Meminfo *mi; /* NULL: no meminfo */
         usec_t now;
-        usec_t resumed;          /* realtime, 0: unknown */
-        bool resume_by_hook;     /* ... recorded by the post hook (LastResume.by_hook) */
-        usec_t resume_suspended; /* ... LastResume.suspended: USEC_INFINITY, not recorded */
-        bool state_read_only;    /* the state directory is on a read-only mount: no pass records there */
+        LastResume resume;    /* the last resume; realtime 0: unknown */
+        bool state_read_only; /* the state directory is on a read-only mount: no pass records there */
         KernelSync ksync;
         int ksync_error;   /* reading the kernel log: 0 or negative errno */
         Handover handover; /* live stuck workers */
@@ -198,8 +196,8 @@ static void print_pass(const char *label, const RunRecord *r) {
  * ran too, and its late pass left no record (killed mid-pass, refused: the state lock held, or its
  * record not written; review AW, L3). */
 static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
-        return !c->late && c->unit && !c->unit->late_left_out && f->resume_by_hook &&
-               f->resumed > usec_add(c->unit->started_realtime, c->unit->duration);
+        return !c->late && c->unit && !c->unit->late_left_out && f->resume.by_hook &&
+               f->resume.realtime > usec_add(c->unit->started_realtime, c->unit->duration);
 }
 
 /* How long the machine was suspended between the cycle's late pass and the resume recorded after
@@ -211,11 +209,11 @@ static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
 static usec_t cycle_suspended(const SleepCycle *c, const StatusFacts *f) {
         usec_t before, after;
 
-        if (!c->late || c->late->started_suspended == USEC_INFINITY || f->resume_suspended == USEC_INFINITY ||
-            f->resumed <= usec_add(c->late->started_realtime, c->late->duration))
+        if (!c->late || c->late->started_suspended == USEC_INFINITY || f->resume.suspended == USEC_INFINITY ||
+            f->resume.realtime <= usec_add(c->late->started_realtime, c->late->duration))
                 return USEC_INFINITY;
         before = c->late->started_suspended;
-        after = f->resume_suspended;
+        after = f->resume.suspended;
         /* Each count is two clock reads apart (microseconds): under a millisecond either way is none. */
         if (after < before)
                 return before - after < USEC_PER_MSEC ? 0 : USEC_INFINITY;
@@ -266,7 +264,7 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
 
                 printf("%12s: not recorded: the system-sleep hook ran (it recorded the resume at %s), its "
                        "pass left no record (killed, refused, or its record not written)\n",
-                       "Late pass", format_timestamp(t, sizeof t, f->resumed));
+                       "Late pass", format_timestamp(t, sizeof t, f->resume.realtime));
         }
         if (c->late) {
                 usec_t slept = usec_add(c->late->started_realtime, c->late->duration);
@@ -285,25 +283,25 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                         printf("%12s: none counted: no time suspended between the late pass and the resume "
                                "recorded at %s (a failed or refused state write, or a sleep the kernel's "
                                "clocks do not count: s2idle on some machines, one under a second)\n",
-                               "Slept", format_timestamp(t2, sizeof t2, f->resumed));
+                               "Slept", format_timestamp(t2, sizeof t2, f->resume.realtime));
                 else if (suspended != USEC_INFINITY)
                         printf("%12s: %s until %s (%s suspended)\n", "Slept",
                                format_timestamp(t1, sizeof t1, slept),
-                               format_timestamp(t2, sizeof t2, f->resumed),
+                               format_timestamp(t2, sizeof t2, f->resume.realtime),
                                format_timespan(d, sizeof d,
                                                suspended < USEC_PER_SEC
                                                        ? suspended / USEC_PER_MSEC * USEC_PER_MSEC
                                                        : suspended / USEC_PER_SEC * USEC_PER_SEC));
-                else if (f->resumed > slept && f->resumed - slept < USEC_PER_SEC)
+                else if (f->resume.realtime > slept && f->resume.realtime - slept < USEC_PER_SEC)
                         printf("%12s: %s until %s (under 1s: the sleep may not have gone ahead, a failed "
                                "state write looks the same)\n",
                                "Slept", format_timestamp(t1, sizeof t1, slept),
-                               format_timestamp(t2, sizeof t2, f->resumed));
-                else if (f->resumed > slept)
+                               format_timestamp(t2, sizeof t2, f->resume.realtime));
+                else if (f->resume.realtime > slept)
                         printf("%12s: %s until %s (%s)\n", "Slept", format_timestamp(t1, sizeof t1, slept),
-                               format_timestamp(t2, sizeof t2, f->resumed),
+                               format_timestamp(t2, sizeof t2, f->resume.realtime),
                                format_timespan(d, sizeof d,
-                                               (f->resumed - slept) / USEC_PER_SEC * USEC_PER_SEC));
+                                               (f->resume.realtime - slept) / USEC_PER_SEC * USEC_PER_SEC));
                 else
                         printf("%12s: from %s; no resume recorded after it\n", "Slept",
                                format_timestamp(t1, sizeof t1, slept));
@@ -460,7 +458,7 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
             (r = json_add_bool(cyc, "late_left_out", c->unit && c->unit->late_left_out)) < 0 ||
             /* the text's "Late pass: not recorded" (late_pass_unrecorded()) */
             (r = json_add_bool(cyc, "late_unrecorded", late_pass_unrecorded(c, f))) < 0 ||
-            (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resumed, 0)) < 0 ||
+            (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resume.realtime, 0)) < 0 ||
             /* cycle_suspended(): 0, no sleep happened; null, not known */
             (r = json_add_u64_or_null(cyc, "suspended_usec", cycle_suspended(c, f), USEC_INFINITY)) < 0 ||
             (r = json_add_string(cyc, "kernel_sync",
@@ -510,15 +508,11 @@ static void load_facts(const Args *a, int root_fd, StatusFacts *f, Meminfo *mi) 
         _cleanup_free_ char *k = NULL, *proc = NULL;
         _cleanup_close_ int state_fd = -EBADF;
         struct statvfs sv;
-        LastResume lr;
         size_t size;
 
         f->mi = meminfo_load(root_fd, mi) >= 0 ? mi : NULL;
         f->now = status_now();
-        last_resume_read(a->state_dir, &lr);
-        f->resumed = lr.realtime;
-        f->resume_by_hook = lr.by_hook;
-        f->resume_suspended = lr.suspended;
+        last_resume_read(a->state_dir, &f->resume);
         f->ksync_error = kmsg_read(root_fd, &k, &size);
         if (f->ksync_error >= 0)
                 f->ksync = kmsg_last_sleep_sync(k, size);
