@@ -11,12 +11,12 @@
 #include <sys/utsname.h>
 
 #include "device-rotational.h"
+#include "evidence.h"
 #include "ext4-journal.h"
 #include "fs-module.h"
 #include "loop-backing.h"
 #include "sample.h"
 #include "sample-ns.h"
-#include "evidence.h"
 #include "shared/fileio.h"
 #include "shared/parse-util.h"
 #include "shared/sort-util.h"

@@ -90,8 +90,7 @@ typedef struct Sample {
         int writeback_idle;
         /* The running kernel (<root_fd>/proc/sys/kernel/osrelease) is one the FUSE rule was checked on
          * (evidence_fuse_kernel_checked()); false also when it cannot be read, for an identity_only
-         * sample (not read), and in sample_build():
-         * plan.c applies the rule only then. */
+         * sample (not read), and in sample_build(). plan.c applies the rule only then. */
         bool fuse_kernel_checked;
         bool has_debugfs;      /* debugfs bdi/ directory was readable */
         int debugfs_error;     /* !has_debugfs: why (negative errno; the open's, when debugfs_fd held
