@@ -316,6 +316,14 @@ static int record_header(const RunInput *in, RunRecord *rec) {
                 .has_complete = true,
                 .complete = s->complete,
         };
+        if (in->suspend && in->suspend->success != SUSPEND_STATS_UNKNOWN &&
+            in->suspend->fail != SUSPEND_STATS_UNKNOWN) {
+                rec->suspend_counts_known = true;
+                rec->suspend_success = in->suspend->success;
+                rec->suspend_fail = in->suspend->fail;
+        }
+        if (in->boot_id && strlen(in->boot_id) == 32)
+                memcpy(rec->boot_id, in->boot_id, sizeof rec->boot_id);
         if (s->n_incomplete_why > 0) {
                 rec->incomplete_why = calloc(s->n_incomplete_why, sizeof(char *));
                 if (!rec->incomplete_why)

@@ -22,6 +22,7 @@
 #include "sample.h"
 #include "shared/time-util.h"
 #include "state.h"
+#include "suspend-stats.h"
 
 typedef struct RunJobs {
         ExecJob *jobs;               /* one per sync entry of the plan, in plan order */
@@ -146,16 +147,19 @@ typedef struct RunInput {
         const char *trigger;         /* --trigger= */
         const char *sleep_action;    /* may be NULL */
         usec_t started_realtime;
-        usec_t started_monotonic; /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
-        usec_t started_boottime;  /* ... and CLOCK_BOOTTIME (RunRecord.started_boottime) */
-        pid_t pid;                /* the pass's process (RunRecord.pid) */
-        usec_t deadline;          /* DeadlineSec= */
-        usec_t t_execute;         /* phase time of the executor */
-        usec_t flushers_woken;    /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:
+        usec_t started_monotonic;    /* the same moment, CLOCK_MONOTONIC: jobs' start offsets */
+        usec_t started_boottime;     /* ... and CLOCK_BOOTTIME (RunRecord.started_boottime) */
+        pid_t pid;                   /* the pass's process (RunRecord.pid) */
+        usec_t deadline;             /* DeadlineSec= */
+        usec_t t_execute;            /* phase time of the executor */
+        usec_t flushers_woken;       /* CLOCK_MONOTONIC when WritebackFirst= woke the flusher threads, 0:
                                    * not woken */
-        const Handover *unit;     /* the late pass: what the unit's pass of this sleep listed as synced
+        const Handover *unit;        /* the late pass: what the unit's pass of this sleep listed as synced
                                    * and unsynced (its record is fresh); NULL: none */
-        usec_t now_boottime;      /* CLOCK_BOOTTIME now, for unit's lines */
+        usec_t now_boottime;         /* CLOCK_BOOTTIME now, for unit's lines */
+        const char *boot_id;         /* this boot's (RunRecord.boot_id); NULL or "": not known */
+        const SuspendStats *suspend; /* the kernel's suspend counts (RunRecord.suspend_*); NULL or
+                                      * unknown: not recorded */
 } RunInput;
 
 /* The run record of the pass (every field but duration and t_record, which the caller sets when

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shared/fileio.h"
+#include "shared/format-util.h"
 #include "shared/json-util.h"
 #include "shared/lock-util.h"
 #include "shared/macro.h"
@@ -29,36 +30,6 @@
 /* history array → record → mounts array → mount: 4 levels; leave a little room, no more. */
 #define STATE_JSON_DEPTH 8
 #define STATE_ERRNO_MAX 4095
-
-static const char *errno_to_name(int e) {
-        if (e <= 0)
-                return NULL;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-        return strerrorname_np(e);
-#else
-        static const struct {
-                int e;
-                const char *name;
-        } table[] = {
-                { EPERM, "EPERM" },         { ENOENT, "ENOENT" },
-                { EINTR, "EINTR" },         { EIO, "EIO" },
-                { ENXIO, "ENXIO" },         { EBADF, "EBADF" },
-                { ECHILD, "ECHILD" },       { EAGAIN, "EAGAIN" },
-                { ENOMEM, "ENOMEM" },       { EACCES, "EACCES" },
-                { EBUSY, "EBUSY" },         { ENODEV, "ENODEV" },
-                { ENOTDIR, "ENOTDIR" },     { EINVAL, "EINVAL" },
-                { ENOSPC, "ENOSPC" },       { EROFS, "EROFS" },
-                { ENOSYS, "ENOSYS" },       { ETIMEDOUT, "ETIMEDOUT" },
-                { EDQUOT, "EDQUOT" },       { ENOTCONN, "ENOTCONN" },
-                { ESTALE, "ESTALE" },       { ECONNABORTED, "ECONNABORTED" },
-                { EHOSTDOWN, "EHOSTDOWN" },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (table[i].e == e)
-                        return table[i].name;
-        return NULL;
-#endif
-}
 
 /* ---- JSON building ---- */
 
@@ -268,6 +239,10 @@ static int run_record_build_json(const RunRecord *rec, bool stream, size_t n_str
             (rec->started_boottime > 0 && rec->started_suspended != USEC_INFINITY &&
              (r = json_add_u64(o, "started_suspended_usec", rec->started_suspended)) < 0) ||
             (rec->pid > 0 && (r = json_add_int(o, "pid", rec->pid)) < 0) ||
+            (rec->boot_id[0] && (r = json_add_string(o, "boot_id", rec->boot_id)) < 0) ||
+            (rec->suspend_counts_known &&
+             ((r = json_add_u64(o, "suspend_success", rec->suspend_success)) < 0 ||
+              (r = json_add_u64(o, "suspend_fail", rec->suspend_fail)) < 0)) ||
             (r = json_add_u64(o, "duration_usec", rec->duration)) < 0 ||
             (r = add_str(o, "result", rec->result)) < 0 || (r = add_str(o, "trigger", rec->trigger)) < 0 ||
             (r = add_str(o, "sleep_action", rec->sleep_action)) < 0 ||
@@ -574,6 +549,7 @@ static int run_mount_from_json(json_object *o, RunMount *ret) {
 
 int run_record_from_json(json_object *o, RunRecord *ret) {
         _cleanup_(run_record_done) RunRecord rec = {};
+        _cleanup_free_ char *boot_id = NULL;
         json_object *phases = NULL, *mounts = NULL;
         uint64_t omitted = 0;
         int pid = 0, r;
@@ -585,6 +561,9 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
             (r = json_get_u64(o, "started_suspended_usec", JSON_OPTIONAL, USEC_INFINITY,
                               &rec.started_suspended)) < 0 ||
             (r = json_get_int(o, "pid", JSON_OPTIONAL, INT_MAX, 0, &pid)) < 0 ||
+            (r = get_str(o, "boot_id", JSON_OPTIONAL, &boot_id)) < 0 ||
+            (r = json_get_u64(o, "suspend_success", JSON_OPTIONAL, UINT64_MAX, &rec.suspend_success)) < 0 ||
+            (r = json_get_u64(o, "suspend_fail", JSON_OPTIONAL, UINT64_MAX, &rec.suspend_fail)) < 0 ||
             (r = json_get_u64(o, "duration_usec", JSON_OPTIONAL, 0, &rec.duration)) < 0 ||
             (r = get_str(o, "result", JSON_MANDATORY, &rec.result)) < 0 ||
             (r = get_str(o, "trigger", JSON_OPTIONAL, &rec.trigger)) < 0 ||
@@ -602,6 +581,10 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
                 return -EBADMSG;
         rec.n_mounts_omitted = (size_t) omitted;
         rec.pid = pid;
+        rec.suspend_counts_known = rec.suspend_success != UINT64_MAX && rec.suspend_fail != UINT64_MAX;
+        /* not this form: not known (the wall clock pairs it with a resume, as before the key) */
+        if (boot_id && strlen(boot_id) == 32 && strspn(boot_id, "0123456789abcdef") == 32)
+                memcpy(rec.boot_id, boot_id, sizeof rec.boot_id);
         /* A missing phases_usec reads as an empty object: every phase 0. */
         if ((r = json_get_u64(phases, "read", JSON_OPTIONAL, 0, &rec.t_read)) < 0 ||
             (r = json_get_u64(phases, "sample", JSON_OPTIONAL, 0, &rec.t_sample)) < 0 ||

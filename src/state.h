@@ -76,6 +76,14 @@ typedef struct RunRecord {
          * "started_suspended_usec", written with "started_boottime_usec"; USEC_INFINITY: not recorded
          * (older records, and any without started_boottime). */
         usec_t started_suspended;
+        /* The boot it ran in (JSON "boot_id", 32 lowercase hex digits, written when known; older
+         * records load as ""): its times compare with last-resume's only within one boot. */
+        char boot_id[33];
+        /* The late pass: the kernel's counts of its suspends as it recorded (suspend-stats.h; JSON
+         * "suspend_success", "suspend_fail", both written when known, else neither, and so read):
+         * with last-resume's, whether the sleep after it happened. */
+        bool suspend_counts_known;
+        uint64_t suspend_success, suspend_fail;
         usec_t duration;
         char *result;       /* "success" | "timeout" | "error"; required */
         char *trigger;      /* "run" | "hook" | ... (free text), may be NULL */

@@ -19,14 +19,17 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "last-resume.h"
 #include "log.h"
+#include "shared/fd-util.h"
 #include "verbs.h"
 
 int verb_hook(const Args *a, const char *phase) {
+        _cleanup_close_ int sysfs_fd = -EBADF;
         int r, code;
 
         if (streq(phase, "pre")) {
@@ -36,7 +39,9 @@ int verb_hook(const Args *a, const char *phase) {
         }
 
         (void) verb_restore_knob(a);
-        r = last_resume_save(a->state_dir, a->sleep_action, getenv("SYSTEMD_SLEEP_ACTION"));
+        /* the kernel's suspend counts: a missing sysfs is counts not known */
+        sysfs_fd = open(a->sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = last_resume_save(a->state_dir, sysfs_fd, a->sleep_action, getenv("SYSTEMD_SLEEP_ACTION"));
         if (r == -ENOENT) /* no state directory: no pass of ours ran */
                 return 0;
         if (r < 0)

@@ -140,7 +140,7 @@ int verb_restore_knob(const Args *a) {
         /* With its link down no post hook ran to record the resume: this is the first call after it
          * (the daemon's resume handler or the unit's ExecStopPost=), a few ms later. */
         if (hook_was_down) {
-                int r = last_resume_save(a->state_dir, NULL, NULL);
+                int r = last_resume_save(a->state_dir, sysfs_fd, NULL, NULL);
 
                 if (r < 0)
                         log_warning_errno(r, "Failed to record the resume in '%s': %m", a->state_dir);

@@ -44,12 +44,18 @@ static void read_boot_id(const Args *a, char ret[static 33]) {
 /* When the machine woke from the cycle's sleep: the post hook's record when it is after the late
  * pass, else now (ExecStopPost= runs right after resume); 0 for a sleep that did not happen. */
 static usec_t resumed_at(const Args *a, const SleepCycle *c) {
-        usec_t r;
+        LastResume lr;
 
         if (!c->late)
                 return 0;
-        r = last_resume_load(a->state_dir);
-        return r > c->late->started_realtime ? r : now(CLOCK_REALTIME);
+        last_resume_read(a->state_dir, &lr);
+        /* after it by CLOCK_BOOTTIME in this boot (review BB, L2), and a time after its start (a wall
+         * clock set back meanwhile would make the cycle end before it began) */
+        return lr.realtime > c->late->started_realtime &&
+                               last_resume_after(&lr, c->late->boot_id, c->late->started_realtime,
+                                                 c->late->started_boottime, 0)
+                       ? lr.realtime
+                       : now(CLOCK_REALTIME);
 }
 
 static int open_or_create_dir(const char *path) {

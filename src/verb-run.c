@@ -1012,6 +1012,7 @@ static int pass_record(Pass *p) {
         _cleanup_free_ const char **fuse_why = calloc(n, sizeof(char *));
         _cleanup_free_ bool *fuse_clean = calloc(n, sizeof(bool));
         const Args *a = p->a;
+        SuspendStats suspend = SUSPEND_STATS_NULL;
         RunInput in = {
                 .plan = p->c.plan,
                 .sample = p->c.sample,
@@ -1030,8 +1031,15 @@ static int pass_record(Pass *p) {
                 /* the late pass: what the unit's pass of this sleep saw (p->ho as loaded) */
                 .unit = a->late && p->unit_pass ? &p->ho : NULL,
                 .now_boottime = now(CLOCK_BOOTTIME),
+                .boot_id = p->boot_id,
+                .suspend = &suspend,
         };
         int r;
+
+        /* The late pass: the kernel's suspend counts before the state write, which status compares
+         * with the post hook's (two small sysfs reads). */
+        if (a->late)
+                suspend_stats_load(p->sysfs_fd, false, &suspend);
 
         /* Plain FUSE mounts the late pass left out: proven clean now, after our workers? */
         if (!fuse_why || !fuse_clean)

@@ -222,6 +222,23 @@ TEST(record_suspended) {
         in.started_boottime = 0;
         ASSERT_OK(run_record_build(&in, &b.rec, &b.t));
         ASSERT_U64_EQ(b.rec.started_suspended, USEC_INFINITY);
+        /* neither the boot nor the kernel's counts given: not recorded */
+        ASSERT_TRUE(!b.rec.boot_id[0] && !b.rec.suspend_counts_known);
+        run_tally_done(&b.t);
+        run_record_done(&b.rec);
+        /* the boot and the counts as given; a count not known: neither */
+        SuspendStats st = { .success = 7, .fail = 1 };
+        in.boot_id = "0123456789abcdef0123456789abcdef";
+        in.suspend = &st;
+        ASSERT_OK(run_record_build(&in, &b.rec, &b.t));
+        ASSERT_STREQ(b.rec.boot_id, in.boot_id);
+        ASSERT_TRUE(b.rec.suspend_counts_known && b.rec.suspend_success == 7 && b.rec.suspend_fail == 1);
+        run_tally_done(&b.t);
+        run_record_done(&b.rec);
+        st.fail = SUSPEND_STATS_UNKNOWN;
+        in.boot_id = "";
+        ASSERT_OK(run_record_build(&in, &b.rec, &b.t));
+        ASSERT_TRUE(!b.rec.boot_id[0] && !b.rec.suspend_counts_known);
         bed_done(&b);
 }
 

@@ -77,6 +77,10 @@ static void make_record(RunRecord *r, usec_t started) {
                 .pid = 31337,
                 .started_boottime = 86400123456ULL,
                 .started_suspended = 3600000123ULL,
+                .boot_id = "0123456789abcdef0123456789abcdef",
+                .suspend_counts_known = true,
+                .suspend_success = 41,
+                .suspend_fail = 0,
         };
         r->n_mounts = 4;
         r->mounts = calloc(r->n_mounts, sizeof(RunMount));
@@ -107,6 +111,10 @@ static void assert_record_eq(const RunRecord *a, const RunRecord *b) {
         ASSERT_U64_EQ(a->started_boottime, b->started_boottime);
         if (a->started_boottime > 0) /* written with it; else loads as not recorded */
                 ASSERT_U64_EQ(a->started_suspended, b->started_suspended);
+        ASSERT_STREQ(a->boot_id, b->boot_id);
+        ASSERT_TRUE(a->suspend_counts_known == b->suspend_counts_known);
+        if (a->suspend_counts_known)
+                ASSERT_TRUE(a->suspend_success == b->suspend_success && a->suspend_fail == b->suspend_fail);
         ASSERT_EQ(a->n_mounts, b->n_mounts);
         for (size_t i = 0; i < a->n_mounts; i++) {
                 const RunMount *x = a->mounts + i, *y = b->mounts + i;

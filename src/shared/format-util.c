@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "format-util.h"
@@ -87,4 +89,34 @@ const char *format_relative(char *buf, size_t len, usec_t t, usec_t n) {
                 snprintf(buf, len, "now");
 #undef U
         return buf;
+}
+
+const char *errno_to_name(int e) {
+        if (e <= 0)
+                return NULL;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+        return strerrorname_np(e);
+#else
+        static const struct {
+                int e;
+                const char *name;
+        } table[] = {
+                { EPERM, "EPERM" },         { ENOENT, "ENOENT" },
+                { EINTR, "EINTR" },         { EIO, "EIO" },
+                { ENXIO, "ENXIO" },         { EBADF, "EBADF" },
+                { ECHILD, "ECHILD" },       { EAGAIN, "EAGAIN" },
+                { ENOMEM, "ENOMEM" },       { EACCES, "EACCES" },
+                { EBUSY, "EBUSY" },         { ENODEV, "ENODEV" },
+                { ENOTDIR, "ENOTDIR" },     { EINVAL, "EINVAL" },
+                { ENOSPC, "ENOSPC" },       { EROFS, "EROFS" },
+                { ENOSYS, "ENOSYS" },       { ETIMEDOUT, "ETIMEDOUT" },
+                { EDQUOT, "EDQUOT" },       { ENOTCONN, "ENOTCONN" },
+                { ESTALE, "ESTALE" },       { ECONNABORTED, "ECONNABORTED" },
+                { EHOSTDOWN, "EHOSTDOWN" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (table[i].e == e)
+                        return table[i].name;
+        return NULL;
+#endif
 }

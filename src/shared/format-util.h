@@ -22,3 +22,5 @@ const char *format_timestamp(char *buf, size_t len, usec_t t);
 /* How long before n the time t was, systemd's way: "now", "850ms ago", "5min 3s ago", "2h 5min
  * ago", "3 days ago", and "left" instead of "ago" for a time after n; "n/a" for 0. */
 const char *format_relative(char *buf, size_t len, usec_t t, usec_t n);
+/* The errno's symbolic name ("EBUSY") for e > 0; NULL for none, or one not known. */
+const char *errno_to_name(int e);
