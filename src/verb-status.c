@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +198,32 @@ static void print_pass(const char *label, const RunRecord *r) {
  * record not written; review AW, L3). */
 static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
         return !c->late && c->unit && !c->unit->late_left_out && f->resume.by_hook &&
-               f->resume.realtime > usec_add(c->unit->started_realtime, c->unit->duration);
+               last_resume_after(&f->resume, c->unit->boot_id, c->unit->started_realtime,
+                                 c->unit->started_boottime, c->unit->duration);
+}
+
+/* Whether the resume recorded came after the cycle's late pass (last_resume_after(): by
+ * CLOCK_BOOTTIME within one boot, review BB, L2). */
+static bool resumed_after_late(const SleepCycle *c, const StatusFacts *f) {
+        return c->late && last_resume_after(&f->resume, c->late->boot_id, c->late->started_realtime,
+                                            c->late->started_boottime, c->late->duration);
+}
+
+/* What the kernel counted between the cycle's late pass and the resume after it
+ * (/sys/power/suspend_stats, suspend-stats.h): suspends that happened (entered), attempts that failed
+ * (failed). False when not known (no counts at either end, no resume after the late pass, or counts
+ * that went back: another boot's). A hibernation is counted in neither. */
+static bool cycle_kernel_suspends(const SleepCycle *c, const StatusFacts *f, uint64_t *ret_entered,
+                                  uint64_t *ret_failed) {
+        const SuspendStats *st = &f->resume.stats;
+
+        if (!resumed_after_late(c, f) || !c->late->suspend_counts_known ||
+            st->success == SUSPEND_STATS_UNKNOWN || st->fail == SUSPEND_STATS_UNKNOWN ||
+            st->success < c->late->suspend_success || st->fail < c->late->suspend_fail)
+                return false;
+        *ret_entered = st->success - c->late->suspend_success;
+        *ret_failed = st->fail - c->late->suspend_fail;
+        return true;
 }
 
 /* How long the machine was suspended between the cycle's late pass and the resume recorded after
@@ -209,8 +235,8 @@ static bool late_pass_unrecorded(const SleepCycle *c, const StatusFacts *f) {
 static usec_t cycle_suspended(const SleepCycle *c, const StatusFacts *f) {
         usec_t before, after;
 
-        if (!c->late || c->late->started_suspended == USEC_INFINITY || f->resume.suspended == USEC_INFINITY ||
-            f->resume.realtime <= usec_add(c->late->started_realtime, c->late->duration))
+        if (!resumed_after_late(c, f) || c->late->started_suspended == USEC_INFINITY ||
+            f->resume.suspended == USEC_INFINITY)
                 return USEC_INFINITY;
         before = c->late->started_suspended;
         after = f->resume.suspended;
@@ -245,6 +271,77 @@ static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
                        "Kernel sync");
 }
 
+/* The kernel's last failure to suspend as the post hook recorded it: "step suspend, device usb1:
+ * EBUSY", each part only when known. */
+static const char *format_suspend_failure(const SuspendStats *st, char *buf, size_t size) {
+        const char *e = st->last_failed_errno < 0 ? errno_to_name(-st->last_failed_errno) : NULL;
+
+        (void) snprintf(buf, size, "%s%s%s%s%s%s%s", st->last_failed_step[0] ? "step " : "",
+                        st->last_failed_step, st->last_failed_step[0] && st->last_failed_dev[0] ? ", " : "",
+                        st->last_failed_dev[0] ? "device " : "", st->last_failed_dev,
+                        (st->last_failed_step[0] || st->last_failed_dev[0]) && e ? ": " : "", e ?: "");
+        return buf[0] ? buf : "no details";
+}
+
+/* Whether and how long the machine slept after the late pass: the kernel's suspend counts say
+ * whether it did (review BB, M1), the clocks how long; without them the wall clock, hedged (review
+ * AW, L3: the post hook runs all the same when the state write fails). */
+static void print_slept(const SleepCycle *c, const StatusFacts *f) {
+        usec_t slept = usec_add(c->late->started_realtime, c->late->duration),
+               suspended = cycle_suspended(c, f);
+        char t1[FORMAT_TIMESTAMP_MAX], t2[FORMAT_TIMESTAMP_MAX], d[FORMAT_TIMESPAN_MAX], why[160];
+        uint64_t entered = 0, failed = 0;
+        bool counted = cycle_kernel_suspends(c, f, &entered, &failed);
+
+        if (!resumed_after_late(c, f)) {
+                printf("%12s: from %s; no resume recorded after it\n", "Slept",
+                       format_timestamp(t1, sizeof t1, slept));
+                return;
+        }
+        format_timestamp(t1, sizeof t1, slept);
+        format_timestamp(t2, sizeof t2, f->resume.realtime);
+        if (counted && entered == 0 && failed > 0)
+                printf("%12s: no: the kernel's suspend failed%s (%s; /sys/power/suspend_stats), the resume "
+                       "recorded at %s\n",
+                       "Slept", failed > 1 ? " more than once" : "",
+                       format_suspend_failure(&f->resume.stats, why, sizeof why), t2);
+        else if (counted && entered == 0 && suspended == 0)
+                printf("%12s: no: the kernel's suspend counts did not move and its clocks counted no time "
+                       "asleep before the resume recorded at %s (a refused state write, or a hibernation that "
+                       "failed)\n",
+                       "Slept", t2);
+        else if (suspended == 0 && counted)
+                printf("%12s: %s until %s (the kernel suspended; its clocks counted no time asleep: s2idle on "
+                       "some machines, or under a second)\n",
+                       "Slept", t1, t2);
+        else if (suspended == 0)
+                printf("%12s: none counted: no time suspended between the late pass and the resume recorded at "
+                       "%s (a failed or refused state write, or a sleep the kernel's clocks do not count: "
+                       "s2idle on some machines, one under a second)\n",
+                       "Slept", t2);
+        else if (suspended != USEC_INFINITY)
+                printf("%12s: %s until %s (%s suspended%s)\n", "Slept", t1, t2,
+                       format_timespan(d, sizeof d,
+                                       suspended < USEC_PER_SEC ? suspended / USEC_PER_MSEC * USEC_PER_MSEC
+                                                                : suspended / USEC_PER_SEC * USEC_PER_SEC),
+                       f->resume.realtime <= slept ? "; the wall clock was set back meanwhile" : "");
+        else if (f->resume.realtime > slept && f->resume.realtime - slept < USEC_PER_SEC)
+                printf("%12s: %s until %s (under 1s: the sleep may not have gone ahead, a failed state write "
+                       "looks the same)\n",
+                       "Slept", t1, t2);
+        else if (f->resume.realtime > slept)
+                printf("%12s: %s until %s (%s)\n", "Slept", t1, t2,
+                       format_timespan(d, sizeof d,
+                                       (f->resume.realtime - slept) / USEC_PER_SEC * USEC_PER_SEC));
+        else /* after it by CLOCK_BOOTTIME: the wall clock was set back meanwhile */
+                printf("%12s: %s until %s (the wall clock was set back meanwhile)\n", "Slept", t1, t2);
+        /* more than one sleep, or failed attempts beside one: not all of them this cycle's */
+        if (counted && (entered > 1 || (entered > 0 && failed > 0)))
+                printf("%12s: %" PRIu64 " suspend(s) and %" PRIu64 " failed attempt(s) since the late pass "
+                       "(/sys/power/suspend_stats): not all of them had a pass of ours\n",
+                       "Counted", entered, failed);
+}
+
 static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f, int proc_fd) {
         const RunRecord *passes[2];
         const char *names[2];
@@ -267,44 +364,10 @@ static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f,
                        "Late pass", format_timestamp(t, sizeof t, f->resume.realtime));
         }
         if (c->late) {
-                usec_t slept = usec_add(c->late->started_realtime, c->late->duration);
-                char t1[FORMAT_TIMESTAMP_MAX], t2[FORMAT_TIMESTAMP_MAX], d[FORMAT_TIMESPAN_MAX];
-
                 print_pass("Late pass", c->late);
                 passes[n] = c->late;
                 names[n++] = "late";
-                usec_t suspended = cycle_suspended(c, f);
-
-                /* The post hook runs all the same when the state write fails and the machine never
-                 * sleeps (review AW, L3): the counts of time suspended tell that none was counted,
-                 * which is not proof of no sleep (cycle_suspended()); without them under a second
-                 * from the late pass is hedged. */
-                if (suspended == 0)
-                        printf("%12s: none counted: no time suspended between the late pass and the resume "
-                               "recorded at %s (a failed or refused state write, or a sleep the kernel's "
-                               "clocks do not count: s2idle on some machines, one under a second)\n",
-                               "Slept", format_timestamp(t2, sizeof t2, f->resume.realtime));
-                else if (suspended != USEC_INFINITY)
-                        printf("%12s: %s until %s (%s suspended)\n", "Slept",
-                               format_timestamp(t1, sizeof t1, slept),
-                               format_timestamp(t2, sizeof t2, f->resume.realtime),
-                               format_timespan(d, sizeof d,
-                                               suspended < USEC_PER_SEC
-                                                       ? suspended / USEC_PER_MSEC * USEC_PER_MSEC
-                                                       : suspended / USEC_PER_SEC * USEC_PER_SEC));
-                else if (f->resume.realtime > slept && f->resume.realtime - slept < USEC_PER_SEC)
-                        printf("%12s: %s until %s (under 1s: the sleep may not have gone ahead, a failed "
-                               "state write looks the same)\n",
-                               "Slept", format_timestamp(t1, sizeof t1, slept),
-                               format_timestamp(t2, sizeof t2, f->resume.realtime));
-                else if (f->resume.realtime > slept)
-                        printf("%12s: %s until %s (%s)\n", "Slept", format_timestamp(t1, sizeof t1, slept),
-                               format_timestamp(t2, sizeof t2, f->resume.realtime),
-                               format_timespan(d, sizeof d,
-                                               (f->resume.realtime - slept) / USEC_PER_SEC * USEC_PER_SEC));
-                else
-                        printf("%12s: from %s; no resume recorded after it\n", "Slept",
-                               format_timestamp(t1, sizeof t1, slept));
+                print_slept(c, f);
         }
         print_kernel_sync(c, f);
         putchar('\n');
@@ -415,6 +478,33 @@ static void print_running(const StatusFacts *f) {
 
 /* {"now", "running", "last_run", "history", "last_cycle", "unread"}: the records as the state module writes
  * them, and what of them could not be read. */
+/* "kernel_suspends": what the kernel counted between the late pass and the resume
+ * (cycle_kernel_suspends()), its last failure's step, device and errno where one was counted; null
+ * when not known. */
+static int add_kernel_suspends(json_object *cyc, const SleepCycle *c, const StatusFacts *f) {
+        _cleanup_json_ json_object *o = NULL;
+        const SuspendStats *st = &f->resume.stats;
+        uint64_t entered, failed;
+        int r;
+
+        if (!cycle_kernel_suspends(c, f, &entered, &failed))
+                return json_add_null(cyc, "kernel_suspends");
+        if (!(o = json_object_new_object()))
+                return -ENOMEM;
+        if ((r = json_add_u64(o, "entered", entered)) < 0 || (r = json_add_u64(o, "failed", failed)) < 0)
+                return r;
+        if (failed > 0 &&
+            ((r = st->last_failed_step[0] ? json_add_string(o, "last_failed_step", st->last_failed_step)
+                                          : json_add_null(o, "last_failed_step")) < 0 ||
+             (r = st->last_failed_dev[0] ? json_add_string(o, "last_failed_dev", st->last_failed_dev)
+                                         : json_add_null(o, "last_failed_dev")) < 0 ||
+             (r = errno_to_name(-st->last_failed_errno)
+                          ? json_add_string(o, "last_failed_errno", errno_to_name(-st->last_failed_errno))
+                          : json_add_null(o, "last_failed_errno")) < 0))
+                return r;
+        return json_add(cyc, "kernel_suspends", TAKE_PTR(o));
+}
+
 static int status_to_json(const StatusFacts *f, const RunRecord *last, const RunRecord *history,
                           size_t n_history, const SleepCycle *c, const Unread *u, json_object **ret) {
         _cleanup_json_ json_object *root = json_object_new_object(), *hist = json_object_new_array(),
@@ -461,6 +551,7 @@ static int status_to_json(const StatusFacts *f, const RunRecord *last, const Run
             (r = json_add_u64_or_null(cyc, "resumed_realtime", f->resume.realtime, 0)) < 0 ||
             /* cycle_suspended(): 0, no sleep happened; null, not known */
             (r = json_add_u64_or_null(cyc, "suspended_usec", cycle_suspended(c, f), USEC_INFINITY)) < 0 ||
+            (r = add_kernel_suspends(cyc, c, f)) < 0 ||
             (r = json_add_string(cyc, "kernel_sync",
                                  f->ksync_error < 0                      ? "unknown"
                                  : f->ksync.state == KERNEL_SYNC_DONE    ? "done"

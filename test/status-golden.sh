@@ -100,6 +100,65 @@ for d in not-slept:0 not-slept-jitter:0 slept:3589000000 at-once:None; do
                 python3 -c 'import json, sys; print(json.load(sys.stdin)["last_cycle"]["suspended_usec"])')
         [[ $got == "${d#*:}" ]] || { echo "FAIL: ${d%%:*}: suspended_usec $got, want ${d#*:}"; fail=1; }
 done
+# The kernel's suspend counts (/sys/power/suspend_stats): the late pass records them, the post hook
+# too; whether the sleep happened is told from them, how long from the clocks.
+counts_fixture() { # DIR LATE_SUCCESS LATE_FAIL RESUME_SUCCESS RESUME_FAIL [KEY=VALUE...]: on a suspended_fixture
+        local d=$1
+        python3 - "$d/history/00001767232810400000-22.json" "$2" "$3" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["suspend_success"] = int(sys.argv[2])
+r["suspend_fail"] = int(sys.argv[3])
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        printf 'SUSPEND_SUCCESS=%s\nSUSPEND_FAIL=%s\n' "$4" "$5" >>"$d/last-resume"
+        shift 5
+        for kv in "$@"; do echo "$kv" >>"$d/last-resume"; done
+}
+cp -r "$abnormal/not-slept" "$abnormal/suspend-failed"
+counts_fixture "$abnormal/suspend-failed" 10 2 10 3 SUSPEND_LAST_FAILED_STEP=suspend SUSPEND_LAST_FAILED_DEV=usb1 \
+        SUSPEND_LAST_FAILED_ERRNO=-16
+check cycle-suspend-failed "$SUSPEND_SYNC" status --state-dir="$abnormal/suspend-failed" --root="$FIXTURES_DIR/cycles/root"
+cp -r "$abnormal/not-slept" "$abnormal/suspend-refused"
+counts_fixture "$abnormal/suspend-refused" 10 2 10 2
+check cycle-suspend-refused "$SUSPEND_SYNC" status --state-dir="$abnormal/suspend-refused" --root="$FIXTURES_DIR/cycles/root"
+# s2idle that the clocks do not count: a sleep all the same
+cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/s2idle"
+suspended_fixture "$abnormal/s2idle" 5000000 5000000
+counts_fixture "$abnormal/s2idle" 10 2 11 2
+check cycle-s2idle "$SUSPEND_SYNC" status --state-dir="$abnormal/s2idle" --root="$FIXTURES_DIR/cycles/root"
+# more than this cycle's sleep counted
+cp -r "$abnormal/slept" "$abnormal/two-suspends"
+counts_fixture "$abnormal/two-suspends" 10 2 12 3 SUSPEND_LAST_FAILED_STEP=freeze SUSPEND_LAST_FAILED_ERRNO=-11
+check cycle-two-suspends "$SUSPEND_SYNC" status --state-dir="$abnormal/two-suspends" --root="$FIXTURES_DIR/cycles/root"
+# Review BB, L2: one boot, paired by CLOCK_BOOTTIME: the wall clock set back at the resume; a resume of
+# another boot is none after this late pass.
+boot_fixture() { # DIR LATE_BOOT_ID RESUME_BOOT_ID RESUME_BOOTTIME_USEC
+        python3 - "$1/history/00001767232810400000-22.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["boot_id"] = sys.argv[2]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        printf 'BOOT_ID=%s\nBOOTTIME_USEC=%s\n' "$3" "$4" >>"$1/last-resume"
+}
+boot=0123456789abcdef0123456789abcdef
+cp -r "$abnormal/slept" "$abnormal/clock-back"
+sed -i 's/^REALTIME=.*/REALTIME=2026-01-01T01:30:00.000000000Z/' "$abnormal/clock-back/last-resume"
+boot_fixture "$abnormal/clock-back" $boot $boot 10800000000
+check cycle-clock-back "$SUSPEND_SYNC" status --state-dir="$abnormal/clock-back" --root="$FIXTURES_DIR/cycles/root"
+cp -r "$abnormal/two-suspends" "$abnormal/other-boot"
+boot_fixture "$abnormal/other-boot" $boot ffffffffffffffffffffffffffffffff 10800000000
+check cycle-other-boot "$SUSPEND_SYNC" status --state-dir="$abnormal/other-boot" --root="$FIXTURES_DIR/cycles/root"
+# and in JSON: last_cycle.kernel_suspends
+for d in suspend-failed:'{"entered": 0, "failed": 1, "last_failed_step": "suspend", "last_failed_dev": "usb1", "last_failed_errno": "EBUSY"}' \
+        suspend-refused:'{"entered": 0, "failed": 0}' s2idle:'{"entered": 1, "failed": 0}' \
+        two-suspends:'{"entered": 2, "failed": 1, "last_failed_step": "freeze", "last_failed_dev": null, "last_failed_errno": "EAGAIN"}' \
+        other-boot:None slept:None clock-back:None; do
+        got=$("$SUSPEND_SYNC" status --json=short --state-dir="$abnormal/${d%%:*}" --root="$FIXTURES_DIR/cycles/root" |
+                python3 -c 'import json, sys; k = json.load(sys.stdin)["last_cycle"]["kernel_suspends"]; print(json.dumps(k) if k is not None else None)')
+        [[ $got == "${d#*:}" ]] || { echo "FAIL: ${d%%:*}: kernel_suspends $got, want ${d#*:}"; fail=1; }
+done
 # The late pass killed mid-pass: no record of it, the post hook's resume after the unit's pass.
 cp -r "$FIXTURES_DIR/cycles/state" "$abnormal/killed"
 rm "$abnormal/killed/history/00001767232810400000-22.json"

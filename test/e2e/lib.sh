@@ -216,6 +216,14 @@ _e2e_fake_power() {
         printf '0:0\n' >"$dir/resume"
         printf '0\n' >"$dir/resume_offset"
         printf '0\n' >"$dir/image_size"
+        # The kernel's suspend counts (suspend-stats.h): a write to the fake state file suspends
+        # nothing, so they never move (sleep-cycle.sh checks that status says so).
+        mkdir -p "$dir/suspend_stats"
+        printf '3\n' >"$dir/suspend_stats/success"
+        printf '1\n' >"$dir/suspend_stats/fail"
+        printf 'suspend\n' >"$dir/suspend_stats/last_failed_step"
+        printf '0\n' >"$dir/suspend_stats/last_failed_errno"
+        printf '\n' >"$dir/suspend_stats/last_failed_dev"
 }
 
 # e2e_boot RELEASE [NSPAWN_OPTION...]: boot a container on an overlay of the cached rootfs with
