@@ -50,6 +50,7 @@
 #include "conf-read.h"
 #include "context.h"
 #include "daemon.h"
+#include "history.h"
 #include "hook-socket.h"
 #include "kernel-knob.h"
 #include "log.h"
@@ -115,6 +116,8 @@ typedef struct Daemon {
         char other_who[64];
         ManagerUnitFacts *unit_facts; /* PID 1's: which units require the unit, its state */
         bool marked;                  /* this sleep's mark is set: the unit's ExecStopPost= is ours to do */
+        bool joined_in_sleep;         /* started during a sleep (or could not tell): whose mark stood
+                                       * for it is not known, so its cycle is recorded at its end */
         bool replaced_told;           /* daemon_replaced() said so once: replaced, ... */
         bool unknown_told;            /* ... cannot tell */
         char pass_token[33];          /* the token of the last pass started (handover.h), which that
@@ -192,6 +195,7 @@ static int lock_take(Daemon *d) {
                  * lock until that sleep's end, where exiting only had systemd start us again every
                  * second, toward its start limit. The lock after it, as after any sleep (relock()). */
                 d->sleeping = true;
+                d->joined_in_sleep = true;
                 d->delay_max = delay;
                 return 0;
         }
@@ -356,18 +360,46 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         (void) knob_keep_open(d->a->sysfs);
 }
 
-/* What a child we exec needs of ours, appended to argv at *k: --token= (with_token, when one was
- * chosen) and --state-dir= (when not the default). The texts go to the caller's token_opt and
- * *state. */
-static void exec_opts(const Daemon *d, bool with_token, char **argv, size_t *k, char token_opt[static 48],
-                      char **state) {
+/* What a child we exec needs of ours: --token= (with_token, when one was chosen) and each location
+ * the daemon was given that is not the default (--state-dir=, review L, L4; --history-dir=,
+ * --config=, --root=, --sysfs=, --debugfs=: a restore-knob or record-cycle of a daemon run on
+ * other locations wrote the default ones). exec_opts_append() puts them on argv at *k, which has
+ * room for EXEC_OPTS_MAX more and a NULL after them. */
+#define EXEC_OPTS_MAX 7
+typedef struct ExecOpts {
+        char token[48];
+        char *loc[EXEC_OPTS_MAX - 1];
+} ExecOpts;
+
+static void exec_opts_done(ExecOpts *o) {
+        for (size_t i = 0; i < ELEMENTSOF(o->loc); i++)
+                o->loc[i] = mfree(o->loc[i]);
+}
+
+static void exec_opts_append(const Daemon *d, bool with_token, char **argv, size_t *k, ExecOpts *o) {
+        const Args *a = d->a;
+        const struct {
+                const char *opt, *value, *def;
+        } locs[] = {
+                { "--state-dir", a->state_dir, STATE_DIR_DEFAULT },
+                { "--history-dir", a->history_dir, HISTORY_DIR_DEFAULT },
+                { "--config", a->config, NULL },
+                { "--root", a->root, "/" },
+                { "--sysfs", a->sysfs, "/sys" },
+                { "--debugfs", a->debugfs, "/sys/kernel/debug" },
+        };
+        _Static_assert(ELEMENTSOF(locs) == ELEMENTSOF(o->loc), "one text per location");
+
         if (with_token && d->pass_token[0] != 0) {
-                (void) snprintf(token_opt, 48, "--token=%s", d->pass_token);
-                argv[(*k)++] = token_opt;
+                (void) snprintf(o->token, sizeof o->token, "--token=%s", d->pass_token);
+                argv[(*k)++] = o->token;
         }
-        if (!streq(d->a->state_dir, STATE_DIR_DEFAULT) &&
-            asprintf(state, "--state-dir=%s", d->a->state_dir) >= 0)
-                argv[(*k)++] = *state;
+        for (size_t i = 0; i < ELEMENTSOF(locs); i++)
+                if (locs[i].value && !streq_ptr(locs[i].value, locs[i].def) &&
+                    asprintf(&o->loc[i], "%s=%s", locs[i].opt, locs[i].value) >= 0)
+                        argv[(*k)++] = o->loc[i];
+                else
+                        o->loc[i] = NULL;
 }
 
 /* A new token for the next pass's mark (handover.h), "" when there is none to be had (the pass
@@ -1115,11 +1147,10 @@ static bool daemon_replaced(Daemon *d) {
 }
 
 static void pass_start(Daemon *d) {
-        char *argv[] = {
-                (char *) "suspend-sync", (char *) "run", (char *) "--trigger=unit", NULL, NULL, NULL, NULL
-        };
-        _cleanup_free_ char *state = NULL;
-        char opt[64], token_opt[48], buf[128];
+        char *argv[4 + EXEC_OPTS_MAX + 1] = { (char *) "suspend-sync", (char *) "run",
+                                              (char *) "--trigger=unit" };
+        _cleanup_(exec_opts_done) ExecOpts eo = {};
+        char opt[64], buf[128];
         DaemonStartFacts f = {
                 .bound = daemon_pass_bound(d->delay_max),
                 .deadline = d->deadline,
@@ -1162,7 +1193,7 @@ static void pass_start(Daemon *d) {
                 (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
                                 (uint64_t) DAEMON_PASS_DEADLINE_MAX);
                 argv[k++] = opt;
-                exec_opts(d, true, argv, &k, token_opt, &state);
+                exec_opts_append(d, true, argv, &k, &eo);
         }
         if (pid == 0) {
                 r = pass_report_open(d);
@@ -1205,14 +1236,13 @@ static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 /* restore-knob ends the cycle of our pass's token only: when it runs late, the next sleep's unit pass
  * may have begun, and that pass's mark and record are its own (handover_unit_mark_end()). */
 static void post_step(Daemon *d, const char *verb) {
-        char *argv[] = { (char *) "suspend-sync", (char *) verb, NULL, NULL, NULL };
-        _cleanup_free_ char *state = NULL;
-        char token_opt[48];
+        char *argv[2 + EXEC_OPTS_MAX + 1] = { (char *) "suspend-sync", (char *) verb };
+        _cleanup_(exec_opts_done) ExecOpts eo = {};
         size_t k = 2;
         pid_t pid;
 
-        /* its pass's token (restore-knob) and state directory (review L, L4) */
-        exec_opts(d, streq(verb, "restore-knob"), argv, &k, token_opt, &state);
+        /* its pass's token (restore-knob), the daemon's locations */
+        exec_opts_append(d, streq(verb, "restore-knob"), argv, &k, &eo);
 
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         pid = spawn(d, argv, NULL, on_post_exit);
@@ -1393,6 +1423,8 @@ static void knob_leftover_at_start(Daemon *d) {
                                 error.message ?: "no message");
         else if (!preparing)
                 knob_leftover_restore(d, "left over from a sleep that ended without suspend-sync seeing it");
+        if (r < 0 || preparing)
+                d->joined_in_sleep = true;
 }
 
 /* ---- logind's signal ----------------------------------------------------------------------- */
@@ -1414,6 +1446,7 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
                 log_warning_errno(r, "Failed to remove " DAEMON_PASS_MARK ": %m");
         if (start) {
                 d->marked = false;
+                d->joined_in_sleep = false; /* this one it sees from its start */
                 if (d->refresh)
                         log_debug("The configuration is still being read: this sleep goes by the one read "
                                   "before.");
@@ -1425,12 +1458,23 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         if (d->marked && d->post_pid == 0) {
                 d->post_recorded = false;
                 post_step(d, "restore-knob");
-        } else
+        } else {
                 /* not our mark's sleep: the unit's ExecStopPost= or the post hook restores it, unless
                  * neither ran (review AW, H1); or our mark's, while the restore-knob of the sleep
                  * before still runs (review AZ, AZ-5) */
                 knob_leftover_restore(d, "left over from a sleep that ended without its post hook");
+                /* Started during this sleep: the daemon before us may have marked it, and then no
+                 * ExecStopPost= records its cycle (review AW, L2). record-cycle records a cycle once,
+                 * so one that the unit's ExecStopPost= records too is not recorded twice. */
+                if (d->joined_in_sleep && !d->marked && d->post_pid == 0) {
+                        log_debug("Started during this sleep, so whose mark stood for it is not known: "
+                                  "recording its cycle.");
+                        d->post_recorded = true;
+                        post_step(d, "record-cycle");
+                }
+        }
         d->marked = false;
+        d->joined_in_sleep = false;
         relock(d);
         policy_refresh_tidy(d);
         return 0;

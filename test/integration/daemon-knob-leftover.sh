@@ -15,6 +15,10 @@
 #   4. (review AW, L1) a daemon started while logind carries out a sleep, whose Inhibit logind refuses
 #      (OperationInProgress): it does not exit (systemd would start it again every second, toward its
 #      start limit), takes the lock after the sleep, and puts the knob back then.
+# And review AW, L2: the daemon before may have marked the sleep (then no ExecStopPost= records its
+# cycle): a daemon started during a sleep runs record-cycle at that sleep's end (2 and 4), with the
+# daemon's own locations (--history-dir=, --root=: the default /var/lib otherwise); one that saw the
+# sleep begin and did not mark it leaves that to the unit (3, the control).
 # The daemon before this fix leaves 1 and 2 at 0. DeadlineSec=60s: the daemon runs no pass of its
 # own (daemon-bus.sh). Root, dbus-daemon, fake-logind; /run/suspend-sync-daemon must not exist.
 set -euo pipefail
@@ -25,14 +29,29 @@ ss_begin
 ss_config "[Sync]
 DeadlineSec=60s"
 ss_knob_fixture
-DAEMON_OPTS=(--sysfs="$sys")
+DAEMON_OPTS=(--sysfs="$sys" --history-dir="$SS_TMP/lib" --root="$FIXTURES_DIR/cycles/boot1")
 fake_logind_begin
 
-# leftover: the state a late pass leaves in a sleep, the knob at 0 and the original (1) recorded.
+# leftover: the state a late pass leaves in a sleep, the knob at 0 and the original (1) recorded;
+# the passes' records of a sleep cycle (the cycles fixture's), and no history yet.
 leftover() {
         mkdir -p "$SS_STATE"
         echo 0 >"$knob"
         echo 1 >"$SS_STATE/knob.orig"
+        cp -r "$FIXTURES_DIR/cycles/state/." "$SS_STATE/"
+        rm -rf "$SS_TMP/lib"
+}
+# recorded N: the daemon ran record-cycle for this sleep (its line), and it wrote the cycle (N, a
+# case's number in the message)
+recorded() {
+        local i
+        grep -q "Started during this sleep, so whose mark stood for it is not known: recording its cycle" \
+                "$SS_TMP/daemon.log" || { cat "$SS_TMP/daemon.log"; fail "$1: the daemon did not record the cycle"; }
+        for ((i = 0; i < WAIT_MAX * 20; i++)); do
+                compgen -G "$SS_TMP/lib/cycles/*.json" >/dev/null && return 0
+                sleep 0.05
+        done
+        fail "$1: no cycle in $SS_TMP/lib/cycles"
 }
 # start [PATTERN]: a daemon, and its start-up done: it holds its lock (or says PATTERN). The last
 # daemon's log goes first: waiting on it would see its line before the new one truncates it.
@@ -80,6 +99,8 @@ echo "2: after its PrepareForSleep(false): knob $(k)"
         { cat "$SS_TMP/daemon.log"; fail "2: the sleep's end left the knob at $(k)"; }
 grep -q "(left over from a sleep that ended without its post hook)" "$SS_TMP/daemon.log" ||
         fail "2: no message about the leftover"
+recorded 2
+echo "2: the sleep's cycle recorded"
 daemon_stop
 
 # ---------------------------------------------------------------- 3
@@ -94,6 +115,8 @@ ping
 echo "3: no record: knob $(k)"
 [[ $(k) == 0 ]] || fail "3: the daemon changed a knob it had no record of (now $(k))"
 ! grep -q "Restored /sys/power/sync_on_suspend" "$SS_TMP/daemon.log" || fail "3: a restore was logged"
+# the line is logged before the daemon answers the ping: its absence is what the daemon did
+! grep -q "recording its cycle" "$SS_TMP/daemon.log" || fail "3: a daemon that saw the sleep begin recorded its cycle"
 daemon_stop
 
 # ---------------------------------------------------------------- 4
@@ -117,5 +140,6 @@ fake_wait "granted $((n + 1))" # the one after the sleep
 ping
 echo "4: after the sleep: knob $(k), the lock taken"
 [[ $(k) == 1 && ! -e $SS_STATE/knob.orig ]] || fail "4: the sleep's end left the knob at $(k)"
+recorded 4
 daemon_stop
 echo PASS
