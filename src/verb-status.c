@@ -212,14 +212,18 @@ static bool resumed_after_late(const SleepCycle *c, const StatusFacts *f) {
 /* What the kernel counted between the cycle's late pass and the resume after it
  * (/sys/power/suspend_stats, suspend-stats.h): suspends that happened (entered), attempts that failed
  * (failed). False when not known (no counts at either end, no resume after the late pass, or counts
- * that went back: another boot's). A hibernation is counted in neither. */
+ * that went back: another boot's), and when they say nothing of this sleep: a hibernation is counted
+ * in neither, so for any action but "suspend" (hibernate, hybrid-sleep, whose suspend is not
+ * pm_suspend()'s, and suspend-then-hibernate, whose late passes do not tell its two phases apart)
+ * counts that did not move are no proof that the machine did not sleep. */
 static bool cycle_kernel_suspends(const SleepCycle *c, const StatusFacts *f, uint64_t *ret_entered,
                                   uint64_t *ret_failed) {
         const SuspendStats *st = &f->resume.stats;
 
-        if (!resumed_after_late(c, f) || !c->late->suspend_counts_known ||
-            st->success == SUSPEND_STATS_UNKNOWN || st->fail == SUSPEND_STATS_UNKNOWN ||
-            st->success < c->late->suspend_success || st->fail < c->late->suspend_fail)
+        if (!resumed_after_late(c, f) || !streq_ptr(c->late->sleep_action, "suspend") ||
+            !c->late->suspend_counts_known || st->success == SUSPEND_STATS_UNKNOWN ||
+            st->fail == SUSPEND_STATS_UNKNOWN || st->success < c->late->suspend_success ||
+            st->fail < c->late->suspend_fail)
                 return false;
         *ret_entered = st->success - c->late->suspend_success;
         *ret_failed = st->fail - c->late->suspend_fail;
@@ -307,8 +311,7 @@ static void print_slept(const SleepCycle *c, const StatusFacts *f) {
                        format_suspend_failure(&f->resume.stats, why, sizeof why), t2);
         else if (counted && entered == 0 && suspended == 0)
                 printf("%12s: no: the kernel's suspend counts did not move and its clocks counted no time "
-                       "asleep before the resume recorded at %s (a refused state write, or a hibernation that "
-                       "failed)\n",
+                       "asleep before the resume recorded at %s (a refused state write)\n",
                        "Slept", t2);
         else if (suspended == 0 && counted)
                 printf("%12s: %s until %s (the kernel suspended; its clocks counted no time asleep: s2idle on "
