@@ -338,11 +338,18 @@ static void print_slept(const SleepCycle *c, const StatusFacts *f) {
                                        (f->resume.realtime - slept) / USEC_PER_SEC * USEC_PER_SEC));
         else /* after it by CLOCK_BOOTTIME: the wall clock was set back meanwhile */
                 printf("%12s: %s until %s (the wall clock was set back meanwhile)\n", "Slept", t1, t2);
-        /* more than one sleep, or failed attempts beside one: not all of them this cycle's */
-        if (counted && (entered > 1 || (entered > 0 && failed > 0)))
+        /* More than one sleep: not all of them this cycle's (one systemd-sleep writes the state until
+         * one suspends). Failed attempts beside one: systemd-sleep tries each of SuspendState= in turn
+         * (mem failing, freeze sleeping), which another program's attempt cannot be told from. */
+        if (counted && entered > 1)
                 printf("%12s: %" PRIu64 " suspend(s) and %" PRIu64 " failed attempt(s) since the late pass "
                        "(/sys/power/suspend_stats): not all of them had a pass of ours\n",
                        "Counted", entered, failed);
+        else if (counted && entered == 1 && failed > 0)
+                printf("%12s: 1 suspend and %" PRIu64 " failed attempt(s) since the late pass "
+                       "(/sys/power/suspend_stats): states that failed before the one that slept "
+                       "(systemd-sleep tries each of SuspendState= in turn), or another program's attempts\n",
+                       "Counted", failed);
 }
 
 static int print_cycle(const Args *a, const SleepCycle *c, const StatusFacts *f, int proc_fd) {

@@ -131,6 +131,12 @@ check cycle-s2idle "$SUSPEND_SYNC" status --state-dir="$abnormal/s2idle" --root=
 cp -r "$abnormal/slept" "$abnormal/two-suspends"
 counts_fixture "$abnormal/two-suspends" 10 2 12 3 SUSPEND_LAST_FAILED_STEP=freeze SUSPEND_LAST_FAILED_ERRNO=-11
 check cycle-two-suspends "$SUSPEND_SYNC" status --state-dir="$abnormal/two-suspends" --root="$FIXTURES_DIR/cycles/root"
+# Review rt-bd: mem failed, then freeze slept (systemd-sleep tries each of SuspendState= in turn): one
+# sleep and its pass, not a sleep without one
+cp -r "$abnormal/slept" "$abnormal/retry"
+counts_fixture "$abnormal/retry" 10 2 11 3 SUSPEND_LAST_FAILED_STEP=suspend SUSPEND_LAST_FAILED_DEV=usb1 \
+        SUSPEND_LAST_FAILED_ERRNO=-16
+check cycle-retry "$SUSPEND_SYNC" status --state-dir="$abnormal/retry" --root="$FIXTURES_DIR/cycles/root"
 # Review BB, L2: one boot, paired by CLOCK_BOOTTIME: the wall clock set back at the resume; a resume of
 # another boot is none after this late pass.
 boot_fixture() { # DIR LATE_BOOT_ID RESUME_BOOT_ID RESUME_BOOTTIME_USEC
