@@ -275,16 +275,20 @@ static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
                        "Kernel sync");
 }
 
-/* The kernel's last failure to suspend as the post hook recorded it: "step suspend, device usb1:
- * EBUSY", each part only when known. */
+/* The kernel's last failure to suspend as the post hook recorded it: "EBUSY; last recorded failure,
+ * perhaps an earlier attempt's: step suspend, device usb1", each part only when known. pm_suspend()
+ * records the errno of every failed attempt, but a step and a device only where one failed: none for
+ * its lock held (-EBUSY), a wakeup event, or a state it cannot enter, whose step and device are an
+ * earlier failure's, of a resume too (review rt-bd). */
 static const char *format_suspend_failure(const SuspendStats *st, char *buf, size_t size) {
         const char *e = st->last_failed_errno < 0 ? errno_to_name(-st->last_failed_errno) : NULL;
+        bool step = st->last_failed_step[0], dev = st->last_failed_dev[0];
 
-        (void) snprintf(buf, size, "%s%s%s%s%s%s%s", st->last_failed_step[0] ? "step " : "",
-                        st->last_failed_step, st->last_failed_step[0] && st->last_failed_dev[0] ? ", " : "",
-                        st->last_failed_dev[0] ? "device " : "", st->last_failed_dev,
-                        (st->last_failed_step[0] || st->last_failed_dev[0]) && e ? ": " : "", e ?: "");
-        return buf[0] ? buf : "no details";
+        (void) snprintf(buf, size, "%s%s%s%s%s%s%s", e ?: "error not known",
+                        step || dev ? "; last recorded failure, perhaps an earlier attempt's: " : "",
+                        step ? "step " : "", st->last_failed_step, step && dev ? ", " : "",
+                        dev ? "device " : "", st->last_failed_dev);
+        return buf;
 }
 
 /* Whether and how long the machine slept after the late pass: the kernel's suspend counts say
@@ -293,7 +297,7 @@ static const char *format_suspend_failure(const SuspendStats *st, char *buf, siz
 static void print_slept(const SleepCycle *c, const StatusFacts *f) {
         usec_t slept = usec_add(c->late->started_realtime, c->late->duration),
                suspended = cycle_suspended(c, f);
-        char t1[FORMAT_TIMESTAMP_MAX], t2[FORMAT_TIMESTAMP_MAX], d[FORMAT_TIMESPAN_MAX], why[160];
+        char t1[FORMAT_TIMESTAMP_MAX], t2[FORMAT_TIMESTAMP_MAX], d[FORMAT_TIMESPAN_MAX], why[256];
         uint64_t entered = 0, failed = 0;
         bool counted = cycle_kernel_suspends(c, f, &entered, &failed);
 
