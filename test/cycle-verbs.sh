@@ -125,6 +125,32 @@ check(usb and usb["timeout"] == 1 and usb["synced"] == 0, "usb stick outcomes: %
 check(("unit", "/proc") not in m, "skipped mounts have no percentiles")
 sys.exit(0 if ok else 1)
 PY
+# Review BB, L2: the resume is paired with the late pass by boot and CLOCK_BOOTTIME (review rt-bd: not
+# tested). The late pass of boot b1 at boottime 7200 s; a last-resume of boot b1 after it by boottime
+# but not by the wall clock set back, of another boot later by the wall clock: neither is its resume
+# (the cycle ends now), and one of its boot after it by both is (the cycle ends at its REALTIME=).
+b1=0d1e2f304a5b4c6d8e9fa0b1c2d3e4f5
+resumed_of() { # BOOT_ID BOOTTIME_USEC REALTIME: the cycle's resumed_realtime as record-cycle keeps it
+        rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
+        python3 - "$tmp/pair/state/history/00001767232810400000-22.json" "$b1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["boot_id"] = sys.argv[2]
+r["started_boottime_usec"] = 7200000000
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        printf 'ACTION=suspend\nSYSTEMD_SLEEP_ACTION=suspend\nREALTIME=%s\nBOOTTIME_SEC=1.00\nBOOT_ID=%s\nBOOTTIME_USEC=%s\n' \
+                "$3" "$1" "$2" >"$tmp/pair/state/last-resume"
+        "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" record-cycle
+        python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["resumed_realtime"])' "$tmp/pair/lib/cycles/"*.json
+}
+[[ $(resumed_of $b1 10800000000 2026-01-01T03:00:00.000000000Z) == 1767236400000000 ]] ||
+        bad "record-cycle: the resume of the late pass's boot after it not paired"
+[[ $(resumed_of ffffffffffffffffffffffffffffffff 10800000000 2026-01-01T03:00:00.000000000Z) != 1767236400000000 ]] ||
+        bad "record-cycle: a resume of another boot paired with the late pass"
+[[ $(resumed_of $b1 7000000000 2026-01-01T03:00:00.000000000Z) != 1767236400000000 ]] ||
+        bad "record-cycle: a resume before the late pass by CLOCK_BOOTTIME paired with it"
+
 "$SUSPEND_SYNC" --history-dir="$tmp/lib" history >"$tmp/h.txt"
 grep -q '^/media/usb stick' "$tmp/h.txt" || bad "history table lacks the stick"
 
