@@ -332,6 +332,8 @@ static void print_slept(const SleepCycle *c, const StatusFacts *f) {
                                        suspended < USEC_PER_SEC ? suspended / USEC_PER_MSEC * USEC_PER_MSEC
                                                                 : suspended / USEC_PER_SEC * USEC_PER_SEC),
                        f->resume.realtime <= slept ? "; the wall clock was set back meanwhile" : "");
+        else if (counted && entered > 0) /* the clocks not recorded (a record of an older version) */
+                printf("%12s: %s until %s (the kernel suspended)\n", "Slept", t1, t2);
         else if (f->resume.realtime > slept && f->resume.realtime - slept < USEC_PER_SEC)
                 printf("%12s: %s until %s (under 1s: the sleep may not have gone ahead, a failed state write "
                        "looks the same)\n",
