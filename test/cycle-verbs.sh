@@ -151,6 +151,38 @@ PY
 [[ $(resumed_of $b1 7000000000 2026-01-01T03:00:00.000000000Z) != 1767236400000000 ]] ||
         bad "record-cycle: a resume before the late pass by CLOCK_BOOTTIME paired with it"
 
+# The kernel's suspend counts at both ends of a sleep (suspend-stats.h): the late pass records them
+# with its boot, the unit's pass its boot only, the post hook both with the last failure; a sysfs
+# without them records none.
+cp -r "$FIXTURES_DIR/sysfs/laptop" "$tmp/sys"
+mkdir -p "$tmp/sys/power/suspend_stats"
+printf '41\n' >"$tmp/sys/power/suspend_stats/success"
+printf '3\n' >"$tmp/sys/power/suspend_stats/fail"
+printf -- '-16\n' >"$tmp/sys/power/suspend_stats/last_failed_errno"
+printf 'suspend\n' >"$tmp/sys/power/suspend_stats/last_failed_step"
+printf 'cciss!c0d0\n' >"$tmp/sys/power/suspend_stats/last_failed_dev"
+counts_of() { # SYSFS ARGS...: a pass's record's boot_id, suspend_success and suspend_fail
+        rm -rf "$tmp/cs" && mkdir "$tmp/cs"
+        "$SUSPEND_SYNC" --state-dir="$tmp/cs" --root="$FIXTURES_DIR/roots/laptop" --sysfs="$1" \
+                --debugfs="$FIXTURES_DIR/roots/laptop/debugfs" "${@:2}" >/dev/null 2>&1 || true
+        python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(len(r.get("boot_id", "")), r.get("suspend_success"), r.get("suspend_fail"))' \
+                "$tmp/cs/last.json"
+}
+[[ $(counts_of "$tmp/sys" run --late --trigger=hook) == "32 41 3" ]] ||
+        bad "the late pass did not record the kernel's counts: $(counts_of "$tmp/sys" run --late --trigger=hook)"
+[[ $(counts_of "$tmp/sys" run --trigger=unit) == "32 None None" ]] ||
+        bad "the unit's pass: $(counts_of "$tmp/sys" run --trigger=unit)"
+[[ $(counts_of "$FIXTURES_DIR/sysfs/laptop" run --late --trigger=hook) == "32 None None" ]] ||
+        bad "the late pass without counts in sysfs recorded some"
+"$SUSPEND_SYNC" --state-dir="$tmp/cs" --root="$FIXTURES_DIR/roots/laptop" --sysfs="$tmp/sys" post suspend \
+        >/dev/null 2>&1 || true
+for kv in SUSPEND_SUCCESS=41 SUSPEND_FAIL=3 SUSPEND_LAST_FAILED_STEP=suspend SUSPEND_LAST_FAILED_DEV=cciss?c0d0 \
+        SUSPEND_LAST_FAILED_ERRNO=-16; do
+        grep -qxF "$kv" "$tmp/cs/last-resume" || bad "post: no $kv in last-resume: $(cat "$tmp/cs/last-resume")"
+done
+grep -qE '^BOOT_ID=[0-9a-f]{32}$' "$tmp/cs/last-resume" && grep -qE '^BOOTTIME_USEC=[1-9][0-9]*$' "$tmp/cs/last-resume" ||
+        bad "post: no boot or boot time in last-resume"
+
 "$SUSPEND_SYNC" --history-dir="$tmp/lib" history >"$tmp/h.txt"
 grep -q '^/media/usb stick' "$tmp/h.txt" || bad "history table lacks the stick"
 

@@ -173,6 +173,14 @@ TEST(parse) {
                 "SUSPEND_LAST_FAILED_DEV=\x1b[31m\nSUSPEND_LAST_FAILED_STEP=aaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
                 "SUSPEND_LAST_FAILED_ERRNO=-4096\n",
         };
+        /* at the bounds: a step of 23 bytes fits, 24 do not; errno -4095 is one, -4096 none */
+        last_resume_parse(
+                "SUSPEND_LAST_FAILED_STEP=aaaaaaaaaaaaaaaaaaaaaaa\nSUSPEND_LAST_FAILED_ERRNO=-4095\n", &lr);
+        ASSERT_STREQ(lr.stats.last_failed_step, "aaaaaaaaaaaaaaaaaaaaaaa");
+        ASSERT_TRUE(lr.stats.last_failed_errno == -4095);
+        last_resume_parse(
+                "SUSPEND_LAST_FAILED_STEP=aaaaaaaaaaaaaaaaaaaaaaaa\nSUSPEND_LAST_FAILED_ERRNO=-4096\n", &lr);
+        ASSERT_TRUE(!lr.stats.last_failed_step[0] && lr.stats.last_failed_errno == 0);
         for (size_t i = 0; i < ELEMENTSOF(bad_new); i++) {
                 last_resume_parse(bad_new[i], &lr);
                 ASSERT_TRUE(!lr.boot_id[0] && lr.stats.success == SUSPEND_STATS_UNKNOWN);

@@ -508,6 +508,35 @@ TEST(mounts_omitted) {
         ASSERT_TRUE(strstr(again, "\"mounts_omitted\":4999") != NULL);
 }
 
+/* The kernel's counts are known only both together; a boot id not of its form is none (the wall
+ * clock pairs the record then). */
+TEST(suspend_counts_keys) {
+        static const struct {
+                const char *json;
+                bool known;
+                const char *boot;
+        } cases[] = {
+                { "{\"started_realtime_usec\":1,\"result\":\"success\",\"suspend_success\":4,\"suspend_fail\":0}",
+                  true, "" },
+                { "{\"started_realtime_usec\":1,\"result\":\"success\",\"suspend_success\":4}", false, "" },
+                { "{\"started_realtime_usec\":1,\"result\":\"success\",\"suspend_fail\":4}", false, "" },
+                { "{\"started_realtime_usec\":1,\"result\":\"success\",\"boot_id\":\"0123456789abcdef0123456789abcdef\"}",
+                  false, "0123456789abcdef0123456789abcdef" },
+                { "{\"started_realtime_usec\":1,\"result\":\"success\",\"boot_id\":\"0123456789ABCDEF0123456789abcdef\"}",
+                  false, "" },
+                { "{\"started_realtime_usec\":1,\"result\":\"success\",\"boot_id\":\"0123456789abcdef0123456789abcdef0\"}",
+                  false, "" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(run_record_done) RunRecord r = {};
+
+                ASSERT_OK(run_record_from_json_string(cases[i].json, &r));
+                ASSERT_TRUE(r.suspend_counts_known == cases[i].known);
+                ASSERT_STREQ(r.boot_id, cases[i].boot);
+        }
+}
+
 TEST(fixture_contents) {
         _cleanup_(run_record_done) RunRecord full = {}, min = {}, mm = {}, hex = {};
         _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
@@ -531,7 +560,8 @@ TEST(fixture_contents) {
         ASSERT_U64_EQ(full.flushers_woken, 0);           /* records without the key: not woken */
         ASSERT_EQ(full.pid, 0);                          /* records without the keys: not known */
         ASSERT_U64_EQ(full.started_boottime, 0);
-        ASSERT_U64_EQ(full.started_suspended, USEC_INFINITY); /* records without the key: not known */
+        ASSERT_U64_EQ(full.started_suspended, USEC_INFINITY);        /* records without the key: not known */
+        ASSERT_TRUE(!full.boot_id[0] && !full.suspend_counts_known); /* records without the keys */
 
         /* missing optional fields → defaults */
         b = read_fixture("good-minimal.json", NULL);
@@ -1072,6 +1102,7 @@ int main(void) {
         RUN(serialise_rejects);
         RUN(fixtures);
         RUN(mounts_omitted);
+        RUN(suspend_counts_keys);
         RUN(fixture_contents);
         RUN(huge_inputs);
         RUN(history_cap);

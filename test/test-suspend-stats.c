@@ -73,6 +73,12 @@ TEST(load) {
         suspend_stats_load(fd, true, &s);
         ASSERT_TRUE(s.success == 17 && s.fail == SUSPEND_STATS_UNKNOWN);
         ASSERT_TRUE(s.last_failed_errno == 0 && !s.last_failed_step[0] && !s.last_failed_dev[0]);
+        put(root, "last_failed_errno", "-4095\n");
+        suspend_stats_load(fd, true, &s);
+        ASSERT_TRUE(s.last_failed_errno == -4095);
+        put(root, "last_failed_errno", "-4096\n");
+        suspend_stats_load(fd, true, &s);
+        ASSERT_TRUE(s.last_failed_errno == 0);
         put(root, "last_failed_errno", "16\n");
         put(root, "success", "-1\n");
         suspend_stats_load(fd, true, &s);
