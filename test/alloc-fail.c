@@ -6,10 +6,20 @@
  * and realloc() here (ASan serves its own of these past us otherwise). With ALLOC_FAIL_COUNT set,
  * prints how many there were at exit. A forked child counts on from its parent's count.
  * alloc_fail_next() fails the next allocation instead (alloc-fail-check.c).
+ *
+ * For a resident process (integration/daemon-alloc.sh), two more, both off unless set:
+ *   ALLOC_FAIL_ARM=1   nothing fails until the process gets SIGUSR2; then the ALLOC_FAIL_AT-th
+ *                      allocation after it does (once). A child forked after that counts on from its
+ *                      parent; one forked before, or exec'd, waits for a SIGUSR2 of its own.
+ *   ALLOC_FAIL_SAY=1   the allocation failed is told on stderr ("alloc-fail: PID P failed allocation
+ *                      N" and its backtrace, addresses to resolve with addr2line), so that a test knows
+ *                      which process it hit, if any.
  */
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +29,12 @@ static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
 static void (*next_free)(void *);
-static long n, fail_at = -1;
+static long n;
+static volatile long fail_at = -1;
 static int resolving, env_read;
+static long arm_at = -1; /* ALLOC_FAIL_ARM: ALLOC_FAIL_AT, counted from the SIGUSR2 */
+static volatile sig_atomic_t armed;
+static int say;
 
 /* dlsym() may allocate: those few come from here */
 static char early[4096];
@@ -54,19 +68,54 @@ static void resolve(void) {
         resolving = 0;
 }
 
-static int fails(void) {
+static void env_load(void) {
         /* ASan's runtime allocates before the environment is set up */
         if (!env_read && environ) {
                 const char *e = getenv("ALLOC_FAIL_AT");
 
                 env_read = 1;
-                if (e)
+                if (e && getenv("ALLOC_FAIL_ARM"))
+                        arm_at = atol(e);
+                else if (e)
                         fail_at = atol(e);
         }
+}
+
+static int fails(void) {
+        env_load();
         if (++n != fail_at)
                 return 0;
+        if (say) {
+                void *frames[12];
+                char buf[96];
+                int k = snprintf(buf, sizeof buf, "alloc-fail: PID %d failed allocation %ld\n",
+                                 (int) getpid(), n);
+
+                (void) !write(STDERR_FILENO, buf, (size_t) k);
+                backtrace_symbols_fd(frames, backtrace(frames, 12), STDERR_FILENO);
+        }
         errno = ENOMEM;
         return 1;
+}
+
+static void on_arm(int sig) {
+        if (armed || arm_at <= 0)
+                return;
+        armed = 1;
+        fail_at = n + arm_at;
+}
+
+__attribute__((constructor)) static void setup(void) {
+        env_load();
+        if (getenv("ALLOC_FAIL_SAY")) {
+                void *frame;
+
+                say = 1;
+                (void) backtrace(&frame, 1); /* loads what it needs now, not in the allocation failed */
+        }
+        if (getenv("ALLOC_FAIL_ARM"))
+                (void) sigaction(SIGUSR2,
+                                 &(struct sigaction) { .sa_handler = on_arm, .sa_flags = SA_RESTART }, NULL);
 }
 
 void *malloc(size_t size) {
