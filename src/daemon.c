@@ -14,6 +14,8 @@ const char *daemon_pass_why_not(const DaemonStartFacts *f, char *buf, size_t siz
 
         if (f->bound == 0)
                 return "logind waits for delay locks too briefly for a pass";
+        if (f->unread)
+                return "its configuration could not be read when it was last read (see the message then)";
         if (f->deadline > DAEMON_PASS_DEADLINE_MAX) {
                 (void) snprintf(buf, size, "DeadlineSec= is above %s, which the unit's pass would wait for",
                                 format_timespan(x, sizeof x, DAEMON_PASS_DEADLINE_MAX));

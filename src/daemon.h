@@ -67,6 +67,7 @@ static inline usec_t daemon_late_bound(usec_t deadline, usec_t cap) {
 typedef struct DaemonStartFacts {
         usec_t bound;    /* daemon_pass_bound(): 0, too short for a pass */
         usec_t deadline; /* DeadlineSec=, as last read */
+        bool unread;     /* the last read of the configuration failed: nothing of it is known */
         bool busy;       /* a pass, restore-knob or record-cycle of the last sleep still runs */
         bool replaced;   /* we do not run the installed binary (an upgrade replaced it since we started),
                           * or that is not known: a pass forked from us would run the old code */

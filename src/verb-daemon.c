@@ -1154,6 +1154,7 @@ static void pass_start(Daemon *d) {
         DaemonStartFacts f = {
                 .bound = daemon_pass_bound(d->delay_max),
                 .deadline = d->deadline,
+                .unread = !d->config,
                 .busy = d->pass_pid != 0 || d->post_pid != 0 || d->pass_timer,
                 .replaced = daemon_replaced(d),
         };

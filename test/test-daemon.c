@@ -70,6 +70,7 @@ TEST(no_pass) {
                 { .why = "DeadlineSec= is above 35s" },
                 { .why = "still runs" },
                 { .why = "does not run the installed binary" },
+                { .why = "configuration could not be read" },
         };
         char buf[128];
 
@@ -79,6 +80,9 @@ TEST(no_pass) {
         cases[1].f.deadline = DAEMON_PASS_DEADLINE_MAX + 1;
         cases[2].f.busy = true;
         cases[3].f.replaced = true; /* review AH, M1: the pass forked from us would be the old code */
+        /* its read failed (out of memory): no DeadlineSec= known, which is not one above the cap */
+        cases[4].f.unread = true;
+        cases[4].f.deadline = USEC_INFINITY;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 assert_says(daemon_pass_why_not(&cases[i].f, buf, sizeof buf), cases[i].why, i);
 }
