@@ -1343,6 +1343,7 @@ static int on_hook_accept(sd_event_source *s, int fd, uint32_t revents, void *us
         Daemon *d = userdata;
         struct ucred cred;
         socklen_t len = sizeof cred;
+        int r;
 
         if (conn < 0)
                 return 0;
@@ -1351,8 +1352,13 @@ static int on_hook_accept(sd_event_source *s, int fd, uint32_t revents, void *us
                 return 0;
         }
         d->hook_conn_source = sd_event_source_disable_unref(d->hook_conn_source);
-        if (sd_event_add_io(d->event, &d->hook_conn_source, conn, EPOLLIN, on_hook_request, d) < 0)
+        r = sd_event_add_io(d->event, &d->hook_conn_source, conn, EPOLLIN, on_hook_request, d);
+        if (r < 0) {
+                /* closed without an ack: the hook runs its own pass, which must not go unsaid */
+                log_warning_errno(r, "Cannot wait for a request on " HOOK_SOCKET_PATH
+                                     ", closing it: the system-sleep hook runs its own late pass: %m");
                 return 0;
+        }
         (void) sd_event_source_set_io_fd_own(d->hook_conn_source, true);
         TAKE_FD(conn);
         return 0;
