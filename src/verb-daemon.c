@@ -1640,7 +1640,11 @@ int verb_daemon(const Args *a) {
         if (r == -ENOLCK)
                 r = log_error_errno(r, "Cannot take logind's delay lock again, exiting.");
         else if (r != 0)
-                r = log_error_errno(r < 0 ? r : EPIPE, "The system bus went away, exiting.");
+                /* sd-bus closes the connection on any failure to process a message, an allocation's
+                 * among them, and says why at debug level only: not only a bus that went away. */
+                r = log_error_errno(r < 0 ? r : EPIPE,
+                                    "The connection to the system bus was closed (the bus went away, or a "
+                                    "message could not be processed), exiting.");
 finish:
         daemon_done(&d);
         return r;
