@@ -107,6 +107,7 @@ typedef struct Daemon {
         sd_event_source *report_source; /* ... the read end (daemon_report_parse()) */
         bool pass_reported;             /* ... it reported: decided or waiting, its exit only reaps */
         bool pass_recorded;             /* ... its report: its record was saved and says "success" */
+        bool pass_report_seen;          /* ... a report came (pass_recorded is its word), until decided */
         sd_event_source *answers_timer; /* ... and waits for the answers to come in */
         pid_t pass_last_pid;            /* the last pass's PID, kept after its exit: its record's */
         usec_t pass_started, pass_started_boottime;
@@ -833,11 +834,18 @@ static void ask(Daemon *d) {
 
 /* Its record (last.json) is this pass's (a unit's pass begun after we started it) and says
  * "success": exit status 0 also covers timeouts with OnTimeout=continue, which the unit's pass, with
- * all of DeadlineSec=, might not have had. NULL when so, else why not. */
+ * all of DeadlineSec=, might not have had. NULL when so, else why not. A forked pass says so in its
+ * report (pass_recorded); its record is read back only where the pass is exec'd (measurement only):
+ * json-c before 0.18 (Debian 12's 0.16) dies when an allocation fails while it parses a key (review
+ * AS, AS-3), which the passes avoid by parsing no JSON, and so does the daemon (review BC). */
 static const char *pass_record_why_not(const Daemon *d) {
         _cleanup_(run_record_done) RunRecord rec = {};
         bool has = false;
 
+        if (d->pass_report_seen)
+                return "its record was not saved, or does not say \"success\" (see its record)";
+        if (!d->pass_exec)
+                return "it exited without its report";
         if (state_load(d->a->state_dir, &rec, &has, NULL, NULL) < 0 || !has)
                 return "its record cannot be read";
         return daemon_record_why_not(&rec, d->pass_last_pid, d->pass_started_boottime);
@@ -871,7 +879,7 @@ static void pass_decide(Daemon *d, bool ended, int status) {
         /* A forked pass that reported its record saved with "success" need not be read back. */
         if (ended && status == 0)
                 f.record = d->pass_recorded ? NULL : pass_record_why_not(d);
-        d->pass_recorded = false;
+        d->pass_recorded = d->pass_report_seen = false;
         why = daemon_mark_why_not(&f, buf, sizeof buf);
         r = why ? 0 : mark_create();
         if (!why && r >= 0)
@@ -978,7 +986,7 @@ static int on_pass_report(sd_event_source *s, int fd, uint32_t revents, void *us
         pass_report_close(d);
         if (n < 0 || d->pass_decided || daemon_report_parse(buf, (size_t) n, &code, &recorded) < 0)
                 return 0;
-        d->pass_reported = true;
+        d->pass_reported = d->pass_report_seen = true;
         d->pass_recorded = recorded;
         pass_ended_with(d, code);
         return 0;
@@ -987,9 +995,16 @@ static int on_pass_report(sd_event_source *s, int fd, uint32_t revents, void *us
 /* The pass's exit, or a standby's (discarded, or gone before its start): only reaped. */
 static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Daemon *d = userdata;
-        bool decided = d->pass_decided || d->pass_reported;
+        bool decided;
 
         sd_event_source_unref(s);
+        /* The report written before the exit may wait in its pipe still (sd-event dispatched the exit
+         * first): taken before the exit decides (which would not know what it says). */
+        if (si->si_pid == d->pass_pid && d->pass_pid != 0 && !d->pass_decided && !d->pass_reported &&
+            d->report_source)
+                (void) on_pass_report(d->report_source, sd_event_source_get_io_fd(d->report_source), EPOLLIN,
+                                      d);
+        decided = d->pass_decided || d->pass_reported;
         if (si->si_pid != d->pass_pid) {
                 if (si->si_pid == d->standby_pid) {
                         log_debug("The standby pass (PID " PID_FMT ") is gone, the next pass is forked on "
@@ -1182,7 +1197,7 @@ static void pass_start(Daemon *d) {
          * would have been released before our pass ended. */
         kick_flushers(d);
         pass_report_close(d);
-        d->pass_reported = d->pass_recorded = false;
+        d->pass_reported = d->pass_recorded = d->pass_report_seen = false;
         pid = standby_start(d);
         if (pid > 0)
                 memcpy(d->pass_token, d->standby_token, sizeof d->pass_token);
