@@ -27,20 +27,33 @@ fi
 echo "root: $(ls "$d/mnt" 2>&1 || true)"
 
 # Dirty data, written by the owner through a shared mapping, in the page cache of the FUSE mount
-# until a sync writes it back (no msync, no close until the test ends).
+# until a sync writes it back (no msync, no close until the test ends). A FUSE bdi has a strict
+# limit: new, it gets almost no share of the dirty threshold, so the kernel may start writing the
+# data back at once (3 of 5 runs late in the thirty-eighth session, none before). The test's own
+# bdi is let off that limit (sysfs strict_limit, Linux 6.2+). Should the data be written back all
+# the same, the run rightly leaves the mount out as proven clean and the case did not happen: up to
+# three attempts, each with new data.
 as_user mkdir "$d/mnt/dir"
-rel_mapped_writer "$d/mnt/data" $((4 << 20))
-want=$REL_MW_SHA
-
 rel_config "$d/mnt"
-ss plan --json=short >"$REL_TMP/plan.json"
-owner=$(ss_json "[m['run_as'] for m in j['mounts'] if m['mount_point'] == '$d/mnt'][0]" <"$REL_TMP/plan.json")
-echo "plan: run_as $owner"
-[[ $owner == *"'uid': $uid"* && $owner == *"'gid': $gid"* ]] || fail "plan does not name the owner: $owner"
-rc=0
-ss run >"$REL_TMP/run.log" 2>&1 || rc=$?
-ss status --json=short >"$REL_TMP/status.json"
-out=$(rel_outcome "$REL_TMP/status.json" "$d/mnt")
+bdi=$(findmnt -rn -o MAJ:MIN --mountpoint "$d/mnt")
+if [[ -w /sys/class/bdi/$bdi/strict_limit ]]; then
+        echo 0 >"/sys/class/bdi/$bdi/strict_limit" || fail "cannot lift the strict limit of bdi $bdi"
+fi
+for ((attempt = 1; ; attempt++)); do
+        rel_mapped_writer "$d/mnt/data" $((4 << 20))
+        want=$REL_MW_SHA
+        ss plan --json=short >"$REL_TMP/plan.json"
+        owner=$(ss_json "[m['run_as'] for m in j['mounts'] if m['mount_point'] == '$d/mnt'][0]" <"$REL_TMP/plan.json")
+        echo "plan: run_as $owner"
+        [[ $owner == *"'uid': $uid"* && $owner == *"'gid': $gid"* ]] || fail "plan does not name the owner: $owner"
+        rc=0
+        ss run >"$REL_TMP/run.log" 2>&1 || rc=$?
+        ss status --json=short >"$REL_TMP/status.json"
+        out=$(rel_outcome "$REL_TMP/status.json" "$d/mnt")
+        [[ $out == *"proven clean"* && $attempt -lt 3 ]] || break
+        echo "attempt $attempt: written back before the run looked ($out): again"
+        rel_mapped_writer_stop
+done
 echo "run as root: exit $rc, outcome '$out'"
 [[ $rc == 0 ]] || { cat "$REL_TMP/run.log"; fail "run exit status $rc (a FUSE mount without allow_other must not be a sync error)"; }
 [[ $out == synced* ]] || fail "outcome '$out'"
