@@ -279,7 +279,7 @@ static void print_kernel_sync(const SleepCycle *c, const StatusFacts *f) {
  * perhaps an earlier attempt's: step suspend, device usb1", each part only when known. pm_suspend()
  * records the errno of every failed attempt, but a step and a device only where one failed: none for
  * its lock held (-EBUSY), a wakeup event, or a state it cannot enter, whose step and device are an
- * earlier failure's, of a resume too (review rt-bd). */
+ * earlier failure's, of a resume too (review BD, M3). */
 static const char *format_suspend_failure(const SuspendStats *st, char *buf, size_t size) {
         const char *e = st->last_failed_errno < 0 ? errno_to_name(-st->last_failed_errno) : NULL;
         bool step = st->last_failed_step[0], dev = st->last_failed_dev[0];

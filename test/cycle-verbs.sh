@@ -125,7 +125,7 @@ check(usb and usb["timeout"] == 1 and usb["synced"] == 0, "usb stick outcomes: %
 check(("unit", "/proc") not in m, "skipped mounts have no percentiles")
 sys.exit(0 if ok else 1)
 PY
-# Review BB, L2: the resume is paired with the late pass by boot and CLOCK_BOOTTIME (review rt-bd: not
+# Review BB, L2: the resume is paired with the late pass by boot and CLOCK_BOOTTIME (review BD, M4: not
 # tested). The late pass of boot b1 at boottime 7200 s; a last-resume of boot b1 after it by boottime
 # but not by the wall clock set back, of another boot later by the wall clock: neither is its resume
 # (the cycle ends now), and one of its boot after it by both is (the cycle ends at its REALTIME=).

@@ -136,7 +136,7 @@ check cycle-counted-no-clocks "$SUSPEND_SYNC" status --state-dir="$abnormal/coun
 cp -r "$abnormal/slept" "$abnormal/two-suspends"
 counts_fixture "$abnormal/two-suspends" 10 2 12 3 SUSPEND_LAST_FAILED_STEP=freeze SUSPEND_LAST_FAILED_ERRNO=-11
 check cycle-two-suspends "$SUSPEND_SYNC" status --state-dir="$abnormal/two-suspends" --root="$FIXTURES_DIR/cycles/root"
-# Review rt-bd: mem failed, then freeze slept (systemd-sleep tries each of SuspendState= in turn): one
+# Review BD, M2: mem failed, then freeze slept (systemd-sleep tries each of SuspendState= in turn): one
 # sleep and its pass, not a sleep without one
 cp -r "$abnormal/slept" "$abnormal/retry"
 counts_fixture "$abnormal/retry" 10 2 11 3 SUSPEND_LAST_FAILED_STEP=suspend SUSPEND_LAST_FAILED_DEV=usb1 \
@@ -161,7 +161,7 @@ check cycle-clock-back "$SUSPEND_SYNC" status --state-dir="$abnormal/clock-back"
 cp -r "$abnormal/two-suspends" "$abnormal/other-boot"
 boot_fixture "$abnormal/other-boot" $boot ffffffffffffffffffffffffffffffff 10800000000
 check cycle-other-boot "$SUSPEND_SYNC" status --state-dir="$abnormal/other-boot" --root="$FIXTURES_DIR/cycles/root"
-# Review rt-bd: a hibernation is in neither count, nor is a hybrid sleep's suspend: for any action but
+# Review BD, M1: a hibernation is in neither count, nor is a hybrid sleep's suspend: for any action but
 # suspend the counts say nothing (a hibernation whose clocks counted no time is not "Slept: no").
 action_fixture() { # DIR ACTION: both passes and the post hook name it
         local f
