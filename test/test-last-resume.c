@@ -68,7 +68,7 @@ TEST(format) {
         ASSERT_U64_EQ(back.stats.fail, SUSPEND_STATS_UNKNOWN);
         ASSERT_TRUE(back.stats.last_failed_errno == 0 && !back.stats.last_failed_step[0] &&
                     !back.stats.last_failed_dev[0]);
-        /* a device name as suspend_stats_name() keeps it, '?' for what it does not (review rt-bd) */
+        /* a device name as suspend_stats_name() keeps it, '?' for what it does not (review BD, L1) */
         suspend_stats_name("cciss!c0d0 x\n", facts.stats.last_failed_dev, sizeof facts.stats.last_failed_dev);
         ASSERT_STREQ(facts.stats.last_failed_dev, "cciss?c0d0?x");
         facts.stats.last_failed_errno = -5;
