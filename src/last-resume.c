@@ -139,7 +139,7 @@ static uint64_t parse_u64(const char *text, const char *key, uint64_t unknown) {
         return u;
 }
 
-/* A name of at most size - 1 bytes of letters, digits, "_-.:+@" and the '?' that suspend_stats_name()
+/* A name of at most size - 1 bytes of SUSPEND_STATS_NAME_CHARS and the '?' that suspend_stats_name()
  * puts for any other character; else "". */
 static void parse_name(const char *text, const char *key, char *buf, size_t size) {
         const char *v;
@@ -147,9 +147,7 @@ static void parse_name(const char *text, const char *key, char *buf, size_t size
 
         buf[0] = 0;
         v = find_key(text, key, &n);
-        if (!v || n == 0 || n >= size ||
-            strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                      "0123456789_-.:+@?") < n)
+        if (!v || n == 0 || n >= size || strspn(v, SUSPEND_STATS_NAME_CHARS "?") < n)
                 return;
         memcpy(buf, v, n);
         buf[n] = 0;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "shared/fileio.h"
@@ -14,12 +13,8 @@ void suspend_stats_name(const char *text, char *buf, size_t size) {
 
         if (size == 0)
                 return;
-        for (const char *p = text; *p && *p != '\n' && n + 1 < size; p++) {
-                bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                          strchr("_-.:+@", *p);
-
-                buf[n++] = ok ? *p : '?';
-        }
+        for (const char *p = text; *p && *p != '\n' && n + 1 < size; p++)
+                buf[n++] = strchr(SUSPEND_STATS_NAME_CHARS, *p) ? *p : '?';
         buf[n] = 0;
 }
 

@@ -29,8 +29,11 @@ typedef struct SuspendStats {
 #define SUSPEND_STATS_NULL \
         ((SuspendStats) { .success = SUSPEND_STATS_UNKNOWN, .fail = SUSPEND_STATS_UNKNOWN })
 
-/* A name as the kernel prints it (one line), kept to characters that need no escaping anywhere we
- * print it (letters, digits, "_-.:+@"; any other one is '?') and cut to size - 1 bytes. Pure. */
+/* The characters a name keeps: none needs escaping anywhere we print it. */
+#define SUSPEND_STATS_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:+@"
+
+/* A name as the kernel prints it (one line), kept to SUSPEND_STATS_NAME_CHARS (any other character
+ * is '?') and cut to size - 1 bytes. Pure. */
 void suspend_stats_name(const char *text, char *buf, size_t size);
 
 /* Both counts below the sysfs root sysfs_fd (each unknown when it cannot be read: a kernel without
