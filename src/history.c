@@ -47,10 +47,6 @@ usec_t cycle_record_start(const CycleRecord *c) {
         return v.unit || v.late ? sleep_cycle_start(&v) : 0;
 }
 
-static bool boot_id_valid(const char *s) {
-        return strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
-}
-
 /* A deep copy through the record schema (what the history stores is what state stores), with the
  * mounts that fit half of HISTORY_FILE_MAX (run_record_trim(): a pass's record may hold up to
  * STATE_MOUNTS_BYTES_MAX of them, which any user can fill: review AM, AM-2). */
@@ -73,7 +69,7 @@ int cycle_record_from_cycle(const SleepCycle *c, const char *boot_id, usec_t res
 
         if (!c->unit && !c->late)
                 return -EINVAL;
-        if (boot_id && boot_id_valid(boot_id))
+        if (boot_id && id128_string_valid(boot_id))
                 memcpy(x.boot_id, boot_id, 33);
         x.resumed_realtime = resumed_realtime;
         if (c->unit) {
@@ -134,7 +130,7 @@ int cycle_record_from_json_string(const char *text, CycleRecord *ret) {
                 return k;
         if (!json_object_is_type(o, json_type_object) ||
             json_get_string(o, "boot_id", JSON_OPTIONAL, 32, &boot) < 0 ||
-            (boot && *boot && !boot_id_valid(boot)) ||
+            (boot && *boot && !id128_string_valid(boot)) ||
             json_get_u64(o, "resumed_realtime", JSON_OPTIONAL, 0, &x.resumed_realtime) < 0 ||
             pass_from_json(o, "unit", &x.unit, &x.has_unit) < 0 ||
             pass_from_json(o, "late", &x.late, &x.has_late) < 0 || (!x.has_unit && !x.has_late))

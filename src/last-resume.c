@@ -11,6 +11,7 @@
 
 #include "last-resume.h"
 #include "shared/fileio.h"
+#include "shared/hexdecoct.h"
 #include "shared/macro.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
@@ -171,7 +172,7 @@ void last_resume_parse(const char *text, LastResume *ret) {
                            (sleep_action && n_sleep_action > 0),
         };
         parse_name(text, "BOOT_ID", ret->boot_id, sizeof ret->boot_id);
-        if (strlen(ret->boot_id) != 32 || strspn(ret->boot_id, "0123456789abcdef") != 32)
+        if (!id128_string_valid(ret->boot_id))
                 ret->boot_id[0] = 0;
         ret->stats.success = parse_u64(text, "SUSPEND_SUCCESS", SUSPEND_STATS_UNKNOWN);
         ret->stats.fail = parse_u64(text, "SUSPEND_FAIL", SUSPEND_STATS_UNKNOWN);

@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 
 #include "run.h"
+#include "shared/hexdecoct.h"
 #include "shared/string-util.h"
 #include "shared/utf8.h"
 
@@ -322,7 +323,7 @@ static int record_header(const RunInput *in, RunRecord *rec) {
                 rec->suspend_success = in->suspend->success;
                 rec->suspend_fail = in->suspend->fail;
         }
-        if (in->boot_id && strlen(in->boot_id) == 32)
+        if (id128_string_valid(in->boot_id))
                 memcpy(rec->boot_id, in->boot_id, sizeof rec->boot_id);
         if (s->n_incomplete_why > 0) {
                 rec->incomplete_why = calloc(s->n_incomplete_why, sizeof(char *));

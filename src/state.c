@@ -14,6 +14,7 @@
 
 #include "shared/fileio.h"
 #include "shared/format-util.h"
+#include "shared/hexdecoct.h"
 #include "shared/json-util.h"
 #include "shared/lock-util.h"
 #include "shared/macro.h"
@@ -583,7 +584,7 @@ int run_record_from_json(json_object *o, RunRecord *ret) {
         rec.pid = pid;
         rec.suspend_counts_known = rec.suspend_success != UINT64_MAX && rec.suspend_fail != UINT64_MAX;
         /* not this form: not known (the wall clock pairs it with a resume, as before the key) */
-        if (boot_id && strlen(boot_id) == 32 && strspn(boot_id, "0123456789abcdef") == 32)
+        if (id128_string_valid(boot_id))
                 memcpy(rec.boot_id, boot_id, sizeof rec.boot_id);
         /* A missing phases_usec reads as an empty object: every phase 0. */
         if ((r = json_get_u64(phases, "read", JSON_OPTIONAL, 0, &rec.t_read)) < 0 ||
