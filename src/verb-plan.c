@@ -278,6 +278,47 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
         return 0;
 }
 
+/* What the ETA expects past a limit: the pass past DeadlineSec=, a mount past its MountTimeoutSec=
+ * (--deadline= and a rule's MountTimeoutSec= included; an estimate, as "Past ETAs" shows), and what
+ * becomes of a mount not synced by then. */
+static int print_overruns(const Plan *plan, SyncOnSuspendMode knob) {
+        char eta[FORMAT_TIMESPAN_MAX], limit[FORMAT_TIMESPAN_MAX];
+        bool any = false;
+
+        if (plan->eta != USEC_INFINITY && plan->eta > plan->deadline) {
+                printf("Expected past a limit (an estimate):\n  the pass: ETA %s, deadline %s\n",
+                       format_timespan(eta, sizeof eta, plan->eta),
+                       format_timespan(limit, sizeof limit, plan->deadline));
+                any = true;
+        }
+        for (size_t i = 0; i < plan->n_sync; i++) {
+                const PlanEntry *e = &plan->entries[i];
+                _cleanup_free_ char *where = NULL;
+                char ns[32] = "";
+
+                if (e->action != PLAN_SYNC || e->eta == USEC_INFINITY || e->eta <= e->timeout)
+                        continue;
+                where = escape_for_display(e->mount_point);
+                if (!where)
+                        return log_oom();
+                if (!any)
+                        printf("Expected past a limit (an estimate):\n");
+                any = true;
+                if (e->namespace_ino)
+                        (void) snprintf(ns, sizeof ns, " (mnt:[%llu])",
+                                        (unsigned long long) e->namespace_ino);
+                printf("  %s%s: ETA %s, timeout %s\n", where, ns, format_timespan(eta, sizeof eta, e->eta),
+                       format_timespan(limit, sizeof limit, e->timeout));
+        }
+        if (any)
+                printf("What is not synced by its limit is left to the kernel's own suspend sync, %s.\n",
+                       knob == SYNC_ON_SUSPEND_KEEP
+                               ? "which SyncOnSuspend=keep leaves as /sys/power/sync_on_suspend has it"
+                               : "which then stays on (suspend-sync turns it off only after a pass that "
+                                 "synced everything, or over a device proven stuck)");
+        return 0;
+}
+
 /* How close past ETAs came (the run records under the state directory). */
 static void print_eta_accuracy(const Args *a) {
         RunRecord *h = NULL;
@@ -311,6 +352,8 @@ int verb_plan(const Args *a) {
                 return print_json(o, a->json);
         }
         r = plan_print_table(a, c.sample, c.plan);
+        if (r >= 0 && a->legend)
+                r = print_overruns(c.plan, c.policy->sync_on_suspend);
         if (r >= 0 && a->legend)
                 print_eta_accuracy(a);
         return r;

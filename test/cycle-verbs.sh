@@ -100,6 +100,39 @@ PY
 grep -qx 'Past ETAs: the runs took 1.04x their ETA (median of 5; 0.75x to 7.88x).' "$tmp/plan.txt" ||
         bad "plan: past ETA accuracy line: $(grep 'Past ETA' "$tmp/plan.txt")"
 
+# what the ETA expects past a limit: / (ETA 1.366 s, learned) against a deadline of 1 s and, with
+# [Sync] MountTimeoutSec=1s, against its timeout; /home (0.3 s) against neither (the whole pass's ETA
+# is unknown here: the remote mounts have none, so only --deadline= shows nothing of the pass); and
+# what becomes of it, by SyncOnSuspend=; the defaults (10 s) expect nothing past them (control)
+cp -a "$FIXTURES_DIR/roots/laptop" "$tmp/limits-root"
+mkdir -p "$tmp/limits-root/etc"
+plan_limits() {
+        printf '%b' "$1" >"$tmp/limits-root/etc/suspend-sync.conf"
+        "$SUSPEND_SYNC" plan --root="$tmp/limits-root" --sysfs="$FIXTURES_DIR/sysfs/laptop" \
+                --debugfs="$tmp/limits-root/debugfs" --state-dir="$tmp/state" "${@:2}" 2>/dev/null |
+                sed -n '/^Expected past a limit/,/^What is not synced/p'
+}
+[[ -z $(plan_limits '' --deadline=1s) ]] || bad "plan: a limit expected to be passed: $(plan_limits '' --deadline=1s)"
+want="Expected past a limit (an estimate):
+  /: ETA 1.366s, timeout 1s
+What is not synced by its limit is left to the kernel's own suspend sync, which then stays on (suspend-sync turns it off only after a pass that synced everything, or over a device proven stuck)."
+got=$(plan_limits '[Sync]\nMountTimeoutSec=1s\n')
+[[ $got == "$want" ]] || bad "plan: past a mount's timeout: $got"
+got=$(plan_limits '[Sync]\nMountTimeoutSec=1s\n[Kernel]\nSyncOnSuspend=keep\n')
+[[ $got == *"which SyncOnSuspend=keep leaves as /sys/power/sync_on_suspend has it." ]] ||
+        bad "plan: past a mount's timeout, SyncOnSuspend=keep: $got"
+# the whole pass: the late scope, with a late time learned for / and the overlay (1.444 s in all)
+mkdir -p "$tmp/limits-state"
+hex() { printf %s "$1" | od -An -tx1 | tr -d ' \n'; }
+printf 'suspend-sync eta-learned 1\nlate 0 1290000 1290000 %s\nlate 0 1000 1000 %s\n' "$(hex /)" \
+        "$(hex /var/lib/containers/storage/overlay/merged)" >"$tmp/limits-state/eta-learned"
+got=$(plan_limits '' --late --state-dir="$tmp/limits-state" --deadline=1s)
+[[ $got == "Expected past a limit (an estimate):
+  the pass: ETA 1.444s, deadline 1s
+What is not synced"* ]] || bad "plan: past the deadline: $got"
+[[ -z $(plan_limits '' --late --state-dir="$tmp/limits-state" --deadline=2s) ]] ||
+        bad "plan: past a deadline of 2 s: $(plan_limits '' --late --state-dir="$tmp/limits-state" --deadline=2s)"
+
 # a reboot: /run is empty (only the older cycle's records are left here), another boot id
 mkdir -p "$tmp/run2/history"
 cp "$fx"/state/history/00001767225600000000-11.json "$fx"/state/history/00001767225600600000-12.json "$tmp/run2/history/"
