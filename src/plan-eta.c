@@ -41,13 +41,13 @@ static int plan_eta_from_entries(Plan *plan) {
 
                 if (e->action != PLAN_SYNC)
                         continue;
-                if (e->eta == USEC_INFINITY) {
+                if (e->eta_work == USEC_INFINITY) {
                         plan->eta = USEC_INFINITY;
                         return 0;
                 }
                 if (n_groups == 0 || !streq_ptr(plan->entries[i - 1].group, e->group))
                         n_groups++;
-                work[n_groups - 1] = usec_add(work[n_groups - 1], e->eta);
+                work[n_groups - 1] = usec_add(work[n_groups - 1], e->eta_work);
         }
         typesafe_qsort(work, n_groups, cmp_usec_desc);
         plan->eta = plan_lpt_eta(work, n_groups, plan->max_parallel);
@@ -67,6 +67,8 @@ size_t plan_learn(Plan *plan, const PlanLearned *l, size_t n) {
                             !streq_ptr(l[k].mount_point, e->mount_point))
                                 continue;
                         e->eta = e->eta == USEC_INFINITY ? l[k].p50 : usec_add(e->eta, l[k].min);
+                        e->eta_work = e->eta_work == USEC_INFINITY ? l[k].p50
+                                                                   : usec_add(e->eta_work, l[k].min);
                         learned++;
                         break;
                 }

@@ -133,6 +133,7 @@ typedef struct SbDecision {
         bool skip_rule;     /* see PlanEntry */
         bool fuse_evidence; /* see PlanEntry */
         bool proven_clean;  /* see PlanEntry */
+        bool eta_elsewhere; /* plan_group() counted its work as nothing: see PlanEntry.eta_work */
         char *reason;
         usec_t timeout;
         const char *rule;
@@ -767,7 +768,9 @@ static void plan_group(PlanBuild *b) {
                         b->groups[b->n_groups++] = (GroupWork) { .group = d->group, .first = k };
                 /* Partitions of one disk share its bdi: count its dirty data once per group. An
                  * overlay costs a stat() when its upper layer was synced. */
-                if (d->covered_if_path || bdi_seen_before(sample, b->sync_sbs, b->n_sync_sbs - 1, s))
+                d->eta_elsewhere = d->covered_if_path ||
+                                   bdi_seen_before(sample, b->sync_sbs, b->n_sync_sbs - 1, s);
+                if (d->eta_elsewhere)
                         continue;
                 if (eta != USEC_INFINITY)
                         b->groups[g].work += eta;
@@ -863,6 +866,7 @@ static int plan_add_sync_entry(PlanBuild *b, size_t k) {
         e->timeout = d->timeout;
         e->primary = true;
         e->eta = sb_eta(s, e->dirty_bytes);
+        e->eta_work = d->eta_elsewhere ? 0 : e->eta;
         /* The worker checks the node against the superblock's device: a btrfs (0:N, no node of its
          * own) mounted nobarrier ends in ENODEV, never in a flush of one member of several. */
         e->flush = fs_type_flush(s->fstype, s->journal, m->fs_options);

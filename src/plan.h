@@ -42,6 +42,10 @@ typedef struct PlanEntry {
         usec_t timeout;           /* per-mount timeout (sync only) */
         uint64_t dirty_bytes;     /* UINT64_MAX unknown */
         usec_t eta;               /* estimated sync time, USEC_INFINITY unknown */
+        usec_t eta_work;          /* what the plan's ETA counts of it in its group: eta, or 0 where
+                                   * that is counted once already (a partition whose disk's dirty
+                                   * data an entry before it counted) or costs a stat() (an overlay
+                                   * whose upper layer is synced first); plan_learn() adds to both */
         const char *rule;         /* matching rule name or NULL */
         int mount_id;             /* the mount this entry stands for */
         uint64_t mount_id_unique; /* and its id that is never reused, 0: not known (MountEntry) */

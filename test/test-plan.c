@@ -944,16 +944,23 @@ TEST(chroot_view_syncs_root) {
 }
 
 /* What past sleeps taught: a known ETA gets the shortest past sync on top, an unknown one the
- * median; the plan's ETA is the longest group first over max_parallel again. */
+ * median; the plan's ETA is the longest group first over max_parallel again, each entry counted as
+ * plan_build() counted it (eta_work): a partition whose disk's dirty data an entry before it counted,
+ * and an overlay whose upper layer is synced first, add only what they learned. */
 TEST(learn) {
         PlanEntry e[] = {
-                { .mount_point = "/", .group = "8:0", .action = PLAN_SYNC, .eta = 100 },
-                { .mount_point = "/boot", .group = "8:0", .action = PLAN_SYNC, .eta = 50 },
-                { .mount_point = "/mnt/nfs", .group = "nfs", .action = PLAN_SYNC, .eta = USEC_INFINITY },
+                { .mount_point = "/", .group = "8:0", .action = PLAN_SYNC, .eta = 100, .eta_work = 100 },
+                { .mount_point = "/boot", .group = "8:0", .action = PLAN_SYNC, .eta = 50, .eta_work = 50 },
+                { .mount_point = "/mnt/nfs",
+                  .group = "nfs",
+                  .action = PLAN_SYNC,
+                  .eta = USEC_INFINITY,
+                  .eta_work = USEC_INFINITY },
                 { .mount_point = "/mnt/ns",
                   .group = "9:0",
                   .action = PLAN_SYNC,
                   .eta = 10,
+                  .eta_work = 10,
                   .namespace_ino = 7 },
                 { .mount_point = "/proc", .action = PLAN_SKIP, .eta = USEC_INFINITY },
         };
@@ -979,9 +986,38 @@ TEST(learn) {
         ASSERT_EQ(plan_learn(&p, l, 1), 1U);
         ASSERT_U64_EQ(p.eta, 1150); /* the longest group, 8:0 */
         /* a sync entry still unknown leaves the ETA unknown */
-        e[3].eta = USEC_INFINITY;
+        e[3].eta = e[3].eta_work = USEC_INFINITY;
         ASSERT_EQ(plan_learn(&p, l, 1), 1U);
         ASSERT_U64_EQ(p.eta, USEC_INFINITY);
+}
+
+/* The ETA after learning counts what plan_build() counted: on the laptop fixture / and /boot/efi are
+ * partitions of one disk (bdi 259:0), whose dirty data each one's own ETA shows but the plan's counts
+ * once, and the overlay over / costs a stat() (its own ETA is unknown); learned times for each add to
+ * that, and none of them makes the ETA unknown (before: the disk's data twice, or "unknown"). */
+TEST(learn_counts_as_planned) {
+        _cleanup_(sample_freep) Sample *s = load_sample(FIXTURES_DIR "/roots/laptop", laptop_devs);
+        _cleanup_(policy_freep) Policy *pol = parse_policy(NULL);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        PlanLearned l[] = {
+                { .mount_point = "/", .min = 1000000, .p50 = 2000000 },
+                { .mount_point = "/boot/efi", .min = 3000, .p50 = 4000 },
+                { .mount_point = "/var/lib/containers/storage/overlay/merged", .min = 500, .p50 = 700 },
+        };
+        usec_t planned, disk;
+
+        ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &p));
+        disk = find(p, "/")->eta;
+        ASSERT_TRUE(disk > 0 && disk != USEC_INFINITY);
+        ASSERT_U64_EQ(find(p, "/boot/efi")->eta, disk);
+        ASSERT_U64_EQ(find(p, "/var/lib/containers/storage/overlay/merged")->eta, USEC_INFINITY);
+        planned = p->eta;
+        ASSERT_U64_EQ(planned, disk);
+        ASSERT_EQ(plan_learn(p, l, ELEMENTSOF(l)), 3U);
+        ASSERT_U64_EQ(p->eta, planned + 1000000 + 3000 + 500);
+        ASSERT_U64_EQ(find(p, "/")->eta, disk + 1000000);
+        ASSERT_U64_EQ(find(p, "/boot/efi")->eta, disk + 3000);
+        ASSERT_U64_EQ(find(p, "/var/lib/containers/storage/overlay/merged")->eta, 700);
 }
 
 /* An ext4 without a journal sends its FLUSH before its last metadata writes: the worker fsyncs its
@@ -1817,6 +1853,7 @@ TEST(open_key_bound) {
 
 int main(void) {
         RUN(learn);
+        RUN(learn_counts_as_planned);
         RUN(chroot_view_syncs_root);
         RUN(laptop_golden);
         RUN(ext4_journal_device_flush);
