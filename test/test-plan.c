@@ -612,6 +612,14 @@ static Superblock *sb_of(Sample *s, const char *mount_point) {
         return NULL;
 }
 
+static MountEntry *mount_entry_of(Sample *s, const char *mount_point) {
+        for (size_t i = 0; i < s->table->n_entries; i++)
+                if (streq(s->table->entries[i].mount_point, mount_point))
+                        return &s->table->entries[i];
+        ASSERT_TRUE(false);
+        return NULL;
+}
+
 /* Idle writeback lists, as debugfs shows them for a bdi with nothing dirty. */
 static void sb_lists_empty(Superblock *sb) {
         sb->has_bdi_stats = true;
@@ -644,6 +652,12 @@ TEST(main_pass_fuse_proven_clean) {
                 sb_lists_empty(&s->sbs[k]);
         sb_of(s, "/run/user/1000/gvfs")->bdi.value[BDI_STAT_B_DIRTY] = 1; /* an inode with dirty pages */
         ASSERT_TRUE(plan_fuse_proof_wanted(s));
+        /* Every superblock read-only: nothing to prove, so no count is read (a child's cost). */
+        for (size_t k = 0; k < s->n_sbs; k++)
+                s->sbs[k].all_read_only = true;
+        ASSERT_TRUE(!plan_fuse_proof_wanted(s));
+        for (size_t k = 0; k < s->n_sbs; k++)
+                s->sbs[k].all_read_only = false;
 
         /* The count not read, not read in time, or some page under writeback: all synced, as before. */
         for (size_t i = 0; i < ELEMENTSOF(idle); i++) {
@@ -695,6 +709,24 @@ TEST(main_pass_fuse_proven_clean) {
                 ASSERT_TRUE(find(p, "/srv/shared")->skip_rule); /* Action=skip: uncovered */
                 ASSERT_TRUE(!find(p, "/srv/shared")->proven_clean);
                 ASSERT_EQ(find(p, "/mnt/plain")->action, PLAN_SKIP);
+        }
+
+        /* Review BE: a fuseblk mounted by a user (ntfs-3g installed setuid root, a "user" line in
+         * fstab) has user_id= not 0 too, but its sync sends FUSE_SYNCFS and flushes its block
+         * device, which no bdi list of its counts: synced, and never judged by FUSE evidence. */
+        {
+                _cleanup_(plan_freep) Plan *p = NULL, *late = NULL;
+                MountEntry *me = mount_entry_of(s, "/media/stick");
+                char *opts = me->fs_options;
+
+                me->fs_options = (char *) "rw,user_id=1000,group_id=1000,blksize=4096";
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_ALL, &p));
+                ASSERT_OK(plan_build(s, pol, PLAN_SCOPE_LOCAL_BLOCK, &late));
+                ASSERT_EQ(find(p, "/media/stick")->action, PLAN_SYNC);
+                ASSERT_TRUE(!find(p, "/media/stick")->proven_clean);
+                ASSERT_TRUE(!find(late, "/media/stick")->fuse_evidence);
+                ASSERT_EQ(find(p, "/mnt/plain")->action, PLAN_SKIP); /* control */
+                me->fs_options = opts;
         }
 
         /* A kernel the rule was not checked on (review AZ, AZ-3): all synced, as before. */
@@ -760,6 +792,24 @@ TEST(main_pass_fuse_proven_clean_overlay_upper) {
         ASSERT_TRUE(handover_unit_saw(&h, makedev(0, 62), NULL, 0, boot + 1));
         ASSERT_TRUE(handover_unit_saw(&h, ov->dev, NULL, 0, boot + 1));
         handover_done(&h);
+
+        /* Review BE: an upper skipped for another reason (here a rule) is not proven clean, nor is the
+         * overlay: the unit's record does not list it, and the late pass keeps it uncovered. */
+        {
+                _cleanup_(policy_freep) Policy *off = parse_policy("[Rule off]\nPath=/home/alice/remote\n"
+                                                                   "Action=skip\n");
+                _cleanup_(plan_freep) Plan *q = NULL;
+                Handover h2 = {};
+
+                ASSERT_OK(plan_build(s, off, PLAN_SCOPE_ALL, &q));
+                ov = find(q, "/mnt/merged");
+                ASSERT_EQ(ov->action, PLAN_SKIP);
+                ASSERT_TRUE(ov->uncovered && !ov->proven_clean);
+                run_handover_proven_clean(&h2, q, boot);
+                ASSERT_TRUE(!handover_unit_saw(&h2, ov->dev, NULL, 0, boot + 1));
+                ASSERT_TRUE(!handover_unit_saw(&h2, makedev(0, 62), NULL, 0, boot + 1));
+                handover_done(&h2);
+        }
 }
 
 TEST(late_scope_overlay) {
