@@ -8,6 +8,7 @@
  */
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/file.h>
@@ -21,6 +22,7 @@
 #include "shared/fd-util.h"
 #include "shared/fileio.h"
 #include "shared/macro.h"
+#include "shared/string-util.h"
 #include "tests.h"
 
 static char tmpdir[] = "/tmp/test-kernel-knob.XXXXXX";
@@ -607,6 +609,27 @@ int __wrap_flock(int fd, int op) {
         return __real_flock(fd, op);
 }
 
+/* Opens of the knob (a path ending in KNOB_SYSFS_PATH) fail with this errno, or 0. */
+static int knob_open_fails;
+
+int __wrap_openat64(int dir_fd, const char *path, int flags, ...);
+int __real_openat64(int dir_fd, const char *path, int flags, ...);
+int __wrap_openat64(int dir_fd, const char *path, int flags, ...) {
+        mode_t mode = 0;
+        va_list ap;
+
+        if (knob_open_fails != 0 && endswith(path, KNOB_SYSFS_PATH)) {
+                errno = knob_open_fails;
+                return -1;
+        }
+        if (flags & (O_CREAT | O_TMPFILE)) {
+                va_start(ap, flags);
+                mode = va_arg(ap, mode_t);
+                va_end(ap);
+        }
+        return __real_openat64(dir_fd, path, flags, mode);
+}
+
 TEST(restore_fails_closed) {
         int v = -1;
 
@@ -687,6 +710,85 @@ TEST(restore_out_of_fds) {
         ASSERT_EQ(restore_out_of_fds(true), 1);
         /* control: without the knob held open, it stays 0 */
         ASSERT_EQ(restore_out_of_fds(false), 0);
+        setup("1\n");
+}
+
+/* Review BE: knob_fail_safe() turns a 0 into 1 (what every restore that cannot be done relies on,
+ * restore_out_of_fds above meets the knob already put back by knob_restore()), leaves a 1 alone and
+ * an absent knob absent. */
+TEST(fail_safe) {
+        setup("0\n");
+        ASSERT_OK(knob_fail_safe(sysfs_fd));
+        ASSERT_EQ(knob_now(), 1);
+        ASSERT_TRUE(!exists(state_fd, KNOB_RECORD_FILE)); /* it writes no record */
+        setup("1\n");
+        ASSERT_OK(knob_fail_safe(sysfs_fd));
+        ASSERT_EQ(knob_now(), 1);
+        setup(NULL);
+        ASSERT_OK(knob_fail_safe(sysfs_fd));
+        ASSERT_TRUE(!exists(sysfs_fd, KNOB_SYSFS_PATH));
+        setup("1\n");
+}
+
+/* The knob's text replaced in place (put() renames a new file over it: the fd held open would be
+ * another file's). */
+static void put_in_place(const char *text) {
+        _cleanup_close_ int fd = openat(sysfs_fd, KNOB_SYSFS_PATH, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(write(fd, text, strlen(text)) == (ssize_t) strlen(text));
+}
+
+/* Review BE: the knob held open (knob_keep_open()) stands in for an open that fails for want of a
+ * file (EMFILE, ENFILE: the system's table full, ENOMEM), never for one refused (EACCES), and only
+ * while its number is still the knob's: a process that closed its fds and got that number for
+ * another file writes nothing there. In a child: the held fd is process state. */
+TEST(reserve_only_for_the_knob) {
+        pid_t pid;
+        int status;
+
+        setup("0\n");
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                static const int spare[] = { ENFILE, ENOMEM, EMFILE };
+                _cleanup_close_ int other = -EBADF;
+                _cleanup_free_ char *text = NULL;
+                int fd, v = -1;
+
+                fd = dup(0); /* the number knob_keep_open() gets: the lowest free */
+                ASSERT_TRUE(fd >= 0);
+                safe_close(fd);
+                ASSERT_OK(knob_keep_open(tmpdir_sys));
+                for (size_t i = 0; i < ELEMENTSOF(spare); i++) {
+                        put_in_place("0\n");
+                        knob_open_fails = spare[i];
+                        ASSERT_OK(knob_write(sysfs_fd, 1));
+                        ASSERT_OK(knob_read(sysfs_fd, &v));
+                        knob_open_fails = 0;
+                        ASSERT_EQ(v, 1);
+                        ASSERT_EQ(knob_now(), 1);
+                }
+                /* refused: not ours to write by another way */
+                put_in_place("0\n");
+                knob_open_fails = EACCES;
+                ASSERT_ERR(knob_write(sysfs_fd, 1), EACCES);
+                knob_open_fails = 0;
+                ASSERT_EQ(knob_now(), 0);
+                /* the number handed to another file (a child that closed its fds, no knob_keep_forget()) */
+                put(state_fd, "other", "0\n");
+                other = openat(state_fd, "other", O_RDWR | O_CLOEXEC);
+                ASSERT_TRUE(other >= 0);
+                ASSERT_TRUE(dup2(other, fd) == fd);
+                ASSERT_ERR(knob_write(-EBADF, 1), EBADF);
+                ASSERT_ERR(knob_read(-EBADF, &v), EBADF);
+                ASSERT_TRUE(text = get(state_fd, "other"));
+                ASSERT_STREQ(text, "0\n");
+                (void) unlinkat(state_fd, "other", 0);
+                _exit(EXIT_SUCCESS);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         setup("1\n");
 }
 
@@ -783,6 +885,8 @@ int main(void) {
         RUN(lock_held_elsewhere);
         RUN(restore_fails_closed);
         RUN(restore_out_of_fds);
+        RUN(fail_safe);
+        RUN(reserve_only_for_the_knob);
         RUN(race_with_restore);
         RUN(real_sysfs_readonly);
 
