@@ -466,7 +466,7 @@ static int report_and_plan(const Args *a, PlanScope scope, ContextFlags flags, C
 
                 r = evidence_load_global(c->root_fd,
                                          t < until ? MIN(EVIDENCE_GLOBAL_MAX, (until - t) / 2) : 0, &m);
-                c->sample->writeback_idle = r < 0 ? r : m.has_writeback && !evidence_writeback_pending(&m);
+                c->sample->writeback_idle = evidence_writeback_idle(r, &m);
                 if (r < 0)
                         log_debug_errno(r, "Could not read the system's writeback count for FUSE mounts: %m");
         }

@@ -55,6 +55,10 @@ bool evidence_writeback_pending(const Meminfo *global) {
                (global->has_writeback_tmp && global->writeback_tmp_bytes != 0);
 }
 
+int evidence_writeback_idle(int r, const Meminfo *global) {
+        return r < 0 ? r : global->has_writeback && !evidence_writeback_pending(global);
+}
+
 bool evidence_writeback_may_be_done(const Meminfo *unrefreshed, uint64_t drift_bytes) {
         return !unrefreshed->has_writeback ||
                (unrefreshed->writeback_bytes <= drift_bytes &&

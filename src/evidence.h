@@ -50,6 +50,11 @@ bool evidence_writeback_pending(const Meminfo *global);
  * never evidence. */
 bool evidence_writeback_may_be_done(const Meminfo *unrefreshed, uint64_t drift_bytes);
 
+/* Pure: Sample.writeback_idle from evidence_load_global()'s result r and what it read: 1 when the
+ * refreshed count shows Writeback and no page under writeback (WritebackTmp too), 0 when it does not
+ * (a proc/meminfo without the line proves nothing), r when r < 0. */
+int evidence_writeback_idle(int r, const Meminfo *global);
+
 /* Pure. bdi_r/global_r: the results of loading them (negative errno: not available). Returns
  * true when the facts prove the superblock clean; false with a reason (static string) otherwise. */
 bool evidence_fuse_clean(const BdiStats *bdi, int bdi_r, const Meminfo *global, int global_r,

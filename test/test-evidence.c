@@ -79,6 +79,24 @@ TEST(verdicts) {
         ASSERT_TRUE(!evidence_fuse_clean(&b, 0, &idle, 0, &why));
 }
 
+/* Review BE: the main pass's proven-clean FUSE skip (plan.c) takes Sample.writeback_idle == 1 as
+ * "no page under writeback"; a read that failed, or that does not show Writeback, is no such proof. */
+TEST(writeback_idle) {
+        Meminfo idle = global("Dirty: 100 kB\nWriteback: 0 kB\nWritebackTmp: 0 kB\n");
+        Meminfo busy = global("Dirty: 100 kB\nWriteback: 4 kB\nWritebackTmp: 0 kB\n");
+        Meminfo tmp = global("Dirty: 100 kB\nWriteback: 0 kB\nWritebackTmp: 8 kB\n");
+        Meminfo no_tmp = global("Dirty: 100 kB\nWriteback: 0 kB\n");
+        Meminfo no_wb = global("Dirty: 100 kB\n");
+
+        ASSERT_EQ(evidence_writeback_idle(0, &idle), 1);
+        ASSERT_EQ(evidence_writeback_idle(0, &no_tmp), 1);
+        ASSERT_EQ(evidence_writeback_idle(0, &busy), 0);
+        ASSERT_EQ(evidence_writeback_idle(0, &tmp), 0);
+        ASSERT_EQ(evidence_writeback_idle(0, &no_wb), 0);
+        ASSERT_EQ(evidence_writeback_idle(-ETIMEDOUT, &idle), -ETIMEDOUT);
+        ASSERT_EQ(evidence_writeback_idle(-EIO, &idle), -EIO);
+}
+
 /* Review AZ, AZ-3: the FUSE rule holds up to the kernel it was checked on; newer, or not parsed: not. */
 TEST(fuse_kernel_checked) {
         ASSERT_TRUE(evidence_fuse_kernel_checked("6.18.44-fc-v1272\n"));
@@ -471,6 +489,7 @@ int main(void) {
         RUN(verdicts);
         RUN(writeback_may_be_done);
         RUN(fuse_kernel_checked);
+        RUN(writeback_idle);
         RUN(load_global_fixture);
         RUN(load_global_bounded);
         RUN(load_global_prepared);
