@@ -1011,6 +1011,70 @@ TEST(fuse_prelook_refresh_fails_keeps_unproven) {
         fuse_control_and_done();
 }
 
+/* Review BE (review AZ, AZ-1's glue): a unit's pass that skips a user's plain FUSE mount proven clean
+ * lists it in its handover as synced (run_handover_proven_clean()), so that a late pass that cannot
+ * prove it clean itself may lean on that record as on a mount the unit's pass synced. test-plan
+ * calls the function; this checks that the pass does. A FUSE mount of user 1000 without a server,
+ * its bdi's lists empty, the fixture's Writeback 0: skipped "proven clean", and in the handover; the
+ * control: the same mount with pages under writeback is synced (a worker meets ENOTCONN) and not
+ * listed. */
+TEST(unit_pass_lists_proven_clean_fuse) {
+        _cleanup_close_ int state_fd = -EBADF;
+        char mnt[160], opts[128], devnum[32];
+        unsigned maj, min;
+
+        if (!fuse_fixture_ready())
+                return;
+        snprintf(mnt, sizeof mnt, "%s/fuse-clean", work);
+        ASSERT_OK(mkdir(mnt, 0755));
+        for (long writeback_kb = 0; writeback_kb <= 4; writeback_kb += 4) {
+                _cleanup_(run_record_done) RunRecord last = {};
+                _cleanup_(handover_done) Handover h = {};
+                _cleanup_close_ int fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+                Args a = args();
+                const char *reason = NULL;
+                bool has = false, listed = false;
+                int code = -1;
+
+                ASSERT_TRUE(fuse_fd >= 0);
+                snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=1000,group_id=1000", fuse_fd);
+                ASSERT_OK(mount("ss-vr-fuse", mnt, "fuse.ssvr", MS_NOSUID | MS_NODEV, opts));
+                fuse_fd = safe_close(fuse_fd); /* aborted: anything that asks gets ENOTCONN at once */
+                ASSERT_TRUE(mount_devnum(mnt, devnum, sizeof devnum));
+                ASSERT_EQ(sscanf(devnum, "%u:%u", &maj, &min), 2);
+                meminfo_set(writeback_kb);
+                a.trigger = "unit";
+                a.sysfs = sysfs;
+                a.config = config_nocheap;
+                ASSERT_OK(verb_run(&a, NULL, &code, NULL));
+
+                ASSERT_OK(state_load(state_dir, &last, &has, NULL, NULL));
+                ASSERT_TRUE(has);
+                for (size_t i = 0; i < last.n_mounts; i++)
+                        if (streq(last.mounts[i].mount_point, mnt))
+                                reason = last.mounts[i].reason;
+                ASSERT_TRUE(reason != NULL);
+                fprintf(stderr, "  writeback %ld kB: %s: %s\n", writeback_kb, mnt, reason);
+                state_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ASSERT_TRUE(state_fd >= 0);
+                ASSERT_OK(handover_load(state_fd, &h));
+                state_fd = safe_close(state_fd);
+                for (size_t i = 0; i < h.n_synced; i++) /* its mount's id aside (handover_unit_saw()) */
+                        listed = listed || h.synced[i] == makedev(maj, min);
+                if (writeback_kb == 0) {
+                        ASSERT_TRUE(startswith(reason, "FUSE, proven clean"));
+                        ASSERT_TRUE(listed);
+                } else {
+                        ASSERT_TRUE(!startswith(reason, "FUSE, proven clean"));
+                        ASSERT_TRUE(!listed);
+                }
+                ASSERT_OK(umount2(mnt, MNT_DETACH));
+        }
+        ASSERT_OK(rmdir(mnt));
+        proc_fixture_umount();
+        knob_reset();
+}
+
 /* Review I, I4 (and L1): restore-knob with the daemon's token (--token=) ends that pass's cycle only.
  * The "unit" line of another pass (whose mark a restore without a token removed) and what that pass
  * left unsynced stay; with that pass's own token, or none, the list goes. */
@@ -1106,6 +1170,7 @@ int main(void) {
         RUN(fuse_prelook_writeback_keeps_unproven);
         RUN(fuse_after_look_reads_after_workers);
         RUN(fuse_prelook_refresh_fails_keeps_unproven);
+        RUN(unit_pass_lists_proven_clean_fuse);
         RUN(restore_knob_keeps_another_pass_record);
 
         /* Detached, not unmounted: on a loaded machine a process a pass forked (a child it abandoned
