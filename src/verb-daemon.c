@@ -1225,6 +1225,7 @@ static void pass_start(Daemon *d) {
         }
         d->pass_pid = d->pass_last_pid = pid;
         ask(d);
+        log_debug("The pass of this sleep runs in PID " PID_FMT ".", pid);
         r = sd_event_add_time(d->event, &d->pass_timer, CLOCK_MONOTONIC, d->pass_started + f.bound, 1,
                               on_pass_bound, d);
         if (r < 0) {
@@ -1263,6 +1264,8 @@ static void post_step(Daemon *d, const char *verb) {
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         pid = spawn(d, argv, NULL, on_post_exit);
         d->post_pid = pid > 0 ? pid : 0;
+        if (pid > 0)
+                log_debug("'%s' runs in PID " PID_FMT ".", verb, pid);
         if (pid > 0 && sd_event_add_time_relative(d->event, &d->post_timer, CLOCK_MONOTONIC,
                                                   DAEMON_POST_TIMEOUT, 0, on_post_timeout, d) < 0)
                 log_debug("No bound on '%s'.", verb);

@@ -20,6 +20,17 @@
  * and by itself: "ready" (the name owned), "inhibit K" (the K-th call came), "granted K" (answered),
  * "released K" (the K-th lock's last copy closed).
  * It exits at the end of stdin.
+ *
+ * With --systemd1 it also owns org.freedesktop.systemd1 and stands for PID 1 as far as the daemon
+ * asks it (manager.c, ManagerUnitFacts: org.freedesktop.DBus.Properties.Get on the unit's object):
+ * the object of suspend-sync.service only, at its path escaped as systemd escapes it (written out
+ * here, not computed with sd_bus_path_encode(), so that a daemon asking at another path gets
+ * UnknownObject), with org.freedesktop.systemd1.Unit's RequiredBy, RequisiteOf and BoundBy (empty:
+ * no unit requires it) and ActiveState ("inactive"). Without a requirer and inactive, the daemon
+ * marks its pass (daemon_mark_why_not()). Two more commands change the answers:
+ *   require UNIT   RequiredBy lists UNIT from now on ("require" alone: empty again) -> "required UNIT"
+ *   state S        ActiveState is S from now on                                  -> "state S"
+ * and each Get answered is told: "asked PROPERTY".
  */
 
 #include <errno.h>
@@ -36,6 +47,7 @@
 #include <systemd/sd-event.h>
 
 #include "shared/macro.h"
+#include "shared/string-util.h"
 
 #define INHIBIT_MAX 8192 /* daemon-alloc.sh: a daemon a lifecycle, ~4000 calls */
 
@@ -52,7 +64,12 @@ typedef struct Fake {
         sd_event_source *lock_source[INHIBIT_MAX]; /* each lock's read end, until it hangs up */
         char line[256];
         size_t n_line;
+        char required_by[64];  /* --systemd1: suspend-sync.service's RequiredBy ("": none) */
+        char active_state[32]; /* ... its ActiveState */
 } Fake;
+
+/* suspend-sync.service's object, as systemd names it: '-' and '.' escaped as _2d and _2e. */
+#define UNIT_PATH "/org/freedesktop/systemd1/unit/suspend_2dsync_2eservice"
 
 static void say(const char *fmt, ...) _printf_(1, 2);
 static void say(const char *fmt, ...) {
@@ -157,6 +174,38 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/* RequiredBy, RequisiteOf, BoundBy: "as"; only RequiredBy lists a unit (require UNIT). */
+static int property_requirers(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Fake *f = userdata;
+        char *none[] = { NULL }, *one[] = { f->required_by, NULL };
+        int r;
+
+        r = sd_bus_message_append_strv(reply,
+                                       streq(property, "RequiredBy") && f->required_by[0] ? one : none);
+        if (r >= 0)
+                say("asked %s", property);
+        return r;
+}
+
+static int property_active_state(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Fake *f = userdata;
+        int r;
+
+        r = sd_bus_message_append(reply, "s", f->active_state);
+        if (r >= 0)
+                say("asked %s", property);
+        return r;
+}
+
+static const sd_bus_vtable unit_vtable[] = { SD_BUS_VTABLE_START(0),
+                                             SD_BUS_PROPERTY("RequiredBy", "as", property_requirers, 0, 0),
+                                             SD_BUS_PROPERTY("RequisiteOf", "as", property_requirers, 0, 0),
+                                             SD_BUS_PROPERTY("BoundBy", "as", property_requirers, 0, 0),
+                                             SD_BUS_PROPERTY("ActiveState", "s", property_active_state, 0, 0),
+                                             SD_BUS_VTABLE_END };
+
 static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         say(sd_bus_message_is_method_error(m, NULL) ? "ping-failed" : "pong");
         return 0;
@@ -193,6 +242,12 @@ static void command(Fake *f, const char *c) {
                 if (r < 0)
                         say("ping-failed");
                 r = 0;
+        } else if (streq(c, "require") || startswith(c, "require ")) {
+                (void) snprintf(f->required_by, sizeof f->required_by, "%s", c[7] ? c + 8 : "");
+                say("required %s", f->required_by);
+        } else if (startswith(c, "state ")) {
+                (void) snprintf(f->active_state, sizeof f->active_state, "%s", c + 6);
+                say("state %s", f->active_state);
         } else
                 say("unknown command '%s'", c);
         if (r < 0) {
@@ -222,8 +277,9 @@ static int on_stdin(sd_event_source *s, int fd, uint32_t revents, void *userdata
         return 0;
 }
 
-int main(void) {
-        Fake f = {};
+int main(int argc, char *argv[]) {
+        Fake f = { .active_state = "inactive" };
+        bool systemd1 = argc > 1 && streq(argv[1], "--systemd1");
         int r;
 
         r = sd_event_default(&f.event);
@@ -234,6 +290,11 @@ int main(void) {
                                              "org.freedesktop.login1.Manager", manager_vtable, &f);
         if (r >= 0)
                 r = sd_bus_request_name(f.bus, "org.freedesktop.login1", 0);
+        if (r >= 0 && systemd1)
+                r = sd_bus_add_object_vtable(f.bus, NULL, UNIT_PATH, "org.freedesktop.systemd1.Unit",
+                                             unit_vtable, &f);
+        if (r >= 0 && systemd1)
+                r = sd_bus_request_name(f.bus, "org.freedesktop.systemd1", 0);
         if (r >= 0)
                 r = sd_bus_attach_event(f.bus, f.event, 0);
         if (r >= 0)

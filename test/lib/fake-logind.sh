@@ -15,6 +15,9 @@
 # $RUNDIR is the daemon's RuntimeDirectory= (its socket path is fixed): the caller makes it.
 # $DAEMON_NO_STANDBY=1 (the default) keeps the daemon from forking its standby pass ahead.
 # $DAEMON_OPTS (an array, may be unset): more options of the daemon's, before the verb.
+# $FAKE_SYSTEMD1=1 (set before fake_logind_begin): fake-logind also stands for PID 1 (--systemd1:
+# suspend-sync.service required by nothing and inactive, so the daemon marks its pass; the commands
+# "require UNIT" and "state S" change that). Unset, PID 1 never answers and the daemon never marks.
 
 RUNDIR=/run/suspend-sync-daemon
 # a bound on each wait, so that a daemon that does not do its part fails the test instead of hanging
@@ -56,7 +59,7 @@ fake_logind_begin() {
 
         # fake-logind, its commands on fd 5, what it tells in fake.out.
         mkfifo "$SS_TMP/fake.in"
-        "$FAKE_LOGIND" <"$SS_TMP/fake.in" >"$SS_TMP/fake.out" 2>"$SS_TMP/fake.err" &
+        "$FAKE_LOGIND" ${FAKE_SYSTEMD1:+--systemd1} <"$SS_TMP/fake.in" >"$SS_TMP/fake.out" 2>"$SS_TMP/fake.err" &
         _fl_fake_pid=$!
         exec 5>"$SS_TMP/fake.in"
         ss_on_exit "exec 5>&-; kill $_fl_fake_pid 2>/dev/null; wait $_fl_fake_pid 2>/dev/null"
