@@ -365,7 +365,8 @@ static void child_detach(Daemon *d, int keep[static 2]) {
  * the daemon was given that is not the default (--state-dir=, review L, L4; --history-dir=,
  * --config=, --root=, --sysfs=, --debugfs=: a restore-knob or record-cycle of a daemon run on
  * other locations wrote the default ones). exec_opts_append() puts them on argv at *k, which has
- * room for EXEC_OPTS_MAX more and a NULL after them. */
+ * room for EXEC_OPTS_MAX more and a NULL after them; -ENOMEM when one could not be written (the
+ * child must not run then: it would go by the default location, review BF). */
 #define EXEC_OPTS_MAX 7
 typedef struct ExecOpts {
         char token[48];
@@ -377,7 +378,7 @@ static void exec_opts_done(ExecOpts *o) {
                 o->loc[i] = mfree(o->loc[i]);
 }
 
-static void exec_opts_append(const Daemon *d, bool with_token, char **argv, size_t *k, ExecOpts *o) {
+static int exec_opts_append(const Daemon *d, bool with_token, char **argv, size_t *k, ExecOpts *o) {
         const Args *a = d->a;
         const struct {
                 const char *opt, *value, *def;
@@ -395,12 +396,17 @@ static void exec_opts_append(const Daemon *d, bool with_token, char **argv, size
                 (void) snprintf(o->token, sizeof o->token, "--token=%s", d->pass_token);
                 argv[(*k)++] = o->token;
         }
-        for (size_t i = 0; i < ELEMENTSOF(locs); i++)
-                if (locs[i].value && !streq_ptr(locs[i].value, locs[i].def) &&
-                    asprintf(&o->loc[i], "%s=%s", locs[i].opt, locs[i].value) >= 0)
-                        argv[(*k)++] = o->loc[i];
-                else
+        for (size_t i = 0; i < ELEMENTSOF(locs); i++) {
+                o->loc[i] = NULL;
+                if (!locs[i].value || streq_ptr(locs[i].value, locs[i].def))
+                        continue;
+                if (asprintf(&o->loc[i], "%s=%s", locs[i].opt, locs[i].value) < 0) {
                         o->loc[i] = NULL;
+                        return -ENOMEM;
+                }
+                argv[(*k)++] = o->loc[i];
+        }
+        return 0;
 }
 
 /* A new token for the next pass's mark (handover.h), "" when there is none to be had (the pass
@@ -1209,7 +1215,7 @@ static void pass_start(Daemon *d) {
                 (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
                                 (uint64_t) DAEMON_PASS_DEADLINE_MAX);
                 argv[k++] = opt;
-                exec_opts_append(d, true, argv, &k, &eo);
+                pid = exec_opts_append(d, true, argv, &k, &eo);
         }
         if (pid == 0) {
                 r = pass_report_open(d);
@@ -1238,6 +1244,7 @@ static void pass_start(Daemon *d) {
 /* ---- after a sleep the mark stood for: the unit's ExecStopPost= steps, each bounded ------------ */
 
 static int on_post_exit(sd_event_source *s, const siginfo_t *si, void *userdata);
+static void knob_leftover_restore(Daemon *d, const char *why);
 
 static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
@@ -1251,23 +1258,37 @@ static int on_post_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /* restore-knob ends the cycle of our pass's token only: when it runs late, the next sleep's unit pass
- * may have begun, and that pass's mark and record are its own (handover_unit_mark_end()). */
+ * may have begun, and that pass's mark and record are its own (handover_unit_mark_end()).
+ * A step that cannot be started (review BF: an allocation failed, or fork()) is said, never run
+ * without the daemon's locations: for restore-knob the knob is put back here, as a leftover (the
+ * knob only; the next pass ends the cycle as left over), and record-cycle is run all the same. */
 static void post_step(Daemon *d, const char *verb) {
         char *argv[2 + EXEC_OPTS_MAX + 1] = { (char *) "suspend-sync", (char *) verb };
         _cleanup_(exec_opts_done) ExecOpts eo = {};
+        bool restore = streq(verb, "restore-knob");
         size_t k = 2;
         pid_t pid;
 
-        /* its pass's token (restore-knob), the daemon's locations */
-        exec_opts_append(d, streq(verb, "restore-knob"), argv, &k, &eo);
-
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
-        pid = spawn(d, argv, NULL, on_post_exit);
+        /* its pass's token (restore-knob), the daemon's locations */
+        pid = exec_opts_append(d, restore, argv, &k, &eo);
+        if (pid >= 0)
+                pid = spawn(d, argv, NULL, on_post_exit);
         d->post_pid = pid > 0 ? pid : 0;
-        if (pid > 0)
-                log_debug("'%s' runs in PID " PID_FMT ".", verb, pid);
-        if (pid > 0 && sd_event_add_time_relative(d->event, &d->post_timer, CLOCK_MONOTONIC,
-                                                  DAEMON_POST_TIMEOUT, 0, on_post_timeout, d) < 0)
+        if (pid < 0) {
+                log_warning_errno(pid, "Failed to run '%s' after the sleep%s: %m", verb,
+                                  restore ? ", putting back the knob it would have"
+                                          : ", this sleep's cycle is not recorded");
+                if (restore) {
+                        knob_leftover_restore(d, "restore-knob could not be run");
+                        d->post_recorded = true;
+                        post_step(d, "record-cycle");
+                }
+                return;
+        }
+        log_debug("'%s' runs in PID " PID_FMT ".", verb, pid);
+        if (sd_event_add_time_relative(d->event, &d->post_timer, CLOCK_MONOTONIC, DAEMON_POST_TIMEOUT, 0,
+                                       on_post_timeout, d) < 0)
                 log_debug("No bound on '%s'.", verb);
 }
 
