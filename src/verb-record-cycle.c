@@ -25,20 +25,26 @@
 #include "verb-scope.h"
 #include "verbs.h"
 
-/* The boot id without dashes, "" when unknown. */
-static void read_boot_id(const Args *a, char ret[static 33]) {
+/* The boot id without dashes, "" when unknown; -ENOMEM when it could not be read for want of memory
+ * (the cycle is not recorded then, rather than recorded without it: review BF), else 0. */
+static int read_boot_id(const Args *a, char ret[static 33]) {
         _cleanup_close_ int root_fd = -EBADF;
         _cleanup_free_ char *s = NULL;
         size_t n = 0, size;
+        int r;
 
         ret[0] = 0;
         root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0 || read_full_file_at(root_fd, "proc/sys/kernel/random/boot_id", 64, &s, &size) < 0)
-                return;
+        if (root_fd < 0)
+                return 0;
+        r = read_full_file_at(root_fd, "proc/sys/kernel/random/boot_id", 64, &s, &size);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
         for (const char *p = s; *p && n < 32; p++)
                 if (strchr("0123456789abcdef", *p))
                         ret[n++] = *p;
         ret[n == 32 ? 32 : 0] = 0;
+        return 0;
 }
 
 /* When the machine woke from the cycle's sleep: the post hook's record when it is after the late
@@ -215,10 +221,14 @@ int verb_record_cycle(const Args *a) {
         _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_(cycle_record_done) CycleRecord c = {};
         char boot_id[33];
+        size_t n_nomem = 0;
         int r, ret = 0;
 
-        r = cycle_set_load(a->state_dir, &set, NULL, NULL);
-        if (r == -ENOMEM)
+        /* A record skipped for want of memory (state_load_history()) would leave its cycle without
+         * that pass, or make an earlier cycle the last one, and that is what the history would keep
+         * for good, and the ETA learn: none rather than a wrong one (review BF). */
+        r = cycle_set_load(a->state_dir, &set, NULL, &n_nomem);
+        if (r == -ENOMEM || (r >= 0 && n_nomem > 0))
                 return log_oom();
         if (r < 0)
                 return log_error_errno(r, "Failed to read the run records in '%s': %m", a->state_dir);
@@ -227,7 +237,8 @@ int verb_record_cycle(const Args *a) {
                 return 0;
         }
 
-        read_boot_id(a, boot_id);
+        if (read_boot_id(a, boot_id) == -ENOMEM)
+                return log_oom();
         r = cycle_record_from_cycle(&set.cycles[0], boot_id, resumed_at(a, &set.cycles[0]), &c);
         if (r < 0)
                 ret = log_warning_errno(r, "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
