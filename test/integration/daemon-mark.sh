@@ -17,7 +17,10 @@
 #      the reason said, and after the resume no restore-knob or record-cycle of the daemon's (the
 #      unit's ExecStopPost= does them): a daemon that ignores the requirers fails here;
 #   3. suspend-sync.service still "deactivating" (the last sleep's unit stopping): no mark, said so;
-#   4. the control of 2 and 3: nothing against it again, the mark again.
+#   4. the control of 2 and 3: nothing against it again, the mark again;
+#   5. the pass exits 0 but its record is not saved (last.json a non-empty directory: the rename
+#      fails, the pass says so and ignores it): no mark, "its record was not saved" (review BE, D06
+#      and D09: a daemon that takes a pass's exit 0 for its record fails here).
 # Root, dbus-daemon, python3, debugfs; /run/suspend-sync-daemon must not exist.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
@@ -157,6 +160,16 @@ sleep_cycle 4
 echo "4: control: mark $MARK, knob $KLATE/$KRES, $(cycles) cycle(s)"
 [[ $MARK == yes && $KRES == 1 && $(cycles) == 2 ]] || { cat "$log"; fail "4: nothing against it, yet mark $MARK, knob $KRES, $(cycles) cycles"; }
 echo "ok 4: the control, marked again"
+
+# ---------------------------------------------------------------- 5
+rm -f "$SS_STATE/last.json"
+mkdir -p "$SS_STATE/last.json/x"
+sleep_cycle 5
+rm -rf "$SS_STATE/last.json"
+echo "5: the record not saved: mark $MARK"
+[[ $MARK == no ]] || { cat "$log"; fail "5: marked though the pass's record was not saved"; }
+log_wait "its record was not saved"
+echo "ok 5: a pass that exited 0 without its record saved, no mark"
 
 daemon_stop
 echo PASS
