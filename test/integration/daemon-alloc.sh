@@ -76,14 +76,7 @@ command -v python3 >/dev/null || skip "no python3"
 ss_begin
 ss_debugfs || skip "debugfs cannot be mounted"
 ss_knob_fixture || fail "no fixture sysfs"
-ss_config "[Sync]
-DeadlineSec=5s
-[Kernel]
-SyncOnSuspend=auto
-KeepCheapSync=no
-[Rule host-root]
-Path=/
-Action=auto"
+ss_config_knob_off 5s
 FAKE_SYSTEMD1=1
 fake_logind_begin
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0:abort_on_error=1"

@@ -28,15 +28,7 @@ fake_logind_require hook
 ss_begin
 ss_debugfs || fail "debugfs cannot be mounted: the knob would stay on for want of evidence"
 ss_knob_fixture || fail "no fixture sysfs"
-# As integration/knob.sh: the host's root synced, so that a complete late pass may turn the knob off.
-ss_config "[Sync]
-DeadlineSec=3s
-[Kernel]
-SyncOnSuspend=auto
-KeepCheapSync=no
-[Rule host-root]
-Path=/
-Action=auto"
+ss_config_knob_off 3s
 fake_logind_begin
 # A superblock an earlier test tore down may linger a while in no mount table: wait, bounded.
 for ((i = 0; i < 120; i++)); do

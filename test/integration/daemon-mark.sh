@@ -30,14 +30,7 @@ command -v python3 >/dev/null || skip "no python3"
 ss_begin
 ss_debugfs || skip "debugfs cannot be mounted"
 ss_knob_fixture || fail "no fixture sysfs"
-ss_config "[Sync]
-DeadlineSec=5s
-[Kernel]
-SyncOnSuspend=auto
-KeepCheapSync=no
-[Rule host-root]
-Path=/
-Action=auto"
+ss_config_knob_off 5s
 FAKE_SYSTEMD1=1
 DAEMON_NO_STANDBY=0
 DAEMON_OPTS=(--sysfs="$sys" --history-dir="$SS_TMP/lib")

@@ -16,6 +16,7 @@
 #                                 # that keep runs hermetic: mounts outside $SS_TEST_WORKDIR and
 #                                 # $SS_TMP are skipped (other processes on a shared machine may
 #                                 # have hung or failing mounts of their own). SS_HERMETIC=0: not.
+#   ss_config_knob_off DEADLINE   # ss_config where a complete late pass may turn the knob off
 #   ss ARGS...                    # run $SUSPEND_SYNC with --state-dir and --config
 #   ss_debugfs                    # make debugfs available (mount it if needed; unmounted on exit)
 #   ss_json EXPR < json           # evaluate a python expression over the parsed JSON 'j'
@@ -98,6 +99,20 @@ ss_config() {
                 printf '\n[Rule test-own-mounts]\nPath=%s/* %s/*\nAction=auto\n[Rule test-foreign-mounts]\nAction=skip\n' \
                         "${SS_TEST_WORKDIR:-/var/tmp/suspend-sync-test}" "$SS_TMP" >>"$SS_CONF"
         fi
+}
+
+# ss_config_knob_off DEADLINE: where a complete late pass may turn the knob off (the daemon's
+# tests): the host's root synced, the one real filesystem of a fresh machine besides the test's own
+# (as integration/knob.sh), DeadlineSec=DEADLINE, SyncOnSuspend=auto, the late pass on every sleep.
+ss_config_knob_off() {
+        ss_config "[Sync]
+DeadlineSec=$1
+[Kernel]
+SyncOnSuspend=auto
+KeepCheapSync=no
+[Rule host-root]
+Path=/
+Action=auto"
 }
 
 ss() {
