@@ -128,7 +128,7 @@ cycles() { { compgen -G "$1/cycles/*.json" || true; } | wc -l; }
 default_cycles() { cycles /var/lib/suspend-sync; }
 DEFAULT_CYCLES=$(default_cycles)
 # post_running: a restore-knob or record-cycle of this daemon's still runs
-post_running() { pgrep -f -- "^suspend-sync (restore-knob|record-cycle) .*--state-dir=$SS_STATE" >/dev/null; }
+post_running() { post_steps_running "$log"; }
 POST_MAX=25 # restore-knob and record-cycle, each bounded by the daemon at 10 s, and a margin
 # post_wait: the daemon's post steps have ended: record-cycle's exec said (or its failure) and none
 # runs, or none has run for 0.5 s (a step never started); 1 after POST_MAX

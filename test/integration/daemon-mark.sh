@@ -66,7 +66,7 @@ log_wait() {
 post_wait() {
         local i idle=0
         for ((i = 0; i < WAIT_MAX * 20; i++)); do
-                if pgrep -f -- "^suspend-sync (restore-knob|record-cycle) .*--state-dir=$SS_STATE" >/dev/null; then
+                if post_steps_running "$log"; then
                         idle=0
                 else
                         idle=$((idle + 1))

@@ -78,6 +78,22 @@ fake_wait() {
         fail "fake-logind did not tell '$1' (x${2:-1}) within ${WAIT_MAX}s (or the daemon is gone)"
 }
 fake() { echo "$1" >&5; }
+
+# pid_running PID: the process exists and is not a zombie.
+pid_running() {
+        local st
+        st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+        [[ -n $st && $st != Z ]]
+}
+# post_steps_running LOG: a restore-knob or record-cycle of this daemon (by its --state-dir=) runs,
+# or the last one its LOG says it started has not ended: between the daemon's fork and the exec the
+# child still has the daemon's command line, which pgrep -f does not take for the step.
+post_steps_running() {
+        local pid
+        pgrep -f -- "^suspend-sync (restore-knob|record-cycle) .*--state-dir=$SS_STATE" >/dev/null && return 0
+        pid=$(sed -n "s/^'\(restore-knob\|record-cycle\)' runs in PID \([0-9]*\)\.$/\2/p" "$1" | tail -1)
+        [[ -n $pid ]] && pid_running "$pid"
+}
 # ping: the daemon answered a Ping sent after everything fake-logind sent so far, so it has handled
 # those and fake-logind has what it sent while doing so (one peer's messages to another keep their
 # order through the bus).
