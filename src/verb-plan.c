@@ -282,11 +282,12 @@ static int plan_print_table(const Args *a, const Sample *sample, const Plan *pla
  * (--deadline= and a rule's MountTimeoutSec= included; an estimate, as "Past ETAs" shows), and what
  * becomes of a mount not synced by then. */
 static int print_overruns(const Plan *plan, SyncOnSuspendMode knob) {
+        static const char header[] = "Expected past a limit (an estimate):\n";
         char eta[FORMAT_TIMESPAN_MAX], limit[FORMAT_TIMESPAN_MAX];
         bool any = false;
 
         if (plan->eta != USEC_INFINITY && plan->eta > plan->deadline) {
-                printf("Expected past a limit (an estimate):\n  the pass: ETA %s, deadline %s\n",
+                printf("%s  the pass: ETA %s, deadline %s\n", header,
                        format_timespan(eta, sizeof eta, plan->eta),
                        format_timespan(limit, sizeof limit, plan->deadline));
                 any = true;
@@ -302,7 +303,7 @@ static int print_overruns(const Plan *plan, SyncOnSuspendMode knob) {
                 if (!where)
                         return log_oom();
                 if (!any)
-                        printf("Expected past a limit (an estimate):\n");
+                        fputs(header, stdout);
                 any = true;
                 if (e->namespace_ino)
                         (void) snprintf(ns, sizeof ns, " (mnt:[%llu])",
