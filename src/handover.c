@@ -431,12 +431,12 @@ int handover_unit_mark_write(int state_dir_fd, const char *token) {
         return r;
 }
 
-int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
+static int token_read(int state_dir_fd, const char *name, char ret[static 33]) {
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
         int r;
 
-        r = read_full_file_at_flags(state_dir_fd, HANDOVER_UNIT_MARK_FILE, 64, READ_FULL_STATE, &text, &size);
+        r = read_full_file_at_flags(state_dir_fd, name, 64, READ_FULL_STATE, &text, &size);
         if (r < 0)
                 return r;
         /* exactly the token and a newline, as written */
@@ -446,6 +446,24 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
         if (!id128_string_valid(text))
                 return -EBADMSG;
         memcpy(ret, text, 33);
+        return 0;
+}
+
+int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
+        return token_read(state_dir_fd, HANDOVER_UNIT_MARK_FILE, ret);
+}
+
+int handover_cycle_owed_write(int state_dir_fd, const char *token) {
+        return token_write(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, token);
+}
+
+int handover_cycle_owed_read(int state_dir_fd, char ret[static 33]) {
+        return token_read(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, ret);
+}
+
+int handover_cycle_owed_remove(int state_dir_fd) {
+        if (unlinkat(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, 0) < 0 && errno != ENOENT)
+                return -errno;
         return 0;
 }
 

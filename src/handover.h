@@ -63,6 +63,10 @@
 
 #define HANDOVER_FILE "handover"
 #define HANDOVER_UNIT_MARK_FILE "unit-pass"
+/* The token of a daemon's pass whose mark stood for its sleep (so no ExecStopPost= records that
+ * cycle): written after the mark, removed once the daemon's record-cycle for it has ended. A daemon
+ * that finds it at its start, outside a sleep, owes that cycle its post steps (review BF, F5). */
+#define HANDOVER_CYCLE_OWED_FILE "cycle-owed"
 #define HANDOVER_FILE_MAX (256U * 1024U)
 #define HANDOVER_ENTRIES_MAX 1024U
 /* "unsynced" lines older than this are ignored: a sleep that never came. */
@@ -161,6 +165,11 @@ int handover_unit_mark_write(int state_dir_fd, const char *token);
 bool handover_hook_link_up(int state_dir_fd);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);
+/* HANDOVER_CYCLE_OWED_FILE: write (a token, else -EINVAL), read (-ENOENT without one, -EBADMSG for
+ * anything but a token) and remove (a missing file is not an error), as the mark's. */
+int handover_cycle_owed_write(int state_dir_fd, const char *token);
+int handover_cycle_owed_read(int state_dir_fd, char ret[static 33]);
+int handover_cycle_owed_remove(int state_dir_fd);
 /* The end of the cycle of the unit's pass that wrote token: handover_unit_mark_remove() unless
  * HANDOVER_UNIT_MARK_FILE holds another token, -ESTALE then (the next sleep's unit pass has begun:
  * its mark, marker and link stay as they are, *ret_hook_was_down false). A file that is no token is

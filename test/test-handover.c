@@ -472,6 +472,22 @@ TEST(unit_mark) {
         ASSERT_OK(handover_unit_mark_remove(fd, NULL));
         ASSERT_ERR(handover_unit_mark_read(fd, got), ENOENT);
 
+        /* The daemon's note of a marked sleep's post steps (review BF, F5): a file of its own in the
+         * mark's format, left alone by the mark's write and removal (the post hook removes the mark
+         * before the daemon's record-cycle runs). */
+        ASSERT_ERR(handover_cycle_owed_read(fd, got), ENOENT);
+        ASSERT_ERR(handover_cycle_owed_write(fd, ""), EINVAL);
+        ASSERT_OK(handover_cycle_owed_write(fd, TOKEN));
+        ASSERT_OK(handover_unit_mark_write(fd, "fedcba9876543210fedcba9876543210"));
+        ASSERT_OK(handover_unit_mark_remove(fd, NULL));
+        ASSERT_OK(handover_cycle_owed_read(fd, got));
+        ASSERT_STREQ(got, TOKEN);
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_CYCLE_OWED_FILE, TOKEN "x\n", 34));
+        ASSERT_ERR(handover_cycle_owed_read(fd, got), EBADMSG);
+        ASSERT_OK(handover_cycle_owed_remove(fd));
+        ASSERT_OK(handover_cycle_owed_remove(fd));
+        ASSERT_ERR(handover_cycle_owed_read(fd, got), ENOENT);
+
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);
 }
