@@ -50,6 +50,7 @@
 #include "conf-read.h"
 #include "context.h"
 #include "daemon.h"
+#include "handover.h"
 #include "history.h"
 #include "hook-socket.h"
 #include "kernel-knob.h"
@@ -870,6 +871,25 @@ static DaemonPassFacts pass_facts(const Daemon *d, bool ended, int status) {
         };
 }
 
+/* HANDOVER_CYCLE_OWED_FILE (review BF, F5): the marked sleep's post steps are ours. Written after
+ * the lock's release (tmpfs, off the sleep's path); a daemon that ends before its record-cycle has
+ * run leaves it for the next one's start (post_steps_owed()). */
+static void cycle_owed_write(Daemon *d) {
+        _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = dir_fd < 0 ? negative_errno() : handover_cycle_owed_write(dir_fd, d->pass_token);
+
+        if (r < 0)
+                log_debug_errno(r, "Cannot note this sleep's post steps as ours (a restart before them "
+                                   "leaves its cycle unrecorded): %m");
+}
+
+static void cycle_owed_remove(Daemon *d) {
+        _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (dir_fd >= 0)
+                (void) handover_cycle_owed_remove(dir_fd);
+}
+
 /* The pass ended (ended, its status) or its bound passed: mark or not, and release the lock of the
  * sleep it was started for (a later sleep's lock, taken again meanwhile, stays). */
 static void pass_decide(Daemon *d, bool ended, int status) {
@@ -902,6 +922,8 @@ static void pass_decide(Daemon *d, bool ended, int status) {
                                      ", suspend-sync.service runs its own pass: %m");
         else
                 log_info("The pass took %s; suspend-sync.service is not needed for this sleep.", t);
+        if (d->marked)
+                cycle_owed_write(d);
         d->inhibitors_slot = sd_bus_slot_unref(d->inhibitors_slot);
         d->unit_facts = manager_unit_facts_free(d->unit_facts);
 }
@@ -1283,7 +1305,8 @@ static void post_step(Daemon *d, const char *verb) {
                         knob_leftover_restore(d, "restore-knob could not be run");
                         d->post_recorded = true;
                         post_step(d, "record-cycle");
-                }
+                } else
+                        cycle_owed_remove(d);
                 return;
         }
         log_debug("'%s' runs in PID " PID_FMT ".", verb, pid);
@@ -1292,16 +1315,23 @@ static void post_step(Daemon *d, const char *verb) {
                 log_debug("No bound on '%s'.", verb);
 }
 
+/* After restore-knob, record-cycle; a restore-knob that failed (its exec, the knob's write, killed
+ * at its bound) is followed by the knob put back here, as a leftover (review BG, F-3). After
+ * record-cycle, whatever its end, the cycle owes us nothing more. */
 static int on_post_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Daemon *d = userdata;
 
         sd_event_source_unref(s);
         d->post_pid = 0;
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
-        if (!d->post_recorded) {
-                d->post_recorded = true;
-                post_step(d, "record-cycle");
+        if (d->post_recorded) {
+                cycle_owed_remove(d);
+                return 0;
         }
+        if (si->si_code != CLD_EXITED || si->si_status != 0)
+                knob_leftover_restore(d, "restore-knob failed");
+        d->post_recorded = true;
+        post_step(d, "record-cycle");
         return 0;
 }
 
@@ -1454,6 +1484,34 @@ static void knob_leftover_restore(Daemon *d, const char *why) {
         (void) verb_knob_restore(sysfs_fd, d->a->state_dir, KNOB_LOCK_WAIT_RESTORE_USEC, why);
 }
 
+/* Review BF, F5: the daemon before us marked a sleep and ended before its record-cycle for it (an
+ * allocation failed inside sd-bus at PrepareForSleep(false), a stop or crash at the resume): no
+ * ExecStopPost= records that cycle, since the unit did not run. Its HANDOVER_CYCLE_OWED_FILE says so
+ * (the unit-pass mark does not: the post hook's restore-knob removes it before logind's signal,
+ * review BG, F-1). What the dead daemon would have run runs now: restore-knob for its token when
+ * that pass's mark still stands (no post hook ran: the late pass left out, or systemd-sleep died),
+ * then record-cycle (which records a cycle once). always: record-cycle also when nothing is owed.
+ * The caller has put a knob left over back (review BG, F-3). Returns whether a step was started. */
+static bool post_steps_owed(Daemon *d, bool always) {
+        _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char owed[33], mark[33];
+        bool is_owed, mark_stands;
+
+        is_owed = dir_fd >= 0 && handover_cycle_owed_read(dir_fd, owed) >= 0;
+        if (!is_owed && !always)
+                return false;
+        mark_stands = is_owed && handover_unit_mark_read(dir_fd, mark) >= 0 && streq(mark, owed);
+        if (is_owed)
+                log_info("The daemon before this one ended after marking a sleep and before recording its "
+                         "cycle: running %s now.",
+                         mark_stands ? "restore-knob and record-cycle" : "record-cycle");
+        if (mark_stands)
+                memcpy(d->pass_token, owed, sizeof owed);
+        d->post_recorded = !mark_stands;
+        post_step(d, mark_stands ? "restore-knob" : "record-cycle");
+        return true;
+}
+
 /* At the start: logind's PreparingForSleep. A sleep under way (or no answer): the restore waits for
  * its end, the next PrepareForSleep(false). */
 static void knob_leftover_at_start(Daemon *d) {
@@ -1467,8 +1525,13 @@ static void knob_leftover_at_start(Daemon *d) {
                                 "Cannot ask logind whether a sleep is under way (%s): a knob left changed is "
                                 "put back after the next sleep.",
                                 error.message ?: "no message");
-        else if (!preparing)
+        else if (!preparing) {
                 knob_leftover_restore(d, "left over from a sleep that ended without suspend-sync seeing it");
+                /* with our lock: a sleep asked for meanwhile waits for our PrepareForSleep(true), and
+                 * a restore-knob still running then ends that token's cycle only */
+                if (d->lock_fd >= 0)
+                        (void) post_steps_owed(d, false);
+        }
         if (r < 0 || preparing)
                 d->joined_in_sleep = true;
 }
@@ -1511,12 +1574,13 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
                 knob_leftover_restore(d, "left over from a sleep that ended without its post hook");
                 /* Started during this sleep: the daemon before us may have marked it, and then no
                  * ExecStopPost= records its cycle (review AW, L2). record-cycle records a cycle once,
-                 * so one that the unit's ExecStopPost= records too is not recorded twice. */
+                 * so one that the unit's ExecStopPost= records too is not recorded twice. Its note
+                 * says whether it did; with that pass's mark still standing (no post hook ran),
+                 * restore-knob ends its cycle first (review BG, F-5). */
                 if (d->joined_in_sleep && !d->marked && d->post_pid == 0) {
                         log_debug("Started during this sleep, so whose mark stood for it is not known: "
                                   "recording its cycle.");
-                        d->post_recorded = true;
-                        post_step(d, "record-cycle");
+                        (void) post_steps_owed(d, true);
                 }
         }
         d->marked = false;

@@ -20,7 +20,16 @@
 #   4. the control of 2 and 3: nothing against it again, the mark again;
 #   5. the pass exits 0 but its record is not saved (last.json a non-empty directory: the rename
 #      fails, the pass says so and ignores it): no mark, "its record was not saved" (review BE, D06
-#      and D09: a daemon that takes a pass's exit 0 for its record fails here).
+#      and D09: a daemon that takes a pass's exit 0 for its record fails here);
+#   6. the daemon ends after the mark and the late pass, before the resume (review BF, F5): the next
+#      daemon's start, no sleep under way, finds the cycle-owed note its predecessor wrote with the
+#      mark and runs record-cycle (a cycle recorded, the note gone); a: the post hook ran first (the
+#      knob back, the unit-pass mark gone: what a real resume leaves, review BG F-1), b: it did not
+#      (the mark still stands: restore-knob for its token first, the knob 1, the mark gone), c: as
+#      b, the successor started during the sleep (it leaves the sleep alone, then does the same at
+#      its end; review BG, F-5); the control, a start with nothing owed, runs neither step;
+#   7. the post steps' exec fails (the daemon's binary, a copy, removed before the resume): the
+#      daemon puts the knob back itself (review BG, F-3: the knob stayed 0 until the next pass).
 # Root, dbus-daemon, python3, debugfs; /run/suspend-sync-daemon must not exist.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
@@ -163,6 +172,108 @@ echo "5: the record not saved: mark $MARK"
 [[ $MARK == no ]] || { cat "$log"; fail "5: marked though the pass's record was not saved"; }
 log_wait "its record was not saved"
 echo "ok 5: a pass that exited 0 without its record saved, no mark"
+
+# ---------------------------------------------------------------- 6
+# the daemon ends after its mark and the late pass, before PrepareForSleep(false) (review BF, F5: an
+# allocation failed inside sd-bus; here SIGTERM, which takes the same way out); the resume comes with
+# no daemon. The next daemon's start (logind: no sleep under way) finds the cycle-owed note and runs
+# what the dead daemon would have. a: the post hook ran at the resume (its restore-knob put the knob
+# back and removed the unit-pass mark: the common case, review BG F-1); b: no post hook ran
+# (systemd-sleep died, or the late pass was left out), the unit-pass mark of that pass still stands.
+# restart_after_marked_sleep K POST [DURING]: the K-th sleep, marked, the late pass, the daemon
+# stopped, the post hook run when POST is 1, the resume, a new daemon (its lock the (K+1)-th
+# granted; started before the resume when DURING is 1), its post steps ended
+restart_after_marked_sleep() {
+        local k=$1 post=$2 during=${3:-0}
+        echo 1 >"$knob"
+        fake "signal 1"
+        fake_wait "released $k"
+        marked || { cat "$log"; fail "6: no mark with nothing against it"; }
+        HOOK=$(timeout 15 python3 "$SS_TMP/hook.py" "$RUNDIR/late-pass" | tr '\n' ' ')
+        [[ $HOOK == "ack done 0 " && $(k) == 0 && -s $SS_STATE/unit-pass && -s $SS_STATE/cycle-owed ]] ||
+                { cat "$log"; fail "6: the late pass did not turn the knob off (hook '$HOOK', knob $(k)), or no unit-pass mark or cycle-owed note"; }
+        daemon_stop
+        if ((post)); then
+                "$SUSPEND_SYNC" --state-dir="$SS_STATE" --sysfs="$sys" post suspend ||
+                        fail "6: the post hook failed"
+                [[ $(k) == 1 && ! -e $SS_STATE/unit-pass ]] ||
+                        fail "6: the post hook left the knob at $(k) or the unit-pass mark standing"
+        fi
+        CYCLES6=$(cycles)
+        mv "$log" "$SS_TMP/daemon-$k.log"
+        if ((during)); then
+                # started during the sleep (PreparingForSleep true): the sleep is left as it is
+                daemon_start "$SS_CONF"
+                fake_wait "granted $((k + 1))"
+                ping
+                [[ $(k) == 0 && -e $SS_STATE/unit-pass ]] || { cat "$log"; fail "6c: a daemon started during the sleep changed it"; }
+                fake "signal 0"
+                fake_wait "signalled 0" "$k"
+        else
+                fake "signal 0"
+                fake_wait "signalled 0" "$k"
+                daemon_start "$SS_CONF"
+                fake_wait "granted $((k + 1))"
+        fi
+        post_wait 1
+        echo "6: restarted (post hook $post, during the sleep $during): knob $(k), $(cycles) cycle(s) (before $CYCLES6)"
+        [[ $(k) == 1 && ! -e $SS_STATE/knob.orig ]] || { cat "$log"; fail "6: the knob is $(k) after the restart"; }
+        [[ ! -e $SS_STATE/unit-pass && ! -e $SS_STATE/cycle-owed ]] ||
+                { cat "$log"; fail "6: the unit-pass mark or the cycle-owed note outlived the cycle"; }
+        [[ $(cycles) == $((CYCLES6 + 1)) ]] ||
+                { cat "$log"; fail "6: $(cycles) cycles after the restart, want $((CYCLES6 + 1)): the sleep's cycle was lost"; }
+        grep -q "The daemon before this one ended after marking a sleep and before recording its cycle" "$log" ||
+                { cat "$log"; fail "6: the daemon did not name the cycle owed"; }
+}
+restart_after_marked_sleep 6 1
+grep -q "^'restore-knob' runs in PID" "$log" && fail "6a: restore-knob run again after the post hook's"
+echo "ok 6a: a daemon stopped at the resume, the post hook run: its successor recorded the cycle"
+restart_after_marked_sleep 7 0
+grep -q "^'restore-knob' runs in PID" "$log" || fail "6b: no restore-knob for the mark still standing"
+echo "ok 6b: the same without a post hook: its successor ran restore-knob, then record-cycle"
+# c: the successor started during that sleep (review BG, F-5: it recorded the cycle but left the
+# mark of a sleep without a post hook standing)
+restart_after_marked_sleep 8 0 1
+grep -q "^'restore-knob' runs in PID" "$log" || fail "6c: no restore-knob for the mark still standing"
+echo "ok 6c: the successor started during the sleep: restore-knob, then record-cycle, at its end"
+# the control: a start with nothing owed runs neither step
+daemon_stop
+mv "$log" "$SS_TMP/daemon-9.log"
+daemon_start "$SS_CONF"
+fake_wait "granted 10"
+ping
+log_wait "The next pass waits in PID"
+! grep -qE "^'(restore-knob|record-cycle)' runs in PID" "$log" ||
+        { cat "$log"; fail "6: a start with nothing owed ran a post step"; }
+grep -q "The daemon before this one ended" "$log" && fail "6: a start with nothing owed named a debt"
+echo "ok 6: the control, nothing owed, no post step"
+
+# ---------------------------------------------------------------- 7
+# restore-knob that cannot run (review BG, F-3): the daemon runs from a copy of its binary, removed
+# before the resume, so each post step's exec fails; the daemon puts the knob back itself
+daemon_stop
+mv "$log" "$SS_TMP/daemon-10.log"
+cp "$SUSPEND_SYNC" "$SS_TMP/ss-copy"
+SUSPEND_SYNC=$SS_TMP/ss-copy daemon_start "$SS_CONF"
+fake_wait "granted 11"
+log_wait "The next pass waits in PID"
+echo 1 >"$knob"
+fake "signal 1"
+fake_wait "released 11"
+marked || { cat "$log"; fail "7: no mark with nothing against it"; }
+HOOK=$(timeout 15 python3 "$SS_TMP/hook.py" "$RUNDIR/late-pass" | tr '\n' ' ')
+[[ $HOOK == "ack done 0 " && $(k) == 0 ]] || { cat "$log"; fail "7: the late pass did not turn the knob off"; }
+rm "$SS_TMP/ss-copy"
+fake "signal 0"
+fake_wait "granted 12"
+ping
+post_wait 1
+echo "7: restore-knob's exec failed: knob $(k)"
+[[ $(k) == 1 && ! -e $SS_STATE/knob.orig ]] || { cat "$log"; fail "7: the knob is $(k) after a restore-knob that could not run"; }
+grep -q "Restored /sys/power/sync_on_suspend to 1 (restore-knob failed)" "$log" ||
+        { cat "$log"; fail "7: the daemon did not say it put the knob back"; }
+[[ ! -e $SS_STATE/cycle-owed ]] || fail "7: the cycle-owed note outlived the daemon's record-cycle"
+echo "ok 7: a restore-knob that could not run, the knob put back by the daemon"
 
 daemon_stop
 echo PASS
