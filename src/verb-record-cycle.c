@@ -47,19 +47,36 @@ static int read_boot_id(const Args *a, char ret[static 33]) {
         return 0;
 }
 
-/* When the machine woke from the cycle's sleep: the post hook's record when it is after the late
- * pass, else now (ExecStopPost= runs right after resume); 0 for a sleep that did not happen. */
+/* The boot of the cycle: its last pass's record's (every pass writes it since review BB), else the
+ * running boot's (older records, the fixtures); review BG, F-6: always the running boot's, so a
+ * cycle recorded after a reboot (a state directory that outlives one) named the wrong boot. */
+static int cycle_boot_id(const Args *a, const SleepCycle *c, char ret[static 33]) {
+        const RunRecord *last = c->late ?: c->unit;
+
+        if (last && last->boot_id[0] != 0) {
+                memcpy(ret, last->boot_id, 33);
+                return 0;
+        }
+        return read_boot_id(a, ret);
+}
+
+/* When the machine woke from the cycle's sleep: the resume's record (the post hook's, or
+ * restore-knob's where the unit's pass left the late pass out and no hook of ours ran) when it is
+ * after the cycle's last pass, else now (ExecStopPost= runs right after resume); 0 for a sleep that
+ * did not happen (no late pass, and none left out: review BG, F-6, a late-skipped sleep, the
+ * commonest of a laptop with the defaults, was recorded as never resumed). */
 static usec_t resumed_at(const Args *a, const SleepCycle *c) {
+        const RunRecord *last = c->late ?: (c->unit && c->unit->late_left_out ? c->unit : NULL);
         LastResume lr;
 
-        if (!c->late)
+        if (!last)
                 return 0;
         last_resume_read(a->state_dir, &lr);
         /* after it by CLOCK_BOOTTIME in this boot (review BB, L2), and a time after its start (a wall
          * clock set back meanwhile would make the cycle end before it began) */
-        return lr.realtime > c->late->started_realtime &&
-                               last_resume_after(&lr, c->late->boot_id, c->late->started_realtime,
-                                                 c->late->started_boottime, 0)
+        return lr.realtime > last->started_realtime &&
+                               last_resume_after(&lr, last->boot_id, last->started_realtime,
+                                                 last->started_boottime, last == c->late ? 0 : last->duration)
                        ? lr.realtime
                        : now(CLOCK_REALTIME);
 }
@@ -237,7 +254,7 @@ int verb_record_cycle(const Args *a) {
                 return 0;
         }
 
-        if (read_boot_id(a, boot_id) == -ENOMEM)
+        if (cycle_boot_id(a, &set.cycles[0], boot_id) == -ENOMEM)
                 return log_oom();
         r = cycle_record_from_cycle(&set.cycles[0], boot_id, resumed_at(a, &set.cycles[0]), &c);
         if (r < 0)

@@ -184,6 +184,39 @@ PY
         bad "record-cycle: a resume of another boot paired with the late pass"
 [[ $(resumed_of $b1 7000000000 2026-01-01T03:00:00.000000000Z) != 1767236400000000 ]] ||
         bad "record-cycle: a resume before the late pass by CLOCK_BOOTTIME paired with it"
+# Review BG, F-6: a sleep whose late pass the unit's pass left out (KeepCheapSync=, the defaults' clean
+# sleep) has no late record; restore-knob records its resume (no hook of ours ran). It was kept as
+# never resumed (0). resumed_unit_only LEFT_OUT: the cycle's resumed_realtime with the late record
+# gone and the unit's record saying (or not) that it left the late pass out, its resume after it.
+resumed_unit_only() {
+        rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
+        rm "$tmp/pair/state/history/00001767232810400000-22.json"
+        python3 - "$tmp/pair/state/history/00001767232800000000-21.json" "$b1" "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["boot_id"] = sys.argv[2]
+r["started_boottime_usec"] = 7200000000
+r["late_left_out"] = sys.argv[3] == "1"
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        printf 'ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00.000000000Z\nBOOTTIME_SEC=1.00\nBOOT_ID=%s\nBOOTTIME_USEC=10800000000\n' \
+                "$b1" >"$tmp/pair/state/last-resume"
+        "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" record-cycle
+        python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["resumed_realtime"])' "$tmp/pair/lib/cycles/"*.json
+}
+[[ $(resumed_unit_only 1) == 1767236400000000 ]] ||
+        bad "record-cycle: the resume of a sleep whose late pass was left out not kept"
+[[ $(resumed_unit_only 0) == 0 ]] ||
+        bad "record-cycle: a cycle without its late pass, none left out, given a resume"
+# ... and the cycle's boot is its records', not the running one's (F-6: a state directory that
+# outlives a boot, a cycle recorded after the reboot)
+rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
+for f in "$tmp/pair/state/history/00001767232800000000-21.json" "$tmp/pair/state/history/00001767232810400000-22.json"; do
+        python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["boot_id"] = "ffffffffffffffffffffffffffffffff"; json.dump(r, open(sys.argv[1], "w"))' "$f"
+done
+"$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" record-cycle
+[[ $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["boot_id"])' "$tmp/pair/lib/cycles/"*.json) == ffffffffffffffffffffffffffffffff ]] ||
+        bad "record-cycle: the cycle named the running boot, not its records'"
 
 # The kernel's suspend counts at both ends of a sleep (suspend-stats.h): the late pass records them
 # with its boot, the unit's pass its boot only, the post hook both with the last failure; a sysfs
