@@ -33,6 +33,8 @@ typedef struct Args {
         const char *invocation_id;  /* $INVOCATION_ID: run by a service manager (defer-commit.h) */
         const char *token;        /* --token=: the unit's pass's token (the daemon's, handover.h), or the one
                                      * pass whose cycle restore-knob ends; NULL: a new random one / any */
+        usec_t cycle_before;      /* --cycle-before-boottime=: record-cycle records the newest cycle this
+                                   * boot began before this CLOCK_BOOTTIME (the daemon's); 0: the newest */
         bool serial_config;       /* $SUSPEND_SYNC_TEST_SERIAL_CONFIG: a pass reads its configuration before
                                  * it samples, not while (measurement only: context_prepare()) */
         bool busy_only;           /* $SUSPEND_SYNC_TEST_BUSY_ONLY: held I/O from debugfs busy alone (tests) */

@@ -63,6 +63,7 @@ static void help(void) {
                "     --trigger=NAME       Which pass this is: unit, hook or manual [manual]; see suspend-sync(8)\n"
                "     --sleep-action=ACT   suspend, hibernate, hybrid-sleep, suspend-then-hibernate\n"
                "     --token=TOKEN        (the daemon's) the token of the unit's pass it runs\n"
+               "     --cycle-before-boottime=USEC  (the daemon's) record-cycle: the last cycle begun before it\n"
                "     --root=DIR           (testing) read proc/ and configuration below DIR [/]\n"
                "     --sysfs=DIR          (testing) sysfs root [/sys]\n"
                "     --debugfs=DIR        (testing) debugfs root [/sys/kernel/debug]\n\n"
@@ -94,6 +95,7 @@ enum {
         ARG_SYSFS,
         ARG_DEBUGFS,
         ARG_TOKEN,
+        ARG_CYCLE_BEFORE,
 };
 
 /* The options that shape output (--json=, -j, --legend=, -a, -l, --no-pager): 1 when taken, 0
@@ -184,6 +186,7 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, co
                 { "sysfs", required_argument, NULL, ARG_SYSFS },
                 { "debugfs", required_argument, NULL, ARG_DEBUGFS },
                 { "token", required_argument, NULL, ARG_TOKEN },
+                { "cycle-before-boottime", required_argument, NULL, ARG_CYCLE_BEFORE },
                 {}
         };
         int c, r;
@@ -251,6 +254,12 @@ static int parse_argv(int argc, char *argv[], Args *a, const char **ret_verb, co
                                 return log_error_errno(
                                         EINVAL, "Invalid --token= '%s' (32 lowercase hex digits).", optarg);
                         a->token = optarg;
+                        break;
+                case ARG_CYCLE_BEFORE:
+                        if (safe_atou64(optarg, &a->cycle_before) < 0 || a->cycle_before == 0)
+                                return log_error_errno(
+                                        EINVAL, "Invalid --cycle-before-boottime= '%s' (microseconds).",
+                                        optarg);
                         break;
                 case '?':
                         return -EINVAL;
@@ -362,6 +371,14 @@ int main(int argc, char *argv[]) {
              !isempty(a.invocation_id))) {
                 log_error("--token= is the daemon's, for 'run --trigger=unit' and 'restore-knob' only, "
                           "never in a unit's command.");
+                (void) log_flush(LOG_FLUSH_WAIT);
+                return EXIT_USAGE;
+        }
+        /* The daemon's too: which cycle its record-cycle is for (review BG, F-2). */
+        if (a.cycle_before != 0 && (!streq(verb, "record-cycle") || !isempty(a.invocation_id))) {
+                log_error(
+                        "--cycle-before-boottime= is the daemon's, for 'record-cycle' only, never in a unit's "
+                        "command.");
                 (void) log_flush(LOG_FLUSH_WAIT);
                 return EXIT_USAGE;
         }

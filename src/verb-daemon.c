@@ -131,7 +131,9 @@ typedef struct Daemon {
         char late_action[HOOK_ACTION_MAX], late_env_action[HOOK_ACTION_MAX]; /* ... its request */
         int late_conn_fd; /* ... and its connection, for the fork (sd-event refuses calls after it) */
 
-        pid_t post_pid; /* restore-knob, then record-cycle, after a sleep the mark stood for */
+        pid_t post_pid;     /* restore-knob, then record-cycle, after a sleep the mark stood for */
+        usec_t post_before; /* CLOCK_BOOTTIME when they were decided on: record-cycle records the
+                             * cycle begun before it (review BG, F-2) */
         bool post_recorded;
         sd_event_source *post_timer;
         sd_event_source *relock_timer;
@@ -362,16 +364,18 @@ static void child_detach(Daemon *d, int keep[static 2]) {
         (void) knob_keep_open(d->a->sysfs);
 }
 
-/* What a child we exec needs of ours: --token= (with_token, when one was chosen) and each location
- * the daemon was given that is not the default (--state-dir=, review L, L4; --history-dir=,
- * --config=, --root=, --sysfs=, --debugfs=: a restore-knob or record-cycle of a daemon run on
- * other locations wrote the default ones). exec_opts_append() puts them on argv at *k, which has
- * room for EXEC_OPTS_MAX more and a NULL after them; -ENOMEM when one could not be written (the
- * child must not run then: it would go by the default location, review BF). */
-#define EXEC_OPTS_MAX 7
+/* What a child we exec needs of ours: --token= (with_token, when one was chosen),
+ * --cycle-before-boottime= (before, when not 0) and each location the daemon was given that is not
+ * the default (--state-dir=, review L, L4; --history-dir=, --config=, --root=, --sysfs=,
+ * --debugfs=: a restore-knob or record-cycle of a daemon run on other locations wrote the default
+ * ones). exec_opts_append() puts them on argv at *k, which has room for EXEC_OPTS_MAX more and a
+ * NULL after them; -ENOMEM when one could not be written (the child must not run then: it would go
+ * by the default location, review BF). */
+#define EXEC_OPTS_MAX 8
 typedef struct ExecOpts {
         char token[48];
-        char *loc[EXEC_OPTS_MAX - 1];
+        char before[48];
+        char *loc[EXEC_OPTS_MAX - 2];
 } ExecOpts;
 
 static void exec_opts_done(ExecOpts *o) {
@@ -379,7 +383,8 @@ static void exec_opts_done(ExecOpts *o) {
                 o->loc[i] = mfree(o->loc[i]);
 }
 
-static int exec_opts_append(const Daemon *d, bool with_token, char **argv, size_t *k, ExecOpts *o) {
+static int exec_opts_append(const Daemon *d, bool with_token, usec_t before, char **argv, size_t *k,
+                            ExecOpts *o) {
         const Args *a = d->a;
         const struct {
                 const char *opt, *value, *def;
@@ -396,6 +401,10 @@ static int exec_opts_append(const Daemon *d, bool with_token, char **argv, size_
         if (with_token && d->pass_token[0] != 0) {
                 (void) snprintf(o->token, sizeof o->token, "--token=%s", d->pass_token);
                 argv[(*k)++] = o->token;
+        }
+        if (before != 0) {
+                (void) snprintf(o->before, sizeof o->before, "--cycle-before-boottime=%" PRIu64, before);
+                argv[(*k)++] = o->before;
         }
         for (size_t i = 0; i < ELEMENTSOF(locs); i++) {
                 o->loc[i] = NULL;
@@ -1237,7 +1246,7 @@ static void pass_start(Daemon *d) {
                 (void) snprintf(opt, sizeof opt, "--deadline-max=%" PRIu64 "us",
                                 (uint64_t) DAEMON_PASS_DEADLINE_MAX);
                 argv[k++] = opt;
-                pid = exec_opts_append(d, true, argv, &k, &eo);
+                pid = exec_opts_append(d, true, 0, argv, &k, &eo);
         }
         if (pid == 0) {
                 r = pass_report_open(d);
@@ -1293,7 +1302,7 @@ static void post_step(Daemon *d, const char *verb) {
 
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
         /* its pass's token (restore-knob), the daemon's locations */
-        pid = exec_opts_append(d, restore, argv, &k, &eo);
+        pid = exec_opts_append(d, restore, restore ? 0 : d->post_before, argv, &k, &eo);
         if (pid >= 0)
                 pid = spawn(d, argv, NULL, on_post_exit);
         d->post_pid = pid > 0 ? pid : 0;
@@ -1529,8 +1538,10 @@ static void knob_leftover_at_start(Daemon *d) {
                 knob_leftover_restore(d, "left over from a sleep that ended without suspend-sync seeing it");
                 /* with our lock: a sleep asked for meanwhile waits for our PrepareForSleep(true), and
                  * a restore-knob still running then ends that token's cycle only */
-                if (d->lock_fd >= 0)
+                if (d->lock_fd >= 0) {
+                        d->post_before = now(CLOCK_BOOTTIME);
                         (void) post_steps_owed(d, false);
+                }
         }
         if (r < 0 || preparing)
                 d->joined_in_sleep = true;
@@ -1564,6 +1575,8 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
                 pass_start(d);
                 return 0;
         }
+        if (d->post_pid == 0)
+                d->post_before = now(CLOCK_BOOTTIME);
         if (d->marked && d->post_pid == 0) {
                 d->post_recorded = false;
                 post_step(d, "restore-knob");

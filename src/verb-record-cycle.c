@@ -81,6 +81,23 @@ static usec_t resumed_at(const Args *a, const SleepCycle *c) {
                        : now(CLOCK_REALTIME);
 }
 
+/* Review BG, F-2: the daemon's record-cycle for a sleep may run after the next sleep has begun (a
+ * suspend right after the resume), whose unit pass's record is the newest by then: that half cycle
+ * was kept for good, and the sleep the steps were for not at all. With --cycle-before-boottime= the
+ * newest cycle this boot (boot_id) began before it; by CLOCK_BOOTTIME, since the wall clock may
+ * step back at a resume. A cycle of another boot, or of unknown time, began before. NULL: none. */
+static const SleepCycle *cycle_pick(const Args *a, const CycleSet *set, const char *boot_id) {
+        for (size_t i = 0; i < set->n_cycles; i++) {
+                const SleepCycle *c = &set->cycles[i];
+                const RunRecord *first = c->unit ?: c->late;
+
+                if (a->cycle_before == 0 || !streq(first->boot_id, boot_id) || first->started_boottime == 0 ||
+                    first->started_boottime < a->cycle_before)
+                        return c;
+        }
+        return NULL;
+}
+
 static int open_or_create_dir(const char *path) {
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -237,6 +254,7 @@ static int write_textfile(const Args *a, const SleepCycle *last, size_t n_cycles
 int verb_record_cycle(const Args *a) {
         _cleanup_(cycle_set_done) CycleSet set = {};
         _cleanup_(cycle_record_done) CycleRecord c = {};
+        const SleepCycle *cycle;
         char boot_id[33];
         size_t n_nomem = 0;
         int r, ret = 0;
@@ -254,15 +272,23 @@ int verb_record_cycle(const Args *a) {
                 return 0;
         }
 
-        if (cycle_boot_id(a, &set.cycles[0], boot_id) == -ENOMEM)
+        if (read_boot_id(a, boot_id) == -ENOMEM)
                 return log_oom();
-        r = cycle_record_from_cycle(&set.cycles[0], boot_id, resumed_at(a, &set.cycles[0]), &c);
+        cycle = cycle_pick(a, &set, boot_id);
+        if (!cycle) {
+                log_debug("No sleep cycle in '%s' began before the one after it, nothing to record.",
+                          a->state_dir);
+                return 0;
+        }
+        if (cycle_boot_id(a, cycle, boot_id) == -ENOMEM)
+                return log_oom();
+        r = cycle_record_from_cycle(cycle, boot_id, resumed_at(a, cycle), &c);
         if (r < 0)
                 ret = log_warning_errno(r, "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
         else
                 ret = write_history(a, &c);
 
-        r = write_textfile(a, &set.cycles[0], set.n_cycles);
+        r = write_textfile(a, cycle, set.n_cycles);
         /* Run by systemd (the unit's ExecStopPost=): a configuration reader killed on a hung server
          * would stay in suspend-sync.service ("left-over process" at its next start). */
         if (!isempty(a->invocation_id))

@@ -208,6 +208,35 @@ PY
         bad "record-cycle: the resume of a sleep whose late pass was left out not kept"
 [[ $(resumed_unit_only 0) == 0 ]] ||
         bad "record-cycle: a cycle without its late pass, none left out, given a resume"
+# Review BG, F-2: the daemon's record-cycle for a sleep that ran after the next sleep had begun kept
+# that half cycle. --cycle-before-boottime= (the daemon's): the newest cycle this boot began before it,
+# by CLOCK_BOOTTIME. before_of BOUND: the start of the cycle kept, the newest cycle (21, 22) of boot b1
+# begun at boottime 7200 s, the one before it (11, 12) of no known boot.
+before_of() {
+        rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
+        for f in "$tmp/pair/state/history/00001767232800000000-21.json" "$tmp/pair/state/history/00001767232810400000-22.json"; do
+                python3 - "$f" "$b1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["boot_id"] = sys.argv[2]
+r["started_boottime_usec"] = 7200000000 + (10400000 if r["trigger"] == "hook" else 0)
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        done
+        "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" \
+                --cycle-before-boottime="$1" record-cycle
+        python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["unit"]["started_realtime_usec"])' "$tmp/pair/lib/cycles/"*.json
+}
+[[ $(before_of 7100000000) == 1767225600000000 ]] ||
+        bad "record-cycle --cycle-before-boottime=: a cycle begun after it kept"
+[[ $(before_of 7200000001) == 1767232800000000 ]] ||
+        bad "record-cycle --cycle-before-boottime=: the newest cycle begun before it not kept"
+"$SUSPEND_SYNC" --cycle-before-boottime=1 status >/dev/null 2>&1 &&
+        bad "--cycle-before-boottime= taken by another verb than record-cycle"
+INVOCATION_ID=0123456789abcdef0123456789abcdef "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" \
+        --history-dir="$tmp/pair/lib" --cycle-before-boottime=1 record-cycle >/dev/null 2>&1 &&
+        bad "--cycle-before-boottime= taken from a unit's command line"
+
 # ... and the cycle's boot is its records', not the running one's (F-6: a state directory that
 # outlives a boot, a cycle recorded after the reboot)
 rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"

@@ -24,7 +24,8 @@
 #   6. the daemon ends after the mark and the late pass, before the resume (review BF, F5): the next
 #      daemon's start, no sleep under way, finds the cycle-owed note its predecessor wrote with the
 #      mark and runs record-cycle (a cycle recorded, the note gone); a: the post hook ran first (the
-#      knob back, the unit-pass mark gone: what a real resume leaves, review BG F-1), b: it did not
+#      knob back, the unit-pass mark gone: what a real resume leaves, review BG F-1), and the record
+#      of a sleep begun after it planted, which record-cycle must not take for it (F-2), b: it did not
 #      (the mark still stands: restore-knob for its token first, the knob 1, the mark gone), c: as
 #      b, the successor started during the sleep (it leaves the sleep alone, then does the same at
 #      its end; review BG, F-5); the control, a start with nothing owed, runs neither step;
@@ -201,6 +202,7 @@ restart_after_marked_sleep() {
         fi
         CYCLES6=$(cycles)
         mv "$log" "$SS_TMP/daemon-$k.log"
+        ((${PLANT:-0})) && plant_next_sleep
         if ((during)); then
                 # started during the sleep (PreparingForSleep true): the sleep is left as it is
                 daemon_start "$SS_CONF"
@@ -225,7 +227,31 @@ restart_after_marked_sleep() {
         grep -q "The daemon before this one ended after marking a sleep and before recording its cycle" "$log" ||
                 { cat "$log"; fail "6: the daemon did not name the cycle owed"; }
 }
-restart_after_marked_sleep 6 1
+# plant_next_sleep: the unit pass's record of a sleep begun after this one (an hour on, this boot), as
+# when the next sleep's pass has saved its record before record-cycle reads them (review BG, F-2): the
+# daemon's record-cycle, bound by --cycle-before-boottime=, must keep the sleep it runs for
+plant_next_sleep() {
+        PLANTED=$(python3 - "$SS_STATE/history" <<'PY'
+import glob, json, os, sys, time
+d = sys.argv[1]
+units = []
+for f in sorted(glob.glob(os.path.join(d, "*.json"))):
+    r = json.load(open(f))
+    if r.get("trigger") == "unit":
+        units.append(r)
+r = units[-1]
+r["started_realtime_usec"] += 3600 * 1000000
+r["started_boottime_usec"] = int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1e6) + 3600 * 1000000
+r["pid"] = 99999
+json.dump(r, open(os.path.join(d, "%020d-99999.json" % r["started_realtime_usec"]), "w"))
+print(r["started_realtime_usec"])
+PY
+)
+}
+PLANT=1 restart_after_marked_sleep 6 1
+! grep -rqs "\"started_realtime_usec\": *$PLANTED\b" "$SS_TMP/lib/cycles" ||
+        fail "6a: record-cycle kept the next sleep's half cycle, not the one it ran for"
+rm -f "$SS_STATE/history/"*-99999.json
 grep -q "^'restore-knob' runs in PID" "$log" && fail "6a: restore-knob run again after the post hook's"
 echo "ok 6a: a daemon stopped at the resume, the post hook run: its successor recorded the cycle"
 restart_after_marked_sleep 7 0
