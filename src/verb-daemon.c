@@ -1500,15 +1500,15 @@ static void knob_leftover_restore(Daemon *d, const char *why) {
  * review BG, F-1). What the dead daemon would have run runs now: restore-knob for its token when
  * that pass's mark still stands (no post hook ran: the late pass left out, or systemd-sleep died),
  * then record-cycle (which records a cycle once). always: record-cycle also when nothing is owed.
- * The caller has put a knob left over back (review BG, F-3). Returns whether a step was started. */
-static bool post_steps_owed(Daemon *d, bool always) {
+ * The caller has put a knob left over back (review BG, F-3). */
+static void post_steps_owed(Daemon *d, bool always) {
         _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         char owed[33], mark[33];
         bool is_owed, mark_stands;
 
         is_owed = dir_fd >= 0 && handover_cycle_owed_read(dir_fd, owed) >= 0;
         if (!is_owed && !always)
-                return false;
+                return;
         mark_stands = is_owed && handover_unit_mark_read(dir_fd, mark) >= 0 && streq(mark, owed);
         if (is_owed)
                 log_info("The daemon before this one ended after marking a sleep and before recording its "
@@ -1518,7 +1518,6 @@ static bool post_steps_owed(Daemon *d, bool always) {
                 memcpy(d->pass_token, owed, sizeof owed);
         d->post_recorded = !mark_stands;
         post_step(d, mark_stands ? "restore-knob" : "record-cycle");
-        return true;
 }
 
 /* At the start: logind's PreparingForSleep. A sleep under way (or no answer): the restore waits for
@@ -1540,7 +1539,7 @@ static void knob_leftover_at_start(Daemon *d) {
                  * a restore-knob still running then ends that token's cycle only */
                 if (d->lock_fd >= 0) {
                         d->post_before = now(CLOCK_BOOTTIME);
-                        (void) post_steps_owed(d, false);
+                        post_steps_owed(d, false);
                 }
         }
         if (r < 0 || preparing)
@@ -1593,7 +1592,7 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
                 if (d->joined_in_sleep && !d->marked && d->post_pid == 0) {
                         log_debug("Started during this sleep, so whose mark stood for it is not known: "
                                   "recording its cycle.");
-                        (void) post_steps_owed(d, true);
+                        post_steps_owed(d, true);
                 }
         }
         d->marked = false;

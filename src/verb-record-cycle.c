@@ -48,16 +48,12 @@ static int read_boot_id(const Args *a, char ret[static 33]) {
 }
 
 /* The boot of the cycle: its last pass's record's (every pass writes it since review BB), else the
- * running boot's (older records, the fixtures); review BG, F-6: always the running boot's, so a
- * cycle recorded after a reboot (a state directory that outlives one) named the wrong boot. */
-static int cycle_boot_id(const Args *a, const SleepCycle *c, char ret[static 33]) {
+ * running boot's, running (older records, the fixtures); review BG, F-6: always the running boot's,
+ * so a cycle recorded after a reboot (a state directory that outlives one) named the wrong boot. */
+static const char *cycle_boot_id(const SleepCycle *c, const char *running) {
         const RunRecord *last = c->late ?: c->unit;
 
-        if (last && last->boot_id[0] != 0) {
-                memcpy(ret, last->boot_id, 33);
-                return 0;
-        }
-        return read_boot_id(a, ret);
+        return last && last->boot_id[0] != 0 ? last->boot_id : running;
 }
 
 /* When the machine woke from the cycle's sleep: the resume's record (the post hook's, or
@@ -280,9 +276,7 @@ int verb_record_cycle(const Args *a) {
                           a->state_dir);
                 return 0;
         }
-        if (cycle_boot_id(a, cycle, boot_id) == -ENOMEM)
-                return log_oom();
-        r = cycle_record_from_cycle(cycle, boot_id, resumed_at(a, cycle), &c);
+        r = cycle_record_from_cycle(cycle, cycle_boot_id(cycle, boot_id), resumed_at(a, cycle), &c);
         if (r < 0)
                 ret = log_warning_errno(r, "Failed to add the last sleep cycle to '%s': %m", a->history_dir);
         else
