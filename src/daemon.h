@@ -45,6 +45,12 @@ _Static_assert(DAEMON_PASS_DEADLINE_MAX + 5 * USEC_PER_SEC <= DAEMON_UNIT_LOCK_W
 /* Taking the lock again after a sleep: tries, one a second, before the daemon exits (and systemd
  * restarts it). */
 #define DAEMON_RELOCK_TRIES 30
+/* The post steps a daemon before us owed (verb-daemon.c, owed_check()) wait while PID 1 says
+ * suspend-sync.service is neither inactive nor failed (a sleep logind did not start, or its
+ * ExecStopPost= still running): asked again after this, at most this many times (a second each,
+ * while awake), then run all the same. */
+#define DAEMON_OWED_RETRY (1 * USEC_PER_SEC)
+#define DAEMON_OWED_TRIES 600
 
 /* How long the daemon waits for its pass while logind waits at most delay_max for delay locks; 0:
  * too short for a pass. A pass still running then goes on (it has its own deadline); the lock is

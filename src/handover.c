@@ -453,12 +453,36 @@ int handover_unit_mark_read(int state_dir_fd, char ret[static 33]) {
         return token_read(state_dir_fd, HANDOVER_UNIT_MARK_FILE, ret);
 }
 
-int handover_cycle_owed_write(int state_dir_fd, const char *token) {
-        return token_write(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, token);
+int handover_cycle_owed_write(int state_dir_fd, const char *token, usec_t before) {
+        char line[64];
+
+        if (!id128_string_valid(token) || before == 0 || before == USEC_INFINITY)
+                return -EINVAL;
+        (void) snprintf(line, sizeof line, "%s %" PRIu64 "\n", token, before);
+        return write_file_atomic_at(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, line, strlen(line));
 }
 
-int handover_cycle_owed_read(int state_dir_fd, char ret[static 33]) {
-        return token_read(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, ret);
+int handover_cycle_owed_read(int state_dir_fd, char ret[static 33], usec_t *ret_before) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        uint64_t before;
+        int r;
+
+        r = read_full_file_at_flags(state_dir_fd, HANDOVER_CYCLE_OWED_FILE, 64, READ_FULL_STATE, &text,
+                                    &size);
+        if (r < 0)
+                return r;
+        /* exactly the token, one space, the time and a newline, as written */
+        if (size < 35 || size > 54 || text[32] != ' ' || text[size - 1] != '\n')
+                return -EBADMSG;
+        text[32] = text[size - 1] = 0;
+        if (!id128_string_valid(text) || safe_atou64(text + 33, &before) < 0 || before == 0 ||
+            before == USEC_INFINITY)
+                return -EBADMSG;
+        memcpy(ret, text, 33);
+        if (ret_before)
+                *ret_before = before;
+        return 0;
 }
 
 int handover_cycle_owed_remove(int state_dir_fd) {

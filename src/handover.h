@@ -165,10 +165,12 @@ int handover_unit_mark_write(int state_dir_fd, const char *token);
 bool handover_hook_link_up(int state_dir_fd);
 int handover_unit_mark_read(int state_dir_fd, char ret[static 33]);
 int handover_unit_mark_remove(int state_dir_fd, bool *ret_hook_was_down);
-/* HANDOVER_CYCLE_OWED_FILE: write (a token, else -EINVAL), read (-ENOENT without one, -EBADMSG for
- * anything but a token) and remove (a missing file is not an error), as the mark's. */
-int handover_cycle_owed_write(int state_dir_fd, const char *token);
-int handover_cycle_owed_read(int state_dir_fd, char ret[static 33]);
+/* HANDOVER_CYCLE_OWED_FILE: write (a token and the CLOCK_BOOTTIME after that sleep's unit pass began
+ * and before the next one can, which record-cycle's --cycle-before-boottime= takes: review BG, F-4;
+ * else -EINVAL), read (-ENOENT without one, -EBADMSG for anything but what is written) and remove (a
+ * missing file is not an error). */
+int handover_cycle_owed_write(int state_dir_fd, const char *token, usec_t before);
+int handover_cycle_owed_read(int state_dir_fd, char ret[static 33], usec_t *ret_before);
 int handover_cycle_owed_remove(int state_dir_fd);
 /* The end of the cycle of the unit's pass that wrote token: handover_unit_mark_remove() unless
  * HANDOVER_UNIT_MARK_FILE holds another token, -ESTALE then (the next sleep's unit pass has begun:

@@ -136,6 +136,9 @@ typedef struct Daemon {
                              * cycle begun before it (review BG, F-2) */
         bool post_recorded;
         sd_event_source *post_timer;
+        ManagerUnitFacts *owed_facts; /* a cycle-owed note found at the start: PID 1 asked ... */
+        sd_event_source *owed_timer;  /* ... and asked again later, while the unit is busy */
+        unsigned owed_tries;
         sd_event_source *relock_timer;
         unsigned relock_tries;
         sd_bus_slot *lock_slot; /* the lock asked for again (relock()): the call under way */
@@ -885,7 +888,9 @@ static DaemonPassFacts pass_facts(const Daemon *d, bool ended, int status) {
  * run leaves it for the next one's start (post_steps_owed()). */
 static void cycle_owed_write(Daemon *d) {
         _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = dir_fd < 0 ? negative_errno() : handover_cycle_owed_write(dir_fd, d->pass_token);
+        /* the pass's record saved, so the cycle began before now; the next one cannot have */
+        int r = dir_fd < 0 ? negative_errno()
+                           : handover_cycle_owed_write(dir_fd, d->pass_token, now(CLOCK_BOOTTIME));
 
         if (r < 0)
                 log_debug_errno(r, "Cannot note this sleep's post steps as ours (a restart before them "
@@ -1505,10 +1510,14 @@ static void post_steps_owed(Daemon *d, bool always) {
         _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         char owed[33], mark[33];
         bool is_owed, mark_stands;
+        usec_t before = 0;
 
-        is_owed = dir_fd >= 0 && handover_cycle_owed_read(dir_fd, owed) >= 0;
+        is_owed = dir_fd >= 0 && handover_cycle_owed_read(dir_fd, owed, &before) >= 0;
         if (!is_owed && !always)
                 return;
+        /* that sleep's cycle, not one begun since (a sleep logind did not start: review BG, F-4) */
+        if (is_owed)
+                d->post_before = before;
         mark_stands = is_owed && handover_unit_mark_read(dir_fd, mark) >= 0 && streq(mark, owed);
         if (is_owed)
                 log_info("The daemon before this one ended after marking a sleep and before recording its "
@@ -1518,6 +1527,77 @@ static void post_steps_owed(Daemon *d, bool always) {
                 memcpy(d->pass_token, owed, sizeof owed);
         d->post_recorded = !mark_stands;
         post_step(d, mark_stands ? "restore-knob" : "record-cycle");
+}
+
+/* Review BG, F-4: logind's "no sleep under way" does not cover a sleep it did not start (systemctl
+ * start suspend.target) or the unit's ExecStopPost= still running after one, where what is owed
+ * would run beside the unit's own steps. PID 1's ActiveState of the unit tells: the steps wait while
+ * it is neither inactive nor failed (asked again DAEMON_OWED_RETRY later, DAEMON_OWED_TRIES times),
+ * and run when it is, or when PID 1 gives no answer (they end a cycle once). A sleep of logind's
+ * begun meanwhile cancels the wait: the note stays for the next start. */
+static void owed_cancel(Daemon *d) {
+        d->owed_facts = manager_unit_facts_free(d->owed_facts);
+        d->owed_timer = sd_event_source_disable_unref(d->owed_timer);
+}
+
+static int on_owed_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static int on_owed_facts(void *userdata) {
+        Daemon *d = userdata;
+        const char *state;
+        bool busy;
+        int r;
+
+        if (manager_unit_facts_pending(d->owed_facts))
+                return 0;
+        state = manager_unit_facts_active_state(d->owed_facts);
+        busy = state && !STR_IN_SET(state, "inactive", "failed");
+        if (busy && ++d->owed_tries < DAEMON_OWED_TRIES) {
+                if (d->owed_tries == 1)
+                        log_info("A cycle the daemon before this one marked is owed its post steps, but "
+                                 "%s is %s: they wait for it.",
+                                 SUSPEND_SYNC_UNIT, state);
+                r = sd_event_add_time_relative(d->event, &d->owed_timer, CLOCK_MONOTONIC, DAEMON_OWED_RETRY,
+                                               0, on_owed_timer, d);
+                d->owed_facts = manager_unit_facts_free(d->owed_facts);
+                if (r >= 0)
+                        return 0;
+                log_debug_errno(r, "Cannot wait for %s: running the post steps owed now: %m",
+                                SUSPEND_SYNC_UNIT);
+        } else if (busy)
+                log_notice("%s is still %s after %u tries: running the post steps owed all the same.",
+                           SUSPEND_SYNC_UNIT, state, d->owed_tries);
+        else if (!state)
+                log_debug("PID 1 did not say whether %s runs: running the post steps owed.",
+                          SUSPEND_SYNC_UNIT);
+        owed_cancel(d);
+        if (!d->sleeping && d->post_pid == 0 && d->lock_fd >= 0)
+                post_steps_owed(d, false);
+        return 0;
+}
+
+static void owed_check(Daemon *d) {
+        _cleanup_close_ int dir_fd = open(d->a->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char token[33];
+        int r;
+
+        owed_cancel(d);
+        if (dir_fd < 0 || handover_cycle_owed_read(dir_fd, token, NULL) < 0)
+                return; /* nothing owed (an unreadable note: post_steps_owed() would not run either) */
+        r = manager_unit_facts_start(d->bus, SUSPEND_SYNC_UNIT, on_owed_facts, d, &d->owed_facts);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot ask PID 1 whether %s runs: running the post steps owed: %m",
+                                SUSPEND_SYNC_UNIT);
+                post_steps_owed(d, false);
+        }
+}
+
+static int on_owed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        d->owed_timer = sd_event_source_disable_unref(d->owed_timer);
+        owed_check(d);
+        return 0;
 }
 
 /* At the start: logind's PreparingForSleep. A sleep under way (or no answer): the restore waits for
@@ -1537,10 +1617,8 @@ static void knob_leftover_at_start(Daemon *d) {
                 knob_leftover_restore(d, "left over from a sleep that ended without suspend-sync seeing it");
                 /* with our lock: a sleep asked for meanwhile waits for our PrepareForSleep(true), and
                  * a restore-knob still running then ends that token's cycle only */
-                if (d->lock_fd >= 0) {
-                        d->post_before = now(CLOCK_BOOTTIME);
-                        post_steps_owed(d, false);
-                }
+                if (d->lock_fd >= 0)
+                        owed_check(d);
         }
         if (r < 0 || preparing)
                 d->joined_in_sleep = true;
@@ -1566,6 +1644,9 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
         if (start) {
                 d->marked = false;
                 d->joined_in_sleep = false; /* this one it sees from its start */
+                if (d->owed_facts || d->owed_timer)
+                        log_debug("A sleep begins: the post steps owed wait for the next start.");
+                owed_cancel(d);
                 if (d->refresh)
                         log_debug("The configuration is still being read: this sleep goes by the one read "
                                   "before.");
@@ -1633,6 +1714,7 @@ static void daemon_done(Daemon *d) {
         lock_release(d);
         d->pass_timer = sd_event_source_disable_unref(d->pass_timer);
         d->post_timer = sd_event_source_disable_unref(d->post_timer);
+        owed_cancel(d);
         d->relock_timer = sd_event_source_disable_unref(d->relock_timer);
         d->tidy_timer = sd_event_source_disable_unref(d->tidy_timer);
         d->answers_timer = sd_event_source_disable_unref(d->answers_timer);

@@ -441,6 +441,7 @@ TEST(save_failure_removes_stale) {
 TEST(unit_mark) {
         char root[] = "/tmp/test-handover.XXXXXX", tmp[64], cmd[64], got[33];
         _cleanup_close_ int fd = -EBADF;
+        usec_t before = 0;
 
         ASSERT_TRUE(test_mkdtemp(root));
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -475,18 +476,33 @@ TEST(unit_mark) {
         /* The daemon's note of a marked sleep's post steps (review BF, F5): a file of its own in the
          * mark's format, left alone by the mark's write and removal (the post hook removes the mark
          * before the daemon's record-cycle runs). */
-        ASSERT_ERR(handover_cycle_owed_read(fd, got), ENOENT);
-        ASSERT_ERR(handover_cycle_owed_write(fd, ""), EINVAL);
-        ASSERT_OK(handover_cycle_owed_write(fd, TOKEN));
+        ASSERT_ERR(handover_cycle_owed_read(fd, got, &before), ENOENT);
+        ASSERT_ERR(handover_cycle_owed_write(fd, "", 1), EINVAL);
+        ASSERT_ERR(handover_cycle_owed_write(fd, TOKEN, 0), EINVAL);
+        ASSERT_ERR(handover_cycle_owed_write(fd, TOKEN, USEC_INFINITY), EINVAL);
+        ASSERT_OK(handover_cycle_owed_write(fd, TOKEN, UINT64_C(123456789012)));
         ASSERT_OK(handover_unit_mark_write(fd, "fedcba9876543210fedcba9876543210"));
         ASSERT_OK(handover_unit_mark_remove(fd, NULL));
-        ASSERT_OK(handover_cycle_owed_read(fd, got));
+        ASSERT_OK(handover_cycle_owed_read(fd, got, &before));
         ASSERT_STREQ(got, TOKEN);
-        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_CYCLE_OWED_FILE, TOKEN "x\n", 34));
-        ASSERT_ERR(handover_cycle_owed_read(fd, got), EBADMSG);
+        ASSERT_EQ(before, UINT64_C(123456789012));
+        ASSERT_OK(handover_cycle_owed_read(fd, got, NULL));
+        /* the time is part of it: a note without one (or with anything else) is none */
+        static const char *const bad[] = { TOKEN "\n",
+                                           TOKEN " \n",
+                                           TOKEN " 0\n",
+                                           TOKEN " 12x\n",
+                                           TOKEN " 12",
+                                           TOKEN "  12\n",
+                                           TOKEN " 18446744073709551615\n",
+                                           TOKEN "x 12\n" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ASSERT_OK(write_file_atomic_at(fd, HANDOVER_CYCLE_OWED_FILE, bad[i], strlen(bad[i])));
+                ASSERT_ERR(handover_cycle_owed_read(fd, got, &before), EBADMSG);
+        }
         ASSERT_OK(handover_cycle_owed_remove(fd));
         ASSERT_OK(handover_cycle_owed_remove(fd));
-        ASSERT_ERR(handover_cycle_owed_read(fd, got), ENOENT);
+        ASSERT_ERR(handover_cycle_owed_read(fd, got, &before), ENOENT);
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", root);
         ASSERT_EQ(system(cmd), 0);

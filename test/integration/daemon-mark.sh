@@ -28,7 +28,10 @@
 #      of a sleep begun after it planted, which record-cycle must not take for it (F-2), b: it did not
 #      (the mark still stands: restore-knob for its token first, the knob 1, the mark gone), c: as
 #      b, the successor started during the sleep (it leaves the sleep alone, then does the same at
-#      its end; review BG, F-5); the control, a start with nothing owed, runs neither step;
+#      its end; review BG, F-5), d: as a, the successor started while PID 1 says
+#      suspend-sync.service is active (a sleep logind did not start, whose unit pass's record is
+#      planted: review BG, F-4): the steps wait for it to stop, then take the owed cycle by the
+#      note's time; the control, a start with nothing owed, runs neither step;
 #   7. the post steps' exec fails (the daemon's binary, a copy, removed before the resume): the
 #      daemon puts the knob back itself (review BG, F-3: the knob stayed 0 until the next pass).
 # Root, dbus-daemon, python3, debugfs; /run/suspend-sync-daemon must not exist.
@@ -193,6 +196,10 @@ restart_after_marked_sleep() {
         HOOK=$(timeout 15 python3 "$SS_TMP/hook.py" "$RUNDIR/late-pass" | tr '\n' ' ')
         [[ $HOOK == "ack done 0 " && $(k) == 0 && -s $SS_STATE/unit-pass && -s $SS_STATE/cycle-owed ]] ||
                 { cat "$log"; fail "6: the late pass did not turn the knob off (hook '$HOOK', knob $(k)), or no unit-pass mark or cycle-owed note"; }
+        if ((${BUSY:-0})); then
+                fake "state active"
+                fake_wait "state active"
+        fi
         daemon_stop
         if ((post)); then
                 "$SUSPEND_SYNC" --state-dir="$SS_STATE" --sysfs="$sys" post suspend ||
@@ -202,7 +209,7 @@ restart_after_marked_sleep() {
         fi
         CYCLES6=$(cycles)
         mv "$log" "$SS_TMP/daemon-$k.log"
-        ((${PLANT:-0})) && plant_next_sleep
+        ((${PLANT:-0})) && plant_next_sleep "${PLANT_OFFSET:-3600}"
         if ((during)); then
                 # started during the sleep (PreparingForSleep true): the sleep is left as it is
                 daemon_start "$SS_CONF"
@@ -216,6 +223,18 @@ restart_after_marked_sleep() {
                 fake_wait "signalled 0" "$k"
                 daemon_start "$SS_CONF"
                 fake_wait "granted $((k + 1))"
+                if ((${BUSY:-0})); then
+                        # PID 1: suspend-sync.service active, a sleep logind did not start under way
+                        log_wait "is owed its post steps, but suspend-sync.service is active: they wait for it|^'(restore-knob|record-cycle)' runs in PID"
+                        sleep 2.5 # two of the daemon's questions more
+                        ! grep -qE "^'(restore-knob|record-cycle)' runs in PID" "$log" &&
+                                [[ -s $SS_STATE/cycle-owed && $(cycles) == "$CYCLES6" ]] ||
+                                { cat "$log"; fail "6d: the steps owed ran while suspend-sync.service was active"; }
+                        (($(grep -c "is owed its post steps" "$log") == 1)) ||
+                                fail "6d: the wait was said more than once"
+                        fake "state inactive"
+                        fake_wait "state inactive" 2
+                fi
         fi
         post_wait 1
         echo "6: restarted (post hook $post, during the sleep $during): knob $(k), $(cycles) cycle(s) (before $CYCLES6)"
@@ -231,7 +250,7 @@ restart_after_marked_sleep() {
 # when the next sleep's pass has saved its record before record-cycle reads them (review BG, F-2): the
 # daemon's record-cycle, bound by --cycle-before-boottime=, must keep the sleep it runs for
 plant_next_sleep() {
-        PLANTED=$(python3 - "$SS_STATE/history" <<'PY'
+        PLANTED=$(python3 - "$SS_STATE/history" "${1:-3600}" <<'PY'
 import glob, json, os, sys, time
 d = sys.argv[1]
 units = []
@@ -240,8 +259,9 @@ for f in sorted(glob.glob(os.path.join(d, "*.json"))):
     if r.get("trigger") == "unit":
         units.append(r)
 r = units[-1]
-r["started_realtime_usec"] += 3600 * 1000000
-r["started_boottime_usec"] = int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1e6) + 3600 * 1000000
+offset = int(sys.argv[2]) * 1000000
+r["started_realtime_usec"] += max(offset, 1000000)
+r["started_boottime_usec"] = int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1e6) + offset
 r["pid"] = 99999
 json.dump(r, open(os.path.join(d, "%020d-99999.json" % r["started_realtime_usec"]), "w"))
 print(r["started_realtime_usec"])
@@ -262,11 +282,20 @@ echo "ok 6b: the same without a post hook: its successor ran restore-knob, then 
 restart_after_marked_sleep 8 0 1
 grep -q "^'restore-knob' runs in PID" "$log" || fail "6c: no restore-knob for the mark still standing"
 echo "ok 6c: the successor started during the sleep: restore-knob, then record-cycle, at its end"
+# d: as a, the successor started while PID 1 says suspend-sync.service is active: a sleep logind
+# did not start (systemctl start suspend.target) is under way, its unit pass's record saved after
+# the note (planted, begun now), or that unit's ExecStopPost= still runs (review BG, F-4): the steps
+# owed wait until the unit is inactive, and then record the marked sleep's cycle, by the note's time
+BUSY=1 PLANT=1 PLANT_OFFSET=0 restart_after_marked_sleep 9 1
+! grep -rqs "\"started_realtime_usec\": *$PLANTED\b" "$SS_TMP/lib/cycles" ||
+        fail "6d: record-cycle kept the cycle of the sleep begun since the note, not the one owed"
+rm -f "$SS_STATE/history/"*-99999.json
+echo "ok 6d: the successor waited for suspend-sync.service to stop, then recorded the cycle owed"
 # the control: a start with nothing owed runs neither step
 daemon_stop
-mv "$log" "$SS_TMP/daemon-9.log"
+mv "$log" "$SS_TMP/daemon-10.log"
 daemon_start "$SS_CONF"
-fake_wait "granted 10"
+fake_wait "granted 11"
 ping
 log_wait "The next pass waits in PID"
 ! grep -qE "^'(restore-knob|record-cycle)' runs in PID" "$log" ||
@@ -278,20 +307,20 @@ echo "ok 6: the control, nothing owed, no post step"
 # restore-knob that cannot run (review BG, F-3): the daemon runs from a copy of its binary, removed
 # before the resume, so each post step's exec fails; the daemon puts the knob back itself
 daemon_stop
-mv "$log" "$SS_TMP/daemon-10.log"
+mv "$log" "$SS_TMP/daemon-11.log"
 cp "$SUSPEND_SYNC" "$SS_TMP/ss-copy"
 SUSPEND_SYNC=$SS_TMP/ss-copy daemon_start "$SS_CONF"
-fake_wait "granted 11"
+fake_wait "granted 12"
 log_wait "The next pass waits in PID"
 echo 1 >"$knob"
 fake "signal 1"
-fake_wait "released 11"
+fake_wait "released 12"
 marked || { cat "$log"; fail "7: no mark with nothing against it"; }
 HOOK=$(timeout 15 python3 "$SS_TMP/hook.py" "$RUNDIR/late-pass" | tr '\n' ' ')
 [[ $HOOK == "ack done 0 " && $(k) == 0 ]] || { cat "$log"; fail "7: the late pass did not turn the knob off"; }
 rm "$SS_TMP/ss-copy"
 fake "signal 0"
-fake_wait "granted 12"
+fake_wait "granted 13"
 ping
 post_wait 1
 echo "7: restore-knob's exec failed: knob $(k)"
