@@ -234,6 +234,9 @@ restart_after_marked_sleep() {
                                 fail "6d: the wait was said more than once"
                         fake "state inactive"
                         fake_wait "state inactive" 2
+                        # asked again within a second: wait for the steps to begin (post_wait below
+                        # would take a second with none begun for their end)
+                        log_wait "^'record-cycle' runs in PID"
                 fi
         fi
         post_wait 1
