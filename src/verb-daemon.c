@@ -37,6 +37,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -95,6 +96,8 @@ typedef struct Daemon {
         int standby_report_fd;  /* ... the read end of its report */
         char standby_token[33]; /* ... the token its pass will write ("": its own, random) */
         bool no_standby;        /* $SUSPEND_SYNC_TEST_NO_STANDBY: forked on the signal (measurement only) */
+        unsigned child_nofile;  /* $SUSPEND_SYNC_TEST_CHILD_NOFILE: each child's RLIMIT_NOFILE once it
+                                 * holds the knob (tests only: a pass out of descriptors) */
 
         pid_t pass_pid;       /* the pass, until it exits (also after its bound) */
         unsigned pass_sleeps; /* ... begun at this count */
@@ -365,6 +368,8 @@ static void child_detach(Daemon *d, int keep[static 2]) {
          * the daemon's (it holds none) */
         knob_keep_forget();
         (void) knob_keep_open(d->a->sysfs);
+        if (d->child_nofile > 0)
+                (void) setrlimit(RLIMIT_NOFILE, &(struct rlimit) { d->child_nofile, d->child_nofile });
 }
 
 /* What a child we exec needs of ours: --token= (with_token, when one was chosen),
@@ -1795,6 +1800,8 @@ int verb_daemon(const Args *a) {
                 goto finish;
         d.pass_exec = parse_boolean(getenv("SUSPEND_SYNC_TEST_PASS_EXEC")) > 0;
         d.no_standby = parse_boolean(getenv("SUSPEND_SYNC_TEST_NO_STANDBY")) > 0;
+        if (safe_atou(getenv("SUSPEND_SYNC_TEST_CHILD_NOFILE") ?: "0", &d.child_nofile) < 0)
+                d.child_nofile = 0;
         d.root_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d.root_fd < 0) {
                 r = log_error_errno(negative_errno(), "Failed to open root directory '%s': %m", a->root);

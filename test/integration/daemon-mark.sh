@@ -34,6 +34,9 @@
 #      note's time; the control, a start with nothing owed, runs neither step;
 #   7. the post steps' exec fails (the daemon's binary, a copy, removed before the resume): the
 #      daemon puts the knob back itself (review BG, F-3: the knob stayed 0 until the next pass).
+#   8. each child of the daemon under a tiny RLIMIT_NOFILE once it holds the knob, a leftover 0 (its
+#      original 1 recorded) before the sleep: the daemon's pass leaves the knob 1 (review BE, K15:
+#      a child that does not hold the knob open leaves the 0).
 # Root, dbus-daemon, python3, debugfs; /run/suspend-sync-daemon must not exist.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
@@ -100,8 +103,13 @@ sleep_cycle() {
         local k=$1 posts
         posts=$(grep -c "^'record-cycle' runs in PID" "$log" || true)
         echo 1 >"$knob"
+        if ((${LEFTOVER:-0})); then # a 0 an earlier sleep's late pass left, its original recorded
+                echo 0 >"$knob"
+                echo 1 >"$SS_STATE/knob.orig"
+        fi
         fake "signal 1"
         fake_wait "released $k"
+        KPASS=$(k)
         MARK=no
         if marked; then MARK=yes; fi
         HOOK=$(timeout 15 python3 "$SS_TMP/hook.py" "$RUNDIR/late-pass" | tr '\n' ' ')
@@ -332,6 +340,29 @@ grep -q "Restored /sys/power/sync_on_suspend to 1 (restore-knob failed)" "$log" 
         { cat "$log"; fail "7: the daemon did not say it put the knob back"; }
 [[ ! -e $SS_STATE/cycle-owed ]] || fail "7: the cycle-owed note outlived the daemon's record-cycle"
 echo "ok 7: a restore-knob that could not run, the knob put back by the daemon"
+
+# ---------------------------------------------------------------- 8
+# the daemon's pass out of file descriptors (review BE, K14, K15): a 0 an earlier sleep's late pass
+# left in the knob (its record says 1) must not stand into this sleep. Each child of the daemon
+# holds the knob open from its start (child_detach()); here each then runs under RLIMIT_NOFILE N
+# ($SUSPEND_SYNC_TEST_CHILD_NOFILE): after the pass the knob is 1 for every N, put back or failed
+# safe. A child that holds no knob (K15) leaves the 0 at N 4. (K14, a child that keeps the daemon's
+# number, is no different today: the daemon itself never holds the knob, main.c.)
+granted=13
+for n in 4 5 6 8 12; do
+        daemon_stop
+        mv "$log" "$SS_TMP/daemon-8-$n.log"
+        SUSPEND_SYNC_TEST_CHILD_NOFILE=$n daemon_start "$SS_CONF"
+        granted=$((granted + 1))
+        fake_wait "granted $granted"
+        log_wait "The next pass waits in PID"
+        LEFTOVER=1 sleep_cycle "$granted"
+        granted=$((granted + 1))
+        echo "8: RLIMIT_NOFILE $n: knob $KPASS after the daemon's pass (mark $MARK), $KRES after the resume"
+        [[ $KPASS == 1 ]] || { cat "$log"; fail "8: the daemon's pass under RLIMIT_NOFILE $n left the leftover 0"; }
+        [[ $KRES == 1 ]] || { cat "$log"; fail "8: RLIMIT_NOFILE $n: the knob is $KRES after the resume"; }
+done
+echo "ok 8: the daemon's pass out of descriptors, the leftover 0 never stood"
 
 daemon_stop
 echo PASS
