@@ -37,6 +37,8 @@
 #   8. each child of the daemon under a tiny RLIMIT_NOFILE once it holds the knob, a leftover 0 (its
 #      original 1 recorded) before the sleep: the daemon's pass leaves the knob 1 (review BE, K15:
 #      a child that does not hold the knob open leaves the 0).
+#   9. a sleep that begins while the post steps of the one before run: no pass of the daemon's for
+#      it (so no mark, no note: review BH's O1, a mark then, cannot happen), and theirs end as usual.
 # Root, dbus-daemon, python3, debugfs; /run/suspend-sync-daemon must not exist.
 set -euo pipefail
 source "$TEST_LIB/suspend-sync.sh"
@@ -363,6 +365,68 @@ for n in 4 5 6 8 12; do
         [[ $KRES == 1 ]] || { cat "$log"; fail "8: RLIMIT_NOFILE $n: the knob is $KRES after the resume"; }
 done
 echo "ok 8: the daemon's pass out of descriptors, the leftover 0 never stood"
+
+# ---------------------------------------------------------------- 9
+# a sleep S2 that begins while the post steps of S1 still run (review BH's O1, which assumed S2
+# marked): the daemon runs no pass for it ("bookkeeping still runs"), so no mark and no note of
+# S2's, and the unit runs its own; S1's steps end as they would (its cycle, its note gone). S1's
+# restore-knob is held: the daemon runs from a copy of its binary, which is a script that waits
+# while $SS_TMP/hold exists for restore-knob, and is the copy again (the same file, so not
+# "replaced") before S2 begins.
+daemon_stop
+mv "$log" "$SS_TMP/daemon-9.log"
+cp "$SUSPEND_SYNC" "$SS_TMP/ss-copy"
+SUSPEND_SYNC=$SS_TMP/ss-copy daemon_start "$SS_CONF"
+granted=$((granted + 1))
+fake_wait "granted $granted"
+log_wait "The next pass waits in PID"
+CYCLES9=$(cycles)
+echo 1 >"$knob"
+fake "signal 1"
+fake_wait "released $granted"
+marked || { cat "$log"; fail "9: S1 not marked"; }
+HOOK=$(timeout 15 python3 "$SS_TMP/hook.py" "$RUNDIR/late-pass" | tr '\n' ' ')
+printf '#!/bin/bash\nif [[ $1 == restore-knob ]]; then echo held >>%q; for ((i = 0; i < 160; i++)); do [[ -e %q ]] || break; sleep 0.05; done; fi\nexec %q "$@"\n' \
+        "$SS_TMP/held" "$SS_TMP/hold" "$SUSPEND_SYNC" >"$SS_TMP/ss-script"
+chmod 755 "$SS_TMP/ss-script"
+touch "$SS_TMP/hold"
+mv "$SS_TMP/ss-copy" "$SS_TMP/ss-copy.orig"
+mv "$SS_TMP/ss-script" "$SS_TMP/ss-copy"
+fake "signal 0"
+fake_wait "granted $((granted + 1))"
+granted=$((granted + 1))
+for ((i = 0; i < WAIT_MAX * 20; i++)); do [[ -s $SS_TMP/held ]] && break; sleep 0.05; done
+[[ -s $SS_TMP/held ]] || { cat "$log"; fail "9: S1's restore-knob did not run through the script"; }
+mv -f "$SS_TMP/ss-copy.orig" "$SS_TMP/ss-copy"
+S1=$(cut -d' ' -f1 "$SS_STATE/cycle-owed")
+# S2, while S1's restore-knob waits
+echo 1 >"$knob"
+fake "signal 1"
+fake_wait "released $granted"
+log_wait "No pass of ours for this sleep \(the last sleep's pass or bookkeeping still runs\)|The pass took" 2
+marked && { cat "$log"; fail "9: S2 marked while S1's post steps ran"; }
+# S2's unit pass's record (the unit runs it), begun after S1's end: S1's record-cycle, bound by S1's
+# end, must not take it (review BH, D15: the bound moved to S2's end while S1's steps ran)
+plant_next_sleep 0
+[[ $(cut -d' ' -f1 "$SS_STATE/cycle-owed") == "$S1" ]] || fail "9: S2 changed S1's note"
+fake "signal 0"
+fake_wait "granted $((granted + 1))"
+granted=$((granted + 1))
+ping
+[[ -e $SS_TMP/hold && $(grep -c "^'restore-knob' runs in PID" "$log") == 1 ]] ||
+        { cat "$log"; fail "9: S1's restore-knob ended before S2 did, or another ran beside it"; }
+rm "$SS_TMP/hold"
+log_wait "^'record-cycle' runs in PID"
+post_wait 1
+echo "9: S2 during S1's steps: not marked; $(cycles) cycle(s) (before $CYCLES9), knob $(k)"
+[[ $(cycles) == $((CYCLES9 + 1)) && ! -e $SS_STATE/cycle-owed ]] ||
+        { cat "$log"; fail "9: S1's cycle not recorded, or its note outlived its steps"; }
+[[ $(grep -c "^'restore-knob' runs in PID" "$log") == 1 ]] || fail "9: the daemon ran post steps for S2"
+! grep -rqs "\"started_realtime_usec\": *$PLANTED\b" "$SS_TMP/lib/cycles" ||
+        fail "9: S1's record-cycle kept S2's cycle, not S1's"
+rm -f "$SS_STATE/history/"*-99999.json
+[[ $(k) == 1 ]] || fail "9: the knob is $(k) after the steps"
+echo "ok 9: a sleep begun during the post steps of the one before: no pass of ours, theirs end as usual"
 
 daemon_stop
 echo PASS
