@@ -186,8 +186,9 @@ PY
         bad "record-cycle: a resume before the late pass by CLOCK_BOOTTIME paired with it"
 # Review BG, F-6: a sleep whose late pass the unit's pass left out (KeepCheapSync=, the defaults' clean
 # sleep) has no late record; restore-knob records its resume (no hook of ours ran). It was kept as
-# never resumed (0). resumed_unit_only LEFT_OUT: the cycle's resumed_realtime with the late record
-# gone and the unit's record saying (or not) that it left the late pass out, its resume after it.
+# never resumed (0). resumed_unit_only LEFT_OUT [BOOTTIME_USEC REALTIME]: the cycle's resumed_realtime
+# with the late record gone and the unit's record saying (or not) that it left the late pass out, its
+# resume after it (by default; the unit's pass began at boottime 7200 s and took 10.25 s).
 resumed_unit_only() {
         rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
         rm "$tmp/pair/state/history/00001767232810400000-22.json"
@@ -199,8 +200,8 @@ r["started_boottime_usec"] = 7200000000
 r["late_left_out"] = sys.argv[3] == "1"
 json.dump(r, open(sys.argv[1], "w"))
 PY
-        printf 'ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=2026-01-01T03:00:00.000000000Z\nBOOTTIME_SEC=1.00\nBOOT_ID=%s\nBOOTTIME_USEC=10800000000\n' \
-                "$b1" >"$tmp/pair/state/last-resume"
+        printf 'ACTION=unknown\nSYSTEMD_SLEEP_ACTION=\nREALTIME=%s\nBOOTTIME_SEC=1.00\nBOOT_ID=%s\nBOOTTIME_USEC=%s\n' \
+                "${3:-2026-01-01T03:00:00.000000000Z}" "$b1" "${2:-10800000000}" >"$tmp/pair/state/last-resume"
         "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" record-cycle
         python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["resumed_realtime"])' "$tmp/pair/lib/cycles/"*.json
 }
@@ -208,6 +209,10 @@ PY
         bad "record-cycle: the resume of a sleep whose late pass was left out not kept"
 [[ $(resumed_unit_only 0) == 0 ]] ||
         bad "record-cycle: a cycle without its late pass, none left out, given a resume"
+# ... the resume is after the unit's pass's end, not its start: a last-resume written while it ran (a
+# sleep before it, resumed late) is not this sleep's (review BH, R10)
+[[ $(resumed_unit_only 1 7205000000 2026-01-01T02:00:05.000000000Z) != 1767232805000000 ]] ||
+        bad "record-cycle: a resume written while the unit's pass ran paired with its left-out late pass"
 # Review BG, F-2: the daemon's record-cycle for a sleep that ran after the next sleep had begun kept
 # that half cycle. --cycle-before-boottime= (the daemon's): the newest cycle this boot began before it,
 # by CLOCK_BOOTTIME. before_of BOUND: the start of the cycle kept, the newest cycle (21, 22) of boot b1
