@@ -215,27 +215,54 @@ PY
         bad "record-cycle: a resume written while the unit's pass ran paired with its left-out late pass"
 # Review BG, F-2: the daemon's record-cycle for a sleep that ran after the next sleep had begun kept
 # that half cycle. --cycle-before-boottime= (the daemon's): the newest cycle this boot began before it,
-# by CLOCK_BOOTTIME. before_of BOUND: the start of the cycle kept, the newest cycle (21, 22) of boot b1
-# begun at boottime 7200 s, the one before it (11, 12) of no known boot.
+# by CLOCK_BOOTTIME. before_of BOUND [BOOT]: the start of the cycle kept, the newest cycle (21, 22) of
+# boot BOOT (b1, the running one) begun at boottime 7200 s, the one before it (11, 12) of no known
+# boot (with $BEFORE_ALL 1: of boot b1, begun at boottime 3600 s).
 before_of() {
         rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
         for f in "$tmp/pair/state/history/00001767232800000000-21.json" "$tmp/pair/state/history/00001767232810400000-22.json"; do
-                python3 - "$f" "$b1" <<'PY'
+                python3 - "$f" "${2:-$b1}" 7200000000 <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["boot_id"] = sys.argv[2]
-r["started_boottime_usec"] = 7200000000 + (10400000 if r["trigger"] == "hook" else 0)
+r["started_boottime_usec"] = int(sys.argv[3]) + (10400000 if r["trigger"] == "hook" else 0)
 json.dump(r, open(sys.argv[1], "w"))
 PY
         done
+        if ((${BEFORE_ALL:-0})); then
+                for f in "$tmp/pair/state/history/00001767225600000000-11.json" "$tmp/pair/state/history/00001767225600600000-12.json"; do
+                        python3 - "$f" "$b1" 3600000000 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["boot_id"] = sys.argv[2]
+r["started_boottime_usec"] = int(sys.argv[3]) + (600000 if r["trigger"] == "hook" else 0)
+json.dump(r, open(sys.argv[1], "w"))
+PY
+                done
+        fi
         "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" \
                 --cycle-before-boottime="$1" record-cycle
         python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["unit"]["started_realtime_usec"])' "$tmp/pair/lib/cycles/"*.json
 }
 [[ $(before_of 7100000000) == 1767225600000000 ]] ||
         bad "record-cycle --cycle-before-boottime=: a cycle begun after it kept"
+# ... and the metrics textfile ($tmp/boot1's [Metrics]) is of the cycle kept, not of the newest (review
+# BH, R12)
+grep -q '^suspend_sync_pass_start_timestamp_seconds{pass="unit"} 1767225600\.' "$tmp/textfile/suspend_sync.prom" ||
+        bad "record-cycle --cycle-before-boottime=: the textfile is not of the cycle kept"
 [[ $(before_of 7200000001) == 1767232800000000 ]] ||
         bad "record-cycle --cycle-before-boottime=: the newest cycle begun before it not kept"
+# review BH: a cycle of another boot began before it, whatever its CLOCK_BOOTTIME (R2: a state
+# directory that outlives a boot, the cycle owed found at the next boot's start) ...
+[[ $(before_of 7100000000 ffffffffffffffffffffffffffffffff) == 1767232800000000 ]] ||
+        bad "record-cycle --cycle-before-boottime=: a cycle of another boot compared by CLOCK_BOOTTIME"
+# ... and none of this boot begun before it: none recorded, not the newest (R11)
+BEFORE_ALL=1 before_of 1000000 >/dev/null 2>&1 || true
+[[ -z $(find "$tmp/pair/lib" -name '*.json' 2>/dev/null) ]] ||
+        bad "record-cycle --cycle-before-boottime=: a cycle begun after it recorded when none began before"
+BEFORE_ALL=1 before_of 3600000001 >"$tmp/before-all" 2>&1 || true
+[[ $(cat "$tmp/before-all") == 1767225600000000 ]] ||
+        bad "record-cycle --cycle-before-boottime=: the control, a cycle of this boot begun before it, not kept"
 "$SUSPEND_SYNC" --cycle-before-boottime=1 status >/dev/null 2>&1 &&
         bad "--cycle-before-boottime= taken by another verb than record-cycle"
 INVOCATION_ID=0123456789abcdef0123456789abcdef "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" \
