@@ -156,6 +156,8 @@ echo "2: a requirer: mark $MARK, knob $KLATE/$KRES, $(cycles) cycle(s)"
 log_wait "a unit requires suspend-sync.service: suspend-sync.service runs its own"
 [[ $(cycles) == 1 && $(grep -c "^'restore-knob' runs in PID" "$log") == 1 ]] ||
         fail "2: the daemon ran restore-knob or record-cycle after a sleep its mark did not stand for"
+# no cycle-owed note either: a daemon restarted later would take the unit's cycle for its own (review BH)
+[[ ! -e $SS_STATE/cycle-owed ]] || fail "2: a cycle-owed note for a sleep the daemon did not mark"
 # (the knob: put back by the daemon as a leftover, the unit's ExecStopPost= is not here)
 echo "ok 2: a requirer, no mark, no post steps of the daemon's"
 
@@ -210,6 +212,7 @@ restart_after_marked_sleep() {
                 fake "state active"
                 fake_wait "state active"
         fi
+        OWED=$(cut -d' ' -f1 "$SS_STATE/cycle-owed")
         daemon_stop
         if ((post)); then
                 "$SUSPEND_SYNC" --state-dir="$SS_STATE" --sysfs="$sys" post suspend ||
@@ -221,10 +224,18 @@ restart_after_marked_sleep() {
         mv "$log" "$SS_TMP/daemon-$k.log"
         ((${PLANT:-0})) && plant_next_sleep "${PLANT_OFFSET:-3600}"
         if ((during)); then
-                # started during the sleep (PreparingForSleep true): the sleep is left as it is
-                daemon_start "$SS_CONF"
+                # started during the sleep (PreparingForSleep true): the sleep is left as it is; from a
+                # copy of its binary, which then becomes a script that notes each exec's arguments in
+                # $SS_TMP/execs (review BH: the post steps' options)
+                rm -f "$SS_TMP/execs"
+                cp "$SUSPEND_SYNC" "$SS_TMP/ss-copy"
+                SUSPEND_SYNC=$SS_TMP/ss-copy daemon_start "$SS_CONF"
                 fake_wait "granted $((k + 1))"
                 ping
+                printf '#!/bin/bash\nprintf "%%s\\n" "$*" >>%q\nexec %q "$@"\n' "$SS_TMP/execs" "$SUSPEND_SYNC" >"$SS_TMP/ss-copy.new"
+                chmod 755 "$SS_TMP/ss-copy.new"
+                mv "$SS_TMP/ss-copy" "$SS_TMP/ss-copy.orig" # the file it runs, put back after the case
+                mv "$SS_TMP/ss-copy.new" "$SS_TMP/ss-copy"
                 [[ $(k) == 0 && -e $SS_STATE/unit-pass ]] || { cat "$log"; fail "6c: a daemon started during the sleep changed it"; }
                 fake "signal 0"
                 fake_wait "signalled 0" "$k"
@@ -258,6 +269,8 @@ restart_after_marked_sleep() {
                 { cat "$log"; fail "6: $(cycles) cycles after the restart, want $((CYCLES6 + 1)): the sleep's cycle was lost"; }
         grep -q "The daemon before this one ended after marking a sleep and before recording its cycle" "$log" ||
                 { cat "$log"; fail "6: the daemon did not name the cycle owed"; }
+        [[ $(grep -c "^'record-cycle' runs in PID" "$log") == 1 ]] ||
+                { cat "$log"; fail "6: record-cycle run $(grep -c "^'record-cycle' runs in PID" "$log") times for the cycle owed, want 1"; }
 }
 # plant_next_sleep: the unit pass's record of a sleep begun after this one (an hour on, this boot), as
 # when the next sleep's pass has saved its record before record-cycle reads them (review BG, F-2): the
@@ -294,6 +307,13 @@ echo "ok 6b: the same without a post hook: its successor ran restore-knob, then 
 # mark of a sleep without a post hook standing)
 restart_after_marked_sleep 8 0 1
 grep -q "^'restore-knob' runs in PID" "$log" || fail "6c: no restore-knob for the mark still standing"
+# restore-knob for the owed pass's token only (a restore-knob of no token, run late, would end the next
+# sleep's cycle too), record-cycle bound to the sleep it records (review BH)
+grep -q "^restore-knob .*--token=$OWED" "$SS_TMP/execs" ||
+        { cat "$SS_TMP/execs"; fail "6c: restore-knob not run for the owed pass's token $OWED"; }
+grep -qE "^record-cycle .*--cycle-before-boottime=[0-9]+" "$SS_TMP/execs" ||
+        { cat "$SS_TMP/execs"; fail "6c: record-cycle run without --cycle-before-boottime="; }
+mv -f "$SS_TMP/ss-copy.orig" "$SS_TMP/ss-copy" # the daemon's own file again: not "replaced" for 6d
 echo "ok 6c: the successor started during the sleep: restore-knob, then record-cycle, at its end"
 # d: as a, the successor started while PID 1 says suspend-sync.service is active: a sleep logind
 # did not start (systemctl start suspend.target) is under way, its unit pass's record saved after
