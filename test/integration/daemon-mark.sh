@@ -255,11 +255,11 @@ restart_after_marked_sleep() {
                                 fail "6d: the wait was said more than once"
                         fake "state inactive"
                         fake_wait "state inactive" 2
-                        # asked again within a second: wait for the steps to begin (post_wait below
-                        # would take a second with none begun for their end)
-                        log_wait "^'record-cycle' runs in PID"
                 fi
         fi
+        # the steps begin up to a second after the signal or the start (the knob's lock; in 6d PID
+        # 1 asked again): post_wait alone would take a second with none begun for their end
+        log_wait "^'record-cycle' runs in PID"
         post_wait 1
         echo "6: restarted (post hook $post, during the sleep $during): knob $(k), $(cycles) cycle(s) (before $CYCLES6)"
         [[ $(k) == 1 && ! -e $SS_STATE/knob.orig ]] || { cat "$log"; fail "6: the knob is $(k) after the restart"; }
