@@ -213,32 +213,32 @@ PY
 # sleep before it, resumed late) is not this sleep's (review BH, R10)
 [[ $(resumed_unit_only 1 7205000000 2026-01-01T02:00:05.000000000Z) != 1767232805000000 ]] ||
         bad "record-cycle: a resume written while the unit's pass ran paired with its left-out late pass"
+# stamp BOOT AT HOOK FILE...: each record of boot BOOT, begun at CLOCK_BOOTTIME AT (a late pass's HOOK
+# microseconds after it)
+stamp() {
+        local boot=$1 at=$2 hook=$3 f
+        shift 3
+        for f; do
+                python3 - "$f" "$boot" "$at" "$hook" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["boot_id"] = sys.argv[2]
+r["started_boottime_usec"] = int(sys.argv[3]) + (int(sys.argv[4]) if r["trigger"] == "hook" else 0)
+json.dump(r, open(sys.argv[1], "w"))
+PY
+        done
+}
 # Review BG, F-2: the daemon's record-cycle for a sleep that ran after the next sleep had begun kept
 # that half cycle. --cycle-before-boottime= (the daemon's): the newest cycle this boot began before it,
 # by CLOCK_BOOTTIME. before_of BOUND [BOOT]: the start of the cycle kept, the newest cycle (21, 22) of
 # boot BOOT (b1, the running one) begun at boottime 7200 s, the one before it (11, 12) of no known
 # boot (with $BEFORE_ALL 1: of boot b1, begun at boottime 3600 s).
 before_of() {
+        local h=$tmp/pair/state/history
         rm -rf "$tmp/pair" && mkdir -p "$tmp/pair" && cp -r "$fx/state" "$tmp/pair/state"
-        for f in "$tmp/pair/state/history/00001767232800000000-21.json" "$tmp/pair/state/history/00001767232810400000-22.json"; do
-                python3 - "$f" "${2:-$b1}" 7200000000 <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["boot_id"] = sys.argv[2]
-r["started_boottime_usec"] = int(sys.argv[3]) + (10400000 if r["trigger"] == "hook" else 0)
-json.dump(r, open(sys.argv[1], "w"))
-PY
-        done
+        stamp "${2:-$b1}" 7200000000 10400000 "$h/00001767232800000000-21.json" "$h/00001767232810400000-22.json"
         if ((${BEFORE_ALL:-0})); then
-                for f in "$tmp/pair/state/history/00001767225600000000-11.json" "$tmp/pair/state/history/00001767225600600000-12.json"; do
-                        python3 - "$f" "$b1" 3600000000 <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["boot_id"] = sys.argv[2]
-r["started_boottime_usec"] = int(sys.argv[3]) + (600000 if r["trigger"] == "hook" else 0)
-json.dump(r, open(sys.argv[1], "w"))
-PY
-                done
+                stamp "$b1" 3600000000 600000 "$h/00001767225600000000-11.json" "$h/00001767225600600000-12.json"
         fi
         "$SUSPEND_SYNC" --state-dir="$tmp/pair/state" --history-dir="$tmp/pair/lib" --root="$tmp/boot1" \
                 --cycle-before-boottime="$1" record-cycle
