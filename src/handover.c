@@ -476,8 +476,8 @@ int handover_cycle_owed_read(int state_dir_fd, char ret[static 33], usec_t *ret_
         if (size < 35 || size > 54 || text[32] != ' ' || text[size - 1] != '\n')
                 return -EBADMSG;
         text[32] = text[size - 1] = 0;
-        if (!id128_string_valid(text) || safe_atou64(text + 33, &before) < 0 || before == 0 ||
-            before == USEC_INFINITY)
+        if (!id128_string_valid(text) || strspn(text + 33, "0123456789") != size - 34 ||
+            safe_atou64(text + 33, &before) < 0 || before == 0 || before == USEC_INFINITY)
                 return -EBADMSG;
         memcpy(ret, text, 33);
         if (ret_before)

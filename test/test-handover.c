@@ -500,6 +500,9 @@ TEST(unit_mark) {
                 ASSERT_OK(write_file_atomic_at(fd, HANDOVER_CYCLE_OWED_FILE, bad[i], strlen(bad[i])));
                 ASSERT_ERR(handover_cycle_owed_read(fd, got, &before), EBADMSG);
         }
+        /* a NUL after the digits (review BI, BI-4) */
+        ASSERT_OK(write_file_atomic_at(fd, HANDOVER_CYCLE_OWED_FILE, TOKEN " 12\0x\n", 38));
+        ASSERT_ERR(handover_cycle_owed_read(fd, got, &before), EBADMSG);
         ASSERT_OK(handover_cycle_owed_remove(fd));
         ASSERT_OK(handover_cycle_owed_remove(fd));
         ASSERT_ERR(handover_cycle_owed_read(fd, got, &before), ENOENT);

@@ -286,7 +286,7 @@ for f in sorted(glob.glob(os.path.join(d, "*.json"))):
         units.append(r)
 r = units[-1]
 offset = int(sys.argv[2]) * 1000000
-r["started_realtime_usec"] += max(offset, 1000000)
+r["started_realtime_usec"] += max(offset, 60000000) # after the late pass's record in any case
 r["started_boottime_usec"] = int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1e6) + offset
 r["pid"] = 99999
 json.dump(r, open(os.path.join(d, "%020d-99999.json" % r["started_realtime_usec"]), "w"))
@@ -322,6 +322,12 @@ echo "ok 6c: the successor started during the sleep: restore-knob, then record-c
 BUSY=1 PLANT=1 PLANT_OFFSET=0 restart_after_marked_sleep 9 1
 ! grep -rqs "\"started_realtime_usec\": *$PLANTED\b" "$SS_TMP/lib/cycles" ||
         fail "6d: record-cycle kept the cycle of the sleep begun since the note, not the one owed"
+# ... and the owed one whole, its late pass with it (review BI, BI-5)
+python3 - "$SS_TMP/lib/cycles" <<'PY' || fail "6d: the cycle recorded has no late pass"
+import glob, json, os, sys
+newest = max(glob.glob(os.path.join(sys.argv[1], "*.json")), key=os.path.getmtime)
+sys.exit(0 if json.load(open(newest)).get("late") else 1)
+PY
 rm -f "$SS_STATE/history/"*-99999.json
 echo "ok 6d: the successor waited for suspend-sync.service to stop, then recorded the cycle owed"
 # the control: a start with nothing owed runs neither step
